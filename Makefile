@@ -1,0 +1,123 @@
+# unet-xdp build.  `make` builds everything into $(BUILD); `make check` and
+# `make demo` first install missing Debian packages (scripts/install-deps.sh).
+# SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer into
+# build-san/.
+
+SAN ?= 0
+ifeq ($(SAN),1)
+BUILD ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+BUILD ?= build
+SANFLAGS :=
+endif
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror=implicit-function-declaration \
+	  -D_GNU_SOURCE -I$(BUILD) -Ilib -Ibpf $(SANFLAGS)
+LIB_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden
+LDFLAGS += $(SANFLAGS)
+LIBS := -lxdp -lbpf -lelf -lz
+
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Wextra -I$(ARCH_INC) -Ibpf
+
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
+SKEL := $(BUILD)/unet_xdp.skel.h
+BPF_OBJ := $(BUILD)/unet_xdp.bpf.o
+
+SO_NAME := libunet-xdp.so.0
+SO := $(BUILD)/$(SO_NAME).1.0
+ALIB := $(BUILD)/libunet-xdp.a
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+TOOL_SRCS := $(wildcard tests/tools/*.c)
+TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
+EXAMPLE_SRCS := $(wildcard examples/*.c)
+EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
+
+.PHONY: all deps check check-unit check-integration check-san demo install clean
+all: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS)
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BPF_OBJ): bpf/unet_xdp.bpf.c bpf/unet_abi.h | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(SKEL): $(BPF_OBJ)
+	$(BPFTOOL) gen skeleton $< name unet_xdp_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD) $(BUILD)/lib $(BUILD)/tests $(BUILD)/tools $(BUILD)/examples:
+	mkdir -p $@
+
+$(BUILD)/lib/%.o: lib/%.c lib/unet.h lib/internal.h bpf/unet_abi.h $(SKEL) | $(BUILD)/lib
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(ALIB): $(LIB_OBJS)
+	ar rcs $@ $^
+
+$(SO): $(LIB_OBJS) lib/libunet-xdp.map
+	$(CC) -shared -Wl,-soname,$(SO_NAME) -Wl,--version-script=lib/libunet-xdp.map \
+		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LIBS)
+	ln -sf $(SO_NAME).1.0 $(BUILD)/$(SO_NAME)
+	ln -sf $(SO_NAME).1.0 $(BUILD)/libunet-xdp.so
+
+$(BUILD)/libunet-xdp.pc: lib/libunet-xdp.pc.in | $(BUILD)
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|' $< > $@
+
+$(BUILD)/unetctl: cli/unetctl.c $(ALIB) lib/unet.h
+	$(CC) $(CFLAGS) -o $@ cli/unetctl.c $(ALIB) $(LDFLAGS) $(LIBS)
+
+# Unit tests may reach library internals: link the static archive and let
+# them include lib/internal.h.
+$(BUILD)/tests/%: tests/unit/%.c $(ALIB) $(SKEL) | $(BUILD)/tests
+	$(CC) $(CFLAGS) -o $@ $< $(ALIB) $(LDFLAGS) $(LIBS) -lcmocka
+
+$(BUILD)/tools/%: tests/tools/%.c $(ALIB) | $(BUILD)/tools
+	$(CC) $(CFLAGS) -o $@ $< $(ALIB) $(LDFLAGS) $(LIBS) -lm
+
+$(BUILD)/examples/%: examples/%.c $(ALIB) | $(BUILD)/examples
+	$(CC) $(CFLAGS) -o $@ $< $(ALIB) $(LDFLAGS) $(LIBS) -lm
+
+# The README's test command: installs what is missing, builds, runs every
+# test, then again built with ASan+UBSan.
+check: deps
+	$(MAKE) all
+	bash tests/run-all.sh $(BUILD)
+	$(MAKE) SAN=1 all
+	UNET_SANITIZED=1 bash tests/run-all.sh build-san
+
+check-unit: all
+	bash tests/run-all.sh $(BUILD) unit
+
+check-integration: all
+	bash tests/integration/run.sh --build $(BUILD)
+
+demo: deps
+	$(MAKE) all
+	bash scripts/demo.sh $(BUILD)
+
+install: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/libunet-xdp.pc
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/unet-xdp $(DESTDIR)$(BINDIR)
+	install -m 644 lib/unet.h $(DESTDIR)$(INCDIR)/unet-xdp/unet.h
+	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(SO_NAME).1.0 $(DESTDIR)$(LIBDIR)/$(SO_NAME)
+	ln -sf $(SO_NAME).1.0 $(DESTDIR)$(LIBDIR)/libunet-xdp.so
+	install -m 644 $(BUILD)/libunet-xdp.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 755 $(BUILD)/unetctl $(DESTDIR)$(BINDIR)/
+
+clean:
+	rm -rf build build-san

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* internal.h - shared between the library's source files, never installed. */
+#ifndef UNET_INTERNAL_H
+#define UNET_INTERNAL_H
+
+#include <net/if.h>
+#include <stdint.h>
+
+#include "unet.h"
+#include "../bpf/unet_abi.h"
+
+#define UNET_DEFAULT_PIN_ROOT "/sys/fs/bpf/unet"
+
+/* Names of the pinned objects inside <pin_root>/<ifname>/. The map names
+ * are the ones in bpf/unet_xdp.bpf.c (libbpf pins by map name). */
+#define UNET_PIN_LINK "link"
+#define UNET_MAP_CHANNELS "unet_channels"
+#define UNET_MAP_ENDPOINTS "unet_endpoints"
+#define UNET_MAP_CHAN_STATS "unet_chan_stats"
+#define UNET_MAP_IF_STATS "unet_if_stats"
+#define UNET_MAP_XSKS "unet_xsks"
+
+/* An attached interface's pinned maps, opened. */
+struct unet_iface {
+	char ifname[IF_NAMESIZE];
+	int ifindex;
+	char pin_dir[4096]; /* <pin_root>/<ifname> */
+	int channels_fd;
+	int endpoints_fd;
+	int chan_stats_fd;
+	int if_stats_fd;
+	int xsks_fd;
+	int ncpus; /* possible CPUs, for per-CPU map values */
+};
+
+/* log.c */
+void unet_log(enum unet_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* iface.c */
+/* Resolve the pin root: opts->pin_root, $UNET_PIN_ROOT, or the default. */
+const char *unet_pin_root(const char *opt_root);
+/* 0 if path (or its closest existing parent) is on a bpffs, else
+ * -EMEDIUMTYPE, or -errno. */
+int unet_check_bpffs(const char *path);
+/* Whether the process with pid and the recorded starttime still lives. */
+bool unet_owner_alive(uint32_t pid, uint64_t start_time);
+/* starttime of pid from /proc/<pid>/stat, 0 if unknown. */
+uint64_t unet_proc_start_time(uint32_t pid);
+/* Number of receive queues of the device (ethtool, then sysfs), >= 1. */
+int unet_iface_nqueues(const char *ifname);
+
+/* wire.c: build and parse frames (pure functions, unit-tested). */
+/* Write Ethernet + U-Net headers for a payload of len bytes at frame.
+ * Returns the frame length (at least 60: short frames are padded with
+ * zeros, which the caller's buffer must have room for). */
+uint32_t unet_wire_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
+			 uint16_t dst_tag, uint16_t src_tag, uint32_t len);
+/* Parse a received frame. On success returns 0 and sets *dst_tag,
+ * *payload_off and *len; returns -EINVAL for anything the XDP program
+ * should have dropped (the library checks again: it trusts nobody). */
+int unet_wire_parse(const uint8_t *frame, uint32_t frame_len, uint16_t *dst_tag,
+		    uint16_t *src_tag, uint32_t *payload_off, uint32_t *len);
+
+#endif /* UNET_INTERNAL_H */

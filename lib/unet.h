@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unet.h - libunet-xdp: the U-Net user-level network interface on AF_XDP.
+ *
+ * Error contract, everywhere in this header:
+ *   - functions returning int return >= 0 on success, a negative errno on
+ *     failure;
+ *   - functions returning a pointer return NULL and set errno on failure;
+ *   - destructors accept NULL.
+ * The library never prints and never exits: it reports through the log
+ * callback set with unet_set_log_fn().
+ *
+ * Options structs start with a size field (set it with UNET_OPTS_INIT) so
+ * they can grow without breaking binaries built against an older header.
+ */
+#ifndef UNET_H
+#define UNET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UNET_API __attribute__((visibility("default")))
+
+/* Declare and zero an options struct with its size field set. */
+#define UNET_OPTS_INIT(type, name) \
+	struct type name = { .sz = sizeof(struct type) }
+
+/* ---- Logging ----------------------------------------------------------- */
+
+enum unet_log_level { UNET_LOG_ERROR, UNET_LOG_WARN, UNET_LOG_INFO, UNET_LOG_DEBUG };
+
+typedef void (*unet_log_fn)(enum unet_log_level level, const char *msg, void *ctx);
+
+/* Route library messages to fn (NULL: discard them, the default).
+ * Returns nothing. */
+UNET_API void unet_set_log_fn(unet_log_fn fn, void *ctx);
+
+/* ---- Interfaces: attaching the XDP program, the shared maps -------------- */
+
+enum unet_xdp_mode {
+	UNET_XDP_MODE_AUTO = 0, /* native if the driver has it, else skb */
+	UNET_XDP_MODE_NATIVE,	/* driver (native) XDP */
+	UNET_XDP_MODE_SKB,	/* generic XDP */
+};
+
+/* Where pinned state lives.  pin_root NULL means $UNET_PIN_ROOT if set,
+ * else /sys/fs/bpf/unet.  Each interface gets <pin_root>/<ifname>/. */
+struct unet_iface_opts {
+	size_t sz;
+	const char *pin_root;
+};
+
+/*
+ * Load and attach the XDP program to ifname in the given mode and pin its
+ * link and maps.  Attaching an interface that already has our program is
+ * not an error (returns 0); stale pins of a vanished program are replaced.
+ * Returns 0, or -ENODEV (no such interface), -EPERM (not privileged),
+ * -EMEDIUMTYPE (pin root not on a bpffs), -EBUSY (another XDP program is
+ * attached), -EOPNOTSUPP (mode not supported by the driver), other -errno.
+ */
+UNET_API int unet_iface__attach(const char *ifname, enum unet_xdp_mode mode,
+				const struct unet_iface_opts *opts);
+
+/* Detach the program and remove the interface's pins.  Endpoints still
+ * open on it stop receiving.  Returns 0, -ENOENT (not attached), -errno. */
+UNET_API int unet_iface__detach(const char *ifname, const struct unet_iface_opts *opts);
+
+struct unet_iface;
+
+/* Open the pinned maps of an attached interface.  Returns NULL with errno
+ * ENODEV, EMEDIUMTYPE, ENOENT (program not attached), EPERM, ... */
+UNET_API struct unet_iface *unet_iface__open(const char *ifname,
+					     const struct unet_iface_opts *opts);
+UNET_API void unet_iface__close(struct unet_iface *iface);
+
+/* Call fn for every interface that has pins under the pin root.  Stops
+ * early when fn returns non-zero and returns that value; returns 0 when
+ * all were visited, or -errno. */
+UNET_API int unet_iface__for_each(const struct unet_iface_opts *opts,
+				  int (*fn)(const char *ifname, void *ctx), void *ctx);
+
+struct unet_iface_status {
+	char ifname[16];
+	int ifindex;
+	enum unet_xdp_mode mode; /* how the program is attached */
+	uint32_t prog_id;
+	uint32_t nqueues; /* receive queues of the device */
+	uint32_t n_endpoints;
+	uint32_t n_channels;
+	bool link_alive; /* false: pins outlived the program (interface gone) */
+};
+/* Returns 0 or -errno. */
+UNET_API int unet_iface__status(struct unet_iface *iface, struct unet_iface_status *st);
+
+/* Interface counters of the XDP program, summed over CPUs; indexed by
+ * enum unet_if_counter in bpf/unet_abi.h (UNET_STAT_*, below). */
+enum {
+	UNET_STAT_RX = 0,
+	UNET_STAT_PASS,
+	UNET_STAT_DELIVERED,
+	UNET_STAT_DROP_MALFORMED,
+	UNET_STAT_DROP_VERSION,
+	UNET_STAT_DROP_UNKNOWN_TAG,
+	UNET_STAT_DROP_WRONG_SRC,
+	UNET_STAT_DROP_NO_SOCKET,
+	UNET_STAT__COUNT
+};
+/* Fill out[UNET_STAT__COUNT]. Returns 0 or -errno. */
+UNET_API int unet_iface__stats(struct unet_iface *iface, uint64_t out[UNET_STAT__COUNT]);
+/* Stable snake_case name of a counter ("delivered", "drop_unknown_tag"),
+ * or NULL for an index out of range. */
+UNET_API const char *unet_stat_name(int idx);
+
+/* One channel as the interface's maps see it. */
+struct unet_channel_entry {
+	uint16_t tag;
+	uint16_t peer_tag;
+	uint8_t peer_mac[6];
+	uint32_t endpoint; /* owning endpoint slot */
+	uint32_t pid;	   /* owning process */
+	bool stale;	   /* owning process is gone */
+	uint64_t delivered, delivered_bytes, drop_wrong_src, drop_no_socket;
+};
+
+/* One endpoint slot in use. */
+struct unet_endpoint_entry {
+	uint32_t id; /* slot */
+	uint32_t pid;
+	uint32_t nqueues;
+	char comm[16];
+	bool stale; /* owning process is gone */
+};
+
+/* Iterate channels / endpoints (in no particular order).  Stops when fn
+ * returns non-zero and returns that value; else 0, or -errno. */
+UNET_API int unet_iface__for_each_channel(struct unet_iface *iface,
+					  int (*fn)(const struct unet_channel_entry *, void *ctx),
+					  void *ctx);
+UNET_API int unet_iface__for_each_endpoint(struct unet_iface *iface,
+					   int (*fn)(const struct unet_endpoint_entry *, void *ctx),
+					   void *ctx);
+
+/* Remove endpoints whose owner died and every channel that points at a
+ * missing or stale endpoint.  Returns the number of entries removed, or
+ * -errno.  Endpoint creation does this by itself. */
+UNET_API int unet_iface__reclaim(struct unet_iface *iface);
+
+/* Administrative channel set-up ("the OS sets up channels"): bind tag to
+ * the live endpoint slot `endpoint`, accepting frames only from
+ * peer_mac/peer_tag.  The owning process finds the channel with
+ * unet_channel__lookup().  Returns 0, -EADDRINUSE (tag taken by a live
+ * owner), -ESRCH (no such live endpoint), -EINVAL, -errno. */
+UNET_API int unet_iface__channel_add(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
+				     const uint8_t peer_mac[6], uint16_t peer_tag);
+/* Remove a channel whatever its owner.  Returns 0, -ENOENT, -errno. */
+UNET_API int unet_iface__channel_del(struct unet_iface *iface, uint16_t tag);
+
+/* ---- Endpoints ---------------------------------------------------------- */
+
+enum unet_copy_mode {
+	UNET_COPY_AUTO = 0, /* zero-copy where the driver has it, else copy */
+	UNET_COPY_FORCE,    /* always copy mode */
+	UNET_ZEROCOPY_FORCE /* zero-copy or fail with -EOPNOTSUPP */
+};
+
+struct unet_endpoint_opts {
+	size_t sz;
+	const char *pin_root;	 /* see struct unet_iface_opts */
+	uint32_t segment_size;	 /* bytes of communication segment; default 8 MiB */
+	uint32_t frame_size;	 /* 2048 or 4096; default 2048 */
+	uint32_t rx_size;	 /* receive queue (RX ring) entries; default 2048 */
+	uint32_t tx_size;	 /* send queue (TX ring) entries; default 2048 */
+	uint32_t fill_size;	 /* free queue (FILL ring) entries; default 2048 */
+	uint32_t comp_size;	 /* completion ring entries; default 2048 */
+	enum unet_xdp_mode mode; /* used when the program is not attached yet */
+	enum unet_copy_mode copy;
+	bool no_need_wakeup;	 /* default: use need_wakeup */
+	uint32_t busy_poll_usec; /* > 0: SO_BUSY_POLL + SO_PREFER_BUSY_POLL */
+	uint32_t busy_poll_budget; /* default 64 when busy polling */
+};
+
+struct unet_endpoint;
+struct unet_channel;
+
+/* Create an endpoint on ifname: a communication segment (UMEM) and one
+ * AF_XDP socket per receive queue, registered in the interface's XSKMAP.
+ * Attaches the XDP program first when it is not attached.  Returns NULL
+ * with errno: EINVAL (bad option), ENODEV, EPERM, EMEDIUMTYPE, ENOSPC (all
+ * endpoint slots in use), EOPNOTSUPP (zero-copy forced, not available), ... */
+UNET_API struct unet_endpoint *unet_endpoint__create(const char *ifname,
+						     const struct unet_endpoint_opts *opts);
+/* Close its channels, sockets and segment, free its slot. */
+UNET_API void unet_endpoint__destroy(struct unet_endpoint *ep);
+
+struct unet_endpoint_info {
+	uint32_t id;	      /* endpoint slot on the interface */
+	uint32_t nqueues;     /* sockets, one per receive queue */
+	bool zerocopy;	      /* what the driver gave us */
+	bool need_wakeup;
+	enum unet_xdp_mode mode; /* how the program is attached */
+	uint32_t frame_size;
+	uint32_t nframes;
+	uint32_t max_payload; /* largest message: min(MTU, frame) - headers */
+	uint8_t mac[6];	      /* the interface's address */
+	int ifindex;
+};
+/* Returns 0 or -errno. */
+UNET_API int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_endpoint_info *info);
+
+/* Socket statistics summed over the endpoint's sockets (XDP_STATISTICS)
+ * and the library's own counters. */
+struct unet_endpoint_stats {
+	uint64_t rx_msgs, tx_msgs;
+	uint64_t rx_dropped;		/* kernel: dropped for other reasons */
+	uint64_t rx_ring_full;		/* kernel: receive queue was full */
+	uint64_t rx_fill_empty;		/* kernel: free queue was empty */
+	uint64_t rx_invalid_descs, tx_invalid_descs;
+	uint64_t rx_unknown_channel;	/* frames for a tag we don't own */
+};
+/* Returns 0 or -errno. */
+UNET_API int unet_endpoint__stats(struct unet_endpoint *ep, struct unet_endpoint_stats *st);
+
+/* ---- Communication segment ------------------------------------------- */
+
+/* A buffer is named by its offset in the segment.  UNET_NO_BUF is never a
+ * valid buffer. */
+#define UNET_NO_BUF UINT64_MAX
+
+/* Base address and size of the segment. Returns NULL only for ep NULL. */
+UNET_API void *unet_endpoint__segment(const struct unet_endpoint *ep, size_t *size);
+
+/* Take a free send buffer.  Reaps send completions first if the pool is
+ * empty.  Returns its offset, or UNET_NO_BUF with errno ENOBUFS. */
+UNET_API uint64_t unet_endpoint__buf_alloc(struct unet_endpoint *ep);
+/* Give an unsent buffer back.  Returns 0 or -EINVAL (not a buffer). */
+UNET_API int unet_endpoint__buf_free(struct unet_endpoint *ep, uint64_t buf);
+/* Where the message payload of buf goes (headers are written in front of
+ * it by send).  At most info.max_payload bytes.  NULL with EINVAL for a
+ * bad buffer. */
+UNET_API void *unet_endpoint__buf_payload(struct unet_endpoint *ep, uint64_t buf);
+
+/* ---- Channels ---------------------------------------------------------- */
+
+struct unet_channel_opts {
+	size_t sz;
+	int tx_queue; /* send on this queue's socket; default (0 here) queue 0 */
+};
+
+/* Open a channel: frames for local_tag from peer_mac with peer_tag come
+ * to this endpoint; sends go to peer_mac with peer_tag.  Returns NULL with
+ * errno EADDRINUSE (tag owned by a live endpoint), EINVAL (tag 0, bad
+ * queue), ENOMEM, ... */
+UNET_API struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local_tag,
+						 const uint8_t peer_mac[6], uint16_t peer_tag,
+						 const struct unet_channel_opts *opts);
+/* Find the channel with local_tag: one this endpoint opened, or one an
+ * administrator added for it (unetctl channel add).  NULL with ENOENT. */
+UNET_API struct unet_channel *unet_channel__lookup(struct unet_endpoint *ep, uint16_t local_tag);
+/* Remove the channel from the interface and free it.  Returns nothing. */
+UNET_API void unet_channel__close(struct unet_channel *ch);
+
+UNET_API uint16_t unet_channel__tag(const struct unet_channel *ch);
+UNET_API uint16_t unet_channel__peer_tag(const struct unet_channel *ch);
+/* The application's pointer, for handlers. */
+UNET_API void unet_channel__set_ctx(struct unet_channel *ch, void *ctx);
+UNET_API void *unet_channel__ctx(const struct unet_channel *ch);
+
+/* ---- Send queue --------------------------------------------------------- */
+
+/* Send buf (from unet_endpoint__buf_alloc, payload written at
+ * unet_endpoint__buf_payload) holding len bytes: no copy.  The library owns
+ * buf from here and frees it when the send completes.  Returns 0, -EMSGSIZE
+ * (len 0 or > max_payload; nothing queued, buf still yours), -EAGAIN (send
+ * queue full; buf still yours), -EINVAL. */
+UNET_API int unet_channel__send(struct unet_channel *ch, uint64_t buf, uint32_t len);
+
+/* Copy len bytes from data into a segment buffer and send it.  Returns 0,
+ * -EMSGSIZE, -EAGAIN (queue full or no free buffer), -EINVAL. */
+UNET_API int unet_channel__send_copy(struct unet_channel *ch, const void *data, size_t len);
+
+struct unet_send_desc {
+	struct unet_channel *channel;
+	uint64_t buf;
+	uint32_t len;
+};
+/* Send up to n buffers with one kick.  Every message is checked first: if
+ * any is oversize nothing is queued and -EMSGSIZE is returned.  Returns the
+ * number queued (the first k of descs; may be < n when the queue fills), or
+ * -errno. */
+UNET_API int unet_endpoint__send_batch(struct unet_endpoint *ep, const struct unet_send_desc *descs,
+				       unsigned int n);
+
+/* Reap send completions: their buffers go back to the pool.  Returns how
+ * many were reaped. */
+UNET_API int unet_endpoint__complete(struct unet_endpoint *ep);
+
+/* ---- Receive queue and free queue ------------------------------------- */
+
+struct unet_recv_desc {
+	struct unet_channel *channel;
+	uint64_t buf;  /* segment offset of the frame: give back with release */
+	void *data;    /* the payload */
+	uint32_t len;  /* payload bytes */
+};
+
+/* Take up to max received messages without blocking.  Returns the number
+ * taken (0 if none), or -errno.  Each must be given back with
+ * unet_endpoint__release once the application is done with it. */
+UNET_API int unet_endpoint__recv(struct unet_endpoint *ep, struct unet_recv_desc *descs,
+				 unsigned int max);
+/* Give n received buffers back to the free queue.  Returns 0 or -EINVAL. */
+UNET_API int unet_endpoint__release(struct unet_endpoint *ep, const struct unet_recv_desc *descs,
+				    unsigned int n);
+
+/* ---- Notification ------------------------------------------------------ */
+
+/* A file descriptor that polls readable when messages are waiting
+ * (usable with poll/epoll).  Returns the fd (owned by the endpoint). */
+UNET_API int unet_endpoint__fd(const struct unet_endpoint *ep);
+
+/* Block until a message is waiting or timeout_ms passes (-1: forever).
+ * Returns 1 (ready), 0 (timeout), -EINTR, -errno. */
+UNET_API int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms);
+
+/* Upcalls: the handler runs inside unet_endpoint__dispatch, never from a
+ * signal or another thread.  The descriptor is released after the handler
+ * returns. A channel handler takes precedence over the endpoint's. */
+typedef void (*unet_recv_handler)(struct unet_endpoint *ep, const struct unet_recv_desc *desc,
+				  void *ctx);
+UNET_API void unet_endpoint__set_handler(struct unet_endpoint *ep, unet_recv_handler fn, void *ctx);
+UNET_API void unet_channel__set_handler(struct unet_channel *ch, unet_recv_handler fn, void *ctx);
+
+/* Wait up to timeout_ms (0: just poll, -1: forever) for messages and run
+ * their handlers, at most max of them.  Returns the number handled, or
+ * -errno. Messages with no handler are released unseen and counted. */
+UNET_API int unet_endpoint__dispatch(struct unet_endpoint *ep, int timeout_ms, unsigned int max);
+
+/* ---- Helpers -------------------------------------------------------- */
+
+/* Parse "aa:bb:cc:dd:ee:ff".  Returns 0 or -EINVAL. */
+UNET_API int unet_parse_mac(const char *s, uint8_t mac[6]);
+/* Format into buf of at least 18 bytes.  Returns buf. */
+UNET_API char *unet_format_mac(const uint8_t mac[6], char *buf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UNET_H */

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Install the Debian packages unet-xdp needs to build, test and demo, if any
+# is missing.  Needs root (apt-get); does nothing when all are present.
+set -euo pipefail
+pkgs=(make gcc clang llvm pkg-config libbpf-dev libxdp-dev xdp-tools bpftool
+      libelf-dev zlib1g-dev libcmocka-dev iproute2 iputils-ping ethtool
+      util-linux procps)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+	exit 0
+fi
+if [[ $(id -u) -ne 0 ]]; then
+	echo "install-deps: missing packages: ${missing[*]} (run as root to install them)" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
