@@ -62,7 +62,7 @@ $(SKEL): $(BPF_OBJ)
 $(BUILD) $(BUILD)/lib $(BUILD)/tests $(BUILD)/tools $(BUILD)/examples:
 	mkdir -p $@
 
-$(BUILD)/lib/%.o: lib/%.c lib/unet.h lib/internal.h bpf/unet_abi.h $(SKEL) | $(BUILD)/lib
+$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h) bpf/unet_abi.h $(SKEL) | $(BUILD)/lib
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
 $(ALIB): $(LIB_OBJS)

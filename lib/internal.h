@@ -62,4 +62,35 @@ uint32_t unet_wire_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t
 int unet_wire_parse(const uint8_t *frame, uint32_t frame_len, uint16_t *dst_tag,
 		    uint16_t *src_tag, uint32_t *payload_off, uint32_t *len);
 
+/* pool.c: the free frames of a segment, and who holds each frame. */
+enum unet_frame_owner {
+	UNET_FRAME_FREE = 0, /* in the pool */
+	UNET_FRAME_APP,	     /* allocated to the application for sending */
+	UNET_FRAME_RX,	     /* received, handed to the application */
+	UNET_FRAME_KERNEL,   /* on a FILL or TX ring */
+};
+struct unet_pool {
+	uint64_t *stack; /* free frame addresses */
+	uint8_t *owner;	 /* enum unet_frame_owner per frame */
+	uint32_t nfree;
+	uint32_t nframes;
+	uint32_t frame_shift; /* frame size = 1 << frame_shift */
+};
+int unet_pool_init(struct unet_pool *p, uint32_t nframes, uint32_t frame_size);
+void unet_pool_fini(struct unet_pool *p);
+/* Frame index of an address anywhere inside a frame, or -EINVAL. */
+int64_t unet_pool_index(const struct unet_pool *p, uint64_t addr);
+/* Take a free frame, now owned by `owner`; UNET_NO_BUF when empty. */
+uint64_t unet_pool_get(struct unet_pool *p, enum unet_frame_owner owner);
+/* Return the frame containing addr, which must be owned by `expect`.
+ * Returns 0 or -EINVAL (bad address or not held by `expect`). */
+int unet_pool_put(struct unet_pool *p, uint64_t addr, enum unet_frame_owner expect);
+/* Change a frame's owner from `expect` to `owner`; 0 or -EINVAL. */
+int unet_pool_move(struct unet_pool *p, uint64_t addr, enum unet_frame_owner expect,
+		   enum unet_frame_owner owner);
+
+/* endpoint.c */
+/* Whether endpoint slot `id` exists and its owner lives. */
+bool unet_iface_endpoint_alive(struct unet_iface *iface, uint32_t id);
+
 #endif /* UNET_INTERNAL_H */

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * channel.c - channels: a local tag bound to one peer (MAC address and
+ * peer tag).  The entry in the interface's unet_channels map is what the
+ * XDP program demultiplexes and checks by; the unet_channel object is the
+ * endpoint's handle for sending and for upcalls.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "endpoint_impl.h"
+
+static void reset_channel_stats(struct unet_endpoint *ep, uint16_t tag)
+{
+	uint32_t key = tag;
+	size_t n = (size_t)ep->iface->ncpus;
+	struct unet_channel_stats *zero = calloc(n, sizeof(*zero));
+
+	if (!zero)
+		return;
+	bpf_map_update_elem(ep->iface->chan_stats_fd, &key, zero, BPF_ANY);
+	free(zero);
+}
+
+static struct unet_channel *channel_new(struct unet_endpoint *ep, uint16_t tag,
+					const uint8_t peer_mac[6], uint16_t peer_tag,
+					uint32_t tx_queue)
+{
+	struct unet_channel *ch = calloc(1, sizeof(*ch));
+
+	if (!ch)
+		return NULL;
+	ch->ep = ep;
+	ch->tag = tag;
+	ch->peer_tag = peer_tag;
+	memcpy(ch->peer_mac, peer_mac, 6);
+	ch->tx_queue = tx_queue;
+	ch->next = ep->channels;
+	ep->channels = ch;
+	ep->by_tag[tag] = ch;
+	return ch;
+}
+
+/* Unlink from the endpoint and free; the map entry is the caller's. */
+static void channel_unlink(struct unet_channel *ch)
+{
+	struct unet_endpoint *ep = ch->ep;
+
+	for (struct unet_channel **pp = &ep->channels; *pp; pp = &(*pp)->next) {
+		if (*pp == ch) {
+			*pp = ch->next;
+			break;
+		}
+	}
+	ep->by_tag[ch->tag] = NULL;
+	free(ch);
+}
+
+struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local_tag,
+					const uint8_t peer_mac[6], uint16_t peer_tag,
+					const struct unet_channel_opts *opts)
+{
+	struct unet_channel_val val = { 0 }, old;
+	uint32_t key = local_tag, tx_queue = 0;
+	struct unet_channel *ch;
+
+	if (!ep || !peer_mac || local_tag == UNET_TAG_INVALID || (opts && opts->sz < sizeof(size_t))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (opts && opts->sz >= offsetof(struct unet_channel_opts, tx_queue) + sizeof(int)) {
+		if (opts->tx_queue < 0 || (uint32_t)opts->tx_queue >= ep->nqueues) {
+			unet_log(UNET_LOG_ERROR, "tx_queue %d: endpoint has %u queue(s)",
+				 opts->tx_queue, ep->nqueues);
+			errno = EINVAL;
+			return NULL;
+		}
+		tx_queue = (uint32_t)opts->tx_queue;
+	}
+	if (ep->by_tag[local_tag]) {
+		errno = EADDRINUSE;
+		return NULL;
+	}
+	/* A tag left behind by a dead process is reclaimed; a live owner's
+	 * is refused. */
+	if (!bpf_map_lookup_elem(ep->iface->channels_fd, &key, &old)) {
+		if (unet_iface_endpoint_alive(ep->iface, old.endpoint)) {
+			unet_log(UNET_LOG_ERROR, "tag %u in use by endpoint %u (pid %u)", local_tag,
+				 old.endpoint, old.owner_pid);
+			errno = EADDRINUSE;
+			return NULL;
+		}
+		unet_log(UNET_LOG_INFO, "tag %u: reclaiming it from dead pid %u", local_tag,
+			 old.owner_pid);
+		bpf_map_delete_elem(ep->iface->channels_fd, &key);
+	}
+	memcpy(val.peer_mac, peer_mac, 6);
+	val.peer_tag = peer_tag;
+	val.endpoint = ep->id;
+	val.owner_pid = (uint32_t)getpid();
+	reset_channel_stats(ep, local_tag);
+	ch = channel_new(ep, local_tag, peer_mac, peer_tag, tx_queue);
+	if (!ch) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (bpf_map_update_elem(ep->iface->channels_fd, &key, &val, BPF_NOEXIST)) {
+		int err = errno == EEXIST ? EADDRINUSE : errno;
+
+		channel_unlink(ch);
+		errno = err;
+		return NULL;
+	}
+	return ch;
+}
+
+struct unet_channel *unet_channel_for_tag(struct unet_endpoint *ep, uint16_t tag)
+{
+	struct unet_channel_val val;
+	uint32_t key = tag;
+
+	if (ep->by_tag[tag])
+		return ep->by_tag[tag];
+	if (tag == UNET_TAG_INVALID || bpf_map_lookup_elem(ep->iface->channels_fd, &key, &val) ||
+	    val.endpoint != ep->id)
+		return NULL;
+	/* Added for us by an administrator (unetctl channel add). */
+	return channel_new(ep, tag, val.peer_mac, val.peer_tag, 0);
+}
+
+struct unet_channel *unet_channel__lookup(struct unet_endpoint *ep, uint16_t local_tag)
+{
+	struct unet_channel *ch;
+
+	if (!ep) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ch = unet_channel_for_tag(ep, local_tag);
+	if (!ch)
+		errno = ENOENT;
+	return ch;
+}
+
+void unet_channel__close(struct unet_channel *ch)
+{
+	struct unet_channel_val val;
+	uint32_t key;
+
+	if (!ch)
+		return;
+	key = ch->tag;
+	/* Only remove the map entry if it is still ours. */
+	if (!bpf_map_lookup_elem(ch->ep->iface->channels_fd, &key, &val) &&
+	    val.endpoint == ch->ep->id)
+		bpf_map_delete_elem(ch->ep->iface->channels_fd, &key);
+	channel_unlink(ch);
+}
+
+void unet_channel_free_all(struct unet_endpoint *ep)
+{
+	while (ep->channels)
+		unet_channel__close(ep->channels);
+}
+
+uint16_t unet_channel__tag(const struct unet_channel *ch)
+{
+	return ch ? ch->tag : UNET_TAG_INVALID;
+}
+
+uint16_t unet_channel__peer_tag(const struct unet_channel *ch)
+{
+	return ch ? ch->peer_tag : UNET_TAG_INVALID;
+}
+
+void unet_channel__set_ctx(struct unet_channel *ch, void *ctx)
+{
+	if (ch)
+		ch->ctx = ctx;
+}
+
+void *unet_channel__ctx(const struct unet_channel *ch)
+{
+	return ch ? ch->ctx : NULL;
+}
+
+void unet_channel__set_handler(struct unet_channel *ch, unet_recv_handler fn, void *ctx)
+{
+	if (!ch)
+		return;
+	ch->handler = fn;
+	ch->handler_ctx = ctx;
+}

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * datapath.c - the U-Net queues: send (TX ring + completions), receive (RX
+ * ring), free (FILL ring), and notification.  No system call happens here
+ * except to kick a ring the kernel asked to be kicked (need_wakeup), and
+ * to sleep in unet_endpoint__wait.
+ *
+ * Ring memory ordering is libxdp's: xsk_ring_prod__submit publishes the
+ * descriptors with a release store, xsk_ring_cons__peek reads the producer
+ * with an acquire load, so descriptor contents are visible before the
+ * index that hands them over.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "endpoint_impl.h"
+
+#define RX_BATCH 64
+
+/* Frames handed to the application start at a frame boundary. */
+static bool frame_aligned(const struct unet_endpoint *ep, uint64_t buf)
+{
+	return buf != UNET_NO_BUF && !(buf & (ep->frame_size - 1));
+}
+
+/* Tell the kernel to process the TX ring.  In copy mode this is where the
+ * frames are actually sent (at most 32 per call in the kernel), so it is
+ * also called while completions are outstanding.  Transient errors just
+ * mean "try again later". */
+static void kick_tx(struct unet_endpoint *ep, struct unet_queue *q)
+{
+	if (ep->need_wakeup && !xsk_ring_prod__needs_wakeup(&q->tx))
+		return;
+	sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+}
+
+void unet_refill(struct unet_endpoint *ep)
+{
+	for (uint32_t i = 0; i < ep->nqueues; i++) {
+		struct unet_queue *q = &ep->q[i];
+		uint32_t want, got, idx;
+
+		if (q->in_fill >= ep->fill_target)
+			continue;
+		want = ep->fill_target - q->in_fill;
+		if (want > ep->pool.nfree)
+			want = ep->pool.nfree;
+		if (!want)
+			break;
+		got = xsk_ring_prod__reserve(&q->fill, want, &idx);
+		for (uint32_t k = 0; k < got; k++)
+			*xsk_ring_prod__fill_addr(&q->fill, idx + k) =
+				unet_pool_get(&ep->pool, UNET_FRAME_KERNEL);
+		xsk_ring_prod__submit(&q->fill, got);
+		q->in_fill += got;
+		/* Zero-copy drivers may sleep until poked when the free
+		 * queue ran dry. */
+		if (got && ep->need_wakeup && xsk_ring_prod__needs_wakeup(&q->fill))
+			recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	}
+}
+
+int unet_endpoint__complete(struct unet_endpoint *ep)
+{
+	int total = 0;
+
+	if (!ep)
+		return -EINVAL;
+	for (uint32_t i = 0; i < ep->nqueues; i++) {
+		struct unet_queue *q = &ep->q[i];
+		uint32_t idx, n;
+
+		if (!q->tx_pending)
+			continue;
+		n = xsk_ring_cons__peek(&q->comp, q->tx_pending, &idx);
+		for (uint32_t k = 0; k < n; k++)
+			unet_pool_put(&ep->pool, *xsk_ring_cons__comp_addr(&q->comp, idx + k),
+				      UNET_FRAME_KERNEL);
+		xsk_ring_cons__release(&q->comp, n);
+		q->tx_pending -= n;
+		total += (int)n;
+		if (q->tx_pending)
+			kick_tx(ep, q);
+	}
+	return total;
+}
+
+uint64_t unet_endpoint__buf_alloc(struct unet_endpoint *ep)
+{
+	uint64_t buf;
+
+	if (!ep) {
+		errno = EINVAL;
+		return UNET_NO_BUF;
+	}
+	buf = unet_pool_get(&ep->pool, UNET_FRAME_APP);
+	if (buf == UNET_NO_BUF) {
+		unet_endpoint__complete(ep);
+		buf = unet_pool_get(&ep->pool, UNET_FRAME_APP);
+	}
+	if (buf == UNET_NO_BUF)
+		errno = ENOBUFS;
+	return buf;
+}
+
+int unet_endpoint__buf_free(struct unet_endpoint *ep, uint64_t buf)
+{
+	if (!ep || !frame_aligned(ep, buf))
+		return -EINVAL;
+	return unet_pool_put(&ep->pool, buf, UNET_FRAME_APP);
+}
+
+void *unet_endpoint__buf_payload(struct unet_endpoint *ep, uint64_t buf)
+{
+	int64_t idx;
+
+	if (!ep || !frame_aligned(ep, buf) || (idx = unet_pool_index(&ep->pool, buf)) < 0 ||
+	    ep->pool.owner[idx] != UNET_FRAME_APP) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return (uint8_t *)ep->segment + buf + UNET_PAYLOAD_OFF;
+}
+
+/* Check a message before anything is queued. */
+static int check_send(struct unet_endpoint *ep, const struct unet_send_desc *d)
+{
+	int64_t idx;
+
+	if (!d->channel || d->channel->ep != ep)
+		return -EINVAL;
+	if (!d->len || d->len > ep->max_payload)
+		return -EMSGSIZE;
+	if (!frame_aligned(ep, d->buf) || (idx = unet_pool_index(&ep->pool, d->buf)) < 0 ||
+	    ep->pool.owner[idx] != UNET_FRAME_APP)
+		return -EINVAL;
+	return 0;
+}
+
+/* Put one checked message on its channel's TX ring (no kick).  Returns 0
+ * or -EAGAIN when the ring is full even after reaping completions. */
+static int enqueue(struct unet_endpoint *ep, const struct unet_send_desc *d)
+{
+	struct unet_channel *ch = d->channel;
+	struct unet_queue *q = &ep->q[ch->tx_queue];
+	struct xdp_desc *xd;
+	uint32_t idx;
+
+	if (xsk_ring_prod__reserve(&q->tx, 1, &idx) != 1) {
+		kick_tx(ep, q);
+		unet_endpoint__complete(ep);
+		if (xsk_ring_prod__reserve(&q->tx, 1, &idx) != 1)
+			return -EAGAIN;
+	}
+	xd = xsk_ring_prod__tx_desc(&q->tx, idx);
+	xd->addr = d->buf;
+	xd->len = unet_wire_build((uint8_t *)ep->segment + d->buf, ch->peer_mac, ep->mac,
+				  ch->peer_tag, ch->tag, d->len);
+	xd->options = 0;
+	unet_pool_move(&ep->pool, d->buf, UNET_FRAME_APP, UNET_FRAME_KERNEL);
+	xsk_ring_prod__submit(&q->tx, 1);
+	q->tx_pending++;
+	return 0;
+}
+
+int unet_endpoint__send_batch(struct unet_endpoint *ep, const struct unet_send_desc *descs,
+			      unsigned int n)
+{
+	bool touched[UNET_MAX_QUEUES] = { false };
+	unsigned int sent = 0;
+	int err = 0;
+
+	if (!ep || (!descs && n))
+		return -EINVAL;
+	for (unsigned int i = 0; i < n; i++) {
+		err = check_send(ep, &descs[i]);
+		if (err)
+			return err;
+	}
+	for (; sent < n; sent++) {
+		err = enqueue(ep, &descs[sent]);
+		if (err)
+			break;
+		touched[descs[sent].channel->tx_queue] = true;
+	}
+	for (uint32_t i = 0; i < ep->nqueues; i++)
+		if (touched[i])
+			kick_tx(ep, &ep->q[i]);
+	ep->tx_msgs += sent;
+	return sent ? (int)sent : err;
+}
+
+int unet_channel__send(struct unet_channel *ch, uint64_t buf, uint32_t len)
+{
+	struct unet_send_desc d = { .channel = ch, .buf = buf, .len = len };
+
+	int n;
+
+	if (!ch)
+		return -EINVAL;
+	n = unet_endpoint__send_batch(ch->ep, &d, 1);
+	return n == 1 ? 0 : n;
+}
+
+int unet_channel__send_copy(struct unet_channel *ch, const void *data, size_t len)
+{
+	struct unet_endpoint *ep;
+	uint64_t buf;
+	int err;
+
+	if (!ch || (!data && len))
+		return -EINVAL;
+	ep = ch->ep;
+	if (!len || len > ep->max_payload)
+		return -EMSGSIZE;
+	buf = unet_endpoint__buf_alloc(ep);
+	if (buf == UNET_NO_BUF)
+		return -EAGAIN;
+	memcpy((uint8_t *)ep->segment + buf + UNET_PAYLOAD_OFF, data, len);
+	err = unet_channel__send(ch, buf, (uint32_t)len);
+	if (err)
+		unet_pool_put(&ep->pool, buf, UNET_FRAME_APP);
+	return err;
+}
+
+/* Turn one RX descriptor into a message for the application, or give the
+ * frame straight back.  Returns true if desc was filled. */
+static bool take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct unet_recv_desc *desc)
+{
+	uint64_t base = xd->addr & ~(uint64_t)(ep->frame_size - 1);
+	uint16_t dst_tag, src_tag;
+	uint32_t off, len;
+	struct unet_channel *ch;
+
+	if (unet_pool_move(&ep->pool, base, UNET_FRAME_KERNEL, UNET_FRAME_RX))
+		return false; /* not a frame we gave the kernel: ignore it */
+	if ((xd->addr & (ep->frame_size - 1)) + xd->len > ep->frame_size ||
+	    unet_wire_parse((uint8_t *)ep->segment + xd->addr, xd->len, &dst_tag, &src_tag, &off,
+			    &len) ||
+	    !(ch = unet_channel_for_tag(ep, dst_tag)) || src_tag != ch->peer_tag) {
+		ep->rx_unknown_channel++;
+		unet_pool_put(&ep->pool, base, UNET_FRAME_RX);
+		return false;
+	}
+	desc->channel = ch;
+	desc->buf = base;
+	desc->data = (uint8_t *)ep->segment + xd->addr + off;
+	desc->len = len;
+	return true;
+}
+
+int unet_endpoint__recv(struct unet_endpoint *ep, struct unet_recv_desc *descs, unsigned int max)
+{
+	unsigned int n = 0;
+
+	if (!ep || (!descs && max))
+		return -EINVAL;
+	for (uint32_t k = 0; k < ep->nqueues && n < max; k++) {
+		uint32_t qi = (ep->rx_next + k) % ep->nqueues;
+		struct unet_queue *q = &ep->q[qi];
+		uint32_t idx, got;
+
+		got = xsk_ring_cons__peek(&q->rx, max - n, &idx);
+		for (uint32_t i = 0; i < got; i++)
+			if (take_rx(ep, xsk_ring_cons__rx_desc(&q->rx, idx + i), &descs[n]))
+				n++;
+		xsk_ring_cons__release(&q->rx, got);
+		q->in_fill -= got;
+	}
+	ep->rx_next = (ep->rx_next + 1) % ep->nqueues;
+	ep->rx_msgs += n;
+	unet_refill(ep);
+	if (!n && ep->busy_poll_usec)
+		/* Busy polling runs the driver's NAPI from this call. */
+		for (uint32_t k = 0; k < ep->nqueues; k++)
+			recvfrom(ep->q[k].fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	return (int)n;
+}
+
+int unet_endpoint__release(struct unet_endpoint *ep, const struct unet_recv_desc *descs,
+			   unsigned int n)
+{
+	if (!ep || (!descs && n))
+		return -EINVAL;
+	/* All or nothing: a bad descriptor must not leave half the batch
+	 * released. */
+	for (unsigned int i = 0; i < n; i++) {
+		int64_t idx = unet_pool_index(&ep->pool, descs[i].buf);
+
+		if (!frame_aligned(ep, descs[i].buf) || idx < 0 ||
+		    ep->pool.owner[idx] != UNET_FRAME_RX)
+			return -EINVAL;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		unet_pool_put(&ep->pool, descs[i].buf, UNET_FRAME_RX);
+	unet_refill(ep);
+	return 0;
+}
+
+static bool rx_ready(struct unet_endpoint *ep)
+{
+	for (uint32_t i = 0; i < ep->nqueues; i++) {
+		uint32_t idx;
+
+		if (xsk_ring_cons__peek(&ep->q[i].rx, 1, &idx)) {
+			xsk_ring_cons__cancel(&ep->q[i].rx, 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
+{
+	struct epoll_event ev[UNET_MAX_QUEUES];
+	int n;
+
+	if (!ep)
+		return -EINVAL;
+	unet_refill(ep);
+	if (rx_ready(ep))
+		return 1;
+	n = epoll_wait(ep->epoll_fd, ev, (int)ep->nqueues, timeout_ms);
+	if (n < 0)
+		return -errno;
+	return n > 0 ? 1 : 0;
+}
+
+void unet_endpoint__set_handler(struct unet_endpoint *ep, unet_recv_handler fn, void *ctx)
+{
+	if (!ep)
+		return;
+	ep->handler = fn;
+	ep->handler_ctx = ctx;
+}
+
+int unet_endpoint__dispatch(struct unet_endpoint *ep, int timeout_ms, unsigned int max)
+{
+	struct unet_recv_desc descs[RX_BATCH];
+	int n;
+
+	if (!ep)
+		return -EINVAL;
+	if (max > RX_BATCH)
+		max = RX_BATCH;
+	n = unet_endpoint__recv(ep, descs, max);
+	if (!n && timeout_ms) {
+		n = unet_endpoint__wait(ep, timeout_ms);
+		if (n > 0)
+			n = unet_endpoint__recv(ep, descs, max);
+	}
+	if (n <= 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		struct unet_channel *ch = descs[i].channel;
+
+		if (ch->handler)
+			ch->handler(ep, &descs[i], ch->handler_ctx);
+		else if (ep->handler)
+			ep->handler(ep, &descs[i], ep->handler_ctx);
+		else
+			ep->rx_no_handler++;
+	}
+	unet_endpoint__release(ep, descs, (unsigned int)n);
+	return n;
+}

@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * endpoint.c - creating and destroying endpoints: the communication segment
+ * (UMEM), one AF_XDP socket per receive queue sharing it, the endpoint's
+ * slot in the interface's maps.
+ *
+ * Every queue gets a socket because an XDP program can only redirect a
+ * frame to a socket bound to the queue it arrived on; sharing one UMEM
+ * (XDP_SHARED_UMEM) lets all of them draw from one segment.
+ */
+#include <errno.h>
+#include <linux/if_xdp.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "endpoint_impl.h"
+
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL 69
+#endif
+#ifndef SO_BUSY_POLL_BUDGET
+#define SO_BUSY_POLL_BUDGET 70
+#endif
+
+#define DEFAULT_SEGMENT (8u << 20)
+#define DEFAULT_FRAME 2048u
+#define DEFAULT_RING 2048u
+#define DEFAULT_BUSY_BUDGET 64u
+
+/* Options with defaults applied, checked once. */
+struct ep_config {
+	const char *pin_root;
+	uint32_t segment_size, frame_size, rx_size, tx_size, fill_size, comp_size;
+	enum unet_xdp_mode mode;
+	enum unet_copy_mode copy;
+	bool need_wakeup;
+	uint32_t busy_poll_usec, busy_poll_budget;
+};
+
+static bool is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* Read a field of the caller's options only if their struct has it. */
+#define OPT(opts, field, dflt)                                                   \
+	((opts) && (opts)->sz >= offsetof(struct unet_endpoint_opts, field) +     \
+				    sizeof((opts)->field) && (opts)->field        \
+		 ? (opts)->field                                                  \
+		 : (dflt))
+
+static int ep_config_from_opts(const struct unet_endpoint_opts *o, struct ep_config *c)
+{
+	if (o && o->sz < sizeof(size_t))
+		return -EINVAL;
+	c->pin_root = OPT(o, pin_root, NULL);
+	c->segment_size = OPT(o, segment_size, DEFAULT_SEGMENT);
+	c->frame_size = OPT(o, frame_size, DEFAULT_FRAME);
+	c->rx_size = OPT(o, rx_size, DEFAULT_RING);
+	c->tx_size = OPT(o, tx_size, DEFAULT_RING);
+	c->fill_size = OPT(o, fill_size, DEFAULT_RING);
+	c->comp_size = OPT(o, comp_size, DEFAULT_RING);
+	c->mode = OPT(o, mode, UNET_XDP_MODE_AUTO);
+	c->copy = OPT(o, copy, UNET_COPY_AUTO);
+	c->need_wakeup = !OPT(o, no_need_wakeup, false);
+	c->busy_poll_usec = OPT(o, busy_poll_usec, 0);
+	c->busy_poll_budget = OPT(o, busy_poll_budget, DEFAULT_BUSY_BUDGET);
+
+	if (c->frame_size != 2048 && c->frame_size != 4096) {
+		unet_log(UNET_LOG_ERROR, "frame_size %u: must be 2048 or 4096", c->frame_size);
+		return -EINVAL;
+	}
+	if (!is_pow2(c->rx_size) || !is_pow2(c->tx_size) || !is_pow2(c->fill_size) ||
+	    !is_pow2(c->comp_size)) {
+		unet_log(UNET_LOG_ERROR, "ring sizes must be powers of two");
+		return -EINVAL;
+	}
+	/* At least a full fill ring's worth plus as many send buffers. */
+	if (c->segment_size / c->frame_size < 64) {
+		unet_log(UNET_LOG_ERROR, "segment_size %u holds fewer than 64 frames",
+			 c->segment_size);
+		return -EINVAL;
+	}
+	if ((unsigned)c->mode > UNET_XDP_MODE_SKB || (unsigned)c->copy > UNET_ZEROCOPY_FORCE)
+		return -EINVAL;
+	return 0;
+}
+
+bool unet_iface_endpoint_alive(struct unet_iface *iface, uint32_t id)
+{
+	struct unet_endpoint_val v;
+
+	if (bpf_map_lookup_elem(iface->endpoints_fd, &id, &v))
+		return false;
+	return unet_owner_alive(v.pid, v.start_time);
+}
+
+/* Claim the first free endpoint slot.  BPF_NOEXIST makes the claim atomic
+ * across processes.  Returns the slot or -ENOSPC. */
+static int claim_slot(struct unet_iface *iface)
+{
+	struct unet_endpoint_val v = { .pid = (uint32_t)getpid() };
+	FILE *f;
+
+	v.start_time = unet_proc_start_time(v.pid);
+	f = fopen("/proc/self/comm", "r");
+	if (f) {
+		if (fgets(v.comm, sizeof(v.comm), f))
+			v.comm[strcspn(v.comm, "\n")] = '\0';
+		fclose(f);
+	}
+	for (uint32_t slot = 0; slot < UNET_MAX_ENDPOINTS; slot++) {
+		if (!bpf_map_update_elem(iface->endpoints_fd, &slot, &v, BPF_NOEXIST))
+			return (int)slot;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -ENOSPC;
+}
+
+static int read_link_info(struct unet_endpoint *ep, const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+		err = -errno;
+	else
+		memcpy(ep->mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (!err && ioctl(fd, SIOCGIFMTU, &ifr) < 0)
+		err = -errno;
+	else if (!err)
+		ep->mtu = (uint32_t)ifr.ifr_mtu;
+	close(fd);
+	return err;
+}
+
+static void set_busy_poll(struct unet_queue *q, const struct ep_config *c)
+{
+	int on = 1, usec = (int)c->busy_poll_usec, budget = (int)c->busy_poll_budget;
+
+	if (setsockopt(q->fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &on, sizeof(on)) ||
+	    setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL, &usec, sizeof(usec)) ||
+	    setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget)))
+		unet_log(UNET_LOG_WARN, "queue %u: busy polling not enabled: %s", q->queue_id,
+			 strerror(errno));
+}
+
+static void destroy_sockets(struct unet_endpoint *ep)
+{
+	for (uint32_t i = 0; i < ep->nqueues; i++) {
+		uint32_t idx = UNET_XSK_INDEX(ep->id, i);
+
+		if (!ep->q[i].xsk)
+			continue;
+		if (ep->iface)
+			bpf_map_delete_elem(ep->iface->xsks_fd, &idx);
+		xsk_socket__delete(ep->q[i].xsk);
+		ep->q[i].xsk = NULL;
+	}
+	if (ep->umem) {
+		xsk_umem__delete(ep->umem);
+		ep->umem = NULL;
+	}
+}
+
+/* Register the segment and bind a socket to every queue with bind_flags. */
+static int create_sockets(struct unet_endpoint *ep, const char *ifname,
+			  const struct ep_config *c, uint16_t bind_flags)
+{
+	struct xsk_umem_config ucfg = {
+		.fill_size = c->fill_size,
+		.comp_size = c->comp_size,
+		.frame_size = c->frame_size,
+		.frame_headroom = 0,
+		.flags = 0,
+	};
+	struct xsk_socket_config scfg = {
+		.rx_size = c->rx_size,
+		.tx_size = c->tx_size,
+		/* Our own XDP program is attached already: libxdp must not
+		 * load its default one. */
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.bind_flags = bind_flags,
+	};
+	int err;
+
+	err = xsk_umem__create(&ep->umem, ep->segment, ep->segment_size, &ep->q[0].fill,
+			       &ep->q[0].comp, &ucfg);
+	if (err) {
+		ep->umem = NULL;
+		return err;
+	}
+	for (uint32_t i = 0; i < ep->nqueues; i++) {
+		struct unet_queue *q = &ep->q[i];
+
+		q->queue_id = i;
+		err = xsk_socket__create_shared(&q->xsk, ifname, i, ep->umem, &q->rx, &q->tx,
+						&q->fill, &q->comp, &scfg);
+		if (err) {
+			q->xsk = NULL;
+			unet_log(UNET_LOG_DEBUG, "%s queue %u: AF_XDP bind failed: %s", ifname, i,
+				 strerror(-err));
+			return err;
+		}
+		q->fd = xsk_socket__fd(q->xsk);
+	}
+	return 0;
+}
+
+static int setup_sockets(struct unet_endpoint *ep, const char *ifname, const struct ep_config *c)
+{
+	uint16_t wake = c->need_wakeup ? XDP_USE_NEED_WAKEUP : 0;
+	int err;
+
+	if (c->copy != UNET_COPY_FORCE) {
+		err = create_sockets(ep, ifname, c, wake | XDP_ZEROCOPY);
+		if (!err) {
+			ep->zerocopy = true;
+			return 0;
+		}
+		destroy_sockets(ep);
+		if (c->copy == UNET_ZEROCOPY_FORCE) {
+			unet_log(UNET_LOG_ERROR, "%s: zero-copy not available: %s", ifname,
+				 strerror(-err));
+			return -EOPNOTSUPP;
+		}
+		unet_log(UNET_LOG_INFO, "%s: no zero-copy (%s), using copy mode", ifname,
+			 strerror(-err));
+	}
+	ep->zerocopy = false;
+	return create_sockets(ep, ifname, c, wake | XDP_COPY);
+}
+
+static int publish_sockets(struct unet_endpoint *ep)
+{
+	struct unet_endpoint_val v;
+
+	for (uint32_t i = 0; i < ep->nqueues; i++) {
+		uint32_t idx = UNET_XSK_INDEX(ep->id, i);
+		int fd = ep->q[i].fd;
+
+		if (bpf_map_update_elem(ep->iface->xsks_fd, &idx, &fd, BPF_ANY))
+			return -errno;
+	}
+	if (!bpf_map_lookup_elem(ep->iface->endpoints_fd, &ep->id, &v)) {
+		v.nqueues = ep->nqueues;
+		bpf_map_update_elem(ep->iface->endpoints_fd, &ep->id, &v, BPF_EXIST);
+	}
+	return 0;
+}
+
+static int setup_epoll(struct unet_endpoint *ep)
+{
+	ep->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (ep->epoll_fd < 0)
+		return -errno;
+	for (uint32_t i = 0; i < ep->nqueues; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = i };
+
+		if (epoll_ctl(ep->epoll_fd, EPOLL_CTL_ADD, ep->q[i].fd, &ev))
+			return -errno;
+	}
+	return 0;
+}
+
+static struct unet_iface *open_or_attach(const char *ifname, const struct ep_config *c, int *err)
+{
+	UNET_OPTS_INIT(unet_iface_opts, io);
+	struct unet_iface *iface;
+
+	io.pin_root = c->pin_root;
+	iface = unet_iface__open(ifname, &io);
+	if (iface || errno != ENOENT) {
+		*err = iface ? 0 : -errno;
+		return iface;
+	}
+	*err = unet_iface__attach(ifname, c->mode, &io);
+	if (*err)
+		return NULL;
+	iface = unet_iface__open(ifname, &io);
+	*err = iface ? 0 : -errno;
+	return iface;
+}
+
+struct unet_endpoint *unet_endpoint__create(const char *ifname,
+					    const struct unet_endpoint_opts *opts)
+{
+	struct unet_iface_status st;
+	struct unet_endpoint *ep;
+	struct ep_config c;
+	int err, slot;
+
+	if (!ifname || !*ifname || strlen(ifname) >= IF_NAMESIZE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	err = ep_config_from_opts(opts, &c);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	if (!if_nametoindex(ifname)) {
+		unet_log(UNET_LOG_ERROR, "no such interface: %s", ifname);
+		errno = ENODEV;
+		return NULL;
+	}
+	ep = calloc(1, sizeof(*ep));
+	if (!ep) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ep->epoll_fd = -1;
+	ep->need_wakeup = c.need_wakeup;
+	ep->busy_poll_usec = c.busy_poll_usec;
+
+	ep->iface = open_or_attach(ifname, &c, &err);
+	if (!ep->iface)
+		goto fail;
+	if (!unet_iface__status(ep->iface, &st)) {
+		ep->mode = st.mode;
+		if (!st.link_alive) {
+			err = -ENOENT;
+			goto fail;
+		}
+	}
+	/* A process killed earlier may still hold slots and tags. */
+	unet_iface__reclaim(ep->iface);
+	slot = claim_slot(ep->iface);
+	if (slot < 0) {
+		err = slot;
+		unet_log(UNET_LOG_ERROR, "%s: all %d endpoint slots in use", ifname,
+			 UNET_MAX_ENDPOINTS);
+		goto fail;
+	}
+	ep->id = (uint32_t)slot;
+	ep->slot_claimed = true;
+
+	err = read_link_info(ep, ifname);
+	if (err)
+		goto fail;
+	ep->nqueues = (uint32_t)unet_iface_nqueues(ifname);
+	ep->frame_size = c.frame_size;
+	ep->nframes = c.segment_size / c.frame_size;
+	ep->segment_size = (size_t)ep->nframes * c.frame_size;
+	/* The MTU counts everything after the Ethernet header. */
+	ep->max_payload = ep->mtu - UNET_HDR_LEN;
+	if (ep->max_payload > c.frame_size - XDP_PACKET_HEADROOM - UNET_PAYLOAD_OFF)
+		ep->max_payload = c.frame_size - XDP_PACKET_HEADROOM - UNET_PAYLOAD_OFF;
+	ep->batch = c.tx_size < 64 ? c.tx_size : 64;
+	/* Keep half of the segment for receiving, shared out among the
+	 * queues, the rest for sending. */
+	ep->fill_target = ep->nframes / 2 / ep->nqueues;
+	if (ep->fill_target > c.fill_size)
+		ep->fill_target = c.fill_size;
+	if (ep->fill_target > c.rx_size)
+		ep->fill_target = c.rx_size;
+
+	ep->segment = mmap(NULL, ep->segment_size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (ep->segment == MAP_FAILED) {
+		ep->segment = NULL;
+		err = -errno;
+		goto fail;
+	}
+	err = unet_pool_init(&ep->pool, ep->nframes, ep->frame_size);
+	if (err)
+		goto fail;
+	err = setup_sockets(ep, ifname, &c);
+	if (err)
+		goto fail;
+	if (c.busy_poll_usec)
+		for (uint32_t i = 0; i < ep->nqueues; i++)
+			set_busy_poll(&ep->q[i], &c);
+	ep->by_tag = calloc(UNET_MAX_CHANNELS, sizeof(*ep->by_tag));
+	if (!ep->by_tag) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = setup_epoll(ep);
+	if (err)
+		goto fail;
+	unet_refill(ep);
+	err = publish_sockets(ep);
+	if (err)
+		goto fail;
+	unet_log(UNET_LOG_INFO, "%s: endpoint %u, %u queue(s), %s mode, %u frames of %u", ifname,
+		 ep->id, ep->nqueues, ep->zerocopy ? "zero-copy" : "copy", ep->nframes,
+		 ep->frame_size);
+	return ep;
+fail:
+	unet_log(UNET_LOG_ERROR, "%s: endpoint not created: %s", ifname, strerror(-err));
+	unet_endpoint__destroy(ep);
+	errno = -err;
+	return NULL;
+}
+
+void unet_endpoint__destroy(struct unet_endpoint *ep)
+{
+	if (!ep)
+		return;
+	unet_channel_free_all(ep);
+	destroy_sockets(ep);
+	if (ep->epoll_fd >= 0)
+		close(ep->epoll_fd);
+	if (ep->slot_claimed)
+		bpf_map_delete_elem(ep->iface->endpoints_fd, &ep->id);
+	unet_iface__close(ep->iface);
+	if (ep->segment)
+		munmap(ep->segment, ep->segment_size);
+	unet_pool_fini(&ep->pool);
+	free(ep->by_tag);
+	free(ep);
+}
+
+int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_endpoint_info *info)
+{
+	if (!ep || !info)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	info->id = ep->id;
+	info->nqueues = ep->nqueues;
+	info->zerocopy = ep->zerocopy;
+	info->need_wakeup = ep->need_wakeup;
+	info->mode = ep->mode;
+	info->frame_size = ep->frame_size;
+	info->nframes = ep->nframes;
+	info->max_payload = ep->max_payload;
+	memcpy(info->mac, ep->mac, 6);
+	info->ifindex = ep->iface->ifindex;
+	return 0;
+}
+
+int unet_endpoint__stats(struct unet_endpoint *ep, struct unet_endpoint_stats *st)
+{
+	if (!ep || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	for (uint32_t i = 0; i < ep->nqueues; i++) {
+		struct xdp_statistics xs;
+		socklen_t len = sizeof(xs);
+
+		if (getsockopt(ep->q[i].fd, SOL_XDP, XDP_STATISTICS, &xs, &len))
+			return -errno;
+		st->rx_dropped += xs.rx_dropped;
+		st->rx_ring_full += xs.rx_ring_full;
+		st->rx_fill_empty += xs.rx_fill_ring_empty_descs;
+		st->rx_invalid_descs += xs.rx_invalid_descs;
+		st->tx_invalid_descs += xs.tx_invalid_descs;
+	}
+	st->rx_msgs = ep->rx_msgs;
+	st->tx_msgs = ep->tx_msgs;
+	st->rx_unknown_channel = ep->rx_unknown_channel;
+	st->rx_no_handler = ep->rx_no_handler;
+	return 0;
+}
+
+void *unet_endpoint__segment(const struct unet_endpoint *ep, size_t *size)
+{
+	if (!ep) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (size)
+		*size = ep->segment_size;
+	return ep->segment;
+}
+
+int unet_endpoint__fd(const struct unet_endpoint *ep)
+{
+	return ep ? ep->epoll_fd : -EINVAL;
+}

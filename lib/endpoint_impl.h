@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* endpoint_impl.h - the endpoint and channel objects, shared by
+ * endpoint.c, channel.c and datapath.c.  Never installed. */
+#ifndef UNET_ENDPOINT_IMPL_H
+#define UNET_ENDPOINT_IMPL_H
+
+#include <xdp/xsk.h>
+
+#include "internal.h"
+
+/* One AF_XDP socket: the endpoint's view of one receive queue. */
+struct unet_queue {
+	struct xsk_socket *xsk;
+	struct xsk_ring_cons rx;   /* receive queue */
+	struct xsk_ring_prod tx;   /* send queue */
+	struct xsk_ring_prod fill; /* free queue */
+	struct xsk_ring_cons comp; /* send completions */
+	int fd;
+	uint32_t queue_id;
+	uint32_t in_fill;    /* frames the kernel holds for receiving */
+	uint32_t tx_pending; /* frames on TX not yet completed */
+};
+
+struct unet_channel {
+	struct unet_endpoint *ep;
+	uint16_t tag, peer_tag;
+	uint8_t peer_mac[6];
+	uint32_t tx_queue;
+	unet_recv_handler handler;
+	void *handler_ctx;
+	void *ctx;
+	struct unet_channel *next; /* endpoint's list, for destroy */
+};
+
+struct unet_endpoint {
+	struct unet_iface *iface;
+	uint32_t id; /* slot in unet_endpoints / unet_xsks */
+	bool slot_claimed;
+	uint8_t mac[6];
+	uint32_t mtu;
+	enum unet_xdp_mode mode;
+	bool zerocopy, need_wakeup;
+	uint32_t busy_poll_usec;
+
+	void *segment;
+	size_t segment_size;
+	uint32_t frame_size, nframes, max_payload;
+	uint32_t fill_target; /* frames to keep on each queue's FILL ring */
+	uint32_t batch;	      /* largest ring operation at once */
+	struct xsk_umem *umem;
+	struct unet_pool pool;
+
+	struct unet_queue q[UNET_MAX_QUEUES];
+	uint32_t nqueues;
+	uint32_t rx_next; /* queue to look at first, for fairness */
+	int epoll_fd;
+
+	struct unet_channel **by_tag; /* UNET_MAX_CHANNELS entries */
+	struct unet_channel *channels;
+	unet_recv_handler handler;
+	void *handler_ctx;
+
+	uint64_t rx_msgs, tx_msgs, rx_unknown_channel, rx_no_handler;
+};
+
+/* datapath.c */
+/* Put free frames on every queue's FILL ring up to fill_target. */
+void unet_refill(struct unet_endpoint *ep);
+
+/* channel.c */
+/* The channel for a received frame's tag: ours, adopted from the map if
+ * an administrator added it, or NULL. */
+struct unet_channel *unet_channel_for_tag(struct unet_endpoint *ep, uint16_t tag);
+void unet_channel_free_all(struct unet_endpoint *ep);
+
+#endif /* UNET_ENDPOINT_IMPL_H */

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pool.c - the communication segment's frames: a stack of free ones, and
+ * an owner byte per frame.  The owner byte is what lets the library refuse
+ * a buffer the application does not hold (a double release, a made-up
+ * offset) with -EINVAL instead of corrupting the rings.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+int unet_pool_init(struct unet_pool *p, uint32_t nframes, uint32_t frame_size)
+{
+	uint32_t shift = 0;
+
+	if (!nframes || !frame_size || (frame_size & (frame_size - 1)))
+		return -EINVAL;
+	while ((1u << shift) < frame_size)
+		shift++;
+	p->stack = calloc(nframes, sizeof(*p->stack));
+	p->owner = calloc(nframes, sizeof(*p->owner));
+	if (!p->stack || !p->owner) {
+		unet_pool_fini(p);
+		return -ENOMEM;
+	}
+	p->nframes = nframes;
+	p->frame_shift = shift;
+	/* Push in reverse so the first frames handed out are the lowest. */
+	for (uint32_t i = 0; i < nframes; i++)
+		p->stack[i] = (uint64_t)(nframes - 1 - i) << shift;
+	p->nfree = nframes;
+	return 0;
+}
+
+void unet_pool_fini(struct unet_pool *p)
+{
+	if (!p)
+		return;
+	free(p->stack);
+	free(p->owner);
+	p->stack = NULL;
+	p->owner = NULL;
+	p->nfree = p->nframes = 0;
+}
+
+int64_t unet_pool_index(const struct unet_pool *p, uint64_t addr)
+{
+	uint64_t idx = addr >> p->frame_shift;
+
+	if (addr == UNET_NO_BUF || idx >= p->nframes)
+		return -EINVAL;
+	return (int64_t)idx;
+}
+
+uint64_t unet_pool_get(struct unet_pool *p, enum unet_frame_owner owner)
+{
+	uint64_t addr;
+
+	if (!p->nfree)
+		return UNET_NO_BUF;
+	addr = p->stack[--p->nfree];
+	p->owner[addr >> p->frame_shift] = (uint8_t)owner;
+	return addr;
+}
+
+int unet_pool_put(struct unet_pool *p, uint64_t addr, enum unet_frame_owner expect)
+{
+	int64_t idx = unet_pool_index(p, addr);
+
+	if (idx < 0 || p->owner[idx] != expect)
+		return -EINVAL;
+	p->owner[idx] = UNET_FRAME_FREE;
+	p->stack[p->nfree++] = (uint64_t)idx << p->frame_shift;
+	return 0;
+}
+
+int unet_pool_move(struct unet_pool *p, uint64_t addr, enum unet_frame_owner expect,
+		   enum unet_frame_owner owner)
+{
+	int64_t idx = unet_pool_index(p, addr);
+
+	if (idx < 0 || p->owner[idx] != expect)
+		return -EINVAL;
+	p->owner[idx] = (uint8_t)owner;
+	return 0;
+}
