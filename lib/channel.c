@@ -28,7 +28,7 @@ static void reset_channel_stats(struct unet_endpoint *ep, uint16_t tag)
 
 static struct unet_channel *channel_new(struct unet_endpoint *ep, uint16_t tag,
 					const uint8_t peer_mac[6], uint16_t peer_tag,
-					uint32_t tx_queue)
+					uint32_t txq)
 {
 	struct unet_channel *ch = calloc(1, sizeof(*ch));
 
@@ -38,7 +38,7 @@ static struct unet_channel *channel_new(struct unet_endpoint *ep, uint16_t tag,
 	ch->tag = tag;
 	ch->peer_tag = peer_tag;
 	memcpy(ch->peer_mac, peer_mac, 6);
-	ch->tx_queue = tx_queue;
+	ch->txq = txq;
 	ch->next = ep->channels;
 	ep->channels = ch;
 	ep->by_tag[tag] = ch;
@@ -65,21 +65,24 @@ struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local
 					const struct unet_channel_opts *opts)
 {
 	struct unet_channel_val val = { 0 }, old;
-	uint32_t key = local_tag, tx_queue = 0;
+	uint32_t key = local_tag, txq = 0;
 	struct unet_channel *ch;
 
 	if (!ep || !peer_mac || local_tag == UNET_TAG_INVALID || (opts && opts->sz < sizeof(size_t))) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (opts && opts->sz >= offsetof(struct unet_channel_opts, tx_queue) + sizeof(int)) {
-		if (opts->tx_queue < 0 || (uint32_t)opts->tx_queue >= ep->nqueues) {
-			unet_log(UNET_LOG_ERROR, "tx_queue %d: endpoint has %u queue(s)",
-				 opts->tx_queue, ep->nqueues);
+	if (opts && opts->sz >= offsetof(struct unet_channel_opts, tx_queue) + sizeof(int) &&
+	    opts->tx_queue > 0) {
+		int q = opts->tx_queue;
+
+		if (q >= UNET_MAX_QUEUES || !(ep->queue_mask & (1u << q))) {
+			unet_log(UNET_LOG_ERROR, "tx_queue %d: not a queue of this endpoint", q);
 			errno = EINVAL;
 			return NULL;
 		}
-		tx_queue = (uint32_t)opts->tx_queue;
+		while (ep->q[txq].queue_id != (uint32_t)q)
+			txq++;
 	}
 	if (ep->by_tag[local_tag]) {
 		errno = EADDRINUSE;
@@ -103,7 +106,7 @@ struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local
 	val.endpoint = ep->id;
 	val.owner_pid = (uint32_t)getpid();
 	reset_channel_stats(ep, local_tag);
-	ch = channel_new(ep, local_tag, peer_mac, peer_tag, tx_queue);
+	ch = channel_new(ep, local_tag, peer_mac, peer_tag, txq);
 	if (!ch) {
 		errno = ENOMEM;
 		return NULL;

@@ -144,7 +144,7 @@ static int check_send(struct unet_endpoint *ep, const struct unet_send_desc *d)
 static int enqueue(struct unet_endpoint *ep, const struct unet_send_desc *d)
 {
 	struct unet_channel *ch = d->channel;
-	struct unet_queue *q = &ep->q[ch->tx_queue];
+	struct unet_queue *q = &ep->q[ch->txq];
 	struct xdp_desc *xd;
 	uint32_t idx;
 
@@ -183,7 +183,7 @@ int unet_endpoint__send_batch(struct unet_endpoint *ep, const struct unet_send_d
 		err = enqueue(ep, &descs[sent]);
 		if (err)
 			break;
-		touched[descs[sent].channel->tx_queue] = true;
+		touched[descs[sent].channel->txq] = true;
 	}
 	for (uint32_t i = 0; i < ep->nqueues; i++)
 		if (touched[i])

@@ -44,6 +44,7 @@ struct ep_config {
 	enum unet_copy_mode copy;
 	bool need_wakeup;
 	uint32_t busy_poll_usec, busy_poll_budget;
+	uint32_t queue_mask;
 };
 
 static bool is_pow2(uint32_t v)
@@ -74,6 +75,7 @@ static int ep_config_from_opts(const struct unet_endpoint_opts *o, struct ep_con
 	c->need_wakeup = !OPT(o, no_need_wakeup, false);
 	c->busy_poll_usec = OPT(o, busy_poll_usec, 0);
 	c->busy_poll_budget = OPT(o, busy_poll_budget, DEFAULT_BUSY_BUDGET);
+	c->queue_mask = OPT(o, queue_mask, 0);
 
 	if (c->frame_size != 2048 && c->frame_size != 4096) {
 		unet_log(UNET_LOG_ERROR, "frame_size %u: must be 2048 or 4096", c->frame_size);
@@ -159,10 +161,31 @@ static void set_busy_poll(struct unet_queue *q, const struct ep_config *c)
 			 strerror(errno));
 }
 
+/* Which device queues get a socket: the mask's, or all of them. */
+static int pick_queues(struct unet_endpoint *ep, const char *ifname, uint32_t mask)
+{
+	uint32_t ndev = (uint32_t)unet_iface_nqueues(ifname);
+	uint32_t all = ndev >= 32 ? UINT32_MAX : (1u << ndev) - 1;
+
+	if (!mask)
+		mask = all;
+	if (mask & ~all) {
+		unet_log(UNET_LOG_ERROR, "%s: queue_mask %#x names queues the device lacks (%u)",
+			 ifname, mask, ndev);
+		return -EINVAL;
+	}
+	ep->queue_mask = mask;
+	ep->nqueues = 0;
+	for (uint32_t qid = 0; qid < UNET_MAX_QUEUES; qid++)
+		if (mask & (1u << qid))
+			ep->q[ep->nqueues++].queue_id = qid;
+	return 0;
+}
+
 static void destroy_sockets(struct unet_endpoint *ep)
 {
 	for (uint32_t i = 0; i < ep->nqueues; i++) {
-		uint32_t idx = UNET_XSK_INDEX(ep->id, i);
+		uint32_t idx = UNET_XSK_INDEX(ep->id, ep->q[i].queue_id);
 
 		if (!ep->q[i].xsk)
 			continue;
@@ -207,13 +230,18 @@ static int create_sockets(struct unet_endpoint *ep, const char *ifname,
 	for (uint32_t i = 0; i < ep->nqueues; i++) {
 		struct unet_queue *q = &ep->q[i];
 
-		q->queue_id = i;
-		err = xsk_socket__create_shared(&q->xsk, ifname, i, ep->umem, &q->rx, &q->tx,
-						&q->fill, &q->comp, &scfg);
+		err = xsk_socket__create_shared(&q->xsk, ifname, q->queue_id, ep->umem, &q->rx,
+						&q->tx, &q->fill, &q->comp, &scfg);
 		if (err) {
 			q->xsk = NULL;
-			unet_log(UNET_LOG_DEBUG, "%s queue %u: AF_XDP bind failed: %s", ifname, i,
-				 strerror(-err));
+			if (err == -EBUSY)
+				unet_log(UNET_LOG_ERROR,
+					 "%s queue %u: taken by another endpoint (one UMEM per "
+					 "queue: give each endpoint its own queues, queue_mask)",
+					 ifname, q->queue_id);
+			else
+				unet_log(UNET_LOG_DEBUG, "%s queue %u: AF_XDP bind failed: %s",
+					 ifname, q->queue_id, strerror(-err));
 			return err;
 		}
 		q->fd = xsk_socket__fd(q->xsk);
@@ -233,6 +261,8 @@ static int setup_sockets(struct unet_endpoint *ep, const char *ifname, const str
 			return 0;
 		}
 		destroy_sockets(ep);
+		if (err == -EBUSY)
+			return err;
 		if (c->copy == UNET_ZEROCOPY_FORCE) {
 			unet_log(UNET_LOG_ERROR, "%s: zero-copy not available: %s", ifname,
 				 strerror(-err));
@@ -250,7 +280,7 @@ static int publish_sockets(struct unet_endpoint *ep)
 	struct unet_endpoint_val v;
 
 	for (uint32_t i = 0; i < ep->nqueues; i++) {
-		uint32_t idx = UNET_XSK_INDEX(ep->id, i);
+		uint32_t idx = UNET_XSK_INDEX(ep->id, ep->q[i].queue_id);
 		int fd = ep->q[i].fd;
 
 		if (bpf_map_update_elem(ep->iface->xsks_fd, &idx, &fd, BPF_ANY))
@@ -352,7 +382,9 @@ struct unet_endpoint *unet_endpoint__create(const char *ifname,
 	err = read_link_info(ep, ifname);
 	if (err)
 		goto fail;
-	ep->nqueues = (uint32_t)unet_iface_nqueues(ifname);
+	err = pick_queues(ep, ifname, c.queue_mask);
+	if (err)
+		goto fail;
 	ep->frame_size = c.frame_size;
 	ep->nframes = c.segment_size / c.frame_size;
 	ep->segment_size = (size_t)ep->nframes * c.frame_size;
@@ -433,6 +465,7 @@ int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_endpoint_inf
 	memset(info, 0, sizeof(*info));
 	info->id = ep->id;
 	info->nqueues = ep->nqueues;
+	info->queue_mask = ep->queue_mask;
 	info->zerocopy = ep->zerocopy;
 	info->need_wakeup = ep->need_wakeup;
 	info->mode = ep->mode;

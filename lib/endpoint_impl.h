@@ -25,7 +25,7 @@ struct unet_channel {
 	struct unet_endpoint *ep;
 	uint16_t tag, peer_tag;
 	uint8_t peer_mac[6];
-	uint32_t tx_queue;
+	uint32_t txq; /* index into ep->q[] */
 	unet_recv_handler handler;
 	void *handler_ctx;
 	void *ctx;
@@ -50,8 +50,9 @@ struct unet_endpoint {
 	struct xsk_umem *umem;
 	struct unet_pool pool;
 
-	struct unet_queue q[UNET_MAX_QUEUES];
+	struct unet_queue q[UNET_MAX_QUEUES]; /* q[0..nqueues) */
 	uint32_t nqueues;
+	uint32_t queue_mask; /* bit q: q[] has a socket on device queue q */
 	uint32_t rx_next; /* queue to look at first, for fairness */
 	int epoll_fd;
 

@@ -182,6 +182,12 @@ struct unet_endpoint_opts {
 	bool no_need_wakeup;	 /* default: use need_wakeup */
 	uint32_t busy_poll_usec; /* > 0: SO_BUSY_POLL + SO_PREFER_BUSY_POLL */
 	uint32_t busy_poll_budget; /* default 64 when busy polling */
+	/* Bit q set: bind a socket on receive queue q.  0: every queue.
+	 * The kernel allows one UMEM per queue, so two endpoints (two
+	 * processes) on one interface must use disjoint queues; frames must
+	 * then arrive on a queue of their channel's endpoint (the sender's
+	 * tx_queue on veth, flow steering on a NIC). */
+	uint32_t queue_mask;
 };
 
 struct unet_endpoint;
@@ -191,7 +197,8 @@ struct unet_channel;
  * AF_XDP socket per receive queue, registered in the interface's XSKMAP.
  * Attaches the XDP program first when it is not attached.  Returns NULL
  * with errno: EINVAL (bad option), ENODEV, EPERM, EMEDIUMTYPE, ENOSPC (all
- * endpoint slots in use), EOPNOTSUPP (zero-copy forced, not available), ... */
+ * endpoint slots in use), EBUSY (a queue already has another endpoint's
+ * socket), EOPNOTSUPP (zero-copy forced, not available), ... */
 UNET_API struct unet_endpoint *unet_endpoint__create(const char *ifname,
 						     const struct unet_endpoint_opts *opts);
 /* Close its channels, sockets and segment, free its slot. */
@@ -199,7 +206,8 @@ UNET_API void unet_endpoint__destroy(struct unet_endpoint *ep);
 
 struct unet_endpoint_info {
 	uint32_t id;	      /* endpoint slot on the interface */
-	uint32_t nqueues;     /* sockets, one per receive queue */
+	uint32_t nqueues;     /* sockets, one per bound receive queue */
+	uint32_t queue_mask;  /* which queues: bit q for queue q */
 	bool zerocopy;	      /* what the driver gave us */
 	bool need_wakeup;
 	enum unet_xdp_mode mode; /* how the program is attached */
@@ -249,13 +257,14 @@ UNET_API void *unet_endpoint__buf_payload(struct unet_endpoint *ep, uint64_t buf
 
 struct unet_channel_opts {
 	size_t sz;
-	int tx_queue; /* send on this queue's socket; default (0 here) queue 0 */
+	int tx_queue; /* send from the socket of this queue, one the endpoint
+		       * bound; 0 or negative: the endpoint's first queue */
 };
 
 /* Open a channel: frames for local_tag from peer_mac with peer_tag come
  * to this endpoint; sends go to peer_mac with peer_tag.  Returns NULL with
- * errno EADDRINUSE (tag owned by a live endpoint), EINVAL (tag 0, bad
- * queue), ENOMEM, ... */
+ * errno EADDRINUSE (tag owned by a live endpoint), EINVAL (tag 0, a
+ * tx_queue the endpoint did not bind), ENOMEM, ... */
 UNET_API struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local_tag,
 						 const uint8_t peer_mac[6], uint16_t peer_tag,
 						 const struct unet_channel_opts *opts);

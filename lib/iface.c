@@ -1,0 +1,1208 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * iface.c - the control plane of one interface: attaching the XDP program,
+ * its pinned link and maps, and the channel / endpoint tables in them.
+ *
+ * Layout (docs/control-plane.md):
+ *
+ *   <pin_root>/<ifname>/link             BPF link of the XDP program
+ *   <pin_root>/<ifname>/unet_channels    HASH  tag -> unet_channel_val
+ *   <pin_root>/<ifname>/unet_endpoints   HASH  slot -> unet_endpoint_val
+ *   <pin_root>/<ifname>/unet_chan_stats  PERCPU_ARRAY by tag
+ *   <pin_root>/<ifname>/unet_if_stats    PERCPU_ARRAY by unet_if_counter
+ *   <pin_root>/<ifname>/unet_xsks        XSKMAP
+ *
+ * The link is pinned last: its pin marks a complete attach.  A pinned
+ * link keeps the program attached after the attaching process exits;
+ * removing the pin (with no fd left open) detaches it.
+ *
+ * We attach with a plain BPF link and not through libxdp's multi-program
+ * dispatcher: on the kernel we run on (6.18) libxdp 1.3.1 cannot load its
+ * dispatcher (EPERM) and falls back to a single program anyway, and a
+ * pinned link gives us exactly the lifetime we want.  The cost is that we
+ * do not share the device with other XDP programs: attach fails with
+ * -EBUSY when one is there.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <linux/ethtool.h>
+#include <linux/if_link.h>
+#include <linux/magic.h>
+#include <linux/sockios.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "internal.h"
+#include "unet_xdp.skel.h"
+
+_Static_assert((int)UNET_STAT__COUNT == (int)UNET_CTR__COUNT,
+	       "unet.h UNET_STAT_* and unet_abi.h UNET_CTR_* must match");
+
+static const char *const pinned_maps[] = {
+	UNET_MAP_CHANNELS, UNET_MAP_ENDPOINTS, UNET_MAP_CHAN_STATS,
+	UNET_MAP_IF_STATS, UNET_MAP_XSKS,
+};
+#define N_PINNED_MAPS (sizeof(pinned_maps) / sizeof(pinned_maps[0]))
+
+/* ---- Small helpers ---------------------------------------------------- */
+
+/* opts->pin_root if the caller's struct is big enough to hold it. */
+static int opts_pin_root(const struct unet_iface_opts *opts, const char **root)
+{
+	size_t need = offsetof(struct unet_iface_opts, pin_root) + sizeof(opts->pin_root);
+
+	*root = NULL;
+	if (!opts)
+		return 0;
+	if (opts->sz < sizeof(opts->sz))
+		return -EINVAL;
+	/* A newer caller may pass fields we do not know: they must be 0. */
+	if (opts->sz > sizeof(*opts)) {
+		const char *p = (const char *)opts;
+
+		for (size_t i = sizeof(*opts); i < opts->sz; i++)
+			if (p[i])
+				return -EINVAL;
+	}
+	if (opts->sz >= need)
+		*root = opts->pin_root;
+	return 0;
+}
+
+const char *unet_pin_root(const char *opt_root)
+{
+	const char *env;
+
+	if (opt_root && *opt_root)
+		return opt_root;
+	env = getenv("UNET_PIN_ROOT");
+	if (env && *env)
+		return env;
+	return UNET_DEFAULT_PIN_ROOT;
+}
+
+int unet_check_bpffs(const char *path)
+{
+	char buf[PATH_MAX];
+	struct statfs sfs;
+	char *slash;
+
+	if (!path || !*path)
+		return -EINVAL;
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (;;) {
+		if (statfs(buf, &sfs) == 0) {
+			if ((unsigned long)sfs.f_type == (unsigned long)BPF_FS_MAGIC)
+				return 0;
+			unet_log(UNET_LOG_ERROR, "%s is not on a bpffs (needed for %s)", buf,
+				 path);
+			return -EMEDIUMTYPE;
+		}
+		if (errno != ENOENT)
+			return -errno;
+		/* Walk up to the closest existing parent. */
+		while ((slash = strrchr(buf, '/')) && slash[1] == '\0' && slash != buf)
+			*slash = '\0';
+		slash = strrchr(buf, '/');
+		if (!slash)
+			strcpy(buf, ".");
+		else if (slash == buf)
+			buf[1] = '\0';
+		else
+			*slash = '\0';
+	}
+}
+
+/* The interface name as a path component: also rejects what could never
+ * be a network device name. */
+static int check_ifname(const char *ifname)
+{
+	size_t len;
+
+	if (!ifname)
+		return -EINVAL;
+	len = strlen(ifname);
+	if (len == 0 || len >= IF_NAMESIZE || strchr(ifname, '/') || !strcmp(ifname, ".") ||
+	    !strcmp(ifname, ".."))
+		return -ENODEV;
+	return 0;
+}
+
+/* Unprivileged callers get EACCES from bpffs directories (mode 0700) and
+ * EPERM from the bpf syscall: report both as -EPERM, as unet.h says. */
+static int perm_err(int err)
+{
+	return err == -EACCES ? -EPERM : err;
+}
+
+/* dir = <root>/<ifname>.  Returns 0 or -errno. */
+static int iface_dir(const struct unet_iface_opts *opts, const char *ifname, char *dir,
+		     size_t size)
+{
+	const char *root;
+	int err;
+
+	err = opts_pin_root(opts, &root);
+	if (err)
+		return err;
+	err = check_ifname(ifname);
+	if (err)
+		return err;
+	root = unet_pin_root(root);
+	err = unet_check_bpffs(root);
+	if (err)
+		return perm_err(err);
+	if ((size_t)snprintf(dir, size, "%s/%s", root, ifname) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int pin_path(char *buf, size_t size, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(buf, size, "%s/%s", dir, name) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* mkdir -p, 0755. */
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (size_t i = 1; i <= len; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		if (i < len)
+			buf[i] = '/';
+	}
+	return 0;
+}
+
+/* Unlink every non-directory entry of dir.  Returns 0 or -errno. */
+static int clean_dir(const char *dir)
+{
+	struct dirent *de;
+	int err = 0;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) && errno != ENOENT) {
+			err = -errno;
+			unet_log(UNET_LOG_WARN, "cannot remove %s/%s: %s", dir, de->d_name,
+				 strerror(errno));
+		}
+	}
+	closedir(d);
+	return err;
+}
+
+/* Exclusive lock on <dir> (flock on the directory itself) serialising
+ * attach and detach of one interface between processes.  Returns the
+ * locked fd, or -errno. */
+static int lock_dir(const char *dir)
+{
+	struct stat a, b;
+
+	for (int tries = 0; tries < 8; tries++) {
+		int err, fd;
+
+		err = mkdir_p(dir);
+		if (err)
+			return err;
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				continue;
+			return -errno;
+		}
+		if (flock(fd, LOCK_EX)) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		/* A concurrent detach may have removed the directory while we
+		 * waited: then lock the new one. */
+		if (fstat(fd, &a) == 0 && stat(dir, &b) == 0 && a.st_ino == b.st_ino &&
+		    a.st_dev == b.st_dev)
+			return fd;
+		close(fd);
+	}
+	return -EAGAIN;
+}
+
+static void unlock_dir(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* drops the flock */
+}
+
+/* Route libbpf's messages to our log while we call into it: the library
+ * must not print, and libbpf's default printer writes to stderr. */
+static int libbpf_print_to_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	enum unet_log_level l = level == LIBBPF_WARN	? UNET_LOG_WARN
+				: level == LIBBPF_INFO	? UNET_LOG_INFO
+							: UNET_LOG_DEBUG;
+	char msg[480];
+	size_t n;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	unet_log(l, "libbpf: %s", msg);
+	return 0;
+}
+
+/*
+ * State of the link pinned in dir:
+ *   1        pinned and attached to ifindex (*prog_id set if non-NULL);
+ *   0        pinned but dead: detached, the device is gone, or it is on
+ *            another device (the name was reused);
+ *   -ENOENT  no link pin;
+ *   -errno   otherwise.
+ */
+static int pinned_link_state(const char *dir, int ifindex, uint32_t *prog_id)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, err;
+
+	err = pin_path(path, sizeof(path), dir, UNET_PIN_LINK);
+	if (err)
+		return err;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	memset(&info, 0, sizeof(info));
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	err = err ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	if (info.type != BPF_LINK_TYPE_XDP || info.xdp.ifindex == 0 ||
+	    (int)info.xdp.ifindex != ifindex)
+		return 0;
+	if (prog_id)
+		*prog_id = info.prog_id;
+	return 1;
+}
+
+static bool all_maps_pinned(const char *dir)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < N_PINNED_MAPS; i++) {
+		if (pin_path(path, sizeof(path), dir, pinned_maps[i]) || access(path, F_OK))
+			return false;
+	}
+	return true;
+}
+
+/* Detach the link pinned in dir, if any, whatever its state. */
+static void detach_pinned_link(const char *dir)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (pin_path(path, sizeof(path), dir, UNET_PIN_LINK))
+		return;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	/* ENOLINK: already detached (device gone); nothing to do. */
+	if (bpf_link_detach(fd) && errno != ENOLINK && errno != EINVAL)
+		unet_log(UNET_LOG_WARN, "%s: bpf_link_detach: %s", path, strerror(errno));
+	close(fd);
+}
+
+/* ---- Attach / detach ---------------------------------------------------- */
+
+/* Load the program with its maps pinned in dir and attach it to ifindex
+ * with XDP flags `flags`, pinning the link as dir/link.  Returns 0 or
+ * -errno; on failure nothing is left attached (the caller cleans dir). */
+static int load_and_link(const char *ifname, int ifindex, const char *dir, __u32 flags)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oopts, .pin_root_path = dir);
+	LIBBPF_OPTS(bpf_link_create_opts, lopts, .flags = flags);
+	char path[PATH_MAX];
+	struct unet_xdp_bpf *skel;
+	int link_fd = -1, err;
+
+	skel = unet_xdp_bpf__open_opts(&oopts);
+	if (!skel) {
+		err = -errno;
+		unet_log(UNET_LOG_ERROR, "%s: opening the XDP object: %s", ifname, strerror(-err));
+		return err;
+	}
+	err = unet_xdp_bpf__load(skel);
+	if (err) {
+		unet_log(UNET_LOG_ERROR, "%s: loading the XDP program: %s", ifname, strerror(-err));
+		goto out;
+	}
+	/* The maps are pinned by name (LIBBPF_PIN_BY_NAME in the object);
+	 * pin any that is not, so the layout holds whatever the object says. */
+	for (size_t i = 0; i < N_PINNED_MAPS; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj, pinned_maps[i]);
+
+		if (!map) {
+			unet_log(UNET_LOG_ERROR, "%s: the XDP object has no map %s", ifname,
+				 pinned_maps[i]);
+			err = -ENOENT;
+			goto out;
+		}
+		if (bpf_map__is_pinned(map))
+			continue;
+		err = pin_path(path, sizeof(path), dir, pinned_maps[i]);
+		if (!err)
+			err = bpf_map__pin(map, path);
+		if (err) {
+			unet_log(UNET_LOG_ERROR, "%s: pinning %s: %s", ifname, pinned_maps[i],
+				 strerror(-err));
+			goto out;
+		}
+	}
+
+	link_fd = bpf_link_create(bpf_program__fd(skel->progs.unet_xdp_rx), ifindex, BPF_XDP,
+				  &lopts);
+	if (link_fd < 0) {
+		err = -errno;
+		unet_log(UNET_LOG_INFO, "%s: attaching in %s mode: %s", ifname,
+			 flags == XDP_FLAGS_DRV_MODE ? "native" : "skb", strerror(-err));
+		goto out;
+	}
+	err = pin_path(path, sizeof(path), dir, UNET_PIN_LINK);
+	if (!err && bpf_obj_pin(link_fd, path))
+		err = -errno;
+	if (err) {
+		unet_log(UNET_LOG_ERROR, "%s: pinning the link at %s: %s", ifname, path,
+			 strerror(-err));
+		goto out;
+	}
+	unet_log(UNET_LOG_INFO, "%s: XDP program attached in %s mode, pinned in %s", ifname,
+		 flags == XDP_FLAGS_DRV_MODE ? "native" : "skb", dir);
+out:
+	/* Closing an unpinned link detaches it; a pinned one lives on. */
+	if (link_fd >= 0)
+		close(link_fd);
+	unet_xdp_bpf__destroy(skel);
+	return err;
+}
+
+int unet_iface__attach(const char *ifname, enum unet_xdp_mode mode,
+		       const struct unet_iface_opts *opts)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	libbpf_print_fn_t old_print;
+	char dir[PATH_MAX];
+	int ifindex, lock_fd, state, err;
+
+	if (mode != UNET_XDP_MODE_AUTO && mode != UNET_XDP_MODE_NATIVE &&
+	    mode != UNET_XDP_MODE_SKB)
+		return -EINVAL;
+	err = iface_dir(opts, ifname, dir, sizeof(dir));
+	if (err)
+		return err;
+	ifindex = (int)if_nametoindex(ifname);
+	if (!ifindex) {
+		unet_log(UNET_LOG_ERROR, "no such interface: %s", ifname);
+		return -ENODEV;
+	}
+	lock_fd = lock_dir(dir);
+	if (lock_fd < 0) {
+		unet_log(UNET_LOG_ERROR, "cannot create %s: %s", dir, strerror(-lock_fd));
+		return perm_err(lock_fd);
+	}
+
+	state = pinned_link_state(dir, ifindex, NULL);
+	if (state == 1 && all_maps_pinned(dir)) {
+		unet_log(UNET_LOG_DEBUG, "%s: already attached", ifname);
+		err = 0;
+		goto out;
+	}
+	if (state == 1) {
+		unet_log(UNET_LOG_WARN, "%s: attached but maps missing in %s: re-attaching",
+			 ifname, dir);
+		detach_pinned_link(dir);
+	} else if (state == 0) {
+		unet_log(UNET_LOG_INFO, "%s: removing stale pins in %s", ifname, dir);
+	}
+	/* Whatever is left in dir belongs to no live program of ours. */
+	err = clean_dir(dir);
+	if (err)
+		goto out_rmdir;
+
+	err = bpf_xdp_query(ifindex, 0, &q);
+	if (err) {
+		err = -errno;
+		unet_log(UNET_LOG_ERROR, "%s: querying XDP: %s", ifname, strerror(-err));
+		goto out_rmdir;
+	}
+	if (q.attach_mode != XDP_ATTACHED_NONE) {
+		unet_log(UNET_LOG_ERROR, "%s: another XDP program (id %u) is attached", ifname,
+			 q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id);
+		err = -EBUSY;
+		goto out_rmdir;
+	}
+
+	old_print = libbpf_set_print(libbpf_print_to_log);
+	if (mode == UNET_XDP_MODE_SKB) {
+		err = load_and_link(ifname, ifindex, dir, XDP_FLAGS_SKB_MODE);
+	} else {
+		err = load_and_link(ifname, ifindex, dir, XDP_FLAGS_DRV_MODE);
+		if (err && mode == UNET_XDP_MODE_AUTO && err != -EPERM && err != -EBUSY &&
+		    err != -EEXIST) {
+			clean_dir(dir);
+			unet_log(UNET_LOG_INFO, "%s: native XDP failed, trying skb mode", ifname);
+			err = load_and_link(ifname, ifindex, dir, XDP_FLAGS_SKB_MODE);
+		}
+	}
+	libbpf_set_print(old_print);
+	if (!err)
+		goto out;
+out_rmdir:
+	clean_dir(dir);
+	rmdir(dir);
+out:
+	unlock_dir(lock_fd);
+	return perm_err(err);
+}
+
+int unet_iface__detach(const char *ifname, const struct unet_iface_opts *opts)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int lock_fd, err;
+
+	err = iface_dir(opts, ifname, dir, sizeof(dir));
+	if (err)
+		return err;
+	if (stat(dir, &st))
+		return errno != ENOENT ? perm_err(-errno)
+		       : if_nametoindex(ifname) ? -ENOENT
+						: -ENODEV;
+	lock_fd = lock_dir(dir);
+	if (lock_fd < 0)
+		return perm_err(lock_fd);
+	/* Whether the link is alive, dead, or missing (half-made pins), the
+	 * interface's pins go: detach is also how stale pins are cleared. */
+	detach_pinned_link(dir);
+	err = clean_dir(dir);
+	if (!err && rmdir(dir) && errno != ENOENT) {
+		err = -errno;
+		unet_log(UNET_LOG_WARN, "cannot remove %s: %s", dir, strerror(errno));
+	}
+	unlock_dir(lock_fd);
+	if (!err)
+		unet_log(UNET_LOG_INFO, "%s: detached, pins removed from %s", ifname, dir);
+	return perm_err(err);
+}
+
+/* ---- Open / close --------------------------------------------------- */
+
+/* Check a pinned map is the map we expect.  Returns 0 or -EPROTO. */
+static int check_map(int fd, const char *name, __u32 type, __u32 key_size, __u32 value_size)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.type != type || info.key_size != key_size || info.value_size != value_size) {
+		unet_log(UNET_LOG_ERROR,
+			 "pinned map %s: type %u key %u value %u, expected %u/%u/%u "
+			 "(program and library from different versions?)",
+			 name, info.type, info.key_size, info.value_size, type, key_size,
+			 value_size);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int open_map(const char *dir, const char *name, int *fd)
+{
+	char path[PATH_MAX];
+	int err;
+
+	err = pin_path(path, sizeof(path), dir, name);
+	if (err)
+		return err;
+	*fd = bpf_obj_get(path);
+	if (*fd < 0) {
+		err = -errno;
+		*fd = -1;
+		unet_log(UNET_LOG_ERROR, "opening %s: %s", path, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_opts *opts)
+{
+	struct unet_iface *iface;
+	char path[PATH_MAX];
+	struct stat st;
+	int err, ncpus;
+
+	iface = calloc(1, sizeof(*iface));
+	if (!iface) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	iface->channels_fd = iface->endpoints_fd = iface->chan_stats_fd = -1;
+	iface->if_stats_fd = iface->xsks_fd = -1;
+
+	err = iface_dir(opts, ifname, iface->pin_dir, sizeof(iface->pin_dir));
+	if (err)
+		goto err;
+	strcpy(iface->ifname, ifname);
+	/* 0 when the device is gone: the pins can still be looked at (status
+	 * shows link_alive false) and cleared. */
+	iface->ifindex = (int)if_nametoindex(ifname);
+
+	if (stat(iface->pin_dir, &st)) {
+		err = errno != ENOENT ? -errno : iface->ifindex ? -ENOENT : -ENODEV;
+		goto err;
+	}
+	err = pin_path(path, sizeof(path), iface->pin_dir, UNET_PIN_LINK);
+	if (err)
+		goto err;
+	if (access(path, F_OK)) {
+		err = -errno;
+		goto err;
+	}
+	if ((err = open_map(iface->pin_dir, UNET_MAP_CHANNELS, &iface->channels_fd)) ||
+	    (err = open_map(iface->pin_dir, UNET_MAP_ENDPOINTS, &iface->endpoints_fd)) ||
+	    (err = open_map(iface->pin_dir, UNET_MAP_CHAN_STATS, &iface->chan_stats_fd)) ||
+	    (err = open_map(iface->pin_dir, UNET_MAP_IF_STATS, &iface->if_stats_fd)) ||
+	    (err = open_map(iface->pin_dir, UNET_MAP_XSKS, &iface->xsks_fd)))
+		goto err;
+	if ((err = check_map(iface->channels_fd, UNET_MAP_CHANNELS, BPF_MAP_TYPE_HASH,
+			     sizeof(__u32), sizeof(struct unet_channel_val))) ||
+	    (err = check_map(iface->endpoints_fd, UNET_MAP_ENDPOINTS, BPF_MAP_TYPE_HASH,
+			     sizeof(__u32), sizeof(struct unet_endpoint_val))) ||
+	    (err = check_map(iface->chan_stats_fd, UNET_MAP_CHAN_STATS, BPF_MAP_TYPE_PERCPU_ARRAY,
+			     sizeof(__u32), sizeof(struct unet_channel_stats))) ||
+	    (err = check_map(iface->if_stats_fd, UNET_MAP_IF_STATS, BPF_MAP_TYPE_PERCPU_ARRAY,
+			     sizeof(__u32), sizeof(__u64))) ||
+	    (err = check_map(iface->xsks_fd, UNET_MAP_XSKS, BPF_MAP_TYPE_XSKMAP, sizeof(__u32),
+			     sizeof(__u32))))
+		goto err;
+
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus < 1) {
+		err = ncpus < 0 ? ncpus : -EINVAL;
+		goto err;
+	}
+	iface->ncpus = ncpus;
+	return iface;
+err:
+	unet_iface__close(iface);
+	errno = -perm_err(err);
+	return NULL;
+}
+
+void unet_iface__close(struct unet_iface *iface)
+{
+	int *fds[5];
+
+	if (!iface)
+		return;
+	fds[0] = &iface->channels_fd;
+	fds[1] = &iface->endpoints_fd;
+	fds[2] = &iface->chan_stats_fd;
+	fds[3] = &iface->if_stats_fd;
+	fds[4] = &iface->xsks_fd;
+	for (int i = 0; i < 5; i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+	free(iface);
+}
+
+/* ---- Listing interfaces ------------------------------------------------ */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int unet_iface__for_each(const struct unet_iface_opts *opts,
+			 int (*fn)(const char *ifname, void *ctx), void *ctx)
+{
+	char **names = NULL, **tmp;
+	size_t n = 0, cap = 0;
+	const char *root;
+	struct dirent *de;
+	int err, ret = 0;
+	DIR *d;
+
+	if (!fn)
+		return -EINVAL;
+	err = opts_pin_root(opts, &root);
+	if (err)
+		return err;
+	root = unet_pin_root(root);
+	err = unet_check_bpffs(root);
+	if (err)
+		return err;
+	d = opendir(root);
+	if (!d)
+		return errno == ENOENT ? 0 : perm_err(-errno); /* ENOENT: nothing attached */
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || check_ifname(de->d_name))
+			continue;
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			tmp = realloc(names, cap * sizeof(*names));
+			if (!tmp) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			names = tmp;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		n++;
+	}
+	/* In name order, so listings are stable. */
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = fn(names[i], ctx);
+out:
+	closedir(d);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return ret;
+}
+
+/* ---- Processes --------------------------------------------------------- */
+
+uint64_t unet_proc_start_time(uint32_t pid)
+{
+	char path[64], buf[1024], *p;
+	ssize_t len;
+	int fd;
+
+	if (!pid)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	/* Field 2 is "(comm)" and comm may hold spaces and parentheses: the
+	 * fields after it start after the last ')'.  That is field 3 (state);
+	 * starttime is field 22, 19 fields further. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	p++;
+	for (int field = 3; field < 22; field++) {
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ')
+			p++;
+		if (!*p)
+			return 0;
+	}
+	return strtoull(p, NULL, 10);
+}
+
+bool unet_owner_alive(uint32_t pid, uint64_t start_time)
+{
+	char path[64];
+	uint64_t now;
+
+	if (!pid)
+		return false;
+	now = unet_proc_start_time(pid);
+	if (!now) {
+		/* Unreadable stat: trust the pid's existence alone. */
+		snprintf(path, sizeof(path), "/proc/%u", pid);
+		return access(path, F_OK) == 0;
+	}
+	/* A recorded starttime of 0 means unknown: the pid decides. */
+	return !start_time || now == start_time;
+}
+
+/* ---- Devices ----------------------------------------------------------- */
+
+static int clamp_queues(unsigned long n)
+{
+	if (n < 1)
+		return 1;
+	if (n > UNET_MAX_QUEUES)
+		return UNET_MAX_QUEUES;
+	return (int)n;
+}
+
+int unet_iface_nqueues(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr;
+	unsigned long n = 0;
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	if (!ifname || check_ifname(ifname))
+		return 1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+		ifr.ifr_data = (char *)&ch;
+		if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+			n = ch.rx_count > ch.combined_count ? ch.rx_count : ch.combined_count;
+		close(fd);
+	}
+	if (n)
+		return clamp_queues(n);
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	d = opendir(path);
+	if (!d)
+		return 1;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "rx-", 3))
+			n++;
+	closedir(d);
+	return clamp_queues(n);
+}
+
+/* ---- Status and counters ---------------------------------------------- */
+
+static int count_keys(int fd, uint32_t *count)
+{
+	__u32 key, next;
+	__u32 *prev = NULL;
+	uint32_t n = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		/* Keys vanishing under us restart the walk: bound it. */
+		if (++n > UNET_MAX_CHANNELS)
+			break;
+	}
+	if (n <= UNET_MAX_CHANNELS && errno != ENOENT)
+		return -errno;
+	*count = n;
+	return 0;
+}
+
+int unet_iface__status(struct unet_iface *iface, struct unet_iface_status *st)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	uint32_t prog_id = 0;
+	int err, state;
+
+	if (!iface || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	snprintf(st->ifname, sizeof(st->ifname), "%s", iface->ifname);
+	/* The device may have been re-created since open. */
+	st->ifindex = (int)if_nametoindex(iface->ifname);
+	st->mode = UNET_XDP_MODE_AUTO;
+
+	state = st->ifindex ? pinned_link_state(iface->pin_dir, st->ifindex, &prog_id) : 0;
+	if (state < 0 && state != -ENOENT)
+		return state;
+	st->link_alive = state == 1;
+	if (st->link_alive) {
+		st->prog_id = prog_id;
+		if (bpf_xdp_query(st->ifindex, 0, &q) == 0) {
+			if (q.attach_mode == XDP_ATTACHED_DRV)
+				st->mode = UNET_XDP_MODE_NATIVE;
+			else if (q.attach_mode == XDP_ATTACHED_SKB)
+				st->mode = UNET_XDP_MODE_SKB;
+		}
+	}
+	if (st->ifindex)
+		st->nqueues = (uint32_t)unet_iface_nqueues(iface->ifname);
+	err = count_keys(iface->endpoints_fd, &st->n_endpoints);
+	if (!err)
+		err = count_keys(iface->channels_fd, &st->n_channels);
+	return err;
+}
+
+const char *unet_stat_name(int idx)
+{
+	static const char *const names[UNET_STAT__COUNT] = {
+		[UNET_STAT_RX] = "rx",
+		[UNET_STAT_PASS] = "pass",
+		[UNET_STAT_DELIVERED] = "delivered",
+		[UNET_STAT_DROP_MALFORMED] = "drop_malformed",
+		[UNET_STAT_DROP_VERSION] = "drop_version",
+		[UNET_STAT_DROP_UNKNOWN_TAG] = "drop_unknown_tag",
+		[UNET_STAT_DROP_WRONG_SRC] = "drop_wrong_src",
+		[UNET_STAT_DROP_NO_SOCKET] = "drop_no_socket",
+	};
+
+	if (idx < 0 || idx >= UNET_STAT__COUNT)
+		return NULL;
+	return names[idx];
+}
+
+int unet_iface__stats(struct unet_iface *iface, uint64_t out[UNET_STAT__COUNT])
+{
+	__u64 *vals;
+
+	if (!iface || !out)
+		return -EINVAL;
+	/* Per-CPU values come one per possible CPU, each 8-byte aligned. */
+	vals = calloc((size_t)iface->ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 i = 0; i < UNET_STAT__COUNT; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(iface->if_stats_fd, &i, vals)) {
+			int err = -errno;
+
+			free(vals);
+			return err;
+		}
+		for (int c = 0; c < iface->ncpus; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+/* ---- Channels and endpoints ----------------------------------------- */
+
+/* Every key of a HASH map with __u32 keys, taken before the caller looks
+ * at (and maybe deletes) entries: get_next_key from a deleted key starts
+ * over.  Returns 0 with *keys (free it) and *n, or -errno. */
+static int collect_keys(int fd, __u32 **keys, size_t *n)
+{
+	size_t cap = 64, cnt = 0;
+	__u32 *k, *tmp, *prev = NULL, last, next;
+
+	k = malloc(cap * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (cnt == cap) {
+			if (cap >= 2 * UNET_MAX_CHANNELS)
+				break; /* a map churning under us: enough */
+			cap *= 2;
+			tmp = realloc(k, cap * sizeof(*k));
+			if (!tmp) {
+				free(k);
+				return -ENOMEM;
+			}
+			k = tmp;
+		}
+		k[cnt++] = next;
+		last = next;
+		prev = &last;
+	}
+	if (cnt < cap && errno != ENOENT) {
+		int err = -errno;
+
+		free(k);
+		return err;
+	}
+	*keys = k;
+	*n = cnt;
+	return 0;
+}
+
+enum ep_state { EP_UNKNOWN = 0, EP_MISSING, EP_STALE, EP_ALIVE };
+
+/* Endpoint slot state, cached per walk (slots are < UNET_MAX_ENDPOINTS). */
+static enum ep_state endpoint_state(struct unet_iface *iface, uint32_t id,
+				    enum ep_state cache[UNET_MAX_ENDPOINTS])
+{
+	struct unet_endpoint_val ev;
+	enum ep_state s;
+
+	if (id < UNET_MAX_ENDPOINTS && cache[id] != EP_UNKNOWN)
+		return cache[id];
+	if (bpf_map_lookup_elem(iface->endpoints_fd, &id, &ev))
+		s = EP_MISSING;
+	else
+		s = unet_owner_alive(ev.pid, ev.start_time) ? EP_ALIVE : EP_STALE;
+	if (id < UNET_MAX_ENDPOINTS)
+		cache[id] = s;
+	return s;
+}
+
+static void channel_stats(struct unet_iface *iface, uint32_t tag, struct unet_channel_entry *e)
+{
+	struct unet_channel_stats *vals;
+
+	vals = calloc((size_t)iface->ncpus, sizeof(*vals));
+	if (!vals)
+		return;
+	if (bpf_map_lookup_elem(iface->chan_stats_fd, &tag, vals) == 0) {
+		for (int c = 0; c < iface->ncpus; c++) {
+			e->delivered += vals[c].delivered;
+			e->delivered_bytes += vals[c].delivered_bytes;
+			e->drop_wrong_src += vals[c].drop_wrong_src;
+			e->drop_no_socket += vals[c].drop_no_socket;
+		}
+	}
+	free(vals);
+}
+
+int unet_iface__for_each_channel(struct unet_iface *iface,
+				 int (*fn)(const struct unet_channel_entry *, void *ctx), void *ctx)
+{
+	enum ep_state cache[UNET_MAX_ENDPOINTS] = { 0 };
+	struct unet_channel_entry e;
+	struct unet_channel_val cv;
+	__u32 *keys;
+	size_t n;
+	int ret;
+
+	if (!iface || !fn)
+		return -EINVAL;
+	ret = collect_keys(iface->channels_fd, &keys, &n);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n && !ret; i++) {
+		if (bpf_map_lookup_elem(iface->channels_fd, &keys[i], &cv))
+			continue; /* deleted meanwhile */
+		memset(&e, 0, sizeof(e));
+		e.tag = (uint16_t)keys[i];
+		e.peer_tag = cv.peer_tag;
+		memcpy(e.peer_mac, cv.peer_mac, sizeof(e.peer_mac));
+		e.endpoint = cv.endpoint;
+		e.pid = cv.owner_pid;
+		e.stale = endpoint_state(iface, cv.endpoint, cache) != EP_ALIVE;
+		channel_stats(iface, keys[i], &e);
+		ret = fn(&e, ctx);
+	}
+	free(keys);
+	return ret;
+}
+
+int unet_iface__for_each_endpoint(struct unet_iface *iface,
+				  int (*fn)(const struct unet_endpoint_entry *, void *ctx),
+				  void *ctx)
+{
+	struct unet_endpoint_entry e;
+	struct unet_endpoint_val ev;
+	__u32 *keys;
+	size_t n;
+	int ret;
+
+	if (!iface || !fn)
+		return -EINVAL;
+	ret = collect_keys(iface->endpoints_fd, &keys, &n);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n && !ret; i++) {
+		if (bpf_map_lookup_elem(iface->endpoints_fd, &keys[i], &ev))
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.id = keys[i];
+		e.pid = ev.pid;
+		e.nqueues = ev.nqueues;
+		memcpy(e.comm, ev.comm, sizeof(e.comm));
+		e.comm[sizeof(e.comm) - 1] = '\0';
+		e.stale = !unet_owner_alive(ev.pid, ev.start_time);
+		ret = fn(&e, ctx);
+	}
+	free(keys);
+	return ret;
+}
+
+int unet_iface__reclaim(struct unet_iface *iface)
+{
+	enum ep_state cache[UNET_MAX_ENDPOINTS] = { 0 };
+	struct unet_endpoint_val ev;
+	struct unet_channel_val cv;
+	__u32 *keys;
+	size_t n;
+	int err, removed = 0;
+
+	if (!iface)
+		return -EINVAL;
+	/* Channels first: were a stale endpoint's slot freed first, a new
+	 * process could claim it and inherit the dead owner's channels. */
+	err = collect_keys(iface->channels_fd, &keys, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(iface->channels_fd, &keys[i], &cv))
+			continue;
+		if (endpoint_state(iface, cv.endpoint, cache) == EP_ALIVE)
+			continue;
+		if (bpf_map_delete_elem(iface->channels_fd, &keys[i]) == 0) {
+			unet_log(UNET_LOG_INFO, "%s: reclaimed channel %u (endpoint %u)",
+				 iface->ifname, keys[i], cv.endpoint);
+			removed++;
+		}
+	}
+	free(keys);
+
+	err = collect_keys(iface->endpoints_fd, &keys, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		/* Look again right before deleting: the slot may have been
+		 * reclaimed and claimed again since the channel pass. */
+		if (bpf_map_lookup_elem(iface->endpoints_fd, &keys[i], &ev))
+			continue;
+		if (unet_owner_alive(ev.pid, ev.start_time))
+			continue;
+		if (bpf_map_delete_elem(iface->endpoints_fd, &keys[i]) == 0) {
+			unet_log(UNET_LOG_INFO, "%s: reclaimed endpoint %u (pid %u gone)",
+				 iface->ifname, keys[i], ev.pid);
+			removed++;
+		}
+	}
+	free(keys);
+	return removed;
+}
+
+int unet_iface__channel_add(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
+			    const uint8_t peer_mac[6], uint16_t peer_tag)
+{
+	enum ep_state cache[UNET_MAX_ENDPOINTS] = { 0 };
+	struct unet_channel_stats *zero;
+	struct unet_channel_val cv, old;
+	struct unet_endpoint_val ev;
+	__u32 key = tag;
+	int err;
+
+	if (!iface || !peer_mac || tag == UNET_TAG_INVALID)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(iface->endpoints_fd, &endpoint, &ev) ||
+	    !unet_owner_alive(ev.pid, ev.start_time)) {
+		unet_log(UNET_LOG_ERROR, "%s: no live endpoint %u", iface->ifname, endpoint);
+		return -ESRCH;
+	}
+	if (bpf_map_lookup_elem(iface->channels_fd, &key, &old) == 0) {
+		if (endpoint_state(iface, old.endpoint, cache) == EP_ALIVE) {
+			unet_log(UNET_LOG_ERROR, "%s: tag %u in use by endpoint %u (pid %u)",
+				 iface->ifname, tag, old.endpoint, old.owner_pid);
+			return -EADDRINUSE;
+		}
+		unet_log(UNET_LOG_INFO, "%s: replacing stale channel %u", iface->ifname, tag);
+		if (bpf_map_delete_elem(iface->channels_fd, &key) && errno != ENOENT)
+			return -errno;
+	}
+
+	/* Fresh counters for the new channel, before frames can arrive. */
+	zero = calloc((size_t)iface->ncpus, sizeof(*zero));
+	if (!zero)
+		return -ENOMEM;
+	err = bpf_map_update_elem(iface->chan_stats_fd, &key, zero, BPF_ANY) ? -errno : 0;
+	free(zero);
+	if (err)
+		return err;
+
+	memset(&cv, 0, sizeof(cv));
+	memcpy(cv.peer_mac, peer_mac, sizeof(cv.peer_mac));
+	cv.peer_tag = peer_tag;
+	cv.endpoint = endpoint;
+	cv.owner_pid = ev.pid;
+	if (bpf_map_update_elem(iface->channels_fd, &key, &cv, BPF_NOEXIST)) {
+		err = -errno;
+		if (err == -EEXIST) {
+			/* Someone took the tag between our look and our insert. */
+			unet_log(UNET_LOG_ERROR, "%s: tag %u in use", iface->ifname, tag);
+			return -EADDRINUSE;
+		}
+		return err;
+	}
+	unet_log(UNET_LOG_INFO, "%s: channel %u -> endpoint %u added", iface->ifname, tag,
+		 endpoint);
+	return 0;
+}
+
+int unet_iface__channel_del(struct unet_iface *iface, uint16_t tag)
+{
+	__u32 key = tag;
+
+	if (!iface)
+		return -EINVAL;
+	if (tag == UNET_TAG_INVALID)
+		return -ENOENT;
+	if (bpf_map_delete_elem(iface->channels_fd, &key))
+		return -errno;
+	return 0;
+}
+
+/* ---- MAC addresses ------------------------------------------------------- */
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int unet_parse_mac(const char *s, uint8_t mac[6])
+{
+	uint8_t m[6];
+
+	if (!s || !mac || strlen(s) != 17)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++) {
+		int hi = hexval((unsigned char)s[3 * i]), lo = hexval((unsigned char)s[3 * i + 1]);
+
+		if (hi < 0 || lo < 0 || (i < 5 && s[3 * i + 2] != ':'))
+			return -EINVAL;
+		m[i] = (uint8_t)(hi << 4 | lo);
+	}
+	memcpy(mac, m, sizeof(m));
+	return 0;
+}
+
+char *unet_format_mac(const uint8_t mac[6], char *buf)
+{
+	snprintf(buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
+		 mac[4], mac[5]);
+	return buf;
+}
