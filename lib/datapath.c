@@ -76,7 +76,8 @@ int unet_endpoint__complete(struct unet_endpoint *ep)
 			continue;
 		n = xsk_ring_cons__peek(&q->comp, q->tx_pending, &idx);
 		for (uint32_t k = 0; k < n; k++)
-			unet_pool_put(&ep->pool, *xsk_ring_cons__comp_addr(&q->comp, idx + k),
+			unet_pool_put(&ep->pool,
+				      *xsk_ring_cons__comp_addr(&q->comp, idx + k) - UNET_ALIGN_PAD,
 				      UNET_FRAME_KERNEL);
 		xsk_ring_cons__release(&q->comp, n);
 		q->tx_pending -= n;
@@ -121,7 +122,7 @@ void *unet_endpoint__buf_payload(struct unet_endpoint *ep, uint64_t buf)
 		errno = EINVAL;
 		return NULL;
 	}
-	return (uint8_t *)ep->segment + buf + UNET_PAYLOAD_OFF;
+	return (uint8_t *)ep->segment + buf + UNET_TX_PAYLOAD;
 }
 
 /* Check a message before anything is queued. */
@@ -155,8 +156,8 @@ static int enqueue(struct unet_endpoint *ep, const struct unet_send_desc *d)
 			return -EAGAIN;
 	}
 	xd = xsk_ring_prod__tx_desc(&q->tx, idx);
-	xd->addr = d->buf;
-	xd->len = unet_wire_build((uint8_t *)ep->segment + d->buf, ch->peer_mac, ep->mac,
+	xd->addr = d->buf + UNET_ALIGN_PAD;
+	xd->len = unet_wire_build((uint8_t *)ep->segment + xd->addr, ch->peer_mac, ep->mac,
 				  ch->peer_tag, ch->tag, d->len);
 	xd->options = 0;
 	unet_pool_move(&ep->pool, d->buf, UNET_FRAME_APP, UNET_FRAME_KERNEL);
@@ -218,7 +219,7 @@ int unet_channel__send_copy(struct unet_channel *ch, const void *data, size_t le
 	buf = unet_endpoint__buf_alloc(ep);
 	if (buf == UNET_NO_BUF)
 		return -EAGAIN;
-	memcpy((uint8_t *)ep->segment + buf + UNET_PAYLOAD_OFF, data, len);
+	memcpy((uint8_t *)ep->segment + buf + UNET_TX_PAYLOAD, data, len);
 	err = unet_channel__send(ch, buf, (uint32_t)len);
 	if (err)
 		unet_pool_put(&ep->pool, buf, UNET_FRAME_APP);

@@ -208,7 +208,7 @@ static int create_sockets(struct unet_endpoint *ep, const char *ifname,
 		.fill_size = c->fill_size,
 		.comp_size = c->comp_size,
 		.frame_size = c->frame_size,
-		.frame_headroom = 0,
+		.frame_headroom = UNET_ALIGN_PAD,
 		.flags = 0,
 	};
 	struct xsk_socket_config scfg = {
@@ -390,8 +390,8 @@ struct unet_endpoint *unet_endpoint__create(const char *ifname,
 	ep->segment_size = (size_t)ep->nframes * c.frame_size;
 	/* The MTU counts everything after the Ethernet header. */
 	ep->max_payload = ep->mtu - UNET_HDR_LEN;
-	if (ep->max_payload > c.frame_size - XDP_PACKET_HEADROOM - UNET_PAYLOAD_OFF)
-		ep->max_payload = c.frame_size - XDP_PACKET_HEADROOM - UNET_PAYLOAD_OFF;
+	if (ep->max_payload > c.frame_size - XDP_PACKET_HEADROOM - UNET_TX_PAYLOAD)
+		ep->max_payload = c.frame_size - XDP_PACKET_HEADROOM - UNET_TX_PAYLOAD;
 	ep->batch = c.tx_size < 64 ? c.tx_size : 64;
 	/* Keep half of the segment for receiving, shared out among the
 	 * queues, the rest for sending. */

@@ -8,6 +8,17 @@
 
 #include "internal.h"
 
+/*
+ * Frames start 2 bytes into their buffer (sent ones) or 2 bytes after the
+ * kernel's headroom (received ones: UMEM frame_headroom), so that the
+ * payload after the 22 bytes of Ethernet + U-Net header starts 8-byte
+ * aligned and applications can lay structures over it (the NET_IP_ALIGN
+ * trick).  A VLAN tag shifts received payloads by 4.
+ */
+#define UNET_ALIGN_PAD 2
+/* Where a send buffer's payload starts, from the buffer's offset. */
+#define UNET_TX_PAYLOAD (UNET_ALIGN_PAD + UNET_PAYLOAD_OFF)
+
 /* One AF_XDP socket: the endpoint's view of one receive queue. */
 struct unet_queue {
 	struct xsk_socket *xsk;

@@ -279,7 +279,7 @@ static int libbpf_print_to_log(enum libbpf_print_level level, const char *fmt, v
 	n = strlen(msg);
 	while (n && msg[n - 1] == '\n')
 		msg[--n] = '\0';
-	unet_log(l, "libbpf: %s", msg);
+	unet_log(l, "%s", msg); /* already starts "libbpf: " */
 	return 0;
 }
 
@@ -348,16 +348,28 @@ static void detach_pinned_link(const char *dir)
 
 /* ---- Attach / detach ---------------------------------------------------- */
 
+static const char *flags_name(__u32 flags)
+{
+	return flags == XDP_FLAGS_DRV_MODE ? "native" : "skb";
+}
+
 /* Load the program with its maps pinned in dir and attach it to ifindex
- * with XDP flags `flags`, pinning the link as dir/link.  Returns 0 or
- * -errno; on failure nothing is left attached (the caller cleans dir). */
-static int load_and_link(const char *ifname, int ifindex, const char *dir, __u32 flags)
+ * in `mode` (AUTO: native, then skb), pinning the link as dir/link.
+ * Returns 0 or -errno; on failure nothing is left attached (the caller
+ * cleans dir). */
+static int load_and_link(const char *ifname, int ifindex, const char *dir,
+			 enum unet_xdp_mode mode)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oopts, .pin_root_path = dir);
-	LIBBPF_OPTS(bpf_link_create_opts, lopts, .flags = flags);
+	__u32 try_flags[2], flags = 0;
 	char path[PATH_MAX];
 	struct unet_xdp_bpf *skel;
-	int link_fd = -1, err;
+	int link_fd = -1, ntry = 0, prog_fd, err;
+
+	if (mode != UNET_XDP_MODE_SKB)
+		try_flags[ntry++] = XDP_FLAGS_DRV_MODE;
+	if (mode != UNET_XDP_MODE_NATIVE)
+		try_flags[ntry++] = XDP_FLAGS_SKB_MODE;
 
 	skel = unet_xdp_bpf__open_opts(&oopts);
 	if (!skel) {
@@ -393,14 +405,24 @@ static int load_and_link(const char *ifname, int ifindex, const char *dir, __u32
 		}
 	}
 
-	link_fd = bpf_link_create(bpf_program__fd(skel->progs.unet_xdp_rx), ifindex, BPF_XDP,
-				  &lopts);
-	if (link_fd < 0) {
+	prog_fd = bpf_program__fd(skel->progs.unet_xdp_rx);
+	for (int i = 0; i < ntry; i++) {
+		LIBBPF_OPTS(bpf_link_create_opts, lopts, .flags = try_flags[i]);
+
+		flags = try_flags[i];
+		link_fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &lopts);
+		if (link_fd >= 0)
+			break;
 		err = -errno;
-		unet_log(UNET_LOG_INFO, "%s: attaching in %s mode: %s", ifname,
-			 flags == XDP_FLAGS_DRV_MODE ? "native" : "skb", strerror(-err));
-		goto out;
+		unet_log(i + 1 < ntry ? UNET_LOG_INFO : UNET_LOG_ERROR,
+			 "%s: attaching in %s mode: %s", ifname, flags_name(flags),
+			 strerror(-err));
+		/* Only a driver without native XDP is worth a second try. */
+		if (err == -EPERM || err == -EBUSY || err == -EEXIST)
+			break;
 	}
+	if (link_fd < 0)
+		goto out;
 	err = pin_path(path, sizeof(path), dir, UNET_PIN_LINK);
 	if (!err && bpf_obj_pin(link_fd, path))
 		err = -errno;
@@ -410,7 +432,7 @@ static int load_and_link(const char *ifname, int ifindex, const char *dir, __u32
 		goto out;
 	}
 	unet_log(UNET_LOG_INFO, "%s: XDP program attached in %s mode, pinned in %s", ifname,
-		 flags == XDP_FLAGS_DRV_MODE ? "native" : "skb", dir);
+		 flags_name(flags), dir);
 out:
 	/* Closing an unpinned link detaches it; a pinned one lives on. */
 	if (link_fd >= 0)
@@ -476,17 +498,7 @@ int unet_iface__attach(const char *ifname, enum unet_xdp_mode mode,
 	}
 
 	old_print = libbpf_set_print(libbpf_print_to_log);
-	if (mode == UNET_XDP_MODE_SKB) {
-		err = load_and_link(ifname, ifindex, dir, XDP_FLAGS_SKB_MODE);
-	} else {
-		err = load_and_link(ifname, ifindex, dir, XDP_FLAGS_DRV_MODE);
-		if (err && mode == UNET_XDP_MODE_AUTO && err != -EPERM && err != -EBUSY &&
-		    err != -EEXIST) {
-			clean_dir(dir);
-			unet_log(UNET_LOG_INFO, "%s: native XDP failed, trying skb mode", ifname);
-			err = load_and_link(ifname, ifindex, dir, XDP_FLAGS_SKB_MODE);
-		}
-	}
+	err = load_and_link(ifname, ifindex, dir, mode);
 	libbpf_set_print(old_print);
 	if (!err)
 		goto out;

@@ -249,8 +249,9 @@ UNET_API uint64_t unet_endpoint__buf_alloc(struct unet_endpoint *ep);
 /* Give an unsent buffer back.  Returns 0 or -EINVAL (not a buffer). */
 UNET_API int unet_endpoint__buf_free(struct unet_endpoint *ep, uint64_t buf);
 /* Where the message payload of buf goes (headers are written in front of
- * it by send).  At most info.max_payload bytes.  NULL with EINVAL for a
- * bad buffer. */
+ * it by send).  At most info.max_payload bytes, 8-byte aligned (so are
+ * received payloads, unless the frame carried a VLAN tag).  NULL with
+ * EINVAL for a buffer the application does not hold. */
 UNET_API void *unet_endpoint__buf_payload(struct unet_endpoint *ep, uint64_t buf);
 
 /* ---- Channels ---------------------------------------------------------- */
