@@ -1,0 +1,1108 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unetctl - administer U-Net on AF_XDP: attach the XDP program to an
+ * interface, list and set up channels, look at endpoints and counters.
+ *
+ * Subcommands live in tables (struct cmd), as in bpftool.  Every command
+ * prints through one emitter (em_*) that writes either text or JSON, so
+ * there is a single printing path per listing.  Errors are one line,
+ * "unetctl: ...", on stderr, with exit status 1.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unet.h"
+#include "unet_abi.h"
+
+#define DEFAULT_PIN_ROOT "/sys/fs/bpf/unet"
+
+static struct {
+	bool json;
+	int verbose; /* -v: library log up to info; -vv: and debug */
+	const char *pin_root_opt; /* --pin-root */
+} g;
+
+/* ---- Output: one emitter for text and JSON ------------------------------ */
+
+/*
+ * JSON: compact, one document per command, ending with a newline.
+ * Text: an object is either a LINE ("key value  key value ...") or ROWS
+ * (one "key: value" per line); an array inside a ROWS object prints its
+ * key as a row and its elements indented below it.
+ */
+enum em_style { EM_LINE, EM_ROWS };
+
+struct em_frame {
+	bool is_array;
+	enum em_style style;
+	bool has_items;	  /* JSON: a comma goes before the next item */
+	bool line_open;	  /* text LINE object: something printed on the line */
+	bool indented;	  /* text: this array raised the indent */
+};
+
+static struct {
+	int depth;
+	struct em_frame f[16];
+	int indent;
+	int top_blocks; /* text ROWS blocks printed at indent 0 */
+} em;
+
+static void em_json_str(const char *s)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == '\t')
+			fputs("\\t", stdout);
+		else if (*p < 0x20)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+static struct em_frame *em_top(void)
+{
+	return em.depth ? &em.f[em.depth - 1] : NULL;
+}
+
+/* JSON: the comma and key in front of an item. */
+static void em_json_item(const char *key)
+{
+	struct em_frame *f = em_top();
+
+	if (f) {
+		if (f->has_items)
+			putchar(',');
+		f->has_items = true;
+		if (!f->is_array && key) {
+			em_json_str(key);
+			putchar(':');
+		}
+	}
+}
+
+static void em_indent(void)
+{
+	for (int i = 0; i < em.indent; i++)
+		fputs("  ", stdout);
+}
+
+static void em_push(bool is_array, enum em_style style, bool indented)
+{
+	struct em_frame *f;
+
+	if (em.depth == (int)(sizeof(em.f) / sizeof(em.f[0])))
+		abort(); /* a bug in this file, not a user error */
+	f = &em.f[em.depth++];
+	memset(f, 0, sizeof(*f));
+	f->is_array = is_array;
+	f->style = style;
+	f->indented = indented;
+}
+
+static void em_pop_done(void)
+{
+	em.depth--;
+	if (g.json && em.depth == 0)
+		putchar('\n');
+}
+
+/* Open an object (key NULL at top level or inside an array). */
+static void em_open(const char *key, enum em_style style)
+{
+	if (g.json) {
+		em_json_item(key);
+		putchar('{');
+	} else if (style == EM_ROWS && em.indent == 0 && em.top_blocks++ > 0) {
+		putchar('\n'); /* blank line between top-level blocks */
+	}
+	em_push(false, style, false);
+}
+
+static void em_close(void)
+{
+	struct em_frame *f = em_top();
+
+	if (g.json)
+		putchar('}');
+	else if (f->style == EM_LINE && f->line_open)
+		putchar('\n');
+	em_pop_done();
+}
+
+static void em_open_array(const char *key)
+{
+	struct em_frame *parent = em_top();
+	bool indented = false;
+
+	if (g.json) {
+		em_json_item(key);
+		putchar('[');
+	} else if (parent && key) {
+		em_indent();
+		printf("%s:\n", key);
+		em.indent++;
+		indented = true;
+	}
+	em_push(true, EM_ROWS, indented);
+}
+
+static void em_close_array(void)
+{
+	struct em_frame *f = em_top();
+
+	if (g.json)
+		putchar(']');
+	else if (f->indented)
+		em.indent--;
+	em_pop_done();
+}
+
+/* The one place a value is printed.  quote: a JSON string. */
+static void em_value(const char *key, const char *val, bool quote)
+{
+	struct em_frame *f = em_top();
+
+	if (g.json) {
+		em_json_item(key);
+		if (quote)
+			em_json_str(val);
+		else
+			fputs(val, stdout);
+		return;
+	}
+	if (f && f->style == EM_LINE) {
+		if (!f->line_open)
+			em_indent();
+		else
+			fputs("  ", stdout);
+		f->line_open = true;
+		printf("%s %s", key, val);
+	} else {
+		em_indent();
+		printf("%s: %s\n", key, val);
+	}
+}
+
+static void em_str(const char *key, const char *val)
+{
+	em_value(key, val, true);
+}
+
+static void em_u64(const char *key, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	em_value(key, buf, false);
+}
+
+static void em_bool(const char *key, bool v)
+{
+	em_value(key, g.json ? (v ? "true" : "false") : (v ? "yes" : "no"), false);
+}
+
+/* ---- Errors ----------------------------------------------------------- */
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("unetctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static const char *pin_root(void)
+{
+	const char *env = getenv("UNET_PIN_ROOT");
+
+	if (g.pin_root_opt && *g.pin_root_opt)
+		return g.pin_root_opt;
+	if (env && *env)
+		return env;
+	return DEFAULT_PIN_ROOT;
+}
+
+static struct unet_iface_opts iface_opts(void)
+{
+	UNET_OPTS_INIT(unet_iface_opts, o);
+
+	o.pin_root = pin_root();
+	return o;
+}
+
+/* The one-line message for a library error about ifname. */
+static int fail_iface(int err, const char *ifname)
+{
+	err = err < 0 ? -err : err;
+	switch (err) {
+	case ENODEV:
+		return fail("no such interface: %s", ifname);
+	case EMEDIUMTYPE:
+		return fail("no bpffs at %s: mount -t bpf bpf /sys/fs/bpf or set UNET_PIN_ROOT",
+			    pin_root());
+	case ENOENT:
+		return fail("unet program not attached to %s (unetctl attach %s)", ifname, ifname);
+	case EPERM:
+	case EACCES:
+		return fail("%s: permission denied (needs CAP_BPF and CAP_NET_ADMIN)", ifname);
+	case EBUSY:
+		return fail("another XDP program is attached to %s", ifname);
+	case EOPNOTSUPP:
+		return fail("%s: XDP mode not supported by the driver (try --mode skb)", ifname);
+	case EPROTO:
+		return fail("%s: pinned maps do not match this unetctl (unetctl detach %s)", ifname,
+			    ifname);
+	default:
+		return fail("%s: %s", ifname, strerror(err));
+	}
+}
+
+static void log_to_stderr(enum unet_log_level level, const char *msg, void *ctx)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+
+	(void)ctx;
+	if (level == UNET_LOG_DEBUG && g.verbose < 2)
+		return;
+	fprintf(stderr, "unetctl: lib %s: %s\n", level <= UNET_LOG_DEBUG ? names[level] : "?",
+		msg);
+}
+
+/* Every command calls this once its arguments are parsed (global options
+ * may follow the command), before it touches anything. */
+static int require_root(void)
+{
+	if (geteuid() != 0)
+		return fail("must be run as root (CAP_BPF and CAP_NET_ADMIN)");
+	if (g.verbose)
+		unet_set_log_fn(log_to_stderr, NULL);
+	return 0;
+}
+
+/* ---- Arguments -------------------------------------------------------- */
+
+struct cmd {
+	const char *name;
+	int (*fn)(const struct cmd *cmd, int argc, char **argv);
+	const char *args; /* synopsis after the command words */
+	const char *help; /* one line */
+	const struct cmd *sub; /* a command group (channel, endpoint) */
+	const char *full; /* "channel add" */
+};
+
+struct optdef {
+	const char *name; /* "--mode" */
+	const char **val; /* where its value goes */
+};
+
+static const char global_opts_help[] =
+	"Global options (before or after the command):\n"
+	"  -j, --json          JSON output\n"
+	"  --pin-root PATH     where pins live (default $UNET_PIN_ROOT, else " DEFAULT_PIN_ROOT
+	")\n"
+	"  -v, --verbose       show the library's log on stderr (-vv: with debug)\n"
+	"  -h, --help          this help\n";
+
+static void usage_cmd(const struct cmd *c, FILE *f)
+{
+	fprintf(f, "Usage: unetctl [OPTIONS] %s %s\n  %s\n", c->full, c->args, c->help);
+	if (c->sub) {
+		fprintf(f, "\nCommands:\n");
+		for (const struct cmd *s = c->sub; s->name; s++)
+			fprintf(f, "  %s %s %s\n      %s\n", c->full, s->name, s->args, s->help);
+	}
+	fprintf(f, "\n%s", global_opts_help);
+}
+
+/* A global option at argv[*i]: 1 consumed (advancing *i past a value),
+ * 0 not a global option, -1 error (printed). */
+static int global_opt(int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+
+	if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
+		g.json = true;
+		return 1;
+	}
+	if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+		g.verbose++;
+		return 1;
+	}
+	if (!strcmp(a, "-vv")) {
+		g.verbose += 2;
+		return 1;
+	}
+	if (!strncmp(a, "--pin-root=", 11)) {
+		g.pin_root_opt = a + 11;
+		return 1;
+	}
+	if (!strcmp(a, "--pin-root")) {
+		if (*i + 1 >= argc) {
+			fail("--pin-root needs a PATH");
+			return -1;
+		}
+		g.pin_root_opt = argv[++*i];
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Parse a command's arguments: global options, the command's options
+ * (defs, ending with a NULL name) and between minpos and maxpos positional
+ * arguments into pos[].  Returns 0, 1 if --help was printed (exit 0), or
+ * -1 after printing an error.
+ */
+static int parse_args(const struct cmd *c, int argc, char **argv, const struct optdef *defs,
+		      char **pos, int minpos, int maxpos, int *npos)
+{
+	bool only_pos = false;
+	int n = 0;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const struct optdef *d;
+		int r;
+
+		if (only_pos || a[0] != '-' || !a[1]) {
+			if (n == maxpos) {
+				fail("unexpected argument: %s (usage: unetctl %s %s)", a, c->full,
+				     c->args);
+				return -1;
+			}
+			pos[n++] = argv[i];
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			only_pos = true;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage_cmd(c, stdout);
+			return 1;
+		}
+		r = global_opt(argc, argv, &i);
+		if (r < 0)
+			return -1;
+		if (r)
+			continue;
+		for (d = defs; d && d->name; d++) {
+			size_t len = strlen(d->name);
+
+			if (!strcmp(a, d->name)) {
+				if (i + 1 >= argc) {
+					fail("%s needs a value (usage: unetctl %s %s)", d->name,
+					     c->full, c->args);
+					return -1;
+				}
+				*d->val = argv[++i];
+				break;
+			}
+			if (!strncmp(a, d->name, len) && a[len] == '=') {
+				*d->val = a + len + 1;
+				break;
+			}
+		}
+		if (!d || !d->name) {
+			fail("unknown option: %s (unetctl %s --help)", a, c->full);
+			return -1;
+		}
+	}
+	if (n < minpos) {
+		fail("missing arguments (usage: unetctl %s %s)", c->full, c->args);
+		return -1;
+	}
+	*npos = n;
+	return 0;
+}
+
+/* Decimal in [min, max]. Returns 0 or -1. */
+static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_tag(const char *what, const char *s, uint16_t *tag)
+{
+	unsigned long v;
+
+	if (parse_uint(s, 1, UINT16_MAX, &v))
+		return fail("invalid %s: %s (1..65535)", what, s ? s : "(none)");
+	*tag = (uint16_t)v;
+	return 0;
+}
+
+/* ---- Attach / detach ---------------------------------------------------- */
+
+static const char *mode_name(enum unet_xdp_mode m, bool alive)
+{
+	if (!alive)
+		return "none";
+	switch (m) {
+	case UNET_XDP_MODE_NATIVE:
+		return "native";
+	case UNET_XDP_MODE_SKB:
+		return "skb";
+	default:
+		return "unknown";
+	}
+}
+
+static int do_attach(const struct cmd *c, int argc, char **argv)
+{
+	const char *mode_s = NULL;
+	const struct optdef defs[] = { { "--mode", &mode_s }, { NULL, NULL } };
+	enum unet_xdp_mode mode = UNET_XDP_MODE_AUTO;
+	struct unet_iface_opts opts;
+	struct unet_iface_status st;
+	struct unet_iface *iface;
+	char *pos[1];
+	int n, r, err;
+
+	r = parse_args(c, argc, argv, defs, pos, 1, 1, &n);
+	if (r)
+		return r < 0;
+	if (require_root())
+		return 1;
+	opts = iface_opts();
+	if (mode_s) {
+		if (!strcmp(mode_s, "native"))
+			mode = UNET_XDP_MODE_NATIVE;
+		else if (!strcmp(mode_s, "skb"))
+			mode = UNET_XDP_MODE_SKB;
+		else if (strcmp(mode_s, "auto"))
+			return fail("invalid mode: %s (native, skb or auto)", mode_s);
+	}
+	err = unet_iface__attach(pos[0], mode, &opts);
+	if (err)
+		return fail_iface(err, pos[0]);
+	iface = unet_iface__open(pos[0], &opts);
+	if (!iface)
+		return fail_iface(errno, pos[0]);
+	err = unet_iface__status(iface, &st);
+	unet_iface__close(iface);
+	if (err)
+		return fail_iface(err, pos[0]);
+	if (mode != UNET_XDP_MODE_AUTO && st.mode != mode)
+		fprintf(stderr,
+			"unetctl: note: %s was already attached in %s mode (unetctl detach %s "
+			"to change it)\n",
+			pos[0], mode_name(st.mode, st.link_alive), pos[0]);
+	em_open(NULL, EM_LINE);
+	em_str("ifname", st.ifname);
+	em_str("mode", mode_name(st.mode, st.link_alive));
+	em_u64("prog_id", st.prog_id);
+	em_u64("queues", st.nqueues);
+	em_close();
+	return 0;
+}
+
+static int do_detach(const struct cmd *c, int argc, char **argv)
+{
+	struct unet_iface_opts opts;
+	char *pos[1];
+	int n, r, err;
+
+	r = parse_args(c, argc, argv, NULL, pos, 1, 1, &n);
+	if (r)
+		return r < 0;
+	if (require_root())
+		return 1;
+	opts = iface_opts();
+	err = unet_iface__detach(pos[0], &opts);
+	if (err)
+		return fail_iface(err, pos[0]);
+	em_open(NULL, EM_LINE);
+	em_str("ifname", pos[0]);
+	em_bool("detached", true);
+	em_close();
+	return 0;
+}
+
+/* ---- Listings ---------------------------------------------------------- */
+
+/* Entries are collected and sorted before printing. */
+struct list {
+	void *v;
+	size_t n, cap, size;
+};
+
+static int list_add(struct list *l, const void *e)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+		void *v = realloc(l->v, cap * l->size);
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	memcpy((char *)l->v + l->n * l->size, e, l->size);
+	l->n++;
+	return 0;
+}
+
+static int collect_channel(const struct unet_channel_entry *e, void *ctx)
+{
+	return list_add(ctx, e);
+}
+
+static int collect_endpoint(const struct unet_endpoint_entry *e, void *ctx)
+{
+	return list_add(ctx, e);
+}
+
+static int cmp_channel(const void *a, const void *b)
+{
+	const struct unet_channel_entry *x = a, *y = b;
+
+	return (int)x->tag - (int)y->tag;
+}
+
+static int cmp_endpoint(const void *a, const void *b)
+{
+	const struct unet_endpoint_entry *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int get_endpoints(struct unet_iface *iface, struct list *l)
+{
+	int err;
+
+	l->size = sizeof(struct unet_endpoint_entry);
+	err = unet_iface__for_each_endpoint(iface, collect_endpoint, l);
+	if (!err && l->n)
+		qsort(l->v, l->n, l->size, cmp_endpoint);
+	return err;
+}
+
+static int get_channels(struct unet_iface *iface, struct list *l)
+{
+	int err;
+
+	l->size = sizeof(struct unet_channel_entry);
+	err = unet_iface__for_each_channel(iface, collect_channel, l);
+	if (!err && l->n)
+		qsort(l->v, l->n, l->size, cmp_channel);
+	return err;
+}
+
+static void print_endpoint(const char *ifname, const struct unet_endpoint_entry *e)
+{
+	em_open(NULL, EM_LINE);
+	if (ifname)
+		em_str("iface", ifname);
+	em_u64("id", e->id);
+	em_u64("pid", e->pid);
+	em_str("comm", e->comm);
+	em_u64("queues", e->nqueues);
+	em_bool("stale", e->stale);
+	em_close();
+}
+
+static void print_channel(const char *ifname, const struct unet_channel_entry *e)
+{
+	char mac[18];
+
+	em_open(NULL, EM_LINE);
+	em_str("iface", ifname);
+	em_u64("tag", e->tag);
+	em_str("peer_mac", unet_format_mac(e->peer_mac, mac));
+	em_u64("peer_tag", e->peer_tag);
+	em_u64("endpoint", e->endpoint);
+	em_u64("pid", e->pid);
+	em_bool("stale", e->stale);
+	em_u64("delivered", e->delivered);
+	em_u64("delivered_bytes", e->delivered_bytes);
+	em_u64("drops", e->drop_wrong_src + e->drop_no_socket);
+	em_u64("drop_wrong_src", e->drop_wrong_src);
+	em_u64("drop_no_socket", e->drop_no_socket);
+	em_close();
+}
+
+/* Open ifname, or report why not.  NULL after printing the error. */
+static struct unet_iface *open_iface(const char *ifname)
+{
+	struct unet_iface_opts opts = iface_opts();
+	struct unet_iface *iface;
+
+	iface = unet_iface__open(ifname, &opts);
+	if (!iface)
+		fail_iface(errno, ifname);
+	return iface;
+}
+
+/* Interfaces named on the command line, or every one under the pin root. */
+struct names {
+	char **v;
+	size_t n;
+};
+
+static int collect_name(const char *ifname, void *ctx)
+{
+	struct names *ns = ctx;
+	char **v = realloc(ns->v, (ns->n + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	ns->v = v;
+	v[ns->n] = strdup(ifname);
+	if (!v[ns->n])
+		return -ENOMEM;
+	ns->n++;
+	return 0;
+}
+
+static void free_names(struct names *ns)
+{
+	for (size_t i = 0; i < ns->n; i++)
+		free(ns->v[i]);
+	free(ns->v);
+}
+
+static int all_ifaces(struct names *ns)
+{
+	struct unet_iface_opts opts = iface_opts();
+	int err;
+
+	err = unet_iface__for_each(&opts, collect_name, ns);
+	if (err == -EMEDIUMTYPE)
+		return fail_iface(err, "");
+	if (err)
+		return fail("%s: %s", pin_root(), strerror(-err));
+	return 0;
+}
+
+/* One interface's status, as a ROWS block. Returns 0 or the exit status. */
+static int status_one(const char *ifname)
+{
+	struct unet_iface_status st;
+	struct unet_iface *iface;
+	struct list eps = { 0 };
+	int err;
+
+	iface = open_iface(ifname);
+	if (!iface)
+		return 1;
+	err = unet_iface__status(iface, &st);
+	if (!err)
+		err = get_endpoints(iface, &eps);
+	unet_iface__close(iface);
+	if (err) {
+		free(eps.v);
+		return fail_iface(err, ifname);
+	}
+	em_open(NULL, EM_ROWS);
+	em_str("ifname", st.ifname);
+	em_u64("ifindex", (uint64_t)(st.ifindex > 0 ? st.ifindex : 0));
+	em_bool("attached", st.link_alive);
+	em_str("mode", mode_name(st.mode, st.link_alive));
+	em_u64("prog_id", st.prog_id);
+	em_u64("queues", st.nqueues);
+	em_u64("channels", st.n_channels);
+	em_open_array("endpoints");
+	for (size_t i = 0; i < eps.n; i++)
+		print_endpoint(NULL, &((struct unet_endpoint_entry *)eps.v)[i]);
+	em_close_array();
+	em_close();
+	free(eps.v);
+	return 0;
+}
+
+static int do_status(const struct cmd *c, int argc, char **argv)
+{
+	struct names ns = { 0 };
+	char *pos[1];
+	int n, r;
+
+	r = parse_args(c, argc, argv, NULL, pos, 0, 1, &n);
+	if (r)
+		return r < 0;
+	if (require_root())
+		return 1;
+	if (n == 1)
+		return status_one(pos[0]);
+	r = all_ifaces(&ns);
+	if (!r) {
+		/* Collect everything first: a failure prints no partial JSON. */
+		em_open_array(NULL);
+		for (size_t i = 0; i < ns.n && !r; i++)
+			r = status_one(ns.v[i]);
+		em_close_array();
+	}
+	free_names(&ns);
+	return r;
+}
+
+/* channel list / endpoint list: over IFACE or every attached interface. */
+static int list_over(const struct cmd *c, int argc, char **argv, bool channels)
+{
+	struct names ns = { 0 };
+	struct list *lists;
+	char *pos[1];
+	int n, r, err = 0;
+
+	r = parse_args(c, argc, argv, NULL, pos, 0, 1, &n);
+	if (r)
+		return r < 0;
+	if (require_root())
+		return 1;
+	if (n == 1) {
+		if (collect_name(pos[0], &ns)) {
+			free_names(&ns);
+			return fail("out of memory");
+		}
+	} else if ((r = all_ifaces(&ns))) {
+		free_names(&ns);
+		return r;
+	}
+	lists = calloc(ns.n ? ns.n : 1, sizeof(*lists));
+	if (!lists) {
+		free_names(&ns);
+		return fail("out of memory");
+	}
+	/* Gather all, then print: an error leaves no half-printed output. */
+	for (size_t i = 0; i < ns.n && !r; i++) {
+		struct unet_iface *iface = open_iface(ns.v[i]);
+
+		if (!iface) {
+			r = 1;
+			break;
+		}
+		err = channels ? get_channels(iface, &lists[i]) : get_endpoints(iface, &lists[i]);
+		unet_iface__close(iface);
+		if (err)
+			r = fail_iface(err, ns.v[i]);
+	}
+	if (!r) {
+		em_open_array(NULL);
+		for (size_t i = 0; i < ns.n; i++) {
+			for (size_t j = 0; j < lists[i].n; j++) {
+				if (channels)
+					print_channel(ns.v[i],
+						      &((struct unet_channel_entry *)lists[i].v)[j]);
+				else
+					print_endpoint(ns.v[i],
+						       &((struct unet_endpoint_entry *)lists[i].v)[j]);
+			}
+		}
+		em_close_array();
+	}
+	for (size_t i = 0; i < ns.n; i++)
+		free(lists[i].v);
+	free(lists);
+	free_names(&ns);
+	return r;
+}
+
+static int do_channel_list(const struct cmd *c, int argc, char **argv)
+{
+	return list_over(c, argc, argv, true);
+}
+
+static int do_endpoint_list(const struct cmd *c, int argc, char **argv)
+{
+	return list_over(c, argc, argv, false);
+}
+
+static int do_channel_add(const struct cmd *c, int argc, char **argv)
+{
+	const char *ep_s = NULL, *tag_s = NULL, *peer_s = NULL, *ptag_s = NULL;
+	const struct optdef defs[] = {
+		{ "--endpoint", &ep_s }, { "--tag", &tag_s },	      { "--peer", &peer_s },
+		{ "--peer-tag", &ptag_s }, { NULL, NULL },
+	};
+	struct unet_iface *iface;
+	uint16_t tag = 0, peer_tag = 0;
+	unsigned long ep;
+	uint8_t mac[6];
+	char macs[18];
+	char *pos[1];
+	int n, r, err;
+
+	r = parse_args(c, argc, argv, defs, pos, 1, 1, &n);
+	if (r)
+		return r < 0;
+	if (require_root())
+		return 1;
+	if (!ep_s || !tag_s || !peer_s || !ptag_s)
+		return fail("missing option (usage: unetctl %s %s)", c->full, c->args);
+	if (parse_uint(ep_s, 0, UNET_MAX_ENDPOINTS - 1, &ep))
+		return fail("invalid endpoint: %s (0..%d)", ep_s, UNET_MAX_ENDPOINTS - 1);
+	if (parse_tag("tag", tag_s, &tag) || parse_tag("peer tag", ptag_s, &peer_tag))
+		return 1;
+	if (unet_parse_mac(peer_s, mac))
+		return fail("invalid MAC address: %s (aa:bb:cc:dd:ee:ff)", peer_s);
+
+	iface = open_iface(pos[0]);
+	if (!iface)
+		return 1;
+	err = unet_iface__channel_add(iface, (uint32_t)ep, tag, mac, peer_tag);
+	unet_iface__close(iface);
+	if (err == -EADDRINUSE)
+		return fail("tag %u in use on %s", tag, pos[0]);
+	if (err == -ESRCH)
+		return fail("no live endpoint %lu on %s (unetctl endpoint list %s)", ep, pos[0],
+			    pos[0]);
+	if (err)
+		return fail_iface(err, pos[0]);
+	em_open(NULL, EM_LINE);
+	em_str("iface", pos[0]);
+	em_u64("tag", tag);
+	em_str("peer_mac", unet_format_mac(mac, macs));
+	em_u64("peer_tag", peer_tag);
+	em_u64("endpoint", ep);
+	em_close();
+	return 0;
+}
+
+static int do_channel_del(const struct cmd *c, int argc, char **argv)
+{
+	struct unet_iface *iface;
+	uint16_t tag = 0;
+	char *pos[2];
+	int n, r, err;
+
+	r = parse_args(c, argc, argv, NULL, pos, 2, 2, &n);
+	if (r)
+		return r < 0;
+	if (require_root())
+		return 1;
+	if (parse_tag("tag", pos[1], &tag))
+		return 1;
+	iface = open_iface(pos[0]);
+	if (!iface)
+		return 1;
+	err = unet_iface__channel_del(iface, tag);
+	unet_iface__close(iface);
+	if (err == -ENOENT)
+		return fail("no channel with tag %u on %s", tag, pos[0]);
+	if (err)
+		return fail_iface(err, pos[0]);
+	em_open(NULL, EM_LINE);
+	em_str("iface", pos[0]);
+	em_u64("tag", tag);
+	em_bool("deleted", true);
+	em_close();
+	return 0;
+}
+
+static int do_stats(const struct cmd *c, int argc, char **argv)
+{
+	uint64_t ctr[UNET_STAT__COUNT];
+	struct unet_iface *iface;
+	char *pos[1];
+	int n, r, err;
+
+	r = parse_args(c, argc, argv, NULL, pos, 1, 1, &n);
+	if (r)
+		return r < 0;
+	if (require_root())
+		return 1;
+	iface = open_iface(pos[0]);
+	if (!iface)
+		return 1;
+	err = unet_iface__stats(iface, ctr);
+	unet_iface__close(iface);
+	if (err)
+		return fail_iface(err, pos[0]);
+	em_open(NULL, EM_ROWS);
+	em_str("ifname", pos[0]);
+	for (int i = 0; i < UNET_STAT__COUNT; i++)
+		em_u64(unet_stat_name(i), ctr[i]);
+	em_close();
+	return 0;
+}
+
+static int do_reclaim(const struct cmd *c, int argc, char **argv)
+{
+	struct unet_iface *iface;
+	char *pos[1];
+	int n, r;
+
+	r = parse_args(c, argc, argv, NULL, pos, 1, 1, &n);
+	if (r)
+		return r < 0;
+	if (require_root())
+		return 1;
+	iface = open_iface(pos[0]);
+	if (!iface)
+		return 1;
+	r = unet_iface__reclaim(iface);
+	unet_iface__close(iface);
+	if (r < 0)
+		return fail_iface(r, pos[0]);
+	em_open(NULL, EM_LINE);
+	em_str("iface", pos[0]);
+	em_u64("removed", (uint64_t)r);
+	em_close();
+	return 0;
+}
+
+/* ---- Command tables ---------------------------------------------------- */
+
+static int do_group(const struct cmd *c, int argc, char **argv);
+static int do_help(const struct cmd *c, int argc, char **argv);
+
+static const struct cmd channel_cmds[] = {
+	{ "list", do_channel_list, "[IFACE]",
+	  "list channels: tag, peer, endpoint, owner, stale, counters", NULL, "channel list" },
+	{ "add", do_channel_add, "IFACE --endpoint ID --tag T --peer MAC --peer-tag P",
+	  "bind tag T to live endpoint ID, accepting frames from MAC with tag P", NULL,
+	  "channel add" },
+	{ "del", do_channel_del, "IFACE TAG", "remove a channel, whoever owns it", NULL,
+	  "channel del" },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct cmd endpoint_cmds[] = {
+	{ "list", do_endpoint_list, "[IFACE]", "list endpoint slots: owner pid, comm, stale",
+	  NULL, "endpoint list" },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct cmd cmds[] = {
+	{ "attach", do_attach, "IFACE [--mode native|skb|auto]",
+	  "load the XDP program, attach it to IFACE and pin it", NULL, "attach" },
+	{ "detach", do_detach, "IFACE", "detach the XDP program and remove its pins", NULL,
+	  "detach" },
+	{ "status", do_status, "[IFACE]",
+	  "program, mode, queues, endpoints and channels of IFACE (default: all)", NULL,
+	  "status" },
+	{ "channel", do_group, "{list|add|del} ...", "channels (default: list)", channel_cmds,
+	  "channel" },
+	{ "endpoint", do_group, "{list} ...", "endpoints (default: list)", endpoint_cmds,
+	  "endpoint" },
+	{ "stats", do_stats, "IFACE", "the XDP program's counters on IFACE", NULL, "stats" },
+	{ "reclaim", do_reclaim, "IFACE",
+	  "remove endpoints whose owner died and their channels", NULL, "reclaim" },
+	{ "help", do_help, "", "this help", NULL, "help" },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: unetctl [OPTIONS] COMMAND [ARGS]\n"
+		   "U-Net on AF_XDP: attach the XDP program, set up channels, watch it.\n\n"
+		   "Commands:\n");
+	for (const struct cmd *c = cmds; c->name; c++) {
+		if (c->sub) {
+			for (const struct cmd *s = c->sub; s->name; s++)
+				fprintf(f, "  %s %s %s\n      %s\n", c->name, s->name, s->args,
+					s->help);
+		} else {
+			fprintf(f, "  %s%s%s\n      %s\n", c->name, *c->args ? " " : "", c->args,
+				c->help);
+		}
+	}
+	fprintf(f, "\n%s\nRun as root.  unetctl COMMAND --help for one command.\n",
+		global_opts_help);
+}
+
+static int do_help(const struct cmd *c, int argc, char **argv)
+{
+	(void)c;
+	(void)argc;
+	(void)argv;
+	usage(stdout);
+	return 0;
+}
+
+static const struct cmd *find_cmd(const struct cmd *table, const char *name)
+{
+	for (const struct cmd *c = table; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+/* "channel ..." / "endpoint ...": the next word picks the command; global
+ * options may come first; none means list. */
+static int do_group(const struct cmd *c, int argc, char **argv)
+{
+	const struct cmd *s;
+	int i = 0;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		int r;
+
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage_cmd(c, stdout);
+			return 0;
+		}
+		r = global_opt(argc, argv, &i);
+		if (r < 0)
+			return 1;
+		if (!r)
+			return fail("unknown option: %s (unetctl %s --help)", argv[i], c->full);
+	}
+	if (i == argc)
+		return c->sub[0].fn(&c->sub[0], 0, argv + i);
+	if (!strcmp(argv[i], "help")) {
+		usage_cmd(c, stdout);
+		return 0;
+	}
+	s = find_cmd(c->sub, argv[i]);
+	if (!s)
+		return fail("unknown subcommand: %s %s (unetctl %s --help)", c->name, argv[i],
+			    c->name);
+	return s->fn(s, argc - i - 1, argv + i + 1);
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *c;
+	int i = 1, r;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		r = global_opt(argc, argv, &i);
+		if (r < 0)
+			return 1;
+		if (!r)
+			return fail("unknown option: %s (unetctl --help)", argv[i]);
+	}
+	if (i == argc) {
+		usage(stderr);
+		return 1;
+	}
+	c = find_cmd(cmds, argv[i]);
+	if (!c)
+		return fail("unknown subcommand: %s (unetctl --help)", argv[i]);
+	r = c->fn(c, argc - i - 1, argv + i + 1);
+	fflush(stdout);
+	return r ? 1 : 0;
+}
