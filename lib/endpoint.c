@@ -313,11 +313,20 @@ static struct unet_iface *open_or_attach(const char *ifname, const struct ep_con
 	struct unet_iface *iface;
 
 	io.pin_root = c->pin_root;
+	struct unet_iface_status st;
+
 	iface = unet_iface__open(ifname, &io);
-	if (iface || errno != ENOENT) {
-		*err = iface ? 0 : -errno;
+	if (iface && !unet_iface__status(iface, &st) && st.link_alive) {
+		*err = 0;
 		return iface;
 	}
+	if (!iface && errno != ENOENT) {
+		*err = -errno;
+		return NULL;
+	}
+	/* Not attached, or pins outlived their program (the device was
+	 * re-created): attach replaces stale pins. */
+	unet_iface__close(iface);
 	*err = unet_iface__attach(ifname, c->mode, &io);
 	if (*err)
 		return NULL;
@@ -360,13 +369,10 @@ struct unet_endpoint *unet_endpoint__create(const char *ifname,
 	ep->iface = open_or_attach(ifname, &c, &err);
 	if (!ep->iface)
 		goto fail;
-	if (!unet_iface__status(ep->iface, &st)) {
-		ep->mode = st.mode;
-		if (!st.link_alive) {
-			err = -ENOENT;
-			goto fail;
-		}
-	}
+	err = unet_iface__status(ep->iface, &st);
+	if (err)
+		goto fail;
+	ep->mode = st.mode;
 	/* A process killed earlier may still hold slots and tags. */
 	unet_iface__reclaim(ep->iface);
 	slot = claim_slot(ep->iface);
