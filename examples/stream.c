@@ -81,18 +81,6 @@ static int do_recv(struct unet_endpoint *ep, int spin, uint64_t deadline)
 	return 0;
 }
 
-/* Wait until the send queue is empty: every call reaps completions and, in
- * copy mode, makes the kernel transmit more of the queue.  Stops after 10
- * quiet milliseconds or at the deadline. */
-static void drain(struct unet_endpoint *ep, uint64_t deadline)
-{
-	for (int quiet = 0; quiet < 10 && now_ns() < deadline;)
-		if (unet_endpoint__complete(ep) > 0)
-			quiet = 0;
-		else
-			quiet++, usleep(1000);
-}
-
 static int do_send(struct unet_endpoint *ep, struct unet_channel *ch, long count, long size,
 		   unsigned int batch, uint64_t deadline)
 {
@@ -130,13 +118,13 @@ static int do_send(struct unet_endpoint *ep, struct unet_channel *ch, long count
 		if (n == 0)
 			unet_endpoint__complete(ep);
 	}
-	drain(ep, now_ns() + 2000000000u); /* all of it on the wire before the end marker */
+	unet_endpoint__flush(ep, 2000); /* all of it on the wire before the end marker */
 	double secs = (now_ns() - t0) / 1e9;
 	struct msg_head end = { .seq = (uint32_t)sent, .flags = MSG_END };
 	for (int i = 0; i < 3; i++) { /* end marker, sent with a copy (base level) */
 		for (int tries = 0; tries < 1000 && unet_channel__send_copy(ch, &end, sizeof(end)) == -EAGAIN; tries++)
 			unet_endpoint__complete(ep), usleep(1000);
-		drain(ep, now_ns() + 1000000000u);
+		unet_endpoint__flush(ep, 1000);
 	}
 	printf("stream: sent %ld messages of %ld bytes in %.3f s (%.0f msgs/s offered), queue full %lu times\n",
 	       sent, size, secs, sent / secs, full);

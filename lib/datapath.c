@@ -11,9 +11,11 @@
  * index that hands them over.
  */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "endpoint_impl.h"
 
@@ -86,6 +88,44 @@ int unet_endpoint__complete(struct unet_endpoint *ep)
 			kick_tx(ep, q);
 	}
 	return total;
+}
+
+static bool tx_idle(const struct unet_endpoint *ep)
+{
+	for (uint32_t i = 0; i < ep->nqueues; i++)
+		if (ep->q[i].tx_pending)
+			return false;
+	return true;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int unet_endpoint__flush(struct unet_endpoint *ep, int timeout_ms)
+{
+	int64_t deadline;
+
+	if (!ep)
+		return -EINVAL;
+	deadline = now_ms() + timeout_ms;
+	while (!tx_idle(ep)) {
+		for (uint32_t i = 0; i < ep->nqueues; i++)
+			if (ep->q[i].tx_pending)
+				kick_tx(ep, &ep->q[i]);
+		if (unet_endpoint__complete(ep))
+			continue;
+		if (timeout_ms >= 0 && now_ms() >= deadline)
+			return -ETIMEDOUT;
+		/* Nothing completed: let the other side of the veth (or the
+		 * NIC) drain before kicking again. */
+		sched_yield();
+	}
+	return 0;
 }
 
 uint64_t unet_endpoint__buf_alloc(struct unet_endpoint *ep)

@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -200,6 +201,27 @@ static void destroy_sockets(struct unet_endpoint *ep)
 	}
 }
 
+/*
+ * Bind one queue's socket.  The kernel lets go of a closed socket's hold on
+ * its queue asynchronously, so right after an endpoint on this queue went
+ * away the bind may still fail with EBUSY for a few milliseconds: retry
+ * for a bounded time before calling the queue taken.
+ */
+static int bind_queue(struct unet_endpoint *ep, struct unet_queue *q, const char *ifname,
+		      const struct xsk_socket_config *scfg)
+{
+	const struct timespec pause = { .tv_nsec = 5 * 1000 * 1000 };
+	int err;
+
+	for (int tries = 0;; tries++) {
+		err = xsk_socket__create_shared(&q->xsk, ifname, q->queue_id, ep->umem, &q->rx,
+						&q->tx, &q->fill, &q->comp, scfg);
+		if (err != -EBUSY || tries >= 100)
+			return err;
+		nanosleep(&pause, NULL);
+	}
+}
+
 /* Register the segment and bind a socket to every queue with bind_flags. */
 static int create_sockets(struct unet_endpoint *ep, const char *ifname,
 			  const struct ep_config *c, uint16_t bind_flags)
@@ -230,8 +252,7 @@ static int create_sockets(struct unet_endpoint *ep, const char *ifname,
 	for (uint32_t i = 0; i < ep->nqueues; i++) {
 		struct unet_queue *q = &ep->q[i];
 
-		err = xsk_socket__create_shared(&q->xsk, ifname, q->queue_id, ep->umem, &q->rx,
-						&q->tx, &q->fill, &q->comp, &scfg);
+		err = bind_queue(ep, q, ifname, &scfg);
 		if (err) {
 			q->xsk = NULL;
 			if (err == -EBUSY)
@@ -450,6 +471,9 @@ void unet_endpoint__destroy(struct unet_endpoint *ep)
 {
 	if (!ep)
 		return;
+	/* Messages the application handed over should still leave. */
+	if (ep->umem && unet_endpoint__flush(ep, 200))
+		unet_log(UNET_LOG_WARN, "endpoint %u: destroyed with sends still queued", ep->id);
 	unet_channel_free_all(ep);
 	destroy_sockets(ep);
 	if (ep->epoll_fd >= 0)

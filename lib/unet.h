@@ -310,6 +310,13 @@ UNET_API int unet_endpoint__send_batch(struct unet_endpoint *ep, const struct un
  * many were reaped. */
 UNET_API int unet_endpoint__complete(struct unet_endpoint *ep);
 
+/* Push everything on the send queues out and wait until it completed, at
+ * most timeout_ms (-1: no limit).  In copy mode the kernel sends a bounded
+ * number of frames per kick, so a sender that stops calling the library
+ * must flush before it goes.  unet_endpoint__destroy flushes for up to
+ * 200 ms.  Returns 0, or -ETIMEDOUT with messages still queued. */
+UNET_API int unet_endpoint__flush(struct unet_endpoint *ep, int timeout_ms);
+
 /* ---- Receive queue and free queue ------------------------------------- */
 
 struct unet_recv_desc {

@@ -89,37 +89,21 @@ if ! attach native; then
 fi
 echo "demo: XDP program attached on both ends in $XDP_MODE mode"
 
-# A queue of a process that just exited is freed by the kernel a moment
-# later (AF_XDP releases its buffer pool from a work queue), so an endpoint
-# created right after may get EBUSY: the helpers below retry that case.
-busy() { grep -q 'resource busy' "$1"; }
-
 # start_b LOG READY CMD... - start CMD in namespace b, wait for READY in
 # its output; leaves the pid in BPID.  Returns 1 if it did not start.
 start_b() {
-	local log=$1 ready=$2 try
+	local log=$1 ready=$2
 	shift 2
-	for ((try = 0; try < 20; try++)); do
-		unet_bg_b "$@" >"$log" 2>&1
-		BPID=$UNET_BG_PID
-		wait_for_line "$log" "$ready" "$BPID" 10 && return 0
-		kill -0 "$BPID" 2>/dev/null && return 1
-		busy "$log" || return 1
-		sleep 0.25
-	done
-	return 1
+	unet_bg_b "$@" >"$log" 2>&1
+	BPID=$UNET_BG_PID
+	wait_for_line "$log" "$ready" "$BPID" 10
 }
 
 # run_a LOG SECONDS CMD... - run CMD in namespace a, at most SECONDS.
 run_a() {
-	local log=$1 secs=$2 try
+	local log=$1 secs=$2
 	shift 2
-	for ((try = 0; try < 20; try++)); do
-		timeout -k 2 "$secs" ip netns exec "$NS_A" "$@" >"$log" 2>&1 && return 0
-		busy "$log" || return 1
-		sleep 0.25
-	done
-	return 1
+	timeout -k 2 "$secs" ip netns exec "$NS_A" "$@" >"$log" 2>&1
 }
 
 # run_pingpong MODE - server on b (tag 2), client on a (tag 1); leaves the
