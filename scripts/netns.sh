@@ -65,7 +65,10 @@ unet_netns_setup() {
 	[[ -n $prefix ]] || { _unet_ns_err "usage: unet_netns_setup NAME_PREFIX [NQUEUES]"; return 1; }
 	[[ $prefix =~ ^[A-Za-z0-9_.-]+$ ]] || { _unet_ns_err "bad prefix '$prefix'"; return 1; }
 	((${#prefix} <= 13)) || { _unet_ns_err "prefix '$prefix' longer than 13 characters"; return 1; }
-	[[ $nq =~ ^[0-9]+$ ]] && ((nq >= 1 && nq <= 64)) || { _unet_ns_err "bad queue count '$nq'"; return 1; }
+	if ! [[ $nq =~ ^[0-9]+$ ]] || ((nq < 1 || nq > 64)); then
+		_unet_ns_err "bad queue count '$nq'"
+		return 1
+	fi
 	if ((${#_UNET_NS_CREATED[@]} > 0)) || [[ -n $_UNET_BPFFS_DIR ]]; then
 		_unet_ns_err "a setup is active in this shell: call unet_netns_cleanup first"
 		return 1

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# run-all.sh BUILD_DIR [unit|integration|all] - every unet-xdp test.
+#
+# unit: each BUILD_DIR/tests/test_* cmocka binary, except those that need
+# an interface (NEEDS_IFACE below: the integration suite runs them inside
+# its namespaces).  Results are counted per test case from cmocka's
+# summary; a binary that dies without one (a crash, a sanitizer report)
+# counts as one failure.
+# integration: tests/integration/run.sh --build BUILD_DIR --mode both.
+#
+# Prints a final line "N passed, N failed, N skipped" and exits non-zero
+# if anything failed.  With UNET_SANITIZED=1 the sanitizer runtimes are
+# set to stop at the first error and to check for leaks.
+
+set -u
+
+BUILD=${1:-}
+WHAT=${2:-all}
+if [[ -z $BUILD || ! -d $BUILD ]]; then
+	echo "usage: $0 BUILD_DIR [unit|integration|all]" >&2
+	exit 2
+fi
+case $WHAT in unit | integration | all) ;; *)
+	echo "usage: $0 BUILD_DIR [unit|integration|all]" >&2
+	exit 2
+	;;
+esac
+ROOT=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+BUILD=$(cd "$BUILD" && pwd)
+
+# Unit binaries that need a live interface (run by the integration suite).
+NEEDS_IFACE=(test_api_errors)
+
+if [[ ${UNET_SANITIZED:-0} == 1 ]]; then
+	export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:exitcode=99${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+	export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=98${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+	export LSAN_OPTIONS="exitcode=97${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+fi
+
+passed=0 failed=0 skipped=0
+
+# num LINE_PREFIX FILE: the count cmocka printed after LINE_PREFIX, or 0.
+num() {
+	local v
+	v=$(grep -F -- "$1" "$2" | sed -n 's/.*\] *\([0-9][0-9]*\) test.*/\1/p' | tail -1)
+	echo "${v:-0}"
+}
+
+run_unit() {
+	local bin name log rc p f s skipped_bin
+	shopt -s nullglob
+	local bins=("$BUILD"/tests/test_*)
+	shopt -u nullglob
+	log=$(mktemp /tmp/unet-unit.XXXXXX) || exit 1
+	for bin in "${bins[@]}"; do
+		[[ -x $bin && -f $bin ]] || continue
+		name=$(basename "$bin")
+		skipped_bin=0
+		for s in "${NEEDS_IFACE[@]}"; do
+			[[ $name == "$s" ]] && skipped_bin=1
+		done
+		if ((skipped_bin)); then
+			echo "unit $name: needs an interface, run by the integration suite"
+			continue
+		fi
+		# A unit test binary must not hang the suite.
+		timeout -k 5 120 "$bin" >"$log" 2>&1
+		rc=$?
+		p=$(num '[  PASSED  ]' "$log")
+		f=$(num '[  FAILED  ]' "$log")
+		s=$(num '[  SKIPPED ]' "$log")
+		if ((rc != 0 && f == 0)); then
+			f=1 # died: crash, sanitizer, timeout
+		fi
+		if ((rc == 0 && f > 0)); then
+			f=0 # cannot happen with cmocka; trust the exit status
+		fi
+		if ((rc != 0 || f > 0)); then
+			echo "FAIL unit $name (exit $rc): $p passed, $f failed, $s skipped"
+			sed 's/^/    /' "$log" | tail -n 60
+		else
+			echo "PASS unit $name: $p passed, $s skipped"
+		fi
+		passed=$((passed + p))
+		failed=$((failed + f))
+		skipped=$((skipped + s))
+	done
+	rm -f "$log"
+	if ((${#bins[@]} == 0)); then
+		echo "FAIL unit: no test binaries in $BUILD/tests"
+		failed=$((failed + 1))
+	fi
+}
+
+run_integration() {
+	local log rc line
+	log=$(mktemp /tmp/unet-integ.XXXXXX) || exit 1
+	bash "$ROOT/tests/integration/run.sh" --build "$BUILD" --mode both 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	line=$(tail -n 1 "$log")
+	rm -f "$log"
+	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
+		passed=$((passed + BASH_REMATCH[1]))
+		failed=$((failed + BASH_REMATCH[2]))
+		skipped=$((skipped + BASH_REMATCH[3]))
+		if ((rc != 0 && BASH_REMATCH[2] == 0)); then
+			echo "FAIL integration: run.sh exited $rc"
+			failed=$((failed + 1))
+		fi
+	else
+		echo "FAIL integration: run.sh (exit $rc) printed no summary"
+		failed=$((failed + 1))
+	fi
+}
+
+[[ $WHAT == unit || $WHAT == all ]] && run_unit
+[[ $WHAT == integration || $WHAT == all ]] && run_integration
+
+echo "$passed passed, $failed failed, $skipped skipped"
+((failed == 0))
