@@ -14,18 +14,6 @@
 
 #include "endpoint_impl.h"
 
-static void reset_channel_stats(struct unet_endpoint *ep, uint16_t tag)
-{
-	uint32_t key = tag;
-	size_t n = (size_t)ep->iface->ncpus;
-	struct unet_channel_stats *zero = calloc(n, sizeof(*zero));
-
-	if (!zero)
-		return;
-	bpf_map_update_elem(ep->iface->chan_stats_fd, &key, zero, BPF_ANY);
-	free(zero);
-}
-
 static struct unet_channel *channel_new(struct unet_endpoint *ep, uint16_t tag,
 					const uint8_t peer_mac[6], uint16_t peer_tag,
 					uint32_t txq)
@@ -64,11 +52,12 @@ struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local
 					const uint8_t peer_mac[6], uint16_t peer_tag,
 					const struct unet_channel_opts *opts)
 {
-	struct unet_channel_val val = { 0 }, old;
-	uint32_t key = local_tag, txq = 0;
 	struct unet_channel *ch;
+	uint32_t txq = 0;
+	int err;
 
-	if (!ep || !peer_mac || local_tag == UNET_TAG_INVALID || (opts && opts->sz < sizeof(size_t))) {
+	if (!ep || !peer_mac || local_tag == UNET_TAG_INVALID || peer_tag == UNET_TAG_INVALID ||
+	    (opts && opts->sz < sizeof(size_t))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -88,35 +77,18 @@ struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local
 		errno = EADDRINUSE;
 		return NULL;
 	}
-	/* A tag left behind by a dead process is reclaimed; a live owner's
-	 * is refused. */
-	if (!bpf_map_lookup_elem(ep->iface->channels_fd, &key, &old)) {
-		if (unet_iface_endpoint_alive(ep->iface, old.endpoint)) {
-			unet_log(UNET_LOG_ERROR, "tag %u in use by endpoint %u (pid %u)", local_tag,
-				 old.endpoint, old.owner_pid);
-			errno = EADDRINUSE;
-			return NULL;
-		}
-		unet_log(UNET_LOG_INFO, "tag %u: reclaiming it from dead pid %u", local_tag,
-			 old.owner_pid);
-		bpf_map_delete_elem(ep->iface->channels_fd, &key);
+	/* The same path as an administrator's `unetctl channel add`: a tag
+	 * left behind by a dead process is reclaimed, a live owner's is
+	 * refused, counters start from zero. */
+	err = unet_iface__channel_add(ep->iface, ep->id, local_tag, peer_mac, peer_tag);
+	if (err) {
+		errno = -err;
+		return NULL;
 	}
-	memcpy(val.peer_mac, peer_mac, 6);
-	val.peer_tag = peer_tag;
-	val.endpoint = ep->id;
-	val.owner_pid = (uint32_t)getpid();
-	reset_channel_stats(ep, local_tag);
 	ch = channel_new(ep, local_tag, peer_mac, peer_tag, txq);
 	if (!ch) {
+		unet_iface__channel_del(ep->iface, local_tag);
 		errno = ENOMEM;
-		return NULL;
-	}
-	if (bpf_map_update_elem(ep->iface->channels_fd, &key, &val, BPF_NOEXIST)) {
-		int err = errno == EEXIST ? EADDRINUSE : errno;
-
-		channel_unlink(ch);
-		errno = err;
-		return NULL;
 	}
 	return ch;
 }

@@ -98,15 +98,6 @@ static int ep_config_from_opts(const struct unet_endpoint_opts *o, struct ep_con
 	return 0;
 }
 
-bool unet_iface_endpoint_alive(struct unet_iface *iface, uint32_t id)
-{
-	struct unet_endpoint_val v;
-
-	if (bpf_map_lookup_elem(iface->endpoints_fd, &id, &v))
-		return false;
-	return unet_owner_alive(v.pid, v.start_time);
-}
-
 /* Claim the first free endpoint slot.  BPF_NOEXIST makes the claim atomic
  * across processes.  Returns the slot or -ENOSPC. */
 static int claim_slot(struct unet_iface *iface)

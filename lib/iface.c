@@ -1124,7 +1124,7 @@ int unet_iface__channel_add(struct unet_iface *iface, uint32_t endpoint, uint16_
 	__u32 key = tag;
 	int err;
 
-	if (!iface || !peer_mac || tag == UNET_TAG_INVALID)
+	if (!iface || !peer_mac || tag == UNET_TAG_INVALID || peer_tag == UNET_TAG_INVALID)
 		return -EINVAL;
 	if (bpf_map_lookup_elem(iface->endpoints_fd, &endpoint, &ev) ||
 	    !unet_owner_alive(ev.pid, ev.start_time)) {

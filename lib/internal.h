@@ -89,8 +89,4 @@ int unet_pool_put(struct unet_pool *p, uint64_t addr, enum unet_frame_owner expe
 int unet_pool_move(struct unet_pool *p, uint64_t addr, enum unet_frame_owner expect,
 		   enum unet_frame_owner owner);
 
-/* endpoint.c */
-/* Whether endpoint slot `id` exists and its owner lives. */
-bool unet_iface_endpoint_alive(struct unet_iface *iface, uint32_t id);
-
 #endif /* UNET_INTERNAL_H */

@@ -264,7 +264,7 @@ struct unet_channel_opts {
 
 /* Open a channel: frames for local_tag from peer_mac with peer_tag come
  * to this endpoint; sends go to peer_mac with peer_tag.  Returns NULL with
- * errno EADDRINUSE (tag owned by a live endpoint), EINVAL (tag 0, a
+ * errno EADDRINUSE (tag owned by a live endpoint), EINVAL (either tag 0, a
  * tx_queue the endpoint did not bind), ENOMEM, ... */
 UNET_API struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local_tag,
 						 const uint8_t peer_mac[6], uint16_t peer_tag,

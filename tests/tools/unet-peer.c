@@ -517,17 +517,9 @@ static int peer_open(struct peer *p)
 
 	eo.mode = cfg->xdp_mode;
 	eo.queue_mask = cfg->queue_mask;
-	/* The kernel unbinds a closed AF_XDP socket from its queue in
-	 * deferred work: right after the previous owner of a queue exited,
-	 * binding can fail with EBUSY for a few ms.  Retry for up to 2 s. */
-	for (int tries = 0;; tries++) {
-		p->ep = unet_endpoint__create(cfg->ifname, &eo);
-		if (p->ep || errno != EBUSY || tries >= 40 || stop_flag)
-			break;
-		if (tries == 0)
-			fprintf(stderr, "%s: queue busy (EBUSY), retrying for up to 2 s\n", prog);
-		sleep_s(0.05);
-	}
+	/* The library itself waits out a queue still held by a socket the
+	 * kernel is freeing (EBUSY for a few ms after its owner exited). */
+	p->ep = unet_endpoint__create(cfg->ifname, &eo);
 	if (!p->ep) {
 		err("cannot create an endpoint on %s: %s", cfg->ifname, strerror(errno));
 		return -1;

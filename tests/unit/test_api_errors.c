@@ -42,24 +42,10 @@ static struct unet_endpoint *ep_try(uint32_t mask)
 	return unet_endpoint__create(ifname, &o);
 }
 
-/* ep_try, but the kernel frees the queues of a closed endpoint in
- * deferred work, so EBUSY right after an earlier destroy is retried for
- * up to 2 s. */
-static struct unet_endpoint *ep_try_wait(uint32_t mask)
-{
-	struct timespec ts = { 0, 50 * 1000 * 1000 };
-	struct unet_endpoint *ep;
-	int i;
-
-	for (i = 0; !(ep = ep_try(mask)) && errno == EBUSY && i < 40; i++)
-		nanosleep(&ts, NULL);
-	return ep;
-}
-
 /* An endpoint on every queue. */
 static struct unet_endpoint *ep_create(void)
 {
-	struct unet_endpoint *ep = ep_try_wait(0);
+	struct unet_endpoint *ep = ep_try(0);
 
 	if (!ep)
 		print_error("unet_endpoint__create(%s): %s\n", ifname, strerror(errno));
@@ -152,7 +138,7 @@ static void test_channel_bad_args(void **state)
 	(void)state;
 	NEED_IFACE();
 	/* Queue 0 only, so a second endpoint can take queue 1. */
-	ep = ep_try_wait(1);
+	ep = ep_try(1);
 	if (!ep)
 		print_error("unet_endpoint__create(%s, queue 0): %s\n", ifname, strerror(errno));
 	assert_non_null(ep);
@@ -161,6 +147,10 @@ static void test_channel_bad_args(void **state)
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
 	assert_null(unet_channel__open(ep, 0, NULL, 1, NULL));
+	assert_int_equal(errno, EINVAL);
+	/* Tag 0 is reserved on the peer's side too. */
+	errno = 0;
+	assert_null(unet_channel__open(ep, 7001, peer_mac, 0, NULL));
 	assert_int_equal(errno, EINVAL);
 	co.tx_queue = 999;
 	errno = 0;
@@ -182,7 +172,7 @@ static void test_channel_bad_args(void **state)
 		assert_int_equal(errno, EBUSY);
 
 		/* On another queue (when the device has two). */
-		ep2 = ep_try_wait(2);
+		ep2 = ep_try(2);
 		if (ep2) {
 			errno = 0;
 			ch2 = unet_channel__open(ep2, 7001, peer_mac, 3, NULL);
