@@ -38,6 +38,7 @@ TESTS=(
 	"arp_ping|xdp|60|ping and ARP work with the program attached; pass counter moves"
 	"cli_errors|-|90|unetctl one-line errors with exit 1; --help exits 0"
 	"api_errors|-|90|public API rejects invalid arguments (build/tests/test_api_errors)"
+	"datapath|xdp|120|send/recv/free queues, wait, poll fd, upcalls, admin channels, destroy (test_datapath)"
 )
 
 usage() {
@@ -575,6 +576,27 @@ t_api_errors() {
 	[[ ${passed:-0} -gt 0 ]] || skip "test_api_errors passed no test (all skipped)"
 	grep -q '^\[  SKIPPED \]' "$T_DIR/api.log" && fail "test_api_errors skipped tests with an interface given"
 	return 0
+}
+
+# A veth pair inside namespace a, both ends used by one process.
+t_datapath() {
+	local bin=$BUILD/tests/test_datapath x y
+	[[ -x $bin ]] || fail "$bin not built"
+	setup_ns 1
+	x="${IF_A}x" y="${IF_A}y"
+	in_a ip link add "$x" type veth peer name "$y" || fail "cannot create veth $x/$y"
+	in_a ip link set "$x" up && in_a ip link set "$y" up || fail "cannot bring up $x/$y"
+	in_a env UNET_TEST_IFACE_A="$x" UNET_TEST_IFACE_B="$y" UNET_TEST_XDP_MODE="$T_MODE" \
+		UNET_PIN_ROOT="$UNET_PIN_ROOT" "$bin" >"$T_DIR/datapath.log" 2>&1
+	local rc=$?
+	cat "$T_DIR/datapath.log"
+	((rc == 0)) || fail "test_datapath exited with $rc"
+	grep -q '^\[  SKIPPED \]' "$T_DIR/datapath.log" && fail "test_datapath skipped tests with interfaces given"
+	grep -q '^\[  PASSED  \] 8 test' "$T_DIR/datapath.log" || fail "test_datapath did not pass all 8 tests"
+	local mode
+	mode=$(in_a "$UNETCTL" --json status "$x" |
+		jq -r '[.. | objects | select(has("mode")) | .mode] | first // empty')
+	[[ $mode == "$T_MODE" ]] || fail "endpoint creation attached $x in mode '$mode', want $T_MODE"
 }
 
 # ---- the runner -------------------------------------------------------------
