@@ -121,7 +121,11 @@ static int do_send(struct unet_endpoint *ep, struct unet_channel *ch, long count
 	unet_endpoint__flush(ep, 2000); /* all of it on the wire before the end marker */
 	double secs = (now_ns() - t0) / 1e9;
 	struct msg_head end = { .seq = (uint32_t)sent, .flags = MSG_END };
-	for (int i = 0; i < 3; i++) { /* end marker, sent with a copy (base level) */
+	/* End marker, sent with a copy (base level), three times a few ms
+	 * apart: raw U-Net has no flow control, so a receiver still behind
+	 * drops what finds its free queue empty; give it time to catch up. */
+	for (int i = 0; i < 3; i++) {
+		usleep(20000);
 		for (int tries = 0; tries < 1000 && unet_channel__send_copy(ch, &end, sizeof(end)) == -EAGAIN; tries++)
 			unet_endpoint__complete(ep), usleep(1000);
 		unet_endpoint__flush(ep, 1000);
