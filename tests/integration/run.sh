@@ -592,7 +592,7 @@ t_datapath() {
 	cat "$T_DIR/datapath.log"
 	((rc == 0)) || fail "test_datapath exited with $rc"
 	grep -q '^\[  SKIPPED \]' "$T_DIR/datapath.log" && fail "test_datapath skipped tests with interfaces given"
-	grep -q '^\[  PASSED  \] 8 test' "$T_DIR/datapath.log" || fail "test_datapath did not pass all 8 tests"
+	grep -q '^\[  PASSED  \] 9 test' "$T_DIR/datapath.log" || fail "test_datapath did not pass all 9 tests"
 	local mode
 	mode=$(in_a "$UNETCTL" --json status "$x" |
 		jq -r '[.. | objects | select(has("mode")) | .mode] | first // empty')

@@ -406,6 +406,51 @@ static void test_destroy_cleans_up(void **state)
 	assert_non_null(p->ab);
 }
 
+/* Endpoint options that change how the queues are driven still carry
+ * messages: busy polling, need_wakeup off; veth has no zero-copy, so
+ * forcing it fails cleanly and AUTO reports copy mode. */
+static void test_endpoint_options(void **state)
+{
+	struct pair *p = *state;
+	UNET_OPTS_INIT(unet_endpoint_opts, o);
+	struct unet_endpoint_info info;
+	struct unet_recv_desc d;
+
+	NEED_PAIR(p);
+	assert_false(p->ia.zerocopy);
+	assert_true(p->ia.need_wakeup);
+
+	unet_endpoint__destroy(p->a);
+	o.mode = mode;
+	o.segment_size = 1 << 20;
+	o.copy = UNET_ZEROCOPY_FORCE;
+	errno = 0;
+	p->a = unet_endpoint__create(if_a, &o);
+	assert_null(p->a);
+	assert_int_equal(errno, EOPNOTSUPP);
+
+	o.copy = UNET_COPY_FORCE;
+	o.busy_poll_usec = 50;
+	o.no_need_wakeup = true;
+	p->a = unet_endpoint__create(if_a, &o);
+	assert_non_null(p->a);
+	assert_int_equal(unet_endpoint__info(p->a, &info), 0);
+	assert_false(info.zerocopy);
+	assert_false(info.need_wakeup);
+	p->ab = unet_channel__open(p->a, TAG_A, p->ib.mac, TAG_B, NULL);
+	assert_non_null(p->ab);
+	for (int i = 0; i < 100; i++) {
+		assert_int_equal(unet_channel__send_copy(p->ab, &i, sizeof(i)), 0);
+		assert_int_equal(recv_one(p->b, &d), 1);
+		assert_int_equal(*(int *)d.data, i);
+		assert_int_equal(unet_endpoint__release(p->b, &d, 1), 0);
+		assert_int_equal(unet_channel__send_copy(p->ba, &i, sizeof(i)), 0);
+		assert_int_equal(recv_one(p->a, &d), 1); /* busy-polling receiver */
+		assert_int_equal(*(int *)d.data, i);
+		assert_int_equal(unet_endpoint__release(p->a, &d, 1), 0);
+	}
+}
+
 int main(void)
 {
 	const char *m = getenv("UNET_TEST_XDP_MODE");
@@ -418,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_upcalls),
 		cmocka_unit_test(test_admin_channel),
 		cmocka_unit_test(test_destroy_cleans_up),
+		cmocka_unit_test(test_endpoint_options),
 	};
 
 	if_a = getenv("UNET_TEST_IFACE_A");
