@@ -109,14 +109,16 @@ demo: deps
 	$(MAKE) all
 	bash scripts/demo.sh $(BUILD)
 
-install: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/libunet-xdp.pc
+install: $(ALIB) $(SO) $(BUILD)/unetctl
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/unet-xdp $(DESTDIR)$(BINDIR)
 	install -m 644 lib/unet.h $(DESTDIR)$(INCDIR)/unet-xdp/unet.h
 	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(SO_NAME).1.0 $(DESTDIR)$(LIBDIR)/$(SO_NAME)
 	ln -sf $(SO_NAME).1.0 $(DESTDIR)$(LIBDIR)/libunet-xdp.so
-	install -m 644 $(BUILD)/libunet-xdp.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	# Written here, not copied from $(BUILD): PREFIX may differ from the build's.
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|' \
+		lib/libunet-xdp.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libunet-xdp.pc
 	install -m 755 $(BUILD)/unetctl $(DESTDIR)$(BINDIR)/
 
 clean:
