@@ -21,6 +21,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -35,6 +36,7 @@
 
 #include "unet.h"
 #include "unet_abi.h"
+#include "tool_common.h"
 
 #define MAX_FRAME 9216
 #define MAX_COUNT 1000000
@@ -61,27 +63,6 @@ static void usage(FILE *f)
 		prog, UNET_WIRE_VERSION, UNET_ETH_P, MAX_COUNT);
 }
 
-static int parse_num(const char *s, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* Same pattern as unet-peer's send/recv modes (byte j >= 8 of seq). */
-static inline uint8_t seq_pattern(uint64_t seq, uint32_t j)
-{
-	return (uint8_t)((seq * 131u) ^ (j * 7u) ^ (j >> 8) ^ 0xa5u);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -104,16 +85,16 @@ int main(int argc, char **argv)
 	};
 	uint8_t src[6], dst[6], frame[MAX_FRAME];
 	bool have_src = false, have_dst = false, no_pad = false;
-	unsigned long long dst_tag = 1, src_tag = 1, len = 32, hdr_len = 0, version = UNET_WIRE_VERSION;
-	unsigned long long flags = 0, ethertype = UNET_ETH_P, count = 1, interval = 0, trunc = 0;
-	unsigned long long seq_base = 0, v;
+	uint64_t dst_tag = 1, src_tag = 1, len = 32, hdr_len = 0, version = UNET_WIRE_VERSION;
+	uint64_t flags = 0, ethertype = UNET_ETH_P, count = 1, interval = 0, trunc = 0;
+	uint64_t seq_base = 0, v;
 	bool hdr_len_set = false, trunc_set = false;
 	const char *ifname = NULL;
 	struct sockaddr_ll sll;
 	struct unet_hdr *uh;
 	struct ifreq ifr;
 	size_t flen, wire_len = 0;
-	unsigned long long i;
+	uint64_t i;
 	int c, fd, ifindex;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -140,20 +121,20 @@ int main(int argc, char **argv)
 		case 'i':
 		case 'x':
 		case 'b': {
-			unsigned long long max = c == 'V' || c == 'f' ? 255
+			uint64_t max = c == 'V' || c == 'f' ? 255
 				: c == 'c' ? MAX_COUNT
 				: c == 'i' ? 10000000ULL
 				: c == 'b' ? UINT64_MAX
 				: c == 'l' ? MAX_FRAME - UNET_PAYLOAD_OFF
 				: c == 'x' ? MAX_FRAME : 65535;
 
-			if (parse_num(optarg, max, &v)) {
+			if (parse_u64(optarg, max, &v)) {
 				const char *name = "?";
 
 				for (int k = 0; opts[k].name; k++)
 					if (opts[k].val == c)
 						name = opts[k].name;
-				fprintf(stderr, "%s: bad value '%s' for --%s (max %llu)\n", prog, optarg,
+				fprintf(stderr, "%s: bad value '%s' for --%s (max %" PRIu64 ")\n", prog, optarg,
 					name, max);
 				return 2;
 			}
@@ -256,7 +237,7 @@ int main(int argc, char **argv)
 
 		n = sendto(fd, frame, wire_len, 0, (struct sockaddr *)&sll, sizeof(sll));
 		if (n < 0) {
-			fprintf(stderr, "%s: sendto %s (frame %llu, %zu bytes): %s\n", prog, ifname, i,
+			fprintf(stderr, "%s: sendto %s (frame %" PRIu64 ", %zu bytes): %s\n", prog, ifname, i,
 				wire_len, strerror(errno));
 			close(fd);
 			return 1;
@@ -273,6 +254,6 @@ int main(int argc, char **argv)
 		}
 	}
 	close(fd);
-	printf("inject sent=%llu bytes=%zu\n", count, wire_len);
+	printf("inject sent=%" PRIu64 " bytes=%zu\n", count, wire_len);
 	return 0;
 }

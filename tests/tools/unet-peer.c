@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "unet.h"
+#include "tool_common.h"
 
 #define MAX_CHANNELS 64
 #define RECV_BATCH 64
@@ -138,20 +139,6 @@ static const char *mode_name(enum unet_xdp_mode m)
 	}
 }
 
-static int parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
 
 static int parse_double(const char *s, double *out)
 {
@@ -164,12 +151,6 @@ static int parse_double(const char *s, double *out)
 		return -1;
 	*out = v;
 	return 0;
-}
-
-/* Byte j of the payload with sequence number seq (send/recv), j >= 8. */
-static inline uint8_t seq_pattern(uint64_t seq, uint32_t j)
-{
-	return (uint8_t)((seq * 131u) ^ (j * 7u) ^ (j >> 8) ^ 0xa5u);
 }
 
 /* Byte j of the message of size n (sizes mode). */

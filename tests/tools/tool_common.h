@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* tool_common.h - what the test tools must agree on: the payload pattern a
+ * receiver checks, and strict number parsing for their options. */
+#ifndef UNET_TOOL_COMMON_H
+#define UNET_TOOL_COMMON_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* Byte j (j >= 8, after the big-endian sequence number) of the payload of
+ * message seq: unet-peer send writes it, unet-peer recv checks it,
+ * unet-inject forges it. */
+static inline uint8_t seq_pattern(uint64_t seq, uint32_t j)
+{
+	return (uint8_t)((seq * 131u) ^ (j * 7u) ^ (j >> 8) ^ 0xa5u);
+}
+
+/* A whole decimal/hex/octal number in [0, max]: 0, or -1 for anything else
+ * (empty, negative, trailing junk, out of range). */
+static inline int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+#endif /* UNET_TOOL_COMMON_H */
