@@ -465,6 +465,14 @@ void unet_endpoint__destroy(struct unet_endpoint *ep)
 	/* Messages the application handed over should still leave. */
 	if (ep->umem && unet_endpoint__flush(ep, 200))
 		unet_log(UNET_LOG_WARN, "endpoint %u: destroyed with sends still queued", ep->id);
+	if (ep->umem) {
+		uint32_t in_fill = 0;
+
+		for (uint32_t i = 0; i < ep->nqueues; i++)
+			in_fill += ep->q[i].in_fill;
+		unet_log(UNET_LOG_DEBUG, "endpoint %u: %u of %u frames free, %u on free queues",
+			 ep->id, ep->pool.nfree, ep->nframes, in_fill);
+	}
 	unet_channel_free_all(ep);
 	destroy_sockets(ep);
 	if (ep->epoll_fd >= 0)
