@@ -44,11 +44,13 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
+BENCH_SRCS := $(wildcard bench/*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 
 .PHONY: all deps check check-unit check-integration check-san demo install clean
-all: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS)
+all: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS) \
+     $(BUILD)/unet-bench
 
 deps:
 	@bash scripts/install-deps.sh
@@ -90,6 +92,9 @@ $(BUILD)/tools/%: tests/tools/%.c $(ALIB) | $(BUILD)/tools
 
 $(BUILD)/examples/%: examples/%.c $(ALIB) | $(BUILD)/examples
 	$(CC) $(CFLAGS) -o $@ $< $(ALIB) $(LDFLAGS) $(LIBS) -lm
+
+$(BUILD)/unet-bench: $(BENCH_SRCS) bench/bench.h $(ALIB) lib/unet.h
+	$(CC) $(CFLAGS) -o $@ $(BENCH_SRCS) $(ALIB) $(LDFLAGS) $(LIBS) -lm
 
 # The README's test command: installs what is missing, builds, runs every
 # test, then again built with ASan+UBSan.

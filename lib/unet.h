@@ -108,6 +108,7 @@ enum {
 	UNET_STAT_DROP_UNKNOWN_TAG,
 	UNET_STAT_DROP_WRONG_SRC,
 	UNET_STAT_DROP_NO_SOCKET,
+	UNET_STAT_DROP_INJECTED, /* dropped by unet_iface__set_fault's hook */
 	UNET_STAT__COUNT
 };
 /* Fill out[UNET_STAT__COUNT]. Returns 0 or -errno. */
@@ -115,6 +116,13 @@ UNET_API int unet_iface__stats(struct unet_iface *iface, uint64_t out[UNET_STAT_
 /* Stable snake_case name of a counter ("delivered", "drop_unknown_tag"),
  * or NULL for an index out of range. */
 UNET_API const char *unet_stat_name(int idx);
+
+/* Test hook: drop drop_ppm per million (0..1000000) of the U-Net frames
+ * the XDP program would deliver on this interface, counted as
+ * UNET_STAT_DROP_INJECTED.  0 turns it off.  For testing reliability
+ * above the raw interface (this kernel may have no tc netem).
+ * Returns 0, -EINVAL (ppm > 1000000), -errno. */
+UNET_API int unet_iface__set_fault(struct unet_iface *iface, uint32_t drop_ppm);
 
 /* One channel as the interface's maps see it. */
 struct unet_channel_entry {
@@ -224,9 +232,11 @@ UNET_API int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_end
  * and the library's own counters. */
 struct unet_endpoint_stats {
 	uint64_t rx_msgs, tx_msgs;
-	uint64_t rx_dropped;		/* kernel: dropped for other reasons */
+	uint64_t rx_dropped;		/* kernel: every frame the socket dropped
+					 * for lack of a buffer or room (includes
+					 * rx_fill_empty drops) */
 	uint64_t rx_ring_full;		/* kernel: receive queue was full */
-	uint64_t rx_fill_empty;		/* kernel: free queue was empty */
+	uint64_t rx_fill_empty;		/* kernel: times the free queue was empty */
 	uint64_t rx_invalid_descs, tx_invalid_descs;
 	uint64_t rx_unknown_channel;	/* frames for a tag we don't own */
 	uint64_t rx_no_handler;		/* dispatched with no handler set */

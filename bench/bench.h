@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * bench.h - unet-bench: latency and rate of U-Net against the kernel's own
+ * paths (UDP sockets, sendmmsg/recvmmsg, AF_PACKET), one program for all so
+ * every transport is measured by the same loop, clock and statistics.
+ *
+ * Each transport sits behind one small vtable (struct bench_transport):
+ * open, send a batch, receive a batch (spinning or blocking), flush, close.
+ * The roles in main.c (echo, pingpong, sink, source) only talk to that.
+ */
+#ifndef UNET_BENCH_H
+#define UNET_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+#define BENCH_MAX_BATCH 256
+#define BENCH_MIN_SIZE 8     /* the bench header */
+#define BENCH_MAX_SIZE 1472  /* largest UDP payload at MTU 1500: every transport takes it */
+#define BENCH_BUF_SIZE 2048  /* receive buffer per message (udp, udp-mmsg) */
+#define BENCH_BLOCK_MS 100   /* longest single sleep in a blocking receive */
+
+/* Head of every message, in the sender's byte order (both ends run this
+ * program on one machine type).  size >= 8 so it always fits. */
+struct bench_hdr {
+	uint32_t seq;
+	uint32_t flags;
+};
+
+enum {
+	BENCH_F_WARMUP = 1u << 0, /* pingpong: not measured, not counted by echo */
+	BENCH_F_LAST = 1u << 1,	  /* pingpong: the echo may exit after this one */
+	BENCH_F_END = 1u << 2,	  /* source -> sink: seq holds the number sent */
+};
+
+enum bench_mode { BENCH_SPIN, BENCH_BLOCK };
+
+/* Everything the command line can say; each transport reads its part. */
+struct bench_opts {
+	const char *role;
+	const char *transport;
+	enum bench_mode mode;
+	int cpu;		 /* -1: do not pin */
+	double timeout_s;
+	long count;		 /* 0: not given */
+	long warmup;
+	long size;
+	long batch;
+	long idle_ms;
+	/* unet, packet */
+	const char *iface;
+	uint8_t peer_mac[6];
+	bool have_peer;
+	/* unet */
+	long tag, peer_tag, channels;
+	long busy_poll_usec;
+	uint32_t queue_mask;
+	int xdp_mode;		 /* enum unet_xdp_mode */
+	/* udp, udp-mmsg */
+	const char *local, *remote;
+};
+
+/* One message to send.  The transport writes it into its own buffer (for
+ * U-Net: in place in the communication segment): a copy of data when data
+ * is set (echo), else just the header; the rest of the payload is whatever
+ * the buffer holds, the same for every transport. */
+struct bench_tx {
+	const void *data;
+	uint32_t seq, flags;
+	uint32_t len;
+};
+
+/* One received message; valid until the next recv or close. */
+struct bench_rx {
+	const void *data;
+	uint32_t len;
+};
+
+struct bench_conn; /* a transport's private state */
+
+struct bench_transport {
+	const char *name;
+	/* Returns a connection, or NULL after printing why on stderr. */
+	struct bench_conn *(*open)(const struct bench_opts *o);
+	/* Queue and send up to n messages.  Returns how many went (0 when the
+	 * send queue is full for now: call again), or -errno. */
+	int (*send)(struct bench_conn *c, const struct bench_tx *tx, unsigned int n);
+	/* Take up to max messages.  block: sleep in the transport's wait
+	 * call, at most about BENCH_BLOCK_MS; else return at once.  Gives
+	 * back the previous batch first.  Returns the number taken, 0 if
+	 * none, or -errno. */
+	int (*recv)(struct bench_conn *c, struct bench_rx *rx, unsigned int max, bool block);
+	/* Push out what is still queued (may be NULL).  Returns 0 or -errno. */
+	int (*flush)(struct bench_conn *c, int timeout_ms);
+	void (*close)(struct bench_conn *c);
+};
+
+extern const struct bench_transport bench_unet, bench_udp, bench_udp_mmsg, bench_packet;
+
+/* Write the message in tx into dst (its len bytes). */
+static inline void bench_tx_write(void *dst, const struct bench_tx *tx)
+{
+	if (tx->data) {
+		__builtin_memcpy(dst, tx->data, tx->len);
+	} else {
+		struct bench_hdr h = { .seq = tx->seq, .flags = tx->flags };
+
+		__builtin_memcpy(dst, &h, sizeof(h));
+	}
+}
+
+/* Read the header of a received message (zeros if it is too short). */
+static inline struct bench_hdr bench_rx_hdr(const struct bench_rx *rx)
+{
+	struct bench_hdr h = { 0, 0 };
+
+	if (rx->len >= sizeof(h))
+		__builtin_memcpy(&h, rx->data, sizeof(h));
+	return h;
+}
+
+/* ---- stats.c ---- */
+
+uint64_t bench_now_ns(void);
+/* User + system CPU time of this process, in microseconds. */
+uint64_t bench_cpu_us(void);
+/* Sort samples (ns) in place. */
+void bench_sort_u64(uint64_t *v, size_t n);
+/* Nearest-rank percentile q (0..1) of sorted samples, n > 0. */
+uint64_t bench_percentile(const uint64_t *sorted, size_t n, double q);
+/* Pin the calling thread to cpu.  Returns 0 or -errno. */
+int bench_pin_cpu(int cpu);
+
+#endif /* UNET_BENCH_H */

@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unet-bench - round-trip latency and one-way rate of U-Net and of the
+ * kernel's UDP and AF_PACKET paths, measured by one loop for all.
+ *
+ *   unet-bench echo     --transport T [opts] --mode spin|block [--cpu N] [--timeout S] [--count N]
+ *   unet-bench pingpong --transport T [opts] --size B --count N [--warmup W] --mode spin|block
+ *   unet-bench sink     --transport T [opts] --size B [--count N] --mode spin|block [--idle-ms M]
+ *   unet-bench source   --transport T [opts] --size B --count N [--batch K]
+ *
+ * stdout carries exactly one JSON line per run (the result); progress and
+ * errors go to stderr.  The exit status is 0 only for a complete run.
+ * See usage() for the transports' options.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "unet.h"
+
+#define PING_TIMEOUT_NS 1000000000ull	 /* a measured ping lost after 1 s */
+#define WARMUP_TIMEOUT_NS 100000000ull	 /* a warm-up ping retried after 100 ms */
+#define END_MARKERS 3			 /* end markers a source sends ... */
+#define END_PAUSE_US 20000		 /* ... this far apart */
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: unet-bench ROLE --transport unet|udp|udp-mmsg|packet [OPTIONS]\n"
+		"roles:\n"
+		"  echo      reflect every message; ends after --count measured messages,\n"
+		"            the client's last one, or --timeout\n"
+		"  pingpong  --size B --count N [--warmup W]: round trips, one JSON line\n"
+		"  sink      --size B [--count N] [--idle-ms M]: receive, one JSON line (rate)\n"
+		"  source    --size B --count N [--batch K]: send as fast as possible, then an\n"
+		"            end marker carrying the number sent\n"
+		"common:     --mode spin|block  --cpu N  --timeout S (default 30)  --batch K (1..%d)\n"
+		"unet:       --iface IF --tag T --peer MAC --peer-tag P [--channels N]\n"
+		"            [--busy-poll USEC] [--queue-mask M] [--xdp-mode native|skb|auto]\n"
+		"udp, udp-mmsg: --local IP:PORT --remote IP:PORT\n"
+		"packet:     --iface IF --peer MAC   (EtherType 0x88B6, TPACKET_V3 receive ring)\n"
+		"sizes: %d..%d bytes on every transport\n",
+		BENCH_MAX_BATCH, BENCH_MIN_SIZE, BENCH_MAX_SIZE);
+}
+
+/* One-line error on stderr; returns 1 for `return die(...)`. */
+static int die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("unet-bench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+/* ---- JSON: one line on stdout, one printing path for every role -------- */
+
+static int json_n;
+
+static void json_key(const char *k)
+{
+	printf("%s\"%s\":", json_n++ ? "," : "{", k);
+}
+static void json_str(const char *k, const char *v)
+{
+	json_key(k);
+	printf("\"%s\"", v); /* our values are fixed names, nothing to escape */
+}
+static void json_int(const char *k, long long v)
+{
+	json_key(k);
+	printf("%lld", v);
+}
+static void json_num(const char *k, double v, int prec)
+{
+	json_key(k);
+	if (isfinite(v))
+		printf("%.*f", prec, v);
+	else
+		printf("null");
+}
+static void json_null(const char *k)
+{
+	json_key(k);
+	printf("null");
+}
+static void json_end(void)
+{
+	printf("}\n");
+	fflush(stdout);
+	json_n = 0;
+}
+
+/* ---- Options ------------------------------------------------------------ */
+
+static int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || *end || end == s || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static const struct bench_transport *find_transport(const char *name)
+{
+	static const struct bench_transport *all[] = { &bench_unet, &bench_udp, &bench_udp_mmsg,
+						       &bench_packet };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	return NULL;
+}
+
+static const char *mode_name(const struct bench_opts *o)
+{
+	return o->mode == BENCH_SPIN ? "spin" : "block";
+}
+
+/* The JSON fields every role starts with. */
+static void json_head(const char *test, const struct bench_opts *o)
+{
+	json_str("test", test);
+	json_str("transport", o->transport);
+	json_str("mode", mode_name(o));
+	if (strcmp(test, "echo")) /* the echo reflects whatever size comes */
+		json_int("size", o->size);
+}
+
+/* ---- Sending with retries, bounded by a deadline ----------------------- */
+
+/* Send all n messages, retrying while the send queue is full, until
+ * deadline.  Returns how many went, or -errno. */
+static long send_all(const struct bench_transport *t, struct bench_conn *c,
+		     const struct bench_tx *tx, unsigned int n, uint64_t deadline)
+{
+	unsigned int off = 0;
+
+	while (off < n) {
+		int k = t->send(c, tx + off, n - off);
+
+		if (k < 0)
+			return k;
+		off += (unsigned int)k;
+		if (!k && (stop || bench_now_ns() >= deadline))
+			break;
+	}
+	return off;
+}
+
+/* ---- echo --------------------------------------------------------------- */
+
+static int run_echo(const struct bench_opts *o, const struct bench_transport *t,
+		    struct bench_conn *c, uint64_t deadline)
+{
+	struct bench_rx rx[BENCH_MAX_BATCH];
+	struct bench_tx tx[BENCH_MAX_BATCH];
+	long echoed = 0, all = 0;
+	bool last = false;
+	uint64_t cpu0 = 0;
+
+	fprintf(stderr, "unet-bench: echo on %s (%s) ready\n", o->transport, mode_name(o));
+	while (!last && !stop && (!o->count || echoed < o->count) && bench_now_ns() < deadline) {
+		int n = t->recv(c, rx, (unsigned int)o->batch, o->mode == BENCH_BLOCK);
+		long k;
+
+		if (n < 0)
+			return die("echo: receive: %s", strerror(-n));
+		for (int i = 0; i < n; i++) {
+			struct bench_hdr h = bench_rx_hdr(&rx[i]);
+
+			tx[i] = (struct bench_tx){ .data = rx[i].data, .len = rx[i].len };
+			echoed += !(h.flags & BENCH_F_WARMUP);
+			last |= !!(h.flags & BENCH_F_LAST);
+		}
+		if (n <= 0)
+			continue;
+		if (!all) /* CPU from the first message: not the wait for the client */
+			cpu0 = bench_cpu_us();
+		k = send_all(t, c, tx, (unsigned int)n, deadline);
+		if (k < 0)
+			return die("echo: send: %s", strerror((int)-k));
+		all += k;
+	}
+	if (t->flush)
+		t->flush(c, 1000);
+	json_head("echo", o);
+	json_int("echoed", echoed);
+	json_int("messages", all);
+	json_num("cpu_us_per_msg", all ? (double)(bench_cpu_us() - cpu0) / (double)all : NAN, 3);
+	json_end();
+	fprintf(stderr, "unet-bench: echo: %ld measured messages echoed (%ld in all), ended by %s\n",
+		echoed, all, last ? "the client's last message" :
+		o->count && echoed >= o->count ? "count" : stop ? "signal" : "timeout");
+	/* Short of --count without the client's last message: a timeout. */
+	return o->count && echoed < o->count && !last;
+}
+
+/* ---- pingpong ------------------------------------------------------------ */
+
+/* Send one ping and wait for its echo until limit.  Returns 1 (echoed),
+ * 0 (not in time), -errno.  Echoes of earlier, lost pings are dropped. */
+static int ping(const struct bench_opts *o, const struct bench_transport *t,
+		struct bench_conn *c, uint32_t seq, uint32_t flags, uint64_t limit)
+{
+	struct bench_tx tx = { .seq = seq, .flags = flags, .len = (uint32_t)o->size };
+	struct bench_rx rx[16];
+	long sent = send_all(t, c, &tx, 1, limit);
+
+	if (sent <= 0)
+		return (int)sent;
+	while (!stop && bench_now_ns() < limit) {
+		int n = t->recv(c, rx, 16, o->mode == BENCH_BLOCK);
+
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++)
+			if (bench_rx_hdr(&rx[i]).seq == seq)
+				return 1;
+	}
+	return 0;
+}
+
+static int run_pingpong(const struct bench_opts *o, const struct bench_transport *t,
+			struct bench_conn *c, uint64_t deadline)
+{
+	uint64_t *rtt = calloc((size_t)o->count, sizeof(*rtt));
+	long warm = 0, done = 0, lost = 0, want_warm = o->warmup > 0 ? o->warmup : 1;
+	uint32_t seq = 0;
+	uint64_t cpu0, cpu1;
+	int r = 0;
+
+	if (!rtt)
+		return die("out of memory for %ld samples", o->count);
+	fprintf(stderr, "unet-bench: pingpong on %s (%s), %ld bytes, %ld round trips\n",
+		o->transport, mode_name(o), o->size, o->count);
+	/* Warm-up: also waits for the echo to come up, so its losses are
+	 * retries, not results; at least one round trip is always made. */
+	while (warm < want_warm && !stop && bench_now_ns() < deadline) {
+		uint64_t lim = bench_now_ns() + WARMUP_TIMEOUT_NS;
+
+		r = ping(o, t, c, ++seq, BENCH_F_WARMUP, lim < deadline ? lim : deadline);
+		if (r < 0)
+			goto err;
+		warm += r;
+	}
+	if (!warm) {
+		free(rtt);
+		return die("pingpong: no echo from the peer within the timeout");
+	}
+	cpu0 = bench_cpu_us();
+	while (done + lost < o->count && !stop && bench_now_ns() < deadline) {
+		uint64_t t0 = bench_now_ns(), lim = t0 + PING_TIMEOUT_NS;
+
+		r = ping(o, t, c, ++seq, 0, lim < deadline ? lim : deadline);
+		if (r < 0)
+			goto err;
+		if (r)
+			rtt[done++] = bench_now_ns() - t0;
+		else
+			lost++;
+	}
+	cpu1 = bench_cpu_us();
+	/* Tell the echo we are done (unmeasured, so it does not count): up
+	 * to three tries, each waiting briefly for the reflection. */
+	for (int i = 0; i < 3; i++) {
+		uint64_t lim = bench_now_ns() + 50000000ull;
+
+		if (ping(o, t, c, ++seq, BENCH_F_WARMUP | BENCH_F_LAST, lim) != 0)
+			break;
+	}
+	if (!done) {
+		free(rtt);
+		return die("pingpong: all %ld measured round trips lost", lost);
+	}
+	bench_sort_u64(rtt, (size_t)done);
+	json_head("pingpong", o);
+	json_int("channels", o->channels);
+	json_int("count", done);
+	json_int("lost", lost);
+	json_num("min_us", rtt[0] / 1e3, 2);
+	json_num("p50_us", bench_percentile(rtt, (size_t)done, 0.50) / 1e3, 2);
+	json_num("p90_us", bench_percentile(rtt, (size_t)done, 0.90) / 1e3, 2);
+	json_num("p99_us", bench_percentile(rtt, (size_t)done, 0.99) / 1e3, 2);
+	json_num("p999_us", bench_percentile(rtt, (size_t)done, 0.999) / 1e3, 2);
+	json_num("max_us", rtt[done - 1] / 1e3, 2);
+	json_num("cpu_us_per_msg", (double)(cpu1 - cpu0) / (double)(done + lost), 3);
+	json_end();
+	fprintf(stderr, "unet-bench: pingpong: %ld round trips, %ld lost, p50 %.2f us\n", done,
+		lost, bench_percentile(rtt, (size_t)done, 0.50) / 1e3);
+	free(rtt);
+	if (done + lost < o->count)
+		return die("pingpong: stopped after %ld of %ld round trips (timeout or signal)",
+			   done + lost, o->count);
+	return 0;
+err:
+	free(rtt);
+	return die("pingpong: %s", strerror(-r));
+}
+
+/* ---- sink ----------------------------------------------------------------- */
+
+static int run_sink(const struct bench_opts *o, const struct bench_transport *t,
+		    struct bench_conn *c, uint64_t deadline)
+{
+	struct bench_rx rx[BENCH_MAX_BATCH];
+	uint64_t msgs = 0, bytes = 0, first_n = 0, first_bytes = 0;
+	uint64_t first_ns = 0, last_ns = 0, cpu0 = 0, cpu_s = 0, cpu_s_ns = 0, cpu_s_msgs = 0;
+	uint64_t idle_ns = (uint64_t)o->idle_ms * 1000000u;
+	long long sent = -1;
+	const char *why = "timeout";
+
+	fprintf(stderr, "unet-bench: sink on %s (%s) ready\n", o->transport, mode_name(o));
+	while (!stop) {
+		int n = t->recv(c, rx, (unsigned int)o->batch, o->mode == BENCH_BLOCK);
+		uint64_t now = bench_now_ns();
+		uint64_t got = 0;
+
+		if (n < 0)
+			return die("sink: receive: %s", strerror(-n));
+		for (int i = 0; i < n; i++) {
+			struct bench_hdr h = bench_rx_hdr(&rx[i]);
+
+			if (h.flags & BENCH_F_END) {
+				sent = h.seq;
+				continue;
+			}
+			got++;
+			bytes += rx[i].len;
+		}
+		if (got) {
+			if (!msgs) {
+				/* The rate runs from this first arrival: what came
+				 * with it arrived before the clock started. */
+				first_ns = now;
+				first_n = got;
+				first_bytes = bytes;
+				cpu0 = bench_cpu_us();
+				cpu_s = cpu0;
+				cpu_s_ns = now;
+				cpu_s_msgs = got;
+			}
+			msgs += got;
+			last_ns = now;
+			/* CPU time sampled at most once a millisecond: the
+			 * system call must not become what we measure. */
+			if (now - cpu_s_ns >= 1000000u) {
+				cpu_s = bench_cpu_us();
+				cpu_s_ns = now;
+				cpu_s_msgs = msgs;
+			}
+		}
+		if (sent >= 0) {
+			why = "end marker";
+			break;
+		}
+		if (o->count && msgs >= (uint64_t)o->count) {
+			why = "count";
+			break;
+		}
+		if (msgs && now - last_ns > idle_ns) {
+			why = "idle";
+			break;
+		}
+		if (now >= deadline)
+			break;
+	}
+	if (stop)
+		why = "signal";
+	if (why[0] != 'i' && why[0] != 't' && msgs) { /* ended on an arrival: exact */
+		cpu_s = bench_cpu_us();
+		cpu_s_msgs = msgs;
+	}
+	if (msgs <= first_n || last_ns == first_ns)
+		return die("sink: received %llu messages in one burst or none (%s): nothing to measure",
+			   (unsigned long long)msgs, why);
+	double secs = (double)(last_ns - first_ns) / 1e9;
+	double rate = (double)(msgs - first_n) / secs;
+	double gbit = (double)(bytes - first_bytes) * 8 / secs / 1e9;
+
+	json_head("rate", o);
+	json_int("batch", o->batch);
+	json_int("channels", o->channels);
+	json_int("msgs", (long long)msgs);
+	json_num("secs", secs, 6);
+	json_num("msgs_per_s", rate, 0);
+	json_num("gbit_s", gbit, 4);
+	json_num("cpu_us_per_msg",
+		 cpu_s_msgs > first_n ? (double)(cpu_s - cpu0) / (double)(cpu_s_msgs - first_n) : NAN, 3);
+	if (sent >= 0) {
+		json_int("sent", sent);
+		json_int("lost", sent - (long long)msgs);
+	} else {
+		json_null("sent");
+		json_null("lost");
+	}
+	json_end();
+	fprintf(stderr, "unet-bench: sink: %llu messages in %.3f s (%.0f msgs/s, %.3f Gbit/s), ended by %s\n",
+		(unsigned long long)msgs, secs, rate, gbit, why);
+	return 0;
+}
+
+/* ---- source --------------------------------------------------------------- */
+
+static int run_source(const struct bench_opts *o, const struct bench_transport *t,
+		      struct bench_conn *c, uint64_t deadline)
+{
+	struct bench_tx tx[BENCH_MAX_BATCH];
+	uint64_t sent = 0, t0, t1, cpu0, cpu1, full = 0;
+	int flushed = 0;
+
+	fprintf(stderr, "unet-bench: source on %s, %ld x %ld bytes, batch %ld\n", o->transport,
+		o->count, o->size, o->batch);
+	t0 = bench_now_ns();
+	cpu0 = bench_cpu_us();
+	while (sent < (uint64_t)o->count && !stop && bench_now_ns() < deadline) {
+		unsigned int k = (unsigned int)o->batch, i;
+		int n;
+
+		if (k > (uint64_t)o->count - sent)
+			k = (unsigned int)((uint64_t)o->count - sent);
+		for (i = 0; i < k; i++)
+			tx[i] = (struct bench_tx){ .seq = (uint32_t)(sent + i), .len = (uint32_t)o->size };
+		n = t->send(c, tx, k);
+		if (n < 0)
+			return die("source: send: %s", strerror(-n));
+		full += n == 0;
+		sent += (uint64_t)n;
+	}
+	/* Everything on the wire before the clock stops and before the end
+	 * marker (U-Net in copy mode sends in the kick: see docs/platform.md). */
+	if (t->flush)
+		flushed = t->flush(c, 2000);
+	t1 = bench_now_ns();
+	cpu1 = bench_cpu_us();
+	/* End marker, a few times with a pause: with no flow control a sink
+	 * still behind drops what finds its queue full; give it time. */
+	for (int i = 0; i < END_MARKERS; i++) {
+		struct bench_tx end = { .seq = (uint32_t)sent, .flags = BENCH_F_END,
+					.len = (uint32_t)o->size };
+		uint64_t lim = bench_now_ns() + 1000000000ull;
+
+		usleep(END_PAUSE_US);
+		if (send_all(t, c, &end, 1, lim) < 0)
+			break;
+		if (t->flush)
+			t->flush(c, 1000);
+	}
+	double secs = (double)(t1 - t0) / 1e9;
+
+	json_head("source", o);
+	json_int("batch", o->batch);
+	json_int("channels", o->channels);
+	json_int("count", o->count);
+	json_int("sent", (long long)sent);
+	json_num("secs", secs, 6);
+	json_num("msgs_per_s", (double)sent / secs, 0);
+	json_num("gbit_s", (double)sent * (double)o->size * 8 / secs / 1e9, 4);
+	json_num("cpu_us_per_msg", sent ? (double)(cpu1 - cpu0) / (double)sent : NAN, 3);
+	json_end();
+	fprintf(stderr, "unet-bench: source: sent %llu in %.3f s (%.0f msgs/s offered), queue full %llu times%s\n",
+		(unsigned long long)sent, secs, (double)sent / secs, (unsigned long long)full,
+		flushed ? ", flush timed out" : "");
+	if (sent < (uint64_t)o->count)
+		return die("source: sent %llu of %ld (timeout or signal)", (unsigned long long)sent,
+			   o->count);
+	return 0;
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+	enum {
+		O_TRANSPORT = 256, O_MODE, O_CPU, O_TIMEOUT, O_COUNT, O_WARMUP, O_SIZE, O_BATCH,
+		O_IDLE, O_IFACE, O_TAG, O_PEER, O_PEER_TAG, O_CHANNELS, O_BUSY, O_QMASK, O_XDP,
+		O_LOCAL, O_REMOTE, O_HELP
+	};
+	static const struct option lopts[] = {
+		{ "transport", 1, 0, O_TRANSPORT }, { "mode", 1, 0, O_MODE },
+		{ "cpu", 1, 0, O_CPU },		    { "timeout", 1, 0, O_TIMEOUT },
+		{ "count", 1, 0, O_COUNT },	    { "warmup", 1, 0, O_WARMUP },
+		{ "size", 1, 0, O_SIZE },	    { "batch", 1, 0, O_BATCH },
+		{ "idle-ms", 1, 0, O_IDLE },	    { "iface", 1, 0, O_IFACE },
+		{ "tag", 1, 0, O_TAG },		    { "peer", 1, 0, O_PEER },
+		{ "peer-tag", 1, 0, O_PEER_TAG },   { "channels", 1, 0, O_CHANNELS },
+		{ "busy-poll", 1, 0, O_BUSY },	    { "queue-mask", 1, 0, O_QMASK },
+		{ "xdp-mode", 1, 0, O_XDP },	    { "local", 1, 0, O_LOCAL },
+		{ "remote", 1, 0, O_REMOTE },	    { "help", 0, 0, O_HELP },
+		{ 0, 0, 0, 0 }
+	};
+	struct bench_opts o = {
+		.mode = BENCH_SPIN, .cpu = -1, .timeout_s = 30, .warmup = 100, .size = 64,
+		.batch = 64, .idle_ms = 2000, .channels = 1, .xdp_mode = UNET_XDP_MODE_AUTO,
+	};
+	const struct bench_transport *t;
+	struct bench_conn *c;
+	long v;
+	int opt, ret;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	o.role = argv[1];
+	optind = 2;
+	while ((opt = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+		const char *bad = NULL;
+
+		switch (opt) {
+		case O_TRANSPORT: o.transport = optarg; break;
+		case O_MODE:
+			if (!strcmp(optarg, "spin")) o.mode = BENCH_SPIN;
+			else if (!strcmp(optarg, "block")) o.mode = BENCH_BLOCK;
+			else bad = "--mode";
+			break;
+		case O_CPU: if (parse_long(optarg, 0, CPU_SETSIZE - 1, &v)) bad = "--cpu"; else o.cpu = (int)v; break;
+		case O_TIMEOUT: {
+			char *end;
+			o.timeout_s = strtod(optarg, &end);
+			if (*end || end == optarg || !(o.timeout_s > 0 && o.timeout_s <= 86400)) bad = "--timeout";
+			break;
+		}
+		case O_COUNT: if (parse_long(optarg, 1, UINT32_MAX - 1, &o.count)) bad = "--count"; break;
+		case O_WARMUP: if (parse_long(optarg, 0, 10000000, &o.warmup)) bad = "--warmup"; break;
+		case O_SIZE: if (parse_long(optarg, BENCH_MIN_SIZE, BENCH_MAX_SIZE, &o.size)) bad = "--size"; break;
+		case O_BATCH: if (parse_long(optarg, 1, BENCH_MAX_BATCH, &o.batch)) bad = "--batch"; break;
+		case O_IDLE: if (parse_long(optarg, 1, 3600000, &o.idle_ms)) bad = "--idle-ms"; break;
+		case O_IFACE: o.iface = optarg; break;
+		case O_TAG: if (parse_long(optarg, 1, 65535, &o.tag)) bad = "--tag"; break;
+		case O_PEER_TAG: if (parse_long(optarg, 1, 65535, &o.peer_tag)) bad = "--peer-tag"; break;
+		case O_PEER:
+			if (unet_parse_mac(optarg, o.peer_mac)) bad = "--peer";
+			else o.have_peer = true;
+			break;
+		case O_CHANNELS: if (parse_long(optarg, 1, 65535, &o.channels)) bad = "--channels"; break;
+		case O_BUSY: if (parse_long(optarg, 0, 1000000, &o.busy_poll_usec)) bad = "--busy-poll"; break;
+		case O_QMASK: if (parse_long(optarg, 0, UINT32_MAX, &v)) bad = "--queue-mask"; else o.queue_mask = (uint32_t)v; break;
+		case O_XDP:
+			if (!strcmp(optarg, "native")) o.xdp_mode = UNET_XDP_MODE_NATIVE;
+			else if (!strcmp(optarg, "skb")) o.xdp_mode = UNET_XDP_MODE_SKB;
+			else if (!strcmp(optarg, "auto")) o.xdp_mode = UNET_XDP_MODE_AUTO;
+			else bad = "--xdp-mode";
+			break;
+		case O_LOCAL: o.local = optarg; break;
+		case O_REMOTE: o.remote = optarg; break;
+		case O_HELP: usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+		if (bad) {
+			die("bad %s '%s' (see --help)", bad, optarg);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		die("unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	if (!o.transport || !(t = find_transport(o.transport))) {
+		die("--transport must be one of unet, udp, udp-mmsg, packet");
+		return 2;
+	}
+	if (o.channels > 1 && t != &bench_unet) {
+		die("--channels is a unet option");
+		return 2;
+	}
+	bool is_echo = !strcmp(o.role, "echo"), is_ping = !strcmp(o.role, "pingpong");
+	bool is_sink = !strcmp(o.role, "sink"), is_source = !strcmp(o.role, "source");
+
+	if (!is_echo && !is_ping && !is_sink && !is_source) {
+		die("unknown role '%s': echo, pingpong, sink or source", o.role);
+		return 2;
+	}
+	if ((is_ping || is_source) && !o.count) {
+		die("%s needs --count", o.role);
+		return 2;
+	}
+	if (o.cpu >= 0 && (ret = bench_pin_cpu(o.cpu)))
+		return die("cannot pin to CPU %d: %s", o.cpu, strerror(-ret));
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	c = t->open(&o);
+	if (!c)
+		return 1;
+	uint64_t deadline = bench_now_ns() + (uint64_t)(o.timeout_s * 1e9);
+
+	if (is_echo)
+		ret = run_echo(&o, t, c, deadline);
+	else if (is_ping)
+		ret = run_pingpong(&o, t, c, deadline);
+	else if (is_sink)
+		ret = run_sink(&o, t, c, deadline);
+	else
+		ret = run_source(&o, t, c, deadline);
+	t->close(c);
+	return ret;
+}

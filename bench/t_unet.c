@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * t_unet.c - the U-Net transport of unet-bench.
+ *
+ * Sends are direct-access U-Net: each message is written in place in a
+ * segment buffer (buf_alloc + buf_payload) and a batch goes to the send
+ * queue with one unet_endpoint__send_batch (one kick).  Receives take up to
+ * a batch from the receive queue and give it back to the free queue on the
+ * next call, so the payload is read where the kernel wrote it.
+ *
+ * --channels N opens N channels (tags tag..tag+N-1, peer tags likewise)
+ * and sends on the last one: the peer's XDP program then looks the tag up
+ * in a map holding N entries, which is what we want to measure.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "unet.h"
+
+struct bench_conn {
+	struct unet_endpoint *ep;
+	struct unet_channel *ch; /* the one we send on: the last opened */
+	struct unet_recv_desc rx[BENCH_MAX_BATCH];
+	unsigned int held;	 /* received descriptors not yet released */
+	struct unet_send_desc sd[BENCH_MAX_BATCH];
+};
+
+static void on_log(enum unet_log_level l, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (l <= UNET_LOG_WARN)
+		fprintf(stderr, "unet-bench: libunet: %s\n", msg);
+}
+
+static void unet_close(struct bench_conn *c)
+{
+	if (!c)
+		return;
+	if (c->held)
+		unet_endpoint__release(c->ep, c->rx, c->held);
+	/* Where messages were lost, in the kernel's words: a diagnostic for
+	 * stderr, so a lossy rate run can be explained. */
+	struct unet_endpoint_stats st;
+
+	if (c->ep && unet_endpoint__stats(c->ep, &st) == 0 && (st.rx_msgs || st.tx_msgs))
+		fprintf(stderr,
+			"unet-bench: unet endpoint: rx %llu tx %llu; drops: rx ring full %llu, "
+			"free queue empty %llu, other %llu, unknown channel %llu\n",
+			(unsigned long long)st.rx_msgs, (unsigned long long)st.tx_msgs,
+			(unsigned long long)st.rx_ring_full, (unsigned long long)st.rx_fill_empty,
+			(unsigned long long)st.rx_dropped, (unsigned long long)st.rx_unknown_channel);
+	/* Closes every channel (a map delete each) and flushes the send queue. */
+	unet_endpoint__destroy(c->ep);
+	free(c);
+}
+
+static struct bench_conn *unet_open(const struct bench_opts *o)
+{
+	UNET_OPTS_INIT(unet_endpoint_opts, eo);
+	struct unet_endpoint_info info;
+	struct bench_conn *c;
+
+	if (!o->iface || !o->have_peer || o->tag <= 0 || o->peer_tag <= 0) {
+		fprintf(stderr, "unet-bench: unet needs --iface, --tag, --peer and --peer-tag\n");
+		return NULL;
+	}
+	if (o->tag + o->channels - 1 > 65535 || o->peer_tag + o->channels - 1 > 65535) {
+		fprintf(stderr, "unet-bench: --tag/--peer-tag + --channels - 1 must be <= 65535\n");
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		fprintf(stderr, "unet-bench: out of memory\n");
+		return NULL;
+	}
+	unet_set_log_fn(on_log, NULL);
+	eo.mode = (enum unet_xdp_mode)o->xdp_mode;
+	eo.busy_poll_usec = (uint32_t)o->busy_poll_usec;
+	eo.queue_mask = o->queue_mask;
+	c->ep = unet_endpoint__create(o->iface, &eo);
+	if (!c->ep) {
+		fprintf(stderr, "unet-bench: unet_endpoint__create %s: %s\n", o->iface, strerror(errno));
+		free(c);
+		return NULL;
+	}
+	for (long i = 0; i < o->channels; i++) {
+		c->ch = unet_channel__open(c->ep, (uint16_t)(o->tag + i), o->peer_mac,
+					   (uint16_t)(o->peer_tag + i), NULL);
+		if (!c->ch) {
+			fprintf(stderr, "unet-bench: unet_channel__open tag %ld (channel %ld of %ld): %s\n",
+				o->tag + i, i + 1, o->channels, strerror(errno));
+			unet_close(c);
+			return NULL;
+		}
+	}
+	if (unet_endpoint__info(c->ep, &info) == 0 && (uint32_t)o->size > info.max_payload) {
+		fprintf(stderr, "unet-bench: --size %ld > U-Net max payload %u on %s\n", o->size,
+			info.max_payload, o->iface);
+		unet_close(c);
+		return NULL;
+	}
+	return c;
+}
+
+static int unet_send(struct bench_conn *c, const struct bench_tx *tx, unsigned int n)
+{
+	unsigned int k = 0;
+	int ret;
+
+	/* Build in place: take segment buffers and write each message where
+	 * the kernel will read it.  Running out of buffers (all in flight)
+	 * just makes this batch shorter. */
+	for (; k < n; k++) {
+		uint64_t buf = unet_endpoint__buf_alloc(c->ep);
+
+		if (buf == UNET_NO_BUF)
+			break;
+		bench_tx_write(unet_endpoint__buf_payload(c->ep, buf), &tx[k]);
+		c->sd[k] = (struct unet_send_desc){ .channel = c->ch, .buf = buf, .len = tx[k].len };
+	}
+	if (!k) {
+		unet_endpoint__complete(c->ep);
+		return 0;
+	}
+	ret = unet_endpoint__send_batch(c->ep, c->sd, k);
+	if (ret == -EAGAIN)
+		ret = 0;
+	if (ret < 0) {
+		for (unsigned int i = 0; i < k; i++)
+			unet_endpoint__buf_free(c->ep, c->sd[i].buf);
+		return ret;
+	}
+	/* The tail the send queue had no room for stays ours: give it back. */
+	for (unsigned int i = (unsigned int)ret; i < k; i++)
+		unet_endpoint__buf_free(c->ep, c->sd[i].buf);
+	if ((unsigned int)ret < k)
+		unet_endpoint__complete(c->ep);
+	return ret;
+}
+
+static int unet_recv(struct bench_conn *c, struct bench_rx *rx, unsigned int max, bool block)
+{
+	int n;
+
+	if (c->held) {
+		unet_endpoint__release(c->ep, c->rx, c->held);
+		c->held = 0;
+	}
+	if (max > BENCH_MAX_BATCH)
+		max = BENCH_MAX_BATCH;
+	n = unet_endpoint__recv(c->ep, c->rx, max);
+	if (n == 0 && block) {
+		n = unet_endpoint__wait(c->ep, BENCH_BLOCK_MS);
+		if (n == -EINTR)
+			return 0;
+		if (n > 0)
+			n = unet_endpoint__recv(c->ep, c->rx, max);
+	}
+	if (n <= 0)
+		return n;
+	c->held = (unsigned int)n;
+	for (int i = 0; i < n; i++)
+		rx[i] = (struct bench_rx){ .data = c->rx[i].data, .len = c->rx[i].len };
+	return n;
+}
+
+static int unet_flush(struct bench_conn *c, int timeout_ms)
+{
+	return unet_endpoint__flush(c->ep, timeout_ms);
+}
+
+const struct bench_transport bench_unet = {
+	.name = "unet",
+	.open = unet_open,
+	.send = unet_send,
+	.recv = unet_recv,
+	.flush = unet_flush,
+	.close = unet_close,
+};
