@@ -88,7 +88,19 @@ enum unet_if_counter {
 	UNET_CTR_DROP_UNKNOWN_TAG,   /* no channel with that tag */
 	UNET_CTR_DROP_WRONG_SRC,     /* source MAC or tag not the peer's */
 	UNET_CTR_DROP_NO_SOCKET,     /* endpoint has no socket on that queue */
+	UNET_CTR_DROP_INJECTED,	     /* would be delivered, dropped by unet_faults */
 	UNET_CTR__COUNT
+};
+
+/*
+ * "unet_faults": ARRAY, one entry (key 0).  A test hook: drop_ppm out of a
+ * million U-Net frames that would be delivered are dropped instead and
+ * counted as UNET_CTR_DROP_INJECTED.  All zero (the default) changes
+ * nothing.  Set with unet_iface__set_fault() / `unetctl fault`.
+ */
+struct unet_fault_cfg {
+	__u32 drop_ppm; /* 0..1000000 */
+	__u32 reserved; /* sent as 0 */
 };
 
 /* "unet_xsks": XSKMAP of UNET_XSKMAP_SIZE, index UNET_XSK_INDEX(). */

@@ -15,7 +15,8 @@
  *      (this is U-Net's receive-side protection: a process only ever sees
  *      frames from the peer its channel was set up with);
  *   6. no socket of the owning endpoint on the arrival queue ->
- *      drop_no_socket; otherwise redirect into that socket (delivered).
+ *      drop_no_socket; otherwise redirect into that socket (delivered),
+ *   7. unless the test hook unet_faults drops it (drop_injected).
  *
  * Every U-Net frame we refuse is dropped, never passed: the kernel stack
  * has no use for EtherType 0x88B5 and passing would let a frame for a dead
@@ -74,6 +75,14 @@ struct {
 } unet_if_stats SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unet_fault_cfg);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} unet_faults SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
 	__uint(max_entries, UNET_XSKMAP_SIZE);
 	__type(key, __u32); /* UNET_XSK_INDEX(endpoint, queue) */
@@ -114,6 +123,22 @@ static __always_inline int mac_equal(const __u8 *a, const __u8 *b)
 {
 	return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) |
 		(a[4] ^ b[4]) | (a[5] ^ b[5])) == 0;
+}
+
+/*
+ * Fault injection (tests only): whether to drop a frame that would be
+ * delivered.  One map lookup per delivered frame; with drop_ppm 0 (the
+ * default) the random number is not even drawn.  The comparison is on
+ * [0, 1000000): ppm 1000000 drops every frame, 0 none.
+ */
+static __always_inline int fault_drop(void)
+{
+	__u32 key = 0;
+	struct unet_fault_cfg *f = bpf_map_lookup_elem(&unet_faults, &key);
+
+	if (!f || !f->drop_ppm)
+		return 0;
+	return bpf_get_prandom_u32() % 1000000 < f->drop_ppm;
 }
 
 /* ---- The program -------------------------------------------------------- */
@@ -237,6 +262,13 @@ int unet_xdp_rx(struct xdp_md *ctx)
 	act = bpf_redirect_map(&unet_xsks, idx, XDP_ABORTED);
 	if (act != XDP_REDIRECT)
 		goto no_socket;
+
+	/* Injected loss comes last, so it only ever removes frames that
+	 * would have reached their socket: exactly what a lossy wire does.
+	 * Returning XDP_DROP after bpf_redirect_map is fine: the redirect
+	 * target is only acted on for XDP_REDIRECT. */
+	if (fault_drop())
+		return drop(UNET_CTR_DROP_INJECTED);
 
 	if (cs) {
 		cs->delivered += 1;

@@ -944,6 +944,39 @@ static int do_stats(const struct cmd *c, int argc, char **argv)
 	return 0;
 }
 
+/* Test hook: injected loss in the XDP program (no tc netem needed). */
+static int do_fault(const struct cmd *c, int argc, char **argv)
+{
+	const char *ppm_s = NULL;
+	const struct optdef defs[] = { { "--drop-ppm", &ppm_s }, { NULL, NULL } };
+	struct unet_iface *iface;
+	unsigned long ppm;
+	char *pos[1];
+	int n, r, err;
+
+	r = parse_args(c, argc, argv, defs, pos, 1, 1, &n);
+	if (r)
+		return r < 0;
+	if (require_root())
+		return 1;
+	if (!ppm_s)
+		return fail("--drop-ppm is required (usage: unetctl %s %s)", c->full, c->args);
+	if (parse_uint(ppm_s, 0, 1000000, &ppm))
+		return fail("invalid --drop-ppm: %s (0..1000000)", ppm_s);
+	iface = open_iface(pos[0]);
+	if (!iface)
+		return 1;
+	err = unet_iface__set_fault(iface, (uint32_t)ppm);
+	unet_iface__close(iface);
+	if (err)
+		return fail_iface(err, pos[0]);
+	em_open(NULL, EM_LINE);
+	em_str("iface", pos[0]);
+	em_u64("drop_ppm", ppm);
+	em_close();
+	return 0;
+}
+
 static int do_reclaim(const struct cmd *c, int argc, char **argv)
 {
 	struct unet_iface *iface;
@@ -1006,6 +1039,9 @@ static const struct cmd cmds[] = {
 	{ "stats", do_stats, "IFACE", "the XDP program's counters on IFACE", NULL, "stats" },
 	{ "reclaim", do_reclaim, "IFACE",
 	  "remove endpoints whose owner died and their channels", NULL, "reclaim" },
+	{ "fault", do_fault, "IFACE --drop-ppm N",
+	  "test hook: drop N per million U-Net frames that would be delivered (0: off)", NULL,
+	  "fault" },
 	{ "help", do_help, "", "this help", NULL, "help" },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };

@@ -11,6 +11,7 @@
  *   <pin_root>/<ifname>/unet_chan_stats  PERCPU_ARRAY by tag
  *   <pin_root>/<ifname>/unet_if_stats    PERCPU_ARRAY by unet_if_counter
  *   <pin_root>/<ifname>/unet_xsks        XSKMAP
+ *   <pin_root>/<ifname>/unet_faults      ARRAY[1] unet_fault_cfg (test hook)
  *
  * The link is pinned last: its pin marks a complete attach.  A pinned
  * link keeps the program attached after the attaching process exits;
@@ -55,7 +56,7 @@ _Static_assert((int)UNET_STAT__COUNT == (int)UNET_CTR__COUNT,
 
 static const char *const pinned_maps[] = {
 	UNET_MAP_CHANNELS, UNET_MAP_ENDPOINTS, UNET_MAP_CHAN_STATS,
-	UNET_MAP_IF_STATS, UNET_MAP_XSKS,
+	UNET_MAP_IF_STATS, UNET_MAP_XSKS, UNET_MAP_FAULTS,
 };
 #define N_PINNED_MAPS (sizeof(pinned_maps) / sizeof(pinned_maps[0]))
 
@@ -593,7 +594,7 @@ struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_
 		return NULL;
 	}
 	iface->channels_fd = iface->endpoints_fd = iface->chan_stats_fd = -1;
-	iface->if_stats_fd = iface->xsks_fd = -1;
+	iface->if_stats_fd = iface->xsks_fd = iface->faults_fd = -1;
 
 	err = iface_dir(opts, ifname, iface->pin_dir, sizeof(iface->pin_dir));
 	if (err)
@@ -618,7 +619,8 @@ struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_
 	    (err = open_map(iface->pin_dir, UNET_MAP_ENDPOINTS, &iface->endpoints_fd)) ||
 	    (err = open_map(iface->pin_dir, UNET_MAP_CHAN_STATS, &iface->chan_stats_fd)) ||
 	    (err = open_map(iface->pin_dir, UNET_MAP_IF_STATS, &iface->if_stats_fd)) ||
-	    (err = open_map(iface->pin_dir, UNET_MAP_XSKS, &iface->xsks_fd)))
+	    (err = open_map(iface->pin_dir, UNET_MAP_XSKS, &iface->xsks_fd)) ||
+	    (err = open_map(iface->pin_dir, UNET_MAP_FAULTS, &iface->faults_fd)))
 		goto err;
 	if ((err = check_map(iface->channels_fd, UNET_MAP_CHANNELS, BPF_MAP_TYPE_HASH,
 			     sizeof(__u32), sizeof(struct unet_channel_val))) ||
@@ -629,7 +631,9 @@ struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_
 	    (err = check_map(iface->if_stats_fd, UNET_MAP_IF_STATS, BPF_MAP_TYPE_PERCPU_ARRAY,
 			     sizeof(__u32), sizeof(__u64))) ||
 	    (err = check_map(iface->xsks_fd, UNET_MAP_XSKS, BPF_MAP_TYPE_XSKMAP, sizeof(__u32),
-			     sizeof(__u32))))
+			     sizeof(__u32))) ||
+	    (err = check_map(iface->faults_fd, UNET_MAP_FAULTS, BPF_MAP_TYPE_ARRAY, sizeof(__u32),
+			     sizeof(struct unet_fault_cfg))))
 		goto err;
 
 	ncpus = libbpf_num_possible_cpus();
@@ -647,7 +651,7 @@ err:
 
 void unet_iface__close(struct unet_iface *iface)
 {
-	int *fds[5];
+	int *fds[6];
 
 	if (!iface)
 		return;
@@ -656,7 +660,8 @@ void unet_iface__close(struct unet_iface *iface)
 	fds[2] = &iface->chan_stats_fd;
 	fds[3] = &iface->if_stats_fd;
 	fds[4] = &iface->xsks_fd;
-	for (int i = 0; i < 5; i++)
+	fds[5] = &iface->faults_fd;
+	for (int i = 0; i < 6; i++)
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 	free(iface);
@@ -892,6 +897,7 @@ const char *unet_stat_name(int idx)
 		[UNET_STAT_DROP_UNKNOWN_TAG] = "drop_unknown_tag",
 		[UNET_STAT_DROP_WRONG_SRC] = "drop_wrong_src",
 		[UNET_STAT_DROP_NO_SOCKET] = "drop_no_socket",
+		[UNET_STAT_DROP_INJECTED] = "drop_injected",
 	};
 
 	if (idx < 0 || idx >= UNET_STAT__COUNT)
@@ -921,6 +927,19 @@ int unet_iface__stats(struct unet_iface *iface, uint64_t out[UNET_STAT__COUNT])
 			out[i] += vals[c];
 	}
 	free(vals);
+	return 0;
+}
+
+int unet_iface__set_fault(struct unet_iface *iface, uint32_t drop_ppm)
+{
+	struct unet_fault_cfg cfg = { .drop_ppm = drop_ppm };
+	__u32 key = 0;
+
+	if (!iface || drop_ppm > 1000000)
+		return -EINVAL;
+	if (bpf_map_update_elem(iface->faults_fd, &key, &cfg, BPF_ANY))
+		return perm_err(-errno);
+	unet_log(UNET_LOG_INFO, "%s: injected drop set to %u ppm", iface->ifname, drop_ppm);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #define UNET_MAP_CHAN_STATS "unet_chan_stats"
 #define UNET_MAP_IF_STATS "unet_if_stats"
 #define UNET_MAP_XSKS "unet_xsks"
+#define UNET_MAP_FAULTS "unet_faults"
 
 /* An attached interface's pinned maps, opened. */
 struct unet_iface {
@@ -30,6 +31,7 @@ struct unet_iface {
 	int chan_stats_fd;
 	int if_stats_fd;
 	int xsks_fd;
+	int faults_fd;
 	int ncpus; /* possible CPUs, for per-CPU map values */
 };
 

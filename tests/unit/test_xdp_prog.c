@@ -70,6 +70,7 @@ static const char *const ctr_names[UNET_CTR__COUNT] = {
 	[UNET_CTR_DROP_UNKNOWN_TAG] = "drop_unknown_tag",
 	[UNET_CTR_DROP_WRONG_SRC] = "drop_wrong_src",
 	[UNET_CTR_DROP_NO_SOCKET] = "drop_no_socket",
+	[UNET_CTR_DROP_INJECTED] = "drop_injected",
 };
 
 #define NFRAMES 64
@@ -794,6 +795,58 @@ static void test_queue_without_socket_dropped(void **state)
 	expect_run(buf, n, &ctx, XDP_REDIRECT, &want);
 }
 
+static void set_drop_ppm(uint32_t ppm)
+{
+	struct unet_fault_cfg f = { .drop_ppm = ppm };
+	uint32_t key = 0;
+
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_faults), &key, &f,
+					     BPF_ANY), 0);
+}
+
+/* The loss hook: ppm 1000000 drops every frame that would be delivered
+ * (counted as drop_injected, not delivered), 0 drops none; frames the
+ * program refuses anyway keep their own counter, and other traffic is
+ * not touched. */
+static void test_injected_drop(void **state)
+{
+	struct frame_spec s = good_spec();
+	struct snap want = one(UNET_CTR_DROP_INJECTED);
+	uint8_t buf[256];
+	uint32_t n;
+
+	(void)state;
+	need_xsk();
+	n = build(buf, sizeof(buf), &s);
+	set_drop_ppm(1000000);
+	for (int i = 0; i < 20; i++)
+		expect_run(buf, n, NULL, XDP_DROP, &want);
+	/* an unknown tag is still an unknown tag */
+	s.dst_tag = TAG_UNKNOWN;
+	want = one(UNET_CTR_DROP_UNKNOWN_TAG);
+	expect_spec(&s, XDP_DROP, &want);
+	set_drop_ppm(0);
+	want = one(UNET_CTR_DELIVERED);
+	want.ch[W_GOOD].delivered = 1;
+	want.ch[W_GOOD].delivered_bytes = 64;
+	for (int i = 0; i < 20; i++)
+		expect_run(buf, n, NULL, XDP_REDIRECT, &want);
+	/* half: some of each over 400 frames (both with overwhelming odds) */
+	set_drop_ppm(500000);
+	{
+		struct snap before, now;
+		uint32_t ret;
+
+		read_snap(&before);
+		for (int i = 0; i < 400; i++)
+			assert_int_equal(run_prog(buf, n, NULL, &ret, NULL, NULL), 0);
+		read_snap(&now);
+		assert_true(now.ifc[UNET_CTR_DROP_INJECTED] - before.ifc[UNET_CTR_DROP_INJECTED] > 100);
+		assert_true(now.ifc[UNET_CTR_DELIVERED] - before.ifc[UNET_CTR_DELIVERED] > 100);
+	}
+	set_drop_ppm(0);
+}
+
 static void test_arp_passed(void **state)
 {
 	/* ARP request, 28 bytes, padded to 60. */
@@ -950,6 +1003,7 @@ int main(void)
 		cmocka_unit_test(test_len_zero_malformed),
 		cmocka_unit_test(test_no_socket_dropped),
 		cmocka_unit_test(test_queue_without_socket_dropped),
+		cmocka_unit_test(test_injected_drop),
 		cmocka_unit_test(test_arp_passed),
 		cmocka_unit_test(test_ipv4_passed),
 		cmocka_unit_test(test_vlan_non_unet_passed),

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uam.c - U-Net Active Messages over a unet endpoint: the transport the
+ * protocol (uam_proto.c) sends through, the receive loop, and the waiting
+ * calls.  Everything the protocol decides is in uam_proto.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "endpoint_impl.h"
+#include "uam_impl.h"
+
+#define RX_BATCH 64
+#define RX_ROUNDS 8 /* batches per poll, so a flood cannot starve timers */
+
+static uint64_t mono_ns(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Base-level U-Net: the library copies the frame into the segment.
+ * -EAGAIN (send queue or buffers full) makes the protocol retry later. */
+static int unet_xmit(void *ctx, void *handle, const void *frame, uint32_t len)
+{
+	(void)ctx;
+	return unet_channel__send_copy(handle, frame, len);
+}
+
+struct uam_ep *uam_ep__create(struct unet_endpoint *uep, const struct uam_ep_opts *opts)
+{
+	struct unet_endpoint_info info;
+	struct uam_transport tr = { .xmit = unet_xmit, .now_ns = mono_ns };
+	struct uam_ep *ep;
+	int err;
+
+	if (!uep) {
+		errno = EINVAL;
+		return NULL;
+	}
+	err = unet_endpoint__info(uep, &info);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	tr.max_frame = info.max_payload;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = uamp_ep_init(ep, opts, &tr);
+	if (err) {
+		free(ep);
+		errno = -err;
+		return NULL;
+	}
+	ep->uep = uep;
+	return ep;
+}
+
+void uam_ep__destroy(struct uam_ep *ep)
+{
+	if (!ep)
+		return;
+	/* Let acknowledgements and last frames already queued leave. */
+	if (ep->uep)
+		unet_endpoint__flush(ep->uep, 50);
+	uamp_ep_fini(ep);
+	free(ep);
+}
+
+struct uam_chan *uam_chan__open(struct uam_ep *ep, struct unet_channel *uch)
+{
+	if (!ep || !uch || uch->ep != ep->uep) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (struct uam_chan *c = ep->chans; c; c = c->next)
+		if (c->handle == uch) {
+			errno = EEXIST;
+			return NULL;
+		}
+	/*
+	 * The credits we give are only honest if the receive queue can hold
+	 * them: every channel's window, and as much again for repeats that
+	 * arrive while the application does not poll, must fit in the
+	 * frames the endpoint keeps on a FILL ring.
+	 */
+	if ((uint64_t)(ep->nchans + 1) * ep->o.window * 2 > ep->uep->fill_target) {
+		unet_log(UNET_LOG_ERROR, "uam: %u channels of window %u need more than %u receive buffers",
+			 ep->nchans + 1, ep->o.window, ep->uep->fill_target);
+		errno = ENOSPC;
+		return NULL;
+	}
+	return uamp_chan_new(ep, uch);
+}
+
+void uam_chan__close(struct uam_chan *ch)
+{
+	uamp_chan_free(ch);
+}
+
+struct unet_channel *uam_chan__unet(const struct uam_chan *ch)
+{
+	return ch ? ch->handle : NULL;
+}
+
+static struct uam_chan *chan_of(struct uam_ep *ep, const struct unet_channel *uch)
+{
+	for (struct uam_chan *c = ep->chans; c; c = c->next)
+		if (c->handle == uch)
+			return c;
+	return NULL;
+}
+
+int uam_poll(struct uam_ep *ep)
+{
+	struct unet_recv_desc d[RX_BATCH];
+	int n;
+
+	if (!ep)
+		return -EINVAL;
+	ep->progress = 0;
+	for (int round = 0; round < RX_ROUNDS; round++) {
+		n = unet_endpoint__recv(ep->uep, d, RX_BATCH);
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			struct uam_chan *ch = chan_of(ep, d[i].channel);
+
+			if (ch)
+				uamp_input(ch, d[i].data, d[i].len);
+			else
+				ep->bad_frames++;
+		}
+		unet_endpoint__release(ep->uep, d, (unsigned int)n);
+		if (n < RX_BATCH)
+			break;
+	}
+	/* Copy mode sends only on a kick: reaping completions kicks. */
+	unet_endpoint__complete(ep->uep);
+	uamp_tick(ep);
+	return ep->progress;
+}
+
+static int64_t ms_left(uint64_t deadline)
+{
+	uint64_t now = mono_ns(NULL);
+
+	return now >= deadline ? 0 : (int64_t)((deadline - now + 999999) / 1000000);
+}
+
+/* Block until progress, *done (if given) turns true, or the deadline
+ * (UINT64_MAX: none).  Returns progress (> 0), 0 at the deadline, -errno. */
+static int wait_until(struct uam_ep *ep, uint64_t deadline, const bool *done)
+{
+	for (;;) {
+		uint64_t t;
+		int n, sleep_ms, r;
+
+		n = uam_poll(ep);
+		if (n || (done && *done))
+			return n;
+		if (deadline != UINT64_MAX && !ms_left(deadline))
+			return 0;
+		/* Sleep until a frame comes, the next retransmission is due,
+		 * or the deadline; with sends queued in copy mode, only 1 ms:
+		 * they need the kicks uam_poll gives. */
+		t = uamp_next_timer_ns(ep);
+		sleep_ms = t == UINT64_MAX ? 1000 : (int)((t + 999999) / 1000000);
+		for (uint32_t i = 0; i < ep->uep->nqueues; i++)
+			if (ep->uep->q[i].tx_pending)
+				sleep_ms = 1;
+		if (deadline != UINT64_MAX && ms_left(deadline) < sleep_ms)
+			sleep_ms = (int)ms_left(deadline);
+		if (sleep_ms > 0) {
+			r = unet_endpoint__wait(ep->uep, sleep_ms);
+			if (r < 0)
+				return r;
+		}
+	}
+}
+
+static uint64_t deadline_of(int timeout_ms)
+{
+	return timeout_ms < 0 ? UINT64_MAX : mono_ns(NULL) + (uint64_t)timeout_ms * 1000000;
+}
+
+int uam_wait(struct uam_ep *ep, int timeout_ms)
+{
+	if (!ep)
+		return -EINVAL;
+	return wait_until(ep, deadline_of(timeout_ms), NULL);
+}
+
+int uam_call(struct uam_chan *ch, unsigned int handler, const uint64_t *args, unsigned int nargs,
+	     struct uam_msg *reply, int timeout_ms)
+{
+	uint64_t deadline = deadline_of(timeout_ms);
+	int err;
+
+	if (!ch || !reply)
+		return -EINVAL;
+	/* A full queue is waited out (within the timeout), not returned. */
+	while ((err = uamp_call_start(ch, handler, args, nargs, reply)) == -EAGAIN) {
+		if (deadline != UINT64_MAX && !ms_left(deadline))
+			return -ETIME;
+		err = wait_until(ch->ep, deadline, NULL);
+		if (err < 0)
+			return err;
+	}
+	if (err)
+		return err;
+	while (!ch->call_done) {
+		err = wait_until(ch->ep, deadline, &ch->call_done);
+		if (err < 0)
+			break;
+		if (!ch->call_done && deadline != UINT64_MAX && !ms_left(deadline)) {
+			err = -ETIME;
+			break;
+		}
+	}
+	ch->call_active = false;
+	if (ch->call_done)
+		return ch->err ? ch->err : 0;
+	return err < 0 ? err : -ETIME;
+}
+
+int uam_op__wait(struct uam_ep *ep, int op, int timeout_ms)
+{
+	uint64_t deadline = deadline_of(timeout_ms);
+	struct uam_op *o = NULL;
+	int err;
+
+	if (!ep)
+		return -EINVAL;
+	for (uint32_t i = 0; i < ep->o.max_ops; i++)
+		if (op > 0 && ep->ops[i].id == op)
+			o = &ep->ops[i];
+	if (!o || o->cb)
+		return -ENOENT;
+	while (!o->done) {
+		err = wait_until(ep, deadline, &o->done);
+		if (err < 0)
+			return err;
+		if (!o->done && deadline != UINT64_MAX && !ms_left(deadline))
+			return -ETIME;
+	}
+	err = o->status;
+	o->id = 0;
+	return err;
+}

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uam_impl.h - U-Net Active Messages internals, shared by uam_proto.c (the
+ * protocol: pure, no network, unit-tested over a simulated link) and uam.c
+ * (the glue to a unet endpoint).  Never installed.
+ */
+#ifndef UAM_IMPL_H
+#define UAM_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "uam.h"
+
+/* ---- Wire format (docs/uam.md), inside the U-Net payload ----------------- */
+
+#define UAM_WIRE_VERSION 1
+
+enum uam_type {
+	UAM_T_ACK = 0,	   /* unsequenced: acknowledgement and credit only */
+	UAM_T_REQUEST = 1, /* args */
+	UAM_T_REPLY = 2,   /* args */
+	UAM_T_STORE = 3,   /* fragment ext + (last: args) + data */
+	UAM_T_GET_REQ = 4, /* get ext */
+	UAM_T_GET_DATA = 5, /* as STORE, data for our uam_get */
+	UAM_T_DONE = 6,	   /* op finished: token = op id, aux = status */
+	UAM_T__COUNT
+};
+
+#define UAM_F_LAST 0x01 /* last fragment of a store / get */
+
+/* Fixed header, 40 bytes, all fields big-endian. */
+#define UAM_HDR_LEN 40
+#define UAM_OFF_VERSION 0
+#define UAM_OFF_TYPE 1
+#define UAM_OFF_FLAGS 2
+#define UAM_OFF_NARGS 3
+#define UAM_OFF_HANDLER 4
+#define UAM_OFF_CREDIT 6
+#define UAM_OFF_SESSION 8
+#define UAM_OFF_SEQ 12
+#define UAM_OFF_ACK 16
+#define UAM_OFF_TOKEN 20
+#define UAM_OFF_SACK 24
+#define UAM_OFF_AUX 32
+#define UAM_OFF_DLEN 36
+/* STORE / GET_DATA extension: u64 offset of this fragment's data in the
+ * region, u64 offset where the whole transfer starts, u64 total length. */
+#define UAM_FRAG_EXT 24
+/* GET_REQ extension: u64 remote offset, u64 length, u64 local offset,
+ * u64 local region (nargs 1); aux = remote region, token = op id. */
+#define UAM_GET_EXT 24
+
+/* Smallest UAM frame size we work with (a store fragment must carry data). */
+#define UAM_MIN_FRAME 256
+
+/* ---- Transport: how the protocol sends, and its clock ------------------ */
+
+struct uam_transport {
+	/* Send one frame on the channel's transport handle.  0, -EAGAIN (no
+	 * room now: the frame is retried later) or -errno (treated as lost). */
+	int (*xmit)(void *tctx, void *chan_handle, const void *frame, uint32_t len);
+	uint64_t (*now_ns)(void *tctx);
+	void *ctx;
+	uint32_t max_frame; /* largest frame the transport carries */
+};
+
+/* ---- Objects --------------------------------------------------------- */
+
+enum { SLOT_FREE = 0, SLOT_INFLIGHT, SLOT_SACKED };
+
+struct uam_tx_slot {
+	uint8_t *buf;
+	uint32_t len;
+	uint8_t state;
+	bool need_tx;	 /* (re)send at the next push */
+	uint32_t ntx;	 /* times sent */
+	uint64_t sent_ns; /* last transmission */
+};
+
+struct uam_rx_slot {
+	uint8_t *buf;
+	uint32_t len;
+	bool present;
+};
+
+/* Work queued on a channel, turned into frames as credit allows. */
+struct uam_item {
+	struct uam_item *next;
+	uint8_t type;	   /* UAM_T_* */
+	bool counted;	   /* counts against max_queued */
+	uint16_t handler;
+	uint8_t nargs;
+	uint32_t token;	   /* request token / op id */
+	uint32_t aux;	   /* region / status */
+	uint64_t args[UAM_MAX_ARGS];
+	/* STORE / GET_DATA: src[0..len) to region aux at base_off */
+	const uint8_t *src;
+	uint64_t len, cursor, base_off;
+	/* GET_REQ */
+	uint64_t remote_off, local_off;
+	uint32_t local_region;
+};
+
+struct uam_op {
+	int id; /* 0: slot free */
+	struct uam_chan *chan;
+	bool done;
+	int status;
+	uam_op_fn cb;
+	void *ctx;
+};
+
+struct uam_region {
+	bool used;
+	uint32_t id;
+	uint8_t *base;
+	uint64_t len;
+	unsigned int flags;
+};
+
+struct uam_chan {
+	struct uam_ep *ep;
+	struct uam_chan *next;
+	void *handle;	 /* transport's channel (a struct unet_channel *) */
+	uint32_t session, peer_session;
+	int err;
+
+	/* send side */
+	uint32_t snd_una, snd_next; /* oldest unacknowledged, next new seq */
+	uint32_t peer_credit;
+	struct uam_tx_slot *tx;	    /* window entries, by seq % window */
+	struct uam_item *head, *tail;
+	uint32_t nqueued;
+	bool stalled;
+	uint64_t last_progress_ns;
+	uint32_t rto_us;
+	uint32_t next_token;
+
+	/* receive side */
+	uint32_t rcv_next; /* next seq to deliver */
+	struct uam_rx_slot *rx;
+	bool ack_due;
+	bool store_bad; /* a fragment of the store being received was refused */
+
+	/* uam_call in progress */
+	bool call_active, call_done;
+	uint32_t call_token;
+	struct uam_msg *call_out;
+
+	/* test hook: a frame held back to be sent after the next one */
+	uint8_t *held;
+	uint32_t held_len;
+
+	uint8_t *scratch; /* one frame, for acks */
+	struct uam_stats st;
+};
+
+struct uam_ep {
+	struct uam_ep_opts o;
+	struct uam_transport tr;
+	struct unet_endpoint *uep; /* uam.c; NULL in unit tests */
+	struct {
+		uam_handler_fn fn;
+		void *ctx;
+	} h[UAM_MAX_HANDLERS];
+	struct uam_region regions[UAM_MAX_REGIONS];
+	struct uam_op *ops;
+	int last_op_id;
+	struct uam_chan *chans;
+	uint32_t nchans;
+	uint64_t rng;
+	uint32_t session_seed;
+	int progress; /* handlers run + ops completed since last reset */
+	/* the request whose handler runs now, for uam_reply */
+	const struct uam_msg *cur_req;
+	bool cur_replied;
+	struct uam_stats closed; /* stats of channels already closed */
+	uint64_t bad_frames;	 /* frames with no channel */
+};
+
+/* ---- uam_proto.c -------------------------------------------------------- */
+
+/* Fill ep (zeroed by the caller) from opts (may be NULL) and tr.  Returns
+ * 0 or -EINVAL / -ENOMEM. */
+int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct uam_transport *tr);
+/* Free what uamp_ep_init and the channels allocated (not ep itself). */
+void uamp_ep_fini(struct uam_ep *ep);
+/* A channel over the transport handle.  NULL with errno. */
+struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle);
+void uamp_chan_free(struct uam_chan *ch);
+/* One received frame for ch. */
+void uamp_input(struct uam_chan *ch, const uint8_t *frame, uint32_t len);
+/* Timers, sends, acks of every channel: call after a batch of input. */
+void uamp_tick(struct uam_ep *ep);
+/* Nanoseconds until the next retransmission timer of any channel
+ * (UINT64_MAX: none). */
+uint64_t uamp_next_timer_ns(struct uam_ep *ep);
+/* uam_call's first half: send the request and arrange for its reply to
+ * land in *reply (ch->call_done); the waiting is uam.c's. */
+int uamp_call_start(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
+		    unsigned int nargs, struct uam_msg *reply);
+/* Fail the channel with err (negative). */
+void uamp_chan_fail(struct uam_chan *ch, int err);
+
+#endif /* UAM_IMPL_H */

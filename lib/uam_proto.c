@@ -1,0 +1,1094 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uam_proto.c - the U-Net Active Messages protocol, with no network in
+ * sight: frames come in through uamp_input, go out through the transport's
+ * xmit, time comes from its clock.  The unit tests run two endpoints over
+ * a simulated lossy, duplicating, reordering link; uam.c runs them over a
+ * unet endpoint.  docs/uam.md describes the protocol.
+ *
+ * Per channel and direction:
+ *   - every message or fragment is a frame with a 32-bit sequence number;
+ *     frames are delivered exactly once, in sequence order;
+ *   - selective repeat: the receiver keeps up to `window` frames that came
+ *     early and reports them in a 64-bit SACK bitmap next to its
+ *     cumulative ack (the next seq it expects), so the sender resends only
+ *     holes: at once when something sent after a hole was SACKed (a fast
+ *     retransmit), else when the hole's timer expires;
+ *   - acks ride on every frame; an explicit ACK goes out at the end of a
+ *     poll when nothing carried the ack;
+ *   - credits: a sender keeps seq < ack + credit, and the receiver's
+ *     credit is its window, for which it keeps buffers (the reorder slots
+ *     here, receive ring entries in uam.c), so nothing is dropped for lack
+ *     of a buffer; a receiver that stops polling stops acking, and its
+ *     sender stalls and queues locally (bounded by max_queued);
+ *   - the retransmission timeout doubles on each expiry (rto_min..rto_max)
+ *     and resets on progress; no progress for timeout_ms with data
+ *     outstanding fails the channel with -ETIMEDOUT.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "uam_impl.h"
+
+#define DEF_WINDOW 64
+#define DEF_MAX_QUEUED 1024
+#define DEF_MAX_OPS 256
+#define DEF_RTO_MIN_US 2000
+#define DEF_RTO_MAX_US 200000
+#define DEF_TIMEOUT_MS 2000
+/* Requests of uam_call have the top bit of their token set, so a reply
+ * that comes after its call gave up is recognised and dropped. */
+#define CALL_TOKEN 0x80000000u
+/* Credit assumed before the peer told us its own: every receiver keeps at
+ * least this many buffers (window >= 4), so it is always safe. */
+#define MIN_CREDIT 4
+
+/* ---- Small helpers ---------------------------------------------------- */
+
+static void put16(uint8_t *p, uint16_t v) { v = htobe16(v); memcpy(p, &v, 2); }
+static void put32(uint8_t *p, uint32_t v) { v = htobe32(v); memcpy(p, &v, 4); }
+static void put64(uint8_t *p, uint64_t v) { v = htobe64(v); memcpy(p, &v, 8); }
+static uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return be16toh(v); }
+static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return be32toh(v); }
+static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return be64toh(v); }
+
+/* Sequence arithmetic modulo 2^32. */
+static int32_t seq_diff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }
+
+static uint64_t now_ns(struct uam_ep *ep) { return ep->tr.now_ns(ep->tr.ctx); }
+
+/* xorshift64*: the test hooks' dice; deterministic per seed. */
+static uint32_t rnd_ppm(struct uam_ep *ep)
+{
+	uint64_t x = ep->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	ep->rng = x;
+	return (uint32_t)((x * 0x2545F4914F6CDD1DULL) >> 32) % 1000000;
+}
+
+static uint32_t window(const struct uam_chan *ch) { return ch->ep->o.window; }
+
+/* ---- Endpoint --------------------------------------------------------- */
+
+int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct uam_transport *tr)
+{
+	struct uam_ep_opts o = { .sz = sizeof(o) };
+
+	if (!tr || !tr->xmit || !tr->now_ns || tr->max_frame < UAM_MIN_FRAME)
+		return -EINVAL;
+	if (opts) {
+		if (opts->sz < sizeof(opts->sz))
+			return -EINVAL;
+		/* A newer caller's fields we do not know must be zero. */
+		for (size_t i = sizeof(o); i < opts->sz; i++)
+			if (((const uint8_t *)opts)[i])
+				return -EINVAL;
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+		o.sz = sizeof(o);
+	}
+	if (!o.window)
+		o.window = DEF_WINDOW;
+	if (o.window < MIN_CREDIT || o.window > UAM_MAX_WINDOW)
+		return -EINVAL;
+	if (!o.max_queued)
+		o.max_queued = DEF_MAX_QUEUED;
+	if (!o.max_ops)
+		o.max_ops = DEF_MAX_OPS;
+	if (!o.rto_min_us)
+		o.rto_min_us = DEF_RTO_MIN_US;
+	if (!o.rto_max_us)
+		o.rto_max_us = DEF_RTO_MAX_US;
+	if (o.rto_max_us < o.rto_min_us)
+		return -EINVAL;
+	if (!o.timeout_ms)
+		o.timeout_ms = DEF_TIMEOUT_MS;
+	if (o.inject.dup_ppm > 1000000 || o.inject.reorder_ppm > 1000000)
+		return -EINVAL;
+	ep->o = o;
+	ep->tr = *tr;
+	if (ep->tr.max_frame > 0xffff)
+		ep->tr.max_frame = 0xffff;
+	ep->rng = o.inject.seed ? o.inject.seed : 0x9E3779B97F4A7C15ULL;
+	ep->ops = calloc(o.max_ops, sizeof(*ep->ops));
+	if (!ep->ops)
+		return -ENOMEM;
+	/* Sessions tell a restarted peer from the one we talked to: take
+	 * them from the clock so two runs differ. */
+	ep->session_seed = (uint32_t)(now_ns(ep) ^ (now_ns(ep) >> 32)) | 1;
+	return 0;
+}
+
+void uamp_ep_fini(struct uam_ep *ep)
+{
+	while (ep->chans)
+		uamp_chan_free(ep->chans);
+	free(ep->ops);
+	ep->ops = NULL;
+}
+
+/* ---- Ops ----------------------------------------------------------------- */
+
+static struct uam_op *op_find(struct uam_ep *ep, int id)
+{
+	if (id <= 0)
+		return NULL;
+	for (uint32_t i = 0; i < ep->o.max_ops; i++)
+		if (ep->ops[i].id == id)
+			return &ep->ops[i];
+	return NULL;
+}
+
+static struct uam_op *op_new(struct uam_ep *ep, struct uam_chan *ch, uam_op_fn cb, void *ctx)
+{
+	for (uint32_t i = 0; i < ep->o.max_ops; i++) {
+		struct uam_op *op = &ep->ops[i];
+
+		if (op->id)
+			continue;
+		do
+			ep->last_op_id = ep->last_op_id == INT32_MAX ? 1 : ep->last_op_id + 1;
+		while (op_find(ep, ep->last_op_id));
+		*op = (struct uam_op){ .id = ep->last_op_id, .chan = ch, .cb = cb, .ctx = ctx };
+		return op;
+	}
+	return NULL;
+}
+
+/* Finish an op: run its callback (and free it), or keep the status for
+ * uam_op__wait. */
+static void op_complete(struct uam_ep *ep, struct uam_op *op, int status)
+{
+	if (!op || op->done)
+		return;
+	op->done = true;
+	op->status = status;
+	op->chan = NULL;
+	ep->progress++;
+	if (op->cb) {
+		uam_op_fn cb = op->cb;
+		void *ctx = op->ctx;
+		int id = op->id;
+
+		op->id = 0;
+		cb(ep, id, status, ctx);
+	}
+}
+
+/* ---- Channel ------------------------------------------------------------ */
+
+static void chan_free_bufs(struct uam_chan *ch, uint32_t w)
+{
+	for (uint32_t i = 0; i < w; i++) {
+		if (ch->tx)
+			free(ch->tx[i].buf);
+		if (ch->rx)
+			free(ch->rx[i].buf);
+	}
+	free(ch->tx);
+	free(ch->rx);
+	free(ch->scratch);
+	free(ch->held);
+	free(ch);
+}
+
+struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle)
+{
+	uint32_t w = ep->o.window, fs = ep->tr.max_frame;
+	struct uam_chan *ch = calloc(1, sizeof(*ch));
+
+	if (!ch)
+		goto nomem;
+	/* Not linked into ep until complete: the unwinding below needs no ep. */
+	ch->ep = ep;
+	ch->handle = handle;
+	ch->tx = calloc(w, sizeof(*ch->tx));
+	ch->rx = calloc(w, sizeof(*ch->rx));
+	ch->scratch = malloc(fs);
+	ch->held = malloc(fs);
+	if (!ch->tx || !ch->rx || !ch->scratch || !ch->held)
+		goto nomem_ch;
+	for (uint32_t i = 0; i < w; i++) {
+		ch->tx[i].buf = malloc(fs);
+		ch->rx[i].buf = malloc(fs);
+		if (!ch->tx[i].buf || !ch->rx[i].buf)
+			goto nomem_ch;
+	}
+	ch->session = ep->session_seed + ep->nchans * 0x9E3779B9u;
+	if (!ch->session)
+		ch->session = 1;
+	/* Both sides start at 1, so no handshake is needed: frames that
+	 * arrive before the peer opened its side are lost and resent. */
+	ch->snd_una = ch->snd_next = ch->rcv_next = 1;
+	ch->peer_credit = MIN_CREDIT;
+	ch->rto_us = ep->o.rto_min_us;
+	ch->next = ep->chans;
+	ep->chans = ch;
+	ep->nchans++;
+	return ch;
+
+nomem_ch:
+	chan_free_bufs(ch, w);
+nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void drop_items(struct uam_chan *ch)
+{
+	while (ch->head) {
+		struct uam_item *it = ch->head;
+
+		ch->head = it->next;
+		free(it);
+	}
+	ch->tail = NULL;
+	ch->nqueued = 0;
+}
+
+void uamp_chan_fail(struct uam_chan *ch, int err)
+{
+	struct uam_ep *ep = ch->ep;
+
+	if (ch->err)
+		return;
+	ch->err = err;
+	ch->st.chan_failures++;
+	drop_items(ch);
+	for (uint32_t i = 0; i < window(ch); i++)
+		ch->tx[i].state = SLOT_FREE;
+	ch->snd_una = ch->snd_next;
+	if (ch->call_active) {
+		ch->call_done = true;
+		ep->progress++;
+	}
+	for (uint32_t i = 0; i < ep->o.max_ops; i++)
+		if (ep->ops[i].id && !ep->ops[i].done && ep->ops[i].chan == ch)
+			op_complete(ep, &ep->ops[i], err);
+}
+
+static void add_stats(struct uam_stats *to, const struct uam_stats *from)
+{
+	const uint64_t *f = (const uint64_t *)from;
+	uint64_t *t = (uint64_t *)to;
+
+	for (size_t i = 0; i < sizeof(*to) / sizeof(uint64_t); i++)
+		t[i] += f[i];
+}
+
+void uamp_chan_free(struct uam_chan *ch)
+{
+	struct uam_ep *ep;
+	struct uam_chan **pp;
+
+	if (!ch)
+		return;
+	ep = ch->ep;
+	uamp_chan_fail(ch, -ECONNRESET);
+	for (pp = &ep->chans; *pp; pp = &(*pp)->next)
+		if (*pp == ch) {
+			*pp = ch->next;
+			break;
+		}
+	ep->nchans--;
+	add_stats(&ep->closed, &ch->st);
+	drop_items(ch);
+	chan_free_bufs(ch, ep->o.window);
+}
+
+/* ---- Sending ------------------------------------------------------------ */
+
+/* The receive state we report in every frame: cumulative ack, SACK bitmap
+ * of frames held beyond it, credit. */
+static void put_ack(struct uam_chan *ch, uint8_t *f)
+{
+	uint32_t w = window(ch);
+	uint64_t sack = 0;
+
+	for (uint32_t i = 1; i < w && i <= 64; i++)
+		if (ch->rx[(ch->rcv_next + i) % w].present)
+			sack |= 1ULL << (i - 1);
+	put32(f + UAM_OFF_ACK, ch->rcv_next);
+	put64(f + UAM_OFF_SACK, sack);
+	put16(f + UAM_OFF_CREDIT, (uint16_t)w);
+	ch->ack_due = false;
+}
+
+static int raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+{
+	struct uam_ep *ep = ch->ep;
+	int err = ep->tr.xmit(ep->tr.ctx, ch->handle, f, len);
+
+	if (!err)
+		ch->st.tx_frames++;
+	return err;
+}
+
+/* Send one frame through the test hooks.  Returns 0 or the transport's
+ * error (-EAGAIN: not sent, try later). */
+static int xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+{
+	const struct uam_inject_opts *in = &ch->ep->o.inject;
+	int err;
+
+	if (in->reorder_ppm && !ch->held_len && rnd_ppm(ch->ep) < in->reorder_ppm) {
+		memcpy(ch->held, f, len);
+		ch->held_len = len;
+		return 0;
+	}
+	err = raw_xmit(ch, f, len);
+	if (err)
+		return err;
+	if (ch->held_len) {
+		raw_xmit(ch, ch->held, ch->held_len); /* a failure is a loss */
+		ch->held_len = 0;
+	}
+	if (in->dup_ppm && rnd_ppm(ch->ep) < in->dup_ppm)
+		raw_xmit(ch, f, len);
+	return 0;
+}
+
+static void hdr_init(struct uam_chan *ch, uint8_t *f, uint8_t type, uint8_t flags, uint8_t nargs,
+		     uint16_t handler, uint32_t seq, uint32_t token, uint32_t aux, uint32_t dlen)
+{
+	memset(f, 0, UAM_HDR_LEN);
+	f[UAM_OFF_VERSION] = UAM_WIRE_VERSION;
+	f[UAM_OFF_TYPE] = type;
+	f[UAM_OFF_FLAGS] = flags;
+	f[UAM_OFF_NARGS] = nargs;
+	put16(f + UAM_OFF_HANDLER, handler);
+	put32(f + UAM_OFF_SESSION, ch->session);
+	put32(f + UAM_OFF_SEQ, seq);
+	put32(f + UAM_OFF_TOKEN, token);
+	put32(f + UAM_OFF_AUX, aux);
+	put32(f + UAM_OFF_DLEN, dlen);
+}
+
+/* Data bytes a fragment can carry: `last` ones also carry the args. */
+static uint64_t frag_room(const struct uam_chan *ch, const struct uam_item *it, bool last)
+{
+	return ch->ep->tr.max_frame - UAM_HDR_LEN - UAM_FRAG_EXT - (last ? it->nargs * 8u : 0);
+}
+
+/* Build the next frame of the head item into slot s with sequence seq.
+ * Returns true when the item is used up. */
+static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_slot *s,
+			uint32_t seq)
+{
+	uint8_t *f = s->buf, *p = f + UAM_HDR_LEN;
+
+	switch (it->type) {
+	case UAM_T_REQUEST:
+	case UAM_T_REPLY:
+	case UAM_T_DONE:
+		hdr_init(ch, f, it->type, 0, it->nargs, it->handler, seq, it->token, it->aux, 0);
+		for (unsigned int i = 0; i < it->nargs; i++, p += 8)
+			put64(p, it->args[i]);
+		s->len = (uint32_t)(p - f);
+		return true;
+	case UAM_T_GET_REQ:
+		hdr_init(ch, f, it->type, 0, 1, 0, seq, it->token, it->aux, 0);
+		put64(p, it->remote_off);
+		put64(p + 8, it->len);
+		put64(p + 16, it->local_off);
+		put64(p + 24, it->local_region);
+		s->len = UAM_HDR_LEN + UAM_GET_EXT + 8;
+		return true;
+	case UAM_T_STORE:
+	case UAM_T_GET_DATA: {
+		uint64_t left = it->len - it->cursor, n;
+		bool last = left <= frag_room(ch, it, true);
+
+		n = last ? left : frag_room(ch, it, false);
+		if (n > left)
+			n = left;
+		hdr_init(ch, f, it->type, last ? UAM_F_LAST : 0, last ? it->nargs : 0, it->handler,
+			 seq, it->token, it->aux, (uint32_t)n);
+		put64(p, it->base_off + it->cursor);
+		put64(p + 8, it->base_off);
+		put64(p + 16, it->len);
+		p += UAM_FRAG_EXT;
+		if (last)
+			for (unsigned int i = 0; i < it->nargs; i++, p += 8)
+				put64(p, it->args[i]);
+		if (n)
+			memcpy(p, it->src + it->cursor, n);
+		s->len = (uint32_t)(p - f + n);
+		it->cursor += n;
+		return last;
+	}
+	}
+	return true;
+}
+
+/* Fill the window from the queue, then send every frame marked need_tx. */
+static void push(struct uam_chan *ch)
+{
+	uint32_t w = window(ch), lim = ch->peer_credit < w ? ch->peer_credit : w;
+	uint64_t now;
+
+	if (ch->err)
+		return;
+	while (ch->head && ch->snd_next - ch->snd_una < lim) {
+		struct uam_item *it = ch->head;
+		struct uam_tx_slot *s = &ch->tx[ch->snd_next % w];
+
+		if (build_frame(ch, it, s, ch->snd_next)) {
+			ch->head = it->next;
+			if (!ch->head)
+				ch->tail = NULL;
+			if (it->counted)
+				ch->nqueued--;
+			free(it);
+		}
+		s->state = SLOT_INFLIGHT;
+		s->need_tx = true;
+		s->ntx = 0;
+		ch->snd_next++;
+	}
+	if (ch->head && !ch->stalled)
+		ch->st.credit_stalls++;
+	ch->stalled = ch->head != NULL;
+
+	now = now_ns(ch->ep);
+	for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
+		struct uam_tx_slot *s = &ch->tx[seq % w];
+
+		if (!s->need_tx || s->state != SLOT_INFLIGHT)
+			continue;
+		put_ack(ch, s->buf);
+		if (xmit(ch, s->buf, s->len))
+			break; /* transport full: the rest waits for the next push */
+		if (s->ntx++)
+			ch->st.retransmits++;
+		if (seq == ch->snd_una && s->ntx == 1)
+			ch->last_progress_ns = now; /* idle -> busy: the clock starts */
+		s->need_tx = false;
+		s->sent_ns = now;
+	}
+}
+
+static void send_ack(struct uam_chan *ch)
+{
+	hdr_init(ch, ch->scratch, UAM_T_ACK, 0, 0, 0, 0, 0, 0, 0);
+	put_ack(ch, ch->scratch);
+	if (raw_xmit(ch, ch->scratch, UAM_HDR_LEN) == 0)
+		ch->st.tx_acks++;
+	else
+		ch->ack_due = true;
+}
+
+static struct uam_item *item_new(struct uam_chan *ch, uint8_t type, bool counted)
+{
+	struct uam_item *it;
+
+	if (counted && ch->nqueued >= ch->ep->o.max_queued) {
+		/* Out of credit long enough that the bounded queue filled. */
+		return errno = EAGAIN, NULL;
+	}
+	it = calloc(1, sizeof(*it));
+	if (!it)
+		return errno = ENOMEM, NULL;
+	it->type = type;
+	it->counted = counted;
+	return it;
+}
+
+static void item_queue(struct uam_chan *ch, struct uam_item *it)
+{
+	if (ch->tail)
+		ch->tail->next = it;
+	else
+		ch->head = it;
+	ch->tail = it;
+	if (it->counted)
+		ch->nqueued++;
+	push(ch);
+}
+
+static int check_args(unsigned int handler, const uint64_t *args, unsigned int nargs)
+{
+	if (handler >= UAM_MAX_HANDLERS || nargs > UAM_MAX_ARGS || (nargs && !args))
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- Public calls that only need the protocol ---------------------------- */
+
+static int request(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
+		   unsigned int nargs, uint32_t flag)
+{
+	struct uam_item *it;
+	uint32_t tok;
+	int err;
+
+	if (!ch)
+		return -EINVAL;
+	if ((err = check_args(handler, args, nargs)))
+		return err;
+	if (ch->err)
+		return ch->err;
+	it = item_new(ch, UAM_T_REQUEST, true);
+	if (!it)
+		return -errno;
+	it->handler = (uint16_t)handler;
+	it->nargs = (uint8_t)nargs;
+	if (nargs)
+		memcpy(it->args, args, nargs * 8u);
+	tok = ch->next_token++ & ~CALL_TOKEN;
+	it->token = tok | flag;
+	item_queue(ch, it); /* may send and free it at once */
+	return (int)tok;
+}
+
+int uam_request(struct uam_chan *ch, unsigned int handler, const uint64_t *args, unsigned int nargs)
+{
+	return request(ch, handler, args, nargs, 0);
+}
+
+int uam_reply(const struct uam_msg *req, unsigned int handler, const uint64_t *args,
+	      unsigned int nargs)
+{
+	struct uam_item *it;
+	struct uam_chan *ch;
+	int err;
+
+	if (!req || !req->chan)
+		return -EINVAL;
+	ch = req->chan;
+	if (req != ch->ep->cur_req || req->kind != UAM_MSG_REQUEST || ch->ep->cur_replied)
+		return -EPERM;
+	if ((err = check_args(handler, args, nargs)))
+		return err;
+	if (ch->err)
+		return ch->err;
+	/* Not counted against max_queued: a reply must never fail for lack
+	 * of room, or request handlers would have to deal with it. */
+	it = item_new(ch, UAM_T_REPLY, false);
+	if (!it)
+		return -errno;
+	it->handler = (uint16_t)handler;
+	it->nargs = (uint8_t)nargs;
+	if (nargs)
+		memcpy(it->args, args, nargs * 8u);
+	it->token = req->token;
+	ch->ep->cur_replied = true;
+	item_queue(ch, it);
+	return 0;
+}
+
+int uamp_call_start(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
+		    unsigned int nargs, struct uam_msg *reply)
+{
+	int tok;
+
+	if (!ch || !reply || ch->call_active)
+		return -EINVAL;
+	tok = request(ch, handler, args, nargs, CALL_TOKEN);
+	if (tok < 0)
+		return tok;
+	ch->call_active = true;
+	ch->call_done = false;
+	ch->call_token = (uint32_t)tok | CALL_TOKEN;
+	ch->call_out = reply;
+	return 0;
+}
+
+int uam_store(struct uam_chan *ch, const void *src, size_t len, uint32_t region, uint64_t offset,
+	      unsigned int handler, const uint64_t *args, unsigned int nargs, uam_op_fn cb,
+	      void *ctx)
+{
+	struct uam_item *it;
+	struct uam_op *op;
+	int err;
+
+	if (!ch || (!src && len))
+		return -EINVAL;
+	if ((err = check_args(handler, args, nargs)))
+		return err;
+	if (ch->err)
+		return ch->err;
+	it = item_new(ch, UAM_T_STORE, true);
+	if (!it)
+		return -errno;
+	op = op_new(ch->ep, ch, cb, ctx);
+	if (!op) {
+		free(it);
+		return -EAGAIN;
+	}
+	it->handler = (uint16_t)handler;
+	it->nargs = (uint8_t)nargs;
+	if (nargs)
+		memcpy(it->args, args, nargs * 8u);
+	it->token = (uint32_t)op->id;
+	it->aux = region;
+	it->src = src;
+	it->len = len;
+	it->base_off = offset;
+	item_queue(ch, it);
+	return op->id;
+}
+
+int uam_get(struct uam_chan *ch, uint32_t remote_region, uint64_t remote_offset, size_t len,
+	    uint32_t local_region, uint64_t local_offset, uam_op_fn cb, void *ctx)
+{
+	struct uam_region *r = NULL;
+	struct uam_item *it;
+	struct uam_op *op;
+
+	if (!ch)
+		return -EINVAL;
+	for (int i = 0; i < UAM_MAX_REGIONS; i++)
+		if (ch->ep->regions[i].used && ch->ep->regions[i].id == local_region)
+			r = &ch->ep->regions[i];
+	/* Our own side is checked here, the peer's there. */
+	if (!r || !(r->flags & UAM_REGION_WRITE) || local_offset > r->len ||
+	    len > r->len - local_offset)
+		return -EINVAL;
+	if (ch->err)
+		return ch->err;
+	it = item_new(ch, UAM_T_GET_REQ, true);
+	if (!it)
+		return -errno;
+	op = op_new(ch->ep, ch, cb, ctx);
+	if (!op) {
+		free(it);
+		return -EAGAIN;
+	}
+	it->token = (uint32_t)op->id;
+	it->aux = remote_region;
+	it->remote_off = remote_offset;
+	it->len = len;
+	it->local_off = local_offset;
+	it->local_region = local_region;
+	item_queue(ch, it);
+	return op->id;
+}
+
+/* ---- Receiving ------------------------------------------------------------ */
+
+static struct uam_region *region_find(struct uam_ep *ep, uint32_t id)
+{
+	for (int i = 0; i < UAM_MAX_REGIONS; i++)
+		if (ep->regions[i].used && ep->regions[i].id == id)
+			return &ep->regions[i];
+	return NULL;
+}
+
+static void run_handler(struct uam_chan *ch, const struct uam_msg *m)
+{
+	struct uam_ep *ep = ch->ep;
+
+	if (!ep->h[m->handler].fn) {
+		ch->st.no_handler++;
+		return;
+	}
+	ep->progress++;
+	ep->h[m->handler].fn(ep, m, ep->h[m->handler].ctx);
+}
+
+/* Queue an unsolicited control message (not counted against max_queued:
+ * it answers the peer's traffic, which the peer's own bound limits). */
+static void queue_done(struct uam_chan *ch, uint32_t token, int status)
+{
+	struct uam_item *it = item_new(ch, UAM_T_DONE, false);
+
+	if (!it) {
+		uamp_chan_fail(ch, -ENOMEM);
+		return;
+	}
+	it->token = token;
+	it->aux = (uint32_t)status;
+	item_queue(ch, it);
+}
+
+/* One frame, in order, exactly once: do what it says. */
+static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+{
+	struct uam_ep *ep = ch->ep;
+	uint8_t type = f[UAM_OFF_TYPE], nargs = f[UAM_OFF_NARGS];
+	const uint8_t *p = f + UAM_HDR_LEN;
+	struct uam_msg m = { .chan = ch, .handler = get16(f + UAM_OFF_HANDLER), .nargs = nargs,
+			     .token = get32(f + UAM_OFF_TOKEN) };
+	uint32_t aux = get32(f + UAM_OFF_AUX);
+
+	(void)len; /* checked by uamp_input */
+	switch (type) {
+	case UAM_T_REQUEST:
+	case UAM_T_REPLY:
+		for (unsigned int i = 0; i < nargs; i++, p += 8)
+			m.args[i] = get64(p);
+		if (type == UAM_T_REPLY) {
+			m.kind = UAM_MSG_REPLY;
+			ch->st.replies++;
+			if (ch->call_active && m.token == ch->call_token) {
+				*ch->call_out = m;
+				ch->call_done = true;
+				ep->progress++;
+				return;
+			}
+			if (m.token & CALL_TOKEN) {
+				ch->st.late_replies++; /* its uam_call gave up */
+				return;
+			}
+			run_handler(ch, &m);
+			return;
+		}
+		m.kind = UAM_MSG_REQUEST;
+		ch->st.requests++;
+		ep->cur_req = &m;
+		ep->cur_replied = false;
+		run_handler(ch, &m);
+		ep->cur_req = NULL;
+		return;
+	case UAM_T_STORE:
+	case UAM_T_GET_DATA: {
+		uint64_t off = get64(p), base = get64(p + 8), total = get64(p + 16);
+		uint32_t dlen = get32(f + UAM_OFF_DLEN);
+		bool last = f[UAM_OFF_FLAGS] & UAM_F_LAST;
+		const uint8_t *data = p + UAM_FRAG_EXT + (last ? nargs * 8u : 0);
+		struct uam_region *r = region_find(ep, aux);
+
+		if (off == base)
+			ch->store_bad = false; /* first fragment of a transfer */
+		/* GET_DATA lands in a region we named ourselves; still check. */
+		if (!r || !(r->flags & UAM_REGION_WRITE) || off > r->len || dlen > r->len - off)
+			ch->store_bad = true;
+		else if (dlen)
+			memcpy(r->base + off, data, dlen);
+		if (!last)
+			return;
+		if (type == UAM_T_GET_DATA) {
+			ch->st.gets++;
+			op_complete(ep, op_find(ep, (int)m.token), ch->store_bad ? -EFAULT : 0);
+			return;
+		}
+		ch->st.stores++;
+		if (ch->store_bad) {
+			ch->st.region_errors++;
+		} else {
+			m.kind = UAM_MSG_STORE;
+			for (unsigned int i = 0; i < nargs; i++)
+				m.args[i] = get64(p + UAM_FRAG_EXT + 8 * i);
+			m.region = aux;
+			m.offset = base;
+			m.len = total;
+			run_handler(ch, &m);
+		}
+		queue_done(ch, m.token, ch->store_bad ? -EFAULT : 0);
+		return;
+	}
+	case UAM_T_GET_REQ: {
+		uint64_t roff = get64(p), glen = get64(p + 8), loff = get64(p + 16);
+		uint32_t lreg = (uint32_t)get64(p + 24);
+		struct uam_region *r = region_find(ep, aux);
+		struct uam_item *it;
+
+		if (!r || !(r->flags & UAM_REGION_READ) || roff > r->len || glen > r->len - roff) {
+			ch->st.region_errors++;
+			queue_done(ch, m.token, -EFAULT);
+			return;
+		}
+		it = item_new(ch, UAM_T_GET_DATA, false);
+		if (!it) {
+			uamp_chan_fail(ch, -ENOMEM);
+			return;
+		}
+		it->token = m.token;
+		it->aux = lreg;
+		it->src = r->base + roff;
+		it->len = glen;
+		it->base_off = loff;
+		item_queue(ch, it);
+		return;
+	}
+	case UAM_T_DONE:
+		op_complete(ep, op_find(ep, (int)m.token), (int)aux);
+		return;
+	}
+}
+
+/* What the peer says about our sends: cumulative ack, SACK, credit. */
+static void take_ack(struct uam_chan *ch, const uint8_t *f)
+{
+	uint32_t ack = get32(f + UAM_OFF_ACK), w = window(ch), hi = 0;
+	uint64_t sack = get64(f + UAM_OFF_SACK);
+	bool have_hi = false;
+
+	ch->peer_credit = get16(f + UAM_OFF_CREDIT);
+	if (ch->peer_credit > w)
+		ch->peer_credit = w;
+	/* An ack outside what we sent is stale or bogus: ignore it. */
+	if (seq_diff(ack, ch->snd_una) < 0 || seq_diff(ack, ch->snd_next) > 0)
+		return;
+	if (ack != ch->snd_una) {
+		for (; ch->snd_una != ack; ch->snd_una++)
+			ch->tx[ch->snd_una % w].state = SLOT_FREE;
+		ch->last_progress_ns = now_ns(ch->ep);
+		ch->rto_us = ch->ep->o.rto_min_us;
+	}
+	for (uint32_t i = 0; i < 64 && sack; i++) {
+		uint32_t seq = ack + 1 + i;
+
+		if (!(sack & (1ULL << i)))
+			continue;
+		sack &= ~(1ULL << i);
+		if (seq_diff(seq, ch->snd_next) >= 0)
+			break;
+		if (ch->tx[seq % w].state == SLOT_INFLIGHT) {
+			ch->tx[seq % w].state = SLOT_SACKED;
+			ch->tx[seq % w].need_tx = false;
+		}
+		hi = seq;
+		have_hi = true;
+	}
+	/* Fast retransmit: a hole sent before something that has arrived
+	 * was most likely lost.  Resent once per such evidence (its new send
+	 * time is later than the SACKed frame's). */
+	if (have_hi) {
+		uint64_t hi_sent = ch->tx[hi % w].sent_ns;
+
+		for (uint32_t seq = ch->snd_una; seq != hi; seq++) {
+			struct uam_tx_slot *s = &ch->tx[seq % w];
+
+			if (s->state == SLOT_INFLIGHT && !s->need_tx && s->ntx && s->sent_ns < hi_sent)
+				s->need_tx = true;
+		}
+	}
+}
+
+void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+{
+	uint32_t w = window(ch), seq, session, dlen, need;
+	uint8_t type, nargs;
+	int32_t d;
+
+	ch->st.rx_frames++;
+	if (len < UAM_HDR_LEN || f[UAM_OFF_VERSION] != UAM_WIRE_VERSION)
+		goto bad;
+	type = f[UAM_OFF_TYPE];
+	nargs = f[UAM_OFF_NARGS];
+	dlen = get32(f + UAM_OFF_DLEN);
+	if (type >= UAM_T__COUNT || nargs > UAM_MAX_ARGS ||
+	    get16(f + UAM_OFF_HANDLER) >= UAM_MAX_HANDLERS)
+		goto bad;
+	need = UAM_HDR_LEN;
+	if (type == UAM_T_STORE || type == UAM_T_GET_DATA)
+		need += UAM_FRAG_EXT + ((f[UAM_OFF_FLAGS] & UAM_F_LAST) ? nargs * 8u : 0) + dlen;
+	else if (type == UAM_T_GET_REQ)
+		need += UAM_GET_EXT + 8;
+	else if (type != UAM_T_ACK)
+		need += nargs * 8u;
+	if (dlen > len || need > len || need > ch->ep->tr.max_frame)
+		goto bad;
+
+	session = get32(f + UAM_OFF_SESSION);
+	if (!ch->peer_session) {
+		ch->peer_session = session;
+	} else if (session != ch->peer_session) {
+		/* The peer restarted: what we promised the old one is void. */
+		uamp_chan_fail(ch, -ECONNRESET);
+		return;
+	}
+	if (ch->err)
+		return;
+	take_ack(ch, f);
+
+	seq = get32(f + UAM_OFF_SEQ);
+	if (type == UAM_T_ACK)
+		goto out;
+	ch->ack_due = true;
+	d = seq_diff(seq, ch->rcv_next);
+	if (d < 0) {
+		ch->st.dup_dropped++; /* our ack was lost: it goes out again */
+	} else if ((uint32_t)d >= w) {
+		ch->st.out_of_window++;
+	} else if (d > 0) {
+		struct uam_rx_slot *r = &ch->rx[seq % w];
+
+		if (r->present) {
+			ch->st.dup_dropped++;
+		} else {
+			memcpy(r->buf, f, len);
+			r->len = len;
+			r->present = true;
+			ch->st.out_of_order++;
+		}
+	} else {
+		ch->rcv_next++;
+		deliver(ch, f, len);
+		/* Then whatever was waiting for this one. */
+		while (!ch->err && ch->rx[ch->rcv_next % w].present) {
+			struct uam_rx_slot *r = &ch->rx[ch->rcv_next % w];
+
+			r->present = false;
+			ch->rcv_next++;
+			deliver(ch, r->buf, r->len);
+		}
+	}
+out:
+	push(ch); /* acks freed window space; replies may be queued */
+	return;
+bad:
+	ch->st.bad_frames++;
+}
+
+/* ---- Timers ------------------------------------------------------------ */
+
+static void chan_timers(struct uam_chan *ch, uint64_t now)
+{
+	uint32_t w = window(ch);
+	bool expired = false;
+
+	if (ch->err)
+		return;
+	if (ch->snd_una != ch->snd_next) {
+		if (now - ch->last_progress_ns > (uint64_t)ch->ep->o.timeout_ms * 1000000) {
+			uamp_chan_fail(ch, -ETIMEDOUT);
+			return;
+		}
+		/*
+		 * First expiry since the last progress: resend every frame
+		 * whose timer ran out (losses at the tail of a burst have
+		 * nothing after them to trigger a fast retransmit).  Later
+		 * ones: only the oldest, as a probe, so a peer that stopped
+		 * polling is not flooded while its receive ring fills.
+		 */
+		for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
+			struct uam_tx_slot *s = &ch->tx[seq % w];
+
+			if (s->state != SLOT_INFLIGHT)
+				continue;
+			if (!s->need_tx && s->ntx && now - s->sent_ns >= (uint64_t)ch->rto_us * 1000) {
+				s->need_tx = true;
+				expired = true;
+			}
+			if (ch->rto_us > ch->ep->o.rto_min_us)
+				break; /* backing off: the oldest only */
+		}
+		if (expired) {
+			ch->st.timeouts++;
+			ch->rto_us = ch->rto_us * 2 > ch->ep->o.rto_max_us ? ch->ep->o.rto_max_us
+									  : ch->rto_us * 2;
+		}
+	}
+	push(ch);
+	if (ch->ack_due)
+		send_ack(ch);
+	if (ch->held_len) {
+		/* The reorder hook never holds a frame past the poll. */
+		raw_xmit(ch, ch->held, ch->held_len);
+		ch->held_len = 0;
+	}
+}
+
+void uamp_tick(struct uam_ep *ep)
+{
+	uint64_t now = now_ns(ep);
+
+	for (struct uam_chan *ch = ep->chans; ch; ch = ch->next)
+		chan_timers(ch, now);
+}
+
+uint64_t uamp_next_timer_ns(struct uam_ep *ep)
+{
+	uint64_t now = now_ns(ep), best = UINT64_MAX;
+
+	for (struct uam_chan *ch = ep->chans; ch; ch = ch->next) {
+		uint32_t w = window(ch);
+		uint64_t t;
+
+		if (ch->err || ch->snd_una == ch->snd_next)
+			continue;
+		t = ch->last_progress_ns + (uint64_t)ep->o.timeout_ms * 1000000;
+		for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
+			const struct uam_tx_slot *s = &ch->tx[seq % w];
+
+			if (s->state != SLOT_INFLIGHT)
+				continue;
+			if (s->need_tx || !s->ntx) {
+				t = now; /* waiting for transport room */
+				break;
+			}
+			if (s->sent_ns + (uint64_t)ch->rto_us * 1000 < t)
+				t = s->sent_ns + (uint64_t)ch->rto_us * 1000;
+		}
+		if (t < best)
+			best = t;
+	}
+	if (best == UINT64_MAX)
+		return best;
+	return best > now ? best - now : 0;
+}
+
+/* ---- Registration, stats -------------------------------------------------- */
+
+int uam_ep__set_handler(struct uam_ep *ep, unsigned int idx, uam_handler_fn fn, void *ctx)
+{
+	if (!ep || idx >= UAM_MAX_HANDLERS)
+		return -EINVAL;
+	ep->h[idx].fn = fn;
+	ep->h[idx].ctx = ctx;
+	return 0;
+}
+
+int uam_region__register(struct uam_ep *ep, uint32_t id, void *base, size_t len, unsigned int flags)
+{
+	struct uam_region *free_r = NULL;
+
+	if (!ep || (!base && len) || !flags || (flags & ~(UAM_REGION_READ | UAM_REGION_WRITE)))
+		return -EINVAL;
+	for (int i = 0; i < UAM_MAX_REGIONS; i++) {
+		if (ep->regions[i].used && ep->regions[i].id == id)
+			return -EEXIST;
+		if (!ep->regions[i].used && !free_r)
+			free_r = &ep->regions[i];
+	}
+	if (!free_r)
+		return -ENOSPC;
+	*free_r = (struct uam_region){ .used = true, .id = id, .base = base, .len = len,
+				       .flags = flags };
+	return 0;
+}
+
+int uam_region__unregister(struct uam_ep *ep, uint32_t id)
+{
+	struct uam_region *r;
+
+	if (!ep)
+		return -EINVAL;
+	r = region_find(ep, id);
+	if (!r)
+		return -ENOENT;
+	r->used = false;
+	return 0;
+}
+
+int uam_chan__error(const struct uam_chan *ch)
+{
+	return ch ? ch->err : -EINVAL;
+}
+
+int uam_chan__stats(const struct uam_chan *ch, struct uam_stats *st)
+{
+	if (!ch || !st)
+		return -EINVAL;
+	*st = ch->st;
+	return 0;
+}
+
+int uam_ep__stats(const struct uam_ep *ep, struct uam_stats *st)
+{
+	if (!ep || !st)
+		return -EINVAL;
+	*st = ep->closed;
+	st->bad_frames += ep->bad_frames;
+	for (const struct uam_chan *ch = ep->chans; ch; ch = ch->next)
+		add_stats(st, &ch->st);
+	return 0;
+}

@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test_uam.c - U-Net Active Messages over real endpoints: the two ends of
+ * a veth pair in one namespace, driven by one process (as test_datapath),
+ * with loss injected by the XDP program (unet_iface__set_fault) and
+ * duplication / reordering by UAM's own test hooks.  The peer-killed case
+ * forks: the child owns the far endpoint and is SIGKILLed mid-transfer.
+ *
+ * Needs root and the pair: UNET_TEST_IFACE_A / UNET_TEST_IFACE_B (the
+ * integration suite's "uam" test makes them), UNET_PIN_ROOT, and
+ * UNET_TEST_XDP_MODE (native or skb).  Without them every test is
+ * skipped, never passed.  UNET_UAM_REQUESTS overrides the 100000 requests.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "uam.h"
+
+#define TAG_A 301
+#define TAG_B 402
+#define MIB (1024u * 1024u)
+
+static const char *if_a, *if_b;
+static enum unet_xdp_mode mode = UNET_XDP_MODE_SKB;
+static uint64_t n_requests = 100000;
+
+struct pair {
+	struct unet_endpoint *ua, *ub;
+	struct unet_channel *cab, *cba;
+	struct uam_ep *a, *b;
+	struct uam_chan *ab, *ba;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int read_mac(const char *ifname, uint8_t mac[6])
+{
+	char path[128], buf[32] = { 0 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifname);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	buf[17] = 0;
+	return unet_parse_mac(buf, mac);
+}
+
+static struct unet_endpoint *ep_new(const char *ifname)
+{
+	UNET_OPTS_INIT(unet_endpoint_opts, o);
+	struct unet_endpoint *ep;
+
+	o.mode = mode;
+	ep = unet_endpoint__create(ifname, &o);
+	if (!ep)
+		print_error("unet_endpoint__create(%s): %s\n", ifname, strerror(errno));
+	assert_non_null(ep);
+	return ep;
+}
+
+static void set_loss(const char *ifname, uint32_t ppm)
+{
+	struct unet_iface *i = unet_iface__open(ifname, NULL);
+
+	assert_non_null(i);
+	assert_int_equal(unet_iface__set_fault(i, ppm), 0);
+	unet_iface__close(i);
+}
+
+static uint64_t injected(const char *ifname)
+{
+	uint64_t c[UNET_STAT__COUNT];
+	struct unet_iface *i = unet_iface__open(ifname, NULL);
+
+	assert_non_null(i);
+	assert_int_equal(unet_iface__stats(i, c), 0);
+	unet_iface__close(i);
+	return c[UNET_STAT_DROP_INJECTED];
+}
+
+static struct pair *pair_new(const struct uam_ep_opts *o)
+{
+	struct pair *p = calloc(1, sizeof(*p));
+	uint8_t ma[6], mb[6];
+
+	assert_non_null(p);
+	p->ua = ep_new(if_a);
+	p->ub = ep_new(if_b);
+	assert_int_equal(read_mac(if_a, ma), 0);
+	assert_int_equal(read_mac(if_b, mb), 0);
+	p->cab = unet_channel__open(p->ua, TAG_A, mb, TAG_B, NULL);
+	p->cba = unet_channel__open(p->ub, TAG_B, ma, TAG_A, NULL);
+	assert_non_null(p->cab);
+	assert_non_null(p->cba);
+	p->a = uam_ep__create(p->ua, o);
+	p->b = uam_ep__create(p->ub, o);
+	assert_non_null(p->a);
+	assert_non_null(p->b);
+	p->ab = uam_chan__open(p->a, p->cab);
+	p->ba = uam_chan__open(p->b, p->cba);
+	assert_non_null(p->ab);
+	assert_non_null(p->ba);
+	return p;
+}
+
+static int setup(void **state)
+{
+	*state = NULL;
+	if (!if_a || !if_b) {
+		print_message("UNET_TEST_IFACE_A/B not set: skipped\n");
+		return 0;
+	}
+	*state = (void *)1;
+	return 0;
+}
+
+static void pair_free(struct pair *p)
+{
+	if (!p)
+		return;
+	uam_ep__destroy(p->a);
+	uam_ep__destroy(p->b);
+	unet_endpoint__destroy(p->ua);
+	unet_endpoint__destroy(p->ub);
+	free(p);
+	set_loss(if_a, 0);
+	set_loss(if_b, 0);
+}
+
+#define NEED_PAIR(s)            \
+	do {                    \
+		if (!(s))       \
+			skip(); \
+	} while (0)
+
+/* ---- Requests --------------------------------------------------------- */
+
+enum { H_REQ = 1, H_REP = 2, H_STORED = 3 };
+
+struct counts {
+	uint64_t next_req, next_rep, reqs, reps, bad, stores;
+};
+
+static void h_req(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+{
+	struct counts *c = ctx;
+	uint64_t r[2] = { m->args[0], m->args[0] ^ 0x5555 };
+
+	(void)ep;
+	if (m->nargs != 2 || m->args[0] != c->next_req || m->args[1] != ~m->args[0])
+		c->bad++;
+	c->next_req = m->args[0] + 1;
+	c->reqs++;
+	if (uam_reply(m, H_REP, r, 2))
+		c->bad++;
+}
+
+static void h_rep(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+{
+	struct counts *c = ctx;
+
+	(void)ep;
+	if (m->nargs != 2 || m->args[0] != c->next_rep || m->args[1] != (m->args[0] ^ 0x5555))
+		c->bad++;
+	c->next_rep = m->args[0] + 1;
+	c->reps++;
+}
+
+static void h_stored(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+{
+	struct counts *c = ctx;
+
+	(void)ep;
+	(void)m;
+	c->stores++;
+}
+
+static void set_handlers(struct pair *p, struct counts *c)
+{
+	uam_ep__set_handler(p->a, H_REP, h_rep, c);
+	uam_ep__set_handler(p->b, H_REQ, h_req, c);
+	uam_ep__set_handler(p->b, H_STORED, h_stored, c);
+}
+
+static void print_stats(const char *what, struct uam_ep *ep)
+{
+	struct uam_stats s;
+
+	uam_ep__stats(ep, &s);
+	print_message("%s: tx %llu rx %llu acks %llu rtx %llu timeouts %llu dup %llu ooo %llu "
+		      "oow %llu stalls %llu\n",
+		      what, (unsigned long long)s.tx_frames, (unsigned long long)s.rx_frames,
+		      (unsigned long long)s.tx_acks, (unsigned long long)s.retransmits,
+		      (unsigned long long)s.timeouts, (unsigned long long)s.dup_dropped,
+		      (unsigned long long)s.out_of_order, (unsigned long long)s.out_of_window,
+		      (unsigned long long)s.credit_stalls);
+}
+
+static void run_requests(struct pair *p, uint64_t n, uint64_t limit_ms)
+{
+	struct counts c = { 0 };
+	uint64_t sent = 0, t0 = now_ms();
+
+	set_handlers(p, &c);
+	while (c.reps < n && now_ms() - t0 < limit_ms) {
+		while (sent < n) {
+			uint64_t a[2] = { sent, ~sent };
+			int r = uam_request(p->ab, H_REQ, a, 2);
+
+			if (r == -EAGAIN)
+				break;
+			assert_true(r >= 0);
+			sent++;
+		}
+		assert_true(uam_poll(p->b) >= 0);
+		assert_true(uam_poll(p->a) >= 0);
+		assert_int_equal(uam_chan__error(p->ab), 0);
+		assert_int_equal(uam_chan__error(p->ba), 0);
+	}
+	print_message("%llu requests in %llu ms\n", (unsigned long long)n,
+		      (unsigned long long)(now_ms() - t0));
+	print_stats("requester", p->a);
+	print_stats("responder", p->b);
+	assert_int_equal(c.bad, 0);
+	assert_int_equal(c.reqs, n);
+	assert_int_equal(c.reps, n);
+	/* nothing more arrives */
+	for (int i = 0; i < 50; i++) {
+		uam_wait(p->b, 1);
+		uam_wait(p->a, 1);
+	}
+	assert_int_equal(c.reqs, n);
+	assert_int_equal(c.reps, n);
+}
+
+static void test_requests_loss(void **state)
+{
+	struct pair *p;
+	struct uam_stats s;
+
+	NEED_PAIR(*state);
+	p = pair_new(NULL);
+	set_loss(if_a, 100000);
+	set_loss(if_b, 100000);
+	run_requests(p, n_requests, 60000);
+	assert_true(injected(if_a) > n_requests / 20);
+	assert_true(injected(if_b) > n_requests / 20);
+	uam_ep__stats(p->a, &s);
+	assert_true(s.retransmits > 0);
+	pair_free(p);
+}
+
+static void test_requests_loss_dup_reorder(void **state)
+{
+	UNET_OPTS_INIT(uam_ep_opts, o);
+	struct pair *p;
+	struct uam_stats a, b;
+
+	NEED_PAIR(*state);
+	o.inject.dup_ppm = 50000;
+	o.inject.reorder_ppm = 50000;
+	o.inject.seed = 1234;
+	p = pair_new(&o);
+	set_loss(if_a, 100000);
+	set_loss(if_b, 100000);
+	run_requests(p, n_requests, 60000);
+	uam_ep__stats(p->a, &a);
+	uam_ep__stats(p->b, &b);
+	assert_true(a.dup_dropped + b.dup_dropped > n_requests / 100);
+	assert_true(a.out_of_order + b.out_of_order > n_requests / 100);
+	pair_free(p);
+}
+
+/* ---- Bulk --------------------------------------------------------------- */
+
+static uint64_t fnv(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Wait for op on a while polling b too (one process drives both ends). */
+static int op_wait2(struct pair *p, int op, uint64_t limit_ms)
+{
+	uint64_t t0 = now_ms();
+	int r;
+
+	for (;;) {
+		uam_poll(p->b);
+		r = uam_op__wait(p->a, op, 0);
+		if (r != -ETIME)
+			return r;
+		if (now_ms() - t0 > limit_ms)
+			return -ETIME;
+	}
+}
+
+static void test_bulk_64m_loss(void **state)
+{
+	size_t n = 64 * MIB;
+	uint8_t *src, *dst, *back;
+	struct counts c = { 0 };
+	uint64_t args[1] = { 42 }, t0;
+	struct pair *p;
+	int op;
+
+	NEED_PAIR(*state);
+	src = malloc(n);
+	dst = calloc(1, n);
+	back = calloc(1, n);
+	assert_non_null(src);
+	assert_non_null(dst);
+	assert_non_null(back);
+	for (size_t i = 0; i < n / 8; i++)
+		((uint64_t *)src)[i] = i * 0x9E3779B97F4A7C15ULL;
+	p = pair_new(NULL);
+	set_handlers(p, &c);
+	set_loss(if_a, 50000);
+	set_loss(if_b, 50000);
+	assert_int_equal(uam_region__register(p->b, 1, dst, n, UAM_REGION_WRITE | UAM_REGION_READ), 0);
+	assert_int_equal(uam_region__register(p->a, 2, back, n, UAM_REGION_WRITE), 0);
+
+	t0 = now_ms();
+	op = uam_store(p->ab, src, n, 1, 0, H_STORED, args, 1, NULL, NULL);
+	assert_true(op > 0);
+	assert_int_equal(op_wait2(p, op, 60000), 0);
+	print_message("store 64 MiB at 5%% loss: %llu ms\n", (unsigned long long)(now_ms() - t0));
+	assert_int_equal(c.stores, 1);
+	assert_true(fnv(dst, n) == fnv(src, n));
+
+	t0 = now_ms();
+	op = uam_get(p->ab, 1, 0, n, 2, 0, NULL, NULL);
+	assert_true(op > 0);
+	assert_int_equal(op_wait2(p, op, 60000), 0);
+	print_message("get 64 MiB at 5%% loss: %llu ms\n", (unsigned long long)(now_ms() - t0));
+	assert_true(fnv(back, n) == fnv(src, n));
+	print_stats("a", p->a);
+	print_stats("b", p->b);
+	assert_true(injected(if_a) + injected(if_b) > 1000);
+	pair_free(p);
+	free(src);
+	free(dst);
+	free(back);
+}
+
+/* ---- Flow control ------------------------------------------------------- */
+
+static void test_receiver_stalls(void **state)
+{
+	struct counts c = { 0 };
+	struct unet_endpoint_stats us;
+	struct uam_stats s;
+	uint64_t sent = 0, t0;
+	struct pair *p;
+	int r;
+
+	NEED_PAIR(*state);
+	p = pair_new(NULL);
+	set_handlers(p, &c);
+	/* b does not poll for a second while a keeps sending */
+	t0 = now_ms();
+	while (now_ms() - t0 < 1000) {
+		uint64_t a[2] = { sent, ~sent };
+
+		r = uam_request(p->ab, H_REQ, a, 2);
+		if (r >= 0)
+			sent++;
+		else
+			assert_int_equal(r, -EAGAIN);
+		uam_wait(p->a, 1);
+	}
+	uam_ep__stats(p->a, &s);
+	print_message("sent %llu while the receiver slept; stalls %llu, timeouts %llu\n",
+		      (unsigned long long)sent, (unsigned long long)s.credit_stalls,
+		      (unsigned long long)s.timeouts);
+	assert_true(s.credit_stalls >= 1);
+	assert_int_equal(c.reqs, 0);
+	assert_true(sent >= 64 && sent <= 64 + 1024);
+	assert_int_equal(uam_chan__error(p->ab), 0);
+	/* b comes back: everything arrives, in order, nothing was lost */
+	t0 = now_ms();
+	while (c.reps < sent && now_ms() - t0 < 10000) {
+		uam_poll(p->b);
+		uam_poll(p->a);
+	}
+	assert_int_equal(c.bad, 0);
+	assert_int_equal(c.reqs, sent);
+	assert_int_equal(c.reps, sent);
+	assert_int_equal(unet_endpoint__stats(p->ub, &us), 0);
+	assert_int_equal(us.rx_ring_full, 0);
+	assert_int_equal(us.rx_fill_empty, 0);
+	pair_free(p);
+}
+
+/* ---- A peer killed mid-transfer ----------------------------------------- */
+
+static void child_serve(int ready_fd)
+{
+	uint8_t ma[6];
+	struct unet_endpoint *ub;
+	struct unet_channel *cba;
+	struct uam_ep *b;
+	uint8_t *dst = calloc(1, 8 * MIB);
+	uint64_t t0 = now_ms();
+
+	if (!dst || read_mac(if_a, ma))
+		_exit(2);
+	{
+		UNET_OPTS_INIT(unet_endpoint_opts, o);
+
+		o.mode = mode;
+		ub = unet_endpoint__create(if_b, &o);
+	}
+	if (!ub || !(cba = unet_channel__open(ub, TAG_B, ma, TAG_A, NULL)) ||
+	    !(b = uam_ep__create(ub, NULL)) || !uam_chan__open(b, cba) ||
+	    uam_region__register(b, 1, dst, 8 * MIB, UAM_REGION_WRITE))
+		_exit(3);
+	if (write(ready_fd, "r", 1) != 1)
+		_exit(4);
+	while (now_ms() - t0 < 30000) /* bounded: the parent kills us first */
+		uam_wait(b, 10);
+	_exit(5);
+}
+
+static void test_peer_killed(void **state)
+{
+	struct unet_endpoint *ua;
+	struct unet_channel *cab;
+	struct uam_ep *a;
+	struct uam_chan *ab;
+	uint8_t mb[6], *src;
+	uint64_t t0, t_kill, elapsed;
+	int fds[2], op, r, st, stores = 0;
+	struct uam_msg reply;
+	pid_t pid;
+	char ch;
+
+	NEED_PAIR(*state);
+	src = calloc(1, 8 * MIB);
+	assert_non_null(src);
+	assert_int_equal(read_mac(if_b, mb), 0);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		child_serve(fds[1]);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &ch, 1), 1);
+	close(fds[0]);
+	ua = ep_new(if_a);
+	cab = unet_channel__open(ua, TAG_A, mb, TAG_B, NULL);
+	assert_non_null(cab);
+	a = uam_ep__create(ua, NULL);
+	assert_non_null(a);
+	ab = uam_chan__open(a, cab);
+	assert_non_null(ab);
+
+	/* stores, one after the other; the peer dies after 300 ms */
+	t0 = now_ms();
+	t_kill = 0;
+	for (;;) {
+		op = uam_store(ab, src, 8 * MIB, 1, 0, 0, NULL, 0, NULL, NULL);
+		if (op < 0) {
+			r = op;
+			break;
+		}
+		while ((r = uam_op__wait(a, op, 10)) == -ETIME) {
+			if (!t_kill && now_ms() - t0 > 300) {
+				kill(pid, SIGKILL);
+				t_kill = now_ms();
+			}
+			assert_true(now_ms() - t0 < 10000);
+		}
+		if (r < 0)
+			break;
+		stores++;
+	}
+	elapsed = now_ms() - t_kill;
+	print_message("%d stores done, then %s after %llu ms\n", stores, strerror(-r),
+		      (unsigned long long)elapsed);
+	assert_true(t_kill != 0);
+	assert_true(stores >= 1);
+	assert_int_equal(r, -ETIMEDOUT);
+	/* documented bound: timeout_ms (2000) after the last progress */
+	assert_true(elapsed <= 2000 + 300);
+	assert_int_equal(uam_chan__error(ab), -ETIMEDOUT);
+	/* and every new call fails at once */
+	assert_int_equal(uam_request(ab, 1, NULL, 0), -ETIMEDOUT);
+	assert_int_equal(uam_store(ab, src, 1, 1, 0, 0, NULL, 0, NULL, NULL), -ETIMEDOUT);
+	assert_int_equal(uam_call(ab, 1, NULL, 0, &reply, 1000), -ETIMEDOUT);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	uam_ep__destroy(a);
+	unet_endpoint__destroy(ua);
+	free(src);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_requests_loss, setup),
+		cmocka_unit_test_setup(test_requests_loss_dup_reorder, setup),
+		cmocka_unit_test_setup(test_bulk_64m_loss, setup),
+		cmocka_unit_test_setup(test_receiver_stalls, setup),
+		cmocka_unit_test_setup(test_peer_killed, setup),
+	};
+	const char *m = getenv("UNET_TEST_XDP_MODE"), *n = getenv("UNET_UAM_REQUESTS");
+
+	if_a = getenv("UNET_TEST_IFACE_A");
+	if_b = getenv("UNET_TEST_IFACE_B");
+	if (m && !strcmp(m, "native"))
+		mode = UNET_XDP_MODE_NATIVE;
+	if (n && atoll(n) > 0)
+		n_requests = (uint64_t)atoll(n);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test_uam_proto.c - the U-Net Active Messages protocol (lib/uam_proto.c)
+ * with no network: two endpoints joined by a simulated link in memory
+ * that drops, duplicates and reorders frames with seeded dice, and a
+ * simulated clock.  Fast and deterministic; no root needed.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "uam_impl.h"
+
+#define FRAME 1492 /* what an MTU-1500 unet channel carries */
+#define STEP_NS 20000 /* simulated time per step */
+
+struct pkt {
+	struct pkt *next;
+	uint32_t len;
+	uint8_t data[];
+};
+
+struct side {
+	struct sim *sim;
+	int idx;
+	struct uam_ep *ep;
+	struct uam_chan *ch;
+	struct pkt *head, *tail; /* frames on their way to this side */
+	uint32_t queued;
+	bool paused; /* does not poll: frames pile up */
+	bool dead;   /* vanished: frames to it are lost */
+};
+
+struct sim {
+	uint64_t now;
+	uint64_t rng;
+	uint32_t loss_ppm, dup_ppm, reorder_ppm;
+	struct side s[2];
+	uint64_t sent, lost;
+};
+
+static uint32_t dice(struct sim *sim)
+{
+	sim->rng ^= sim->rng << 13;
+	sim->rng ^= sim->rng >> 7;
+	sim->rng ^= sim->rng << 17;
+	return (uint32_t)(sim->rng % 1000000);
+}
+
+static void enqueue(struct side *to, const void *f, uint32_t len, bool reorder)
+{
+	struct pkt *p = malloc(sizeof(*p) + len);
+
+	assert_non_null(p);
+	p->len = len;
+	memcpy(p->data, f, len);
+	p->next = NULL;
+	if (reorder && to->head && to->head != to->tail) {
+		/* overtake the last frame on the link */
+		struct pkt *prev = to->head;
+
+		while (prev->next != to->tail)
+			prev = prev->next;
+		p->next = to->tail;
+		prev->next = p;
+	} else if (reorder && to->head) {
+		p->next = to->head;
+		to->head = p;
+	} else {
+		if (to->tail)
+			to->tail->next = p;
+		else
+			to->head = p;
+		to->tail = p;
+	}
+	to->queued++;
+}
+
+static int sim_xmit(void *ctx, void *handle, const void *frame, uint32_t len)
+{
+	struct side *from = ctx;
+	struct sim *sim = from->sim;
+	struct side *to = &sim->s[1 - from->idx];
+
+	(void)handle;
+	sim->sent++;
+	if (to->dead || (sim->loss_ppm && dice(sim) < sim->loss_ppm)) {
+		sim->lost++;
+		return 0;
+	}
+	enqueue(to, frame, len, sim->reorder_ppm && dice(sim) < sim->reorder_ppm);
+	if (sim->dup_ppm && dice(sim) < sim->dup_ppm)
+		enqueue(to, frame, len, false);
+	return 0;
+}
+
+static uint64_t sim_now(void *ctx)
+{
+	return ((struct side *)ctx)->sim->now;
+}
+
+static void side_open(struct sim *sim, int i, const struct uam_ep_opts *o)
+{
+	struct side *s = &sim->s[i];
+	struct uam_transport tr = { .xmit = sim_xmit, .now_ns = sim_now, .ctx = s,
+				    .max_frame = FRAME };
+
+	s->sim = sim;
+	s->idx = i;
+	s->ep = calloc(1, sizeof(*s->ep));
+	assert_non_null(s->ep);
+	assert_int_equal(uamp_ep_init(s->ep, o, &tr), 0);
+	s->ch = uamp_chan_new(s->ep, s);
+	assert_non_null(s->ch);
+}
+
+static void side_close(struct side *s)
+{
+	while (s->head) {
+		struct pkt *p = s->head;
+
+		s->head = p->next;
+		free(p);
+	}
+	s->tail = NULL;
+	s->queued = 0;
+	if (s->ep) {
+		uamp_ep_fini(s->ep);
+		free(s->ep);
+	}
+	s->ep = NULL;
+	s->ch = NULL;
+}
+
+static struct sim *sim_new(uint64_t seed, uint32_t loss, uint32_t dup, uint32_t reorder,
+			   const struct uam_ep_opts *o)
+{
+	struct sim *sim = calloc(1, sizeof(*sim));
+
+	assert_non_null(sim);
+	sim->rng = seed;
+	sim->now = 1000000000ull;
+	sim->loss_ppm = loss;
+	sim->dup_ppm = dup;
+	sim->reorder_ppm = reorder;
+	side_open(sim, 0, o);
+	side_open(sim, 1, o);
+	return sim;
+}
+
+static void sim_free(struct sim *sim)
+{
+	side_close(&sim->s[0]);
+	side_close(&sim->s[1]);
+	free(sim);
+}
+
+/* One step: each polling side takes what reached it, then runs timers. */
+static void step(struct sim *sim)
+{
+	for (int i = 0; i < 2; i++) {
+		struct side *s = &sim->s[i];
+
+		if (!s->ep || s->paused)
+			continue;
+		for (int n = 0; n < 64 && s->head; n++) {
+			struct pkt *p = s->head;
+
+			s->head = p->next;
+			if (!s->head)
+				s->tail = NULL;
+			s->queued--;
+			if (!s->dead)
+				uamp_input(s->ch, p->data, p->len);
+			free(p);
+		}
+		uamp_tick(s->ep);
+	}
+	sim->now += STEP_NS;
+}
+
+/* ---- Handlers ----------------------------------------------------------- */
+
+enum { H_ECHO = 1, H_ECHO_REPLY = 2, H_STORED = 3 };
+
+struct counts {
+	uint64_t next_req, next_rep; /* what must come next, in order */
+	uint64_t reqs, reps, stores;
+	uint64_t bad;
+	struct uam_msg last_store;
+	int reply_twice, reply_outside;
+};
+
+static void h_echo(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+{
+	struct counts *c = ctx;
+	uint64_t r[2] = { m->args[0], m->args[0] * 3 + 1 };
+
+	(void)ep;
+	if (m->kind != UAM_MSG_REQUEST || m->nargs != 2 || m->args[0] != c->next_req ||
+	    m->args[1] != ~m->args[0])
+		c->bad++;
+	c->next_req = m->args[0] + 1;
+	c->reqs++;
+	if (uam_reply(m, H_ECHO_REPLY, r, 2))
+		c->bad++;
+	c->reply_twice = uam_reply(m, H_ECHO_REPLY, r, 2);
+}
+
+static void h_echo_reply(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+{
+	struct counts *c = ctx;
+
+	(void)ep;
+	if (m->kind != UAM_MSG_REPLY || m->nargs != 2 || m->args[0] != c->next_rep ||
+	    m->args[1] != m->args[0] * 3 + 1)
+		c->bad++;
+	c->next_rep = m->args[0] + 1;
+	c->reps++;
+	c->reply_outside = uam_reply(m, H_ECHO_REPLY, NULL, 0);
+}
+
+static void h_stored(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+{
+	struct counts *c = ctx;
+
+	(void)ep;
+	c->stores++;
+	c->last_store = *m;
+}
+
+static void handlers(struct sim *sim, struct counts *c)
+{
+	for (int i = 0; i < 2; i++) {
+		uam_ep__set_handler(sim->s[i].ep, H_ECHO, h_echo, c);
+		uam_ep__set_handler(sim->s[i].ep, H_ECHO_REPLY, h_echo_reply, c);
+		uam_ep__set_handler(sim->s[i].ep, H_STORED, h_stored, c);
+	}
+}
+
+/* ---- Cases -------------------------------------------------------------- */
+
+/* n requests from side 0, as fast as the queue takes them; every one must
+ * be handled once and in order, every reply received once and in order. */
+static void run_requests(struct sim *sim, uint64_t n)
+{
+	struct counts c = { 0 };
+	uint64_t sent = 0;
+	long steps;
+
+	handlers(sim, &c);
+	for (steps = 0; steps < 5000000 && c.reps < n; steps++) {
+		while (sent < n) {
+			uint64_t a[2] = { sent, ~sent };
+			int r = uam_request(sim->s[0].ch, H_ECHO, a, 2);
+
+			if (r == -EAGAIN)
+				break;
+			assert_int_equal(r, (int)sent);
+			sent++;
+		}
+		step(sim);
+	}
+	assert_int_equal(uam_chan__error(sim->s[0].ch), 0);
+	assert_int_equal(uam_chan__error(sim->s[1].ch), 0);
+	assert_int_equal(c.bad, 0);
+	assert_int_equal(c.reqs, n);
+	assert_int_equal(c.reps, n);
+	assert_int_equal(c.reply_twice, -EPERM);
+	assert_int_equal(c.reply_outside, -EPERM);
+	/* a few more steps: nothing more may arrive */
+	for (int i = 0; i < 2000; i++)
+		step(sim);
+	assert_int_equal(c.reqs, n);
+	assert_int_equal(c.reps, n);
+}
+
+static void test_requests_clean(void **state)
+{
+	struct sim *sim = sim_new(1, 0, 0, 0, NULL);
+	struct uam_stats st;
+
+	(void)state;
+	run_requests(sim, 20000);
+	uam_ep__stats(sim->s[0].ep, &st);
+	assert_int_equal(st.retransmits, 0);
+	assert_int_equal(st.replies, 20000);
+	uam_ep__stats(sim->s[1].ep, &st);
+	assert_int_equal(st.requests, 20000);
+	assert_int_equal(st.dup_dropped, 0);
+	sim_free(sim);
+}
+
+static void test_requests_lossy(void **state)
+{
+	struct sim *sim = sim_new(2, 100000, 0, 0, NULL);
+	struct uam_stats a, b;
+
+	(void)state;
+	run_requests(sim, 20000);
+	uam_ep__stats(sim->s[0].ep, &a);
+	uam_ep__stats(sim->s[1].ep, &b);
+	print_message("loss 10%%: lost %llu of %llu, retransmits %llu+%llu, timeouts %llu+%llu\n",
+		      (unsigned long long)sim->lost, (unsigned long long)sim->sent,
+		      (unsigned long long)a.retransmits, (unsigned long long)b.retransmits,
+		      (unsigned long long)a.timeouts, (unsigned long long)b.timeouts);
+	assert_true(sim->lost > 1000);
+	assert_true(a.retransmits > 0 && b.retransmits > 0);
+	assert_true(a.out_of_order + b.out_of_order > 0);
+	sim_free(sim);
+}
+
+static void test_requests_dup_reorder(void **state)
+{
+	struct sim *sim = sim_new(3, 50000, 50000, 50000, NULL);
+	struct uam_stats a, b;
+
+	(void)state;
+	run_requests(sim, 20000);
+	uam_ep__stats(sim->s[0].ep, &a);
+	uam_ep__stats(sim->s[1].ep, &b);
+	assert_true(a.dup_dropped + b.dup_dropped > 100);
+	assert_true(a.out_of_order + b.out_of_order > 100);
+	sim_free(sim);
+}
+
+/* The test hooks on UAM's own send path, over a clean link. */
+static void test_inject_hooks(void **state)
+{
+	UNET_OPTS_INIT(uam_ep_opts, o);
+	struct sim *sim;
+	struct uam_stats a, b;
+
+	(void)state;
+	o.inject.dup_ppm = 50000;
+	o.inject.reorder_ppm = 50000;
+	o.inject.seed = 42;
+	sim = sim_new(4, 0, 0, 0, &o);
+	run_requests(sim, 10000);
+	uam_ep__stats(sim->s[0].ep, &a);
+	uam_ep__stats(sim->s[1].ep, &b);
+	assert_true(a.dup_dropped + b.dup_dropped > 100);
+	assert_true(a.out_of_order + b.out_of_order > 100);
+	sim_free(sim);
+}
+
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+struct opdone {
+	int n, status, id;
+};
+
+static void op_cb(struct uam_ep *ep, int op, int status, void *ctx)
+{
+	struct opdone *d = ctx;
+
+	(void)ep;
+	d->n++;
+	d->status = status;
+	d->id = op;
+}
+
+static void run_until(struct sim *sim, const int *flag, long max_steps)
+{
+	for (long i = 0; i < max_steps && !*flag; i++)
+		step(sim);
+}
+
+static void test_store_and_get_lossy(void **state)
+{
+	size_t n = 1 << 20;
+	uint8_t *src = malloc(n), *dst = calloc(1, n + 100), *back = calloc(1, n);
+	struct sim *sim = sim_new(5, 50000, 20000, 20000, NULL);
+	struct counts c = { 0 };
+	struct opdone d = { 0 }, g = { 0 };
+	uint64_t args[3] = { 7, 8, 9 };
+	int id;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	assert_non_null(back);
+	fill(src, n, 77);
+	handlers(sim, &c);
+	assert_int_equal(uam_region__register(sim->s[1].ep, 5, dst, n + 100,
+					      UAM_REGION_WRITE | UAM_REGION_READ), 0);
+	assert_int_equal(uam_region__register(sim->s[1].ep, 5, dst, 1, UAM_REGION_READ), -EEXIST);
+	assert_int_equal(uam_region__register(sim->s[0].ep, 9, back, n, UAM_REGION_WRITE), 0);
+
+	id = uam_store(sim->s[0].ch, src, n, 5, 100, H_STORED, args, 3, op_cb, &d);
+	assert_true(id > 0);
+	run_until(sim, &d.n, 2000000);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.id, id);
+	assert_int_equal(d.status, 0);
+	assert_int_equal(c.stores, 1);
+	assert_int_equal(c.last_store.kind, UAM_MSG_STORE);
+	assert_int_equal(c.last_store.region, 5);
+	assert_int_equal(c.last_store.offset, 100);
+	assert_int_equal(c.last_store.len, n);
+	assert_int_equal(c.last_store.nargs, 3);
+	assert_int_equal(c.last_store.args[2], 9);
+	assert_memory_equal(dst + 100, src, n);
+
+	id = uam_get(sim->s[0].ch, 5, 100, n, 9, 0, op_cb, &g);
+	assert_true(id > 0);
+	run_until(sim, &g.n, 2000000);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.status, 0);
+	assert_memory_equal(back, src, n);
+	sim_free(sim);
+	free(src);
+	free(dst);
+	free(back);
+}
+
+static void test_region_errors(void **state)
+{
+	uint8_t buf[4096] = { 0 }, mine[4096];
+	struct sim *sim = sim_new(6, 0, 0, 0, NULL);
+	struct counts c = { 0 };
+	struct opdone d = { 0 };
+	struct uam_stats st;
+
+	(void)state;
+	handlers(sim, &c);
+	assert_int_equal(uam_region__register(sim->s[1].ep, 1, buf, sizeof(buf), UAM_REGION_READ), 0);
+	assert_int_equal(uam_region__register(sim->s[0].ep, 2, mine, sizeof(mine), UAM_REGION_WRITE), 0);
+	/* unknown region */
+	assert_true(uam_store(sim->s[0].ch, mine, 10, 99, 0, H_STORED, NULL, 0, op_cb, &d) > 0);
+	run_until(sim, &d.n, 10000);
+	assert_int_equal(d.status, -EFAULT);
+	/* read-only region */
+	d.n = 0;
+	assert_true(uam_store(sim->s[0].ch, mine, 10, 1, 0, H_STORED, NULL, 0, op_cb, &d) > 0);
+	run_until(sim, &d.n, 10000);
+	assert_int_equal(d.status, -EFAULT);
+	/* beyond its end, spanning fragments */
+	d.n = 0;
+	assert_int_equal(uam_region__unregister(sim->s[1].ep, 1), 0);
+	assert_int_equal(uam_region__register(sim->s[1].ep, 1, buf, sizeof(buf), UAM_REGION_WRITE), 0);
+	assert_true(uam_store(sim->s[0].ch, mine, 4000, 1, 1000, H_STORED, NULL, 0, op_cb, &d) > 0);
+	run_until(sim, &d.n, 10000);
+	assert_int_equal(d.status, -EFAULT);
+	assert_int_equal(c.stores, 0);
+	/* get from a region that is not readable */
+	d.n = 0;
+	assert_true(uam_get(sim->s[0].ch, 1, 0, 100, 2, 0, op_cb, &d) > 0);
+	run_until(sim, &d.n, 10000);
+	assert_int_equal(d.status, -EFAULT);
+	/* our own region is checked before anything is sent */
+	assert_int_equal(uam_get(sim->s[0].ch, 1, 0, 100, 3, 0, op_cb, &d), -EINVAL);
+	assert_int_equal(uam_get(sim->s[0].ch, 1, 0, 5000, 2, 0, op_cb, &d), -EINVAL);
+	uam_ep__stats(sim->s[1].ep, &st);
+	assert_int_equal(st.region_errors, 4);
+	/* the channel still works */
+	d.n = 0;
+	assert_true(uam_store(sim->s[0].ch, mine, 100, 1, 0, H_STORED, NULL, 0, op_cb, &d) > 0);
+	run_until(sim, &d.n, 10000);
+	assert_int_equal(d.status, 0);
+	assert_int_equal(c.stores, 1);
+	sim_free(sim);
+}
+
+/* A receiver that stops polling: the sender runs out of credit, queues up
+ * to max_queued, then gets -EAGAIN; nothing is lost when it comes back. */
+static void test_credit_stall(void **state)
+{
+	UNET_OPTS_INIT(uam_ep_opts, o);
+	struct sim *sim;
+	struct counts c = { 0 };
+	struct uam_stats st;
+	uint64_t sent = 0;
+	int r;
+
+	(void)state;
+	o.window = 16;
+	o.max_queued = 100;
+	sim = sim_new(7, 0, 0, 0, &o);
+	handlers(sim, &c);
+	/* one round trip first: until then the sender assumes the minimum
+	 * credit, not the peer's window */
+	{
+		uint64_t a[2] = { 0, ~0ull };
+
+		assert_int_equal(uam_request(sim->s[0].ch, H_ECHO, a, 2), 0);
+		for (int i = 0; i < 100; i++)
+			step(sim);
+		assert_int_equal(c.reps, 1);
+		sent = 1;
+	}
+	sim->s[1].paused = true;
+	for (;;) {
+		uint64_t a[2] = { sent, ~sent };
+
+		r = uam_request(sim->s[0].ch, H_ECHO, a, 2);
+		if (r < 0)
+			break;
+		sent++;
+	}
+	assert_int_equal(r, -EAGAIN);
+	assert_int_equal(sent, 1 + 16 + 100);
+	/* half a second of not polling: the sender only probes */
+	for (int i = 0; i < 25000; i++)
+		step(sim);
+	assert_int_equal(uam_chan__error(sim->s[0].ch), 0);
+	/* the window, resent once on the first expiry, then a probe per
+	 * (backed-off) expiry: the receive queue fills slowly */
+	print_message("frames waiting at the paused receiver: %u\n", sim->s[1].queued);
+	assert_true(sim->s[1].queued >= 16 && sim->s[1].queued < 2 * 16 + 20);
+	uam_ep__stats(sim->s[0].ep, &st);
+	assert_true(st.credit_stalls >= 1);
+	assert_true(st.timeouts >= 1);
+	sim->s[1].paused = false;
+	for (int i = 0; i < 100000 && c.reps < sent; i++)
+		step(sim);
+	assert_int_equal(c.reqs, sent);
+	assert_int_equal(c.reps, sent);
+	assert_int_equal(c.bad, 0);
+	sim_free(sim);
+}
+
+/* A peer that vanishes: everything pending fails with -ETIMEDOUT within
+ * timeout_ms (plus one step), and so does every new call. */
+static void test_peer_dies(void **state)
+{
+	UNET_OPTS_INIT(uam_ep_opts, o);
+	static uint8_t big[1 << 20];
+	struct sim *sim;
+	struct opdone d = { 0 };
+	uint64_t t0, a[1] = { 0 };
+	struct counts c = { 0 };
+
+	(void)state;
+	o.timeout_ms = 500;
+	sim = sim_new(8, 0, 0, 0, &o);
+	handlers(sim, &c);
+	assert_true(uam_store(sim->s[0].ch, big, sizeof(big), 1, 0, H_STORED, NULL, 0, op_cb, &d) > 0);
+	for (int i = 0; i < 10; i++)
+		step(sim);
+	sim->s[1].dead = true;
+	t0 = sim->now;
+	run_until(sim, &d.n, 1000000);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.status, -ETIMEDOUT);
+	assert_true(sim->now - t0 <= 500 * 1000000ull + 2 * STEP_NS);
+	assert_int_equal(uam_chan__error(sim->s[0].ch), -ETIMEDOUT);
+	assert_int_equal(uam_request(sim->s[0].ch, H_ECHO, a, 1), -ETIMEDOUT);
+	assert_int_equal(uam_store(sim->s[0].ch, big, 1, 1, 0, 0, NULL, 0, NULL, NULL), -ETIMEDOUT);
+	sim_free(sim);
+}
+
+/* A peer that restarts (new session): -ECONNRESET. */
+static void test_peer_restarts(void **state)
+{
+	struct sim *sim = sim_new(9, 0, 0, 0, NULL);
+	struct counts c = { 0 };
+	uint64_t a[2] = { 0, ~0ull };
+
+	(void)state;
+	handlers(sim, &c);
+	assert_int_equal(uam_request(sim->s[0].ch, H_ECHO, a, 2), 0);
+	for (int i = 0; i < 100; i++)
+		step(sim);
+	assert_int_equal(c.reps, 1);
+	side_close(&sim->s[1]);
+	sim->now += 1000; /* a different session */
+	side_open(sim, 1, NULL);
+	handlers(sim, &c);
+	c.next_req = 0;
+	assert_int_equal(uam_request(sim->s[1].ch, H_ECHO, a, 2), 0);
+	for (int i = 0; i < 100; i++)
+		step(sim);
+	assert_int_equal(uam_chan__error(sim->s[0].ch), -ECONNRESET);
+	assert_int_equal(uam_request(sim->s[0].ch, H_ECHO, a, 2), -ECONNRESET);
+	sim_free(sim);
+}
+
+/* Round trip capture (the first half of uam_call) and late replies. */
+static void test_call_capture(void **state)
+{
+	struct sim *sim = sim_new(10, 0, 0, 0, NULL);
+	struct counts c = { 0 };
+	struct uam_msg reply;
+	struct uam_stats st;
+	uint64_t a[2] = { 0, ~0ull };
+
+	(void)state;
+	handlers(sim, &c);
+	assert_int_equal(uamp_call_start(sim->s[0].ch, H_ECHO, a, 2, &reply), 0);
+	for (int i = 0; i < 100 && !sim->s[0].ch->call_done; i++)
+		step(sim);
+	assert_true(sim->s[0].ch->call_done);
+	assert_int_equal(reply.kind, UAM_MSG_REPLY);
+	assert_int_equal(reply.args[1], 1);
+	assert_int_equal(c.reps, 0); /* captured, not handled */
+	sim->s[0].ch->call_active = false;
+	/* a call that gives up before its reply comes */
+	a[0] = 1;
+	a[1] = ~1ull;
+	assert_int_equal(uamp_call_start(sim->s[0].ch, H_ECHO, a, 2, &reply), 0);
+	sim->s[0].ch->call_active = false;
+	for (int i = 0; i < 100; i++)
+		step(sim);
+	uam_chan__stats(sim->s[0].ch, &st);
+	assert_int_equal(st.late_replies, 1);
+	assert_int_equal(c.reps, 0);
+	sim_free(sim);
+}
+
+static void test_bad_args(void **state)
+{
+	struct sim *sim = sim_new(11, 0, 0, 0, NULL);
+	uint64_t a[UAM_MAX_ARGS + 1] = { 0 };
+	UNET_OPTS_INIT(uam_ep_opts, o);
+	struct uam_ep ep = { 0 };
+	struct uam_transport tr = { .xmit = sim_xmit, .now_ns = sim_now, .ctx = &sim->s[0],
+				    .max_frame = FRAME };
+
+	(void)state;
+	assert_int_equal(uam_request(sim->s[0].ch, UAM_MAX_HANDLERS, a, 1), -EINVAL);
+	assert_int_equal(uam_request(sim->s[0].ch, 1, a, UAM_MAX_ARGS + 1), -EINVAL);
+	assert_int_equal(uam_request(sim->s[0].ch, 1, NULL, 1), -EINVAL);
+	assert_int_equal(uam_request(NULL, 1, a, 1), -EINVAL);
+	assert_int_equal(uam_ep__set_handler(sim->s[0].ep, UAM_MAX_HANDLERS, NULL, NULL), -EINVAL);
+	assert_int_equal(uam_region__register(sim->s[0].ep, 1, a, 8, 0), -EINVAL);
+	assert_int_equal(uam_region__unregister(sim->s[0].ep, 77), -ENOENT);
+	o.window = 3;
+	assert_int_equal(uamp_ep_init(&ep, &o, &tr), -EINVAL);
+	o.window = UAM_MAX_WINDOW + 1;
+	assert_int_equal(uamp_ep_init(&ep, &o, &tr), -EINVAL);
+	sim_free(sim);
+}
+
+/* The frame parser refuses garbage without touching state. */
+static void test_garbage_frames(void **state)
+{
+	struct sim *sim = sim_new(12, 0, 0, 0, NULL);
+	uint8_t f[FRAME];
+	struct uam_stats st;
+	uint32_t seed = 5;
+
+	(void)state;
+	for (int i = 0; i < 20000; i++) {
+		uint32_t len = (uint32_t)(i % FRAME);
+
+		fill(f, len, seed++);
+		if (len > 0)
+			f[0] = (i & 1) ? UAM_WIRE_VERSION : f[0];
+		uamp_input(sim->s[1].ch, f, len);
+		step(sim);
+	}
+	uam_chan__stats(sim->s[1].ch, &st);
+	assert_true(st.bad_frames > 15000);
+	sim_free(sim);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_requests_clean),
+		cmocka_unit_test(test_requests_lossy),
+		cmocka_unit_test(test_requests_dup_reorder),
+		cmocka_unit_test(test_inject_hooks),
+		cmocka_unit_test(test_store_and_get_lossy),
+		cmocka_unit_test(test_region_errors),
+		cmocka_unit_test(test_credit_stall),
+		cmocka_unit_test(test_peer_dies),
+		cmocka_unit_test(test_peer_restarts),
+		cmocka_unit_test(test_call_capture),
+		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_garbage_frames),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
