@@ -48,7 +48,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 
-.PHONY: all deps check check-unit check-integration check-san demo install clean
+.PHONY: all deps check check-unit check-integration check-san demo bench install clean
 all: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS) \
      $(BUILD)/unet-bench
 
@@ -113,6 +113,11 @@ check-integration: all
 demo: deps
 	$(MAKE) all
 	bash scripts/demo.sh $(BUILD)
+
+# U-Net against kernel UDP and AF_PACKET, side by side (docs/performance.md).
+bench: deps
+	$(MAKE) all
+	bash scripts/bench.sh $(BUILD)
 
 install: $(ALIB) $(SO) $(BUILD)/unetctl
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/unet-xdp $(DESTDIR)$(BINDIR)

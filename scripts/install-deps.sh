@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(make gcc clang llvm pkg-config libbpf-dev libxdp-dev xdp-tools bpftool
       libelf-dev zlib1g-dev libcmocka-dev iproute2 iputils-ping ethtool
-      util-linux procps jq sockperf)
+      util-linux procps jq sockperf gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -39,6 +39,9 @@ TESTS=(
 	"cli_errors|-|90|unetctl one-line errors with exit 1; --help exits 0"
 	"api_errors|-|90|public API rejects invalid arguments (build/tests/test_api_errors)"
 	"datapath|xdp|120|send/recv/free queues, wait, poll fd, upcalls, admin channels, destroy (test_datapath)"
+	"uam|xdp|150|Active Messages: 100k requests at 10% loss (+5% dup/reorder), 64 MiB store+get at 5% loss, stalled receiver, SIGKILLed peer (test_uam)"
+	"uam_kv|-|60|examples/kv: put/get over UAM between two namespaces at 10% injected loss"
+	"bench_smoke|-|180|unet-bench --quick: output has the expected form"
 )
 
 usage() {
@@ -597,6 +600,105 @@ t_datapath() {
 	mode=$(in_a "$UNETCTL" --json status "$x" |
 		jq -r '[.. | objects | select(has("mode")) | .mode] | first // empty')
 	[[ $mode == "$T_MODE" ]] || fail "endpoint creation attached $x in mode '$mode', want $T_MODE"
+}
+
+# scripts/bench.sh --quick: the form of its output, no timing asserted.
+# It makes its own namespaces (recorded for the supervisor's rescue
+# through UNET_NETNS_RECORD, which it inherits).
+t_bench_smoke() {
+	local out=$T_DIR/bench rc t m f
+	[[ -x $BUILD/unet-bench ]] || skip "$BUILD/unet-bench is not built (bench/ sources, 'make bench')"
+	command -v gnuplot >/dev/null || fail "gnuplot is missing (scripts/install-deps.sh installs gnuplot-nox)"
+	bash "$ROOT/scripts/bench.sh" --quick --out "$out" "$BUILD" >"$T_DIR/bench.out" 2>"$T_DIR/bench.err"
+	rc=$?
+	echo "--- bench.sh stderr:"
+	cat "$T_DIR/bench.err"
+	echo "--- bench.sh stdout:"
+	cat "$T_DIR/bench.out"
+	((rc == 0)) || fail "bench.sh --quick exited with $rc: $(grep -m1 FAILED "$T_DIR/bench.err")"
+	f=$out/results.json
+	[[ -s $f ]] || fail "no $f"
+	jq -e '.machine.kernel and .machine.nproc and .machine.date and .machine.xdp_mode
+		and (.results | type == "array" and length > 0)' "$f" >/dev/null ||
+		fail "results.json does not parse or lacks machine/results"
+	for t in unet udp packet; do
+		for m in spin block; do
+			jq -e --arg t "$t" --arg m "$m" 'any(.results[]; .kind == "pingpong" and
+				.transport == $t and .mode == $m and .size == 64 and .status == "ok" and
+				(.p50_us | type) == "number" and .p50_us > 0)' "$f" >/dev/null ||
+				fail "results.json has no 64-byte pingpong for $t $m with p50_us > 0"
+		done
+	done
+	for t in unet udp udp-mmsg packet; do
+		jq -e --arg t "$t" 'any(.results[]; .kind == "rate" and .transport == $t and
+			.status == "ok" and (.msgs_per_s | type) == "number" and .msgs_per_s > 0)' \
+			"$f" >/dev/null || fail "results.json has no rate entry for $t with msgs_per_s > 0"
+	done
+	jq -e '[.results[] | select(.kind == "demux-pingpong" and .status == "ok")] | length >= 2' \
+		"$f" >/dev/null || fail "results.json lacks the demux entries (1 and 16 channels)"
+	# The table: ratio columns, and ratios on the rows.
+	grep -q 'x udp' "$T_DIR/bench.out" || fail "the table has no ratio column 'x udp'"
+	grep -q 'x mmsg' "$T_DIR/bench.out" || fail "the table has no ratio column 'x mmsg'"
+	grep -Eq '^unet +spin +64 +[0-9.]+ [0-9.]+x' "$T_DIR/bench.out" ||
+		fail "the table's unet spin 64-byte row has no ratio to udp"
+	grep -Eq '^unet +64 .* [0-9.]+x +[0-9.]+x' "$T_DIR/bench.out" ||
+		fail "the table's unet 64-byte rate row has no ratios"
+	for p in latency bandwidth; do
+		[[ -s $out/$p.png ]] || fail "no $out/$p.png"
+		[[ $(head -c 8 "$out/$p.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ||
+			fail "$out/$p.png is not a PNG file"
+	done
+	note "results.json: $(jq '.results | length' "$f") records; plots are PNG"
+}
+
+# U-Net Active Messages over a veth pair inside namespace a, both ends
+# driven by one process (the peer-killed case forks).
+t_uam() {
+	local bin=$BUILD/tests/test_uam x y
+	[[ -x $bin ]] || fail "$bin not built"
+	setup_ns 1
+	x="${IF_A}x" y="${IF_A}y"
+	in_a ip link add "$x" type veth peer name "$y" || fail "cannot create veth $x/$y"
+	in_a ip link set "$x" up && in_a ip link set "$y" up || fail "cannot bring up $x/$y"
+	in_a env UNET_TEST_IFACE_A="$x" UNET_TEST_IFACE_B="$y" UNET_TEST_XDP_MODE="$T_MODE" \
+		UNET_PIN_ROOT="$UNET_PIN_ROOT" "$bin" >"$T_DIR/uam.log" 2>&1
+	local rc=$?
+	cat "$T_DIR/uam.log"
+	((rc == 0)) || fail "test_uam exited with $rc"
+	grep -q '^\[  SKIPPED \]' "$T_DIR/uam.log" && fail "test_uam skipped tests with interfaces given"
+	grep -q '^\[  PASSED  \] 5 test' "$T_DIR/uam.log" || fail "test_uam did not pass all 5 tests"
+}
+
+# The key-value example between the two namespaces, with loss on both
+# interfaces: every put is read back.
+t_uam_kv() {
+	local kv=$BUILD/examples/kv
+	[[ -x $kv ]] || fail "$kv not built"
+	setup_ns
+	T_MODE=skb
+	attach a
+	attach b
+	ctl_a fault "$IF_A" --drop-ppm 100000 || fail "unetctl fault $IF_A failed"
+	ctl_b fault "$IF_B" --drop-ppm 100000 || fail "unetctl fault $IF_B failed"
+	unet_bg_b "$kv" server "$IF_B" --tag 2 --peer "$MAC_A" --peer-tag 1 --seconds 40 \
+		>"$T_DIR/server.log" 2>&1
+	local s=$UNET_BG_PID i
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^ready' "$T_DIR/server.log" && break
+		kill -0 "$s" 2>/dev/null || { cat "$T_DIR/server.log"; fail "kv server exited"; }
+		sleep 0.05
+	done
+	in_a "$kv" client "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 --count 2000 \
+		>"$T_DIR/client.log" 2>&1
+	local rc=$?
+	cat "$T_DIR/client.log"
+	((rc == 0)) || fail "kv client exited with $rc"
+	grep -q '^kv ok puts=2000 gets=2000' "$T_DIR/client.log" || fail "kv client did not verify 2000 puts"
+	local d
+	d=$(counter a drop_injected) || exit 1
+	((d > 0)) || fail "no frames dropped by the injected loss on a"
+	note "drop_injected on a = $d"
+	stop "$s" "$T_DIR/server.log" "kv server"
 }
 
 # ---- the runner -------------------------------------------------------------

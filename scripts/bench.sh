@@ -1,0 +1,768 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# bench.sh [--quick] [--out DIR] BUILD_DIR - `make bench`: U-Net against
+# the kernel's paths, side by side, in one run on one veth link.
+#
+# Makes two network namespaces joined by a veth pair (scripts/netns.sh),
+# attaches the XDP program to both ends (native mode, else skb, and says
+# so), then measures with BUILD_DIR/unet-bench, every process pinned
+# (server/receiver on CPU 1, client/sender on CPU 0):
+#
+#   latency   round trips (min p50 p90 p99 p99.9 max) for unet, udp and
+#             packet, payloads 8 64 256 1024 1472, spinning and blocking;
+#             sockperf ping-pong (kernel UDP, an independent program) at
+#             the same sizes (it refuses < 14 bytes), spinning and blocking
+#   rate      one-way messages/s and Gbit/s with batched sends for unet,
+#             udp (send/recv), udp-mmsg and packet at the same sizes
+#             (median of 3 pairings, BENCH_RATE_REPS)
+#   demux     unet 64-byte round trip and message rate with 1, 16, 256
+#             and 4096 channels open
+#
+# and writes DIR/results.json ({"machine": {...}, "results": [...]}),
+# DIR/table.txt (the table it prints: every figure with its ratio to
+# kernel UDP in the same run, and where the issue's targets stand),
+# DIR/latency.png and DIR/bandwidth.png
+# (gnuplot).  Progress goes to stderr.  Every measurement has a time
+# limit; one that fails is reported as failed in the table and the JSON
+# and the run goes on; the script exits 1 at the end if anything failed,
+# 2 on usage errors.
+#
+#   --quick     a few hundred messages, sizes 64 and 1472, channels 1 and
+#               16: the smoke test's form check (well under 60 s)
+#   --out DIR   where to write (default bench-results/)
+#
+# Environment (full runs): BENCH_PP_COUNT (round trips per point, 20000),
+# BENCH_PP_COUNT_PACKET (5000), BENCH_PP_WARMUP (1000), BENCH_RATE_COUNT
+# (messages per rate pairing; default per transport and size),
+# BENCH_RATE_REPS (3), BENCH_SP_SECS (sockperf seconds, 2), BENCH_TIMEOUT
+# (seconds per measurement, 60); BENCH_KEEP_LOGS=1 keeps every log.
+#
+# Needs root.  Everything it creates is removed on exit, even on failure.
+set -uo pipefail
+
+# The whole script is one compound command, read before it runs: editing
+# the file during a run cannot change what the run does.
+{
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$HERE")
+
+usage() {
+	echo "usage: $0 [--quick] [--out DIR] BUILD_DIR"
+}
+
+QUICK=0
+OUT=""
+BUILD=""
+while (($#)); do
+	case $1 in
+	--quick) QUICK=1; shift ;;
+	--out)
+		[[ $# -ge 2 && -n $2 ]] || { echo "bench: --out needs a directory" >&2; usage >&2; exit 2; }
+		OUT=$2
+		shift 2
+		;;
+	-h | --help) usage; exit 0 ;;
+	-*) echo "bench: unknown option $1" >&2; usage >&2; exit 2 ;;
+	*)
+		[[ -z $BUILD ]] || { echo "bench: one BUILD_DIR only" >&2; usage >&2; exit 2; }
+		BUILD=$1
+		shift
+		;;
+	esac
+done
+[[ -n $BUILD ]] || { usage >&2; exit 2; }
+[[ $BUILD = /* ]] || BUILD="$PWD/$BUILD"
+OUT=${OUT:-$ROOT/bench-results}
+[[ $OUT = /* ]] || OUT="$PWD/$OUT"
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+BENCH="$BUILD/unet-bench"
+UNETCTL="$BUILD/unetctl"
+for b in "$BENCH" "$UNETCTL"; do
+	[[ -x $b ]] || die "missing $b: run 'make all' first"
+done
+[[ $(id -u) -eq 0 ]] || die "needs root (namespaces, XDP, AF_XDP)"
+for c in jq awk gnuplot taskset timeout; do
+	command -v "$c" >/dev/null 2>&1 || die "missing $c (scripts/install-deps.sh installs it)"
+done
+HAVE_SOCKPERF=0
+command -v sockperf >/dev/null 2>&1 && HAVE_SOCKPERF=1
+NCPU=$(nproc)
+((NCPU >= 2)) || die "needs 2 CPUs (client on CPU 0, server on CPU 1); this machine has $NCPU"
+mkdir -p "$OUT" || die "cannot create $OUT"
+
+# ---- what to measure ------------------------------------------------------
+
+if ((QUICK)); then
+	SIZES=(64 1472)
+	CHANNELS=(1 16)
+	PP_COUNT=300		# round trips per point
+	PP_WARMUP=50
+	RATE_COUNT=5000		# messages per rate point
+	RATE_REPS=1		# pairings per rate point (the median is kept)
+	SP_SECS=1		# sockperf seconds per point
+	TO=20			# time limit of one measurement, s
+else
+	SIZES=(8 64 256 1024 1472)
+	CHANNELS=(1 16 256 4096)
+	PP_COUNT=${BENCH_PP_COUNT:-20000}
+	PP_WARMUP=${BENCH_PP_WARMUP:-1000}
+	RATE_COUNT=""		# per transport: see rate_count
+	RATE_REPS=${BENCH_RATE_REPS:-3}
+	SP_SECS=${BENCH_SP_SECS:-2}
+	TO=${BENCH_TIMEOUT:-60}
+fi
+BATCH=32		# messages per send call (sendmmsg / TX ring kick)
+SRV_CPU=1
+CLI_CPU=0
+TAG_A=1 TAG_B=2		# unet tags, namespace a (client) and b (server)
+PORT_A=5001 PORT_B=5002	# udp ports
+SP_PORT=11111		# sockperf
+
+# rate_count TRANSPORT SIZE: messages for one rate point, about 1-2 s at
+# the rates seen on a 2-vCPU VM (BENCH_RATE_COUNT overrides).
+rate_count() {
+	if [[ -n $RATE_COUNT ]]; then
+		echo "$RATE_COUNT"
+		return
+	fi
+	if [[ -n ${BENCH_RATE_COUNT:-} ]]; then
+		echo "$BENCH_RATE_COUNT"
+		return
+	fi
+	local small=$(($2 <= 256))
+	case $1 in
+	unet) ((small)) && echo 2000000 || echo 600000 ;;
+	udp) ((small)) && echo 500000 || echo 200000 ;;
+	udp-mmsg) ((small)) && echo 800000 || echo 300000 ;;
+	packet) ((small)) && echo 800000 || echo 600000 ;;
+	*) echo 500000 ;;
+	esac
+}
+
+# pp_count TRANSPORT: round trips per latency point.  AF_PACKET with a
+# TPACKET_V3 ring waits for the block retire timer (1 ms) on every lone
+# frame, so fewer of those keep the run short.
+pp_count() {
+	if [[ $1 == packet ]] && ((!QUICK)); then
+		echo "${BENCH_PP_COUNT_PACKET:-5000}"
+	else
+		echo "$PP_COUNT"
+	fi
+}
+
+# The plan: one line per measurement, "kind transport mode size channels".
+PLAN=()
+for mode in spin block; do
+	for size in "${SIZES[@]}"; do
+		for t in unet udp packet; do
+			PLAN+=("pingpong $t $mode $size 1")
+		done
+		((HAVE_SOCKPERF && size >= 14)) && PLAN+=("sockperf udp $mode $size 1")
+	done
+done
+for size in "${SIZES[@]}"; do
+	for t in unet udp udp-mmsg packet; do
+		PLAN+=("rate $t spin $size 1")
+	done
+done
+for ch in "${CHANNELS[@]}"; do
+	PLAN+=("demux-pingpong unet spin 64 $ch")
+	PLAN+=("demux-rate unet spin 64 $ch")
+done
+
+# ---- setup ------------------------------------------------------------------
+
+cd "$ROOT" || exit 1
+# shellcheck source=scripts/netns.sh
+source "$ROOT/scripts/netns.sh"
+
+LOGS=$(mktemp -d /tmp/unet-bench.XXXXXX) || die "mktemp failed"
+# Pids of the current measurement's processes (killed on exit too).
+CUR_PIDS=()
+# shellcheck disable=SC2317 # called from the EXIT trap
+cleanup() {
+	local p
+	# TERM first: timeout(1) passes it on to the process it runs.
+	for p in "${CUR_PIDS[@]}"; do
+		stop_pid "$p"
+	done
+	unet_netns_cleanup
+	if [[ ${BENCH_KEEP_LOGS:-0} == 1 ]]; then
+		echo "bench: logs kept in $LOGS" >&2
+	else
+		rm -rf "$LOGS"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+echo "bench: setting up namespaces and veth" >&2
+unet_netns_setup "ubench$$" || die "namespace setup failed"
+echo "bench: $NS_A/$IF_A ($MAC_A) <-> $NS_B/$IF_B ($MAC_B)" >&2
+
+# attach MODE: the XDP program on both ends in MODE.
+attach() {
+	in_a "$UNETCTL" attach "$IF_A" --mode "$1" >"$LOGS/attach" 2>&1 &&
+		in_b "$UNETCTL" attach "$IF_B" --mode "$1" >>"$LOGS/attach" 2>&1
+}
+XDP_MODE=native
+if ! attach native; then
+	echo "bench: native XDP attach failed ($(tail -n 1 "$LOGS/attach")); FALLING BACK TO SKB MODE" >&2
+	in_a "$UNETCTL" detach "$IF_A" >/dev/null 2>&1
+	in_b "$UNETCTL" detach "$IF_B" >/dev/null 2>&1
+	XDP_MODE=skb
+	attach skb || { cat "$LOGS/attach" >&2; die "XDP attach in skb mode failed too"; }
+fi
+echo "bench: XDP program attached on both ends in $XDP_MODE mode (veth: copy mode)" >&2
+
+# ---- running one measurement ---------------------------------------------
+
+RESULTS="$LOGS/results.jsonl"
+: >"$RESULTS"
+NFAIL=0
+
+# last_err FILE: the last non-empty line of a log, for a failure reason.
+last_err() {
+	[[ -s $1 ]] || { echo "(no output)"; return; }
+	grep -v '^[[:space:]]*$' "$1" | tail -n 1 | cut -c1-160
+}
+
+# tp_args TRANSPORT SIDE CHANNELS: the transport options of one side.
+tp_args() {
+	local t=$1 side=$2 ch=$3
+	local ifn mac_peer tag ptag laddr raddr
+	if [[ $side == a ]]; then
+		ifn=$IF_A mac_peer=$MAC_B tag=$TAG_A ptag=$TAG_B
+		laddr="$IP_A:$PORT_A" raddr="$IP_B:$PORT_B"
+	else
+		ifn=$IF_B mac_peer=$MAC_A tag=$TAG_B ptag=$TAG_A
+		laddr="$IP_B:$PORT_B" raddr="$IP_A:$PORT_A"
+	fi
+	case $t in
+	unet) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch --xdp-mode $XDP_MODE" ;;
+	udp | udp-mmsg) echo "--local $laddr --remote $raddr" ;;
+	packet) echo "--iface $ifn --peer $mac_peer" ;;
+	esac
+}
+
+# wait_server LOG PID SECONDS: until the server's output says it is ready
+# (unet-bench: "... ready"; sockperf: "listen on").  Returns 1 if it
+# died or said nothing within SECONDS.
+wait_server() {
+	local log=$1 pid=$2 t=$3 i
+	for ((i = 0; i < t * 20; i++)); do
+		grep -qE ' ready$|listen on' "$log" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# stop_pid PID: TERM, then KILL after 2 s; reaps it.
+stop_pid() {
+	local pid=$1 i
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 20; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+# json_line FILE: the last line of FILE that is a JSON object, compacted.
+json_line() {
+	local l
+	l=$(grep '^[[:space:]]*{' "$1" 2>/dev/null | tail -n 1)
+	[[ -n $l ]] || return 1
+	jq -ce 'if type == "object" then . else error("not an object") end' <<<"$l" 2>/dev/null
+}
+
+# record_ok JSON GROUP KIND: add a measured record.
+record_ok() {
+	jq -c --arg g "$2" --arg k "$3" --arg x "$XDP_MODE" \
+		'. + {group: $g, kind: $k, status: "ok", xdp_mode: $x}' <<<"$1" >>"$RESULTS"
+}
+
+# record_fail KIND TRANSPORT MODE SIZE CHANNELS GROUP REASON
+record_fail() {
+	local test
+	case $1 in
+	pingpong | demux-pingpong | sockperf) test=pingpong ;;
+	*) test=rate ;;
+	esac
+	jq -nc --arg test "$test" --arg k "$1" --arg t "$2" --arg m "$3" --argjson s "$4" \
+		--argjson c "$5" --arg g "$6" --arg r "$7" --arg x "$XDP_MODE" \
+		'{test: $test, kind: $k, transport: $t, mode: $m, size: $s, channels: $c, group: $g,
+		  status: "failed", reason: $r, xdp_mode: $x}' >>"$RESULTS"
+	NFAIL=$((NFAIL + 1))
+	LAST_REASON=$7
+}
+
+# run_client LOG_PREFIX CMD...: in namespace a, with the time limit;
+# stdout to PREFIX.out, stderr to PREFIX.err.  Sets CLIENT_RC.
+run_client() {
+	local p=$1
+	shift
+	timeout -k 2 $((TO + 5)) ip netns exec "$NS_A" "$@" >"$p.out" 2>"$p.err" &
+	CUR_PIDS+=("$!")
+	wait "$!"
+	CLIENT_RC=$?
+}
+
+# pingpong KIND TRANSPORT MODE SIZE CHANNELS: unet-bench echo on b,
+# pingpong on a.  Leaves a summary in SUMMARY; returns 1 on failure.
+m_pingpong() {
+	local kind=$1 t=$2 mode=$3 size=$4 ch=$5 group=latency p spid j reason
+	[[ $kind == demux-pingpong ]] && group=demux
+	p="$LOGS/$kind-$t-$mode-$size-$ch"
+	# shellcheck disable=SC2046 # tp_args is a list of words
+	unet_bg_b "$BENCH" echo --transport "$t" $(tp_args "$t" b "$ch") --mode "$mode" \
+		--cpu "$SRV_CPU" --timeout $((TO + 5)) >"$p.srv.out" 2>"$p.srv.err"
+	spid=$UNET_BG_PID
+	CUR_PIDS=("$spid")
+	if ! wait_server "$p.srv.err" "$spid" 10; then
+		stop_pid "$spid"
+		CUR_PIDS=()
+		reason="echo server did not start: $(last_err "$p.srv.err")"
+		record_fail "$kind" "$t" "$mode" "$size" "$ch" "$group" "$reason"
+		return 1
+	fi
+	# shellcheck disable=SC2046
+	run_client "$p" "$BENCH" pingpong --transport "$t" $(tp_args "$t" a "$ch") --size "$size" \
+		--count "$(pp_count "$t")" --warmup "$PP_WARMUP" --mode "$mode" --cpu "$CLI_CPU" --timeout "$TO"
+	stop_pid "$spid"
+	CUR_PIDS=()
+	if ((CLIENT_RC == 124 || CLIENT_RC == 137)); then
+		record_fail "$kind" "$t" "$mode" "$size" "$ch" "$group" "timed out after ${TO}s"
+		return 1
+	fi
+	if ((CLIENT_RC != 0)); then
+		record_fail "$kind" "$t" "$mode" "$size" "$ch" "$group" \
+			"pingpong exit $CLIENT_RC: $(last_err "$p.err")"
+		return 1
+	fi
+	if ! j=$(json_line "$p.out"); then
+		record_fail "$kind" "$t" "$mode" "$size" "$ch" "$group" "pingpong printed no JSON result"
+		return 1
+	fi
+	if ! jq -e '(.p50_us | type) == "number" and .p50_us > 0' <<<"$j" >/dev/null; then
+		record_fail "$kind" "$t" "$mode" "$size" "$ch" "$group" "result without a positive p50_us: $j"
+		return 1
+	fi
+	record_ok "$j" "$group" "$kind"
+	SUMMARY=$(jq -r '"p50 \(.p50_us) us, p99 \(.p99_us) us" + (if (.lost // 0) > 0 then ", lost \(.lost)" else "" end)' <<<"$j")
+}
+
+# rate_once KIND TRANSPORT SIZE CHANNELS REP: one sink/source pairing.
+# Leaves the sink's record (with the source's attached as .source) in
+# RATE_J and returns 0, or leaves the reason in RATE_WHY and returns 1.
+rate_once() {
+	local kind=$1 t=$2 size=$3 ch=$4 rep=$5 p spid j js n batch=$BATCH src src_rc
+	[[ $t == udp ]] && batch=1
+	n=$(rate_count "$t" "$size")
+	p="$LOGS/$kind-$t-$size-$ch-$rep"
+	# No --count: the sink ends on the source's end marker (which carries
+	# the number sent, so it can count losses), or after 500 ms idle.
+	# shellcheck disable=SC2046
+	unet_bg_b "$BENCH" sink --transport "$t" $(tp_args "$t" b "$ch") --size "$size" \
+		--batch "$BATCH" --mode spin --cpu "$SRV_CPU" --timeout $((TO + 5)) --idle-ms 500 \
+		>"$p.srv.out" 2>"$p.srv.err"
+	spid=$UNET_BG_PID
+	CUR_PIDS=("$spid")
+	if ! wait_server "$p.srv.err" "$spid" 10; then
+		stop_pid "$spid"
+		CUR_PIDS=()
+		RATE_WHY="sink did not start: $(last_err "$p.srv.err")"
+		return 1
+	fi
+	# shellcheck disable=SC2046
+	run_client "$p" "$BENCH" source --transport "$t" $(tp_args "$t" a "$ch") --size "$size" \
+		--count "$n" --batch "$batch" --cpu "$CLI_CPU" --timeout "$TO"
+	src=$CLIENT_RC
+	# The sink ends on its own: end marker, or idle for --idle-ms.
+	unet_bg_wait "$spid" 10
+	src_rc=$?
+	CUR_PIDS=()
+	if ((src == 124 || src == 137)); then
+		RATE_WHY="source timed out after ${TO}s"
+	elif ((src != 0)); then
+		RATE_WHY="source exit $src: $(last_err "$p.err")"
+	elif ((src_rc == 124)); then
+		RATE_WHY="sink did not end within 10 s of the source"
+	elif ((src_rc != 0)); then
+		RATE_WHY="sink exit $src_rc: $(last_err "$p.srv.err")"
+	elif ! j=$(json_line "$p.srv.out"); then
+		RATE_WHY="sink printed no JSON result"
+	elif ! jq -e '(.msgs_per_s | type) == "number" and .msgs_per_s > 0' <<<"$j" >/dev/null; then
+		RATE_WHY="result without a positive msgs_per_s: $j"
+	else
+		js=$(json_line "$p.out") || js=null
+		RATE_J=$(jq -c --argjson s "$js" --argjson b "$batch" \
+			'. + {source: $s, recv_batch: .batch, batch: $b}' <<<"$j")
+		return 0
+	fi
+	return 1
+}
+
+# m_rate KIND TRANSPORT MODE SIZE CHANNELS: RATE_REPS pairings; the
+# record is the one with the median msgs/s, with every pairing's msgs/s
+# in .reps_msgs_per_s.  One failed pairing fails the point.
+m_rate() {
+	local kind=$1 t=$2 size=$4 ch=$5 group=rate rep all=()
+	[[ $kind == demux-rate ]] && group=demux
+	for ((rep = 1; rep <= RATE_REPS; rep++)); do
+		if ! rate_once "$kind" "$t" "$size" "$ch" "$rep"; then
+			((RATE_REPS > 1)) && RATE_WHY="pairing $rep of $RATE_REPS: $RATE_WHY"
+			record_fail "$kind" "$t" spin "$size" "$ch" "$group" "$RATE_WHY"
+			return 1
+		fi
+		all+=("$RATE_J")
+	done
+	RATE_J=$(printf '%s\n' "${all[@]}" | jq -sc '
+		(map(.msgs_per_s)) as $r | sort_by(.msgs_per_s) | .[(length - 1) / 2 | floor] |
+		. + {reps_msgs_per_s: $r}')
+	record_ok "$RATE_J" "$group" "$kind"
+	SUMMARY=$(jq -r '"\(.msgs_per_s | floor) msgs/s, \(.gbit_s) Gbit/s" +
+		(if (.lost // 0) > 0 then ", lost \(.lost)" else "" end) +
+		(if (.reps_msgs_per_s | length) > 1 then " (median of \(.reps_msgs_per_s | map(floor) | join(" ")))" else "" end)' <<<"$RATE_J")
+}
+
+# m_sockperf MODE SIZE: sockperf ping-pong (kernel UDP), full round
+# trips.  Spinning: non-blocking sockets on both sides, polled with
+# recvfrom; blocking: sockperf's default blocking recvfrom.  A server per
+# point, stopped after it: a spinning one left running would take CPU 1
+# from every later measurement.
+m_sockperf() {
+	local mode=$1 size=$2 p extra=() j spid
+	p="$LOGS/sockperf-$mode-$size"
+	[[ $mode == spin ]] && extra=(--nonblocked)
+	unet_bg_b taskset -c "$SRV_CPU" sockperf server -i "$IP_B" -p "$SP_PORT" "${extra[@]}" \
+		>"$p.srv.out" 2>&1
+	spid=$UNET_BG_PID
+	CUR_PIDS=("$spid")
+	if ! wait_server "$p.srv.out" "$spid" 5; then
+		stop_pid "$spid"
+		CUR_PIDS=()
+		record_fail sockperf udp "$mode" "$size" 1 reference \
+			"sockperf server did not start: $(last_err "$p.srv.out")"
+		return 1
+	fi
+	run_client "$p" taskset -c "$CLI_CPU" sockperf ping-pong -i "$IP_B" -p "$SP_PORT" \
+		-m "$size" -t "$SP_SECS" --full-rtt "${extra[@]}"
+	stop_pid "$spid"
+	CUR_PIDS=()
+	if ((CLIENT_RC != 0)); then
+		local ef="$p.err"
+		[[ -s $ef ]] || ef="$p.out"
+		record_fail sockperf udp "$mode" "$size" 1 reference \
+			"sockperf exit $CLIENT_RC: $(last_err "$ef")"
+		return 1
+	fi
+	# sockperf: ---> percentile 50.000 =    5.690   (us; --full-rtt: round trip)
+	j=$(awk -v mode="$mode" -v size="$size" '
+		function num(s) { sub(/.*= */, "", s); return s + 0 }
+		/<MIN> observation/ { mn = num($0) }
+		/<MAX> observation/ { mx = num($0) }
+		/percentile 50\.000/ { p50 = num($0) }
+		/percentile 90\.000/ { p90 = num($0) }
+		/percentile 99\.000/ { p99 = num($0) }
+		/percentile 99\.900/ { p999 = num($0) }
+		/\[Valid Duration\]/ {
+			for (i = 1; i <= NF; i++)
+				if ($i ~ /^ReceivedMessages=/) { split($i, a, "="); cnt = a[2] + 0 }
+		}
+		/dropped messages = / { s = $0; sub(/.*dropped messages = /, "", s); lost = s + 0 }
+		END {
+			if (p50 == "" || p50 <= 0) exit 1
+			printf "{\"test\":\"pingpong\",\"transport\":\"sockperf\",\"mode\":\"%s\",\"size\":%d,", mode, size
+			printf "\"channels\":1,\"count\":%d,\"lost\":%d,\"min_us\":%s,\"p50_us\":%s,", cnt, lost, mn, p50
+			printf "\"p90_us\":%s,\"p99_us\":%s,\"p999_us\":%s,\"max_us\":%s,\"cpu_us_per_msg\":null}\n", p90, p99, p999, mx
+		}' "$p.out") || {
+		record_fail sockperf udp "$mode" "$size" 1 reference "no percentiles in sockperf output"
+		return 1
+	}
+	record_ok "$j" reference sockperf
+	SUMMARY=$(jq -r '"p50 \(.p50_us) us, p99 \(.p99_us) us"' <<<"$j")
+}
+
+# ---- the run ------------------------------------------------------------------
+
+# Other work on these two CPUs disturbs every figure: say so, and keep
+# the load averages with the results.
+LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
+if awk -v l="$LOAD_START" 'BEGIN { exit !(l >= 0.5) }'; then
+	echo "bench: WARNING: load average is $LOAD_START before the run: other work on this machine will disturb the figures" >&2
+fi
+START=$SECONDS
+NPLAN=${#PLAN[@]}
+echo "bench: $NPLAN measurements$( ((QUICK)) && echo " (quick)")" >&2
+i=0
+for entry in "${PLAN[@]}"; do
+	i=$((i + 1))
+	read -r kind t mode size ch <<<"$entry"
+	case $kind in
+	pingpong) desc="pingpong $t $mode ${size}B" ;;
+	sockperf) desc="pingpong sockperf $mode ${size}B" ;;
+	rate) desc="rate $t ${size}B" ;;
+	demux-pingpong) desc="demux pingpong unet $mode ${size}B, $ch channels" ;;
+	demux-rate) desc="demux rate unet ${size}B, $ch channels" ;;
+	esac
+	printf '[%d/%d] %s ... ' "$i" "$NPLAN" "$desc" >&2
+	SUMMARY="" LAST_REASON=""
+	ok=0
+	case $kind in
+	pingpong | demux-pingpong) m_pingpong "$kind" "$t" "$mode" "$size" "$ch" && ok=1 ;;
+	sockperf) m_sockperf "$mode" "$size" && ok=1 ;;
+	rate | demux-rate) m_rate "$kind" "$t" "$mode" "$size" "$ch" && ok=1 ;;
+	esac
+	if ((ok)); then
+		echo "$SUMMARY" >&2
+	else
+		echo "FAILED: $LAST_REASON" >&2
+	fi
+done
+ELAPSED=$((SECONDS - START))
+
+# ---- results.json ------------------------------------------------------------
+
+CPU_MODEL=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -n 1)
+SP_VER=""
+((HAVE_SOCKPERF)) && SP_VER=$(sockperf --version 2>/dev/null | sed -n 's/.*version \([^ ]*\).*/\1/p' | head -n 1)
+jq -s --arg kernel "$(uname -r)" --argjson nproc "$NCPU" --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+	--arg xdp "$XDP_MODE" --arg cpu "$CPU_MODEL" --arg host "$(uname -n)" --argjson quick "$QUICK" \
+	--argjson secs "$ELAPSED" --argjson ppn "$PP_COUNT" --argjson ppw "$PP_WARMUP" \
+	--argjson batch "$BATCH" --argjson reps "$RATE_REPS" --arg spver "$SP_VER" --argjson spsecs "$SP_SECS" \
+	--argjson failed "$NFAIL" --arg l0 "$LOAD_START" \
+	'{machine: {kernel: $kernel, nproc: $nproc, cpu: $cpu, host: $host, date: $date,
+		    xdp_mode: $xdp, link: "veth (copy mode)", server_cpu: 1, client_cpu: 0,
+		    loadavg_before: ($l0 | tonumber)},
+	  run: {quick: ($quick == 1), seconds: $secs, pingpong_count: $ppn, pingpong_warmup: $ppw,
+		rate_batch: $batch, rate_reps: $reps, sockperf_version: $spver, sockperf_secs: $spsecs, failed: $failed},
+	  results: .}' "$RESULTS" >"$OUT/results.json.tmp" || die "cannot write $OUT/results.json"
+mv "$OUT/results.json.tmp" "$OUT/results.json" || die "cannot write $OUT/results.json"
+
+# ---- the table ---------------------------------------------------------------
+#
+# jq flattens the records into tab-separated rows, awk finds the kernel UDP
+# row of the same run for each and prints the ratios: pingpong rows
+# against udp (unet-bench, send/recv) in the same mode and size; rate
+# rows against udp send/recv and udp-mmsg at the same size; demux rows
+# against the 1-channel row as well.
+
+jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
+	.min_us, .p50_us, .p90_us, .p99_us, .p999_us, .max_us, .cpu_us_per_msg,
+	.msgs_per_s, .gbit_s, .lost, .batch, .reason, .source.cpu_us_per_msg]
+	| map(. // "-" | tostring) | @tsv' \
+	"$OUT/results.json" >"$LOGS/rows.tsv"
+
+{
+	printf 'unet-xdp bench, %s: kernel %s, %d CPUs, veth copy mode, XDP %s mode%s\n' \
+		"$(jq -r .machine.date "$OUT/results.json")" "$(uname -r)" "$NCPU" "$XDP_MODE" \
+		"$( ((QUICK)) && echo ", QUICK (form check only)")"
+	awk -F'\t' '
+	function r(v, base) { return (v == "-" || base == "-" || base + 0 <= 0) ? "-" : sprintf("%.2fx", v / base) }
+	function cell(v, base) { return (v == "-") ? "-" : sprintf("%.1f %s", v, r(v, base)) }
+	function f1(v) { return (v == "-") ? "-" : sprintf("%.1f", v) }
+	function f2(v) { return (v == "-") ? "-" : sprintf("%.2f", v) }
+	{
+		n++; kind[n] = $1; tp[n] = $2; md[n] = $3; sz[n] = $4; ch[n] = $5; st[n] = $6
+		mn[n] = $7; p50[n] = $8; p90[n] = $9; p99[n] = $10; p999[n] = $11; mx[n] = $12
+		cpu[n] = $13; mps[n] = $14; gb[n] = $15; lost[n] = $16; bt[n] = $17; why[n] = $18; tcpu[n] = $19
+		if ($6 == "ok" && $1 == "pingpong" && $2 == "udp") {
+			U[$3, $4, "min"] = $7; U[$3, $4, "p50"] = $8; U[$3, $4, "p90"] = $9
+			U[$3, $4, "p99"] = $10; U[$3, $4, "p999"] = $11; U[$3, $4, "max"] = $12
+			U[$3, $4, "cpu"] = $13
+		}
+		if ($6 == "ok" && $1 == "rate" && $2 == "udp") { UR[$4] = $14; URc[$4] = $13; URt[$4] = $19 }
+		if ($6 == "ok" && $1 == "rate" && $2 == "udp-mmsg") { MR[$4] = $14 }
+		if ($6 == "ok" && $1 == "demux-pingpong" && $5 == 1) D1p = $8
+		if ($6 == "ok" && $1 == "demux-rate" && $5 == 1) D1r = $14
+		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet") { UN[$3, $4, "p50"] = $8; UN[$3, $4, "p99"] = $10 }
+		if ($6 == "ok" && $1 == "rate") { RT[$2, $4] = $14; GB[$2, $4] = $15 }
+		if ($6 == "ok" && $1 == "demux-pingpong" && $5 + 0 > DNc) { DNc = $5 + 0; DNp = $8 }
+		if ($6 == "ok" && $1 == "demux-rate" && $5 + 0 > DRc) { DRc = $5 + 0; DNr = $14 }
+	}
+	function base(m, s, k) { return ((m, s, k) in U) ? U[m, s, k] : "-" }
+	END {
+		print ""
+		print "Round trips, us (each figure with its ratio to kernel UDP, unet-bench udp, same mode and size):"
+		printf "%-9s %-5s %5s  %-13s %-13s %-13s %-13s %-13s %-13s %s\n", "transport", "mode", "bytes",
+			"min", "p50", "p90", "p99", "p99.9", "max", "cpu us/rt"
+		for (i = 1; i <= n; i++) {
+			if (kind[i] != "pingpong" && kind[i] != "sockperf") continue
+			name = (kind[i] == "sockperf") ? "sockperf" : tp[i]
+			if (st[i] != "ok") { printf "%-9s %-5s %5s  FAILED: %s\n", name, md[i], sz[i], why[i]; continue }
+			m = md[i]; s = sz[i]
+			printf "%-9s %-5s %5s  %-13s %-13s %-13s %-13s %-13s %-13s %s\n", name, m, s,
+				cell(mn[i], base(m, s, "min")), cell(p50[i], base(m, s, "p50")),
+				cell(p90[i], base(m, s, "p90")), cell(p99[i], base(m, s, "p99")),
+				cell(p999[i], base(m, s, "p999")), cell(mx[i], base(m, s, "max")),
+				(cpu[i] == "-") ? "-" : sprintf("%.2f %s", cpu[i], r(cpu[i], base(m, s, "cpu")))
+		}
+		print ""
+		print "One-way rate, batched sends (ratios: msgs/s to udp send/recv and to udp-mmsg, same size):"
+		printf "%-9s %5s %5s %12s %8s %9s %9s  %-14s %-14s %s\n", "transport", "bytes", "batch",
+			"msgs/s", "Gbit/s", "x udp", "x mmsg", "tx cpu us/msg", "rx cpu us/msg", "lost"
+		for (i = 1; i <= n; i++) {
+			if (kind[i] != "rate") continue
+			if (st[i] != "ok") { printf "%-9s %5s  FAILED: %s\n", tp[i], sz[i], why[i]; continue }
+			s = sz[i]
+			printf "%-9s %5s %5s %12.0f %8.2f %9s %9s  %-14s %-14s %s\n", tp[i], s, bt[i], mps[i], gb[i],
+				r(mps[i], (s in UR) ? UR[s] : "-"), r(mps[i], (s in MR) ? MR[s] : "-"),
+				(tcpu[i] == "-") ? "-" : sprintf("%.3f %s", tcpu[i], r(tcpu[i], (s in URt) ? URt[s] : "-")),
+				(cpu[i] == "-") ? "-" : sprintf("%.3f %s", cpu[i], r(cpu[i], (s in URc) ? URc[s] : "-")),
+				lost[i]
+		}
+		print ""
+		print "Demultiplexing: unet, 64 bytes, N channels open (ratios to 1 channel; to kernel UDP):"
+		printf "%8s %-9s %8s %8s  %-13s %8s %8s %8s\n", "channels", "p50 us", "x 1 ch", "x udp",
+			"msgs/s", "x 1 ch", "x udp", "x mmsg"
+		for (i = 1; i <= n; i++) {
+			if (kind[i] != "demux-pingpong") continue
+			c = ch[i]; lat = "-"; rate = "-"
+			if (st[i] == "ok") lat = p50[i]
+			else latw = why[i]
+			for (k = 1; k <= n; k++)
+				if (kind[k] == "demux-rate" && ch[k] == c) { rate = (st[k] == "ok") ? mps[k] : "FAILED"; ratew = why[k] }
+			printf "%8s %-9s %8s %8s  %-13s %8s %8s %8s\n", c,
+				(st[i] == "ok") ? f1(lat) : "FAILED",
+				r(lat, (D1p == "") ? "-" : D1p), r(lat, base("spin", 64, "p50")),
+				(rate == "FAILED") ? "FAILED" : ((rate == "-") ? "-" : sprintf("%.0f", rate)),
+				(rate == "FAILED") ? "-" : r(rate, (D1r == "") ? "-" : D1r),
+				(rate == "FAILED") ? "-" : r(rate, (64 in UR) ? UR[64] : "-"),
+				(rate == "FAILED") ? "-" : r(rate, (64 in MR) ? MR[64] : "-")
+			if (st[i] != "ok") printf "         pingpong FAILED: %s\n", latw
+			if (rate == "FAILED") printf "         rate FAILED: %s\n", ratew
+		}
+		print ""
+		print "Targets (U-Net against kernel UDP, unet-bench udp, this run):"
+		target("round trip p50, 64 B, spinning", UN["spin", 64, "p50"], base("spin", 64, "p50"), "<=", 0.5)
+		target("round trip p99, 64 B, spinning", UN["spin", 64, "p99"], base("spin", 64, "p99"), "<=", 0.6)
+		target("round trip p50, 64 B, blocking", UN["block", 64, "p50"], base("block", 64, "p50"), "<=", 0.8)
+		target("64 B msgs/s vs udp send/recv", RT["unet", 64], RT["udp", 64], ">=", 5)
+		target("64 B msgs/s vs udp sendmmsg", RT["unet", 64], RT["udp-mmsg", 64], ">=", 3)
+		target("1472 B Gbit/s vs udp send/recv", GB["unet", 1472], GB["udp", 1472], ">=", 1.5)
+		target("1472 B Gbit/s vs udp sendmmsg", GB["unet", 1472], GB["udp-mmsg", 1472], ">=", 1.5)
+		target(sprintf("p50 with %s channels vs 1", DNc), DNp, D1p, "<=", 1.1)
+		target(sprintf("msgs/s with %s channels vs 1", DRc), DNr, D1r, ">=", 0.9)
+	}
+	function target(what, v, b, op, want,   x, ok) {
+		if (v == "" || b == "" || v == "-" || b == "-" || b + 0 <= 0) {
+			printf "  %-34s %8s  (target %s %.2fx)  n/a: a measurement failed\n", what, "-", op, want
+			return
+		}
+		x = v / b
+		ok = (op == "<=") ? (x <= want) : (x >= want)
+		printf "  %-34s %7.2fx  (target %s %.2fx)  %s\n", what, x, op, want, ok ? "met" : "NOT met"
+	}' "$LOGS/rows.tsv"
+} >"$OUT/table.txt"
+cat "$OUT/table.txt"
+
+# ---- plots -------------------------------------------------------------------
+
+PLOT_FAIL=0
+PLOT_SUB="veth, XDP $XDP_MODE mode, $(uname -r), $NCPU CPUs, $(date -u +%F)"
+# Colour per transport, dash per mode, the same in both plots.
+plot_style() {
+	local lc dt=1
+	case $1 in
+	unet) lc=1 ;; udp) lc=2 ;; packet) lc=3 ;; sockperf) lc=4 ;; udp-mmsg) lc=6 ;; *) lc=7 ;;
+	esac
+	[[ ${2:-} == block ]] && dt=2
+	echo "lc $lc dt $dt pt $lc"
+}
+
+# Latency: percentiles at 64 bytes, one line per transport and mode.
+# Data: a header row of series names, then one row per percentile.
+jq -r '
+	[.results[] | select(.status == "ok" and .size == 64 and
+		(.kind == "pingpong" or .kind == "sockperf"))] as $r |
+	(["percentile"] + ($r | map("\(.transport) \(.mode)"))) | join("\t"),
+	(["min", "p50", "p90", "p99", "p99.9", "max"] | to_entries[] | .value as $lab |
+	 (["min_us", "p50_us", "p90_us", "p99_us", "p999_us", "max_us"][.key]) as $k |
+	 ([$lab] + ($r | map(.[$k] // "?" | tostring))) | join("\t"))
+' "$OUT/results.json" >"$LOGS/latency.dat"
+PL=""
+col=1
+while read -r tname tmode; do
+	col=$((col + 1))
+	PL+="${PL:+, }\"$LOGS/latency.dat\" using 0:$col:xtic(1) with linespoints lw 2 $(plot_style "$tname" "$tmode") title \"$tname $tmode\""
+done < <(head -n 1 "$LOGS/latency.dat" | tr '\t' '\n' | tail -n +2)
+if [[ -n $PL ]]; then
+	gnuplot >"$LOGS/gnuplot-latency.log" 2>&1 <<EOP || PLOT_FAIL=1
+set terminal pngcairo size 1000,600 font ",11"
+set output "$OUT/latency.png"
+set title "Round trip, 64-byte messages (solid: spinning, dashed: blocking)\n$PLOT_SUB"
+set ylabel "round trip, us (log scale)"
+set xlabel "percentile"
+set logscale y
+set grid ytics mytics
+set key outside right
+set datafile separator "\t"
+set datafile missing "?"
+plot $PL
+EOP
+else
+	echo "bench: no 64-byte round trip succeeded: no latency plot" >&2
+	PLOT_FAIL=1
+fi
+
+# Bandwidth: Gbit/s against message size, one line per transport.
+jq -r '
+	[.results[] | select(.status == "ok" and .kind == "rate")] as $r |
+	["unet", "udp", "udp-mmsg", "packet"] as $t |
+	(["size"] + $t) | join("\t"),
+	($r | map(.size) | unique[] as $s |
+	 ([$s | tostring] + ($t | map(. as $x | [$r[] | select(.transport == $x and .size == $s) | .gbit_s][0] // "?" | tostring)))
+	 | join("\t"))
+' "$OUT/results.json" >"$LOGS/bandwidth.dat"
+if (($(wc -l <"$LOGS/bandwidth.dat") > 1)); then
+	PL=""
+	col=1
+	for tname in unet udp udp-mmsg packet; do
+		col=$((col + 1))
+		PL+="${PL:+, }\"$LOGS/bandwidth.dat\" using 1:$col with linespoints lw 2 $(plot_style "$tname") title \"$tname\""
+	done
+	gnuplot >"$LOGS/gnuplot-bandwidth.log" 2>&1 <<EOP || PLOT_FAIL=1
+set terminal pngcairo size 1000,600 font ",11"
+set output "$OUT/bandwidth.png"
+set title "One-way bandwidth, batched sends, received payload\n$PLOT_SUB"
+set ylabel "Gbit/s"
+set xlabel "message size, bytes (log scale)"
+set logscale x 2
+set xtics (8, 64, 256, 1024, 1472)
+set grid
+set key top left reverse Left
+set datafile separator "\t"
+set datafile missing "?"
+plot $PL
+EOP
+else
+	echo "bench: no rate measurement succeeded: no bandwidth plot" >&2
+	PLOT_FAIL=1
+fi
+for f in latency bandwidth; do
+	if [[ ! -s $OUT/$f.png ]]; then
+		echo "bench: $OUT/$f.png was not made" >&2
+		[[ -s $LOGS/gnuplot-$f.log ]] && sed 's/^/    /' "$LOGS/gnuplot-$f.log" >&2
+		PLOT_FAIL=1
+	fi
+done
+
+echo
+echo "bench: $NPLAN measurements in ${ELAPSED}s, $NFAIL failed; XDP $XDP_MODE mode"
+echo "bench: wrote $OUT/results.json, $OUT/table.txt, $OUT/latency.png, $OUT/bandwidth.png"
+if ((NFAIL > 0 || PLOT_FAIL)); then
+	echo "bench: FAILED: $NFAIL measurement(s) failed$( ((PLOT_FAIL)) && echo ", plots incomplete")" >&2
+	exit 1
+fi
+exit 0
+}
