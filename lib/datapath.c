@@ -11,6 +11,7 @@
  * index that hands them over.
  */
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -356,14 +357,25 @@ static bool rx_ready(struct unet_endpoint *ep)
 int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
 {
 	struct epoll_event ev[UNET_MAX_QUEUES];
-	int n;
+	int n, efd;
 
 	if (!ep)
 		return -EINVAL;
 	unet_refill(ep);
 	if (rx_ready(ep))
 		return 1;
-	n = epoll_wait(ep->epoll_fd, ev, (int)ep->nqueues, timeout_ms);
+	if (ep->nqueues == 1 && ep->epoll_fd < 0) {
+		/* One socket: poll() it directly, which keeps no waiter on
+		 * the socket once it returns (see unet_endpoint_epoll). */
+		struct pollfd pfd = { .fd = ep->q[0].fd, .events = POLLIN };
+
+		n = poll(&pfd, 1, timeout_ms);
+	} else {
+		efd = unet_endpoint_epoll(ep);
+		if (efd < 0)
+			return efd;
+		n = epoll_wait(efd, ev, (int)ep->nqueues, timeout_ms);
+	}
 	if (n < 0)
 		return -errno;
 	return n > 0 ? 1 : 0;

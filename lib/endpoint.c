@@ -305,18 +305,32 @@ static int publish_sockets(struct unet_endpoint *ep)
 	return 0;
 }
 
-static int setup_epoll(struct unet_endpoint *ep)
+/*
+ * The epoll set behind unet_endpoint__fd() is made only when it is first
+ * needed: an fd in an epoll set keeps a waiter on every socket, so each
+ * received frame would then pay for a wake-up call into epoll even while
+ * the application spins (seen as sock_def_readable and ep_poll_callback
+ * in profiles of spinning round trips).
+ */
+int unet_endpoint_epoll(struct unet_endpoint *ep)
 {
+	if (ep->epoll_fd >= 0)
+		return ep->epoll_fd;
 	ep->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (ep->epoll_fd < 0)
 		return -errno;
 	for (uint32_t i = 0; i < ep->nqueues; i++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = i };
 
-		if (epoll_ctl(ep->epoll_fd, EPOLL_CTL_ADD, ep->q[i].fd, &ev))
-			return -errno;
+		if (epoll_ctl(ep->epoll_fd, EPOLL_CTL_ADD, ep->q[i].fd, &ev)) {
+			int err = -errno;
+
+			close(ep->epoll_fd);
+			ep->epoll_fd = -1;
+			return err;
+		}
 	}
-	return 0;
+	return ep->epoll_fd;
 }
 
 static struct unet_iface *open_or_attach(const char *ifname, const struct ep_config *c, int *err)
@@ -440,9 +454,6 @@ struct unet_endpoint *unet_endpoint__create(const char *ifname,
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = setup_epoll(ep);
-	if (err)
-		goto fail;
 	unet_refill(ep);
 	err = publish_sockets(ep);
 	if (err)
@@ -541,7 +552,7 @@ void *unet_endpoint__segment(const struct unet_endpoint *ep, size_t *size)
 	return ep->segment;
 }
 
-int unet_endpoint__fd(const struct unet_endpoint *ep)
+int unet_endpoint__fd(struct unet_endpoint *ep)
 {
-	return ep ? ep->epoll_fd : -EINVAL;
+	return ep ? unet_endpoint_epoll(ep) : -EINVAL;
 }

@@ -75,6 +75,11 @@ struct unet_endpoint {
 	uint64_t rx_msgs, tx_msgs, rx_unknown_channel, rx_no_handler;
 };
 
+/* endpoint.c */
+/* The endpoint's epoll set over its sockets, made on first use; returns
+ * its fd or -errno. */
+int unet_endpoint_epoll(struct unet_endpoint *ep);
+
 /* datapath.c */
 /* Put free frames on every queue's FILL ring up to fill_target. */
 void unet_refill(struct unet_endpoint *ep);

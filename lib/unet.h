@@ -348,8 +348,10 @@ UNET_API int unet_endpoint__release(struct unet_endpoint *ep, const struct unet_
 /* ---- Notification ------------------------------------------------------ */
 
 /* A file descriptor that polls readable when messages are waiting
- * (usable with poll/epoll).  Returns the fd (owned by the endpoint). */
-UNET_API int unet_endpoint__fd(const struct unet_endpoint *ep);
+ * (usable with poll/epoll).  Returns the fd (owned by the endpoint), or
+ * -errno.  Made on first call: an application that only spins should not
+ * ask for it (it adds a wake-up to every received frame). */
+UNET_API int unet_endpoint__fd(struct unet_endpoint *ep);
 
 /* Block until a message is waiting or timeout_ms passes (-1: forever).
  * Returns 1 (ready), 0 (timeout), -EINTR, -errno. */
