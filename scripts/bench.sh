@@ -5,7 +5,7 @@
 # the kernel's paths, side by side, in one run on one veth link.
 #
 # Makes two network namespaces joined by a veth pair (scripts/netns.sh),
-# attaches the XDP program to both ends (native mode, else skb, and says
+# attaches the XDP program to both ends (skb mode, or --xdp-mode, and says
 # so), then measures with BUILD_DIR/unet-bench, every process pinned
 # (server/receiver on CPU 1, client/sender on CPU 0):
 #
@@ -31,6 +31,11 @@
 #   --quick     a few hundred messages, sizes 64 and 1472, channels 1 and
 #               16: the smoke test's form check (well under 60 s)
 #   --out DIR   where to write (default bench-results/)
+#   --xdp-mode native|skb
+#               how the XDP program is attached (default skb: on veth,
+#               AF_XDP copy mode is faster through generic XDP than through
+#               veth's native XDP, which first copies every frame sent by
+#               an AF_XDP socket into a page-pool buffer; docs/performance.md)
 #
 # Environment (full runs): BENCH_PP_COUNT (round trips per point, 20000),
 # BENCH_PP_COUNT_PACKET (5000), BENCH_PP_WARMUP (1000), BENCH_RATE_COUNT
@@ -48,10 +53,11 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$HERE")
 
 usage() {
-	echo "usage: $0 [--quick] [--out DIR] BUILD_DIR"
+	echo "usage: $0 [--quick] [--out DIR] [--xdp-mode native|skb] BUILD_DIR"
 }
 
 QUICK=0
+WANT_XDP_MODE=skb
 OUT=""
 BUILD=""
 while (($#)); do
@@ -60,6 +66,12 @@ while (($#)); do
 	--out)
 		[[ $# -ge 2 && -n $2 ]] || { echo "bench: --out needs a directory" >&2; usage >&2; exit 2; }
 		OUT=$2
+		shift 2
+		;;
+	--xdp-mode)
+		[[ $# -ge 2 && ( $2 == native || $2 == skb ) ]] ||
+			{ echo "bench: --xdp-mode needs native or skb" >&2; usage >&2; exit 2; }
+		WANT_XDP_MODE=$2
 		shift 2
 		;;
 	-h | --help) usage; exit 0 ;;
@@ -212,8 +224,9 @@ attach() {
 	in_a "$UNETCTL" attach "$IF_A" --mode "$1" >"$LOGS/attach" 2>&1 &&
 		in_b "$UNETCTL" attach "$IF_B" --mode "$1" >>"$LOGS/attach" 2>&1
 }
-XDP_MODE=native
-if ! attach native; then
+XDP_MODE=$WANT_XDP_MODE
+if ! attach "$XDP_MODE"; then
+	[[ $XDP_MODE == native ]] || { cat "$LOGS/attach" >&2; die "XDP attach in skb mode failed"; }
 	echo "bench: native XDP attach failed ($(tail -n 1 "$LOGS/attach")); FALLING BACK TO SKB MODE" >&2
 	in_a "$UNETCTL" detach "$IF_A" >/dev/null 2>&1
 	in_b "$UNETCTL" detach "$IF_B" >/dev/null 2>&1
