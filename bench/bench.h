@@ -97,7 +97,15 @@ struct bench_transport {
 	void (*close)(struct bench_conn *c);
 };
 
-extern const struct bench_transport bench_unet, bench_udp, bench_udp_mmsg, bench_packet;
+extern const struct bench_transport bench_unet, bench_uam, bench_udp, bench_udp_mmsg, bench_packet;
+
+struct unet_endpoint;
+struct unet_channel;
+/* t_unet.c: an endpoint on o->iface and o->channels channels from o->tag
+ * to o->peer_tag; *ch is the last one opened.  Returns 0, or -errno after
+ * saying why on stderr. */
+int bench_unet_setup(const struct bench_opts *o, struct unet_endpoint **ep,
+		     struct unet_channel **ch);
 
 /* Write the message in tx into dst (its len bytes). */
 static inline void bench_tx_write(void *dst, const struct bench_tx *tx)

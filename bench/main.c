@@ -7,6 +7,7 @@
  *   unet-bench pingpong --transport T [opts] --size B --count N [--warmup W] --mode spin|block
  *   unet-bench sink     --transport T [opts] --size B [--count N] --mode spin|block [--idle-ms M]
  *   unet-bench source   --transport T [opts] --size B --count N [--batch K]
+ *   (T: unet, uam, udp, udp-mmsg, packet)
  *
  * stdout carries exactly one JSON line per run (the result); progress and
  * errors go to stderr.  The exit status is 0 only for a complete run.
@@ -42,7 +43,7 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: unet-bench ROLE --transport unet|udp|udp-mmsg|packet [OPTIONS]\n"
+		"usage: unet-bench ROLE --transport unet|uam|udp|udp-mmsg|packet [OPTIONS]\n"
 		"roles:\n"
 		"  echo      reflect every message; ends after --count measured messages,\n"
 		"            the client's last one, or --timeout\n"
@@ -51,10 +52,12 @@ static void usage(FILE *f)
 		"  source    --size B --count N [--batch K]: send as fast as possible, then an\n"
 		"            end marker carrying the number sent\n"
 		"common:     --mode spin|block  --cpu N  --timeout S (default 30)  --batch K (1..%d)\n"
-		"unet:       --iface IF --tag T --peer MAC --peer-tag P [--channels N]\n"
+		"unet, uam:  --iface IF --tag T --peer MAC --peer-tag P [--channels N]\n"
 		"            [--busy-poll USEC] [--queue-mask M] [--xdp-mode native|skb|auto]\n"
 		"udp, udp-mmsg: --local IP:PORT --remote IP:PORT\n"
 		"packet:     --iface IF --peer MAC   (EtherType 0x88B6, TPACKET_V3 receive ring)\n"
+		"uam:        Active Messages over the unet channel: up to 64 bytes as a\n"
+		"            request, longer as a store into the peer's memory\n"
 		"sizes: %d..%d bytes on every transport\n",
 		BENCH_MAX_BATCH, BENCH_MIN_SIZE, BENCH_MAX_SIZE);
 }
@@ -127,8 +130,8 @@ static int parse_long(const char *s, long min, long max, long *out)
 
 static const struct bench_transport *find_transport(const char *name)
 {
-	static const struct bench_transport *all[] = { &bench_unet, &bench_udp, &bench_udp_mmsg,
-						       &bench_packet };
+	static const struct bench_transport *all[] = { &bench_unet, &bench_uam, &bench_udp,
+						       &bench_udp_mmsg, &bench_packet };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (!strcmp(all[i]->name, name))
@@ -581,10 +584,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!o.transport || !(t = find_transport(o.transport))) {
-		die("--transport must be one of unet, udp, udp-mmsg, packet");
+		die("--transport must be one of unet, uam, udp, udp-mmsg, packet");
 		return 2;
 	}
-	if (o.channels > 1 && t != &bench_unet) {
+	if (o.channels > 1 && t != &bench_unet && t != &bench_uam) {
 		die("--channels is a unet option");
 		return 2;
 	}

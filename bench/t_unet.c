@@ -57,49 +57,61 @@ static void unet_close(struct bench_conn *c)
 	free(c);
 }
 
-static struct bench_conn *unet_open(const struct bench_opts *o)
+int bench_unet_setup(const struct bench_opts *o, struct unet_endpoint **ep,
+		     struct unet_channel **ch)
 {
 	UNET_OPTS_INIT(unet_endpoint_opts, eo);
 	struct unet_endpoint_info info;
-	struct bench_conn *c;
 
 	if (!o->iface || !o->have_peer || o->tag <= 0 || o->peer_tag <= 0) {
-		fprintf(stderr, "unet-bench: unet needs --iface, --tag, --peer and --peer-tag\n");
-		return NULL;
+		fprintf(stderr, "unet-bench: %s needs --iface, --tag, --peer and --peer-tag\n",
+			o->transport);
+		return -EINVAL;
 	}
 	if (o->tag + o->channels - 1 > 65535 || o->peer_tag + o->channels - 1 > 65535) {
 		fprintf(stderr, "unet-bench: --tag/--peer-tag + --channels - 1 must be <= 65535\n");
-		return NULL;
-	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		fprintf(stderr, "unet-bench: out of memory\n");
-		return NULL;
+		return -EINVAL;
 	}
 	unet_set_log_fn(on_log, NULL);
 	eo.mode = (enum unet_xdp_mode)o->xdp_mode;
 	eo.busy_poll_usec = (uint32_t)o->busy_poll_usec;
 	eo.queue_mask = o->queue_mask;
-	c->ep = unet_endpoint__create(o->iface, &eo);
-	if (!c->ep) {
+	*ep = unet_endpoint__create(o->iface, &eo);
+	if (!*ep) {
 		fprintf(stderr, "unet-bench: unet_endpoint__create %s: %s\n", o->iface, strerror(errno));
-		free(c);
-		return NULL;
+		return -errno;
 	}
 	for (long i = 0; i < o->channels; i++) {
-		c->ch = unet_channel__open(c->ep, (uint16_t)(o->tag + i), o->peer_mac,
-					   (uint16_t)(o->peer_tag + i), NULL);
-		if (!c->ch) {
+		*ch = unet_channel__open(*ep, (uint16_t)(o->tag + i), o->peer_mac,
+					 (uint16_t)(o->peer_tag + i), NULL);
+		if (!*ch) {
+			int err = -errno;
+
 			fprintf(stderr, "unet-bench: unet_channel__open tag %ld (channel %ld of %ld): %s\n",
 				o->tag + i, i + 1, o->channels, strerror(errno));
-			unet_close(c);
-			return NULL;
+			unet_endpoint__destroy(*ep);
+			return err;
 		}
 	}
-	if (unet_endpoint__info(c->ep, &info) == 0 && (uint32_t)o->size > info.max_payload) {
+	if (unet_endpoint__info(*ep, &info) == 0 && (uint32_t)o->size > info.max_payload) {
 		fprintf(stderr, "unet-bench: --size %ld > U-Net max payload %u on %s\n", o->size,
 			info.max_payload, o->iface);
-		unet_close(c);
+		unet_endpoint__destroy(*ep);
+		return -EMSGSIZE;
+	}
+	return 0;
+}
+
+static struct bench_conn *unet_open(const struct bench_opts *o)
+{
+	struct bench_conn *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		fprintf(stderr, "unet-bench: out of memory\n");
+		return NULL;
+	}
+	if (bench_unet_setup(o, &c->ep, &c->ch)) {
+		free(c);
 		return NULL;
 	}
 	return c;

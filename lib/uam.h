@@ -110,6 +110,12 @@ struct uam_ep_opts {
 	 * long fails with -ETIMEDOUT.  Default 2000 ms. */
 	uint32_t timeout_ms;
 	struct uam_inject_opts inject; /* test hooks, see above */
+	/* Delayed acknowledgement: a received frame is acknowledged on the
+	 * next frame we send anyway (a reply, say), or by an explicit ACK
+	 * once it has waited this long or half the window is unacknowledged.
+	 * Default 200 us (0); well under rto_min_us, so it never causes a
+	 * retransmission. */
+	uint32_t ack_delay_us;
 };
 
 /* Create a UAM endpoint on uep (which stays the caller's: destroy it after

@@ -141,6 +141,8 @@ struct uam_chan {
 	uint32_t rcv_next; /* next seq to deliver */
 	struct uam_rx_slot *rx;
 	bool ack_due;
+	uint64_t ack_due_ns;  /* when the oldest unacknowledged frame came */
+	uint32_t rx_unacked;  /* frames received since our last ack went out */
 	bool store_bad; /* a fragment of the store being received was refused */
 
 	/* uam_call in progress */

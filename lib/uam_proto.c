@@ -39,6 +39,7 @@
 #define DEF_RTO_MIN_US 2000
 #define DEF_RTO_MAX_US 200000
 #define DEF_TIMEOUT_MS 2000
+#define DEF_ACK_DELAY_US 200
 /* Requests of uam_call have the top bit of their token set, so a reply
  * that comes after its call gave up is recognised and dropped. */
 #define CALL_TOKEN 0x80000000u
@@ -108,6 +109,10 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 		return -EINVAL;
 	if (!o.timeout_ms)
 		o.timeout_ms = DEF_TIMEOUT_MS;
+	if (!o.ack_delay_us)
+		o.ack_delay_us = DEF_ACK_DELAY_US;
+	if (o.ack_delay_us >= o.rto_min_us)
+		return -EINVAL;
 	if (o.inject.dup_ppm > 1000000 || o.inject.reorder_ppm > 1000000)
 		return -EINVAL;
 	ep->o = o;
@@ -317,6 +322,7 @@ static void put_ack(struct uam_chan *ch, uint8_t *f)
 	put64(f + UAM_OFF_SACK, sack);
 	put16(f + UAM_OFF_CREDIT, (uint16_t)w);
 	ch->ack_due = false;
+	ch->rx_unacked = 0;
 }
 
 static int raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len)
@@ -902,7 +908,12 @@ void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	seq = get32(f + UAM_OFF_SEQ);
 	if (type == UAM_T_ACK)
 		goto out;
+	/* Owed, not sent yet: it rides on our next frame if one leaves
+	 * before the delay runs out (see chan_timers). */
+	if (!ch->ack_due)
+		ch->ack_due_ns = now_ns(ch->ep);
 	ch->ack_due = true;
+	ch->rx_unacked++;
 	d = seq_diff(seq, ch->rcv_next);
 	if (d < 0) {
 		ch->st.dup_dropped++; /* our ack was lost: it goes out again */
@@ -939,6 +950,18 @@ bad:
 }
 
 /* ---- Timers ------------------------------------------------------------ */
+
+/*
+ * An explicit ACK costs a frame (a system call in copy mode) that a reply
+ * sent a moment later would carry for free, so it waits: until the owed
+ * ack is ack_delay_us old, or half the window is unacknowledged (the
+ * sender must not stall on credits while we wait).
+ */
+static bool ack_overdue(const struct uam_chan *ch, uint64_t now)
+{
+	return ch->ack_due && (ch->rx_unacked >= window(ch) / 2 ||
+			       now - ch->ack_due_ns >= (uint64_t)ch->ep->o.ack_delay_us * 1000);
+}
 
 static void chan_timers(struct uam_chan *ch, uint64_t now)
 {
@@ -978,7 +1001,7 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 		}
 	}
 	push(ch);
-	if (ch->ack_due)
+	if (ack_overdue(ch, now))
 		send_ack(ch);
 	if (ch->held_len) {
 		/* The reorder hook never holds a frame past the poll. */
@@ -1003,6 +1026,9 @@ uint64_t uamp_next_timer_ns(struct uam_ep *ep)
 		uint32_t w = window(ch);
 		uint64_t t;
 
+		if (!ch->err && ch->ack_due &&
+		    ch->ack_due_ns + (uint64_t)ep->o.ack_delay_us * 1000 < best)
+			best = ch->ack_due_ns + (uint64_t)ep->o.ack_delay_us * 1000;
 		if (ch->err || ch->snd_una == ch->snd_next)
 			continue;
 		t = ch->last_progress_ns + (uint64_t)ep->o.timeout_ms * 1000000;

@@ -179,7 +179,10 @@ static void step(struct sim *sim)
 				uamp_input(s->ch, p->data, p->len);
 			free(p);
 		}
-		uamp_tick(s->ep);
+		/* A vanished peer sends nothing more either (not even an
+		 * acknowledgement it still owed). */
+		if (!s->dead)
+			uamp_tick(s->ep);
 	}
 	sim->now += STEP_NS;
 }
