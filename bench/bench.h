@@ -49,6 +49,7 @@ struct bench_opts {
 	long size;
 	long batch;
 	long idle_ms;
+	long bulk_bytes;	 /* bulk role (uam): bytes per store */
 	/* unet, packet */
 	const char *iface;
 	uint8_t peer_mac[6];
@@ -94,10 +95,17 @@ struct bench_transport {
 	int (*recv)(struct bench_conn *c, struct bench_rx *rx, unsigned int max, bool block);
 	/* Push out what is still queued (may be NULL).  Returns 0 or -errno. */
 	int (*flush)(struct bench_conn *c, int timeout_ms);
+	/* Bulk transfer (may be NULL): count transfers of bytes each into the
+	 * peer's memory, at most depth in flight, until all completed or the
+	 * deadline.  Returns the number completed, or -errno. */
+	long (*bulk)(struct bench_conn *c, size_t bytes, long count, unsigned int depth,
+		     uint64_t deadline);
 	void (*close)(struct bench_conn *c);
 };
 
 extern const struct bench_transport bench_unet, bench_uam, bench_udp, bench_udp_mmsg, bench_packet;
+/* t_unet_udp.c: UDP/IPv4 over U-Net (lib/unet_udp.h) */
+extern const struct bench_transport bench_unet_udp;
 
 struct unet_endpoint;
 struct unet_channel;

@@ -43,7 +43,7 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: unet-bench ROLE --transport unet|uam|udp|udp-mmsg|packet [OPTIONS]\n"
+		"usage: unet-bench ROLE --transport unet|uam|udp|udp-mmsg|packet|unet-udp [OPTIONS]\n"
 		"roles:\n"
 		"  echo      reflect every message; ends after --count measured messages,\n"
 		"            the client's last one, or --timeout\n"
@@ -51,10 +51,15 @@ static void usage(FILE *f)
 		"  sink      --size B [--count N] [--idle-ms M]: receive, one JSON line (rate)\n"
 		"  source    --size B --count N [--batch K]: send as fast as possible, then an\n"
 		"            end marker carrying the number sent\n"
+		"  bulk      --bulk-bytes B --count N [--batch K] (uam): N stores of B bytes\n"
+		"            into the peer's memory, K in flight; the peer runs echo with the\n"
+		"            same --bulk-bytes\n"
 		"common:     --mode spin|block  --cpu N  --timeout S (default 30)  --batch K (1..%d)\n"
 		"unet, uam:  --iface IF --tag T --peer MAC --peer-tag P [--channels N]\n"
 		"            [--busy-poll USEC] [--queue-mask M] [--xdp-mode native|skb|auto]\n"
 		"udp, udp-mmsg: --local IP:PORT --remote IP:PORT\n"
+		"unet-udp:   --iface IF --local IP:PORT --remote IP:PORT [--queue-mask M]\n"
+		"            [--busy-poll USEC] [--xdp-mode M]: UDP/IPv4 over U-Net\n"
 		"packet:     --iface IF --peer MAC   (EtherType 0x88B6, TPACKET_V3 receive ring)\n"
 		"uam:        Active Messages over the unet channel: up to 64 bytes as a\n"
 		"            request, longer as a store into the peer's memory\n"
@@ -131,7 +136,8 @@ static int parse_long(const char *s, long min, long max, long *out)
 static const struct bench_transport *find_transport(const char *name)
 {
 	static const struct bench_transport *all[] = { &bench_unet, &bench_uam, &bench_udp,
-						       &bench_udp_mmsg, &bench_packet };
+						       &bench_udp_mmsg, &bench_packet,
+						       &bench_unet_udp };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (!strcmp(all[i]->name, name))
@@ -325,6 +331,40 @@ err:
 	return die("pingpong: %s", strerror(-r));
 }
 
+/* ---- bulk ----------------------------------------------------------------- */
+
+/* Bulk transfers (UAM stores of --bulk-bytes each, --batch in flight):
+ * bandwidth of data known to have landed in the peer's memory. */
+static int run_bulk(const struct bench_opts *o, const struct bench_transport *t,
+		    struct bench_conn *c, uint64_t deadline)
+{
+	uint64_t t0, t1, cpu0, cpu1;
+	long done;
+	double secs;
+
+	fprintf(stderr, "unet-bench: bulk on %s, %ld transfers of %ld bytes, %ld in flight\n",
+		o->transport, o->count, o->bulk_bytes, o->batch);
+	cpu0 = bench_cpu_us();
+	t0 = bench_now_ns();
+	done = t->bulk(c, (size_t)o->bulk_bytes, o->count, (unsigned int)o->batch, deadline);
+	t1 = bench_now_ns();
+	cpu1 = bench_cpu_us();
+	if (done < 0)
+		return die("bulk: %s", strerror((int)-done));
+	secs = (double)(t1 - t0) / 1e9;
+	json_head("bulk", o);
+	json_int("bulk_bytes", o->bulk_bytes);
+	json_int("batch", o->batch);
+	json_int("transfers", done);
+	json_num("secs", secs, 6);
+	json_num("gbit_s", (double)done * (double)o->bulk_bytes * 8 / secs / 1e9, 3);
+	json_num("cpu_us_per_msg", (double)(cpu1 - cpu0) / (double)(done ? done : 1), 3);
+	json_end();
+	if (done < o->count)
+		return die("bulk: %ld of %ld transfers completed (timeout or signal)", done, o->count);
+	return 0;
+}
+
 /* ---- sink ----------------------------------------------------------------- */
 
 static int run_sink(const struct bench_opts *o, const struct bench_transport *t,
@@ -501,7 +541,7 @@ int main(int argc, char **argv)
 	enum {
 		O_TRANSPORT = 256, O_MODE, O_CPU, O_TIMEOUT, O_COUNT, O_WARMUP, O_SIZE, O_BATCH,
 		O_IDLE, O_IFACE, O_TAG, O_PEER, O_PEER_TAG, O_CHANNELS, O_BUSY, O_QMASK, O_XDP,
-		O_LOCAL, O_REMOTE, O_HELP
+		O_LOCAL, O_REMOTE, O_BULK, O_HELP
 	};
 	static const struct option lopts[] = {
 		{ "transport", 1, 0, O_TRANSPORT }, { "mode", 1, 0, O_MODE },
@@ -513,7 +553,8 @@ int main(int argc, char **argv)
 		{ "peer-tag", 1, 0, O_PEER_TAG },   { "channels", 1, 0, O_CHANNELS },
 		{ "busy-poll", 1, 0, O_BUSY },	    { "queue-mask", 1, 0, O_QMASK },
 		{ "xdp-mode", 1, 0, O_XDP },	    { "local", 1, 0, O_LOCAL },
-		{ "remote", 1, 0, O_REMOTE },	    { "help", 0, 0, O_HELP },
+		{ "remote", 1, 0, O_REMOTE },	    { "bulk-bytes", 1, 0, O_BULK },
+		{ "help", 0, 0, O_HELP },
 		{ 0, 0, 0, 0 }
 	};
 	struct bench_opts o = {
@@ -571,6 +612,7 @@ int main(int argc, char **argv)
 			break;
 		case O_LOCAL: o.local = optarg; break;
 		case O_REMOTE: o.remote = optarg; break;
+		case O_BULK: if (parse_long(optarg, 1, 1L << 30, &o.bulk_bytes)) bad = "--bulk-bytes"; break;
 		case O_HELP: usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -584,7 +626,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!o.transport || !(t = find_transport(o.transport))) {
-		die("--transport must be one of unet, uam, udp, udp-mmsg, packet");
+		die("--transport must be one of unet, uam, udp, udp-mmsg, packet, unet-udp");
 		return 2;
 	}
 	if (o.channels > 1 && t != &bench_unet && t != &bench_uam) {
@@ -593,12 +635,17 @@ int main(int argc, char **argv)
 	}
 	bool is_echo = !strcmp(o.role, "echo"), is_ping = !strcmp(o.role, "pingpong");
 	bool is_sink = !strcmp(o.role, "sink"), is_source = !strcmp(o.role, "source");
+	bool is_bulk = !strcmp(o.role, "bulk");
 
-	if (!is_echo && !is_ping && !is_sink && !is_source) {
-		die("unknown role '%s': echo, pingpong, sink or source", o.role);
+	if (!is_echo && !is_ping && !is_sink && !is_source && !is_bulk) {
+		die("unknown role '%s': echo, pingpong, sink, source or bulk", o.role);
 		return 2;
 	}
-	if ((is_ping || is_source) && !o.count) {
+	if (is_bulk && (!t->bulk || !o.bulk_bytes)) {
+		die("bulk needs --transport uam and --bulk-bytes");
+		return 2;
+	}
+	if ((is_ping || is_source || is_bulk) && !o.count) {
 		die("%s needs --count", o.role);
 		return 2;
 	}
@@ -618,6 +665,8 @@ int main(int argc, char **argv)
 		ret = run_pingpong(&o, t, c, deadline);
 	else if (is_sink)
 		ret = run_sink(&o, t, c, deadline);
+	else if (is_bulk)
+		ret = run_bulk(&o, t, c, deadline);
 	else
 		ret = run_source(&o, t, c, deadline);
 	t->close(c);

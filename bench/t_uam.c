@@ -36,7 +36,10 @@ struct bench_conn {
 	struct unet_channel *uch;
 	struct uam_ep *ep;
 	struct uam_chan *ch;
-	uint8_t *region;   /* the peer stores into it */
+	uint8_t *region;   /* the peer stores into it: message slots, then bulk */
+	size_t region_len;
+	const uint8_t *bulk_src; /* bulk stores read from here */
+	long bulk_done;
 	uint8_t *tx_slots; /* our stores are read from here until done */
 	uint32_t tx_next, tx_inflight;
 	int error;	   /* first failed op's status */
@@ -92,6 +95,7 @@ static void uam_bench_close(struct bench_conn *c)
 	unet_endpoint__destroy(c->uep);
 	free(c->region);
 	free(c->tx_slots);
+	free((void *)c->bulk_src);
 	free(c->q);
 	free(c);
 }
@@ -102,7 +106,8 @@ static struct bench_conn *uam_bench_open(const struct bench_opts *o)
 
 	if (!c)
 		return NULL;
-	c->region = calloc(SLOTS, SLOT_SIZE);
+	c->region_len = (size_t)SLOTS * SLOT_SIZE + (size_t)o->bulk_bytes;
+	c->region = calloc(1, c->region_len);
 	c->tx_slots = calloc(SLOTS, SLOT_SIZE);
 	c->q = calloc(QUEUE, sizeof(*c->q));
 	if (!c->region || !c->tx_slots || !c->q || bench_unet_setup(o, &c->uep, &c->uch)) {
@@ -116,8 +121,7 @@ static struct bench_conn *uam_bench_open(const struct bench_opts *o)
 	c->ch = c->ep ? uam_chan__open(c->ep, c->uch) : NULL;
 	if (!c->ch || uam_ep__set_handler(c->ep, H_SHORT, on_short, c) ||
 	    uam_ep__set_handler(c->ep, H_STORED, on_stored, c) ||
-	    uam_region__register(c->ep, REGION, c->region, (size_t)SLOTS * SLOT_SIZE,
-				 UAM_REGION_WRITE)) {
+	    uam_region__register(c->ep, REGION, c->region, c->region_len, UAM_REGION_WRITE)) {
 		fprintf(stderr, "unet-bench: UAM set-up failed: %s\n", strerror(errno));
 		uam_bench_close(c);
 		return NULL;
@@ -160,8 +164,11 @@ static int uam_bench_send(struct bench_conn *c, const struct bench_tx *tx, unsig
 		if (r < 0)
 			return k ? (int)k : r;
 	}
-	/* uam_request and uam_store transmit at once while credits allow;
-	 * the rest goes out from the next uam_poll/uam_wait in recv. */
+	/* uam_request and uam_store transmit at once while credits allow.
+	 * Out of credits or store slots: take in the acknowledgements that
+	 * give them back (a sender that never receives would stall). */
+	if (k < n)
+		uam_poll(c->ep);
 	return (int)k;
 }
 
@@ -200,6 +207,53 @@ static int uam_bench_flush(struct bench_conn *c, int timeout_ms)
 	return c->tx_inflight ? -ETIMEDOUT : c->error;
 }
 
+static void on_bulk_done(struct uam_ep *ep, int op, int status, void *ctx)
+{
+	struct bench_conn *c = ctx;
+
+	(void)ep;
+	(void)op;
+	c->tx_inflight--;
+	if (status && !c->error)
+		c->error = status;
+	else if (!status)
+		c->bulk_done++;
+}
+
+/* Stores of `bytes` into the peer's region after its message slots, up to
+ * depth in flight; a store completes when the peer has all of it. */
+static long uam_bench_bulk(struct bench_conn *c, size_t bytes, long count, unsigned int depth,
+			   uint64_t deadline)
+{
+	long started = 0;
+
+	if (!c->bulk_src) {
+		uint8_t *src = malloc(bytes);
+
+		if (!src)
+			return -ENOMEM;
+		for (size_t i = 0; i < bytes; i++)
+			src[i] = (uint8_t)(i * 7);
+		c->bulk_src = src;
+	}
+	while (c->bulk_done < count && !c->error && bench_now_ns() < deadline) {
+		while (started < count && c->tx_inflight < depth) {
+			int r = uam_store(c->ch, c->bulk_src, bytes, REGION,
+					  (uint64_t)SLOTS * SLOT_SIZE, 0, NULL, 0, on_bulk_done, c);
+
+			if (r == -EAGAIN)
+				break;
+			if (r < 0)
+				return r;
+			c->tx_inflight++;
+			started++;
+		}
+		if (uam_poll(c->ep) < 0)
+			break;
+	}
+	return c->error ? c->error : c->bulk_done;
+}
+
 const struct bench_transport bench_uam = {
 	.name = "uam",
 	.open = uam_bench_open,
@@ -207,4 +261,5 @@ const struct bench_transport bench_uam = {
 	.recv = uam_bench_recv,
 	.flush = uam_bench_flush,
 	.close = uam_bench_close,
+	.bulk = uam_bench_bulk,
 };

@@ -119,6 +119,7 @@ if ((QUICK)); then
 	RATE_REPS=1		# pairings per rate point (the median is kept)
 	SP_SECS=1		# sockperf seconds per point
 	TO=20			# time limit of one measurement, s
+	BULK_BYTES=1048576 BULK_COUNT=4	# UAM bulk stores
 else
 	SIZES=(8 64 256 1024 1472)
 	CHANNELS=(1 16 256 4096)
@@ -128,6 +129,7 @@ else
 	RATE_REPS=${BENCH_RATE_REPS:-3}
 	SP_SECS=${BENCH_SP_SECS:-2}
 	TO=${BENCH_TIMEOUT:-60}
+	BULK_BYTES=4194304 BULK_COUNT=${BENCH_BULK_COUNT:-50}
 fi
 BATCH=32		# messages per send call (sendmmsg / TX ring kick)
 SRV_CPU=1
@@ -150,7 +152,9 @@ rate_count() {
 	local small=$(($2 <= 256))
 	case $1 in
 	unet) ((small)) && echo 2000000 || echo 600000 ;;
+	uam) ((small)) && echo 600000 || echo 300000 ;;
 	udp) ((small)) && echo 500000 || echo 200000 ;;
+	unet-udp) ((small)) && echo 1000000 || echo 400000 ;;
 	udp-mmsg) ((small)) && echo 800000 || echo 300000 ;;
 	packet) ((small)) && echo 800000 || echo 600000 ;;
 	*) echo 500000 ;;
@@ -172,17 +176,18 @@ pp_count() {
 PLAN=()
 for mode in spin block; do
 	for size in "${SIZES[@]}"; do
-		for t in unet udp packet; do
+		for t in unet uam udp unet-udp packet; do
 			PLAN+=("pingpong $t $mode $size 1")
 		done
 		((HAVE_SOCKPERF && size >= 14)) && PLAN+=("sockperf udp $mode $size 1")
 	done
 done
 for size in "${SIZES[@]}"; do
-	for t in unet udp udp-mmsg packet; do
+	for t in unet uam udp udp-mmsg unet-udp packet; do
 		PLAN+=("rate $t spin $size 1")
 	done
 done
+PLAN+=("bulk uam spin 1472 1")
 for ch in "${CHANNELS[@]}"; do
 	PLAN+=("demux-pingpong unet spin 64 $ch")
 	PLAN+=("demux-rate unet spin 64 $ch")
@@ -259,8 +264,9 @@ tp_args() {
 		laddr="$IP_B:$PORT_B" raddr="$IP_A:$PORT_A"
 	fi
 	case $t in
-	unet) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch --xdp-mode $XDP_MODE" ;;
+	unet | uam) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch --xdp-mode $XDP_MODE" ;;
 	udp | udp-mmsg) echo "--local $laddr --remote $raddr" ;;
+	unet-udp) echo "--iface $ifn --local $laddr --remote $raddr --xdp-mode $XDP_MODE" ;;
 	packet) echo "--iface $ifn --peer $mac_peer" ;;
 	esac
 }
@@ -448,6 +454,40 @@ m_rate() {
 		(if (.reps_msgs_per_s | length) > 1 then " (median of \(.reps_msgs_per_s | map(floor) | join(" ")))" else "" end)' <<<"$RATE_J")
 }
 
+# m_bulk: UAM bulk stores (BULK_BYTES each, 2 in flight) from a into b's
+# registered memory; the echo on b only serves them.  Bandwidth counts
+# data the peer confirmed it has (the store's completion).
+m_bulk() {
+	local t=uam p spid j
+	p="$LOGS/bulk"
+	# shellcheck disable=SC2046
+	unet_bg_b "$BENCH" echo --transport $t $(tp_args $t b 1) --bulk-bytes "$BULK_BYTES" \
+		--mode spin --cpu "$SRV_CPU" --timeout $((TO + 5)) >"$p.srv.out" 2>"$p.srv.err"
+	spid=$UNET_BG_PID
+	CUR_PIDS=("$spid")
+	if ! wait_server "$p.srv.err" "$spid" 10; then
+		stop_pid "$spid"
+		CUR_PIDS=()
+		record_fail bulk $t spin "$BULK_BYTES" 1 bulk "echo did not start: $(last_err "$p.srv.err")"
+		return 1
+	fi
+	# shellcheck disable=SC2046
+	run_client "$p" "$BENCH" bulk --transport $t $(tp_args $t a 1) --bulk-bytes "$BULK_BYTES" \
+		--count "$BULK_COUNT" --batch 2 --cpu "$CLI_CPU" --timeout "$TO"
+	stop_pid "$spid"
+	CUR_PIDS=()
+	if ((CLIENT_RC != 0)); then
+		record_fail bulk $t spin "$BULK_BYTES" 1 bulk "bulk exit $CLIENT_RC: $(last_err "$p.err")"
+		return 1
+	fi
+	if ! j=$(json_line "$p.out") || ! jq -e '.gbit_s > 0' <<<"$j" >/dev/null; then
+		record_fail bulk $t spin "$BULK_BYTES" 1 bulk "bulk printed no positive gbit_s"
+		return 1
+	fi
+	record_ok "$j" bulk bulk
+	SUMMARY=$(jq -r '"\(.gbit_s) Gbit/s, \(.transfers) stores of \(.bulk_bytes) bytes"' <<<"$j")
+}
+
 # m_sockperf MODE SIZE: sockperf ping-pong (kernel UDP), full round
 # trips.  Spinning: non-blocking sockets on both sides, polled with
 # recvfrom; blocking: sockperf's default blocking recvfrom.  A server per
@@ -527,6 +567,7 @@ for entry in "${PLAN[@]}"; do
 	rate) desc="rate $t ${size}B" ;;
 	demux-pingpong) desc="demux pingpong unet $mode ${size}B, $ch channels" ;;
 	demux-rate) desc="demux rate unet ${size}B, $ch channels" ;;
+	bulk) desc="bulk uam, $BULK_COUNT stores of $BULK_BYTES bytes" ;;
 	esac
 	printf '[%d/%d] %s ... ' "$i" "$NPLAN" "$desc" >&2
 	SUMMARY="" LAST_REASON=""
@@ -535,6 +576,7 @@ for entry in "${PLAN[@]}"; do
 	pingpong | demux-pingpong) m_pingpong "$kind" "$t" "$mode" "$size" "$ch" && ok=1 ;;
 	sockperf) m_sockperf "$mode" "$size" && ok=1 ;;
 	rate | demux-rate) m_rate "$kind" "$t" "$mode" "$size" "$ch" && ok=1 ;;
+	bulk) m_bulk && ok=1 ;;
 	esac
 	if ((ok)); then
 		echo "$SUMMARY" >&2
@@ -599,6 +641,8 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 		if ($6 == "ok" && $1 == "demux-pingpong" && $5 == 1) D1p = $8
 		if ($6 == "ok" && $1 == "demux-rate" && $5 == 1) D1r = $14
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet") { UN[$3, $4, "p50"] = $8; UN[$3, $4, "p99"] = $10 }
+		if ($6 == "ok" && $1 == "pingpong" && $2 == "uam") UA[$3, $4, "p50"] = $8
+		if ($6 == "ok" && $1 == "bulk") BULK = $15
 		if ($6 == "ok" && $1 == "rate") { RT[$2, $4] = $14; GB[$2, $4] = $15 }
 		if ($6 == "ok" && $1 == "demux-pingpong" && $5 + 0 > DNc) { DNc = $5 + 0; DNp = $8 }
 		if ($6 == "ok" && $1 == "demux-rate" && $5 + 0 > DRc) { DRc = $5 + 0; DNr = $14 }
@@ -634,6 +678,13 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 				(cpu[i] == "-") ? "-" : sprintf("%.3f %s", cpu[i], r(cpu[i], (s in URc) ? URc[s] : "-")),
 				lost[i]
 		}
+		for (i = 1; i <= n; i++) {
+			if (kind[i] != "bulk") continue
+			print ""
+			if (st[i] != "ok") { printf "UAM bulk stores: FAILED: %s\n", why[i]; continue }
+			printf "UAM bulk stores (reliable, into peer memory): %.2f Gbit/s, %s x raw unet 1472 B streaming\n",
+				gb[i], r(gb[i], (("unet", 1472) in GB) ? GB["unet", 1472] : "-")
+		}
 		print ""
 		print "Demultiplexing: unet, 64 bytes, N channels open (ratios to 1 channel; to kernel UDP):"
 		printf "%8s %-9s %8s %8s  %-13s %8s %8s %8s\n", "channels", "p50 us", "x 1 ch", "x udp",
@@ -665,6 +716,10 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 		target("1472 B Gbit/s vs udp send/recv", GB["unet", 1472], GB["udp", 1472], ">=", 1.5)
 		target("1472 B Gbit/s vs udp sendmmsg", GB["unet", 1472], GB["udp-mmsg", 1472], ">=", 1.5)
 		target(sprintf("p50 with %s channels vs 1", DNc), DNp, D1p, "<=", 1.1)
+		print ""
+		print "Targets (U-Net Active Messages against raw U-Net, this run):"
+		target("UAM round trip p50, 64 B, spinning", UA["spin", 64, "p50"], UN["spin", 64, "p50"], "<=", 1.2)
+		target("UAM bulk store Gbit/s vs raw 1472 B", BULK, GB["unet", 1472], ">=", 0.9)
 		target(sprintf("msgs/s with %s channels vs 1", DRc), DNr, D1r, ">=", 0.9)
 	}
 	function target(what, v, b, op, want,   x, ok) {
@@ -687,7 +742,7 @@ PLOT_SUB="veth, XDP $XDP_MODE mode, $(uname -r), $NCPU CPUs, $(date -u +%F)"
 plot_style() {
 	local lc dt=1
 	case $1 in
-	unet) lc=1 ;; udp) lc=2 ;; packet) lc=3 ;; sockperf) lc=4 ;; udp-mmsg) lc=6 ;; *) lc=7 ;;
+	unet) lc=1 ;; udp) lc=2 ;; packet) lc=3 ;; sockperf) lc=4 ;; uam) lc=5 ;; udp-mmsg) lc=6 ;; *) lc=7 ;;
 	esac
 	[[ ${2:-} == block ]] && dt=2
 	echo "lc $lc dt $dt pt $lc"
@@ -731,7 +786,7 @@ fi
 # Bandwidth: Gbit/s against message size, one line per transport.
 jq -r '
 	[.results[] | select(.status == "ok" and .kind == "rate")] as $r |
-	["unet", "udp", "udp-mmsg", "packet"] as $t |
+	["unet", "uam", "udp", "udp-mmsg", "packet"] as $t |
 	(["size"] + $t) | join("\t"),
 	($r | map(.size) | unique[] as $s |
 	 ([$s | tostring] + ($t | map(. as $x | [$r[] | select(.transport == $x and .size == $s) | .gbit_s][0] // "?" | tostring)))
@@ -740,7 +795,7 @@ jq -r '
 if (($(wc -l <"$LOGS/bandwidth.dat") > 1)); then
 	PL=""
 	col=1
-	for tname in unet udp udp-mmsg packet; do
+	for tname in unet uam udp udp-mmsg packet; do
 		col=$((col + 1))
 		PL+="${PL:+, }\"$LOGS/bandwidth.dat\" using 1:$col with linespoints lw 2 $(plot_style "$tname") title \"$tname\""
 	done
