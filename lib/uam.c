@@ -24,12 +24,27 @@ static uint64_t mono_ns(void *ctx)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Base-level U-Net: the library copies the frame into the segment.
- * -EAGAIN (send queue or buffers full) makes the protocol retry later. */
-static int unet_xmit(void *ctx, void *handle, const void *frame, uint32_t len)
+/* Direct-access U-Net: the frame is assembled in a segment buffer, its
+ * data copied once from where it lies.  -EAGAIN (send queue or buffers
+ * full) makes the protocol retry later. */
+static int unet_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, const void *data,
+		     uint32_t dlen)
 {
-	(void)ctx;
-	return unet_channel__send_copy(handle, frame, len);
+	struct uam_ep *ep = ctx;
+	uint64_t buf = unet_endpoint__buf_alloc(ep->uep);
+	uint8_t *p;
+	int err;
+
+	if (buf == UNET_NO_BUF)
+		return -EAGAIN;
+	p = unet_endpoint__buf_payload(ep->uep, buf);
+	memcpy(p, hdr, hlen);
+	if (dlen)
+		memcpy(p + hlen, data, dlen);
+	err = unet_channel__send(handle, buf, hlen + dlen);
+	if (err)
+		unet_endpoint__buf_free(ep->uep, buf);
+	return err;
 }
 
 struct uam_ep *uam_ep__create(struct unet_endpoint *uep, const struct uam_ep_opts *opts)
@@ -54,6 +69,8 @@ struct uam_ep *uam_ep__create(struct unet_endpoint *uep, const struct uam_ep_opt
 		errno = ENOMEM;
 		return NULL;
 	}
+	ep->uep = uep;
+	tr.ctx = ep;
 	err = uamp_ep_init(ep, opts, &tr);
 	if (err) {
 		free(ep);

@@ -190,8 +190,10 @@ UNET_API int uam_store(struct uam_chan *ch, const void *src, size_t len, uint32_
 		       unsigned int nargs, uam_op_fn cb, void *ctx);
 /* Copy len bytes of the peer's region `remote_region` at remote_offset
  * into our region `local_region` at local_offset (registered with
- * UAM_REGION_WRITE).  Completion as for uam_store.  Returns the op id
- * (> 0) or as uam_store. */
+ * UAM_REGION_WRITE).  Completion as for uam_store.  The peer reads its
+ * region as it sends (and resends) the data, without a snapshot: it
+ * should not change that range while a get is in progress.  Returns the
+ * op id (> 0) or as uam_store. */
 UNET_API int uam_get(struct uam_chan *ch, uint32_t remote_region, uint64_t remote_offset,
 		     size_t len, uint32_t local_region, uint64_t local_offset, uam_op_fn cb,
 		     void *ctx);

@@ -57,9 +57,13 @@ enum uam_type {
 /* ---- Transport: how the protocol sends, and its clock ------------------ */
 
 struct uam_transport {
-	/* Send one frame on the channel's transport handle.  0, -EAGAIN (no
-	 * room now: the frame is retried later) or -errno (treated as lost). */
-	int (*xmit)(void *tctx, void *chan_handle, const void *frame, uint32_t len);
+	/* Send one frame on the channel's transport handle: hlen bytes of
+	 * header, then dlen bytes of data (NULL, 0 for none) read straight
+	 * from the caller's memory, so bulk data is copied once, into the
+	 * transport.  0, -EAGAIN (no room now: the frame is retried later)
+	 * or -errno (treated as lost). */
+	int (*xmit)(void *tctx, void *chan_handle, const void *hdr, uint32_t hlen,
+		    const void *data, uint32_t dlen);
 	uint64_t (*now_ns)(void *tctx);
 	void *ctx;
 	uint32_t max_frame; /* largest frame the transport carries */
@@ -70,8 +74,11 @@ struct uam_transport {
 enum { SLOT_FREE = 0, SLOT_INFLIGHT, SLOT_SACKED };
 
 struct uam_tx_slot {
-	uint8_t *buf;
+	uint8_t *buf;	     /* header, fragment fields, args */
 	uint32_t len;
+	const uint8_t *data; /* a fragment's data, in the store's source or
+			      * our region: read again on a retransmission */
+	uint32_t dlen;
 	uint8_t state;
 	bool need_tx;	 /* (re)send at the next push */
 	uint32_t ntx;	 /* times sent */
@@ -140,6 +147,7 @@ struct uam_chan {
 	/* receive side */
 	uint32_t rcv_next; /* next seq to deliver */
 	struct uam_rx_slot *rx;
+	uint32_t rx_held; /* slots of rx[] present: frames that came early */
 	bool ack_due;
 	uint64_t ack_due_ns;  /* when the oldest unacknowledged frame came */
 	uint32_t rx_unacked;  /* frames received since our last ack went out */

@@ -315,7 +315,8 @@ static void put_ack(struct uam_chan *ch, uint8_t *f)
 	uint32_t w = window(ch);
 	uint64_t sack = 0;
 
-	for (uint32_t i = 1; i < w && i <= 64; i++)
+	/* Nothing held out of order (the usual case): no bitmap to build. */
+	for (uint32_t i = 1; ch->rx_held && i < w && i <= 64; i++)
 		if (ch->rx[(ch->rcv_next + i) % w].present)
 			sack |= 1ULL << (i - 1);
 	put32(f + UAM_OFF_ACK, ch->rcv_next);
@@ -325,10 +326,11 @@ static void put_ack(struct uam_chan *ch, uint8_t *f)
 	ch->rx_unacked = 0;
 }
 
-static int raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+static int raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, const uint8_t *data,
+		    uint32_t dlen)
 {
 	struct uam_ep *ep = ch->ep;
-	int err = ep->tr.xmit(ep->tr.ctx, ch->handle, f, len);
+	int err = ep->tr.xmit(ep->tr.ctx, ch->handle, f, len, data, dlen);
 
 	if (!err)
 		ch->st.tx_frames++;
@@ -337,25 +339,28 @@ static int raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 
 /* Send one frame through the test hooks.  Returns 0 or the transport's
  * error (-EAGAIN: not sent, try later). */
-static int xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+static int xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, const uint8_t *data,
+		uint32_t dlen)
 {
 	const struct uam_inject_opts *in = &ch->ep->o.inject;
 	int err;
 
 	if (in->reorder_ppm && !ch->held_len && rnd_ppm(ch->ep) < in->reorder_ppm) {
 		memcpy(ch->held, f, len);
-		ch->held_len = len;
+		if (dlen)
+			memcpy(ch->held + len, data, dlen);
+		ch->held_len = len + dlen;
 		return 0;
 	}
-	err = raw_xmit(ch, f, len);
+	err = raw_xmit(ch, f, len, data, dlen);
 	if (err)
 		return err;
 	if (ch->held_len) {
-		raw_xmit(ch, ch->held, ch->held_len); /* a failure is a loss */
+		raw_xmit(ch, ch->held, ch->held_len, NULL, 0); /* a failure is a loss */
 		ch->held_len = 0;
 	}
 	if (in->dup_ppm && rnd_ppm(ch->ep) < in->dup_ppm)
-		raw_xmit(ch, f, len);
+		raw_xmit(ch, f, len, data, dlen);
 	return 0;
 }
 
@@ -388,6 +393,8 @@ static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_
 {
 	uint8_t *f = s->buf, *p = f + UAM_HDR_LEN;
 
+	s->data = NULL;
+	s->dlen = 0;
 	switch (it->type) {
 	case UAM_T_REQUEST:
 	case UAM_T_REPLY:
@@ -422,9 +429,11 @@ static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_
 		if (last)
 			for (unsigned int i = 0; i < it->nargs; i++, p += 8)
 				put64(p, it->args[i]);
-		if (n)
-			memcpy(p, it->src + it->cursor, n);
-		s->len = (uint32_t)(p - f + n);
+		/* The data stays where it is (the caller keeps a store's
+		 * source unchanged until it completes): no copy here. */
+		s->data = n ? it->src + it->cursor : NULL;
+		s->dlen = (uint32_t)n;
+		s->len = (uint32_t)(p - f);
 		it->cursor += n;
 		return last;
 	}
@@ -468,7 +477,7 @@ static void push(struct uam_chan *ch)
 		if (!s->need_tx || s->state != SLOT_INFLIGHT)
 			continue;
 		put_ack(ch, s->buf);
-		if (xmit(ch, s->buf, s->len))
+		if (xmit(ch, s->buf, s->len, s->data, s->dlen))
 			break; /* transport full: the rest waits for the next push */
 		if (s->ntx++)
 			ch->st.retransmits++;
@@ -483,7 +492,7 @@ static void send_ack(struct uam_chan *ch)
 {
 	hdr_init(ch, ch->scratch, UAM_T_ACK, 0, 0, 0, 0, 0, 0, 0);
 	put_ack(ch, ch->scratch);
-	if (raw_xmit(ch, ch->scratch, UAM_HDR_LEN) == 0)
+	if (raw_xmit(ch, ch->scratch, UAM_HDR_LEN, NULL, 0) == 0)
 		ch->st.tx_acks++;
 	else
 		ch->ack_due = true;
@@ -928,6 +937,7 @@ void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 			memcpy(r->buf, f, len);
 			r->len = len;
 			r->present = true;
+			ch->rx_held++;
 			ch->st.out_of_order++;
 		}
 	} else {
@@ -938,6 +948,7 @@ void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 			struct uam_rx_slot *r = &ch->rx[ch->rcv_next % w];
 
 			r->present = false;
+			ch->rx_held--;
 			ch->rcv_next++;
 			deliver(ch, r->buf, r->len);
 		}
@@ -1005,7 +1016,7 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 		send_ack(ch);
 	if (ch->held_len) {
 		/* The reorder hook never holds a frame past the poll. */
-		raw_xmit(ch, ch->held, ch->held_len);
+		raw_xmit(ch, ch->held, ch->held_len, NULL, 0);
 		ch->held_len = 0;
 	}
 }

@@ -81,13 +81,19 @@ static void enqueue(struct side *to, const void *f, uint32_t len, bool reorder)
 	to->queued++;
 }
 
-static int sim_xmit(void *ctx, void *handle, const void *frame, uint32_t len)
+static int sim_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, const void *data,
+		    uint32_t dlen)
 {
 	struct side *from = ctx;
 	struct sim *sim = from->sim;
 	struct side *to = &sim->s[1 - from->idx];
+	uint8_t frame[1 << 16];
+	uint32_t len = hlen + dlen;
 
 	(void)handle;
+	memcpy(frame, hdr, hlen);
+	if (dlen)
+		memcpy(frame + hlen, data, dlen);
 	sim->sent++;
 	if (to->dead || (sim->loss_ppm && dice(sim) < sim->loss_ppm)) {
 		sim->lost++;
