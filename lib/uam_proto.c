@@ -14,8 +14,8 @@
  *     cumulative ack (the next seq it expects), so the sender resends only
  *     holes: at once when something sent after a hole was SACKed (a fast
  *     retransmit), else when the hole's timer expires;
- *   - acks ride on every frame; an explicit ACK goes out at the end of a
- *     poll when nothing carried the ack;
+ *   - acks ride on every frame; one that nothing carried goes out as an
+ *     explicit ACK after ack_delay_us or half a window (ack_overdue);
  *   - credits: a sender keeps seq < ack + credit, and the receiver's
  *     credit is its window, for which it keeps buffers (the reorder slots
  *     here, receive ring entries in uam.c), so nothing is dropped for lack
