@@ -121,7 +121,7 @@ bench: deps
 
 install: $(ALIB) $(SO) $(BUILD)/unetctl
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/unet-xdp $(DESTDIR)$(BINDIR)
-	install -m 644 lib/unet.h lib/uam.h $(DESTDIR)$(INCDIR)/unet-xdp/
+	install -m 644 lib/unet.h lib/uam.h lib/unet_udp.h $(DESTDIR)$(INCDIR)/unet-xdp/
 	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(SO_NAME).1.0 $(DESTDIR)$(LIBDIR)/$(SO_NAME)

@@ -89,6 +89,13 @@ enum unet_if_counter {
 	UNET_CTR_DROP_WRONG_SRC,     /* source MAC or tag not the peer's */
 	UNET_CTR_DROP_NO_SOCKET,     /* endpoint has no socket on that queue */
 	UNET_CTR_DROP_INJECTED,	     /* would be delivered, dropped by unet_faults */
+	/* UDP/IPv4 over U-Net (docs/udp.md); appended so the others keep
+	 * their indices. */
+	UNET_CTR_UDP_DELIVERED,	     /* UDP datagram redirected into its endpoint */
+	UNET_CTR_ARP_DELIVERED,	     /* ARP for a U-Net-owned address, to its endpoint */
+	UNET_CTR_DROP_UDP_FILTER,    /* UDP from a source the port's filter refuses */
+	UNET_CTR_DROP_IP_FRAGMENT,   /* first fragment of a datagram for a U-Net port */
+	UNET_CTR_DROP_IP_MALFORMED,  /* for a U-Net port, but lengths do not add up */
 	UNET_CTR__COUNT
 };
 
@@ -104,5 +111,63 @@ struct unet_fault_cfg {
 };
 
 /* "unet_xsks": XSKMAP of UNET_XSKMAP_SIZE, index UNET_XSK_INDEX(). */
+
+/* ---- UDP/IPv4 over U-Net (docs/udp.md) ---------------------------------- */
+
+#define UNET_MAX_UDP_PORTS 4096 /* (address, port) pairs per interface */
+#define UNET_MAX_UDP_ADDRS 256	/* local addresses with U-Net UDP ports */
+#define UNET_MAX_NEIGH 1024	/* neighbours learnt from ARP */
+
+/*
+ * "unet_udp_ports": HASH, key struct unet_udp_key.  A UDP datagram whose
+ * (destination address, destination port) is a key goes to the value's
+ * endpoint; everything else stays with the kernel.
+ */
+struct unet_udp_key {
+	__be32 addr; /* local IPv4 address, network order */
+	__be16 port; /* local UDP port, network order */
+	__u16 pad;   /* 0 */
+};
+
+struct unet_udp_val {
+	__u32 endpoint;	    /* owning endpoint slot */
+	__be32 remote_addr; /* only datagrams from this source address; 0: any */
+	__be16 remote_port; /* only from this source port; 0: any */
+	__u16 flags;	    /* reserved, 0 */
+	__u32 owner_pid;    /* pid that opened it (for listings) */
+	/* Counters, added to by the XDP program with atomic adds (a hash
+	 * value is one copy for all CPUs); zero when the entry is made. */
+	__u64 delivered;       /* datagrams redirected to the owner */
+	__u64 delivered_bytes; /* their UDP payload bytes */
+	__u64 drop_filter;     /* from a source the remote filter refuses */
+	__u64 drop_no_socket;  /* owner has no socket on the arrival queue */
+};
+
+/*
+ * "unet_udp_addrs": HASH, key __be32 local address, one entry per local
+ * address with U-Net UDP ports.  ARP whose target is such an address
+ * teaches the XDP program the sender's MAC (unet_neigh); with
+ * UNET_UDP_ADDR_ARP (the kernel does not have the address) the ARP frame
+ * also goes to `endpoint`, which answers requests.
+ */
+#define UNET_UDP_ADDR_ARP 1u
+
+struct unet_udp_addr_val {
+	__u32 endpoint;	 /* endpoint that registered it (answers ARP) */
+	__u32 flags;	 /* UNET_UDP_ADDR_* */
+	__u32 owner_pid; /* for listings */
+	__u32 pad;
+};
+
+/*
+ * "unet_neigh": LRU_HASH, key __be32 IPv4 address -> the MAC address an
+ * ARP request or reply addressed to a U-Net address said it has, and when
+ * (bpf_ktime_get_ns(): CLOCK_MONOTONIC).  Written by the XDP program only.
+ */
+struct unet_neigh_val {
+	__u8 mac[6];
+	__u16 pad;
+	__u64 updated_ns;
+};
 
 #endif /* UNET_ABI_H */

@@ -18,6 +18,10 @@
  *      drop_no_socket; otherwise redirect into that socket (delivered),
  *   7. unless the test hook unet_faults drops it (drop_injected).
  *
+ * IPv4 and ARP frames go to udp_rx() and arp_rx() (UDP/IPv4 over U-Net,
+ * docs/udp.md): a datagram for a (address, port) in unet_udp_ports goes to
+ * its endpoint, everything else stays with the kernel.
+ *
  * Every U-Net frame we refuse is dropped, never passed: the kernel stack
  * has no use for EtherType 0x88B5 and passing would let a frame for a dead
  * endpoint reach packet sockets of other users.
@@ -26,6 +30,9 @@
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
@@ -90,6 +97,30 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } unet_xsks SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UNET_MAX_UDP_PORTS);
+	__type(key, struct unet_udp_key);
+	__type(value, struct unet_udp_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} unet_udp_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UNET_MAX_UDP_ADDRS);
+	__type(key, __be32);
+	__type(value, struct unet_udp_addr_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} unet_udp_addrs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, UNET_MAX_NEIGH);
+	__type(key, __be32);
+	__type(value, struct unet_neigh_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} unet_neigh SEC(".maps");
+
 /* ---- Counters ---------------------------------------------------------- */
 
 /*
@@ -141,6 +172,152 @@ static __always_inline int fault_drop(void)
 	return bpf_get_prandom_u32() % 1000000 < f->drop_ppm;
 }
 
+/* Redirect into endpoint's socket on the arrival queue; anything but
+ * XDP_REDIRECT means it has none there. */
+static __always_inline long redirect_to(struct xdp_md *ctx, __u32 endpoint)
+{
+	__u32 queue = ctx->rx_queue_index;
+
+	if (queue >= UNET_MAX_QUEUES || endpoint >= UNET_MAX_ENDPOINTS)
+		return XDP_ABORTED;
+	return bpf_redirect_map(&unet_xsks, UNET_XSK_INDEX(endpoint, queue), XDP_ABORTED);
+}
+
+static __always_inline int pass(void)
+{
+	if_count(UNET_CTR_PASS);
+	return XDP_PASS;
+}
+
+/* ---- UDP/IPv4 ------------------------------------------------------------ */
+
+#define IP_MF 0x2000
+#define IP_OFFMASK 0x1fff
+
+/*
+ * An IPv4 frame: ours only if it is UDP to an (address, port) in
+ * unet_udp_ports.  Until the port is known to be ours the frame is passed
+ * whatever is wrong with it: it may belong to a kernel socket, and the
+ * kernel judges (and counts) its own malformed frames.  Once it is ours it
+ * is never passed -- no kernel socket waits for it.
+ *
+ * Fragments: a non-first fragment carries no UDP header, so it cannot be
+ * told to be ours and is passed (the kernel's reassembly times it out).  A
+ * first fragment whose port is ours is dropped and counted: we do not
+ * reassemble (docs/udp.md).  The IP and UDP checksums are checked by the
+ * library, which has the whole frame and the socket's policy for partial
+ * checksums.
+ */
+static __always_inline int udp_rx(struct xdp_md *ctx, void *l3, void *data_end)
+{
+	struct iphdr *ip = l3;
+	struct unet_udp_key key = {};
+	struct unet_udp_val *v;
+	struct udphdr *udp;
+	__u32 hlen, tot_len, ulen;
+	__u16 frag;
+
+	if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl < 5 ||
+	    ip->protocol != IPPROTO_UDP)
+		return pass();
+	frag = bpf_ntohs(ip->frag_off);
+	if (frag & IP_OFFMASK)
+		return pass(); /* no UDP header in it: not provably ours */
+	hlen = ip->ihl * 4; /* 20..60: IP options are skipped, not read */
+	udp = (void *)ip + hlen;
+	/* The ports are the first 4 bytes of the UDP header. */
+	if ((void *)udp + 4 > data_end)
+		return pass();
+	key.addr = ip->daddr;
+	key.port = udp->dest;
+	v = bpf_map_lookup_elem(&unet_udp_ports, &key);
+	if (!v)
+		return pass();
+
+	/* From here on the datagram is for a U-Net socket. */
+	if (frag & IP_MF)
+		return drop(UNET_CTR_DROP_IP_FRAGMENT);
+	tot_len = bpf_ntohs(ip->tot_len);
+	if ((void *)(udp + 1) > data_end || tot_len < hlen + sizeof(*udp) ||
+	    (void *)ip + tot_len > data_end)
+		return drop(UNET_CTR_DROP_IP_MALFORMED);
+	ulen = bpf_ntohs(udp->len);
+	if (ulen < sizeof(*udp) || ulen > tot_len - hlen)
+		return drop(UNET_CTR_DROP_IP_MALFORMED);
+
+	/* A connected socket hears only its peer, as a connected kernel UDP
+	 * socket does; the library checks again. */
+	if ((v->remote_addr && v->remote_addr != ip->saddr) ||
+	    (v->remote_port && v->remote_port != udp->source)) {
+		__sync_fetch_and_add(&v->drop_filter, 1);
+		return drop(UNET_CTR_DROP_UDP_FILTER);
+	}
+	if (redirect_to(ctx, v->endpoint) != XDP_REDIRECT) {
+		__sync_fetch_and_add(&v->drop_no_socket, 1);
+		return drop(UNET_CTR_DROP_NO_SOCKET);
+	}
+	__sync_fetch_and_add(&v->delivered, 1);
+	__sync_fetch_and_add(&v->delivered_bytes, ulen - sizeof(*udp));
+	if_count(UNET_CTR_UDP_DELIVERED);
+	return XDP_REDIRECT;
+}
+
+/* ARP for IPv4 over Ethernet (RFC 826), the only kind we look at. */
+struct unet_arp {
+	__be16 htype, ptype;
+	__u8 hlen, plen;
+	__be16 op;
+	__u8 sha[6];
+	__u8 spa[4];
+	__u8 tha[6];
+	__u8 tpa[4];
+} __attribute__((packed));
+
+/*
+ * ARP whose target is an address with U-Net UDP ports (unet_udp_addrs):
+ *   - the sender's address and MAC go into unet_neigh (as the kernel
+ *     learns from requests and replies addressed to it), which is how an
+ *     endpoint resolving a peer sees the reply even when the frame itself
+ *     goes to the kernel;
+ *   - if the kernel owns the address, the frame is passed: the kernel
+ *     answers requests and keeps its own neighbour table;
+ *   - else (UNET_UDP_ADDR_ARP) it goes to the endpoint that registered the
+ *     address, which answers requests for it; with no socket of that
+ *     endpoint on this queue it is passed (the kernel ignores ARP for an
+ *     address it does not have).
+ * All other ARP is the kernel's, untouched.
+ */
+static __always_inline int arp_rx(struct xdp_md *ctx, void *l3, void *data_end)
+{
+	struct unet_arp *a = l3;
+	struct unet_udp_addr_val *av;
+	struct unet_neigh_val nv = {};
+	__be32 tpa, spa;
+	__u16 op;
+
+	if ((void *)(a + 1) > data_end || a->htype != bpf_htons(1) ||
+	    a->ptype != bpf_htons(ETH_P_IP) || a->hlen != 6 || a->plen != 4)
+		return pass();
+	__builtin_memcpy(&tpa, a->tpa, 4);
+	av = bpf_map_lookup_elem(&unet_udp_addrs, &tpa);
+	if (!av)
+		return pass();
+	op = bpf_ntohs(a->op);
+	__builtin_memcpy(&spa, a->spa, 4);
+	/* spa 0 is an address probe (RFC 5227): nothing to learn. */
+	if ((op == 1 || op == 2) && spa) {
+		__builtin_memcpy(nv.mac, a->sha, 6);
+		nv.updated_ns = bpf_ktime_get_ns();
+		bpf_map_update_elem(&unet_neigh, &spa, &nv, BPF_ANY);
+	}
+	if (!(av->flags & UNET_UDP_ADDR_ARP))
+		return pass();
+	if (redirect_to(ctx, av->endpoint) != XDP_REDIRECT)
+		return pass();
+	if_count(UNET_CTR_ARP_DELIVERED);
+	return XDP_REDIRECT;
+}
+
 /* ---- The program -------------------------------------------------------- */
 
 SEC("xdp")
@@ -187,6 +364,10 @@ int unet_xdp_rx(struct xdp_md *ctx)
 		uh = (void *)(vt + 1);
 	}
 
+	if (proto == bpf_htons(ETH_P_IP))
+		return udp_rx(ctx, uh, data_end);
+	if (proto == bpf_htons(ETH_P_ARP))
+		return arp_rx(ctx, uh, data_end);
 	if (proto != bpf_htons(UNET_ETH_P)) {
 		if_count(UNET_CTR_PASS);
 		return XDP_PASS;

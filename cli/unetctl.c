@@ -17,8 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+
 #include "unet.h"
 #include "unet_abi.h"
+#include "unet_udp.h"
 
 #define DEFAULT_PIN_ROOT "/sys/fs/bpf/unet"
 
@@ -595,6 +598,32 @@ static int cmp_endpoint(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+static int collect_udp(const struct unet_udp_entry *e, void *ctx)
+{
+	return list_add(ctx, e);
+}
+
+static int cmp_udp(const void *a, const void *b)
+{
+	const struct unet_udp_entry *x = a, *y = b;
+	uint32_t xa = ntohl(x->addr), ya = ntohl(y->addr);
+
+	if (xa != ya)
+		return xa < ya ? -1 : 1;
+	return (int)x->port - (int)y->port;
+}
+
+static int get_udp(struct unet_iface *iface, struct list *l)
+{
+	int err;
+
+	l->size = sizeof(struct unet_udp_entry);
+	err = unet_iface__for_each_udp(iface, collect_udp, l);
+	if (!err && l->n)
+		qsort(l->v, l->n, l->size, cmp_udp);
+	return err;
+}
+
 static int get_endpoints(struct unet_iface *iface, struct list *l)
 {
 	int err;
@@ -646,6 +675,29 @@ static void print_channel(const char *ifname, const struct unet_channel_entry *e
 	em_u64("delivered_bytes", e->delivered_bytes);
 	em_u64("drops", e->drop_wrong_src + e->drop_no_socket);
 	em_u64("drop_wrong_src", e->drop_wrong_src);
+	em_u64("drop_no_socket", e->drop_no_socket);
+	em_close();
+}
+
+static void print_udp(const char *ifname, const struct unet_udp_entry *e)
+{
+	char a[INET_ADDRSTRLEN], r[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &e->addr, a, sizeof(a));
+	inet_ntop(AF_INET, &e->remote_addr, r, sizeof(r));
+	em_open(NULL, EM_LINE);
+	em_str("iface", ifname);
+	em_str("addr", a);
+	em_u64("port", e->port);
+	em_str("remote_addr", e->remote_addr ? r : "any");
+	em_u64("remote_port", e->remote_port);
+	em_u64("endpoint", e->endpoint);
+	em_u64("pid", e->pid);
+	em_bool("stale", e->stale);
+	em_bool("arp", e->answers_arp);
+	em_u64("delivered", e->delivered);
+	em_u64("delivered_bytes", e->delivered_bytes);
+	em_u64("drop_filter", e->drop_filter);
 	em_u64("drop_no_socket", e->drop_no_socket);
 	em_close();
 }
@@ -764,8 +816,11 @@ static int do_status(const struct cmd *c, int argc, char **argv)
 	return r;
 }
 
-/* channel list / endpoint list: over IFACE or every attached interface. */
-static int list_over(const struct cmd *c, int argc, char **argv, bool channels)
+enum list_kind { LIST_ENDPOINTS, LIST_CHANNELS, LIST_UDP };
+
+/* channel list / endpoint list / udp list: over IFACE or every attached
+ * interface. */
+static int list_over(const struct cmd *c, int argc, char **argv, enum list_kind kind)
 {
 	struct names ns = { 0 };
 	struct list *lists;
@@ -799,7 +854,9 @@ static int list_over(const struct cmd *c, int argc, char **argv, bool channels)
 			r = 1;
 			break;
 		}
-		err = channels ? get_channels(iface, &lists[i]) : get_endpoints(iface, &lists[i]);
+		err = kind == LIST_CHANNELS ? get_channels(iface, &lists[i])
+		      : kind == LIST_UDP    ? get_udp(iface, &lists[i])
+					    : get_endpoints(iface, &lists[i]);
 		unet_iface__close(iface);
 		if (err)
 			r = fail_iface(err, ns.v[i]);
@@ -808,9 +865,11 @@ static int list_over(const struct cmd *c, int argc, char **argv, bool channels)
 		em_open_array(NULL);
 		for (size_t i = 0; i < ns.n; i++) {
 			for (size_t j = 0; j < lists[i].n; j++) {
-				if (channels)
+				if (kind == LIST_CHANNELS)
 					print_channel(ns.v[i],
 						      &((struct unet_channel_entry *)lists[i].v)[j]);
+				else if (kind == LIST_UDP)
+					print_udp(ns.v[i], &((struct unet_udp_entry *)lists[i].v)[j]);
 				else
 					print_endpoint(ns.v[i],
 						       &((struct unet_endpoint_entry *)lists[i].v)[j]);
@@ -827,12 +886,53 @@ static int list_over(const struct cmd *c, int argc, char **argv, bool channels)
 
 static int do_channel_list(const struct cmd *c, int argc, char **argv)
 {
-	return list_over(c, argc, argv, true);
+	return list_over(c, argc, argv, LIST_CHANNELS);
 }
 
 static int do_endpoint_list(const struct cmd *c, int argc, char **argv)
 {
-	return list_over(c, argc, argv, false);
+	return list_over(c, argc, argv, LIST_ENDPOINTS);
+}
+
+static int do_udp_list(const struct cmd *c, int argc, char **argv)
+{
+	return list_over(c, argc, argv, LIST_UDP);
+}
+
+static int do_udp_del(const struct cmd *c, int argc, char **argv)
+{
+	struct unet_iface *iface;
+	struct in_addr a;
+	unsigned long port;
+	char *pos[2], buf[32], *colon;
+	int n, r, err;
+
+	r = parse_args(c, argc, argv, NULL, pos, 2, 2, &n);
+	if (r)
+		return r < 0;
+	if (require_root())
+		return 1;
+	if (strlen(pos[1]) >= sizeof(buf) || !(colon = strchr(strcpy(buf, pos[1]), ':')))
+		return fail("invalid ADDR:PORT: %s", pos[1]);
+	*colon = '\0';
+	if (inet_pton(AF_INET, buf, &a) != 1 || parse_uint(colon + 1, 1, 65535, &port))
+		return fail("invalid ADDR:PORT: %s", pos[1]);
+	iface = open_iface(pos[0]);
+	if (!iface)
+		return 1;
+	err = unet_iface__udp_del(iface, a.s_addr, (uint16_t)port);
+	unet_iface__close(iface);
+	if (err == -ENOENT)
+		return fail("no UDP port %s on %s", pos[1], pos[0]);
+	if (err)
+		return fail_iface(err, pos[0]);
+	em_open(NULL, EM_LINE);
+	em_str("iface", pos[0]);
+	em_str("addr", buf);
+	em_u64("port", port);
+	em_bool("deleted", true);
+	em_close();
+	return 0;
 }
 
 static int do_channel_add(const struct cmd *c, int argc, char **argv)
@@ -1018,6 +1118,16 @@ static const struct cmd channel_cmds[] = {
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
 
+static const struct cmd udp_cmds[] = {
+	{ "list", do_udp_list, "[IFACE]",
+	  "list UDP ports: address, port, remote filter, endpoint, owner, stale, counters", NULL,
+	  "udp list" },
+	{ "del", do_udp_del, "IFACE ADDR:PORT",
+	  "remove a UDP port, whoever owns it (its datagrams go to the kernel again)", NULL,
+	  "udp del" },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
 static const struct cmd endpoint_cmds[] = {
 	{ "list", do_endpoint_list, "[IFACE]", "list endpoint slots: owner pid, comm, stale",
 	  NULL, "endpoint list" },
@@ -1036,9 +1146,11 @@ static const struct cmd cmds[] = {
 	  "channel" },
 	{ "endpoint", do_group, "{list} ...", "endpoints (default: list)", endpoint_cmds,
 	  "endpoint" },
+	{ "udp", do_group, "{list|del} ...", "UDP/IPv4 ports over U-Net (default: list)",
+	  udp_cmds, "udp" },
 	{ "stats", do_stats, "IFACE", "the XDP program's counters on IFACE", NULL, "stats" },
 	{ "reclaim", do_reclaim, "IFACE",
-	  "remove endpoints whose owner died and their channels", NULL, "reclaim" },
+	  "remove endpoints whose owner died, their channels and UDP ports", NULL, "reclaim" },
 	{ "fault", do_fault, "IFACE --drop-ppm N",
 	  "test hook: drop N per million U-Net frames that would be delivered (0: off)", NULL,
 	  "fault" },

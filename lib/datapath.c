@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "endpoint_impl.h"
+#include "udp_impl.h"
 
 #define RX_BATCH 64
 
@@ -278,6 +279,20 @@ static bool take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct 
 
 	if (unet_pool_move(&ep->pool, base, UNET_FRAME_KERNEL, UNET_FRAME_RX))
 		return false; /* not a frame we gave the kernel: ignore it */
+	/* With UDP sockets open the ring also carries IPv4 and ARP frames
+	 * (udp.c); U-Net frames fall through to the parser below. */
+	if (ep->udp && (xd->addr & (ep->frame_size - 1)) + xd->len <= ep->frame_size) {
+		int r = unet_udp_take(ep, (uint8_t *)ep->segment + xd->addr, xd->len, desc);
+
+		if (r > 0) {
+			desc->buf = base;
+			return true;
+		}
+		if (r == 0) {
+			unet_pool_put(&ep->pool, base, UNET_FRAME_RX);
+			return false;
+		}
+	}
 	if ((xd->addr & (ep->frame_size - 1)) + xd->len > ep->frame_size ||
 	    unet_wire_parse((uint8_t *)ep->segment + xd->addr, xd->len, &dst_tag, &src_tag, &off,
 			    &len) ||
@@ -290,6 +305,9 @@ static bool take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct 
 	desc->buf = base;
 	desc->data = (uint8_t *)ep->segment + xd->addr + off;
 	desc->len = len;
+	desc->udp = NULL;
+	desc->src_addr = 0;
+	desc->src_port = 0;
 	return true;
 }
 
@@ -408,8 +426,12 @@ int unet_endpoint__dispatch(struct unet_endpoint *ep, int timeout_ms, unsigned i
 		return n;
 	for (int i = 0; i < n; i++) {
 		struct unet_channel *ch = descs[i].channel;
+		unet_recv_handler fn;
+		void *fn_ctx;
 
-		if (ch->handler)
+		if (!ch && (fn = unet_udp_handler(&descs[i], &fn_ctx)))
+			fn(ep, &descs[i], fn_ctx);
+		else if (ch && ch->handler)
 			ch->handler(ep, &descs[i], ch->handler_ctx);
 		else if (ep->handler)
 			ep->handler(ep, &descs[i], ep->handler_ctx);

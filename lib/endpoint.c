@@ -24,6 +24,7 @@
 #include <bpf/bpf.h>
 
 #include "endpoint_impl.h"
+#include "udp_impl.h"
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL 69
@@ -484,6 +485,7 @@ void unet_endpoint__destroy(struct unet_endpoint *ep)
 		unet_log(UNET_LOG_DEBUG, "endpoint %u: %u of %u frames free, %u on free queues",
 			 ep->id, ep->pool.nfree, ep->nframes, in_fill);
 	}
+	unet_udp_free_all(ep);
 	unet_channel_free_all(ep);
 	destroy_sockets(ep);
 	if (ep->epoll_fd >= 0)

@@ -73,6 +73,7 @@ struct unet_endpoint {
 	void *handler_ctx;
 
 	uint64_t rx_msgs, tx_msgs, rx_unknown_channel, rx_no_handler;
+	struct unet_udp_state *udp; /* UDP sockets and ARP (udp.c); NULL until one opens */
 };
 
 /* endpoint.c */

@@ -12,6 +12,9 @@
  *   <pin_root>/<ifname>/unet_if_stats    PERCPU_ARRAY by unet_if_counter
  *   <pin_root>/<ifname>/unet_xsks        XSKMAP
  *   <pin_root>/<ifname>/unet_faults      ARRAY[1] unet_fault_cfg (test hook)
+ *   <pin_root>/<ifname>/unet_udp_ports   HASH  (addr, port) -> unet_udp_val
+ *   <pin_root>/<ifname>/unet_udp_addrs   HASH  addr -> unet_udp_addr_val
+ *   <pin_root>/<ifname>/unet_neigh       LRU_HASH addr -> unet_neigh_val
  *
  * The link is pinned last: its pin marks a complete attach.  A pinned
  * link keeps the program attached after the attaching process exits;
@@ -57,6 +60,7 @@ _Static_assert((int)UNET_STAT__COUNT == (int)UNET_CTR__COUNT,
 static const char *const pinned_maps[] = {
 	UNET_MAP_CHANNELS, UNET_MAP_ENDPOINTS, UNET_MAP_CHAN_STATS,
 	UNET_MAP_IF_STATS, UNET_MAP_XSKS, UNET_MAP_FAULTS,
+	UNET_MAP_UDP_PORTS, UNET_MAP_UDP_ADDRS, UNET_MAP_NEIGH,
 };
 #define N_PINNED_MAPS (sizeof(pinned_maps) / sizeof(pinned_maps[0]))
 
@@ -595,6 +599,7 @@ struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_
 	}
 	iface->channels_fd = iface->endpoints_fd = iface->chan_stats_fd = -1;
 	iface->if_stats_fd = iface->xsks_fd = iface->faults_fd = -1;
+	iface->udp_ports_fd = iface->udp_addrs_fd = iface->neigh_fd = -1;
 
 	err = iface_dir(opts, ifname, iface->pin_dir, sizeof(iface->pin_dir));
 	if (err)
@@ -620,7 +625,10 @@ struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_
 	    (err = open_map(iface->pin_dir, UNET_MAP_CHAN_STATS, &iface->chan_stats_fd)) ||
 	    (err = open_map(iface->pin_dir, UNET_MAP_IF_STATS, &iface->if_stats_fd)) ||
 	    (err = open_map(iface->pin_dir, UNET_MAP_XSKS, &iface->xsks_fd)) ||
-	    (err = open_map(iface->pin_dir, UNET_MAP_FAULTS, &iface->faults_fd)))
+	    (err = open_map(iface->pin_dir, UNET_MAP_FAULTS, &iface->faults_fd)) ||
+	    (err = open_map(iface->pin_dir, UNET_MAP_UDP_PORTS, &iface->udp_ports_fd)) ||
+	    (err = open_map(iface->pin_dir, UNET_MAP_UDP_ADDRS, &iface->udp_addrs_fd)) ||
+	    (err = open_map(iface->pin_dir, UNET_MAP_NEIGH, &iface->neigh_fd)))
 		goto err;
 	if ((err = check_map(iface->channels_fd, UNET_MAP_CHANNELS, BPF_MAP_TYPE_HASH,
 			     sizeof(__u32), sizeof(struct unet_channel_val))) ||
@@ -633,7 +641,13 @@ struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_
 	    (err = check_map(iface->xsks_fd, UNET_MAP_XSKS, BPF_MAP_TYPE_XSKMAP, sizeof(__u32),
 			     sizeof(__u32))) ||
 	    (err = check_map(iface->faults_fd, UNET_MAP_FAULTS, BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-			     sizeof(struct unet_fault_cfg))))
+			     sizeof(struct unet_fault_cfg))) ||
+	    (err = check_map(iface->udp_ports_fd, UNET_MAP_UDP_PORTS, BPF_MAP_TYPE_HASH,
+			     sizeof(struct unet_udp_key), sizeof(struct unet_udp_val))) ||
+	    (err = check_map(iface->udp_addrs_fd, UNET_MAP_UDP_ADDRS, BPF_MAP_TYPE_HASH,
+			     sizeof(__u32), sizeof(struct unet_udp_addr_val))) ||
+	    (err = check_map(iface->neigh_fd, UNET_MAP_NEIGH, BPF_MAP_TYPE_LRU_HASH,
+			     sizeof(__u32), sizeof(struct unet_neigh_val))))
 		goto err;
 
 	ncpus = libbpf_num_possible_cpus();
@@ -651,7 +665,7 @@ err:
 
 void unet_iface__close(struct unet_iface *iface)
 {
-	int *fds[6];
+	int *fds[9];
 
 	if (!iface)
 		return;
@@ -661,7 +675,10 @@ void unet_iface__close(struct unet_iface *iface)
 	fds[3] = &iface->if_stats_fd;
 	fds[4] = &iface->xsks_fd;
 	fds[5] = &iface->faults_fd;
-	for (int i = 0; i < 6; i++)
+	fds[6] = &iface->udp_ports_fd;
+	fds[7] = &iface->udp_addrs_fd;
+	fds[8] = &iface->neigh_fd;
+	for (int i = 0; i < 9; i++)
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 	free(iface);
@@ -898,6 +915,11 @@ const char *unet_stat_name(int idx)
 		[UNET_STAT_DROP_WRONG_SRC] = "drop_wrong_src",
 		[UNET_STAT_DROP_NO_SOCKET] = "drop_no_socket",
 		[UNET_STAT_DROP_INJECTED] = "drop_injected",
+		[UNET_STAT_UDP_DELIVERED] = "udp_delivered",
+		[UNET_STAT_ARP_DELIVERED] = "arp_delivered",
+		[UNET_STAT_DROP_UDP_FILTER] = "drop_udp_filter",
+		[UNET_STAT_DROP_IP_FRAGMENT] = "drop_ip_fragment",
+		[UNET_STAT_DROP_IP_MALFORMED] = "drop_ip_malformed",
 	};
 
 	if (idx < 0 || idx >= UNET_STAT__COUNT)
@@ -1112,6 +1134,12 @@ int unet_iface__reclaim(struct unet_iface *iface)
 		}
 	}
 	free(keys);
+	/* UDP ports and addresses too, before the endpoints, for the same
+	 * reason. */
+	err = unet_udp_reclaim(iface);
+	if (err < 0)
+		return err;
+	removed += err;
 
 	err = collect_keys(iface->endpoints_fd, &keys, &n);
 	if (err)

@@ -20,6 +20,9 @@
 #define UNET_MAP_IF_STATS "unet_if_stats"
 #define UNET_MAP_XSKS "unet_xsks"
 #define UNET_MAP_FAULTS "unet_faults"
+#define UNET_MAP_UDP_PORTS "unet_udp_ports"
+#define UNET_MAP_UDP_ADDRS "unet_udp_addrs"
+#define UNET_MAP_NEIGH "unet_neigh"
 
 /* An attached interface's pinned maps, opened. */
 struct unet_iface {
@@ -33,6 +36,9 @@ struct unet_iface {
 	int xsks_fd;
 	int faults_fd;
 	int ncpus; /* possible CPUs, for per-CPU map values */
+	int udp_ports_fd;
+	int udp_addrs_fd;
+	int neigh_fd;
 };
 
 /* log.c */
@@ -51,6 +57,10 @@ bool unet_owner_alive(uint32_t pid, uint64_t start_time);
 uint64_t unet_proc_start_time(uint32_t pid);
 /* Number of receive queues of the device (ethtool, then sysfs), >= 1. */
 int unet_iface_nqueues(const char *ifname);
+
+/* udp_admin.c: remove UDP ports and addresses whose endpoint is missing
+ * or stale.  Returns how many were removed, or -errno. */
+int unet_udp_reclaim(struct unet_iface *iface);
 
 /* wire.c: build and parse frames (pure functions, unit-tested). */
 /* Write Ethernet + U-Net headers for a payload of len bytes at frame.

@@ -109,6 +109,12 @@ enum {
 	UNET_STAT_DROP_WRONG_SRC,
 	UNET_STAT_DROP_NO_SOCKET,
 	UNET_STAT_DROP_INJECTED, /* dropped by unet_iface__set_fault's hook */
+	/* UDP/IPv4 over U-Net (unet_udp.h, docs/udp.md) */
+	UNET_STAT_UDP_DELIVERED,    /* datagrams redirected to their endpoint */
+	UNET_STAT_ARP_DELIVERED,    /* ARP for a U-Net-owned address, to its endpoint */
+	UNET_STAT_DROP_UDP_FILTER,  /* from a source the port's remote filter refuses */
+	UNET_STAT_DROP_IP_FRAGMENT, /* first fragment for a U-Net port (no reassembly) */
+	UNET_STAT_DROP_IP_MALFORMED, /* for a U-Net port, lengths do not add up */
 	UNET_STAT__COUNT
 };
 /* Fill out[UNET_STAT__COUNT]. Returns 0 or -errno. */
@@ -200,6 +206,7 @@ struct unet_endpoint_opts {
 
 struct unet_endpoint;
 struct unet_channel;
+struct unet_udp_sock;
 
 /* Create an endpoint on ifname: a communication segment (UMEM) and one
  * AF_XDP socket per receive queue, registered in the interface's XSKMAP.
@@ -334,6 +341,13 @@ struct unet_recv_desc {
 	uint64_t buf;  /* segment offset of the frame: give back with release */
 	void *data;    /* the payload */
 	uint32_t len;  /* payload bytes */
+	/* A UDP datagram for one of the endpoint's UDP sockets (unet_udp.h)
+	 * comes through the same receive queue: then channel is NULL, udp is
+	 * the socket, src_addr (network byte order) and src_port (host byte
+	 * order) its sender.  For U-Net messages udp is NULL. */
+	struct unet_udp_sock *udp;
+	uint32_t src_addr;
+	uint16_t src_port;
 };
 
 /* Take up to max received messages without blocking.  Returns the number

@@ -15,6 +15,7 @@
  * the cases that need a socket are skipped; the program not loading as root
  * is a failure.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
 #include <sched.h>
@@ -71,6 +72,11 @@ static const char *const ctr_names[UNET_CTR__COUNT] = {
 	[UNET_CTR_DROP_WRONG_SRC] = "drop_wrong_src",
 	[UNET_CTR_DROP_NO_SOCKET] = "drop_no_socket",
 	[UNET_CTR_DROP_INJECTED] = "drop_injected",
+	[UNET_CTR_UDP_DELIVERED] = "udp_delivered",
+	[UNET_CTR_ARP_DELIVERED] = "arp_delivered",
+	[UNET_CTR_DROP_UDP_FILTER] = "drop_udp_filter",
+	[UNET_CTR_DROP_IP_FRAGMENT] = "drop_ip_fragment",
+	[UNET_CTR_DROP_IP_MALFORMED] = "drop_ip_malformed",
 };
 
 #define NFRAMES 64
@@ -400,6 +406,40 @@ static int add_endpoint(uint32_t slot)
 												  : 0;
 }
 
+/* ---- UDP/IPv4 fixture ----------------------------------------------------
+ * 10.0.0.1:6000 -> EP_SOCK (any source); 10.0.0.1:6001 -> EP_SOCK, only
+ * from 10.0.0.9:7000; 10.0.0.1:6002 -> EP_NOSOCK.  Addresses: 10.0.0.1 is
+ * the kernel's (ARP passed), 10.0.0.7 U-Net's (ARP to EP_SOCK).
+ */
+#define UDP_DST 0x0a000001u
+#define UDP_SRC 0x0a000002u
+#define UDP_UNET_ADDR 0x0a000007u
+
+static int add_udp(uint32_t addr, uint16_t port, uint32_t ep, uint32_t raddr, uint16_t rport)
+{
+	struct unet_udp_key k = { .addr = htonl(addr), .port = htons(port) };
+	struct unet_udp_val v = { .endpoint = ep, .remote_addr = raddr ? htonl(raddr) : 0,
+				  .remote_port = htons(rport), .owner_pid = 1 };
+
+	return bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_udp_ports), &k, &v, BPF_ANY) ? -errno : 0;
+}
+
+static int add_udp_addr(uint32_t addr, uint32_t ep, uint32_t flags)
+{
+	__be32 k = htonl(addr);
+	struct unet_udp_addr_val v = { .endpoint = ep, .flags = flags };
+
+	return bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_udp_addrs), &k, &v, BPF_ANY) ? -errno : 0;
+}
+
+static int add_udp_fixture(void)
+{
+	return add_udp(UDP_DST, 6000, EP_SOCK, 0, 0) ||
+	       add_udp(UDP_DST, 6001, EP_SOCK, 0x0a000009, 7000) ||
+	       add_udp(UDP_DST, 6002, EP_NOSOCK, 0, 0) || add_udp_addr(UDP_DST, EP_SOCK, 0) ||
+	       add_udp_addr(UDP_UNET_ADDR, EP_SOCK, UNET_UDP_ADDR_ARP);
+}
+
 /* AF_XDP socket on lo queue 0, copy mode, no XDP program of libxdp's own;
  * put into the XSKMAP at (EP_SOCK, 0) and at (EP_SOCK + 1, 0).  The second
  * slot is what an unchecked queue index >= UNET_MAX_QUEUES of EP_SOCK would
@@ -489,6 +529,10 @@ static int group_setup(void **state)
 	if (add_endpoint(EP_SOCK) || add_endpoint(EP_NOSOCK) ||
 	    add_channel(TAG_GOOD, PEER_MAC, PEER_TAG, EP_SOCK) ||
 	    add_channel(TAG_NOSOCK, PEER_MAC, PEER_TAG_NOSOCK, EP_NOSOCK)) {
+		g.load_err = -EIO;
+		return 0;
+	}
+	if (add_udp_fixture()) {
 		g.load_err = -EIO;
 		return 0;
 	}
@@ -982,6 +1026,271 @@ static void test_short_frame(void **state)
 	expect_pass_untouched(buf, 14);
 }
 
+/* ---- UDP/IPv4 and ARP ------------------------------------------------------ */
+
+struct udp_spec {
+	uint32_t saddr, daddr;
+	uint16_t sport, dport;
+	uint8_t ihl;	   /* 5 default; more: NOP options */
+	uint8_t version;   /* 4 default */
+	uint16_t frag;	   /* flags + offset field */
+	uint16_t payload;  /* bytes present */
+	int tot_adj;	   /* added to the true tot_len */
+	int ulen_adj;	   /* added to the true UDP length */
+	uint32_t cut;	   /* frame ends after this many bytes, if non-zero */
+};
+
+static struct udp_spec udp_good(uint16_t dport)
+{
+	return (struct udp_spec){ .saddr = UDP_SRC, .daddr = UDP_DST, .sport = 7000,
+				  .dport = dport, .ihl = 5, .version = 4, .payload = 32 };
+}
+
+/* IPv4/UDP frame by hand; checksums are left 0 (the program does not
+ * check them: the library does). */
+static uint32_t build_udp(uint8_t *buf, size_t cap, const struct udp_spec *s)
+{
+	uint32_t hl = s->ihl * 4u, ulen = 8u + s->payload, tot = hl + ulen, n;
+	uint8_t *ip = buf + 14, *u;
+
+	assert_true(cap >= 14 + tot + 64);
+	memset(buf, 0, cap);
+	memcpy(buf, LOCAL_MAC, 6);
+	memcpy(buf + 6, PEER_MAC, 6);
+	put16(buf + 12, 0x0800);
+	ip[0] = (uint8_t)(s->version << 4 | s->ihl);
+	put16(ip + 2, (uint16_t)(tot + s->tot_adj));
+	put16(ip + 6, s->frag);
+	ip[8] = 64;
+	ip[9] = 17;
+	put16(ip + 12, (uint16_t)(s->saddr >> 16));
+	put16(ip + 14, (uint16_t)s->saddr);
+	put16(ip + 16, (uint16_t)(s->daddr >> 16));
+	put16(ip + 18, (uint16_t)s->daddr);
+	for (uint32_t i = 20; i < hl; i++)
+		ip[i] = 1; /* NOP option */
+	u = ip + hl;
+	put16(u, s->sport);
+	put16(u + 2, s->dport);
+	put16(u + 4, (uint16_t)(ulen + s->ulen_adj));
+	for (uint32_t i = 0; i < s->payload; i++)
+		u[8 + i] = (uint8_t)i;
+	n = 14 + tot;
+	if (n < 60)
+		n = 60;
+	if (s->cut)
+		n = s->cut;
+	return n;
+}
+
+static struct unet_udp_val udp_port_stats(uint16_t port)
+{
+	struct unet_udp_key k = { .addr = htonl(UDP_DST), .port = htons(port) };
+	struct unet_udp_val v;
+
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(g.skel->maps.unet_udp_ports), &k, &v), 0);
+	return v;
+}
+
+static void expect_udp(const struct udp_spec *s, uint32_t verdict, enum unet_if_counter outcome)
+{
+	uint8_t buf[2048];
+	uint32_t n = build_udp(buf, sizeof(buf), s);
+	struct snap want = one(outcome);
+
+	if (verdict == XDP_PASS)
+		expect_pass_untouched(buf, n);
+	else
+		expect_run(buf, n, NULL, verdict, &want);
+}
+
+static void test_udp_to_our_port_delivered(void **state)
+{
+	struct udp_spec s = udp_good(6000);
+	struct unet_udp_val before, after;
+
+	(void)state;
+	need_xsk();
+	before = udp_port_stats(6000);
+	expect_udp(&s, XDP_REDIRECT, UNET_CTR_UDP_DELIVERED);
+	after = udp_port_stats(6000);
+	assert_int_equal(after.delivered - before.delivered, 1);
+	assert_int_equal(after.delivered_bytes - before.delivered_bytes, 32);
+	/* IP options are skipped, not refused */
+	s.ihl = 7;
+	expect_udp(&s, XDP_REDIRECT, UNET_CTR_UDP_DELIVERED);
+	/* the filter's own source gets through a connected port */
+	s = udp_good(6001);
+	s.saddr = 0x0a000009;
+	expect_udp(&s, XDP_REDIRECT, UNET_CTR_UDP_DELIVERED);
+	/* Ethernet padding after a tiny datagram is not a length error */
+	s = udp_good(6000);
+	s.payload = 1;
+	expect_udp(&s, XDP_REDIRECT, UNET_CTR_UDP_DELIVERED);
+}
+
+static void test_udp_other_traffic_passed(void **state)
+{
+	struct udp_spec s = udp_good(6003); /* no such port */
+
+	(void)state;
+	need_prog();
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	s = udp_good(6000);
+	s.daddr = 0x0a000003; /* our port number, another address */
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	/* not UDP: TCP to the same port */
+	uint8_t buf[256];
+	uint32_t n;
+
+	s = udp_good(6000);
+	n = build_udp(buf, sizeof(buf), &s);
+	buf[14 + 9] = 6;
+	expect_pass_untouched(buf, n);
+}
+
+static void test_udp_fragments(void **state)
+{
+	struct udp_spec s = udp_good(6000);
+
+	(void)state;
+	need_prog();
+	/* first fragment of a datagram for our port: dropped, counted */
+	s.frag = 0x2000;
+	expect_udp(&s, XDP_DROP, UNET_CTR_DROP_IP_FRAGMENT);
+	s.frag = 0x2000 | 0x4000; /* DF + MF makes no sense, still a fragment */
+	expect_udp(&s, XDP_DROP, UNET_CTR_DROP_IP_FRAGMENT);
+	/* a later fragment has no UDP header: not provably ours, passed */
+	s.frag = 0x00b9;
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	/* first fragment for a kernel port: the kernel's */
+	s = udp_good(6003);
+	s.frag = 0x2000;
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+}
+
+static void test_udp_malformed(void **state)
+{
+	struct udp_spec s;
+
+	(void)state;
+	need_prog();
+	/* tot_len longer than the frame (truncated datagram) */
+	s = udp_good(6000);
+	s.tot_adj = 100;
+	expect_udp(&s, XDP_DROP, UNET_CTR_DROP_IP_MALFORMED);
+	/* tot_len shorter than IP + UDP headers */
+	s = udp_good(6000);
+	s.tot_adj = -(int)(8 + 32 + 1);
+	expect_udp(&s, XDP_DROP, UNET_CTR_DROP_IP_MALFORMED);
+	/* UDP length beyond the IP payload, and below 8 */
+	s = udp_good(6000);
+	s.ulen_adj = 1;
+	expect_udp(&s, XDP_DROP, UNET_CTR_DROP_IP_MALFORMED);
+	s.ulen_adj = -(8 + 32) + 7;
+	expect_udp(&s, XDP_DROP, UNET_CTR_DROP_IP_MALFORMED);
+	/* the frame ends inside the UDP header, after the ports */
+	s = udp_good(6000);
+	s.cut = 14 + 20 + 6;
+	expect_udp(&s, XDP_DROP, UNET_CTR_DROP_IP_MALFORMED);
+	/* ...or before the destination port: cannot be ours, passed */
+	s.cut = 14 + 20 + 3;
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	/* truncated IP header, IHL < 5, version 6 in an IPv4 frame: passed */
+	s = udp_good(6000);
+	s.cut = 14 + 12;
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	s = udp_good(6000);
+	s.ihl = 4;
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	s = udp_good(6000);
+	s.version = 6;
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+}
+
+static void test_udp_filter_and_no_socket(void **state)
+{
+	struct udp_spec s = udp_good(6001); /* connected to 10.0.0.9:7000 */
+	struct unet_udp_val before, after;
+
+	(void)state;
+	need_prog();
+	before = udp_port_stats(6001);
+	expect_udp(&s, XDP_DROP, UNET_CTR_DROP_UDP_FILTER); /* wrong address */
+	s.saddr = 0x0a000009;
+	s.sport = 7001;
+	expect_udp(&s, XDP_DROP, UNET_CTR_DROP_UDP_FILTER); /* wrong port */
+	after = udp_port_stats(6001);
+	assert_int_equal(after.drop_filter - before.drop_filter, 2);
+	s = udp_good(6002);
+	before = udp_port_stats(6002);
+	expect_udp(&s, XDP_DROP, UNET_CTR_DROP_NO_SOCKET);
+	after = udp_port_stats(6002);
+	assert_int_equal(after.drop_no_socket - before.drop_no_socket, 1);
+}
+
+static uint32_t build_arp(uint8_t *buf, uint16_t op, uint32_t spa, uint32_t tpa)
+{
+	memset(buf, 0, 60);
+	memset(buf, 0xff, 6);
+	memcpy(buf + 6, PEER_MAC, 6);
+	put16(buf + 12, 0x0806);
+	put16(buf + 14, 1);
+	put16(buf + 16, 0x0800);
+	buf[18] = 6;
+	buf[19] = 4;
+	put16(buf + 20, op);
+	memcpy(buf + 22, PEER_MAC, 6);
+	put16(buf + 28, (uint16_t)(spa >> 16));
+	put16(buf + 30, (uint16_t)spa);
+	put16(buf + 38, (uint16_t)(tpa >> 16));
+	put16(buf + 40, (uint16_t)tpa);
+	return 60;
+}
+
+static bool neigh_has(uint32_t ip, const uint8_t mac[6])
+{
+	__be32 k = htonl(ip);
+	struct unet_neigh_val v;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(g.skel->maps.unet_neigh), &k, &v))
+		return false;
+	return !memcmp(v.mac, mac, 6) && v.updated_ns;
+}
+
+static void test_arp_for_unet_address(void **state)
+{
+	uint8_t buf[64];
+	struct snap want = one(UNET_CTR_ARP_DELIVERED);
+
+	(void)state;
+	need_xsk();
+	/* request for the U-Net-owned address: to its endpoint, sender learnt */
+	expect_run(buf, build_arp(buf, 1, 0x0a000011, UDP_UNET_ADDR), NULL, XDP_REDIRECT, &want);
+	assert_true(neigh_has(0x0a000011, PEER_MAC));
+	/* reply to it, too */
+	expect_run(buf, build_arp(buf, 2, 0x0a000012, UDP_UNET_ADDR), NULL, XDP_REDIRECT, &want);
+	assert_true(neigh_has(0x0a000012, PEER_MAC));
+}
+
+static void test_arp_for_kernel_address(void **state)
+{
+	uint8_t buf[64];
+
+	(void)state;
+	need_prog();
+	/* the kernel's address: passed untouched, yet the sender is learnt,
+	 * so an endpoint resolving from this address sees the reply */
+	expect_pass_untouched(buf, build_arp(buf, 2, 0x0a000013, UDP_DST));
+	assert_true(neigh_has(0x0a000013, PEER_MAC));
+	/* ARP for an address without U-Net ports: nothing learnt */
+	expect_pass_untouched(buf, build_arp(buf, 2, 0x0a000014, 0x0a000063));
+	assert_false(neigh_has(0x0a000014, PEER_MAC));
+	/* an address probe (sender 0.0.0.0) teaches nothing */
+	expect_pass_untouched(buf, build_arp(buf, 1, 0, UDP_DST));
+	assert_false(neigh_has(0, PEER_MAC));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1009,6 +1318,13 @@ int main(void)
 		cmocka_unit_test(test_vlan_non_unet_passed),
 		cmocka_unit_test(test_truncated_vlan_passed),
 		cmocka_unit_test(test_short_frame),
+		cmocka_unit_test(test_udp_to_our_port_delivered),
+		cmocka_unit_test(test_udp_other_traffic_passed),
+		cmocka_unit_test(test_udp_fragments),
+		cmocka_unit_test(test_udp_malformed),
+		cmocka_unit_test(test_udp_filter_and_no_socket),
+		cmocka_unit_test(test_arp_for_unet_address),
+		cmocka_unit_test(test_arp_for_kernel_address),
 	};
 
 	return cmocka_run_group_tests_name("xdp_prog", tests, group_setup, group_teardown);

@@ -1,0 +1,708 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * udp.c - UDP/IPv4 sockets on a U-Net endpoint (unet_udp.h, docs/udp.md).
+ *
+ * A socket is a (local address, port) in the interface's unet_udp_ports
+ * map, so the XDP program puts its datagrams on the endpoint's receive
+ * queue; take_rx() in datapath.c hands every non-U-Net frame to
+ * unet_udp_take() here, which checks it (lengths, IP and UDP checksums)
+ * and turns it into a receive descriptor, or answers it (ARP).  Sending
+ * writes Ethernet, IPv4 and UDP headers in front of the payload in the
+ * segment buffer and puts the frame on the TX ring, as U-Net sends do.
+ *
+ * Peers are resolved with ARP requests sent from the endpoint.  Replies
+ * are learnt by the XDP program into the unet_neigh map whether the frame
+ * then goes to the kernel (the kernel owns our address) or to us; the
+ * resolver reads that map, so it never has to take frames off the
+ * receive queue that belong to the application.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "endpoint_impl.h"
+#include "udp_impl.h"
+
+#define DEFAULT_ARP_TTL_MS 60000u
+#define DEFAULT_ARP_TIMEOUT_MS 1000u
+#define ARP_RETRY_NS (200ull * 1000 * 1000) /* re-ask this often while resolving */
+
+static const uint8_t BCAST_MAC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	/* The clock of bpf_ktime_get_ns(), which stamps unet_neigh. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- Frames ---------------------------------------------------------------- */
+
+uint32_t unet_udp_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
+			uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport,
+			uint32_t len, uint16_t ip_id)
+{
+	uint8_t *ip = frame + UNET_ETH_HLEN, *udp = ip + UNET_IP_HLEN;
+	uint16_t v, ulen = (uint16_t)(UNET_UDP_HLEN + len), csum;
+	uint32_t flen = UNET_UDP_HDRS + len;
+	uint64_t sum;
+
+	memcpy(frame, dst_mac, 6);
+	memcpy(frame + 6, src_mac, 6);
+	v = htons(UNET_ETH_P_IP);
+	memcpy(frame + 12, &v, 2);
+
+	ip[0] = 0x45; /* version 4, 5 words: we send no options */
+	ip[1] = 0;    /* DSCP/ECN */
+	v = htons((uint16_t)(UNET_IP_HLEN + ulen));
+	memcpy(ip + 2, &v, 2);
+	v = htons(ip_id);
+	memcpy(ip + 4, &v, 2);
+	v = htons(0x4000); /* DF: we never fragment */
+	memcpy(ip + 6, &v, 2);
+	ip[8] = 64; /* TTL */
+	ip[9] = IPPROTO_UDP;
+	memset(ip + 10, 0, 2);
+	memcpy(ip + 12, &saddr, 4);
+	memcpy(ip + 16, &daddr, 4);
+	csum = htons((uint16_t)~unet_csum_fold(unet_csum_add(0, ip, UNET_IP_HLEN)));
+	memcpy(ip + 10, &csum, 2);
+
+	v = htons(sport);
+	memcpy(udp, &v, 2);
+	v = htons(dport);
+	memcpy(udp + 2, &v, 2);
+	v = htons(ulen);
+	memcpy(udp + 4, &v, 2);
+	memset(udp + 6, 0, 2);
+	sum = unet_csum_pseudo(saddr, daddr, IPPROTO_UDP, ulen);
+	sum = unet_csum_add(sum, udp, ulen);
+	csum = (uint16_t)~unet_csum_fold(sum);
+	/* 0 means "no checksum" in UDP over IPv4: send its other form. */
+	if (!csum)
+		csum = 0xffff;
+	csum = htons(csum);
+	memcpy(udp + 6, &csum, 2);
+
+	if (flen < 60) {
+		memset(frame + flen, 0, 60 - flen);
+		flen = 60;
+	}
+	return flen;
+}
+
+enum unet_udp_verdict unet_udp_parse(const uint8_t *frame, uint32_t len, bool accept_partial,
+				     struct unet_udp_frame *f)
+{
+	uint32_t off = 12, hlen, tot_len, ulen;
+	uint16_t proto, frag, check, v;
+	const uint8_t *ip, *udp;
+	uint64_t sum;
+
+	memset(f, 0, sizeof(*f));
+	if (len < UNET_ETH_HLEN)
+		return UNET_UDP_NOT_UDP;
+	memcpy(&proto, frame + off, 2);
+	off += 2;
+	if (proto == htons(0x8100) || proto == htons(0x88A8)) {
+		if (len < off + 4)
+			return UNET_UDP_NOT_UDP;
+		memcpy(&proto, frame + off + 2, 2);
+		off += 4;
+	}
+	if (proto != htons(UNET_ETH_P_IP))
+		return UNET_UDP_NOT_UDP;
+	ip = frame + off;
+	if (len < off + UNET_IP_HLEN || ip[0] >> 4 != 4)
+		return UNET_UDP_MALFORMED;
+	if (ip[9] != IPPROTO_UDP)
+		return UNET_UDP_NOT_UDP;
+	hlen = (ip[0] & 0xf) * 4u;
+	memcpy(&f->saddr, ip + 12, 4);
+	memcpy(&f->daddr, ip + 16, 4);
+	if (hlen < UNET_IP_HLEN || len < off + hlen + UNET_UDP_HLEN)
+		return UNET_UDP_MALFORMED;
+	udp = ip + hlen;
+	memcpy(&v, udp, 2);
+	f->sport = ntohs(v);
+	memcpy(&v, udp + 2, 2);
+	f->dport = ntohs(v);
+
+	memcpy(&v, ip + 2, 2);
+	tot_len = ntohs(v);
+	memcpy(&v, ip + 6, 2);
+	frag = ntohs(v);
+	/* Padding after tot_len (Ethernet minimum) is allowed, a frame
+	 * shorter than tot_len is not; fragments are not reassembled. */
+	if (tot_len < hlen + UNET_UDP_HLEN || tot_len > len - off || (frag & 0x3fff))
+		return UNET_UDP_MALFORMED;
+	if (unet_csum_fold(unet_csum_add(0, ip, hlen)) != 0xffff)
+		return UNET_UDP_BAD_IP_CSUM;
+	memcpy(&v, udp + 4, 2);
+	ulen = ntohs(v);
+	if (ulen < UNET_UDP_HLEN || ulen > tot_len - hlen)
+		return UNET_UDP_MALFORMED;
+
+	memcpy(&check, udp + 6, 2);
+	check = ntohs(check);
+	if (check) { /* 0: the sender computed none (allowed over IPv4) */
+		uint64_t pseudo = unet_csum_pseudo(f->saddr, f->daddr, IPPROTO_UDP, (uint16_t)ulen);
+
+		sum = unet_csum_add(pseudo, udp, ulen);
+		if (unet_csum_fold(sum) != 0xffff) {
+			/*
+			 * CHECKSUM_PARTIAL: the sender's kernel left the
+			 * field holding the folded pseudo-header sum for a
+			 * NIC to complete, and on veth there was none.  The
+			 * field then equals exactly that sum (docs/udp.md).
+			 */
+			if (check != unet_csum_fold(pseudo))
+				return UNET_UDP_BAD_UDP_CSUM;
+			if (!accept_partial)
+				return UNET_UDP_PARTIAL_REFUSED;
+			f->partial = true;
+		}
+	}
+	f->payload_off = (uint32_t)(udp - frame) + UNET_UDP_HLEN;
+	f->len = ulen - UNET_UDP_HLEN;
+	return UNET_UDP_OK;
+}
+
+/* ---- The endpoint's UDP state --------------------------------------------- */
+
+static struct unet_udp_state *state(struct unet_endpoint *ep)
+{
+	if (!ep->udp) {
+		ep->udp = calloc(1, sizeof(*ep->udp));
+		if (!ep->udp)
+			return NULL;
+		unet_arp_cache_init(&ep->udp->arp, DEFAULT_ARP_TTL_MS * 1000000ull);
+		ep->udp->arp_timeout_ns = DEFAULT_ARP_TIMEOUT_MS * 1000000ull;
+		ep->udp->ip_id = (uint16_t)(getpid() ^ (uint32_t)now_ns());
+	}
+	return ep->udp;
+}
+
+static struct unet_udp_sock *find_sock(struct unet_endpoint *ep, uint32_t laddr, uint16_t lport)
+{
+	for (struct unet_udp_sock *s = ep->udp ? ep->udp->socks : NULL; s; s = s->next)
+		if (s->laddr == laddr && s->lport == lport)
+			return s;
+	return NULL;
+}
+
+/* Whether the kernel (this network namespace) has addr on any interface:
+ * then the kernel answers ARP for it, and we must not. */
+static bool kernel_owns(uint32_t addr)
+{
+	struct ifaddrs *ifa, *i;
+	bool found = false;
+
+	if (getifaddrs(&ifa))
+		return false;
+	for (i = ifa; i && !found; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == addr)
+			found = true;
+	freeifaddrs(ifa);
+	return found;
+}
+
+/* Whether ifname is a veth (ethtool driver name). */
+static bool is_veth(const char *ifname)
+{
+	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr;
+	bool veth = false;
+	int fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (char *)&di;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+		veth = !strcmp(di.driver, "veth");
+	close(fd);
+	return veth;
+}
+
+/* Read a field of the caller's options only if their struct has it. */
+#define OPT(opts, field, dflt)                                                \
+	((opts) && (opts)->sz >= offsetof(struct unet_udp_opts, field) +       \
+				    sizeof((opts)->field) && (opts)->field     \
+		 ? (opts)->field                                               \
+		 : (dflt))
+
+struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_addr,
+				     uint16_t local_port, const struct unet_udp_opts *opts)
+{
+	struct unet_udp_state *st;
+	struct unet_udp_sock *s;
+	enum unet_udp_partial partial;
+	uint32_t ttl_ms, timeout_ms, txq = 0;
+	int tx_queue, err;
+
+	if (!ep || !local_addr || !local_port || (opts && opts->sz < sizeof(size_t))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	partial = OPT(opts, partial_csum, UNET_UDP_PARTIAL_AUTO);
+	tx_queue = OPT(opts, tx_queue, 0);
+	if ((unsigned)partial > UNET_UDP_PARTIAL_REJECT) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (tx_queue > 0) {
+		if (tx_queue >= UNET_MAX_QUEUES || !(ep->queue_mask & (1u << tx_queue))) {
+			unet_log(UNET_LOG_ERROR, "tx_queue %d: not a queue of this endpoint",
+				 tx_queue);
+			errno = EINVAL;
+			return NULL;
+		}
+		while (ep->q[txq].queue_id != (uint32_t)tx_queue)
+			txq++;
+	}
+	st = state(ep);
+	if (!st) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (find_sock(ep, local_addr, local_port)) {
+		errno = EADDRINUSE;
+		return NULL;
+	}
+	ttl_ms = OPT(opts, arp_ttl_ms, 0);
+	timeout_ms = OPT(opts, arp_timeout_ms, 0);
+	if (ttl_ms)
+		st->arp.ttl_ns = ttl_ms * 1000000ull;
+	if (timeout_ms)
+		st->arp_timeout_ns = timeout_ms * 1000000ull;
+
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->ep = ep;
+	s->laddr = local_addr;
+	s->lport = local_port;
+	s->raddr = OPT(opts, remote_addr, 0);
+	s->rport = s->raddr ? OPT(opts, remote_port, 0) : 0;
+	s->txq = txq;
+	s->accept_partial = partial == UNET_UDP_PARTIAL_ACCEPT ||
+			    (partial == UNET_UDP_PARTIAL_AUTO && is_veth(ep->iface->ifname));
+
+	err = unet_udp_port_add(ep->iface, ep->id, s->laddr, s->lport, s->raddr, s->rport);
+	if (err) {
+		free(s);
+		errno = -err;
+		return NULL;
+	}
+	/* The address: the kernel's (it answers ARP, we only learn from it),
+	 * or ours to answer for.  A live endpoint that registered it first
+	 * keeps it. */
+	err = unet_udp_addr_claim(ep->iface, ep->id, s->laddr,
+				  kernel_owns(s->laddr) ? 0 : UNET_UDP_ADDR_ARP);
+	if (err < 0) {
+		unet_udp_port_remove(ep->iface, ep->id, s->laddr, s->lport);
+		free(s);
+		errno = -err;
+		return NULL;
+	}
+	s->owns_addr = err == 1;
+	s->next = st->socks;
+	st->socks = s;
+	unet_log(UNET_LOG_INFO, "%s: UDP port %u on endpoint %u%s", ep->iface->ifname,
+		 local_port, ep->id, s->accept_partial ? " (partial checksums accepted)" : "");
+	return s;
+}
+
+void unet_udp__close(struct unet_udp_sock *s)
+{
+	struct unet_endpoint *ep;
+	bool addr_used = false;
+
+	if (!s)
+		return;
+	ep = s->ep;
+	for (struct unet_udp_sock **pp = &ep->udp->socks; *pp; pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	}
+	unet_udp_port_remove(ep->iface, ep->id, s->laddr, s->lport);
+	for (struct unet_udp_sock *o = ep->udp->socks; o; o = o->next)
+		if (o->laddr == s->laddr) {
+			addr_used = true;
+			/* Another socket keeps the registration alive. */
+			if (s->owns_addr)
+				o->owns_addr = true;
+			break;
+		}
+	if (!addr_used)
+		unet_udp_addr_release(ep->iface, ep->id, s->laddr);
+	free(s);
+}
+
+void unet_udp_free_all(struct unet_endpoint *ep)
+{
+	if (!ep->udp)
+		return;
+	while (ep->udp->socks)
+		unet_udp__close(ep->udp->socks);
+	free(ep->udp);
+	ep->udp = NULL;
+}
+
+uint32_t unet_udp__max_payload(const struct unet_udp_sock *s)
+{
+	uint32_t m;
+
+	if (!s)
+		return 0;
+	/* The MTU counts IP and UDP headers; the frame must also hold the
+	 * send offset, the headers and the kernel's headroom on receive. */
+	m = s->ep->mtu - UNET_IP_HLEN - UNET_UDP_HLEN;
+	if (m > s->ep->frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD)
+		m = s->ep->frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD;
+	return m;
+}
+
+void *unet_udp__buf_payload(struct unet_endpoint *ep, uint64_t buf)
+{
+	int64_t idx;
+
+	if (!ep || buf == UNET_NO_BUF || (buf & (ep->frame_size - 1)) ||
+	    (idx = unet_pool_index(&ep->pool, buf)) < 0 || ep->pool.owner[idx] != UNET_FRAME_APP) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return (uint8_t *)ep->segment + buf + UNET_UDP_TX_PAYLOAD;
+}
+
+void unet_udp__set_handler(struct unet_udp_sock *s, unet_recv_handler fn, void *ctx)
+{
+	if (!s)
+		return;
+	s->handler = fn;
+	s->handler_ctx = ctx;
+}
+
+unet_recv_handler unet_udp_handler(const struct unet_recv_desc *d, void **ctx)
+{
+	struct unet_udp_sock *s = d->udp;
+
+	if (!s || !s->handler)
+		return NULL;
+	*ctx = s->handler_ctx;
+	return s->handler;
+}
+
+int unet_udp__stats(struct unet_endpoint *ep, struct unet_udp_stats *st)
+{
+	if (!ep || !st)
+		return -EINVAL;
+	if (ep->udp)
+		*st = ep->udp->st;
+	else
+		memset(st, 0, sizeof(*st));
+	return 0;
+}
+
+/* ---- Sending ----------------------------------------------------------------- */
+
+/* Put the frame of flen bytes at buf + off (a buffer the application
+ * holds) on TX queue q[txq] and kick it.  Returns 0 or -EAGAIN (ring
+ * full; buf still the caller's). */
+static int tx_frame(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
+		    uint32_t flen)
+{
+	struct unet_queue *q = &ep->q[txq];
+	struct xdp_desc *xd;
+	uint32_t idx;
+
+	if (xsk_ring_prod__reserve(&q->tx, 1, &idx) != 1) {
+		unet_endpoint__complete(ep);
+		if (xsk_ring_prod__reserve(&q->tx, 1, &idx) != 1)
+			return -EAGAIN;
+	}
+	xd = xsk_ring_prod__tx_desc(&q->tx, idx);
+	xd->addr = buf + off;
+	xd->len = flen;
+	xd->options = 0;
+	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_KERNEL);
+	xsk_ring_prod__submit(&q->tx, 1);
+	q->tx_pending++;
+	/* As kick_tx in datapath.c: in copy mode the send happens here. */
+	if (!ep->need_wakeup || xsk_ring_prod__needs_wakeup(&q->tx))
+		sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+	return 0;
+}
+
+static int send_arp(struct unet_endpoint *ep, uint32_t txq, const uint8_t eth_dst[6],
+		    const struct unet_arp_msg *m)
+{
+	uint64_t buf = unet_endpoint__buf_alloc(ep);
+	uint32_t flen;
+	int err;
+
+	if (buf == UNET_NO_BUF)
+		return -EAGAIN;
+	flen = unet_arp_build((uint8_t *)ep->segment + buf + UNET_ALIGN_PAD, eth_dst, m);
+	err = tx_frame(ep, txq, buf, UNET_ALIGN_PAD, flen);
+	if (err)
+		unet_pool_put(&ep->pool, buf, UNET_FRAME_APP);
+	return err;
+}
+
+/* The neighbour the XDP program learnt for ip, if younger than the TTL. */
+static bool neigh_lookup(struct unet_endpoint *ep, uint32_t ip, uint64_t newer_than,
+			 uint64_t now, uint8_t mac[6], uint64_t *when)
+{
+	struct unet_neigh_val nv;
+
+	if (bpf_map_lookup_elem(ep->iface->neigh_fd, &ip, &nv))
+		return false;
+	if (nv.updated_ns < newer_than || now - nv.updated_ns >= ep->udp->arp.ttl_ns)
+		return false;
+	memcpy(mac, nv.mac, 6);
+	*when = nv.updated_ns;
+	return true;
+}
+
+/* The MAC to send to ip from s: the cache, the interface's neighbour map,
+ * or an ARP exchange of at most timeout_ns.  Returns 0 or -errno. */
+static int resolve(struct unet_udp_sock *s, uint32_t ip, uint64_t timeout_ns, uint8_t mac[6])
+{
+	struct unet_endpoint *ep = s->ep;
+	struct unet_udp_state *st = ep->udp;
+	const struct timespec pause = { .tv_nsec = 50 * 1000 };
+	uint64_t now = now_ns(), deadline, last_ask = 0, asked_at = 0, when;
+	struct unet_arp_msg m;
+
+	if (ip == INADDR_BROADCAST) {
+		memcpy(mac, BCAST_MAC, 6);
+		return 0;
+	}
+	if (!unet_arp_cache_lookup(&st->arp, ip, now, mac))
+		return 0;
+	if (neigh_lookup(ep, ip, 0, now, mac, &when)) {
+		unet_arp_cache_update(&st->arp, ip, mac, when);
+		return 0;
+	}
+	/* Our address may have lost its registration (the endpoint that
+	 * held it closed): without one the XDP program learns nothing for
+	 * it, so take it over. */
+	if (unet_udp_addr_claim(ep->iface, ep->id, s->laddr,
+				kernel_owns(s->laddr) ? 0 : UNET_UDP_ADDR_ARP) == 1)
+		s->owns_addr = true;
+	memset(&m, 0, sizeof(m));
+	m.op = 1;
+	memcpy(m.sha, ep->mac, 6);
+	m.spa = s->laddr;
+	m.tpa = ip;
+	deadline = now + timeout_ns;
+	for (;;) {
+		now = now_ns();
+		if (!last_ask || now - last_ask >= ARP_RETRY_NS) {
+			if (send_arp(ep, s->txq, BCAST_MAC, &m) == 0) {
+				st->st.arp_requests_sent++;
+				if (!asked_at)
+					asked_at = now;
+			}
+			last_ask = now;
+		}
+		unet_endpoint__complete(ep);
+		/* Only an answer learnt after we first asked. */
+		if (asked_at && neigh_lookup(ep, ip, asked_at, now, mac, &when)) {
+			unet_arp_cache_update(&st->arp, ip, mac, when);
+			return 0;
+		}
+		if (now >= deadline)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	st->st.arp_failed++;
+	unet_log(UNET_LOG_WARN, "%s: no ARP answer for %s", ep->iface->ifname,
+		 inet_ntoa((struct in_addr){ .s_addr = ip }));
+	return -EHOSTUNREACH;
+}
+
+int unet_udp__resolve(struct unet_udp_sock *s, uint32_t addr, int timeout_ms)
+{
+	uint8_t mac[6];
+
+	if (!s)
+		return -EINVAL;
+	if (!addr)
+		addr = s->raddr;
+	if (!addr)
+		return -EDESTADDRREQ;
+	return resolve(s, addr,
+		       timeout_ms < 0 ? s->ep->udp->arp_timeout_ns
+				      : (uint64_t)timeout_ms * 1000000ull,
+		       mac);
+}
+
+int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t addr,
+		   uint16_t port)
+{
+	struct unet_endpoint *ep;
+	struct unet_udp_state *st;
+	uint8_t mac[6];
+	uint32_t flen;
+	int64_t idx;
+	int err;
+
+	if (!s)
+		return -EINVAL;
+	ep = s->ep;
+	st = ep->udp;
+	if (!len || len > unet_udp__max_payload(s))
+		return -EMSGSIZE;
+	if (buf == UNET_NO_BUF || (buf & (ep->frame_size - 1)) ||
+	    (idx = unet_pool_index(&ep->pool, buf)) < 0 || ep->pool.owner[idx] != UNET_FRAME_APP)
+		return -EINVAL;
+	if (!addr) {
+		addr = s->raddr;
+		if (!port)
+			port = s->rport;
+	}
+	if (!addr || !port)
+		return -EDESTADDRREQ;
+	err = resolve(s, addr, st->arp_timeout_ns, mac);
+	if (err)
+		return err;
+	flen = unet_udp_build((uint8_t *)ep->segment + buf + UNET_UDP_TX_PAD, mac, ep->mac,
+			      s->laddr, addr, s->lport, port, len, st->ip_id++);
+	err = tx_frame(ep, s->txq, buf, UNET_UDP_TX_PAD, flen);
+	if (err)
+		return err;
+	st->st.tx_datagrams++;
+	ep->tx_msgs++;
+	return 0;
+}
+
+int unet_udp__send_copy(struct unet_udp_sock *s, const void *data, size_t len, uint32_t addr,
+			uint16_t port)
+{
+	struct unet_endpoint *ep;
+	uint64_t buf;
+	int err;
+
+	if (!s || (!data && len))
+		return -EINVAL;
+	ep = s->ep;
+	if (!len || len > unet_udp__max_payload(s))
+		return -EMSGSIZE;
+	buf = unet_endpoint__buf_alloc(ep);
+	if (buf == UNET_NO_BUF)
+		return -EAGAIN;
+	memcpy((uint8_t *)ep->segment + buf + UNET_UDP_TX_PAYLOAD, data, len);
+	err = unet_udp__send(s, buf, (uint32_t)len, addr, port);
+	if (err)
+		unet_pool_put(&ep->pool, buf, UNET_FRAME_APP);
+	return err;
+}
+
+/* ---- Receiving ---------------------------------------------------------------- */
+
+/* An ARP frame that reached the endpoint: the XDP program sends us ARP
+ * for addresses the kernel does not have.  Learn the sender; answer a
+ * request for one of our addresses. */
+static void take_arp(struct unet_endpoint *ep, const struct unet_arp_msg *m)
+{
+	struct unet_udp_state *st = ep->udp;
+	struct unet_udp_sock *s;
+	struct unet_arp_msg r;
+
+	st->st.arp_rx++;
+	if (m->spa && (m->op == 1 || m->op == 2))
+		unet_arp_cache_update(&st->arp, m->spa, m->sha, now_ns());
+	if (m->op != 1)
+		return;
+	for (s = st->socks; s; s = s->next)
+		if (s->laddr == m->tpa)
+			break;
+	if (!s || kernel_owns(m->tpa))
+		return;
+	memset(&r, 0, sizeof(r));
+	r.op = 2;
+	memcpy(r.sha, ep->mac, 6);
+	r.spa = m->tpa;
+	memcpy(r.tha, m->sha, 6);
+	r.tpa = m->spa;
+	if (send_arp(ep, s->txq, m->sha, &r) == 0)
+		st->st.arp_replies_sent++;
+}
+
+int unet_udp_take(struct unet_endpoint *ep, uint8_t *frame, uint32_t len,
+		  struct unet_recv_desc *desc)
+{
+	struct unet_udp_state *st = ep->udp;
+	struct unet_udp_sock *s;
+	struct unet_udp_frame f;
+	struct unet_arp_msg m;
+
+	switch (unet_udp_parse(frame, len, true, &f)) {
+	case UNET_UDP_OK:
+		break;
+	case UNET_UDP_NOT_UDP:
+		if (unet_arp_parse(frame, len, &m) == 0) {
+			take_arp(ep, &m);
+			return 0;
+		}
+		return -1; /* U-Net, or something the U-Net parser refuses */
+	case UNET_UDP_MALFORMED:
+		st->st.rx_malformed++;
+		return 0;
+	case UNET_UDP_BAD_IP_CSUM:
+		st->st.rx_bad_ip_csum++;
+		return 0;
+	case UNET_UDP_BAD_UDP_CSUM:
+		st->st.rx_bad_udp_csum++;
+		return 0;
+	case UNET_UDP_PARTIAL_REFUSED: /* not asked for */
+		st->st.rx_partial_refused++;
+		return 0;
+	}
+	s = find_sock(ep, f.daddr, f.dport);
+	/* The XDP program filtered already; we check again, trusting only
+	 * our own view of which sockets are open. */
+	if (!s || (s->raddr && s->raddr != f.saddr) || (s->rport && s->rport != f.sport)) {
+		st->st.rx_no_socket++;
+		return 0;
+	}
+	if (f.partial) {
+		if (!s->accept_partial) {
+			st->st.rx_partial_refused++;
+			return 0;
+		}
+		st->st.rx_partial_csum++;
+	}
+	st->st.rx_datagrams++;
+	desc->channel = NULL;
+	desc->data = frame + f.payload_off;
+	desc->len = f.len;
+	desc->udp = s;
+	desc->src_addr = f.saddr;
+	desc->src_port = f.sport;
+	return 1;
+}

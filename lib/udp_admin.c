@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * udp_admin.c - UDP ports and addresses in the interface's pinned maps
+ * (unet_udp_ports, unet_udp_addrs): installing and removing them for a
+ * socket, listing, deleting and reclaiming them for unetctl.  Ownership
+ * works as for channels (docs/control-plane.md): an entry names its
+ * endpoint slot, and is stale once that slot is gone or its owner died.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <arpa/inet.h>
+
+#include "udp_impl.h"
+
+/* Whether endpoint slot id has a live owner; *pid gets the owner. */
+static bool endpoint_alive(struct unet_iface *iface, uint32_t id, uint32_t *pid)
+{
+	struct unet_endpoint_val ev;
+
+	if (bpf_map_lookup_elem(iface->endpoints_fd, &id, &ev))
+		return false;
+	if (pid)
+		*pid = ev.pid;
+	return unet_owner_alive(ev.pid, ev.start_time);
+}
+
+int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
+		      uint16_t lport, uint32_t raddr, uint16_t rport)
+{
+	struct unet_udp_key key = { .addr = laddr, .port = htons(lport) };
+	struct unet_udp_val v, old;
+	uint32_t pid = 0;
+
+	if (!endpoint_alive(iface, endpoint, &pid))
+		return -ESRCH;
+	if (bpf_map_lookup_elem(iface->udp_ports_fd, &key, &old) == 0) {
+		if (endpoint_alive(iface, old.endpoint, NULL)) {
+			unet_log(UNET_LOG_ERROR, "%s: UDP port %u in use by endpoint %u (pid %u)",
+				 iface->ifname, lport, old.endpoint, old.owner_pid);
+			return -EADDRINUSE;
+		}
+		unet_log(UNET_LOG_INFO, "%s: replacing stale UDP port %u", iface->ifname, lport);
+		if (bpf_map_delete_elem(iface->udp_ports_fd, &key) && errno != ENOENT)
+			return -errno;
+	}
+	memset(&v, 0, sizeof(v));
+	v.endpoint = endpoint;
+	v.remote_addr = raddr;
+	v.remote_port = htons(rport);
+	v.owner_pid = pid;
+	if (bpf_map_update_elem(iface->udp_ports_fd, &key, &v, BPF_NOEXIST)) {
+		int err = -errno;
+
+		return err == -EEXIST ? -EADDRINUSE : err == -E2BIG ? -ENOSPC : err;
+	}
+	return 0;
+}
+
+void unet_udp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
+			  uint16_t lport)
+{
+	struct unet_udp_key key = { .addr = laddr, .port = htons(lport) };
+	struct unet_udp_val v;
+
+	/* Only if still ours: an administrator may have deleted it and
+	 * another endpoint taken the port since. */
+	if (!bpf_map_lookup_elem(iface->udp_ports_fd, &key, &v) && v.endpoint == endpoint)
+		bpf_map_delete_elem(iface->udp_ports_fd, &key);
+}
+
+int unet_udp_addr_claim(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
+			uint32_t flags)
+{
+	struct unet_udp_addr_val v = { .endpoint = endpoint, .flags = flags }, old;
+
+	if (bpf_map_lookup_elem(iface->udp_addrs_fd, &laddr, &old) == 0) {
+		if (old.endpoint == endpoint || endpoint_alive(iface, old.endpoint, NULL))
+			return 0;
+		bpf_map_delete_elem(iface->udp_addrs_fd, &laddr);
+	}
+	v.owner_pid = (uint32_t)getpid();
+	if (bpf_map_update_elem(iface->udp_addrs_fd, &laddr, &v, BPF_NOEXIST))
+		return errno == EEXIST ? 0 : -errno;
+	return 1;
+}
+
+void unet_udp_addr_release(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr)
+{
+	struct unet_udp_addr_val v;
+
+	if (!bpf_map_lookup_elem(iface->udp_addrs_fd, &laddr, &v) && v.endpoint == endpoint)
+		bpf_map_delete_elem(iface->udp_addrs_fd, &laddr);
+}
+
+/* All keys of unet_udp_ports, taken before entries are looked at (and
+ * maybe deleted).  Returns 0 with *keys (free it) and *n, or -errno. */
+static int port_keys(struct unet_iface *iface, struct unet_udp_key **keys, size_t *n)
+{
+	struct unet_udp_key *k, last, next, *prev = NULL;
+	size_t cnt = 0, cap = UNET_MAX_UDP_PORTS;
+
+	k = calloc(cap, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	while (cnt < cap && bpf_map_get_next_key(iface->udp_ports_fd, prev, &next) == 0) {
+		k[cnt++] = next;
+		last = next;
+		prev = &last;
+	}
+	if (cnt < cap && errno != ENOENT) {
+		int err = -errno;
+
+		free(k);
+		return err;
+	}
+	*keys = k;
+	*n = cnt;
+	return 0;
+}
+
+int unet_iface__for_each_udp(struct unet_iface *iface,
+			     int (*fn)(const struct unet_udp_entry *, void *ctx), void *ctx)
+{
+	struct unet_udp_addr_val av;
+	struct unet_udp_key *keys;
+	struct unet_udp_entry e;
+	struct unet_udp_val v;
+	size_t n;
+	int ret;
+
+	if (!iface || !fn)
+		return -EINVAL;
+	ret = port_keys(iface, &keys, &n);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n && !ret; i++) {
+		if (bpf_map_lookup_elem(iface->udp_ports_fd, &keys[i], &v))
+			continue; /* deleted meanwhile */
+		memset(&e, 0, sizeof(e));
+		e.addr = keys[i].addr;
+		e.port = ntohs(keys[i].port);
+		e.remote_addr = v.remote_addr;
+		e.remote_port = ntohs(v.remote_port);
+		e.endpoint = v.endpoint;
+		e.pid = v.owner_pid;
+		e.stale = !endpoint_alive(iface, v.endpoint, NULL);
+		e.answers_arp = !bpf_map_lookup_elem(iface->udp_addrs_fd, &keys[i].addr, &av) &&
+				(av.flags & UNET_UDP_ADDR_ARP);
+		e.delivered = v.delivered;
+		e.delivered_bytes = v.delivered_bytes;
+		e.drop_filter = v.drop_filter;
+		e.drop_no_socket = v.drop_no_socket;
+		ret = fn(&e, ctx);
+	}
+	free(keys);
+	return ret;
+}
+
+int unet_iface__udp_del(struct unet_iface *iface, uint32_t addr, uint16_t port)
+{
+	struct unet_udp_key key = { .addr = addr, .port = htons(port) };
+
+	if (!iface)
+		return -EINVAL;
+	if (bpf_map_delete_elem(iface->udp_ports_fd, &key))
+		return -errno;
+	return 0;
+}
+
+int unet_udp_reclaim(struct unet_iface *iface)
+{
+	struct unet_udp_key *keys;
+	struct unet_udp_val v;
+	__u32 a, next, *prev = NULL;
+	int removed = 0, err;
+	size_t n;
+
+	err = port_keys(iface, &keys, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(iface->udp_ports_fd, &keys[i], &v) ||
+		    endpoint_alive(iface, v.endpoint, NULL))
+			continue;
+		if (bpf_map_delete_elem(iface->udp_ports_fd, &keys[i]) == 0) {
+			unet_log(UNET_LOG_INFO, "%s: reclaimed UDP port %u (endpoint %u)",
+				 iface->ifname, ntohs(keys[i].port), v.endpoint);
+			removed++;
+		}
+	}
+	free(keys);
+
+	/* Addresses: at most UNET_MAX_UDP_ADDRS; a delete restarts the walk,
+	 * so collect first. */
+	__u32 addrs[UNET_MAX_UDP_ADDRS];
+	size_t na = 0;
+
+	while (na < UNET_MAX_UDP_ADDRS &&
+	       bpf_map_get_next_key(iface->udp_addrs_fd, prev, &next) == 0) {
+		addrs[na++] = next;
+		a = next;
+		prev = &a;
+	}
+	for (size_t i = 0; i < na; i++) {
+		struct unet_udp_addr_val av;
+
+		if (bpf_map_lookup_elem(iface->udp_addrs_fd, &addrs[i], &av) ||
+		    endpoint_alive(iface, av.endpoint, NULL))
+			continue;
+		if (bpf_map_delete_elem(iface->udp_addrs_fd, &addrs[i]) == 0)
+			removed++;
+	}
+	return removed;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unet_udp.h - UDP/IPv4 over U-Net: user-level UDP sockets on an endpoint
+ * that talk to ordinary (kernel) UDP sockets on other hosts.
+ *
+ * The paper's "UDP over U-Net": the XDP program demultiplexes datagrams
+ * for a (local address, port) into the owning endpoint's receive queue,
+ * beside its U-Net messages; everything else still goes to the kernel.
+ * The library builds and checks Ethernet, IPv4 and UDP headers itself and
+ * resolves peers with ARP from the endpoint.  Design, XDP rules, ARP,
+ * checksums and limits: docs/udp.md.
+ *
+ * Same error contract as unet.h: int functions return >= 0 or a negative
+ * errno, pointer functions NULL with errno set, destructors accept NULL.
+ *
+ * Byte order: IPv4 addresses are uint32_t in network byte order (as
+ * struct in_addr's s_addr, so inet_pton/inet_ntop work on them); ports are
+ * uint16_t in host byte order.
+ *
+ * Receiving: datagrams come out of unet_endpoint__recv() with the U-Net
+ * messages, as descriptors with channel == NULL and udp set to the socket
+ * (struct unet_recv_desc in unet.h), and go back with
+ * unet_endpoint__release().  The payload is 4-byte aligned.
+ */
+#ifndef UNET_UDP_H
+#define UNET_UDP_H
+
+#include "unet.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Whether to accept a UDP checksum left partial by the sender's kernel
+ * (CHECKSUM_PARTIAL: the field holds only the pseudo-header sum; seen on
+ * veth, where the frame never met a NIC that would complete it). */
+enum unet_udp_partial {
+	UNET_UDP_PARTIAL_AUTO = 0, /* accept only on a veth interface */
+	UNET_UDP_PARTIAL_ACCEPT,   /* always accept (a virtual link you trust) */
+	UNET_UDP_PARTIAL_REJECT,   /* never: count and drop them */
+};
+
+struct unet_udp_opts {
+	size_t sz;
+	/* Connect: hear only this peer and send to it by default.
+	 * remote_addr 0: unconnected (any source, every send names its
+	 * destination).  remote_port 0 with an address: any port of it. */
+	uint32_t remote_addr;
+	uint16_t remote_port;
+	int tx_queue; /* as unet_channel_opts.tx_queue */
+	enum unet_udp_partial partial_csum;
+	/* Endpoint-wide ARP settings; 0 keeps the endpoint's current value
+	 * (defaults: ttl 60000 ms, timeout 1000 ms). */
+	uint32_t arp_ttl_ms;	 /* a resolved MAC is used this long, then re-resolved */
+	uint32_t arp_timeout_ms; /* how long a send waits for ARP before -EHOSTUNREACH */
+};
+
+/*
+ * Open a UDP socket on ep for local_addr:local_port (both non-zero; the
+ * address need not be the kernel's: then the endpoint answers ARP for it).
+ * Installs the port in the interface's unet_udp_ports map: from now on
+ * datagrams for it reach this endpoint, not the kernel.  Returns NULL with
+ * errno EINVAL, EADDRINUSE (the port is held by a live endpoint), ENOSPC
+ * (map full), ENOMEM, ...
+ */
+UNET_API struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_addr,
+					      uint16_t local_port,
+					      const struct unet_udp_opts *opts);
+/* Remove the port from the interface and free the socket. */
+UNET_API void unet_udp__close(struct unet_udp_sock *s);
+
+/* Largest payload of one datagram: MTU - 28 (1472 at MTU 1500), or less
+ * if the segment's frames are smaller.  0 for s NULL. */
+UNET_API uint32_t unet_udp__max_payload(const struct unet_udp_sock *s);
+
+/* Where the UDP payload of send buffer buf goes (buf from
+ * unet_endpoint__buf_alloc; the headers are written in front of it by
+ * unet_udp__send).  8-byte aligned.  NULL with EINVAL for a buffer the
+ * application does not hold. */
+UNET_API void *unet_udp__buf_payload(struct unet_endpoint *ep, uint64_t buf);
+
+/*
+ * Send len bytes written at unet_udp__buf_payload(buf) to addr:port
+ * (addr 0: the connected peer) without a copy.  Resolves the peer's MAC
+ * first if needed (ARP; waits at most arp_timeout_ms).  The library owns
+ * buf from here.  Returns 0, -EMSGSIZE (len 0 or > max_payload),
+ * -EDESTADDRREQ (addr 0, not connected), -EHOSTUNREACH (no ARP answer),
+ * -EAGAIN (send queue full), -EINVAL; on error buf is still the caller's.
+ */
+UNET_API int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t addr,
+			    uint16_t port);
+/* Copy data into a segment buffer and send it.  Returns as unet_udp__send
+ * (-EAGAIN also when no buffer is free). */
+UNET_API int unet_udp__send_copy(struct unet_udp_sock *s, const void *data, size_t len,
+				 uint32_t addr, uint16_t port);
+
+/* Resolve addr (0: the connected peer) now, waiting at most timeout_ms
+ * (-1: arp_timeout_ms), so the first send does not wait.  Returns 0,
+ * -EHOSTUNREACH, -EDESTADDRREQ, -errno. */
+UNET_API int unet_udp__resolve(struct unet_udp_sock *s, uint32_t addr, int timeout_ms);
+
+/* Upcall for this socket's datagrams in unet_endpoint__dispatch (takes
+ * precedence over the endpoint's handler). */
+UNET_API void unet_udp__set_handler(struct unet_udp_sock *s, unet_recv_handler fn, void *ctx);
+
+/* The endpoint's UDP and ARP counters (all its sockets). */
+struct unet_udp_stats {
+	uint64_t rx_datagrams, tx_datagrams;
+	uint64_t rx_bad_ip_csum;     /* IPv4 header checksum wrong: dropped */
+	uint64_t rx_bad_udp_csum;    /* UDP checksum wrong: dropped */
+	uint64_t rx_partial_csum;    /* partial checksum accepted (see enum unet_udp_partial) */
+	uint64_t rx_partial_refused; /* partial checksum, not accepted: dropped */
+	uint64_t rx_malformed;	     /* bad lengths, fragments, IP options: dropped */
+	uint64_t rx_no_socket;	     /* no socket of ours for the port, or filtered */
+	uint64_t arp_requests_sent, arp_replies_sent, arp_rx;
+	uint64_t arp_failed;	     /* resolutions that timed out */
+};
+/* Returns 0 or -EINVAL. */
+UNET_API int unet_udp__stats(struct unet_endpoint *ep, struct unet_udp_stats *st);
+
+/* ---- Administration (unetctl udp ...) ---------------------------------- */
+
+struct unet_udp_entry {
+	uint32_t addr;	      /* network order */
+	uint16_t port;	      /* host order */
+	uint32_t remote_addr; /* network order, 0: any */
+	uint16_t remote_port; /* 0: any */
+	uint32_t endpoint;    /* owning endpoint slot */
+	uint32_t pid;	      /* owning process */
+	bool stale;	      /* owning endpoint is gone */
+	bool answers_arp;     /* the address is U-Net's: its endpoint answers ARP */
+	uint64_t delivered, delivered_bytes, drop_filter, drop_no_socket;
+};
+
+/* Call fn for every UDP port on the interface (in no particular order).
+ * Stops when fn returns non-zero and returns that; else 0, or -errno. */
+UNET_API int unet_iface__for_each_udp(struct unet_iface *iface,
+				      int (*fn)(const struct unet_udp_entry *, void *ctx),
+				      void *ctx);
+/* Remove a UDP port whoever owns it (its datagrams go to the kernel
+ * again).  Returns 0, -ENOENT, -errno. */
+UNET_API int unet_iface__udp_del(struct unet_iface *iface, uint32_t addr, uint16_t port);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UNET_UDP_H */

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * udp-kern - the kernel side of the UDP integration tests: plain kernel
+ * UDP sockets, and a raw injector of broken IPv4/UDP frames.
+ *
+ *   udp-kern echo  --local A:P [--timeout S]
+ *       kernel UDP echo server; prints "ready", on SIGTERM/timeout prints
+ *       "echo echoed=N" and exits 0.
+ *   udp-kern sizes --local A:P --remote A:P --max N [--timeout S]
+ *       kernel UDP client: payloads of 1..N bytes to an echo service,
+ *       each echo checked byte for byte; prints "sizes ok 1..N".
+ *   udp-kern inject IFACE --dst-mac MAC --local A:P --remote A:P
+ *               --kind good|bad-ip-csum|bad-udp-csum|truncated|short-udp|
+ *                      frag-first|frag-rest|partial [--len N] [--count N]
+ *       AF_PACKET frames from local to remote, broken as asked.  "partial"
+ *       has the UDP checksum field holding only the pseudo-header sum, as
+ *       a CHECKSUM_PARTIAL skb leaves it.
+ *
+ * The payload pattern is seq_pattern(len, j) of tool_common.h.  Exit 0 on
+ * success, 1 on failure, 2 on usage errors.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "unet.h"
+#include "tool_common.h"
+
+static volatile sig_atomic_t stop_flag;
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int parse_addr(const char *s, struct sockaddr_in *sa)
+{
+	char buf[64], *colon;
+	uint64_t p = 0;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	colon = strchr(buf, ':');
+	if (colon) {
+		*colon = '\0';
+		if (parse_u64(colon + 1, 65535, &p))
+			return -1;
+	}
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)p);
+	return inet_pton(AF_INET, buf, &sa->sin_addr) == 1 ? 0 : -1;
+}
+
+/* RFC 1071, written out here on purpose: independent of lib/inet_csum.c. */
+static uint32_t sum16(const uint8_t *p, size_t n, uint32_t s)
+{
+	for (size_t i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)p[i] << 8 | p[i + 1];
+	if (n & 1)
+		s += (uint32_t)p[n - 1] << 8;
+	return s;
+}
+
+static uint16_t fold(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+static int do_inject(const char *ifname, const char *dmac_s, struct sockaddr_in *l,
+		     struct sockaddr_in *r, const char *kind, uint32_t len, uint64_t count)
+{
+	uint8_t f[2048] = { 0 }, dmac[6], *ip = f + 14, *udp = f + 34;
+	struct sockaddr_ll sll = { 0 };
+	struct ifreq ifr = { 0 };
+	uint32_t flen, ulen = 8 + len, tot = 20 + ulen, s;
+	int fd;
+
+	if (unet_parse_mac(dmac_s, dmac) || len > 1472)
+		return 2;
+	fd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (fd < 0)
+		return perror("socket(AF_PACKET)"), 1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+		return perror("SIOCGIFHWADDR"), 1;
+	memcpy(f, dmac, 6);
+	memcpy(f + 6, ifr.ifr_hwaddr.sa_data, 6);
+	f[12] = 0x08;
+	f[13] = 0x00;
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)(tot >> 8);
+	ip[3] = (uint8_t)tot;
+	ip[4] = 0x12;
+	ip[5] = 0x34;
+	ip[8] = 64;
+	ip[9] = 17;
+	memcpy(ip + 12, &l->sin_addr, 4);
+	memcpy(ip + 16, &r->sin_addr, 4);
+	if (!strcmp(kind, "frag-first"))
+		ip[6] = 0x20; /* MF */
+	if (!strcmp(kind, "frag-rest"))
+		ip[7] = 0xb9; /* offset 185 * 8 = 1480 */
+	memcpy(udp, &l->sin_port, 2);
+	memcpy(udp + 2, &r->sin_port, 2);
+	udp[4] = (uint8_t)(ulen >> 8);
+	udp[5] = (uint8_t)ulen;
+	for (uint32_t j = 0; j < len; j++)
+		udp[8 + j] = seq_pattern(len, j);
+	/* pseudo-header + UDP */
+	s = sum16(ip + 12, 8, 0) + 17 + ulen;
+	if (!strcmp(kind, "partial")) {
+		uint16_t p = fold(s);
+
+		udp[6] = (uint8_t)(p >> 8);
+		udp[7] = (uint8_t)p;
+	} else {
+		uint16_t c = (uint16_t)~fold(sum16(udp, ulen, s));
+
+		if (!c)
+			c = 0xffff;
+		if (!strcmp(kind, "bad-udp-csum"))
+			c ^= 0x0101;
+		udp[6] = (uint8_t)(c >> 8);
+		udp[7] = (uint8_t)c;
+	}
+	{
+		uint16_t c = (uint16_t)~fold(sum16(ip, 20, 0));
+
+		if (!strcmp(kind, "bad-ip-csum"))
+			c ^= 0x0101;
+		ip[10] = (uint8_t)(c >> 8);
+		ip[11] = (uint8_t)c;
+	}
+	flen = 14 + tot;
+	if (!strcmp(kind, "truncated"))
+		flen = 14 + tot - (len > 4 ? len / 2 : 1); /* IP says more than there is */
+	else if (!strcmp(kind, "short-udp"))
+		flen = 14 + 20 + 6; /* ends inside the UDP header */
+	else if (flen < 60)
+		flen = 60;
+	if (strcmp(kind, "good") && strcmp(kind, "bad-ip-csum") && strcmp(kind, "bad-udp-csum") &&
+	    strcmp(kind, "truncated") && strcmp(kind, "short-udp") && strcmp(kind, "frag-first") &&
+	    strcmp(kind, "frag-rest") && strcmp(kind, "partial"))
+		return fprintf(stderr, "udp-kern: unknown --kind %s\n", kind), 2;
+	sll.sll_family = AF_PACKET;
+	sll.sll_ifindex = (int)if_nametoindex(ifname);
+	sll.sll_halen = 6;
+	memcpy(sll.sll_addr, dmac, 6);
+	for (uint64_t i = 0; i < count; i++) {
+		if (sendto(fd, f, flen, 0, (struct sockaddr *)&sll, sizeof(sll)) != (ssize_t)flen)
+			return perror("sendto"), 1;
+		usleep(200);
+	}
+	close(fd);
+	printf("inject %s sent=%llu\n", kind, (unsigned long long)count);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "local", 1, 0, 'l' }, { "remote", 1, 0, 'r' }, { "max", 1, 0, 'm' },
+		{ "timeout", 1, 0, 't' }, { "dst-mac", 1, 0, 'd' }, { "kind", 1, 0, 'k' },
+		{ "len", 1, 0, 'L' }, { "count", 1, 0, 'c' }, { 0, 0, 0, 0 },
+	};
+	struct sockaddr_in l = { 0 }, r = { 0 };
+	const char *mode, *ifname = NULL, *dmac = NULL, *kind = "good";
+	uint64_t max = 0, timeout = 30, len = 32, count = 1;
+	bool have_l = false, have_r = false;
+	struct sigaction sa;
+	int c, fd;
+
+	if (argc < 2)
+		goto usage;
+	mode = argv[1];
+	optind = 2;
+	if (!strcmp(mode, "inject")) {
+		if (argc < 3)
+			goto usage;
+		ifname = argv[2];
+		optind = 3;
+	}
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'l': have_l = !parse_addr(optarg, &l); if (!have_l) goto usage; break;
+		case 'r': have_r = !parse_addr(optarg, &r); if (!have_r) goto usage; break;
+		case 'm': if (parse_u64(optarg, 65507, &max)) goto usage; break;
+		case 't': if (parse_u64(optarg, 3600, &timeout)) goto usage; break;
+		case 'd': dmac = optarg; break;
+		case 'k': kind = optarg; break;
+		case 'L': if (parse_u64(optarg, 1472, &len)) goto usage; break;
+		case 'c': if (parse_u64(optarg, 100000, &count)) goto usage; break;
+		default: goto usage;
+		}
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(mode, "inject")) {
+		if (!dmac || !have_l || !have_r)
+			goto usage;
+		return do_inject(ifname, dmac, &l, &r, kind, (uint32_t)len, count);
+	}
+	if (!have_l)
+		goto usage;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&l, sizeof(l)))
+		return perror("udp-kern: socket/bind"), 1;
+
+	double deadline = now_s() + (double)timeout;
+	static uint8_t buf[65536], msg[65536];
+
+	if (!strcmp(mode, "echo")) {
+		uint64_t echoed = 0;
+
+		printf("ready kernel\n");
+		while (!stop_flag && now_s() < deadline) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			struct sockaddr_in from;
+			socklen_t fl = sizeof(from);
+			ssize_t n;
+
+			if (poll(&p, 1, 50) <= 0)
+				continue;
+			n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+			if (n < 0)
+				continue;
+			if (sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&from, fl) == n)
+				echoed++;
+		}
+		printf("echo echoed=%llu\n", (unsigned long long)echoed);
+		return 0;
+	}
+	if (strcmp(mode, "sizes") || !have_r || !max)
+		goto usage;
+	if (connect(fd, (struct sockaddr *)&r, sizeof(r)))
+		return perror("udp-kern: connect"), 1;
+	for (uint32_t size = 1; size <= max && !stop_flag; size++) {
+		bool ok = false;
+
+		for (uint32_t j = 0; j < size; j++)
+			msg[j] = seq_pattern(size, j);
+		for (int attempt = 0; attempt < 3 && !ok; attempt++) {
+			double until = now_s() + 1.0;
+
+			if (send(fd, msg, size, 0) != (ssize_t)size) {
+				perror("udp-kern: send");
+				usleep(10000);
+				continue;
+			}
+			while (!ok && now_s() < until) {
+				struct pollfd p = { .fd = fd, .events = POLLIN };
+				ssize_t n;
+
+				if (poll(&p, 1, 20) <= 0)
+					continue;
+				n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+				if (n == (ssize_t)size && !memcmp(buf, msg, size))
+					ok = true;
+				else if (n >= 0)
+					fprintf(stderr, "udp-kern: size %u: unexpected %zd bytes\n", size, n);
+			}
+		}
+		if (!ok || now_s() > deadline) {
+			printf("sizes failed at %u\n", size);
+			return 1;
+		}
+	}
+	printf("sizes ok 1..%llu\n", (unsigned long long)max);
+	return 0;
+usage:
+	fprintf(stderr, "usage: udp-kern echo|sizes --local A:P [--remote A:P] [--max N] [--timeout S]\n"
+			"       udp-kern inject IFACE --dst-mac MAC --local A:P --remote A:P --kind K [--len N] [--count N]\n");
+	return 2;
+}
