@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
+#include "unet.h"
+
 #define BENCH_MAX_BATCH 256
 #define BENCH_MIN_SIZE 8     /* the bench header */
 #define BENCH_MAX_SIZE 1472  /* largest UDP payload at MTU 1500: every transport takes it */
@@ -107,13 +109,25 @@ extern const struct bench_transport bench_unet, bench_uam, bench_udp, bench_udp_
 /* t_unet_udp.c: UDP/IPv4 over U-Net (lib/unet_udp.h) */
 extern const struct bench_transport bench_unet_udp;
 
-struct unet_endpoint;
-struct unet_channel;
 /* t_unet.c: an endpoint on o->iface and o->channels channels from o->tag
  * to o->peer_tag; *ch is the last one opened.  Returns 0, or -errno after
  * saying why on stderr. */
 int bench_unet_setup(const struct bench_opts *o, struct unet_endpoint **ep,
 		     struct unet_channel **ch);
+/* The library's warnings and errors on stderr (a unet_log_fn). */
+void bench_unet_log(enum unet_log_level l, const char *msg, void *ctx);
+
+/* Receive batches from an endpoint's receive queue, read in place: a
+ * batch goes back to the free queue on the next call. */
+struct bench_unet_rx {
+	struct unet_recv_desc d[BENCH_MAX_BATCH];
+	unsigned int held; /* descriptors of the last batch, not yet released */
+};
+/* The transport recv of bench_transport for any endpoint. */
+int bench_unet_recv(struct unet_endpoint *ep, struct bench_unet_rx *r, struct bench_rx *rx,
+		    unsigned int max, bool block);
+/* Give back what bench_unet_recv still holds. */
+void bench_unet_rx_release(struct unet_endpoint *ep, struct bench_unet_rx *r);
 
 /* Write the message in tx into dst (its len bytes). */
 static inline void bench_tx_write(void *dst, const struct bench_tx *tx)

@@ -23,12 +23,11 @@
 struct bench_conn {
 	struct unet_endpoint *ep;
 	struct unet_channel *ch; /* the one we send on: the last opened */
-	struct unet_recv_desc rx[BENCH_MAX_BATCH];
-	unsigned int held;	 /* received descriptors not yet released */
+	struct bench_unet_rx rx;
 	struct unet_send_desc sd[BENCH_MAX_BATCH];
 };
 
-static void on_log(enum unet_log_level l, const char *msg, void *ctx)
+void bench_unet_log(enum unet_log_level l, const char *msg, void *ctx)
 {
 	(void)ctx;
 	if (l <= UNET_LOG_WARN)
@@ -39,8 +38,7 @@ static void unet_close(struct bench_conn *c)
 {
 	if (!c)
 		return;
-	if (c->held)
-		unet_endpoint__release(c->ep, c->rx, c->held);
+	bench_unet_rx_release(c->ep, &c->rx);
 	/* Where messages were lost, in the kernel's words: a diagnostic for
 	 * stderr, so a lossy rate run can be explained. */
 	struct unet_endpoint_stats st;
@@ -72,7 +70,7 @@ int bench_unet_setup(const struct bench_opts *o, struct unet_endpoint **ep,
 		fprintf(stderr, "unet-bench: --tag/--peer-tag + --channels - 1 must be <= 65535\n");
 		return -EINVAL;
 	}
-	unet_set_log_fn(on_log, NULL);
+	unet_set_log_fn(bench_unet_log, NULL);
 	eo.mode = (enum unet_xdp_mode)o->xdp_mode;
 	eo.busy_poll_usec = (uint32_t)o->busy_poll_usec;
 	eo.queue_mask = o->queue_mask;
@@ -153,30 +151,40 @@ static int unet_send(struct bench_conn *c, const struct bench_tx *tx, unsigned i
 	return ret;
 }
 
-static int unet_recv(struct bench_conn *c, struct bench_rx *rx, unsigned int max, bool block)
+void bench_unet_rx_release(struct unet_endpoint *ep, struct bench_unet_rx *r)
+{
+	if (r->held)
+		unet_endpoint__release(ep, r->d, r->held);
+	r->held = 0;
+}
+
+int bench_unet_recv(struct unet_endpoint *ep, struct bench_unet_rx *r, struct bench_rx *rx,
+		    unsigned int max, bool block)
 {
 	int n;
 
-	if (c->held) {
-		unet_endpoint__release(c->ep, c->rx, c->held);
-		c->held = 0;
-	}
+	bench_unet_rx_release(ep, r);
 	if (max > BENCH_MAX_BATCH)
 		max = BENCH_MAX_BATCH;
-	n = unet_endpoint__recv(c->ep, c->rx, max);
+	n = unet_endpoint__recv(ep, r->d, max);
 	if (n == 0 && block) {
-		n = unet_endpoint__wait(c->ep, BENCH_BLOCK_MS);
+		n = unet_endpoint__wait(ep, BENCH_BLOCK_MS);
 		if (n == -EINTR)
 			return 0;
 		if (n > 0)
-			n = unet_endpoint__recv(c->ep, c->rx, max);
+			n = unet_endpoint__recv(ep, r->d, max);
 	}
 	if (n <= 0)
 		return n;
-	c->held = (unsigned int)n;
+	r->held = (unsigned int)n;
 	for (int i = 0; i < n; i++)
-		rx[i] = (struct bench_rx){ .data = c->rx[i].data, .len = c->rx[i].len };
+		rx[i] = (struct bench_rx){ .data = r->d[i].data, .len = r->d[i].len };
 	return n;
+}
+
+static int unet_recv(struct bench_conn *c, struct bench_rx *rx, unsigned int max, bool block)
+{
+	return bench_unet_recv(c->ep, &c->rx, rx, max, block);
 }
 
 static int unet_flush(struct bench_conn *c, int timeout_ms)

@@ -26,16 +26,9 @@
 struct bench_conn {
 	struct unet_endpoint *ep;
 	struct unet_udp_sock *sock;
-	struct unet_recv_desc rx[BENCH_MAX_BATCH];
-	unsigned int held; /* received descriptors not yet released */
+	struct bench_unet_rx rx;
 };
 
-static void on_log(enum unet_log_level l, const char *msg, void *ctx)
-{
-	(void)ctx;
-	if (l <= UNET_LOG_WARN)
-		fprintf(stderr, "unet-bench: libunet: %s\n", msg);
-}
 
 static int parse_ipport(const char *s, uint32_t *addr, uint16_t *port)
 {
@@ -64,8 +57,7 @@ static void uu_close(struct bench_conn *c)
 
 	if (!c)
 		return;
-	if (c->held)
-		unet_endpoint__release(c->ep, c->rx, c->held);
+	bench_unet_rx_release(c->ep, &c->rx);
 	if (c->ep && unet_udp__stats(c->ep, &st) == 0 && (st.rx_datagrams || st.tx_datagrams))
 		fprintf(stderr,
 			"unet-bench: unet-udp: rx %llu tx %llu; dropped: bad csum %llu, "
@@ -97,7 +89,7 @@ static struct bench_conn *uu_open(const struct bench_opts *o)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	unet_set_log_fn(on_log, NULL);
+	unet_set_log_fn(bench_unet_log, NULL);
 	eo.mode = (enum unet_xdp_mode)o->xdp_mode;
 	eo.busy_poll_usec = (uint32_t)o->busy_poll_usec;
 	eo.queue_mask = o->queue_mask;
@@ -162,28 +154,7 @@ static int uu_send(struct bench_conn *c, const struct bench_tx *tx, unsigned int
 
 static int uu_recv(struct bench_conn *c, struct bench_rx *rx, unsigned int max, bool block)
 {
-	int n;
-
-	if (c->held) {
-		unet_endpoint__release(c->ep, c->rx, c->held);
-		c->held = 0;
-	}
-	if (max > BENCH_MAX_BATCH)
-		max = BENCH_MAX_BATCH;
-	n = unet_endpoint__recv(c->ep, c->rx, max);
-	if (n == 0 && block) {
-		n = unet_endpoint__wait(c->ep, BENCH_BLOCK_MS);
-		if (n == -EINTR)
-			return 0;
-		if (n > 0)
-			n = unet_endpoint__recv(c->ep, c->rx, max);
-	}
-	if (n <= 0)
-		return n;
-	c->held = (unsigned int)n;
-	for (int i = 0; i < n; i++)
-		rx[i] = (struct bench_rx){ .data = c->rx[i].data, .len = c->rx[i].len };
-	return n;
+	return bench_unet_recv(c->ep, &c->rx, rx, max, block);
 }
 
 static int uu_flush(struct bench_conn *c, int timeout_ms)

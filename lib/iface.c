@@ -967,34 +967,37 @@ int unet_iface__set_fault(struct unet_iface *iface, uint32_t drop_ppm)
 
 /* ---- Channels and endpoints ----------------------------------------- */
 
-/* Every key of a HASH map with __u32 keys, taken before the caller looks
- * at (and maybe deletes) entries: get_next_key from a deleted key starts
- * over.  Returns 0 with *keys (free it) and *n, or -errno. */
-static int collect_keys(int fd, __u32 **keys, size_t *n)
+/* Every key of a HASH map, taken before the caller looks at (and maybe
+ * deletes) entries: get_next_key from a deleted key starts over.  At most
+ * max keys (a map churning under us: enough).  Returns 0 with *keys (free
+ * it) and *n, or -errno. */
+int unet_map_keys(int fd, size_t key_size, size_t max, void **keys, size_t *n)
 {
+	uint8_t last[UNET_MAP_KEY_MAX], next[UNET_MAP_KEY_MAX];
 	size_t cap = 64, cnt = 0;
-	__u32 *k, *tmp, *prev = NULL, last, next;
+	uint8_t *k, *tmp;
+	const void *prev = NULL;
 
-	k = malloc(cap * sizeof(*k));
+	if (key_size > UNET_MAP_KEY_MAX)
+		return -EINVAL;
+	k = malloc(cap * key_size);
 	if (!k)
 		return -ENOMEM;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+	while (cnt < max && bpf_map_get_next_key(fd, prev, next) == 0) {
 		if (cnt == cap) {
-			if (cap >= 2 * UNET_MAX_CHANNELS)
-				break; /* a map churning under us: enough */
 			cap *= 2;
-			tmp = realloc(k, cap * sizeof(*k));
+			tmp = realloc(k, cap * key_size);
 			if (!tmp) {
 				free(k);
 				return -ENOMEM;
 			}
 			k = tmp;
 		}
-		k[cnt++] = next;
-		last = next;
-		prev = &last;
+		memcpy(k + cnt++ * key_size, next, key_size);
+		memcpy(last, next, key_size);
+		prev = last;
 	}
-	if (cnt < cap && errno != ENOENT) {
+	if (cnt < max && errno != ENOENT) {
 		int err = -errno;
 
 		free(k);
@@ -1003,6 +1006,12 @@ static int collect_keys(int fd, __u32 **keys, size_t *n)
 	*keys = k;
 	*n = cnt;
 	return 0;
+}
+
+/* unet_map_keys for our __u32-keyed maps. */
+static int collect_keys(int fd, __u32 **keys, size_t *n)
+{
+	return unet_map_keys(fd, sizeof(**keys), 2 * UNET_MAX_CHANNELS, (void **)keys, n);
 }
 
 enum ep_state { EP_UNKNOWN = 0, EP_MISSING, EP_STALE, EP_ALIVE };

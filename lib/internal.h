@@ -55,6 +55,11 @@ int unet_check_bpffs(const char *path);
 bool unet_owner_alive(uint32_t pid, uint64_t start_time);
 /* starttime of pid from /proc/<pid>/stat, 0 if unknown. */
 uint64_t unet_proc_start_time(uint32_t pid);
+/* Every key of a HASH map (keys of at most UNET_MAP_KEY_MAX bytes, at
+ * most max of them), collected before the caller deletes any.  Returns 0
+ * with *keys (free it) and *n, or -errno. */
+#define UNET_MAP_KEY_MAX 16
+int unet_map_keys(int fd, size_t key_size, size_t max, void **keys, size_t *n);
 /* Number of receive queues of the device (ethtool, then sysfs), >= 1. */
 int unet_iface_nqueues(const char *ifname);
 

@@ -96,30 +96,11 @@ void unet_udp_addr_release(struct unet_iface *iface, uint32_t endpoint, uint32_t
 		bpf_map_delete_elem(iface->udp_addrs_fd, &laddr);
 }
 
-/* All keys of unet_udp_ports, taken before entries are looked at (and
- * maybe deleted).  Returns 0 with *keys (free it) and *n, or -errno. */
+/* Every UDP port key, collected before any is deleted. */
 static int port_keys(struct unet_iface *iface, struct unet_udp_key **keys, size_t *n)
 {
-	struct unet_udp_key *k, last, next, *prev = NULL;
-	size_t cnt = 0, cap = UNET_MAX_UDP_PORTS;
-
-	k = calloc(cap, sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	while (cnt < cap && bpf_map_get_next_key(iface->udp_ports_fd, prev, &next) == 0) {
-		k[cnt++] = next;
-		last = next;
-		prev = &last;
-	}
-	if (cnt < cap && errno != ENOENT) {
-		int err = -errno;
-
-		free(k);
-		return err;
-	}
-	*keys = k;
-	*n = cnt;
-	return 0;
+	return unet_map_keys(iface->udp_ports_fd, sizeof(**keys), UNET_MAX_UDP_PORTS,
+			     (void **)keys, n);
 }
 
 int unet_iface__for_each_udp(struct unet_iface *iface,
@@ -175,7 +156,6 @@ int unet_udp_reclaim(struct unet_iface *iface)
 {
 	struct unet_udp_key *keys;
 	struct unet_udp_val v;
-	__u32 a, next, *prev = NULL;
 	int removed = 0, err;
 	size_t n;
 
@@ -194,17 +174,14 @@ int unet_udp_reclaim(struct unet_iface *iface)
 	}
 	free(keys);
 
-	/* Addresses: at most UNET_MAX_UDP_ADDRS; a delete restarts the walk,
-	 * so collect first. */
-	__u32 addrs[UNET_MAX_UDP_ADDRS];
-	size_t na = 0;
+	/* Addresses: a delete restarts the walk, so collect first. */
+	__u32 *addrs;
+	size_t na;
 
-	while (na < UNET_MAX_UDP_ADDRS &&
-	       bpf_map_get_next_key(iface->udp_addrs_fd, prev, &next) == 0) {
-		addrs[na++] = next;
-		a = next;
-		prev = &a;
-	}
+	err = unet_map_keys(iface->udp_addrs_fd, sizeof(*addrs), UNET_MAX_UDP_ADDRS,
+			    (void **)&addrs, &na);
+	if (err)
+		return removed ? removed : err;
 	for (size_t i = 0; i < na; i++) {
 		struct unet_udp_addr_val av;
 
@@ -214,5 +191,6 @@ int unet_udp_reclaim(struct unet_iface *iface)
 		if (bpf_map_delete_elem(iface->udp_addrs_fd, &addrs[i]) == 0)
 			removed++;
 	}
+	free(addrs);
 	return removed;
 }
