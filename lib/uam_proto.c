@@ -526,6 +526,21 @@ static void item_queue(struct uam_chan *ch, struct uam_item *it)
 	push(ch);
 }
 
+/* A new item for a short message (request, reply): handler and args. */
+static struct uam_item *short_item(struct uam_chan *ch, uint8_t type, bool counted,
+				   unsigned int handler, const uint64_t *args, unsigned int nargs)
+{
+	struct uam_item *it = item_new(ch, type, counted);
+
+	if (!it)
+		return NULL;
+	it->handler = (uint16_t)handler;
+	it->nargs = (uint8_t)nargs;
+	if (nargs)
+		memcpy(it->args, args, nargs * 8u);
+	return it;
+}
+
 static int check_args(unsigned int handler, const uint64_t *args, unsigned int nargs)
 {
 	if (handler >= UAM_MAX_HANDLERS || nargs > UAM_MAX_ARGS || (nargs && !args))
@@ -548,13 +563,9 @@ static int request(struct uam_chan *ch, unsigned int handler, const uint64_t *ar
 		return err;
 	if (ch->err)
 		return ch->err;
-	it = item_new(ch, UAM_T_REQUEST, true);
+	it = short_item(ch, UAM_T_REQUEST, true, handler, args, nargs);
 	if (!it)
 		return -errno;
-	it->handler = (uint16_t)handler;
-	it->nargs = (uint8_t)nargs;
-	if (nargs)
-		memcpy(it->args, args, nargs * 8u);
 	tok = ch->next_token++ & ~CALL_TOKEN;
 	it->token = tok | flag;
 	item_queue(ch, it); /* may send and free it at once */
@@ -584,13 +595,9 @@ int uam_reply(const struct uam_msg *req, unsigned int handler, const uint64_t *a
 		return ch->err;
 	/* Not counted against max_queued: a reply must never fail for lack
 	 * of room, or request handlers would have to deal with it. */
-	it = item_new(ch, UAM_T_REPLY, false);
+	it = short_item(ch, UAM_T_REPLY, false, handler, args, nargs);
 	if (!it)
 		return -errno;
-	it->handler = (uint16_t)handler;
-	it->nargs = (uint8_t)nargs;
-	if (nargs)
-		memcpy(it->args, args, nargs * 8u);
 	it->token = req->token;
 	ch->ep->cur_replied = true;
 	item_queue(ch, it);
