@@ -1129,6 +1129,12 @@ main() {
 	command -v jq >/dev/null || missing+=(jq)
 	WORK=$(mktemp -d /tmp/unet-it.XXXXXX) || exit 1
 	export WORK
+	# Interrupted runs must not leave their logs behind either.
+	if [[ ${UNET_TEST_KEEP_LOGS:-0} != 1 ]]; then
+		trap 'rm -rf "$WORK"' EXIT
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+	fi
 	for i in "${run[@]}"; do
 		if ((${#missing[@]})); then
 			echo "FAIL ${ids[i]}: missing ${missing[*]}"
