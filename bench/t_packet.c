@@ -7,12 +7,14 @@
  * then a 2-byte payload length (network order) and 2 reserved bytes, then
  * the payload.  The length is ours because a NIC may pad short frames.
  *
- * Receive: a TPACKET_V3 ring mapped into this process.  The kernel fills
- * variable-size frames into a block and hands the whole block over when it
- * is full or its retire timer (tp_retire_blk_tov, 1 ms, rounded to a
- * jiffy) expires; "spin" polls the status word of the current block,
- * "block" sleeps in poll().  That timer is why V3 is good at rates and
- * poor at single round trips: a lone frame waits for it.
+ * Receive, sink (rates): a TPACKET_V3 ring mapped into this process.  The
+ * kernel fills variable-size frames into a block and hands the whole block
+ * over when it is full or its retire timer (tp_retire_blk_tov, 1 ms,
+ * rounded to a jiffy) expires; "spin" polls the status word of the current
+ * block, "block" sleeps in poll().  That timer is why V3 is good at rates
+ * and useless for single round trips (a lone frame waits for it), so the
+ * echo and pingpong roles read with recv() instead: "spin" loops on
+ * MSG_DONTWAIT, "block" sleeps in poll().
  * Send: one send() per frame on the bound socket (no TX ring).
  */
 #include <arpa/inet.h>
@@ -52,6 +54,7 @@ struct bench_conn {
 	struct tpacket3_hdr *pkt;     /* next one */
 	uint8_t mac[6], peer[6];
 	uint8_t *txbuf;		      /* BENCH_MAX_BATCH frames */
+	uint8_t *rxbuf;		      /* no ring: BENCH_MAX_BATCH frames for recv() */
 };
 
 static struct tpacket_block_desc *block(struct bench_conn *c, unsigned int i)
@@ -68,6 +71,7 @@ static void packet_close(struct bench_conn *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->txbuf);
+	free(c->rxbuf);
 	free(c);
 }
 
@@ -117,8 +121,14 @@ static struct bench_conn *packet_open(const struct bench_opts *o)
 		goto fail;
 	}
 	memcpy(c->mac, ifr.ifr_hwaddr.sa_data, 6);
-	if (setsockopt(c->fd, SOL_PACKET, PACKET_VERSION, &ver, sizeof(ver)) ||
-	    setsockopt(c->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req))) {
+	if (strcmp(o->role, "sink")) {
+		c->rxbuf = calloc(BENCH_MAX_BATCH, BENCH_BUF_SIZE);
+		if (!c->rxbuf) {
+			fprintf(stderr, "unet-bench: out of memory\n");
+			goto fail;
+		}
+	} else if (setsockopt(c->fd, SOL_PACKET, PACKET_VERSION, &ver, sizeof(ver)) ||
+		   setsockopt(c->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req))) {
 		fprintf(stderr, "unet-bench: TPACKET_V3 ring: %s\n", strerror(errno));
 		goto fail;
 	}
@@ -128,8 +138,10 @@ static struct bench_conn *packet_open(const struct bench_opts *o)
 	if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)))
 		setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	c->ring_len = (size_t)PKT_BLOCK_SIZE * PKT_BLOCK_NR;
-	c->ring = mmap(NULL, c->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_LOCKED, c->fd, 0);
-	if (c->ring == MAP_FAILED) {
+	if (!c->rxbuf)
+		c->ring = mmap(NULL, c->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_LOCKED,
+			       c->fd, 0);
+	if (!c->rxbuf && c->ring == MAP_FAILED) {
 		fprintf(stderr, "unet-bench: mmap of the packet ring: %s\n", strerror(errno));
 		goto fail;
 	}
@@ -181,10 +193,58 @@ static uint32_t block_status(struct bench_conn *c, unsigned int i)
 	return __atomic_load_n(&block(c, i)->hdr.bh1.block_status, __ATOMIC_ACQUIRE);
 }
 
+/* A frame of ours in buf (len bytes): its payload into *rx.  Returns
+ * false for anything else. */
+static bool frame_payload(const uint8_t *f, uint32_t flen, struct bench_rx *rx)
+{
+	uint16_t len;
+
+	if (flen < PKT_HDR)
+		return false;
+	memcpy(&len, f + ETH_HLEN, 2);
+	len = ntohs(len);
+	if (len > flen - PKT_HDR)
+		return false; /* truncated or not ours */
+	*rx = (struct bench_rx){ .data = f + PKT_HDR, .len = len };
+	return true;
+}
+
+/* No ring (echo, pingpong): recv() frame by frame. */
+static int packet_recv_plain(struct bench_conn *c, struct bench_rx *rx, unsigned int max,
+			     bool block_wait)
+{
+	unsigned int n = 0;
+
+	if (max > BENCH_MAX_BATCH)
+		max = BENCH_MAX_BATCH;
+	while (n < max) {
+		uint8_t *f = c->rxbuf + (size_t)n * BENCH_BUF_SIZE;
+		ssize_t r = recv(c->fd, f, BENCH_BUF_SIZE, MSG_DONTWAIT);
+
+		if (r < 0) {
+			struct pollfd p = { .fd = c->fd, .events = POLLIN };
+
+			if (errno != EAGAIN && errno != EINTR)
+				return n ? (int)n : -errno;
+			if (n || !block_wait)
+				break;
+			if (poll(&p, 1, BENCH_BLOCK_MS) <= 0)
+				break;
+			block_wait = false; /* one sleep per call */
+			continue;
+		}
+		n += frame_payload(f, (uint32_t)r, &rx[n]);
+	}
+	return (int)n;
+}
+
 static int packet_recv(struct bench_conn *c, struct bench_rx *rx, unsigned int max, bool block_wait)
 {
 	unsigned int n = 0;
 	bool waited = false;
+
+	if (c->rxbuf)
+		return packet_recv_plain(c, rx, max, block_wait);
 
 	for (;;) {
 		if (c->blk_done) {
@@ -217,18 +277,10 @@ static int packet_recv(struct bench_conn *c, struct bench_rx *rx, unsigned int m
 		}
 		while (c->pkt_left && n < max) {
 			struct tpacket3_hdr *h = c->pkt;
-			const uint8_t *f = (const uint8_t *)h + h->tp_mac;
-			uint16_t len;
 
 			c->pkt_left--;
 			c->pkt = (struct tpacket3_hdr *)((uint8_t *)h + h->tp_next_offset);
-			if (h->tp_snaplen < PKT_HDR)
-				continue;
-			memcpy(&len, f + ETH_HLEN, 2);
-			len = ntohs(len);
-			if (len > h->tp_snaplen - PKT_HDR)
-				continue; /* truncated or not ours */
-			rx[n++] = (struct bench_rx){ .data = f + PKT_HDR, .len = len };
+			n += frame_payload((const uint8_t *)h + h->tp_mac, h->tp_snaplen, &rx[n]);
 		}
 		if (!c->pkt_left)
 			c->blk_done = true;

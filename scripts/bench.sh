@@ -38,7 +38,7 @@
 #               an AF_XDP socket into a page-pool buffer; docs/performance.md)
 #
 # Environment (full runs): BENCH_PP_COUNT (round trips per point, 20000),
-# BENCH_PP_COUNT_PACKET (5000), BENCH_PP_WARMUP (1000), BENCH_RATE_COUNT
+# BENCH_PP_WARMUP (1000), BENCH_RATE_COUNT
 # (messages per rate pairing; default per transport and size),
 # BENCH_RATE_REPS (3), BENCH_SP_SECS (sockperf seconds, 2), BENCH_TIMEOUT
 # (seconds per measurement, 60); BENCH_KEEP_LOGS=1 keeps every log.
@@ -159,17 +159,6 @@ rate_count() {
 	packet) ((small)) && echo 800000 || echo 600000 ;;
 	*) echo 500000 ;;
 	esac
-}
-
-# pp_count TRANSPORT: round trips per latency point.  AF_PACKET with a
-# TPACKET_V3 ring waits for the block retire timer (1 ms) on every lone
-# frame, so fewer of those keep the run short.
-pp_count() {
-	if [[ $1 == packet ]] && ((!QUICK)); then
-		echo "${BENCH_PP_COUNT_PACKET:-5000}"
-	else
-		echo "$PP_COUNT"
-	fi
 }
 
 # The plan: one line per measurement, "kind transport mode size channels".
@@ -356,7 +345,7 @@ m_pingpong() {
 	fi
 	# shellcheck disable=SC2046
 	run_client "$p" "$BENCH" pingpong --transport "$t" $(tp_args "$t" a "$ch") --size "$size" \
-		--count "$(pp_count "$t")" --warmup "$PP_WARMUP" --mode "$mode" --cpu "$CLI_CPU" --timeout "$TO"
+		--count "$PP_COUNT" --warmup "$PP_WARMUP" --mode "$mode" --cpu "$CLI_CPU" --timeout "$TO"
 	stop_pid "$spid"
 	CUR_PIDS=()
 	if ((CLIENT_RC == 124 || CLIENT_RC == 137)); then
