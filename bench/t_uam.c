@@ -84,6 +84,8 @@ static void on_store_done(struct uam_ep *ep, int op, int status, void *ctx)
 	c->tx_inflight--;
 	if (status && !c->error)
 		c->error = status;
+	else if (!status)
+		c->bulk_done++; /* read by the bulk role only */
 }
 
 static void uam_bench_close(struct bench_conn *c)
@@ -207,19 +209,6 @@ static int uam_bench_flush(struct bench_conn *c, int timeout_ms)
 	return c->tx_inflight ? -ETIMEDOUT : c->error;
 }
 
-static void on_bulk_done(struct uam_ep *ep, int op, int status, void *ctx)
-{
-	struct bench_conn *c = ctx;
-
-	(void)ep;
-	(void)op;
-	c->tx_inflight--;
-	if (status && !c->error)
-		c->error = status;
-	else if (!status)
-		c->bulk_done++;
-}
-
 /* Stores of `bytes` into the peer's region after its message slots, up to
  * depth in flight; a store completes when the peer has all of it. */
 static long uam_bench_bulk(struct bench_conn *c, size_t bytes, long count, unsigned int depth,
@@ -239,7 +228,7 @@ static long uam_bench_bulk(struct bench_conn *c, size_t bytes, long count, unsig
 	while (c->bulk_done < count && !c->error && bench_now_ns() < deadline) {
 		while (started < count && c->tx_inflight < depth) {
 			int r = uam_store(c->ch, c->bulk_src, bytes, REGION,
-					  (uint64_t)SLOTS * SLOT_SIZE, 0, NULL, 0, on_bulk_done, c);
+					  (uint64_t)SLOTS * SLOT_SIZE, 0, NULL, 0, on_store_done, c);
 
 			if (r == -EAGAIN)
 				break;
