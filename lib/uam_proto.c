@@ -623,6 +623,29 @@ int uamp_call_start(struct uam_chan *ch, unsigned int handler, const uint64_t *a
 	return 0;
 }
 
+/* A counted item for an op (store, get) and the op it completes, with
+ * the op's id as the item's token.  NULL with errno (EAGAIN: queue or
+ * ops full, ENOMEM). */
+static struct uam_item *op_item(struct uam_chan *ch, uint8_t type, unsigned int handler,
+				const uint64_t *args, unsigned int nargs, uam_op_fn cb, void *ctx,
+				struct uam_op **opp)
+{
+	struct uam_item *it = short_item(ch, type, true, handler, args, nargs);
+	struct uam_op *op;
+
+	if (!it)
+		return NULL;
+	op = op_new(ch->ep, ch, cb, ctx);
+	if (!op) {
+		free(it);
+		errno = EAGAIN;
+		return NULL;
+	}
+	it->token = (uint32_t)op->id;
+	*opp = op;
+	return it;
+}
+
 int uam_store(struct uam_chan *ch, const void *src, size_t len, uint32_t region, uint64_t offset,
 	      unsigned int handler, const uint64_t *args, unsigned int nargs, uam_op_fn cb,
 	      void *ctx)
@@ -637,19 +660,9 @@ int uam_store(struct uam_chan *ch, const void *src, size_t len, uint32_t region,
 		return err;
 	if (ch->err)
 		return ch->err;
-	it = item_new(ch, UAM_T_STORE, true);
+	it = op_item(ch, UAM_T_STORE, handler, args, nargs, cb, ctx, &op);
 	if (!it)
 		return -errno;
-	op = op_new(ch->ep, ch, cb, ctx);
-	if (!op) {
-		free(it);
-		return -EAGAIN;
-	}
-	it->handler = (uint16_t)handler;
-	it->nargs = (uint8_t)nargs;
-	if (nargs)
-		memcpy(it->args, args, nargs * 8u);
-	it->token = (uint32_t)op->id;
 	it->aux = region;
 	it->src = src;
 	it->len = len;
@@ -676,15 +689,9 @@ int uam_get(struct uam_chan *ch, uint32_t remote_region, uint64_t remote_offset,
 		return -EINVAL;
 	if (ch->err)
 		return ch->err;
-	it = item_new(ch, UAM_T_GET_REQ, true);
+	it = op_item(ch, UAM_T_GET_REQ, 0, NULL, 0, cb, ctx, &op);
 	if (!it)
 		return -errno;
-	op = op_new(ch->ep, ch, cb, ctx);
-	if (!op) {
-		free(it);
-		return -EAGAIN;
-	}
-	it->token = (uint32_t)op->id;
 	it->aux = remote_region;
 	it->remote_off = remote_offset;
 	it->len = len;
