@@ -586,25 +586,33 @@ t_api_errors() {
 	return 0
 }
 
-# A veth pair inside namespace a, both ends used by one process.
-t_datapath() {
-	local bin=$BUILD/tests/test_datapath x y
+# run_pair_cmocka NAME NTESTS: build/tests/NAME on a veth pair inside
+# namespace a, both ends driven by one process; it must pass all NTESTS
+# cmocka tests and skip none.  Leaves the pair's first end in PAIR_X.
+run_pair_cmocka() {
+	local name=$1 ntests=$2 bin=$BUILD/tests/$1 y
 	[[ -x $bin ]] || fail "$bin not built"
 	setup_ns 1
-	x="${IF_A}x" y="${IF_A}y"
-	in_a ip link add "$x" type veth peer name "$y" || fail "cannot create veth $x/$y"
-	in_a ip link set "$x" up && in_a ip link set "$y" up || fail "cannot bring up $x/$y"
-	in_a env UNET_TEST_IFACE_A="$x" UNET_TEST_IFACE_B="$y" UNET_TEST_XDP_MODE="$T_MODE" \
-		UNET_PIN_ROOT="$UNET_PIN_ROOT" "$bin" >"$T_DIR/datapath.log" 2>&1
+	PAIR_X="${IF_A}x" y="${IF_A}y"
+	in_a ip link add "$PAIR_X" type veth peer name "$y" || fail "cannot create veth $PAIR_X/$y"
+	in_a ip link set "$PAIR_X" up && in_a ip link set "$y" up || fail "cannot bring up $PAIR_X/$y"
+	in_a env UNET_TEST_IFACE_A="$PAIR_X" UNET_TEST_IFACE_B="$y" UNET_TEST_XDP_MODE="$T_MODE" \
+		UNET_PIN_ROOT="$UNET_PIN_ROOT" "$bin" >"$T_DIR/$name.log" 2>&1
 	local rc=$?
-	cat "$T_DIR/datapath.log"
-	((rc == 0)) || fail "test_datapath exited with $rc"
-	grep -q '^\[  SKIPPED \]' "$T_DIR/datapath.log" && fail "test_datapath skipped tests with interfaces given"
-	grep -q '^\[  PASSED  \] 9 test' "$T_DIR/datapath.log" || fail "test_datapath did not pass all 9 tests"
+	cat "$T_DIR/$name.log"
+	((rc == 0)) || fail "$name exited with $rc"
+	grep -q '^\[  SKIPPED \]' "$T_DIR/$name.log" && fail "$name skipped tests with interfaces given"
+	grep -q "^\\[  PASSED  \\] $ntests test" "$T_DIR/$name.log" ||
+		fail "$name did not pass all $ntests tests"
+}
+
+# The raw data path between two endpoints of one process.
+t_datapath() {
 	local mode
-	mode=$(in_a "$UNETCTL" --json status "$x" |
+	run_pair_cmocka test_datapath 9
+	mode=$(in_a "$UNETCTL" --json status "$PAIR_X" |
 		jq -r '[.. | objects | select(has("mode")) | .mode] | first // empty')
-	[[ $mode == "$T_MODE" ]] || fail "endpoint creation attached $x in mode '$mode', want $T_MODE"
+	[[ $mode == "$T_MODE" ]] || fail "endpoint creation attached $PAIR_X in mode '$mode', want $T_MODE"
 }
 
 # scripts/bench.sh --quick: the form of its output, no timing asserted.
@@ -659,19 +667,7 @@ t_bench_smoke() {
 # U-Net Active Messages over a veth pair inside namespace a, both ends
 # driven by one process (the peer-killed case forks).
 t_uam() {
-	local bin=$BUILD/tests/test_uam x y
-	[[ -x $bin ]] || fail "$bin not built"
-	setup_ns 1
-	x="${IF_A}x" y="${IF_A}y"
-	in_a ip link add "$x" type veth peer name "$y" || fail "cannot create veth $x/$y"
-	in_a ip link set "$x" up && in_a ip link set "$y" up || fail "cannot bring up $x/$y"
-	in_a env UNET_TEST_IFACE_A="$x" UNET_TEST_IFACE_B="$y" UNET_TEST_XDP_MODE="$T_MODE" \
-		UNET_PIN_ROOT="$UNET_PIN_ROOT" "$bin" >"$T_DIR/uam.log" 2>&1
-	local rc=$?
-	cat "$T_DIR/uam.log"
-	((rc == 0)) || fail "test_uam exited with $rc"
-	grep -q '^\[  SKIPPED \]' "$T_DIR/uam.log" && fail "test_uam skipped tests with interfaces given"
-	grep -q '^\[  PASSED  \] 5 test' "$T_DIR/uam.log" || fail "test_uam did not pass all 5 tests"
+	run_pair_cmocka test_uam 5
 }
 
 # The key-value example between the two namespaces, with loss on both
