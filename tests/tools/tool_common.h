@@ -5,8 +5,10 @@
 #define UNET_TOOL_COMMON_H
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* Byte j (j >= 8, after the big-endian sequence number) of the payload of
  * message seq: unet-peer send writes it, unet-peer recv checks it,
@@ -31,6 +33,25 @@ static inline int parse_u64(const char *s, uint64_t max, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* Set by on_signal (install it for SIGINT/SIGTERM): every loop checks it,
+ * so a tool stops cleanly when its test's time is up. */
+static volatile sig_atomic_t stop_flag;
+
+static inline void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+/* Seconds on the monotonic clock. */
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 #endif /* UNET_TOOL_COMMON_H */

@@ -39,21 +39,6 @@
 #include "unet.h"
 #include "tool_common.h"
 
-static volatile sig_atomic_t stop_flag;
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int parse_addr(const char *s, struct sockaddr_in *sa)
 {
 	char buf[64], *colon;

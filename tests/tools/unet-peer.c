@@ -36,7 +36,6 @@
 #define SEQ_BYTES 8
 
 static const char *prog = "unet-peer";
-static volatile sig_atomic_t stop_flag;
 
 struct chan_spec {
 	uint16_t tag, peer_tag;
@@ -88,14 +87,6 @@ static void err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void sleep_s(double s)
 {
 	struct timespec ts;
@@ -105,12 +96,6 @@ static void sleep_s(double s)
 	ts.tv_sec = (time_t)s;
 	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
 	nanosleep(&ts, NULL);
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
 }
 
 static void log_fn(enum unet_log_level level, const char *msg, void *ctx)

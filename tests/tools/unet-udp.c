@@ -31,21 +31,6 @@
 
 #define MAX_PORTS 64
 
-static volatile sig_atomic_t stop_flag;
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void on_log(enum unet_log_level l, const char *msg, void *ctx)
 {
 	(void)ctx;
