@@ -22,17 +22,21 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 
+# CFLAGS and LDFLAGS are the user's (make CFLAGS="-O1 -g" keeps working);
+# what the project needs lives in its own variables.
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -Wall -Wextra -Werror=implicit-function-declaration \
-	  -D_GNU_SOURCE -I$(BUILD) -Ilib -Ibpf $(SANFLAGS)
-LIB_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden
-LDFLAGS += $(SANFLAGS)
+PROJ_CFLAGS := -std=gnu11 -Wall -Wextra -Werror=implicit-function-declaration \
+	  -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ilib -Ibpf $(SANFLAGS) -MMD -MP
+ALL_CFLAGS = $(PROJ_CFLAGS) $(CFLAGS)
+LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
+ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 LIBS := -lxdp -lbpf -lelf -lz
 
-BPF_CFLAGS := -target bpf -O2 -g -Wall -Wextra -I$(ARCH_INC) -Ibpf
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Wextra -I$(ARCH_INC) -Ibpf -MMD -MP
 
-LIB_SRCS := $(wildcard lib/*.c)
+LIB_SRCS := $(wildcard lib/*/*.c)
 LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
+PUB_HDRS := $(wildcard include/unet-xdp/*.h)
 SKEL := $(BUILD)/unet_xdp.skel.h
 BPF_OBJ := $(BUILD)/unet_xdp.bpf.o
 
@@ -61,10 +65,13 @@ $(BPF_OBJ): bpf/unet_xdp.bpf.c bpf/unet_abi.h | $(BUILD)
 $(SKEL): $(BPF_OBJ)
 	$(BPFTOOL) gen skeleton $< name unet_xdp_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD) $(BUILD)/lib $(BUILD)/tests $(BUILD)/tools $(BUILD)/examples:
+$(BUILD) $(BUILD)/tests $(BUILD)/tools $(BUILD)/examples:
 	mkdir -p $@
 
-$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h) bpf/unet_abi.h $(SKEL) | $(BUILD)/lib
+# Header dependencies come from -MMD (the .d files included below); the
+# skeleton is generated, so objects wait for it explicitly.
+$(BUILD)/lib/%.o: lib/%.c $(SKEL)
+	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
 $(ALIB): $(LIB_OBJS)
@@ -72,29 +79,29 @@ $(ALIB): $(LIB_OBJS)
 
 $(SO): $(LIB_OBJS) lib/libunet-xdp.map
 	$(CC) -shared -Wl,-soname,$(SO_NAME) -Wl,--version-script=lib/libunet-xdp.map \
-		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LIBS)
+		$(ALL_LDFLAGS) -o $@ $(LIB_OBJS) $(LIBS)
 	ln -sf $(SO_NAME).1.0 $(BUILD)/$(SO_NAME)
 	ln -sf $(SO_NAME).1.0 $(BUILD)/libunet-xdp.so
 
 $(BUILD)/libunet-xdp.pc: lib/libunet-xdp.pc.in | $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|' $< > $@
 
-$(BUILD)/unetctl: cli/unetctl.c $(ALIB) lib/unet.h
-	$(CC) $(CFLAGS) -o $@ cli/unetctl.c $(ALIB) $(LDFLAGS) $(LIBS)
+$(BUILD)/unetctl: cli/unetctl.c $(ALIB)
+	$(CC) $(ALL_CFLAGS) -o $@ cli/unetctl.c $(ALIB) $(ALL_LDFLAGS) $(LIBS)
 
 # Unit tests may reach library internals: link the static archive and let
-# them include lib/internal.h.
+# them include lib/core/internal.h.
 $(BUILD)/tests/%: tests/unit/%.c $(ALIB) $(SKEL) | $(BUILD)/tests
-	$(CC) $(CFLAGS) -o $@ $< $(ALIB) $(LDFLAGS) $(LIBS) -lcmocka
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lcmocka
 
 $(BUILD)/tools/%: tests/tools/%.c $(ALIB) | $(BUILD)/tools
-	$(CC) $(CFLAGS) -o $@ $< $(ALIB) $(LDFLAGS) $(LIBS) -lm
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
 
 $(BUILD)/examples/%: examples/%.c $(ALIB) | $(BUILD)/examples
-	$(CC) $(CFLAGS) -o $@ $< $(ALIB) $(LDFLAGS) $(LIBS) -lm
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
 
-$(BUILD)/unet-bench: $(BENCH_SRCS) bench/bench.h $(ALIB) lib/unet.h
-	$(CC) $(CFLAGS) -o $@ $(BENCH_SRCS) $(ALIB) $(LDFLAGS) $(LIBS) -lm
+$(BUILD)/unet-bench: $(BENCH_SRCS) bench/bench.h $(ALIB) $(PUB_HDRS)
+	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ $(BENCH_SRCS) $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
 
 # The README's test command: installs what is missing, builds, runs every
 # test, then again built with ASan+UBSan.
@@ -121,7 +128,7 @@ bench: deps
 
 install: $(ALIB) $(SO) $(BUILD)/unetctl
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/unet-xdp $(DESTDIR)$(BINDIR)
-	install -m 644 lib/unet.h lib/uam.h lib/unet_udp.h $(DESTDIR)$(INCDIR)/unet-xdp/
+	install -m 644 $(PUB_HDRS) $(DESTDIR)$(INCDIR)/unet-xdp/
 	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(SO_NAME).1.0 $(DESTDIR)$(LIBDIR)/$(SO_NAME)
@@ -133,3 +140,5 @@ install: $(ALIB) $(SO) $(BUILD)/unetctl
 
 clean:
 	rm -rf build build-san
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

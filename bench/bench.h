@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
-#include "unet.h"
+#include <unet-xdp/unet.h>
 
 #define BENCH_MAX_BATCH 256
 #define BENCH_MIN_SIZE 8     /* the bench header */
@@ -106,7 +106,7 @@ struct bench_transport {
 };
 
 extern const struct bench_transport bench_unet, bench_uam, bench_udp, bench_udp_mmsg, bench_packet;
-/* t_unet_udp.c: UDP/IPv4 over U-Net (lib/unet_udp.h) */
+/* t_unet_udp.c: UDP/IPv4 over U-Net (include/unet-xdp/unet_udp.h) */
 extern const struct bench_transport bench_unet_udp;
 
 /* t_unet.c: an endpoint on o->iface and o->channels channels from o->tag

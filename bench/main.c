@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "unet.h"
+#include <unet-xdp/unet.h>
 
 #define PING_TIMEOUT_NS 1000000000ull	 /* a measured ping lost after 1 s */
 #define WARMUP_TIMEOUT_NS 100000000ull	 /* a warm-up ping retried after 100 ms */

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "bench.h"
-#include "uam.h"
-#include "unet.h"
+#include <unet-xdp/uam.h>
+#include <unet-xdp/unet.h>
 
 #define H_SHORT 1  /* a short message in the arguments */
 #define H_STORED 2 /* a long message landed in our region */

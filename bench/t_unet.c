@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "unet.h"
+#include <unet-xdp/unet.h>
 
 struct bench_conn {
 	struct unet_endpoint *ep;

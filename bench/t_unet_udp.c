@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * t_unet_udp.c - the unet-udp transport of unet-bench: UDP/IPv4 over U-Net
- * (lib/unet_udp.h), so its round trip and message rate sit beside kernel
+ * (include/unet-xdp/unet_udp.h), so its round trip and message rate sit beside kernel
  * UDP (the udp transport) in one run.  It talks to anything that speaks
  * UDP: the other end may be this transport or the kernel's udp one.
  *
@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "bench.h"
-#include "unet.h"
-#include "unet_udp.h"
+#include <unet-xdp/unet.h>
+#include <unet-xdp/unet_udp.h>
 
 struct bench_conn {
 	struct unet_endpoint *ep;

@@ -45,7 +45,7 @@ struct unet_vlan_tag {
 	__be16 inner_proto;
 };
 
-/* ---- Maps: names are ABI (lib/internal.h opens them pinned by name) ---- */
+/* ---- Maps: names are ABI (lib/core/internal.h opens them pinned by name) ---- */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -19,9 +19,9 @@
 
 #include <arpa/inet.h>
 
-#include "unet.h"
+#include <unet-xdp/unet.h>
 #include "unet_abi.h"
-#include "unet_udp.h"
+#include <unet-xdp/unet_udp.h>
 
 #define DEFAULT_PIN_ROOT "/sys/fs/bpf/unet"
 

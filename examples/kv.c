@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "uam.h"
+#include <unet-xdp/uam.h>
 
 enum { H_PUT = 1, H_GET = 2, H_PUT_DONE = 3, H_VALUE = 4 }; /* handler indices */
 

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "unet.h"
+#include <unet-xdp/unet.h>
 
 struct ping { uint32_t seq; uint32_t flags; }; /* head of every message */
 enum { PING_WARMUP = 1, PING_LAST = 2 };

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "unet.h"
+#include <unet-xdp/unet.h>
 
 struct msg_head { uint32_t seq; uint32_t flags; }; /* head of every message */
 enum { MSG_END = 1 }; /* end marker: seq holds the number of messages sent */

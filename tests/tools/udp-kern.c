@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "unet.h"
+#include <unet-xdp/unet.h>
 #include "tool_common.h"
 
 static int parse_addr(const char *s, struct sockaddr_in *sa)
@@ -59,7 +59,7 @@ static int parse_addr(const char *s, struct sockaddr_in *sa)
 	return inet_pton(AF_INET, buf, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
-/* RFC 1071, written out here on purpose: independent of lib/inet_csum.c. */
+/* RFC 1071, written out here on purpose: independent of lib/udp/inet_csum.c. */
 static uint32_t sum16(const uint8_t *p, size_t n, uint32_t s)
 {
 	for (size_t i = 0; i + 1 < n; i += 2)

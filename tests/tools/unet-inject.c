@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "unet.h"
+#include <unet-xdp/unet.h>
 #include "unet_abi.h"
 #include "tool_common.h"
 

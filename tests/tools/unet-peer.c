@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * unet-peer - the test peer of the integration suite.  One program, several
- * modes, using only the public API of lib/unet.h:
+ * modes, using only the public API of include/unet-xdp/unet.h:
  *
  *   echo   echo every message back on the channel it came in on
  *   sizes  send one message of every size 1..max_payload, check each echo
@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "unet.h"
+#include <unet-xdp/unet.h>
 #include "tool_common.h"
 
 #define MAX_CHANNELS 64

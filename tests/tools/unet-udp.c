@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * unet-udp - the U-Net side of the UDP integration tests: UDP sockets on a
- * U-Net endpoint (lib/unet_udp.h) talking to kernel sockets (udp-kern).
+ * U-Net endpoint (include/unet-xdp/unet_udp.h) talking to kernel sockets (udp-kern).
  *
  *   unet-udp echo  IFACE --local A:P [--ports N] [--remote A[:P]] [opts]
  *       echo every datagram to its sender from the socket it came to
@@ -25,8 +25,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "unet.h"
-#include "unet_udp.h"
+#include <unet-xdp/unet.h>
+#include <unet-xdp/unet_udp.h>
 #include "tool_common.h"
 
 #define MAX_PORTS 64

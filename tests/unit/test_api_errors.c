@@ -17,7 +17,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "unet.h"
+#include <unet-xdp/unet.h>
 
 static const char *ifname;
 static uint8_t peer_mac[6] = { 0x02, 0, 0x5e, 0, 0x53, 0x01 };

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "unet.h"
+#include <unet-xdp/unet.h>
 
 #define TAG_A 101
 #define TAG_B 202

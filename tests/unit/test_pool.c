@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Unit tests of the segment's frame pool (lib/pool.c). */
+/* Unit tests of the segment's frame pool (lib/core/pool.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 static void test_init_rejects_bad_sizes(void **state)
 {

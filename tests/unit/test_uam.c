@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "uam.h"
+#include <unet-xdp/uam.h>
 
 #define TAG_A 301
 #define TAG_B 402

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_uam_proto.c - the U-Net Active Messages protocol (lib/uam_proto.c)
+ * test_uam_proto.c - the U-Net Active Messages protocol (lib/uam/uam_proto.c)
  * with no network: two endpoints joined by a simulated link in memory
  * that drops, duplicates and reorders frames with seeded dice, and a
  * simulated clock.  Fast and deterministic; no root needed.
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "uam_impl.h"
+#include "uam/uam_impl.h"
 
 #define FRAME 1492 /* what an MTU-1500 unet channel carries */
 #define STEP_NS 20000 /* simulated time per step */

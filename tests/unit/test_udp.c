@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The UDP/IPv4 layer's pure parts (lib/udp_impl.h): the Internet checksum,
+ * The UDP/IPv4 layer's pure parts (lib/udp/udp_impl.h): the Internet checksum,
  * building and checking Ethernet/IPv4/UDP frames (incomplete, partial and
  * zero checksums, IP options, fragments, truncation), ARP frames, and the
  * ARP cache's expiry with the clock passed in.  No privileges needed.
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "udp_impl.h"
+#include "udp/udp_impl.h"
 
 static const uint8_t MAC_A[6] = { 0x02, 0, 0, 0, 0, 0x0a };
 static const uint8_t MAC_B[6] = { 0x02, 0, 0, 0, 0, 0x0b };

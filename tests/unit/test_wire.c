@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Unit tests of frame building and parsing (lib/wire.c) against the layout
+/* Unit tests of frame building and parsing (lib/core/wire.c) against the layout
  * in docs/wire-format.md, byte by byte. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 static const uint8_t dst[6] = { 0x02, 0, 0, 0, 0, 0xb };
 static const uint8_t src[6] = { 0x02, 0, 0, 0, 0, 0xa };

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "udp_impl.h"
+#include "udp/udp_impl.h"
 
 uint64_t unet_csum_add(uint64_t sum, const void *data, size_t len)
 {

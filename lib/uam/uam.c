@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "endpoint_impl.h"
-#include "uam_impl.h"
+#include "core/endpoint_impl.h"
+#include "uam/uam_impl.h"
 
 #define RX_BATCH 64
 #define RX_ROUNDS 8 /* batches per poll, so a flood cannot starve timers */

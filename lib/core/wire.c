@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 #define ETH_MIN_FRAME 60 /* without FCS */
 

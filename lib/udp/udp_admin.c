@@ -14,7 +14,7 @@
 #include <bpf/bpf.h>
 #include <arpa/inet.h>
 
-#include "udp_impl.h"
+#include "udp/udp_impl.h"
 
 /* Whether endpoint slot id has a live owner; *pid gets the owner. */
 static bool endpoint_alive(struct unet_iface *iface, uint32_t id, uint32_t *pid)

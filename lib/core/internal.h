@@ -6,8 +6,8 @@
 #include <net/if.h>
 #include <stdint.h>
 
-#include "unet.h"
-#include "../bpf/unet_abi.h"
+#include "unet-xdp/unet.h"
+#include "unet_abi.h"
 
 #define UNET_DEFAULT_PIN_ROOT "/sys/fs/bpf/unet"
 

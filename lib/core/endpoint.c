@@ -23,8 +23,8 @@
 
 #include <bpf/bpf.h>
 
-#include "endpoint_impl.h"
-#include "udp_impl.h"
+#include "core/endpoint_impl.h"
+#include "udp/udp_impl.h"
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL 69

@@ -51,7 +51,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "unet_xdp.skel.h"
 
 _Static_assert((int)UNET_STAT__COUNT == (int)UNET_CTR__COUNT,

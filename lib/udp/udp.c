@@ -32,8 +32,8 @@
 
 #include <bpf/bpf.h>
 
-#include "endpoint_impl.h"
-#include "udp_impl.h"
+#include "core/endpoint_impl.h"
+#include "udp/udp_impl.h"
 
 #define DEFAULT_ARP_TTL_MS 60000u
 #define DEFAULT_ARP_TIMEOUT_MS 1000u

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
-#include "unet_udp.h"
+#include "core/internal.h"
+#include "unet-xdp/unet_udp.h"
 
 #define UNET_ETH_P_IP 0x0800
 #define UNET_ETH_P_ARP 0x0806

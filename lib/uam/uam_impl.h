@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "uam.h"
+#include "unet-xdp/uam.h"
 
 /* ---- Wire format (docs/uam.md), inside the U-Net payload ----------------- */
 

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 static unet_log_fn log_fn;
 static void *log_ctx;

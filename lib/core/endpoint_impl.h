@@ -6,7 +6,7 @@
 
 #include <xdp/xsk.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 /*
  * Frames start 2 bytes into their buffer (sent ones) or 2 bytes after the

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 int unet_pool_init(struct unet_pool *p, uint32_t nframes, uint32_t frame_size)
 {

@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "uam_impl.h"
+#include "core/internal.h"
+#include "uam/uam_impl.h"
 
 #define DEF_WINDOW 64
 #define DEF_MAX_QUEUED 1024

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "udp_impl.h"
+#include "udp/udp_impl.h"
 
 #define ARP_LEN 28
 

@@ -18,8 +18,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "endpoint_impl.h"
-#include "udp_impl.h"
+#include "core/endpoint_impl.h"
+#include "udp/udp_impl.h"
 
 #define RX_BATCH 64
 
