@@ -19,9 +19,15 @@
 #define UNET_WIRE_VERSION 1
 
 /*
- * The U-Net header follows the Ethernet header (and at most one 802.1Q /
- * 802.1ad tag).  All multi-byte fields are in network byte order.
- * 8 bytes, so the payload of a frame without VLAN starts at offset 22.
+ * The U-Net header follows the Ethernet header directly.  All multi-byte
+ * fields are in network byte order.  8 bytes, so the payload starts at
+ * offset 22.
+ *
+ * VLANs: U-Net (and UDP over U-Net) take only untagged frames of the
+ * device the program is attached to.  A frame with an 802.1Q / 802.1ad
+ * tag belongs to a VLAN device stacked on it (eth0.100), and the XDP
+ * program passes it to the kernel untouched; to use U-Net on a VLAN,
+ * attach to the VLAN device.
  */
 struct unet_hdr {
 	__u8 version;	/* UNET_WIRE_VERSION */
@@ -33,7 +39,7 @@ struct unet_hdr {
 
 #define UNET_ETH_HLEN 14
 #define UNET_HDR_LEN 8
-/* Offset of the payload in a frame we send (we never send a VLAN tag). */
+/* Offset of the payload in every U-Net frame. */
 #define UNET_PAYLOAD_OFF (UNET_ETH_HLEN + UNET_HDR_LEN)
 
 /* Tag 0 is reserved: it never names a channel. */
@@ -56,17 +62,33 @@ struct unet_channel_val {
 	__u8 peer_mac[6]; /* source MAC every frame on this channel must carry */
 	__u16 peer_tag;	  /* source tag every frame must carry (host order) */
 	__u32 endpoint;	  /* owning endpoint slot */
-	__u32 owner_pid;  /* pid that opened it (for listings) */
-	__u32 flags;	  /* reserved */
+	__u32 owner_pid;  /* pid that opened it (for listings only) */
+	__u32 flags;	  /* reserved, 0 */
+	__u64 owner_token; /* token of the endpoint incarnation that owns it
+			    * (unet_endpoint_val.token): a slot reused by
+			    * another process never inherits the channel */
 };
 
-/* "unet_endpoints": HASH, key = __u32 endpoint slot. Claimed with
- * BPF_NOEXIST, so two processes never get the same slot. */
+/*
+ * "unet_endpoints": HASH, key = __u32 endpoint slot.  Slots are claimed
+ * with BPF_NOEXIST and reclaimed only under the interface lock (flock on
+ * the pin directory), so a slot has one owner at a time.
+ *
+ * Liveness does not rest on pids (a pid means nothing in another pid
+ * namespace): the owner holds open a small BPF array, the "alive map",
+ * whose only value is `token`.  The kernel frees the map when the last
+ * fd to it closes, i.e. when the owner exits however it exits; map ids
+ * are global, so anyone can ask whether alive_map_id still names a map
+ * holding `token` (ids are allocated cyclically over 2^31 and the token
+ * is random, so a reused id is told apart).
+ */
 struct unet_endpoint_val {
-	__u32 pid;	  /* owning process */
-	__u32 nqueues;	  /* sockets bound, one per queue */
-	__u64 start_time; /* /proc/<pid>/stat starttime: tells pid reuse apart */
-	char comm[16];	  /* owner's command name, for listings */
+	__u32 pid;	    /* owning process, for listings */
+	__u32 nqueues;	    /* sockets bound, one per queue */
+	__u64 token;	    /* random, non-zero, unique to this incarnation */
+	__u32 alive_map_id; /* id of the owner's alive map */
+	__u32 reserved;
+	char comm[16];	    /* owner's command name, for listings */
 };
 
 /* "unet_chan_stats": PERCPU_ARRAY indexed by local tag. Reset by the

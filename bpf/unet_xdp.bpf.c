@@ -55,8 +55,8 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } unet_channels SEC(".maps");
 
-/* Not read here: the library claims endpoint slots in it. It lives in this
- * object so that it is created and pinned with the other maps. */
+/* The library claims endpoint slots in it; the program checks that a
+ * channel belongs to the endpoint incarnation now in its slot. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, UNET_MAX_ENDPOINTS);
@@ -328,8 +328,9 @@ int unet_xdp_rx(struct xdp_md *ctx)
 	struct ethhdr *eth = data;
 	struct unet_channel_stats *cs;
 	struct unet_channel_val *ch;
+	struct unet_endpoint_val *ev;
 	struct unet_hdr *uh;
-	__u32 tag, queue, idx;
+	__u32 tag, queue, idx, slot;
 	__u16 proto, len;
 	void *payload;
 	long act;
@@ -405,6 +406,17 @@ int unet_xdp_rx(struct xdp_md *ctx)
 
 	ch = bpf_map_lookup_elem(&unet_channels, &tag);
 	if (!ch)
+		return drop(UNET_CTR_DROP_UNKNOWN_TAG);
+
+	/*
+	 * The channel must be owned by the endpoint incarnation now holding
+	 * its slot: an entry left by a dead owner whose slot another process
+	 * has taken since is never delivered to the newcomer, even before
+	 * anyone reclaims it.
+	 */
+	slot = ch->endpoint;
+	ev = bpf_map_lookup_elem(&unet_endpoints, &slot);
+	if (!ev || ev->token != ch->owner_token)
 		return drop(UNET_CTR_DROP_UNKNOWN_TAG);
 
 	cs = chan_stats(tag);

@@ -259,7 +259,7 @@ static int fail_iface(int err, const char *ifname)
 	case ENODEV:
 		return fail("no such interface: %s", ifname);
 	case EMEDIUMTYPE:
-		return fail("no bpffs at %s: mount -t bpf bpf /sys/fs/bpf or set UNET_PIN_ROOT",
+		return fail("no bpffs at %s: mount -t bpf -o mode=0700 bpf /sys/fs/bpf or set UNET_PIN_ROOT",
 			    pin_root());
 	case ENOENT:
 		return fail("unet program not attached to %s (unetctl attach %s)", ifname, ifname);

@@ -127,7 +127,7 @@ unet_netns_setup() {
 		return 1
 	}
 	_unet_ns_record bpffs "$_UNET_BPFFS_DIR"
-	if ! mount -t bpf bpf "$_UNET_BPFFS_DIR"; then
+	if ! mount -t bpf -o mode=0700 bpf "$_UNET_BPFFS_DIR"; then
 		_unet_ns_err "mount -t bpf on $_UNET_BPFFS_DIR failed (no bpffs?)"
 		unet_netns_cleanup
 		return 1

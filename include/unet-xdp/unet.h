@@ -228,9 +228,11 @@ struct unet_endpoint_info {
 	enum unet_xdp_mode mode; /* how the program is attached */
 	uint32_t frame_size;
 	uint32_t nframes;
-	uint32_t max_payload; /* largest message: min(MTU, frame) - headers */
+	uint32_t max_payload; /* largest message: min(MTU, frame) - headers; longer
+			       * frames from a peer are dropped, never handed up */
 	uint8_t mac[6];	      /* the interface's address */
 	int ifindex;
+	uint32_t rx_buffers;  /* receive buffers kept on each queue's free queue */
 };
 /* Returns 0 or -errno. */
 UNET_API int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_endpoint_info *info);
@@ -293,6 +295,8 @@ UNET_API struct unet_channel *unet_channel__lookup(struct unet_endpoint *ep, uin
 UNET_API void unet_channel__close(struct unet_channel *ch);
 
 UNET_API uint16_t unet_channel__tag(const struct unet_channel *ch);
+/* The endpoint the channel belongs to (NULL for ch NULL). */
+UNET_API struct unet_endpoint *unet_channel__endpoint(const struct unet_channel *ch);
 UNET_API uint16_t unet_channel__peer_tag(const struct unet_channel *ch);
 /* The application's pointer, for handlers. */
 UNET_API void unet_channel__set_ctx(struct unet_channel *ch, void *ctx);
@@ -327,6 +331,9 @@ UNET_API int unet_endpoint__send_batch(struct unet_endpoint *ep, const struct un
  * many were reaped. */
 UNET_API int unet_endpoint__complete(struct unet_endpoint *ep);
 
+/* Messages on the send queues not yet completed (0 for ep NULL). */
+UNET_API unsigned int unet_endpoint__tx_pending(const struct unet_endpoint *ep);
+
 /* Push everything on the send queues out and wait until it completed, at
  * most timeout_ms (-1: no limit).  In copy mode the kernel sends a bounded
  * number of frames per kick, so a sender that stops calling the library
@@ -336,16 +343,21 @@ UNET_API int unet_endpoint__flush(struct unet_endpoint *ep, int timeout_ms);
 
 /* ---- Receive queue and free queue ------------------------------------- */
 
+struct unet_layer;
+
 struct unet_recv_desc {
 	struct unet_channel *channel;
 	uint64_t buf;  /* segment offset of the frame: give back with release */
 	void *data;    /* the payload */
-	uint32_t len;  /* payload bytes */
-	/* A UDP datagram for one of the endpoint's UDP sockets (unet_udp.h)
-	 * comes through the same receive queue: then channel is NULL, udp is
-	 * the socket, src_addr (network byte order) and src_port (host byte
-	 * order) its sender.  For U-Net messages udp is NULL. */
-	struct unet_udp_sock *udp;
+	uint32_t len;  /* payload bytes, at most info.max_payload */
+	/* A frame that a protocol layer above the core delivered through the
+	 * same receive queue (UDP over U-Net: unet_udp.h) instead of a U-Net
+	 * message: then channel is NULL, layer names the layer, sock is the
+	 * layer's socket and src_addr / src_port the sender in that layer's
+	 * terms (UDP/IPv4: address in network byte order, port in host byte
+	 * order).  For U-Net messages layer and sock are NULL. */
+	const struct unet_layer *layer;
+	void *sock;
 	uint32_t src_addr;
 	uint16_t src_port;
 };

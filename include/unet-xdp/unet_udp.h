@@ -99,6 +99,10 @@ UNET_API int unet_udp__send_copy(struct unet_udp_sock *s, const void *data, size
  * -EHOSTUNREACH, -EDESTADDRREQ, -errno. */
 UNET_API int unet_udp__resolve(struct unet_udp_sock *s, uint32_t addr, int timeout_ms);
 
+/* The UDP socket a received descriptor came for, or NULL when the
+ * descriptor is not a UDP datagram (a U-Net message, another layer's). */
+UNET_API struct unet_udp_sock *unet_udp__desc_sock(const struct unet_recv_desc *d);
+
 /* Upcall for this socket's datagrams in unet_endpoint__dispatch (takes
  * precedence over the endpoint's handler). */
 UNET_API void unet_udp__set_handler(struct unet_udp_sock *s, unet_recv_handler fn, void *ctx);

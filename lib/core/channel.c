@@ -93,46 +93,43 @@ struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local
 	return ch;
 }
 
-struct unet_channel *unet_channel_for_tag(struct unet_endpoint *ep, uint16_t tag)
-{
-	struct unet_channel_val val;
-	uint32_t key = tag;
-
-	if (ep->by_tag[tag])
-		return ep->by_tag[tag];
-	if (tag == UNET_TAG_INVALID || bpf_map_lookup_elem(ep->iface->channels_fd, &key, &val) ||
-	    val.endpoint != ep->id)
-		return NULL;
-	/* Added for us by an administrator (unetctl channel add). */
-	return channel_new(ep, tag, val.peer_mac, val.peer_tag, 0);
-}
-
+/*
+ * A channel an administrator added for us (unetctl channel add) becomes
+ * ours only here, when the application asks for it: never as a side
+ * effect of receiving.  The entry must name our slot *and* carry our
+ * token: an entry made for a dead process that had our slot before is
+ * not ours.
+ */
 struct unet_channel *unet_channel__lookup(struct unet_endpoint *ep, uint16_t local_tag)
 {
+	struct unet_channel_val val;
 	struct unet_channel *ch;
+	uint32_t key = local_tag;
 
 	if (!ep) {
 		errno = EINVAL;
 		return NULL;
 	}
-	ch = unet_channel_for_tag(ep, local_tag);
-	if (!ch)
+	if (ep->by_tag[local_tag])
+		return ep->by_tag[local_tag];
+	if (local_tag == UNET_TAG_INVALID ||
+	    bpf_map_lookup_elem(ep->iface->channels_fd, &key, &val) || val.endpoint != ep->id ||
+	    val.owner_token != ep->token) {
 		errno = ENOENT;
+		return NULL;
+	}
+	ch = channel_new(ep, local_tag, val.peer_mac, val.peer_tag, 0);
+	if (!ch)
+		errno = ENOMEM;
 	return ch;
 }
 
 void unet_channel__close(struct unet_channel *ch)
 {
-	struct unet_channel_val val;
-	uint32_t key;
-
 	if (!ch)
 		return;
-	key = ch->tag;
 	/* Only remove the map entry if it is still ours. */
-	if (!bpf_map_lookup_elem(ch->ep->iface->channels_fd, &key, &val) &&
-	    val.endpoint == ch->ep->id)
-		bpf_map_delete_elem(ch->ep->iface->channels_fd, &key);
+	unet_iface_channel_remove(ch->ep->iface, ch->tag, ch->ep->id, ch->ep->token);
 	channel_unlink(ch);
 }
 
@@ -145,6 +142,11 @@ void unet_channel_free_all(struct unet_endpoint *ep)
 uint16_t unet_channel__tag(const struct unet_channel *ch)
 {
 	return ch ? ch->tag : UNET_TAG_INVALID;
+}
+
+struct unet_endpoint *unet_channel__endpoint(const struct unet_channel *ch)
+{
+	return ch ? ch->ep : NULL;
 }
 
 uint16_t unet_channel__peer_tag(const struct unet_channel *ch)

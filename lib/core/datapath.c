@@ -92,12 +92,13 @@ int unet_endpoint__complete(struct unet_endpoint *ep)
 	return total;
 }
 
-static bool tx_idle(const struct unet_endpoint *ep)
+unsigned int unet_endpoint__tx_pending(const struct unet_endpoint *ep)
 {
-	for (uint32_t i = 0; i < ep->nqueues; i++)
-		if (ep->q[i].tx_pending)
-			return false;
-	return true;
+	unsigned int n = 0;
+
+	for (uint32_t i = 0; ep && i < ep->nqueues; i++)
+		n += ep->q[i].tx_pending;
+	return n;
 }
 
 static int64_t now_ms(void)
@@ -115,7 +116,7 @@ int unet_endpoint__flush(struct unet_endpoint *ep, int timeout_ms)
 	if (!ep)
 		return -EINVAL;
 	deadline = now_ms() + timeout_ms;
-	while (!tx_idle(ep)) {
+	while (unet_endpoint__tx_pending(ep)) {
 		for (uint32_t i = 0; i < ep->nqueues; i++)
 			if (ep->q[i].tx_pending)
 				kick_tx(ep, &ep->q[i]);
@@ -296,7 +297,7 @@ static bool take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct 
 	if ((xd->addr & (ep->frame_size - 1)) + xd->len > ep->frame_size ||
 	    unet_wire_parse((uint8_t *)ep->segment + xd->addr, xd->len, &dst_tag, &src_tag, &off,
 			    &len) ||
-	    !(ch = unet_channel_for_tag(ep, dst_tag)) || src_tag != ch->peer_tag) {
+	    !(ch = ep->by_tag[dst_tag]) || src_tag != ch->peer_tag) {
 		ep->rx_unknown_channel++;
 		unet_pool_put(&ep->pool, base, UNET_FRAME_RX);
 		return false;
@@ -305,7 +306,8 @@ static bool take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct 
 	desc->buf = base;
 	desc->data = (uint8_t *)ep->segment + xd->addr + off;
 	desc->len = len;
-	desc->udp = NULL;
+	desc->layer = NULL;
+	desc->sock = NULL;
 	desc->src_addr = 0;
 	desc->src_port = 0;
 	return true;

@@ -99,27 +99,58 @@ static int ep_config_from_opts(const struct unet_endpoint_opts *o, struct ep_con
 	return 0;
 }
 
-/* Claim the first free endpoint slot.  BPF_NOEXIST makes the claim atomic
- * across processes.  Returns the slot or -ENOSPC. */
-static int claim_slot(struct unet_iface *iface)
+/*
+ * Claim the first free endpoint slot for ep, whose alive map and token
+ * are made already.  Under the interface lock, dead owners' slots and
+ * everything that names them are reclaimed first, so reclaim never races
+ * with another process's claim; BPF_NOEXIST keeps the claim itself
+ * atomic even against a writer that does not lock.  Returns the slot,
+ * -ENOSPC, -errno.
+ */
+static int claim_slot(struct unet_endpoint *ep)
 {
-	struct unet_endpoint_val v = { .pid = (uint32_t)getpid() };
+	struct unet_endpoint_val v = {
+		.pid = (uint32_t)getpid(),
+		.token = ep->token,
+		.alive_map_id = ep->alive_map_id,
+	};
+	int err, slot = -ENOSPC;
 	FILE *f;
 
-	v.start_time = unet_proc_start_time(v.pid);
-	f = fopen("/proc/self/comm", "r");
+	f = fopen("/proc/self/comm", "re");
 	if (f) {
 		if (fgets(v.comm, sizeof(v.comm), f))
 			v.comm[strcspn(v.comm, "\n")] = '\0';
 		fclose(f);
 	}
-	for (uint32_t slot = 0; slot < UNET_MAX_ENDPOINTS; slot++) {
-		if (!bpf_map_update_elem(iface->endpoints_fd, &slot, &v, BPF_NOEXIST))
-			return (int)slot;
-		if (errno != EEXIST)
-			return -errno;
+	err = unet_iface_lock(ep->iface);
+	if (err)
+		return err;
+	unet_iface_reclaim_locked(ep->iface);
+	for (uint32_t s = 0; s < UNET_MAX_ENDPOINTS; s++) {
+		if (!bpf_map_update_elem(ep->iface->endpoints_fd, &s, &v, BPF_NOEXIST)) {
+			slot = (int)s;
+			break;
+		}
+		if (errno != EEXIST) {
+			slot = -errno;
+			break;
+		}
 	}
-	return -ENOSPC;
+	unet_iface_unlock(ep->iface);
+	return slot;
+}
+
+/* Give the slot back, only if it is still ours. */
+static void release_slot(struct unet_endpoint *ep)
+{
+	struct unet_endpoint_val v;
+
+	if (unet_iface_lock(ep->iface))
+		return;
+	if (!bpf_map_lookup_elem(ep->iface->endpoints_fd, &ep->id, &v) && v.token == ep->token)
+		bpf_map_delete_elem(ep->iface->endpoints_fd, &ep->id);
+	unet_iface_unlock(ep->iface);
 }
 
 static int read_link_info(struct unet_endpoint *ep, const char *ifname)
@@ -299,10 +330,13 @@ static int publish_sockets(struct unet_endpoint *ep)
 		if (bpf_map_update_elem(ep->iface->xsks_fd, &idx, &fd, BPF_ANY))
 			return -errno;
 	}
-	if (!bpf_map_lookup_elem(ep->iface->endpoints_fd, &ep->id, &v)) {
+	if (unet_iface_lock(ep->iface))
+		return 0; /* nqueues is for listings only */
+	if (!bpf_map_lookup_elem(ep->iface->endpoints_fd, &ep->id, &v) && v.token == ep->token) {
 		v.nqueues = ep->nqueues;
 		bpf_map_update_elem(ep->iface->endpoints_fd, &ep->id, &v, BPF_EXIST);
 	}
+	unet_iface_unlock(ep->iface);
 	return 0;
 }
 
@@ -390,6 +424,7 @@ struct unet_endpoint *unet_endpoint__create(const char *ifname,
 		return NULL;
 	}
 	ep->epoll_fd = -1;
+	ep->alive_fd = -1;
 	ep->need_wakeup = c.need_wakeup;
 	ep->busy_poll_usec = c.busy_poll_usec;
 
@@ -400,13 +435,17 @@ struct unet_endpoint *unet_endpoint__create(const char *ifname,
 	if (err)
 		goto fail;
 	ep->mode = st.mode;
-	/* A process killed earlier may still hold slots and tags. */
-	unet_iface__reclaim(ep->iface);
-	slot = claim_slot(ep->iface);
+	ep->alive_fd = unet_alive_map_create(&ep->token, &ep->alive_map_id);
+	if (ep->alive_fd < 0) {
+		err = ep->alive_fd;
+		goto fail;
+	}
+	slot = claim_slot(ep);
 	if (slot < 0) {
 		err = slot;
-		unet_log(UNET_LOG_ERROR, "%s: all %d endpoint slots in use", ifname,
-			 UNET_MAX_ENDPOINTS);
+		if (err == -ENOSPC)
+			unet_log(UNET_LOG_ERROR, "%s: all %d endpoint slots in use", ifname,
+				 UNET_MAX_ENDPOINTS);
 		goto fail;
 	}
 	ep->id = (uint32_t)slot;
@@ -491,7 +530,9 @@ void unet_endpoint__destroy(struct unet_endpoint *ep)
 	if (ep->epoll_fd >= 0)
 		close(ep->epoll_fd);
 	if (ep->slot_claimed)
-		bpf_map_delete_elem(ep->iface->endpoints_fd, &ep->id);
+		release_slot(ep);
+	if (ep->alive_fd >= 0)
+		close(ep->alive_fd);
 	unet_iface__close(ep->iface);
 	if (ep->segment)
 		munmap(ep->segment, ep->segment_size);
@@ -516,6 +557,7 @@ int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_endpoint_inf
 	info->max_payload = ep->max_payload;
 	memcpy(info->mac, ep->mac, 6);
 	info->ifindex = ep->iface->ifindex;
+	info->rx_buffers = ep->fill_target;
 	return 0;
 }
 

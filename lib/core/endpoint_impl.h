@@ -6,7 +6,7 @@
 
 #include <xdp/xsk.h>
 
-#include "core/internal.h"
+#include "core/layer.h"
 
 /*
  * Frames start 2 bytes into their buffer (sent ones) or 2 bytes after the
@@ -47,6 +47,9 @@ struct unet_endpoint {
 	struct unet_iface *iface;
 	uint32_t id; /* slot in unet_endpoints / unet_xsks */
 	bool slot_claimed;
+	uint64_t token;	       /* this incarnation's, in its slot and channels */
+	uint32_t alive_map_id;
+	int alive_fd;	       /* held for life: its existence says we live */
 	uint8_t mac[6];
 	uint32_t mtu;
 	enum unet_xdp_mode mode;
@@ -86,9 +89,6 @@ int unet_endpoint_epoll(struct unet_endpoint *ep);
 void unet_refill(struct unet_endpoint *ep);
 
 /* channel.c */
-/* The channel for a received frame's tag: ours, adopted from the map if
- * an administrator added it, or NULL. */
-struct unet_channel *unet_channel_for_tag(struct unet_endpoint *ep, uint16_t tag);
 void unet_channel_free_all(struct unet_endpoint *ep);
 
 #endif /* UNET_ENDPOINT_IMPL_H */

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -51,7 +52,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "core/internal.h"
+#include "core/layer.h"
 #include "unet_xdp.skel.h"
 
 _Static_assert((int)UNET_STAT__COUNT == (int)UNET_CTR__COUNT,
@@ -150,11 +151,80 @@ static int check_ifname(const char *ifname)
 	return 0;
 }
 
-/* Unprivileged callers get EACCES from bpffs directories (mode 0700) and
- * EPERM from the bpf syscall: report both as -EPERM, as unet.h says. */
+/* Errors keep their meaning: -EACCES is a path we may not open (the log
+ * says which), -EPERM a bpf() the caller lacks the privilege for. */
 static int perm_err(int err)
 {
-	return err == -EACCES ? -EPERM : err;
+	return err;
+}
+
+/*
+ * Pinned state decides where frames go, so every directory on the way to
+ * it must be ours alone: no symlink, owned by root (or by us), and not
+ * writable by group or others -- else another user could swap a pin.  A
+ * sticky ancestor (a bpffs mounted without mode= comes up 1777, like
+ * /tmp) is accepted: nobody else can rename or remove what root made in
+ * it.  The pin root and the interface directory themselves must not be
+ * writable by others even with the sticky bit.  Components that do not
+ * exist yet are skipped: we create them.  Returns 0, -EPERM (unsafe),
+ * -EINVAL (a relative path), -errno.
+ */
+static int check_dir_safe(const char *path, const char *what, bool sticky_ok)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISLNK(st.st_mode)) {
+		unet_log(UNET_LOG_ERROR, "%s %s is a symbolic link: refused", what, path);
+		return -EPERM;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		unet_log(UNET_LOG_ERROR, "%s %s is not a directory", what, path);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		unet_log(UNET_LOG_ERROR, "%s %s is owned by uid %u, not root: refused", what, path,
+			 (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(sticky_ok && (st.st_mode & S_ISVTX))) {
+		unet_log(UNET_LOG_ERROR,
+			 "%s %s is writable by group or others (mode %04o): refused "
+			 "(mount bpffs with mode=0700)",
+			 what, path, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int check_path_safe(const char *root, const char *dir)
+{
+	char buf[PATH_MAX];
+	size_t rlen = strlen(root);
+	int err;
+
+	if (root[0] != '/') {
+		unet_log(UNET_LOG_ERROR, "pin root %s: must be an absolute path", root);
+		return -EINVAL;
+	}
+	if (strlen(dir) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, dir);
+	/* Every ancestor of the pin root, from / down. */
+	for (size_t i = 1; i < rlen; i++) {
+		if (buf[i] != '/')
+			continue;
+		buf[i] = '\0';
+		err = check_dir_safe(buf, "directory", true);
+		buf[i] = '/';
+		if (err)
+			return err;
+	}
+	err = check_dir_safe(root, "pin root", false);
+	if (!err && strcmp(root, dir))
+		err = check_dir_safe(dir, "pin directory", false);
+	return err;
 }
 
 /* dir = <root>/<ifname>.  Returns 0 or -errno. */
@@ -176,7 +246,7 @@ static int iface_dir(const struct unet_iface_opts *opts, const char *ifname, cha
 		return perm_err(err);
 	if ((size_t)snprintf(dir, size, "%s/%s", root, ifname) >= size)
 		return -ENAMETOOLONG;
-	return 0;
+	return check_path_safe(root, dir);
 }
 
 static int pin_path(char *buf, size_t size, const char *dir, const char *name)
@@ -186,7 +256,7 @@ static int pin_path(char *buf, size_t size, const char *dir, const char *name)
 	return 0;
 }
 
-/* mkdir -p, 0755. */
+/* mkdir -p, 0700: only root has any business in pin directories. */
 static int mkdir_p(const char *path)
 {
 	char buf[PATH_MAX];
@@ -199,7 +269,7 @@ static int mkdir_p(const char *path)
 		if (buf[i] != '/' && buf[i] != '\0')
 			continue;
 		buf[i] = '\0';
-		if (mkdir(buf, 0755) && errno != EEXIST)
+		if (mkdir(buf, 0700) && errno != EEXIST)
 			return -errno;
 		if (i < len)
 			buf[i] = '/';
@@ -243,7 +313,8 @@ static int lock_dir(const char *dir)
 		err = mkdir_p(dir);
 		if (err)
 			return err;
-		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		/* O_NOFOLLOW: the directory itself, never a link put there. */
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {
 			if (errno == ENOENT)
 				continue;
@@ -257,8 +328,24 @@ static int lock_dir(const char *dir)
 		/* A concurrent detach may have removed the directory while we
 		 * waited: then lock the new one. */
 		if (fstat(fd, &a) == 0 && stat(dir, &b) == 0 && a.st_ino == b.st_ino &&
-		    a.st_dev == b.st_dev)
-			return fd;
+		    a.st_dev == b.st_dev) {
+			/* Someone may have made it between our check and our
+			 * mkdir: judge what we locked. */
+			char parent[PATH_MAX];
+			char *slash;
+
+			snprintf(parent, sizeof(parent), "%s", dir);
+			slash = strrchr(parent, '/');
+			if (slash && slash != parent)
+				*slash = '\0';
+			err = check_dir_safe(parent, "pin root", false);
+			if (!err)
+				err = check_dir_safe(dir, "pin directory", false);
+			if (!err)
+				return fd;
+			close(fd);
+			return err;
+		}
 		close(fd);
 	}
 	return -EAGAIN;
@@ -547,49 +634,130 @@ int unet_iface__detach(const char *ifname, const struct unet_iface_opts *opts)
 
 /* ---- Open / close --------------------------------------------------- */
 
-/* Check a pinned map is the map we expect.  Returns 0 or -EPROTO. */
-static int check_map(int fd, const char *name, __u32 type, __u32 key_size, __u32 value_size)
+/*
+ * The ids of the maps the program attached to this interface uses: a map
+ * is accepted only if it is one of them, so a pin swapped for another
+ * interface's map (or any other) is caught whatever its path says.
+ */
+static int prog_map_ids(struct unet_iface *iface)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info), prog_id = 0;
+	int fd, state, err = 0;
+
+	state = pinned_link_state(iface->pin_dir, iface->ifindex, &prog_id);
+	if (state <= 0)
+		return state == 0 ? -ENOENT : state;
+	fd = bpf_prog_get_fd_by_id(prog_id);
+	if (fd < 0)
+		return -errno;
+	memset(&info, 0, sizeof(info));
+	info.nr_map_ids = UNET_MAX_PROG_MAPS;
+	info.map_ids = (__u64)(unsigned long)iface->map_ids;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		err = -errno;
+	else
+		iface->n_map_ids = info.nr_map_ids < UNET_MAX_PROG_MAPS ? info.nr_map_ids
+									: UNET_MAX_PROG_MAPS;
+	close(fd);
+	return err;
+}
+
+/* Open the pin dir/name as a map of the attached program with this type
+ * and sizes.  Never through a link; the log says which check failed.
+ * Returns the fd or -errno (-EPROTO: not the map we expect). */
+static int open_pinned_map(struct unet_iface *iface, const char *name, __u32 type,
+			   __u32 key_size, __u32 value_size)
 {
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	struct stat st;
+	bool ours = false;
+	int fd, err;
 
+	err = pin_path(path, sizeof(path), iface->pin_dir, name);
+	if (err)
+		return err;
+	if (fstatat(iface->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		err = -errno;
+		unet_log(UNET_LOG_ERROR, "opening %s: %s", path, strerror(-err));
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		unet_log(UNET_LOG_ERROR, "%s: not a pinned map (a link?): refused", path);
+		return -EPROTO;
+	}
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		err = -errno;
+		unet_log(UNET_LOG_ERROR, "opening %s: %s", path, strerror(-err));
+		return err;
+	}
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	for (__u32 i = 0; i < iface->n_map_ids; i++)
+		ours |= iface->map_ids[i] == info.id;
+	if (!ours && !iface->unchecked) {
+		unet_log(UNET_LOG_ERROR,
+			 "%s: map id %u is not one of the attached program's maps: refused", path,
+			 info.id);
+		close(fd);
+		return -EPROTO;
+	}
 	if (info.type != type || info.key_size != key_size || info.value_size != value_size) {
 		unet_log(UNET_LOG_ERROR,
 			 "pinned map %s: type %u key %u value %u, expected %u/%u/%u "
 			 "(program and library from different versions?)",
-			 name, info.type, info.key_size, info.value_size, type, key_size,
+			 path, info.type, info.key_size, info.value_size, type, key_size,
 			 value_size);
+		close(fd);
 		return -EPROTO;
 	}
-	return 0;
+	return fd;
 }
 
-static int open_map(const char *dir, const char *name, int *fd)
+int unet_iface_map_open(struct unet_iface *iface, const char *name, uint32_t type,
+			uint32_t key_size, uint32_t value_size)
 {
-	char path[PATH_MAX];
-	int err;
-
-	err = pin_path(path, sizeof(path), dir, name);
-	if (err)
-		return err;
-	*fd = bpf_obj_get(path);
-	if (*fd < 0) {
-		err = -errno;
-		*fd = -1;
-		unet_log(UNET_LOG_ERROR, "opening %s: %s", path, strerror(-err));
-		return err;
-	}
-	return 0;
+	if (!iface || !name || strchr(name, '/'))
+		return -EINVAL;
+	return open_pinned_map(iface, name, type, key_size, value_size);
 }
 
 struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_opts *opts)
 {
+	static const struct {
+		const char *name;
+		size_t fd_off;
+		__u32 type, key_size, value_size;
+	} maps[] = {
+#define M(n, f, t, k, v) { n, offsetof(struct unet_iface, f), t, k, v }
+		M(UNET_MAP_CHANNELS, channels_fd, BPF_MAP_TYPE_HASH, sizeof(__u32),
+		  sizeof(struct unet_channel_val)),
+		M(UNET_MAP_ENDPOINTS, endpoints_fd, BPF_MAP_TYPE_HASH, sizeof(__u32),
+		  sizeof(struct unet_endpoint_val)),
+		M(UNET_MAP_CHAN_STATS, chan_stats_fd, BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
+		  sizeof(struct unet_channel_stats)),
+		M(UNET_MAP_IF_STATS, if_stats_fd, BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
+		  sizeof(__u64)),
+		M(UNET_MAP_XSKS, xsks_fd, BPF_MAP_TYPE_XSKMAP, sizeof(__u32), sizeof(__u32)),
+		M(UNET_MAP_FAULTS, faults_fd, BPF_MAP_TYPE_ARRAY, sizeof(__u32),
+		  sizeof(struct unet_fault_cfg)),
+		M(UNET_MAP_UDP_PORTS, udp_ports_fd, BPF_MAP_TYPE_HASH, sizeof(struct unet_udp_key),
+		  sizeof(struct unet_udp_val)),
+		M(UNET_MAP_UDP_ADDRS, udp_addrs_fd, BPF_MAP_TYPE_HASH, sizeof(__u32),
+		  sizeof(struct unet_udp_addr_val)),
+		M(UNET_MAP_NEIGH, neigh_fd, BPF_MAP_TYPE_LRU_HASH, sizeof(__u32),
+		  sizeof(struct unet_neigh_val)),
+#undef M
+	};
 	struct unet_iface *iface;
 	char path[PATH_MAX];
-	struct stat st;
 	int err, ncpus;
 
 	iface = calloc(1, sizeof(*iface));
@@ -597,9 +765,9 @@ struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_
 		errno = ENOMEM;
 		return NULL;
 	}
-	iface->channels_fd = iface->endpoints_fd = iface->chan_stats_fd = -1;
-	iface->if_stats_fd = iface->xsks_fd = iface->faults_fd = -1;
-	iface->udp_ports_fd = iface->udp_addrs_fd = iface->neigh_fd = -1;
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		*(int *)((char *)iface + maps[i].fd_off) = -1;
+	iface->dir_fd = -1;
 
 	err = iface_dir(opts, ifname, iface->pin_dir, sizeof(iface->pin_dir));
 	if (err)
@@ -609,46 +777,42 @@ struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_
 	 * shows link_alive false) and cleared. */
 	iface->ifindex = (int)if_nametoindex(ifname);
 
-	if (stat(iface->pin_dir, &st)) {
+	iface->dir_fd = open(iface->pin_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (iface->dir_fd < 0) {
 		err = errno != ENOENT ? -errno : iface->ifindex ? -ENOENT : -ENODEV;
+		if (err == -EACCES)
+			unet_log(UNET_LOG_ERROR, "opening %s: %s (needs root)", iface->pin_dir,
+				 strerror(EACCES));
 		goto err;
 	}
 	err = pin_path(path, sizeof(path), iface->pin_dir, UNET_PIN_LINK);
 	if (err)
 		goto err;
-	if (access(path, F_OK)) {
+	if (faccessat(iface->dir_fd, UNET_PIN_LINK, F_OK, AT_SYMLINK_NOFOLLOW)) {
 		err = -errno;
 		goto err;
 	}
-	if ((err = open_map(iface->pin_dir, UNET_MAP_CHANNELS, &iface->channels_fd)) ||
-	    (err = open_map(iface->pin_dir, UNET_MAP_ENDPOINTS, &iface->endpoints_fd)) ||
-	    (err = open_map(iface->pin_dir, UNET_MAP_CHAN_STATS, &iface->chan_stats_fd)) ||
-	    (err = open_map(iface->pin_dir, UNET_MAP_IF_STATS, &iface->if_stats_fd)) ||
-	    (err = open_map(iface->pin_dir, UNET_MAP_XSKS, &iface->xsks_fd)) ||
-	    (err = open_map(iface->pin_dir, UNET_MAP_FAULTS, &iface->faults_fd)) ||
-	    (err = open_map(iface->pin_dir, UNET_MAP_UDP_PORTS, &iface->udp_ports_fd)) ||
-	    (err = open_map(iface->pin_dir, UNET_MAP_UDP_ADDRS, &iface->udp_addrs_fd)) ||
-	    (err = open_map(iface->pin_dir, UNET_MAP_NEIGH, &iface->neigh_fd)))
+	/* A dead link (device re-created) has no program to check the maps
+	 * against: they can still be listed and reclaimed, as before. */
+	err = prog_map_ids(iface);
+	if (err == -ENOENT) {
+		iface->n_map_ids = 0;
+		iface->unchecked = true;
+	} else if (err) {
+		unet_log(UNET_LOG_ERROR, "%s: reading the attached program: %s", iface->pin_dir,
+			 strerror(-err));
 		goto err;
-	if ((err = check_map(iface->channels_fd, UNET_MAP_CHANNELS, BPF_MAP_TYPE_HASH,
-			     sizeof(__u32), sizeof(struct unet_channel_val))) ||
-	    (err = check_map(iface->endpoints_fd, UNET_MAP_ENDPOINTS, BPF_MAP_TYPE_HASH,
-			     sizeof(__u32), sizeof(struct unet_endpoint_val))) ||
-	    (err = check_map(iface->chan_stats_fd, UNET_MAP_CHAN_STATS, BPF_MAP_TYPE_PERCPU_ARRAY,
-			     sizeof(__u32), sizeof(struct unet_channel_stats))) ||
-	    (err = check_map(iface->if_stats_fd, UNET_MAP_IF_STATS, BPF_MAP_TYPE_PERCPU_ARRAY,
-			     sizeof(__u32), sizeof(__u64))) ||
-	    (err = check_map(iface->xsks_fd, UNET_MAP_XSKS, BPF_MAP_TYPE_XSKMAP, sizeof(__u32),
-			     sizeof(__u32))) ||
-	    (err = check_map(iface->faults_fd, UNET_MAP_FAULTS, BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-			     sizeof(struct unet_fault_cfg))) ||
-	    (err = check_map(iface->udp_ports_fd, UNET_MAP_UDP_PORTS, BPF_MAP_TYPE_HASH,
-			     sizeof(struct unet_udp_key), sizeof(struct unet_udp_val))) ||
-	    (err = check_map(iface->udp_addrs_fd, UNET_MAP_UDP_ADDRS, BPF_MAP_TYPE_HASH,
-			     sizeof(__u32), sizeof(struct unet_udp_addr_val))) ||
-	    (err = check_map(iface->neigh_fd, UNET_MAP_NEIGH, BPF_MAP_TYPE_LRU_HASH,
-			     sizeof(__u32), sizeof(struct unet_neigh_val))))
-		goto err;
+	}
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		int fd = open_pinned_map(iface, maps[i].name, maps[i].type, maps[i].key_size,
+					 maps[i].value_size);
+
+		if (fd < 0) {
+			err = fd;
+			goto err;
+		}
+		*(int *)((char *)iface + maps[i].fd_off) = fd;
+	}
 
 	ncpus = libbpf_num_possible_cpus();
 	if (ncpus < 1) {
@@ -681,6 +845,8 @@ void unet_iface__close(struct unet_iface *iface)
 	for (int i = 0; i < 9; i++)
 		if (*fds[i] >= 0)
 			close(*fds[i]);
+	if (iface->dir_fd >= 0)
+		close(iface->dir_fd);
 	free(iface);
 }
 
@@ -747,58 +913,111 @@ out:
 	return ret;
 }
 
-/* ---- Processes --------------------------------------------------------- */
+/* ---- Endpoint slots: who is alive ------------------------------------ */
 
-uint64_t unet_proc_start_time(uint32_t pid)
+/*
+ * An owner is alive while its alive map exists and still holds its token
+ * (unet_abi.h).  Only an id that names no map (ENOENT) proves death: a
+ * caller without the privilege to look (EPERM) cannot tell, and then an
+ * entry is taken for alive, so nothing is ever reclaimed on a guess.
+ */
+static bool alive_map_holds(uint32_t id, uint64_t token)
 {
-	char path[64], buf[1024], *p;
-	ssize_t len;
+	struct bpf_map_info info;
+	__u32 len = sizeof(info), key = 0;
+	__u64 val = 0;
+	bool ok;
 	int fd;
 
-	if (!pid)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (!id || !token)
+		return false;
+	fd = bpf_map_get_fd_by_id(id);
 	if (fd < 0)
-		return 0;
-	len = read(fd, buf, sizeof(buf) - 1);
+		return errno != ENOENT;
+	memset(&info, 0, sizeof(info));
+	ok = !bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_MAP_TYPE_ARRAY &&
+	     info.key_size == sizeof(key) && info.value_size == sizeof(val) &&
+	     info.max_entries == 1 && !bpf_map_lookup_elem(fd, &key, &val) && val == token;
 	close(fd);
-	if (len <= 0)
-		return 0;
-	buf[len] = '\0';
-	/* Field 2 is "(comm)" and comm may hold spaces and parentheses: the
-	 * fields after it start after the last ')'.  That is field 3 (state);
-	 * starttime is field 22, 19 fields further. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	p++;
-	for (int field = 3; field < 22; field++) {
-		while (*p == ' ')
-			p++;
-		while (*p && *p != ' ')
-			p++;
-		if (!*p)
-			return 0;
-	}
-	return strtoull(p, NULL, 10);
+	return ok;
 }
 
-bool unet_owner_alive(uint32_t pid, uint64_t start_time)
+bool unet_endpoint_val_alive(const struct unet_endpoint_val *ev)
 {
-	char path[64];
-	uint64_t now;
+	return alive_map_holds(ev->alive_map_id, ev->token);
+}
 
-	if (!pid)
-		return false;
-	now = unet_proc_start_time(pid);
-	if (!now) {
-		/* Unreadable stat: trust the pid's existence alone. */
-		snprintf(path, sizeof(path), "/proc/%u", pid);
-		return access(path, F_OK) == 0;
+uint64_t unet_iface_slot_token(struct unet_iface *iface, uint32_t slot)
+{
+	struct unet_endpoint_val ev;
+
+	if (bpf_map_lookup_elem(iface->endpoints_fd, &slot, &ev) || !unet_endpoint_val_alive(&ev))
+		return 0;
+	return ev.token;
+}
+
+bool unet_iface_slot_alive(struct unet_iface *iface, uint32_t slot, uint64_t token)
+{
+	uint64_t t = unet_iface_slot_token(iface, slot);
+
+	return t && (!token || t == token);
+}
+
+int unet_alive_map_create(uint64_t *token, uint32_t *id)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo);
+	struct bpf_map_info info;
+	__u32 len = sizeof(info), key = 0;
+	int fd, err;
+
+	do {
+		if (getrandom(token, sizeof(*token), 0) != sizeof(*token))
+			return -errno;
+	} while (!*token);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unet_alive", sizeof(key), sizeof(*token), 1, &mo);
+	if (fd < 0)
+		return -errno;
+	memset(&info, 0, sizeof(info));
+	if (bpf_map_update_elem(fd, &key, token, BPF_ANY) ||
+	    bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		err = -errno;
+		close(fd);
+		return err;
 	}
-	/* A recorded starttime of 0 means unknown: the pid decides. */
-	return !start_time || now == start_time;
+	*id = info.id;
+	return fd;
+}
+
+/* ---- The interface lock --------------------------------------------- */
+
+int unet_iface_lock(struct unet_iface *iface)
+{
+	if (iface->lock_depth++)
+		return 0;
+	if (flock(iface->dir_fd, LOCK_EX)) {
+		iface->lock_depth = 0;
+		return -errno;
+	}
+	return 0;
+}
+
+void unet_iface_unlock(struct unet_iface *iface)
+{
+	if (iface->lock_depth && !--iface->lock_depth)
+		flock(iface->dir_fd, LOCK_UN);
+}
+
+/* ---- Layers' shared tables ------------------------------------------- */
+
+static struct unet_iface_layer *iface_layers;
+
+void unet_iface_layer_register(struct unet_iface_layer *l)
+{
+	for (struct unet_iface_layer *o = iface_layers; o; o = o->next)
+		if (o == l)
+			return;
+	l->next = iface_layers;
+	iface_layers = l;
 }
 
 /* ---- Devices ----------------------------------------------------------- */
@@ -1014,24 +1233,22 @@ static int collect_keys(int fd, __u32 **keys, size_t *n)
 	return unet_map_keys(fd, sizeof(**keys), 2 * UNET_MAX_CHANNELS, (void **)keys, n);
 }
 
-enum ep_state { EP_UNKNOWN = 0, EP_MISSING, EP_STALE, EP_ALIVE };
-
-/* Endpoint slot state, cached per walk (slots are < UNET_MAX_ENDPOINTS). */
-static enum ep_state endpoint_state(struct unet_iface *iface, uint32_t id,
-				    enum ep_state cache[UNET_MAX_ENDPOINTS])
+/* Whether the channel's owner (its slot, and the incarnation that opened
+ * it) is alive; slot answers cached per walk (slots < UNET_MAX_ENDPOINTS). */
+static bool channel_owner_alive(struct unet_iface *iface, const struct unet_channel_val *cv,
+				uint64_t cache[UNET_MAX_ENDPOINTS], bool cached[UNET_MAX_ENDPOINTS])
 {
-	struct unet_endpoint_val ev;
-	enum ep_state s;
+	uint32_t id = cv->endpoint;
+	uint64_t token;
 
-	if (id < UNET_MAX_ENDPOINTS && cache[id] != EP_UNKNOWN)
-		return cache[id];
-	if (bpf_map_lookup_elem(iface->endpoints_fd, &id, &ev))
-		s = EP_MISSING;
-	else
-		s = unet_owner_alive(ev.pid, ev.start_time) ? EP_ALIVE : EP_STALE;
-	if (id < UNET_MAX_ENDPOINTS)
-		cache[id] = s;
-	return s;
+	if (id >= UNET_MAX_ENDPOINTS)
+		return false;
+	if (!cached[id]) {
+		cache[id] = unet_iface_slot_token(iface, id);
+		cached[id] = true;
+	}
+	token = cache[id];
+	return token && token == cv->owner_token;
 }
 
 static void channel_stats(struct unet_iface *iface, uint32_t tag, struct unet_channel_entry *e)
@@ -1055,7 +1272,8 @@ static void channel_stats(struct unet_iface *iface, uint32_t tag, struct unet_ch
 int unet_iface__for_each_channel(struct unet_iface *iface,
 				 int (*fn)(const struct unet_channel_entry *, void *ctx), void *ctx)
 {
-	enum ep_state cache[UNET_MAX_ENDPOINTS] = { 0 };
+	uint64_t cache[UNET_MAX_ENDPOINTS];
+	bool cached[UNET_MAX_ENDPOINTS] = { false };
 	struct unet_channel_entry e;
 	struct unet_channel_val cv;
 	__u32 *keys;
@@ -1076,7 +1294,7 @@ int unet_iface__for_each_channel(struct unet_iface *iface,
 		memcpy(e.peer_mac, cv.peer_mac, sizeof(e.peer_mac));
 		e.endpoint = cv.endpoint;
 		e.pid = cv.owner_pid;
-		e.stale = endpoint_state(iface, cv.endpoint, cache) != EP_ALIVE;
+		e.stale = !channel_owner_alive(iface, &cv, cache, cached);
 		channel_stats(iface, keys[i], &e);
 		ret = fn(&e, ctx);
 	}
@@ -1108,33 +1326,37 @@ int unet_iface__for_each_endpoint(struct unet_iface *iface,
 		e.nqueues = ev.nqueues;
 		memcpy(e.comm, ev.comm, sizeof(e.comm));
 		e.comm[sizeof(e.comm) - 1] = '\0';
-		e.stale = !unet_owner_alive(ev.pid, ev.start_time);
+		e.stale = !unet_endpoint_val_alive(&ev);
 		ret = fn(&e, ctx);
 	}
 	free(keys);
 	return ret;
 }
 
-int unet_iface__reclaim(struct unet_iface *iface)
+/*
+ * With the interface lock held.  Channels first, then the layers' tables,
+ * then the slots: an entry must never outlive the slot it names, or a
+ * process claiming the slot again could see it.  (Entries also carry the
+ * owner's token, so even then they would not be taken for the new
+ * owner's.)
+ */
+int unet_iface_reclaim_locked(struct unet_iface *iface)
 {
-	enum ep_state cache[UNET_MAX_ENDPOINTS] = { 0 };
+	uint64_t cache[UNET_MAX_ENDPOINTS];
+	bool cached[UNET_MAX_ENDPOINTS] = { false };
 	struct unet_endpoint_val ev;
 	struct unet_channel_val cv;
 	__u32 *keys;
 	size_t n;
 	int err, removed = 0;
 
-	if (!iface)
-		return -EINVAL;
-	/* Channels first: were a stale endpoint's slot freed first, a new
-	 * process could claim it and inherit the dead owner's channels. */
 	err = collect_keys(iface->channels_fd, &keys, &n);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {
 		if (bpf_map_lookup_elem(iface->channels_fd, &keys[i], &cv))
 			continue;
-		if (endpoint_state(iface, cv.endpoint, cache) == EP_ALIVE)
+		if (channel_owner_alive(iface, &cv, cache, cached))
 			continue;
 		if (bpf_map_delete_elem(iface->channels_fd, &keys[i]) == 0) {
 			unet_log(UNET_LOG_INFO, "%s: reclaimed channel %u (endpoint %u)",
@@ -1143,22 +1365,24 @@ int unet_iface__reclaim(struct unet_iface *iface)
 		}
 	}
 	free(keys);
-	/* UDP ports and addresses too, before the endpoints, for the same
-	 * reason. */
-	err = unet_udp_reclaim(iface);
-	if (err < 0)
-		return err;
-	removed += err;
+
+	for (struct unet_iface_layer *l = iface_layers; l; l = l->next) {
+		err = l->reclaim(iface);
+		if (err < 0) {
+			unet_log(UNET_LOG_WARN, "%s: reclaiming %s tables: %s", iface->ifname,
+				 l->name, strerror(-err));
+			return err;
+		}
+		removed += err;
+	}
 
 	err = collect_keys(iface->endpoints_fd, &keys, &n);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {
-		/* Look again right before deleting: the slot may have been
-		 * reclaimed and claimed again since the channel pass. */
 		if (bpf_map_lookup_elem(iface->endpoints_fd, &keys[i], &ev))
 			continue;
-		if (unet_owner_alive(ev.pid, ev.start_time))
+		if (unet_endpoint_val_alive(&ev))
 			continue;
 		if (bpf_map_delete_elem(iface->endpoints_fd, &keys[i]) == 0) {
 			unet_log(UNET_LOG_INFO, "%s: reclaimed endpoint %u (pid %u gone)",
@@ -1170,25 +1394,39 @@ int unet_iface__reclaim(struct unet_iface *iface)
 	return removed;
 }
 
-int unet_iface__channel_add(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
-			    const uint8_t peer_mac[6], uint16_t peer_tag)
+int unet_iface__reclaim(struct unet_iface *iface)
 {
-	enum ep_state cache[UNET_MAX_ENDPOINTS] = { 0 };
+	int err;
+
+	if (!iface)
+		return -EINVAL;
+	err = unet_iface_lock(iface);
+	if (err)
+		return err;
+	err = unet_iface_reclaim_locked(iface);
+	unet_iface_unlock(iface);
+	return err;
+}
+
+static int channel_add_locked(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
+			      const uint8_t peer_mac[6], uint16_t peer_tag)
+{
+	uint64_t cache[UNET_MAX_ENDPOINTS];
+	bool cached[UNET_MAX_ENDPOINTS] = { false };
 	struct unet_channel_stats *zero;
 	struct unet_channel_val cv, old;
 	struct unet_endpoint_val ev;
 	__u32 key = tag;
 	int err;
 
-	if (!iface || !peer_mac || tag == UNET_TAG_INVALID || peer_tag == UNET_TAG_INVALID)
-		return -EINVAL;
-	if (bpf_map_lookup_elem(iface->endpoints_fd, &endpoint, &ev) ||
-	    !unet_owner_alive(ev.pid, ev.start_time)) {
+	if (endpoint >= UNET_MAX_ENDPOINTS ||
+	    bpf_map_lookup_elem(iface->endpoints_fd, &endpoint, &ev) ||
+	    !unet_endpoint_val_alive(&ev)) {
 		unet_log(UNET_LOG_ERROR, "%s: no live endpoint %u", iface->ifname, endpoint);
 		return -ESRCH;
 	}
 	if (bpf_map_lookup_elem(iface->channels_fd, &key, &old) == 0) {
-		if (endpoint_state(iface, old.endpoint, cache) == EP_ALIVE) {
+		if (channel_owner_alive(iface, &old, cache, cached)) {
 			unet_log(UNET_LOG_ERROR, "%s: tag %u in use by endpoint %u (pid %u)",
 				 iface->ifname, tag, old.endpoint, old.owner_pid);
 			return -EADDRINUSE;
@@ -1212,10 +1450,12 @@ int unet_iface__channel_add(struct unet_iface *iface, uint32_t endpoint, uint16_
 	cv.peer_tag = peer_tag;
 	cv.endpoint = endpoint;
 	cv.owner_pid = ev.pid;
+	cv.owner_token = ev.token;
+	/* NOEXIST: a writer that does not take the lock (an older library)
+	 * still cannot make us overwrite its channel. */
 	if (bpf_map_update_elem(iface->channels_fd, &key, &cv, BPF_NOEXIST)) {
 		err = -errno;
 		if (err == -EEXIST) {
-			/* Someone took the tag between our look and our insert. */
 			unet_log(UNET_LOG_ERROR, "%s: tag %u in use", iface->ifname, tag);
 			return -EADDRINUSE;
 		}
@@ -1226,17 +1466,48 @@ int unet_iface__channel_add(struct unet_iface *iface, uint32_t endpoint, uint16_
 	return 0;
 }
 
-int unet_iface__channel_del(struct unet_iface *iface, uint16_t tag)
+int unet_iface__channel_add(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
+			    const uint8_t peer_mac[6], uint16_t peer_tag)
 {
+	int err;
+
+	if (!iface || !peer_mac || tag == UNET_TAG_INVALID || peer_tag == UNET_TAG_INVALID)
+		return -EINVAL;
+	err = unet_iface_lock(iface);
+	if (err)
+		return err;
+	err = channel_add_locked(iface, endpoint, tag, peer_mac, peer_tag);
+	unet_iface_unlock(iface);
+	return err;
+}
+
+int unet_iface_channel_remove(struct unet_iface *iface, uint16_t tag, uint32_t endpoint,
+			      uint64_t token)
+{
+	struct unet_channel_val cv;
 	__u32 key = tag;
+	int err;
 
 	if (!iface)
 		return -EINVAL;
 	if (tag == UNET_TAG_INVALID)
 		return -ENOENT;
-	if (bpf_map_delete_elem(iface->channels_fd, &key))
-		return -errno;
-	return 0;
+	err = unet_iface_lock(iface);
+	if (err)
+		return err;
+	if (bpf_map_lookup_elem(iface->channels_fd, &key, &cv))
+		err = -errno;
+	else if (token && (cv.endpoint != endpoint || cv.owner_token != token))
+		err = -ENOENT; /* not ours (any more): leave it */
+	else if (bpf_map_delete_elem(iface->channels_fd, &key))
+		err = -errno;
+	unet_iface_unlock(iface);
+	return err;
+}
+
+int unet_iface__channel_del(struct unet_iface *iface, uint16_t tag)
+{
+	return unet_iface_channel_remove(iface, tag, 0, 0);
 }
 
 /* ---- MAC addresses ------------------------------------------------------- */

@@ -29,6 +29,15 @@ struct unet_iface {
 	char ifname[IF_NAMESIZE];
 	int ifindex;
 	char pin_dir[4096]; /* <pin_root>/<ifname> */
+	int dir_fd;	    /* the pin directory, opened once: the lock's fd */
+	int lock_depth;	    /* unet_iface_lock nesting in this process */
+	/* Ids of the maps the attached program uses: every map opened must
+	 * be one of them.  unchecked: the link is dead (device gone), so
+	 * there is no program to check against (listing, reclaim only). */
+#define UNET_MAX_PROG_MAPS 16
+	__u32 map_ids[UNET_MAX_PROG_MAPS];
+	__u32 n_map_ids;
+	bool unchecked;
 	int channels_fd;
 	int endpoints_fd;
 	int chan_stats_fd;
@@ -51,10 +60,18 @@ const char *unet_pin_root(const char *opt_root);
 /* 0 if path (or its closest existing parent) is on a bpffs, else
  * -EMEDIUMTYPE, or -errno. */
 int unet_check_bpffs(const char *path);
-/* Whether the process with pid and the recorded starttime still lives. */
-bool unet_owner_alive(uint32_t pid, uint64_t start_time);
-/* starttime of pid from /proc/<pid>/stat, 0 if unknown. */
-uint64_t unet_proc_start_time(uint32_t pid);
+/* Whether an endpoint entry's owner is alive (its alive map holds its
+ * token; unet_abi.h).  True when we cannot tell (no privilege to look). */
+bool unet_endpoint_val_alive(const struct unet_endpoint_val *ev);
+/* Make an endpoint's alive map: a random non-zero *token, the map's *id.
+ * Returns the map's fd (hold it for the endpoint's life) or -errno. */
+int unet_alive_map_create(uint64_t *token, uint32_t *id);
+/* unet_iface__reclaim with the interface lock held. */
+int unet_iface_reclaim_locked(struct unet_iface *iface);
+/* Remove channel tag, under the lock; with token non-zero only if the
+ * entry is still (endpoint, token)'s.  Returns 0, -ENOENT, -errno. */
+int unet_iface_channel_remove(struct unet_iface *iface, uint16_t tag, uint32_t endpoint,
+			      uint64_t token);
 /* Every key of a HASH map (keys of at most UNET_MAP_KEY_MAX bytes, at
  * most max of them), collected before the caller deletes any.  Returns 0
  * with *keys (free it) and *n, or -errno. */

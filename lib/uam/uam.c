@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/endpoint_impl.h"
+#include "core/internal.h"
 #include "uam/uam_impl.h"
 
 #define RX_BATCH 64
@@ -94,7 +94,10 @@ void uam_ep__destroy(struct uam_ep *ep)
 
 struct uam_chan *uam_chan__open(struct uam_ep *ep, struct unet_channel *uch)
 {
-	if (!ep || !uch || uch->ep != ep->uep) {
+	struct unet_endpoint_info info;
+
+	if (!ep || !uch || unet_channel__endpoint(uch) != ep->uep ||
+	    unet_endpoint__info(ep->uep, &info)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -109,9 +112,9 @@ struct uam_chan *uam_chan__open(struct uam_ep *ep, struct unet_channel *uch)
 	 * arrive while the application does not poll, must fit in the
 	 * frames the endpoint keeps on a FILL ring.
 	 */
-	if ((uint64_t)(ep->nchans + 1) * ep->o.window * 2 > ep->uep->fill_target) {
+	if ((uint64_t)(ep->nchans + 1) * ep->o.window * 2 > info.rx_buffers) {
 		unet_log(UNET_LOG_ERROR, "uam: %u channels of window %u need more than %u receive buffers",
-			 ep->nchans + 1, ep->o.window, ep->uep->fill_target);
+			 ep->nchans + 1, ep->o.window, info.rx_buffers);
 		errno = ENOSPC;
 		return NULL;
 	}
@@ -191,9 +194,8 @@ static int wait_until(struct uam_ep *ep, uint64_t deadline, const bool *done)
 		 * they need the kicks uam_poll gives. */
 		t = uamp_next_timer_ns(ep);
 		sleep_ms = t == UINT64_MAX ? 1000 : (int)((t + 999999) / 1000000);
-		for (uint32_t i = 0; i < ep->uep->nqueues; i++)
-			if (ep->uep->q[i].tx_pending)
-				sleep_ms = 1;
+		if (unet_endpoint__tx_pending(ep->uep))
+			sleep_ms = 1;
 		if (deadline != UINT64_MAX && ms_left(deadline) < sleep_ms)
 			sleep_ms = (int)ms_left(deadline);
 		if (sleep_ms > 0) {

@@ -405,9 +405,19 @@ void unet_udp__set_handler(struct unet_udp_sock *s, unet_recv_handler fn, void *
 	s->handler_ctx = ctx;
 }
 
+/* Interim identity of the UDP layer in receive descriptors. */
+const char unet_udp_layer_id = 'U';
+
+struct unet_udp_sock *unet_udp__desc_sock(const struct unet_recv_desc *d)
+{
+	if (!d || d->layer != (const struct unet_layer *)&unet_udp_layer_id)
+		return NULL;
+	return d->sock;
+}
+
 unet_recv_handler unet_udp_handler(const struct unet_recv_desc *d, void **ctx)
 {
-	struct unet_udp_sock *s = d->udp;
+	struct unet_udp_sock *s = unet_udp__desc_sock(d);
 
 	if (!s || !s->handler)
 		return NULL;
@@ -701,7 +711,8 @@ int unet_udp_take(struct unet_endpoint *ep, uint8_t *frame, uint32_t len,
 	desc->channel = NULL;
 	desc->data = frame + f.payload_off;
 	desc->len = f.len;
-	desc->udp = s;
+	desc->sock = s;
+	desc->layer = (const struct unet_layer *)&unet_udp_layer_id;
 	desc->src_addr = f.saddr;
 	desc->src_port = f.sport;
 	return 1;

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <arpa/inet.h>
 
+#include "core/layer.h"
 #include "udp/udp_impl.h"
 
 /* Whether endpoint slot id has a live owner; *pid gets the owner. */
@@ -25,7 +26,7 @@ static bool endpoint_alive(struct unet_iface *iface, uint32_t id, uint32_t *pid)
 		return false;
 	if (pid)
 		*pid = ev.pid;
-	return unet_owner_alive(ev.pid, ev.start_time);
+	return unet_endpoint_val_alive(&ev);
 }
 
 int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
@@ -193,4 +194,16 @@ int unet_udp_reclaim(struct unet_iface *iface)
 	}
 	free(addrs);
 	return removed;
+}
+
+/* The core reclaims our tables with its own (under the interface lock)
+ * through this registration, without knowing what UDP is. */
+static struct unet_iface_layer udp_iface_layer = {
+	.name = "udp",
+	.reclaim = unet_udp_reclaim,
+};
+
+__attribute__((constructor)) static void udp_iface_layer_init(void)
+{
+	unet_iface_layer_register(&udp_iface_layer);
 }

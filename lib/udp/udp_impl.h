@@ -142,6 +142,7 @@ int unet_udp_take(struct unet_endpoint *ep, uint8_t *frame, uint32_t len,
 		  struct unet_recv_desc *desc);
 /* The handler dispatch should run for a UDP descriptor (NULL: none). */
 unet_recv_handler unet_udp_handler(const struct unet_recv_desc *d, void **ctx);
+extern const char unet_udp_layer_id;
 /* Close every socket (endpoint destroy). */
 void unet_udp_free_all(struct unet_endpoint *ep);
 

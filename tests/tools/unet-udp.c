@@ -230,12 +230,14 @@ int main(int argc, char **argv)
 				continue;
 			}
 			for (int i = 0; i < n; i++) {
-				if (!d[i].udp) {
+				struct unet_udp_sock *s = unet_udp__desc_sock(&d[i]);
+
+				if (!s) {
 					fprintf(stderr, "unet-udp: a U-Net message on a UDP echo\n");
 					continue;
 				}
 				for (int k = 0; k < 100; k++) {
-					int err = send_one(ep, d[i].udp, copy, d[i].data, d[i].len,
+					int err = send_one(ep, s, copy, d[i].data, d[i].len,
 							   d[i].src_addr, d[i].src_port);
 					if (err != -EAGAIN) {
 						if (err)
@@ -283,7 +285,7 @@ int main(int argc, char **argv)
 						continue;
 					}
 					for (int i = 0; i < n; i++) {
-						if (d[i].udp && d[i].len == size &&
+						if (unet_udp__desc_sock(&d[i]) && d[i].len == size &&
 						    !memcmp(d[i].data, msg, size))
 							ok = true;
 						else

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * layer.h - what the core offers the protocol layers above it (UDP/ARP in
+ * lib/udp/, next TCP and emulated endpoints).  A layer includes this
+ * header and the public ones, and nothing else of the core: the core
+ * never calls a layer by name, only through the hooks registered here.
+ *
+ * Three things a layer can do:
+ *   - claim received frames that are not U-Net messages (anything whose
+ *     EtherType is not 0x88B5 that the XDP program put on the endpoint's
+ *     receive queue) and turn them into receive descriptors, or consume
+ *     them (ARP);
+ *   - send whole frames it built itself through the endpoint's send
+ *     queues (the core checks the buffer and the length);
+ *   - keep tables in the interface's pinned maps, which the core asks it
+ *     to reclaim, under the interface lock, when their owners are gone.
+ */
+#ifndef UNET_LAYER_H
+#define UNET_LAYER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/internal.h"
+
+/* ---- Per endpoint --------------------------------------------------- */
+
+enum unet_layer_verdict {
+	UNET_LAYER_NOT_MINE = 0, /* not this layer's frame: offer it to the next */
+	UNET_LAYER_DELIVER,	 /* desc filled: hand it to the application */
+	UNET_LAYER_CONSUMED,	 /* used or refused: the core gives the frame back */
+};
+
+/* The public header only names struct unet_layer: this is it. */
+struct unet_layer {
+	const char *name;
+	/*
+	 * A received frame of len bytes (Ethernet header first, untagged;
+	 * len is within the frame buffer) with EtherType `proto` (host
+	 * order).  On UNET_LAYER_DELIVER the layer has set desc->data, len
+	 * (at most what lies in the frame), sock, src_addr, src_port; the
+	 * core sets channel, buf and layer.  May send (an ARP reply).
+	 */
+	enum unet_layer_verdict (*rx)(void *state, uint16_t proto, uint8_t *frame, uint32_t len,
+				      struct unet_recv_desc *desc);
+	/* The upcall for a descriptor this layer delivered (NULL: none, the
+	 * endpoint's handler runs). */
+	unet_recv_handler (*handler)(void *state, const struct unet_recv_desc *desc, void **ctx);
+	/* The endpoint is being destroyed: close everything, free state. */
+	void (*destroy)(void *state);
+};
+
+/* Attach a layer's state to ep (at most UNET_MAX_LAYERS).  Returns 0,
+ * -EEXIST (already attached), -ENOSPC. */
+#define UNET_MAX_LAYERS 4
+int unet_layer_attach(struct unet_endpoint *ep, const struct unet_layer *layer, void *state);
+/* The state attached for layer, or NULL. */
+void *unet_layer_state(const struct unet_endpoint *ep, const struct unet_layer *layer);
+
+/* What a layer needs to know about its endpoint. */
+struct unet_iface *unet_layer_iface(const struct unet_endpoint *ep);
+uint32_t unet_layer_slot(const struct unet_endpoint *ep); /* endpoint slot */
+uint32_t unet_layer_mtu(const struct unet_endpoint *ep);
+/* Index into the endpoint's queues of device queue qid (for sending), or
+ * -EINVAL if the endpoint did not bind it. */
+int unet_layer_txq(const struct unet_endpoint *ep, int qid);
+
+/* ---- Sending whole frames -------------------------------------------- */
+
+/* Where buf (a buffer the application or the layer holds, from
+ * unet_endpoint__buf_alloc) starts in the segment, or NULL (EINVAL) if it
+ * is not such a buffer. */
+uint8_t *unet_layer_buf(struct unet_endpoint *ep, uint64_t buf);
+/*
+ * Put the frame of flen bytes that starts off bytes into buf on send
+ * queue txq and kick it.  The frame must fit the buffer and the link
+ * (flen <= MTU + 14).  Returns 0 (the core owns buf from here), -EINVAL,
+ * -EMSGSIZE, -EAGAIN (queue full: buf still the caller's), -ENETDOWN.
+ */
+int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
+		    uint32_t flen);
+
+/* ---- Per interface: shared tables ------------------------------------ */
+
+/* A layer's tables in the interface's pinned maps. */
+struct unet_iface_layer {
+	const char *name;
+	/* Remove every entry whose endpoint slot is not live (use
+	 * unet_iface_slot_alive).  Called with the interface lock held,
+	 * before the core frees dead slots.  Returns how many were
+	 * removed, or -errno. */
+	int (*reclaim)(struct unet_iface *iface);
+	struct unet_iface_layer *next;
+};
+/* Register once (from a constructor in the layer's object). */
+void unet_iface_layer_register(struct unet_iface_layer *l);
+
+/* Whether endpoint slot `slot` is owned by a live process, and (if
+ * token is non-zero) by the incarnation with that token. */
+bool unet_iface_slot_alive(struct unet_iface *iface, uint32_t slot, uint64_t token);
+/* The token of the live owner of slot, 0 if none. */
+uint64_t unet_iface_slot_token(struct unet_iface *iface, uint32_t slot);
+
+/* The interface lock: serialises changes to the shared tables (slots,
+ * channels, layer tables) between processes.  flock on the pin directory,
+ * so a process that dies holding it lets go.  Returns 0 or -errno. */
+int unet_iface_lock(struct unet_iface *iface);
+void unet_iface_unlock(struct unet_iface *iface);
+
+/* A map of the attached program, by name (one the library does not open
+ * itself), checked as unet_iface__open checks its own: the pin is not a
+ * link, the map belongs to the attached program, and has this type and
+ * sizes.  Returns an fd (the caller closes it) or -errno. */
+int unet_iface_map_open(struct unet_iface *iface, const char *name, uint32_t type,
+			uint32_t key_size, uint32_t value_size);
+
+#endif /* UNET_LAYER_H */
