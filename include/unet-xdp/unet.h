@@ -249,6 +249,8 @@ struct unet_endpoint_stats {
 	uint64_t rx_invalid_descs, tx_invalid_descs;
 	uint64_t rx_unknown_channel;	/* frames for a tag we don't own */
 	uint64_t rx_no_handler;		/* dispatched with no handler set */
+	uint64_t rx_malformed;		/* refused by the library: bad header, or
+					 * longer than info.max_payload */
 };
 /* Returns 0 or -errno. */
 UNET_API int unet_endpoint__stats(struct unet_endpoint *ep, struct unet_endpoint_stats *st);

@@ -33,7 +33,8 @@ static struct unet_channel *channel_new(struct unet_endpoint *ep, uint16_t tag,
 	return ch;
 }
 
-/* Unlink from the endpoint and free; the map entry is the caller's. */
+/* Unlink from the endpoint and free it, or, while handlers run (they may
+ * still be handed descriptors naming it), park it on the closed list. */
 static void channel_unlink(struct unet_channel *ch)
 {
 	struct unet_endpoint *ep = ch->ep;
@@ -45,7 +46,23 @@ static void channel_unlink(struct unet_channel *ch)
 		}
 	}
 	ep->by_tag[ch->tag] = NULL;
+	if (ep->dispatching) {
+		ch->closed = true;
+		ch->next = ep->closed;
+		ep->closed = ch;
+		return;
+	}
 	free(ch);
+}
+
+void unet_channel_free_closed(struct unet_endpoint *ep)
+{
+	while (ep->closed) {
+		struct unet_channel *ch = ep->closed;
+
+		ep->closed = ch->next;
+		free(ch);
+	}
 }
 
 struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local_tag,
@@ -126,7 +143,7 @@ struct unet_channel *unet_channel__lookup(struct unet_endpoint *ep, uint16_t loc
 
 void unet_channel__close(struct unet_channel *ch)
 {
-	if (!ch)
+	if (!ch || ch->closed)
 		return;
 	/* Only remove the map entry if it is still ours. */
 	unet_iface_channel_remove(ch->ep->iface, ch->tag, ch->ep->id, ch->ep->token);

@@ -19,7 +19,6 @@
 #include <time.h>
 
 #include "core/endpoint_impl.h"
-#include "udp/udp_impl.h"
 
 #define RX_BATCH 64
 
@@ -29,15 +28,44 @@ static bool frame_aligned(const struct unet_endpoint *ep, uint64_t buf)
 	return buf != UNET_NO_BUF && !(buf & (ep->frame_size - 1));
 }
 
+/* Whether err from a socket call means the device is gone or down for
+ * good (the socket is unbound: ENXIO; the device is down: ENETDOWN). */
+static bool link_dead(int err)
+{
+	return err == ENXIO || err == ENETDOWN || err == ENODEV;
+}
+
 /* Tell the kernel to process the TX ring.  In copy mode this is where the
  * frames are actually sent (at most 32 per call in the kernel), so it is
- * also called while completions are outstanding.  Transient errors just
- * mean "try again later". */
+ * also called while completions are outstanding.  Transient errors
+ * (EAGAIN, EBUSY, ENOBUFS) just mean "try again later"; a dead link is
+ * remembered, and reported by send, flush and wait from then on. */
 static void kick_tx(struct unet_endpoint *ep, struct unet_queue *q)
 {
 	if (ep->need_wakeup && !xsk_ring_prod__needs_wakeup(&q->tx))
 		return;
-	sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+	if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && link_dead(errno))
+		unet_endpoint_set_dead(ep, -errno);
+}
+
+void unet_endpoint_set_dead(struct unet_endpoint *ep, int err)
+{
+	if (ep->dead)
+		return;
+	ep->dead = err == -ENXIO || err == -ENODEV ? -ENETDOWN : err;
+	unet_log(UNET_LOG_ERROR, "%s: endpoint %u: the interface is gone or down (%s)",
+		 ep->iface->ifname, ep->id, strerror(-err));
+}
+
+/* Probe the link: a zero-length send on an unbound socket fails with
+ * ENXIO, on a downed device with ENETDOWN; on a live one it only kicks an
+ * empty ring.  Returns ep->dead (0 while alive). */
+static int probe_link(struct unet_endpoint *ep)
+{
+	for (uint32_t i = 0; i < ep->nqueues && !ep->dead; i++)
+		if (sendto(ep->q[i].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && link_dead(errno))
+			unet_endpoint_set_dead(ep, -errno);
+	return ep->dead;
 }
 
 void unet_refill(struct unet_endpoint *ep)
@@ -64,6 +92,50 @@ void unet_refill(struct unet_endpoint *ep)
 		if (got && ep->need_wakeup && xsk_ring_prod__needs_wakeup(&q->fill))
 			recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 	}
+}
+
+uint8_t *unet_layer_buf(struct unet_endpoint *ep, uint64_t buf)
+{
+	int64_t idx;
+
+	if (!ep || !frame_aligned(ep, buf) || (idx = unet_pool_index(&ep->pool, buf)) < 0 ||
+	    ep->pool.owner[idx] != UNET_FRAME_APP) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return (uint8_t *)ep->segment + buf;
+}
+
+int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
+		    uint32_t flen)
+{
+	struct unet_queue *q;
+	struct xdp_desc *xd;
+	uint32_t idx;
+
+	if (!ep || txq >= ep->nqueues || !unet_layer_buf(ep, buf))
+		return -EINVAL;
+	if (flen < UNET_ETH_HLEN || flen > ep->mtu + UNET_ETH_HLEN ||
+	    (uint64_t)off + flen > ep->frame_size - XDP_PACKET_HEADROOM)
+		return -EMSGSIZE;
+	if (ep->dead)
+		return ep->dead;
+	q = &ep->q[txq];
+	if (xsk_ring_prod__reserve(&q->tx, 1, &idx) != 1) {
+		kick_tx(ep, q);
+		unet_endpoint__complete(ep);
+		if (xsk_ring_prod__reserve(&q->tx, 1, &idx) != 1)
+			return -EAGAIN;
+	}
+	xd = xsk_ring_prod__tx_desc(&q->tx, idx);
+	xd->addr = buf + off;
+	xd->len = flen;
+	xd->options = 0;
+	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_KERNEL);
+	xsk_ring_prod__submit(&q->tx, 1);
+	q->tx_pending++;
+	kick_tx(ep, q);
+	return 0;
 }
 
 int unet_endpoint__complete(struct unet_endpoint *ep)
@@ -122,6 +194,9 @@ int unet_endpoint__flush(struct unet_endpoint *ep, int timeout_ms)
 				kick_tx(ep, &ep->q[i]);
 		if (unet_endpoint__complete(ep))
 			continue;
+		/* Frames queued on a dead link never complete. */
+		if (ep->dead || probe_link(ep))
+			return ep->dead;
 		if (timeout_ms >= 0 && now_ms() >= deadline)
 			return -ETIMEDOUT;
 		/* Nothing completed: let the other side of the veth (or the
@@ -218,6 +293,8 @@ int unet_endpoint__send_batch(struct unet_endpoint *ep, const struct unet_send_d
 
 	if (!ep || (!descs && n))
 		return -EINVAL;
+	if (ep->dead)
+		return ep->dead;
 	for (unsigned int i = 0; i < n; i++) {
 		err = check_send(ep, &descs[i]);
 		if (err)
@@ -233,6 +310,8 @@ int unet_endpoint__send_batch(struct unet_endpoint *ep, const struct unet_send_d
 		if (touched[i])
 			kick_tx(ep, &ep->q[i]);
 	ep->tx_msgs += sent;
+	/* Queued messages are the library's now even if the kick found the
+	 * link dead: the next call reports that. */
 	return sent ? (int)sent : err;
 }
 
@@ -269,48 +348,83 @@ int unet_channel__send_copy(struct unet_channel *ch, const void *data, size_t le
 	return err;
 }
 
-/* Turn one RX descriptor into a message for the application, or give the
- * frame straight back.  Returns true if desc was filled. */
-static bool take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct unet_recv_desc *desc)
+/* A frame a layer above the core may want (EtherType not U-Net's): offer
+ * it to each attached layer in turn. */
+static bool take_layer_frame(struct unet_endpoint *ep, uint16_t proto, uint8_t *frame,
+			     uint32_t len, struct unet_recv_desc *desc)
 {
-	uint64_t base = xd->addr & ~(uint64_t)(ep->frame_size - 1);
-	uint16_t dst_tag, src_tag;
-	uint32_t off, len;
-	struct unet_channel *ch;
+	for (unsigned int i = 0; i < ep->nlayers; i++) {
+		const struct unet_layer *l = ep->layers[i].layer;
 
-	if (unet_pool_move(&ep->pool, base, UNET_FRAME_KERNEL, UNET_FRAME_RX))
-		return false; /* not a frame we gave the kernel: ignore it */
-	/* With UDP sockets open the ring also carries IPv4 and ARP frames
-	 * (udp.c); U-Net frames fall through to the parser below. */
-	if (ep->udp && (xd->addr & (ep->frame_size - 1)) + xd->len <= ep->frame_size) {
-		int r = unet_udp_take(ep, (uint8_t *)ep->segment + xd->addr, xd->len, desc);
-
-		if (r > 0) {
-			desc->buf = base;
+		memset(desc, 0, sizeof(*desc));
+		switch (l->rx(ep->layers[i].state, proto, frame, len, desc)) {
+		case UNET_LAYER_NOT_MINE:
+			continue;
+		case UNET_LAYER_DELIVER:
+			/* The layer promised data inside the frame: hold it to
+			 * that, as to everything else. */
+			if ((uint8_t *)desc->data < frame ||
+			    (uint8_t *)desc->data + desc->len > frame + len)
+				return false;
+			desc->layer = l;
 			return true;
-		}
-		if (r == 0) {
-			unet_pool_put(&ep->pool, base, UNET_FRAME_RX);
+		case UNET_LAYER_CONSUMED:
 			return false;
 		}
 	}
+	ep->rx_unknown_channel++;
+	return false;
+}
+
+/*
+ * Turn one RX descriptor into a message for the application, or give the
+ * frame straight back.  Returns true if desc was filled.  Everything in
+ * the descriptor and the frame is checked again here, whatever the XDP
+ * program let through: the frame lies inside the buffer the kernel was
+ * given, a U-Net payload is at most max_payload (veth, for one, accepts
+ * frames of MTU + 18 bytes), and the tag is a channel this endpoint has
+ * open with the right peer tag.
+ */
+static bool take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct unet_recv_desc *desc)
+{
+	uint64_t base = xd->addr & ~(uint64_t)(ep->frame_size - 1);
+	uint8_t *frame = (uint8_t *)ep->segment + xd->addr;
+	uint16_t dst_tag, src_tag, proto;
+	struct unet_channel *ch;
+	uint32_t off, len;
+	bool ok = false;
+
+	if (unet_pool_move(&ep->pool, base, UNET_FRAME_KERNEL, UNET_FRAME_RX))
+		return false; /* not a frame we gave the kernel: ignore it */
 	if ((xd->addr & (ep->frame_size - 1)) + xd->len > ep->frame_size ||
-	    unet_wire_parse((uint8_t *)ep->segment + xd->addr, xd->len, &dst_tag, &src_tag, &off,
-			    &len) ||
-	    !(ch = ep->by_tag[dst_tag]) || src_tag != ch->peer_tag) {
-		ep->rx_unknown_channel++;
-		unet_pool_put(&ep->pool, base, UNET_FRAME_RX);
-		return false;
+	    xd->len < UNET_ETH_HLEN)
+		goto out;
+	proto = (uint16_t)(frame[12] << 8 | frame[13]);
+	if (proto != UNET_ETH_P) {
+		ok = take_layer_frame(ep, proto, frame, xd->len, desc);
+		goto out;
 	}
+	if (unet_wire_parse(frame, xd->len, &dst_tag, &src_tag, &off, &len) ||
+	    len > ep->max_payload) {
+		ep->rx_malformed++;
+		goto out;
+	}
+	ch = ep->by_tag[dst_tag];
+	if (!ch || src_tag != ch->peer_tag) {
+		ep->rx_unknown_channel++;
+		goto out;
+	}
+	memset(desc, 0, sizeof(*desc));
 	desc->channel = ch;
-	desc->buf = base;
-	desc->data = (uint8_t *)ep->segment + xd->addr + off;
+	desc->data = frame + off;
 	desc->len = len;
-	desc->layer = NULL;
-	desc->sock = NULL;
-	desc->src_addr = 0;
-	desc->src_port = 0;
-	return true;
+	ok = true;
+out:
+	if (ok)
+		desc->buf = base;
+	else
+		unet_pool_put(&ep->pool, base, UNET_FRAME_RX);
+	return ok;
 }
 
 int unet_endpoint__recv(struct unet_endpoint *ep, struct unet_recv_desc *descs, unsigned int max)
@@ -374,16 +488,15 @@ static bool rx_ready(struct unet_endpoint *ep)
 	return false;
 }
 
-int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
+/* How long a blocked wait sleeps at most before it probes the link: a
+ * socket whose device went away never polls ready again. */
+#define WAIT_PROBE_MS 250
+
+static int wait_once(struct unet_endpoint *ep, int timeout_ms)
 {
 	struct epoll_event ev[UNET_MAX_QUEUES];
 	int n, efd;
 
-	if (!ep)
-		return -EINVAL;
-	unet_refill(ep);
-	if (rx_ready(ep))
-		return 1;
 	if (ep->nqueues == 1 && ep->epoll_fd < 0) {
 		/* One socket: poll() it directly, which keeps no waiter on
 		 * the socket once it returns (see unet_endpoint_epoll). */
@@ -401,6 +514,34 @@ int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
 	return n > 0 ? 1 : 0;
 }
 
+int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
+{
+	int64_t deadline;
+
+	if (!ep)
+		return -EINVAL;
+	unet_refill(ep);
+	if (rx_ready(ep))
+		return 1;
+	if (ep->dead)
+		return ep->dead;
+	deadline = timeout_ms < 0 ? INT64_MAX : now_ms() + timeout_ms;
+	for (;;) {
+		int64_t left = deadline == INT64_MAX ? WAIT_PROBE_MS : deadline - now_ms();
+		int r;
+
+		if (left < 0)
+			left = 0;
+		r = wait_once(ep, left > WAIT_PROBE_MS ? WAIT_PROBE_MS : (int)left);
+		if (r)
+			return r;
+		if (left && probe_link(ep))
+			return ep->dead;
+		if (left <= WAIT_PROBE_MS && deadline != INT64_MAX)
+			return 0;
+	}
+}
+
 void unet_endpoint__set_handler(struct unet_endpoint *ep, unet_recv_handler fn, void *ctx)
 {
 	if (!ep)
@@ -409,6 +550,12 @@ void unet_endpoint__set_handler(struct unet_endpoint *ep, unet_recv_handler fn, 
 	ep->handler_ctx = ctx;
 }
 
+/*
+ * Handlers may close channels, their own included.  While handlers run,
+ * unet_channel__close only unlinks a channel and parks it here; later
+ * descriptors of the same batch that name it are dropped unseen, and the
+ * channel is freed once the batch is done.
+ */
 int unet_endpoint__dispatch(struct unet_endpoint *ep, int timeout_ms, unsigned int max)
 {
 	struct unet_recv_desc descs[RX_BATCH];
@@ -416,6 +563,8 @@ int unet_endpoint__dispatch(struct unet_endpoint *ep, int timeout_ms, unsigned i
 
 	if (!ep)
 		return -EINVAL;
+	if (ep->dispatching)
+		return -EBUSY; /* from inside a handler */
 	if (max > RX_BATCH)
 		max = RX_BATCH;
 	n = unet_endpoint__recv(ep, descs, max);
@@ -426,20 +575,34 @@ int unet_endpoint__dispatch(struct unet_endpoint *ep, int timeout_ms, unsigned i
 	}
 	if (n <= 0)
 		return n;
+	ep->dispatching = true;
 	for (int i = 0; i < n; i++) {
-		struct unet_channel *ch = descs[i].channel;
-		unet_recv_handler fn;
-		void *fn_ctx;
+		const struct unet_recv_desc *d = &descs[i];
+		struct unet_channel *ch = d->channel;
+		unet_recv_handler fn = NULL;
+		void *fn_ctx = NULL;
 
-		if (!ch && (fn = unet_udp_handler(&descs[i], &fn_ctx)))
-			fn(ep, &descs[i], fn_ctx);
-		else if (ch && ch->handler)
-			ch->handler(ep, &descs[i], ch->handler_ctx);
-		else if (ep->handler)
-			ep->handler(ep, &descs[i], ep->handler_ctx);
+		if (ch && ch->closed) {
+			ep->rx_unknown_channel++;
+			continue;
+		}
+		if (ch && ch->handler) {
+			fn = ch->handler;
+			fn_ctx = ch->handler_ctx;
+		} else if (!ch && d->layer && d->layer->handler) {
+			fn = d->layer->handler(unet_layer_state(ep, d->layer), d, &fn_ctx);
+		}
+		if (!fn) {
+			fn = ep->handler;
+			fn_ctx = ep->handler_ctx;
+		}
+		if (fn)
+			fn(ep, d, fn_ctx);
 		else
 			ep->rx_no_handler++;
 	}
+	ep->dispatching = false;
+	unet_channel_free_closed(ep);
 	unet_endpoint__release(ep, descs, (unsigned int)n);
 	return n;
 }

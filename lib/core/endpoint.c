@@ -24,7 +24,6 @@
 #include <bpf/bpf.h>
 
 #include "core/endpoint_impl.h"
-#include "udp/udp_impl.h"
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL 69
@@ -524,8 +523,13 @@ void unet_endpoint__destroy(struct unet_endpoint *ep)
 		unet_log(UNET_LOG_DEBUG, "endpoint %u: %u of %u frames free, %u on free queues",
 			 ep->id, ep->pool.nfree, ep->nframes, in_fill);
 	}
-	unet_udp_free_all(ep);
+	/* Layers first: they may still send (and close what they opened). */
+	while (ep->nlayers) {
+		ep->nlayers--;
+		ep->layers[ep->nlayers].layer->destroy(ep->layers[ep->nlayers].state);
+	}
 	unet_channel_free_all(ep);
+	unet_channel_free_closed(ep);
 	destroy_sockets(ep);
 	if (ep->epoll_fd >= 0)
 		close(ep->epoll_fd);
@@ -581,6 +585,7 @@ int unet_endpoint__stats(struct unet_endpoint *ep, struct unet_endpoint_stats *s
 	st->rx_msgs = ep->rx_msgs;
 	st->tx_msgs = ep->tx_msgs;
 	st->rx_unknown_channel = ep->rx_unknown_channel;
+	st->rx_malformed = ep->rx_malformed;
 	st->rx_no_handler = ep->rx_no_handler;
 	return 0;
 }
@@ -599,4 +604,53 @@ void *unet_endpoint__segment(const struct unet_endpoint *ep, size_t *size)
 int unet_endpoint__fd(struct unet_endpoint *ep)
 {
 	return ep ? unet_endpoint_epoll(ep) : -EINVAL;
+}
+
+/* ---- For the layers above the core (layer.h) ------------------------ */
+
+int unet_layer_attach(struct unet_endpoint *ep, const struct unet_layer *layer, void *state)
+{
+	if (!ep || !layer || !layer->rx || !layer->destroy)
+		return -EINVAL;
+	if (unet_layer_state(ep, layer))
+		return -EEXIST;
+	if (ep->nlayers == UNET_MAX_LAYERS)
+		return -ENOSPC;
+	ep->layers[ep->nlayers].layer = layer;
+	ep->layers[ep->nlayers].state = state;
+	ep->nlayers++;
+	return 0;
+}
+
+void *unet_layer_state(const struct unet_endpoint *ep, const struct unet_layer *layer)
+{
+	for (unsigned int i = 0; ep && i < ep->nlayers; i++)
+		if (ep->layers[i].layer == layer)
+			return ep->layers[i].state;
+	return NULL;
+}
+
+struct unet_iface *unet_layer_iface(const struct unet_endpoint *ep)
+{
+	return ep->iface;
+}
+
+uint32_t unet_layer_slot(const struct unet_endpoint *ep)
+{
+	return ep->id;
+}
+
+uint32_t unet_layer_mtu(const struct unet_endpoint *ep)
+{
+	return ep->mtu;
+}
+
+int unet_layer_txq(const struct unet_endpoint *ep, int qid)
+{
+	if (qid <= 0)
+		return 0;
+	for (uint32_t i = 0; i < ep->nqueues; i++)
+		if (ep->q[i].queue_id == (uint32_t)qid)
+			return (int)i;
+	return -EINVAL;
 }

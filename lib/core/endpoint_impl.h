@@ -40,7 +40,8 @@ struct unet_channel {
 	unet_recv_handler handler;
 	void *handler_ctx;
 	void *ctx;
-	struct unet_channel *next; /* endpoint's list, for destroy */
+	bool closed;		   /* closed inside a handler: freed after the batch */
+	struct unet_channel *next; /* endpoint's list (or its closed list) */
 };
 
 struct unet_endpoint {
@@ -72,11 +73,20 @@ struct unet_endpoint {
 
 	struct unet_channel **by_tag; /* UNET_MAX_CHANNELS entries */
 	struct unet_channel *channels;
+	struct unet_channel *closed;  /* closed during dispatch, not freed yet */
+	bool dispatching;	      /* handlers are running */
 	unet_recv_handler handler;
 	void *handler_ctx;
+	int dead; /* 0, or -ENETDOWN once the link is found gone or down */
 
-	uint64_t rx_msgs, tx_msgs, rx_unknown_channel, rx_no_handler;
-	struct unet_udp_state *udp; /* UDP sockets and ARP (udp.c); NULL until one opens */
+	uint64_t rx_msgs, tx_msgs, rx_unknown_channel, rx_no_handler, rx_malformed;
+
+	/* Layers above the core attached to this endpoint (layer.h). */
+	struct {
+		const struct unet_layer *layer;
+		void *state;
+	} layers[UNET_MAX_LAYERS];
+	unsigned int nlayers;
 };
 
 /* endpoint.c */
@@ -87,8 +97,12 @@ int unet_endpoint_epoll(struct unet_endpoint *ep);
 /* datapath.c */
 /* Put free frames on every queue's FILL ring up to fill_target. */
 void unet_refill(struct unet_endpoint *ep);
+/* Remember that the link is gone (err from a socket call). */
+void unet_endpoint_set_dead(struct unet_endpoint *ep, int err);
 
 /* channel.c */
 void unet_channel_free_all(struct unet_endpoint *ep);
+/* Free the channels closed while handlers ran. */
+void unet_channel_free_closed(struct unet_endpoint *ep);
 
 #endif /* UNET_ENDPOINT_IMPL_H */

@@ -12,9 +12,8 @@
  *   <pin_root>/<ifname>/unet_if_stats    PERCPU_ARRAY by unet_if_counter
  *   <pin_root>/<ifname>/unet_xsks        XSKMAP
  *   <pin_root>/<ifname>/unet_faults      ARRAY[1] unet_fault_cfg (test hook)
- *   <pin_root>/<ifname>/unet_udp_ports   HASH  (addr, port) -> unet_udp_val
- *   <pin_root>/<ifname>/unet_udp_addrs   HASH  addr -> unet_udp_addr_val
- *   <pin_root>/<ifname>/unet_neigh       LRU_HASH addr -> unet_neigh_val
+ *   <pin_root>/<ifname>/...              the layers' maps (lib/udp: unet_udp_*,
+ *                                        unet_neigh), pinned the same way
  *
  * The link is pinned last: its pin marks a complete attach.  A pinned
  * link keeps the program attached after the attaching process exits;
@@ -58,10 +57,11 @@
 _Static_assert((int)UNET_STAT__COUNT == (int)UNET_CTR__COUNT,
 	       "unet.h UNET_STAT_* and unet_abi.h UNET_CTR_* must match");
 
+/* The core's own maps; the object may have more (the layers'), and every
+ * map it has is pinned by name. */
 static const char *const pinned_maps[] = {
 	UNET_MAP_CHANNELS, UNET_MAP_ENDPOINTS, UNET_MAP_CHAN_STATS,
 	UNET_MAP_IF_STATS, UNET_MAP_XSKS, UNET_MAP_FAULTS,
-	UNET_MAP_UDP_PORTS, UNET_MAP_UDP_ADDRS, UNET_MAP_NEIGH,
 };
 #define N_PINNED_MAPS (sizeof(pinned_maps) / sizeof(pinned_maps[0]))
 
@@ -456,6 +456,7 @@ static int load_and_link(const char *ifname, int ifindex, const char *dir,
 	__u32 try_flags[2], flags = 0;
 	char path[PATH_MAX];
 	struct unet_xdp_bpf *skel;
+	struct bpf_map *map;
 	int link_fd = -1, ntry = 0, prog_fd, err;
 
 	if (mode != UNET_XDP_MODE_SKB)
@@ -474,24 +475,28 @@ static int load_and_link(const char *ifname, int ifindex, const char *dir,
 		unet_log(UNET_LOG_ERROR, "%s: loading the XDP program: %s", ifname, strerror(-err));
 		goto out;
 	}
-	/* The maps are pinned by name (LIBBPF_PIN_BY_NAME in the object);
-	 * pin any that is not, so the layout holds whatever the object says. */
+	/* The core's maps must be there; every map of the object is pinned
+	 * by name (LIBBPF_PIN_BY_NAME), and any that is not is pinned here,
+	 * so the layout holds whatever the object says. */
 	for (size_t i = 0; i < N_PINNED_MAPS; i++) {
-		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj, pinned_maps[i]);
-
-		if (!map) {
+		if (!bpf_object__find_map_by_name(skel->obj, pinned_maps[i])) {
 			unet_log(UNET_LOG_ERROR, "%s: the XDP object has no map %s", ifname,
 				 pinned_maps[i]);
 			err = -ENOENT;
 			goto out;
 		}
-		if (bpf_map__is_pinned(map))
+	}
+	bpf_object__for_each_map(map, skel->obj) {
+		const char *name = bpf_map__name(map);
+
+		/* Internal maps (.rodata, .bss) are the program's own. */
+		if (name[0] == '.' || bpf_map__is_pinned(map))
 			continue;
-		err = pin_path(path, sizeof(path), dir, pinned_maps[i]);
+		err = pin_path(path, sizeof(path), dir, name);
 		if (!err)
 			err = bpf_map__pin(map, path);
 		if (err) {
-			unet_log(UNET_LOG_ERROR, "%s: pinning %s: %s", ifname, pinned_maps[i],
+			unet_log(UNET_LOG_ERROR, "%s: pinning %s: %s", ifname, name,
 				 strerror(-err));
 			goto out;
 		}
@@ -729,6 +734,26 @@ int unet_iface_map_open(struct unet_iface *iface, const char *name, uint32_t typ
 	return open_pinned_map(iface, name, type, key_size, value_size);
 }
 
+int unet_iface_map(struct unet_iface *iface, const char *name, uint32_t type, uint32_t key_size,
+		   uint32_t value_size)
+{
+	int i, fd;
+
+	if (!iface || !name)
+		return -EINVAL;
+	for (i = 0; i < UNET_IFACE_LAYER_MAPS && iface->layer_maps[i].name; i++)
+		if (!strcmp(iface->layer_maps[i].name, name))
+			return iface->layer_maps[i].fd;
+	if (i == UNET_IFACE_LAYER_MAPS)
+		return -ENOSPC;
+	fd = unet_iface_map_open(iface, name, type, key_size, value_size);
+	if (fd < 0)
+		return fd;
+	iface->layer_maps[i].name = name;
+	iface->layer_maps[i].fd = fd;
+	return fd;
+}
+
 struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_opts *opts)
 {
 	static const struct {
@@ -748,12 +773,6 @@ struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_
 		M(UNET_MAP_XSKS, xsks_fd, BPF_MAP_TYPE_XSKMAP, sizeof(__u32), sizeof(__u32)),
 		M(UNET_MAP_FAULTS, faults_fd, BPF_MAP_TYPE_ARRAY, sizeof(__u32),
 		  sizeof(struct unet_fault_cfg)),
-		M(UNET_MAP_UDP_PORTS, udp_ports_fd, BPF_MAP_TYPE_HASH, sizeof(struct unet_udp_key),
-		  sizeof(struct unet_udp_val)),
-		M(UNET_MAP_UDP_ADDRS, udp_addrs_fd, BPF_MAP_TYPE_HASH, sizeof(__u32),
-		  sizeof(struct unet_udp_addr_val)),
-		M(UNET_MAP_NEIGH, neigh_fd, BPF_MAP_TYPE_LRU_HASH, sizeof(__u32),
-		  sizeof(struct unet_neigh_val)),
 #undef M
 	};
 	struct unet_iface *iface;
@@ -767,6 +786,8 @@ struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_
 	}
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		*(int *)((char *)iface + maps[i].fd_off) = -1;
+	for (int i = 0; i < UNET_IFACE_LAYER_MAPS; i++)
+		iface->layer_maps[i].fd = -1;
 	iface->dir_fd = -1;
 
 	err = iface_dir(opts, ifname, iface->pin_dir, sizeof(iface->pin_dir));
@@ -829,20 +850,20 @@ err:
 
 void unet_iface__close(struct unet_iface *iface)
 {
-	int *fds[9];
+	int *fds[6];
 
 	if (!iface)
 		return;
+	for (int i = 0; i < UNET_IFACE_LAYER_MAPS; i++)
+		if (iface->layer_maps[i].fd >= 0)
+			close(iface->layer_maps[i].fd);
 	fds[0] = &iface->channels_fd;
 	fds[1] = &iface->endpoints_fd;
 	fds[2] = &iface->chan_stats_fd;
 	fds[3] = &iface->if_stats_fd;
 	fds[4] = &iface->xsks_fd;
 	fds[5] = &iface->faults_fd;
-	fds[6] = &iface->udp_ports_fd;
-	fds[7] = &iface->udp_addrs_fd;
-	fds[8] = &iface->neigh_fd;
-	for (int i = 0; i < 9; i++)
+	for (int i = 0; i < 6; i++)
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 	if (iface->dir_fd >= 0)

@@ -20,9 +20,6 @@
 #define UNET_MAP_IF_STATS "unet_if_stats"
 #define UNET_MAP_XSKS "unet_xsks"
 #define UNET_MAP_FAULTS "unet_faults"
-#define UNET_MAP_UDP_PORTS "unet_udp_ports"
-#define UNET_MAP_UDP_ADDRS "unet_udp_addrs"
-#define UNET_MAP_NEIGH "unet_neigh"
 
 /* An attached interface's pinned maps, opened. */
 struct unet_iface {
@@ -45,9 +42,12 @@ struct unet_iface {
 	int xsks_fd;
 	int faults_fd;
 	int ncpus; /* possible CPUs, for per-CPU map values */
-	int udp_ports_fd;
-	int udp_addrs_fd;
-	int neigh_fd;
+	/* Maps the layers above the core asked for (unet_iface_map). */
+#define UNET_IFACE_LAYER_MAPS 8
+	struct {
+		const char *name;
+		int fd;
+	} layer_maps[UNET_IFACE_LAYER_MAPS];
 };
 
 /* log.c */
@@ -80,9 +80,6 @@ int unet_map_keys(int fd, size_t key_size, size_t max, void **keys, size_t *n);
 /* Number of receive queues of the device (ethtool, then sysfs), >= 1. */
 int unet_iface_nqueues(const char *ifname);
 
-/* udp_admin.c: remove UDP ports and addresses whose endpoint is missing
- * or stale.  Returns how many were removed, or -errno. */
-int unet_udp_reclaim(struct unet_iface *iface);
 
 /* wire.c: build and parse frames (pure functions, unit-tested). */
 /* Write Ethernet + U-Net headers for a payload of len bytes at frame.

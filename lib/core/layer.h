@@ -113,5 +113,9 @@ void unet_iface_unlock(struct unet_iface *iface);
  * sizes.  Returns an fd (the caller closes it) or -errno. */
 int unet_iface_map_open(struct unet_iface *iface, const char *name, uint32_t type,
 			uint32_t key_size, uint32_t value_size);
+/* The same, opened once and kept by iface (name must be a string that
+ * lives as long): the fd stays the iface's, closed with it. */
+int unet_iface_map(struct unet_iface *iface, const char *name, uint32_t type, uint32_t key_size,
+		   uint32_t value_size);
 
 #endif /* UNET_LAYER_H */

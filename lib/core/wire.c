@@ -48,12 +48,8 @@ int unet_wire_parse(const uint8_t *frame, uint32_t frame_len, uint16_t *dst_tag,
 		return -EINVAL;
 	memcpy(&proto, frame + off, 2);
 	off += 2;
-	if (proto == htons(0x8100) || proto == htons(0x88A8)) {
-		if (frame_len < off + 4)
-			return -EINVAL;
-		memcpy(&proto, frame + off + 2, 2);
-		off += 4;
-	}
+	/* U-Net frames are untagged (unet_abi.h): a VLAN tag means another
+	 * device's frame, which the XDP program passes and we refuse. */
 	if (proto != htons(UNET_ETH_P) || frame_len < off + UNET_HDR_LEN)
 		return -EINVAL;
 	memcpy(&h, frame + off, sizeof(h));

@@ -23,6 +23,7 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -32,7 +33,7 @@
 
 #include <bpf/bpf.h>
 
-#include "core/endpoint_impl.h"
+#include "core/layer.h"
 #include "udp/udp_impl.h"
 
 #define DEFAULT_ARP_TTL_MS 60000u
@@ -184,22 +185,57 @@ enum unet_udp_verdict unet_udp_parse(const uint8_t *frame, uint32_t len, bool ac
 
 /* ---- The endpoint's UDP state --------------------------------------------- */
 
+static const struct unet_layer udp_layer;
+
+/* The endpoint's UDP state: attached to it as a layer when the first
+ * socket opens (NULL with errno if that fails). */
 static struct unet_udp_state *state(struct unet_endpoint *ep)
 {
-	if (!ep->udp) {
-		ep->udp = calloc(1, sizeof(*ep->udp));
-		if (!ep->udp)
-			return NULL;
-		unet_arp_cache_init(&ep->udp->arp, DEFAULT_ARP_TTL_MS * 1000000ull);
-		ep->udp->arp_timeout_ns = DEFAULT_ARP_TIMEOUT_MS * 1000000ull;
-		ep->udp->ip_id = (uint16_t)(getpid() ^ (uint32_t)now_ns());
+	struct unet_udp_state *st = unet_layer_state(ep, &udp_layer);
+	struct unet_endpoint_info info;
+	int err;
+
+	if (st)
+		return st;
+	err = unet_endpoint__info(ep, &info);
+	if (err) {
+		errno = -err;
+		return NULL;
 	}
-	return ep->udp;
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	st->ep = ep;
+	st->iface = unet_layer_iface(ep);
+	st->slot = unet_layer_slot(ep);
+	st->mtu = unet_layer_mtu(ep);
+	st->frame_size = info.frame_size;
+	memcpy(st->mac, info.mac, 6);
+	st->neigh_fd = unet_iface_map_open(st->iface, UNET_MAP_NEIGH, BPF_MAP_TYPE_LRU_HASH,
+					   sizeof(__u32), sizeof(struct unet_neigh_val));
+	if (st->neigh_fd < 0) {
+		errno = -st->neigh_fd;
+		free(st);
+		return NULL;
+	}
+	unet_arp_cache_init(&st->arp, DEFAULT_ARP_TTL_MS * 1000000ull);
+	st->arp_timeout_ns = DEFAULT_ARP_TIMEOUT_MS * 1000000ull;
+	st->ip_id = (uint16_t)(getpid() ^ (uint32_t)now_ns());
+	err = unet_layer_attach(ep, &udp_layer, st);
+	if (err) {
+		close(st->neigh_fd);
+		free(st);
+		errno = -err;
+		return NULL;
+	}
+	return st;
 }
 
-static struct unet_udp_sock *find_sock(struct unet_endpoint *ep, uint32_t laddr, uint16_t lport)
+static struct unet_udp_sock *find_sock(struct unet_udp_state *st, uint32_t laddr, uint16_t lport)
 {
-	for (struct unet_udp_sock *s = ep->udp ? ep->udp->socks : NULL; s; s = s->next)
+	for (struct unet_udp_sock *s = st ? st->socks : NULL; s; s = s->next)
 		if (s->laddr == laddr && s->lport == lport)
 			return s;
 	return NULL;
@@ -269,21 +305,20 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 		return NULL;
 	}
 	if (tx_queue > 0) {
-		if (tx_queue >= UNET_MAX_QUEUES || !(ep->queue_mask & (1u << tx_queue))) {
+		int i = unet_layer_txq(ep, tx_queue);
+
+		if (i < 0) {
 			unet_log(UNET_LOG_ERROR, "tx_queue %d: not a queue of this endpoint",
 				 tx_queue);
 			errno = EINVAL;
 			return NULL;
 		}
-		while (ep->q[txq].queue_id != (uint32_t)tx_queue)
-			txq++;
+		txq = (uint32_t)i;
 	}
 	st = state(ep);
-	if (!st) {
-		errno = ENOMEM;
+	if (!st)
 		return NULL;
-	}
-	if (find_sock(ep, local_addr, local_port)) {
+	if (find_sock(st, local_addr, local_port)) {
 		errno = EADDRINUSE;
 		return NULL;
 	}
@@ -299,16 +334,16 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 		errno = ENOMEM;
 		return NULL;
 	}
-	s->ep = ep;
 	s->laddr = local_addr;
 	s->lport = local_port;
 	s->raddr = OPT(opts, remote_addr, 0);
 	s->rport = s->raddr ? OPT(opts, remote_port, 0) : 0;
 	s->txq = txq;
+	s->st = st;
 	s->accept_partial = partial == UNET_UDP_PARTIAL_ACCEPT ||
-			    (partial == UNET_UDP_PARTIAL_AUTO && is_veth(ep->iface->ifname));
+			    (partial == UNET_UDP_PARTIAL_AUTO && is_veth(st->iface->ifname));
 
-	err = unet_udp_port_add(ep->iface, ep->id, s->laddr, s->lport, s->raddr, s->rport);
+	err = unet_udp_port_add(st->iface, st->slot, s->laddr, s->lport, s->raddr, s->rport);
 	if (err) {
 		free(s);
 		errno = -err;
@@ -317,10 +352,10 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 	/* The address: the kernel's (it answers ARP, we only learn from it),
 	 * or ours to answer for.  A live endpoint that registered it first
 	 * keeps it. */
-	err = unet_udp_addr_claim(ep->iface, ep->id, s->laddr,
+	err = unet_udp_addr_claim(st->iface, st->slot, s->laddr,
 				  kernel_owns(s->laddr) ? 0 : UNET_UDP_ADDR_ARP);
 	if (err < 0) {
-		unet_udp_port_remove(ep->iface, ep->id, s->laddr, s->lport);
+		unet_udp_port_remove(st->iface, st->slot, s->laddr, s->lport);
 		free(s);
 		errno = -err;
 		return NULL;
@@ -328,27 +363,27 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 	s->owns_addr = err == 1;
 	s->next = st->socks;
 	st->socks = s;
-	unet_log(UNET_LOG_INFO, "%s: UDP port %u on endpoint %u%s", ep->iface->ifname,
-		 local_port, ep->id, s->accept_partial ? " (partial checksums accepted)" : "");
+	unet_log(UNET_LOG_INFO, "%s: UDP port %u on endpoint %u%s", st->iface->ifname,
+		 local_port, st->slot, s->accept_partial ? " (partial checksums accepted)" : "");
 	return s;
 }
 
 void unet_udp__close(struct unet_udp_sock *s)
 {
-	struct unet_endpoint *ep;
+	struct unet_udp_state *st;
 	bool addr_used = false;
 
 	if (!s)
 		return;
-	ep = s->ep;
-	for (struct unet_udp_sock **pp = &ep->udp->socks; *pp; pp = &(*pp)->next) {
+	st = s->st;
+	for (struct unet_udp_sock **pp = &st->socks; *pp; pp = &(*pp)->next) {
 		if (*pp == s) {
 			*pp = s->next;
 			break;
 		}
 	}
-	unet_udp_port_remove(ep->iface, ep->id, s->laddr, s->lport);
-	for (struct unet_udp_sock *o = ep->udp->socks; o; o = o->next)
+	unet_udp_port_remove(st->iface, st->slot, s->laddr, s->lport);
+	for (struct unet_udp_sock *o = st->socks; o; o = o->next)
 		if (o->laddr == s->laddr) {
 			addr_used = true;
 			/* Another socket keeps the registration alive. */
@@ -357,18 +392,19 @@ void unet_udp__close(struct unet_udp_sock *s)
 			break;
 		}
 	if (!addr_used)
-		unet_udp_addr_release(ep->iface, ep->id, s->laddr);
+		unet_udp_addr_release(st->iface, st->slot, s->laddr);
 	free(s);
 }
 
-void unet_udp_free_all(struct unet_endpoint *ep)
+/* The endpoint is going: close every socket. */
+static void udp_layer_destroy(void *state)
 {
-	if (!ep->udp)
-		return;
-	while (ep->udp->socks)
-		unet_udp__close(ep->udp->socks);
-	free(ep->udp);
-	ep->udp = NULL;
+	struct unet_udp_state *st = state;
+
+	while (st->socks)
+		unet_udp__close(st->socks);
+	close(st->neigh_fd);
+	free(st);
 }
 
 uint32_t unet_udp__max_payload(const struct unet_udp_sock *s)
@@ -379,22 +415,21 @@ uint32_t unet_udp__max_payload(const struct unet_udp_sock *s)
 		return 0;
 	/* The MTU counts IP and UDP headers; the frame must also hold the
 	 * send offset, the headers and the kernel's headroom on receive. */
-	m = s->ep->mtu - UNET_IP_HLEN - UNET_UDP_HLEN;
-	if (m > s->ep->frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD)
-		m = s->ep->frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD;
+	m = s->st->mtu - UNET_IP_HLEN - UNET_UDP_HLEN;
+	if (m > s->st->frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD)
+		m = s->st->frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD;
 	return m;
 }
 
 void *unet_udp__buf_payload(struct unet_endpoint *ep, uint64_t buf)
 {
-	int64_t idx;
+	uint8_t *p = ep ? unet_layer_buf(ep, buf) : NULL;
 
-	if (!ep || buf == UNET_NO_BUF || (buf & (ep->frame_size - 1)) ||
-	    (idx = unet_pool_index(&ep->pool, buf)) < 0 || ep->pool.owner[idx] != UNET_FRAME_APP) {
+	if (!p) {
 		errno = EINVAL;
 		return NULL;
 	}
-	return (uint8_t *)ep->segment + buf + UNET_UDP_TX_PAYLOAD;
+	return p + UNET_UDP_TX_PAYLOAD;
 }
 
 void unet_udp__set_handler(struct unet_udp_sock *s, unet_recv_handler fn, void *ctx)
@@ -405,20 +440,19 @@ void unet_udp__set_handler(struct unet_udp_sock *s, unet_recv_handler fn, void *
 	s->handler_ctx = ctx;
 }
 
-/* Interim identity of the UDP layer in receive descriptors. */
-const char unet_udp_layer_id = 'U';
-
 struct unet_udp_sock *unet_udp__desc_sock(const struct unet_recv_desc *d)
 {
-	if (!d || d->layer != (const struct unet_layer *)&unet_udp_layer_id)
+	if (!d || d->layer != &udp_layer)
 		return NULL;
 	return d->sock;
 }
 
-unet_recv_handler unet_udp_handler(const struct unet_recv_desc *d, void **ctx)
+static unet_recv_handler udp_layer_handler(void *state, const struct unet_recv_desc *d,
+					   void **ctx)
 {
 	struct unet_udp_sock *s = unet_udp__desc_sock(d);
 
+	(void)state;
 	if (!s || !s->handler)
 		return NULL;
 	*ctx = s->handler_ctx;
@@ -427,10 +461,13 @@ unet_recv_handler unet_udp_handler(const struct unet_recv_desc *d, void **ctx)
 
 int unet_udp__stats(struct unet_endpoint *ep, struct unet_udp_stats *st)
 {
+	struct unet_udp_state *us;
+
 	if (!ep || !st)
 		return -EINVAL;
-	if (ep->udp)
-		*st = ep->udp->st;
+	us = unet_layer_state(ep, &udp_layer);
+	if (us)
+		*st = us->st;
 	else
 		memset(st, 0, sizeof(*st));
 	return 0;
@@ -438,59 +475,31 @@ int unet_udp__stats(struct unet_endpoint *ep, struct unet_udp_stats *st)
 
 /* ---- Sending ----------------------------------------------------------------- */
 
-/* Put the frame of flen bytes at buf + off (a buffer the application
- * holds) on TX queue q[txq] and kick it.  Returns 0 or -EAGAIN (ring
- * full; buf still the caller's). */
-static int tx_frame(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
-		    uint32_t flen)
-{
-	struct unet_queue *q = &ep->q[txq];
-	struct xdp_desc *xd;
-	uint32_t idx;
-
-	if (xsk_ring_prod__reserve(&q->tx, 1, &idx) != 1) {
-		unet_endpoint__complete(ep);
-		if (xsk_ring_prod__reserve(&q->tx, 1, &idx) != 1)
-			return -EAGAIN;
-	}
-	xd = xsk_ring_prod__tx_desc(&q->tx, idx);
-	xd->addr = buf + off;
-	xd->len = flen;
-	xd->options = 0;
-	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_KERNEL);
-	xsk_ring_prod__submit(&q->tx, 1);
-	q->tx_pending++;
-	/* As kick_tx in datapath.c: in copy mode the send happens here. */
-	if (!ep->need_wakeup || xsk_ring_prod__needs_wakeup(&q->tx))
-		sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
-	return 0;
-}
-
-static int send_arp(struct unet_endpoint *ep, uint32_t txq, const uint8_t eth_dst[6],
+static int send_arp(struct unet_udp_state *st, uint32_t txq, const uint8_t eth_dst[6],
 		    const struct unet_arp_msg *m)
 {
-	uint64_t buf = unet_endpoint__buf_alloc(ep);
+	uint64_t buf = unet_endpoint__buf_alloc(st->ep);
 	uint32_t flen;
 	int err;
 
 	if (buf == UNET_NO_BUF)
 		return -EAGAIN;
-	flen = unet_arp_build((uint8_t *)ep->segment + buf + UNET_ALIGN_PAD, eth_dst, m);
-	err = tx_frame(ep, txq, buf, UNET_ALIGN_PAD, flen);
+	flen = unet_arp_build(unet_layer_buf(st->ep, buf) + UNET_UDP_TX_PAD, eth_dst, m);
+	err = unet_layer_xmit(st->ep, txq, buf, UNET_UDP_TX_PAD, flen);
 	if (err)
-		unet_pool_put(&ep->pool, buf, UNET_FRAME_APP);
+		unet_endpoint__buf_free(st->ep, buf);
 	return err;
 }
 
 /* The neighbour the XDP program learnt for ip, if younger than the TTL. */
-static bool neigh_lookup(struct unet_endpoint *ep, uint32_t ip, uint64_t newer_than,
+static bool neigh_lookup(struct unet_udp_state *st, uint32_t ip, uint64_t newer_than,
 			 uint64_t now, uint8_t mac[6], uint64_t *when)
 {
 	struct unet_neigh_val nv;
 
-	if (bpf_map_lookup_elem(ep->iface->neigh_fd, &ip, &nv))
+	if (bpf_map_lookup_elem(st->neigh_fd, &ip, &nv))
 		return false;
-	if (nv.updated_ns < newer_than || now - nv.updated_ns >= ep->udp->arp.ttl_ns)
+	if (nv.updated_ns < newer_than || now - nv.updated_ns >= st->arp.ttl_ns)
 		return false;
 	memcpy(mac, nv.mac, 6);
 	*when = nv.updated_ns;
@@ -501,8 +510,8 @@ static bool neigh_lookup(struct unet_endpoint *ep, uint32_t ip, uint64_t newer_t
  * or an ARP exchange of at most timeout_ns.  Returns 0 or -errno. */
 static int resolve(struct unet_udp_sock *s, uint32_t ip, uint64_t timeout_ns, uint8_t mac[6])
 {
-	struct unet_endpoint *ep = s->ep;
-	struct unet_udp_state *st = ep->udp;
+	struct unet_udp_state *st = s->st;
+	struct unet_endpoint *ep = st->ep;
 	const struct timespec pause = { .tv_nsec = 50 * 1000 };
 	uint64_t now = now_ns(), deadline, last_ask = 0, asked_at = 0, when;
 	struct unet_arp_msg m;
@@ -513,26 +522,26 @@ static int resolve(struct unet_udp_sock *s, uint32_t ip, uint64_t timeout_ns, ui
 	}
 	if (!unet_arp_cache_lookup(&st->arp, ip, now, mac))
 		return 0;
-	if (neigh_lookup(ep, ip, 0, now, mac, &when)) {
+	if (neigh_lookup(st, ip, 0, now, mac, &when)) {
 		unet_arp_cache_update(&st->arp, ip, mac, when);
 		return 0;
 	}
 	/* Our address may have lost its registration (the endpoint that
 	 * held it closed): without one the XDP program learns nothing for
 	 * it, so take it over. */
-	if (unet_udp_addr_claim(ep->iface, ep->id, s->laddr,
+	if (unet_udp_addr_claim(st->iface, st->slot, s->laddr,
 				kernel_owns(s->laddr) ? 0 : UNET_UDP_ADDR_ARP) == 1)
 		s->owns_addr = true;
 	memset(&m, 0, sizeof(m));
 	m.op = 1;
-	memcpy(m.sha, ep->mac, 6);
+	memcpy(m.sha, st->mac, 6);
 	m.spa = s->laddr;
 	m.tpa = ip;
 	deadline = now + timeout_ns;
 	for (;;) {
 		now = now_ns();
 		if (!last_ask || now - last_ask >= ARP_RETRY_NS) {
-			if (send_arp(ep, s->txq, BCAST_MAC, &m) == 0) {
+			if (send_arp(st, s->txq, BCAST_MAC, &m) == 0) {
 				st->st.arp_requests_sent++;
 				if (!asked_at)
 					asked_at = now;
@@ -541,7 +550,7 @@ static int resolve(struct unet_udp_sock *s, uint32_t ip, uint64_t timeout_ns, ui
 		}
 		unet_endpoint__complete(ep);
 		/* Only an answer learnt after we first asked. */
-		if (asked_at && neigh_lookup(ep, ip, asked_at, now, mac, &when)) {
+		if (asked_at && neigh_lookup(st, ip, asked_at, now, mac, &when)) {
 			unet_arp_cache_update(&st->arp, ip, mac, when);
 			return 0;
 		}
@@ -550,7 +559,7 @@ static int resolve(struct unet_udp_sock *s, uint32_t ip, uint64_t timeout_ns, ui
 		nanosleep(&pause, NULL);
 	}
 	st->st.arp_failed++;
-	unet_log(UNET_LOG_WARN, "%s: no ARP answer for %s", ep->iface->ifname,
+	unet_log(UNET_LOG_WARN, "%s: no ARP answer for %s", st->iface->ifname,
 		 inet_ntoa((struct in_addr){ .s_addr = ip }));
 	return -EHOSTUNREACH;
 }
@@ -566,7 +575,7 @@ int unet_udp__resolve(struct unet_udp_sock *s, uint32_t addr, int timeout_ms)
 	if (!addr)
 		return -EDESTADDRREQ;
 	return resolve(s, addr,
-		       timeout_ms < 0 ? s->ep->udp->arp_timeout_ns
+		       timeout_ms < 0 ? s->st->arp_timeout_ns
 				      : (uint64_t)timeout_ms * 1000000ull,
 		       mac);
 }
@@ -574,21 +583,18 @@ int unet_udp__resolve(struct unet_udp_sock *s, uint32_t addr, int timeout_ms)
 int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t addr,
 		   uint16_t port)
 {
-	struct unet_endpoint *ep;
 	struct unet_udp_state *st;
-	uint8_t mac[6];
+	uint8_t mac[6], *p;
 	uint32_t flen;
-	int64_t idx;
 	int err;
 
 	if (!s)
 		return -EINVAL;
-	ep = s->ep;
-	st = ep->udp;
+	st = s->st;
 	if (!len || len > unet_udp__max_payload(s))
 		return -EMSGSIZE;
-	if (buf == UNET_NO_BUF || (buf & (ep->frame_size - 1)) ||
-	    (idx = unet_pool_index(&ep->pool, buf)) < 0 || ep->pool.owner[idx] != UNET_FRAME_APP)
+	p = unet_layer_buf(st->ep, buf);
+	if (!p)
 		return -EINVAL;
 	if (!addr) {
 		addr = s->raddr;
@@ -600,13 +606,12 @@ int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t
 	err = resolve(s, addr, st->arp_timeout_ns, mac);
 	if (err)
 		return err;
-	flen = unet_udp_build((uint8_t *)ep->segment + buf + UNET_UDP_TX_PAD, mac, ep->mac,
-			      s->laddr, addr, s->lport, port, len, st->ip_id++);
-	err = tx_frame(ep, s->txq, buf, UNET_UDP_TX_PAD, flen);
+	flen = unet_udp_build(p + UNET_UDP_TX_PAD, mac, st->mac, s->laddr, addr, s->lport, port,
+			      len, st->ip_id++);
+	err = unet_layer_xmit(st->ep, s->txq, buf, UNET_UDP_TX_PAD, flen);
 	if (err)
 		return err;
 	st->st.tx_datagrams++;
-	ep->tx_msgs++;
 	return 0;
 }
 
@@ -619,16 +624,16 @@ int unet_udp__send_copy(struct unet_udp_sock *s, const void *data, size_t len, u
 
 	if (!s || (!data && len))
 		return -EINVAL;
-	ep = s->ep;
+	ep = s->st->ep;
 	if (!len || len > unet_udp__max_payload(s))
 		return -EMSGSIZE;
 	buf = unet_endpoint__buf_alloc(ep);
 	if (buf == UNET_NO_BUF)
 		return -EAGAIN;
-	memcpy((uint8_t *)ep->segment + buf + UNET_UDP_TX_PAYLOAD, data, len);
+	memcpy(unet_layer_buf(ep, buf) + UNET_UDP_TX_PAYLOAD, data, len);
 	err = unet_udp__send(s, buf, (uint32_t)len, addr, port);
 	if (err)
-		unet_pool_put(&ep->pool, buf, UNET_FRAME_APP);
+		unet_endpoint__buf_free(ep, buf);
 	return err;
 }
 
@@ -637,9 +642,8 @@ int unet_udp__send_copy(struct unet_udp_sock *s, const void *data, size_t len, u
 /* An ARP frame that reached the endpoint: the XDP program sends us ARP
  * for addresses the kernel does not have.  Learn the sender; answer a
  * request for one of our addresses. */
-static void take_arp(struct unet_endpoint *ep, const struct unet_arp_msg *m)
+static void take_arp(struct unet_udp_state *st, const struct unet_arp_msg *m)
 {
-	struct unet_udp_state *st = ep->udp;
 	struct unet_udp_sock *s;
 	struct unet_arp_msg r;
 
@@ -655,65 +659,76 @@ static void take_arp(struct unet_endpoint *ep, const struct unet_arp_msg *m)
 		return;
 	memset(&r, 0, sizeof(r));
 	r.op = 2;
-	memcpy(r.sha, ep->mac, 6);
+	memcpy(r.sha, st->mac, 6);
 	r.spa = m->tpa;
 	memcpy(r.tha, m->sha, 6);
 	r.tpa = m->spa;
-	if (send_arp(ep, s->txq, m->sha, &r) == 0)
+	if (send_arp(st, s->txq, m->sha, &r) == 0)
 		st->st.arp_replies_sent++;
 }
 
-int unet_udp_take(struct unet_endpoint *ep, uint8_t *frame, uint32_t len,
-		  struct unet_recv_desc *desc)
+/* The core offers us every received frame that is not a U-Net message. */
+static enum unet_layer_verdict udp_layer_rx(void *state, uint16_t proto, uint8_t *frame,
+					    uint32_t len, struct unet_recv_desc *desc)
 {
-	struct unet_udp_state *st = ep->udp;
+	struct unet_udp_state *st = state;
 	struct unet_udp_sock *s;
 	struct unet_udp_frame f;
 	struct unet_arp_msg m;
 
+	if (proto == UNET_ETH_P_ARP) {
+		if (unet_arp_parse(frame, len, &m) == 0)
+			take_arp(st, &m);
+		else
+			st->st.rx_malformed++;
+		return UNET_LAYER_CONSUMED;
+	}
+	if (proto != UNET_ETH_P_IP)
+		return UNET_LAYER_NOT_MINE;
 	switch (unet_udp_parse(frame, len, true, &f)) {
 	case UNET_UDP_OK:
 		break;
 	case UNET_UDP_NOT_UDP:
-		if (unet_arp_parse(frame, len, &m) == 0) {
-			take_arp(ep, &m);
-			return 0;
-		}
-		return -1; /* U-Net, or something the U-Net parser refuses */
+		return UNET_LAYER_NOT_MINE; /* IPv4 but not UDP: a later layer's */
 	case UNET_UDP_MALFORMED:
 		st->st.rx_malformed++;
-		return 0;
+		return UNET_LAYER_CONSUMED;
 	case UNET_UDP_BAD_IP_CSUM:
 		st->st.rx_bad_ip_csum++;
-		return 0;
+		return UNET_LAYER_CONSUMED;
 	case UNET_UDP_BAD_UDP_CSUM:
 		st->st.rx_bad_udp_csum++;
-		return 0;
+		return UNET_LAYER_CONSUMED;
 	case UNET_UDP_PARTIAL_REFUSED: /* not asked for */
 		st->st.rx_partial_refused++;
-		return 0;
+		return UNET_LAYER_CONSUMED;
 	}
-	s = find_sock(ep, f.daddr, f.dport);
+	s = find_sock(st, f.daddr, f.dport);
 	/* The XDP program filtered already; we check again, trusting only
 	 * our own view of which sockets are open. */
 	if (!s || (s->raddr && s->raddr != f.saddr) || (s->rport && s->rport != f.sport)) {
 		st->st.rx_no_socket++;
-		return 0;
+		return UNET_LAYER_CONSUMED;
 	}
 	if (f.partial) {
 		if (!s->accept_partial) {
 			st->st.rx_partial_refused++;
-			return 0;
+			return UNET_LAYER_CONSUMED;
 		}
 		st->st.rx_partial_csum++;
 	}
 	st->st.rx_datagrams++;
-	desc->channel = NULL;
 	desc->data = frame + f.payload_off;
 	desc->len = f.len;
 	desc->sock = s;
-	desc->layer = (const struct unet_layer *)&unet_udp_layer_id;
 	desc->src_addr = f.saddr;
 	desc->src_port = f.sport;
-	return 1;
+	return UNET_LAYER_DELIVER;
 }
+
+static const struct unet_layer udp_layer = {
+	.name = "udp",
+	.rx = udp_layer_rx,
+	.handler = udp_layer_handler,
+	.destroy = udp_layer_destroy,
+};

@@ -17,35 +17,47 @@
 #include "core/layer.h"
 #include "udp/udp_impl.h"
 
-/* Whether endpoint slot id has a live owner; *pid gets the owner. */
-static bool endpoint_alive(struct unet_iface *iface, uint32_t id, uint32_t *pid)
+/* The interface's UDP maps (opened once per iface by the core, which
+ * checks them as its own). */
+static int ports_fd(struct unet_iface *iface)
 {
-	struct unet_endpoint_val ev;
+	return unet_iface_map(iface, UNET_MAP_UDP_PORTS, BPF_MAP_TYPE_HASH,
+			      sizeof(struct unet_udp_key), sizeof(struct unet_udp_val));
+}
 
-	if (bpf_map_lookup_elem(iface->endpoints_fd, &id, &ev))
-		return false;
-	if (pid)
-		*pid = ev.pid;
-	return unet_endpoint_val_alive(&ev);
+static int addrs_fd(struct unet_iface *iface)
+{
+	return unet_iface_map(iface, UNET_MAP_UDP_ADDRS, BPF_MAP_TYPE_HASH, sizeof(__u32),
+			      sizeof(struct unet_udp_addr_val));
+}
+
+/* Whether endpoint slot id has a live owner. */
+static bool endpoint_alive(struct unet_iface *iface, uint32_t id)
+{
+	return unet_iface_slot_alive(iface, id, 0);
 }
 
 int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 		      uint16_t lport, uint32_t raddr, uint16_t rport)
 {
+	int pfd = ports_fd(iface);
 	struct unet_udp_key key = { .addr = laddr, .port = htons(lport) };
 	struct unet_udp_val v, old;
-	uint32_t pid = 0;
+	uint32_t pid = (uint32_t)getpid(); /* the owner opens its own ports */
 
-	if (!endpoint_alive(iface, endpoint, &pid))
+	if (pfd < 0)
+		return pfd;
+
+	if (!endpoint_alive(iface, endpoint))
 		return -ESRCH;
-	if (bpf_map_lookup_elem(iface->udp_ports_fd, &key, &old) == 0) {
-		if (endpoint_alive(iface, old.endpoint, NULL)) {
+	if (bpf_map_lookup_elem(pfd, &key, &old) == 0) {
+		if (endpoint_alive(iface, old.endpoint)) {
 			unet_log(UNET_LOG_ERROR, "%s: UDP port %u in use by endpoint %u (pid %u)",
 				 iface->ifname, lport, old.endpoint, old.owner_pid);
 			return -EADDRINUSE;
 		}
 		unet_log(UNET_LOG_INFO, "%s: replacing stale UDP port %u", iface->ifname, lport);
-		if (bpf_map_delete_elem(iface->udp_ports_fd, &key) && errno != ENOENT)
+		if (bpf_map_delete_elem(pfd, &key) && errno != ENOENT)
 			return -errno;
 	}
 	memset(&v, 0, sizeof(v));
@@ -53,7 +65,7 @@ int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 	v.remote_addr = raddr;
 	v.remote_port = htons(rport);
 	v.owner_pid = pid;
-	if (bpf_map_update_elem(iface->udp_ports_fd, &key, &v, BPF_NOEXIST)) {
+	if (bpf_map_update_elem(pfd, &key, &v, BPF_NOEXIST)) {
 		int err = -errno;
 
 		return err == -EEXIST ? -EADDRINUSE : err == -E2BIG ? -ENOSPC : err;
@@ -64,49 +76,68 @@ int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 void unet_udp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 			  uint16_t lport)
 {
+	int pfd = ports_fd(iface);
 	struct unet_udp_key key = { .addr = laddr, .port = htons(lport) };
 	struct unet_udp_val v;
 
+	if (pfd < 0)
+		return;
+
 	/* Only if still ours: an administrator may have deleted it and
 	 * another endpoint taken the port since. */
-	if (!bpf_map_lookup_elem(iface->udp_ports_fd, &key, &v) && v.endpoint == endpoint)
-		bpf_map_delete_elem(iface->udp_ports_fd, &key);
+	if (!bpf_map_lookup_elem(pfd, &key, &v) && v.endpoint == endpoint)
+		bpf_map_delete_elem(pfd, &key);
 }
 
 int unet_udp_addr_claim(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 			uint32_t flags)
 {
+	int afd = addrs_fd(iface);
 	struct unet_udp_addr_val v = { .endpoint = endpoint, .flags = flags }, old;
 
-	if (bpf_map_lookup_elem(iface->udp_addrs_fd, &laddr, &old) == 0) {
-		if (old.endpoint == endpoint || endpoint_alive(iface, old.endpoint, NULL))
+	if (afd < 0)
+		return afd;
+
+	if (bpf_map_lookup_elem(afd, &laddr, &old) == 0) {
+		if (old.endpoint == endpoint || endpoint_alive(iface, old.endpoint))
 			return 0;
-		bpf_map_delete_elem(iface->udp_addrs_fd, &laddr);
+		bpf_map_delete_elem(afd, &laddr);
 	}
 	v.owner_pid = (uint32_t)getpid();
-	if (bpf_map_update_elem(iface->udp_addrs_fd, &laddr, &v, BPF_NOEXIST))
+	if (bpf_map_update_elem(afd, &laddr, &v, BPF_NOEXIST))
 		return errno == EEXIST ? 0 : -errno;
 	return 1;
 }
 
 void unet_udp_addr_release(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr)
 {
+	int afd = addrs_fd(iface);
 	struct unet_udp_addr_val v;
 
-	if (!bpf_map_lookup_elem(iface->udp_addrs_fd, &laddr, &v) && v.endpoint == endpoint)
-		bpf_map_delete_elem(iface->udp_addrs_fd, &laddr);
+	if (afd < 0)
+		return;
+
+	if (!bpf_map_lookup_elem(afd, &laddr, &v) && v.endpoint == endpoint)
+		bpf_map_delete_elem(afd, &laddr);
 }
 
 /* Every UDP port key, collected before any is deleted. */
 static int port_keys(struct unet_iface *iface, struct unet_udp_key **keys, size_t *n)
 {
-	return unet_map_keys(iface->udp_ports_fd, sizeof(**keys), UNET_MAX_UDP_PORTS,
+	int pfd = ports_fd(iface);
+
+	if (pfd < 0)
+		return pfd;
+
+	return unet_map_keys(pfd, sizeof(**keys), UNET_MAX_UDP_PORTS,
 			     (void **)keys, n);
 }
 
 int unet_iface__for_each_udp(struct unet_iface *iface,
 			     int (*fn)(const struct unet_udp_entry *, void *ctx), void *ctx)
 {
+	int pfd = ports_fd(iface);
+	int afd = addrs_fd(iface);
 	struct unet_udp_addr_val av;
 	struct unet_udp_key *keys;
 	struct unet_udp_entry e;
@@ -114,13 +145,16 @@ int unet_iface__for_each_udp(struct unet_iface *iface,
 	size_t n;
 	int ret;
 
+	if (pfd < 0 || afd < 0)
+		return pfd < 0 ? pfd : afd;
+
 	if (!iface || !fn)
 		return -EINVAL;
 	ret = port_keys(iface, &keys, &n);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < n && !ret; i++) {
-		if (bpf_map_lookup_elem(iface->udp_ports_fd, &keys[i], &v))
+		if (bpf_map_lookup_elem(pfd, &keys[i], &v))
 			continue; /* deleted meanwhile */
 		memset(&e, 0, sizeof(e));
 		e.addr = keys[i].addr;
@@ -129,8 +163,8 @@ int unet_iface__for_each_udp(struct unet_iface *iface,
 		e.remote_port = ntohs(v.remote_port);
 		e.endpoint = v.endpoint;
 		e.pid = v.owner_pid;
-		e.stale = !endpoint_alive(iface, v.endpoint, NULL);
-		e.answers_arp = !bpf_map_lookup_elem(iface->udp_addrs_fd, &keys[i].addr, &av) &&
+		e.stale = !endpoint_alive(iface, v.endpoint);
+		e.answers_arp = !bpf_map_lookup_elem(afd, &keys[i].addr, &av) &&
 				(av.flags & UNET_UDP_ADDR_ARP);
 		e.delivered = v.delivered;
 		e.delivered_bytes = v.delivered_bytes;
@@ -144,30 +178,39 @@ int unet_iface__for_each_udp(struct unet_iface *iface,
 
 int unet_iface__udp_del(struct unet_iface *iface, uint32_t addr, uint16_t port)
 {
+	int pfd = ports_fd(iface);
 	struct unet_udp_key key = { .addr = addr, .port = htons(port) };
+
+	if (pfd < 0)
+		return pfd;
 
 	if (!iface)
 		return -EINVAL;
-	if (bpf_map_delete_elem(iface->udp_ports_fd, &key))
+	if (bpf_map_delete_elem(pfd, &key))
 		return -errno;
 	return 0;
 }
 
 int unet_udp_reclaim(struct unet_iface *iface)
 {
+	int pfd = ports_fd(iface);
+	int afd = addrs_fd(iface);
 	struct unet_udp_key *keys;
 	struct unet_udp_val v;
 	int removed = 0, err;
 	size_t n;
 
+	if (pfd < 0 || afd < 0)
+		return pfd < 0 ? pfd : afd;
+
 	err = port_keys(iface, &keys, &n);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {
-		if (bpf_map_lookup_elem(iface->udp_ports_fd, &keys[i], &v) ||
-		    endpoint_alive(iface, v.endpoint, NULL))
+		if (bpf_map_lookup_elem(pfd, &keys[i], &v) ||
+		    endpoint_alive(iface, v.endpoint))
 			continue;
-		if (bpf_map_delete_elem(iface->udp_ports_fd, &keys[i]) == 0) {
+		if (bpf_map_delete_elem(pfd, &keys[i]) == 0) {
 			unet_log(UNET_LOG_INFO, "%s: reclaimed UDP port %u (endpoint %u)",
 				 iface->ifname, ntohs(keys[i].port), v.endpoint);
 			removed++;
@@ -179,17 +222,17 @@ int unet_udp_reclaim(struct unet_iface *iface)
 	__u32 *addrs;
 	size_t na;
 
-	err = unet_map_keys(iface->udp_addrs_fd, sizeof(*addrs), UNET_MAX_UDP_ADDRS,
+	err = unet_map_keys(afd, sizeof(*addrs), UNET_MAX_UDP_ADDRS,
 			    (void **)&addrs, &na);
 	if (err)
 		return removed ? removed : err;
 	for (size_t i = 0; i < na; i++) {
 		struct unet_udp_addr_val av;
 
-		if (bpf_map_lookup_elem(iface->udp_addrs_fd, &addrs[i], &av) ||
-		    endpoint_alive(iface, av.endpoint, NULL))
+		if (bpf_map_lookup_elem(afd, &addrs[i], &av) ||
+		    endpoint_alive(iface, av.endpoint))
 			continue;
-		if (bpf_map_delete_elem(iface->udp_addrs_fd, &addrs[i]) == 0)
+		if (bpf_map_delete_elem(afd, &addrs[i]) == 0)
 			removed++;
 	}
 	free(addrs);

@@ -13,6 +13,11 @@
 #include "core/internal.h"
 #include "unet-xdp/unet_udp.h"
 
+/* The UDP layer's maps in the interface's pin directory. */
+#define UNET_MAP_UDP_PORTS "unet_udp_ports"
+#define UNET_MAP_UDP_ADDRS "unet_udp_addrs"
+#define UNET_MAP_NEIGH "unet_neigh"
+
 #define UNET_ETH_P_IP 0x0800
 #define UNET_ETH_P_ARP 0x0806
 #define UNET_IP_HLEN 20
@@ -113,8 +118,10 @@ enum unet_udp_verdict unet_udp_parse(const uint8_t *frame, uint32_t len, bool ac
 
 /* ---- udp.c: the endpoint's UDP state ------------------------------------ */
 
+struct unet_udp_state;
+
 struct unet_udp_sock {
-	struct unet_endpoint *ep;
+	struct unet_udp_state *st;
 	uint32_t laddr, raddr; /* network order */
 	uint16_t lport, rport; /* host order */
 	uint32_t txq;
@@ -125,7 +132,14 @@ struct unet_udp_sock {
 	struct unet_udp_sock *next;
 };
 
+/* The endpoint's UDP layer (attached with unet_layer_attach). */
 struct unet_udp_state {
+	struct unet_endpoint *ep;
+	struct unet_iface *iface;
+	uint32_t slot; /* our endpoint slot */
+	uint32_t mtu, frame_size;
+	uint8_t mac[6];
+	int neigh_fd;  /* the interface's unet_neigh map */
 	struct unet_udp_sock *socks;
 	struct unet_arp_cache arp;
 	uint64_t arp_timeout_ns;
@@ -133,20 +147,12 @@ struct unet_udp_state {
 	struct unet_udp_stats st;
 };
 
-/* Called by take_rx (datapath.c) for a received frame that is not
- * U-Net's when the endpoint has UDP sockets.  Returns 1 with desc filled
- * (a datagram for the application; desc->buf is the caller's to set),
- * 0 when the frame was consumed (ARP) or refused (give it back), -1 when
- * it is neither IPv4 nor ARP (let the U-Net parser have it). */
-int unet_udp_take(struct unet_endpoint *ep, uint8_t *frame, uint32_t len,
-		  struct unet_recv_desc *desc);
-/* The handler dispatch should run for a UDP descriptor (NULL: none). */
-unet_recv_handler unet_udp_handler(const struct unet_recv_desc *d, void **ctx);
-extern const char unet_udp_layer_id;
-/* Close every socket (endpoint destroy). */
-void unet_udp_free_all(struct unet_endpoint *ep);
-
 /* ---- udp_admin.c: the pinned maps ------------------------------------ */
+
+/* Remove UDP ports and addresses whose endpoint is missing or stale
+ * (registered with the core, which calls it under the interface lock).
+ * Returns how many were removed, or -errno. */
+int unet_udp_reclaim(struct unet_iface *iface);
 
 /* Install laddr:lport for endpoint (replacing a stale owner's entry).
  * Returns 0, -EADDRINUSE (a live endpoint has it), -ENOSPC, -errno. */
