@@ -1354,6 +1354,17 @@ int unet_iface__for_each_endpoint(struct unet_iface *iface,
 	return ret;
 }
 
+/* Test hook: widen a race window by sleeping $var microseconds (at most
+ * a second), so that tests can show two processes cannot both get in. */
+static void test_delay(const char *var)
+{
+	const char *v = getenv(var);
+	long us = v ? strtol(v, NULL, 10) : 0;
+
+	if (us > 0)
+		usleep((useconds_t)(us > 1000000 ? 1000000 : us));
+}
+
 /*
  * With the interface lock held.  Channels first, then the layers' tables,
  * then the slots: an entry must never outlive the slot it names, or a
@@ -1405,6 +1416,7 @@ int unet_iface_reclaim_locked(struct unet_iface *iface)
 			continue;
 		if (unet_endpoint_val_alive(&ev))
 			continue;
+		test_delay("UNET_TEST_RECLAIM_DELAY_US");
 		if (bpf_map_delete_elem(iface->endpoints_fd, &keys[i]) == 0) {
 			unet_log(UNET_LOG_INFO, "%s: reclaimed endpoint %u (pid %u gone)",
 				 iface->ifname, keys[i], ev.pid);

@@ -39,6 +39,7 @@ TESTS=(
 	"cli_errors|-|90|unetctl one-line errors with exit 1; --help exits 0"
 	"api_errors|-|90|public API rejects invalid arguments (build/tests/test_api_errors)"
 	"datapath|xdp|120|send/recv/free queues, wait, poll fd, upcalls, admin channels, destroy (test_datapath)"
+	"core_hardening|xdp|180|racing slot claims over a dead owner, oversize payloads, handler closing its channel, interface deleted, unsafe and swapped pins (test_core_hardening)"
 	"uam|xdp|150|Active Messages: 100k requests at 10% loss (+5% dup/reorder), 64 MiB store+get at 5% loss, stalled receiver, SIGKILLed peer (test_uam)"
 	"uam_kv|-|60|examples/kv: put/get over UAM between two namespaces at 10% injected loss"
 	"bench_smoke|-|180|unet-bench --quick: output has the expected form"
@@ -613,6 +614,11 @@ t_datapath() {
 	mode=$(in_a "$UNETCTL" --json status "$PAIR_X" |
 		jq -r '[.. | objects | select(has("mode")) | .mode] | first // empty')
 	[[ $mode == "$T_MODE" ]] || fail "endpoint creation attached $PAIR_X in mode '$mode', want $T_MODE"
+}
+
+# Regressions of the core against hostile peers and racing processes.
+t_core_hardening() {
+	run_pair_cmocka test_core_hardening 7
 }
 
 # scripts/bench.sh --quick: the form of its output, no timing asserted.
