@@ -52,6 +52,11 @@
 #define TAG_UNKNOWN 0x0999
 #define PEER_TAG 0x0042
 #define PEER_TAG_NOSOCK 0x0043
+/* Endpoint incarnations (unet_endpoint_val.token): random and non-zero in
+ * the library; fixed here.  A channel is delivered only while its
+ * owner_token is the token now in its endpoint slot. */
+#define TOKEN_SOCK 0x5eed000000000003ull
+#define TOKEN_NOSOCK 0x5eed000000000005ull
 
 static const uint8_t LOCAL_MAC[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
 static const uint8_t PEER_MAC[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 };
@@ -388,18 +393,27 @@ static int load_prog(void)
 	return g.prog_fd < 0 ? g.prog_fd : 0;
 }
 
+/* The token of the endpoint incarnation the fixture put in slot ep. */
+static uint64_t ep_token(uint32_t ep)
+{
+	return ep == EP_SOCK ? TOKEN_SOCK : ep == EP_NOSOCK ? TOKEN_NOSOCK : 0;
+}
+
+/* A channel owned by the incarnation now in slot ep (as the library
+ * makes them: owner_token = that slot's token). */
 static int add_channel(uint32_t tag, const uint8_t mac[6], uint16_t peer_tag, uint32_t ep)
 {
-	struct unet_channel_val v = { .peer_tag = peer_tag, .endpoint = ep, .owner_pid = 1 };
+	struct unet_channel_val v = { .peer_tag = peer_tag, .endpoint = ep, .owner_pid = 1,
+				      .owner_token = ep_token(ep) };
 
 	memcpy(v.peer_mac, mac, 6);
 	return bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_channels), &tag, &v, BPF_ANY) ? -errno
 											  : 0;
 }
 
-static int add_endpoint(uint32_t slot)
+static int add_endpoint(uint32_t slot, uint64_t token)
 {
-	struct unet_endpoint_val v = { .pid = (uint32_t)getpid(), .nqueues = 1 };
+	struct unet_endpoint_val v = { .pid = (uint32_t)getpid(), .nqueues = 1, .token = token };
 
 	snprintf(v.comm, sizeof(v.comm), "test_xdp_prog");
 	return bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_endpoints), &slot, &v, BPF_ANY) ? -errno
@@ -526,7 +540,7 @@ static int group_setup(void **state)
 	if (g.load_err)
 		return 0;
 
-	if (add_endpoint(EP_SOCK) || add_endpoint(EP_NOSOCK) ||
+	if (add_endpoint(EP_SOCK, TOKEN_SOCK) || add_endpoint(EP_NOSOCK, TOKEN_NOSOCK) ||
 	    add_channel(TAG_GOOD, PEER_MAC, PEER_TAG, EP_SOCK) ||
 	    add_channel(TAG_NOSOCK, PEER_MAC, PEER_TAG_NOSOCK, EP_NOSOCK)) {
 		g.load_err = -EIO;
@@ -725,6 +739,31 @@ static void test_wrong_src_tag_dropped(void **state)
 	/* The right tag of another channel is still the wrong tag here. */
 	s.src_tag = PEER_TAG_NOSOCK;
 	expect_spec(&s, XDP_DROP, &want);
+}
+
+/* A channel left by a dead owner whose slot another process has since
+ * taken (another token in the slot), or whose slot is gone: never
+ * delivered, counted as an unknown tag, even with a socket in the slot. */
+static void test_stale_owner_dropped(void **state)
+{
+	struct frame_spec s = good_spec();
+	struct snap want = one(UNET_CTR_DROP_UNKNOWN_TAG);
+	uint32_t slot = EP_SOCK;
+	int ep_fd;
+
+	(void)state;
+	need_xsk();
+	ep_fd = bpf_map__fd(g.skel->maps.unet_endpoints);
+	assert_int_equal(add_endpoint(EP_SOCK, TOKEN_SOCK + 1), 0);
+	expect_spec(&s, XDP_DROP, &want);
+	assert_int_equal(bpf_map_delete_elem(ep_fd, &slot), 0);
+	expect_spec(&s, XDP_DROP, &want);
+	/* the owner back in its slot: delivered again */
+	assert_int_equal(add_endpoint(EP_SOCK, TOKEN_SOCK), 0);
+	want = one(UNET_CTR_DELIVERED);
+	want.ch[W_GOOD].delivered = 1;
+	want.ch[W_GOOD].delivered_bytes = 64;
+	expect_spec(&s, XDP_REDIRECT, &want);
 }
 
 static void test_bad_version_dropped(void **state)
@@ -1306,6 +1345,7 @@ int main(void)
 		cmocka_unit_test(test_tag_zero_dropped),
 		cmocka_unit_test(test_wrong_src_mac_dropped),
 		cmocka_unit_test(test_wrong_src_tag_dropped),
+		cmocka_unit_test(test_stale_owner_dropped),
 		cmocka_unit_test(test_bad_version_dropped),
 		cmocka_unit_test(test_truncated_header_malformed),
 		cmocka_unit_test(test_len_too_large_malformed),
