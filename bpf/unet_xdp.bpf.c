@@ -18,7 +18,7 @@
  * the maps: one object, one program, one function to the verifier.
  *
  * Per frame: count it (rx); shorter than an Ethernet header -> pass;
- * parse at most one 802.1Q / 802.1ad tag; then by EtherType: U-Net ->
+ * an 802.1Q / 802.1ad tag -> pass (see below); then by EtherType: U-Net ->
  * unet_rx(), IPv4 -> udp_rx(), ARP -> arp_rx(), anything else -> pass
  * (untouched).
  *
@@ -30,13 +30,6 @@
 #include <bpf/bpf_endian.h>
 
 #include "unet_abi.h"
-
-/* The 4 bytes an 802.1Q / 802.1ad tag adds after the source MAC (the TPID
- * is the outer EtherType already read from the Ethernet header). */
-struct unet_vlan_tag {
-	__be16 tci;
-	__be16 inner_proto;
-};
 
 /* ---- Maps: names are ABI (lib/core/internal.h opens them pinned by name) ---- */
 
@@ -159,7 +152,6 @@ int unet_xdp_rx(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	struct ethhdr *eth = data;
 	void *l3;
-	__u16 proto;
 
 	if_count(UNET_CTR_RX);
 
@@ -172,26 +164,24 @@ int unet_xdp_rx(struct xdp_md *ctx)
 	if ((void *)(eth + 1) > data_end)
 		return pass();
 
-	proto = eth->h_proto;
+	/*
+	 * VLANs (unet_abi.h): U-Net and UDP over U-Net take only untagged
+	 * frames of the device the program is attached to.  A frame with an
+	 * 802.1Q or 802.1ad tag belongs to a VLAN device stacked on this one
+	 * (eth0.100), whatever it carries and whatever its VLAN id (0, a
+	 * priority tag, included): passed untouched, looked at no further.
+	 * (A NIC that strips tags in hardware hands XDP the frame without
+	 * its tag; see docs/wire-format.md.)
+	 */
+	if (eth->h_proto == bpf_htons(ETH_P_8021Q) || eth->h_proto == bpf_htons(ETH_P_8021AD))
+		return pass();
+
 	l3 = (void *)(eth + 1);
-
-	/* At most one VLAN tag.  With the tag truncated we cannot know what
-	 * is inside, so it is not (provably) U-Net: pass.  QinQ frames have
-	 * a VLAN TPID as inner type and are passed below as well. */
-	if (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)) {
-		struct unet_vlan_tag *vt = (void *)(eth + 1);
-
-		if ((void *)(vt + 1) > data_end)
-			return pass();
-		proto = vt->inner_proto;
-		l3 = (void *)(vt + 1);
-	}
-
-	if (proto == bpf_htons(UNET_ETH_P))
+	if (eth->h_proto == bpf_htons(UNET_ETH_P))
 		return unet_rx(ctx, eth, l3, data_end);
-	if (proto == bpf_htons(ETH_P_IP))
+	if (eth->h_proto == bpf_htons(ETH_P_IP))
 		return udp_rx(ctx, l3, data_end);
-	if (proto == bpf_htons(ETH_P_ARP))
+	if (eth->h_proto == bpf_htons(ETH_P_ARP))
 		return arp_rx(ctx, eth, l3, data_end);
 	return pass();
 }
