@@ -38,4 +38,25 @@ static __always_inline long redirect_to(struct xdp_md *ctx, __u32 endpoint)
 	return bpf_redirect_map(&unet_xsks, UNET_XSK_INDEX(endpoint, queue), XDP_ABORTED);
 }
 
+/*
+ * Whether endpoint has an AF_XDP socket on any queue.  The kernel takes a
+ * socket out of every XSKMAP slot it is in when it is closed, however its
+ * owner died, and an XSKMAP lookup from XDP returns the socket or NULL:
+ * no socket anywhere means no process can ever read this endpoint's
+ * frames until someone reclaims the slot or takes the entry over.  At most
+ * UNET_MAX_QUEUES lookups, and only on the path where the redirect failed.
+ */
+static __always_inline int endpoint_has_socket(__u32 endpoint)
+{
+	if (endpoint >= UNET_MAX_ENDPOINTS)
+		return 0;
+	for (__u32 q = 0; q < UNET_MAX_QUEUES; q++) {
+		__u32 idx = UNET_XSK_INDEX(endpoint, q);
+
+		if (bpf_map_lookup_elem(&unet_xsks, &idx))
+			return 1;
+	}
+	return 0;
+}
+
 #endif /* UNET_XDP_COMMON_H */

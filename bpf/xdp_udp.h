@@ -23,7 +23,9 @@
  * ours the frame is passed whatever is wrong with it: it may belong to a
  * kernel socket, and the kernel judges (and counts) its own malformed
  * frames.  Once it is ours it is never passed -- no kernel socket waits
- * for it.
+ * for it -- with one exception: a port whose endpoint has no socket left
+ * on any queue (its owner died, the port is not reclaimed yet) is treated
+ * as not ours when it comes to delivering, and the datagram is passed.
  *
  * Fragments: a non-first fragment carries no UDP header, so it cannot be
  * told to be ours and is passed (the kernel's reassembly times it out).  A
@@ -77,6 +79,15 @@ static __always_inline int udp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 		return drop(UNET_CTR_DROP_UDP_FILTER);
 	}
 	if (redirect_to(ctx, v->endpoint) != XDP_REDIRECT) {
+		/*
+		 * The owner died (SIGKILL, crash) and nobody has reclaimed
+		 * its port yet: no process will ever read this, and a kernel
+		 * socket may be waiting for the port -- pass, as if the entry
+		 * were gone.  An owner with sockets, but not on this queue, is
+		 * alive: its port is not the kernel's, drop and count.
+		 */
+		if (!endpoint_has_socket(v->endpoint))
+			return pass();
 		__sync_fetch_and_add(&v->drop_no_socket, 1);
 		return drop(UNET_CTR_DROP_NO_SOCKET);
 	}

@@ -423,11 +423,14 @@ static int add_endpoint(uint32_t slot, uint64_t token)
 /* ---- UDP/IPv4 fixture ----------------------------------------------------
  * 10.0.0.1:6000 -> EP_SOCK (any source); 10.0.0.1:6001 -> EP_SOCK, only
  * from 10.0.0.9:7000; 10.0.0.1:6002 -> EP_NOSOCK.  Addresses: 10.0.0.1 is
- * the kernel's (ARP passed), 10.0.0.7 U-Net's (ARP to EP_SOCK).
+ * the kernel's (ARP passed), 10.0.0.7 U-Net's (ARP to EP_SOCK), 10.0.0.8
+ * U-Net's, registered by EP_NOSOCK (an endpoint with no socket at all: a
+ * SIGKILLed owner, not yet reclaimed).
  */
 #define UDP_DST 0x0a000001u
 #define UDP_SRC 0x0a000002u
 #define UDP_UNET_ADDR 0x0a000007u
+#define UDP_DEAD_ADDR 0x0a000008u /* U-Net's, registered by EP_NOSOCK */
 
 static int add_udp(uint32_t addr, uint16_t port, uint32_t ep, uint32_t raddr, uint16_t rport)
 {
@@ -451,7 +454,8 @@ static int add_udp_fixture(void)
 	return add_udp(UDP_DST, 6000, EP_SOCK, 0, 0) ||
 	       add_udp(UDP_DST, 6001, EP_SOCK, 0x0a000009, 7000) ||
 	       add_udp(UDP_DST, 6002, EP_NOSOCK, 0, 0) || add_udp_addr(UDP_DST, EP_SOCK, 0) ||
-	       add_udp_addr(UDP_UNET_ADDR, EP_SOCK, UNET_UDP_ADDR_ARP);
+	       add_udp_addr(UDP_UNET_ADDR, EP_SOCK, UNET_UDP_ADDR_ARP) ||
+	       add_udp_addr(UDP_DEAD_ADDR, EP_NOSOCK, UNET_UDP_ADDR_ARP);
 }
 
 /* AF_XDP socket on lo queue 0, copy mode, no XDP program of libxdp's own;
@@ -1254,7 +1258,7 @@ static void test_udp_malformed(void **state)
 	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
 }
 
-static void test_udp_filter_and_no_socket(void **state)
+static void test_udp_filter(void **state)
 {
 	struct udp_spec s = udp_good(6001); /* connected to 10.0.0.9:7000 */
 	struct unet_udp_val before, after;
@@ -1268,10 +1272,138 @@ static void test_udp_filter_and_no_socket(void **state)
 	expect_udp(&s, XDP_DROP, UNET_CTR_DROP_UDP_FILTER); /* wrong port */
 	after = udp_port_stats(6001);
 	assert_int_equal(after.drop_filter - before.drop_filter, 2);
-	s = udp_good(6002);
+}
+
+/* A second AF_XDP socket, of its own UMEM, for the tests that need a
+ * socket to come and go. */
+struct extra_xsk {
+	void *area;
+	size_t size;
+	struct xsk_umem *umem;
+	struct xsk_socket *xsk;
+	struct xsk_ring_prod fill, tx;
+	struct xsk_ring_cons comp, rx;
+};
+
+static void extra_xsk_close(struct extra_xsk *x)
+{
+	if (x->xsk)
+		xsk_socket__delete(x->xsk);
+	if (x->umem)
+		xsk_umem__delete(x->umem);
+	if (x->area)
+		munmap(x->area, x->size);
+	memset(x, 0, sizeof(*x));
+}
+
+/* Socket on ifname's queue; returns its fd or -errno. */
+static int extra_xsk_open(struct extra_xsk *x, const char *ifname, uint32_t queue)
+{
+	struct xsk_socket_config cfg = {
+		.rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
+		.tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.bind_flags = XDP_COPY,
+	};
+	int err;
+
+	memset(x, 0, sizeof(*x));
+	x->size = (size_t)NFRAMES * XSK_UMEM__DEFAULT_FRAME_SIZE;
+	x->area = mmap(NULL, x->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (x->area == MAP_FAILED) {
+		x->area = NULL;
+		return -errno;
+	}
+	err = xsk_umem__create(&x->umem, x->area, x->size, &x->fill, &x->comp, NULL);
+	if (err) {
+		x->umem = NULL;
+		extra_xsk_close(x);
+		return err;
+	}
+	err = xsk_socket__create(&x->xsk, ifname, queue, x->umem, &x->rx, &x->tx, &cfg);
+	if (err) {
+		x->xsk = NULL;
+		extra_xsk_close(x);
+		return err;
+	}
+	return xsk_socket__fd(x->xsk);
+}
+
+/*
+ * A SIGKILLed owner's UDP port: the kernel took its sockets out of the
+ * XSKMAP when they closed, and until someone reclaims the port (or takes
+ * it over) its datagrams go to the kernel -- passed untouched, port
+ * counters unchanged -- instead of being dropped.  An owner that has a
+ * socket, only on another queue, is alive: drop_no_socket as before.  The
+ * socket here is a real one: closing it is what empties the slot.
+ */
+static void test_udp_dead_owner_passed(void **state)
+{
+	struct udp_spec s = udp_good(6002); /* -> EP_NOSOCK */
+	struct unet_udp_val before, after;
+	int xsks_fd, fd;
+	uint32_t idx = UNET_XSK_INDEX(EP_NOSOCK, 1);
+	struct extra_xsk x = { 0 };
+
+	(void)state;
+	need_xsk();
+	xsks_fd = bpf_map__fd(g.skel->maps.unet_xsks);
+	before = udp_port_stats(6002);
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	after = udp_port_stats(6002);
+	assert_memory_equal(&after, &before, sizeof(after));
+
+	/* alive, with its one socket on queue 1 (of another device: the
+	 * program only looks at the map); the frame comes on queue 0 */
+	fd = g.mq_ifindex ? extra_xsk_open(&x, "unetq0", 1) : -ENODEV;
+	if (fd < 0) {
+		print_message("note: no second AF_XDP socket (%s); the fixture's "
+			      "socket stands in, removed by hand\n", strerror(-fd));
+		fd = xsk_socket__fd(g.xsk);
+	}
+	assert_int_equal(bpf_map_update_elem(xsks_fd, &idx, &fd, BPF_ANY), 0);
 	before = udp_port_stats(6002);
 	expect_udp(&s, XDP_DROP, UNET_CTR_DROP_NO_SOCKET);
 	after = udp_port_stats(6002);
+	assert_int_equal(after.drop_no_socket - before.drop_no_socket, 1);
+
+	/* the owner dies: its socket closes and the kernel takes it out of
+	 * the map (user space cannot look into an XSKMAP; the verdict below,
+	 * pass where it was drop, is what shows the slot empty) */
+	if (x.xsk)
+		extra_xsk_close(&x);
+	else
+		assert_int_equal(bpf_map_delete_elem(xsks_fd, &idx), 0);
+	before = udp_port_stats(6002);
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	after = udp_port_stats(6002);
+	assert_memory_equal(&after, &before, sizeof(after));
+}
+
+/* A live owner (socket on queue 0) and a datagram on queue 1 of a
+ * multi-queue device: it has no socket there, the datagram is dropped
+ * and counted (the kernel has no socket for the port either). */
+static void test_udp_other_queue_dropped(void **state)
+{
+	struct udp_spec s = udp_good(6000);
+	struct snap want = one(UNET_CTR_DROP_NO_SOCKET);
+	struct unet_udp_val before, after;
+	struct xdp_md ctx = { 0 };
+	uint8_t buf[256];
+	uint32_t n;
+
+	(void)state;
+	need_xsk();
+	if (!g.mq_ifindex) {
+		print_message("SKIP: cannot create a veth with 20 rx queues\n");
+		skip();
+	}
+	n = build_udp(buf, sizeof(buf), &s);
+	ctx.ingress_ifindex = (uint32_t)g.mq_ifindex;
+	ctx.rx_queue_index = 1;
+	before = udp_port_stats(6000);
+	expect_run(buf, n, &ctx, XDP_DROP, &want);
+	after = udp_port_stats(6000);
 	assert_int_equal(after.drop_no_socket - before.drop_no_socket, 1);
 }
 
@@ -1317,6 +1449,19 @@ static void test_arp_for_unet_address(void **state)
 	/* reply to it, too */
 	expect_run(buf, build_arp(buf, 2, 0x0a000012, UDP_UNET_ADDR), NULL, XDP_REDIRECT, &want);
 	assert_true(neigh_has(0x0a000012, PEER_MAC));
+}
+
+/* ARP for the address a dead endpoint registered (it answered ARP for
+ * it): passed, as for any address the kernel does not have; the sender is
+ * still learnt. */
+static void test_arp_dead_owner_passed(void **state)
+{
+	uint8_t buf[64];
+
+	(void)state;
+	need_prog();
+	expect_pass_untouched(buf, build_arp(buf, 1, 0x0a000015, UDP_DEAD_ADDR));
+	assert_true(neigh_has(0x0a000015, PEER_MAC));
 }
 
 static void test_arp_for_kernel_address(void **state)
@@ -1426,9 +1571,12 @@ int main(void)
 		cmocka_unit_test(test_udp_other_traffic_passed),
 		cmocka_unit_test(test_udp_fragments),
 		cmocka_unit_test(test_udp_malformed),
-		cmocka_unit_test(test_udp_filter_and_no_socket),
+		cmocka_unit_test(test_udp_filter),
+		cmocka_unit_test(test_udp_dead_owner_passed),
+		cmocka_unit_test(test_udp_other_queue_dropped),
 		cmocka_unit_test(test_arp_for_unet_address),
 		cmocka_unit_test(test_arp_for_kernel_address),
+		cmocka_unit_test(test_arp_dead_owner_passed),
 		cmocka_unit_test(test_vlan_udp_passed),
 		cmocka_unit_test(test_vlan_arp_passed),
 	};
