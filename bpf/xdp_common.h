@@ -18,6 +18,13 @@ static __always_inline int mac_equal(const __u8 *a, const __u8 *b)
 		(a[4] ^ b[4]) | (a[5] ^ b[5])) == 0;
 }
 
+/* A unicast, non-zero MAC address: what a host's own address can be (the
+ * group bit, bit 0 of the first byte, is set in multicast and broadcast). */
+static __always_inline int mac_unicast(const __u8 *a)
+{
+	return !(a[0] & 1) && (a[0] | a[1] | a[2] | a[3] | a[4] | a[5]) != 0;
+}
+
 /* Redirect into endpoint's socket on the arrival queue; anything but
  * XDP_REDIRECT means it has none there (or the queue or endpoint is out of
  * the XSKMAP's range: the bounds keep the index inside the map). */

@@ -1407,23 +1407,31 @@ static void test_udp_other_queue_dropped(void **state)
 	assert_int_equal(after.drop_no_socket - before.drop_no_socket, 1);
 }
 
-static uint32_t build_arp(uint8_t *buf, uint16_t op, uint32_t spa, uint32_t tpa)
+/* ARP frame (60 bytes, broadcast) from Ethernet source eth_src with sender
+ * hardware address sha. */
+static uint32_t build_arp_from(uint8_t *buf, uint16_t op, const uint8_t eth_src[6],
+			       const uint8_t sha[6], uint32_t spa, uint32_t tpa)
 {
 	memset(buf, 0, 60);
 	memset(buf, 0xff, 6);
-	memcpy(buf + 6, PEER_MAC, 6);
+	memcpy(buf + 6, eth_src, 6);
 	put16(buf + 12, 0x0806);
 	put16(buf + 14, 1);
 	put16(buf + 16, 0x0800);
 	buf[18] = 6;
 	buf[19] = 4;
 	put16(buf + 20, op);
-	memcpy(buf + 22, PEER_MAC, 6);
+	memcpy(buf + 22, sha, 6);
 	put16(buf + 28, (uint16_t)(spa >> 16));
 	put16(buf + 30, (uint16_t)spa);
 	put16(buf + 38, (uint16_t)(tpa >> 16));
 	put16(buf + 40, (uint16_t)tpa);
 	return 60;
+}
+
+static uint32_t build_arp(uint8_t *buf, uint16_t op, uint32_t spa, uint32_t tpa)
+{
+	return build_arp_from(buf, op, PEER_MAC, PEER_MAC, spa, tpa);
 }
 
 static bool neigh_has(uint32_t ip, const uint8_t mac[6])
@@ -1454,6 +1462,69 @@ static void test_arp_for_unet_address(void **state)
 /* ARP for the address a dead endpoint registered (it answered ARP for
  * it): passed, as for any address the kernel does not have; the sender is
  * still learnt. */
+/* Whether unet_neigh has any entry for ip. */
+static bool neigh_any(uint32_t ip)
+{
+	__be32 k = htonl(ip);
+	struct unet_neigh_val v;
+
+	return bpf_map_lookup_elem(bpf_map__fd(g.skel->maps.unet_neigh), &k, &v) == 0;
+}
+
+/*
+ * ARP poisoning: unet_neigh learns a sender only if its hardware address
+ * (sha) is the frame's Ethernet source and both are unicast and non-zero,
+ * and its protocol address (spa) is not 0, broadcast or multicast.  Every
+ * refused frame keeps its verdict (here: the kernel's address, passed
+ * untouched; for the U-Net-owned address, still delivered).
+ */
+static void test_arp_learning_refused(void **state)
+{
+	static const uint8_t MCAST_MAC[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 };
+	static const uint8_t BCAST_MAC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t ZERO_MAC[6] = { 0 };
+	const struct {
+		const char *what;
+		const uint8_t *eth_src, *sha;
+		uint32_t spa;
+	} cases[] = {
+		{ "sha differs from the Ethernet source", PEER_MAC, OTHER_MAC, 0x0a000031 },
+		{ "Ethernet source differs from sha", OTHER_MAC, PEER_MAC, 0x0a000032 },
+		{ "multicast sha", MCAST_MAC, MCAST_MAC, 0x0a000033 },
+		{ "broadcast sha", BCAST_MAC, BCAST_MAC, 0x0a000034 },
+		{ "zero sha", ZERO_MAC, ZERO_MAC, 0x0a000035 },
+		{ "broadcast spa", PEER_MAC, PEER_MAC, 0xffffffff },
+		{ "multicast spa", PEER_MAC, PEER_MAC, 0xe0000001 },
+		{ "multicast spa (top of 224/4)", PEER_MAC, PEER_MAC, 0xefffffff },
+		{ "spa 0 (an address probe)", PEER_MAC, PEER_MAC, 0 },
+	};
+	struct snap want = one(UNET_CTR_ARP_DELIVERED);
+	uint8_t buf[64];
+
+	(void)state;
+	need_prog();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (uint16_t op = 1; op <= 2; op++) {
+			expect_pass_untouched(buf, build_arp_from(buf, op, cases[i].eth_src,
+								  cases[i].sha, cases[i].spa,
+								  UDP_DST));
+			if (neigh_any(cases[i].spa))
+				fail_msg("learnt from an ARP %s with %s", op == 1 ? "request" : "reply",
+					 cases[i].what);
+		}
+	}
+	/* the verdict for the U-Net-owned address is unchanged: delivered,
+	 * so the endpoint sees (and answers) it; nothing learnt */
+	if (g.xsk_ok) {
+		expect_run(buf, build_arp_from(buf, 1, PEER_MAC, OTHER_MAC, 0x0a000036, UDP_UNET_ADDR),
+			   NULL, XDP_REDIRECT, &want);
+		assert_false(neigh_any(0x0a000036));
+	}
+	/* and a good sender is still learnt */
+	expect_pass_untouched(buf, build_arp_from(buf, 2, OTHER_MAC, OTHER_MAC, 0x0a000037, UDP_DST));
+	assert_true(neigh_has(0x0a000037, OTHER_MAC));
+}
+
 static void test_arp_dead_owner_passed(void **state)
 {
 	uint8_t buf[64];
@@ -1577,6 +1648,7 @@ int main(void)
 		cmocka_unit_test(test_arp_for_unet_address),
 		cmocka_unit_test(test_arp_for_kernel_address),
 		cmocka_unit_test(test_arp_dead_owner_passed),
+		cmocka_unit_test(test_arp_learning_refused),
 		cmocka_unit_test(test_vlan_udp_passed),
 		cmocka_unit_test(test_vlan_arp_passed),
 	};
