@@ -40,6 +40,8 @@
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
+#include "core/internal.h" /* UNET_MAP_*: the maps the core opens */
+#include "udp/udp_impl.h"	   /* UNET_MAP_UDP_*, UNET_MAP_NEIGH: the UDP layer's */
 #include "unet_abi.h"
 #include "unet_xdp.skel.h"
 
@@ -1610,10 +1612,76 @@ static void test_vlan_arp_passed(void **state)
 	assert_false(neigh_has(0x0a000022, PEER_MAC));
 }
 
+/*
+ * The library opens each pinned map by name and refuses one that is not
+ * among the map ids of the program attached to the interface
+ * (bpf_prog_info.map_ids), so every map it names (UNET_MAP_*: the core's
+ * in lib/core/internal.h, the UDP layer's in lib/udp/udp_impl.h) must be
+ * used by the program -- a map the program never references is not in its
+ * map_ids.  And every map of the object must be one of those names (a new
+ * map needs its UNET_MAP_* and its place here).
+ */
+static void test_every_pinned_map_used(void **state)
+{
+	static const char *const lib_maps[] = {
+		UNET_MAP_CHANNELS,  UNET_MAP_ENDPOINTS, UNET_MAP_CHAN_STATS,
+		UNET_MAP_IF_STATS,  UNET_MAP_XSKS,	UNET_MAP_FAULTS,
+		UNET_MAP_UDP_PORTS, UNET_MAP_UDP_ADDRS, UNET_MAP_NEIGH,
+	};
+	enum { N_LIB = sizeof(lib_maps) / sizeof(lib_maps[0]) };
+	char names[UNET_MAX_PROG_MAPS][BPF_OBJ_NAME_LEN] = { { 0 } };
+	__u32 ids[UNET_MAX_PROG_MAPS] = { 0 };
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info), n;
+	struct bpf_map *map;
+	size_t nobj = 0;
+
+	(void)state;
+	need_prog();
+	info.nr_map_ids = UNET_MAX_PROG_MAPS;
+	info.map_ids = (__u64)(uintptr_t)ids;
+	assert_int_equal(bpf_obj_get_info_by_fd(g.prog_fd, &info, &len), 0);
+	/* the library reads at most UNET_MAX_PROG_MAPS ids */
+	assert_true(info.nr_map_ids <= UNET_MAX_PROG_MAPS);
+	n = info.nr_map_ids;
+	for (__u32 i = 0; i < n; i++) {
+		struct bpf_map_info mi = { 0 };
+		__u32 mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		assert_true(fd >= 0);
+		assert_int_equal(bpf_obj_get_info_by_fd(fd, &mi, &mlen), 0);
+		memcpy(names[i], mi.name, sizeof(names[i]));
+		close(fd);
+	}
+	for (size_t m = 0; m < N_LIB; m++) {
+		bool found = false;
+
+		for (__u32 i = 0; i < n && !found; i++)
+			found = !strncmp(names[i], lib_maps[m], BPF_OBJ_NAME_LEN - 1);
+		if (!found)
+			fail_msg("map %s (UNET_MAP_*) is not used by the program: "
+				 "the library would refuse it", lib_maps[m]);
+	}
+	bpf_object__for_each_map(map, g.skel->obj)
+	{
+		bool known = false;
+
+		for (size_t m = 0; m < N_LIB && !known; m++)
+			known = !strcmp(bpf_map__name(map), lib_maps[m]);
+		if (!known)
+			fail_msg("map %s of the program has no UNET_MAP_* name",
+				 bpf_map__name(map));
+		nobj++;
+	}
+	assert_int_equal(nobj, N_LIB);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_abi_layout),
+		cmocka_unit_test(test_every_pinned_map_used),
 		cmocka_unit_test(test_good_frame_delivered),
 		cmocka_unit_test(test_min_payload_delivered),
 		cmocka_unit_test(test_padded_frame_delivered),
