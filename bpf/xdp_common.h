@@ -46,6 +46,19 @@ static __always_inline long redirect_to(struct xdp_md *ctx, __u32 endpoint)
 }
 
 /*
+ * The counter for a frame that redirect_to() could not deliver to a live
+ * endpoint: a queue >= UNET_MAX_QUEUES has no XSKMAP slot, so no endpoint
+ * can ever take frames arriving there (a device with more queues needs
+ * its traffic steered to the first UNET_MAX_QUEUES) -- counted apart from
+ * an endpoint that just did not bind the queue.
+ */
+static __always_inline __u32 no_socket_reason(struct xdp_md *ctx)
+{
+	return ctx->rx_queue_index >= UNET_MAX_QUEUES ? UNET_CTR_DROP_QUEUE_RANGE
+						      : UNET_CTR_DROP_NO_SOCKET;
+}
+
+/*
  * Whether endpoint has an AF_XDP socket on any queue.  The kernel takes a
  * socket out of every XSKMAP slot it is in when it is closed, however its
  * owner died, and an XSKMAP lookup from XDP returns the socket or NULL:

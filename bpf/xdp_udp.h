@@ -84,12 +84,13 @@ static __always_inline int udp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 		 * its port yet: no process will ever read this, and a kernel
 		 * socket may be waiting for the port -- pass, as if the entry
 		 * were gone.  An owner with sockets, but not on this queue, is
-		 * alive: its port is not the kernel's, drop and count.
+		 * alive: its port is not the kernel's, drop and count
+		 * (drop_queue_range if no socket can be on that queue).
 		 */
 		if (!endpoint_has_socket(v->endpoint))
 			return pass();
 		__sync_fetch_and_add(&v->drop_no_socket, 1);
-		return drop(UNET_CTR_DROP_NO_SOCKET);
+		return drop(no_socket_reason(ctx));
 	}
 	__sync_fetch_and_add(&v->delivered, 1);
 	__sync_fetch_and_add(&v->delivered_bytes, ulen - sizeof(*udp));

@@ -13,8 +13,9 @@
  *   3. source MAC or src_tag not the channel's peer -> drop_wrong_src
  *      (U-Net's receive-side protection: a process only ever sees frames
  *      from the peer its channel was set up with);
- *   4. no socket of the owning endpoint on the arrival queue ->
- *      drop_no_socket; otherwise redirect into that socket (delivered),
+ *   4. arrival queue >= UNET_MAX_QUEUES -> drop_queue_range; no socket of
+ *      the owning endpoint on the arrival queue -> drop_no_socket;
+ *      otherwise redirect into that socket (delivered),
  *   5. unless the test hook unet_faults drops it (drop_injected).
  *
  * Every U-Net frame we refuse is dropped, never passed: the kernel stack
@@ -119,14 +120,16 @@ static __always_inline int unet_rx(struct xdp_md *ctx, struct ethhdr *eth, struc
 	/*
 	 * AF_XDP can only take a frame into a socket bound to the queue it
 	 * arrived on, so the owning endpoint needs a socket per queue; each
-	 * (endpoint, queue) pair has its own XSKMAP slot.  A full RX ring
-	 * after this point is counted by the socket itself (XDP_STATISTICS
-	 * rx_dropped / rx_ring_full), not here.
+	 * (endpoint, queue) pair has its own XSKMAP slot; queues from
+	 * UNET_MAX_QUEUES on have none (drop_queue_range).  On the channel
+	 * both count as drop_no_socket.  A full RX ring after this point is
+	 * counted by the socket itself (XDP_STATISTICS rx_dropped /
+	 * rx_ring_full), not here.
 	 */
 	if (redirect_to(ctx, slot) != XDP_REDIRECT) {
 		if (cs)
 			cs->drop_no_socket += 1;
-		return drop(UNET_CTR_DROP_NO_SOCKET);
+		return drop(no_socket_reason(ctx));
 	}
 
 	/* Injected loss comes last, so it only ever removes frames that

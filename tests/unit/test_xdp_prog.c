@@ -84,6 +84,7 @@ static const char *const ctr_names[UNET_CTR__COUNT] = {
 	[UNET_CTR_DROP_UDP_FILTER] = "drop_udp_filter",
 	[UNET_CTR_DROP_IP_FRAGMENT] = "drop_ip_fragment",
 	[UNET_CTR_DROP_IP_MALFORMED] = "drop_ip_malformed",
+	[UNET_CTR_DROP_QUEUE_RANGE] = "drop_queue_range",
 };
 
 #define NFRAMES 64
@@ -859,9 +860,11 @@ static void test_no_socket_dropped(void **state)
 
 static void test_queue_without_socket_dropped(void **state)
 {
-	/* EP_SOCK has a socket on queue 0 only; frames on queue 1 and on
-	 * queue UNET_MAX_QUEUES (which would alias EP_SOCK + 1's queue 0,
-	 * where the socket also sits, if not bounded) have none. */
+	/* EP_SOCK has a socket on queue 0 only; frames on queue 1 have none.
+	 * Frames on queue UNET_MAX_QUEUES (which would alias EP_SOCK + 1's
+	 * queue 0, where the socket also sits, if not bounded) and above
+	 * cannot have one: counted drop_queue_range, and on the channel as
+	 * drop_no_socket. */
 	struct frame_spec s = good_spec();
 	struct snap want = one(UNET_CTR_DROP_NO_SOCKET);
 	struct xdp_md ctx = { 0 };
@@ -880,6 +883,8 @@ static void test_queue_without_socket_dropped(void **state)
 	ctx.ingress_ifindex = (uint32_t)g.mq_ifindex;
 	ctx.rx_queue_index = 1;
 	expect_run(buf, n, &ctx, XDP_DROP, &want);
+	want = one(UNET_CTR_DROP_QUEUE_RANGE);
+	want.ch[W_GOOD].drop_no_socket = 1;
 	ctx.rx_queue_index = UNET_MAX_QUEUES;
 	expect_run(buf, n, &ctx, XDP_DROP, &want);
 	ctx.rx_queue_index = 19;
@@ -1407,6 +1412,19 @@ static void test_udp_other_queue_dropped(void **state)
 	expect_run(buf, n, &ctx, XDP_DROP, &want);
 	after = udp_port_stats(6000);
 	assert_int_equal(after.drop_no_socket - before.drop_no_socket, 1);
+	/* a queue no socket can be on: its own reason, the port's
+	 * drop_no_socket as well */
+	want = one(UNET_CTR_DROP_QUEUE_RANGE);
+	ctx.rx_queue_index = UNET_MAX_QUEUES;
+	before = udp_port_stats(6000);
+	expect_run(buf, n, &ctx, XDP_DROP, &want);
+	after = udp_port_stats(6000);
+	assert_int_equal(after.drop_no_socket - before.drop_no_socket, 1);
+	/* a dead owner's port on that queue: the kernel's, as on any queue */
+	s = udp_good(6002);
+	n = build_udp(buf, sizeof(buf), &s);
+	want = one(UNET_CTR_PASS);
+	expect_run(buf, n, &ctx, XDP_PASS, &want);
 }
 
 /* ARP frame (60 bytes, broadcast) from Ethernet source eth_src with sender
