@@ -118,6 +118,9 @@ enum unet_if_counter {
 	UNET_CTR_DROP_UDP_FILTER,    /* UDP from a source the port's filter refuses */
 	UNET_CTR_DROP_IP_FRAGMENT,   /* first fragment of a datagram for a U-Net port */
 	UNET_CTR_DROP_IP_MALFORMED,  /* for a U-Net port, but lengths do not add up */
+	UNET_CTR_DROP_QUEUE_RANGE,   /* U-Net frame or UDP datagram for a live endpoint
+				      * on a queue >= UNET_MAX_QUEUES: no endpoint
+				      * can have a socket there (appended last) */
 	UNET_CTR__COUNT
 };
 

@@ -115,6 +115,7 @@ enum {
 	UNET_STAT_DROP_UDP_FILTER,  /* from a source the port's remote filter refuses */
 	UNET_STAT_DROP_IP_FRAGMENT, /* first fragment for a U-Net port (no reassembly) */
 	UNET_STAT_DROP_IP_MALFORMED, /* for a U-Net port, lengths do not add up */
+	UNET_STAT_DROP_QUEUE_RANGE, /* arrived on a queue >= UNET_MAX_QUEUES (16): no socket can be there */
 	UNET_STAT__COUNT
 };
 /* Fill out[UNET_STAT__COUNT]. Returns 0 or -errno. */

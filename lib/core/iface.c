@@ -1160,6 +1160,7 @@ const char *unet_stat_name(int idx)
 		[UNET_STAT_DROP_UDP_FILTER] = "drop_udp_filter",
 		[UNET_STAT_DROP_IP_FRAGMENT] = "drop_ip_fragment",
 		[UNET_STAT_DROP_IP_MALFORMED] = "drop_ip_malformed",
+		[UNET_STAT_DROP_QUEUE_RANGE] = "drop_queue_range",
 	};
 
 	if (idx < 0 || idx >= UNET_STAT__COUNT)

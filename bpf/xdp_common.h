@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * xdp_common.h - helpers every protocol handler of the XDP program uses.
+ *
+ * Part of one BPF object: included by unet_xdp.bpf.c after its maps and
+ * counter helpers (if_count, pass, drop), which it uses; never compiled
+ * on its own.  Everything here is static __always_inline: the program is
+ * one function to the verifier.
+ */
+#ifndef UNET_XDP_COMMON_H
+#define UNET_XDP_COMMON_H
+
+/* 6-byte compare without memcmp (not available to BPF); byte loads keep it
+ * independent of the alignment of the packet and the map value. */
+static __always_inline int mac_equal(const __u8 *a, const __u8 *b)
+{
+	return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) |
+		(a[4] ^ b[4]) | (a[5] ^ b[5])) == 0;
+}
+
+/* A unicast, non-zero MAC address: what a host's own address can be (the
+ * group bit, bit 0 of the first byte, is set in multicast and broadcast). */
+static __always_inline int mac_unicast(const __u8 *a)
+{
+	return !(a[0] & 1) && (a[0] | a[1] | a[2] | a[3] | a[4] | a[5]) != 0;
+}
+
+/* Redirect into endpoint's socket on the arrival queue; anything but
+ * XDP_REDIRECT means it has none there (or the queue or endpoint is out of
+ * the XSKMAP's range: the bounds keep the index inside the map). */
+static __always_inline long redirect_to(struct xdp_md *ctx, __u32 endpoint)
+{
+	__u32 queue = ctx->rx_queue_index;
+
+	if (queue >= UNET_MAX_QUEUES || endpoint >= UNET_MAX_ENDPOINTS)
+		return XDP_ABORTED;
+	/*
+	 * The low bits of flags are the action returned when the slot is
+	 * empty.  We ask for XDP_ABORTED and callers treat any answer but
+	 * XDP_REDIRECT as "no socket", so an empty slot is counted and
+	 * dropped (or passed) by them instead of showing up as an
+	 * exception.  Returning something else after a successful call is
+	 * fine: the target is only acted on for XDP_REDIRECT.
+	 */
+	return bpf_redirect_map(&unet_xsks, UNET_XSK_INDEX(endpoint, queue), XDP_ABORTED);
+}
+
+/*
+ * The counter for a frame that redirect_to() could not deliver to a live
+ * endpoint: a queue >= UNET_MAX_QUEUES has no XSKMAP slot, so no endpoint
+ * can ever take frames arriving there (a device with more queues needs
+ * its traffic steered to the first UNET_MAX_QUEUES) -- counted apart from
+ * an endpoint that just did not bind the queue.
+ */
+static __always_inline __u32 no_socket_reason(struct xdp_md *ctx)
+{
+	return ctx->rx_queue_index >= UNET_MAX_QUEUES ? UNET_CTR_DROP_QUEUE_RANGE
+						      : UNET_CTR_DROP_NO_SOCKET;
+}
+
+/*
+ * Whether endpoint has an AF_XDP socket on any queue.  The kernel takes a
+ * socket out of every XSKMAP slot it is in when it is closed, however its
+ * owner died, and an XSKMAP lookup from XDP returns the socket or NULL:
+ * no socket anywhere means no process can ever read this endpoint's
+ * frames until someone reclaims the slot or takes the entry over.  At most
+ * UNET_MAX_QUEUES lookups, and only on the path where the redirect failed.
+ */
+static __always_inline int endpoint_has_socket(__u32 endpoint)
+{
+	if (endpoint >= UNET_MAX_ENDPOINTS)
+		return 0;
+	for (__u32 q = 0; q < UNET_MAX_QUEUES; q++) {
+		__u32 idx = UNET_XSK_INDEX(endpoint, q);
+
+		if (bpf_map_lookup_elem(&unet_xsks, &idx))
+			return 1;
+	}
+	return 0;
+}
+
+#endif /* UNET_XDP_COMMON_H */

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * xdp_udp.h - IPv4 frames: UDP over U-Net (docs/udp.md).  A datagram for
+ * an (address, port) in unet_udp_ports goes to its endpoint; everything
+ * else stays with the kernel.
+ *
+ * Part of unet_xdp.bpf.c (included after the maps, counters and
+ * xdp_common.h).
+ */
+#ifndef UNET_XDP_UDP_H
+#define UNET_XDP_UDP_H
+
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+
+#define IP_MF 0x2000
+#define IP_OFFMASK 0x1fff
+
+/*
+ * An IPv4 frame (l3 just past the Ethernet header): ours only if it is UDP
+ * to an (address, port) in unet_udp_ports.  Until the port is known to be
+ * ours the frame is passed whatever is wrong with it: it may belong to a
+ * kernel socket, and the kernel judges (and counts) its own malformed
+ * frames.  Once it is ours it is never passed -- no kernel socket waits
+ * for it -- with one exception: a port whose endpoint has no socket left
+ * on any queue (its owner died, the port is not reclaimed yet) is treated
+ * as not ours when it comes to delivering, and the datagram is passed.
+ *
+ * Fragments: a non-first fragment carries no UDP header, so it cannot be
+ * told to be ours and is passed (the kernel's reassembly times it out).  A
+ * first fragment whose port is ours is dropped and counted: we do not
+ * reassemble (docs/udp.md).  The IP and UDP checksums are checked by the
+ * library, which has the whole frame and the socket's policy for partial
+ * checksums.
+ */
+static __always_inline int udp_rx(struct xdp_md *ctx, void *l3, void *data_end)
+{
+	struct iphdr *ip = l3;
+	struct unet_udp_key key = {};
+	struct unet_udp_val *v;
+	struct udphdr *udp;
+	__u32 hlen, tot_len, ulen;
+	__u16 frag;
+
+	if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl < 5 ||
+	    ip->protocol != IPPROTO_UDP)
+		return pass();
+	frag = bpf_ntohs(ip->frag_off);
+	if (frag & IP_OFFMASK)
+		return pass(); /* no UDP header in it: not provably ours */
+	hlen = ip->ihl * 4; /* 20..60: IP options are skipped, not read */
+	udp = (void *)ip + hlen;
+	/* The ports are the first 4 bytes of the UDP header. */
+	if ((void *)udp + 4 > data_end)
+		return pass();
+	key.addr = ip->daddr;
+	key.port = udp->dest;
+	v = bpf_map_lookup_elem(&unet_udp_ports, &key);
+	if (!v)
+		return pass();
+
+	/* From here on the datagram is for a U-Net socket. */
+	if (frag & IP_MF)
+		return drop(UNET_CTR_DROP_IP_FRAGMENT);
+	tot_len = bpf_ntohs(ip->tot_len);
+	if ((void *)(udp + 1) > data_end || tot_len < hlen + sizeof(*udp) ||
+	    (void *)ip + tot_len > data_end)
+		return drop(UNET_CTR_DROP_IP_MALFORMED);
+	ulen = bpf_ntohs(udp->len);
+	if (ulen < sizeof(*udp) || ulen > tot_len - hlen)
+		return drop(UNET_CTR_DROP_IP_MALFORMED);
+
+	/* A connected socket hears only its peer, as a connected kernel UDP
+	 * socket does; the library checks again. */
+	if ((v->remote_addr && v->remote_addr != ip->saddr) ||
+	    (v->remote_port && v->remote_port != udp->source)) {
+		__sync_fetch_and_add(&v->drop_filter, 1);
+		return drop(UNET_CTR_DROP_UDP_FILTER);
+	}
+	if (redirect_to(ctx, v->endpoint) != XDP_REDIRECT) {
+		/*
+		 * The owner died (SIGKILL, crash) and nobody has reclaimed
+		 * its port yet: no process will ever read this, and a kernel
+		 * socket may be waiting for the port -- pass, as if the entry
+		 * were gone.  An owner with sockets, but not on this queue, is
+		 * alive: its port is not the kernel's, drop and count
+		 * (drop_queue_range if no socket can be on that queue).
+		 */
+		if (!endpoint_has_socket(v->endpoint))
+			return pass();
+		__sync_fetch_and_add(&v->drop_no_socket, 1);
+		return drop(no_socket_reason(ctx));
+	}
+	__sync_fetch_and_add(&v->delivered, 1);
+	__sync_fetch_and_add(&v->delivered_bytes, ulen - sizeof(*udp));
+	if_count(UNET_CTR_UDP_DELIVERED);
+	return XDP_REDIRECT;
+}
+
+#endif /* UNET_XDP_UDP_H */

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * xdp_unet.h - U-Net frames (EtherType UNET_ETH_P): demultiplex by tag
+ * into the AF_XDP socket of the endpoint that owns the channel.
+ *
+ * Part of unet_xdp.bpf.c (included after the maps, counters and
+ * xdp_common.h).  The wire format and the order of the checks are in
+ * docs/wire-format.md:
+ *   1. U-Net header truncated -> drop_malformed; version unknown ->
+ *      drop_version; len 0 or past the end of the frame -> drop_malformed;
+ *   2. dst_tag 0, no channel, or the channel's owner_token is not the
+ *      token of the endpoint now in its slot -> drop_unknown_tag;
+ *   3. source MAC or src_tag not the channel's peer -> drop_wrong_src
+ *      (U-Net's receive-side protection: a process only ever sees frames
+ *      from the peer its channel was set up with);
+ *   4. arrival queue >= UNET_MAX_QUEUES -> drop_queue_range; no socket of
+ *      the owning endpoint on the arrival queue -> drop_no_socket;
+ *      otherwise redirect into that socket (delivered),
+ *   5. unless the test hook unet_faults drops it (drop_injected).
+ *
+ * Every U-Net frame we refuse is dropped, never passed: the kernel stack
+ * has no use for EtherType 0x88B5 and passing would let a frame for a dead
+ * endpoint reach packet sockets of other users.
+ */
+#ifndef UNET_XDP_UNET_H
+#define UNET_XDP_UNET_H
+
+static __always_inline struct unet_channel_stats *chan_stats(__u32 tag)
+{
+	return bpf_map_lookup_elem(&unet_chan_stats, &tag);
+}
+
+/*
+ * Fault injection (tests only): whether to drop a frame that would be
+ * delivered.  One map lookup per delivered frame; with drop_ppm 0 (the
+ * default) the random number is not even drawn.  The comparison is on
+ * [0, 1000000): ppm 1000000 drops every frame, 0 none.
+ */
+static __always_inline int fault_drop(void)
+{
+	__u32 key = 0;
+	struct unet_fault_cfg *f = bpf_map_lookup_elem(&unet_faults, &key);
+
+	if (!f || !f->drop_ppm)
+		return 0;
+	return bpf_get_prandom_u32() % 1000000 < f->drop_ppm;
+}
+
+/* A frame whose EtherType is UNET_ETH_P; uh points just past the Ethernet
+ * header (nothing of it checked yet). */
+static __always_inline int unet_rx(struct xdp_md *ctx, struct ethhdr *eth, struct unet_hdr *uh,
+				   void *data_end)
+{
+	struct unet_channel_stats *cs;
+	struct unet_channel_val *ch;
+	struct unet_endpoint_val *ev;
+	__u32 tag, slot;
+	void *payload;
+	__u16 len;
+
+	/* From here on the frame claims to be U-Net: never pass it. */
+	if ((void *)(uh + 1) > data_end)
+		return drop(UNET_CTR_DROP_MALFORMED);
+
+	/*
+	 * Version before length: the meaning of every other header field
+	 * belongs to the version, so a frame of another version is counted
+	 * as such even if its len looks wrong to us.
+	 */
+	if (uh->version != UNET_WIRE_VERSION)
+		return drop(UNET_CTR_DROP_VERSION);
+
+	/*
+	 * len counts the payload only.  It must be non-zero (an empty message
+	 * has no use and would hide a zeroed header) and must fit in the
+	 * frame; the frame may be longer (Ethernet pads to 60 bytes), and the
+	 * padding is not payload.  len is at most 0xffff, so the pointer
+	 * arithmetic below stays within the verifier's packet offset range.
+	 */
+	len = bpf_ntohs(uh->len);
+	payload = (void *)(uh + 1);
+	if (len == 0 || payload + len > data_end)
+		return drop(UNET_CTR_DROP_MALFORMED);
+
+	/* Tag 0 is reserved (UNET_TAG_INVALID) and never a channel: reject it
+	 * without a lookup so a stray map entry at 0 can never be used. */
+	tag = bpf_ntohs(uh->dst_tag);
+	if (tag == UNET_TAG_INVALID)
+		return drop(UNET_CTR_DROP_UNKNOWN_TAG);
+
+	ch = bpf_map_lookup_elem(&unet_channels, &tag);
+	if (!ch)
+		return drop(UNET_CTR_DROP_UNKNOWN_TAG);
+
+	/*
+	 * The channel must be owned by the endpoint incarnation now holding
+	 * its slot: an entry left by a dead owner whose slot another process
+	 * has taken since is never delivered to the newcomer, even before
+	 * anyone reclaims it.
+	 */
+	slot = ch->endpoint;
+	ev = bpf_map_lookup_elem(&unet_endpoints, &slot);
+	if (!ev || ev->token != ch->owner_token)
+		return drop(UNET_CTR_DROP_UNKNOWN_TAG);
+
+	cs = chan_stats(tag);
+
+	/*
+	 * Protection: the channel was set up (by the administrator or the
+	 * library) for one peer MAC and one peer tag.  Anything else is
+	 * someone else speaking on this channel, and the owner must not see
+	 * it.  This is the check U-Net's interface did on the tag alone.
+	 */
+	if (!mac_equal(eth->h_source, ch->peer_mac) || bpf_ntohs(uh->src_tag) != ch->peer_tag) {
+		if (cs)
+			cs->drop_wrong_src += 1;
+		return drop(UNET_CTR_DROP_WRONG_SRC);
+	}
+
+	/*
+	 * AF_XDP can only take a frame into a socket bound to the queue it
+	 * arrived on, so the owning endpoint needs a socket per queue; each
+	 * (endpoint, queue) pair has its own XSKMAP slot; queues from
+	 * UNET_MAX_QUEUES on have none (drop_queue_range).  On the channel
+	 * both count as drop_no_socket.  A full RX ring after this point is
+	 * counted by the socket itself (XDP_STATISTICS rx_dropped /
+	 * rx_ring_full), not here.
+	 */
+	if (redirect_to(ctx, slot) != XDP_REDIRECT) {
+		if (cs)
+			cs->drop_no_socket += 1;
+		return drop(no_socket_reason(ctx));
+	}
+
+	/* Injected loss comes last, so it only ever removes frames that
+	 * would have reached their socket: exactly what a lossy wire does. */
+	if (fault_drop())
+		return drop(UNET_CTR_DROP_INJECTED);
+
+	if (cs) {
+		cs->delivered += 1;
+		cs->delivered_bytes += len;
+	}
+	if_count(UNET_CTR_DELIVERED);
+	return XDP_REDIRECT;
+}
+
+#endif /* UNET_XDP_UNET_H */
