@@ -7,7 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"cli_errors|-|90|unetctl one-line errors with exit 1; --help exits 0"
+	"cli_errors|-|90|unetctl one-line errors with exit 1 (privileges, unsafe pin paths named); --help exits 0"
 	"api_errors|-|90|public API rejects invalid arguments (build/tests/test_api_errors)"
 	"bench_smoke|-|180|unet-bench --quick: output has the expected form"
 )
@@ -29,6 +29,17 @@ expect_err() {
 	[[ -z $out ]] || fail "$what: unexpected stdout: $out"
 }
 
+# bpffs_dir MOUNT_OPTS: a fresh temp dir with a bpffs mounted on it
+# (unmounted and removed with the test); prints its path.
+bpffs_dir() {
+	local d
+	d=$(mktemp -d /tmp/unet-bpffs-t.XXXXXX) || fail "mktemp"
+	echo "mount $d" >>"$UNET_NETNS_RECORD"
+	mount -t bpf -o "$1" bpf "$d" || fail "cannot mount a bpffs with -o $1"
+	T_CLEANUP+=("umount '$d'; rmdir '$d'")
+	echo "$d"
+}
+
 t_cli_errors() {
 	setup_ns
 	T_MODE=skb
@@ -42,7 +53,35 @@ t_cli_errors() {
 	expect_err "unknown subcommand" "unknown|command|usage" ctl_a frobnicate
 	expect_err "no such interface" "no such|not found|nosuch|exist" ctl_a attach nosuchif0
 	expect_err "not attached" "attach" ctl_a stats "$IF_A"
-	expect_err "not root" "permi|root|privileg|allowed|capab" in_a "${nobody[@]}" "$priv/unetctl" attach "$IF_A"
+	# Privileges (docs/unetctl.md): uid 0, because the pins are root's;
+	# capabilities without it are not enough, and root needs CAP_SYS_ADMIN.
+	expect_err "not root" "needs root: the pins under $UNET_PIN_ROOT are root's" \
+		in_a "${nobody[@]}" "$priv/unetctl" attach "$IF_A"
+	local caps=+bpf,+net_admin,+net_raw,+perfmon,+sys_admin
+	expect_err "not root, with capabilities" "needs root: the pins under $UNET_PIN_ROOT are root's" \
+		in_a "${nobody[@]}" --inh-caps=$caps --ambient-caps=$caps "$priv/unetctl" attach "$IF_A"
+	caps=-all,+bpf,+net_admin,+perfmon
+	expect_err "root without CAP_SYS_ADMIN" "operation not permitted: needs root with CAP_SYS_ADMIN" \
+		in_a setpriv --inh-caps=$caps --ambient-caps=$caps --bounding-set=$caps \
+		"$UNETCTL" attach "$IF_A" --mode skb
+
+	# Pin roots and directories another user could change are refused,
+	# and the error names them.
+	local bad
+	bad=$(bpffs_dir mode=0777) || exit 1
+	expect_err "pin root writable by others" "pin root $bad is writable by group or others \(mode [0-7]*777\)" \
+		ctl_a --pin-root "$bad" attach "$IF_A"
+	bad=$(bpffs_dir mode=0700) || exit 1
+	chown 65534 "$bad" || fail "chown $bad"
+	expect_err "pin root owned by nobody" "pin root $bad is owned by uid 65534" \
+		ctl_a --pin-root "$bad" status "$IF_A"
+	bad=$(bpffs_dir mode=0700) || exit 1
+	mkdir -m 0700 "$bad/$IF_A" && chown 65534 "$bad/$IF_A" || fail "mkdir/chown $bad/$IF_A"
+	expect_err "pin directory owned by nobody" "pin directory $bad/$IF_A is owned by uid 65534" \
+		ctl_a --pin-root "$bad" attach "$IF_A"
+	chown 0 "$bad/$IF_A" && chmod 0770 "$bad/$IF_A" || fail "chmod $bad/$IF_A"
+	expect_err "pin directory writable by group" "pin directory $bad/$IF_A is writable by group" \
+		ctl_a --pin-root "$bad" attach "$IF_A"
 
 	local tmpfs
 	tmpfs=$(mktemp -d /tmp/unet-tmpfs.XXXXXX) || fail "mktemp"
