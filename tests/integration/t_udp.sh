@@ -9,7 +9,7 @@ TESTS+=(
 	"udp_sizes|xdp|150|U-Net UDP <-> kernel UDP, every size 1..1472 both ways byte for byte, with and without tx checksum offload (partial checksums)"
 	"udp_ports|xdp|120|UDP ports on one host each reach their own endpoint (disjoint queues); other ports, ping still reach the kernel; unetctl udp list/del"
 	"udp_arp|xdp|90|U-Net-owned address: the endpoint answers ARP; cache expiry re-resolves; kernel-owned address: the kernel answers"
-	"udp_bad|xdp|90|bad IP/UDP checksums, truncated headers, fragments, filtered sources: never delivered as data, each counted"
+	"udp_bad|xdp|90|bad IP/UDP checksums, truncated headers, fragments, filtered sources: never delivered as data, each counted; IP options skipped, delivered"
 	"udp_sigkill|xdp|60|SIGKILLed UDP owner: port stale, reclaimed, the kernel gets the port back"
 )
 
@@ -215,16 +215,19 @@ t_udp_bad() {
 	in_b "${inj[@]}" --kind frag-first --len 200 --count 4 || fail "inject failed"
 	in_b "${inj[@]}" --kind frag-rest --len 200 --count 2 || fail "inject failed"
 	in_b "${inj[@]}" --kind good --count 1 || fail "inject failed"
+	# IP options are skipped and the datagram delivered (RFC 1122 3.2.1.8)
+	in_b "${inj[@]}" --kind ip-options --len 40 --count 2 || fail "inject failed"
 	expect_stat a drop_ip_malformed 10
 	expect_stat a drop_ip_fragment 4
-	# checksums are the library's job: 5 + 6 + 1 reach the endpoint
-	expect_stat a udp_delivered 12
+	# checksums are the library's job: 5 + 6 + 1 + 2 reach the endpoint
+	expect_stat a udp_delivered 14
 	sleep 0.3
 	stop "$pid" "$T_DIR/echo.log" "U-Net echo"
-	grep -qx "echo echoed=1" "$T_DIR/echo.log" || fail "something other than the one good datagram was echoed"
+	grep -qx "echo echoed=3" "$T_DIR/echo.log" ||
+		fail "not exactly the good datagram and the 2 with IP options were echoed"
 	[[ $(udpstat "$T_DIR/echo.log" bad_ip_csum) == 5 ]] || fail "bad IP checksums not counted 5"
 	[[ $(udpstat "$T_DIR/echo.log" bad_udp_csum) == 6 ]] || fail "bad UDP checksums not counted 6"
-	[[ $(udpstat "$T_DIR/echo.log" rx) == 1 ]] || fail "more than one datagram reached the application"
+	[[ $(udpstat "$T_DIR/echo.log" rx) == 3 ]] || fail "not exactly 3 datagrams reached the application"
 	# A connected socket: only b:7777 may talk to it.
 	unet_bg_a "$UUDP" echo "$IF_A" --local "$IP_A:7500" --remote "$IP_B:7777" \
 		--xdp-mode "$T_MODE" --timeout 60 >"$T_DIR/conn.log" 2>&1
@@ -235,7 +238,7 @@ t_udp_bad() {
 	in_b "$KUDP" inject "$IF_B" --dst-mac "$MAC_A" --local "$IP_B:7777" --remote "$IP_A:7500" --kind good --count 1 ||
 		fail "inject failed"
 	expect_stat a drop_udp_filter 8
-	expect_stat a udp_delivered 13
+	expect_stat a udp_delivered 15
 	sleep 0.3
 	stop "$pid" "$T_DIR/conn.log" "connected socket"
 	grep -qx "echo echoed=1" "$T_DIR/conn.log" || fail "the connected socket did not hear exactly its peer once"
