@@ -18,6 +18,12 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <unet-xdp/unet.h>
 #include "unet_abi.h"
@@ -542,6 +548,60 @@ static const char *mode_name(enum unet_xdp_mode m, bool alive)
 	}
 }
 
+/*
+ * The device's receive queues, not clamped: the library binds and the XDP
+ * program serves queues 0..UNET_MAX_QUEUES-1 only, and frames that arrive
+ * on a higher queue are dropped, so unetctl says so (attach, status).
+ * ETHTOOL_GCHANNELS, else the rx-* entries in sysfs; 0 if unknown.
+ */
+static unsigned int device_rx_queues(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	unsigned int n = 0;
+	struct ifreq ifr;
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	if (!*ifname || strlen(ifname) >= IF_NAMESIZE || strchr(ifname, '/'))
+		return 0;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+		ifr.ifr_data = (char *)&ch;
+		if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+			n = ch.rx_count > ch.combined_count ? ch.rx_count : ch.combined_count;
+		close(fd);
+	}
+	if (n)
+		return n;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += !strncmp(de->d_name, "rx-", 3);
+	closedir(d);
+	return n;
+}
+
+/* The warning for a device with more receive queues than U-Net serves, in
+ * buf ("" when there are not more). */
+static const char *queue_warning(const char *ifname, unsigned int devq, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (devq > UNET_MAX_QUEUES)
+		snprintf(buf, size,
+			 "%s has %u receive queues, U-Net serves queues 0-%d only "
+			 "(UNET_MAX_QUEUES %d): frames arriving on queues %d-%u are dropped "
+			 "(ethtool -L %s rx %d or combined %d, or steer them)",
+			 ifname, devq, UNET_MAX_QUEUES - 1, UNET_MAX_QUEUES, UNET_MAX_QUEUES,
+			 devq - 1, ifname, UNET_MAX_QUEUES, UNET_MAX_QUEUES);
+	return buf;
+}
+
 static int do_attach(const struct cmd *c, int argc, char **argv)
 {
 	const char *mode_s = NULL;
@@ -551,6 +611,8 @@ static int do_attach(const struct cmd *c, int argc, char **argv)
 	struct unet_iface_status st;
 	struct unet_iface *iface;
 	char *pos[1];
+	char warn[320];
+	unsigned int devq;
 	int n, r, err;
 
 	r = parse_args(c, argc, argv, defs, pos, 1, 1, &n);
@@ -582,11 +644,15 @@ static int do_attach(const struct cmd *c, int argc, char **argv)
 			"unetctl: note: %s was already attached in %s mode (unetctl detach %s "
 			"to change it)\n",
 			pos[0], mode_name(st.mode, st.link_alive), pos[0]);
+	devq = device_rx_queues(pos[0]);
+	if (*queue_warning(pos[0], devq, warn, sizeof(warn)))
+		fprintf(stderr, "unetctl: warning: %s\n", warn);
 	em_open(NULL, EM_LINE);
 	em_str("ifname", st.ifname);
 	em_str("mode", mode_name(st.mode, st.link_alive));
 	em_u64("prog_id", st.prog_id);
 	em_u64("queues", st.nqueues);
+	em_u64("device_queues", devq);
 	em_close();
 	return 0;
 }
@@ -824,11 +890,15 @@ static int status_one(const char *ifname)
 	struct unet_iface_status st;
 	struct unet_iface *iface;
 	struct list eps = { 0 };
+	char warn[320];
+	unsigned int devq;
 	int err;
 
 	iface = open_iface(ifname);
 	if (!iface)
 		return 1;
+	devq = device_rx_queues(ifname);
+	queue_warning(ifname, devq, warn, sizeof(warn));
 	err = unet_iface__status(iface, &st);
 	if (!err)
 		err = get_endpoints(iface, &eps);
@@ -844,6 +914,9 @@ static int status_one(const char *ifname)
 	em_str("mode", mode_name(st.mode, st.link_alive));
 	em_u64("prog_id", st.prog_id);
 	em_u64("queues", st.nqueues);
+	em_u64("device_queues", devq);
+	if (*warn)
+		em_str("warning", warn);
 	em_u64("channels", st.n_channels);
 	em_open_array("endpoints");
 	for (size_t i = 0; i < eps.n; i++)

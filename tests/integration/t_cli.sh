@@ -9,6 +9,7 @@
 TESTS+=(
 	"cli_errors|-|90|unetctl one-line errors with exit 1 (privileges, unsafe pin paths named); --help exits 0"
 	"api_errors|-|90|public API rejects invalid arguments (build/tests/test_api_errors)"
+	"queue_limit|-|60|20-queue veth: unetctl attach warns (device, limit 16, queues dropped), status shows device_queues and the warning; 1 queue: no warning"
 	"bench_smoke|-|180|unet-bench --quick: output has the expected form"
 )
 
@@ -181,4 +182,37 @@ t_bench_smoke() {
 			fail "$out/$p.png is not a PNG file"
 	done
 	note "results.json: $(jq '.results | length' "$f") records; plots are PNG"
+}
+
+# More receive queues than UNET_MAX_QUEUES (16): the XDP program serves
+# queues 0-15 only, so frames on 16-19 would be dropped without a word;
+# unetctl says so at attach and in status.
+t_queue_limit() {
+	setup_ns
+	local x="${IF_A}x" y="${IF_A}y" out err
+	in_a ip link add "$x" numrxqueues 20 numtxqueues 20 type veth peer name "$y" \
+		numrxqueues 20 numtxqueues 20 || fail "cannot create a 20-queue veth"
+	in_a ip link set "$x" up && in_a ip link set "$y" up || fail "cannot bring up $x/$y"
+	out=$(ctl_a --json attach "$x" --mode skb 2>"$T_DIR/attach.err") ||
+		{ cat "$T_DIR/attach.err"; fail "attach $x failed"; }
+	err=$(cat "$T_DIR/attach.err")
+	echo "attach: $out"
+	echo "stderr: $err"
+	[[ $(wc -l <"$T_DIR/attach.err") == 1 ]] || fail "attach: want one warning line on stderr, got: $err"
+	grep -q "^unetctl: warning: $x has 20 receive queues, U-Net serves queues 0-15 only (UNET_MAX_QUEUES 16): frames arriving on queues 16-19 are dropped" \
+		<<<"$err" || fail "attach warning does not name $x, 20 queues and the limit: $err"
+	[[ $(jq -r .device_queues <<<"$out") == 20 && $(jq -r .queues <<<"$out") == 16 ]] ||
+		fail "attach: want queues 16, device_queues 20: $out"
+	out=$(ctl_a --json status "$x") || fail "status $x failed"
+	echo "status: $out"
+	[[ $(jq -r .device_queues <<<"$out") == 20 ]] || fail "status: device_queues is not 20"
+	jq -r .warning <<<"$out" | grep -q "^$x has 20 receive queues.*UNET_MAX_QUEUES 16" ||
+		fail "status has no warning naming $x and the limit"
+	ctl_a status "$x" | grep -q "^warning: $x has 20 receive queues" || fail "text status shows no warning"
+	# One queue: no warning anywhere.
+	ctl_a attach "$IF_A" --mode skb >/dev/null 2>"$T_DIR/attach1.err" || fail "attach $IF_A failed"
+	[[ ! -s $T_DIR/attach1.err ]] || fail "attach of a 1-queue device printed: $(cat "$T_DIR/attach1.err")"
+	out=$(ctl_a --json status "$IF_A") || fail "status $IF_A failed"
+	[[ $(jq -r '.device_queues' <<<"$out") == 1 && $(jq -r '.warning // "none"' <<<"$out") == none ]] ||
+		fail "1-queue status: $out"
 }
