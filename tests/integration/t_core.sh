@@ -12,9 +12,10 @@ TESTS+=(
 	"flood100k|xdp|120|100000 paced messages each way at once, none lost or duplicated"
 	"isolation|xdp|90|two endpoints in two processes of one namespace get only their own channels"
 	"spoof|xdp|90|spoofed MAC/tag, unknown tag, bad version, truncated/bad length: dropped and counted"
-	"multiqueue|xdp|120|4-queue veth, a sender per queue, the 4-socket receiver gets everything"
+	"multiqueue|xdp|120|4-queue veth, a sender per queue, the 4-socket receiver gets everything (native: on all 4 queues; skb: on queues 0-2, see queue_map)"
 	"sigkill|xdp|90|SIGKILLed owner: channel stale, tag reusable, unetctl reclaim cleans up"
 	"arp_ping|xdp|60|ping and ARP work with the program attached; pass counter moves"
+	"queue_map|xdp|90|4-queue veth: which rx queue a frame sent on tx queue q reaches (native: q; skb: max(q-1, 0)), per channel counters"
 	"datapath|xdp|120|send/recv/free queues, wait, poll fd, upcalls, admin channels, destroy (test_datapath)"
 )
 
@@ -68,7 +69,7 @@ t_integrity() {
 # queue max(q-1, 0) in skb mode (veth_xmit leaves skb->queue_mapping as
 # the tx queue, which generic XDP reads as "recorded rx queue + 1").  The
 # layouts below work with both: each receiver binds both queues a frame
-# may land on.
+# may land on.  The test queue_map checks this mapping.
 
 t_flood100k() {
 	# a: receiver on queues 0-1, sender on 2 (sends on tx queue 2,
@@ -328,4 +329,53 @@ t_datapath() {
 	mode=$(in_a "$UNETCTL" --json status "$PAIR_X" |
 		jq -r '[.. | objects | select(has("mode")) | .mode] | first // empty')
 	[[ $mode == "$T_MODE" ]] || fail "endpoint creation attached $PAIR_X in mode '$mode', want $T_MODE"
+}
+
+# Which receive queue does a frame sent on tx queue q arrive on?  Four
+# holders in b, one per queue k (queue mask 1<<k), own channels 10+k; for
+# each q a sender in a bound to queue q sends N frames on each channel,
+# all on tx queue q.  Channel 10+k delivers them iff they arrived on queue
+# k (else drop_no_socket).  The mapping found is printed as
+# "queue_map MODE tx=q rx=k" and checked against docs/platform.md.
+t_queue_map() {
+	setup_ns 4
+	attach a
+	attach b
+	local n=20 q k pids=() got want map=""
+	for k in 0 1 2 3; do
+		unet_bg_b "$PEER" hold "$IF_B" --tag $((10 + k)) --peer "$MAC_A" --peer-tag $((110 + k)) \
+			--queue-mask $((1 << k)) --xdp-mode "$T_MODE" --timeout 60 >"$T_DIR/h$k.log" 2>&1
+		pids+=("$UNET_BG_PID")
+	done
+	for k in 0 1 2 3; do
+		wait_ready "$T_DIR/h$k.log" "${pids[k]}" >/dev/null
+	done
+	for q in 0 1 2 3; do
+		local chans=""
+		for k in 0 1 2 3; do
+			chans+="${chans:+,}$((110 + k)):$((10 + k)):$MAC_B/$q"
+		done
+		local before=()
+		for k in 0 1 2 3; do
+			before[k]=$(chan_field b $((10 + k)) delivered)
+		done
+		in_a "$PEER" send "$IF_A" --channels "$chans" --queue-mask $((1 << q)) --count $n \
+			--rate 2000 --xdp-mode "$T_MODE" --timeout 20 >"$T_DIR/send$q.log" 2>&1 ||
+			{ cat "$T_DIR/send$q.log"; fail "sender on queue $q failed"; }
+		expect_stat b rx $((4 * n * (q + 1)))
+		got=""
+		for k in 0 1 2 3; do
+			(($(chan_field b $((10 + k)) delivered) - before[k] == n)) && got+="$k"
+		done
+		note "queue_map $T_MODE tx=$q rx=${got:-none}"
+		map+="$got"
+	done
+	for k in 0 1 2 3; do
+		stop "${pids[k]}" "$T_DIR/h$k.log" "holder on queue $k"
+	done
+	# veth: native XDP runs in veth's NAPI, which records the rx queue
+	# (= the tx queue); generic XDP reads skb->queue_mapping, still the
+	# tx queue, as "recorded rx queue + 1".
+	[[ $T_MODE == native ]] && want=0123 || want=0012
+	[[ $map == "$want" ]] || fail "$T_MODE: tx queues 0-3 reached rx queues '$map', want '$want'"
 }
