@@ -48,6 +48,9 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
+# A tool of several files lives in its own directory, tests/tools/NAME/*.c.
+TOOL_DIRS := $(patsubst tests/tools/%/,%,$(sort $(dir $(wildcard tests/tools/*/*.c))))
+TOOL_BINS += $(patsubst %,$(BUILD)/tools/%,$(TOOL_DIRS))
 BENCH_SRCS := $(wildcard bench/*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
@@ -97,6 +100,16 @@ $(BUILD)/tests/%: tests/unit/%.c $(ALIB) $(SKEL) | $(BUILD)/tests
 $(BUILD)/tools/%: tests/tools/%.c $(ALIB) | $(BUILD)/tools
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
 
+$(BUILD)/tools/obj/%.o: tests/tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The objects of tool NAME: one per tests/tools/NAME/*.c.
+tool_objs = $(patsubst tests/tools/%.c,$(BUILD)/tools/obj/%.o,$(wildcard tests/tools/$(1)/*.c))
+.SECONDEXPANSION:
+$(patsubst %,$(BUILD)/tools/%,$(TOOL_DIRS)): $(BUILD)/tools/%: $$(call tool_objs,$$*) $(ALIB) | $(BUILD)/tools
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
+
 $(BUILD)/examples/%: examples/%.c $(ALIB) | $(BUILD)/examples
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
 
@@ -141,4 +154,6 @@ install: $(ALIB) $(SO) $(BUILD)/unetctl
 clean:
 	rm -rf build build-san
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (Not a BUILD/tools/NAME.d left from when tool NAME was one file: it
+# would name the vanished tests/tools/NAME.c.)
+-include $(filter-out $(TOOL_DIRS:%=$(BUILD)/tools/%.d),$(shell find $(BUILD) -name '*.d' 2>/dev/null))

@@ -18,6 +18,12 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <unet-xdp/unet.h>
 #include "unet_abi.h"
@@ -251,9 +257,59 @@ static struct unet_iface_opts iface_opts(void)
 	return o;
 }
 
-/* The one-line message for a library error about ifname. */
+/* The last error the library logged (it names the path or the check that
+ * failed): the one-line error of a failed command carries it. */
+static char last_lib_err[512];
+
+static void log_cb(enum unet_log_level level, const char *msg, void *ctx)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+	size_t n;
+
+	(void)ctx;
+	if (level == UNET_LOG_ERROR) {
+		snprintf(last_lib_err, sizeof(last_lib_err), "%s", msg);
+		n = strlen(last_lib_err);
+		while (n && last_lib_err[n - 1] == '\n')
+			last_lib_err[--n] = '\0';
+	}
+	if (g.verbose == 0 || (level == UNET_LOG_DEBUG && g.verbose < 2))
+		return;
+	fprintf(stderr, "unetctl: lib %s: %s\n", level <= UNET_LOG_DEBUG ? names[level] : "?",
+		msg);
+}
+
+/* Whether this process has capability cap in its effective set. */
+static bool have_cap(unsigned int cap)
+{
+	char line[256];
+	bool yes = false;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long eff;
+
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			yes = cap < 64 && (eff >> cap & 1);
+			break;
+		}
+	}
+	fclose(f);
+	return yes;
+}
+
+#define CAP_SYS_ADMIN_BIT 21 /* linux/capability.h CAP_SYS_ADMIN */
+
+/* The one-line message for a library error about ifname ("" for none):
+ * what the error means here, and the library's last logged error where it
+ * says more (which path, which check). */
 static int fail_iface(int err, const char *ifname)
 {
+	const char *sep = *ifname ? ": " : "";
+	const char *lib = last_lib_err;
+
 	err = err < 0 ? -err : err;
 	switch (err) {
 	case ENODEV:
@@ -263,40 +319,53 @@ static int fail_iface(int err, const char *ifname)
 			    pin_root());
 	case ENOENT:
 		return fail("unet program not attached to %s (unetctl attach %s)", ifname, ifname);
-	case EPERM:
 	case EACCES:
-		return fail("%s: permission denied (needs CAP_BPF and CAP_NET_ADMIN)", ifname);
+		/* A path this process may not open: the log names it. */
+		if (*lib)
+			return fail("%s%spermission denied: %s", ifname, sep, lib);
+		return fail("%s%spermission denied under %s (the pins are root's, mode 0600)",
+			    ifname, sep, pin_root());
+	case EPERM:
+		/* bpf() refused (reading the attached program by id needs
+		 * CAP_SYS_ADMIN), or the library refused an unsafe pin path
+		 * (the log says which). */
+		if (!have_cap(CAP_SYS_ADMIN_BIT))
+			return fail("%s%soperation not permitted: needs root with CAP_SYS_ADMIN "
+				    "(CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON are not enough)%s%s",
+				    ifname, sep, *lib ? ": " : "", lib);
+		if (*lib)
+			return fail("%s%s%s", ifname, sep, lib);
+		return fail("%s%soperation not permitted", ifname, sep);
 	case EBUSY:
 		return fail("another XDP program is attached to %s", ifname);
 	case EOPNOTSUPP:
 		return fail("%s: XDP mode not supported by the driver (try --mode skb)", ifname);
 	case EPROTO:
-		return fail("%s: pinned maps do not match this unetctl (unetctl detach %s)", ifname,
-			    ifname);
+		return fail("%s: pinned maps do not match this unetctl%s%s (unetctl detach %s)",
+			    ifname, *lib ? ": " : "", lib, ifname);
 	default:
-		return fail("%s: %s", ifname, strerror(err));
+		if (*lib)
+			return fail("%s%s%s: %s", ifname, sep, strerror(err), lib);
+		return fail("%s%s%s", ifname, sep, strerror(err));
 	}
 }
 
-static void log_to_stderr(enum unet_log_level level, const char *msg, void *ctx)
-{
-	static const char *const names[] = { "error", "warning", "info", "debug" };
-
-	(void)ctx;
-	if (level == UNET_LOG_DEBUG && g.verbose < 2)
-		return;
-	fprintf(stderr, "unetctl: lib %s: %s\n", level <= UNET_LOG_DEBUG ? names[level] : "?",
-		msg);
-}
-
-/* Every command calls this once its arguments are parsed (global options
- * may follow the command), before it touches anything. */
+/*
+ * Every command calls this once its arguments are parsed (global options
+ * may follow the command), before it touches anything.  What is really
+ * needed (docs/unetctl.md, "Privileges"): uid 0, because the pins are
+ * root's (directories 0700, pins 0600) and the library refuses pin
+ * directories owned by anyone else, plus CAP_SYS_ADMIN, because reading
+ * the attached program by id (to check the pinned maps are its own) needs
+ * it.  Capabilities without uid 0 are not enough: they do not make the
+ * pins root's.
+ */
 static int require_root(void)
 {
 	if (geteuid() != 0)
-		return fail("must be run as root (CAP_BPF and CAP_NET_ADMIN)");
-	if (g.verbose)
-		unet_set_log_fn(log_to_stderr, NULL);
+		return fail("needs root: the pins under %s are root's, mode 0600 (capabilities "
+			    "without uid 0 are not enough)",
+			    pin_root());
 	return 0;
 }
 
@@ -479,6 +548,60 @@ static const char *mode_name(enum unet_xdp_mode m, bool alive)
 	}
 }
 
+/*
+ * The device's receive queues, not clamped: the library binds and the XDP
+ * program serves queues 0..UNET_MAX_QUEUES-1 only, and frames that arrive
+ * on a higher queue are dropped, so unetctl says so (attach, status).
+ * ETHTOOL_GCHANNELS, else the rx-* entries in sysfs; 0 if unknown.
+ */
+static unsigned int device_rx_queues(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	unsigned int n = 0;
+	struct ifreq ifr;
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	if (!*ifname || strlen(ifname) >= IF_NAMESIZE || strchr(ifname, '/'))
+		return 0;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+		ifr.ifr_data = (char *)&ch;
+		if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+			n = ch.rx_count > ch.combined_count ? ch.rx_count : ch.combined_count;
+		close(fd);
+	}
+	if (n)
+		return n;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += !strncmp(de->d_name, "rx-", 3);
+	closedir(d);
+	return n;
+}
+
+/* The warning for a device with more receive queues than U-Net serves, in
+ * buf ("" when there are not more). */
+static const char *queue_warning(const char *ifname, unsigned int devq, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (devq > UNET_MAX_QUEUES)
+		snprintf(buf, size,
+			 "%s has %u receive queues, U-Net serves queues 0-%d only "
+			 "(UNET_MAX_QUEUES %d): frames arriving on queues %d-%u are dropped "
+			 "(ethtool -L %s rx %d or combined %d, or steer them)",
+			 ifname, devq, UNET_MAX_QUEUES - 1, UNET_MAX_QUEUES, UNET_MAX_QUEUES,
+			 devq - 1, ifname, UNET_MAX_QUEUES, UNET_MAX_QUEUES);
+	return buf;
+}
+
 static int do_attach(const struct cmd *c, int argc, char **argv)
 {
 	const char *mode_s = NULL;
@@ -488,6 +611,8 @@ static int do_attach(const struct cmd *c, int argc, char **argv)
 	struct unet_iface_status st;
 	struct unet_iface *iface;
 	char *pos[1];
+	char warn[320];
+	unsigned int devq;
 	int n, r, err;
 
 	r = parse_args(c, argc, argv, defs, pos, 1, 1, &n);
@@ -519,11 +644,15 @@ static int do_attach(const struct cmd *c, int argc, char **argv)
 			"unetctl: note: %s was already attached in %s mode (unetctl detach %s "
 			"to change it)\n",
 			pos[0], mode_name(st.mode, st.link_alive), pos[0]);
+	devq = device_rx_queues(pos[0]);
+	if (*queue_warning(pos[0], devq, warn, sizeof(warn)))
+		fprintf(stderr, "unetctl: warning: %s\n", warn);
 	em_open(NULL, EM_LINE);
 	em_str("ifname", st.ifname);
 	em_str("mode", mode_name(st.mode, st.link_alive));
 	em_u64("prog_id", st.prog_id);
 	em_u64("queues", st.nqueues);
+	em_u64("device_queues", devq);
 	em_close();
 	return 0;
 }
@@ -761,11 +890,15 @@ static int status_one(const char *ifname)
 	struct unet_iface_status st;
 	struct unet_iface *iface;
 	struct list eps = { 0 };
+	char warn[320];
+	unsigned int devq;
 	int err;
 
 	iface = open_iface(ifname);
 	if (!iface)
 		return 1;
+	devq = device_rx_queues(ifname);
+	queue_warning(ifname, devq, warn, sizeof(warn));
 	err = unet_iface__status(iface, &st);
 	if (!err)
 		err = get_endpoints(iface, &eps);
@@ -781,6 +914,9 @@ static int status_one(const char *ifname)
 	em_str("mode", mode_name(st.mode, st.link_alive));
 	em_u64("prog_id", st.prog_id);
 	em_u64("queues", st.nqueues);
+	em_u64("device_queues", devq);
+	if (*warn)
+		em_str("warning", warn);
 	em_u64("channels", st.n_channels);
 	em_open_array("endpoints");
 	for (size_t i = 0; i < eps.n; i++)
@@ -1250,6 +1386,7 @@ int main(int argc, char **argv)
 	c = find_cmd(cmds, argv[i]);
 	if (!c)
 		return fail("unknown subcommand: %s (unetctl --help)", argv[i]);
+	unet_set_log_fn(log_cb, NULL);
 	r = c->fn(c, argc - i - 1, argv + i + 1);
 	fflush(stdout);
 	return r ? 1 : 0;

@@ -114,7 +114,9 @@ struct unet_udp_stats {
 	uint64_t rx_bad_udp_csum;    /* UDP checksum wrong: dropped */
 	uint64_t rx_partial_csum;    /* partial checksum accepted (see enum unet_udp_partial) */
 	uint64_t rx_partial_refused; /* partial checksum, not accepted: dropped */
-	uint64_t rx_malformed;	     /* bad lengths, fragments, IP options: dropped */
+	uint64_t rx_malformed;	     /* bad lengths, fragments, malformed ARP:
+				      * dropped (IP options are skipped and the
+				      * datagram delivered, RFC 1122 3.2.1.8) */
 	uint64_t rx_no_socket;	     /* no socket of ours for the port, or filtered */
 	uint64_t arp_requests_sent, arp_replies_sent, arp_rx;
 	uint64_t arp_failed;	     /* resolutions that timed out */

@@ -36,8 +36,10 @@ static inline int parse_u64(const char *s, uint64_t max, uint64_t *out)
 }
 
 /* Set by on_signal (install it for SIGINT/SIGTERM): every loop checks it,
- * so a tool stops cleanly when its test's time is up. */
-static volatile sig_atomic_t stop_flag;
+ * so a tool stops cleanly when its test's time is up.  Weak rather than
+ * static: a tool built from several files (tests/tools/NAME/) has one flag
+ * that all of them see, a tool of one file needs no definition elsewhere. */
+__attribute__((weak)) volatile sig_atomic_t stop_flag;
 
 static inline void on_signal(int sig)
 {

@@ -11,10 +11,12 @@
  *       each echo checked byte for byte; prints "sizes ok 1..N".
  *   udp-kern inject IFACE --dst-mac MAC --local A:P --remote A:P
  *               --kind good|bad-ip-csum|bad-udp-csum|truncated|short-udp|
- *                      frag-first|frag-rest|partial [--len N] [--count N]
+ *                      frag-first|frag-rest|partial|ip-options [--len N] [--count N]
  *       AF_PACKET frames from local to remote, broken as asked.  "partial"
  *       has the UDP checksum field holding only the pseudo-header sum, as
- *       a CHECKSUM_PARTIAL skb leaves it.
+ *       a CHECKSUM_PARTIAL skb leaves it.  "ip-options" is a good datagram
+ *       whose IPv4 header carries 4 bytes of options (NOP NOP NOP EOL,
+ *       IHL 6): a receiver must skip them and deliver it (RFC 1122 3.2.1.8).
  *
  * The payload pattern is seq_pattern(len, j) of tool_common.h.  Exit 0 on
  * success, 1 on failure, 2 on usage errors.
@@ -79,10 +81,12 @@ static uint16_t fold(uint32_t s)
 static int do_inject(const char *ifname, const char *dmac_s, struct sockaddr_in *l,
 		     struct sockaddr_in *r, const char *kind, uint32_t len, uint64_t count)
 {
-	uint8_t f[2048] = { 0 }, dmac[6], *ip = f + 14, *udp = f + 34;
+	bool opts = !strcmp(kind, "ip-options");
+	uint32_t ihl = opts ? 24 : 20; /* IP header bytes */
+	uint8_t f[2048] = { 0 }, dmac[6], *ip = f + 14, *udp = ip + ihl;
 	struct sockaddr_ll sll = { 0 };
 	struct ifreq ifr = { 0 };
-	uint32_t flen, ulen = 8 + len, tot = 20 + ulen, s;
+	uint32_t flen, ulen = 8 + len, tot = ihl + ulen, s;
 	int fd;
 
 	if (unet_parse_mac(dmac_s, dmac) || len > 1472)
@@ -97,7 +101,11 @@ static int do_inject(const char *ifname, const char *dmac_s, struct sockaddr_in 
 	memcpy(f + 6, ifr.ifr_hwaddr.sa_data, 6);
 	f[12] = 0x08;
 	f[13] = 0x00;
-	ip[0] = 0x45;
+	ip[0] = (uint8_t)(0x40 | ihl / 4);
+	if (opts) {
+		ip[20] = ip[21] = ip[22] = 1; /* NOP */
+		ip[23] = 0;		      /* end of options */
+	}
 	ip[2] = (uint8_t)(tot >> 8);
 	ip[3] = (uint8_t)tot;
 	ip[4] = 0x12;
@@ -134,7 +142,7 @@ static int do_inject(const char *ifname, const char *dmac_s, struct sockaddr_in 
 		udp[7] = (uint8_t)c;
 	}
 	{
-		uint16_t c = (uint16_t)~fold(sum16(ip, 20, 0));
+		uint16_t c = (uint16_t)~fold(sum16(ip, ihl, 0));
 
 		if (!strcmp(kind, "bad-ip-csum"))
 			c ^= 0x0101;
@@ -145,12 +153,12 @@ static int do_inject(const char *ifname, const char *dmac_s, struct sockaddr_in 
 	if (!strcmp(kind, "truncated"))
 		flen = 14 + tot - (len > 4 ? len / 2 : 1); /* IP says more than there is */
 	else if (!strcmp(kind, "short-udp"))
-		flen = 14 + 20 + 6; /* ends inside the UDP header */
+		flen = 14 + ihl + 6; /* ends inside the UDP header */
 	else if (flen < 60)
 		flen = 60;
 	if (strcmp(kind, "good") && strcmp(kind, "bad-ip-csum") && strcmp(kind, "bad-udp-csum") &&
 	    strcmp(kind, "truncated") && strcmp(kind, "short-udp") && strcmp(kind, "frag-first") &&
-	    strcmp(kind, "frag-rest") && strcmp(kind, "partial"))
+	    strcmp(kind, "frag-rest") && strcmp(kind, "partial") && !opts)
 		return fprintf(stderr, "udp-kern: unknown --kind %s\n", kind), 2;
 	sll.sll_family = AF_PACKET;
 	sll.sll_ifindex = (int)if_nametoindex(ifname);

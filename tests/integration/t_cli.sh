@@ -1,0 +1,218 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# t_cli.sh - the user-facing surface: unetctl's errors, the public API's
+# argument checks, the benchmark script's output form.  Sourced by run.sh
+# (see lib.sh for the helpers).
+
+# name|modes (xdp: once per mode, -: once)|timeout s|what it checks
+TESTS+=(
+	"cli_errors|-|90|unetctl one-line errors with exit 1 (privileges, unsafe pin paths named); --help exits 0"
+	"api_errors|-|90|public API rejects invalid arguments (build/tests/test_api_errors)"
+	"queue_limit|-|60|20-queue veth: unetctl attach warns (device, limit 16, queues dropped), status shows device_queues and the warning; 1 queue: no warning"
+	"bench_smoke|-|180|unet-bench --quick: output has the expected form"
+)
+
+# expect_err WHAT REGEX CMD...: CMD exits 1 with exactly one stderr line
+# "unetctl: ..." matching REGEX (case-insensitive), nothing on stdout.
+expect_err() {
+	local what=$1 re=$2 rc out err n
+	shift 2
+	out=$("$@" 2>"$T_DIR/stderr")
+	rc=$?
+	err=$(cat "$T_DIR/stderr")
+	n=$(wc -l <"$T_DIR/stderr")
+	echo "[$what] rc=$rc stderr: $err"
+	((rc == 1)) || fail "$what: exit $rc, want 1 (stderr: $err)"
+	((n == 1)) || fail "$what: $n stderr lines, want 1: $err"
+	[[ $err == "unetctl: "* ]] || fail "$what: error does not start with 'unetctl: ': $err"
+	grep -qiE "$re" <<<"$err" || fail "$what: error does not match /$re/: $err"
+	[[ -z $out ]] || fail "$what: unexpected stdout: $out"
+}
+
+# bpffs_dir MOUNT_OPTS: a fresh temp dir with a bpffs mounted on it
+# (unmounted and removed with the test); prints its path.
+bpffs_dir() {
+	local d
+	d=$(mktemp -d /tmp/unet-bpffs-t.XXXXXX) || fail "mktemp"
+	echo "mount $d" >>"$UNET_NETNS_RECORD"
+	mount -t bpf -o "$1" bpf "$d" || fail "cannot mount a bpffs with -o $1"
+	T_CLEANUP+=("umount '$d'; rmdir '$d'")
+	echo "$d"
+}
+
+t_cli_errors() {
+	setup_ns
+	T_MODE=skb
+	# unetctl where the nobody user can run it.
+	local priv
+	priv=$(mktemp -d /tmp/unet-cli.XXXXXX) || fail "mktemp"
+	T_CLEANUP+=("rm -rf '$priv'")
+	install -m 755 "$UNETCTL" "$priv/unetctl"
+	local nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+
+	expect_err "unknown subcommand" "unknown|command|usage" ctl_a frobnicate
+	expect_err "no such interface" "no such|not found|nosuch|exist" ctl_a attach nosuchif0
+	expect_err "not attached" "attach" ctl_a stats "$IF_A"
+	# Privileges (docs/unetctl.md): uid 0, because the pins are root's;
+	# capabilities without it are not enough, and root needs CAP_SYS_ADMIN.
+	expect_err "not root" "needs root: the pins under $UNET_PIN_ROOT are root's" \
+		in_a "${nobody[@]}" "$priv/unetctl" attach "$IF_A"
+	local caps=+bpf,+net_admin,+net_raw,+perfmon,+sys_admin
+	expect_err "not root, with capabilities" "needs root: the pins under $UNET_PIN_ROOT are root's" \
+		in_a "${nobody[@]}" --inh-caps=$caps --ambient-caps=$caps "$priv/unetctl" attach "$IF_A"
+	caps=-all,+bpf,+net_admin,+perfmon
+	expect_err "root without CAP_SYS_ADMIN" "operation not permitted: needs root with CAP_SYS_ADMIN" \
+		in_a setpriv --inh-caps=$caps --ambient-caps=$caps --bounding-set=$caps \
+		"$UNETCTL" attach "$IF_A" --mode skb
+
+	# Pin roots and directories another user could change are refused,
+	# and the error names them.
+	local bad
+	bad=$(bpffs_dir mode=0777) || exit 1
+	expect_err "pin root writable by others" "pin root $bad is writable by group or others \(mode [0-7]*777\)" \
+		ctl_a --pin-root "$bad" attach "$IF_A"
+	bad=$(bpffs_dir mode=0700) || exit 1
+	chown 65534 "$bad" || fail "chown $bad"
+	expect_err "pin root owned by nobody" "pin root $bad is owned by uid 65534" \
+		ctl_a --pin-root "$bad" status "$IF_A"
+	bad=$(bpffs_dir mode=0700) || exit 1
+	mkdir -m 0700 "$bad/$IF_A" && chown 65534 "$bad/$IF_A" || fail "mkdir/chown $bad/$IF_A"
+	expect_err "pin directory owned by nobody" "pin directory $bad/$IF_A is owned by uid 65534" \
+		ctl_a --pin-root "$bad" attach "$IF_A"
+	chown 0 "$bad/$IF_A" && chmod 0770 "$bad/$IF_A" || fail "chmod $bad/$IF_A"
+	expect_err "pin directory writable by group" "pin directory $bad/$IF_A is writable by group" \
+		ctl_a --pin-root "$bad" attach "$IF_A"
+
+	local tmpfs
+	tmpfs=$(mktemp -d /tmp/unet-tmpfs.XXXXXX) || fail "mktemp"
+	echo "mount $tmpfs" >>"$UNET_NETNS_RECORD"
+	mount -t tmpfs tmpfs "$tmpfs" || fail "cannot mount a tmpfs"
+	T_CLEANUP+=("umount '$tmpfs'; rmdir '$tmpfs'")
+	expect_err "no bpffs" "bpf" ctl_a --pin-root "$tmpfs" attach "$IF_A"
+
+	attach a
+	unet_bg_a "$PEER" hold "$IF_A" --tag 10 --peer "$MAC_B" --peer-tag 20 --xdp-mode skb \
+		--timeout 60 >"$T_DIR/hold.log" 2>&1
+	local h=$UNET_BG_PID e
+	e=$(wait_ready "$T_DIR/hold.log" "$h") || exit 1
+	expect_err "tag in use" "in use" ctl_a channel add "$IF_A" --endpoint "$e" --tag 10 \
+		--peer "$MAC_B" --peer-tag 21
+	expect_err "bad MAC" "mac|address" ctl_a channel add "$IF_A" --endpoint "$e" --tag 11 \
+		--peer zz:zz:zz:zz:zz:zz --peer-tag 21
+	expect_err "unknown channel" "no channel|no such|not found|exist|unknown" ctl_a channel del "$IF_A" 4242
+	# The same add with good arguments works, and shows up.
+	ctl_a channel add "$IF_A" --endpoint "$e" --tag 11 --peer "$MAC_B" --peer-tag 21 ||
+		fail "a valid channel add failed"
+	[[ $(chan_field a 11 endpoint) == "$e" ]] || fail "added channel 11 not listed for endpoint $e"
+	ctl_a channel del "$IF_A" 11 || fail "channel del 11 failed"
+	[[ -z $(chan_field a 11 tag) ]] || fail "channel 11 still listed after del"
+	stop "$h" "$T_DIR/hold.log" "holder"
+
+	local cmd
+	for cmd in "" attach detach status stats reclaim "channel list" "endpoint list"; do
+		# shellcheck disable=SC2086
+		ctl_a $cmd --help >"$T_DIR/help.out" 2>&1 || fail "unetctl $cmd --help: exit $?"
+		[[ -s $T_DIR/help.out ]] || fail "unetctl $cmd --help printed nothing"
+	done
+}
+
+t_api_errors() {
+	local bin=$BUILD/tests/test_api_errors
+	[[ -x $bin ]] || fail "$bin not built"
+	setup_ns 2
+	T_MODE=skb
+	attach a
+	in_a env UNET_TEST_IFACE="$IF_A" UNET_TEST_PEER_MAC="$MAC_B" UNET_PIN_ROOT="$UNET_PIN_ROOT" \
+		"$bin" >"$T_DIR/api.log" 2>&1
+	local rc=$?
+	cat "$T_DIR/api.log"
+	((rc == 0)) || fail "test_api_errors exited with $rc"
+	local passed
+	passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$T_DIR/api.log" | tail -1)
+	[[ ${passed:-0} -gt 0 ]] || skip "test_api_errors passed no test (all skipped)"
+	grep -q '^\[  SKIPPED \]' "$T_DIR/api.log" && fail "test_api_errors skipped tests with an interface given"
+	return 0
+}
+
+# scripts/bench.sh --quick: the form of its output, no timing asserted.
+# It makes its own namespaces (recorded for the supervisor's rescue
+# through UNET_NETNS_RECORD, which it inherits).
+t_bench_smoke() {
+	local out=$T_DIR/bench rc t m f
+	[[ -x $BUILD/unet-bench ]] || skip "$BUILD/unet-bench is not built (bench/ sources, 'make bench')"
+	command -v gnuplot >/dev/null || fail "gnuplot is missing (scripts/install-deps.sh installs gnuplot-nox)"
+	bash "$ROOT/scripts/bench.sh" --quick --out "$out" "$BUILD" >"$T_DIR/bench.out" 2>"$T_DIR/bench.err"
+	rc=$?
+	echo "--- bench.sh stderr:"
+	cat "$T_DIR/bench.err"
+	echo "--- bench.sh stdout:"
+	cat "$T_DIR/bench.out"
+	((rc == 0)) || fail "bench.sh --quick exited with $rc: $(grep -m1 FAILED "$T_DIR/bench.err")"
+	f=$out/results.json
+	[[ -s $f ]] || fail "no $f"
+	jq -e '.machine.kernel and .machine.nproc and .machine.date and .machine.xdp_mode
+		and (.results | type == "array" and length > 0)' "$f" >/dev/null ||
+		fail "results.json does not parse or lacks machine/results"
+	for t in unet udp packet; do
+		for m in spin block; do
+			jq -e --arg t "$t" --arg m "$m" 'any(.results[]; .kind == "pingpong" and
+				.transport == $t and .mode == $m and .size == 64 and .status == "ok" and
+				(.p50_us | type) == "number" and .p50_us > 0)' "$f" >/dev/null ||
+				fail "results.json has no 64-byte pingpong for $t $m with p50_us > 0"
+		done
+	done
+	for t in unet udp udp-mmsg packet; do
+		jq -e --arg t "$t" 'any(.results[]; .kind == "rate" and .transport == $t and
+			.status == "ok" and (.msgs_per_s | type) == "number" and .msgs_per_s > 0)' \
+			"$f" >/dev/null || fail "results.json has no rate entry for $t with msgs_per_s > 0"
+	done
+	jq -e '[.results[] | select(.kind == "demux-pingpong" and .status == "ok")] | length >= 2' \
+		"$f" >/dev/null || fail "results.json lacks the demux entries (1 and 16 channels)"
+	# The table: ratio columns, and ratios on the rows.
+	grep -q 'x udp' "$T_DIR/bench.out" || fail "the table has no ratio column 'x udp'"
+	grep -q 'x mmsg' "$T_DIR/bench.out" || fail "the table has no ratio column 'x mmsg'"
+	grep -Eq '^unet +spin +64 +[0-9.]+ [0-9.]+x' "$T_DIR/bench.out" ||
+		fail "the table's unet spin 64-byte row has no ratio to udp"
+	grep -Eq '^unet +64 .* [0-9.]+x +[0-9.]+x' "$T_DIR/bench.out" ||
+		fail "the table's unet 64-byte rate row has no ratios"
+	for p in latency bandwidth; do
+		[[ -s $out/$p.png ]] || fail "no $out/$p.png"
+		[[ $(head -c 8 "$out/$p.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ||
+			fail "$out/$p.png is not a PNG file"
+	done
+	note "results.json: $(jq '.results | length' "$f") records; plots are PNG"
+}
+
+# More receive queues than UNET_MAX_QUEUES (16): the XDP program serves
+# queues 0-15 only, so frames on 16-19 would be dropped without a word;
+# unetctl says so at attach and in status.
+t_queue_limit() {
+	setup_ns
+	local x="${IF_A}x" y="${IF_A}y" out err
+	in_a ip link add "$x" numrxqueues 20 numtxqueues 20 type veth peer name "$y" \
+		numrxqueues 20 numtxqueues 20 || fail "cannot create a 20-queue veth"
+	in_a ip link set "$x" up && in_a ip link set "$y" up || fail "cannot bring up $x/$y"
+	out=$(ctl_a --json attach "$x" --mode skb 2>"$T_DIR/attach.err") ||
+		{ cat "$T_DIR/attach.err"; fail "attach $x failed"; }
+	err=$(cat "$T_DIR/attach.err")
+	echo "attach: $out"
+	echo "stderr: $err"
+	[[ $(wc -l <"$T_DIR/attach.err") == 1 ]] || fail "attach: want one warning line on stderr, got: $err"
+	grep -q "^unetctl: warning: $x has 20 receive queues, U-Net serves queues 0-15 only (UNET_MAX_QUEUES 16): frames arriving on queues 16-19 are dropped" \
+		<<<"$err" || fail "attach warning does not name $x, 20 queues and the limit: $err"
+	[[ $(jq -r .device_queues <<<"$out") == 20 && $(jq -r .queues <<<"$out") == 16 ]] ||
+		fail "attach: want queues 16, device_queues 20: $out"
+	out=$(ctl_a --json status "$x") || fail "status $x failed"
+	echo "status: $out"
+	[[ $(jq -r .device_queues <<<"$out") == 20 ]] || fail "status: device_queues is not 20"
+	jq -r .warning <<<"$out" | grep -q "^$x has 20 receive queues.*UNET_MAX_QUEUES 16" ||
+		fail "status has no warning naming $x and the limit"
+	ctl_a status "$x" | grep -q "^warning: $x has 20 receive queues" || fail "text status shows no warning"
+	# One queue: no warning anywhere.
+	ctl_a attach "$IF_A" --mode skb >/dev/null 2>"$T_DIR/attach1.err" || fail "attach $IF_A failed"
+	[[ ! -s $T_DIR/attach1.err ]] || fail "attach of a 1-queue device printed: $(cat "$T_DIR/attach1.err")"
+	out=$(ctl_a --json status "$IF_A") || fail "status $IF_A failed"
+	[[ $(jq -r '.device_queues' <<<"$out") == 1 && $(jq -r '.warning // "none"' <<<"$out") == none ]] ||
+		fail "1-queue status: $out"
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* echo.c - unet-peer echo: echo every message back on the channel it came in on. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "peer.h"
+
+int mode_echo(struct peer *p)
+{
+	struct cfg *cfg = p->cfg;
+	struct unet_recv_desc d[RECV_BATCH];
+	double deadline = now_s() + cfg->timeout;
+	uint64_t echoed = 0, foreign = 0;
+	int failed = 0;
+
+	while (!stop_flag && !failed && now_s() < deadline &&
+	       (!cfg->count_set || echoed < cfg->count)) {
+		int n = unet_endpoint__recv(p->ep, d, RECV_BATCH), i;
+
+		if (n < 0) {
+			err("unet_endpoint__recv: %s", strerror(-n));
+			failed = 1;
+			break;
+		}
+		if (n == 0) {
+			if (wait_rx(p, deadline) < 0)
+				failed = 1;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			int ret;
+
+			if (chan_index(p, d[i].channel) < 0) {
+				foreign++;
+				continue;
+			}
+			ret = send_retry(p, d[i].channel, d[i].data, d[i].len, deadline);
+			if (ret < 0) {
+				err("echo of a %u-byte message failed: %s", d[i].len, strerror(-ret));
+				failed = 1;
+				break;
+			}
+			echoed++;
+		}
+		if ((i = unet_endpoint__release(p->ep, d, (unsigned int)n)) < 0) {
+			err("unet_endpoint__release: %s", strerror(-i));
+			failed = 1;
+		}
+	}
+	drain_tx(p, 0.2);
+	if (!cfg->quiet)
+		printf("echo echoed=%" PRIu64 " foreign=%" PRIu64 "\n", echoed, foreign);
+	if (foreign) {
+		err("%" PRIu64 " message(s) for channels this endpoint does not own", foreign);
+		failed = 1;
+	}
+	if (cfg->count_set && echoed != cfg->count && !failed) {
+		err("echoed %" PRIu64 " of %" PRIu64 " messages before the timeout", echoed,
+		    cfg->count);
+		failed = 1;
+	}
+	return failed ? 1 : 0;
+}
