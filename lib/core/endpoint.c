@@ -188,6 +188,12 @@ static void set_busy_poll(struct unet_queue *q, const struct ep_config *c)
 static int pick_queues(struct unet_endpoint *ep, const char *ifname, uint32_t mask)
 {
 	uint32_t ndev = (uint32_t)unet_iface_nqueues(ifname);
+
+	if (unet_iface_nqueues_raw(ifname) > UNET_MAX_QUEUES)
+		unet_log(UNET_LOG_WARN,
+			 "%s has %d receive queues; U-Net serves queues 0-%d only: frames "
+			 "arriving on the others are dropped (counted as drop_queue_range)",
+			 ifname, unet_iface_nqueues_raw(ifname), UNET_MAX_QUEUES - 1);
 	uint32_t all = ndev >= 32 ? UINT32_MAX : (1u << ndev) - 1;
 
 	if (!mask)

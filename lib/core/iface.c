@@ -809,9 +809,19 @@ struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_
 	err = pin_path(path, sizeof(path), iface->pin_dir, UNET_PIN_LINK);
 	if (err)
 		goto err;
-	if (faccessat(iface->dir_fd, UNET_PIN_LINK, F_OK, AT_SYMLINK_NOFOLLOW)) {
-		err = -errno;
-		goto err;
+	{
+		struct stat lst;
+
+		/* fstatat, not faccessat: the latter judges by the real uid. */
+		if (fstatat(iface->dir_fd, UNET_PIN_LINK, &lst, AT_SYMLINK_NOFOLLOW)) {
+			err = -errno;
+			goto err;
+		}
+		if (!S_ISREG(lst.st_mode)) {
+			unet_log(UNET_LOG_ERROR, "%s: not a pinned link: refused", path);
+			err = -EPROTO;
+			goto err;
+		}
 	}
 	/* A dead link (device re-created) has no program to check the maps
 	 * against: they can still be listed and reclaimed, as before. */
@@ -1043,16 +1053,14 @@ void unet_iface_layer_register(struct unet_iface_layer *l)
 
 /* ---- Devices ----------------------------------------------------------- */
 
-static int clamp_queues(unsigned long n)
+int unet_iface_nqueues(const char *ifname)
 {
-	if (n < 1)
-		return 1;
-	if (n > UNET_MAX_QUEUES)
-		return UNET_MAX_QUEUES;
-	return (int)n;
+	int n = unet_iface_nqueues_raw(ifname);
+
+	return n > UNET_MAX_QUEUES ? UNET_MAX_QUEUES : n;
 }
 
-int unet_iface_nqueues(const char *ifname)
+int unet_iface_nqueues_raw(const char *ifname)
 {
 	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
 	struct ifreq ifr;
@@ -1074,7 +1082,7 @@ int unet_iface_nqueues(const char *ifname)
 		close(fd);
 	}
 	if (n)
-		return clamp_queues(n);
+		return n > INT_MAX ? INT_MAX : (int)n;
 
 	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
 	d = opendir(path);
@@ -1084,7 +1092,7 @@ int unet_iface_nqueues(const char *ifname)
 		if (!strncmp(de->d_name, "rx-", 3))
 			n++;
 	closedir(d);
-	return clamp_queues(n);
+	return n ? (int)n : 1;
 }
 
 /* ---- Status and counters ---------------------------------------------- */

@@ -77,8 +77,10 @@ int unet_iface_channel_remove(struct unet_iface *iface, uint16_t tag, uint32_t e
  * with *keys (free it) and *n, or -errno. */
 #define UNET_MAP_KEY_MAX 16
 int unet_map_keys(int fd, size_t key_size, size_t max, void **keys, size_t *n);
-/* Number of receive queues of the device (ethtool, then sysfs), >= 1. */
+/* Number of receive queues of the device (ethtool, then sysfs), >= 1,
+ * at most UNET_MAX_QUEUES; _raw: not capped. */
 int unet_iface_nqueues(const char *ifname);
+int unet_iface_nqueues_raw(const char *ifname);
 
 
 /* wire.c: build and parse frames (pure functions, unit-tested). */

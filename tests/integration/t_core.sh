@@ -383,5 +383,5 @@ t_queue_map() {
 
 # Regressions of the core against hostile peers and racing processes.
 t_core_hardening() {
-	run_pair_cmocka test_core_hardening 7
+	run_pair_cmocka test_core_hardening 8
 }
