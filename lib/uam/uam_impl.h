@@ -136,7 +136,7 @@ struct uam_chan {
 	/* send side */
 	uint32_t snd_una, snd_next; /* oldest unacknowledged, next new seq */
 	uint32_t peer_credit;
-	struct uam_tx_slot *tx;	    /* window entries, by seq % window */
+	struct uam_tx_slot *tx;	    /* window entries, by seq & slot_mask */
 	struct uam_item *head, *tail;
 	uint32_t nqueued;
 	bool stalled;
@@ -181,6 +181,11 @@ struct uam_ep {
 	uint32_t nchans;
 	uint64_t rng;
 	uint32_t session_seed;
+	/* First sequence number of every channel, both directions: 1; tests
+	 * preset it (after uamp_ep_init, before uamp_chan_new) to cross the
+	 * 2^32 wrap early.  Both peers must use the same. */
+	uint32_t isn;
+	uint32_t slot_mask; /* window slots - 1: a power of two - 1 */
 	int progress; /* handlers run + ops completed since last reset */
 	/* the request whose handler runs now, for uam_reply */
 	const struct uam_msg *cur_req;

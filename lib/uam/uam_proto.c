@@ -75,6 +75,23 @@ static uint32_t rnd_ppm(struct uam_ep *ep)
 
 static uint32_t window(const struct uam_chan *ch) { return ch->ep->o.window; }
 
+/*
+ * The slots of a channel's send and receive windows, by sequence number.
+ * There are a power of two of them (at least the window): 2^32 is a
+ * multiple of that, so seq & mask stays a ring across the wrap of the
+ * sequence numbers, where seq % window would jump back to 0 and two frames
+ * of one window could share a slot.
+ */
+static uint32_t nslots(const struct uam_ep *ep) { return ep->slot_mask + 1; }
+static struct uam_tx_slot *txs(const struct uam_chan *ch, uint32_t seq)
+{
+	return &ch->tx[seq & ch->ep->slot_mask];
+}
+static struct uam_rx_slot *rxs(const struct uam_chan *ch, uint32_t seq)
+{
+	return &ch->rx[seq & ch->ep->slot_mask];
+}
+
 /* ---- Endpoint --------------------------------------------------------- */
 
 int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct uam_transport *tr)
@@ -117,6 +134,9 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 		return -EINVAL;
 	ep->o = o;
 	ep->tr = *tr;
+	ep->slot_mask = 1;
+	while (ep->slot_mask + 1 < o.window)
+		ep->slot_mask = ep->slot_mask * 2 + 1;
 	if (ep->tr.max_frame > 0xffff)
 		ep->tr.max_frame = 0xffff;
 	ep->rng = o.inject.seed ? o.inject.seed : 0x9E3779B97F4A7C15ULL;
@@ -126,6 +146,7 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 	/* Sessions tell a restarted peer from the one we talked to: take
 	 * them from the clock so two runs differ. */
 	ep->session_seed = (uint32_t)(now_ns(ep) ^ (now_ns(ep) >> 32)) | 1;
+	ep->isn = 1;
 	return 0;
 }
 
@@ -204,7 +225,7 @@ static void chan_free_bufs(struct uam_chan *ch, uint32_t w)
 
 struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle)
 {
-	uint32_t w = ep->o.window, fs = ep->tr.max_frame;
+	uint32_t w = nslots(ep), fs = ep->tr.max_frame;
 	struct uam_chan *ch = calloc(1, sizeof(*ch));
 
 	if (!ch)
@@ -227,9 +248,10 @@ struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle)
 	ch->session = ep->session_seed + ep->nchans * 0x9E3779B9u;
 	if (!ch->session)
 		ch->session = 1;
-	/* Both sides start at 1, so no handshake is needed: frames that
-	 * arrive before the peer opened its side are lost and resent. */
-	ch->snd_una = ch->snd_next = ch->rcv_next = 1;
+	/* Both sides start at the same number (1; tests preset it), so no
+	 * handshake is needed: frames that arrive before the peer opened its
+	 * side are lost and resent. */
+	ch->snd_una = ch->snd_next = ch->rcv_next = ep->isn;
 	ch->peer_credit = MIN_CREDIT;
 	ch->rto_us = ep->o.rto_min_us;
 	ch->next = ep->chans;
@@ -265,7 +287,7 @@ void uamp_chan_fail(struct uam_chan *ch, int err)
 	ch->err = err;
 	ch->st.chan_failures++;
 	drop_items(ch);
-	for (uint32_t i = 0; i < window(ch); i++)
+	for (uint32_t i = 0; i < nslots(ep); i++)
 		ch->tx[i].state = SLOT_FREE;
 	ch->snd_una = ch->snd_next;
 	if (ch->call_active) {
@@ -303,7 +325,7 @@ void uamp_chan_free(struct uam_chan *ch)
 	ep->nchans--;
 	add_stats(&ep->closed, &ch->st);
 	drop_items(ch);
-	chan_free_bufs(ch, ep->o.window);
+	chan_free_bufs(ch, nslots(ep));
 }
 
 /* ---- Sending ------------------------------------------------------------ */
@@ -317,7 +339,7 @@ static void put_ack(struct uam_chan *ch, uint8_t *f)
 
 	/* Nothing held out of order (the usual case): no bitmap to build. */
 	for (uint32_t i = 1; ch->rx_held && i < w && i <= 64; i++)
-		if (ch->rx[(ch->rcv_next + i) % w].present)
+		if (rxs(ch, ch->rcv_next + i)->present)
 			sack |= 1ULL << (i - 1);
 	put32(f + UAM_OFF_ACK, ch->rcv_next);
 	put64(f + UAM_OFF_SACK, sack);
@@ -451,7 +473,7 @@ static void push(struct uam_chan *ch)
 		return;
 	while (ch->head && ch->snd_next - ch->snd_una < lim) {
 		struct uam_item *it = ch->head;
-		struct uam_tx_slot *s = &ch->tx[ch->snd_next % w];
+		struct uam_tx_slot *s = txs(ch, ch->snd_next);
 
 		if (build_frame(ch, it, s, ch->snd_next)) {
 			ch->head = it->next;
@@ -472,7 +494,7 @@ static void push(struct uam_chan *ch)
 
 	now = 0; /* read when a frame goes out: a clock read costs ~30 ns */
 	for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
-		struct uam_tx_slot *s = &ch->tx[seq % w];
+		struct uam_tx_slot *s = txs(ch, seq);
 
 		if (!s->need_tx || s->state != SLOT_INFLIGHT)
 			continue;
@@ -859,7 +881,7 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 		return;
 	if (ack != ch->snd_una) {
 		for (; ch->snd_una != ack; ch->snd_una++)
-			ch->tx[ch->snd_una % w].state = SLOT_FREE;
+			txs(ch, ch->snd_una)->state = SLOT_FREE;
 		ch->last_progress_ns = now_ns(ch->ep);
 		ch->rto_us = ch->ep->o.rto_min_us;
 	}
@@ -871,9 +893,9 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 		sack &= ~(1ULL << i);
 		if (seq_diff(seq, ch->snd_next) >= 0)
 			break;
-		if (ch->tx[seq % w].state == SLOT_INFLIGHT) {
-			ch->tx[seq % w].state = SLOT_SACKED;
-			ch->tx[seq % w].need_tx = false;
+		if (txs(ch, seq)->state == SLOT_INFLIGHT) {
+			txs(ch, seq)->state = SLOT_SACKED;
+			txs(ch, seq)->need_tx = false;
 		}
 		hi = seq;
 		have_hi = true;
@@ -882,10 +904,10 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 	 * was most likely lost.  Resent once per such evidence (its new send
 	 * time is later than the SACKed frame's). */
 	if (have_hi) {
-		uint64_t hi_sent = ch->tx[hi % w].sent_ns;
+		uint64_t hi_sent = txs(ch, hi)->sent_ns;
 
 		for (uint32_t seq = ch->snd_una; seq != hi; seq++) {
-			struct uam_tx_slot *s = &ch->tx[seq % w];
+			struct uam_tx_slot *s = txs(ch, seq);
 
 			if (s->state == SLOT_INFLIGHT && !s->need_tx && s->ntx && s->sent_ns < hi_sent)
 				s->need_tx = true;
@@ -945,7 +967,7 @@ void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	} else if ((uint32_t)d >= w) {
 		ch->st.out_of_window++;
 	} else if (d > 0) {
-		struct uam_rx_slot *r = &ch->rx[seq % w];
+		struct uam_rx_slot *r = rxs(ch, seq);
 
 		if (r->present) {
 			ch->st.dup_dropped++;
@@ -960,8 +982,8 @@ void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		ch->rcv_next++;
 		deliver(ch, f, len);
 		/* Then whatever was waiting for this one. */
-		while (!ch->err && ch->rx[ch->rcv_next % w].present) {
-			struct uam_rx_slot *r = &ch->rx[ch->rcv_next % w];
+		while (!ch->err && rxs(ch, ch->rcv_next)->present) {
+			struct uam_rx_slot *r = rxs(ch, ch->rcv_next);
 
 			r->present = false;
 			ch->rx_held--;
@@ -992,7 +1014,6 @@ static bool ack_overdue(const struct uam_chan *ch, uint64_t now)
 
 static void chan_timers(struct uam_chan *ch, uint64_t now)
 {
-	uint32_t w = window(ch);
 	bool expired = false;
 
 	if (ch->err)
@@ -1010,7 +1031,7 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 		 * polling is not flooded while its receive ring fills.
 		 */
 		for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
-			struct uam_tx_slot *s = &ch->tx[seq % w];
+			struct uam_tx_slot *s = txs(ch, seq);
 
 			if (s->state != SLOT_INFLIGHT)
 				continue;
@@ -1058,7 +1079,6 @@ uint64_t uamp_next_timer_ns(struct uam_ep *ep)
 	uint64_t now = now_ns(ep), best = UINT64_MAX;
 
 	for (struct uam_chan *ch = ep->chans; ch; ch = ch->next) {
-		uint32_t w = window(ch);
 		uint64_t t;
 
 		if (!ch->err && ch->ack_due &&
@@ -1068,7 +1088,7 @@ uint64_t uamp_next_timer_ns(struct uam_ep *ep)
 			continue;
 		t = ch->last_progress_ns + (uint64_t)ep->o.timeout_ms * 1000000;
 		for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
-			const struct uam_tx_slot *s = &ch->tx[seq % w];
+			const struct uam_tx_slot *s = txs(ch, seq);
 
 			if (s->state != SLOT_INFLIGHT)
 				continue;
