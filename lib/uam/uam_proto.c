@@ -770,7 +770,7 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 			     .token = get32(f + UAM_OFF_TOKEN) };
 	uint32_t aux = get32(f + UAM_OFF_AUX);
 
-	(void)len; /* checked by uamp_input */
+	(void)len; /* checked by uamp_input (frame_len) */
 	switch (type) {
 	case UAM_T_REQUEST:
 	case UAM_T_REPLY:
@@ -873,9 +873,13 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 	uint64_t sack = get64(f + UAM_OFF_SACK);
 	bool have_hi = false;
 
+	/* More than our window would overrun our slots; less than
+	 * MIN_CREDIT is no window a peer may have. */
 	ch->peer_credit = get16(f + UAM_OFF_CREDIT);
 	if (ch->peer_credit > w)
 		ch->peer_credit = w;
+	if (ch->peer_credit < MIN_CREDIT)
+		ch->peer_credit = MIN_CREDIT;
 	/* An ack outside what we sent is stale or bogus: ignore it. */
 	if (seq_diff(ack, ch->snd_una) < 0 || seq_diff(ack, ch->snd_next) > 0)
 		return;
@@ -915,30 +919,53 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 	}
 }
 
+/*
+ * The exact length a frame with header f has, from its fields, or 0 if
+ * they are malformed.  Every length and count on the wire is checked here,
+ * once, before anything reads past the header: deliver() and the receive
+ * slots (max_frame bytes each) rely on it.  64-bit, so a dlen near 2^32
+ * cannot wrap the sum.
+ */
+static uint64_t frame_len(const uint8_t *f)
+{
+	uint8_t type = f[UAM_OFF_TYPE], flags = f[UAM_OFF_FLAGS], nargs = f[UAM_OFF_NARGS];
+	uint64_t dlen = get32(f + UAM_OFF_DLEN);
+	bool last = flags & UAM_F_LAST;
+
+	if (f[UAM_OFF_VERSION] != UAM_WIRE_VERSION || nargs > UAM_MAX_ARGS ||
+	    get16(f + UAM_OFF_HANDLER) >= UAM_MAX_HANDLERS || (flags & ~UAM_F_LAST))
+		return 0;
+	switch (type) {
+	case UAM_T_ACK:
+		return nargs || dlen || last ? 0 : UAM_HDR_LEN;
+	case UAM_T_REQUEST:
+	case UAM_T_REPLY:
+	case UAM_T_DONE:
+		return dlen || last ? 0 : UAM_HDR_LEN + nargs * 8u;
+	case UAM_T_GET_REQ:
+		return dlen || last || nargs != 1 ? 0 : UAM_HDR_LEN + UAM_GET_EXT + 8;
+	case UAM_T_STORE:
+	case UAM_T_GET_DATA:
+		/* Only the last fragment carries the handler's args. */
+		if (!last && nargs)
+			return 0;
+		return UAM_HDR_LEN + UAM_FRAG_EXT + (last ? nargs * 8u : 0) + dlen;
+	}
+	return 0;
+}
+
 void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 {
-	uint32_t w = window(ch), seq, session, dlen, need;
-	uint8_t type, nargs;
+	uint32_t w = window(ch), seq, session;
+	uint8_t type;
 	int32_t d;
 
 	ch->st.rx_frames++;
-	if (len < UAM_HDR_LEN || f[UAM_OFF_VERSION] != UAM_WIRE_VERSION)
+	/* Longer than a receive slot, or not exactly what its header says
+	 * (the core gives the U-Net payload length, no padding). */
+	if (len < UAM_HDR_LEN || len > ch->ep->tr.max_frame || frame_len(f) != len)
 		goto bad;
 	type = f[UAM_OFF_TYPE];
-	nargs = f[UAM_OFF_NARGS];
-	dlen = get32(f + UAM_OFF_DLEN);
-	if (type >= UAM_T__COUNT || nargs > UAM_MAX_ARGS ||
-	    get16(f + UAM_OFF_HANDLER) >= UAM_MAX_HANDLERS)
-		goto bad;
-	need = UAM_HDR_LEN;
-	if (type == UAM_T_STORE || type == UAM_T_GET_DATA)
-		need += UAM_FRAG_EXT + ((f[UAM_OFF_FLAGS] & UAM_F_LAST) ? nargs * 8u : 0) + dlen;
-	else if (type == UAM_T_GET_REQ)
-		need += UAM_GET_EXT + 8;
-	else if (type != UAM_T_ACK)
-		need += nargs * 8u;
-	if (dlen > len || need > len || need > ch->ep->tr.max_frame)
-		goto bad;
 
 	session = get32(f + UAM_OFF_SESSION);
 	if (!ch->peer_session) {

@@ -201,6 +201,49 @@ static void step(struct sim *sim)
 	sim->now += STEP_NS;
 }
 
+/* ---- Forged frames: what a hostile or broken peer could send ---------- */
+
+static void wput16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static void wput32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+/* A header as side `from` would send it (its session, its ack and credit)
+ * with sequence number seq. */
+static void forge_hdr(struct sim *sim, int from, uint8_t *f, uint8_t type, uint8_t flags,
+		      uint8_t nargs, uint16_t handler, uint32_t seq, uint32_t token, uint32_t aux,
+		      uint32_t dlen)
+{
+	struct uam_chan *ch = sim->s[from].ch;
+
+	memset(f, 0, UAM_HDR_LEN);
+	f[UAM_OFF_VERSION] = UAM_WIRE_VERSION;
+	f[UAM_OFF_TYPE] = type;
+	f[UAM_OFF_FLAGS] = flags;
+	f[UAM_OFF_NARGS] = nargs;
+	wput16(f + UAM_OFF_HANDLER, handler);
+	wput16(f + UAM_OFF_CREDIT, (uint16_t)sim->s[from].ep->o.window);
+	wput32(f + UAM_OFF_SESSION, ch->session);
+	wput32(f + UAM_OFF_SEQ, seq);
+	wput32(f + UAM_OFF_ACK, ch->rcv_next);
+	wput32(f + UAM_OFF_TOKEN, token);
+	wput32(f + UAM_OFF_AUX, aux);
+	wput32(f + UAM_OFF_DLEN, dlen);
+}
+
+/* Feed a forged frame from a buffer of exactly len bytes, so that the
+ * sanitizer sees any read beyond it. */
+static void feed(struct sim *sim, int to, const uint8_t *f, uint32_t len)
+{
+	uint8_t *copy = malloc(len ? len : 1);
+
+	assert_non_null(copy);
+	memcpy(copy, f, len);
+	uamp_input(sim->s[to].ch, copy, len);
+	free(copy);
+}
+
 /* ---- Handlers ----------------------------------------------------------- */
 
 enum { H_ECHO = 1, H_ECHO_REPLY = 2, H_STORED = 3 };
@@ -748,6 +791,40 @@ static void test_seq_wrap_windows(void **state)
 	free(back);
 }
 
+/* Lengths from the wire are checked against what was allocated: a frame
+ * longer than the largest the transport carries (the receive slots hold
+ * that much) is refused, held early or not; so are lengths whose sum
+ * overflows. */
+static void test_frame_lengths(void **state)
+{
+	struct sim *sim = sim_new(13, 0, 0, 0, NULL);
+	static uint8_t f[1 << 16];
+	uint32_t seq = sim->s[1].ch->rcv_next;
+	struct uam_stats st;
+
+	(void)state;
+	/* 1518 bytes (a fragment of 100 bytes and trailing junk) that came
+	 * early: it would be held in a slot of FRAME bytes */
+	forge_hdr(sim, 0, f, UAM_T_STORE, 0, 0, 0, seq + 1, 1, 5, 100);
+	feed(sim, 1, f, 1518);
+	/* the same in sequence, and one of 64 KiB */
+	forge_hdr(sim, 0, f, UAM_T_STORE, 0, 0, 0, seq, 1, 5, 100);
+	feed(sim, 1, f, 1518);
+	forge_hdr(sim, 0, f, UAM_T_STORE, 0, 0, 0, seq, 1, 5, sizeof(f) - UAM_HDR_LEN - UAM_FRAG_EXT);
+	feed(sim, 1, f, sizeof(f));
+	/* dlen that wraps the length sum around */
+	forge_hdr(sim, 0, f, UAM_T_STORE, UAM_F_LAST, 8, 0, seq + 2, 1, 5, 0xffffffffu - 100);
+	feed(sim, 1, f, FRAME);
+	/* a request shorter than its arguments */
+	forge_hdr(sim, 0, f, UAM_T_REQUEST, 0, 8, 1, seq + 3, 1, 0, 0);
+	feed(sim, 1, f, UAM_HDR_LEN + 8 * 7);
+	uam_chan__stats(sim->s[1].ch, &st);
+	assert_int_equal(st.out_of_order, 0);
+	assert_int_equal(st.bad_frames, 5);
+	assert_int_equal(sim->s[1].ch->rcv_next, seq);
+	sim_free(sim);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -764,6 +841,7 @@ int main(void)
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_garbage_frames),
 		cmocka_unit_test(test_seq_wrap_windows),
+		cmocka_unit_test(test_frame_lengths),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
