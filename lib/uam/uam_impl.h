@@ -112,6 +112,12 @@ struct uam_item {
 struct uam_op {
 	int id; /* 0: slot free */
 	struct uam_chan *chan;
+	uint8_t type;	   /* UAM_T_STORE or UAM_T_GET_REQ: what the peer answers */
+	bool sent;	   /* its last frame was built, with sequence number: */
+	uint32_t last_seq;
+	/* a get: where its data must land (region, offset, length) */
+	uint32_t region;
+	uint64_t off, len;
 	bool done;
 	int status;
 	uam_op_fn cb;
@@ -151,7 +157,15 @@ struct uam_chan {
 	bool ack_due;
 	uint64_t ack_due_ns;  /* when the oldest unacknowledged frame came */
 	uint32_t rx_unacked;  /* frames received since our last ack went out */
-	bool store_bad; /* a fragment of the store being received was refused */
+	/* The store or get data being received (fragments of one transfer
+	 * come in sequence, never interleaved with another's). */
+	struct {
+		bool active;
+		uint8_t type;
+		int err; /* 0, -EFAULT (region refused), -EPROTO (inconsistent) */
+		uint32_t region, token;
+		uint64_t base, total, next; /* next: offset the next fragment has */
+	} xfer;
 
 	/* uam_call in progress */
 	bool call_active, call_done;

@@ -170,7 +170,8 @@ static struct uam_op *op_find(struct uam_ep *ep, int id)
 	return NULL;
 }
 
-static struct uam_op *op_new(struct uam_ep *ep, struct uam_chan *ch, uam_op_fn cb, void *ctx)
+static struct uam_op *op_new(struct uam_ep *ep, struct uam_chan *ch, uint8_t type, uam_op_fn cb,
+			     void *ctx)
 {
 	for (uint32_t i = 0; i < ep->o.max_ops; i++) {
 		struct uam_op *op = &ep->ops[i];
@@ -180,10 +181,40 @@ static struct uam_op *op_new(struct uam_ep *ep, struct uam_chan *ch, uam_op_fn c
 		do
 			ep->last_op_id = ep->last_op_id == INT32_MAX ? 1 : ep->last_op_id + 1;
 		while (op_find(ep, ep->last_op_id));
-		*op = (struct uam_op){ .id = ep->last_op_id, .chan = ch, .cb = cb, .ctx = ctx };
+		*op = (struct uam_op){ .id = ep->last_op_id, .chan = ch, .type = type, .cb = cb,
+				       .ctx = ctx };
 		return op;
 	}
 	return NULL;
+}
+
+/*
+ * The op a peer's answer (DONE, GET_DATA) names by token: one of ch's own
+ * (another channel's peer has no say over it), of the type that answer is
+ * for, still running, and whose last frame the peer has acknowledged (it
+ * cannot have answered before: its answer carries that ack, and take_ack
+ * ran first).  A DONE sent early would otherwise let the application free
+ * a store's source while its fragments are still queued.  NULL if none.
+ */
+static struct uam_op *op_answered(struct uam_chan *ch, uint32_t token, uint8_t type)
+{
+	struct uam_op *op = token <= INT32_MAX ? op_find(ch->ep, (int)token) : NULL;
+
+	if (!op || op->done || op->chan != ch || op->type != type || !op->sent ||
+	    seq_diff(ch->snd_una, op->last_seq) <= 0)
+		return NULL;
+	return op;
+}
+
+/* The status of a DONE, as the peer put it on the wire, reported to the
+ * application only as one of the few values the API names. */
+static int done_status(uint32_t wire)
+{
+	if (wire == 0)
+		return 0;
+	if (wire == (uint32_t)-EFAULT)
+		return -EFAULT;
+	return -EPROTO;
 }
 
 /* Finish an op: run its callback (and free it), or keep the status for
@@ -408,6 +439,18 @@ static uint64_t frag_room(const struct uam_chan *ch, const struct uam_item *it, 
 	return ch->ep->tr.max_frame - UAM_HDR_LEN - UAM_FRAG_EXT - (last ? it->nargs * 8u : 0);
 }
 
+/* The last frame of our op (a store's LAST fragment, a get's request) is
+ * built: its answer may come once the peer has acknowledged seq. */
+static void op_sent(struct uam_chan *ch, const struct uam_item *it, uint32_t seq)
+{
+	struct uam_op *op = op_find(ch->ep, (int)it->token);
+
+	if (op && op->chan == ch && !op->done) {
+		op->sent = true;
+		op->last_seq = seq;
+	}
+}
+
 /* Build the next frame of the head item into slot s with sequence seq.
  * Returns true when the item is used up. */
 static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_slot *s,
@@ -433,6 +476,7 @@ static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_
 		put64(p + 16, it->local_off);
 		put64(p + 24, it->local_region);
 		s->len = UAM_HDR_LEN + UAM_GET_EXT + 8;
+		op_sent(ch, it, seq);
 		return true;
 	case UAM_T_STORE:
 	case UAM_T_GET_DATA: {
@@ -457,6 +501,8 @@ static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_
 		s->dlen = (uint32_t)n;
 		s->len = (uint32_t)(p - f);
 		it->cursor += n;
+		if (last && it->type == UAM_T_STORE)
+			op_sent(ch, it, seq);
 		return last;
 	}
 	}
@@ -657,7 +703,7 @@ static struct uam_item *op_item(struct uam_chan *ch, uint8_t type, unsigned int 
 
 	if (!it)
 		return NULL;
-	op = op_new(ch->ep, ch, cb, ctx);
+	op = op_new(ch->ep, ch, type, cb, ctx);
 	if (!op) {
 		free(it);
 		errno = EAGAIN;
@@ -676,7 +722,7 @@ int uam_store(struct uam_chan *ch, const void *src, size_t len, uint32_t region,
 	struct uam_op *op;
 	int err;
 
-	if (!ch || (!src && len))
+	if (!ch || (!src && len) || len > UINT64_MAX - offset)
 		return -EINVAL;
 	if ((err = check_args(handler, args, nargs)))
 		return err;
@@ -714,6 +760,9 @@ int uam_get(struct uam_chan *ch, uint32_t remote_region, uint64_t remote_offset,
 	it = op_item(ch, UAM_T_GET_REQ, 0, NULL, 0, cb, ctx, &op);
 	if (!it)
 		return -errno;
+	op->region = local_region;
+	op->off = local_offset;
+	op->len = len;
 	it->aux = remote_region;
 	it->remote_off = remote_offset;
 	it->len = len;
@@ -760,6 +809,63 @@ static void queue_done(struct uam_chan *ch, uint32_t token, int status)
 	item_queue(ch, it);
 }
 
+/*
+ * One fragment of a store into our region, or of a get's data, in
+ * sequence.  Everything the peer claims is checked before a byte is
+ * written: the fragment continues the transfer where the last one ended,
+ * stays within the total the transfer claims, and that lies in the region
+ * (registered, writable: looked up again for each fragment, as a handler
+ * may have unregistered it); get data must be what our get asked for.
+ * Offsets are compared as differences, so nothing wraps.  Once a fragment
+ * is refused, nothing more of that transfer is written.  Returns the
+ * transfer's status so far: 0, -EFAULT (the region refused it), -EPROTO
+ * (the peer is inconsistent).
+ */
+static int take_fragment(struct uam_chan *ch, const uint8_t *f, uint8_t type, uint32_t region,
+			 uint32_t token, bool last)
+{
+	const uint8_t *p = f + UAM_HDR_LEN;
+	uint64_t off = get64(p), base = get64(p + 8), total = get64(p + 16);
+	uint32_t dlen = get32(f + UAM_OFF_DLEN);
+	const uint8_t *data = p + UAM_FRAG_EXT + (last ? f[UAM_OFF_NARGS] * 8u : 0);
+	struct uam_region *r;
+	struct uam_op *op;
+
+	if (!ch->xfer.active) {
+		/* The first fragment says what the transfer is. */
+		ch->xfer.active = true;
+		ch->xfer.type = type;
+		ch->xfer.err = 0;
+		ch->xfer.region = region;
+		ch->xfer.token = token;
+		ch->xfer.base = ch->xfer.next = base;
+		ch->xfer.total = total;
+		if (type == UAM_T_GET_DATA) {
+			op = op_answered(ch, token, UAM_T_GET_REQ);
+			if (!op || op->region != region || op->off != base || op->len != total)
+				ch->xfer.err = -EPROTO;
+		}
+	} else if (type != ch->xfer.type || region != ch->xfer.region || token != ch->xfer.token ||
+		   base != ch->xfer.base || total != ch->xfer.total) {
+		ch->xfer.err = -EPROTO;
+	}
+	if (last)
+		ch->xfer.active = false;
+	if (ch->xfer.err)
+		return ch->xfer.err;
+	/* Invariant: base <= next and next - base <= total. */
+	if (off != ch->xfer.next || dlen > ch->xfer.total - (off - ch->xfer.base) ||
+	    (last && dlen != ch->xfer.total - (off - ch->xfer.base)))
+		return ch->xfer.err = -EPROTO;
+	r = region_find(ch->ep, region);
+	if (!r || !(r->flags & UAM_REGION_WRITE) || base > r->len || total > r->len - base)
+		return ch->xfer.err = -EFAULT;
+	if (dlen)
+		memcpy(r->base + off, data, dlen);
+	ch->xfer.next = off + dlen;
+	return 0;
+}
+
 /* One frame, in order, exactly once: do what it says. */
 static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 {
@@ -801,39 +907,37 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		return;
 	case UAM_T_STORE:
 	case UAM_T_GET_DATA: {
-		uint64_t off = get64(p), base = get64(p + 8), total = get64(p + 16);
-		uint32_t dlen = get32(f + UAM_OFF_DLEN);
 		bool last = f[UAM_OFF_FLAGS] & UAM_F_LAST;
-		const uint8_t *data = p + UAM_FRAG_EXT + (last ? nargs * 8u : 0);
-		struct uam_region *r = region_find(ep, aux);
+		int err = take_fragment(ch, f, type, aux, m.token, last);
+		struct uam_op *op;
 
-		if (off == base)
-			ch->store_bad = false; /* first fragment of a transfer */
-		/* GET_DATA lands in a region we named ourselves; still check. */
-		if (!r || !(r->flags & UAM_REGION_WRITE) || off > r->len || dlen > r->len - off)
-			ch->store_bad = true;
-		else if (dlen)
-			memcpy(r->base + off, data, dlen);
 		if (!last)
 			return;
 		if (type == UAM_T_GET_DATA) {
 			ch->st.gets++;
-			op_complete(ep, op_find(ep, (int)m.token), ch->store_bad ? -EFAULT : 0);
+			op = op_answered(ch, m.token, UAM_T_GET_REQ);
+			if (op)
+				op_complete(ep, op, err);
+			else
+				ch->st.bad_frames++; /* not a get of ours: nothing was written */
 			return;
 		}
 		ch->st.stores++;
-		if (ch->store_bad) {
-			ch->st.region_errors++;
+		if (err) {
+			if (err == -EFAULT)
+				ch->st.region_errors++;
+			else
+				ch->st.bad_frames++;
 		} else {
 			m.kind = UAM_MSG_STORE;
 			for (unsigned int i = 0; i < nargs; i++)
 				m.args[i] = get64(p + UAM_FRAG_EXT + 8 * i);
 			m.region = aux;
-			m.offset = base;
-			m.len = total;
+			m.offset = ch->xfer.base;
+			m.len = ch->xfer.total;
 			run_handler(ch, &m);
 		}
-		queue_done(ch, m.token, ch->store_bad ? -EFAULT : 0);
+		queue_done(ch, m.token, err);
 		return;
 	}
 	case UAM_T_GET_REQ: {
@@ -860,9 +964,20 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		item_queue(ch, it);
 		return;
 	}
-	case UAM_T_DONE:
-		op_complete(ep, op_find(ep, (int)m.token), (int)aux);
+	case UAM_T_DONE: {
+		/* A store's completion, or the refusal of a get (whose
+		 * success is its data, never a DONE). */
+		int status = done_status(aux);
+		struct uam_op *op = op_answered(ch, m.token, UAM_T_STORE);
+
+		if (!op && status)
+			op = op_answered(ch, m.token, UAM_T_GET_REQ);
+		if (op)
+			op_complete(ep, op, status);
+		else
+			ch->st.bad_frames++;
 		return;
+	}
 	}
 }
 

@@ -209,6 +209,12 @@ static void wput32(uint8_t *p, uint32_t v)
 	for (int i = 0; i < 4; i++)
 		p[i] = (uint8_t)(v >> (24 - 8 * i));
 }
+static void wput64(uint8_t *p, uint64_t v)
+{
+	wput32(p, (uint32_t)(v >> 32));
+	wput32(p + 4, (uint32_t)v);
+}
+
 /* A header as side `from` would send it (its session, its ack and credit)
  * with sequence number seq. */
 static void forge_hdr(struct sim *sim, int from, uint8_t *f, uint8_t type, uint8_t flags,
@@ -230,6 +236,19 @@ static void forge_hdr(struct sim *sim, int from, uint8_t *f, uint8_t type, uint8
 	wput32(f + UAM_OFF_TOKEN, token);
 	wput32(f + UAM_OFF_AUX, aux);
 	wput32(f + UAM_OFF_DLEN, dlen);
+}
+
+/* The sequence number for a frame forged in the name of an idle side: its
+ * own next frames then follow it, so the stream stays in order. */
+static uint32_t forge_seq(struct sim *sim, int from)
+{
+	struct uam_chan *ch = sim->s[from].ch;
+	uint32_t seq = ch->snd_next;
+
+	assert_int_equal(ch->snd_una, ch->snd_next);
+	assert_null(ch->head);
+	ch->snd_una = ch->snd_next = seq + 1;
+	return seq;
 }
 
 /* Feed a forged frame from a buffer of exactly len bytes, so that the
@@ -825,6 +844,179 @@ static void test_frame_lengths(void **state)
 	sim_free(sim);
 }
 
+/* A DONE counts only for an op of the channel it came on, of the right
+ * type, once the peer has acknowledged all of the op's frames: one sent
+ * early must not complete a store whose fragments are still queued (the
+ * application would free the source while they are read). */
+static void test_done_premature(void **state)
+{
+	size_t n = 64 << 10;
+	uint8_t *src = malloc(n), *dst = calloc(1, n), f[UAM_HDR_LEN];
+	struct sim *sim = sim_new(14, 0, 0, 0, NULL);
+	struct counts c = { 0 };
+	struct opdone d = { 0 };
+	int id;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	fill(src, n, 3);
+	handlers(sim, &c);
+	assert_int_equal(uam_region__register(sim->s[1].ep, 5, dst, n, UAM_REGION_WRITE), 0);
+	id = uam_store(sim->s[0].ch, src, n, 5, 0, H_STORED, NULL, 0, op_cb, &d);
+	assert_true(id > 0);
+	forge_hdr(sim, 1, f, UAM_T_DONE, 0, 0, 0, forge_seq(sim, 1), (uint32_t)id, 0, 0);
+	feed(sim, 0, f, UAM_HDR_LEN);
+	assert_int_equal(d.n, 0);
+	/* the real one completes it, with all the data there */
+	run_until(sim, &d.n, 100000);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.status, 0);
+	assert_int_equal(c.stores, 1);
+	assert_memory_equal(dst, src, n);
+	sim_free(sim);
+	free(src);
+	free(dst);
+}
+
+/* The frame of the given type on its way to side `to`. */
+static struct pkt *on_link(struct sim *sim, int to, uint8_t type)
+{
+	struct pkt *p;
+
+	for (p = sim->s[to].head; p && p->data[UAM_OFF_TYPE] != type; p = p->next)
+		;
+	assert_non_null(p);
+	return p;
+}
+
+/* Answers on the wrong channel or of the wrong type are refused; the
+ * status a DONE carries reaches the application as 0, -EFAULT or
+ * -EPROTO, nothing else. */
+static void test_done_checks(void **state)
+{
+	uint8_t src[3000], mine[256] = { 0 }, zero[256] = { 0 }, dst[4096];
+	static const uint32_t odd[] = { 5, (uint32_t)-EPERM, (uint32_t)-ETIMEDOUT };
+	struct sim *sim = sim_new(15, 0, 0, 0, NULL);
+	struct counts c = { 0 };
+	struct opdone d = { 0 };
+	struct uam_chan *other;
+	struct uam_stats st;
+	struct pkt *p, *q;
+	int id;
+
+	(void)state;
+	fill(src, sizeof(src), 5);
+	handlers(sim, &c);
+	assert_int_equal(uam_region__register(sim->s[1].ep, 5, dst, sizeof(dst), UAM_REGION_WRITE), 0);
+	assert_int_equal(uam_region__register(sim->s[0].ep, 9, mine, sizeof(mine), UAM_REGION_WRITE), 0);
+	/* a store of 3 fragments: delivered and acknowledged, its DONE held */
+	sim->s[0].paused = true;
+	id = uam_store(sim->s[0].ch, src, sizeof(src), 5, 0, H_STORED, NULL, 0, op_cb, &d);
+	assert_true(id > 0);
+	for (int i = 0; i < 10; i++)
+		step(sim);
+	assert_int_equal(c.stores, 1);
+	/* a DONE on another channel of the endpoint: not that channel's op */
+	other = uamp_chan_new(sim->s[0].ep, &sim->s[0]);
+	assert_non_null(other);
+	{
+		uint8_t f[UAM_HDR_LEN];
+
+		forge_hdr(sim, 1, f, UAM_T_DONE, 0, 0, 0, other->rcv_next, (uint32_t)id, 0, 0);
+		uamp_input(other, f, UAM_HDR_LEN);
+	}
+	assert_int_equal(d.n, 0);
+	uamp_chan_free(other);
+	/* the DONE on the link turned into GET_DATA for the store: not a
+	 * get, nothing written, nothing completed */
+	p = on_link(sim, 0, UAM_T_DONE);
+	assert_true(p == sim->s[0].head && !p->next);
+	q = malloc(sizeof(*q) + UAM_HDR_LEN + UAM_FRAG_EXT + 16);
+	assert_non_null(q);
+	q->next = NULL;
+	q->len = UAM_HDR_LEN + UAM_FRAG_EXT + 16;
+	memcpy(q->data, p->data, UAM_HDR_LEN);
+	q->data[UAM_OFF_TYPE] = UAM_T_GET_DATA;
+	q->data[UAM_OFF_FLAGS] = UAM_F_LAST;
+	wput32(q->data + UAM_OFF_AUX, 9);
+	wput32(q->data + UAM_OFF_DLEN, 16);
+	wput64(q->data + UAM_HDR_LEN, 0);
+	wput64(q->data + UAM_HDR_LEN + 8, 0);
+	wput64(q->data + UAM_HDR_LEN + 16, 16);
+	memset(q->data + UAM_HDR_LEN + UAM_FRAG_EXT, 0xee, 16);
+	sim->s[0].head = sim->s[0].tail = q;
+	free(p);
+	sim->s[0].paused = false;
+	for (int i = 0; i < 100; i++)
+		step(sim);
+	assert_int_equal(d.n, 0);
+	assert_memory_equal(mine, zero, sizeof(mine));
+	uam_chan__stats(sim->s[0].ch, &st);
+	assert_int_equal(st.bad_frames, 1);
+	/* statuses the peer has no business sending */
+	for (size_t k = 0; k < sizeof(odd) / sizeof(odd[0]); k++) {
+		d.n = 0;
+		sim->s[0].paused = true;
+		assert_true(uam_store(sim->s[0].ch, src, 100, 5, 0, H_STORED, NULL, 0, op_cb, &d) > 0);
+		for (int i = 0; i < 10; i++)
+			step(sim);
+		wput32(on_link(sim, 0, UAM_T_DONE)->data + UAM_OFF_AUX, odd[k]);
+		sim->s[0].paused = false;
+		run_until(sim, &d.n, 1000);
+		assert_int_equal(d.n, 1);
+		assert_int_equal(d.status, -EPROTO);
+	}
+	/* and the channel still works */
+	d.n = 0;
+	assert_true(uam_store(sim->s[0].ch, src, 100, 5, 0, H_STORED, NULL, 0, op_cb, &d) > 0);
+	run_until(sim, &d.n, 1000);
+	assert_int_equal(d.status, 0);
+	sim_free(sim);
+}
+
+/* A store's handler sees only offsets and lengths inside the region
+ * (checked without overflow), and fragments that cover exactly what the
+ * store claims. */
+static void test_store_claims(void **state)
+{
+	static const uint64_t bad[][3] = {
+		/* off, base, total */
+		{ 0, 1ull << 40, 1ull << 62 },		/* far outside */
+		{ 100, 100, UINT64_MAX - 50 },		/* base + total wraps */
+		{ 0, 0, 4096 + 1 },			/* one past the end */
+		{ 16, 0, 32 },				/* the start is missing */
+		{ 0, 0, 32 },				/* the end is missing */
+		{ 4090, 4090, 16 },			/* data past the end */
+	};
+	uint8_t buf[4096], f[UAM_HDR_LEN + UAM_FRAG_EXT + 16];
+	struct sim *sim = sim_new(16, 0, 0, 0, NULL);
+	struct counts c = { 0 };
+	struct uam_stats st;
+
+	(void)state;
+	handlers(sim, &c);
+	assert_int_equal(uam_region__register(sim->s[1].ep, 5, buf, sizeof(buf), UAM_REGION_WRITE), 0);
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		uint8_t *p = f + UAM_HDR_LEN;
+
+		forge_hdr(sim, 0, f, UAM_T_STORE, UAM_F_LAST, 0, H_STORED, forge_seq(sim, 0), 77, 5, 16);
+		wput64(p, bad[k][0]);
+		wput64(p + 8, bad[k][1]);
+		wput64(p + 16, bad[k][2]);
+		memset(p + UAM_FRAG_EXT, 0xab, 16);
+		feed(sim, 1, f, sizeof(f));
+		if (c.stores)
+			print_message("claim %zu: handler saw offset %llu len %llu\n", k,
+				      (unsigned long long)c.last_store.offset,
+				      (unsigned long long)c.last_store.len);
+		assert_int_equal(c.stores, 0);
+	}
+	uam_chan__stats(sim->s[1].ch, &st);
+	assert_int_equal(st.stores, sizeof(bad) / sizeof(bad[0]));
+	sim_free(sim);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -842,6 +1034,9 @@ int main(void)
 		cmocka_unit_test(test_garbage_frames),
 		cmocka_unit_test(test_seq_wrap_windows),
 		cmocka_unit_test(test_frame_lengths),
+		cmocka_unit_test(test_done_premature),
+		cmocka_unit_test(test_done_checks),
+		cmocka_unit_test(test_store_claims),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
