@@ -134,7 +134,9 @@ struct uam_region {
 
 struct uam_chan {
 	struct uam_ep *ep;
-	struct uam_chan *next;
+	struct uam_chan *next;	      /* kept as it was when closed: see uamp_enter */
+	struct uam_chan *zombie_next; /* closed, to be freed (ep->zombies) */
+	bool closing;
 	void *handle;	 /* transport's channel (a struct unet_channel *) */
 	uint32_t session, peer_session;
 	int err;
@@ -204,6 +206,10 @@ struct uam_ep {
 	/* the request whose handler runs now, for uam_reply */
 	const struct uam_msg *cur_req;
 	bool cur_replied;
+	/* Depth of uamp_enter sections, and the channels closed inside
+	 * them, freed when the outermost one ends. */
+	int busy;
+	struct uam_chan *zombies;
 	struct uam_stats closed; /* stats of channels already closed */
 	uint64_t bad_frames;	 /* frames with no channel */
 };
@@ -217,7 +223,16 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 void uamp_ep_fini(struct uam_ep *ep);
 /* A channel over the transport handle.  NULL with errno. */
 struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle);
+/* Close ch: fail it (-ECONNRESET), unlink it; free it now, or, inside an
+ * uamp_enter section (a handler or callback closing it), when the
+ * outermost section ends.  A second call while it waits does nothing. */
 void uamp_chan_free(struct uam_chan *ch);
+/* Bracket code that runs handlers or op callbacks and then goes on using
+ * channels (uamp_input, uamp_tick, uam_poll's batch, uam_call's wait):
+ * a channel closed meanwhile stays allocated, failed and unlinked, until
+ * the outermost uamp_leave frees it.  Nests. */
+void uamp_enter(struct uam_ep *ep);
+void uamp_leave(struct uam_ep *ep);
 /* One received frame for ch. */
 void uamp_input(struct uam_chan *ch, const uint8_t *frame, uint32_t len);
 /* Timers, sends, acks of every channel: call after a batch of input. */

@@ -339,15 +339,39 @@ static void add_stats(struct uam_stats *to, const struct uam_stats *from)
 		t[i] += f[i];
 }
 
+void uamp_enter(struct uam_ep *ep)
+{
+	ep->busy++;
+}
+
+void uamp_leave(struct uam_ep *ep)
+{
+	if (--ep->busy)
+		return;
+	while (ep->zombies) {
+		struct uam_chan *ch = ep->zombies;
+
+		ep->zombies = ch->zombie_next;
+		drop_items(ch); /* what a handler queued after the close */
+		chan_free_bufs(ch, nslots(ep));
+	}
+}
+
 void uamp_chan_free(struct uam_chan *ch)
 {
 	struct uam_ep *ep;
 	struct uam_chan **pp;
 
-	if (!ch)
+	if (!ch || ch->closing)
 		return;
 	ep = ch->ep;
+	ch->closing = true;
+	/* Failing it runs op callbacks, which may close channels too. */
+	uamp_enter(ep);
 	uamp_chan_fail(ch, -ECONNRESET);
+	/* Unlinked at once, so it gets no more frames and its unet channel
+	 * can have a new one; ch->next stays, for a walk of ep->chans that
+	 * stands on ch right now (uamp_tick). */
 	for (pp = &ep->chans; *pp; pp = &(*pp)->next)
 		if (*pp == ch) {
 			*pp = ch->next;
@@ -356,7 +380,9 @@ void uamp_chan_free(struct uam_chan *ch)
 	ep->nchans--;
 	add_stats(&ep->closed, &ch->st);
 	drop_items(ch);
-	chan_free_bufs(ch, nslots(ep));
+	ch->zombie_next = ep->zombies;
+	ep->zombies = ch;
+	uamp_leave(ep);
 }
 
 /* ---- Sending ------------------------------------------------------------ */
@@ -1069,7 +1095,7 @@ static uint64_t frame_len(const uint8_t *f)
 	return 0;
 }
 
-void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 {
 	uint32_t w = window(ch), seq, session;
 	uint8_t type;
@@ -1140,6 +1166,17 @@ bad:
 	ch->st.bad_frames++;
 }
 
+void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+{
+	struct uam_ep *ep = ch->ep;
+
+	/* Handlers run in here and may close ch (or another channel): it
+	 * stays allocated, failed, until we are out. */
+	uamp_enter(ep);
+	input(ch, f, len);
+	uamp_leave(ep);
+}
+
 /* ---- Timers ------------------------------------------------------------ */
 
 /*
@@ -1204,6 +1241,9 @@ void uamp_tick(struct uam_ep *ep)
 {
 	uint64_t now = 0;
 
+	/* A timeout runs op callbacks, which may close channels, this one
+	 * or the next: they stay allocated until the walk is over. */
+	uamp_enter(ep);
 	for (struct uam_chan *ch = ep->chans; ch; ch = ch->next) {
 		/* An idle channel has no timer to run: spinning on an idle
 		 * endpoint then reads no clock. */
@@ -1214,6 +1254,7 @@ void uamp_tick(struct uam_ep *ep)
 			now = now_ns(ep);
 		chan_timers(ch, now);
 	}
+	uamp_leave(ep);
 }
 
 uint64_t uamp_next_timer_ns(struct uam_ep *ep)

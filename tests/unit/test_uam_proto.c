@@ -189,7 +189,9 @@ static void step(struct sim *sim)
 			if (!s->head)
 				s->tail = NULL;
 			s->queued--;
-			if (!s->dead)
+			/* s->ch is looked up for each frame (as uam_poll
+			 * does): a handler may have closed it */
+			if (!s->dead && s->ch)
 				uamp_input(s->ch, p->data, p->len);
 			free(p);
 		}
@@ -1017,6 +1019,78 @@ static void test_store_claims(void **state)
 	sim_free(sim);
 }
 
+/* Handlers and op callbacks that close their own channel: the protocol
+ * must not touch the channel after they return (it used to, in
+ * uamp_input and uamp_tick: use after free, which ASan reports). */
+static void h_close(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+{
+	struct side *s = ctx;
+
+	(void)ep;
+	if (uam_reply(m, H_ECHO_REPLY, NULL, 0) != 0)
+		s->sim->lost++; /* counted as a failure below */
+	uamp_chan_free(m->chan);
+	s->ch = NULL;
+}
+
+static void cb_close(struct uam_ep *ep, int op, int status, void *ctx)
+{
+	struct side *s = ctx;
+
+	(void)ep;
+	(void)op;
+	(void)status;
+	if (s->ch) {
+		uamp_chan_free(s->ch);
+		s->ch = NULL;
+	}
+}
+
+static void test_handler_closes_channel(void **state)
+{
+	UNET_OPTS_INIT(uam_ep_opts, o);
+	uint8_t buf[8192] = { 0 }, src[8192] = { 0 };
+	uint64_t a[2] = { 0, ~0ull };
+	struct sim *sim;
+
+	(void)state;
+	/* a request handler, with more frames of the channel behind it
+	 * (some of them held early, delivered in the same call) */
+	sim = sim_new(17, 0, 0, 300000, NULL);
+	uam_ep__set_handler(sim->s[1].ep, H_ECHO, h_close, &sim->s[1]);
+	for (int i = 0; i < 4; i++)
+		assert_true(uam_request(sim->s[0].ch, H_ECHO, a, 2) >= 0);
+	for (int i = 0; i < 100; i++)
+		step(sim);
+	assert_null(sim->s[1].ch);
+	assert_int_equal(sim->lost, 0);
+	sim_free(sim);
+
+	/* a store's callback, run on its DONE, closing with ops pending */
+	sim = sim_new(18, 0, 0, 0, NULL);
+	assert_int_equal(uam_region__register(sim->s[1].ep, 5, buf, sizeof(buf), UAM_REGION_WRITE), 0);
+	for (int i = 0; i < 3; i++)
+		assert_true(uam_store(sim->s[0].ch, src, 3000, 5, 0, 0, NULL, 0, cb_close,
+				      &sim->s[0]) > 0);
+	for (int i = 0; i < 100; i++)
+		step(sim);
+	assert_null(sim->s[0].ch);
+	sim_free(sim);
+
+	/* callbacks run by the timer when the peer vanished: uamp_tick
+	 * walks on through the channels */
+	o.timeout_ms = 50;
+	sim = sim_new(19, 0, 0, 0, &o);
+	for (int i = 0; i < 3; i++)
+		assert_true(uam_store(sim->s[0].ch, src, 3000, 5, 0, 0, NULL, 0, cb_close,
+				      &sim->s[0]) > 0);
+	sim->s[1].dead = true;
+	for (int i = 0; i < 5000 && sim->s[0].ch; i++)
+		step(sim);
+	assert_null(sim->s[0].ch);
+	sim_free(sim);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1037,6 +1111,7 @@ int main(void)
 		cmocka_unit_test(test_done_premature),
 		cmocka_unit_test(test_done_checks),
 		cmocka_unit_test(test_store_claims),
+		cmocka_unit_test(test_handler_closes_channel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
