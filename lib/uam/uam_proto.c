@@ -573,8 +573,14 @@ static void push(struct uam_chan *ch)
 		if (!now)
 			now = now_ns(ch->ep);
 		put_ack(ch, s->buf);
-		if (xmit(ch, s->buf, s->len, s->data, s->dlen))
-			break; /* transport full: the rest waits for the next push */
+		if (xmit(ch, s->buf, s->len, s->data, s->dlen) == -EAGAIN) {
+			/* Transport full: the rest waits for the next push.
+			 * The peer cannot answer what we could not send, so
+			 * the time until then is not its silence. */
+			ch->last_progress_ns = now;
+			break;
+		}
+		/* Sent, or failed otherwise: lost, as on the wire. */
 		if (s->ntx++)
 			ch->st.retransmits++;
 		if (seq == ch->snd_una && s->ntx == 1)
@@ -1197,7 +1203,14 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 
 	if (ch->err)
 		return;
-	if (ch->snd_una != ch->snd_next) {
+	/*
+	 * The peer is declared dead after timeout_ms of silence while it
+	 * owes us an ack: only once the oldest frame it has not acked has
+	 * left (first transmissions go out in order, so nothing has if that
+	 * one has not), counted from then or the last ack, whichever is
+	 * later, and restarted whenever a send met a full transport (push).
+	 */
+	if (ch->snd_una != ch->snd_next && txs(ch, ch->snd_una)->ntx) {
 		if (now - ch->last_progress_ns > (uint64_t)ch->ep->o.timeout_ms * 1000000) {
 			uamp_chan_fail(ch, -ETIMEDOUT);
 			return;

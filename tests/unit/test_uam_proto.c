@@ -34,6 +34,7 @@ struct side {
 	uint32_t queued;
 	bool paused; /* does not poll: frames pile up */
 	bool dead;   /* vanished: frames to it are lost */
+	bool blocked; /* its transport is full: every send gets -EAGAIN */
 };
 
 struct sim {
@@ -91,6 +92,8 @@ static int sim_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, con
 	uint32_t len = hlen + dlen;
 
 	(void)handle;
+	if (from->blocked)
+		return -EAGAIN;
 	memcpy(frame, hdr, hlen);
 	if (dlen)
 		memcpy(frame + hlen, data, dlen);
@@ -133,7 +136,8 @@ static void side_open(struct sim *sim, int i, const struct uam_ep_opts *o)
 	assert_non_null(s->ch);
 }
 
-static void side_close(struct side *s)
+/* Lose every frame on its way to s. */
+static void side_drain(struct side *s)
 {
 	while (s->head) {
 		struct pkt *p = s->head;
@@ -143,6 +147,11 @@ static void side_close(struct side *s)
 	}
 	s->tail = NULL;
 	s->queued = 0;
+}
+
+static void side_close(struct side *s)
+{
+	side_drain(s);
 	if (s->ep) {
 		uamp_ep_fini(s->ep);
 		free(s->ep);
@@ -1091,6 +1100,61 @@ static void test_handler_closes_channel(void **state)
 	sim_free(sim);
 }
 
+/* The peer-failure timer measures silence from the peer, not local queue
+ * pressure: sends that met -EAGAIN are not the peer's fault (a channel
+ * whose first sends did failed with -ETIMEDOUT at once). */
+static void test_timeout_not_local_pressure(void **state)
+{
+	UNET_OPTS_INIT(uam_ep_opts, o);
+	struct sim *sim;
+	struct counts c = { 0 };
+	uint64_t a[2] = { 0, ~0ull };
+
+	(void)state;
+	o.timeout_ms = 100;
+	sim = sim_new(20, 0, 0, 0, &o);
+	handlers(sim, &c);
+	/* the first send meets a full transport for 3 timeouts */
+	sim->s[0].blocked = true;
+	assert_int_equal(uam_request(sim->s[0].ch, H_ECHO, a, 2), 0);
+	for (int i = 0; i < 3 * 100 * 1000000 / STEP_NS; i++)
+		step(sim);
+	assert_int_equal(uam_chan__error(sim->s[0].ch), 0);
+	sim->s[0].blocked = false;
+	for (int i = 0; i < 100 && c.reps < 1; i++)
+		step(sim);
+	assert_int_equal(c.reps, 1);
+	/* (until the peer has our ack of its reply: else it would rightly
+	 * time out on us while we cannot send) */
+	for (int i = 0; i < 1000; i++)
+		step(sim);
+	assert_int_equal(sim->s[1].ch->snd_una, sim->s[1].ch->snd_next);
+	/* a frame sent and lost; its retransmissions meet a full transport
+	 * for 3 timeouts */
+	a[0] = 1;
+	a[1] = ~1ull;
+	assert_int_equal(uam_request(sim->s[0].ch, H_ECHO, a, 2), 1);
+	side_drain(&sim->s[1]);
+	sim->s[0].blocked = true;
+	for (int i = 0; i < 3 * 100 * 1000000 / STEP_NS; i++)
+		step(sim);
+	assert_int_equal(uam_chan__error(sim->s[0].ch), 0);
+	sim->s[0].blocked = false;
+	for (int i = 0; i < 100000 && c.reps < 2; i++)
+		step(sim);
+	assert_int_equal(c.reps, 2);
+	assert_int_equal(uam_chan__error(sim->s[0].ch), 0);
+	/* and a peer that is gone is still found out within timeout_ms */
+	sim->s[1].dead = true;
+	a[0] = 2;
+	a[1] = ~2ull;
+	assert_int_equal(uam_request(sim->s[0].ch, H_ECHO, a, 2), 2);
+	for (int i = 0; i < 100 * 1000000 / STEP_NS + 2; i++)
+		step(sim);
+	assert_int_equal(uam_chan__error(sim->s[0].ch), -ETIMEDOUT);
+	sim_free(sim);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1112,6 +1176,7 @@ int main(void)
 		cmocka_unit_test(test_done_checks),
 		cmocka_unit_test(test_store_claims),
 		cmocka_unit_test(test_handler_closes_channel),
+		cmocka_unit_test(test_timeout_not_local_pressure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
