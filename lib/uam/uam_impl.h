@@ -196,10 +196,10 @@ struct uam_ep {
 	struct uam_chan *chans;
 	uint32_t nchans;
 	uint64_t rng;
-	uint32_t session_seed;
-	/* First sequence number of every channel, both directions: 1; tests
-	 * preset it (after uamp_ep_init, before uamp_chan_new) to cross the
-	 * 2^32 wrap early.  Both peers must use the same. */
+	uint32_t next_session; /* of the next channel opened */
+	/* Test hook: 0, or the first sequence number of every channel's
+	 * stream instead of uamp_isn's (preset after uamp_ep_init, before
+	 * uamp_chan_new, the same on both peers, to cross the 2^32 wrap). */
 	uint32_t isn;
 	uint32_t slot_mask; /* window slots - 1: a power of two - 1 */
 	int progress; /* handlers run + ops completed since last reset */
@@ -216,6 +216,8 @@ struct uam_ep {
 
 /* ---- uam_proto.c -------------------------------------------------------- */
 
+/* The first sequence number of a stream with this session. */
+uint32_t uamp_isn(const struct uam_ep *ep, uint32_t session);
 /* Fill ep (zeroed by the caller) from opts (may be NULL) and tr.  Returns
  * 0 or -EINVAL / -ENOMEM. */
 int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct uam_transport *tr);

@@ -145,8 +145,7 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 		return -ENOMEM;
 	/* Sessions tell a restarted peer from the one we talked to: take
 	 * them from the clock so two runs differ. */
-	ep->session_seed = (uint32_t)(now_ns(ep) ^ (now_ns(ep) >> 32)) | 1;
-	ep->isn = 1;
+	ep->next_session = (uint32_t)(now_ns(ep) ^ (now_ns(ep) >> 32)) | 1;
 	return 0;
 }
 
@@ -239,6 +238,26 @@ static void op_complete(struct uam_ep *ep, struct uam_op *op, int status)
 
 /* ---- Channel ------------------------------------------------------------ */
 
+/*
+ * The first sequence number of the stream of a channel with this session.
+ * Derived from the session, so the peer knows it from any frame, and
+ * scattered, so that the acknowledgements of an earlier channel's stream,
+ * still on their way, do not fall on a new one's numbers.
+ */
+uint32_t uamp_isn(const struct uam_ep *ep, uint32_t session)
+{
+	uint32_t x = session;
+
+	if (ep->isn)
+		return ep->isn; /* test hook */
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	x *= 0x846ca68bu;
+	x ^= x >> 16;
+	return x;
+}
+
 static void chan_free_bufs(struct uam_chan *ch, uint32_t w)
 {
 	for (uint32_t i = 0; i < w; i++) {
@@ -276,13 +295,20 @@ struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle)
 		if (!ch->tx[i].buf || !ch->rx[i].buf)
 			goto nomem_ch;
 	}
-	ch->session = ep->session_seed + ep->nchans * 0x9E3779B9u;
-	if (!ch->session)
-		ch->session = 1;
-	/* Both sides start at the same number (1; tests preset it), so no
-	 * handshake is needed: frames that arrive before the peer opened its
-	 * side are lost and resent. */
-	ch->snd_una = ch->snd_next = ch->rcv_next = ep->isn;
+	/* A fresh session for every channel opened on this endpoint (an
+	 * odd step: 2^32 opens before one comes back), so the peer tells a
+	 * reopened channel from the one it knew; 0 means none. */
+	ch->session = ep->next_session;
+	ep->next_session += 0x9E3779B9u;
+	if (!ch->session) {
+		ch->session = ep->next_session;
+		ep->next_session += 0x9E3779B9u;
+	}
+	/* No handshake: our stream starts at a number the peer derives from
+	 * our session (uamp_isn); we learn the peer's when its first frame
+	 * comes (session_check).  Frames that arrive before the peer opened
+	 * its side are lost and resent. */
+	ch->snd_una = ch->snd_next = uamp_isn(ep, ch->session);
 	ch->peer_credit = MIN_CREDIT;
 	ch->rto_us = ep->o.rto_min_us;
 	ch->next = ep->chans;
@@ -1101,6 +1127,30 @@ static uint64_t frame_len(const uint8_t *f)
 	return 0;
 }
 
+/*
+ * A frame whose session is not the one we know on this channel (there is
+ * no handshake: see docs/uam.md).  Every channel the peer opens has a
+ * fresh session, and its stream starts at uamp_isn(session).  Returns 1: the peer's session, to adopt (we had
+ * none, and this is the start of its stream, or acknowledges frames we
+ * sent); -1: a new stream from a peer that opened its channel again (we
+ * had another session); 0: anything else, a frame still on its way from
+ * an earlier channel of the peer (or the first frames of the peer's
+ * stream, before its start came, resent later): dropped, so it can
+ * neither kill the channel nor become its session.
+ */
+static int session_check(const struct uam_chan *ch, const uint8_t *f, uint8_t type,
+			 uint32_t session, uint32_t seq)
+{
+	bool start = type != UAM_T_ACK && seq == uamp_isn(ch->ep, session);
+	uint32_t ack = get32(f + UAM_OFF_ACK);
+
+	if (!session)
+		return 0; /* never given out */
+	if (!ch->peer_session)
+		return start || (seq_diff(ack, ch->snd_una) > 0 && seq_diff(ack, ch->snd_next) <= 0);
+	return start ? -1 : 0;
+}
+
 static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 {
 	uint32_t w = window(ch), seq, session;
@@ -1114,19 +1164,27 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		goto bad;
 	type = f[UAM_OFF_TYPE];
 
-	session = get32(f + UAM_OFF_SESSION);
-	if (!ch->peer_session) {
-		ch->peer_session = session;
-	} else if (session != ch->peer_session) {
-		/* The peer restarted: what we promised the old one is void. */
-		uamp_chan_fail(ch, -ECONNRESET);
-		return;
-	}
 	if (ch->err)
 		return;
+	session = get32(f + UAM_OFF_SESSION);
+	seq = get32(f + UAM_OFF_SEQ);
+	if (!session || session != ch->peer_session) {
+		switch (session_check(ch, f, type, session, seq)) {
+		case 1:
+			ch->peer_session = session;
+			ch->rcv_next = uamp_isn(ch->ep, session);
+			break;
+		case -1:
+			/* The peer opened its channel anew: what we promised
+			 * the old one is void. */
+			uamp_chan_fail(ch, -ECONNRESET);
+			return;
+		default:
+			goto bad; /* from an earlier channel of the peer */
+		}
+	}
 	take_ack(ch, f);
 
-	seq = get32(f + UAM_OFF_SEQ);
 	if (type == UAM_T_ACK)
 		goto out;
 	/* Owed, not sent yet: it rides on our next frame if one leaves

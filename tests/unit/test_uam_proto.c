@@ -829,7 +829,7 @@ static void test_frame_lengths(void **state)
 {
 	struct sim *sim = sim_new(13, 0, 0, 0, NULL);
 	static uint8_t f[1 << 16];
-	uint32_t seq = sim->s[1].ch->rcv_next;
+	uint32_t seq = sim->s[0].ch->snd_next, rcv = sim->s[1].ch->rcv_next;
 	struct uam_stats st;
 
 	(void)state;
@@ -851,7 +851,7 @@ static void test_frame_lengths(void **state)
 	uam_chan__stats(sim->s[1].ch, &st);
 	assert_int_equal(st.out_of_order, 0);
 	assert_int_equal(st.bad_frames, 5);
-	assert_int_equal(sim->s[1].ch->rcv_next, seq);
+	assert_int_equal(sim->s[1].ch->rcv_next, rcv);
 	sim_free(sim);
 }
 
@@ -934,8 +934,11 @@ static void test_done_checks(void **state)
 	{
 		uint8_t f[UAM_HDR_LEN];
 
-		forge_hdr(sim, 1, f, UAM_T_DONE, 0, 0, 0, other->rcv_next, (uint32_t)id, 0, 0);
-		uamp_input(other, f, UAM_HDR_LEN);
+		/* the start of a stream: `other` takes it as its peer's */
+		forge_hdr(sim, 1, f, UAM_T_DONE, 0, 0, 0,
+			  uamp_isn(sim->s[1].ep, sim->s[1].ch->session), (uint32_t)id, 0, 0);
+			uamp_input(other, f, UAM_HDR_LEN);
+		assert_int_equal(other->peer_session, sim->s[1].ch->session);
 	}
 	assert_int_equal(d.n, 0);
 	uamp_chan_free(other);
@@ -1155,6 +1158,61 @@ static void test_timeout_not_local_pressure(void **state)
 	sim_free(sim);
 }
 
+/* A channel closed and opened again on the same endpoint gets a fresh
+ * session: the peer's channel fails at once with -ECONNRESET (it used to
+ * drop the new frames as duplicates until a timeout), and the peer's new
+ * channel takes the new session cleanly, whatever frames of the old ones
+ * are still on the link. */
+static void test_reopen_new_session(void **state)
+{
+	struct sim *sim = sim_new(21, 0, 0, 0, NULL);
+	struct counts c = { 0 }, c2[2] = { { 0 }, { 0 } };
+	uint32_t old_session = sim->s[1].ch->session;
+	uint64_t a[2] = { 0, ~0ull }, stale[2] = { 77, ~77ull };
+	int i;
+
+	(void)state;
+	handlers(sim, &c);
+	assert_int_equal(uam_request(sim->s[0].ch, H_ECHO, a, 2), 0);
+	for (i = 0; i < 100; i++)
+		step(sim);
+	assert_int_equal(c.reps, 1);
+	/* frames of the old channels still on the link both ways */
+	assert_int_equal(uam_request(sim->s[0].ch, H_ECHO, stale, 2), 1);
+	assert_int_equal(uam_request(sim->s[1].ch, H_ECHO, stale, 2), 0);
+	/* side 1 closes and opens its channel again */
+	uamp_chan_free(sim->s[1].ch);
+	sim->s[1].ch = uamp_chan_new(sim->s[1].ep, &sim->s[1]);
+	assert_non_null(sim->s[1].ch);
+	assert_int_not_equal(sim->s[1].ch->session, old_session);
+	assert_int_equal(uam_request(sim->s[1].ch, H_ECHO, a, 2), 0);
+	for (i = 0; i < 100 && !uam_chan__error(sim->s[0].ch); i++)
+		step(sim);
+	assert_int_equal(uam_chan__error(sim->s[0].ch), -ECONNRESET);
+	/* (side 0's old channel took side 1's stale request before that);
+	 * from here each side counts what it handles on its own */
+	for (i = 0; i < 2; i++) {
+		uam_ep__set_handler(sim->s[i].ep, H_ECHO, h_echo, &c2[i]);
+		uam_ep__set_handler(sim->s[i].ep, H_ECHO_REPLY, h_echo_reply, &c2[i]);
+	}
+	/* side 0 opens its side again: both work, in both directions */
+	uamp_chan_free(sim->s[0].ch);
+	sim->s[0].ch = uamp_chan_new(sim->s[0].ep, &sim->s[0]);
+	assert_non_null(sim->s[0].ch);
+	assert_int_equal(uam_request(sim->s[0].ch, H_ECHO, a, 2), 0);
+	for (i = 0; i < 20000 && c2[0].reps + c2[1].reps < 2; i++)
+		step(sim);
+	print_message("reopened: both round trips after %d steps\n", i);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(c2[k].reqs, 1);
+		assert_int_equal(c2[k].reps, 1);
+		assert_int_equal(c2[k].bad, 0);
+	}
+	assert_int_equal(uam_chan__error(sim->s[0].ch), 0);
+	assert_int_equal(uam_chan__error(sim->s[1].ch), 0);
+	sim_free(sim);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1177,6 +1235,7 @@ int main(void)
 		cmocka_unit_test(test_store_claims),
 		cmocka_unit_test(test_handler_closes_channel),
 		cmocka_unit_test(test_timeout_not_local_pressure),
+		cmocka_unit_test(test_reopen_new_session),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
