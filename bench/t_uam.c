@@ -71,7 +71,11 @@ static void on_stored(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
 	struct bench_conn *c = ctx;
 
 	(void)ep;
-	if (m->offset + m->len <= (uint64_t)SLOTS * SLOT_SIZE)
+	/* Only a message slot is a message (UAM checked the range against
+	 * the region; this keeps to the slots).  Compared without a sum
+	 * that could wrap. */
+	if (m->region == REGION && m->offset <= (uint64_t)SLOTS * SLOT_SIZE &&
+	    m->len <= (uint64_t)SLOTS * SLOT_SIZE - m->offset)
 		enqueue(c, c->region + m->offset, (uint32_t)m->len);
 }
 

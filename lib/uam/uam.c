@@ -147,10 +147,16 @@ int uam_poll(struct uam_ep *ep)
 	if (!ep)
 		return -EINVAL;
 	ep->progress = 0;
+	/* A handler may close a UAM channel mid-batch: it is unlinked at
+	 * once (so the rest of the batch finds no channel for its frames,
+	 * as after any close) and freed when the poll is over. */
+	uamp_enter(ep);
 	for (int round = 0; round < RX_ROUNDS; round++) {
 		n = unet_endpoint__recv(ep->uep, d, RX_BATCH);
-		if (n < 0)
+		if (n < 0) {
+			uamp_leave(ep);
 			return n;
+		}
 		for (int i = 0; i < n; i++) {
 			struct uam_chan *ch = chan_of(ep, d[i].channel);
 
@@ -166,6 +172,7 @@ int uam_poll(struct uam_ep *ep)
 	/* Copy mode sends only on a kick: reaping completions kicks. */
 	unet_endpoint__complete(ep->uep);
 	uamp_tick(ep);
+	uamp_leave(ep);
 	return ep->progress;
 }
 
@@ -222,22 +229,32 @@ int uam_call(struct uam_chan *ch, unsigned int handler, const uint64_t *args, un
 	     struct uam_msg *reply, int timeout_ms)
 {
 	uint64_t deadline = deadline_of(timeout_ms);
+	struct uam_ep *ep;
 	int err;
 
-	if (!ch || !reply)
+	if (!ch || !reply || ch->closing)
 		return -EINVAL;
+	ep = ch->ep;
+	/* A handler run while we wait may close ch: it stays allocated (and
+	 * failed, so the wait ends) until we are done with it. */
+	uamp_enter(ep);
 	/* A full queue is waited out (within the timeout), not returned. */
 	while ((err = uamp_call_start(ch, handler, args, nargs, reply)) == -EAGAIN) {
-		if (deadline != UINT64_MAX && !ms_left(deadline))
-			return -ETIME;
-		err = wait_until(ch->ep, deadline, NULL);
+		if (deadline != UINT64_MAX && !ms_left(deadline)) {
+			err = -ETIME;
+			break;
+		}
+		err = wait_until(ep, deadline, NULL);
 		if (err < 0)
-			return err;
+			break;
+		err = -EAGAIN;
 	}
-	if (err)
+	if (err) {
+		uamp_leave(ep);
 		return err;
+	}
 	while (!ch->call_done) {
-		err = wait_until(ch->ep, deadline, &ch->call_done);
+		err = wait_until(ep, deadline, &ch->call_done);
 		if (err < 0)
 			break;
 		if (!ch->call_done && deadline != UINT64_MAX && !ms_left(deadline)) {
@@ -247,8 +264,11 @@ int uam_call(struct uam_chan *ch, unsigned int handler, const uint64_t *args, un
 	}
 	ch->call_active = false;
 	if (ch->call_done)
-		return ch->err ? ch->err : 0;
-	return err < 0 ? err : -ETIME;
+		err = ch->err ? ch->err : 0;
+	else
+		err = err < 0 ? err : -ETIME;
+	uamp_leave(ep);
+	return err;
 }
 
 int uam_op__wait(struct uam_ep *ep, int op, int timeout_ms)

@@ -112,6 +112,12 @@ struct uam_item {
 struct uam_op {
 	int id; /* 0: slot free */
 	struct uam_chan *chan;
+	uint8_t type;	   /* UAM_T_STORE or UAM_T_GET_REQ: what the peer answers */
+	bool sent;	   /* its last frame was built, with sequence number: */
+	uint32_t last_seq;
+	/* a get: where its data must land (region, offset, length) */
+	uint32_t region;
+	uint64_t off, len;
 	bool done;
 	int status;
 	uam_op_fn cb;
@@ -128,7 +134,9 @@ struct uam_region {
 
 struct uam_chan {
 	struct uam_ep *ep;
-	struct uam_chan *next;
+	struct uam_chan *next;	      /* kept as it was when closed: see uamp_enter */
+	struct uam_chan *zombie_next; /* closed, to be freed (ep->zombies) */
+	bool closing;
 	void *handle;	 /* transport's channel (a struct unet_channel *) */
 	uint32_t session, peer_session;
 	int err;
@@ -136,7 +144,7 @@ struct uam_chan {
 	/* send side */
 	uint32_t snd_una, snd_next; /* oldest unacknowledged, next new seq */
 	uint32_t peer_credit;
-	struct uam_tx_slot *tx;	    /* window entries, by seq % window */
+	struct uam_tx_slot *tx;	    /* window entries, by seq & slot_mask */
 	struct uam_item *head, *tail;
 	uint32_t nqueued;
 	bool stalled;
@@ -151,7 +159,15 @@ struct uam_chan {
 	bool ack_due;
 	uint64_t ack_due_ns;  /* when the oldest unacknowledged frame came */
 	uint32_t rx_unacked;  /* frames received since our last ack went out */
-	bool store_bad; /* a fragment of the store being received was refused */
+	/* The store or get data being received (fragments of one transfer
+	 * come in sequence, never interleaved with another's). */
+	struct {
+		bool active;
+		uint8_t type;
+		int err; /* 0, -EFAULT (region refused), -EPROTO (inconsistent) */
+		uint32_t region, token;
+		uint64_t base, total, next; /* next: offset the next fragment has */
+	} xfer;
 
 	/* uam_call in progress */
 	bool call_active, call_done;
@@ -180,17 +196,28 @@ struct uam_ep {
 	struct uam_chan *chans;
 	uint32_t nchans;
 	uint64_t rng;
-	uint32_t session_seed;
+	uint32_t next_session; /* of the next channel opened */
+	/* Test hook: 0, or the first sequence number of every channel's
+	 * stream instead of uamp_isn's (preset after uamp_ep_init, before
+	 * uamp_chan_new, the same on both peers, to cross the 2^32 wrap). */
+	uint32_t isn;
+	uint32_t slot_mask; /* window slots - 1: a power of two - 1 */
 	int progress; /* handlers run + ops completed since last reset */
 	/* the request whose handler runs now, for uam_reply */
 	const struct uam_msg *cur_req;
 	bool cur_replied;
+	/* Depth of uamp_enter sections, and the channels closed inside
+	 * them, freed when the outermost one ends. */
+	int busy;
+	struct uam_chan *zombies;
 	struct uam_stats closed; /* stats of channels already closed */
 	uint64_t bad_frames;	 /* frames with no channel */
 };
 
 /* ---- uam_proto.c -------------------------------------------------------- */
 
+/* The first sequence number of a stream with this session. */
+uint32_t uamp_isn(const struct uam_ep *ep, uint32_t session);
 /* Fill ep (zeroed by the caller) from opts (may be NULL) and tr.  Returns
  * 0 or -EINVAL / -ENOMEM. */
 int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct uam_transport *tr);
@@ -198,7 +225,16 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 void uamp_ep_fini(struct uam_ep *ep);
 /* A channel over the transport handle.  NULL with errno. */
 struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle);
+/* Close ch: fail it (-ECONNRESET), unlink it; free it now, or, inside an
+ * uamp_enter section (a handler or callback closing it), when the
+ * outermost section ends.  A second call while it waits does nothing. */
 void uamp_chan_free(struct uam_chan *ch);
+/* Bracket code that runs handlers or op callbacks and then goes on using
+ * channels (uamp_input, uamp_tick, uam_poll's batch, uam_call's wait):
+ * a channel closed meanwhile stays allocated, failed and unlinked, until
+ * the outermost uamp_leave frees it.  Nests. */
+void uamp_enter(struct uam_ep *ep);
+void uamp_leave(struct uam_ep *ep);
 /* One received frame for ch. */
 void uamp_input(struct uam_chan *ch, const uint8_t *frame, uint32_t len);
 /* Timers, sends, acks of every channel: call after a batch of input. */

@@ -75,6 +75,23 @@ static uint32_t rnd_ppm(struct uam_ep *ep)
 
 static uint32_t window(const struct uam_chan *ch) { return ch->ep->o.window; }
 
+/*
+ * The slots of a channel's send and receive windows, by sequence number.
+ * There are a power of two of them (at least the window): 2^32 is a
+ * multiple of that, so seq & mask stays a ring across the wrap of the
+ * sequence numbers, where seq % window would jump back to 0 and two frames
+ * of one window could share a slot.
+ */
+static uint32_t nslots(const struct uam_ep *ep) { return ep->slot_mask + 1; }
+static struct uam_tx_slot *txs(const struct uam_chan *ch, uint32_t seq)
+{
+	return &ch->tx[seq & ch->ep->slot_mask];
+}
+static struct uam_rx_slot *rxs(const struct uam_chan *ch, uint32_t seq)
+{
+	return &ch->rx[seq & ch->ep->slot_mask];
+}
+
 /* ---- Endpoint --------------------------------------------------------- */
 
 int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct uam_transport *tr)
@@ -117,6 +134,9 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 		return -EINVAL;
 	ep->o = o;
 	ep->tr = *tr;
+	ep->slot_mask = 1;
+	while (ep->slot_mask + 1 < o.window)
+		ep->slot_mask = ep->slot_mask * 2 + 1;
 	if (ep->tr.max_frame > 0xffff)
 		ep->tr.max_frame = 0xffff;
 	ep->rng = o.inject.seed ? o.inject.seed : 0x9E3779B97F4A7C15ULL;
@@ -125,7 +145,7 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 		return -ENOMEM;
 	/* Sessions tell a restarted peer from the one we talked to: take
 	 * them from the clock so two runs differ. */
-	ep->session_seed = (uint32_t)(now_ns(ep) ^ (now_ns(ep) >> 32)) | 1;
+	ep->next_session = (uint32_t)(now_ns(ep) ^ (now_ns(ep) >> 32)) | 1;
 	return 0;
 }
 
@@ -149,7 +169,8 @@ static struct uam_op *op_find(struct uam_ep *ep, int id)
 	return NULL;
 }
 
-static struct uam_op *op_new(struct uam_ep *ep, struct uam_chan *ch, uam_op_fn cb, void *ctx)
+static struct uam_op *op_new(struct uam_ep *ep, struct uam_chan *ch, uint8_t type, uam_op_fn cb,
+			     void *ctx)
 {
 	for (uint32_t i = 0; i < ep->o.max_ops; i++) {
 		struct uam_op *op = &ep->ops[i];
@@ -159,10 +180,40 @@ static struct uam_op *op_new(struct uam_ep *ep, struct uam_chan *ch, uam_op_fn c
 		do
 			ep->last_op_id = ep->last_op_id == INT32_MAX ? 1 : ep->last_op_id + 1;
 		while (op_find(ep, ep->last_op_id));
-		*op = (struct uam_op){ .id = ep->last_op_id, .chan = ch, .cb = cb, .ctx = ctx };
+		*op = (struct uam_op){ .id = ep->last_op_id, .chan = ch, .type = type, .cb = cb,
+				       .ctx = ctx };
 		return op;
 	}
 	return NULL;
+}
+
+/*
+ * The op a peer's answer (DONE, GET_DATA) names by token: one of ch's own
+ * (another channel's peer has no say over it), of the type that answer is
+ * for, still running, and whose last frame the peer has acknowledged (it
+ * cannot have answered before: its answer carries that ack, and take_ack
+ * ran first).  A DONE sent early would otherwise let the application free
+ * a store's source while its fragments are still queued.  NULL if none.
+ */
+static struct uam_op *op_answered(struct uam_chan *ch, uint32_t token, uint8_t type)
+{
+	struct uam_op *op = token <= INT32_MAX ? op_find(ch->ep, (int)token) : NULL;
+
+	if (!op || op->done || op->chan != ch || op->type != type || !op->sent ||
+	    seq_diff(ch->snd_una, op->last_seq) <= 0)
+		return NULL;
+	return op;
+}
+
+/* The status of a DONE, as the peer put it on the wire, reported to the
+ * application only as one of the few values the API names. */
+static int done_status(uint32_t wire)
+{
+	if (wire == 0)
+		return 0;
+	if (wire == (uint32_t)-EFAULT)
+		return -EFAULT;
+	return -EPROTO;
 }
 
 /* Finish an op: run its callback (and free it), or keep the status for
@@ -187,6 +238,26 @@ static void op_complete(struct uam_ep *ep, struct uam_op *op, int status)
 
 /* ---- Channel ------------------------------------------------------------ */
 
+/*
+ * The first sequence number of the stream of a channel with this session.
+ * Derived from the session, so the peer knows it from any frame, and
+ * scattered, so that the acknowledgements of an earlier channel's stream,
+ * still on their way, do not fall on a new one's numbers.
+ */
+uint32_t uamp_isn(const struct uam_ep *ep, uint32_t session)
+{
+	uint32_t x = session;
+
+	if (ep->isn)
+		return ep->isn; /* test hook */
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	x *= 0x846ca68bu;
+	x ^= x >> 16;
+	return x;
+}
+
 static void chan_free_bufs(struct uam_chan *ch, uint32_t w)
 {
 	for (uint32_t i = 0; i < w; i++) {
@@ -204,7 +275,7 @@ static void chan_free_bufs(struct uam_chan *ch, uint32_t w)
 
 struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle)
 {
-	uint32_t w = ep->o.window, fs = ep->tr.max_frame;
+	uint32_t w = nslots(ep), fs = ep->tr.max_frame;
 	struct uam_chan *ch = calloc(1, sizeof(*ch));
 
 	if (!ch)
@@ -224,12 +295,20 @@ struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle)
 		if (!ch->tx[i].buf || !ch->rx[i].buf)
 			goto nomem_ch;
 	}
-	ch->session = ep->session_seed + ep->nchans * 0x9E3779B9u;
-	if (!ch->session)
-		ch->session = 1;
-	/* Both sides start at 1, so no handshake is needed: frames that
-	 * arrive before the peer opened its side are lost and resent. */
-	ch->snd_una = ch->snd_next = ch->rcv_next = 1;
+	/* A fresh session for every channel opened on this endpoint (an
+	 * odd step: 2^32 opens before one comes back), so the peer tells a
+	 * reopened channel from the one it knew; 0 means none. */
+	ch->session = ep->next_session;
+	ep->next_session += 0x9E3779B9u;
+	if (!ch->session) {
+		ch->session = ep->next_session;
+		ep->next_session += 0x9E3779B9u;
+	}
+	/* No handshake: our stream starts at a number the peer derives from
+	 * our session (uamp_isn); we learn the peer's when its first frame
+	 * comes (session_check).  Frames that arrive before the peer opened
+	 * its side are lost and resent. */
+	ch->snd_una = ch->snd_next = uamp_isn(ep, ch->session);
 	ch->peer_credit = MIN_CREDIT;
 	ch->rto_us = ep->o.rto_min_us;
 	ch->next = ep->chans;
@@ -265,7 +344,7 @@ void uamp_chan_fail(struct uam_chan *ch, int err)
 	ch->err = err;
 	ch->st.chan_failures++;
 	drop_items(ch);
-	for (uint32_t i = 0; i < window(ch); i++)
+	for (uint32_t i = 0; i < nslots(ep); i++)
 		ch->tx[i].state = SLOT_FREE;
 	ch->snd_una = ch->snd_next;
 	if (ch->call_active) {
@@ -286,15 +365,39 @@ static void add_stats(struct uam_stats *to, const struct uam_stats *from)
 		t[i] += f[i];
 }
 
+void uamp_enter(struct uam_ep *ep)
+{
+	ep->busy++;
+}
+
+void uamp_leave(struct uam_ep *ep)
+{
+	if (--ep->busy)
+		return;
+	while (ep->zombies) {
+		struct uam_chan *ch = ep->zombies;
+
+		ep->zombies = ch->zombie_next;
+		drop_items(ch); /* what a handler queued after the close */
+		chan_free_bufs(ch, nslots(ep));
+	}
+}
+
 void uamp_chan_free(struct uam_chan *ch)
 {
 	struct uam_ep *ep;
 	struct uam_chan **pp;
 
-	if (!ch)
+	if (!ch || ch->closing)
 		return;
 	ep = ch->ep;
+	ch->closing = true;
+	/* Failing it runs op callbacks, which may close channels too. */
+	uamp_enter(ep);
 	uamp_chan_fail(ch, -ECONNRESET);
+	/* Unlinked at once, so it gets no more frames and its unet channel
+	 * can have a new one; ch->next stays, for a walk of ep->chans that
+	 * stands on ch right now (uamp_tick). */
 	for (pp = &ep->chans; *pp; pp = &(*pp)->next)
 		if (*pp == ch) {
 			*pp = ch->next;
@@ -303,7 +406,9 @@ void uamp_chan_free(struct uam_chan *ch)
 	ep->nchans--;
 	add_stats(&ep->closed, &ch->st);
 	drop_items(ch);
-	chan_free_bufs(ch, ep->o.window);
+	ch->zombie_next = ep->zombies;
+	ep->zombies = ch;
+	uamp_leave(ep);
 }
 
 /* ---- Sending ------------------------------------------------------------ */
@@ -317,7 +422,7 @@ static void put_ack(struct uam_chan *ch, uint8_t *f)
 
 	/* Nothing held out of order (the usual case): no bitmap to build. */
 	for (uint32_t i = 1; ch->rx_held && i < w && i <= 64; i++)
-		if (ch->rx[(ch->rcv_next + i) % w].present)
+		if (rxs(ch, ch->rcv_next + i)->present)
 			sack |= 1ULL << (i - 1);
 	put32(f + UAM_OFF_ACK, ch->rcv_next);
 	put64(f + UAM_OFF_SACK, sack);
@@ -386,6 +491,18 @@ static uint64_t frag_room(const struct uam_chan *ch, const struct uam_item *it, 
 	return ch->ep->tr.max_frame - UAM_HDR_LEN - UAM_FRAG_EXT - (last ? it->nargs * 8u : 0);
 }
 
+/* The last frame of our op (a store's LAST fragment, a get's request) is
+ * built: its answer may come once the peer has acknowledged seq. */
+static void op_sent(struct uam_chan *ch, const struct uam_item *it, uint32_t seq)
+{
+	struct uam_op *op = op_find(ch->ep, (int)it->token);
+
+	if (op && op->chan == ch && !op->done) {
+		op->sent = true;
+		op->last_seq = seq;
+	}
+}
+
 /* Build the next frame of the head item into slot s with sequence seq.
  * Returns true when the item is used up. */
 static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_slot *s,
@@ -411,6 +528,7 @@ static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_
 		put64(p + 16, it->local_off);
 		put64(p + 24, it->local_region);
 		s->len = UAM_HDR_LEN + UAM_GET_EXT + 8;
+		op_sent(ch, it, seq);
 		return true;
 	case UAM_T_STORE:
 	case UAM_T_GET_DATA: {
@@ -435,6 +553,8 @@ static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_
 		s->dlen = (uint32_t)n;
 		s->len = (uint32_t)(p - f);
 		it->cursor += n;
+		if (last && it->type == UAM_T_STORE)
+			op_sent(ch, it, seq);
 		return last;
 	}
 	}
@@ -451,7 +571,7 @@ static void push(struct uam_chan *ch)
 		return;
 	while (ch->head && ch->snd_next - ch->snd_una < lim) {
 		struct uam_item *it = ch->head;
-		struct uam_tx_slot *s = &ch->tx[ch->snd_next % w];
+		struct uam_tx_slot *s = txs(ch, ch->snd_next);
 
 		if (build_frame(ch, it, s, ch->snd_next)) {
 			ch->head = it->next;
@@ -472,15 +592,21 @@ static void push(struct uam_chan *ch)
 
 	now = 0; /* read when a frame goes out: a clock read costs ~30 ns */
 	for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
-		struct uam_tx_slot *s = &ch->tx[seq % w];
+		struct uam_tx_slot *s = txs(ch, seq);
 
 		if (!s->need_tx || s->state != SLOT_INFLIGHT)
 			continue;
 		if (!now)
 			now = now_ns(ch->ep);
 		put_ack(ch, s->buf);
-		if (xmit(ch, s->buf, s->len, s->data, s->dlen))
-			break; /* transport full: the rest waits for the next push */
+		if (xmit(ch, s->buf, s->len, s->data, s->dlen) == -EAGAIN) {
+			/* Transport full: the rest waits for the next push.
+			 * The peer cannot answer what we could not send, so
+			 * the time until then is not its silence. */
+			ch->last_progress_ns = now;
+			break;
+		}
+		/* Sent, or failed otherwise: lost, as on the wire. */
 		if (s->ntx++)
 			ch->st.retransmits++;
 		if (seq == ch->snd_una && s->ntx == 1)
@@ -635,7 +761,7 @@ static struct uam_item *op_item(struct uam_chan *ch, uint8_t type, unsigned int 
 
 	if (!it)
 		return NULL;
-	op = op_new(ch->ep, ch, cb, ctx);
+	op = op_new(ch->ep, ch, type, cb, ctx);
 	if (!op) {
 		free(it);
 		errno = EAGAIN;
@@ -654,7 +780,7 @@ int uam_store(struct uam_chan *ch, const void *src, size_t len, uint32_t region,
 	struct uam_op *op;
 	int err;
 
-	if (!ch || (!src && len))
+	if (!ch || (!src && len) || len > UINT64_MAX - offset)
 		return -EINVAL;
 	if ((err = check_args(handler, args, nargs)))
 		return err;
@@ -692,6 +818,9 @@ int uam_get(struct uam_chan *ch, uint32_t remote_region, uint64_t remote_offset,
 	it = op_item(ch, UAM_T_GET_REQ, 0, NULL, 0, cb, ctx, &op);
 	if (!it)
 		return -errno;
+	op->region = local_region;
+	op->off = local_offset;
+	op->len = len;
 	it->aux = remote_region;
 	it->remote_off = remote_offset;
 	it->len = len;
@@ -738,6 +867,63 @@ static void queue_done(struct uam_chan *ch, uint32_t token, int status)
 	item_queue(ch, it);
 }
 
+/*
+ * One fragment of a store into our region, or of a get's data, in
+ * sequence.  Everything the peer claims is checked before a byte is
+ * written: the fragment continues the transfer where the last one ended,
+ * stays within the total the transfer claims, and that lies in the region
+ * (registered, writable: looked up again for each fragment, as a handler
+ * may have unregistered it); get data must be what our get asked for.
+ * Offsets are compared as differences, so nothing wraps.  Once a fragment
+ * is refused, nothing more of that transfer is written.  Returns the
+ * transfer's status so far: 0, -EFAULT (the region refused it), -EPROTO
+ * (the peer is inconsistent).
+ */
+static int take_fragment(struct uam_chan *ch, const uint8_t *f, uint8_t type, uint32_t region,
+			 uint32_t token, bool last)
+{
+	const uint8_t *p = f + UAM_HDR_LEN;
+	uint64_t off = get64(p), base = get64(p + 8), total = get64(p + 16);
+	uint32_t dlen = get32(f + UAM_OFF_DLEN);
+	const uint8_t *data = p + UAM_FRAG_EXT + (last ? f[UAM_OFF_NARGS] * 8u : 0);
+	struct uam_region *r;
+	struct uam_op *op;
+
+	if (!ch->xfer.active) {
+		/* The first fragment says what the transfer is. */
+		ch->xfer.active = true;
+		ch->xfer.type = type;
+		ch->xfer.err = 0;
+		ch->xfer.region = region;
+		ch->xfer.token = token;
+		ch->xfer.base = ch->xfer.next = base;
+		ch->xfer.total = total;
+		if (type == UAM_T_GET_DATA) {
+			op = op_answered(ch, token, UAM_T_GET_REQ);
+			if (!op || op->region != region || op->off != base || op->len != total)
+				ch->xfer.err = -EPROTO;
+		}
+	} else if (type != ch->xfer.type || region != ch->xfer.region || token != ch->xfer.token ||
+		   base != ch->xfer.base || total != ch->xfer.total) {
+		ch->xfer.err = -EPROTO;
+	}
+	if (last)
+		ch->xfer.active = false;
+	if (ch->xfer.err)
+		return ch->xfer.err;
+	/* Invariant: base <= next and next - base <= total. */
+	if (off != ch->xfer.next || dlen > ch->xfer.total - (off - ch->xfer.base) ||
+	    (last && dlen != ch->xfer.total - (off - ch->xfer.base)))
+		return ch->xfer.err = -EPROTO;
+	r = region_find(ch->ep, region);
+	if (!r || !(r->flags & UAM_REGION_WRITE) || base > r->len || total > r->len - base)
+		return ch->xfer.err = -EFAULT;
+	if (dlen)
+		memcpy(r->base + off, data, dlen);
+	ch->xfer.next = off + dlen;
+	return 0;
+}
+
 /* One frame, in order, exactly once: do what it says. */
 static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 {
@@ -748,7 +934,7 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 			     .token = get32(f + UAM_OFF_TOKEN) };
 	uint32_t aux = get32(f + UAM_OFF_AUX);
 
-	(void)len; /* checked by uamp_input */
+	(void)len; /* checked by uamp_input (frame_len) */
 	switch (type) {
 	case UAM_T_REQUEST:
 	case UAM_T_REPLY:
@@ -779,39 +965,37 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		return;
 	case UAM_T_STORE:
 	case UAM_T_GET_DATA: {
-		uint64_t off = get64(p), base = get64(p + 8), total = get64(p + 16);
-		uint32_t dlen = get32(f + UAM_OFF_DLEN);
 		bool last = f[UAM_OFF_FLAGS] & UAM_F_LAST;
-		const uint8_t *data = p + UAM_FRAG_EXT + (last ? nargs * 8u : 0);
-		struct uam_region *r = region_find(ep, aux);
+		int err = take_fragment(ch, f, type, aux, m.token, last);
+		struct uam_op *op;
 
-		if (off == base)
-			ch->store_bad = false; /* first fragment of a transfer */
-		/* GET_DATA lands in a region we named ourselves; still check. */
-		if (!r || !(r->flags & UAM_REGION_WRITE) || off > r->len || dlen > r->len - off)
-			ch->store_bad = true;
-		else if (dlen)
-			memcpy(r->base + off, data, dlen);
 		if (!last)
 			return;
 		if (type == UAM_T_GET_DATA) {
 			ch->st.gets++;
-			op_complete(ep, op_find(ep, (int)m.token), ch->store_bad ? -EFAULT : 0);
+			op = op_answered(ch, m.token, UAM_T_GET_REQ);
+			if (op)
+				op_complete(ep, op, err);
+			else
+				ch->st.bad_frames++; /* not a get of ours: nothing was written */
 			return;
 		}
 		ch->st.stores++;
-		if (ch->store_bad) {
-			ch->st.region_errors++;
+		if (err) {
+			if (err == -EFAULT)
+				ch->st.region_errors++;
+			else
+				ch->st.bad_frames++;
 		} else {
 			m.kind = UAM_MSG_STORE;
 			for (unsigned int i = 0; i < nargs; i++)
 				m.args[i] = get64(p + UAM_FRAG_EXT + 8 * i);
 			m.region = aux;
-			m.offset = base;
-			m.len = total;
+			m.offset = ch->xfer.base;
+			m.len = ch->xfer.total;
 			run_handler(ch, &m);
 		}
-		queue_done(ch, m.token, ch->store_bad ? -EFAULT : 0);
+		queue_done(ch, m.token, err);
 		return;
 	}
 	case UAM_T_GET_REQ: {
@@ -838,9 +1022,20 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		item_queue(ch, it);
 		return;
 	}
-	case UAM_T_DONE:
-		op_complete(ep, op_find(ep, (int)m.token), (int)aux);
+	case UAM_T_DONE: {
+		/* A store's completion, or the refusal of a get (whose
+		 * success is its data, never a DONE). */
+		int status = done_status(aux);
+		struct uam_op *op = op_answered(ch, m.token, UAM_T_STORE);
+
+		if (!op && status)
+			op = op_answered(ch, m.token, UAM_T_GET_REQ);
+		if (op)
+			op_complete(ep, op, status);
+		else
+			ch->st.bad_frames++;
 		return;
+	}
 	}
 }
 
@@ -851,15 +1046,19 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 	uint64_t sack = get64(f + UAM_OFF_SACK);
 	bool have_hi = false;
 
+	/* More than our window would overrun our slots; less than
+	 * MIN_CREDIT is no window a peer may have. */
 	ch->peer_credit = get16(f + UAM_OFF_CREDIT);
 	if (ch->peer_credit > w)
 		ch->peer_credit = w;
+	if (ch->peer_credit < MIN_CREDIT)
+		ch->peer_credit = MIN_CREDIT;
 	/* An ack outside what we sent is stale or bogus: ignore it. */
 	if (seq_diff(ack, ch->snd_una) < 0 || seq_diff(ack, ch->snd_next) > 0)
 		return;
 	if (ack != ch->snd_una) {
 		for (; ch->snd_una != ack; ch->snd_una++)
-			ch->tx[ch->snd_una % w].state = SLOT_FREE;
+			txs(ch, ch->snd_una)->state = SLOT_FREE;
 		ch->last_progress_ns = now_ns(ch->ep);
 		ch->rto_us = ch->ep->o.rto_min_us;
 	}
@@ -871,9 +1070,9 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 		sack &= ~(1ULL << i);
 		if (seq_diff(seq, ch->snd_next) >= 0)
 			break;
-		if (ch->tx[seq % w].state == SLOT_INFLIGHT) {
-			ch->tx[seq % w].state = SLOT_SACKED;
-			ch->tx[seq % w].need_tx = false;
+		if (txs(ch, seq)->state == SLOT_INFLIGHT) {
+			txs(ch, seq)->state = SLOT_SACKED;
+			txs(ch, seq)->need_tx = false;
 		}
 		hi = seq;
 		have_hi = true;
@@ -882,10 +1081,10 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 	 * was most likely lost.  Resent once per such evidence (its new send
 	 * time is later than the SACKed frame's). */
 	if (have_hi) {
-		uint64_t hi_sent = ch->tx[hi % w].sent_ns;
+		uint64_t hi_sent = txs(ch, hi)->sent_ns;
 
 		for (uint32_t seq = ch->snd_una; seq != hi; seq++) {
-			struct uam_tx_slot *s = &ch->tx[seq % w];
+			struct uam_tx_slot *s = txs(ch, seq);
 
 			if (s->state == SLOT_INFLIGHT && !s->need_tx && s->ntx && s->sent_ns < hi_sent)
 				s->need_tx = true;
@@ -893,44 +1092,99 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 	}
 }
 
-void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+/*
+ * The exact length a frame with header f has, from its fields, or 0 if
+ * they are malformed.  Every length and count on the wire is checked here,
+ * once, before anything reads past the header: deliver() and the receive
+ * slots (max_frame bytes each) rely on it.  64-bit, so a dlen near 2^32
+ * cannot wrap the sum.
+ */
+static uint64_t frame_len(const uint8_t *f)
 {
-	uint32_t w = window(ch), seq, session, dlen, need;
-	uint8_t type, nargs;
+	uint8_t type = f[UAM_OFF_TYPE], flags = f[UAM_OFF_FLAGS], nargs = f[UAM_OFF_NARGS];
+	uint64_t dlen = get32(f + UAM_OFF_DLEN);
+	bool last = flags & UAM_F_LAST;
+
+	if (f[UAM_OFF_VERSION] != UAM_WIRE_VERSION || nargs > UAM_MAX_ARGS ||
+	    get16(f + UAM_OFF_HANDLER) >= UAM_MAX_HANDLERS || (flags & ~UAM_F_LAST))
+		return 0;
+	switch (type) {
+	case UAM_T_ACK:
+		return nargs || dlen || last ? 0 : UAM_HDR_LEN;
+	case UAM_T_REQUEST:
+	case UAM_T_REPLY:
+	case UAM_T_DONE:
+		return dlen || last ? 0 : UAM_HDR_LEN + nargs * 8u;
+	case UAM_T_GET_REQ:
+		return dlen || last || nargs != 1 ? 0 : UAM_HDR_LEN + UAM_GET_EXT + 8;
+	case UAM_T_STORE:
+	case UAM_T_GET_DATA:
+		/* Only the last fragment carries the handler's args. */
+		if (!last && nargs)
+			return 0;
+		return UAM_HDR_LEN + UAM_FRAG_EXT + (last ? nargs * 8u : 0) + dlen;
+	}
+	return 0;
+}
+
+/*
+ * A frame whose session is not the one we know on this channel (there is
+ * no handshake: see docs/uam.md).  Every channel the peer opens has a
+ * fresh session, and its stream starts at uamp_isn(session).  Returns 1: the peer's session, to adopt (we had
+ * none, and this is the start of its stream, or acknowledges frames we
+ * sent); -1: a new stream from a peer that opened its channel again (we
+ * had another session); 0: anything else, a frame still on its way from
+ * an earlier channel of the peer (or the first frames of the peer's
+ * stream, before its start came, resent later): dropped, so it can
+ * neither kill the channel nor become its session.
+ */
+static int session_check(const struct uam_chan *ch, const uint8_t *f, uint8_t type,
+			 uint32_t session, uint32_t seq)
+{
+	bool start = type != UAM_T_ACK && seq == uamp_isn(ch->ep, session);
+	uint32_t ack = get32(f + UAM_OFF_ACK);
+
+	if (!session)
+		return 0; /* never given out */
+	if (!ch->peer_session)
+		return start || (seq_diff(ack, ch->snd_una) > 0 && seq_diff(ack, ch->snd_next) <= 0);
+	return start ? -1 : 0;
+}
+
+static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+{
+	uint32_t w = window(ch), seq, session;
+	uint8_t type;
 	int32_t d;
 
 	ch->st.rx_frames++;
-	if (len < UAM_HDR_LEN || f[UAM_OFF_VERSION] != UAM_WIRE_VERSION)
+	/* Longer than a receive slot, or not exactly what its header says
+	 * (the core gives the U-Net payload length, no padding). */
+	if (len < UAM_HDR_LEN || len > ch->ep->tr.max_frame || frame_len(f) != len)
 		goto bad;
 	type = f[UAM_OFF_TYPE];
-	nargs = f[UAM_OFF_NARGS];
-	dlen = get32(f + UAM_OFF_DLEN);
-	if (type >= UAM_T__COUNT || nargs > UAM_MAX_ARGS ||
-	    get16(f + UAM_OFF_HANDLER) >= UAM_MAX_HANDLERS)
-		goto bad;
-	need = UAM_HDR_LEN;
-	if (type == UAM_T_STORE || type == UAM_T_GET_DATA)
-		need += UAM_FRAG_EXT + ((f[UAM_OFF_FLAGS] & UAM_F_LAST) ? nargs * 8u : 0) + dlen;
-	else if (type == UAM_T_GET_REQ)
-		need += UAM_GET_EXT + 8;
-	else if (type != UAM_T_ACK)
-		need += nargs * 8u;
-	if (dlen > len || need > len || need > ch->ep->tr.max_frame)
-		goto bad;
 
-	session = get32(f + UAM_OFF_SESSION);
-	if (!ch->peer_session) {
-		ch->peer_session = session;
-	} else if (session != ch->peer_session) {
-		/* The peer restarted: what we promised the old one is void. */
-		uamp_chan_fail(ch, -ECONNRESET);
-		return;
-	}
 	if (ch->err)
 		return;
+	session = get32(f + UAM_OFF_SESSION);
+	seq = get32(f + UAM_OFF_SEQ);
+	if (!session || session != ch->peer_session) {
+		switch (session_check(ch, f, type, session, seq)) {
+		case 1:
+			ch->peer_session = session;
+			ch->rcv_next = uamp_isn(ch->ep, session);
+			break;
+		case -1:
+			/* The peer opened its channel anew: what we promised
+			 * the old one is void. */
+			uamp_chan_fail(ch, -ECONNRESET);
+			return;
+		default:
+			goto bad; /* from an earlier channel of the peer */
+		}
+	}
 	take_ack(ch, f);
 
-	seq = get32(f + UAM_OFF_SEQ);
 	if (type == UAM_T_ACK)
 		goto out;
 	/* Owed, not sent yet: it rides on our next frame if one leaves
@@ -945,7 +1199,7 @@ void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	} else if ((uint32_t)d >= w) {
 		ch->st.out_of_window++;
 	} else if (d > 0) {
-		struct uam_rx_slot *r = &ch->rx[seq % w];
+		struct uam_rx_slot *r = rxs(ch, seq);
 
 		if (r->present) {
 			ch->st.dup_dropped++;
@@ -960,8 +1214,8 @@ void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		ch->rcv_next++;
 		deliver(ch, f, len);
 		/* Then whatever was waiting for this one. */
-		while (!ch->err && ch->rx[ch->rcv_next % w].present) {
-			struct uam_rx_slot *r = &ch->rx[ch->rcv_next % w];
+		while (!ch->err && rxs(ch, ch->rcv_next)->present) {
+			struct uam_rx_slot *r = rxs(ch, ch->rcv_next);
 
 			r->present = false;
 			ch->rx_held--;
@@ -974,6 +1228,17 @@ out:
 	return;
 bad:
 	ch->st.bad_frames++;
+}
+
+void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+{
+	struct uam_ep *ep = ch->ep;
+
+	/* Handlers run in here and may close ch (or another channel): it
+	 * stays allocated, failed, until we are out. */
+	uamp_enter(ep);
+	input(ch, f, len);
+	uamp_leave(ep);
 }
 
 /* ---- Timers ------------------------------------------------------------ */
@@ -992,12 +1257,18 @@ static bool ack_overdue(const struct uam_chan *ch, uint64_t now)
 
 static void chan_timers(struct uam_chan *ch, uint64_t now)
 {
-	uint32_t w = window(ch);
 	bool expired = false;
 
 	if (ch->err)
 		return;
-	if (ch->snd_una != ch->snd_next) {
+	/*
+	 * The peer is declared dead after timeout_ms of silence while it
+	 * owes us an ack: only once the oldest frame it has not acked has
+	 * left (first transmissions go out in order, so nothing has if that
+	 * one has not), counted from then or the last ack, whichever is
+	 * later, and restarted whenever a send met a full transport (push).
+	 */
+	if (ch->snd_una != ch->snd_next && txs(ch, ch->snd_una)->ntx) {
 		if (now - ch->last_progress_ns > (uint64_t)ch->ep->o.timeout_ms * 1000000) {
 			uamp_chan_fail(ch, -ETIMEDOUT);
 			return;
@@ -1010,7 +1281,7 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 		 * polling is not flooded while its receive ring fills.
 		 */
 		for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
-			struct uam_tx_slot *s = &ch->tx[seq % w];
+			struct uam_tx_slot *s = txs(ch, seq);
 
 			if (s->state != SLOT_INFLIGHT)
 				continue;
@@ -1041,6 +1312,9 @@ void uamp_tick(struct uam_ep *ep)
 {
 	uint64_t now = 0;
 
+	/* A timeout runs op callbacks, which may close channels, this one
+	 * or the next: they stay allocated until the walk is over. */
+	uamp_enter(ep);
 	for (struct uam_chan *ch = ep->chans; ch; ch = ch->next) {
 		/* An idle channel has no timer to run: spinning on an idle
 		 * endpoint then reads no clock. */
@@ -1051,6 +1325,7 @@ void uamp_tick(struct uam_ep *ep)
 			now = now_ns(ep);
 		chan_timers(ch, now);
 	}
+	uamp_leave(ep);
 }
 
 uint64_t uamp_next_timer_ns(struct uam_ep *ep)
@@ -1058,7 +1333,6 @@ uint64_t uamp_next_timer_ns(struct uam_ep *ep)
 	uint64_t now = now_ns(ep), best = UINT64_MAX;
 
 	for (struct uam_chan *ch = ep->chans; ch; ch = ch->next) {
-		uint32_t w = window(ch);
 		uint64_t t;
 
 		if (!ch->err && ch->ack_due &&
@@ -1068,7 +1342,7 @@ uint64_t uamp_next_timer_ns(struct uam_ep *ep)
 			continue;
 		t = ch->last_progress_ns + (uint64_t)ep->o.timeout_ms * 1000000;
 		for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
-			const struct uam_tx_slot *s = &ch->tx[seq % w];
+			const struct uam_tx_slot *s = txs(ch, seq);
 
 			if (s->state != SLOT_INFLIGHT)
 				continue;
