@@ -28,10 +28,13 @@
  *   -ETIMEDOUT   the peer acknowledged nothing for timeout_ms (default
  *                2000 ms) while data was outstanding: it died, vanished
  *                or stopped polling;
- *   -ECONNRESET  the peer restarted (its frames carry a new session).
+ *   -ECONNRESET  the peer closed and reopened its channel or restarted: a
+ *                stream starting with a new session arrived.  Reopen the
+ *                channel (uam_chan__close, uam_chan__open) to talk again.
  * Other: -EAGAIN (local queue full: poll and retry), -ETIME (a call or op
  * wait ran out of its own timeout; the operation is still under way),
- * -EFAULT (region id or range refused by the peer), -EINVAL, -ENOMEM.
+ * -EFAULT (region id or range refused by the peer), -EPROTO (the peer
+ * reported a status we do not know), -EINVAL, -ENOMEM.
  *
  * Not thread-safe: one thread drives an endpoint and its channels.
  */
@@ -75,7 +78,8 @@ struct uam_msg {
 };
 
 typedef void (*uam_handler_fn)(struct uam_ep *ep, const struct uam_msg *msg, void *ctx);
-/* Completion of a store or get: status 0, -EFAULT, -ETIMEDOUT, -ECONNRESET. */
+/* Completion of a store or get: status 0, -EFAULT, -EPROTO, -ETIMEDOUT,
+ * -ECONNRESET. */
 typedef void (*uam_op_fn)(struct uam_ep *ep, int op, int status, void *ctx);
 
 /*
@@ -124,7 +128,7 @@ struct uam_ep_opts {
  * Returns NULL with errno EINVAL (bad option), ENOMEM. */
 UNET_API struct uam_ep *uam_ep__create(struct unet_endpoint *uep, const struct uam_ep_opts *opts);
 /* Close every channel (failing pending ops with -ECONNRESET) and free.
- * Accepts NULL. */
+ * Accepts NULL.  Never from inside a handler. */
 UNET_API void uam_ep__destroy(struct uam_ep *ep);
 
 /* Handler for index idx (fn NULL: unset).  Messages for an unset index
@@ -149,7 +153,9 @@ UNET_API int uam_region__unregister(struct uam_ep *ep, uint32_t id);
  * endpoint to guarantee the window's credits), ENOMEM. */
 UNET_API struct uam_chan *uam_chan__open(struct uam_ep *ep, struct unet_channel *uch);
 /* Free the channel; its pending ops fail with -ECONNRESET.  The unet
- * channel stays open.  Accepts NULL. */
+ * channel stays open.  Accepts NULL.  Safe from a handler, the channel's
+ * own included: it is failed at once and freed when the handler's caller
+ * (uam_poll, uam_wait, uam_call) is done with it. */
 UNET_API void uam_chan__close(struct uam_chan *ch);
 /* 0 while the channel works, else -ETIMEDOUT or -ECONNRESET (see top). */
 UNET_API int uam_chan__error(const struct uam_chan *ch);
@@ -198,7 +204,7 @@ UNET_API int uam_get(struct uam_chan *ch, uint32_t remote_region, uint64_t remot
 		     size_t len, uint32_t local_region, uint64_t local_offset, uam_op_fn cb,
 		     void *ctx);
 /* Wait for an op started without a callback and collect its status.
- * Returns its status (0, -EFAULT, -ETIMEDOUT, -ECONNRESET), -ETIME
+ * Returns its status (0, -EFAULT, -EPROTO, -ETIMEDOUT, -ECONNRESET), -ETIME
  * (still running after timeout_ms; wait again), -ENOENT (no such op, or it
  * has a callback). */
 UNET_API int uam_op__wait(struct uam_ep *ep, int op, int timeout_ms);

@@ -138,7 +138,7 @@ struct unet_channel_entry {
 	uint8_t peer_mac[6];
 	uint32_t endpoint; /* owning endpoint slot */
 	uint32_t pid;	   /* owning process */
-	bool stale;	   /* owning process is gone */
+	bool stale;	   /* owner gone: its slot is free or another process's */
 	uint64_t delivered, delivered_bytes, drop_wrong_src, drop_no_socket;
 };
 
@@ -148,7 +148,7 @@ struct unet_endpoint_entry {
 	uint32_t pid;
 	uint32_t nqueues;
 	char comm[16];
-	bool stale; /* owning process is gone */
+	bool stale; /* owning process is gone (its alive map is freed) */
 };
 
 /* Iterate channels / endpoints (in no particular order).  Stops when fn
@@ -200,8 +200,9 @@ struct unet_endpoint_opts {
 	/* Bit q set: bind a socket on receive queue q.  0: every queue.
 	 * The kernel allows one UMEM per queue, so two endpoints (two
 	 * processes) on one interface must use disjoint queues; frames must
-	 * then arrive on a queue of their channel's endpoint (the sender's
-	 * tx_queue on veth, flow steering on a NIC). */
+	 * then arrive on a queue of their channel's endpoint (flow steering
+	 * on a NIC; on veth in native mode the sender's tx_queue, in skb
+	 * mode not reliably: docs/platform.md). */
 	uint32_t queue_mask;
 };
 
@@ -292,9 +293,16 @@ UNET_API struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint1
 						 const uint8_t peer_mac[6], uint16_t peer_tag,
 						 const struct unet_channel_opts *opts);
 /* Find the channel with local_tag: one this endpoint opened, or one an
- * administrator added for it (unetctl channel add).  NULL with ENOENT. */
+ * administrator added for it (unetctl channel add).  An administrator's
+ * channel becomes the endpoint's only here: until the application looks
+ * it up, its messages are dropped (rx_unknown_channel), never adopted on
+ * receive.  NULL with ENOENT. */
 UNET_API struct unet_channel *unet_channel__lookup(struct unet_endpoint *ep, uint16_t local_tag);
-/* Remove the channel from the interface and free it.  Returns nothing. */
+/* Remove the channel from the interface and free it.  Returns nothing.
+ * Safe from a handler (its own channel included): descriptors of the same
+ * dispatch batch that name it are then dropped, and it is freed after the
+ * batch.  Descriptors from unet_endpoint__recv that name a closed channel
+ * must not be looked at through their channel pointer. */
 UNET_API void unet_channel__close(struct unet_channel *ch);
 
 UNET_API uint16_t unet_channel__tag(const struct unet_channel *ch);
@@ -311,7 +319,8 @@ UNET_API void *unet_channel__ctx(const struct unet_channel *ch);
  * unet_endpoint__buf_payload) holding len bytes: no copy.  The library owns
  * buf from here and frees it when the send completes.  Returns 0, -EMSGSIZE
  * (len 0 or > max_payload; nothing queued, buf still yours), -EAGAIN (send
- * queue full; buf still yours), -EINVAL. */
+ * queue full; buf still yours), -ENETDOWN (the interface is gone or down:
+ * nothing will leave again; buf still yours), -EINVAL. */
 UNET_API int unet_channel__send(struct unet_channel *ch, uint64_t buf, uint32_t len);
 
 /* Copy len bytes from data into a segment buffer and send it.  Returns 0,
@@ -341,7 +350,8 @@ UNET_API unsigned int unet_endpoint__tx_pending(const struct unet_endpoint *ep);
  * most timeout_ms (-1: no limit).  In copy mode the kernel sends a bounded
  * number of frames per kick, so a sender that stops calling the library
  * must flush before it goes.  unet_endpoint__destroy flushes for up to
- * 200 ms.  Returns 0, or -ETIMEDOUT with messages still queued. */
+ * 200 ms.  Returns 0, -ETIMEDOUT with messages still queued, or
+ * -ENETDOWN (the interface is gone or down: they never will leave). */
 UNET_API int unet_endpoint__flush(struct unet_endpoint *ep, int timeout_ms);
 
 /* ---- Receive queue and free queue ------------------------------------- */
@@ -383,7 +393,9 @@ UNET_API int unet_endpoint__release(struct unet_endpoint *ep, const struct unet_
 UNET_API int unet_endpoint__fd(struct unet_endpoint *ep);
 
 /* Block until a message is waiting or timeout_ms passes (-1: forever).
- * Returns 1 (ready), 0 (timeout), -EINTR, -errno. */
+ * Returns 1 (ready), 0 (timeout), -ENETDOWN (the interface went away or
+ * down: a blocked wait notices within a quarter of a second), -EINTR,
+ * -errno. */
 UNET_API int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms);
 
 /* Upcalls: the handler runs inside unet_endpoint__dispatch, never from a
@@ -396,7 +408,8 @@ UNET_API void unet_channel__set_handler(struct unet_channel *ch, unet_recv_handl
 
 /* Wait up to timeout_ms (0: just poll, -1: forever) for messages and run
  * their handlers, at most max of them.  Returns the number handled, or
- * -errno. Messages with no handler are released unseen and counted. */
+ * -errno (-EBUSY when called from inside a handler).  Messages with no
+ * handler are released unseen and counted. */
 UNET_API int unet_endpoint__dispatch(struct unet_endpoint *ep, int timeout_ms, unsigned int max);
 
 /* ---- Helpers -------------------------------------------------------- */
