@@ -12,7 +12,7 @@
 
 #include <bpf/bpf.h>
 
-#include "core/endpoint_impl.h"
+#include "core/objects.h"
 
 static struct unet_channel *channel_new(struct unet_endpoint *ep, uint16_t tag,
 					const uint8_t peer_mac[6], uint16_t peer_tag,

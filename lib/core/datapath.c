@@ -17,8 +17,9 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "core/endpoint_impl.h"
+#include "core/objects.h"
 
 #define RX_BATCH 64
 
@@ -26,6 +27,34 @@
 static bool frame_aligned(const struct unet_endpoint *ep, uint64_t buf)
 {
 	return buf != UNET_NO_BUF && !(buf & (ep->frame_size - 1));
+}
+
+/*
+ * The epoll set behind unet_endpoint__fd() is made only when it is first
+ * needed: an fd in an epoll set keeps a waiter on every socket, so each
+ * received frame would then pay for a wake-up call into epoll even while
+ * the application spins (seen as sock_def_readable and ep_poll_callback
+ * in profiles of spinning round trips).
+ */
+int unet_endpoint_epoll(struct unet_endpoint *ep)
+{
+	if (ep->epoll_fd >= 0)
+		return ep->epoll_fd;
+	ep->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (ep->epoll_fd < 0)
+		return -errno;
+	for (uint32_t i = 0; i < ep->nqueues; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = i };
+
+		if (epoll_ctl(ep->epoll_fd, EPOLL_CTL_ADD, ep->q[i].fd, &ev)) {
+			int err = -errno;
+
+			close(ep->epoll_fd);
+			ep->epoll_fd = -1;
+			return err;
+		}
+	}
+	return ep->epoll_fd;
 }
 
 /* Whether err from a socket call means the device is gone or down for

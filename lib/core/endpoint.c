@@ -23,7 +23,7 @@
 
 #include <bpf/bpf.h>
 
-#include "core/endpoint_impl.h"
+#include "core/objects.h"
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL 69
@@ -345,34 +345,6 @@ static int publish_sockets(struct unet_endpoint *ep)
 	return 0;
 }
 
-/*
- * The epoll set behind unet_endpoint__fd() is made only when it is first
- * needed: an fd in an epoll set keeps a waiter on every socket, so each
- * received frame would then pay for a wake-up call into epoll even while
- * the application spins (seen as sock_def_readable and ep_poll_callback
- * in profiles of spinning round trips).
- */
-int unet_endpoint_epoll(struct unet_endpoint *ep)
-{
-	if (ep->epoll_fd >= 0)
-		return ep->epoll_fd;
-	ep->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (ep->epoll_fd < 0)
-		return -errno;
-	for (uint32_t i = 0; i < ep->nqueues; i++) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = i };
-
-		if (epoll_ctl(ep->epoll_fd, EPOLL_CTL_ADD, ep->q[i].fd, &ev)) {
-			int err = -errno;
-
-			close(ep->epoll_fd);
-			ep->epoll_fd = -1;
-			return err;
-		}
-	}
-	return ep->epoll_fd;
-}
-
 static struct unet_iface *open_or_attach(const char *ifname, const struct ep_config *c, int *err)
 {
 	UNET_OPTS_INIT(unet_iface_opts, io);
@@ -610,53 +582,4 @@ void *unet_endpoint__segment(const struct unet_endpoint *ep, size_t *size)
 int unet_endpoint__fd(struct unet_endpoint *ep)
 {
 	return ep ? unet_endpoint_epoll(ep) : -EINVAL;
-}
-
-/* ---- For the layers above the core (layer.h) ------------------------ */
-
-int unet_layer_attach(struct unet_endpoint *ep, const struct unet_layer *layer, void *state)
-{
-	if (!ep || !layer || !layer->rx || !layer->destroy)
-		return -EINVAL;
-	if (unet_layer_state(ep, layer))
-		return -EEXIST;
-	if (ep->nlayers == UNET_MAX_LAYERS)
-		return -ENOSPC;
-	ep->layers[ep->nlayers].layer = layer;
-	ep->layers[ep->nlayers].state = state;
-	ep->nlayers++;
-	return 0;
-}
-
-void *unet_layer_state(const struct unet_endpoint *ep, const struct unet_layer *layer)
-{
-	for (unsigned int i = 0; ep && i < ep->nlayers; i++)
-		if (ep->layers[i].layer == layer)
-			return ep->layers[i].state;
-	return NULL;
-}
-
-struct unet_iface *unet_layer_iface(const struct unet_endpoint *ep)
-{
-	return ep->iface;
-}
-
-uint32_t unet_layer_slot(const struct unet_endpoint *ep)
-{
-	return ep->id;
-}
-
-uint32_t unet_layer_mtu(const struct unet_endpoint *ep)
-{
-	return ep->mtu;
-}
-
-int unet_layer_txq(const struct unet_endpoint *ep, int qid)
-{
-	if (qid <= 0)
-		return 0;
-	for (uint32_t i = 0; i < ep->nqueues; i++)
-		if (ep->q[i].queue_id == (uint32_t)qid)
-			return (int)i;
-	return -EINVAL;
 }

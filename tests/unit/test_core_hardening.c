@@ -38,7 +38,7 @@
 #include <bpf/bpf.h>
 #include <unet-xdp/unet_udp.h>
 
-#include "core/endpoint_impl.h"
+#include "core/objects.h"
 
 #define TAG_A 301
 #define TAG_B 302

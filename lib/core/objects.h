@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* endpoint_impl.h - the endpoint and channel objects, shared by
- * endpoint.c, channel.c and datapath.c.  Never installed. */
-#ifndef UNET_ENDPOINT_IMPL_H
-#define UNET_ENDPOINT_IMPL_H
+/* objects.h - the endpoint and channel objects, shared by
+ * endpoint.c, channel.c, datapath.c and layer.c.  Never installed. */
+#ifndef UNET_OBJECTS_H
+#define UNET_OBJECTS_H
 
 #include <xdp/xsk.h>
 
@@ -89,12 +89,10 @@ struct unet_endpoint {
 	unsigned int nlayers;
 };
 
-/* endpoint.c */
+/* datapath.c */
 /* The endpoint's epoll set over its sockets, made on first use; returns
  * its fd or -errno. */
 int unet_endpoint_epoll(struct unet_endpoint *ep);
-
-/* datapath.c */
 /* Put free frames on every queue's FILL ring up to fill_target. */
 void unet_refill(struct unet_endpoint *ep);
 /* Remember that the link is gone (err from a socket call). */
@@ -105,4 +103,4 @@ void unet_channel_free_all(struct unet_endpoint *ep);
 /* Free the channels closed while handlers ran. */
 void unet_channel_free_closed(struct unet_endpoint *ep);
 
-#endif /* UNET_ENDPOINT_IMPL_H */
+#endif /* UNET_OBJECTS_H */
