@@ -18,9 +18,6 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
-#include <dirent.h>
-#include <linux/ethtool.h>
-#include <linux/sockios.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -548,44 +545,6 @@ static const char *mode_name(enum unet_xdp_mode m, bool alive)
 	}
 }
 
-/*
- * The device's receive queues, not clamped: the library binds and the XDP
- * program serves queues 0..UNET_MAX_QUEUES-1 only, and frames that arrive
- * on a higher queue are dropped, so unetctl says so (attach, status).
- * ETHTOOL_GCHANNELS, else the rx-* entries in sysfs; 0 if unknown.
- */
-static unsigned int device_rx_queues(const char *ifname)
-{
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	unsigned int n = 0;
-	struct ifreq ifr;
-	char path[64];
-	struct dirent *de;
-	DIR *d;
-	int fd;
-
-	if (!*ifname || strlen(ifname) >= IF_NAMESIZE || strchr(ifname, '/'))
-		return 0;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0) {
-		memset(&ifr, 0, sizeof(ifr));
-		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-		ifr.ifr_data = (char *)&ch;
-		if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
-			n = ch.rx_count > ch.combined_count ? ch.rx_count : ch.combined_count;
-		close(fd);
-	}
-	if (n)
-		return n;
-	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
-	d = opendir(path);
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		n += !strncmp(de->d_name, "rx-", 3);
-	closedir(d);
-	return n;
-}
 
 /* The warning for a device with more receive queues than U-Net serves, in
  * buf ("" when there are not more). */
@@ -644,7 +603,7 @@ static int do_attach(const struct cmd *c, int argc, char **argv)
 			"unetctl: note: %s was already attached in %s mode (unetctl detach %s "
 			"to change it)\n",
 			pos[0], mode_name(st.mode, st.link_alive), pos[0]);
-	devq = device_rx_queues(pos[0]);
+	devq = st.device_queues;
 	if (*queue_warning(pos[0], devq, warn, sizeof(warn)))
 		fprintf(stderr, "unetctl: warning: %s\n", warn);
 	em_open(NULL, EM_LINE);
@@ -897,9 +856,9 @@ static int status_one(const char *ifname)
 	iface = open_iface(ifname);
 	if (!iface)
 		return 1;
-	devq = device_rx_queues(ifname);
-	queue_warning(ifname, devq, warn, sizeof(warn));
 	err = unet_iface__status(iface, &st);
+	devq = st.device_queues;
+	queue_warning(ifname, devq, warn, sizeof(warn));
 	if (!err)
 		err = get_endpoints(iface, &eps);
 	unet_iface__close(iface);

@@ -89,7 +89,11 @@ struct unet_iface_status {
 	int ifindex;
 	enum unet_xdp_mode mode; /* how the program is attached */
 	uint32_t prog_id;
-	uint32_t nqueues; /* receive queues of the device */
+	uint32_t nqueues; /* receive queues U-Net serves: the device's, at most
+			   * UNET_MAX_QUEUES (16) */
+	uint32_t device_queues; /* receive queues of the device; frames on
+				 * queues past nqueues are dropped
+				 * (drop_queue_range) */
 	uint32_t n_endpoints;
 	uint32_t n_channels;
 	bool link_alive; /* false: pins outlived the program (interface gone) */

@@ -123,23 +123,54 @@ void unet_refill(struct unet_endpoint *ep)
 	}
 }
 
-uint8_t *unet_layer_buf(struct unet_endpoint *ep, uint64_t buf)
+/* Whether buf is a buffer the application holds (from buf_alloc). */
+static bool app_holds(const struct unet_endpoint *ep, uint64_t buf)
 {
 	int64_t idx;
 
-	if (!ep || !frame_aligned(ep, buf) || (idx = unet_pool_index(&ep->pool, buf)) < 0 ||
-	    ep->pool.owner[idx] != UNET_FRAME_APP) {
+	return frame_aligned(ep, buf) && (idx = unet_pool_index(&ep->pool, buf)) >= 0 &&
+	       ep->pool.owner[idx] == UNET_FRAME_APP;
+}
+
+uint8_t *unet_layer_buf(struct unet_endpoint *ep, uint64_t buf)
+{
+	if (!ep || !app_holds(ep, buf)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	return (uint8_t *)ep->segment + buf;
 }
 
+/* Reserve one TX descriptor on q, reaping completions (and kicking) once
+ * if the ring is full.  Returns 0 with *idx, or -EAGAIN. */
+static int tx_reserve(struct unet_endpoint *ep, struct unet_queue *q, uint32_t *idx)
+{
+	if (xsk_ring_prod__reserve(&q->tx, 1, idx) == 1)
+		return 0;
+	kick_tx(ep, q);
+	unet_endpoint__complete(ep);
+	return xsk_ring_prod__reserve(&q->tx, 1, idx) == 1 ? 0 : -EAGAIN;
+}
+
+/* Hand the reserved descriptor idx on q, holding the frame at addr of
+ * len bytes in buf, to the kernel. */
+static void tx_submit(struct unet_endpoint *ep, struct unet_queue *q, uint32_t idx, uint64_t buf,
+		      uint64_t addr, uint32_t len)
+{
+	struct xdp_desc *xd = xsk_ring_prod__tx_desc(&q->tx, idx);
+
+	xd->addr = addr;
+	xd->len = len;
+	xd->options = 0;
+	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_KERNEL);
+	xsk_ring_prod__submit(&q->tx, 1);
+	q->tx_pending++;
+}
+
 int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
 		    uint32_t flen)
 {
 	struct unet_queue *q;
-	struct xdp_desc *xd;
 	uint32_t idx;
 
 	if (!ep || txq >= ep->nqueues || !unet_layer_buf(ep, buf))
@@ -150,19 +181,10 @@ int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32
 	if (ep->dead)
 		return ep->dead;
 	q = &ep->q[txq];
-	if (xsk_ring_prod__reserve(&q->tx, 1, &idx) != 1) {
-		kick_tx(ep, q);
-		unet_endpoint__complete(ep);
-		if (xsk_ring_prod__reserve(&q->tx, 1, &idx) != 1)
-			return -EAGAIN;
-	}
-	xd = xsk_ring_prod__tx_desc(&q->tx, idx);
-	xd->addr = buf + off;
-	xd->len = flen;
-	xd->options = 0;
-	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_KERNEL);
-	xsk_ring_prod__submit(&q->tx, 1);
-	q->tx_pending++;
+	if (tx_reserve(ep, q, &idx))
+		return -EAGAIN;
+	tx_submit(ep, q, idx, buf, buf + off, flen);
+	ep->tx_msgs++;
 	kick_tx(ep, q);
 	return 0;
 }
@@ -262,29 +284,19 @@ int unet_endpoint__buf_free(struct unet_endpoint *ep, uint64_t buf)
 
 void *unet_endpoint__buf_payload(struct unet_endpoint *ep, uint64_t buf)
 {
-	int64_t idx;
+	uint8_t *p = unet_layer_buf(ep, buf);
 
-	if (!ep || !frame_aligned(ep, buf) || (idx = unet_pool_index(&ep->pool, buf)) < 0 ||
-	    ep->pool.owner[idx] != UNET_FRAME_APP) {
-		errno = EINVAL;
-		return NULL;
-	}
-	return (uint8_t *)ep->segment + buf + UNET_TX_PAYLOAD;
+	return p ? p + UNET_TX_PAYLOAD : NULL;
 }
 
 /* Check a message before anything is queued. */
 static int check_send(struct unet_endpoint *ep, const struct unet_send_desc *d)
 {
-	int64_t idx;
-
 	if (!d->channel || d->channel->ep != ep)
 		return -EINVAL;
 	if (!d->len || d->len > ep->max_payload)
 		return -EMSGSIZE;
-	if (!frame_aligned(ep, d->buf) || (idx = unet_pool_index(&ep->pool, d->buf)) < 0 ||
-	    ep->pool.owner[idx] != UNET_FRAME_APP)
-		return -EINVAL;
-	return 0;
+	return app_holds(ep, d->buf) ? 0 : -EINVAL;
 }
 
 /* Put one checked message on its channel's TX ring (no kick).  Returns 0
@@ -293,23 +305,14 @@ static int enqueue(struct unet_endpoint *ep, const struct unet_send_desc *d)
 {
 	struct unet_channel *ch = d->channel;
 	struct unet_queue *q = &ep->q[ch->txq];
-	struct xdp_desc *xd;
-	uint32_t idx;
+	uint64_t addr = d->buf + UNET_ALIGN_PAD;
+	uint32_t idx, flen;
 
-	if (xsk_ring_prod__reserve(&q->tx, 1, &idx) != 1) {
-		kick_tx(ep, q);
-		unet_endpoint__complete(ep);
-		if (xsk_ring_prod__reserve(&q->tx, 1, &idx) != 1)
-			return -EAGAIN;
-	}
-	xd = xsk_ring_prod__tx_desc(&q->tx, idx);
-	xd->addr = d->buf + UNET_ALIGN_PAD;
-	xd->len = unet_wire_build((uint8_t *)ep->segment + xd->addr, ch->peer_mac, ep->mac,
-				  ch->peer_tag, ch->tag, d->len);
-	xd->options = 0;
-	unet_pool_move(&ep->pool, d->buf, UNET_FRAME_APP, UNET_FRAME_KERNEL);
-	xsk_ring_prod__submit(&q->tx, 1);
-	q->tx_pending++;
+	if (tx_reserve(ep, q, &idx))
+		return -EAGAIN;
+	flen = unet_wire_build((uint8_t *)ep->segment + addr, ch->peer_mac, ep->mac, ch->peer_tag,
+			       ch->tag, d->len);
+	tx_submit(ep, q, idx, d->buf, addr, flen);
 	return 0;
 }
 

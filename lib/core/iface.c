@@ -1143,8 +1143,11 @@ int unet_iface__status(struct unet_iface *iface, struct unet_iface_status *st)
 				st->mode = UNET_XDP_MODE_SKB;
 		}
 	}
-	if (st->ifindex)
-		st->nqueues = (uint32_t)unet_iface_nqueues(iface->ifname);
+	if (st->ifindex) {
+		st->device_queues = (uint32_t)unet_iface_nqueues_raw(iface->ifname);
+		st->nqueues = st->device_queues > UNET_MAX_QUEUES ? UNET_MAX_QUEUES
+								   : st->device_queues;
+	}
 	err = count_keys(iface->endpoints_fd, &st->n_endpoints);
 	if (!err)
 		err = count_keys(iface->channels_fd, &st->n_channels);
