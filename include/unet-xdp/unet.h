@@ -59,9 +59,13 @@ struct unet_iface_opts {
  * Load and attach the XDP program to ifname in the given mode and pin its
  * link and maps.  Attaching an interface that already has our program is
  * not an error (returns 0); stale pins of a vanished program are replaced.
- * Returns 0, or -ENODEV (no such interface), -EPERM (not privileged),
+ * Returns 0, or -ENODEV (no such interface), -EPERM (a bpf() call the
+ * caller lacks the privilege for, or a pin directory refused as unsafe:
+ * not root's, writable by group or others, a symlink), -EACCES (a pin path
+ * the caller may not open: needs root), -EINVAL (a relative pin root),
  * -EMEDIUMTYPE (pin root not on a bpffs), -EBUSY (another XDP program is
  * attached), -EOPNOTSUPP (mode not supported by the driver), other -errno.
+ * The log callback gets the path and the reason.
  */
 UNET_API int unet_iface__attach(const char *ifname, enum unet_xdp_mode mode,
 				const struct unet_iface_opts *opts);
@@ -73,7 +77,9 @@ UNET_API int unet_iface__detach(const char *ifname, const struct unet_iface_opts
 struct unet_iface;
 
 /* Open the pinned maps of an attached interface.  Returns NULL with errno
- * ENODEV, EMEDIUMTYPE, ENOENT (program not attached), EPERM, ... */
+ * ENODEV, EMEDIUMTYPE, ENOENT (program not attached), EPERM, EACCES (as
+ * for attach), EPROTO (a pin is a symlink or not one of the attached
+ * program's maps: refused), ... */
 UNET_API struct unet_iface *unet_iface__open(const char *ifname,
 					     const struct unet_iface_opts *opts);
 UNET_API void unet_iface__close(struct unet_iface *iface);

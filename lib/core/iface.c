@@ -151,12 +151,6 @@ static int check_ifname(const char *ifname)
 	return 0;
 }
 
-/* Errors keep their meaning: -EACCES is a path we may not open (the log
- * says which), -EPERM a bpf() the caller lacks the privilege for. */
-static int perm_err(int err)
-{
-	return err;
-}
 
 /*
  * Pinned state decides where frames go, so every directory on the way to
@@ -243,7 +237,7 @@ static int iface_dir(const struct unet_iface_opts *opts, const char *ifname, cha
 	root = unet_pin_root(root);
 	err = unet_check_bpffs(root);
 	if (err)
-		return perm_err(err);
+		return err;
 	if ((size_t)snprintf(dir, size, "%s/%s", root, ifname) >= size)
 		return -ENAMETOOLONG;
 	return check_path_safe(root, dir);
@@ -560,7 +554,7 @@ int unet_iface__attach(const char *ifname, enum unet_xdp_mode mode,
 	lock_fd = lock_dir(dir);
 	if (lock_fd < 0) {
 		unet_log(UNET_LOG_ERROR, "cannot create %s: %s", dir, strerror(-lock_fd));
-		return perm_err(lock_fd);
+		return lock_fd;
 	}
 
 	state = pinned_link_state(dir, ifindex, NULL);
@@ -604,7 +598,7 @@ out_rmdir:
 	rmdir(dir);
 out:
 	unlock_dir(lock_fd);
-	return perm_err(err);
+	return err;
 }
 
 int unet_iface__detach(const char *ifname, const struct unet_iface_opts *opts)
@@ -617,12 +611,12 @@ int unet_iface__detach(const char *ifname, const struct unet_iface_opts *opts)
 	if (err)
 		return err;
 	if (stat(dir, &st))
-		return errno != ENOENT ? perm_err(-errno)
+		return errno != ENOENT ? -errno
 		       : if_nametoindex(ifname) ? -ENOENT
 						: -ENODEV;
 	lock_fd = lock_dir(dir);
 	if (lock_fd < 0)
-		return perm_err(lock_fd);
+		return lock_fd;
 	/* Whether the link is alive, dead, or missing (half-made pins), the
 	 * interface's pins go: detach is also how stale pins are cleared. */
 	detach_pinned_link(dir);
@@ -634,7 +628,7 @@ int unet_iface__detach(const char *ifname, const struct unet_iface_opts *opts)
 	unlock_dir(lock_fd);
 	if (!err)
 		unet_log(UNET_LOG_INFO, "%s: detached, pins removed from %s", ifname, dir);
-	return perm_err(err);
+	return err;
 }
 
 /* ---- Open / close --------------------------------------------------- */
@@ -854,7 +848,7 @@ struct unet_iface *unet_iface__open(const char *ifname, const struct unet_iface_
 	return iface;
 err:
 	unet_iface__close(iface);
-	errno = -perm_err(err);
+	errno = -err;
 	return NULL;
 }
 
@@ -909,7 +903,7 @@ int unet_iface__for_each(const struct unet_iface_opts *opts,
 		return err;
 	d = opendir(root);
 	if (!d)
-		return errno == ENOENT ? 0 : perm_err(-errno); /* ENOENT: nothing attached */
+		return errno == ENOENT ? 0 : -errno; /* ENOENT: nothing attached */
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' || check_ifname(de->d_name))
 			continue;
@@ -1212,7 +1206,7 @@ int unet_iface__set_fault(struct unet_iface *iface, uint32_t drop_ppm)
 	if (!iface || drop_ppm > 1000000)
 		return -EINVAL;
 	if (bpf_map_update_elem(iface->faults_fd, &key, &cfg, BPF_ANY))
-		return perm_err(-errno);
+		return -errno;
 	unet_log(UNET_LOG_INFO, "%s: injected drop set to %u ppm", iface->ifname, drop_ppm);
 	return 0;
 }
