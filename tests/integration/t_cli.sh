@@ -11,6 +11,7 @@ TESTS+=(
 	"api_errors|-|90|public API rejects invalid arguments (build/tests/test_api_errors)"
 	"queue_limit|-|60|20-queue veth: unetctl attach warns (device, limit 16, queues dropped), status shows device_queues and the warning; 1 queue: no warning"
 	"bench_smoke|-|180|unet-bench --quick: output has the expected form"
+	"install_build|-|240|make CFLAGS=\"-O1 -g\" builds the library and unetctl; make install PREFIX=/opt/...: an example compiles with pkg-config's flags and #include <unet-xdp/unet.h>, and links"
 )
 
 # expect_err WHAT REGEX CMD...: CMD exits 1 with exactly one stderr line
@@ -215,4 +216,33 @@ t_queue_limit() {
 	out=$(ctl_a --json status "$IF_A") || fail "status $IF_A failed"
 	[[ $(jq -r '.device_queues' <<<"$out") == 1 && $(jq -r '.warning // "none"' <<<"$out") == none ]] ||
 		fail "1-queue status: $out"
+}
+
+# The build honours the user's CFLAGS (project flags are separate), and an
+# installed tree under a prefix that is no default include path works
+# with the flags pkg-config gives, as the README says.
+t_install_build() {
+	local b=$T_DIR/build-o1 dest=$T_DIR/dest prefix=/opt/unet-test pc cflags libs
+	make -s -C "$ROOT" BUILD="$b" CFLAGS="-O1 -g" "$b/libunet-xdp.a" "$b/unetctl" \
+		>"$T_DIR/make.log" 2>&1 || { cat "$T_DIR/make.log"; fail "make CFLAGS=\"-O1 -g\" failed"; }
+	make -n -B -C "$ROOT" BUILD="$b" CFLAGS="-O1 -g" "$b/lib/core/wire.o" |
+		grep -- '-O1 -g' | grep -q -- '-Wall' ||
+		fail "the compile line lacks the user's -O1 -g or the project's -Wall"
+	make -s -C "$ROOT" BUILD="$b" PREFIX="$prefix" DESTDIR="$dest" install \
+		>>"$T_DIR/make.log" 2>&1 || { cat "$T_DIR/make.log"; fail "make install failed"; }
+	pc=$dest$prefix/lib/pkgconfig
+	[[ -f $pc/libunet-xdp.pc ]] || fail "no libunet-xdp.pc under $pc"
+	[[ -f $dest$prefix/include/unet-xdp/unet.h ]] || fail "unet.h not installed under include/unet-xdp"
+	# The .pc names the real prefix; the files sit under DESTDIR.
+	cflags=$(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$dest pkg-config --cflags libunet-xdp) ||
+		fail "pkg-config --cflags failed"
+	libs=$(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$dest pkg-config --libs --static libunet-xdp) ||
+		fail "pkg-config --libs failed"
+	echo "cflags: $cflags; libs: $libs"
+	[[ $cflags == *"-I$dest$prefix/include"* && $cflags != *unet-xdp* ]] ||
+		fail "pkg-config --cflags gives '$cflags', want -I<prefix>/include"
+	# shellcheck disable=SC2086 # word splitting of the flags is meant
+	cc $cflags -o "$T_DIR/pingpong" "$ROOT/examples/pingpong.c" $libs -lm \
+		>"$T_DIR/cc.log" 2>&1 || { cat "$T_DIR/cc.log"; fail "examples/pingpong.c does not build against the installed tree"; }
+	[[ -x $T_DIR/pingpong ]] || fail "no binary from the installed tree"
 }
