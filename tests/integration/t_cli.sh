@@ -11,7 +11,7 @@ TESTS+=(
 	"api_errors|-|90|public API rejects invalid arguments (build/tests/test_api_errors)"
 	"queue_limit|-|60|20-queue veth: unetctl attach warns (device, limit 16, queues dropped), status shows device_queues and the warning; 1 queue: no warning"
 	"bench_smoke|-|180|unet-bench --quick: output has the expected form"
-	"install_build|-|240|make CFLAGS=\"-O1 -g\" builds the library and unetctl; make install PREFIX=/opt/...: an example compiles with pkg-config's flags and #include <unet-xdp/unet.h>, and links"
+	"install_build|-|240|make CFLAGS=\"-O1 -g\" builds the library and unetctl, objects depend on their headers; make install PREFIX=/opt/...: an example compiles with pkg-config's flags and #include <unet-xdp/unet.h>, and links"
 )
 
 # expect_err WHAT REGEX CMD...: CMD exits 1 with exactly one stderr line
@@ -228,6 +228,12 @@ t_install_build() {
 	make -n -B -C "$ROOT" BUILD="$b" CFLAGS="-O1 -g" "$b/lib/core/wire.o" |
 		grep -- '-O1 -g' | grep -q -- '-Wall' ||
 		fail "the compile line lacks the user's -O1 -g or the project's -Wall"
+	# Objects depend on the headers they include (-MMD): a changed header
+	# rebuilds them, an unrelated one does not.
+	make -n -C "$ROOT" BUILD="$b" CFLAGS="-O1 -g" -W lib/core/objects.h "$b/lib/core/datapath.o" |
+		grep -q 'datapath\.o' || fail "lib/core/objects.h changed, datapath.o not rebuilt"
+	! make -n -C "$ROOT" BUILD="$b" CFLAGS="-O1 -g" -W lib/uam/uam_impl.h "$b/lib/core/datapath.o" |
+		grep -q 'datapath\.o' || fail "lib/uam/uam_impl.h changed, core's datapath.o rebuilt"
 	make -s -C "$ROOT" BUILD="$b" PREFIX="$prefix" DESTDIR="$dest" install \
 		>>"$T_DIR/make.log" 2>&1 || { cat "$T_DIR/make.log"; fail "make install failed"; }
 	pc=$dest$prefix/lib/pkgconfig

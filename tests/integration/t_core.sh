@@ -14,6 +14,7 @@ TESTS+=(
 	"spoof|xdp|90|spoofed MAC/tag, unknown tag, bad version, truncated/bad length: dropped and counted"
 	"multiqueue|xdp|120|4-queue veth, a sender per queue, the 4-socket receiver gets everything (native: on all 4 queues; skb: on queues 0-2, see queue_map)"
 	"sigkill|xdp|90|SIGKILLed owner: channel stale, tag reusable, unetctl reclaim cleans up"
+	"pidns|xdp|60|an endpoint owner in its own pid namespace (a container with its own /proc) is live to everyone: reclaim keeps it; once killed, stale and reclaimed"
 	"arp_ping|xdp|60|ping and ARP work with the program attached; pass counter moves"
 	"queue_map|xdp|90|4-queue veth: which rx queue a frame sent on tx queue q reaches (native: q; skb: max(q-1, 0)), per channel counters"
 	"datapath|xdp|120|send/recv/free queues, wait, poll fd, upcalls, admin channels, destroy (test_datapath)"
@@ -300,6 +301,39 @@ t_sigkill() {
 	endpoint_json b
 	[[ -z $(chan_field b 10 tag) ]] || fail "channel 10 still listed after reclaim"
 	[[ $(endpoint_json b | jq 'length') == 0 ]] || fail "endpoints still listed after reclaim"
+}
+
+# Liveness must not rest on pids: an owner in another pid namespace (with
+# its own /proc, as in a container) has a pid that names some other
+# process, or none, here.  pid+starttime liveness reclaimed its slot.
+t_pidns() {
+	setup_ns
+	attach b
+	# sh is pid 1 of the new namespace, the peer pid 2 (the ': ' keeps sh
+	# from exec'ing it); --kill-child takes the peer down with unshare.
+	unet_bg_b unshare --pid --fork --mount-proc --kill-child=KILL sh -c \
+		'"$0" hold "$1" --tag 10 --peer "$2" --peer-tag 110 --xdp-mode "$3" --timeout 60; :' \
+		"$PEER" "$IF_B" "$MAC_A" "$T_MODE" >"$T_DIR/h.log" 2>&1
+	local h=$UNET_BG_PID e removed
+	e=$(wait_ready "$T_DIR/h.log" "$h") || exit 1
+	[[ $(endpoint_json b | jq -r --argjson id "$e" '[.[] | select(.id == $id)] | first | .stale') == false ]] ||
+		fail "endpoint $e of the live owner in its own pid namespace shown stale: $(endpoint_json b)"
+	removed=$(ctl_b --json reclaim "$IF_B" | jq -r '.. | .removed? // empty' | head -1)
+	note "reclaim removed '${removed:-?}'"
+	[[ $(endpoint_json b | jq -r --argjson id "$e" '[.[] | select(.id == $id)] | length') == 1 ]] ||
+		fail "reclaim removed the live endpoint $e of a process in another pid namespace"
+	channel_json b
+	[[ $(chan_field b 10 stale) == false ]] || fail "its channel 10 shown stale"
+	kill -KILL "$h"
+	wait "$h" 2>/dev/null
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[[ $(endpoint_json b | jq -r --argjson id "$e" '[.[] | select(.id == $id)] | first | .stale') == true ]] && break
+		sleep 0.1
+	done
+	((i < 50)) || fail "endpoint $e not stale after its owner was killed"
+	ctl_b reclaim "$IF_B" || fail "unetctl reclaim failed"
+	[[ $(endpoint_json b | jq 'length') == 0 ]] || fail "endpoint still listed after reclaim"
 }
 
 t_arp_ping() {
