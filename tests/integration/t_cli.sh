@@ -231,9 +231,9 @@ t_install_build() {
 	# Objects depend on the headers they include (-MMD): a changed header
 	# rebuilds them, an unrelated one does not.
 	make -n -C "$ROOT" BUILD="$b" CFLAGS="-O1 -g" -W lib/core/objects.h "$b/lib/core/datapath.o" |
-		grep -q 'datapath\.o' || fail "lib/core/objects.h changed, datapath.o not rebuilt"
+		grep -q -- '-c lib/core/datapath.c' || fail "lib/core/objects.h changed, datapath.o not rebuilt"
 	! make -n -C "$ROOT" BUILD="$b" CFLAGS="-O1 -g" -W lib/uam/uam_impl.h "$b/lib/core/datapath.o" |
-		grep -q 'datapath\.o' || fail "lib/uam/uam_impl.h changed, core's datapath.o rebuilt"
+		grep -q -- '-c lib/core/datapath.c' || fail "lib/uam/uam_impl.h changed, core's datapath.o rebuilt"
 	make -s -C "$ROOT" BUILD="$b" PREFIX="$prefix" DESTDIR="$dest" install \
 		>>"$T_DIR/make.log" 2>&1 || { cat "$T_DIR/make.log"; fail "make install failed"; }
 	pc=$dest$prefix/lib/pkgconfig
