@@ -160,6 +160,9 @@ struct unet_udp_val {
 	__be16 remote_port; /* only from this source port; 0: any */
 	__u16 flags;	    /* reserved, 0 */
 	__u32 owner_pid;    /* pid that opened it (for listings) */
+	__u64 owner_token;  /* token of the endpoint incarnation that owns it
+			     * (unet_endpoint_val.token): an entry whose token
+			     * is not its slot's is a dead owner's, passed */
 	/* Counters, added to by the XDP program with atomic adds (a hash
 	 * value is one copy for all CPUs); zero when the entry is made. */
 	__u64 delivered;       /* datagrams redirected to the owner */
@@ -182,6 +185,7 @@ struct unet_udp_addr_val {
 	__u32 flags;	 /* UNET_UDP_ADDR_* */
 	__u32 owner_pid; /* for listings */
 	__u32 pad;
+	__u64 owner_token; /* as unet_udp_val.owner_token */
 };
 
 /*

@@ -54,8 +54,9 @@ static __always_inline int arp_sender_learnable(const struct ethhdr *eth, const 
  *     answers requests and keeps its own neighbour table;
  *   - else (UNET_UDP_ADDR_ARP) it goes to the endpoint that registered the
  *     address, which answers requests for it; with no socket of that
- *     endpoint on this queue it is passed (the kernel ignores ARP for an
- *     address it does not have).
+ *     endpoint on this queue, or if the entry is an earlier owner's of
+ *     that endpoint slot (udp_owner_current), it is passed (the kernel
+ *     ignores ARP for an address it does not have).
  * All other ARP is the kernel's, untouched.
  */
 static __always_inline int arp_rx(struct xdp_md *ctx, struct ethhdr *eth, void *l3, void *data_end)
@@ -80,7 +81,7 @@ static __always_inline int arp_rx(struct xdp_md *ctx, struct ethhdr *eth, void *
 		nv.updated_ns = bpf_ktime_get_ns();
 		bpf_map_update_elem(&unet_neigh, &spa, &nv, BPF_ANY);
 	}
-	if (!(av->flags & UNET_UDP_ADDR_ARP))
+	if (!(av->flags & UNET_UDP_ADDR_ARP) || !udp_owner_current(av->endpoint, av->owner_token))
 		return pass();
 	if (redirect_to(ctx, av->endpoint) != XDP_REDIRECT)
 		return pass();

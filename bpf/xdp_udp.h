@@ -18,6 +18,20 @@
 #define IP_OFFMASK 0x1fff
 
 /*
+ * Whether a UDP port or address entry belongs to the endpoint incarnation
+ * now in its slot (owner_token == unet_endpoint_val.token, non-zero).  An
+ * entry left by a dead owner whose slot another process has taken since
+ * is not the newcomer's: treated as a dead owner's (passed), as channels
+ * are (xdp_unet.h), until someone reclaims or takes it over.
+ */
+static __always_inline int udp_owner_current(__u32 slot, __u64 owner_token)
+{
+	struct unet_endpoint_val *ev = bpf_map_lookup_elem(&unet_endpoints, &slot);
+
+	return ev && owner_token && ev->token == owner_token;
+}
+
+/*
  * An IPv4 frame (l3 just past the Ethernet header): ours only if it is UDP
  * to an (address, port) in unet_udp_ports.  Until the port is known to be
  * ours the frame is passed whatever is wrong with it: it may belong to a
@@ -57,7 +71,7 @@ static __always_inline int udp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	key.addr = ip->daddr;
 	key.port = udp->dest;
 	v = bpf_map_lookup_elem(&unet_udp_ports, &key);
-	if (!v)
+	if (!v || !udp_owner_current(v->endpoint, v->owner_token))
 		return pass();
 
 	/* From here on the datagram is for a U-Net socket. */

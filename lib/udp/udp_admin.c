@@ -4,7 +4,9 @@
  * (unet_udp_ports, unet_udp_addrs): installing and removing them for a
  * socket, listing, deleting and reclaiming them for unetctl.  Ownership
  * works as for channels (docs/control-plane.md): an entry names its
- * endpoint slot, and is stale once that slot is gone or its owner died.
+ * endpoint slot and the token of the incarnation that made it, and is
+ * stale once that slot is gone, its owner died, or another process holds
+ * the slot now (another token).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,10 +33,11 @@ static int addrs_fd(struct unet_iface *iface)
 			      sizeof(struct unet_udp_addr_val));
 }
 
-/* Whether endpoint slot id has a live owner. */
-static bool endpoint_alive(struct unet_iface *iface, uint32_t id)
+/* Whether the entry's owner -- endpoint slot id, incarnation token -- is
+ * alive: a live process holds the slot with that token (0 is nobody's). */
+static bool owner_alive(struct unet_iface *iface, uint32_t id, uint64_t token)
 {
-	return unet_iface_slot_alive(iface, id, 0);
+	return token && unet_iface_slot_alive(iface, id, token);
 }
 
 int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
@@ -44,14 +47,16 @@ int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 	struct unet_udp_key key = { .addr = laddr, .port = htons(lport) };
 	struct unet_udp_val v, old;
 	uint32_t pid = (uint32_t)getpid(); /* the owner opens its own ports */
+	uint64_t token;
 
 	if (pfd < 0)
 		return pfd;
 
-	if (!endpoint_alive(iface, endpoint))
+	token = unet_iface_slot_token(iface, endpoint);
+	if (!token)
 		return -ESRCH;
 	if (bpf_map_lookup_elem(pfd, &key, &old) == 0) {
-		if (endpoint_alive(iface, old.endpoint)) {
+		if (owner_alive(iface, old.endpoint, old.owner_token)) {
 			unet_log(UNET_LOG_ERROR, "%s: UDP port %u in use by endpoint %u (pid %u)",
 				 iface->ifname, lport, old.endpoint, old.owner_pid);
 			return -EADDRINUSE;
@@ -65,6 +70,7 @@ int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 	v.remote_addr = raddr;
 	v.remote_port = htons(rport);
 	v.owner_pid = pid;
+	v.owner_token = token;
 	if (bpf_map_update_elem(pfd, &key, &v, BPF_NOEXIST)) {
 		int err = -errno;
 
@@ -83,9 +89,10 @@ void unet_udp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t 
 	if (pfd < 0)
 		return;
 
-	/* Only if still ours: an administrator may have deleted it and
-	 * another endpoint taken the port since. */
-	if (!bpf_map_lookup_elem(pfd, &key, &v) && v.endpoint == endpoint)
+	/* Only if still ours (slot and incarnation): an administrator may
+	 * have deleted it and another endpoint taken the port since. */
+	if (!bpf_map_lookup_elem(pfd, &key, &v) && v.endpoint == endpoint &&
+	    v.owner_token == unet_iface_slot_token(iface, endpoint))
 		bpf_map_delete_elem(pfd, &key);
 }
 
@@ -98,8 +105,13 @@ int unet_udp_addr_claim(struct unet_iface *iface, uint32_t endpoint, uint32_t la
 	if (afd < 0)
 		return afd;
 
+	v.owner_token = unet_iface_slot_token(iface, endpoint);
+	if (!v.owner_token)
+		return -ESRCH;
 	if (bpf_map_lookup_elem(afd, &laddr, &old) == 0) {
-		if (old.endpoint == endpoint || endpoint_alive(iface, old.endpoint))
+		/* ours already, or a live owner's; an earlier incarnation's
+		 * of our own slot is stale like any dead owner's */
+		if (owner_alive(iface, old.endpoint, old.owner_token))
 			return 0;
 		bpf_map_delete_elem(afd, &laddr);
 	}
@@ -117,7 +129,8 @@ void unet_udp_addr_release(struct unet_iface *iface, uint32_t endpoint, uint32_t
 	if (afd < 0)
 		return;
 
-	if (!bpf_map_lookup_elem(afd, &laddr, &v) && v.endpoint == endpoint)
+	if (!bpf_map_lookup_elem(afd, &laddr, &v) && v.endpoint == endpoint &&
+	    v.owner_token == unet_iface_slot_token(iface, endpoint))
 		bpf_map_delete_elem(afd, &laddr);
 }
 
@@ -163,7 +176,7 @@ int unet_iface__for_each_udp(struct unet_iface *iface,
 		e.remote_port = ntohs(v.remote_port);
 		e.endpoint = v.endpoint;
 		e.pid = v.owner_pid;
-		e.stale = !endpoint_alive(iface, v.endpoint);
+		e.stale = !owner_alive(iface, v.endpoint, v.owner_token);
 		e.answers_arp = !bpf_map_lookup_elem(afd, &keys[i].addr, &av) &&
 				(av.flags & UNET_UDP_ADDR_ARP);
 		e.delivered = v.delivered;
@@ -208,7 +221,7 @@ int unet_udp_reclaim(struct unet_iface *iface)
 		return err;
 	for (size_t i = 0; i < n; i++) {
 		if (bpf_map_lookup_elem(pfd, &keys[i], &v) ||
-		    endpoint_alive(iface, v.endpoint))
+		    owner_alive(iface, v.endpoint, v.owner_token))
 			continue;
 		if (bpf_map_delete_elem(pfd, &keys[i]) == 0) {
 			unet_log(UNET_LOG_INFO, "%s: reclaimed UDP port %u (endpoint %u)",
@@ -230,7 +243,7 @@ int unet_udp_reclaim(struct unet_iface *iface)
 		struct unet_udp_addr_val av;
 
 		if (bpf_map_lookup_elem(afd, &addrs[i], &av) ||
-		    endpoint_alive(iface, av.endpoint))
+		    owner_alive(iface, av.endpoint, av.owner_token))
 			continue;
 		if (bpf_map_delete_elem(afd, &addrs[i]) == 0)
 			removed++;

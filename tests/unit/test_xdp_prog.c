@@ -435,21 +435,34 @@ static int add_endpoint(uint32_t slot, uint64_t token)
 #define UDP_UNET_ADDR 0x0a000007u
 #define UDP_DEAD_ADDR 0x0a000008u /* U-Net's, registered by EP_NOSOCK */
 
-static int add_udp(uint32_t addr, uint16_t port, uint32_t ep, uint32_t raddr, uint16_t rport)
+/* UDP ports and addresses owned by the incarnation now in slot ep (as
+ * the library makes them), or by another one (token). */
+static int add_udp_tok(uint32_t addr, uint16_t port, uint32_t ep, uint32_t raddr, uint16_t rport,
+		       uint64_t token)
 {
 	struct unet_udp_key k = { .addr = htonl(addr), .port = htons(port) };
 	struct unet_udp_val v = { .endpoint = ep, .remote_addr = raddr ? htonl(raddr) : 0,
-				  .remote_port = htons(rport), .owner_pid = 1 };
+				  .remote_port = htons(rport), .owner_pid = 1, .owner_token = token };
 
 	return bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_udp_ports), &k, &v, BPF_ANY) ? -errno : 0;
 }
 
-static int add_udp_addr(uint32_t addr, uint32_t ep, uint32_t flags)
+static int add_udp(uint32_t addr, uint16_t port, uint32_t ep, uint32_t raddr, uint16_t rport)
+{
+	return add_udp_tok(addr, port, ep, raddr, rport, ep_token(ep));
+}
+
+static int add_udp_addr_tok(uint32_t addr, uint32_t ep, uint32_t flags, uint64_t token)
 {
 	__be32 k = htonl(addr);
-	struct unet_udp_addr_val v = { .endpoint = ep, .flags = flags };
+	struct unet_udp_addr_val v = { .endpoint = ep, .flags = flags, .owner_token = token };
 
 	return bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_udp_addrs), &k, &v, BPF_ANY) ? -errno : 0;
+}
+
+static int add_udp_addr(uint32_t addr, uint32_t ep, uint32_t flags)
+{
+	return add_udp_addr_tok(addr, ep, flags, ep_token(ep));
 }
 
 static int add_udp_fixture(void)
@@ -588,6 +601,11 @@ static void test_abi_layout(void **state)
 	assert_int_equal(offsetof(struct unet_hdr, src_tag), 4);
 	assert_int_equal(offsetof(struct unet_hdr, len), 6);
 	assert_int_equal(UNET_PAYLOAD_OFF, 22);
+	/* the UDP tables' owner tokens: 8-byte aligned, as their values */
+	assert_int_equal(offsetof(struct unet_udp_val, owner_token) % 8, 0);
+	assert_int_equal(sizeof(struct unet_udp_val) % 8, 0);
+	assert_int_equal(offsetof(struct unet_udp_addr_val, owner_token) % 8, 0);
+	assert_int_equal(sizeof(struct unet_udp_addr_val) % 8, 0);
 }
 
 static void test_good_frame_delivered(void **state)
@@ -1387,6 +1405,51 @@ static void test_udp_dead_owner_passed(void **state)
 	assert_memory_equal(&after, &before, sizeof(after));
 }
 
+/*
+ * A UDP port or address entry left by a dead owner whose slot another
+ * process has taken since (another token in the slot, with a live socket):
+ * never delivered to the newcomer, even before anyone reclaims it -- the
+ * datagram and the ARP frame are the kernel's, passed untouched, the
+ * port's counters unchanged.  As for channels (test_stale_owner_dropped).
+ */
+static uint32_t build_arp(uint8_t *buf, uint16_t op, uint32_t spa, uint32_t tpa);
+
+static void test_udp_stale_token_passed(void **state)
+{
+	struct udp_spec s = udp_good(6004);
+	struct unet_udp_val before, after;
+	struct snap want = one(UNET_CTR_UDP_DELIVERED);
+	uint8_t buf[256];
+	__be32 ak = htonl(0x0a00000a);
+
+	(void)state;
+	need_xsk();
+	/* port 6004 and address 10.0.0.10: EP_SOCK's slot, an older token */
+	assert_int_equal(add_udp_tok(UDP_DST, 6004, EP_SOCK, 0, 0, TOKEN_SOCK ^ 0xff00), 0);
+	assert_int_equal(add_udp_addr_tok(0x0a00000a, EP_SOCK, UNET_UDP_ADDR_ARP, TOKEN_SOCK ^ 0xff00),
+			 0);
+	before = udp_port_stats(6004);
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	after = udp_port_stats(6004);
+	assert_memory_equal(&after, &before, sizeof(after));
+	expect_pass_untouched(buf, build_arp(buf, 1, 0x0a000016, 0x0a00000a));
+	/* a zero token is nobody's */
+	assert_int_equal(add_udp_tok(UDP_DST, 6004, EP_SOCK, 0, 0, 0), 0);
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	/* the same entries with the slot's token: delivered */
+	assert_int_equal(add_udp(UDP_DST, 6004, EP_SOCK, 0, 0), 0);
+	assert_int_equal(add_udp_addr(0x0a00000a, EP_SOCK, UNET_UDP_ADDR_ARP), 0);
+	expect_udp(&s, XDP_REDIRECT, UNET_CTR_UDP_DELIVERED);
+	want = one(UNET_CTR_ARP_DELIVERED);
+	expect_run(buf, build_arp(buf, 1, 0x0a000016, 0x0a00000a), NULL, XDP_REDIRECT, &want);
+	{
+		struct unet_udp_key k = { .addr = htonl(UDP_DST), .port = htons(6004) };
+
+		bpf_map_delete_elem(bpf_map__fd(g.skel->maps.unet_udp_ports), &k);
+		bpf_map_delete_elem(bpf_map__fd(g.skel->maps.unet_udp_addrs), &ak);
+	}
+}
+
 /* A live owner (socket on queue 0) and a datagram on queue 1 of a
  * multi-queue device: it has no socket there, the datagram is dropped
  * and counted (the kernel has no socket for the port either). */
@@ -1730,6 +1793,7 @@ int main(void)
 		cmocka_unit_test(test_udp_malformed),
 		cmocka_unit_test(test_udp_filter),
 		cmocka_unit_test(test_udp_dead_owner_passed),
+		cmocka_unit_test(test_udp_stale_token_passed),
 		cmocka_unit_test(test_udp_other_queue_dropped),
 		cmocka_unit_test(test_arp_for_unet_address),
 		cmocka_unit_test(test_arp_for_kernel_address),
