@@ -17,6 +17,14 @@
  *       a CHECKSUM_PARTIAL skb leaves it.  "ip-options" is a good datagram
  *       whose IPv4 header carries 4 bytes of options (NOP NOP NOP EOL,
  *       IHL 6): a receiver must skip them and deliver it (RFC 1122 3.2.1.8).
+ *   udp-kern inject IFACE --dst-mac MAC --local SPA --remote TPA
+ *               --kind arp-request|arp-reply [--sha MAC] [--src-mac MAC]
+ *               [--count N] [--interval-us U]
+ *       AF_PACKET ARP frames: sender protocol address SPA (--local, any
+ *       port ignored), target TPA, sender hardware address --sha and
+ *       Ethernet source --src-mac (both default to the interface's MAC, so
+ *       either can be spoofed alone: ARP storms and poisoning attempts).
+ *   --interval-us: pause between injected frames (default 200).
  *
  * The payload pattern is seq_pattern(len, j) of tool_common.h.  Exit 0 on
  * success, 1 on failure, 2 on usage errors.
@@ -78,13 +86,81 @@ static uint16_t fold(uint32_t s)
 	return (uint16_t)s;
 }
 
+static int send_frames(int fd, const char *ifname, const uint8_t dmac[6], const uint8_t *f,
+		       uint32_t flen, uint64_t count, uint64_t interval_us)
+{
+	struct sockaddr_ll sll = { 0 };
+
+	sll.sll_family = AF_PACKET;
+	sll.sll_ifindex = (int)if_nametoindex(ifname);
+	sll.sll_halen = 6;
+	memcpy(sll.sll_addr, dmac, 6);
+	for (uint64_t i = 0; i < count; i++) {
+		if (sendto(fd, f, flen, 0, (struct sockaddr *)&sll, sizeof(sll)) != (ssize_t)flen) {
+			if (errno == ENOBUFS) { /* the qdisc is full: wait, send again */
+				usleep(1000);
+				i--;
+				continue;
+			}
+			return perror("sendto"), 1;
+		}
+		if (interval_us)
+			usleep((useconds_t)interval_us);
+	}
+	return 0;
+}
+
+/* ARP (RFC 826) from spa to tpa: op 1 request, 2 reply. */
+static int do_inject_arp(const char *ifname, const char *dmac_s, const char *sha_s,
+			 const char *smac_s, struct sockaddr_in *l, struct sockaddr_in *r,
+			 uint16_t op, uint64_t count, uint64_t interval_us)
+{
+	uint8_t f[60] = { 0 }, dmac[6], sha[6], smac[6], *a = f + 14;
+	struct ifreq ifr = { 0 };
+	int fd, rc;
+
+	if (unet_parse_mac(dmac_s, dmac) || (sha_s && unet_parse_mac(sha_s, sha)) ||
+	    (smac_s && unet_parse_mac(smac_s, smac)))
+		return 2;
+	fd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (fd < 0)
+		return perror("socket(AF_PACKET)"), 1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+		return perror("SIOCGIFHWADDR"), 1;
+	if (!sha_s)
+		memcpy(sha, ifr.ifr_hwaddr.sa_data, 6);
+	if (!smac_s)
+		memcpy(smac, ifr.ifr_hwaddr.sa_data, 6);
+	memcpy(f, dmac, 6);
+	memcpy(f + 6, smac, 6);
+	f[12] = 0x08;
+	f[13] = 0x06;
+	a[1] = 1;		/* htype Ethernet */
+	a[2] = 0x08;		/* ptype IPv4 */
+	a[4] = 6;
+	a[5] = 4;
+	a[7] = (uint8_t)op;
+	memcpy(a + 8, sha, 6);
+	memcpy(a + 14, &l->sin_addr, 4);
+	if (op == 2)
+		memcpy(a + 18, dmac, 6);
+	memcpy(a + 24, &r->sin_addr, 4);
+	rc = send_frames(fd, ifname, dmac, f, sizeof(f), count, interval_us);
+	close(fd);
+	if (!rc)
+		printf("inject arp-%s sent=%llu\n", op == 1 ? "request" : "reply",
+		       (unsigned long long)count);
+	return rc;
+}
+
 static int do_inject(const char *ifname, const char *dmac_s, struct sockaddr_in *l,
-		     struct sockaddr_in *r, const char *kind, uint32_t len, uint64_t count)
+		     struct sockaddr_in *r, const char *kind, uint32_t len, uint64_t count,
+		     uint64_t interval_us)
 {
 	bool opts = !strcmp(kind, "ip-options");
 	uint32_t ihl = opts ? 24 : 20; /* IP header bytes */
 	uint8_t f[2048] = { 0 }, dmac[6], *ip = f + 14, *udp = ip + ihl;
-	struct sockaddr_ll sll = { 0 };
 	struct ifreq ifr = { 0 };
 	uint32_t flen, ulen = 8 + len, tot = ihl + ulen, s;
 	int fd;
@@ -160,15 +236,8 @@ static int do_inject(const char *ifname, const char *dmac_s, struct sockaddr_in 
 	    strcmp(kind, "truncated") && strcmp(kind, "short-udp") && strcmp(kind, "frag-first") &&
 	    strcmp(kind, "frag-rest") && strcmp(kind, "partial") && !opts)
 		return fprintf(stderr, "udp-kern: unknown --kind %s\n", kind), 2;
-	sll.sll_family = AF_PACKET;
-	sll.sll_ifindex = (int)if_nametoindex(ifname);
-	sll.sll_halen = 6;
-	memcpy(sll.sll_addr, dmac, 6);
-	for (uint64_t i = 0; i < count; i++) {
-		if (sendto(fd, f, flen, 0, (struct sockaddr *)&sll, sizeof(sll)) != (ssize_t)flen)
-			return perror("sendto"), 1;
-		usleep(200);
-	}
+	if (send_frames(fd, ifname, dmac, f, flen, count, interval_us))
+		return 1;
 	close(fd);
 	printf("inject %s sent=%llu\n", kind, (unsigned long long)count);
 	return 0;
@@ -179,11 +248,12 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "local", 1, 0, 'l' }, { "remote", 1, 0, 'r' }, { "max", 1, 0, 'm' },
 		{ "timeout", 1, 0, 't' }, { "dst-mac", 1, 0, 'd' }, { "kind", 1, 0, 'k' },
-		{ "len", 1, 0, 'L' }, { "count", 1, 0, 'c' }, { 0, 0, 0, 0 },
+		{ "len", 1, 0, 'L' }, { "count", 1, 0, 'c' }, { "sha", 1, 0, 's' },
+		{ "src-mac", 1, 0, 'S' }, { "interval-us", 1, 0, 'i' }, { 0, 0, 0, 0 },
 	};
 	struct sockaddr_in l = { 0 }, r = { 0 };
-	const char *mode, *ifname = NULL, *dmac = NULL, *kind = "good";
-	uint64_t max = 0, timeout = 30, len = 32, count = 1;
+	const char *mode, *ifname = NULL, *dmac = NULL, *kind = "good", *sha = NULL, *smac = NULL;
+	uint64_t max = 0, timeout = 30, len = 32, count = 1, interval_us = 200;
 	bool have_l = false, have_r = false;
 	struct sigaction sa;
 	int c, fd;
@@ -208,6 +278,9 @@ int main(int argc, char **argv)
 		case 'k': kind = optarg; break;
 		case 'L': if (parse_u64(optarg, 1472, &len)) goto usage; break;
 		case 'c': if (parse_u64(optarg, 100000, &count)) goto usage; break;
+		case 's': sha = optarg; break;
+		case 'S': smac = optarg; break;
+		case 'i': if (parse_u64(optarg, 1000000, &interval_us)) goto usage; break;
 		default: goto usage;
 		}
 	}
@@ -215,7 +288,10 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "inject")) {
 		if (!dmac || !have_l || !have_r)
 			goto usage;
-		return do_inject(ifname, dmac, &l, &r, kind, (uint32_t)len, count);
+		if (!strcmp(kind, "arp-request") || !strcmp(kind, "arp-reply"))
+			return do_inject_arp(ifname, dmac, sha, smac, &l, &r,
+					     !strcmp(kind, "arp-request") ? 1 : 2, count, interval_us);
+		return do_inject(ifname, dmac, &l, &r, kind, (uint32_t)len, count, interval_us);
 	}
 	if (!have_l)
 		goto usage;
@@ -290,6 +366,7 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: udp-kern echo|sizes --local A:P [--remote A:P] [--max N] [--timeout S]\n"
-			"       udp-kern inject IFACE --dst-mac MAC --local A:P --remote A:P --kind K [--len N] [--count N]\n");
+			"       udp-kern inject IFACE --dst-mac MAC --local A:P --remote A:P --kind K [--len N] [--count N]\n"
+			"               [--interval-us U] [--sha MAC] [--src-mac MAC] (kind arp-request|arp-reply)\n");
 	return 2;
 }

@@ -10,6 +10,14 @@
  *   unet-udp sizes IFACE --local A:P --remote A:P --max N [opts]
  *       send payloads of 1..N bytes to an echo service, check each echo
  *       byte for byte, print "sizes ok 1..N".
+ *   unet-udp unreach IFACE --local A:P --remote A:P --count N [--gap-ms G]
+ *       send N datagrams to a peer that does not answer ARP, G ms apart,
+ *       each with one unet_udp__send_copy call (no retry), and print
+ *       "unreach sends=N ok=N eagain=N ehostunreach=N other=N".  Stops
+ *       early at --timeout (sends= then says how far it got).
+ *
+ * A send that returns -EAGAIN (send queue full, or the peer's ARP answer
+ * not in yet) is retried for up to 2 s, as an application would.
  *
  * opts: --partial auto|accept|reject, --queue-mask M, --xdp-mode
  * native|skb, --timeout S (default 30), --arp-ttl-ms T, --copy (send with
@@ -77,8 +85,8 @@ static void print_stats(struct unet_endpoint *ep)
 	       (unsigned long long)st.arp_rx, (unsigned long long)st.arp_failed);
 }
 
-static int send_one(struct unet_endpoint *ep, struct unet_udp_sock *s, bool copy,
-		    const uint8_t *data, uint32_t len, uint32_t addr, uint16_t port)
+static int send_one_try(struct unet_endpoint *ep, struct unet_udp_sock *s, bool copy,
+			const uint8_t *data, uint32_t len, uint32_t addr, uint16_t port)
 {
 	uint64_t buf;
 	int err;
@@ -95,10 +103,25 @@ static int send_one(struct unet_endpoint *ep, struct unet_udp_sock *s, bool copy
 	return err;
 }
 
+/* send_one_try, again while it says -EAGAIN, for at most 2 s. */
+static int send_one(struct unet_endpoint *ep, struct unet_udp_sock *s, bool copy,
+		    const uint8_t *data, uint32_t len, uint32_t addr, uint16_t port)
+{
+	double until = now_s() + 2.0;
+	int err;
+
+	while ((err = send_one_try(ep, s, copy, data, len, addr, port)) == -EAGAIN &&
+	       now_s() < until && !stop_flag) {
+		unet_endpoint__complete(ep);
+		nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000 }, NULL);
+	}
+	return err;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: unet-udp echo|sizes IFACE --local A:P [--ports N] [--remote A[:P]]\n"
-		   "       [--max N] [--partial auto|accept|reject] [--queue-mask M]\n"
+	fprintf(f, "usage: unet-udp echo|sizes|unreach IFACE --local A:P [--ports N] [--remote A[:P]]\n"
+		   "       [--max N] [--count N] [--partial auto|accept|reject] [--queue-mask M]\n"
 		   "       [--xdp-mode native|skb] [--timeout S] [--arp-ttl-ms T] [--copy]\n");
 }
 
@@ -109,7 +132,7 @@ int main(int argc, char **argv)
 		{ "max", 1, 0, 'm' },	     { "partial", 1, 0, 'p' }, { "queue-mask", 1, 0, 'q' },
 		{ "xdp-mode", 1, 0, 'x' },   { "timeout", 1, 0, 't' }, { "arp-ttl-ms", 1, 0, 'a' },
 		{ "copy", 0, 0, 'c' },	     { "help", 0, 0, 'h' },    { "gap-ms", 1, 0, 'g' },
-		{ 0, 0, 0, 0 },
+		{ "count", 1, 0, 'C' },	     { 0, 0, 0, 0 },
 	};
 	UNET_OPTS_INIT(unet_endpoint_opts, eo);
 	UNET_OPTS_INIT(unet_udp_opts, uo);
@@ -118,7 +141,7 @@ int main(int argc, char **argv)
 	struct unet_endpoint *ep;
 	uint32_t laddr = 0, raddr = 0;
 	uint16_t lport = 0, rport = 0;
-	uint64_t nports = 1, max = 0, timeout = 30, gap_ms = 0, v;
+	uint64_t nports = 1, max = 0, timeout = 30, gap_ms = 0, count = 0, v;
 	const char *mode, *ifname;
 	bool copy = false;
 	int c, rc = 1;
@@ -174,6 +197,10 @@ int main(int argc, char **argv)
 		case 'c':
 			copy = true;
 			break;
+		case 'C':
+			if (parse_u64(optarg, 1000000, &count))
+				return fprintf(stderr, "bad --count\n"), 2;
+			break;
 		case 'g':
 			if (parse_u64(optarg, 10000, &gap_ms))
 				return fprintf(stderr, "bad --gap-ms\n"), 2;
@@ -186,8 +213,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!laddr || (strcmp(mode, "echo") && strcmp(mode, "sizes")) ||
-	    (!strcmp(mode, "sizes") && (!raddr || !rport || !max))) {
+	if (!laddr || (strcmp(mode, "echo") && strcmp(mode, "sizes") && strcmp(mode, "unreach")) ||
+	    (!strcmp(mode, "sizes") && (!raddr || !rport || !max)) ||
+	    (!strcmp(mode, "unreach") && (!raddr || !rport || !count))) {
 		usage(stderr);
 		return 2;
 	}
@@ -236,7 +264,7 @@ int main(int argc, char **argv)
 					fprintf(stderr, "unet-udp: a U-Net message on a UDP echo\n");
 					continue;
 				}
-				for (int k = 0; k < 100; k++) {
+				for (int k = 0; k < 3; k++) {
 					int err = send_one(ep, s, copy, d[i].data, d[i].len,
 							   d[i].src_addr, d[i].src_port);
 					if (err != -EAGAIN) {
@@ -254,6 +282,31 @@ int main(int argc, char **argv)
 		}
 		unet_endpoint__flush(ep, 500);
 		printf("echo echoed=%llu\n", (unsigned long long)echoed);
+		rc = 0;
+	} else if (!strcmp(mode, "unreach")) {
+		uint64_t sends = 0, ok = 0, eagain = 0, unreach = 0, other = 0;
+		const uint8_t msg[8] = { 0 };
+
+		for (; sends < count && !stop_flag && now_s() < deadline; sends++) {
+			int err = unet_udp__send_copy(socks[0], msg, sizeof(msg), 0, 0);
+
+			if (!err)
+				ok++;
+			else if (err == -EAGAIN)
+				eagain++;
+			else if (err == -EHOSTUNREACH)
+				unreach++;
+			else
+				other++;
+			unet_endpoint__complete(ep);
+			if (gap_ms)
+				nanosleep(&(struct timespec){ .tv_sec = (time_t)(gap_ms / 1000),
+							      .tv_nsec = (long)(gap_ms % 1000) * 1000000 },
+					  NULL);
+		}
+		printf("unreach sends=%llu ok=%llu eagain=%llu ehostunreach=%llu other=%llu\n",
+		       (unsigned long long)sends, (unsigned long long)ok, (unsigned long long)eagain,
+		       (unsigned long long)unreach, (unsigned long long)other);
 		rc = 0;
 	} else {
 		uint8_t msg[65536];
