@@ -52,7 +52,8 @@ struct unet_udp_opts {
 	/* Endpoint-wide ARP settings; 0 keeps the endpoint's current value
 	 * (defaults: ttl 60000 ms, timeout 1000 ms). */
 	uint32_t arp_ttl_ms;	 /* a resolved MAC is used this long, then re-resolved */
-	uint32_t arp_timeout_ms; /* how long a send waits for ARP before -EHOSTUNREACH */
+	uint32_t arp_timeout_ms; /* how long a peer is asked (ARP) before it counts as
+				  * unreachable (then remembered so for 1 s) */
 };
 
 /*
@@ -81,11 +82,17 @@ UNET_API void *unet_udp__buf_payload(struct unet_endpoint *ep, uint64_t buf);
 
 /*
  * Send len bytes written at unet_udp__buf_payload(buf) to addr:port
- * (addr 0: the connected peer) without a copy.  Resolves the peer's MAC
- * first if needed (ARP; waits at most arp_timeout_ms).  The library owns
- * buf from here.  Returns 0, -EMSGSIZE (len 0 or > max_payload),
- * -EDESTADDRREQ (addr 0, not connected), -EHOSTUNREACH (no ARP answer),
- * -EAGAIN (send queue full), -EINVAL; on error buf is still the caller's.
+ * (addr 0: the connected peer) without a copy.  Never waits for ARP: a
+ * peer whose MAC is not known yet gets an ARP request (at most one every
+ * 200 ms per peer, 50 a second over all peers) and the call fails with
+ * -EAGAIN -- call again (or call unet_udp__resolve to wait); the answer is
+ * picked up by the next call.  A peer that has not answered within
+ * arp_timeout_ms is remembered as unreachable for 1 s (a negative cache):
+ * sends to it fail at once with -EHOSTUNREACH and send no ARP.  The
+ * library owns buf from here.  Returns 0, -EMSGSIZE (len 0 or >
+ * max_payload), -EDESTADDRREQ (addr 0, not connected), -EAGAIN (peer
+ * being resolved, or send queue full), -EHOSTUNREACH (no ARP answer),
+ * -EINVAL; on error buf is still the caller's.
  */
 UNET_API int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t addr,
 			    uint16_t port);
@@ -95,8 +102,11 @@ UNET_API int unet_udp__send_copy(struct unet_udp_sock *s, const void *data, size
 				 uint32_t addr, uint16_t port);
 
 /* Resolve addr (0: the connected peer) now, waiting at most timeout_ms
- * (-1: arp_timeout_ms), so the first send does not wait.  Returns 0,
- * -EHOSTUNREACH, -EDESTADDRREQ, -errno. */
+ * (-1: arp_timeout_ms; 0: one step, no wait), so the first send finds it
+ * resolved: the one call that blocks for ARP.  A peer in the negative
+ * cache is asked again.  Gives up when timeout_ms or arp_timeout_ms of
+ * asking is over, whichever comes first.  Returns 0, -EHOSTUNREACH,
+ * -EDESTADDRREQ, -errno. */
 UNET_API int unet_udp__resolve(struct unet_udp_sock *s, uint32_t addr, int timeout_ms);
 
 /* The UDP socket a received descriptor came for, or NULL when the
@@ -120,6 +130,17 @@ struct unet_udp_stats {
 	uint64_t rx_no_socket;	     /* no socket of ours for the port, or filtered */
 	uint64_t arp_requests_sent, arp_replies_sent, arp_rx;
 	uint64_t arp_failed;	     /* resolutions that timed out */
+	uint64_t arp_replies_limited; /* requests not answered: over the reply rate
+				       * limit (20 a second, all requesters) */
+	uint64_t arp_rejected;	     /* ARP whose sender is forged or not a host's
+				      * (sha not the Ethernet source, group or zero
+				      * MAC, address 0/broadcast/multicast): not
+				      * learnt, not answered */
+	uint64_t arp_ignored;	     /* valid ARP not learnt: an unsolicited reply,
+				      * an announcement, a request naming another
+				      * MAC than a fresh entry's */
+	uint64_t tx_unresolved;	     /* sends refused: peer being resolved (-EAGAIN)
+				      * or unreachable (-EHOSTUNREACH) */
 };
 /* Returns 0 or -EINVAL. */
 UNET_API int unet_udp__stats(struct unet_endpoint *ep, struct unet_udp_stats *st);

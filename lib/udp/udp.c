@@ -14,7 +14,10 @@
  * are learnt by the XDP program into the unet_neigh map whether the frame
  * then goes to the kernel (the kernel owns our address) or to us; the
  * resolver reads that map, so it never has to take frames off the
- * receive queue that belong to the application.
+ * receive queue that belong to the application.  Resolution never blocks
+ * a send: a send to a peer being resolved fails with -EAGAIN (and asks
+ * again every 200 ms), one that did not answer with -EHOSTUNREACH for a
+ * while (arp.c's negative cache); only unet_udp__resolve waits.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -37,8 +40,9 @@
 #include "udp/udp_impl.h"
 
 #define DEFAULT_ARP_TTL_MS 60000u
-#define DEFAULT_ARP_TIMEOUT_MS 1000u
-#define ARP_RETRY_NS (200ull * 1000 * 1000) /* re-ask this often while resolving */
+/* ARP replies the endpoint sends, all requesters together: this many a
+ * second, and as many at once (tests/integration/t_udp.sh knows it). */
+#define ARP_REPLY_RATE 20
 
 static const uint8_t BCAST_MAC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
@@ -221,7 +225,6 @@ static struct unet_udp_state *state(struct unet_endpoint *ep)
 		return NULL;
 	}
 	unet_arp_cache_init(&st->arp, DEFAULT_ARP_TTL_MS * 1000000ull);
-	st->arp_timeout_ns = DEFAULT_ARP_TIMEOUT_MS * 1000000ull;
 	st->ip_id = (uint16_t)(getpid() ^ (uint32_t)now_ns());
 	err = unet_layer_attach(ep, &udp_layer, st);
 	if (err) {
@@ -327,7 +330,7 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 	if (ttl_ms)
 		st->arp.ttl_ns = ttl_ms * 1000000ull;
 	if (timeout_ms)
-		st->arp_timeout_ns = timeout_ms * 1000000ull;
+		st->arp.timeout_ns = timeout_ms * 1000000ull;
 
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -350,10 +353,12 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 		return NULL;
 	}
 	/* The address: the kernel's (it answers ARP, we only learn from it),
-	 * or ours to answer for.  A live endpoint that registered it first
-	 * keeps it. */
+	 * or ours to answer for -- decided here, once: the receive path
+	 * never walks the kernel's addresses.  A live endpoint that
+	 * registered it first keeps it. */
+	s->kernel_addr = kernel_owns(s->laddr);
 	err = unet_udp_addr_claim(st->iface, st->slot, s->laddr,
-				  kernel_owns(s->laddr) ? 0 : UNET_UDP_ADDR_ARP);
+				  s->kernel_addr ? 0 : UNET_UDP_ADDR_ARP);
 	if (err < 0) {
 		unet_udp_port_remove(st->iface, st->slot, s->laddr, s->lport);
 		free(s);
@@ -492,29 +497,32 @@ static int send_arp(struct unet_udp_state *st, uint32_t txq, const uint8_t eth_d
 }
 
 /* The neighbour the XDP program learnt for ip, if younger than the TTL. */
-static bool neigh_lookup(struct unet_udp_state *st, uint32_t ip, uint64_t newer_than,
-			 uint64_t now, uint8_t mac[6], uint64_t *when)
+static bool neigh_lookup(struct unet_udp_state *st, uint32_t ip, uint64_t now, uint8_t mac[6],
+			 uint64_t *when)
 {
 	struct unet_neigh_val nv;
 
 	if (bpf_map_lookup_elem(st->neigh_fd, &ip, &nv))
 		return false;
-	if (nv.updated_ns < newer_than || now - nv.updated_ns >= st->arp.ttl_ns)
+	if (now > nv.updated_ns && now - nv.updated_ns >= st->arp.ttl_ns)
 		return false;
 	memcpy(mac, nv.mac, 6);
 	*when = nv.updated_ns;
 	return true;
 }
 
-/* The MAC to send to ip from s: the cache, the interface's neighbour map,
- * or an ARP exchange of at most timeout_ns.  Returns 0 or -errno. */
-static int resolve(struct unet_udp_sock *s, uint32_t ip, uint64_t timeout_ns, uint8_t mac[6])
+/*
+ * One step of resolving ip for s, never waiting: the cache, the
+ * interface's neighbour map, else the resolver's state (arp.c): ask (an
+ * ARP request, rate-limited per peer and overall), wait, or give up.
+ * Returns 0 (*mac set), -EAGAIN (being resolved: try again),
+ * -EHOSTUNREACH (no answer; remembered for a while).
+ */
+static int resolve_step(struct unet_udp_sock *s, uint32_t ip, uint64_t now, uint8_t mac[6])
 {
 	struct unet_udp_state *st = s->st;
-	struct unet_endpoint *ep = st->ep;
-	const struct timespec pause = { .tv_nsec = 50 * 1000 };
-	uint64_t now = now_ns(), deadline, last_ask = 0, asked_at = 0, when;
 	struct unet_arp_msg m;
+	uint64_t when;
 
 	if (ip == INADDR_BROADCAST) {
 		memcpy(mac, BCAST_MAC, 6);
@@ -522,62 +530,74 @@ static int resolve(struct unet_udp_sock *s, uint32_t ip, uint64_t timeout_ns, ui
 	}
 	if (!unet_arp_cache_lookup(&st->arp, ip, now, mac))
 		return 0;
-	if (neigh_lookup(st, ip, 0, now, mac, &when)) {
+	/* The negative cache answers without a system call. */
+	if (!unet_arp_cache_unreachable(&st->arp, ip, now) &&
+	    neigh_lookup(st, ip, now, mac, &when)) {
 		unet_arp_cache_update(&st->arp, ip, mac, when);
 		return 0;
+	}
+	switch (unet_arp_cache_next(&st->arp, ip, now, mac)) {
+	case UNET_ARP_USE:
+		return 0;
+	case UNET_ARP_WAIT:
+		return -EAGAIN;
+	case UNET_ARP_UNREACH:
+		return -EHOSTUNREACH;
+	case UNET_ARP_GAVE_UP:
+		st->st.arp_failed++;
+		unet_log(UNET_LOG_WARN, "%s: no ARP answer for %s", st->iface->ifname,
+			 inet_ntoa((struct in_addr){ .s_addr = ip }));
+		return -EHOSTUNREACH;
+	case UNET_ARP_ASK:
+		break;
 	}
 	/* Our address may have lost its registration (the endpoint that
 	 * held it closed): without one the XDP program learns nothing for
 	 * it, so take it over. */
-	if (unet_udp_addr_claim(st->iface, st->slot, s->laddr,
-				kernel_owns(s->laddr) ? 0 : UNET_UDP_ADDR_ARP) == 1)
+	if (!s->owns_addr &&
+	    unet_udp_addr_claim(st->iface, st->slot, s->laddr,
+				s->kernel_addr ? 0 : UNET_UDP_ADDR_ARP) == 1)
 		s->owns_addr = true;
 	memset(&m, 0, sizeof(m));
 	m.op = 1;
 	memcpy(m.sha, st->mac, 6);
 	m.spa = s->laddr;
 	m.tpa = ip;
-	deadline = now + timeout_ns;
-	for (;;) {
-		now = now_ns();
-		if (!last_ask || now - last_ask >= ARP_RETRY_NS) {
-			if (send_arp(st, s->txq, BCAST_MAC, &m) == 0) {
-				st->st.arp_requests_sent++;
-				if (!asked_at)
-					asked_at = now;
-			}
-			last_ask = now;
-		}
-		unet_endpoint__complete(ep);
-		/* Only an answer learnt after we first asked. */
-		if (asked_at && neigh_lookup(st, ip, asked_at, now, mac, &when)) {
-			unet_arp_cache_update(&st->arp, ip, mac, when);
-			return 0;
-		}
-		if (now >= deadline)
-			break;
-		nanosleep(&pause, NULL);
-	}
-	st->st.arp_failed++;
-	unet_log(UNET_LOG_WARN, "%s: no ARP answer for %s", st->iface->ifname,
-		 inet_ntoa((struct in_addr){ .s_addr = ip }));
-	return -EHOSTUNREACH;
+	if (send_arp(st, s->txq, BCAST_MAC, &m) == 0)
+		st->st.arp_requests_sent++;
+	return -EAGAIN;
 }
 
 int unet_udp__resolve(struct unet_udp_sock *s, uint32_t addr, int timeout_ms)
 {
+	const struct timespec pause = { .tv_nsec = 50 * 1000 };
+	struct unet_udp_state *st;
+	uint64_t now, deadline;
 	uint8_t mac[6];
+	int err;
 
 	if (!s)
 		return -EINVAL;
+	st = s->st;
 	if (!addr)
 		addr = s->raddr;
 	if (!addr)
 		return -EDESTADDRREQ;
-	return resolve(s, addr,
-		       timeout_ms < 0 ? s->st->arp_timeout_ns
-				      : (uint64_t)timeout_ms * 1000000ull,
-		       mac);
+	now = now_ns();
+	deadline = now + (timeout_ms < 0 ? st->arp.timeout_ns : (uint64_t)timeout_ms * 1000000ull);
+	/* Asked explicitly: a peer in the negative cache is tried again. */
+	if (unet_arp_cache_unreachable(&st->arp, addr, now))
+		unet_arp_cache_forget(&st->arp, addr);
+	for (;;) {
+		err = resolve_step(s, addr, now, mac);
+		if (err != -EAGAIN)
+			return err;
+		unet_endpoint__complete(st->ep);
+		if (now >= deadline)
+			return -EHOSTUNREACH;
+		nanosleep(&pause, NULL);
+		now = now_ns();
+	}
 }
 
 int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t addr,
@@ -603,9 +623,11 @@ int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t
 	}
 	if (!addr || !port)
 		return -EDESTADDRREQ;
-	err = resolve(s, addr, st->arp_timeout_ns, mac);
-	if (err)
+	err = resolve_step(s, addr, now_ns(), mac);
+	if (err) {
+		st->st.tx_unresolved++;
 		return err;
+	}
 	flen = unet_udp_build(p + UNET_UDP_TX_PAD, mac, st->mac, s->laddr, addr, s->lport, port,
 			      len, st->ip_id++);
 	err = unet_layer_xmit(st->ep, s->txq, buf, UNET_UDP_TX_PAD, flen);
@@ -640,23 +662,36 @@ int unet_udp__send_copy(struct unet_udp_sock *s, const void *data, size_t len, u
 /* ---- Receiving ---------------------------------------------------------------- */
 
 /* An ARP frame that reached the endpoint: the XDP program sends us ARP
- * for addresses the kernel does not have.  Learn the sender; answer a
- * request for one of our addresses. */
+ * for addresses the kernel does not have.  Learn the sender if it is
+ * believable (unet_arp_learn); answer a valid request for one of our
+ * addresses, at most ARP_REPLY_RATE a second.  No system call here but
+ * the reply's kick: ownership of the address was decided at open. */
 static void take_arp(struct unet_udp_state *st, const struct unet_arp_msg *m)
 {
 	struct unet_udp_sock *s;
 	struct unet_arp_msg r;
+	uint64_t now = now_ns();
 
 	st->st.arp_rx++;
-	if (m->spa && (m->op == 1 || m->op == 2))
-		unet_arp_cache_update(&st->arp, m->spa, m->sha, now_ns());
-	if (m->op != 1)
-		return;
 	for (s = st->socks; s; s = s->next)
 		if (s->laddr == m->tpa)
 			break;
-	if (!s || kernel_owns(m->tpa))
+	switch (unet_arp_learn(&st->arp, m, s != NULL, now)) {
+	case UNET_ARP_REJECTED:
+		st->st.arp_rejected++;
+		return; /* a forged sender: no answer to it either */
+	case UNET_ARP_IGNORED:
+		st->st.arp_ignored++;
+		break;
+	case UNET_ARP_LEARNT:
+		break;
+	}
+	if (m->op != 1 || !s || s->kernel_addr || m->spa == m->tpa)
 		return;
+	if (!unet_rate_take(&st->arp_replies, now, ARP_REPLY_RATE, ARP_REPLY_RATE)) {
+		st->st.arp_replies_limited++;
+		return;
+	}
 	memset(&r, 0, sizeof(r));
 	r.op = 2;
 	memcpy(r.sha, st->mac, 6);

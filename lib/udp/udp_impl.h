@@ -49,6 +49,7 @@ struct unet_arp_msg {
 	uint16_t op; /* 1 request, 2 reply */
 	uint8_t sha[6], tha[6];
 	uint32_t spa, tpa; /* network order */
+	uint8_t eth_src[6]; /* parse: the frame's Ethernet source (build sends from sha) */
 };
 
 /* Write an ARP frame (Ethernet + 28 bytes, padded to 60) at frame; eth_dst
@@ -58,30 +59,105 @@ uint32_t unet_arp_build(uint8_t *frame, const uint8_t eth_dst[6], const struct u
  * Returns 0, or -EINVAL for anything else. */
 int unet_arp_parse(const uint8_t *frame, uint32_t len, struct unet_arp_msg *m);
 
+/* Whether what a parsed ARP frame says about its sender may be believed at
+ * all, as bpf/xdp_arp.h judges it: sha is the frame's Ethernet source,
+ * unicast and non-zero; spa is not 0, 255.255.255.255 or multicast. */
+bool unet_arp_sender_valid(const struct unet_arp_msg *m);
+
+/* A rate limiter (GCRA: a token bucket of `burst` tokens refilled at
+ * per_sec a second), clock passed in.  Zero-initialised: full. */
+struct unet_rate {
+	uint64_t tat; /* theoretical arrival time of the next event */
+};
+/* Take a token at now: true if allowed (and counted), false if over. */
+bool unet_rate_take(struct unet_rate *r, uint64_t now_ns, uint32_t per_sec, uint32_t burst);
+
 #define UNET_ARP_CACHE_SLOTS 64
+
+enum unet_arp_state {
+	UNET_ARP_FREE = 0,
+	UNET_ARP_RESOLVED, /* mac is the answer learnt at updated_ns */
+	UNET_ARP_PENDING,  /* asked since since_ns, last at asked_ns */
+	UNET_ARP_FAILED,   /* no answer: unreachable since since_ns (negative cache) */
+};
 
 struct unet_arp_entry {
 	uint32_t ip; /* network order; 0: free slot */
 	uint8_t mac[6];
-	uint64_t updated_ns; /* CLOCK_MONOTONIC of the answer it came from */
+	uint8_t state; /* enum unet_arp_state */
+	uint64_t updated_ns; /* RESOLVED: CLOCK_MONOTONIC of the answer it came from */
+	uint64_t since_ns;   /* PENDING: first request; FAILED: when it failed */
+	uint64_t asked_ns;   /* PENDING: last request */
 };
 
-/* The endpoint's own cache in front of the interface's unet_neigh map.
- * Times are passed in (CLOCK_MONOTONIC ns), so tests set the clock. */
+/* The endpoint's own cache in front of the interface's unet_neigh map, and
+ * its resolver's state (pending and failed peers).  Times are passed in
+ * (CLOCK_MONOTONIC ns), so tests set the clock. */
 struct unet_arp_cache {
 	struct unet_arp_entry e[UNET_ARP_CACHE_SLOTS];
-	uint64_t ttl_ns;
+	uint64_t ttl_ns;     /* a resolved entry is used this long */
+	uint64_t timeout_ns; /* a resolution gives up after this long */
+	uint64_t retry_ns;   /* a pending peer is asked again this often */
+	uint64_t neg_ns;     /* a failed peer is remembered this long */
+	uint32_t ask_rate, ask_burst; /* ARP requests, all peers together */
+	struct unet_rate ask;
 };
 
+/* Defaults of unet_arp_cache_init besides the TTL. */
+#define UNET_ARP_TIMEOUT_NS (1000ull * 1000 * 1000)
+#define UNET_ARP_RETRY_NS (200ull * 1000 * 1000)
+#define UNET_ARP_NEG_NS (1000ull * 1000 * 1000)
+#define UNET_ARP_ASK_RATE 50 /* requests a second, and as many at once */
+
 void unet_arp_cache_init(struct unet_arp_cache *c, uint64_t ttl_ns);
-/* Returns 0 and *mac for an entry younger than the TTL, -ESTALE for an
- * expired one (to be resolved again), -ENOENT for none. */
+/* Returns 0 and *mac for a resolved entry younger than the TTL, -ESTALE
+ * for an expired one (to be resolved again), -ENOENT for none (also while
+ * pending or failed). */
 int unet_arp_cache_lookup(const struct unet_arp_cache *c, uint32_t ip, uint64_t now_ns,
 			  uint8_t mac[6]);
-/* Insert or refresh ip's entry, learnt at updated_ns (an older answer
- * never replaces a newer one).  A full cache drops its oldest entry. */
+/* Insert or refresh ip's entry as resolved, learnt at updated_ns (an older
+ * answer never replaces a newer one; a pending or failed entry is
+ * resolved).  A full cache drops its oldest entry. */
 void unet_arp_cache_update(struct unet_arp_cache *c, uint32_t ip, const uint8_t mac[6],
 			   uint64_t updated_ns);
+/* Whether ip is in the negative cache (failed, less than neg_ns ago). */
+bool unet_arp_cache_unreachable(const struct unet_arp_cache *c, uint32_t ip, uint64_t now_ns);
+/* Forget ip's entry, whatever its state. */
+void unet_arp_cache_forget(struct unet_arp_cache *c, uint32_t ip);
+
+/* What a send to ip does at now (unet_arp_cache_next). */
+enum unet_arp_next {
+	UNET_ARP_USE,	  /* resolved: *mac set */
+	UNET_ARP_ASK,	  /* send an ARP request now, the send gets -EAGAIN */
+	UNET_ARP_WAIT,	  /* asked lately (or the request budget is spent): -EAGAIN */
+	UNET_ARP_GAVE_UP, /* the resolution just timed out: -EHOSTUNREACH, count it */
+	UNET_ARP_UNREACH, /* in the negative cache: -EHOSTUNREACH, no request */
+};
+/*
+ * The resolver's step for ip at now: starts a resolution (ASK) for an
+ * unknown, expired or no longer negative peer; asks a pending peer again
+ * every retry_ns; gives up after timeout_ns (GAVE_UP, then UNREACH for
+ * neg_ns).  Requests are rate-limited over all peers (ask_rate a second):
+ * over the budget it answers WAIT without recording anything.
+ */
+enum unet_arp_next unet_arp_cache_next(struct unet_arp_cache *c, uint32_t ip, uint64_t now_ns,
+				       uint8_t mac[6]);
+
+enum unet_arp_learn {
+	UNET_ARP_LEARNT,   /* the cache has spa -> sha now */
+	UNET_ARP_REJECTED, /* sender not valid (unet_arp_sender_valid) */
+	UNET_ARP_IGNORED,  /* valid, but not believed (see below) */
+};
+/*
+ * Learn from an ARP frame that reached the endpoint (to_us: its tpa is one
+ * of our addresses).  Only a valid sender, only a frame to us, never an
+ * announcement (spa == tpa); a reply only if we are resolving spa
+ * (PENDING: an answer to our request); a request may create an entry in a
+ * free or expired slot, resolve a pending or failed one, refresh a fresh
+ * one with the same MAC -- but never change the MAC of a fresh entry.
+ */
+enum unet_arp_learn unet_arp_learn(struct unet_arp_cache *c, const struct unet_arp_msg *m,
+				   bool to_us, uint64_t now_ns);
 
 /* ---- udp.c: frames -------------------------------------------------------- */
 
@@ -127,6 +203,7 @@ struct unet_udp_sock {
 	uint32_t txq;
 	bool accept_partial;
 	bool owns_addr; /* registered laddr in unet_udp_addrs */
+	bool kernel_addr; /* the kernel has laddr (decided at open): it answers ARP */
 	unet_recv_handler handler;
 	void *handler_ctx;
 	struct unet_udp_sock *next;
@@ -142,7 +219,7 @@ struct unet_udp_state {
 	int neigh_fd;  /* the interface's unet_neigh map */
 	struct unet_udp_sock *socks;
 	struct unet_arp_cache arp;
-	uint64_t arp_timeout_ns;
+	struct unet_rate arp_replies; /* what a remote host can make us send */
 	uint16_t ip_id;
 	struct unet_udp_stats st;
 };

@@ -11,7 +11,14 @@ TESTS+=(
 	"udp_arp|xdp|90|U-Net-owned address: the endpoint answers ARP; cache expiry re-resolves; kernel-owned address: the kernel answers"
 	"udp_bad|xdp|90|bad IP/UDP checksums, truncated headers, fragments, filtered sources: never delivered as data, each counted; IP options skipped, delivered"
 	"udp_sigkill|xdp|60|SIGKILLed UDP owner: port stale, reclaimed, the kernel gets the port back"
+	"udp_arp_storm|xdp|90|5000 ARP requests for the U-Net-owned address: replies rate-limited (counted), a concurrent kernel client's 200 datagrams all echoed"
+	"udp_arp_poison|xdp|90|ARP with a spoofed sha, unsolicited replies, requests naming another MAC: the endpoint's datagrams still go to the real peer"
+	"udp_unreach|xdp|60|sends to a peer that never answers ARP fail fast (-EAGAIN while asking, then -EHOSTUNREACH), a bounded number of ARP requests"
 )
+
+# The endpoint answers at most this many ARP requests a second (after a
+# burst of as many): lib/udp/udp.c, ARP_REPLY_RATE.
+ARP_REPLY_RATE=20
 
 # udpstat LOG KEY: a counter from the "udpstats" line unet-udp printed.
 udpstat() {
@@ -280,4 +287,103 @@ t_udp_sigkill() {
 	pid=$UNET_BG_PID
 	wait_ready "$T_DIR/e3.log" "$pid" >/dev/null
 	stop "$pid" "$T_DIR/e3.log" "second owner"
+}
+
+t_udp_arp_storm() {
+	setup_ns
+	attach a
+	in_b ethtool -K "$IF_B" tx off >/dev/null 2>&1
+	local uaddr=10.201.0.3 t0 t1 storm=5000
+	t0=$(date +%s)
+	unet_bg_a "$UUDP" echo "$IF_A" --local "$uaddr:7000" --xdp-mode "$T_MODE" --timeout 60 \
+		>"$T_DIR/echo.log" 2>&1
+	local pid=$UNET_BG_PID
+	wait_ready "$T_DIR/echo.log" "$pid" >/dev/null
+	# b resolves the address before the storm (its kernel keeps the entry
+	# for the test's few seconds), then a client runs through the storm.
+	in_b "$KUDP" sizes --local "$IP_B:7001" --remote "$uaddr:7000" --max 5 --timeout 20 \
+		>"$T_DIR/c0.log" 2>&1 || { cat "$T_DIR/c0.log"; fail "kernel client could not reach the U-Net-owned address"; }
+	unet_bg_b "$KUDP" sizes --local "$IP_B:7002" --remote "$uaddr:7000" --max 200 --timeout 40 \
+		>"$T_DIR/c1.log" 2>&1
+	local cp=$UNET_BG_PID
+	in_b "$KUDP" inject "$IF_B" --dst-mac ff:ff:ff:ff:ff:ff --local "$IP_B" --remote "$uaddr" \
+		--kind arp-request --count $storm --interval-us 100 || fail "ARP storm inject failed"
+	finish "$cp" "$T_DIR/c1.log" 40 "kernel client during the storm"
+	grep -qx "sizes ok 1..200" "$T_DIR/c1.log" || fail "the kernel client's datagrams were not all echoed during the storm"
+	stop "$pid" "$T_DIR/echo.log" "U-Net echo"
+	t1=$(date +%s)
+	local echoed
+	echoed=$(sed -n 's/^echo echoed=//p' "$T_DIR/echo.log")
+	((echoed >= 205)) || fail "the echo echoed $echoed datagrams, want >= 205"
+	local rep rx lim bound
+	rep=$(udpstat "$T_DIR/echo.log" arp_rep)
+	rx=$(udpstat "$T_DIR/echo.log" arp_rx)
+	lim=$(udpstat "$T_DIR/echo.log" arp_rep_limited)
+	# The limiter's bound over the echo's whole life (whole seconds, one
+	# more for rounding), plus its burst.
+	bound=$((ARP_REPLY_RATE * (t1 - t0 + 2)))
+	note "storm of $storm: arp_rx=$rx arp_rep=$rep arp_rep_limited=$lim (bound $bound over $((t1 - t0)) s)"
+	((rx >= storm / 2)) || fail "only $rx of $storm ARP requests reached the endpoint (the test would not notice breakage)"
+	((rep <= bound)) || fail "the endpoint sent $rep ARP replies to a storm of $storm requests (rate limit bound $bound)"
+	((rep >= 1)) || fail "no ARP reply at all"
+	((lim + rep >= rx - 5)) || fail "replies ($rep) and limited ($lim) do not account for the $rx requests"
+}
+
+t_udp_arp_poison() {
+	setup_ns
+	attach a
+	in_b ethtool -K "$IF_B" tx off >/dev/null 2>&1
+	local uaddr=10.201.0.3 evil=02:de:ad:be:ef:01
+	unet_bg_b "$KUDP" echo --local "$IP_B:7100" --timeout 60 >"$T_DIR/kecho.log" 2>&1
+	local kp=$UNET_BG_PID
+	wait_ready "$T_DIR/kecho.log" "$kp" >/dev/null
+	# A U-Net client on the U-Net-owned address (so ARP for it reaches the
+	# endpoint) sends to b for about 3 s; once it has resolved b, b's side
+	# tries to make it send elsewhere.
+	unet_bg_a "$UUDP" sizes "$IF_A" --local "$uaddr:7101" --remote "$IP_B:7100" --max 60 --gap-ms 50 \
+		--xdp-mode "$T_MODE" --timeout 30 >"$T_DIR/u.log" 2>&1
+	local up=$UNET_BG_PID
+	wait_ready "$T_DIR/u.log" "$up" >/dev/null
+	sleep 0.5
+	local inj=("$KUDP" inject "$IF_B" --local "$IP_B" --remote "$uaddr" --count 10 --interval-us 20000)
+	# sha that is not the Ethernet source (a forged sender), reply and request
+	in_b "${inj[@]}" --dst-mac "$MAC_A" --kind arp-reply --sha "$evil" || fail "inject failed"
+	in_b "${inj[@]}" --dst-mac ff:ff:ff:ff:ff:ff --kind arp-request --sha "$evil" || fail "inject failed"
+	# consistent sha and Ethernet source, but an answer nobody asked for,
+	# and a request that would overwrite the fresh entry
+	in_b "${inj[@]}" --dst-mac "$MAC_A" --kind arp-reply --sha "$evil" --src-mac "$evil" || fail "inject failed"
+	in_b "${inj[@]}" --dst-mac ff:ff:ff:ff:ff:ff --kind arp-request --sha "$evil" --src-mac "$evil" ||
+		fail "inject failed"
+	finish "$up" "$T_DIR/u.log" 30 "U-Net client"
+	grep -qx "sizes ok 1..60" "$T_DIR/u.log" || fail "poisoned: the U-Net client's datagrams stopped reaching b"
+	stop "$kp" "$T_DIR/kecho.log" "kernel echo"
+	grep -qx "echo echoed=60" "$T_DIR/kecho.log" || fail "b did not echo exactly 60 datagrams"
+	local rej ign
+	rej=$(udpstat "$T_DIR/u.log" arp_rejected)
+	ign=$(udpstat "$T_DIR/u.log" arp_ignored)
+	note "arp_rejected=$rej arp_ignored=$ign"
+	((rej >= 20)) || fail "the 20 forged-sha frames were not counted arp_rejected ($rej)"
+	((ign >= 20)) || fail "the 20 unsolicited/overwriting frames were not counted arp_ignored ($ign)"
+}
+
+t_udp_unreach() {
+	setup_ns
+	attach a
+	local n=300
+	in_a "$UUDP" unreach "$IF_A" --local "$IP_A:7300" --remote 10.201.0.99:7000 --count $n --gap-ms 10 \
+		--xdp-mode "$T_MODE" --timeout 20 >"$T_DIR/u.log" 2>&1 || { cat "$T_DIR/u.log"; fail "unet-udp unreach failed"; }
+	cat "$T_DIR/u.log"
+	local line req
+	line=$(grep '^unreach ' "$T_DIR/u.log") || fail "no result line"
+	[[ $line =~ sends=([0-9]+)\ ok=([0-9]+)\ eagain=([0-9]+)\ ehostunreach=([0-9]+)\ other=([0-9]+) ]] ||
+		fail "bad result line: $line"
+	((BASH_REMATCH[1] == n)) || fail "only ${BASH_REMATCH[1]} of $n sends returned before the 20 s timeout (sends block on ARP)"
+	((BASH_REMATCH[2] == 0 && BASH_REMATCH[5] == 0)) || fail "sends to nobody succeeded or failed otherwise: $line"
+	((BASH_REMATCH[3] >= 1)) || fail "no -EAGAIN while the first resolution was under way"
+	((BASH_REMATCH[4] >= n / 4)) || fail "too few -EHOSTUNREACH (negative cache): $line"
+	req=$(udpstat "$T_DIR/u.log" arp_req)
+	# 300 sends over about 3 s: at most one resolution (<= 6 requests, one
+	# each 200 ms for 1 s) per 2 s (1 s asking, 1 s remembered unreachable).
+	((req >= 1 && req <= 30)) || fail "$req ARP requests for $n sends (want 1..30)"
+	(($(udpstat "$T_DIR/u.log" arp_failed) >= 1)) || fail "arp_failed not counted"
 }

@@ -76,13 +76,16 @@ static void print_stats(struct unet_endpoint *ep)
 	unet_udp__stats(ep, &st);
 	printf("udpstats rx=%llu tx=%llu bad_ip_csum=%llu bad_udp_csum=%llu partial=%llu "
 	       "partial_refused=%llu malformed=%llu no_socket=%llu arp_req=%llu arp_rep=%llu "
-	       "arp_rx=%llu arp_failed=%llu\n",
+	       "arp_rx=%llu arp_failed=%llu arp_rep_limited=%llu arp_rejected=%llu arp_ignored=%llu "
+	       "tx_unresolved=%llu\n",
 	       (unsigned long long)st.rx_datagrams, (unsigned long long)st.tx_datagrams,
 	       (unsigned long long)st.rx_bad_ip_csum, (unsigned long long)st.rx_bad_udp_csum,
 	       (unsigned long long)st.rx_partial_csum, (unsigned long long)st.rx_partial_refused,
 	       (unsigned long long)st.rx_malformed, (unsigned long long)st.rx_no_socket,
 	       (unsigned long long)st.arp_requests_sent, (unsigned long long)st.arp_replies_sent,
-	       (unsigned long long)st.arp_rx, (unsigned long long)st.arp_failed);
+	       (unsigned long long)st.arp_rx, (unsigned long long)st.arp_failed,
+	       (unsigned long long)st.arp_replies_limited, (unsigned long long)st.arp_rejected,
+	       (unsigned long long)st.arp_ignored, (unsigned long long)st.tx_unresolved);
 }
 
 static int send_one_try(struct unet_endpoint *ep, struct unet_udp_sock *s, bool copy,
