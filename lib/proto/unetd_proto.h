@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unetd_proto.h - what unetd and its clients (libunet-xdp) agree on: the
+ * requests on the daemon's Unix socket, and the layout of the shared
+ * region of an emulated endpoint.  A leaf: fixed-width types only, no
+ * other project header, so the library's core and the daemon can both
+ * include it.  docs/unetd.md describes the protocol in words.
+ *
+ * The socket is SOCK_SEQPACKET: one request or reply per packet, never
+ * split or merged.  Every request starts with struct unetd_req_hdr, every
+ * reply with struct unetd_rep_hdr; all fields in host byte order (the
+ * socket is local).  The daemon identifies a client only by the kernel's
+ * SO_PEERCRED of its connection, never by anything in a request.  A
+ * client's endpoints, channels and tags live as long as its connection:
+ * when the socket closes (the process exits, however it exits), the
+ * daemon frees them.
+ */
+#ifndef UNETD_PROTO_H
+#define UNETD_PROTO_H
+
+#include <stdint.h>
+
+#define UNETD_PROTO_VERSION 1
+#define UNETD_DEFAULT_SOCKET "/run/unet/unetd.sock"
+#define UNETD_SOCKET_ENV "UNET_DAEMON_SOCKET"
+#define UNETD_MAX_MSG 4096 /* largest request or reply, headers included */
+
+enum unetd_req_type {
+	UNETD_REQ_HELLO = 1,	 /* body: struct unetd_hello */
+	UNETD_REQ_EP_CREATE,	 /* body: struct unetd_ep_create; reply fds: region, kick, notify */
+	UNETD_REQ_EP_DESTROY,	 /* body: struct unetd_ep_ref */
+	UNETD_REQ_CH_OPEN,	 /* body: struct unetd_ch_open */
+	UNETD_REQ_CH_CLOSE,	 /* body: struct unetd_ch_ref */
+	UNETD_REQ_STATUS,	 /* no body; reply: struct unetd_status + entries */
+	UNETD_REQ__COUNT
+};
+
+struct unetd_req_hdr {
+	uint16_t version; /* UNETD_PROTO_VERSION */
+	uint16_t type;	  /* enum unetd_req_type */
+	uint32_t len;	  /* bytes of body after this header */
+	uint32_t seq;	  /* echoed in the reply */
+	uint32_t reserved; /* 0 */
+};
+
+struct unetd_rep_hdr {
+	uint16_t version;
+	uint16_t type; /* the request's */
+	uint32_t len;  /* bytes of body after this header */
+	uint32_t seq;  /* the request's */
+	int32_t err;   /* 0 or a negative errno */
+	char msg[96];  /* on error: why, for the client's log (NUL-terminated) */
+};
+
+struct unetd_hello {
+	uint32_t version; /* the client's UNETD_PROTO_VERSION */
+	uint32_t reserved;
+};
+
+/* Endpoint kinds (also enum unet_endpoint_kind in unet.h). */
+enum unetd_kind {
+	UNETD_KIND_AUTO = 0,
+	UNETD_KIND_DIRECT = 1,	 /* real AF_XDP sockets granted to the client */
+	UNETD_KIND_EMULATED = 2, /* shared region served by the daemon */
+};
+
+struct unetd_ep_create {
+	char ifname[16];
+	uint32_t kind;	       /* enum unetd_kind the client asks for */
+	uint32_t segment_size; /* 0: default */
+	uint32_t frame_size;   /* 2048 or 4096; 0: 2048 */
+	uint32_t ring_size;    /* entries of each ring, a power of two; 0: default */
+};
+
+struct unetd_ep_created {
+	uint32_t ep;	       /* the daemon's handle for it */
+	uint32_t kind;	       /* what the client got */
+	uint32_t region_size;  /* bytes of the region fd (sealed memfd) */
+	uint32_t mtu;
+	uint32_t max_payload;
+	uint32_t frame_size;
+	uint32_t nframes;
+	int32_t ifindex;
+	uint8_t mac[6];	       /* the interface's */
+	uint8_t pad[2];
+	char reason[64];       /* why this kind (policy, driver, ...) */
+};
+
+struct unetd_ep_ref {
+	uint32_t ep;
+	uint32_t reserved;
+};
+
+struct unetd_ch_open {
+	uint32_t ep;
+	uint16_t tag;
+	uint16_t peer_tag;
+	uint8_t peer_mac[6];
+	uint8_t pad[2];
+};
+
+struct unetd_ch_ref {
+	uint32_t ep;
+	uint16_t tag;
+	uint16_t pad;
+};
+
+/* ---- The region of an emulated endpoint ------------------------------ */
+
+/*
+ * One sealed memfd (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL, made and
+ * sized by the daemon), mapped shared by both sides:
+ *
+ *   [ struct unetd_region | 4 rings | segment ]
+ *
+ * The rings have the layout of AF_XDP's (a u32 producer and a u32
+ * consumer, each on its own cache line, a u32 flags word, then the
+ * descriptors), so the library runs them with libxdp's inline ring
+ * functions exactly as it runs a socket's:
+ *   fill  client -> daemon  u64 buffer offsets the daemon may fill
+ *   rx    daemon -> client  struct xdp_desc: a received frame
+ *   tx    client -> daemon  struct xdp_desc: a frame to check and send
+ *   comp  daemon -> client  u64 offsets of sent buffers, free again
+ * The daemon plays the kernel's part: it never trusts what the client
+ * wrote (indices, descriptors, frames): it reads each once into its own
+ * memory and checks that copy.
+ *
+ * Notification: the client kicks the daemon by writing the kick eventfd
+ * when the tx ring's flags have UNETD_RING_NEED_WAKEUP (the daemon sets
+ * it before it sleeps); the daemon writes the notify eventfd after it put
+ * descriptors on rx or comp when `client_sleeping` is set (the client
+ * sets it, rechecks its rings, then blocks on the eventfd).
+ */
+#define UNETD_REGION_MAGIC 0x554e4554u /* "UNET" */
+#define UNETD_RING_NEED_WAKEUP 1u      /* = XDP_RING_NEED_WAKEUP */
+
+struct unetd_ring_off {
+	uint64_t producer;
+	uint64_t consumer;
+	uint64_t flags;
+	uint64_t desc;
+	uint32_t size; /* entries, a power of two */
+	uint32_t pad;
+};
+
+/* Counters the daemon keeps for the endpoint (the client reads them). */
+struct unetd_ep_counters {
+	uint64_t rx_delivered;	    /* frames put on rx */
+	uint64_t rx_dropped;	    /* no free buffer or rx full: this endpoint's loss only */
+	uint64_t tx_sent;	    /* frames checked and sent */
+	uint64_t tx_bad_desc;	    /* offset or length outside the segment */
+	uint64_t tx_bad_frame;	    /* not a well-formed U-Net frame */
+	uint64_t tx_foreign_tag;    /* source tag not a channel of this endpoint */
+	uint64_t tx_foreign_peer;   /* destination not the channel's peer */
+	uint64_t tx_dropped;	    /* daemon's own send queue full */
+};
+
+struct unetd_region {
+	uint32_t magic;	  /* UNETD_REGION_MAGIC */
+	uint32_t version; /* UNETD_PROTO_VERSION */
+	uint32_t frame_size;
+	uint32_t nframes;
+	uint64_t segment_off; /* from the region start, frame-aligned */
+	uint64_t segment_size;
+	uint32_t headroom;    /* bytes before a received frame in its buffer */
+	uint32_t pad;
+	struct unetd_ring_off fill, rx, tx, comp;
+	/* Written by the client, read by the daemon. */
+	volatile uint32_t client_sleeping;
+	uint32_t pad2;
+	/* Written by the daemon only. */
+	struct unetd_ep_counters counters;
+};
+
+#endif /* UNETD_PROTO_H */
