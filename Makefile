@@ -97,6 +97,15 @@ $(BUILD)/unetctl: cli/unetctl.c $(ALIB)
 $(BUILD)/tests/%: tests/unit/%.c $(ALIB) $(SKEL) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lcmocka
 
+# The daemon's modules (daemon/, not part of the library).  test_policy
+# links the policy module alone; it needs neither the library nor libbpf.
+$(BUILD)/daemon/%.o: daemon/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Idaemon -c $< -o $@
+
+$(BUILD)/tests/test_policy: tests/unit/test_policy.c $(BUILD)/daemon/policy.o | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) -Idaemon -o $@ $< $(BUILD)/daemon/policy.o $(ALL_LDFLAGS) -lcmocka
+
 $(BUILD)/tools/%: tests/tools/%.c $(ALIB) | $(BUILD)/tools
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
 
