@@ -56,7 +56,7 @@ EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 
 .PHONY: all deps check check-unit check-integration check-san demo bench install clean
-all: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS) \
+all: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS) \
      $(BUILD)/unet-bench
 
 deps:
@@ -102,6 +102,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(ALIB) $(SKEL) | $(BUILD)/tests
 $(BUILD)/daemon/%.o: daemon/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Idaemon -c $< -o $@
+
+DAEMON_OBJS := $(patsubst daemon/%.c,$(BUILD)/daemon/%.o,$(wildcard daemon/*.c))
+$(BUILD)/unetd: $(DAEMON_OBJS) $(ALIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(DAEMON_OBJS) $(ALIB) $(ALL_LDFLAGS) $(LIBS)
 
 $(BUILD)/tests/test_policy: tests/unit/test_policy.c $(BUILD)/daemon/policy.o | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -Idaemon -o $@ $< $(BUILD)/daemon/policy.o $(ALL_LDFLAGS) -lcmocka

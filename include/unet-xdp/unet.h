@@ -193,6 +193,15 @@ enum unet_copy_mode {
 	UNET_ZEROCOPY_FORCE /* zero-copy or fail with -EOPNOTSUPP */
 };
 
+/* What kind of endpoint to make (U-Net's direct-access and
+ * kernel-emulated endpoints; docs/unetd.md). */
+enum unet_endpoint_kind {
+	UNET_ENDPOINT_AUTO = 0, /* direct when this process may (root), else ask unetd */
+	UNET_ENDPOINT_DIRECT,	/* AF_XDP sockets of our own on the device's queues */
+	UNET_ENDPOINT_EMULATED, /* served by unetd through shared memory: for any
+				 * user its policy allows; every send is checked */
+};
+
 struct unet_endpoint_opts {
 	size_t sz;
 	const char *pin_root;	 /* see struct unet_iface_opts */
@@ -214,18 +223,30 @@ struct unet_endpoint_opts {
 	 * on a NIC; on veth in native mode the sender's tx_queue, in skb
 	 * mode not reliably: docs/platform.md). */
 	uint32_t queue_mask;
+	enum unet_endpoint_kind kind;
+	/* unetd's socket for emulated endpoints: NULL means
+	 * $UNET_DAEMON_SOCKET, else /run/unet/unetd.sock. */
+	const char *daemon_socket;
 };
 
 struct unet_endpoint;
 struct unet_channel;
 struct unet_udp_sock;
 
-/* Create an endpoint on ifname: a communication segment (UMEM) and one
- * AF_XDP socket per receive queue, registered in the interface's XSKMAP.
- * Attaches the XDP program first when it is not attached.  Returns NULL
- * with errno: EINVAL (bad option), ENODEV, EPERM, EMEDIUMTYPE, ENOSPC (all
- * endpoint slots in use), EBUSY (a queue already has another endpoint's
- * socket), EOPNOTSUPP (zero-copy forced, not available), ... */
+/* Create an endpoint on ifname.  A direct one is a communication segment
+ * (UMEM) and one AF_XDP socket per receive queue, registered in the
+ * interface's XSKMAP (the XDP program is attached first when it is not);
+ * that needs root.  An emulated one is asked of unetd, which serves it
+ * from its own real endpoint through a shared region; the API is the
+ * same, except that administrative channels (unet_channel__lookup) and
+ * UDP sockets are not available on it yet.  With kind AUTO a process that
+ * cannot make a direct endpoint (not root) gets an emulated one.
+ * Returns NULL with errno: EINVAL (bad option), ENODEV, EPERM, EACCES
+ * (the pins, or unetd's policy, refuse this user: the log says which),
+ * ECONNREFUSED/ENOENT (unetd not running), EMEDIUMTYPE, ENOSPC (all
+ * endpoint slots in use), EDQUOT (unetd quota), EBUSY (a queue already has
+ * another endpoint's socket), EOPNOTSUPP (zero-copy forced, not
+ * available), ... */
 UNET_API struct unet_endpoint *unet_endpoint__create(const char *ifname,
 						     const struct unet_endpoint_opts *opts);
 /* Close its channels, sockets and segment, free its slot. */
@@ -245,6 +266,8 @@ struct unet_endpoint_info {
 	uint8_t mac[6];	      /* the interface's address */
 	int ifindex;
 	uint32_t rx_buffers;  /* receive buffers kept on each queue's free queue */
+	enum unet_endpoint_kind kind; /* DIRECT or EMULATED: what it got */
+	char kind_reason[64];	      /* and why (policy rule, privilege) */
 };
 /* Returns 0 or -errno. */
 UNET_API int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_endpoint_info *info);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/objects.h"
+#include "proto/unetd_proto.h"
 
 #define RX_BATCH 64
 
@@ -40,6 +41,13 @@ int unet_endpoint_epoll(struct unet_endpoint *ep)
 {
 	if (ep->epoll_fd >= 0)
 		return ep->epoll_fd;
+	/* The application will sleep on the fd on its own: the daemon must
+	 * notify after every batch from now on, and recv drains the
+	 * eventfd. */
+	if (ep->emulated) {
+		ep->fd_mode = true;
+		__atomic_store_n(&ep->region->client_sleeping, 1, __ATOMIC_SEQ_CST);
+	}
 	ep->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (ep->epoll_fd < 0)
 		return -errno;
@@ -73,6 +81,10 @@ static void kick_tx(struct unet_endpoint *ep, struct unet_queue *q)
 {
 	if (ep->need_wakeup && !xsk_ring_prod__needs_wakeup(&q->tx))
 		return;
+	if (ep->emulated) {
+		unet_remote_kick(ep);
+		return;
+	}
 	if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && link_dead(errno))
 		unet_endpoint_set_dead(ep, -errno);
 }
@@ -91,6 +103,8 @@ void unet_endpoint_set_dead(struct unet_endpoint *ep, int err)
  * empty ring.  Returns ep->dead (0 while alive). */
 static int probe_link(struct unet_endpoint *ep)
 {
+	if (ep->emulated)
+		return unet_remote_probe(ep);
 	for (uint32_t i = 0; i < ep->nqueues && !ep->dead; i++)
 		if (sendto(ep->q[i].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && link_dead(errno))
 			unet_endpoint_set_dead(ep, -errno);
@@ -118,7 +132,7 @@ void unet_refill(struct unet_endpoint *ep)
 		q->in_fill += got;
 		/* Zero-copy drivers may sleep until poked when the free
 		 * queue ran dry. */
-		if (got && ep->need_wakeup && xsk_ring_prod__needs_wakeup(&q->fill))
+		if (got && ep->need_wakeup && !ep->emulated && xsk_ring_prod__needs_wakeup(&q->fill))
 			recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 	}
 }
@@ -465,6 +479,14 @@ int unet_endpoint__recv(struct unet_endpoint *ep, struct unet_recv_desc *descs, 
 
 	if (!ep || (!descs && max))
 		return -EINVAL;
+	if (ep->fd_mode) {
+		uint64_t v;
+
+		/* Drain before looking, so a notification for what we do
+		 * not see yet stays pending. */
+		if (read(ep->q[0].fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			return -errno;
+	}
 	for (uint32_t k = 0; k < ep->nqueues && n < max; k++) {
 		uint32_t qi = (ep->rx_next + k) % ep->nqueues;
 		struct unet_queue *q = &ep->q[qi];
@@ -557,6 +579,8 @@ int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
 		return 1;
 	if (ep->dead)
 		return ep->dead;
+	if (ep->emulated && !ep->fd_mode)
+		return unet_remote_wait(ep, timeout_ms, rx_ready);
 	deadline = timeout_ms < 0 ? INT64_MAX : now_ms() + timeout_ms;
 	for (;;) {
 		int64_t left = deadline == INT64_MAX ? WAIT_PROBE_MS : deadline - now_ms();

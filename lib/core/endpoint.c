@@ -46,6 +46,10 @@ struct ep_config {
 	bool need_wakeup;
 	uint32_t busy_poll_usec, busy_poll_budget;
 	uint32_t queue_mask;
+	enum unet_endpoint_kind kind;
+	const char *daemon_socket;
+	/* As the caller gave them (0: unset), for unetd's own defaults. */
+	uint32_t asked_segment, asked_ring;
 };
 
 static bool is_pow2(uint32_t v)
@@ -77,6 +81,10 @@ static int ep_config_from_opts(const struct unet_endpoint_opts *o, struct ep_con
 	c->busy_poll_usec = OPT(o, busy_poll_usec, 0);
 	c->busy_poll_budget = OPT(o, busy_poll_budget, DEFAULT_BUSY_BUDGET);
 	c->queue_mask = OPT(o, queue_mask, 0);
+	c->kind = OPT(o, kind, UNET_ENDPOINT_AUTO);
+	c->daemon_socket = OPT(o, daemon_socket, NULL);
+	c->asked_segment = OPT(o, segment_size, 0);
+	c->asked_ring = OPT(o, rx_size, 0);
 
 	if (c->frame_size != 2048 && c->frame_size != 4096) {
 		unet_log(UNET_LOG_ERROR, "frame_size %u: must be 2048 or 4096", c->frame_size);
@@ -93,7 +101,8 @@ static int ep_config_from_opts(const struct unet_endpoint_opts *o, struct ep_con
 			 c->segment_size);
 		return -EINVAL;
 	}
-	if ((unsigned)c->mode > UNET_XDP_MODE_SKB || (unsigned)c->copy > UNET_ZEROCOPY_FORCE)
+	if ((unsigned)c->mode > UNET_XDP_MODE_SKB || (unsigned)c->copy > UNET_ZEROCOPY_FORCE ||
+	    (unsigned)c->kind > UNET_ENDPOINT_EMULATED)
 		return -EINVAL;
 	return 0;
 }
@@ -373,6 +382,34 @@ static struct unet_iface *open_or_attach(const char *ifname, const struct ep_con
 	return iface;
 }
 
+/* The rest of unet_endpoint__create for an endpoint unetd serves. */
+static struct unet_endpoint *create_emulated(struct unet_endpoint *ep, const char *ifname,
+					     const struct ep_config *c)
+{
+	int err;
+
+	ep->busy_poll_usec = 0;
+	err = unet_remote_create(ep, ifname, c->daemon_socket, c->asked_segment, c->frame_size,
+				 c->asked_ring);
+	if (!err)
+		err = unet_pool_init(&ep->pool, ep->nframes, ep->frame_size);
+	if (!err) {
+		ep->by_tag = calloc(UNET_MAX_CHANNELS, sizeof(*ep->by_tag));
+		err = ep->by_tag ? 0 : -ENOMEM;
+	}
+	if (err) {
+		unet_log(UNET_LOG_ERROR, "%s: emulated endpoint not created: %s", ifname,
+			 strerror(-err));
+		unet_endpoint__destroy(ep);
+		errno = -err;
+		return NULL;
+	}
+	unet_refill(ep);
+	unet_log(UNET_LOG_INFO, "%s: emulated endpoint %u from unetd, %u frames of %u", ifname,
+		 ep->remote_ep, ep->nframes, ep->frame_size);
+	return ep;
+}
+
 struct unet_endpoint *unet_endpoint__create(const char *ifname,
 					    const struct unet_endpoint_opts *opts)
 {
@@ -402,8 +439,18 @@ struct unet_endpoint *unet_endpoint__create(const char *ifname,
 	}
 	ep->epoll_fd = -1;
 	ep->alive_fd = -1;
+	ep->daemon_fd = -1;
+	ep->kick_fd = -1;
 	ep->need_wakeup = c.need_wakeup;
 	ep->busy_poll_usec = c.busy_poll_usec;
+
+	/* Only root can have sockets of its own on the device (the pins and
+	 * the bpf() calls are root's): everyone else asks unetd. */
+	if (c.kind == UNET_ENDPOINT_EMULATED || (c.kind == UNET_ENDPOINT_AUTO && geteuid() != 0))
+		return create_emulated(ep, ifname, &c);
+	ep->kind = UNET_ENDPOINT_DIRECT;
+	snprintf(ep->kind_reason, sizeof(ep->kind_reason), "own AF_XDP sockets (%s)",
+		 c.kind == UNET_ENDPOINT_AUTO ? "root" : "asked for");
 
 	ep->iface = open_or_attach(ifname, &c, &err);
 	if (!ep->iface)
@@ -491,7 +538,7 @@ void unet_endpoint__destroy(struct unet_endpoint *ep)
 	if (!ep)
 		return;
 	/* Messages the application handed over should still leave. */
-	if (ep->umem && unet_endpoint__flush(ep, 200))
+	if ((ep->umem || ep->emulated) && unet_endpoint__flush(ep, 200))
 		unet_log(UNET_LOG_WARN, "endpoint %u: destroyed with sends still queued", ep->id);
 	if (ep->umem) {
 		uint32_t in_fill = 0;
@@ -501,6 +548,7 @@ void unet_endpoint__destroy(struct unet_endpoint *ep)
 		unet_log(UNET_LOG_DEBUG, "endpoint %u: %u of %u frames free, %u on free queues",
 			 ep->id, ep->pool.nfree, ep->nframes, in_fill);
 	}
+	ep->closing = true;
 	/* Layers first: they may still send (and close what they opened). */
 	while (ep->nlayers) {
 		ep->nlayers--;
@@ -508,6 +556,8 @@ void unet_endpoint__destroy(struct unet_endpoint *ep)
 	}
 	unet_channel_free_all(ep);
 	unet_channel_free_closed(ep);
+	if (ep->emulated || ep->daemon_fd >= 0)
+		unet_remote_close(ep);
 	destroy_sockets(ep);
 	if (ep->epoll_fd >= 0)
 		close(ep->epoll_fd);
@@ -538,8 +588,12 @@ int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_endpoint_inf
 	info->nframes = ep->nframes;
 	info->max_payload = ep->max_payload;
 	memcpy(info->mac, ep->mac, 6);
-	info->ifindex = ep->iface->ifindex;
+	info->ifindex = ep->iface ? ep->iface->ifindex : ep->ifindex;
 	info->rx_buffers = ep->fill_target;
+	info->kind = ep->kind;
+	snprintf(info->kind_reason, sizeof(info->kind_reason), "%s", ep->kind_reason);
+	if (ep->emulated)
+		info->id = ep->remote_ep;
 	return 0;
 }
 
@@ -548,7 +602,9 @@ int unet_endpoint__stats(struct unet_endpoint *ep, struct unet_endpoint_stats *s
 	if (!ep || !st)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
-	for (uint32_t i = 0; i < ep->nqueues; i++) {
+	if (ep->emulated)
+		unet_remote_stats(ep, st);
+	for (uint32_t i = 0; i < ep->nqueues && !ep->emulated; i++) {
 		struct xdp_statistics xs;
 		socklen_t len = sizeof(xs);
 

@@ -81,6 +81,21 @@ struct unet_endpoint {
 
 	uint64_t rx_msgs, tx_msgs, rx_unknown_channel, rx_no_handler, rx_malformed;
 
+	/* Served by unetd (remote.c): an emulated endpoint has no iface, no
+	 * slot and no sockets; q[0]'s rings live in the shared region and
+	 * q[0].fd is the daemon's notify eventfd. */
+	bool emulated;
+	bool closing;	   /* being destroyed: the daemon frees its channels */
+	bool fd_mode;	   /* the application polls unet_endpoint__fd */
+	int daemon_fd;	   /* the connection the endpoint lives by */
+	int kick_fd;
+	uint32_t remote_ep;
+	struct unetd_region *region;
+	size_t region_size;
+	int ifindex;
+	enum unet_endpoint_kind kind;
+	char kind_reason[64];
+
 	/* Layers above the core attached to this endpoint (layer.h). */
 	struct {
 		const struct unet_layer *layer;
@@ -97,6 +112,21 @@ int unet_endpoint_epoll(struct unet_endpoint *ep);
 void unet_refill(struct unet_endpoint *ep);
 /* Remember that the link is gone (err from a socket call). */
 void unet_endpoint_set_dead(struct unet_endpoint *ep, int err);
+
+/* remote.c: endpoints served by unetd */
+struct unetd_region;
+int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char *socket_path,
+		       uint32_t segment_size, uint32_t frame_size, uint32_t ring_size);
+void unet_remote_close(struct unet_endpoint *ep);
+int unet_remote_channel_open(struct unet_endpoint *ep, uint16_t tag, const uint8_t peer_mac[6],
+			     uint16_t peer_tag);
+void unet_remote_channel_close(struct unet_endpoint *ep, uint16_t tag);
+void unet_remote_kick(struct unet_endpoint *ep);
+/* Notice a daemon that went away: returns ep->dead (-ECONNRESET then). */
+int unet_remote_probe(struct unet_endpoint *ep);
+int unet_remote_wait(struct unet_endpoint *ep, int timeout_ms,
+		     bool (*ready)(struct unet_endpoint *ep));
+void unet_remote_stats(const struct unet_endpoint *ep, struct unet_endpoint_stats *st);
 
 /* channel.c */
 void unet_channel_free_all(struct unet_endpoint *ep);

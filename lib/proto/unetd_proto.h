@@ -172,4 +172,24 @@ struct unetd_region {
 	struct unetd_ep_counters counters;
 };
 
+/* ---- UNETD_REQ_STATUS: struct unetd_status, then nlisted entries ------ */
+
+struct unetd_status {
+	uint32_t nclients;
+	uint32_t nendpoints;
+	uint32_t nlisted;      /* entries that follow (what fits in one reply) */
+	uint32_t reserved;
+	uint64_t req_bad;      /* clients dropped for protocol errors */
+	uint64_t req_denied;   /* requests the policy refused */
+};
+
+struct unetd_status_ep {
+	uint32_t ep;
+	uint32_t uid;
+	uint32_t pid;
+	uint32_t nchannels;
+	char ifname[16];
+	struct unetd_ep_counters counters;
+};
+
 #endif /* UNETD_PROTO_H */

@@ -206,6 +206,13 @@ static struct unet_udp_state *state(struct unet_endpoint *ep)
 		errno = -err;
 		return NULL;
 	}
+	/* UDP ports are entries in the interface's maps: an endpoint unetd
+	 * serves has no access to them (not built yet through the daemon). */
+	if (!unet_layer_iface(ep)) {
+		unet_log(UNET_LOG_ERROR, "UDP sockets are not available on emulated endpoints yet");
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	st = calloc(1, sizeof(*st));
 	if (!st) {
 		errno = ENOMEM;

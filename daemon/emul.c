@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * emul.c - kernel-emulated endpoints (U-Net, section 3.5 of the paper):
+ * any number of clients per device queue, each with a shared region
+ * (segment and AF_XDP-shaped rings, lib/proto/unetd_proto.h) that this
+ * daemon serves from its one real endpoint on the interface.
+ *
+ * The daemon plays the kernel's part for the region, and trusts nothing
+ * in it: every index, descriptor and frame header is read once into the
+ * daemon's own memory and checked there, so a client rewriting its region
+ * while we work cannot make us act on something we did not check.  The
+ * region is a memfd the daemon made and sealed against shrinking, so a
+ * client cannot make our accesses fault (SIGBUS) either.
+ *
+ * Send: a client's frame is copied into a buffer of the real endpoint,
+ * then checked: a U-Net frame (EtherType, version, lengths), from a tag
+ * this endpoint owns, to that channel's peer MAC and peer tag; the source
+ * MAC is written by us.  Anything else is dropped and counted by reason
+ * (struct unetd_ep_counters).  Clients are served in deficit round robin,
+ * weighted by their policy share, so one flooding client cannot starve
+ * another.
+ *
+ * Receive: the real endpoint's channels are the clients' channels; each
+ * frame goes to the owner's free buffer and receive ring, or, when the
+ * owner has no free buffer or no room, is dropped and counted for that
+ * owner alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <linux/if_xdp.h>
+
+#include "unetd.h"
+
+#define DEFAULT_SEGMENT (2u << 20)
+#define DEFAULT_RING 1024u
+#define MAX_RING 8192u
+#define MAX_SEGMENT (64u << 20)
+#define RX_HEADROOM 2	 /* payloads 8-byte aligned, as the library's own */
+#define TX_OFF 2	 /* where a copied frame starts in our send buffer */
+#define QUANTUM 32	 /* frames per round of fair service, times the share */
+#define RX_BATCH 64
+
+/* ---- The shared region ----------------------------------------------- */
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* Lay a ring of size entries of desc_size bytes out at *off. */
+static void ring_layout(struct unetd_ring_off *r, uint64_t *off, uint32_t size, size_t desc_size)
+{
+	r->producer = *off;
+	r->consumer = *off + 64;
+	r->flags = *off + 128;
+	r->desc = *off + 192;
+	r->size = size;
+	*off = align_up(r->desc + (uint64_t)size * desc_size, 64);
+}
+
+static void ring_view(struct unetd_ring *v, uint8_t *base, const struct unetd_ring_off *r)
+{
+	v->producer = (uint32_t *)(base + r->producer);
+	v->consumer = (uint32_t *)(base + r->consumer);
+	v->flags = (uint32_t *)(base + r->flags);
+	v->desc = base + r->desc;
+	v->size = r->size;
+	v->mask = r->size - 1;
+	v->local = 0;
+}
+
+static int region_make(struct unetd_emul *e, uint32_t frame_size, uint32_t segment_size,
+		       uint32_t ring_size)
+{
+	struct unetd_region hdr = { 0 };
+	uint64_t off = align_up(sizeof(hdr), 64), seg_off, total;
+	uint8_t *base;
+	int fd;
+
+	ring_layout(&hdr.fill, &off, ring_size, sizeof(uint64_t));
+	ring_layout(&hdr.rx, &off, ring_size, sizeof(struct xdp_desc));
+	ring_layout(&hdr.tx, &off, ring_size, sizeof(struct xdp_desc));
+	ring_layout(&hdr.comp, &off, ring_size, sizeof(uint64_t));
+	seg_off = align_up(off, frame_size > 4096 ? frame_size : 4096);
+	total = seg_off + segment_size;
+	hdr.magic = UNETD_REGION_MAGIC;
+	hdr.version = UNETD_PROTO_VERSION;
+	hdr.frame_size = frame_size;
+	hdr.nframes = segment_size / frame_size;
+	hdr.segment_off = seg_off;
+	hdr.segment_size = (uint64_t)hdr.nframes * frame_size;
+	hdr.headroom = RX_HEADROOM;
+
+	fd = memfd_create("unet-emulated", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	/* Sealed before the client ever sees it: it can neither shrink the
+	 * region under us (SIGBUS) nor grow it, nor unseal. */
+	if (ftruncate(fd, (off_t)total) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	memcpy(base, &hdr, sizeof(hdr));
+	e->region = (struct unetd_region *)base;
+	e->region_size = total;
+	e->segment = base + seg_off;
+	e->segment_size = hdr.segment_size;
+	e->frame_size = frame_size;
+	e->nframes = hdr.nframes;
+	e->memfd = fd;
+	ring_view(&e->fill, base, &hdr.fill);
+	ring_view(&e->rx, base, &hdr.rx);
+	ring_view(&e->tx, base, &hdr.tx);
+	ring_view(&e->comp, base, &hdr.comp);
+	/* Until the data plane runs hot, clients must kick us. */
+	__atomic_store_n(e->tx.flags, UNETD_RING_NEED_WAKEUP, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ---- Rings, from the daemon's side -------------------------------------- */
+
+/* Entries the client has produced that we have not consumed; a producer
+ * index more than a ring ahead is a lie, and reads as empty. */
+static uint32_t ring_avail(const struct unetd_ring *r)
+{
+	uint32_t n = __atomic_load_n(r->producer, __ATOMIC_ACQUIRE) - r->local;
+
+	return n > r->size ? 0 : n;
+}
+
+static void ring_consumed(struct unetd_ring *r, uint32_t n)
+{
+	r->local += n;
+	__atomic_store_n(r->consumer, r->local, __ATOMIC_RELEASE);
+}
+
+/* Room for us to produce into; a consumer index that says more than a
+ * ring is in use reads as full (the client only hurts itself). */
+static uint32_t ring_room(const struct unetd_ring *r)
+{
+	uint32_t used = r->local - __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
+
+	return used > r->size ? 0 : r->size - used;
+}
+
+static void ring_publish(struct unetd_ring *r)
+{
+	__atomic_store_n(r->producer, r->local, __ATOMIC_RELEASE);
+}
+
+/* One read of a descriptor the client may be rewriting. */
+static struct xdp_desc read_desc(const struct unetd_ring *r, uint32_t idx)
+{
+	const volatile struct xdp_desc *d = (const volatile struct xdp_desc *)r->desc + (idx & r->mask);
+	struct xdp_desc c = { .addr = d->addr, .len = d->len, .options = d->options };
+
+	return c;
+}
+
+static uint64_t read_addr(const struct unetd_ring *r, uint32_t idx)
+{
+	return ((const volatile uint64_t *)r->desc)[idx & r->mask];
+}
+
+static void notify(struct unetd_emul *e)
+{
+	/* Pairs with the client's store of client_sleeping and its fence
+	 * before it rechecks the rings (unetd_proto.h). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&e->region->client_sleeping, __ATOMIC_RELAXED)) {
+		uint64_t one = 1;
+
+		if (write(e->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			unetd_log(UNET_LOG_DEBUG, "endpoint %u: notify: %s", e->handle,
+				  strerror(errno));
+	}
+	e->notify_pending = false;
+}
+
+/* ---- Sending: check, copy, send ---------------------------------------- */
+
+static struct unetd_chan *chan_of(struct unetd_emul *e, uint16_t tag)
+{
+	if (e->by_tag_hint && e->by_tag_hint->tag == tag)
+		return e->by_tag_hint;
+	for (struct unetd_chan *c = e->chans; c; c = c->next)
+		if (c->tag == tag)
+			return e->by_tag_hint = c;
+	return NULL;
+}
+
+/* Judge the daemon's own copy f[0..len) of a frame e wants sent.
+ * Returns 0, or the counter to charge. */
+static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t len)
+{
+	struct unetd_ep_counters *k = &e->region->counters;
+	const struct unet_endpoint_info *info = &e->iface->info;
+	struct unetd_chan *c;
+	uint16_t proto, dst_tag, src_tag, plen;
+
+	/* Frames shorter than 60 bytes are padded to 60 by the library. */
+	if (len < UNET_PAYLOAD_OFF ||
+	    len > (UNET_PAYLOAD_OFF + info->max_payload < 60 ? 60 : UNET_PAYLOAD_OFF + info->max_payload))
+		return &k->tx_bad_frame;
+	proto = (uint16_t)(f[12] << 8 | f[13]);
+	if (proto != UNET_ETH_P || f[14] != UNET_WIRE_VERSION)
+		return &k->tx_bad_frame;
+	dst_tag = (uint16_t)(f[16] << 8 | f[17]);
+	src_tag = (uint16_t)(f[18] << 8 | f[19]);
+	plen = (uint16_t)(f[20] << 8 | f[21]);
+	if (!plen || plen > len - UNET_PAYLOAD_OFF || plen > info->max_payload)
+		return &k->tx_bad_frame;
+	c = chan_of(e, src_tag);
+	if (!c)
+		return &k->tx_foreign_tag;
+	if (dst_tag != c->peer_tag || memcmp(f, c->peer_mac, 6))
+		return &k->tx_foreign_peer;
+	return NULL;
+}
+
+/* Serve up to budget frames of e's send ring.  Returns how many it took. */
+static int emul_tx(struct unetd_emul *e, int budget)
+{
+	struct unet_endpoint *real = e->iface->ep;
+	uint32_t n = ring_avail(&e->tx), room = ring_room(&e->comp), done = 0;
+
+	if (n > (uint32_t)budget)
+		n = (uint32_t)budget;
+	if (n > room)
+		n = room;
+	for (; done < n; done++) {
+		struct xdp_desc d = read_desc(&e->tx, e->tx.local + done);
+		uint64_t in_frame = d.addr & (e->frame_size - 1);
+		uint64_t *bad = NULL;
+		uint64_t buf;
+		uint8_t *p;
+		int err;
+
+		if (d.addr >= e->segment_size || d.len > e->frame_size - in_frame) {
+			bad = &e->region->counters.tx_bad_desc;
+		} else {
+			buf = unet_endpoint__buf_alloc(real);
+			if (buf == UNET_NO_BUF)
+				break; /* our own buffers are out: later */
+			p = unet_layer_buf(real, buf) + TX_OFF;
+			memcpy(p, e->segment + d.addr, d.len);
+			bad = check_frame(e, p, d.len);
+			if (!bad) {
+				memcpy(p + 6, e->iface->info.mac, 6);
+				err = unet_layer_xmit(real, 0, buf, TX_OFF, d.len);
+				if (err == -EAGAIN) {
+					unet_endpoint__buf_free(real, buf);
+					break; /* our send queue is full: later */
+				}
+				if (err) {
+					unet_endpoint__buf_free(real, buf);
+					bad = &e->region->counters.tx_dropped;
+				} else {
+					e->region->counters.tx_sent++;
+				}
+			} else {
+				unet_endpoint__buf_free(real, buf);
+			}
+		}
+		if (bad)
+			(*bad)++;
+		/* The buffer goes back to the client either way, as the
+		 * kernel completes what it refused. */
+		((uint64_t *)e->comp.desc)[e->comp.local++ & e->comp.mask] = d.addr;
+	}
+	if (done) {
+		ring_consumed(&e->tx, done);
+		ring_publish(&e->comp);
+		notify(e);
+	}
+	return (int)done;
+}
+
+/* ---- Receiving: into the owner's buffers -------------------------------- */
+
+static void deliver(struct unetd_emul *e, const uint8_t *frame, uint32_t len)
+{
+	struct unetd_ep_counters *k = &e->region->counters;
+	struct xdp_desc *rd;
+	uint64_t base;
+
+	if (!ring_avail(&e->fill) || !ring_room(&e->rx)) {
+		k->rx_dropped++;
+		return;
+	}
+	base = read_addr(&e->fill, e->fill.local) & ~(uint64_t)(e->frame_size - 1);
+	ring_consumed(&e->fill, 1);
+	if (base >= e->segment_size || RX_HEADROOM + len > e->frame_size) {
+		k->rx_dropped++; /* a buffer that is not one: the client's loss */
+		return;
+	}
+	memcpy(e->segment + base + RX_HEADROOM, frame, len);
+	rd = (struct xdp_desc *)e->rx.desc + (e->rx.local++ & e->rx.mask);
+	rd->addr = base + RX_HEADROOM;
+	rd->len = len;
+	rd->options = 0;
+	ring_publish(&e->rx);
+	k->rx_delivered++;
+	e->notify_pending = true;
+}
+
+static int iface_rx(struct unetd_iface *f)
+{
+	struct unet_recv_desc ds[RX_BATCH];
+	int n = unet_endpoint__recv(f->ep, ds, RX_BATCH);
+
+	for (int i = 0; i < n; i++) {
+		struct unetd_chan *c = ds[i].channel ? unet_channel__ctx(ds[i].channel) : NULL;
+
+		/* U-Net frames are untagged: the header is right before the
+		 * payload the core handed us. */
+		if (c)
+			deliver(c->owner, (const uint8_t *)ds[i].data - UNET_PAYLOAD_OFF,
+				ds[i].len + UNET_PAYLOAD_OFF);
+	}
+	if (n > 0) {
+		unet_endpoint__release(f->ep, ds, (unsigned int)n);
+		for (struct unetd_emul *e = f->emuls; e; e = e->next)
+			if (e->notify_pending)
+				notify(e);
+	}
+	return n > 0 ? n : 0;
+}
+
+/* ---- The data plane ------------------------------------------------------- */
+
+int unetd_dataplane_poll(struct unetd *d)
+{
+	int work = 0;
+
+	for (struct unetd_iface *f = d->ifaces; f; f = f->next) {
+		bool more = true;
+
+		work += iface_rx(f);
+		/* Deficit round robin: each client may send QUANTUM frames per
+		 * unit of share a round; what it does not use it does not
+		 * keep once its ring is empty. */
+		for (int round = 0; more && round < 4; round++) {
+			more = false;
+			for (struct unetd_emul *e = f->emuls; e; e = e->next) {
+				int sent;
+
+				e->deficit += QUANTUM * (int)e->share;
+				sent = emul_tx(e, e->deficit);
+				e->deficit -= sent;
+				if (!ring_avail(&e->tx))
+					e->deficit = 0;
+				else
+					more = true;
+				work += sent;
+			}
+		}
+		unet_endpoint__complete(f->ep);
+	}
+	return work;
+}
+
+bool unetd_dataplane_arm(struct unetd *d)
+{
+	for (struct unetd_iface *f = d->ifaces; f; f = f->next)
+		for (struct unetd_emul *e = f->emuls; e; e = e->next)
+			__atomic_store_n(e->tx.flags, UNETD_RING_NEED_WAKEUP, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (struct unetd_iface *f = d->ifaces; f; f = f->next) {
+		if (unet_endpoint__tx_pending(f->ep))
+			return true;
+		for (struct unetd_emul *e = f->emuls; e; e = e->next)
+			if (ring_avail(&e->tx))
+				return true;
+	}
+	return false;
+}
+
+void unetd_dataplane_disarm(struct unetd *d)
+{
+	for (struct unetd_iface *f = d->ifaces; f; f = f->next)
+		for (struct unetd_emul *e = f->emuls; e; e = e->next)
+			__atomic_store_n(e->tx.flags, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- Interfaces and endpoints ------------------------------------------ */
+
+static struct unetd_iface *iface_get(struct unetd *d, const char *ifname, int *err)
+{
+	UNET_OPTS_INIT(unet_endpoint_opts, o);
+	struct unetd_iface *f;
+	struct epoll_event ev;
+
+	for (f = d->ifaces; f; f = f->next)
+		if (!strcmp(f->ifname, ifname))
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	snprintf(f->ifname, sizeof(f->ifname), "%s", ifname);
+	o.pin_root = d->pin_root;
+	o.kind = UNET_ENDPOINT_DIRECT; /* the daemon's own: never ask a daemon */
+	f->ep = unet_endpoint__create(ifname, &o);
+	if (!f->ep) {
+		*err = -errno;
+		free(f);
+		return NULL;
+	}
+	unet_endpoint__info(f->ep, &f->info);
+	f->src.kind = UNETD_SRC_REAL;
+	f->src.obj = f;
+	ev.events = EPOLLIN;
+	ev.data.ptr = &f->src;
+	if (unet_endpoint__fd(f->ep) < 0 ||
+	    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, unet_endpoint__fd(f->ep), &ev)) {
+		*err = -errno;
+		unet_endpoint__destroy(f->ep);
+		free(f);
+		return NULL;
+	}
+	f->next = d->ifaces;
+	d->ifaces = f;
+	unetd_log(UNET_LOG_INFO, "%s: serving (endpoint %u, max payload %u)", ifname, f->info.id,
+		  f->info.max_payload);
+	return f;
+}
+
+struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
+				     const struct unetd_ep_create *req, const struct unetd_grant *g,
+				     int *err, char *msg, size_t msglen)
+{
+	uint32_t frame = req->frame_size ? req->frame_size : 2048;
+	uint32_t seg = req->segment_size ? req->segment_size : DEFAULT_SEGMENT;
+	uint32_t ring = req->ring_size ? req->ring_size : DEFAULT_RING;
+	struct epoll_event ev;
+	struct unetd_emul *e;
+	char ifname[16];
+
+	memcpy(ifname, req->ifname, sizeof(ifname));
+	ifname[sizeof(ifname) - 1] = '\0';
+	if ((frame != 2048 && frame != 4096) || (ring & (ring - 1)) || ring < 64 || ring > MAX_RING ||
+	    seg > MAX_SEGMENT || seg / frame < 2 * ring / 4) {
+		snprintf(msg, msglen, "bad sizes: frame %u, segment %u, ring %u", frame, seg, ring);
+		*err = -EINVAL;
+		return NULL;
+	}
+	/* Quotas are the user's, over all its connections. */
+	uint32_t user_eps = 0;
+	uint64_t user_bytes = 0;
+
+	for (struct unetd_client *k = d->clients; k; k = k->next)
+		if (k->uid == c->uid) {
+			user_eps += k->nemuls;
+			user_bytes += k->segment_bytes;
+		}
+	if (user_eps >= g->max_endpoints) {
+		snprintf(msg, msglen, "endpoint quota of uid %u reached (%u, %.40s)", c->uid,
+			 g->max_endpoints, g->rule);
+		*err = -EDQUOT;
+		return NULL;
+	}
+	if (user_bytes + seg > g->max_segment_bytes) {
+		snprintf(msg, msglen, "segment quota of uid %u: %llu + %u bytes > %llu", c->uid,
+			 (unsigned long long)user_bytes, seg, (unsigned long long)g->max_segment_bytes);
+		*err = -EDQUOT;
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	e->memfd = e->kick_fd = e->notify_fd = -1;
+	e->iface = iface_get(d, ifname, err);
+	if (!e->iface) {
+		snprintf(msg, msglen, "%s: cannot serve it: %s", ifname, strerror(-*err));
+		free(e);
+		return NULL;
+	}
+	*err = region_make(e, frame, seg, ring);
+	if (*err) {
+		snprintf(msg, msglen, "shared region: %s", strerror(-*err));
+		goto fail;
+	}
+	e->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	e->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (e->kick_fd < 0 || e->notify_fd < 0) {
+		*err = -errno;
+		snprintf(msg, msglen, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	e->src.kind = UNETD_SRC_KICK;
+	e->src.obj = e;
+	ev.events = EPOLLIN;
+	ev.data.ptr = &e->src;
+	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, e->kick_fd, &ev)) {
+		*err = -errno;
+		snprintf(msg, msglen, "epoll: %s", strerror(errno));
+		goto fail;
+	}
+	e->handle = ++d->next_handle;
+	e->client = c;
+	e->share = g->share ? g->share : 1;
+	e->next = e->iface->emuls;
+	e->iface->emuls = e;
+	e->iface->nemuls++;
+	e->cnext = c->emuls;
+	c->emuls = e;
+	c->nemuls++;
+	c->segment_bytes += seg;
+	unetd_log(UNET_LOG_INFO, "%s: emulated endpoint %u for uid %u pid %u (%s)", ifname, e->handle,
+		  c->uid, c->pid, g->rule);
+	return e;
+fail:
+	if (e->kick_fd >= 0)
+		close(e->kick_fd);
+	if (e->notify_fd >= 0)
+		close(e->notify_fd);
+	if (e->region)
+		munmap(e->region, e->region_size);
+	if (e->memfd >= 0)
+		close(e->memfd);
+	free(e);
+	return NULL;
+}
+
+void unetd_emul_free(struct unetd *d, struct unetd_emul *e)
+{
+	struct unetd_emul **pp;
+
+	while (e->chans)
+		unetd_emul_chan_close(d, e, e->chans->tag);
+	for (pp = &e->iface->emuls; *pp; pp = &(*pp)->next)
+		if (*pp == e) {
+			*pp = e->next;
+			e->iface->nemuls--;
+			break;
+		}
+	for (pp = &e->client->emuls; *pp; pp = &(*pp)->cnext)
+		if (*pp == e) {
+			*pp = e->cnext;
+			e->client->nemuls--;
+			e->client->segment_bytes -= e->segment_size;
+			break;
+		}
+	epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, e->kick_fd, NULL);
+	close(e->kick_fd);
+	close(e->notify_fd);
+	munmap(e->region, e->region_size);
+	close(e->memfd);
+	unetd_log(UNET_LOG_INFO, "%s: emulated endpoint %u freed", e->iface->ifname, e->handle);
+	free(e);
+}
+
+int unetd_emul_chan_open(struct unetd *d, struct unetd_emul *e, const struct unetd_ch_open *req,
+			 const struct unetd_grant *g, char *msg, size_t msglen)
+{
+	struct unetd_chan *c;
+
+	(void)d;
+	if (req->tag == UNET_TAG_INVALID || req->peer_tag == UNET_TAG_INVALID) {
+		snprintf(msg, msglen, "tag 0 is reserved");
+		return -EINVAL;
+	}
+	if (!unetd_grant_tag(g, req->tag)) {
+		snprintf(msg, msglen, "tag %u not granted (%s)", req->tag, g->rule);
+		return -EACCES;
+	}
+	if (chan_of(e, req->tag)) {
+		snprintf(msg, msglen, "tag %u already open on this endpoint", req->tag);
+		return -EADDRINUSE;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->owner = e;
+	c->tag = req->tag;
+	c->peer_tag = req->peer_tag;
+	memcpy(c->peer_mac, req->peer_mac, 6);
+	/* The tag is the interface's: held by nobody else, daemon client or
+	 * local process (the core refuses a live owner's tag). */
+	c->ch = unet_channel__open(e->iface->ep, req->tag, req->peer_mac, req->peer_tag, NULL);
+	if (!c->ch) {
+		int err = -errno;
+
+		snprintf(msg, msglen, "tag %u: %s", req->tag,
+			 err == -EADDRINUSE ? "held by another endpoint" : strerror(-err));
+		free(c);
+		return err;
+	}
+	unet_channel__set_ctx(c->ch, c);
+	c->next = e->chans;
+	e->chans = c;
+	return 0;
+}
+
+int unetd_emul_chan_close(struct unetd *d, struct unetd_emul *e, uint16_t tag)
+{
+	(void)d;
+	for (struct unetd_chan **pp = &e->chans; *pp; pp = &(*pp)->next) {
+		struct unetd_chan *c = *pp;
+
+		if (c->tag != tag)
+			continue;
+		*pp = c->next;
+		if (e->by_tag_hint == c)
+			e->by_tag_hint = NULL;
+		unet_channel__close(c->ch);
+		free(c);
+		return 0;
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unetd - the operating system's half of U-Net: owns the interfaces' XDP
+ * program, pinned maps and real AF_XDP sockets, and serves endpoints to
+ * processes that may not touch any of those (docs/unetd.md).
+ *
+ *   unetd [--foreground] [--socket PATH] [--policy FILE] [--pin-root DIR]
+ *         [--spin-us N] [--verbose]
+ *
+ * One thread: an epoll loop over the listening socket, the clients'
+ * connections, the emulated endpoints' kick eventfds and the real
+ * endpoints' sockets.  While frames flow it polls without sleeping, and
+ * for --spin-us after the last work, so that a reply that comes quickly
+ * costs no wake-up; then it asks clients to kick it and sleeps.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "unetd.h"
+
+#define DEFAULT_POLICY "/etc/unet/unetd.policy"
+#define DEFAULT_SPIN_US 200
+
+static int log_level = UNET_LOG_INFO;
+static struct unetd daemon_state;
+
+void unetd_log(int level, const char *fmt, ...)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+	va_list ap;
+
+	if (level > log_level)
+		return;
+	fprintf(stderr, "unetd: %s: ", names[level]);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void lib_log(enum unet_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	unetd_log((int)level, "libunet: %s", msg);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	daemon_state.stop = 1;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: unetd [--foreground] [--socket PATH] [--policy FILE] [--pin-root DIR]\n"
+		   "             [--spin-us N] [--verbose]\n"
+		   "  --socket    where clients connect (default $%s, else %s)\n"
+		   "  --policy    who may do what (default %s if it exists, else the built-in\n"
+		   "              default: root everything, group unet emulated endpoints)\n"
+		   "  --pin-root  bpffs directory for the interfaces' pins (as unetctl)\n"
+		   "  --spin-us   poll this long after the last frame before sleeping (%d)\n",
+		UNETD_SOCKET_ENV, UNETD_DEFAULT_SOCKET, DEFAULT_POLICY, DEFAULT_SPIN_US);
+}
+
+static int load_policy(struct unetd *d, const char *path)
+{
+	char err[256];
+	int r;
+
+	if (!path && access(DEFAULT_POLICY, F_OK))
+		return unetd_policy_default(&d->policy);
+	r = unetd_policy_load(path ? path : DEFAULT_POLICY, &d->policy, err, sizeof(err));
+	if (r)
+		fprintf(stderr, "unetd: %s\n", err);
+	return r;
+}
+
+static void handle(struct unetd *d, struct unetd_src *s)
+{
+	switch (s->kind) {
+	case UNETD_SRC_LISTEN:
+		unetd_server_accept(d);
+		break;
+	case UNETD_SRC_CLIENT:
+		if (!unetd_server_serve(d, s->obj))
+			unetd_client_free(d, s->obj);
+		break;
+	case UNETD_SRC_KICK: {
+		struct unetd_emul *e = s->obj;
+		uint64_t v;
+
+		if (read(e->kick_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			unetd_log(UNET_LOG_DEBUG, "kick: %s", strerror(errno));
+		break;
+	}
+	case UNETD_SRC_REAL:
+		break; /* the data plane polls it */
+	}
+}
+
+static void run(struct unetd *d)
+{
+	struct epoll_event evs[64];
+	uint64_t last_work = now_us();
+
+	while (!d->stop) {
+		int work = unetd_dataplane_poll(d), n, timeout = 0;
+
+		if (work)
+			last_work = now_us();
+		else if (now_us() - last_work >= d->spin_us) {
+			/* Idle: clients must kick us from now on. */
+			if (unetd_dataplane_arm(d))
+				timeout = 0;
+			else
+				timeout = 1000;
+		}
+		n = epoll_wait(d->epoll_fd, evs, 64, timeout);
+		/* Spinning, but on a machine with few CPUs a client or its peer
+		 * may need this one: let them run first. */
+		if (!timeout && !work && !n)
+			sched_yield();
+		if (timeout)
+			unetd_dataplane_disarm(d);
+		for (int i = 0; i < n; i++)
+			handle(d, evs[i].data.ptr);
+		if (n > 0)
+			last_work = now_us();
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "foreground", no_argument, NULL, 'f' }, { "socket", required_argument, NULL, 's' },
+		{ "policy", required_argument, NULL, 'p' }, { "pin-root", required_argument, NULL, 'r' },
+		{ "spin-us", required_argument, NULL, 'u' }, { "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },	   { NULL, 0, NULL, 0 },
+	};
+	struct unetd *d = &daemon_state;
+	const char *policy = NULL, *env;
+	struct sigaction sa = { .sa_handler = on_signal };
+	bool foreground = false;
+	int c;
+
+	d->socket_path = (env = getenv(UNETD_SOCKET_ENV)) && *env ? env : UNETD_DEFAULT_SOCKET;
+	d->spin_us = DEFAULT_SPIN_US;
+	while ((c = getopt_long(argc, argv, "fs:p:r:u:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			foreground = true;
+			break;
+		case 's':
+			d->socket_path = optarg;
+			break;
+		case 'p':
+			policy = optarg;
+			break;
+		case 'r':
+			d->pin_root = optarg;
+			break;
+		case 'u':
+			d->spin_us = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'v':
+			log_level = UNET_LOG_DEBUG;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "unetd: must run as root (it owns the XDP program and the pins)\n");
+		return 1;
+	}
+	unet_set_log_fn(lib_log, NULL);
+	if (load_policy(d, policy))
+		return 1;
+	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epoll_fd < 0 || unetd_server_open(d))
+		return 1;
+	if (!foreground && daemon(0, 0)) {
+		perror("unetd: daemon");
+		return 1;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	unetd_log(UNET_LOG_INFO, "ready (pid %d)", (int)getpid());
+	run(d);
+	while (d->clients)
+		unetd_client_free(d, d->clients);
+	for (struct unetd_iface *f = d->ifaces, *next; f; f = next) {
+		next = f->next;
+		unet_endpoint__destroy(f->ep);
+		free(f);
+	}
+	unlink(d->socket_path);
+	unetd_policy_free(d->policy);
+	unetd_log(UNET_LOG_INFO, "stopped");
+	return 0;
+}

@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * server.c - the daemon's Unix socket: who a client is (the kernel's
+ * SO_PEERCRED and SO_PEERGROUPS of its connection, nothing it says), and
+ * its requests (lib/proto/unetd_proto.h).
+ *
+ * Every request is checked before it is looked at: one whole packet of at
+ * most UNETD_MAX_MSG bytes, our protocol version, a known type, a body of
+ * exactly the type's size, no file descriptors.  A request that fails
+ * those checks is a protocol error: the client is dropped and counted (it
+ * gets no partial service).  A well-formed request the policy refuses, or
+ * that cannot be done, gets an error reply with the reason and the
+ * connection stays.  A client's endpoints live as long as its connection.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "unetd.h"
+
+/* Body size of each request type (-1: unknown type). */
+static long body_size(uint16_t type)
+{
+	switch (type) {
+	case UNETD_REQ_HELLO:
+		return sizeof(struct unetd_hello);
+	case UNETD_REQ_EP_CREATE:
+		return sizeof(struct unetd_ep_create);
+	case UNETD_REQ_EP_DESTROY:
+		return sizeof(struct unetd_ep_ref);
+	case UNETD_REQ_CH_OPEN:
+		return sizeof(struct unetd_ch_open);
+	case UNETD_REQ_CH_CLOSE:
+		return sizeof(struct unetd_ch_ref);
+	case UNETD_REQ_STATUS:
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* ---- The listening socket ---------------------------------------------- */
+
+/*
+ * The socket's directory must be root's and not writable by others (or
+ * someone could put their own socket where clients look); a stale socket
+ * of ours is replaced, anything else in its place is refused.  Every user
+ * may connect (mode 0666): the policy, not the file mode, decides.
+ */
+int unetd_server_open(struct unetd *d)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct epoll_event ev;
+	char dir[sizeof(sa.sun_path)];
+	struct stat st;
+	char *slash;
+	int fd;
+
+	if (strlen(d->socket_path) >= sizeof(sa.sun_path)) {
+		unetd_log(UNET_LOG_ERROR, "socket path too long: %s", d->socket_path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, d->socket_path);
+	strcpy(dir, d->socket_path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) && errno != EEXIST) {
+			unetd_log(UNET_LOG_ERROR, "mkdir %s: %s", dir, strerror(errno));
+			return -errno;
+		}
+		if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+		    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+			unetd_log(UNET_LOG_ERROR,
+				  "%s: not a root-owned directory closed to others: refused", dir);
+			return -EPERM;
+		}
+	}
+	if (!lstat(d->socket_path, &st)) {
+		if (!S_ISSOCK(st.st_mode) || st.st_uid != 0) {
+			unetd_log(UNET_LOG_ERROR, "%s exists and is not our socket: refused",
+				  d->socket_path);
+			return -EEXIST;
+		}
+		unlink(d->socket_path);
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(d->socket_path, 0666) ||
+	    listen(fd, 64)) {
+		int err = -errno;
+
+		unetd_log(UNET_LOG_ERROR, "%s: %s", d->socket_path, strerror(-err));
+		close(fd);
+		return err;
+	}
+	d->listen_fd = fd;
+	d->listen_src.kind = UNETD_SRC_LISTEN;
+	d->listen_src.obj = d;
+	ev.events = EPOLLIN;
+	ev.data.ptr = &d->listen_src;
+	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev))
+		return -errno;
+	unetd_log(UNET_LOG_INFO, "listening on %s", d->socket_path);
+	return 0;
+}
+
+void unetd_server_accept(struct unetd *d)
+{
+	for (;;) {
+		struct epoll_event ev;
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		struct unetd_client *c;
+		int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0)
+			return;
+		c = calloc(1, sizeof(*c));
+		if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+			free(c);
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->uid = cred.uid;
+		c->gid = cred.gid;
+		c->pid = (uint32_t)cred.pid;
+		/* The groups the client had when it connected, from the kernel
+		 * too (not /proc/PID, which a pid reuse could lie about). */
+		len = sizeof(c->gids);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->gids, &len) == 0)
+			c->ngids = len / sizeof(c->gids[0]);
+		c->src.kind = UNETD_SRC_CLIENT;
+		c->src.obj = c;
+		ev.events = EPOLLIN;
+		ev.data.ptr = &c->src;
+		if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->next = d->clients;
+		d->clients = c;
+		unetd_log(UNET_LOG_DEBUG, "client uid %u pid %u connected", c->uid, c->pid);
+	}
+}
+
+void unetd_client_free(struct unetd *d, struct unetd_client *c)
+{
+	for (struct unetd_client **pp = &d->clients; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	while (c->emuls)
+		unetd_emul_free(d, c->emuls);
+	epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	unetd_log(UNET_LOG_DEBUG, "client uid %u pid %u gone", c->uid, c->pid);
+	free(c);
+}
+
+/*
+ * Free the clients whose connection has closed but whose hang-up event
+ * the loop has not handled yet.  Called before a request that takes
+ * something another client may just have given up (a tag, a quota), so
+ * that a killed client's resources are free to the very next request, in
+ * whatever order epoll reports the two.
+ */
+static void reap_closed(struct unetd *d, struct unetd_client *except)
+{
+	struct unetd_client *c = d->clients, *next;
+
+	for (; c; c = next) {
+		struct pollfd p = { .fd = c->fd, .events = POLLRDHUP };
+
+		next = c->next;
+		if (c != except && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			unetd_client_free(d, c);
+	}
+}
+
+/* ---- Replies ---------------------------------------------------------------- */
+
+static void reply(struct unetd_client *c, const struct unetd_req_hdr *req, int err,
+		  const char *msg, const void *body, uint32_t len, const int *fds, int nfds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+	struct unetd_rep_hdr h = {
+		.version = UNETD_PROTO_VERSION,
+		.type = req->type,
+		.len = err ? 0 : len,
+		.seq = req->seq,
+		.err = err,
+	};
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, err ? 0 : len } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+
+	if (msg)
+		snprintf(h.msg, sizeof(h.msg), "%s", msg);
+	if (!err && nfds > 0) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		m.msg_control = cbuf;
+		m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+	}
+	/* A client that does not read its replies only hurts itself. */
+	if (sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		unetd_log(UNET_LOG_DEBUG, "reply to pid %u: %s", c->pid, strerror(errno));
+}
+
+static struct unetd_emul *emul_of(struct unetd_client *c, uint32_t handle)
+{
+	for (struct unetd_emul *e = c->emuls; e; e = e->cnext)
+		if (e->handle == handle)
+			return e;
+	return NULL;
+}
+
+/* The client's grant on ifname; err and msg set when it has none. */
+static int grant_for(struct unetd *d, struct unetd_client *c, const char *ifname,
+		     struct unetd_grant *g, char *msg, size_t msglen)
+{
+	int err = unetd_policy_lookup(d->policy, c->uid, c->gids, c->ngids, ifname, g);
+
+	if (err)
+		return err;
+	if (!g->allowed) {
+		snprintf(msg, msglen, "uid %u may not use %s (policy: %s)", c->uid, ifname,
+			 g->rule[0] ? g->rule : "no rule");
+		d->req_denied++;
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* ---- Requests ------------------------------------------------------------------ */
+
+static void do_ep_create(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
+			 const struct unetd_ep_create *req)
+{
+	struct unetd_ep_created rep = { 0 };
+	struct unetd_grant g;
+	struct unetd_emul *e;
+	char msg[96] = "", ifname[16];
+	int err, fds[3];
+
+	memcpy(ifname, req->ifname, sizeof(ifname));
+	ifname[sizeof(ifname) - 1] = '\0';
+	reap_closed(d, c);
+	err = grant_for(d, c, ifname, &g, msg, sizeof(msg));
+	if (err)
+		goto out;
+	if (req->kind == UNETD_KIND_DIRECT) {
+		snprintf(msg, sizeof(msg), "direct-access grants are not built yet");
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	if (req->kind != UNETD_KIND_AUTO && req->kind != UNETD_KIND_EMULATED) {
+		snprintf(msg, sizeof(msg), "unknown endpoint kind %u", req->kind);
+		err = -EINVAL;
+		goto out;
+	}
+	if (!g.emulated) {
+		snprintf(msg, sizeof(msg), "policy grants uid %u no emulated endpoints (%.40s)", c->uid,
+			 g.rule);
+		d->req_denied++;
+		err = -EACCES;
+		goto out;
+	}
+	e = unetd_emul_create(d, c, req, &g, &err, msg, sizeof(msg));
+	if (!e)
+		goto out;
+	rep.ep = e->handle;
+	rep.kind = UNETD_KIND_EMULATED;
+	rep.region_size = (uint32_t)e->region_size;
+	rep.mtu = e->iface->info.max_payload + UNET_HDR_LEN;
+	rep.max_payload = e->iface->info.max_payload;
+	if (rep.max_payload > e->frame_size - 256)
+		rep.max_payload = e->frame_size - 256;
+	rep.frame_size = e->frame_size;
+	rep.nframes = e->nframes;
+	rep.ifindex = e->iface->info.ifindex;
+	memcpy(rep.mac, e->iface->info.mac, 6);
+	snprintf(rep.reason, sizeof(rep.reason), "emulated by unetd (%.40s)", g.rule);
+	fds[0] = e->memfd;
+	fds[1] = e->kick_fd;
+	fds[2] = e->notify_fd;
+	reply(c, h, 0, NULL, &rep, sizeof(rep), fds, 3);
+	return;
+out:
+	unetd_log(UNET_LOG_INFO, "uid %u pid %u: endpoint on %s refused: %s", c->uid, c->pid, ifname,
+		  msg);
+	reply(c, h, err, msg, NULL, 0, NULL, 0);
+}
+
+static void do_ch_open(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
+		       const struct unetd_ch_open *req)
+{
+	struct unetd_emul *e = emul_of(c, req->ep);
+	struct unetd_grant g;
+	char msg[96] = "";
+	int err;
+
+	if (!e) {
+		reply(c, h, -ENOENT, "no such endpoint", NULL, 0, NULL, 0);
+		return;
+	}
+	reap_closed(d, c);
+	err = grant_for(d, c, e->iface->ifname, &g, msg, sizeof(msg));
+	if (!err)
+		err = unetd_emul_chan_open(d, e, req, &g, msg, sizeof(msg));
+	if (err == -EACCES)
+		d->req_denied++;
+	reply(c, h, err, msg, NULL, 0, NULL, 0);
+}
+
+static void do_status(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h)
+{
+	struct unetd_status st = { .req_bad = d->req_bad, .req_denied = d->req_denied };
+	char buf[UNETD_MAX_MSG - sizeof(struct unetd_rep_hdr)];
+	size_t off = sizeof(st);
+
+	for (struct unetd_client *k = d->clients; k; k = k->next)
+		st.nclients++;
+	for (struct unetd_iface *f = d->ifaces; f; f = f->next)
+		for (struct unetd_emul *e = f->emuls; e; e = e->next) {
+			struct unetd_status_ep se = { .ep = e->handle,
+						      .uid = e->client->uid,
+						      .pid = e->client->pid,
+						      .counters = e->region->counters };
+
+			st.nendpoints++;
+			if (off + sizeof(se) > sizeof(buf))
+				continue; /* counted, not listed */
+			snprintf(se.ifname, sizeof(se.ifname), "%s", f->ifname);
+			for (struct unetd_chan *ch = e->chans; ch; ch = ch->next)
+				se.nchannels++;
+			memcpy(buf + off, &se, sizeof(se));
+			off += sizeof(se);
+			st.nlisted++;
+		}
+	memcpy(buf, &st, sizeof(st));
+	reply(c, h, 0, NULL, buf, (uint32_t)off, NULL, 0);
+}
+
+bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
+{
+	union {
+		struct unetd_req_hdr h;
+		uint8_t b[UNETD_MAX_MSG + 1];
+	} m;
+	char cbuf[CMSG_SPACE(sizeof(int) * 8)];
+	struct iovec iov = { m.b, sizeof(m.b) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	const void *body = m.b + sizeof(m.h);
+	const char *why = NULL;
+	ssize_t n;
+	long want;
+
+	n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR;
+	if (n == 0)
+		return false; /* closed: its endpoints go */
+	/* Clients send no descriptors: close any, and call it an error. */
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			int *fds = (int *)CMSG_DATA(cm);
+			size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (size_t i = 0; i < k; i++)
+				close(fds[i]);
+			why = "file descriptors in a request";
+		}
+	if (!why && (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		why = "request too long";
+	else if (!why && (size_t)n < sizeof(m.h))
+		why = "request shorter than its header";
+	else if (!why && m.h.version != UNETD_PROTO_VERSION)
+		why = "protocol version";
+	else if (!why && (want = body_size(m.h.type)) < 0)
+		why = "unknown request type";
+	else if (!why && (m.h.len != (uint32_t)want || (size_t)n != sizeof(m.h) + (size_t)want))
+		why = "body length";
+	if (why) {
+		d->req_bad++;
+		unetd_log(UNET_LOG_WARN, "client uid %u pid %u dropped: %s", c->uid, c->pid, why);
+		return false;
+	}
+
+	switch (m.h.type) {
+	case UNETD_REQ_HELLO: {
+		struct unetd_hello rep = { .version = UNETD_PROTO_VERSION };
+
+		reply(c, &m.h, 0, NULL, &rep, sizeof(rep), NULL, 0);
+		break;
+	}
+	case UNETD_REQ_EP_CREATE: {
+		struct unetd_ep_create req;
+
+		memcpy(&req, body, sizeof(req));
+		do_ep_create(d, c, &m.h, &req);
+		break;
+	}
+	case UNETD_REQ_EP_DESTROY: {
+		struct unetd_ep_ref req;
+		struct unetd_emul *e;
+
+		memcpy(&req, body, sizeof(req));
+		e = emul_of(c, req.ep);
+		if (e)
+			unetd_emul_free(d, e);
+		reply(c, &m.h, e ? 0 : -ENOENT, e ? NULL : "no such endpoint", NULL, 0, NULL, 0);
+		break;
+	}
+	case UNETD_REQ_CH_OPEN: {
+		struct unetd_ch_open req;
+
+		memcpy(&req, body, sizeof(req));
+		do_ch_open(d, c, &m.h, &req);
+		break;
+	}
+	case UNETD_REQ_CH_CLOSE: {
+		struct unetd_ch_ref req;
+		struct unetd_emul *e;
+		int err = -ENOENT;
+
+		memcpy(&req, body, sizeof(req));
+		e = emul_of(c, req.ep);
+		if (e)
+			err = unetd_emul_chan_close(d, e, req.tag);
+		reply(c, &m.h, err, err ? "no such channel" : NULL, NULL, 0, NULL, 0);
+		break;
+	}
+	case UNETD_REQ_STATUS:
+		do_status(d, c, &m.h);
+		break;
+	}
+	return true;
+}

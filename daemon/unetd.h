@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unetd.h - the daemon's objects, shared by its files:
+ *   main.c    options, the socket, the event loop
+ *   server.c  client connections and their requests (lib/proto/unetd_proto.h)
+ *   emul.c    emulated endpoints: the shared region, the data plane that
+ *             moves frames between it and the interface's real endpoint,
+ *             and the check of every frame a client sends
+ *   policy.c  who may do what (docs/unetd-policy.md)
+ *
+ * One thread.  The daemon owns, per interface it serves, one real
+ * endpoint (AF_XDP sockets on every queue) made with the library as root;
+ * clients' channels are channels of that endpoint, so the XDP program
+ * delivers their frames to the daemon, which hands each to the client
+ * that owns the tag.
+ */
+#ifndef UNETD_H
+#define UNETD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/layer.h"
+#include "policy.h"
+#include "proto/unetd_proto.h"
+
+struct unetd_emul;
+struct unetd_client;
+
+/* What an epoll event is about (epoll_event.data.ptr points at one). */
+enum unetd_src_kind { UNETD_SRC_LISTEN, UNETD_SRC_CLIENT, UNETD_SRC_KICK, UNETD_SRC_REAL };
+struct unetd_src {
+	enum unetd_src_kind kind;
+	void *obj;
+};
+
+/* An interface the daemon serves: its real endpoint and who owns which
+ * of its tags. */
+struct unetd_iface {
+	char ifname[16];
+	struct unet_endpoint *ep; /* the daemon's own, all queues */
+	struct unet_endpoint_info info;
+	struct unetd_emul *emuls; /* endpoints served on it */
+	unsigned int nemuls;
+	struct unetd_src src;
+	struct unetd_iface *next;
+};
+
+/* One client channel: a channel of the real endpoint owned by an emul. */
+struct unetd_chan {
+	struct unetd_emul *owner;
+	struct unet_channel *ch; /* on the real endpoint */
+	uint16_t tag, peer_tag;
+	uint8_t peer_mac[6];
+	struct unetd_chan *next; /* the owner's list */
+};
+
+/* The daemon's view of one ring of a region: its own indices, never the
+ * client's copy of them. */
+struct unetd_ring {
+	uint32_t *producer, *consumer, *flags;
+	void *desc;
+	uint32_t size, mask;
+	uint32_t local; /* our producer (rx, comp) or consumer (fill, tx) */
+};
+
+struct unetd_emul {
+	uint32_t handle;
+	struct unetd_client *client;
+	struct unetd_iface *iface;
+	struct unetd_region *region; /* shared with the client */
+	size_t region_size;
+	uint8_t *segment;
+	uint64_t segment_size;
+	uint32_t frame_size, nframes;
+	int memfd, kick_fd, notify_fd;
+	struct unetd_ring fill, rx, tx, comp;
+	struct unetd_chan *chans;
+	struct unetd_chan *by_tag_hint; /* last used, for the common one-channel case */
+	int deficit;			/* fair service: frames it may still send */
+	uint32_t share;
+	bool notify_pending;
+	struct unetd_src src;
+	struct unetd_emul *next;	/* the interface's list */
+	struct unetd_emul *cnext;	/* the client's list */
+};
+
+struct unetd_client {
+	int fd;
+	uint32_t uid, gid, pid;
+	uint32_t gids[64];
+	unsigned int ngids;
+	struct unetd_emul *emuls;
+	unsigned int nemuls;
+	uint64_t segment_bytes; /* what its endpoints hold */
+	struct unetd_src src;
+	struct unetd_client *next;
+};
+
+struct unetd {
+	const char *socket_path;
+	const char *pin_root;
+	struct unetd_policy *policy;
+	int listen_fd, epoll_fd;
+	struct unetd_src listen_src;
+	struct unetd_client *clients;
+	struct unetd_iface *ifaces;
+	uint32_t next_handle;
+	uint32_t spin_us;	   /* busy-poll this long after work before sleeping */
+	uint64_t req_bad, req_denied; /* counters for status */
+	volatile int stop;
+};
+
+/* Log through the library's log callback setup (main.c prints). */
+void unetd_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* server.c */
+int unetd_server_open(struct unetd *d);
+void unetd_server_accept(struct unetd *d);
+/* Serve one readable client; returns false when the client is gone
+ * (closed, or dropped for a protocol error). */
+bool unetd_server_serve(struct unetd *d, struct unetd_client *c);
+void unetd_client_free(struct unetd *d, struct unetd_client *c);
+
+/* emul.c */
+/* Make an emulated endpoint for c on ifname.  Returns it, or NULL with
+ * *err (negative errno) and msg filled. */
+struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
+				     const struct unetd_ep_create *req, const struct unetd_grant *g,
+				     int *err, char *msg, size_t msglen);
+void unetd_emul_free(struct unetd *d, struct unetd_emul *e);
+int unetd_emul_chan_open(struct unetd *d, struct unetd_emul *e, const struct unetd_ch_open *req,
+			 const struct unetd_grant *g, char *msg, size_t msglen);
+int unetd_emul_chan_close(struct unetd *d, struct unetd_emul *e, uint16_t tag);
+/* One pass of the data plane over every interface: returns how much work
+ * it did (0: idle). */
+int unetd_dataplane_poll(struct unetd *d);
+/* Before sleeping: ask clients to kick (need_wakeup) and recheck;
+ * returns true if there is work after all. */
+bool unetd_dataplane_arm(struct unetd *d);
+void unetd_dataplane_disarm(struct unetd *d);
+/* The fds the loop must watch besides the sockets: real endpoints' and
+ * the emuls' kick eventfds are added to the epoll set on creation. */
+
+#endif /* UNETD_H */

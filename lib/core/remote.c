@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * remote.c - endpoints served by unetd (kernel-emulated endpoints), the
+ * client's side: one connection to the daemon per endpoint (the daemon
+ * frees the endpoint when it closes), the requests, and the shared region
+ * mapped so that the rest of the core runs its rings exactly as it runs
+ * an AF_XDP socket's (lib/proto/unetd_proto.h).
+ *
+ * What differs from a socket is small and lives here: a kick is a write
+ * to an eventfd, a wait sleeps on another eventfd after telling the
+ * daemon so, statistics are the daemon's counters in the region, channels
+ * are asked of the daemon, and a daemon that went away is noticed through
+ * the connection (the endpoint is then dead with -ECONNRESET).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core/objects.h"
+#include "proto/unetd_proto.h"
+
+/* ---- Requests ---------------------------------------------------------------- */
+
+/* Send one request and wait for its reply (at most 5 s: the daemon
+ * answers at once or is stuck).  Copies at most rep_cap bytes of the body
+ * to rep; takes up to *nfds descriptors.  Returns the daemon's error (its
+ * message logged) or 0; -ECONNRESET when the connection is gone. */
+static int call(int fd, uint16_t type, const void *body, uint32_t len, void *rep,
+		uint32_t rep_cap, int *fds, int *nfds)
+{
+	static uint32_t seq;
+	struct unetd_req_hdr h = { .version = UNETD_PROTO_VERSION, .type = type, .len = len,
+				   .seq = ++seq };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
+	union {
+		struct unetd_rep_hdr h;
+		uint8_t b[UNETD_MAX_MSG];
+	} r;
+	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+	struct iovec riov = { r.b, sizeof(r.b) };
+	struct msghdr rm = { .msg_iov = &riov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int got = 0, maxfds = nfds ? *nfds : 0;
+	ssize_t n;
+
+	if (nfds)
+		*nfds = 0;
+	if (sendmsg(fd, &m, MSG_NOSIGNAL) < 0)
+		return errno == EPIPE ? -ECONNRESET : -errno;
+	if (poll(&pfd, 1, 5000) != 1)
+		return -ETIMEDOUT;
+	n = recvmsg(fd, &rm, MSG_CMSG_CLOEXEC);
+	if (n <= 0)
+		return n == 0 ? -ECONNRESET : -errno;
+	/* Take every descriptor that came, keep what we asked for. */
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&rm); cm; cm = CMSG_NXTHDR(&rm, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (got < maxfds)
+				fds[got++] = f;
+			else
+				close(f);
+		}
+	}
+	if (nfds)
+		*nfds = got;
+	if ((size_t)n < sizeof(r.h) || r.h.version != UNETD_PROTO_VERSION || r.h.seq != h.seq ||
+	    r.h.type != type || r.h.len > (size_t)n - sizeof(r.h)) {
+		unet_log(UNET_LOG_ERROR, "unetd: malformed reply to request %u", type);
+		return -EPROTO;
+	}
+	if (r.h.err) {
+		r.h.msg[sizeof(r.h.msg) - 1] = '\0';
+		unet_log(UNET_LOG_ERROR, "unetd: %s", r.h.msg[0] ? r.h.msg : strerror(-r.h.err));
+		return r.h.err < 0 ? r.h.err : -EPROTO;
+	}
+	if (rep)
+		memcpy(rep, r.b + sizeof(r.h), r.h.len < rep_cap ? r.h.len : rep_cap);
+	return r.h.len < rep_cap ? -EPROTO : 0;
+}
+
+static int connect_daemon(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct unetd_hello hello = { .version = UNETD_PROTO_VERSION }, rep;
+	const char *env = getenv(UNETD_SOCKET_ENV);
+	int fd, err;
+
+	if (!path)
+		path = env && *env ? env : UNETD_DEFAULT_SOCKET;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		unet_log(UNET_LOG_ERROR, "unetd at %s: %s (is unetd running?)", path, strerror(-err));
+		close(fd);
+		return err;
+	}
+	err = call(fd, UNETD_REQ_HELLO, &hello, sizeof(hello), &rep, sizeof(rep), NULL, NULL);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* ---- The region ----------------------------------------------------------- */
+
+static bool ring_fits(const struct unetd_ring_off *r, size_t desc_size, uint64_t limit)
+{
+	return r->size && !(r->size & (r->size - 1)) && r->size <= 65536 &&
+	       r->producer + 4 <= limit && r->consumer + 4 <= limit && r->flags + 4 <= limit &&
+	       r->desc + (uint64_t)r->size * desc_size <= limit;
+}
+
+/* Point a libxdp ring at the region's: a producer's cached consumer runs
+ * a ring ahead, as libxdp sets it up for a socket's. */
+static void ring_map(void *prod_or_cons, uint8_t *base, const struct unetd_ring_off *r, bool prod)
+{
+	struct xsk_ring_prod *x = prod_or_cons; /* same layout as xsk_ring_cons */
+
+	x->producer = (uint32_t *)(base + r->producer);
+	x->consumer = (uint32_t *)(base + r->consumer);
+	x->flags = (uint32_t *)(base + r->flags);
+	x->ring = base + r->desc;
+	x->mask = r->size - 1;
+	x->size = r->size;
+	x->cached_prod = *x->producer;
+	x->cached_cons = *x->consumer + (prod ? r->size : 0);
+}
+
+static int map_region(struct unet_endpoint *ep, int memfd, const struct unetd_ep_created *rep)
+{
+	const struct unetd_region *hd;
+	struct stat st;
+	uint8_t *base;
+
+	if (fstat(memfd, &st) || (uint64_t)st.st_size != rep->region_size ||
+	    rep->region_size < sizeof(*hd))
+		return -EPROTO;
+	base = mmap(NULL, rep->region_size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	hd = (const struct unetd_region *)base;
+	if (hd->magic != UNETD_REGION_MAGIC || hd->version != UNETD_PROTO_VERSION ||
+	    hd->frame_size != rep->frame_size || hd->nframes < 64 ||
+	    hd->segment_size != (uint64_t)hd->nframes * hd->frame_size ||
+	    hd->segment_off + hd->segment_size > rep->region_size ||
+	    (hd->segment_off & (hd->frame_size - 1)) ||
+	    !ring_fits(&hd->fill, 8, hd->segment_off) || !ring_fits(&hd->comp, 8, hd->segment_off) ||
+	    !ring_fits(&hd->rx, sizeof(struct xdp_desc), hd->segment_off) ||
+	    !ring_fits(&hd->tx, sizeof(struct xdp_desc), hd->segment_off)) {
+		munmap(base, rep->region_size);
+		unet_log(UNET_LOG_ERROR, "unetd: the endpoint's region does not add up");
+		return -EPROTO;
+	}
+	ep->region = (struct unetd_region *)base;
+	ep->region_size = rep->region_size;
+	ep->segment = base + hd->segment_off;
+	ep->segment_size = hd->segment_size;
+	ep->frame_size = hd->frame_size;
+	ep->nframes = hd->nframes;
+	ring_map(&ep->q[0].fill, base, &hd->fill, true);
+	ring_map(&ep->q[0].comp, base, &hd->comp, false);
+	ring_map(&ep->q[0].rx, base, &hd->rx, false);
+	ring_map(&ep->q[0].tx, base, &hd->tx, true);
+	ep->q[0].queue_id = 0;
+	ep->nqueues = 1;
+	ep->queue_mask = 1;
+	/* Half the frames for receiving, as for a socket, within the ring. */
+	ep->fill_target = ep->nframes / 2;
+	if (ep->fill_target > hd->fill.size)
+		ep->fill_target = hd->fill.size;
+	if (ep->fill_target > hd->rx.size)
+		ep->fill_target = hd->rx.size;
+	ep->batch = 64;
+	return 0;
+}
+
+/* ---- Endpoints ---------------------------------------------------------------- */
+
+int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char *socket_path,
+		       uint32_t segment_size, uint32_t frame_size, uint32_t ring_size)
+{
+	struct unetd_ep_create req = { .kind = UNETD_KIND_EMULATED,
+				       .segment_size = segment_size,
+				       .frame_size = frame_size,
+				       .ring_size = ring_size };
+	struct unetd_ep_created rep;
+	int fds[3] = { -1, -1, -1 }, nfds = 3, fd, err;
+
+	snprintf(req.ifname, sizeof(req.ifname), "%s", ifname);
+	fd = connect_daemon(socket_path);
+	if (fd < 0)
+		return fd;
+	ep->daemon_fd = fd;
+	err = call(fd, UNETD_REQ_EP_CREATE, &req, sizeof(req), &rep, sizeof(rep), fds, &nfds);
+	if (!err && nfds != 3)
+		err = -EPROTO;
+	if (!err)
+		err = map_region(ep, fds[0], &rep);
+	if (fds[0] >= 0)
+		close(fds[0]); /* the mapping keeps the region */
+	ep->kick_fd = fds[1];
+	ep->q[0].fd = fds[2]; /* notify: what wait and the poll fd watch */
+	if (err)
+		return err;
+	ep->emulated = true;
+	ep->remote_ep = rep.ep;
+	ep->kind = UNET_ENDPOINT_EMULATED;
+	rep.reason[sizeof(rep.reason) - 1] = '\0';
+	snprintf(ep->kind_reason, sizeof(ep->kind_reason), "%s", rep.reason);
+	memcpy(ep->mac, rep.mac, 6);
+	ep->mtu = rep.mtu;
+	ep->max_payload = rep.max_payload;
+	ep->ifindex = rep.ifindex;
+	ep->need_wakeup = true;
+	ep->mode = UNET_XDP_MODE_AUTO;
+	return 0;
+}
+
+void unet_remote_close(struct unet_endpoint *ep)
+{
+	if (ep->region)
+		munmap(ep->region, ep->region_size);
+	ep->region = NULL;
+	ep->segment = NULL; /* inside the region */
+	if (ep->kick_fd >= 0)
+		close(ep->kick_fd);
+	if (ep->q[0].fd >= 0)
+		close(ep->q[0].fd);
+	ep->q[0].fd = -1;
+	/* Closing the connection is what frees it at the daemon. */
+	if (ep->daemon_fd >= 0)
+		close(ep->daemon_fd);
+	ep->daemon_fd = -1;
+}
+
+int unet_remote_channel_open(struct unet_endpoint *ep, uint16_t tag, const uint8_t peer_mac[6],
+			     uint16_t peer_tag)
+{
+	struct unetd_ch_open req = { .ep = ep->remote_ep, .tag = tag, .peer_tag = peer_tag };
+
+	memcpy(req.peer_mac, peer_mac, 6);
+	return call(ep->daemon_fd, UNETD_REQ_CH_OPEN, &req, sizeof(req), NULL, 0, NULL, NULL);
+}
+
+void unet_remote_channel_close(struct unet_endpoint *ep, uint16_t tag)
+{
+	struct unetd_ch_ref req = { .ep = ep->remote_ep, .tag = tag };
+
+	if (ep->daemon_fd >= 0)
+		call(ep->daemon_fd, UNETD_REQ_CH_CLOSE, &req, sizeof(req), NULL, 0, NULL, NULL);
+}
+
+/* ---- The data path's few differences ---------------------------------------- */
+
+void unet_remote_kick(struct unet_endpoint *ep)
+{
+	uint64_t one = 1;
+
+	if (write(ep->kick_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		unet_log(UNET_LOG_DEBUG, "unetd kick: %s", strerror(errno));
+}
+
+int unet_remote_probe(struct unet_endpoint *ep)
+{
+	struct pollfd p = { .fd = ep->daemon_fd, .events = POLLRDHUP };
+
+	if (!ep->dead && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+		ep->dead = -ECONNRESET;
+		unet_log(UNET_LOG_ERROR, "endpoint %u: unetd went away", ep->remote_ep);
+	}
+	return ep->dead;
+}
+
+int unet_remote_wait(struct unet_endpoint *ep, int timeout_ms, bool (*ready)(struct unet_endpoint *))
+{
+	struct pollfd p[2] = { { .fd = ep->q[0].fd, .events = POLLIN },
+			       { .fd = ep->daemon_fd, .events = POLLRDHUP } };
+	uint64_t v;
+	int n;
+
+	/* Tell the daemon to notify us, then look once more: a frame that
+	 * came between the caller's look and our flag is seen here
+	 * (unetd_proto.h, "Notification"). */
+	__atomic_store_n(&ep->region->client_sleeping, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (ready(ep)) {
+		n = 1;
+	} else {
+		n = poll(p, 2, timeout_ms);
+		if (n < 0)
+			n = -errno;
+		else if (p[1].revents)
+			n = unet_remote_probe(ep) ? ep->dead : 0;
+		else
+			n = n > 0 ? 1 : 0;
+	}
+	__atomic_store_n(&ep->region->client_sleeping, 0, __ATOMIC_RELAXED);
+	if (read(ep->q[0].fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		unet_log(UNET_LOG_DEBUG, "unetd notify: %s", strerror(errno));
+	return n;
+}
+
+void unet_remote_stats(const struct unet_endpoint *ep, struct unet_endpoint_stats *st)
+{
+	const struct unetd_ep_counters *k = &ep->region->counters;
+
+	st->rx_dropped = k->rx_dropped;
+	st->tx_invalid_descs = k->tx_bad_desc + k->tx_bad_frame + k->tx_foreign_tag +
+			       k->tx_foreign_peer;
+}

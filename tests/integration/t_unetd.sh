@@ -1,0 +1,267 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# t_unetd.sh - unetd: endpoints for unprivileged processes (emulated
+# endpoints served through shared memory), the checks on what they send,
+# the daemon's socket against hostile clients.  Sourced by run.sh (see
+# lib.sh for the helpers).  The daemon runs in namespace b; the clients in
+# b run as user nobody (65534); their peers in a are root's own endpoints.
+
+# name|modes (xdp: once per mode, -: once)|timeout s|what it checks
+TESTS+=(
+	"unetd_emulated|xdp|120|user nobody runs examples/pingpong and examples/stream unchanged over emulated endpoints served by unetd, and unet-peer sizes byte for byte; a user the policy does not name gets EACCES and the daemon's reason"
+	"unetd_forge|xdp|90|from an emulated endpoint: a foreign tag, a foreign peer MAC and tag, a raw IPv4 frame, overrunning headers and descriptors: only the two honest messages reach the wire (the peer's XDP counters), the daemon counts each refusal"
+	"unetd_many|-|180|eight unprivileged processes with emulated endpoints on one single-queue interface talk to eight channels at once: each gets every size of its own messages back, byte for byte"
+	"unetd_lifecycle|-|90|a SIGKILLed client's endpoint and tag are freed at once; the endpoint quota gives EDQUOT; a killed daemon makes the client's next call fail with ECONNRESET, and a restarted one serves again"
+	"unetd_fuzz|-|150|10000 seeded hostile requests on the daemon's socket (as nobody and as root) while an honest client keeps pinging: the daemon keeps serving"
+)
+
+# start_unetd POLICY_TEXT: unetd in namespace b, its socket and policy in
+# a fresh root-owned 0755 directory (so that nobody can reach the socket
+# and the daemon accepts the policy).  Sets UNETD_SOCK and UNETD_PID.
+start_unetd() {
+	local d i
+	if [[ -z ${UNETD_DIR:-} ]]; then
+		UNETD_DIR=$(mktemp -d /tmp/unetd-t.XXXXXX) || fail "mktemp"
+		chmod 755 "$UNETD_DIR"
+		T_CLEANUP+=("rm -rf '$UNETD_DIR'")
+	fi
+	d=$UNETD_DIR
+	printf '%s\n' "$1" >"$d/policy"
+	chmod 644 "$d/policy"
+	UNETD_SOCK=$d/unetd.sock
+	unet_bg_b "$BUILD/unetd" --foreground --socket "$UNETD_SOCK" --policy "$d/policy" \
+		--pin-root "$UNET_PIN_ROOT" >>"$T_DIR/unetd.log" 2>&1
+	UNETD_PID=$UNET_BG_PID
+	for ((i = 0; i < 100; i++)); do
+		grep -q 'unetd: info: ready' "$T_DIR/unetd.log" && [[ -S $UNETD_SOCK ]] && return 0
+		kill -0 "$UNETD_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$T_DIR/unetd.log"
+	fail "unetd did not start"
+}
+
+# as_user UID CMD...: CMD in namespace b as UID (no groups, no
+# capabilities), pointed at the test's daemon.  Every step execs the
+# next, so "as_user_cmd UID; "${AS[@]}" CMD &" leaves CMD's own pid in $!
+# (a signal must reach it, not a shell around it).
+as_user_cmd() {
+	AS=(ip netns exec "$NS_B" setpriv --reuid="$1" --regid="$1" --clear-groups
+		env UNET_DAEMON_SOCKET="$UNETD_SOCK")
+}
+as_user() {
+	local AS
+	as_user_cmd "$1"
+	shift
+	"${AS[@]}" "$@"
+}
+as_nobody() { as_user 65534 "$@"; }
+
+# wait_line LOG REGEX PID: wait (5 s) until LOG has a line matching REGEX.
+wait_line() {
+	local log=$1 re=$2 pid=$3 i
+	for ((i = 0; i < 100; i++)); do
+		grep -qE "$re" "$log" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$log"
+	fail "no line /$re/ in $log"
+}
+
+# The XDP counter NAME of namespace a's interface.
+stat_a() {
+	in_a "$UNETCTL" --json stats "$IF_A" | jq -r --arg k "$1" '[.. | objects | .[$k]? | numbers] | first // 0'
+}
+
+t_unetd_emulated() {
+	local s rc out
+	setup_ns
+	attach a
+	start_unetd "user 65534 kinds emulated tags 1-100"
+
+	# examples/pingpong, unchanged: the client is nobody's, so the
+	# library asks unetd for an emulated endpoint on its own.
+	unet_bg_a "$BUILD/examples/pingpong" server "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
+		--count 2000 --block --timeout 60 >"$T_DIR/pp-server.log" 2>&1
+	s=$UNET_BG_PID
+	wait_line "$T_DIR/pp-server.log" 'server on' "$s"
+	as_nobody timeout 60 "$BUILD/examples/pingpong" client "$IF_B" --tag 2 --peer "$MAC_A" \
+		--peer-tag 1 --count 2000 --block --timeout 50 >"$T_DIR/pp-client.log" 2>&1
+	rc=$?
+	cat "$T_DIR/pp-client.log"
+	((rc == 0)) || fail "pingpong client as nobody exited $rc"
+	grep -q '^rtt_us .*lost=0 ' "$T_DIR/pp-client.log" || fail "pingpong over the emulated endpoint lost messages"
+	unet_bg_wait "$s" 10 || fail "pingpong server failed"
+
+	# examples/stream, unchanged: nobody receives.
+	as_nobody timeout 60 "$BUILD/examples/stream" recv "$IF_B" --tag 2 --peer "$MAC_A" \
+		--peer-tag 1 --timeout 40 >"$T_DIR/st-recv.log" 2>&1 &
+	s=$!
+	_UNET_BG_PIDS+=("$s")
+	wait_line "$T_DIR/st-recv.log" 'receiving' "$s"
+	in_a timeout 60 "$BUILD/examples/stream" send "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
+		--count 20000 --size 1000 --timeout 30 >"$T_DIR/st-send.log" 2>&1 || fail "stream sender failed"
+	unet_bg_wait "$s" 40 || { cat "$T_DIR/st-recv.log"; fail "stream receiver as nobody failed"; }
+	cat "$T_DIR/st-recv.log"
+	grep -q '^bw msgs=' "$T_DIR/st-recv.log" || fail "no bandwidth line from the stream receiver"
+
+	# Every size, byte for byte, both ways.
+	unet_bg_a "$PEER" echo "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 --timeout 60 \
+		>"$T_DIR/echo.log" 2>&1
+	s=$UNET_BG_PID
+	wait_ready "$T_DIR/echo.log" "$s" >/dev/null
+	as_nobody "$PEER" sizes "$IF_B" --tag 2 --peer "$MAC_A" --peer-tag 1 --timeout 40 \
+		>"$T_DIR/sizes.log" 2>&1 || { cat "$T_DIR/sizes.log"; fail "unet-peer sizes as nobody failed"; }
+	tail -2 "$T_DIR/sizes.log"
+	kill "$s" 2>/dev/null
+
+	# A user the policy does not name.
+	out=$(as_user 65533 "$BUILD/examples/pingpong" client "$IF_B" --tag 3 --peer "$MAC_A" \
+		--peer-tag 1 --count 1 --timeout 5 2>&1)
+	rc=$?
+	echo "uid 65533: rc=$rc: $out"
+	((rc != 0)) || fail "a user without a grant got an endpoint"
+	grep -q 'may not use' <<<"$out" || fail "the refusal does not give the daemon's reason: $out"
+	grep -qi 'permission denied' <<<"$out" || fail "the refusal is not EACCES: $out"
+}
+
+t_unetd_forge() {
+	local s before after
+	setup_ns
+	attach a
+	in_a sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
+	in_b sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	unet_bg_a "$PEER" hold "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 --timeout 20 \
+		--expect 2 >"$T_DIR/hold.log" 2>&1
+	s=$UNET_BG_PID
+	wait_ready "$T_DIR/hold.log" "$s" >/dev/null
+	before=$(stat_a rx)
+	as_nobody "$BUILD/tools/unet-forge" "$IF_B" --tag 2 --peer "$MAC_A" --peer-tag 1 \
+		--other-mac 02:00:00:00:00:99 >"$T_DIR/forge.log" 2>&1
+	local rc=$?
+	cat "$T_DIR/forge.log"
+	((rc == 0)) || fail "the daemon did not refuse and count each forged frame as it must"
+	sleep 0.3
+	after=$(stat_a rx)
+	note "frames that reached $IF_A's program: $((after - before))"
+	((after - before == 2)) || fail "$((after - before)) frames reached the peer, want the 2 honest ones"
+	kill -INT "$s" 2>/dev/null
+	unet_bg_wait "$s" 10
+	cat "$T_DIR/hold.log"
+	grep -q 'received=2 foreign=0' "$T_DIR/hold.log" || fail "the peer did not get exactly the 2 honest messages"
+}
+
+t_unetd_many() {
+	T_MODE=${T_MODE:-skb}
+	local s i chans=() pids=() rc=0
+	setup_ns
+	attach a
+	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 8"
+	for ((i = 0; i < 8; i++)); do
+		chans+=(--tag $((10 + i)) --peer "$MAC_B" --peer-tag $((20 + i)))
+	done
+	unet_bg_a "$PEER" echo "$IF_A" "${chans[@]}" --timeout 120 >"$T_DIR/echo.log" 2>&1
+	s=$UNET_BG_PID
+	wait_ready "$T_DIR/echo.log" "$s" >/dev/null
+	for ((i = 0; i < 8; i++)); do
+		as_nobody "$PEER" sizes "$IF_B" --tag $((20 + i)) --peer "$MAC_A" --peer-tag $((10 + i)) \
+			--max-size 600 --timeout 90 >"$T_DIR/sizes-$i.log" 2>&1 &
+		pids+=($!)
+		_UNET_BG_PIDS+=($!)
+	done
+	for ((i = 0; i < 8; i++)); do
+		if ! wait "${pids[$i]}"; then
+			echo "--- client $i:"
+			cat "$T_DIR/sizes-$i.log"
+			rc=1
+		fi
+	done
+	tail -n1 "$T_DIR"/sizes-*.log
+	((rc == 0)) || fail "not every one of the 8 emulated clients got all its messages back"
+	kill "$s" 2>/dev/null
+}
+
+t_unetd_lifecycle() {
+	T_MODE=${T_MODE:-skb}
+	local h out rc
+	setup_ns
+	attach a
+	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 1"
+
+	# SIGKILL: the daemon frees the endpoint and the tag at once.
+	local AS
+	as_user_cmd 65534
+	"${AS[@]}" "$PEER" hold "$IF_B" --tag 5 --peer "$MAC_A" --peer-tag 6 --timeout 30 \
+		>"$T_DIR/h1.log" 2>&1 &
+	h=$!
+	_UNET_BG_PIDS+=("$h")
+	wait_ready "$T_DIR/h1.log" "$h" >/dev/null
+	# The quota: one endpoint for nobody.
+	out=$(as_nobody "$PEER" hold "$IF_B" --tag 7 --peer "$MAC_A" --peer-tag 6 --timeout 2 2>&1)
+	echo "second endpoint: $out"
+	grep -qi 'quota' <<<"$out" || fail "a second endpoint past the quota was not refused with the quota: $out"
+	kill -KILL "$h"
+	wait "$h" 2>/dev/null
+	"${AS[@]}" "$PEER" hold "$IF_B" --tag 5 --peer "$MAC_A" --peer-tag 6 --timeout 30 \
+		>"$T_DIR/h2.log" 2>&1 &
+	h=$!
+	_UNET_BG_PIDS+=("$h")
+	wait_ready "$T_DIR/h2.log" "$h" >/dev/null || fail "tag 5 not free again after its owner was killed"
+	kill -KILL "$h"
+	wait "$h" 2>/dev/null
+
+	# The daemon goes: a client blocked in its calls hears of it.
+	unet_bg_a "$BUILD/examples/pingpong" server "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
+		--count 0 --block --timeout 30 >"$T_DIR/pp-server.log" 2>&1
+	local srv=$UNET_BG_PID
+	wait_line "$T_DIR/pp-server.log" 'server on' "$srv"
+	as_nobody "$BUILD/examples/pingpong" client "$IF_B" --tag 2 --peer "$MAC_A" --peer-tag 1 \
+		--count 2000000 --block --timeout 20 >"$T_DIR/pp-client.log" 2>&1 &
+	h=$!
+	_UNET_BG_PIDS+=("$h")
+	sleep 1
+	kill -KILL "$UNETD_PID"
+	wait "$UNETD_PID" 2>/dev/null
+	unet_bg_wait "$h" 10
+	rc=$?
+	cat "$T_DIR/pp-client.log"
+	((rc != 0 && rc != 124)) || fail "the client did not stop with an error when the daemon died (rc $rc)"
+	grep -qi 'connection reset' "$T_DIR/pp-client.log" || fail "the client's error is not ECONNRESET"
+
+	# Restarted: it serves again.
+	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 1"
+	as_nobody timeout 30 "$BUILD/examples/pingpong" client "$IF_B" --tag 2 --peer "$MAC_A" \
+		--peer-tag 1 --count 200 --block --timeout 20 >"$T_DIR/pp-client2.log" 2>&1 ||
+		{ cat "$T_DIR/pp-client2.log"; fail "no service after the daemon restarted"; }
+	kill "$srv" 2>/dev/null
+}
+
+t_unetd_fuzz() {
+	T_MODE=${T_MODE:-skb}
+	local s c rc
+	setup_ns
+	attach a
+	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 4"
+	unet_bg_a "$BUILD/examples/pingpong" server "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
+		--count 0 --block --timeout 100 >"$T_DIR/pp-server.log" 2>&1
+	s=$UNET_BG_PID
+	wait_line "$T_DIR/pp-server.log" 'server on' "$s"
+	as_nobody timeout 100 "$BUILD/examples/pingpong" client "$IF_B" --tag 2 --peer "$MAC_A" \
+		--peer-tag 1 --count 20000 --block --timeout 90 >"$T_DIR/pp-client.log" 2>&1 &
+	c=$!
+	_UNET_BG_PIDS+=("$c")
+	as_nobody "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" --iface "$IF_B" --count 5000 \
+		--seed 0x5eed --seconds 40 || fail "the daemon stopped serving under nobody's fuzz"
+	in_b "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" --iface "$IF_B" --count 5000 \
+		--seed 0x5eee --seconds 40 || fail "the daemon stopped serving under root's fuzz"
+	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
+	wait "$c"
+	rc=$?
+	cat "$T_DIR/pp-client.log"
+	((rc == 0)) || fail "the honest client failed while the daemon was fuzzed (rc $rc)"
+	grep -q 'lost=0 ' "$T_DIR/pp-client.log" || fail "the honest client lost messages during the fuzz"
+	kill "$s" 2>/dev/null
+}
