@@ -36,12 +36,12 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 
-# CFLAGS and LDFLAGS are the user's (make CFLAGS="-O1 -g" keeps working);
+# CPPFLAGS, CFLAGS and LDFLAGS are the user's (and dpkg-buildflags') (make CFLAGS="-O1 -g" keeps working);
 # what the project needs lives in its own variables.
 CFLAGS ?= -O2 -g
 PROJ_CFLAGS := -std=gnu11 -Wall -Wextra -Werror=implicit-function-declaration \
 	  -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ilib -Ibpf $(SANFLAGS) -MMD -MP
-ALL_CFLAGS = $(PROJ_CFLAGS) $(CFLAGS)
+ALL_CFLAGS = $(PROJ_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 LIBS := -lxdp -lbpf -lelf -lz
