@@ -31,9 +31,9 @@ extern "C" {
  * change of the ABI, independently of the numbers above. */
 #define UNET_SOVERSION 0
 
-/* One integer per version, ordered as the versions are. */
-#define UNET_VERSION_ENCODE(major, minor, patch) \
-	(((unsigned int)(major) << 16) | ((unsigned int)(minor) << 8) | (unsigned int)(patch))
+/* One integer per version, ordered as the versions are (minor and patch
+ * below 256).  No casts: it works in #if. */
+#define UNET_VERSION_ENCODE(major, minor, patch) (((major) << 16) | ((minor) << 8) | (patch))
 
 /* The version of the header an application was built with. */
 #define UNET_VERSION UNET_VERSION_ENCODE(UNET_VERSION_MAJOR, UNET_VERSION_MINOR, UNET_VERSION_PATCH)
