@@ -16,23 +16,40 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+
+# The version lives in one place, include/unet-xdp/version.h; the soname,
+# the library's file name and the .pc file follow it (docs/packaging.md).
+VERSION_H := include/unet-xdp/version.h
+version_num = $(shell sed -n 's/^\#define UNET_$(1) *\([0-9][0-9]*\).*/\1/p' $(VERSION_H))
+VER_MAJOR := $(call version_num,VERSION_MAJOR)
+VER_MINOR := $(call version_num,VERSION_MINOR)
+VER_PATCH := $(call version_num,VERSION_PATCH)
+SOVERSION := $(call version_num,SOVERSION)
+VERSION := $(VER_MAJOR).$(VER_MINOR).$(VER_PATCH)
 
 CC ?= gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 
-# CFLAGS and LDFLAGS are the user's (make CFLAGS="-O1 -g" keeps working);
+# CPPFLAGS, CFLAGS and LDFLAGS are the user's (and dpkg-buildflags') (make CFLAGS="-O1 -g" keeps working);
 # what the project needs lives in its own variables.
 CFLAGS ?= -O2 -g
 PROJ_CFLAGS := -std=gnu11 -Wall -Wextra -Werror=implicit-function-declaration \
 	  -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ilib -Ibpf $(SANFLAGS) -MMD -MP
-ALL_CFLAGS = $(PROJ_CFLAGS) $(CFLAGS)
+ALL_CFLAGS = $(PROJ_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 LIBS := -lxdp -lbpf -lelf -lz
 
-BPF_CFLAGS := -target bpf -O2 -g -Wall -Wextra -I$(ARCH_INC) -Ibpf -MMD -MP
+# The object is embedded whole in the library (the skeleton): no build
+# path in its debug info.
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Wextra -I$(ARCH_INC) -Ibpf -MMD -MP \
+	      -fdebug-prefix-map=$(CURDIR)=.
 
 LIB_SRCS := $(wildcard lib/*/*.c)
 LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
@@ -40,9 +57,25 @@ PUB_HDRS := $(wildcard include/unet-xdp/*.h)
 SKEL := $(BUILD)/unet_xdp.skel.h
 BPF_OBJ := $(BUILD)/unet_xdp.bpf.o
 
-SO_NAME := libunet-xdp.so.0
-SO := $(BUILD)/$(SO_NAME).1.0
+SO_NAME := libunet-xdp.so.$(SOVERSION)
+SO_FILE := $(SO_NAME).$(VER_MINOR).$(VER_PATCH)
+SO := $(BUILD)/$(SO_FILE)
 ALIB := $(BUILD)/libunet-xdp.a
+
+# SHARED_TOOLS=1: unetctl and the examples link the shared library (the
+# Debian packages do); by default they link the static archive, so they
+# run from the build tree and can be copied anywhere.
+SHARED_TOOLS ?= 0
+ifeq ($(SHARED_TOOLS),1)
+TOOL_LIB_DEP := $(SO)
+TOOL_LIB = -L$(BUILD) -lunet-xdp
+else
+TOOL_LIB_DEP := $(ALIB)
+TOOL_LIB = $(ALIB)
+endif
+
+MAN_PAGES := $(wildcard man/*.[1-8])
+BASH_COMPLETION := completion/unetctl.bash
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -55,9 +88,15 @@ BENCH_SRCS := $(wildcard bench/*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 
-.PHONY: all deps check check-unit check-integration check-san demo bench install clean
+.PHONY: all dist deps check check-unit check-integration check-san demo bench install deb version clean
 all: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS) \
      $(BUILD)/unet-bench
+
+# What `make install` installs, built (no tests, tools or benchmark).
+dist: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/libunet-xdp.pc $(EXAMPLE_BINS)
+
+version:
+	@echo $(VERSION)
 
 deps:
 	@bash scripts/install-deps.sh
@@ -83,14 +122,16 @@ $(ALIB): $(LIB_OBJS)
 $(SO): $(LIB_OBJS) lib/libunet-xdp.map
 	$(CC) -shared -Wl,-soname,$(SO_NAME) -Wl,--version-script=lib/libunet-xdp.map \
 		$(ALL_LDFLAGS) -o $@ $(LIB_OBJS) $(LIBS)
-	ln -sf $(SO_NAME).1.0 $(BUILD)/$(SO_NAME)
-	ln -sf $(SO_NAME).1.0 $(BUILD)/libunet-xdp.so
+	ln -sf $(SO_FILE) $(BUILD)/$(SO_NAME)
+	ln -sf $(SO_FILE) $(BUILD)/libunet-xdp.so
 
-$(BUILD)/libunet-xdp.pc: lib/libunet-xdp.pc.in | $(BUILD)
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|' $< > $@
+PC_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|'
 
-$(BUILD)/unetctl: cli/unetctl.c $(ALIB)
-	$(CC) $(ALL_CFLAGS) -o $@ cli/unetctl.c $(ALIB) $(ALL_LDFLAGS) $(LIBS)
+$(BUILD)/libunet-xdp.pc: lib/libunet-xdp.pc.in $(VERSION_H) | $(BUILD)
+	$(PC_SUBST) $< > $@
+
+$(BUILD)/unetctl: cli/unetctl.c $(TOOL_LIB_DEP)
+	$(CC) $(ALL_CFLAGS) -o $@ cli/unetctl.c $(TOOL_LIB) $(ALL_LDFLAGS) $(LIBS)
 
 # Unit tests may reach library internals: link the static archive and let
 # them include lib/core/internal.h.
@@ -123,8 +164,8 @@ tool_objs = $(patsubst tests/tools/%.c,$(BUILD)/tools/obj/%.o,$(wildcard tests/t
 $(patsubst %,$(BUILD)/tools/%,$(TOOL_DIRS)): $(BUILD)/tools/%: $$(call tool_objs,$$*) $(ALIB) | $(BUILD)/tools
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
 
-$(BUILD)/examples/%: examples/%.c $(ALIB) | $(BUILD)/examples
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
+$(BUILD)/examples/%: examples/%.c $(TOOL_LIB_DEP) | $(BUILD)/examples
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(TOOL_LIB) $(ALL_LDFLAGS) $(LIBS) -lm
 
 $(BUILD)/unet-bench: $(BENCH_SRCS) bench/bench.h $(ALIB) $(PUB_HDRS)
 	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ $(BENCH_SRCS) $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
@@ -152,17 +193,30 @@ bench: deps
 	$(MAKE) all
 	bash scripts/bench.sh $(BUILD)
 
-install: $(ALIB) $(SO) $(BUILD)/unetctl
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/unet-xdp $(DESTDIR)$(BINDIR)
+# The library, headers, .pc, unetctl, the man pages, unetctl's bash
+# completion, and the examples' binaries under LIBEXECDIR/unet-xdp.
+install: dist
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/unet-xdp $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(LIBEXECDIR)/unet-xdp $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 $(PUB_HDRS) $(DESTDIR)$(INCDIR)/unet-xdp/
 	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/
-	ln -sf $(SO_NAME).1.0 $(DESTDIR)$(LIBDIR)/$(SO_NAME)
-	ln -sf $(SO_NAME).1.0 $(DESTDIR)$(LIBDIR)/libunet-xdp.so
+	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
+	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/libunet-xdp.so
 	# Written here, not copied from $(BUILD): PREFIX may differ from the build's.
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|' \
-		lib/libunet-xdp.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libunet-xdp.pc
+	$(PC_SUBST) lib/libunet-xdp.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libunet-xdp.pc
 	install -m 755 $(BUILD)/unetctl $(DESTDIR)$(BINDIR)/
+	install -m 755 $(EXAMPLE_BINS) $(DESTDIR)$(LIBEXECDIR)/unet-xdp/
+	for m in $(MAN_PAGES); do \
+		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
+		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
+	done
+	install -m 644 $(BASH_COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/unetctl
+
+# Debian packages from this tree (debian/, docs/packaging.md) into
+# $(BUILD)/deb/.  DEB_BUILD_OPTIONS is passed on (e.g. nocheck parallel=2).
+deb:
+	bash scripts/build-deb.sh $(BUILD)/deb
 
 clean:
 	rm -rf build build-san

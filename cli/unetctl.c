@@ -28,6 +28,15 @@
 
 #define DEFAULT_PIN_ROOT "/sys/fs/bpf/unet"
 
+/*
+ * The version of unetctl's JSON: every document is an object whose first
+ * member is "schema_version"; a listing's array sits under a key
+ * ("channels", "endpoints", "udp", "interfaces").  Bump it when a member
+ * is renamed or removed or changes meaning (adding one does not), and
+ * say what changed in docs/unetctl.md.
+ */
+#define UNETCTL_JSON_SCHEMA 1
+
 static struct {
 	bool json;
 	int verbose; /* -v: library log up to info; -vv: and debug */
@@ -50,6 +59,7 @@ struct em_frame {
 	bool has_items;	  /* JSON: a comma goes before the next item */
 	bool line_open;	  /* text LINE object: something printed on the line */
 	bool indented;	  /* text: this array raised the indent */
+	bool wrapped;	  /* JSON: a top-level array inside {"schema_version"..} */
 };
 
 static struct {
@@ -117,6 +127,13 @@ static void em_push(bool is_array, enum em_style style, bool indented)
 	f->indented = indented;
 }
 
+/* JSON: the first member of every document. */
+static void em_json_schema(void)
+{
+	printf("\"schema_version\":%d", UNETCTL_JSON_SCHEMA);
+	em_top()->has_items = true;
+}
+
 static void em_pop_done(void)
 {
 	em.depth--;
@@ -127,6 +144,8 @@ static void em_pop_done(void)
 /* Open an object (key NULL at top level or inside an array). */
 static void em_open(const char *key, enum em_style style)
 {
+	bool top = em.depth == 0;
+
 	if (g.json) {
 		em_json_item(key);
 		putchar('{');
@@ -134,6 +153,8 @@ static void em_open(const char *key, enum em_style style)
 		putchar('\n'); /* blank line between top-level blocks */
 	}
 	em_push(false, style, false);
+	if (g.json && top)
+		em_json_schema();
 }
 
 static void em_close(void)
@@ -147,12 +168,19 @@ static void em_close(void)
 	em_pop_done();
 }
 
+/* Open an array under key.  At top level the key names the listing: JSON
+ * gets {"schema_version":N,"key":[...]}, text only the elements. */
 static void em_open_array(const char *key)
 {
 	struct em_frame *parent = em_top();
 	bool indented = false;
 
 	if (g.json) {
+		if (!parent) {
+			putchar('{');
+			em_push(false, EM_ROWS, false);
+			em_json_schema();
+		}
 		em_json_item(key);
 		putchar('[');
 	} else if (parent && key) {
@@ -162,17 +190,23 @@ static void em_open_array(const char *key)
 		indented = true;
 	}
 	em_push(true, EM_ROWS, indented);
+	em_top()->wrapped = g.json && !parent;
 }
 
 static void em_close_array(void)
 {
 	struct em_frame *f = em_top();
+	bool wrapped = f->wrapped;
 
 	if (g.json)
 		putchar(']');
 	else if (f->indented)
 		em.indent--;
 	em_pop_done();
+	if (wrapped) {
+		putchar('}');
+		em_pop_done();
+	}
 }
 
 /* The one place a value is printed.  quote: a JSON string. */
@@ -388,7 +422,8 @@ static const char global_opts_help[] =
 	"  --pin-root PATH     where pins live (default $UNET_PIN_ROOT, else " DEFAULT_PIN_ROOT
 	")\n"
 	"  -v, --verbose       show the library's log on stderr (-vv: with debug)\n"
-	"  -h, --help          this help\n";
+	"  -h, --help          this help\n"
+	"  -V, --version       unetctl's and the library's version\n";
 
 static void usage_cmd(const struct cmd *c, FILE *f)
 {
@@ -902,7 +937,7 @@ static int do_status(const struct cmd *c, int argc, char **argv)
 	r = all_ifaces(&ns);
 	if (!r) {
 		/* Collect everything first: a failure prints no partial JSON. */
-		em_open_array(NULL);
+		em_open_array("interfaces");
 		for (size_t i = 0; i < ns.n && !r; i++)
 			r = status_one(ns.v[i]);
 		em_close_array();
@@ -957,7 +992,9 @@ static int list_over(const struct cmd *c, int argc, char **argv, enum list_kind 
 			r = fail_iface(err, ns.v[i]);
 	}
 	if (!r) {
-		em_open_array(NULL);
+		em_open_array(kind == LIST_CHANNELS ? "channels"
+			      : kind == LIST_UDP    ? "udp"
+						    : "endpoints");
 		for (size_t i = 0; i < ns.n; i++) {
 			for (size_t j = 0; j < lists[i].n; j++) {
 				if (kind == LIST_CHANNELS)
@@ -1322,9 +1359,24 @@ static int do_group(const struct cmd *c, int argc, char **argv)
 	return s->fn(s, argc - i - 1, argv + i + 1);
 }
 
+/* unetctl --version: the version it was built with, the library's it
+ * runs with (they differ when unetctl links the shared library), and the
+ * JSON schema's. */
+static int print_version(void)
+{
+	em_open(NULL, EM_LINE);
+	em_str("unetctl", UNET_VERSION_STRING);
+	em_str("library", unet_version_string());
+	if (!g.json)
+		em_u64("json_schema", UNETCTL_JSON_SCHEMA);
+	em_close();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd *c;
+	bool version = false;
 	int i = 1, r;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
@@ -1332,11 +1384,20 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
+		if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+			version = true;
+			continue;
+		}
 		r = global_opt(argc, argv, &i);
 		if (r < 0)
 			return 1;
 		if (!r)
 			return fail("unknown option: %s (unetctl --help)", argv[i]);
+	}
+	if (version) {
+		if (i < argc)
+			return fail("--version takes no command (unetctl --help)");
+		return print_version();
 	}
 	if (i == argc) {
 		usage(stderr);

@@ -4,7 +4,11 @@
 set -euo pipefail
 pkgs=(make gcc clang llvm pkg-config libbpf-dev libxdp-dev xdp-tools bpftool
       libelf-dev zlib1g-dev libcmocka-dev iproute2 iputils-ping ethtool
-      util-linux procps jq sockperf gnuplot-nox)
+      util-linux procps jq sockperf gnuplot-nox
+      # make deb and its tests: Debian's packaging tools, lintian, the man
+      # pages' renderer, bash completion
+      build-essential dpkg-dev debhelper fakeroot lintian man-db groff-base
+      bash-completion)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -26,6 +26,9 @@ extern "C" {
 
 #define UNET_API __attribute__((visibility("default")))
 
+/* UNET_VERSION, UNET_VERSION_AT_LEAST(), unet_version(). */
+#include <unet-xdp/version.h>
+
 /* Declare and zero an options struct with its size field set. */
 #define UNET_OPTS_INIT(type, name) \
 	struct type name = { .sz = sizeof(struct type) }

@@ -1,0 +1,275 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# t_pkg.sh - installable like any Debian tool: versions that agree, the
+# JSON schema version, man pages, bash completion, the Debian packages
+# (built, listed, checked, installed into a copy of the machine where the
+# README's quick tour runs).  Sourced by run.sh (see lib.sh).
+
+# name|modes (xdp: once per mode, -: once)|timeout s|what it checks
+TESTS+=(
+	"versions|-|60|version.h = make version = .pc = debian/changelog = man pages = unetctl --version; soname libunet-xdp.so.SOVERSION, newest map node LIBUNET_XDP_MAJOR.MINOR, unet_version exported there"
+	"json_schema|-|60|every unetctl --json document (listings, status, stats, attach, --version) starts with schema_version 1; listings are arrays under their key"
+	"man_pages|-|60|man/*.[1-8] render with man --warnings and no warning; make install puts them under MANDIR"
+	"completion|-|60|in a scripted bash session with bash-completion: unetctl completes subcommands, an interface of the namespace, --mode values, channel tags from unetctl channel list"
+	"deb|-|300|make deb (nocheck): the packages, their files in the right package, no build path inside, lintian without errors; apt installs them into an overlay copy of / without the source tree, where the README's quick tour runs"
+)
+
+# pkg_version: the version the Makefile reads from version.h.
+pkg_version() {
+	make -s --no-print-directory -C "$ROOT" version
+}
+
+t_versions() {
+	local v h so node pcv chv
+	v=$(pkg_version) || fail "make version failed"
+	h=$(sed -n 's/^#define UNET_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' \
+		"$ROOT/include/unet-xdp/version.h" | paste -sd.)
+	note "make version: $v, version.h: $h"
+	[[ $v =~ ^[0-9]+\.[0-9]+\.[0-9]+$ && $v == "$h" ]] || fail "make version '$v' is not version.h's '$h'"
+	[[ -f $BUILD/libunet-xdp.pc ]] || fail "$BUILD/libunet-xdp.pc not built"
+	pcv=$(sed -n 's/^Version: *//p' "$BUILD/libunet-xdp.pc")
+	[[ $pcv == "$v" ]] || fail "libunet-xdp.pc says Version $pcv, want $v"
+	chv=$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version) || fail "dpkg-parsechangelog failed"
+	[[ $chv == "$v" ]] || fail "debian/changelog's newest version is $chv, want $v (native package)"
+	local m
+	for m in "$ROOT"/man/*.[1-8]; do
+		grep -q "^\.TH .*\"unet-xdp $v\"" "$m" || fail "$m: .TH does not say \"unet-xdp $v\""
+	done
+	"$UNETCTL" --version | grep -qx "unetctl $v  library $v  json_schema 1" ||
+		fail "unetctl --version: $("$UNETCTL" --version)"
+	# The shared library: soname from UNET_SOVERSION, file name from the
+	# version, unet_version in the newest node of the version script.
+	local sov minor patch
+	sov=$(sed -n 's/^#define UNET_SOVERSION *\([0-9]*\).*/\1/p' "$ROOT/include/unet-xdp/version.h")
+	IFS=. read -r _ minor patch <<<"$v"
+	so=$BUILD/libunet-xdp.so.$sov.$minor.$patch
+	[[ -f $so ]] || fail "no $so"
+	readelf -d "$so" | grep -q "Library soname: \[libunet-xdp.so.$sov\]" ||
+		fail "soname of $so is not libunet-xdp.so.$sov: $(readelf -d "$so" | grep SONAME)"
+	node=$(grep -o '^LIBUNET_XDP_[0-9.]*' "$ROOT/lib/libunet-xdp.map" | tail -1)
+	[[ $node == "LIBUNET_XDP_${v%.*}" ]] ||
+		fail "newest node of lib/libunet-xdp.map is $node, want LIBUNET_XDP_${v%.*} (docs/packaging.md)"
+	readelf --dyn-syms -W "$so" | grep -q " unet_version@@$node\$" ||
+		fail "unet_version is not exported as unet_version@@$node"
+	grep -q "(symver)$node " "$ROOT/debian/libunet-xdp0.symbols" ||
+		fail "debian/libunet-xdp0.symbols does not list $node"
+	grep -q "^libunet-xdp.so.$sov libunet-xdp$sov " "$ROOT/debian/libunet-xdp0.symbols" &&
+		grep -q "^Package: libunet-xdp$sov\$" "$ROOT/debian/control" ||
+		fail "debian/: the runtime package is not libunet-xdp$sov"
+}
+
+t_json_schema() {
+	setup_ns
+	T_MODE=skb
+	local out cmd key
+	out=$(ctl_a --json attach "$IF_A" --mode skb) || fail "attach failed"
+	jq -e '.schema_version == 1' <<<"$out" >/dev/null || fail "attach: $out"
+	for cmd in "channel list:channels" "endpoint list:endpoints" "udp list:udp" "status:interfaces"; do
+		key=${cmd#*:}
+		# shellcheck disable=SC2086
+		out=$(ctl_a --json ${cmd%:*}) || fail "unetctl --json ${cmd%:*} failed"
+		echo "${cmd%:*}: $out"
+		jq -e --arg k "$key" 'keys_unsorted[0] == "schema_version" and .schema_version == 1
+			and (.[$k] | type == "array")' <<<"$out" >/dev/null ||
+			fail "unetctl --json ${cmd%:*}: no schema_version first or no array under $key: $out"
+	done
+	for cmd in "status $IF_A" "stats $IF_A" "channel list $IF_A" "--version"; do
+		# shellcheck disable=SC2086
+		out=$(ctl_a --json $cmd) || fail "unetctl --json $cmd failed"
+		jq -e 'keys_unsorted[0] == "schema_version" and .schema_version == 1' <<<"$out" >/dev/null ||
+			fail "unetctl --json $cmd: $out"
+	done
+	# Text output has no schema line.
+	ctl_a status "$IF_A" | grep -q schema && fail "text status shows schema_version"
+	return 0
+}
+
+t_man_pages() {
+	local m err n=0 dest=$T_DIR/dest
+	command -v man >/dev/null || fail "man is missing (scripts/install-deps.sh installs man-db)"
+	for m in "$ROOT"/man/*.[1-8]; do
+		err=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$m" 2>&1 >"$T_DIR/page.txt")
+		[[ -z $err ]] || fail "$(basename "$m") renders with warnings: $err"
+		grep -q '^NAME' "$T_DIR/page.txt" || fail "$(basename "$m") has no NAME section"
+		note "$(basename "$m"): $(wc -l <"$T_DIR/page.txt") lines, no warnings"
+		n=$((n + 1))
+	done
+	((n >= 2)) || fail "want at least unetctl.8 and libunet-xdp.3, found $n pages"
+	make -s -C "$ROOT" BUILD="$BUILD" PREFIX=/usr DESTDIR="$dest" install >"$T_DIR/make.log" 2>&1 ||
+		{ cat "$T_DIR/make.log"; fail "make install failed"; }
+	[[ -f $dest/usr/share/man/man8/unetctl.8 && -f $dest/usr/share/man/man3/libunet-xdp.3 ]] ||
+		fail "make install did not put unetctl.8 and libunet-xdp.3 under /usr/share/man"
+	[[ -f $dest/usr/share/bash-completion/completions/unetctl ]] ||
+		fail "make install did not put the completion under /usr/share/bash-completion/completions"
+}
+
+t_completion() {
+	local bc=/usr/share/bash-completion/bash_completion comp=$ROOT/completion/unetctl.bash out
+	[[ -r $bc ]] || fail "$bc is missing (scripts/install-deps.sh installs bash-completion)"
+	setup_ns
+	# A stand-in unetctl that lists two channels the way unetctl does.
+	local stub=$T_DIR/bin/unetctl
+	mkdir -p "$T_DIR/bin"
+	cat >"$stub" <<-'STUB'
+		#!/bin/bash
+		[[ " $* " == *" channel list "* ]] || exit 1
+		echo "iface $3  tag 7  peer_mac 02:00:00:00:00:0b  peer_tag 9  endpoint 0  pid 1  stale no"
+		echo "iface $3  tag 12  peer_mac 02:00:00:00:00:0b  peer_tag 9  endpoint 0  pid 1  stale no"
+	STUB
+	chmod +x "$stub"
+	cat >"$T_DIR/session.sh" <<-EOF
+		source $bc
+		source $comp
+		c() {
+			COMP_LINE="\$1"; COMP_POINT=\${#COMP_LINE}
+			read -ra COMP_WORDS <<<"\$COMP_LINE"
+			[[ \$COMP_LINE == *" " ]] && COMP_WORDS+=("")
+			COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1)); COMPREPLY=()
+			_unetctl
+			echo "\$1|\${COMPREPLY[*]}"
+		}
+		complete -p unetctl >/dev/null || echo "no completion registered"
+		c "unetctl cha"
+		c "unetctl --json st"
+		c "unetctl attach ${IF_A:0:4}"
+		c "unetctl channel list "
+		c "unetctl attach $IF_A --mode "
+		c "$stub channel del $IF_A "
+	EOF
+	out=$(in_a bash --norc --noprofile "$T_DIR/session.sh" 2>&1) || fail "bash session failed: $out"
+	echo "$out"
+	grep -q "no completion" <<<"$out" && fail "sourcing the script registered no completion for unetctl"
+	grep -qx "unetctl cha|channel" <<<"$out" || fail "'unetctl cha' does not complete to channel"
+	grep -qx "unetctl --json st|status stats" <<<"$out" || fail "'unetctl --json st': want status stats"
+	grep -qx "unetctl attach ${IF_A:0:4}|$IF_A" <<<"$out" ||
+		fail "'unetctl attach ${IF_A:0:4}' does not complete to the namespace's $IF_A"
+	grep -qx "unetctl channel list |.*\b$IF_A\b.*" <<<"$out" || fail "'channel list ' offers no interface"
+	grep -qx "unetctl attach $IF_A --mode |native skb auto" <<<"$out" || fail "--mode values"
+	grep -qx "$stub channel del $IF_A |7 12" <<<"$out" || fail "channel del: tags 7 12 not offered"
+}
+
+# deb_check_contents DIR: the packages in DIR hold what they should.
+deb_check_contents() {
+	local d=$1 p f multi
+	multi=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+	for p in libunet-xdp0 libunet-xdp-dev unet-xdp-tools; do
+		ls "$d"/${p}_*.deb >/dev/null 2>&1 || fail "no $p package in $d"
+		dpkg-deb -c "$d"/${p}_*.deb | awk '{print $6}' | sed 's|^\./|/|' >"$T_DIR/$p.files"
+		note "$p: $(grep -vc '/$' "$T_DIR/$p.files") files"
+		sed 's/^/    /' "$T_DIR/$p.files"
+	done
+	# Each file in its package, and only there.
+	local -A want=(
+		[libunet-xdp0]="/usr/lib/$multi/libunet-xdp.so.0 /usr/lib/$multi/libunet-xdp.so.$(pkg_version | sed 's/^[0-9]*\.//; s/^/0./')"
+		[libunet-xdp-dev]="/usr/include/unet-xdp/unet.h /usr/include/unet-xdp/version.h /usr/include/unet-xdp/uam.h /usr/include/unet-xdp/unet_udp.h /usr/lib/$multi/libunet-xdp.a /usr/lib/$multi/libunet-xdp.so /usr/lib/$multi/pkgconfig/libunet-xdp.pc /usr/share/man/man3/libunet-xdp.3.gz /usr/share/doc/libunet-xdp-dev/examples/pingpong.c"
+		[unet-xdp-tools]="/usr/bin/unetctl /usr/share/man/man8/unetctl.8.gz /usr/share/bash-completion/completions/unetctl /usr/libexec/unet-xdp/pingpong /usr/libexec/unet-xdp/stream /usr/libexec/unet-xdp/kv"
+	)
+	local q
+	for p in "${!want[@]}"; do
+		for f in ${want[$p]}; do
+			grep -qx "$f" "$T_DIR/$p.files" || fail "$f is not in $p"
+			for q in "${!want[@]}"; do
+				[[ $q == "$p" ]] && continue
+				grep -qx "$f" "$T_DIR/$q.files" && fail "$f is in $q as well as $p"
+			done
+		done
+	done
+	# No static archive, header or .pc in the runtime package.
+	grep -Eq '\.(a|h|pc)$|/libunet-xdp\.so$' "$T_DIR/libunet-xdp0.files" &&
+		fail "libunet-xdp0 holds development files"
+	dpkg-deb -f "$d"/unet-xdp-tools_*.deb Depends | grep -q 'libunet-xdp0' ||
+		fail "unet-xdp-tools does not depend on libunet-xdp0 (unetctl should link the shared library)"
+	dpkg-deb -f "$d"/libunet-xdp-dev_*.deb Depends | grep -q 'libunet-xdp0 (= ' ||
+		fail "libunet-xdp-dev does not depend on the same version of libunet-xdp0"
+	# No build path in any installed file.
+	local x=$T_DIR/extract src
+	src=$(cd "$d/src"/unet-xdp-* && pwd)
+	mkdir -p "$x"
+	for f in "$d"/*.deb; do dpkg-deb -x "$f" "$x"; done
+	if grep -rlaF -e "$src" -e "$ROOT" "$x" >"$T_DIR/leaks"; then
+		fail "build paths ($src or $ROOT) inside: $(tr '\n' ' ' <"$T_DIR/leaks")"
+	fi
+	note "no build path ($src, $ROOT) in any packaged file"
+}
+
+# The README's quick tour: the sh block after <!-- quick-tour -->.
+quick_tour() {
+	awk '/<!-- quick-tour -->/ { on = 1; next }
+	     on && /^```sh/ { inb = 1; next }
+	     inb && /^```/ { exit }
+	     inb { print }' "$ROOT/README.md"
+}
+
+t_deb() {
+	if [[ ${UNET_SANITIZED:-0} == 1 ]]; then
+		skip "packages are built and installed in the plain pass (the sanitizer build is not packaged)"
+	fi
+	local d=$BUILD/deb start=$SECONDS
+	DEB_BUILD_OPTIONS="nocheck parallel=2" make -s -C "$ROOT" BUILD="$BUILD" deb >"$T_DIR/deb.log" 2>&1
+	local rc=$?
+	cat "$T_DIR/deb.log"
+	((rc == 0)) || fail "make deb failed (exit $rc)"
+	note "make deb (build, lintian): $((SECONDS - start)) s"
+	note "lintian: $(grep -c '^E:' "$d/lintian.log") errors, $(grep -c '^W:' "$d/lintian.log") warnings"
+	deb_check_contents "$d"
+
+	# Install into a copy of this machine: an overlay over /, its upper
+	# layer on a tmpfs, in a mount namespace of its own (gone with it).
+	grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null
+	grep -qw overlay /proc/filesystems || skip "no overlayfs: cannot make a copy of / to install into"
+	quick_tour >"$T_DIR/tour.sh"
+	[[ -s $T_DIR/tour.sh ]] || fail "README.md has no quick tour after <!-- quick-tour -->"
+	local w=$T_DIR/root
+	mkdir -p "$w"
+	cp "$d"/libunet-xdp0_*.deb "$d"/libunet-xdp-dev_*.deb "$d"/unet-xdp-tools_*.deb "$T_DIR/tour.sh" "$w/" ||
+		fail "cp"
+	cat >"$w/inside.sh" <<-'EOF'
+		set -euo pipefail
+		export DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin
+		cd /pkgs
+		# man-db's trigger would rebuild the whole index: not needed here.
+		rm -f /var/lib/man-db/auto-update
+		apt-get install -y -q --no-install-recommends /pkgs/*.deb
+		dpkg -s libunet-xdp0 libunet-xdp-dev unet-xdp-tools | grep -c '^Status: install ok installed'
+		v=$(pkg-config --modversion libunet-xdp)
+		echo "pkg-config: libunet-xdp $v"
+		unetctl --version
+		unetctl --version | grep -q "^unetctl $v  library $v "
+		man -w unetctl libunet-xdp
+		# An example from the -dev package's docs, against the installed library.
+		cc $(pkg-config --cflags libunet-xdp) -o /tmp/pp /usr/share/doc/libunet-xdp-dev/examples/pingpong.c \
+			$(pkg-config --libs libunet-xdp) -lm
+		ldd /tmp/pp | grep 'libunet-xdp.so.0 => /.*lib/'
+		ldd /usr/bin/unetctl | grep 'libunet-xdp'
+		[ ! -e "$SRC_TREE/Makefile" ] || { echo "the source tree is visible"; exit 1; }
+		echo "=== quick tour"
+		bash -ex /pkgs/tour.sh
+		echo "=== quick tour done"
+	EOF
+	SRC_TREE=$ROOT W=$w timeout -k 5 240 unshare --mount --propagation private bash -c '
+		set -e
+		m=$W/mnt
+		mkdir -p "$m"
+		mount -t tmpfs tmpfs "$m"
+		mkdir -p "$m/up" "$m/work" "$m/root"
+		mount -t overlay overlay -o "lowerdir=/,upperdir=$m/up,workdir=$m/work" "$m/root" ||
+			{ echo "OVERLAY-FAILED"; exit 3; }
+		r=$m/root
+		mount -t proc proc "$r/proc"
+		mount -t sysfs sysfs "$r/sys"
+		mount --rbind /dev "$r/dev"
+		mount -t tmpfs tmpfs "$r/run"
+		mount -t tmpfs tmpfs "$r/tmp"
+		mount -t tmpfs tmpfs "$r/usr/local"
+		mkdir -p "$r$SRC_TREE" && mount -t tmpfs tmpfs "$r$SRC_TREE"
+		mkdir -p "$r/pkgs" && cp "$W"/*.deb "$W/tour.sh" "$W/inside.sh" "$r/pkgs/"
+		SRC_TREE=$SRC_TREE chroot "$r" bash -x /pkgs/inside.sh
+	' >"$T_DIR/install.log" 2>&1
+	rc=$?
+	cat "$T_DIR/install.log"
+	grep -q OVERLAY-FAILED "$T_DIR/install.log" && skip "cannot mount an overlay of / here: installing into a copy of the machine is not possible"
+	((rc == 0)) || fail "installing the packages or the quick tour failed in the copy of / (exit $rc)"
+	grep -q '^rtt_us' "$T_DIR/install.log" || fail "the quick tour's pingpong printed no rtt_us line"
+	note "deb test: $((SECONDS - start)) s in all"
+}
