@@ -355,6 +355,8 @@ int unetd_dataplane_poll(struct unetd *d)
 	for (struct unetd_iface *f = d->ifaces; f; f = f->next) {
 		bool more = true;
 
+		if (!f->ep)
+			continue;
 		work += iface_rx(f);
 		/* Deficit round robin: each client may send QUANTUM frames per
 		 * unit of share a round; what it does not use it does not
@@ -386,7 +388,7 @@ bool unetd_dataplane_arm(struct unetd *d)
 			__atomic_store_n(e->tx.flags, UNETD_RING_NEED_WAKEUP, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (struct unetd_iface *f = d->ifaces; f; f = f->next) {
-		if (unet_endpoint__tx_pending(f->ep))
+		if (f->ep && unet_endpoint__tx_pending(f->ep))
 			return true;
 		for (struct unetd_emul *e = f->emuls; e; e = e->next)
 			if (ring_avail(&e->tx))
@@ -403,48 +405,6 @@ void unetd_dataplane_disarm(struct unetd *d)
 }
 
 /* ---- Interfaces and endpoints ------------------------------------------ */
-
-static struct unetd_iface *iface_get(struct unetd *d, const char *ifname, int *err)
-{
-	UNET_OPTS_INIT(unet_endpoint_opts, o);
-	struct unetd_iface *f;
-	struct epoll_event ev;
-
-	for (f = d->ifaces; f; f = f->next)
-		if (!strcmp(f->ifname, ifname))
-			return f;
-	f = calloc(1, sizeof(*f));
-	if (!f) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	snprintf(f->ifname, sizeof(f->ifname), "%s", ifname);
-	o.pin_root = d->pin_root;
-	o.kind = UNET_ENDPOINT_DIRECT; /* the daemon's own: never ask a daemon */
-	f->ep = unet_endpoint__create(ifname, &o);
-	if (!f->ep) {
-		*err = -errno;
-		free(f);
-		return NULL;
-	}
-	unet_endpoint__info(f->ep, &f->info);
-	f->src.kind = UNETD_SRC_REAL;
-	f->src.obj = f;
-	ev.events = EPOLLIN;
-	ev.data.ptr = &f->src;
-	if (unet_endpoint__fd(f->ep) < 0 ||
-	    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, unet_endpoint__fd(f->ep), &ev)) {
-		*err = -errno;
-		unet_endpoint__destroy(f->ep);
-		free(f);
-		return NULL;
-	}
-	f->next = d->ifaces;
-	d->ifaces = f;
-	unetd_log(UNET_LOG_INFO, "%s: serving (endpoint %u, max payload %u)", ifname, f->info.id,
-		  f->info.max_payload);
-	return f;
-}
 
 struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
 				     const struct unetd_ep_create *req, const struct unetd_grant *g,
@@ -465,36 +425,24 @@ struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
 		*err = -EINVAL;
 		return NULL;
 	}
-	/* Quotas are the user's, over all its connections. */
-	uint32_t user_eps = 0;
-	uint64_t user_bytes = 0;
-
-	for (struct unetd_client *k = d->clients; k; k = k->next)
-		if (k->uid == c->uid) {
-			user_eps += k->nemuls;
-			user_bytes += k->segment_bytes;
-		}
-	if (user_eps >= g->max_endpoints) {
-		snprintf(msg, msglen, "endpoint quota of uid %u reached (%u, %.40s)", c->uid,
-			 g->max_endpoints, g->rule);
-		*err = -EDQUOT;
+	*err = unetd_quota_check(d, c, g, seg, msg, msglen);
+	if (*err)
 		return NULL;
-	}
-	if (user_bytes + seg > g->max_segment_bytes) {
-		snprintf(msg, msglen, "segment quota of uid %u: %llu + %u bytes > %llu", c->uid,
-			 (unsigned long long)user_bytes, seg, (unsigned long long)g->max_segment_bytes);
-		*err = -EDQUOT;
-		return NULL;
-	}
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		*err = -ENOMEM;
 		return NULL;
 	}
 	e->memfd = e->kick_fd = e->notify_fd = -1;
-	e->iface = iface_get(d, ifname, err);
+	e->iface = unetd_iface_get(d, ifname, err);
 	if (!e->iface) {
 		snprintf(msg, msglen, "%s: cannot serve it: %s", ifname, strerror(-*err));
+		free(e);
+		return NULL;
+	}
+	if (!e->iface->ep) {
+		snprintf(msg, msglen, "%s: every queue is set aside for direct grants", ifname);
+		*err = -EOPNOTSUPP;
 		free(e);
 		return NULL;
 	}

@@ -5,7 +5,7 @@
  * processes that may not touch any of those (docs/unetd.md).
  *
  *   unetd [--foreground] [--socket PATH] [--policy FILE] [--pin-root DIR]
- *         [--spin-us N] [--verbose]
+ *         [--spin-us N] [--grant-queues MASK] [--verbose]
  *
  * One thread: an epoll loop over the listening socket, the clients'
  * connections, the emulated endpoints' kick eventfds and the real
@@ -75,7 +75,9 @@ static void usage(FILE *f)
 		   "  --policy    who may do what (default %s if it exists, else the built-in\n"
 		   "              default: root everything, group unet emulated endpoints)\n"
 		   "  --pin-root  bpffs directory for the interfaces' pins (as unetctl)\n"
-		   "  --spin-us   poll this long after the last frame before sleeping (%d)\n",
+		   "  --spin-us   poll this long after the last frame before sleeping (%d)\n"
+		   "  --grant-queues MASK  device queues set aside for direct-access grants\n"
+		   "              (default 0: none; the others serve emulated endpoints)\n",
 		UNETD_SOCKET_ENV, UNETD_DEFAULT_SOCKET, DEFAULT_POLICY, DEFAULT_SPIN_US);
 }
 
@@ -152,6 +154,7 @@ int main(int argc, char **argv)
 		{ "foreground", no_argument, NULL, 'f' }, { "socket", required_argument, NULL, 's' },
 		{ "policy", required_argument, NULL, 'p' }, { "pin-root", required_argument, NULL, 'r' },
 		{ "spin-us", required_argument, NULL, 'u' }, { "verbose", no_argument, NULL, 'v' },
+		{ "grant-queues", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },	   { NULL, 0, NULL, 0 },
 	};
 	struct unetd *d = &daemon_state;
@@ -162,7 +165,7 @@ int main(int argc, char **argv)
 
 	d->socket_path = (env = getenv(UNETD_SOCKET_ENV)) && *env ? env : UNETD_DEFAULT_SOCKET;
 	d->spin_us = DEFAULT_SPIN_US;
-	while ((c = getopt_long(argc, argv, "fs:p:r:u:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fs:p:r:u:g:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			foreground = true;
@@ -178,6 +181,9 @@ int main(int argc, char **argv)
 			break;
 		case 'u':
 			d->spin_us = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'g':
+			d->grant_queues = (uint32_t)strtoul(optarg, NULL, 0);
 			break;
 		case 'v':
 			log_level = UNET_LOG_DEBUG;
@@ -215,11 +221,7 @@ int main(int argc, char **argv)
 	run(d);
 	while (d->clients)
 		unetd_client_free(d, d->clients);
-	for (struct unetd_iface *f = d->ifaces, *next; f; f = next) {
-		next = f->next;
-		unet_endpoint__destroy(f->ep);
-		free(f);
-	}
+	unetd_iface_free_all(d);
 	unlink(d->socket_path);
 	unetd_policy_free(d->policy);
 	unetd_log(UNET_LOG_INFO, "stopped");

@@ -164,6 +164,8 @@ void unetd_client_free(struct unetd *d, struct unetd_client *c)
 		}
 	while (c->emuls)
 		unetd_emul_free(d, c->emuls);
+	while (c->directs)
+		unetd_direct_free(d, c->directs);
 	epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	unetd_log(UNET_LOG_DEBUG, "client uid %u pid %u gone", c->uid, c->pid);
@@ -233,6 +235,47 @@ static struct unetd_emul *emul_of(struct unetd_client *c, uint32_t handle)
 	return NULL;
 }
 
+static struct unetd_direct *direct_of(struct unetd_client *c, uint32_t handle)
+{
+	for (struct unetd_direct *g = c->directs; g; g = g->cnext)
+		if (g->handle == handle)
+			return g;
+	return NULL;
+}
+
+/* A direct grant: the reply carries the segment and the bound socket. */
+static void grant_direct(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
+			 const struct unetd_ep_create *req, const struct unetd_grant *g)
+{
+	struct unetd_ep_created rep = { 0 };
+	struct unetd_direct *x;
+	char msg[96] = "";
+	int err, fds[2];
+
+	x = unetd_direct_create(d, c, req, g, &err, msg, sizeof(msg));
+	if (!x) {
+		unetd_log(UNET_LOG_INFO, "uid %u pid %u: direct endpoint refused: %s", c->uid, c->pid,
+			  msg);
+		reply(c, h, err, msg, NULL, 0, NULL, 0);
+		return;
+	}
+	rep.ep = x->handle;
+	rep.kind = UNETD_KIND_DIRECT;
+	rep.region_size = (uint32_t)x->umem_size;
+	rep.frame_size = x->frame_size;
+	rep.nframes = (uint32_t)(x->umem_size / x->frame_size);
+	rep.ifindex = x->iface->ifindex;
+	rep.queue = x->queue;
+	rep.ring_size = x->ring;
+	rep.headroom = 2;
+	rep.slot = x->slot;
+	rep.zerocopy = x->zerocopy;
+	snprintf(rep.reason, sizeof(rep.reason), "granted by unetd (%.44s)", g->rule);
+	fds[0] = x->memfd;
+	fds[1] = x->xsk_fd;
+	reply(c, h, 0, NULL, &rep, sizeof(rep), fds, 2);
+}
+
 /* The client's grant on ifname; err and msg set when it has none. */
 static int grant_for(struct unetd *d, struct unetd_client *c, const char *ifname,
 		     struct unetd_grant *g, char *msg, size_t msglen)
@@ -267,15 +310,22 @@ static void do_ep_create(struct unetd *d, struct unetd_client *c, const struct u
 	err = grant_for(d, c, ifname, &g, msg, sizeof(msg));
 	if (err)
 		goto out;
-	if (req->kind == UNETD_KIND_DIRECT) {
-		snprintf(msg, sizeof(msg), "direct-access grants are not built yet");
-		err = -EOPNOTSUPP;
-		goto out;
-	}
-	if (req->kind != UNETD_KIND_AUTO && req->kind != UNETD_KIND_EMULATED) {
+	if (req->kind > UNETD_KIND_EMULATED) {
 		snprintf(msg, sizeof(msg), "unknown endpoint kind %u", req->kind);
 		err = -EINVAL;
 		goto out;
+	}
+	/* AUTO: direct when the policy trusts the user with it. */
+	if (req->kind == UNETD_KIND_DIRECT || (req->kind == UNETD_KIND_AUTO && g.direct)) {
+		if (!g.direct) {
+			snprintf(msg, sizeof(msg), "policy grants uid %u no direct endpoints (%.40s)",
+				 c->uid, g.rule);
+			d->req_denied++;
+			err = -EACCES;
+			goto out;
+		}
+		grant_direct(d, c, h, req, &g);
+		return;
 	}
 	if (!g.emulated) {
 		snprintf(msg, sizeof(msg), "policy grants uid %u no emulated endpoints (%.40s)", c->uid,
@@ -314,18 +364,20 @@ static void do_ch_open(struct unetd *d, struct unetd_client *c, const struct une
 		       const struct unetd_ch_open *req)
 {
 	struct unetd_emul *e = emul_of(c, req->ep);
+	struct unetd_direct *x = e ? NULL : direct_of(c, req->ep);
 	struct unetd_grant g;
 	char msg[96] = "";
 	int err;
 
-	if (!e) {
+	if (!e && !x) {
 		reply(c, h, -ENOENT, "no such endpoint", NULL, 0, NULL, 0);
 		return;
 	}
 	reap_closed(d, c);
-	err = grant_for(d, c, e->iface->ifname, &g, msg, sizeof(msg));
+	err = grant_for(d, c, e ? e->iface->ifname : x->iface->ifname, &g, msg, sizeof(msg));
 	if (!err)
-		err = unetd_emul_chan_open(d, e, req, &g, msg, sizeof(msg));
+		err = e ? unetd_emul_chan_open(d, e, req, &g, msg, sizeof(msg))
+			: unetd_direct_chan_open(x, req, &g, msg, sizeof(msg));
 	if (err == -EACCES)
 		d->req_denied++;
 	reply(c, h, err, msg, NULL, 0, NULL, 0);
@@ -424,11 +476,17 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		struct unetd_ep_ref req;
 		struct unetd_emul *e;
 
+		struct unetd_direct *x;
+
 		memcpy(&req, body, sizeof(req));
 		e = emul_of(c, req.ep);
+		x = e ? NULL : direct_of(c, req.ep);
 		if (e)
 			unetd_emul_free(d, e);
-		reply(c, &m.h, e ? 0 : -ENOENT, e ? NULL : "no such endpoint", NULL, 0, NULL, 0);
+		else if (x)
+			unetd_direct_free(d, x);
+		reply(c, &m.h, e || x ? 0 : -ENOENT, e || x ? NULL : "no such endpoint", NULL, 0, NULL,
+		      0);
 		break;
 	}
 	case UNETD_REQ_CH_OPEN: {
@@ -443,10 +501,15 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		struct unetd_emul *e;
 		int err = -ENOENT;
 
+		struct unetd_direct *x;
+
 		memcpy(&req, body, sizeof(req));
 		e = emul_of(c, req.ep);
+		x = e ? NULL : direct_of(c, req.ep);
 		if (e)
 			err = unetd_emul_chan_close(d, e, req.tag);
+		else if (x)
+			err = unetd_direct_chan_close(x, req.tag);
 		reply(c, &m.h, err, err ? "no such channel" : NULL, NULL, 0, NULL, 0);
 		break;
 	}

@@ -3,9 +3,13 @@
  * unetd.h - the daemon's objects, shared by its files:
  *   main.c    options, the socket, the event loop
  *   server.c  client connections and their requests (lib/proto/unetd_proto.h)
+ *   iface.c   the interfaces it serves: attach, maps, its real endpoint,
+ *             quotas
  *   emul.c    emulated endpoints: the shared region, the data plane that
  *             moves frames between it and the interface's real endpoint,
  *             and the check of every frame a client sends
+ *   grant.c   direct-access endpoints: sockets made and bound here,
+ *             handed to the client
  *   policy.c  who may do what (docs/unetd-policy.md)
  *
  * One thread.  The daemon owns, per interface it serves, one real
@@ -39,7 +43,12 @@ struct unetd_src {
  * of its tags. */
 struct unetd_iface {
 	char ifname[16];
-	struct unet_endpoint *ep; /* the daemon's own, all queues */
+	int ifindex;
+	struct unet_iface *maps;  /* the attached program's tables */
+	uint32_t grant_mask;	  /* queues set aside for direct grants */
+	uint32_t grants_used;	  /* of those, granted now */
+	struct unet_endpoint *ep; /* the daemon's own on the other queues (NULL:
+				   * none left: no emulated endpoints here) */
 	struct unet_endpoint_info info;
 	struct unetd_emul *emuls; /* endpoints served on it */
 	unsigned int nemuls;
@@ -86,13 +95,35 @@ struct unetd_emul {
 	struct unetd_emul *cnext;	/* the client's list */
 };
 
+/* A channel of a direct grant: an entry in the maps for its slot. */
+struct unetd_dchan {
+	uint16_t tag;
+	struct unetd_dchan *next;
+};
+
+struct unetd_direct {
+	uint32_t handle;
+	struct unetd_client *client;
+	struct unetd_iface *iface;
+	uint32_t queue, slot, ring, frame_size;
+	bool zerocopy, slot_claimed, queue_taken;
+	uint64_t token;
+	uint32_t alive_id;
+	int alive_fd, memfd, xsk_fd;
+	void *umem;
+	size_t umem_size;
+	struct unetd_dchan *chans;
+	struct unetd_direct *cnext; /* the client's list */
+};
+
 struct unetd_client {
 	int fd;
 	uint32_t uid, gid, pid;
 	uint32_t gids[64];
 	unsigned int ngids;
 	struct unetd_emul *emuls;
-	unsigned int nemuls;
+	struct unetd_direct *directs;
+	unsigned int nemuls;	/* endpoints of either kind */
 	uint64_t segment_bytes; /* what its endpoints hold */
 	struct unetd_src src;
 	struct unetd_client *next;
@@ -107,6 +138,7 @@ struct unetd {
 	struct unetd_client *clients;
 	struct unetd_iface *ifaces;
 	uint32_t next_handle;
+	uint32_t grant_queues;	   /* --grant-queues: queue mask for direct grants */
 	uint32_t spin_us;	   /* busy-poll this long after work before sleeping */
 	uint64_t req_bad, req_denied; /* counters for status */
 	volatile int stop;
@@ -122,6 +154,27 @@ void unetd_server_accept(struct unetd *d);
  * (closed, or dropped for a protocol error). */
 bool unetd_server_serve(struct unetd *d, struct unetd_client *c);
 void unetd_client_free(struct unetd *d, struct unetd_client *c);
+
+/* iface.c */
+/* The interface ifname as the daemon serves it, set up on first use:
+ * program attached, maps open, its real endpoint on the queues not set
+ * aside for grants.  NULL with *err. */
+struct unetd_iface *unetd_iface_get(struct unetd *d, const char *ifname, int *err);
+void unetd_iface_free_all(struct unetd *d);
+/* Whether c's user may have one more endpoint of seg bytes under g.
+ * Returns 0 or -EDQUOT with msg. */
+int unetd_quota_check(struct unetd *d, struct unetd_client *c, const struct unetd_grant *g,
+		      uint64_t seg, char *msg, size_t msglen);
+
+/* grant.c */
+struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c,
+					 const struct unetd_ep_create *req,
+					 const struct unetd_grant *g, int *err, char *msg,
+					 size_t msglen);
+void unetd_direct_free(struct unetd *d, struct unetd_direct *g);
+int unetd_direct_chan_open(struct unetd_direct *g, const struct unetd_ch_open *req,
+			   const struct unetd_grant *gr, char *msg, size_t msglen);
+int unetd_direct_chan_close(struct unetd_direct *g, uint16_t tag);
 
 /* emul.c */
 /* Make an emulated endpoint for c on ifname.  Returns it, or NULL with

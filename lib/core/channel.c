@@ -97,7 +97,7 @@ struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local
 	/* The same path as an administrator's `unetctl channel add`: a tag
 	 * left behind by a dead process is reclaimed, a live owner's is
 	 * refused, counters start from zero. */
-	err = ep->emulated ? unet_remote_channel_open(ep, local_tag, peer_mac, peer_tag)
+	err = ep->daemon_fd >= 0 ? unet_remote_channel_open(ep, local_tag, peer_mac, peer_tag)
 			   : unet_iface__channel_add(ep->iface, ep->id, local_tag, peer_mac, peer_tag);
 	if (err) {
 		errno = -err;
@@ -105,7 +105,7 @@ struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local
 	}
 	ch = channel_new(ep, local_tag, peer_mac, peer_tag, txq);
 	if (!ch) {
-		if (ep->emulated)
+		if (ep->daemon_fd >= 0)
 			unet_remote_channel_close(ep, local_tag);
 		else
 			unet_iface_channel_remove(ep->iface, local_tag, ep->id, ep->token);
@@ -135,7 +135,7 @@ struct unet_channel *unet_channel__lookup(struct unet_endpoint *ep, uint16_t loc
 		return ep->by_tag[local_tag];
 	/* An emulated endpoint's channels are all its own (unetd keeps
 	 * administrative channels to itself). */
-	if (ep->emulated || local_tag == UNET_TAG_INVALID ||
+	if (ep->daemon_fd >= 0 || local_tag == UNET_TAG_INVALID ||
 	    bpf_map_lookup_elem(ep->iface->channels_fd, &key, &val) || val.endpoint != ep->id ||
 	    val.owner_token != ep->token) {
 		errno = ENOENT;
@@ -152,7 +152,7 @@ void unet_channel__close(struct unet_channel *ch)
 	if (!ch || ch->closed)
 		return;
 	/* Only remove the map entry if it is still ours. */
-	if (!ch->ep->emulated)
+	if (ch->ep->daemon_fd < 0)
 		unet_iface_channel_remove(ch->ep->iface, ch->tag, ch->ep->id, ch->ep->token);
 	else if (!ch->ep->closing)
 		unet_remote_channel_close(ch->ep, ch->tag);

@@ -107,14 +107,7 @@ static int ep_config_from_opts(const struct unet_endpoint_opts *o, struct ep_con
 	return 0;
 }
 
-/*
- * Claim the first free endpoint slot for ep, whose alive map and token
- * are made already.  Under the interface lock, dead owners' slots and
- * everything that names them are reclaimed first, so reclaim never races
- * with another process's claim; BPF_NOEXIST keeps the claim itself
- * atomic even against a writer that does not lock.  Returns the slot,
- * -ENOSPC, -errno.
- */
+/* Claim a slot for ep, whose alive map and token are made already. */
 static int claim_slot(struct unet_endpoint *ep)
 {
 	struct unet_endpoint_val v = {
@@ -122,7 +115,6 @@ static int claim_slot(struct unet_endpoint *ep)
 		.token = ep->token,
 		.alive_map_id = ep->alive_map_id,
 	};
-	int err, slot = -ENOSPC;
 	FILE *f;
 
 	f = fopen("/proc/self/comm", "re");
@@ -131,34 +123,12 @@ static int claim_slot(struct unet_endpoint *ep)
 			v.comm[strcspn(v.comm, "\n")] = '\0';
 		fclose(f);
 	}
-	err = unet_iface_lock(ep->iface);
-	if (err)
-		return err;
-	unet_iface_reclaim_locked(ep->iface);
-	for (uint32_t s = 0; s < UNET_MAX_ENDPOINTS; s++) {
-		if (!bpf_map_update_elem(ep->iface->endpoints_fd, &s, &v, BPF_NOEXIST)) {
-			slot = (int)s;
-			break;
-		}
-		if (errno != EEXIST) {
-			slot = -errno;
-			break;
-		}
-	}
-	unet_iface_unlock(ep->iface);
-	return slot;
+	return unet_iface_slot_claim(ep->iface, &v);
 }
 
-/* Give the slot back, only if it is still ours. */
 static void release_slot(struct unet_endpoint *ep)
 {
-	struct unet_endpoint_val v;
-
-	if (unet_iface_lock(ep->iface))
-		return;
-	if (!bpf_map_lookup_elem(ep->iface->endpoints_fd, &ep->id, &v) && v.token == ep->token)
-		bpf_map_delete_elem(ep->iface->endpoints_fd, &ep->id);
-	unet_iface_unlock(ep->iface);
+	unet_iface_slot_release(ep->iface, ep->id, ep->token);
 }
 
 static int read_link_info(struct unet_endpoint *ep, const char *ifname)
@@ -382,15 +352,22 @@ static struct unet_iface *open_or_attach(const char *ifname, const struct ep_con
 	return iface;
 }
 
-/* The rest of unet_endpoint__create for an endpoint unetd serves. */
-static struct unet_endpoint *create_emulated(struct unet_endpoint *ep, const char *ifname,
-					     const struct ep_config *c)
+/* The rest of unet_endpoint__create for an endpoint asked of unetd: an
+ * emulated one, or a direct grant (whose link facts we read ourselves). */
+static struct unet_endpoint *create_remote(struct unet_endpoint *ep, const char *ifname,
+					   const struct ep_config *c)
 {
 	int err;
 
 	ep->busy_poll_usec = 0;
-	err = unet_remote_create(ep, ifname, c->daemon_socket, c->asked_segment, c->frame_size,
-				 c->asked_ring);
+	err = unet_remote_create(ep, ifname, c->daemon_socket, c->kind, c->asked_segment,
+				 c->frame_size, c->asked_ring);
+	if (!err && !ep->emulated) {
+		err = read_link_info(ep, ifname);
+		ep->max_payload = ep->mtu - UNET_HDR_LEN;
+		if (ep->max_payload > ep->frame_size - XDP_PACKET_HEADROOM - UNET_TX_PAYLOAD)
+			ep->max_payload = ep->frame_size - XDP_PACKET_HEADROOM - UNET_TX_PAYLOAD;
+	}
 	if (!err)
 		err = unet_pool_init(&ep->pool, ep->nframes, ep->frame_size);
 	if (!err) {
@@ -398,15 +375,16 @@ static struct unet_endpoint *create_emulated(struct unet_endpoint *ep, const cha
 		err = ep->by_tag ? 0 : -ENOMEM;
 	}
 	if (err) {
-		unet_log(UNET_LOG_ERROR, "%s: emulated endpoint not created: %s", ifname,
+		unet_log(UNET_LOG_ERROR, "%s: endpoint from unetd not created: %s", ifname,
 			 strerror(-err));
 		unet_endpoint__destroy(ep);
 		errno = -err;
 		return NULL;
 	}
 	unet_refill(ep);
-	unet_log(UNET_LOG_INFO, "%s: emulated endpoint %u from unetd, %u frames of %u", ifname,
-		 ep->remote_ep, ep->nframes, ep->frame_size);
+	unet_log(UNET_LOG_INFO, "%s: %s endpoint %u from unetd, %u frames of %u", ifname,
+		 ep->emulated ? "emulated" : "direct (granted)", ep->remote_ep, ep->nframes,
+		 ep->frame_size);
 	return ep;
 }
 
@@ -444,10 +422,11 @@ struct unet_endpoint *unet_endpoint__create(const char *ifname,
 	ep->need_wakeup = c.need_wakeup;
 	ep->busy_poll_usec = c.busy_poll_usec;
 
-	/* Only root can have sockets of its own on the device (the pins and
-	 * the bpf() calls are root's): everyone else asks unetd. */
-	if (c.kind == UNET_ENDPOINT_EMULATED || (c.kind == UNET_ENDPOINT_AUTO && geteuid() != 0))
-		return create_emulated(ep, ifname, &c);
+	/* Only root can make sockets of its own on the device (the pins and
+	 * the bpf() calls are root's): everyone else asks unetd, which grants
+	 * a direct endpoint or serves an emulated one as its policy says. */
+	if (c.kind == UNET_ENDPOINT_EMULATED || geteuid() != 0)
+		return create_remote(ep, ifname, &c);
 	ep->kind = UNET_ENDPOINT_DIRECT;
 	snprintf(ep->kind_reason, sizeof(ep->kind_reason), "own AF_XDP sockets (%s)",
 		 c.kind == UNET_ENDPOINT_AUTO ? "root" : "asked for");

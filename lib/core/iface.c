@@ -1433,6 +1433,57 @@ int unet_iface_reclaim_locked(struct unet_iface *iface)
 	return removed;
 }
 
+/*
+ * Claim the first free endpoint slot for v (its token and alive map made
+ * already).  Under the interface lock, dead owners' slots and everything
+ * that names them are reclaimed first, so reclaim never races with
+ * another process's claim; BPF_NOEXIST keeps the claim itself atomic even
+ * against a writer that does not lock.  Returns the slot, -ENOSPC, -errno.
+ */
+int unet_iface_slot_claim(struct unet_iface *iface, const struct unet_endpoint_val *v)
+{
+	int err, slot = -ENOSPC;
+
+	err = unet_iface_lock(iface);
+	if (err)
+		return err;
+	unet_iface_reclaim_locked(iface);
+	for (uint32_t s = 0; s < UNET_MAX_ENDPOINTS; s++) {
+		if (!bpf_map_update_elem(iface->endpoints_fd, &s, v, BPF_NOEXIST)) {
+			slot = (int)s;
+			break;
+		}
+		if (errno != EEXIST) {
+			slot = -errno;
+			break;
+		}
+	}
+	unet_iface_unlock(iface);
+	return slot;
+}
+
+void unet_iface_slot_release(struct unet_iface *iface, uint32_t slot, uint64_t token)
+{
+	struct unet_endpoint_val v;
+
+	if (unet_iface_lock(iface))
+		return;
+	if (!bpf_map_lookup_elem(iface->endpoints_fd, &slot, &v) && v.token == token)
+		bpf_map_delete_elem(iface->endpoints_fd, &slot);
+	unet_iface_unlock(iface);
+}
+
+int unet_iface_xsk_set(struct unet_iface *iface, uint32_t slot, uint32_t queue, int fd)
+{
+	uint32_t idx = UNET_XSK_INDEX(slot, queue);
+
+	if (slot >= UNET_MAX_ENDPOINTS || queue >= UNET_MAX_QUEUES)
+		return -EINVAL;
+	if (fd < 0)
+		return bpf_map_delete_elem(iface->xsks_fd, &idx) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(iface->xsks_fd, &idx, &fd, BPF_ANY) ? -errno : 0;
+}
+
 int unet_iface__reclaim(struct unet_iface *iface)
 {
 	int err;

@@ -101,6 +101,15 @@ bool unet_iface_slot_alive(struct unet_iface *iface, uint32_t slot, uint64_t tok
 /* The token of the live owner of slot, 0 if none. */
 uint64_t unet_iface_slot_token(struct unet_iface *iface, uint32_t slot);
 
+/* Endpoint slots, for a trusted process that makes endpoints for others
+ * (unetd's direct-access grants): claim one for v (token and alive map
+ * made), give it back if it still holds token, and put a socket in (fd)
+ * or take it out of (fd < 0) the XSKMAP at (slot, queue).  Return the
+ * slot / 0, or -errno. */
+int unet_iface_slot_claim(struct unet_iface *iface, const struct unet_endpoint_val *v);
+void unet_iface_slot_release(struct unet_iface *iface, uint32_t slot, uint64_t token);
+int unet_iface_xsk_set(struct unet_iface *iface, uint32_t slot, uint32_t queue, int fd);
+
 /* The interface lock: serialises changes to the shared tables (slots,
  * channels, layer tables) between processes.  flock on the pin directory,
  * so a process that dies holding it lets go.  Returns 0 or -errno. */

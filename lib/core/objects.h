@@ -92,6 +92,8 @@ struct unet_endpoint {
 	uint32_t remote_ep;
 	struct unetd_region *region;
 	size_t region_size;
+	void *ring_map[4];	/* a direct grant's rings, mapped from its socket */
+	size_t ring_map_len[4];
 	int ifindex;
 	enum unet_endpoint_kind kind;
 	char kind_reason[64];
@@ -115,8 +117,12 @@ void unet_endpoint_set_dead(struct unet_endpoint *ep, int err);
 
 /* remote.c: endpoints served by unetd */
 struct unetd_region;
+/* Ask unetd for an endpoint of kind (AUTO: what the policy allows, direct
+ * first).  Fills ep (an emulated one's region, or a direct grant's
+ * segment, socket and rings).  Returns 0 or -errno. */
 int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char *socket_path,
-		       uint32_t segment_size, uint32_t frame_size, uint32_t ring_size);
+		       enum unet_endpoint_kind kind, uint32_t segment_size, uint32_t frame_size,
+		       uint32_t ring_size);
 void unet_remote_close(struct unet_endpoint *ep);
 int unet_remote_channel_open(struct unet_endpoint *ep, uint16_t tag, const uint8_t peer_mac[6],
 			     uint16_t peer_tag);

@@ -21,6 +21,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+
+#include <linux/if_xdp.h>
 #include <unistd.h>
 
 #include "core/objects.h"
@@ -194,12 +196,88 @@ static int map_region(struct unet_endpoint *ep, int memfd, const struct unetd_ep
 	return 0;
 }
 
+/* ---- A direct grant: the daemon's socket, our rings --------------------------- */
+
+/* Map one ring of the granted socket (page offset pgoff) as a libxdp ring. */
+static int map_xsk_ring(struct unet_endpoint *ep, int i, int fd, const struct xdp_ring_offset *o,
+			uint32_t size, size_t desc_size, off_t pgoff, void *ring, bool prod)
+{
+	struct xsk_ring_prod *x = ring;
+	size_t len = o->desc + size * desc_size;
+	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, pgoff);
+
+	if (m == MAP_FAILED)
+		return -errno;
+	ep->ring_map[i] = m;
+	ep->ring_map_len[i] = len;
+	x->producer = (uint32_t *)(m + o->producer);
+	x->consumer = (uint32_t *)(m + o->consumer);
+	x->flags = (uint32_t *)(m + o->flags);
+	x->ring = m + o->desc;
+	x->mask = size - 1;
+	x->size = size;
+	x->cached_prod = *x->producer;
+	x->cached_cons = *x->consumer + (prod ? size : 0);
+	return 0;
+}
+
+static int map_direct(struct unet_endpoint *ep, int memfd, int xsk,
+		      const struct unetd_ep_created *rep)
+{
+	struct xdp_mmap_offsets off;
+	socklen_t olen = sizeof(off);
+	struct unet_queue *q = &ep->q[0];
+	uint32_t ring = rep->ring_size;
+	struct stat st;
+	int err;
+
+	if ((rep->frame_size != 2048 && rep->frame_size != 4096) || !ring || (ring & (ring - 1)) ||
+	    ring > 65536 || rep->queue >= UNET_MAX_QUEUES || rep->slot >= UNET_MAX_ENDPOINTS ||
+	    rep->nframes < 64 || (uint64_t)rep->nframes * rep->frame_size != rep->region_size ||
+	    fstat(memfd, &st) || (uint64_t)st.st_size != rep->region_size) {
+		unet_log(UNET_LOG_ERROR, "unetd: the granted endpoint does not add up");
+		return -EPROTO;
+	}
+	ep->segment = mmap(NULL, rep->region_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+			   memfd, 0);
+	if (ep->segment == MAP_FAILED) {
+		ep->segment = NULL;
+		return -errno;
+	}
+	ep->segment_size = rep->region_size;
+	ep->frame_size = rep->frame_size;
+	ep->nframes = rep->nframes;
+	if (getsockopt(xsk, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen))
+		return -errno;
+	if ((err = map_xsk_ring(ep, 0, xsk, &off.rx, ring, sizeof(struct xdp_desc),
+				XDP_PGOFF_RX_RING, &q->rx, false)) ||
+	    (err = map_xsk_ring(ep, 1, xsk, &off.tx, ring, sizeof(struct xdp_desc),
+				XDP_PGOFF_TX_RING, &q->tx, true)) ||
+	    (err = map_xsk_ring(ep, 2, xsk, &off.fr, ring, sizeof(uint64_t),
+				XDP_UMEM_PGOFF_FILL_RING, &q->fill, true)) ||
+	    (err = map_xsk_ring(ep, 3, xsk, &off.cr, ring, sizeof(uint64_t),
+				XDP_UMEM_PGOFF_COMPLETION_RING, &q->comp, false)))
+		return err;
+	q->fd = xsk;
+	q->queue_id = rep->queue;
+	ep->nqueues = 1;
+	ep->queue_mask = 1u << rep->queue;
+	ep->zerocopy = rep->zerocopy;
+	ep->id = rep->slot;
+	ep->fill_target = ep->nframes / 2 < ring ? ep->nframes / 2 : ring;
+	ep->batch = 64;
+	return 0;
+}
+
 /* ---- Endpoints ---------------------------------------------------------------- */
 
 int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char *socket_path,
-		       uint32_t segment_size, uint32_t frame_size, uint32_t ring_size)
+		       enum unet_endpoint_kind kind, uint32_t segment_size, uint32_t frame_size,
+		       uint32_t ring_size)
 {
-	struct unetd_ep_create req = { .kind = UNETD_KIND_EMULATED,
+	struct unetd_ep_create req = { .kind = kind == UNET_ENDPOINT_DIRECT	? UNETD_KIND_DIRECT
+					       : kind == UNET_ENDPOINT_EMULATED ? UNETD_KIND_EMULATED
+										: UNETD_KIND_AUTO,
 				       .segment_size = segment_size,
 				       .frame_size = frame_size,
 				       .ring_size = ring_size };
@@ -212,7 +290,25 @@ int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char 
 		return fd;
 	ep->daemon_fd = fd;
 	err = call(fd, UNETD_REQ_EP_CREATE, &req, sizeof(req), &rep, sizeof(rep), fds, &nfds);
-	if (!err && nfds != 3)
+	if (!err && rep.kind == UNETD_KIND_DIRECT) {
+		/* fds: the segment, the bound socket. */
+		err = nfds == 2 ? map_direct(ep, fds[0], fds[1], &rep) : -EPROTO;
+		if (fds[0] >= 0)
+			close(fds[0]);
+		if (err && fds[1] >= 0)
+			close(fds[1]);
+		if (err)
+			return err;
+		ep->remote_ep = rep.ep;
+		ep->kind = UNET_ENDPOINT_DIRECT;
+		rep.reason[sizeof(rep.reason) - 1] = '\0';
+		snprintf(ep->kind_reason, sizeof(ep->kind_reason), "%s", rep.reason);
+		ep->ifindex = rep.ifindex;
+		ep->need_wakeup = true;
+		ep->mode = UNET_XDP_MODE_AUTO;
+		return 0;
+	}
+	if (!err && (nfds != 3 || rep.kind != UNETD_KIND_EMULATED))
 		err = -EPROTO;
 	if (!err)
 		err = map_region(ep, fds[0], &rep);
@@ -238,10 +334,14 @@ int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char 
 
 void unet_remote_close(struct unet_endpoint *ep)
 {
-	if (ep->region)
+	for (int i = 0; i < 4; i++)
+		if (ep->ring_map[i])
+			munmap(ep->ring_map[i], ep->ring_map_len[i]);
+	if (ep->region) {
 		munmap(ep->region, ep->region_size);
+		ep->segment = NULL; /* it was inside the region */
+	}
 	ep->region = NULL;
-	ep->segment = NULL; /* inside the region */
 	if (ep->kick_fd >= 0)
 		close(ep->kick_fd);
 	if (ep->q[0].fd >= 0)

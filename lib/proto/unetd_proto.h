@@ -60,7 +60,9 @@ struct unetd_hello {
 /* Endpoint kinds (also enum unet_endpoint_kind in unet.h). */
 enum unetd_kind {
 	UNETD_KIND_AUTO = 0,
-	UNETD_KIND_DIRECT = 1,	 /* real AF_XDP sockets granted to the client */
+	UNETD_KIND_DIRECT = 1,	 /* real AF_XDP sockets granted to the client: made,
+				  * registered and bound by the daemon on a queue
+				  * set aside for grants, then passed (SCM_RIGHTS) */
 	UNETD_KIND_EMULATED = 2, /* shared region served by the daemon */
 };
 
@@ -84,6 +86,15 @@ struct unetd_ep_created {
 	uint8_t mac[6];	       /* the interface's */
 	uint8_t pad[2];
 	char reason[64];       /* why this kind (policy, driver, ...) */
+	/* Direct grants only (reply fds: the UMEM memfd, the bound AF_XDP
+	 * socket): the socket's queue, its rings' size (all four), the
+	 * UMEM's frame headroom, the endpoint slot, zero-copy or not. */
+	uint32_t queue;
+	uint32_t ring_size;
+	uint32_t headroom;
+	uint32_t slot;
+	uint32_t zerocopy;
+	uint32_t reserved;
 };
 
 struct unetd_ep_ref {

@@ -13,10 +13,11 @@ TESTS+=(
 	"unetd_forge|xdp|90|from an emulated endpoint: a foreign tag, a foreign peer MAC and tag, a raw IPv4 frame, overrunning headers and descriptors: only the two honest messages reach the wire (the peer's XDP counters), the daemon counts each refusal"
 	"unetd_many|-|180|eight unprivileged processes with emulated endpoints on one single-queue interface talk to eight channels at once: each gets every size of its own messages back, byte for byte"
 	"unetd_lifecycle|-|90|a SIGKILLed client's endpoint and tag are freed at once; the endpoint quota gives EDQUOT; a killed daemon makes the client's next call fail with ECONNRESET, and a restarted one serves again"
+	"unetd_direct|xdp|90|a direct-access grant to user nobody (the daemon's queue set aside with --grant-queues): pingpong and every size byte for byte at a direct endpoint's speed; the granted socket cannot be rebound, given another segment or resized; emulated endpoints are refused where every queue is granted"
 	"unetd_fuzz|-|150|10000 seeded hostile requests on the daemon's socket (as nobody and as root) while an honest client keeps pinging: the daemon keeps serving"
 )
 
-# start_unetd POLICY_TEXT: unetd in namespace b, its socket and policy in
+# start_unetd POLICY_TEXT [UNETD_OPTION...]: unetd in namespace b, its socket and policy in
 # a fresh root-owned 0755 directory (so that nobody can reach the socket
 # and the daemon accepts the policy).  Sets UNETD_SOCK and UNETD_PID.
 start_unetd() {
@@ -30,8 +31,9 @@ start_unetd() {
 	printf '%s\n' "$1" >"$d/policy"
 	chmod 644 "$d/policy"
 	UNETD_SOCK=$d/unetd.sock
+	shift
 	unet_bg_b "$BUILD/unetd" --foreground --socket "$UNETD_SOCK" --policy "$d/policy" \
-		--pin-root "$UNET_PIN_ROOT" >>"$T_DIR/unetd.log" 2>&1
+		--pin-root "$UNET_PIN_ROOT" "$@" >>"$T_DIR/unetd.log" 2>&1
 	UNETD_PID=$UNET_BG_PID
 	for ((i = 0; i < 100; i++)); do
 		grep -q 'unetd: info: ready' "$T_DIR/unetd.log" && [[ -S $UNETD_SOCK ]] && return 0
@@ -264,4 +266,44 @@ t_unetd_fuzz() {
 	((rc == 0)) || fail "the honest client failed while the daemon was fuzzed (rc $rc)"
 	grep -q 'lost=0 ' "$T_DIR/pp-client.log" || fail "the honest client lost messages during the fuzz"
 	kill "$s" 2>/dev/null
+}
+
+t_unetd_direct() {
+	local s rc out
+	setup_ns
+	attach a
+	# The only queue of b's device is set aside for grants: the daemon
+	# keeps none for itself.
+	start_unetd "user 65534 kinds emulated,direct tags 1-100" --grant-queues 0x1
+	unet_bg_a "$BUILD/examples/pingpong" server "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
+		--count 5000 --spin --timeout 60 >"$T_DIR/pp-server.log" 2>&1
+	s=$UNET_BG_PID
+	wait_line "$T_DIR/pp-server.log" 'server on' "$s"
+	as_nobody timeout 60 "$BUILD/examples/pingpong" client "$IF_B" --tag 2 --peer "$MAC_A" \
+		--peer-tag 1 --count 5000 --spin --timeout 50 >"$T_DIR/pp-client.log" 2>&1
+	rc=$?
+	cat "$T_DIR/pp-client.log"
+	((rc == 0)) || fail "pingpong as nobody over a granted endpoint exited $rc"
+	grep -q 'lost=0 ' "$T_DIR/pp-client.log" || fail "the granted endpoint lost messages"
+	grep -q 'direct endpoint .* for uid 65534' "$T_DIR/unetd.log" || fail "the daemon did not log a direct grant"
+	unet_bg_wait "$s" 10 || fail "pingpong server failed"
+
+	unet_bg_a "$PEER" echo "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 --timeout 60 \
+		>"$T_DIR/echo.log" 2>&1
+	s=$UNET_BG_PID
+	wait_ready "$T_DIR/echo.log" "$s" >/dev/null
+	as_nobody "$PEER" sizes "$IF_B" --tag 2 --peer "$MAC_A" --peer-tag 1 --timeout 40 \
+		>"$T_DIR/sizes.log" 2>&1 || { cat "$T_DIR/sizes.log"; fail "unet-peer sizes over a grant failed"; }
+	kill "$s" 2>/dev/null
+
+	as_nobody "$BUILD/tools/unet-grant-probe" "$IF_B" >"$T_DIR/probe.log" 2>&1
+	rc=$?
+	cat "$T_DIR/probe.log"
+	grep -q '^kind=direct' "$T_DIR/probe.log" || fail "the probe did not get a direct endpoint"
+	((rc == 0)) || fail "a granted socket let its client reach beyond its grant"
+
+	out=$(as_user 65534 env UNET_DAEMON_SOCKET="$UNETD_SOCK" "$BUILD/tools/unet-forge" "$IF_B" \
+		--tag 3 --peer "$MAC_A" --peer-tag 1 --other-mac 02:00:00:00:00:99 2>&1)
+	echo "emulated where every queue is granted: $out"
+	grep -q 'set aside for direct grants' <<<"$out" || fail "an emulated endpoint was not refused clearly"
 }

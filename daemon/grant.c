@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * grant.c - direct-access endpoints granted to unprivileged clients: the
+ * daemon does every step that needs privilege or that would let a client
+ * reach further than its grant, then hands over what remains.
+ *
+ * The daemon makes the communication segment (a sealed memfd), creates
+ * the AF_XDP socket, registers the segment as its UMEM, sizes the rings,
+ * and binds the socket to one queue it set aside for grants
+ * (--grant-queues) -- a socket can be bound once only, so the client can
+ * never point it at another device or queue.  It claims an endpoint slot
+ * (holding the slot's alive map itself, so the slot lives exactly as long
+ * as the client's connection), puts the socket in the XSKMAP (which the
+ * client never sees), and passes the memfd and the socket (SCM_RIGHTS).
+ * The client maps the segment and the rings and runs them itself, at full
+ * speed and without any capability.  Channels are still asked of the
+ * daemon, which checks the policy's tags.
+ *
+ * What is NOT checked: whatever the client puts on its TX ring leaves the
+ * device as it is (the kernel transmits AF_XDP frames unchecked).  That is
+ * why the policy gives direct grants only to users it trusts with them;
+ * docs/security.md says so.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/if_xdp.h>
+
+#include "unetd.h"
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+
+#define GRANT_SEGMENT (4u << 20)
+#define GRANT_RING 2048u
+#define GRANT_HEADROOM 2 /* as the library's own: 8-byte aligned payloads */
+
+static int make_segment(struct unetd_direct *g, uint32_t size)
+{
+	g->memfd = memfd_create("unet-direct", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (g->memfd < 0)
+		return -errno;
+	/* Sealed: the client can neither shrink the segment the kernel has
+	 * pinned for the socket, nor grow it. */
+	if (ftruncate(g->memfd, size) ||
+	    fcntl(g->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		return -errno;
+	g->umem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, g->memfd, 0);
+	if (g->umem == MAP_FAILED) {
+		g->umem = NULL;
+		return -errno;
+	}
+	g->umem_size = size;
+	return 0;
+}
+
+static int make_socket(struct unetd_direct *g, int ifindex, uint32_t frame, uint32_t ring)
+{
+	struct xdp_umem_reg reg = {
+		.addr = (uint64_t)(uintptr_t)g->umem,
+		.len = g->umem_size,
+		.chunk_size = frame,
+		.headroom = GRANT_HEADROOM,
+	};
+	const uint16_t modes[2] = { XDP_ZEROCOPY, XDP_COPY };
+	int fd;
+
+	fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	g->xsk_fd = fd;
+	if (setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg)) ||
+	    setsockopt(fd, SOL_XDP, XDP_UMEM_FILL_RING, &ring, sizeof(ring)) ||
+	    setsockopt(fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &ring, sizeof(ring)) ||
+	    setsockopt(fd, SOL_XDP, XDP_RX_RING, &ring, sizeof(ring)) ||
+	    setsockopt(fd, SOL_XDP, XDP_TX_RING, &ring, sizeof(ring)))
+		return -errno;
+	/* The kernel lets go of the previous grant's hold on the queue
+	 * asynchronously after its sockets close: EBUSY for a few
+	 * milliseconds is retried, as the library does for its own. */
+	for (int tries = 0; tries < 100; tries++) {
+		for (int i = 0; i < 2; i++) {
+			struct sockaddr_xdp sa = {
+				.sxdp_family = AF_XDP,
+				.sxdp_ifindex = (uint32_t)ifindex,
+				.sxdp_queue_id = g->queue,
+				.sxdp_flags = (uint16_t)(modes[i] | XDP_USE_NEED_WAKEUP),
+			};
+
+			if (!bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+				g->zerocopy = modes[i] == XDP_ZEROCOPY;
+				return 0;
+			}
+		}
+		if (errno != EBUSY)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000 * 1000 }, NULL);
+	}
+	return -errno;
+}
+
+static void grant_release(struct unetd *d, struct unetd_direct *g)
+{
+	(void)d;
+	while (g->chans)
+		unetd_direct_chan_close(g, g->chans->tag);
+	if (g->slot_claimed) {
+		unet_iface_xsk_set(g->iface->maps, g->slot, g->queue, -1);
+		unet_iface_slot_release(g->iface->maps, g->slot, g->token);
+	}
+	if (g->alive_fd >= 0)
+		close(g->alive_fd);
+	if (g->xsk_fd >= 0)
+		close(g->xsk_fd);
+	if (g->umem)
+		munmap(g->umem, g->umem_size);
+	if (g->memfd >= 0)
+		close(g->memfd);
+	if (g->queue_taken)
+		g->iface->grants_used &= ~(1u << g->queue);
+}
+
+struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c,
+					 const struct unetd_ep_create *req,
+					 const struct unetd_grant *gr, int *err, char *msg,
+					 size_t msglen)
+{
+	uint32_t frame = req->frame_size ? req->frame_size : 2048;
+	uint32_t seg = req->segment_size ? req->segment_size : GRANT_SEGMENT;
+	uint32_t ring = req->ring_size ? req->ring_size : GRANT_RING;
+	struct unet_endpoint_val v = { .pid = c->pid, .nqueues = 1 };
+	struct unetd_direct *g;
+	uint32_t free_q;
+	char ifname[16];
+
+	memcpy(ifname, req->ifname, sizeof(ifname));
+	ifname[sizeof(ifname) - 1] = '\0';
+	if ((frame != 2048 && frame != 4096) || (ring & (ring - 1)) || ring < 64 || ring > 8192 ||
+	    seg > (64u << 20) || seg / frame < 2 * ring / 4 || seg % frame) {
+		snprintf(msg, msglen, "bad sizes: frame %u, segment %u, ring %u", frame, seg, ring);
+		*err = -EINVAL;
+		return NULL;
+	}
+	*err = unetd_quota_check(d, c, gr, seg, msg, msglen);
+	if (*err)
+		return NULL;
+	g = calloc(1, sizeof(*g));
+	if (!g) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	g->memfd = g->xsk_fd = g->alive_fd = -1;
+	g->iface = unetd_iface_get(d, ifname, err);
+	if (!g->iface) {
+		snprintf(msg, msglen, "%s: cannot serve it: %s", ifname, strerror(-*err));
+		free(g);
+		return NULL;
+	}
+	free_q = g->iface->grant_mask & ~g->iface->grants_used;
+	if (!free_q) {
+		snprintf(msg, msglen, "%s: no queue free for a direct grant (%s)", ifname,
+			 g->iface->grant_mask ? "all taken" : "unetd --grant-queues sets none aside");
+		*err = -EBUSY;
+		goto fail;
+	}
+	g->queue = (uint32_t)__builtin_ctz(free_q);
+	g->iface->grants_used |= 1u << g->queue;
+	g->queue_taken = true;
+	g->ring = ring;
+	g->frame_size = frame;
+	*err = make_segment(g, seg);
+	if (!*err)
+		*err = make_socket(g, g->iface->ifindex, frame, ring);
+	if (*err) {
+		snprintf(msg, msglen, "%s queue %u: AF_XDP socket: %s", ifname, g->queue,
+			 strerror(-*err));
+		goto fail;
+	}
+	g->alive_fd = unet_alive_map_create(&g->token, &g->alive_id);
+	if (g->alive_fd < 0) {
+		*err = g->alive_fd;
+		snprintf(msg, msglen, "alive map: %s", strerror(-*err));
+		goto fail;
+	}
+	v.token = g->token;
+	v.alive_map_id = g->alive_id;
+	snprintf(v.comm, sizeof(v.comm), "unetd:%u", c->uid);
+	*err = unet_iface_slot_claim(g->iface->maps, &v);
+	if (*err < 0) {
+		snprintf(msg, msglen, "%s: no endpoint slot: %s", ifname, strerror(-*err));
+		goto fail;
+	}
+	g->slot = (uint32_t)*err;
+	g->slot_claimed = true;
+	*err = unet_iface_xsk_set(g->iface->maps, g->slot, g->queue, g->xsk_fd);
+	if (*err) {
+		snprintf(msg, msglen, "XSKMAP: %s", strerror(-*err));
+		goto fail;
+	}
+	g->handle = ++d->next_handle;
+	g->client = c;
+	g->cnext = c->directs;
+	c->directs = g;
+	c->segment_bytes += seg;
+	c->nemuls++; /* endpoints of any kind count against the quota */
+	unetd_log(UNET_LOG_INFO, "%s: direct endpoint %u (slot %u, queue %u, %s) for uid %u pid %u (%s)",
+		  ifname, g->handle, g->slot, g->queue, g->zerocopy ? "zero-copy" : "copy", c->uid,
+		  c->pid, gr->rule);
+	return g;
+fail:
+	grant_release(d, g);
+	free(g);
+	return NULL;
+}
+
+void unetd_direct_free(struct unetd *d, struct unetd_direct *g)
+{
+	for (struct unetd_direct **pp = &g->client->directs; *pp; pp = &(*pp)->cnext)
+		if (*pp == g) {
+			*pp = g->cnext;
+			g->client->nemuls--;
+			g->client->segment_bytes -= g->umem_size;
+			break;
+		}
+	unetd_log(UNET_LOG_INFO, "%s: direct endpoint %u (slot %u) freed", g->iface->ifname,
+		  g->handle, g->slot);
+	grant_release(d, g);
+	free(g);
+}
+
+int unetd_direct_chan_open(struct unetd_direct *g, const struct unetd_ch_open *req,
+			   const struct unetd_grant *gr, char *msg, size_t msglen)
+{
+	struct unetd_dchan *c;
+	int err;
+
+	if (req->tag == UNET_TAG_INVALID || req->peer_tag == UNET_TAG_INVALID) {
+		snprintf(msg, msglen, "tag 0 is reserved");
+		return -EINVAL;
+	}
+	if (!unetd_grant_tag(gr, req->tag)) {
+		snprintf(msg, msglen, "tag %u not granted (%.60s)", req->tag, gr->rule);
+		return -EACCES;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	err = unet_iface__channel_add(g->iface->maps, g->slot, req->tag, req->peer_mac,
+				      req->peer_tag);
+	if (err) {
+		snprintf(msg, msglen, "tag %u: %s", req->tag,
+			 err == -EADDRINUSE ? "held by another endpoint" : strerror(-err));
+		free(c);
+		return err;
+	}
+	c->tag = req->tag;
+	c->next = g->chans;
+	g->chans = c;
+	return 0;
+}
+
+int unetd_direct_chan_close(struct unetd_direct *g, uint16_t tag)
+{
+	for (struct unetd_dchan **pp = &g->chans; *pp; pp = &(*pp)->next) {
+		struct unetd_dchan *c = *pp;
+
+		if (c->tag != tag)
+			continue;
+		*pp = c->next;
+		unet_iface_channel_remove(g->iface->maps, tag, g->slot, g->token);
+		free(c);
+		return 0;
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * iface.c - the interfaces unetd serves, and the users' quotas.
+ *
+ * An interface is set up when a client first asks for it: the XDP
+ * program attached (if it is not), its maps opened (the daemon claims
+ * slots and adds channels for direct grants through them), and the
+ * daemon's own real endpoint bound on every queue not set aside for
+ * direct grants (--grant-queues): the one emulated endpoints are served
+ * from.  A queue has one UMEM, so a queue is either the daemon's or one
+ * grant's, never both.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "unetd.h"
+
+/* Queues of the device, as a mask (the library serves 16 at most). */
+static uint32_t device_queues(struct unetd_iface *f)
+{
+	struct unet_iface_status st;
+
+	if (unet_iface__status(f->maps, &st) || !st.nqueues)
+		return 1;
+	return st.nqueues >= 32 ? UINT32_MAX : (1u << st.nqueues) - 1;
+}
+
+static int real_endpoint(struct unetd *d, struct unetd_iface *f, uint32_t mask)
+{
+	UNET_OPTS_INIT(unet_endpoint_opts, o);
+	struct epoll_event ev;
+
+	o.pin_root = d->pin_root;
+	o.kind = UNET_ENDPOINT_DIRECT; /* the daemon's own: never ask a daemon */
+	o.queue_mask = mask;
+	f->ep = unet_endpoint__create(f->ifname, &o);
+	if (!f->ep)
+		return -errno;
+	unet_endpoint__info(f->ep, &f->info);
+	f->src.kind = UNETD_SRC_REAL;
+	f->src.obj = f;
+	ev.events = EPOLLIN;
+	ev.data.ptr = &f->src;
+	if (unet_endpoint__fd(f->ep) < 0 ||
+	    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, unet_endpoint__fd(f->ep), &ev)) {
+		int err = -errno;
+
+		unet_endpoint__destroy(f->ep);
+		f->ep = NULL;
+		return err;
+	}
+	return 0;
+}
+
+struct unetd_iface *unetd_iface_get(struct unetd *d, const char *ifname, int *err)
+{
+	UNET_OPTS_INIT(unet_iface_opts, io);
+	struct unetd_iface *f;
+	uint32_t all;
+
+	for (f = d->ifaces; f; f = f->next)
+		if (!strcmp(f->ifname, ifname))
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	snprintf(f->ifname, sizeof(f->ifname), "%s", ifname);
+	f->ifindex = (int)if_nametoindex(ifname);
+	io.pin_root = d->pin_root;
+	if (!f->ifindex) {
+		*err = -ENODEV;
+		goto fail;
+	}
+	*err = unet_iface__attach(ifname, UNET_XDP_MODE_AUTO, &io);
+	if (*err)
+		goto fail;
+	f->maps = unet_iface__open(ifname, &io);
+	if (!f->maps) {
+		*err = -errno;
+		goto fail;
+	}
+	all = device_queues(f);
+	f->grant_mask = d->grant_queues & all;
+	if (all & ~f->grant_mask) {
+		*err = real_endpoint(d, f, all & ~f->grant_mask);
+		if (*err)
+			goto fail;
+	}
+	f->next = d->ifaces;
+	d->ifaces = f;
+	unetd_log(UNET_LOG_INFO, "%s: serving (emulated on queues %#x, direct grants on %#x)",
+		  ifname, f->ep ? f->info.queue_mask : 0, f->grant_mask);
+	return f;
+fail:
+	unet_iface__close(f->maps);
+	free(f);
+	return NULL;
+}
+
+void unetd_iface_free_all(struct unetd *d)
+{
+	while (d->ifaces) {
+		struct unetd_iface *f = d->ifaces;
+
+		d->ifaces = f->next;
+		unet_endpoint__destroy(f->ep);
+		unet_iface__close(f->maps);
+		free(f);
+	}
+}
+
+int unetd_quota_check(struct unetd *d, struct unetd_client *c, const struct unetd_grant *g,
+		      uint64_t seg, char *msg, size_t msglen)
+{
+	uint32_t eps = 0;
+	uint64_t bytes = 0;
+
+	/* Quotas are the user's, over all its connections. */
+	for (struct unetd_client *k = d->clients; k; k = k->next)
+		if (k->uid == c->uid) {
+			eps += k->nemuls;
+			bytes += k->segment_bytes;
+		}
+	if (eps >= g->max_endpoints) {
+		snprintf(msg, msglen, "endpoint quota of uid %u reached (%u, %.40s)", c->uid,
+			 g->max_endpoints, g->rule);
+		return -EDQUOT;
+	}
+	if (bytes + seg > g->max_segment_bytes) {
+		snprintf(msg, msglen, "segment quota of uid %u: %llu + %llu bytes > %llu", c->uid,
+			 (unsigned long long)bytes, (unsigned long long)seg,
+			 (unsigned long long)g->max_segment_bytes);
+		return -EDQUOT;
+	}
+	return 0;
+}
