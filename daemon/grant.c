@@ -132,6 +132,66 @@ static void grant_release(struct unetd *d, struct unetd_direct *g)
 		g->iface->grants_used &= ~(1u << g->queue);
 }
 
+/*
+ * A granted segment is pinned by the kernel (the socket's UMEM): it counts
+ * against the client's locked-memory limit, as it would had the client
+ * registered it itself, with everything its user already holds in direct
+ * grants.  The limit is read from the connection's process at request
+ * time (/proc/PID/limits: prlimit() on another process needs
+ * CAP_SYS_RESOURCE, which a confined root may lack); a process that is
+ * gone has no connection to be served on.
+ */
+static int read_memlock(uint32_t pid, uint64_t *lim)
+{
+	char path[64], line[256];
+	FILE *f;
+	int err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%u/limits", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char soft[32];
+
+		if (strncmp(line, "Max locked memory", 17))
+			continue;
+		if (sscanf(line + 17, "%31s", soft) != 1)
+			break;
+		*lim = !strcmp(soft, "unlimited") ? UINT64_MAX : strtoull(soft, NULL, 10);
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+static int memlock_check(struct unetd *d, struct unetd_client *c, uint64_t seg, char *msg,
+			 size_t msglen)
+{
+	uint64_t held = 0, lim = 0;
+	int err = read_memlock(c->pid, &lim);
+
+	if (err) {
+		snprintf(msg, msglen, "cannot read the locked-memory limit of pid %u: %s", c->pid,
+			 strerror(-err));
+		return err;
+	}
+	if (lim == UINT64_MAX)
+		return 0;
+	for (struct unetd_client *k = d->clients; k; k = k->next)
+		if (k->uid == c->uid)
+			for (struct unetd_direct *g = k->directs; g; g = g->cnext)
+				held += g->umem_size;
+	if (held + seg > lim) {
+		snprintf(msg, msglen,
+			 "locked-memory limit: %llu + %llu bytes > %llu (ulimit -l, or a smaller segment)",
+			 (unsigned long long)held, (unsigned long long)seg, (unsigned long long)lim);
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
 struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c,
 					 const struct unetd_ep_create *req,
 					 const struct unetd_grant *gr, int *err, char *msg,
@@ -154,6 +214,9 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 		return NULL;
 	}
 	*err = unetd_quota_check(d, c, gr, seg, msg, msglen);
+	if (*err)
+		return NULL;
+	*err = memlock_check(d, c, seg, msg, msglen);
 	if (*err)
 		return NULL;
 	g = calloc(1, sizeof(*g));

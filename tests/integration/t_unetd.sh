@@ -13,7 +13,8 @@ TESTS+=(
 	"unetd_forge|xdp|90|from an emulated endpoint: a foreign tag, a foreign peer MAC and tag, a raw IPv4 frame, overrunning headers and descriptors: only the two honest messages reach the wire (the peer's XDP counters), the daemon counts each refusal"
 	"unetd_many|-|180|eight unprivileged processes with emulated endpoints on one single-queue interface talk to eight channels at once: each gets every size of its own messages back, byte for byte"
 	"unetd_lifecycle|-|90|a SIGKILLed client's endpoint and tag are freed at once; the endpoint quota gives EDQUOT; a killed daemon makes the client's next call fail with ECONNRESET, and a restarted one serves again"
-	"unetd_direct|xdp|90|a direct-access grant to user nobody (the daemon's queue set aside with --grant-queues): pingpong and every size byte for byte at a direct endpoint's speed; the granted socket cannot be rebound, given another segment or resized; emulated endpoints are refused where every queue is granted"
+	"unetd_direct|xdp|90|a direct-access grant to user nobody (the daemon's queue set aside with --grant-queues): pingpong and every size byte for byte at a direct endpoint's speed; the granted socket cannot be rebound, given another segment or resized; a grant past the client's locked-memory limit is refused; emulated endpoints are refused where every queue is granted"
+	"unetd_uam|-|90|Active Messages (examples/kv) unchanged on an emulated endpoint of user nobody, at 10% injected loss, against a root server"
 	"unetd_fuzz|-|150|10000 seeded hostile requests on the daemon's socket (as nobody and as root) while an honest client keeps pinging: the daemon keeps serving"
 )
 
@@ -302,8 +303,36 @@ t_unetd_direct() {
 	grep -q '^kind=direct' "$T_DIR/probe.log" || fail "the probe did not get a direct endpoint"
 	((rc == 0)) || fail "a granted socket let its client reach beyond its grant"
 
+	# A granted segment is locked memory: the client's limit holds.
+	out=$(as_nobody prlimit --memlock=65536:65536 "$BUILD/tools/unet-grant-probe" "$IF_B" 2>&1)
+	echo "with a 64 KiB memlock limit: $out"
+	grep -q 'locked-memory limit' <<<"$out" || fail "a grant past the locked-memory limit was not refused clearly"
+
 	out=$(as_user 65534 env UNET_DAEMON_SOCKET="$UNETD_SOCK" "$BUILD/tools/unet-forge" "$IF_B" \
 		--tag 3 --peer "$MAC_A" --peer-tag 1 --other-mac 02:00:00:00:00:99 2>&1)
 	echo "emulated where every queue is granted: $out"
 	grep -q 'set aside for direct grants' <<<"$out" || fail "an emulated endpoint was not refused clearly"
+}
+
+t_unetd_uam() {
+	local s i rc
+	T_MODE=skb
+	setup_ns
+	attach a
+	attach b
+	ctl_a fault "$IF_A" --drop-ppm 100000 || fail "unetctl fault $IF_A failed"
+	ctl_b fault "$IF_B" --drop-ppm 100000 || fail "unetctl fault $IF_B failed"
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	unet_bg_a "$BUILD/examples/kv" server "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
+		--seconds 60 >"$T_DIR/server.log" 2>&1
+	s=$UNET_BG_PID
+	wait_line "$T_DIR/server.log" '^ready' "$s"
+	as_nobody timeout 60 "$BUILD/examples/kv" client "$IF_B" --tag 2 --peer "$MAC_A" \
+		--peer-tag 1 --count 2000 >"$T_DIR/client.log" 2>&1
+	rc=$?
+	cat "$T_DIR/client.log"
+	((rc == 0)) || fail "kv client as nobody exited with $rc"
+	grep -q '^kv ok puts=2000 gets=2000' "$T_DIR/client.log" || fail "kv client did not verify 2000 puts"
+	grep -q 'emulated endpoint' "$T_DIR/unetd.log" || fail "the client did not get an emulated endpoint"
+	stop "$s" "$T_DIR/server.log" "kv server"
 }

@@ -31,6 +31,13 @@
 #define SOL_XDP 283
 #endif
 
+static void on_log(enum unet_log_level l, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (l <= UNET_LOG_WARN)
+		fprintf(stderr, "unet-grant-probe: libunet: %s\n", msg);
+}
+
 static int refused(const char *what, int r)
 {
 	printf("%s: %s\n", what, r ? strerror(errno) : "ALLOWED");
@@ -52,6 +59,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: unet-grant-probe IFACE\n");
 		return 2;
 	}
+	unet_set_log_fn(on_log, NULL);
 	o.kind = UNET_ENDPOINT_DIRECT;
 	ep = unet_endpoint__create(argv[1], &o);
 	if (!ep) {
