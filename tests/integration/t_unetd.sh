@@ -45,6 +45,20 @@ start_unetd() {
 	fail "unetd did not start"
 }
 
+# stop_unetd: stop the daemon with SIGTERM as an administrator would; it
+# must exit 0 with nothing from the sanitizers in its log (under ASan a
+# leak or an error makes the exit status non-zero).
+stop_unetd() {
+	local rc
+	kill -TERM "$UNETD_PID" 2>/dev/null
+	unet_bg_wait "$UNETD_PID" 10
+	rc=$?
+	if ((rc != 0)) || grep -qE 'Sanitizer|runtime error' "$T_DIR/unetd.log"; then
+		tail -40 "$T_DIR/unetd.log"
+		fail "unetd exited $rc (or its sanitizers spoke) when stopped"
+	fi
+}
+
 # as_user UID CMD...: CMD in namespace b as UID (no groups, no
 # capabilities), pointed at the test's daemon.  Every step execs the
 # next, so "as_user_cmd UID; "${AS[@]}" CMD &" leaves CMD's own pid in $!
@@ -128,6 +142,7 @@ t_unetd_emulated() {
 	((rc != 0)) || fail "a user without a grant got an endpoint"
 	grep -q 'may not use' <<<"$out" || fail "the refusal does not give the daemon's reason: $out"
 	grep -qi 'permission denied' <<<"$out" || fail "the refusal is not EACCES: $out"
+	stop_unetd
 }
 
 t_unetd_forge() {
@@ -155,6 +170,7 @@ t_unetd_forge() {
 	unet_bg_wait "$s" 10
 	cat "$T_DIR/hold.log"
 	grep -q 'received=2 foreign=0' "$T_DIR/hold.log" || fail "the peer did not get exactly the 2 honest messages"
+	stop_unetd
 }
 
 t_unetd_many() {
@@ -185,6 +201,7 @@ t_unetd_many() {
 	tail -n1 "$T_DIR"/sizes-*.log
 	((rc == 0)) || fail "not every one of the 8 emulated clients got all its messages back"
 	kill "$s" 2>/dev/null
+	stop_unetd
 }
 
 t_unetd_lifecycle() {
@@ -240,6 +257,7 @@ t_unetd_lifecycle() {
 		--peer-tag 1 --count 200 --block --timeout 20 >"$T_DIR/pp-client2.log" 2>&1 ||
 		{ cat "$T_DIR/pp-client2.log"; fail "no service after the daemon restarted"; }
 	kill "$srv" 2>/dev/null
+	stop_unetd
 }
 
 t_unetd_fuzz() {
@@ -267,6 +285,7 @@ t_unetd_fuzz() {
 	((rc == 0)) || fail "the honest client failed while the daemon was fuzzed (rc $rc)"
 	grep -q 'lost=0 ' "$T_DIR/pp-client.log" || fail "the honest client lost messages during the fuzz"
 	kill "$s" 2>/dev/null
+	stop_unetd
 }
 
 t_unetd_direct() {
@@ -312,6 +331,7 @@ t_unetd_direct() {
 		--tag 3 --peer "$MAC_A" --peer-tag 1 --other-mac 02:00:00:00:00:99 2>&1)
 	echo "emulated where every queue is granted: $out"
 	grep -q 'set aside for direct grants' <<<"$out" || fail "an emulated endpoint was not refused clearly"
+	stop_unetd
 }
 
 t_unetd_uam() {
@@ -335,4 +355,5 @@ t_unetd_uam() {
 	grep -q '^kv ok puts=2000 gets=2000' "$T_DIR/client.log" || fail "kv client did not verify 2000 puts"
 	grep -q 'emulated endpoint' "$T_DIR/unetd.log" || fail "the client did not get an emulated endpoint"
 	stop "$s" "$T_DIR/server.log" "kv server"
+	stop_unetd
 }
