@@ -434,7 +434,7 @@ struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
 		return NULL;
 	}
 	e->memfd = e->kick_fd = e->notify_fd = -1;
-	e->iface = unetd_iface_get(d, ifname, err);
+	e->iface = unetd_iface_get(d, c, ifname, err);
 	if (!e->iface) {
 		snprintf(msg, msglen, "%s: cannot serve it: %s", ifname, strerror(-*err));
 		free(e);

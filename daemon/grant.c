@@ -225,7 +225,7 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 		return NULL;
 	}
 	g->memfd = g->xsk_fd = g->alive_fd = -1;
-	g->iface = unetd_iface_get(d, ifname, err);
+	g->iface = unetd_iface_get(d, c, ifname, err);
 	if (!g->iface) {
 		snprintf(msg, msglen, "%s: cannot serve it: %s", ifname, strerror(-*err));
 		free(g);
@@ -244,8 +244,13 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 	g->ring = ring;
 	g->frame_size = frame;
 	*err = make_segment(g, seg);
+	/* The socket is made in the device's namespace: it binds there. */
 	if (!*err)
+		*err = unetd_netns_enter(d, c);
+	if (!*err) {
 		*err = make_socket(g, g->iface->ifindex, frame, ring);
+		unetd_netns_leave(d, c);
+	}
 	if (*err) {
 		snprintf(msg, msglen, "%s queue %u: AF_XDP socket: %s", ifname, g->queue,
 			 strerror(-*err));

@@ -15,7 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#include <linux/nsfs.h>
 
 #include "unetd.h"
 
@@ -56,15 +61,91 @@ static int real_endpoint(struct unetd *d, struct unetd_iface *f, uint32_t mask)
 	return 0;
 }
 
-struct unetd_iface *unetd_iface_get(struct unetd *d, const char *ifname, int *err)
+/* ---- Network namespaces ------------------------------------------------ */
+
+static int ns_of(int fd, struct unetd_ns *ns)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	ns->dev = st.st_dev;
+	ns->ino = st.st_ino;
+	return 0;
+}
+
+static bool ns_equal(const struct unetd_ns *a, const struct unetd_ns *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+int unetd_netns_check(int fd, struct unetd_ns *ns)
+{
+	if (fd < 0)
+		return -ENOENT; /* the caller uses the daemon's own */
+	if (ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET)
+		return -EINVAL;
+	return ns_of(fd, ns);
+}
+
+int unetd_netns_enter(struct unetd *d, const struct unetd_client *c)
+{
+	if (c->netns_fd < 0 || ns_equal(&c->netns, &d->own_netns))
+		return 0;
+	return setns(c->netns_fd, CLONE_NEWNET) ? -errno : 0;
+}
+
+void unetd_netns_leave(struct unetd *d, const struct unetd_client *c)
+{
+	if (c->netns_fd < 0 || ns_equal(&c->netns, &d->own_netns))
+		return;
+	/* Coming back cannot fail for a namespace we hold an fd of; if it
+	 * did, every later request would be served in the wrong one. */
+	if (setns(d->own_netns_fd, CLONE_NEWNET)) {
+		unetd_log(UNET_LOG_ERROR, "cannot return to our network namespace: %s",
+			  strerror(errno));
+		abort();
+	}
+}
+
+/* ---- Interfaces ------------------------------------------------------------ */
+
+static struct unetd_iface *iface_new(struct unetd *d, const struct unetd_client *c,
+				     const char *ifname, int *err);
+
+/*
+ * Interfaces are per (network namespace, name): a daemon serves devices
+ * in every namespace its clients send it (EP_CREATE carries the client's
+ * own), entering it to attach, open the device's sockets and bind them;
+ * what it made there stays tied to that namespace.
+ */
+struct unetd_iface *unetd_iface_get(struct unetd *d, const struct unetd_client *c,
+				    const char *ifname, int *err)
+{
+	const struct unetd_ns *ns = c->netns_fd >= 0 ? &c->netns : &d->own_netns;
+	struct unetd_iface *f;
+
+	for (f = d->ifaces; f; f = f->next)
+		if (!strcmp(f->ifname, ifname) && ns_equal(&f->ns, ns))
+			return f;
+	*err = unetd_netns_enter(d, c);
+	if (*err)
+		return NULL;
+	f = iface_new(d, c, ifname, err);
+	unetd_netns_leave(d, c);
+	if (f)
+		f->ns = *ns;
+	return f;
+}
+
+static struct unetd_iface *iface_new(struct unetd *d, const struct unetd_client *c,
+				     const char *ifname, int *err)
 {
 	UNET_OPTS_INIT(unet_iface_opts, io);
 	struct unetd_iface *f;
 	uint32_t all;
 
-	for (f = d->ifaces; f; f = f->next)
-		if (!strcmp(f->ifname, ifname))
-			return f;
+	(void)c;
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		*err = -ENOMEM;
@@ -94,8 +175,9 @@ struct unetd_iface *unetd_iface_get(struct unetd *d, const char *ifname, int *er
 	}
 	f->next = d->ifaces;
 	d->ifaces = f;
-	unetd_log(UNET_LOG_INFO, "%s: serving (emulated on queues %#x, direct grants on %#x)",
-		  ifname, f->ep ? f->info.queue_mask : 0, f->grant_mask);
+	unetd_log(UNET_LOG_INFO, "%s: serving (emulated on queues %#x, direct grants on %#x)%s",
+		  ifname, f->ep ? f->info.queue_mask : 0, f->grant_mask,
+		  c->netns_fd >= 0 ? " in the client's network namespace" : "");
 	return f;
 fail:
 	unet_iface__close(f->maps);

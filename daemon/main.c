@@ -14,6 +14,7 @@
  * costs no wake-up; then it asks clients to kick it and sleeps.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <sched.h>
 #include <signal.h>
@@ -207,6 +208,11 @@ int main(int argc, char **argv)
 	unet_set_log_fn(lib_log, NULL);
 	if (load_policy(d, policy))
 		return 1;
+	d->own_netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (d->own_netns_fd < 0 || unetd_netns_check(d->own_netns_fd, &d->own_netns)) {
+		perror("unetd: /proc/self/ns/net");
+		return 1;
+	}
 	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->epoll_fd < 0 || unetd_server_open(d))
 		return 1;

@@ -296,7 +296,7 @@ static int grant_for(struct unetd *d, struct unetd_client *c, const char *ifname
 /* ---- Requests ------------------------------------------------------------------ */
 
 static void do_ep_create(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
-			 const struct unetd_ep_create *req)
+			 const struct unetd_ep_create *req, int netns_fd)
 {
 	struct unetd_ep_created rep = { 0 };
 	struct unetd_grant g;
@@ -307,6 +307,15 @@ static void do_ep_create(struct unetd *d, struct unetd_client *c, const struct u
 	memcpy(ifname, req->ifname, sizeof(ifname));
 	ifname[sizeof(ifname) - 1] = '\0';
 	reap_closed(d, c);
+	c->netns_fd = -1;
+	if (netns_fd >= 0) {
+		err = unetd_netns_check(netns_fd, &c->netns);
+		if (err) {
+			snprintf(msg, sizeof(msg), "the descriptor sent is not a network namespace");
+			goto out;
+		}
+		c->netns_fd = netns_fd;
+	}
 	err = grant_for(d, c, ifname, &g, msg, sizeof(msg));
 	if (err)
 		goto out;
@@ -424,6 +433,7 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 			     .msg_controllen = sizeof(cbuf) };
 	const void *body = m.b + sizeof(m.h);
 	const char *why = NULL;
+	int netns_fd = -1;
 	ssize_t n;
 	long want;
 
@@ -432,16 +442,28 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		return errno == EAGAIN || errno == EINTR;
 	if (n == 0)
 		return false; /* closed: its endpoints go */
-	/* Clients send no descriptors: close any, and call it an error. */
+	/* The only descriptor a client may send is its network namespace,
+	 * once, with EP_CREATE (checked there); any other is closed and the
+	 * request is a protocol error. */
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-			int *fds = (int *)CMSG_DATA(cm);
 			size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 
-			for (size_t i = 0; i < k; i++)
-				close(fds[i]);
-			why = "file descriptors in a request";
+			for (size_t i = 0; i < k; i++) {
+				int f;
+
+				memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+				if (netns_fd < 0 && k == 1)
+					netns_fd = f;
+				else {
+					close(f);
+					why = "file descriptors in a request";
+				}
+			}
 		}
+	if (!why && netns_fd >= 0 &&
+	    ((size_t)n < sizeof(m.h) || m.h.type != UNETD_REQ_EP_CREATE))
+		why = "a file descriptor with a request that takes none";
 	if (!why && (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 		why = "request too long";
 	else if (!why && (size_t)n < sizeof(m.h))
@@ -455,6 +477,8 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 	if (why) {
 		d->req_bad++;
 		unetd_log(UNET_LOG_WARN, "client uid %u pid %u dropped: %s", c->uid, c->pid, why);
+		if (netns_fd >= 0)
+			close(netns_fd);
 		return false;
 	}
 
@@ -469,7 +493,10 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		struct unetd_ep_create req;
 
 		memcpy(&req, body, sizeof(req));
-		do_ep_create(d, c, &m.h, &req);
+		do_ep_create(d, c, &m.h, &req, netns_fd);
+		c->netns_fd = -1;
+		if (netns_fd >= 0)
+			close(netns_fd);
 		break;
 	}
 	case UNETD_REQ_EP_DESTROY: {

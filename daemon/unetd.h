@@ -32,6 +32,11 @@
 struct unetd_emul;
 struct unetd_client;
 
+/* A network namespace, by the identity of its nsfs inode. */
+struct unetd_ns {
+	uint64_t dev, ino;
+};
+
 /* What an epoll event is about (epoll_event.data.ptr points at one). */
 enum unetd_src_kind { UNETD_SRC_LISTEN, UNETD_SRC_CLIENT, UNETD_SRC_KICK, UNETD_SRC_REAL };
 struct unetd_src {
@@ -42,6 +47,7 @@ struct unetd_src {
 /* An interface the daemon serves: its real endpoint and who owns which
  * of its tags. */
 struct unetd_iface {
+	struct unetd_ns ns; /* the namespace the device lives in */
 	char ifname[16];
 	int ifindex;
 	struct unet_iface *maps;  /* the attached program's tables */
@@ -118,6 +124,11 @@ struct unetd_direct {
 
 struct unetd_client {
 	int fd;
+	/* The namespace of the request being served (the client's own, sent
+	 * with EP_CREATE; the daemon's when it sent none) and its fd, valid
+	 * only while that request is served. */
+	struct unetd_ns netns;
+	int netns_fd;
 	uint32_t uid, gid, pid;
 	uint32_t gids[64];
 	unsigned int ngids;
@@ -134,6 +145,8 @@ struct unetd {
 	const char *pin_root;
 	struct unetd_policy *policy;
 	int listen_fd, epoll_fd;
+	int own_netns_fd;	   /* the daemon's network namespace, to come back to */
+	struct unetd_ns own_netns;
 	struct unetd_src listen_src;
 	struct unetd_client *clients;
 	struct unetd_iface *ifaces;
@@ -159,7 +172,15 @@ void unetd_client_free(struct unetd *d, struct unetd_client *c);
 /* The interface ifname as the daemon serves it, set up on first use:
  * program attached, maps open, its real endpoint on the queues not set
  * aside for grants.  NULL with *err. */
-struct unetd_iface *unetd_iface_get(struct unetd *d, const char *ifname, int *err);
+struct unetd_iface *unetd_iface_get(struct unetd *d, const struct unetd_client *c,
+				    const char *ifname, int *err);
+/* Check that fd (-1: none sent) is a network namespace and name it in
+ * *ns (the daemon's own for -1).  Returns 0 or -EINVAL. */
+int unetd_netns_check(int fd, struct unetd_ns *ns);
+/* Enter c's namespace for the request (if it is not the daemon's) and
+ * come back.  Return 0 or -errno. */
+int unetd_netns_enter(struct unetd *d, const struct unetd_client *c);
+void unetd_netns_leave(struct unetd *d, const struct unetd_client *c);
 void unetd_iface_free_all(struct unetd *d);
 /* Whether c's user may have one more endpoint of seg bytes under g.
  * Returns 0 or -EDQUOT with msg. */

@@ -13,6 +13,7 @@
  * the connection (the endpoint is then dead with -ECONNRESET).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,12 +31,13 @@
 
 /* ---- Requests ---------------------------------------------------------------- */
 
-/* Send one request and wait for its reply (at most 5 s: the daemon
- * answers at once or is stuck).  Copies at most rep_cap bytes of the body
- * to rep; takes up to *nfds descriptors.  Returns the daemon's error (its
- * message logged) or 0; -ECONNRESET when the connection is gone. */
-static int call(int fd, uint16_t type, const void *body, uint32_t len, void *rep,
-		uint32_t rep_cap, int *fds, int *nfds)
+/* Send one request (with send_fd attached if >= 0) and wait for its
+ * reply (at most 5 s: the daemon answers at once or is stuck).  Copies at
+ * most rep_cap bytes of the body to rep; takes up to *nfds descriptors.
+ * Returns the daemon's error (its message logged) or 0; -ECONNRESET when
+ * the connection is gone. */
+static int call_fd(int fd, uint16_t type, const void *body, uint32_t len, int send_fd, void *rep,
+		   uint32_t rep_cap, int *fds, int *nfds)
 {
 	static uint32_t seq;
 	struct unetd_req_hdr h = { .version = UNETD_PROTO_VERSION, .type = type, .len = len,
@@ -54,6 +56,20 @@ static int call(int fd, uint16_t type, const void *body, uint32_t len, void *rep
 	int got = 0, maxfds = nfds ? *nfds : 0;
 	ssize_t n;
 
+	char sbuf[CMSG_SPACE(sizeof(int))];
+
+	if (send_fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(sbuf, 0, sizeof(sbuf));
+		m.msg_control = sbuf;
+		m.msg_controllen = sizeof(sbuf);
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &send_fd, sizeof(int));
+	}
 	if (nfds)
 		*nfds = 0;
 	if (sendmsg(fd, &m, MSG_NOSIGNAL) < 0)
@@ -92,6 +108,12 @@ static int call(int fd, uint16_t type, const void *body, uint32_t len, void *rep
 	if (rep)
 		memcpy(rep, r.b + sizeof(r.h), r.h.len < rep_cap ? r.h.len : rep_cap);
 	return r.h.len < rep_cap ? -EPROTO : 0;
+}
+
+static int call(int fd, uint16_t type, const void *body, uint32_t len, void *rep,
+		uint32_t rep_cap, int *fds, int *nfds)
+{
+	return call_fd(fd, type, body, len, -1, rep, rep_cap, fds, nfds);
 }
 
 static int connect_daemon(const char *path)
@@ -282,14 +304,20 @@ int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char 
 				       .frame_size = frame_size,
 				       .ring_size = ring_size };
 	struct unetd_ep_created rep;
-	int fds[3] = { -1, -1, -1 }, nfds = 3, fd, err;
+	int fds[3] = { -1, -1, -1 }, nfds = 3, fd, err, netns;
 
 	snprintf(req.ifname, sizeof(req.ifname), "%s", ifname);
 	fd = connect_daemon(socket_path);
 	if (fd < 0)
 		return fd;
 	ep->daemon_fd = fd;
-	err = call(fd, UNETD_REQ_EP_CREATE, &req, sizeof(req), &rep, sizeof(rep), fds, &nfds);
+	/* Our network namespace: the daemon may live in another, and serves
+	 * the device by that name in ours. */
+	netns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	err = call_fd(fd, UNETD_REQ_EP_CREATE, &req, sizeof(req), netns, &rep, sizeof(rep), fds,
+		      &nfds);
+	if (netns >= 0)
+		close(netns);
 	if (!err && rep.kind == UNETD_KIND_DIRECT) {
 		/* fds: the segment, the bound socket. */
 		err = nfds == 2 ? map_direct(ep, fds[0], fds[1], &rep) : -EPROTO;

@@ -14,6 +14,7 @@ TESTS+=(
 	"unetd_many|-|180|eight unprivileged processes with emulated endpoints on one single-queue interface talk to eight channels at once: each gets every size of its own messages back, byte for byte"
 	"unetd_lifecycle|-|90|a SIGKILLed client's endpoint and tag are freed at once; the endpoint quota gives EDQUOT; a killed daemon makes the client's next call fail with ECONNRESET, and a restarted one serves again"
 	"unetd_direct|xdp|90|a direct-access grant to user nobody (the daemon's queue set aside with --grant-queues): pingpong and every size byte for byte at a direct endpoint's speed; the granted socket cannot be rebound, given another segment or resized; a grant past the client's locked-memory limit is refused; emulated endpoints are refused where every queue is granted"
+	"unetd_netns|xdp|90|one daemon (in namespace b) serves endpoints in two network namespaces: nobody's pingpong server in a and client in b, both emulated, every message back"
 	"unetd_uam|-|90|Active Messages (examples/kv) unchanged on an emulated endpoint of user nobody, at 10% injected loss, against a root server"
 	"unetd_fuzz|-|150|10000 seeded hostile requests on the daemon's socket (as nobody and as root) while an honest client keeps pinging: the daemon keeps serving"
 )
@@ -355,5 +356,32 @@ t_unetd_uam() {
 	grep -q '^kv ok puts=2000 gets=2000' "$T_DIR/client.log" || fail "kv client did not verify 2000 puts"
 	grep -q 'emulated endpoint' "$T_DIR/unetd.log" || fail "the client did not get an emulated endpoint"
 	stop "$s" "$T_DIR/server.log" "kv server"
+	stop_unetd
+}
+
+t_unetd_netns() {
+	local s rc
+	setup_ns
+	attach a
+	attach b
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	# The server is in namespace a: its library sends the daemon (in b)
+	# its own namespace, and the daemon sets up a's device there.
+	ip netns exec "$NS_A" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env UNET_DAEMON_SOCKET="$UNETD_SOCK" "$BUILD/examples/pingpong" server "$IF_A" \
+		--tag 1 --peer "$MAC_B" --peer-tag 2 --count 2000 --block --timeout 60 \
+		>"$T_DIR/pp-server.log" 2>&1 &
+	s=$!
+	_UNET_BG_PIDS+=("$s")
+	wait_line "$T_DIR/pp-server.log" 'server on' "$s"
+	as_nobody timeout 60 "$BUILD/examples/pingpong" client "$IF_B" --tag 2 --peer "$MAC_A" \
+		--peer-tag 1 --count 2000 --block --timeout 50 >"$T_DIR/pp-client.log" 2>&1
+	rc=$?
+	cat "$T_DIR/pp-client.log"
+	((rc == 0)) || fail "pingpong client exited $rc"
+	grep -q 'lost=0 ' "$T_DIR/pp-client.log" || fail "messages lost between the two namespaces"
+	unet_bg_wait "$s" 10 || fail "pingpong server in namespace a failed"
+	grep -q "$IF_A: serving .*in the client's network namespace" "$T_DIR/unetd.log" ||
+		fail "the daemon did not serve $IF_A in namespace a"
 	stop_unetd
 }
