@@ -26,6 +26,8 @@
 
 #include "unetd.h"
 
+#define UNETD_MAX_CONN_PER_UID 256
+
 /* Body size of each request type (-1: unknown type). */
 static long body_size(uint16_t type)
 {
@@ -135,6 +137,23 @@ void unetd_server_accept(struct unetd *d)
 		c->uid = cred.uid;
 		c->gid = cred.gid;
 		c->pid = (uint32_t)cred.pid;
+		c->netns_fd = -1;
+		/* Connections cost the daemon a descriptor each: bounded per
+		 * user, so one user cannot starve the others of them. */
+		{
+			unsigned int same = 0;
+
+			for (struct unetd_client *k = d->clients; k; k = k->next)
+				same += k->uid == c->uid;
+			if (same >= UNETD_MAX_CONN_PER_UID && c->uid != 0) {
+				unetd_log(UNET_LOG_WARN, "uid %u: more than %u connections: refused",
+					  c->uid, UNETD_MAX_CONN_PER_UID);
+				d->req_denied++;
+				close(fd);
+				free(c);
+				continue;
+			}
+		}
 		/* The groups the client had when it connected, from the kernel
 		 * too (not /proc/PID, which a pid reuse could lie about). */
 		len = sizeof(c->gids);
