@@ -116,6 +116,17 @@ int unetd_server_open(struct unetd *d)
 	return 0;
 }
 
+static void reap_closed(struct unetd *d, struct unetd_client *except);
+
+static unsigned int count_uid(struct unetd *d, uint32_t uid)
+{
+	unsigned int n = 0;
+
+	for (struct unetd_client *k = d->clients; k; k = k->next)
+		n += k->uid == uid;
+	return n;
+}
+
 void unetd_server_accept(struct unetd *d)
 {
 	for (;;) {
@@ -140,12 +151,11 @@ void unetd_server_accept(struct unetd *d)
 		c->netns_fd = -1;
 		/* Connections cost the daemon a descriptor each: bounded per
 		 * user, so one user cannot starve the others of them. */
-		{
-			unsigned int same = 0;
-
-			for (struct unetd_client *k = d->clients; k; k = k->next)
-				same += k->uid == c->uid;
-			if (same >= UNETD_MAX_CONN_PER_UID && c->uid != 0) {
+		if (c->uid != 0 && count_uid(d, c->uid) >= UNETD_MAX_CONN_PER_UID) {
+			/* Closed ones whose hang-up we have not seen yet do
+			 * not count. */
+			reap_closed(d, NULL);
+			if (count_uid(d, c->uid) >= UNETD_MAX_CONN_PER_UID) {
 				unetd_log(UNET_LOG_WARN, "uid %u: more than %u connections: refused",
 					  c->uid, UNETD_MAX_CONN_PER_UID);
 				d->req_denied++;

@@ -16,7 +16,7 @@ TESTS+=(
 	"unetd_direct|xdp|90|a direct-access grant to user nobody (the daemon's queue set aside with --grant-queues): pingpong and every size byte for byte at a direct endpoint's speed; the granted socket cannot be rebound, given another segment or resized; a grant past the client's locked-memory limit is refused; emulated endpoints are refused where every queue is granted"
 	"unetd_netns|xdp|90|one daemon (in namespace b) serves endpoints in two network namespaces: nobody's pingpong server in a and client in b, both emulated, every message back"
 	"unetd_uam|-|90|Active Messages (examples/kv) unchanged on an emulated endpoint of user nobody, at 10% injected loss, against a root server"
-	"unetd_fuzz|-|150|10000 seeded hostile requests on the daemon's socket (as nobody and as root) while an honest client keeps pinging: the daemon keeps serving"
+	"unetd_fuzz|-|150|10000 seeded hostile requests on the daemon's socket (as nobody and as root) while an honest client keeps pinging: the daemon keeps serving; a user's connections are bounded"
 )
 
 # start_unetd POLICY_TEXT [UNETD_OPTION...]: unetd in namespace b, its socket and policy in
@@ -263,7 +263,7 @@ t_unetd_lifecycle() {
 
 t_unetd_fuzz() {
 	T_MODE=${T_MODE:-skb}
-	local s c rc
+	local s c rc out
 	setup_ns
 	attach a
 	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 4"
@@ -282,6 +282,10 @@ t_unetd_fuzz() {
 	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
 	wait "$c"
 	rc=$?
+	# Connections are bounded per user: 300 at once, 256 served.
+	out=$(as_nobody "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" --hold 300)
+	echo "$out"
+	[[ $out == "hold served=256 of 300" ]] || fail "nobody's connections not bounded at 256: $out"
 	cat "$T_DIR/pp-client.log"
 	((rc == 0)) || fail "the honest client failed while the daemon was fuzzed (rc $rc)"
 	grep -q 'lost=0 ' "$T_DIR/pp-client.log" || fail "the honest client lost messages during the fuzz"

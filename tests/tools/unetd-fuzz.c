@@ -15,6 +15,12 @@
  * does, 1 if not.  Prints
  *   fuzz requests=N replies=N errors=N dropped=N endpoints=N
  * Bounded by --count (default 10000) and --seconds (default 60).
+ *
+ *   unetd-fuzz --socket PATH --hold N
+ *
+ * opens N connections at once, says HELLO on each, and prints
+ *   hold served=K of N
+ * (how many the daemon answered), exit 0.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -171,10 +177,12 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' }, { "iface", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },  { "seed", required_argument, NULL, 'S' },
-		{ "seconds", required_argument, NULL, 't' }, { NULL, 0, NULL, 0 },
+		{ "seconds", required_argument, NULL, 't' }, { "hold", required_argument, NULL, 'H' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NULL, *iface = "lo";
 	long count = 10000, seconds = 60, replies = 0, errors = 0, dropped = 0, created = 0, i;
+	long hold = 0;
 	static uint8_t buf[UNETD_MAX_MSG + 512];
 	time_t end;
 	int c, fd = -1, ok;
@@ -187,6 +195,7 @@ int main(int argc, char **argv)
 		case 'n': count = strtol(optarg, NULL, 10); break;
 		case 'S': seed = strtoull(optarg, NULL, 0) | 1; break;
 		case 't': seconds = strtol(optarg, NULL, 10); break;
+		case 'H': hold = strtol(optarg, NULL, 10); break;
 		default: return 2;
 		}
 	}
@@ -194,6 +203,29 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: unetd-fuzz --socket PATH --iface IF [--count N] "
 				"[--seed S] [--seconds T]\n");
 		return 2;
+	}
+	if (hold > 0) {
+		static int fds[1024];
+		struct unetd_req_hdr h = { .version = UNETD_PROTO_VERSION, .type = UNETD_REQ_HELLO,
+					   .len = sizeof(struct unetd_hello), .seq = 1 };
+		struct unetd_hello hello = { .version = UNETD_PROTO_VERSION };
+		long served = 0;
+
+		if (hold > 1024)
+			hold = 1024;
+		memcpy(buf, &h, sizeof(h));
+		memcpy(buf + sizeof(h), &hello, sizeof(hello));
+		for (i = 0; i < hold; i++)
+			fds[i] = connect_to(path);
+		for (i = 0; i < hold; i++)
+			if (fds[i] >= 0 && !send_req(fds[i], buf, sizeof(h) + sizeof(hello), false) &&
+			    get_reply(fds[i], 2000, &err) == 1 && !err)
+				served++;
+		for (i = 0; i < hold; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		printf("hold served=%ld of %ld\n", served, hold);
+		return 0;
 	}
 	end = time(NULL) + seconds;
 	for (i = 0; i < count && time(NULL) < end; i++) {
