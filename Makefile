@@ -16,10 +16,16 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
 LIBEXECDIR ?= $(PREFIX)/libexec
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+# unetd's unit goes where systemd (and debhelper in Debian 12) look, and
+# its policy where the daemon reads it (DEFAULT_POLICY in daemon/main.c),
+# whatever PREFIX is.
+SYSTEMDUNITDIR ?= /lib/systemd/system
+UNETD_POLICY := /etc/unet/unetd.policy
 
 # The version lives in one place, include/unet-xdp/version.h; the soname,
 # the library's file name and the .pc file follow it (docs/packaging.md).
@@ -93,7 +99,7 @@ all: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(UNI
      $(BUILD)/unet-bench
 
 # What `make install` installs, built (no tests, tools or benchmark).
-dist: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/libunet-xdp.pc $(EXAMPLE_BINS)
+dist: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(EXAMPLE_BINS)
 
 version:
 	@echo $(VERSION)
@@ -194,10 +200,14 @@ bench: deps
 	bash scripts/bench.sh $(BUILD)
 
 # The library, headers, .pc, unetctl, the man pages, unetctl's bash
-# completion, and the examples' binaries under LIBEXECDIR/unet-xdp.
+# completion, the examples' binaries under LIBEXECDIR/unet-xdp; unetd in
+# SBINDIR, its systemd unit (ExecStart pointing at SBINDIR) and its
+# policy, which is installed only where none exists: an administrator's
+# policy is never overwritten.
 install: dist
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/unet-xdp $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(LIBEXECDIR)/unet-xdp $(DESTDIR)$(BASHCOMPDIR)
+		$(DESTDIR)$(LIBEXECDIR)/unet-xdp $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SBINDIR) \
+		$(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 644 $(PUB_HDRS) $(DESTDIR)$(INCDIR)/unet-xdp/
 	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/
@@ -212,6 +222,19 @@ install: dist
 		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
 	done
 	install -m 644 $(BASH_COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/unetctl
+	install -m 755 $(BUILD)/unetd $(DESTDIR)$(SBINDIR)/
+	sed 's|^ExecStart=/usr/sbin/unetd |ExecStart=$(SBINDIR)/unetd |' etc/unetd.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/unetd.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/unetd.service
+	install -d -m 755 $(DESTDIR)$(dir $(UNETD_POLICY))
+	@if [ -e $(DESTDIR)$(UNETD_POLICY) ]; then \
+		echo "install: keeping the existing $(DESTDIR)$(UNETD_POLICY) (the shipped one is etc/unetd.policy)"; \
+	else \
+		echo "install -m 644 etc/unetd.policy $(DESTDIR)$(UNETD_POLICY)"; \
+		install -m 644 etc/unetd.policy $(DESTDIR)$(UNETD_POLICY) || exit 1; \
+	fi
+	@[ -n "$(DESTDIR)" ] || getent group unet >/dev/null || \
+		echo "install: note: no group 'unet': unetd refuses $(UNETD_POLICY) until it exists (addgroup --system unet)"
 
 # Debian packages from this tree (debian/, docs/packaging.md) into
 # $(BUILD)/deb/.  DEB_BUILD_OPTIONS is passed on (e.g. nocheck parallel=2).
