@@ -10,9 +10,9 @@
 TESTS+=(
 	"versions|-|60|version.h = make version = .pc = debian/changelog = man pages = unetctl --version; soname libunet-xdp.so.SOVERSION, newest map node LIBUNET_XDP_MAJOR.MINOR, unet_version exported there"
 	"json_schema|-|60|every unetctl --json document (listings, status, stats, attach, --version) starts with schema_version 1; listings are arrays under their key"
-	"man_pages|-|60|man/*.[1-8] render with man --warnings and no warning; make install puts them under MANDIR"
+	"man_pages|-|60|man/*.[1-8] (unetctl.8, libunet-xdp.3, unetd.8, unetd.policy.5) render with man --warnings and no warning; make install puts them under MANDIR, unetd in SBINDIR, its unit (systemd-analyze verify clean) and its policy at daemon/main.c's DEFAULT_POLICY, and keeps a policy that exists"
 	"completion|-|60|in a scripted bash session with bash-completion: unetctl completes subcommands, an interface of the namespace, --mode values, channel tags from unetctl channel list"
-	"deb|-|300|make deb (nocheck): the packages, their files in the right package, no build path inside, lintian without errors; apt installs them into an overlay copy of / without the source tree, where the README's quick tour runs"
+	"deb|-|300|make deb (nocheck): the packages, their files in the right package (unetd, its unit, conffile policy and pages in unetd), unetd's postinst makes group unet before starting the unit, no build path inside, lintian without errors; apt installs them into an overlay copy of / without the source tree, where the group, unit and policy exist, unetd --help runs and unetd starts on the installed policy, and the README's quick tour runs"
 )
 
 # pkg_version: the version the Makefile reads from version.h.
@@ -86,7 +86,7 @@ t_json_schema() {
 }
 
 t_man_pages() {
-	local m err n=0 dest=$T_DIR/dest
+	local m err n=0 dest=$T_DIR/dest p
 	command -v man >/dev/null || fail "man is missing (scripts/install-deps.sh installs man-db)"
 	for m in "$ROOT"/man/*.[1-8]; do
 		err=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$m" 2>&1 >"$T_DIR/page.txt")
@@ -95,13 +95,53 @@ t_man_pages() {
 		note "$(basename "$m"): $(wc -l <"$T_DIR/page.txt") lines, no warnings"
 		n=$((n + 1))
 	done
-	((n >= 2)) || fail "want at least unetctl.8 and libunet-xdp.3, found $n pages"
+	for p in unetctl.8 libunet-xdp.3 unetd.8 unetd.policy.5; do
+		[[ -f $ROOT/man/$p ]] || fail "man/$p is missing"
+	done
 	make -s -C "$ROOT" BUILD="$BUILD" PREFIX=/usr DESTDIR="$dest" install >"$T_DIR/make.log" 2>&1 ||
 		{ cat "$T_DIR/make.log"; fail "make install failed"; }
-	[[ -f $dest/usr/share/man/man8/unetctl.8 && -f $dest/usr/share/man/man3/libunet-xdp.3 ]] ||
-		fail "make install did not put unetctl.8 and libunet-xdp.3 under /usr/share/man"
+	for p in man8/unetctl.8 man3/libunet-xdp.3 man8/unetd.8 man5/unetd.policy.5; do
+		[[ -f $dest/usr/share/man/$p ]] || fail "make install did not put $p under /usr/share/man"
+	done
 	[[ -f $dest/usr/share/bash-completion/completions/unetctl ]] ||
 		fail "make install did not put the completion under /usr/share/bash-completion/completions"
+
+	# unetd: the binary in SBINDIR, the unit, the policy where the daemon
+	# reads it.
+	local unit=$dest/lib/systemd/system/unetd.service pol
+	[[ -x $dest/usr/sbin/unetd ]] || fail "make install did not put unetd in /usr/sbin"
+	"$dest/usr/sbin/unetd" --help | grep -q -- '--policy' || fail "the installed unetd --help"
+	pol=$(sed -n 's/^#define DEFAULT_POLICY "\(.*\)"$/\1/p' "$ROOT/daemon/main.c")
+	[[ $pol == /etc/unet/unetd.policy ]] || fail "daemon/main.c's DEFAULT_POLICY is '$pol', make install writes /etc/unet/unetd.policy"
+	cmp -s "$dest$pol" "$ROOT/etc/unetd.policy" || fail "make install did not put etc/unetd.policy at $pol"
+	[[ $(stat -c %a "$dest$pol") == 644 && $(stat -c %a "$(dirname "$dest$pol")") == 755 ]] ||
+		fail "policy or its directory has the wrong mode (unetd refuses a file others can write)"
+	grep -qx 'ExecStart=/usr/sbin/unetd --foreground' "$unit" || fail "$unit: ExecStart: $(grep ExecStart "$unit")"
+	grep -qx 'RuntimeDirectory=unet' "$unit" && grep -qx 'RuntimeDirectoryMode=0755' "$unit" ||
+		fail "$unit: no RuntimeDirectory=unet with mode 0755 (the socket's directory)"
+	# An administrator's policy survives a second install.
+	echo "user 65534 kinds emulated tags 7" >>"$dest$pol"
+	make -s -C "$ROOT" BUILD="$BUILD" PREFIX=/usr DESTDIR="$dest" install >"$T_DIR/make2.log" 2>&1 ||
+		{ cat "$T_DIR/make2.log"; fail "make install (again) failed"; }
+	grep -qx "user 65534 kinds emulated tags 7" "$dest$pol" || fail "make install overwrote an existing policy"
+	grep -q "keeping the existing" "$T_DIR/make2.log" || fail "make install did not say it kept the policy"
+	# PREFIX moves unetd, and the unit follows.
+	make -s -C "$ROOT" BUILD="$BUILD" PREFIX=/usr/local DESTDIR="$T_DIR/dest2" install >/dev/null 2>&1 ||
+		fail "make install PREFIX=/usr/local failed"
+	grep -qx 'ExecStart=/usr/local/sbin/unetd --foreground' "$T_DIR/dest2/lib/systemd/system/unetd.service" ||
+		fail "with PREFIX=/usr/local the unit does not start /usr/local/sbin/unetd"
+	if command -v systemd-analyze >/dev/null; then
+		# verify wants ExecStart's binary and the Documentation= pages
+		# to exist: point both at the staged install.
+		mkdir -p "$T_DIR/unit"
+		sed "s|^ExecStart=/usr/sbin/|ExecStart=$dest/usr/sbin/|" "$unit" >"$T_DIR/unit/unetd.service"
+		err=$(cd "$T_DIR/unit" && MANPATH=$dest/usr/share/man systemd-analyze verify ./unetd.service 2>&1) ||
+			fail "systemd-analyze verify unetd.service: $err"
+		[[ -z $err ]] || fail "systemd-analyze verify unetd.service warns: $err"
+		note "systemd-analyze verify unetd.service: clean"
+	else
+		note "systemd-analyze is not installed: the unit was not verified"
+	fi
 }
 
 t_completion() {
@@ -153,7 +193,7 @@ t_completion() {
 deb_check_contents() {
 	local d=$1 p f multi
 	multi=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-	for p in libunet-xdp0 libunet-xdp-dev unet-xdp-tools; do
+	for p in libunet-xdp0 libunet-xdp-dev unet-xdp-tools unetd; do
 		ls "$d"/${p}_*.deb >/dev/null 2>&1 || fail "no $p package in $d"
 		dpkg-deb -c "$d"/${p}_*.deb | awk '{print $6}' | sed 's|^\./|/|' >"$T_DIR/$p.files"
 		note "$p: $(grep -vc '/$' "$T_DIR/$p.files") files"
@@ -164,6 +204,7 @@ deb_check_contents() {
 		[libunet-xdp0]="/usr/lib/$multi/libunet-xdp.so.0 /usr/lib/$multi/libunet-xdp.so.$(pkg_version | sed 's/^[0-9]*\.//; s/^/0./')"
 		[libunet-xdp-dev]="/usr/include/unet-xdp/unet.h /usr/include/unet-xdp/version.h /usr/include/unet-xdp/uam.h /usr/include/unet-xdp/unet_udp.h /usr/lib/$multi/libunet-xdp.a /usr/lib/$multi/libunet-xdp.so /usr/lib/$multi/pkgconfig/libunet-xdp.pc /usr/share/man/man3/libunet-xdp.3.gz /usr/share/doc/libunet-xdp-dev/examples/pingpong.c"
 		[unet-xdp-tools]="/usr/bin/unetctl /usr/share/man/man8/unetctl.8.gz /usr/share/bash-completion/completions/unetctl /usr/libexec/unet-xdp/pingpong /usr/libexec/unet-xdp/stream /usr/libexec/unet-xdp/kv"
+		[unetd]="/usr/sbin/unetd /etc/unet/unetd.policy /lib/systemd/system/unetd.service /usr/share/man/man8/unetd.8.gz /usr/share/man/man5/unetd.policy.5.gz /usr/share/doc/unetd/unetd-policy.md.gz"
 	)
 	local q
 	for p in "${!want[@]}"; do
@@ -182,6 +223,18 @@ deb_check_contents() {
 		fail "unet-xdp-tools does not depend on libunet-xdp0 (unetctl should link the shared library)"
 	dpkg-deb -f "$d"/libunet-xdp-dev_*.deb Depends | grep -q 'libunet-xdp0 (= ' ||
 		fail "libunet-xdp-dev does not depend on the same version of libunet-xdp0"
+	# unetd: its policy a conffile; its postinst makes group unet (the
+	# policy names it, and unetd refuses a policy naming a missing group)
+	# before debhelper's snippet enables and starts the unit.
+	local ctl=$T_DIR/unetd.control
+	dpkg-deb -e "$d"/unetd_*.deb "$ctl" || fail "dpkg-deb -e unetd"
+	grep -qx /etc/unet/unetd.policy "$ctl/conffiles" || fail "/etc/unet/unetd.policy is not a conffile of unetd"
+	grep -q '^group unet ' "$ROOT/etc/unetd.policy" || fail "etc/unetd.policy no longer names group unet: revisit the postinst"
+	awk '/addgroup --system/ { g = NR } /deb-systemd-helper enable .unetd.service/ { e = NR }
+	     /deb-systemd-invoke .*unetd.service/ { i = NR }
+	     END { exit !(g && e && i && g < e && g < i) }' "$ctl/postinst" ||
+		fail "unetd's postinst does not add group unet before enabling and starting unetd.service: $(cat "$ctl/postinst")"
+	dpkg-deb -f "$d"/unetd_*.deb Depends | grep -qw adduser || fail "unetd's postinst runs addgroup but it does not depend on adduser"
 	# No build path in any installed file.
 	local x=$T_DIR/extract src
 	src=$(cd "$d/src"/unet-xdp-* && pwd)
@@ -222,7 +275,8 @@ t_deb() {
 	[[ -s $T_DIR/tour.sh ]] || fail "README.md has no quick tour after <!-- quick-tour -->"
 	local w=$T_DIR/root
 	mkdir -p "$w"
-	cp "$d"/libunet-xdp0_*.deb "$d"/libunet-xdp-dev_*.deb "$d"/unet-xdp-tools_*.deb "$T_DIR/tour.sh" "$w/" ||
+	cp "$d"/libunet-xdp0_*.deb "$d"/libunet-xdp-dev_*.deb "$d"/unet-xdp-tools_*.deb "$d"/unetd_*.deb \
+		"$T_DIR/tour.sh" "$w/" ||
 		fail "cp"
 	cat >"$w/inside.sh" <<-'EOF'
 		set -euo pipefail
@@ -231,12 +285,34 @@ t_deb() {
 		# man-db's trigger would rebuild the whole index: not needed here.
 		rm -f /var/lib/man-db/auto-update
 		apt-get install -y -q --no-install-recommends /pkgs/*.deb
-		dpkg -s libunet-xdp0 libunet-xdp-dev unet-xdp-tools | grep -c '^Status: install ok installed'
+		dpkg -s libunet-xdp0 libunet-xdp-dev unet-xdp-tools unetd | grep -c '^Status: install ok installed'
 		v=$(pkg-config --modversion libunet-xdp)
 		echo "pkg-config: libunet-xdp $v"
 		unetctl --version
 		unetctl --version | grep -q "^unetctl $v  library $v "
-		man -w unetctl libunet-xdp
+		man -w unetctl libunet-xdp unetd unetd.policy
+		echo "=== unetd"
+		getent group unet
+		test -f /lib/systemd/system/unetd.service
+		test -f /etc/unet/unetd.policy
+		ls -l /lib/systemd/system/unetd.service /etc/unet/unetd.policy
+		ls -l /etc/systemd/system/multi-user.target.wants/unetd.service
+		/usr/sbin/unetd --help | grep -q -- '--pin-root'
+		if command -v systemd-analyze >/dev/null; then
+			systemd-analyze verify /lib/systemd/system/unetd.service
+		fi
+		# The installed daemon accepts the installed policy (group unet
+		# exists) and opens its socket where the library looks.
+		/usr/sbin/unetd --foreground >/tmp/unetd.log 2>&1 &
+		upid=$!
+		for i in $(seq 100); do grep -q 'info: ready' /tmp/unetd.log && break; sleep 0.05; done
+		cat /tmp/unetd.log
+		grep -q 'info: ready' /tmp/unetd.log
+		test -S /run/unet/unetd.sock
+		kill -TERM $upid
+		wait $upid
+		grep -q 'info: stopped' /tmp/unetd.log
+		echo "=== unetd done"
 		# An example from the -dev package's docs, against the installed library.
 		cc $(pkg-config --cflags libunet-xdp) -o /tmp/pp /usr/share/doc/libunet-xdp-dev/examples/pingpong.c \
 			$(pkg-config --libs libunet-xdp) -lm
@@ -271,5 +347,6 @@ t_deb() {
 	grep -q OVERLAY-FAILED "$T_DIR/install.log" && skip "cannot mount an overlay of / here: installing into a copy of the machine is not possible"
 	((rc == 0)) || fail "installing the packages or the quick tour failed in the copy of / (exit $rc)"
 	grep -q '^rtt_us' "$T_DIR/install.log" || fail "the quick tour's pingpong printed no rtt_us line"
+	grep -q '^=== unetd done' "$T_DIR/install.log" || fail "the unetd checks did not finish in the copy of /"
 	note "deb test: $((SECONDS - start)) s in all"
 }
