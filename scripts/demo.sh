@@ -4,8 +4,10 @@
 # demo.sh BUILD_DIR - `make demo`: U-Net over XDP between two network
 # namespaces joined by veth.  Attaches the XDP program on both ends (native
 # mode, else skb), measures round trips with examples/pingpong (spinning,
-# then blocking), one-way bandwidth with examples/stream, the kernel's own
-# path for context, and prints a results table and `unetctl stats`.
+# then blocking), then blocking again with the client run as user nobody
+# over an emulated endpoint that unetd serves, one-way bandwidth with
+# examples/stream, the kernel's own path for context, and prints a results
+# table and `unetctl stats`.
 # Needs root.  Every process is bounded in time; everything created is
 # removed on exit, even on failure.
 set -uo pipefail
@@ -22,15 +24,17 @@ ST_COUNT=${ST_COUNT:-200000}	# stream messages
 ST_SIZE=${ST_SIZE:-1400}	# bytes per stream message
 
 UNETCTL="$BUILD/unetctl"
+UNETD="$BUILD/unetd"
 PINGPONG="$BUILD/examples/pingpong"
 STREAM="$BUILD/examples/stream"
+NOBODY=65534	# the unprivileged user of the unetd run
 
 die() {
 	echo "demo: $*" >&2
 	exit 1
 }
 
-for b in "$UNETCTL" "$PINGPONG" "$STREAM"; do
+for b in "$UNETCTL" "$UNETD" "$PINGPONG" "$STREAM"; do
 	[[ -x $b ]] || die "missing $b: run 'make all' first"
 done
 [[ $(id -u) -eq 0 ]] || die "needs root (namespaces, XDP, AF_XDP)"
@@ -39,10 +43,12 @@ done
 source scripts/netns.sh
 
 LOGS=$(mktemp -d /tmp/unet-demo.XXXXXX) || die "mktemp failed"
+UNETD_DIR=""	# unetd's socket and policy (made by run_pingpong_unetd)
 # shellcheck disable=SC2317 # called from the EXIT trap
 cleanup() {
-	unet_netns_cleanup
+	unet_netns_cleanup	# also stops unetd if it still runs (started with unet_bg_b)
 	rm -rf "$LOGS"
+	[[ -n $UNETD_DIR ]] && rm -rf "$UNETD_DIR"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -125,6 +131,48 @@ run_pingpong() {
 run_pingpong spin
 run_pingpong block
 
+# run_pingpong_unetd - the blocking pingpong again, its client in b run
+# as user nobody: not root, so the library asks unetd for an emulated
+# endpoint (same program, same API).  unetd runs in b with a policy of
+# its own that grants nobody emulated endpoints and the demo's tags; its
+# socket sits in a fresh root-owned 0755 directory, which unetd requires
+# and nobody can reach.  Leaves the client's rtt_us line in PP_UNETD and
+# stops the daemon.
+run_pingpong_unetd() {
+	local log_d="$LOGS/unetd" log_s="$LOGS/pp-server-unetd" log_c="$LOGS/pp-client-unetd"
+	local line dpid rc
+	echo "demo: pingpong, $PP_COUNT round trips of $PP_SIZE bytes, block, client as uid $NOBODY over unetd"
+	UNETD_DIR=$(mktemp -d /tmp/unet-demo-unetd.XXXXXX) || die "mktemp failed"
+	chmod 755 "$UNETD_DIR"
+	printf '%s\n' "# the demo's: uid $NOBODY gets emulated endpoints and tags 1-4" \
+		"user $NOBODY kinds emulated tags 1-4 endpoints 2 segment 16M" >"$UNETD_DIR/policy"
+	chmod 644 "$UNETD_DIR/policy"
+	start_b "$log_d" "unetd: info: ready" "$UNETD" --foreground --socket "$UNETD_DIR/unetd.sock" \
+		--policy "$UNETD_DIR/policy" --pin-root "$UNET_PIN_ROOT" ||
+		{ show_log "$log_d"; die "unetd did not start"; }
+	dpid=$BPID
+	unet_bg_a "$PINGPONG" server "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
+		--count "$PP_COUNT" --block --timeout 90 >"$log_s" 2>&1
+	wait_for_line "$log_s" "server on" "$UNET_BG_PID" 10 ||
+		{ show_log "$log_s"; die "pingpong server (unetd run) did not start"; }
+	timeout -k 2 90 ip netns exec "$NS_B" setpriv --reuid="$NOBODY" --regid="$NOBODY" \
+		--clear-groups env UNET_DAEMON_SOCKET="$UNETD_DIR/unetd.sock" \
+		"$PINGPONG" client "$IF_B" --tag 2 --peer "$MAC_A" --peer-tag 1 \
+		--count "$PP_COUNT" --size "$PP_SIZE" --block --timeout 60 >"$log_c" 2>&1 ||
+		{ show_log "$log_c"; show_log "$log_s"; show_log "$log_d"; die "pingpong client as uid $NOBODY failed"; }
+	unet_bg_wait "$UNET_BG_PID" 10 || { show_log "$log_s"; die "pingpong server (unetd run) failed"; }
+	line=$(grep '^rtt_us' "$log_c") || { show_log "$log_c"; die "no result from pingpong over unetd"; }
+	PP_UNETD=$line
+	sed 's/^/    /' "$log_c"
+	kill -TERM "$dpid" 2>/dev/null
+	unet_bg_wait "$dpid" 5
+	rc=$?
+	((rc == 0)) || { show_log "$log_d"; die "unetd did not stop cleanly on SIGTERM (exit $rc)"; }
+	grep -q 'unetd: info: stopped' "$log_d" || { show_log "$log_d"; die "unetd did not say it stopped"; }
+	echo "demo: unetd stopped"
+}
+run_pingpong_unetd
+
 echo "demo: stream, $ST_COUNT messages of $ST_SIZE bytes"
 start_b "$LOGS/st-recv" "receiving" "$STREAM" recv "$IF_B" --tag 4 --peer "$MAC_A" \
 	--peer-tag 3 --timeout 60 ||
@@ -173,6 +221,8 @@ for m in SPIN BLOCK; do
 	printf '%-34s %9s %9s %9s\n' "U-Net, ${m,,}" "$(kv "${!v}" min)" \
 		"$(kv "${!v}" p50)" "$(kv "${!v}" p99)"
 done
+printf '%-34s %9s %9s %9s\n' "U-Net, block, nobody via unetd" "$(kv "$PP_UNETD" min)" \
+	"$(kv "$PP_UNETD" p50)" "$(kv "$PP_UNETD" p99)"
 if [[ -n $KUDP ]]; then
 	read -r a b c <<<"$KUDP"
 	printf '%-34s %9s %9s %9s\n' "kernel UDP (sockperf)" "$a" "$b" "$c"
