@@ -44,6 +44,8 @@ static long body_size(uint16_t type)
 		return sizeof(struct unetd_ch_ref);
 	case UNETD_REQ_STATUS:
 		return 0;
+	case UNETD_REQ_WHOAMI:
+		return sizeof(struct unetd_whoami);
 	default:
 		return -1;
 	}
@@ -450,6 +452,84 @@ static void do_status(struct unetd *d, struct unetd_client *c, const struct unet
 	reply(c, h, 0, NULL, buf, (uint32_t)off, NULL, 0);
 }
 
+/* The numbers 1..65535 that in() allows, as "a-b,c" in buf; "none" for
+ * none; cut with "..." when they do not fit. */
+static void format_ranges(const struct unetd_grant *g, bool (*in)(const struct unetd_grant *, uint16_t),
+			  char *buf, size_t size)
+{
+	size_t off = 0;
+	uint32_t v = 1;
+
+	buf[0] = '\0';
+	while (v <= UINT16_MAX) {
+		uint32_t lo, hi;
+		char item[16];
+		int n;
+
+		if (!in(g, (uint16_t)v)) {
+			v++;
+			continue;
+		}
+		lo = hi = v;
+		while (hi < UINT16_MAX && in(g, (uint16_t)(hi + 1)))
+			hi++;
+		n = lo == hi ? snprintf(item, sizeof(item), "%s%u", off ? "," : "", lo)
+			     : snprintf(item, sizeof(item), "%s%u-%u", off ? "," : "", lo, hi);
+		if (off + (size_t)n + 4 > size) { /* room for "..." and the NUL */
+			snprintf(buf + off, size - off, "...");
+			return;
+		}
+		memcpy(buf + off, item, (size_t)n + 1);
+		off += (size_t)n;
+		v = hi + 1;
+	}
+	if (!off)
+		snprintf(buf, size, "none");
+}
+
+/* "May I?": who the client is and what the policy grants it on an
+ * interface, through the lookup do_ep_create makes (grant_for's, without
+ * counting a refusal: nothing was asked for). */
+static void do_whoami(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
+		      const struct unetd_whoami *req)
+{
+	struct unetd_whoami_rep rep = { .uid = c->uid, .gid = c->gid, .pid = c->pid,
+					.grant_queues = d->grant_queues };
+	struct unetd_grant g;
+	char ifname[16];
+	int err;
+
+	_Static_assert(UNETD_WHOAMI_MAX_GIDS == sizeof(c->gids) / sizeof(c->gids[0]),
+		       "the reply carries every group the daemon matches");
+	rep.ngids = c->ngids;
+	memcpy(rep.gids, c->gids, sizeof(rep.gids[0]) * c->ngids);
+	memcpy(ifname, req->ifname, sizeof(ifname));
+	ifname[sizeof(ifname) - 1] = '\0';
+	if (ifname[0]) {
+		err = unetd_policy_lookup(d->policy, c->uid, c->gids, c->ngids, ifname, &g);
+		if (err) {
+			reply(c, h, err, "invalid interface name", NULL, 0, NULL, 0);
+			return;
+		}
+		rep.allowed = g.allowed;
+		rep.kinds = (g.direct ? 1u << UNETD_KIND_DIRECT : 0) |
+			    (g.emulated ? 1u << UNETD_KIND_EMULATED : 0);
+		rep.max_endpoints = g.max_endpoints;
+		rep.max_segment_bytes = g.max_segment_bytes;
+		rep.share = g.share;
+		format_ranges(&g, unetd_grant_tag, rep.tags, sizeof(rep.tags));
+		format_ranges(&g, unetd_grant_udp_port, rep.udp, sizeof(rep.udp));
+		snprintf(rep.rule, sizeof(rep.rule), "%s", g.rule);
+	}
+	reap_closed(d, c);
+	for (struct unetd_client *k = d->clients; k; k = k->next)
+		if (k->uid == c->uid) {
+			rep.endpoints_held += k->nemuls;
+			rep.segment_bytes_held += k->segment_bytes;
+		}
+	reply(c, h, 0, NULL, &rep, sizeof(rep), NULL, 0);
+}
+
 bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 {
 	union {
@@ -572,6 +652,13 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 	case UNETD_REQ_STATUS:
 		do_status(d, c, &m.h);
 		break;
+	case UNETD_REQ_WHOAMI: {
+		struct unetd_whoami req;
+
+		memcpy(&req, body, sizeof(req));
+		do_whoami(d, c, &m.h, &req);
+		break;
+	}
 	}
 	return true;
 }

@@ -32,6 +32,7 @@ enum unetd_req_type {
 	UNETD_REQ_CH_OPEN,	 /* body: struct unetd_ch_open */
 	UNETD_REQ_CH_CLOSE,	 /* body: struct unetd_ch_ref */
 	UNETD_REQ_STATUS,	 /* no body; reply: struct unetd_status + entries */
+	UNETD_REQ_WHOAMI,	 /* body: struct unetd_whoami; reply: struct unetd_whoami_rep */
 	UNETD_REQ__COUNT
 };
 
@@ -201,6 +202,42 @@ struct unetd_status_ep {
 	uint32_t nchannels;
 	char ifname[16];
 	struct unetd_ep_counters counters;
+};
+
+/* ---- UNETD_REQ_WHOAMI: "may I?" without asking for anything ----------- */
+
+/*
+ * Who the daemon takes the caller for (the kernel's SO_PEERCRED and
+ * SO_PEERGROUPS of this connection) and what its policy grants it on
+ * ifname: the same lookup an UNETD_REQ_EP_CREATE would make, without
+ * creating anything or counting a refusal.  Added after version 1 without
+ * a bump: a daemon that predates it drops the client as for any unknown
+ * request type (unetctl doctor says so).
+ */
+struct unetd_whoami {
+	char ifname[16]; /* "": no grant in the reply */
+};
+
+#define UNETD_WHOAMI_MAX_GIDS 64
+
+struct unetd_whoami_rep {
+	uint32_t uid, gid, pid;	 /* SO_PEERCRED of the connection */
+	uint32_t ngids;		 /* entries of gids: the supplementary groups the policy matches */
+	uint32_t gids[UNETD_WHOAMI_MAX_GIDS];
+	/* The grant on ifname (zero, rule "", when ifname was ""). */
+	uint32_t allowed;	 /* 1: a rule grants some kind of endpoint */
+	uint32_t kinds;		 /* bits (1u << enum unetd_kind): DIRECT, EMULATED */
+	uint32_t max_endpoints;	 /* per user; UINT32_MAX: unlimited */
+	uint32_t share;		 /* weight in the fair service, 1..1000 */
+	uint64_t max_segment_bytes; /* per user; UINT64_MAX: unlimited */
+	/* What the caller's uid holds now, over all its connections. */
+	uint32_t endpoints_held;
+	uint32_t grant_queues;	 /* unetd --grant-queues: the queue mask set aside for
+				  * direct grants (0: none, no direct grants) */
+	uint64_t segment_bytes_held;
+	char tags[96];		 /* "1-100,200", "none"; ends in "..." when cut (NUL-terminated) */
+	char udp[64];		 /* UDP ports, the same way */
+	char rule[64];		 /* the rule that decided, e.g. "policy:3 user 65534" */
 };
 
 #endif /* UNETD_PROTO_H */
