@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * unetctl - administer U-Net on AF_XDP: attach the XDP program to an
- * interface, list and set up channels, look at endpoints and counters.
+ * interface, list and set up channels, look at endpoints and counters,
+ * ask unetd what it serves.
  *
  * Subcommands live in tables (struct cmd), as in bpftool.  Every command
  * prints through one emitter (em_*) that writes either text or JSON, so
@@ -19,12 +20,15 @@
 
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <unet-xdp/unet.h>
 #include "unet_abi.h"
 #include <unet-xdp/unet_udp.h>
+#include "proto/unetd_proto.h"
 
 #define DEFAULT_PIN_ROOT "/sys/fs/bpf/unet"
 
@@ -41,6 +45,7 @@ static struct {
 	bool json;
 	int verbose; /* -v: library log up to info; -vv: and debug */
 	const char *pin_root_opt; /* --pin-root */
+	const char *socket_opt;	  /* --socket: unetd's */
 } g;
 
 /* ---- Output: one emitter for text and JSON ------------------------------ */
@@ -421,6 +426,8 @@ static const char global_opts_help[] =
 	"  -j, --json          JSON output\n"
 	"  --pin-root PATH     where pins live (default $UNET_PIN_ROOT, else " DEFAULT_PIN_ROOT
 	")\n"
+	"  --socket PATH       unetd's socket (default $" UNETD_SOCKET_ENV ", else " UNETD_DEFAULT_SOCKET
+	")\n"
 	"  -v, --verbose       show the library's log on stderr (-vv: with debug)\n"
 	"  -h, --help          this help\n"
 	"  -V, --version       unetctl's and the library's version\n";
@@ -464,6 +471,18 @@ static int global_opt(int argc, char **argv, int *i)
 			return -1;
 		}
 		g.pin_root_opt = argv[++*i];
+		return 1;
+	}
+	if (!strncmp(a, "--socket=", 9)) {
+		g.socket_opt = a + 9;
+		return 1;
+	}
+	if (!strcmp(a, "--socket")) {
+		if (*i + 1 >= argc) {
+			fail("--socket needs a PATH");
+			return -1;
+		}
+		g.socket_opt = argv[++*i];
 		return 1;
 	}
 	return 0;
@@ -562,6 +581,219 @@ static int parse_tag(const char *what, const char *s, uint16_t *tag)
 		return fail("invalid %s: %s (1..65535)", what, s ? s : "(none)");
 	*tag = (uint16_t)v;
 	return 0;
+}
+
+/* ---- unetd: the daemon's socket (lib/proto/unetd_proto.h) --------------- */
+
+/* Where unetd listens: --socket, else $UNET_DAEMON_SOCKET, else the
+ * default, as the library looks. */
+static const char *daemon_socket(void)
+{
+	const char *env = getenv(UNETD_SOCKET_ENV);
+
+	if (g.socket_opt && *g.socket_opt)
+		return g.socket_opt;
+	if (env && *env)
+		return env;
+	return UNETD_DEFAULT_SOCKET;
+}
+
+struct daemon_conn {
+	int fd;
+	uint32_t pid;	  /* the daemon's, from SO_PEERCRED (not from anything it says) */
+	uint32_t version; /* its protocol version, from HELLO */
+	char err[256];	  /* why a call failed: one line */
+};
+
+/*
+ * One request and its reply (2 s at most: the daemon answers at once or
+ * is stuck).  Copies at most cap bytes of the reply's body to rep and
+ * sets *len to the body's length.  Returns 0, the daemon's negative errno
+ * (its message in dc->err), -ECONNRESET when it closed the connection
+ * (a request it does not know is a protocol error it drops us for),
+ * -ETIMEDOUT, -EPROTO.
+ */
+static int daemon_call(struct daemon_conn *dc, uint16_t type, const void *body, uint32_t blen,
+		       void *rep, uint32_t cap, uint32_t *len)
+{
+	static uint32_t seq;
+	struct unetd_req_hdr h = { .version = UNETD_PROTO_VERSION, .type = type, .len = blen,
+				   .seq = ++seq };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, blen } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = blen ? 2 : 1 };
+	union {
+		struct unetd_rep_hdr h;
+		uint8_t b[UNETD_MAX_MSG];
+	} r;
+	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+	struct iovec riov = { r.b, sizeof(r.b) };
+	struct msghdr rm = { .msg_iov = &riov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct pollfd pfd = { .fd = dc->fd, .events = POLLIN };
+	ssize_t n;
+
+	if (sendmsg(dc->fd, &m, MSG_NOSIGNAL) < 0)
+		return errno == EPIPE ? -ECONNRESET : -errno;
+	if (poll(&pfd, 1, 2000) != 1)
+		return -ETIMEDOUT;
+	n = recvmsg(dc->fd, &rm, MSG_CMSG_CLOEXEC);
+	if (n <= 0)
+		return n == 0 ? -ECONNRESET : -errno;
+	/* We ask for nothing that carries descriptors: close any. */
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&rm); cm; cm = CMSG_NXTHDR(&rm, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+			for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+				int f;
+
+				memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+				close(f);
+			}
+	if ((size_t)n < sizeof(r.h) || r.h.seq != h.seq || r.h.type != type ||
+	    r.h.len > (size_t)n - sizeof(r.h))
+		return -EPROTO;
+	if (r.h.err) {
+		r.h.msg[sizeof(r.h.msg) - 1] = '\0';
+		snprintf(dc->err, sizeof(dc->err), "%s", r.h.msg[0] ? r.h.msg : strerror(-r.h.err));
+		return r.h.err < 0 ? r.h.err : -EPROTO;
+	}
+	if (rep)
+		memcpy(rep, r.b + sizeof(r.h), r.h.len < cap ? r.h.len : cap);
+	if (len)
+		*len = r.h.len;
+	return 0;
+}
+
+/* Connect and say HELLO.  Returns 0, or a negative errno with the one-line
+ * reason in dc->err. */
+static int daemon_open(struct daemon_conn *dc)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct unetd_hello hello = { .version = UNETD_PROTO_VERSION }, rep = { 0 };
+	const char *path = daemon_socket();
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	uint32_t len = 0;
+	int err;
+
+	memset(dc, 0, sizeof(*dc));
+	dc->fd = -1;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(dc->err, sizeof(dc->err), "unetd socket path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	dc->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (dc->fd < 0) {
+		err = -errno;
+		snprintf(dc->err, sizeof(dc->err), "socket: %s", strerror(-err));
+		return err;
+	}
+	if (connect(dc->fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		snprintf(dc->err, sizeof(dc->err),
+			 "unetd not reachable at %s: %s (is unetd running? --socket or $%s)", path,
+			 strerror(-err), UNETD_SOCKET_ENV);
+		goto out;
+	}
+	if (!getsockopt(dc->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
+		dc->pid = (uint32_t)cred.pid;
+	err = daemon_call(dc, UNETD_REQ_HELLO, &hello, sizeof(hello), &rep, sizeof(rep), &len);
+	if (!err && len < sizeof(rep))
+		err = -EPROTO;
+	if (err) {
+		if (err == -ECONNRESET || err == -EPROTO)
+			snprintf(dc->err, sizeof(dc->err),
+				 "unetd at %s refused our hello (it does not speak protocol version %d)",
+				 path, UNETD_PROTO_VERSION);
+		else if (err == -ETIMEDOUT)
+			snprintf(dc->err, sizeof(dc->err), "unetd at %s does not answer", path);
+		else if (!dc->err[0])
+			snprintf(dc->err, sizeof(dc->err), "unetd at %s: %s", path, strerror(-err));
+		goto out;
+	}
+	dc->version = rep.version;
+	return 0;
+out:
+	close(dc->fd);
+	dc->fd = -1;
+	return err;
+}
+
+static void daemon_close(struct daemon_conn *dc)
+{
+	if (dc->fd >= 0)
+		close(dc->fd);
+	dc->fd = -1;
+}
+
+#define DAEMON_MAX_LISTED ((UNETD_MAX_MSG - sizeof(struct unetd_rep_hdr) - \
+			    sizeof(struct unetd_status)) / sizeof(struct unetd_status_ep))
+
+/* What unetd serves, asked once per command (listings look at it for
+ * every endpoint slot). */
+struct daemon_view {
+	bool tried, reachable;
+	uint32_t pid, version;
+	struct unetd_status st;
+	struct unetd_status_ep eps[DAEMON_MAX_LISTED];
+	char err[320];
+};
+
+/* UNETD_REQ_STATUS on dc into v.  Returns 0 or a negative errno (v->err). */
+static int daemon_status(struct daemon_conn *dc, struct daemon_view *v)
+{
+	uint8_t buf[UNETD_MAX_MSG];
+	uint32_t len = 0;
+	int err;
+
+	err = daemon_call(dc, UNETD_REQ_STATUS, NULL, 0, buf, sizeof(buf), &len);
+	if (!err && len < sizeof(v->st))
+		err = -EPROTO;
+	if (!err) {
+		memcpy(&v->st, buf, sizeof(v->st));
+		if (v->st.nlisted > DAEMON_MAX_LISTED ||
+		    len < sizeof(v->st) + (size_t)v->st.nlisted * sizeof(v->eps[0]))
+			err = -EPROTO;
+	}
+	if (err) {
+		snprintf(v->err, sizeof(v->err), "unetd at %.40s: status: %s", daemon_socket(),
+			 dc->err[0] ? dc->err : strerror(-err));
+		return err;
+	}
+	memcpy(v->eps, buf + sizeof(v->st), v->st.nlisted * sizeof(v->eps[0]));
+	for (uint32_t i = 0; i < v->st.nlisted; i++)
+		v->eps[i].ifname[sizeof(v->eps[i].ifname) - 1] = '\0';
+	return 0;
+}
+
+/* The daemon's view, asked the first time; reachable false (and err why)
+ * when it is not there. */
+static const struct daemon_view *daemon_view(void)
+{
+	static struct daemon_view v;
+	struct daemon_conn dc;
+
+	if (v.tried)
+		return &v;
+	v.tried = true;
+	if (daemon_open(&dc)) {
+		snprintf(v.err, sizeof(v.err), "%s", dc.err);
+		return &v;
+	}
+	v.pid = dc.pid;
+	v.version = dc.version;
+	v.reachable = !daemon_status(&dc, &v);
+	daemon_close(&dc);
+	return &v;
+}
+
+/* Whether an endpoint slot's owner is unetd: the process at the daemon's
+ * socket (its SO_PEERCRED pid), or a process named "unetd". */
+static bool slot_is_unetd(uint32_t pid, const char *comm)
+{
+	const struct daemon_view *v = daemon_view();
+
+	return (v->reachable && pid == v->pid) || !strcmp(comm, "unetd");
 }
 
 /* ---- Attach / detach ---------------------------------------------------- */
@@ -769,23 +1001,84 @@ static int get_channels(struct unet_iface *iface, struct list *l)
 	return err;
 }
 
-static void print_endpoint(const char *ifname, const struct unet_endpoint_entry *e)
+/*
+ * One endpoint slot of ifname (with an "iface" member when show_iface),
+ * and its kind: "direct" (a process's own AF_XDP sockets) or "unetd" (the
+ * daemon's real endpoint).  Under unetd's slot follow the emulated
+ * endpoints that the daemon at our socket serves on ifname (kind
+ * "emulated", id the daemon's endpoint id, uid and pid from the kernel's
+ * SO_PEERCRED of the client's connection, slot: unetd's).
+ */
+static void print_endpoint(const char *ifname, bool show_iface, const struct unet_endpoint_entry *e)
 {
+	const struct daemon_view *v;
+	bool unetd = slot_is_unetd(e->pid, e->comm);
+
 	em_open(NULL, EM_LINE);
-	if (ifname)
+	if (show_iface)
 		em_str("iface", ifname);
 	em_u64("id", e->id);
+	em_str("kind", unetd ? "unetd" : "direct");
 	em_u64("pid", e->pid);
 	em_str("comm", e->comm);
 	em_u64("queues", e->nqueues);
 	em_bool("stale", e->stale);
 	em_close();
+	if (!unetd)
+		return;
+	v = daemon_view();
+	if (!v->reachable || v->pid != e->pid) {
+		fflush(stdout);
+		fprintf(stderr,
+			"unetctl: note: slot %u of %s is unetd's (pid %u) but %s: its emulated "
+			"endpoints are not listed\n",
+			e->id, ifname, e->pid,
+			v->reachable ? "the unetd at our socket is another process" : v->err);
+		return;
+	}
+	for (uint32_t i = 0; i < v->st.nlisted; i++) {
+		const struct unetd_status_ep *se = &v->eps[i];
+
+		if (strcmp(se->ifname, ifname))
+			continue;
+		em_open(NULL, EM_LINE);
+		if (show_iface)
+			em_str("iface", ifname);
+		em_u64("id", se->ep);
+		em_str("kind", "emulated");
+		em_u64("pid", se->pid);
+		em_u64("uid", se->uid);
+		em_u64("channels", se->nchannels);
+		em_u64("slot", e->id);
+		em_close();
+	}
+	if (v->st.nlisted < v->st.nendpoints) {
+		fflush(stdout);
+		fprintf(stderr,
+			"unetctl: note: unetd serves %u endpoints, its status reply lists %u: "
+			"the others are not shown\n",
+			v->st.nendpoints, v->st.nlisted);
+	}
 }
 
-static void print_channel(const char *ifname, const struct unet_channel_entry *e)
+/*
+ * One channel, and its kind: "emulated" when it is a channel of unetd's
+ * real endpoint (one of the daemon's clients holds it: the daemon's
+ * status counts channels per client endpoint, not which tags), else
+ * "direct".  eps: the interface's endpoint slots.
+ */
+static void print_channel(const char *ifname, const struct unet_channel_entry *e,
+			  const struct list *eps)
 {
+	const char *comm = "";
 	char mac[18];
 
+	for (size_t i = 0; i < eps->n; i++) {
+		const struct unet_endpoint_entry *x = &((struct unet_endpoint_entry *)eps->v)[i];
+
+		if (x->id == e->endpoint && x->pid == e->pid)
+			comm = x->comm;
+	}
 	em_open(NULL, EM_LINE);
 	em_str("iface", ifname);
 	em_u64("tag", e->tag);
@@ -793,6 +1086,7 @@ static void print_channel(const char *ifname, const struct unet_channel_entry *e
 	em_u64("peer_tag", e->peer_tag);
 	em_u64("endpoint", e->endpoint);
 	em_u64("pid", e->pid);
+	em_str("kind", slot_is_unetd(e->pid, comm) ? "emulated" : "direct");
 	em_bool("stale", e->stale);
 	em_u64("delivered", e->delivered);
 	em_u64("delivered_bytes", e->delivered_bytes);
@@ -914,7 +1208,7 @@ static int status_one(const char *ifname)
 	em_u64("channels", st.n_channels);
 	em_open_array("endpoints");
 	for (size_t i = 0; i < eps.n; i++)
-		print_endpoint(NULL, &((struct unet_endpoint_entry *)eps.v)[i]);
+		print_endpoint(st.ifname, false, &((struct unet_endpoint_entry *)eps.v)[i]);
 	em_close_array();
 	em_close();
 	free(eps.v);
@@ -953,7 +1247,7 @@ enum list_kind { LIST_ENDPOINTS, LIST_CHANNELS, LIST_UDP };
 static int list_over(const struct cmd *c, int argc, char **argv, enum list_kind kind)
 {
 	struct names ns = { 0 };
-	struct list *lists;
+	struct list *lists, *eplists;
 	char *pos[1];
 	int n, r, err = 0;
 
@@ -972,7 +1266,10 @@ static int list_over(const struct cmd *c, int argc, char **argv, enum list_kind 
 		return r;
 	}
 	lists = calloc(ns.n ? ns.n : 1, sizeof(*lists));
-	if (!lists) {
+	eplists = calloc(ns.n ? ns.n : 1, sizeof(*eplists)); /* channels: their slots' kinds */
+	if (!lists || !eplists) {
+		free(lists);
+		free(eplists);
 		free_names(&ns);
 		return fail("out of memory");
 	}
@@ -987,6 +1284,8 @@ static int list_over(const struct cmd *c, int argc, char **argv, enum list_kind 
 		err = kind == LIST_CHANNELS ? get_channels(iface, &lists[i])
 		      : kind == LIST_UDP    ? get_udp(iface, &lists[i])
 					    : get_endpoints(iface, &lists[i]);
+		if (!err && kind == LIST_CHANNELS)
+			err = get_endpoints(iface, &eplists[i]);
 		unet_iface__close(iface);
 		if (err)
 			r = fail_iface(err, ns.v[i]);
@@ -999,19 +1298,23 @@ static int list_over(const struct cmd *c, int argc, char **argv, enum list_kind 
 			for (size_t j = 0; j < lists[i].n; j++) {
 				if (kind == LIST_CHANNELS)
 					print_channel(ns.v[i],
-						      &((struct unet_channel_entry *)lists[i].v)[j]);
+						      &((struct unet_channel_entry *)lists[i].v)[j],
+						      &eplists[i]);
 				else if (kind == LIST_UDP)
 					print_udp(ns.v[i], &((struct unet_udp_entry *)lists[i].v)[j]);
 				else
-					print_endpoint(ns.v[i],
+					print_endpoint(ns.v[i], true,
 						       &((struct unet_endpoint_entry *)lists[i].v)[j]);
 			}
 		}
 		em_close_array();
 	}
-	for (size_t i = 0; i < ns.n; i++)
+	for (size_t i = 0; i < ns.n; i++) {
 		free(lists[i].v);
+		free(eplists[i].v);
+	}
 	free(lists);
+	free(eplists);
 	free_names(&ns);
 	return r;
 }
@@ -1234,6 +1537,62 @@ static int do_reclaim(const struct cmd *c, int argc, char **argv)
 	return 0;
 }
 
+/* ---- unetd's state ---------------------------------------------------- */
+
+static int do_daemon_status(const struct cmd *c, int argc, char **argv)
+{
+	const struct daemon_view *v;
+	char *pos[1], warn[128];
+	int n, r;
+
+	r = parse_args(c, argc, argv, NULL, pos, 0, 0, &n);
+	if (r)
+		return r < 0;
+	/* No root needed: the daemon answers STATUS to anyone who connects. */
+	v = daemon_view();
+	if (!v->reachable)
+		return fail("%s", v->err);
+	em_open(NULL, EM_ROWS);
+	em_str("socket", daemon_socket());
+	em_bool("reachable", true);
+	em_u64("pid", v->pid);
+	em_u64("protocol_version", v->version);
+	/* Our own connection is one of the daemon's clients: not counted. */
+	em_u64("clients", v->st.nclients ? v->st.nclients - 1 : 0);
+	em_u64("nendpoints", v->st.nendpoints);
+	em_u64("req_bad", v->st.req_bad);
+	em_u64("req_denied", v->st.req_denied);
+	if (v->st.nlisted < v->st.nendpoints) {
+		snprintf(warn, sizeof(warn), "%u endpoints not listed (one status reply holds %u)",
+			 v->st.nendpoints - v->st.nlisted, v->st.nlisted);
+		em_str("warning", warn);
+	}
+	em_open_array("endpoints");
+	for (uint32_t i = 0; i < v->st.nlisted; i++) {
+		const struct unetd_status_ep *se = &v->eps[i];
+		const struct unetd_ep_counters *k = &se->counters;
+
+		em_open(NULL, EM_LINE);
+		em_u64("id", se->ep);
+		em_str("iface", se->ifname);
+		em_u64("uid", se->uid);
+		em_u64("pid", se->pid);
+		em_u64("channels", se->nchannels);
+		em_u64("rx_delivered", k->rx_delivered);
+		em_u64("rx_dropped", k->rx_dropped);
+		em_u64("tx_sent", k->tx_sent);
+		em_u64("tx_bad_desc", k->tx_bad_desc);
+		em_u64("tx_bad_frame", k->tx_bad_frame);
+		em_u64("tx_foreign_tag", k->tx_foreign_tag);
+		em_u64("tx_foreign_peer", k->tx_foreign_peer);
+		em_u64("tx_dropped", k->tx_dropped);
+		em_close();
+	}
+	em_close_array();
+	em_close();
+	return 0;
+}
+
 /* ---- Command tables ---------------------------------------------------- */
 
 static int do_group(const struct cmd *c, int argc, char **argv);
@@ -1261,8 +1620,18 @@ static const struct cmd udp_cmds[] = {
 };
 
 static const struct cmd endpoint_cmds[] = {
-	{ "list", do_endpoint_list, "[IFACE]", "list endpoint slots: owner pid, comm, stale",
+	{ "list", do_endpoint_list, "[IFACE]",
+	  "list endpoints: slots (kind direct or unetd: owner pid, comm, stale) and the emulated "
+	  "ones unetd serves (owner uid, pid)",
 	  NULL, "endpoint list" },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct cmd daemon_cmds[] = {
+	{ "status", do_daemon_status, "",
+	  "unetd's state: socket, pid, protocol, clients, refusals, endpoints with their counters "
+	  "(no root needed)",
+	  NULL, "daemon status" },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
 
@@ -1286,6 +1655,8 @@ static const struct cmd cmds[] = {
 	{ "fault", do_fault, "IFACE --drop-ppm N",
 	  "test hook: drop N per million U-Net frames that would be delivered (0: off)", NULL,
 	  "fault" },
+	{ "daemon", do_group, "{status}", "unetd, the daemon (default: status)", daemon_cmds,
+	  "daemon" },
 	{ "help", do_help, "", "this help", NULL, "help" },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
@@ -1305,7 +1676,8 @@ static void usage(FILE *f)
 				c->help);
 		}
 	}
-	fprintf(f, "\n%s\nRun as root.  unetctl COMMAND --help for one command.\n",
+	fprintf(f, "\n%s\nRun as root (daemon status: anyone).  unetctl COMMAND --help "
+		   "for one command.\n",
 		global_opts_help);
 }
 
