@@ -111,7 +111,7 @@ t_cli_errors() {
 	stop "$h" "$T_DIR/hold.log" "holder"
 
 	local cmd
-	for cmd in "" attach detach status stats reclaim "channel list" "endpoint list"; do
+	for cmd in "" attach detach status stats reclaim "channel list" "endpoint list" daemon "daemon status" doctor; do
 		# shellcheck disable=SC2086
 		ctl_a $cmd --help >"$T_DIR/help.out" 2>&1 || fail "unetctl $cmd --help: exit $?"
 		[[ -s $T_DIR/help.out ]] || fail "unetctl $cmd --help printed nothing"
