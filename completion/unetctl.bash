@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # Installed as .../bash-completion/completions/unetctl.  Completes the
-# commands and subcommands, options and their values, interface names
-# (from /sys/class/net), and the tags of `channel del` and the ports of
-# `udp del` from unetctl's own listing of the interface (which needs root;
-# nothing is offered without it).
+# commands and subcommands (`daemon status` too), options and their
+# values, interface names (from /sys/class/net, also for `doctor`), and
+# the tags of `channel del` and the ports of `udp del` from unetctl's own
+# listing of the interface (which needs root; nothing is offered without
+# it).
 
 # _unetctl_ifaces: the network interfaces of this namespace.
 _unetctl_ifaces()
@@ -35,8 +36,8 @@ _unetctl()
 		words=("${COMP_WORDS[@]}") cword=$COMP_CWORD
 	fi
 
-	local globals="--json --pin-root --verbose --help --version"
-	local cmds="attach detach status channel endpoint udp stats reclaim fault help"
+	local globals="--json --pin-root --socket --verbose --help --version"
+	local cmds="attach detach status channel endpoint udp stats reclaim fault daemon doctor help"
 	local _unetctl_cmd=${words[0]} _unetctl_pin_root=""
 	local -a pos=()
 	local i w
@@ -49,6 +50,7 @@ _unetctl()
 			((i++))
 			;;
 		--pin-root=*) _unetctl_pin_root=${w#--pin-root=} ;;
+		--socket) ((i++)) ;; # its PATH is no command word
 		-*) ;;
 		*) pos+=("$w") ;;
 		esac
@@ -57,6 +59,10 @@ _unetctl()
 	case $prev in
 	--pin-root)
 		COMPREPLY=($(compgen -d -- "$cur"))
+		return
+		;;
+	--socket)
+		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
 	--mode)
@@ -84,8 +90,11 @@ _unetctl()
 		return
 	fi
 	case $cmd in
-	attach | detach | status | stats | reclaim | fault)
+	attach | detach | status | stats | reclaim | fault | doctor)
 		((n == 1)) && COMPREPLY=($(compgen -W "$(_unetctl_ifaces)" -- "$cur"))
+		;;
+	daemon)
+		((n == 1)) && COMPREPLY=($(compgen -W "status" -- "$cur"))
 		;;
 	channel | endpoint | udp)
 		local subs
