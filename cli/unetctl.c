@@ -1830,8 +1830,12 @@ static bool doctor_zerocopy(struct doctor *dr, bool native, bool direct)
 	return direct && zc && native;
 }
 
-/* RLIMIT_MEMLOCK: what a direct endpoint's UMEM is charged to. */
-static bool doctor_memlock(struct doctor *dr)
+#define GRANT_SEGMENT_DEFAULT (4u << 20) /* unetd's default for a direct grant */
+
+/* RLIMIT_MEMLOCK: what a direct endpoint's UMEM is charged to (for a
+ * grant, unetd reads the caller's limit).  granted: unetd would grant the
+ * caller a direct endpoint. */
+static bool doctor_memlock(struct doctor *dr, bool granted)
 {
 	struct rlimit rl;
 	char lim[32];
@@ -1844,9 +1848,23 @@ static bool doctor_memlock(struct doctor *dr)
 		snprintf(lim, sizeof(lim), "unlimited");
 	else
 		snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
-	if (dr->euid != 0) {
+	if (dr->euid != 0 && !granted) {
 		check(dr, CHK_OK, "memlock", NULL,
 		      "RLIMIT_MEMLOCK %s: emulated endpoints lock none of your memory (unetd's region)",
+		      lim);
+		return true;
+	}
+	if (dr->euid != 0) {
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < GRANT_SEGMENT_DEFAULT) {
+			check(dr, CHK_FAIL, "memlock", "ulimit -l 8192 or more (or a smaller segment)",
+			      "RLIMIT_MEMLOCK %s: unetd charges a granted segment (4 MiB by default) to "
+			      "it and refuses the grant",
+			      lim);
+			return false;
+		}
+		check(dr, CHK_OK, "memlock", NULL,
+		      "RLIMIT_MEMLOCK %s: room for a granted segment (4 MiB by default, charged "
+		      "to you by unetd)",
 		      lim);
 		return true;
 	}
@@ -1867,11 +1885,34 @@ static bool doctor_memlock(struct doctor *dr)
 	return true;
 }
 
-/* unetd: reachable, its protocol, and what its policy grants us.  Returns
- * whether it would serve us an emulated endpoint on the interface; *rule
- * gets the deciding rule. */
-static bool doctor_daemon(struct doctor *dr, bool direct, char *rule, size_t rlen)
+/* What unetd would give the caller on the interface. */
+struct daemon_offer {
+	bool emulated;	   /* an emulated endpoint (a queue not set aside for grants) */
+	bool direct;	   /* a direct grant (the policy's kind and a queue set aside) */
+	bool policy_direct; /* the policy grants direct: auto asks for it */
+	char rule[64];
+};
+
+/* The device's receive queues, as a mask (1 when /sys does not say). */
+static uint32_t device_queue_mask(const char *ifname)
 {
+	char path[128];
+	unsigned int n = 0;
+
+	for (;; n++) {
+		snprintf(path, sizeof(path), "/sys/class/net/%s/queues/rx-%u", ifname, n);
+		if (access(path, F_OK) || n == 32)
+			break;
+	}
+	return n ? (n >= 32 ? UINT32_MAX : (1u << n) - 1) : 1;
+}
+
+/* unetd: reachable, its protocol, and what its policy grants us (*o). */
+static void doctor_daemon(struct doctor *dr, bool direct, struct daemon_offer *o)
+{
+	uint32_t all = dr->ifname ? device_queue_mask(dr->ifname) : UINT32_MAX, gq;
+	char *rule = o->rule;
+	size_t rlen = sizeof(o->rule);
 	enum chk bad = direct ? CHK_WARN : CHK_FAIL;
 	struct unetd_whoami req = { { 0 } };
 	struct unetd_whoami_rep w = { 0 };
@@ -1888,7 +1929,7 @@ static bool doctor_daemon(struct doctor *dr, bool direct, char *rule, size_t rle
 		      "$" UNETD_SOCKET_ENV " at its socket",
 		      "%s", dc.err);
 		check(dr, bad, "policy", NULL, "cannot ask unetd's policy: unetd not reachable");
-		return false;
+		return;
 	}
 	check(dr, CHK_OK, "daemon", NULL, "unetd at %s (pid %u), protocol version %u",
 	      daemon_socket(), dc.pid, dc.version);
@@ -1903,7 +1944,7 @@ static bool doctor_daemon(struct doctor *dr, bool direct, char *rule, size_t rle
 		      "unetd at %s cannot say what its policy grants (%s): an older unetd without "
 		      "WHOAMI?",
 		      daemon_socket(), err == -ECONNRESET ? "it dropped the question" : strerror(-err));
-		return false;
+		return;
 	}
 	w.tags[sizeof(w.tags) - 1] = w.udp[sizeof(w.udp) - 1] = w.rule[sizeof(w.rule) - 1] = '\0';
 	snprintf(rule, rlen, "%s", w.rule[0] ? w.rule : "no rule");
@@ -1914,7 +1955,8 @@ static bool doctor_daemon(struct doctor *dr, bool direct, char *rule, size_t rle
 		      "unetd takes you for uid %u gid %u groups %s; name an interface to ask for its "
 		      "grant",
 		      w.uid, w.gid, w.ngids ? gids : "none");
-		return true;
+		o->emulated = true; /* if the policy grants it */
+		return;
 	}
 	snprintf(fix, sizeof(fix),
 		 "add a rule to unetd's policy, e.g. \"user %u iface %s kinds emulated tags "
@@ -1924,7 +1966,7 @@ static bool doctor_daemon(struct doctor *dr, bool direct, char *rule, size_t rle
 		check(dr, bad, "policy", fix,
 		      "unetd's policy refuses uid %u (gid %u, groups %s) on %s: %s", w.uid, w.gid,
 		      w.ngids ? gids : "none", dr->ifname, w.rule[0] ? w.rule : "no rule matches");
-		return false;
+		return;
 	}
 	if (w.max_segment_bytes == UINT64_MAX)
 		snprintf(seg, sizeof(seg), "unlimited");
@@ -1936,35 +1978,40 @@ static bool doctor_daemon(struct doctor *dr, bool direct, char *rule, size_t rle
 		snprintf(quota, sizeof(quota), "endpoints unlimited");
 	else
 		snprintf(quota, sizeof(quota), "endpoints %u", w.max_endpoints);
-	ok = (w.kinds & (1u << UNETD_KIND_EMULATED)) != 0;
-	if (!ok) {
-		check(dr, bad, "policy", fix,
-		      "unetd's policy grants uid %u only direct endpoints on %s (%s), which unetd "
-		      "does not hand out yet",
-		      w.uid, dr->ifname, w.rule);
-		return false;
-	}
 	if (w.max_endpoints != UINT32_MAX && w.endpoints_held >= w.max_endpoints) {
 		check(dr, bad, "policy", "close one of them, or raise \"endpoints\" in the rule",
 		      "uid %u holds %u of its %u endpoints (%s): a new one gets EDQUOT", w.uid,
 		      w.endpoints_held, w.max_endpoints, w.rule);
-		return false;
+		return;
 	}
-	check(dr, CHK_OK, "policy", NULL,
-	      "unetd grants uid %u (gid %u, groups %s) on %s: kinds %s, tags %s, udp %s, %s "
-	      "(holds %u), segment %s, share %u (%s)",
+	/* Direct grants go on the queues set aside (--grant-queues), emulated
+	 * endpoints on the others (the daemon's real endpoint). */
+	gq = w.grant_queues & all;
+	o->policy_direct = (w.kinds & (1u << UNETD_KIND_DIRECT)) != 0;
+	o->direct = o->policy_direct && gq;
+	o->emulated = (w.kinds & (1u << UNETD_KIND_EMULATED)) && (all & ~gq);
+	ok = o->direct || o->emulated;
+	check(dr, ok ? CHK_OK : bad, "policy",
+	      ok ? NULL : "unetd --grant-queues MASK (direct), or a queue left for emulated endpoints",
+	      "unetd grants uid %u (gid %u, groups %s) on %s: kinds %s%s%s, tags %s, udp %s, %s "
+	      "(holds %u), segment %s, share %u (%s); queues set aside for direct grants: %#x%s",
 	      w.uid, w.gid, w.ngids ? gids : "none", dr->ifname,
-	      (w.kinds & (1u << UNETD_KIND_DIRECT)) ? "emulated,direct" : "emulated", w.tags, w.udp,
-	      quota, w.endpoints_held, seg, w.share, w.rule);
-	return true;
+	      (w.kinds & (1u << UNETD_KIND_EMULATED)) ? "emulated" : "",
+	      (w.kinds & (1u << UNETD_KIND_EMULATED)) && o->policy_direct ? "," : "",
+	      o->policy_direct ? "direct" : "", w.tags, w.udp, quota, w.endpoints_held, seg,
+	      w.share, w.rule, gq,
+	      o->policy_direct && !gq ? " (none: unetd cannot grant a direct endpoint)"
+	      : !(all & ~gq)	      ? " (all: no emulated endpoints here)"
+				      : "");
 }
 
 static int do_doctor(const struct cmd *c, int argc, char **argv)
 {
 	struct doctor dr = { .euid = geteuid() };
-	bool iface_ok = true, direct = true, emulated, native = true, zc = false;
+	bool iface_ok = true, direct = true, emulated, native = true, zc = false, granted = false;
+	struct daemon_offer o = { 0 };
 	const char *mode = "unknown";
-	char *pos[1], rule[64] = "", why[800];
+	char *pos[1], why[800];
 	int n, r, ifindex = 0;
 
 	r = parse_args(c, argc, argv, NULL, pos, 0, 1, &n);
@@ -1997,33 +2044,53 @@ static int do_doctor(const struct cmd *c, int argc, char **argv)
 		      "euid 0 without CAP_SYS_ADMIN and CAP_NET_RAW: no direct endpoint");
 	} else {
 		direct = false;
-		check(&dr, CHK_WARN, "euid", "run as root for a direct endpoint",
-		      "euid %u is not root: direct endpoints need root (the pins and AF_XDP sockets "
-		      "are root's), so the library asks unetd for an emulated one",
+		check(&dr, CHK_WARN, "euid", "run as root, or have unetd's policy grant you direct",
+		      "euid %u is not root: only root makes its own direct endpoints (the pins and "
+		      "AF_XDP sockets are root's), so the library asks unetd, which grants a direct "
+		      "one or serves an emulated one as its policy says",
 		      (unsigned)dr.euid);
 	}
 	direct = doctor_bpffs(&dr) && direct;
 	if (dr.ifname && iface_ok)
 		direct = doctor_xdp(&dr, ifindex, &native, &mode) && direct;
-	direct = doctor_memlock(&dr) && direct;
-	emulated = doctor_daemon(&dr, direct, rule, sizeof(rule));
+	doctor_daemon(&dr, direct && dr.euid == 0, &o);
+	if (dr.euid == 0) {
+		direct = doctor_memlock(&dr, false) && direct;
+	} else {
+		/* Anyone else asks unetd: a direct grant when the policy has
+		 * one for them (auto asks for it), else emulated. */
+		granted = o.direct && doctor_memlock(&dr, true);
+		direct = granted;
+	}
+	emulated = o.emulated;
 	if (dr.ifname && iface_ok)
 		zc = doctor_zerocopy(&dr, native, direct);
 	direct = direct && iface_ok;
 	emulated = emulated && iface_ok;
 	em_close_array();
 
-	if (direct)
+	if (direct && granted)
+		snprintf(why, sizeof(why),
+			 "euid %u is not root: unetd grants a direct endpoint on a queue set aside "
+			 "(%s)",
+			 (unsigned)dr.euid, o.rule);
+	else if (direct)
 		snprintf(why, sizeof(why), "euid 0: direct, own AF_XDP sockets%s",
 			 dr.ifname ? (native ? ", native XDP" : ", skb XDP") : "");
 	else if (emulated && dr.euid == 0)
 		snprintf(why, sizeof(why),
 			 "not direct (%s); emulated by unetd if asked for (kind "
 			 "UNET_ENDPOINT_EMULATED: auto tries direct as root) (%s)",
-			 dr.first_fail, rule);
+			 dr.first_fail, o.rule);
 	else if (emulated)
-		snprintf(why, sizeof(why), "not direct (euid %u is not root); emulated by unetd (%s)",
-			 (unsigned)dr.euid, dr.ifname ? rule : "if the policy grants it");
+		snprintf(why, sizeof(why), "not direct (euid %u is not root, and %s); emulated by unetd (%s)%s",
+			 (unsigned)dr.euid,
+			 !o.policy_direct ? "the policy grants no direct endpoint"
+			 : o.direct	  ? "the grant's locked memory does not fit"
+					  : "unetd sets no queue aside for direct grants",
+			 dr.ifname ? o.rule : "if the policy grants it",
+			 o.policy_direct ? ": ask for UNET_ENDPOINT_EMULATED, auto asks unetd for direct"
+					 : "");
 	else
 		snprintf(why, sizeof(why), "%s", dr.first_fail);
 	em_str("endpoint", direct ? "direct" : emulated ? "emulated" : "none");
