@@ -90,7 +90,7 @@ t_unetctl_daemon_status() {
 	jq_is "after kill" "$out" '.nendpoints == 0 and .clients == 0 and .endpoints == []'
 	ctl_b --socket "$UNETD_SOCK" daemon status | grep -q '^  id ' &&
 		fail "text: endpoint lines after the client was killed"
-	return 0
+	stop_unetd
 }
 
 t_unetctl_endpoint_kinds() {
@@ -164,6 +164,7 @@ t_unetctl_endpoint_kinds() {
 	echo "after kill: $out"
 	jq_is "after kill" "$out" '(.endpoints | length == 1) and .endpoints[0].kind == "unetd"'
 	kill "$r" 2>/dev/null
+	stop_unetd
 }
 
 t_unetctl_doctor() {
@@ -195,8 +196,8 @@ t_unetctl_doctor() {
 	out=$(as_nobody "$UNETCTL" --json doctor "$IF_B") || fail "doctor as nobody: exit $?: $out"
 	echo "nobody: $out"
 	jq_is "nobody" "$out" '.euid == 65534 and .endpoint == "emulated" and .copy == "copy"
-		and (.reason | test("not direct \\(euid 65534 is not root\\)"))'
-	jq_is "nobody" "$out" 'any(.checks[]; .check == "euid" and .status == "warn" and (.message | test("direct endpoints need root")) and (.fix | length > 0))'
+		and (.reason | test("not direct \\(euid 65534 is not root, and the policy grants no direct endpoint\\)"))'
+	jq_is "nobody" "$out" 'any(.checks[]; .check == "euid" and .status == "warn" and (.message | test("only root makes its own direct endpoints")) and (.fix | length > 0))'
 	jq_is "nobody" "$out" 'any(.checks[]; .check == "policy" and .status == "ok"
 		and (.message | test("grants uid 65534 .* kinds emulated, tags 1-100, udp none, endpoints 2 \\(holds 0\\), segment 64M"))
 		and (.message | test("user 65534")))'
@@ -226,6 +227,19 @@ t_unetctl_doctor() {
 	rc=$?
 	((rc == 1)) || fail "doctor as nobody without a daemon: exit $rc, want 1"
 	jq_is "no daemon" "$out" '.endpoint == "none" and any(.checks[]; .check == "daemon" and .status == "fail")'
+
+	stop_unetd
+
+	# nobody with a direct grant and the device's queue set aside for it:
+	# direct (granted by unetd), and no queue left for emulated ones.
+	start_unetd "user 65534 kinds emulated,direct tags 1-100" --grant-queues 0x1
+	out=$(as_nobody "$UNETCTL" --json doctor "$IF_B") || fail "doctor as nobody (grant): exit $?: $out"
+	echo "nobody, granted: $out"
+	jq_is "granted" "$out" '.endpoint == "direct" and (.reason | test("unetd grants a direct endpoint"))'
+	jq_is "granted" "$out" 'any(.checks[]; .check == "policy" and .status == "ok"
+		and (.message | test("kinds emulated,direct, .*queues set aside for direct grants: 0x1 \\(all: no emulated endpoints here\\)")))'
+	jq_is "granted" "$out" 'any(.checks[]; .check == "memlock" and .status == "ok" and (.message | test("granted segment")))'
+	stop_unetd
 
 	local cmd
 	for cmd in daemon "daemon status" doctor; do
