@@ -167,10 +167,19 @@ void unetd_server_accept(struct unetd *d)
 			}
 		}
 		/* The groups the client had when it connected, from the kernel
-		 * too (not /proc/PID, which a pid reuse could lie about). */
-		len = sizeof(c->gids);
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->gids, &len) == 0)
-			c->ngids = len / sizeof(c->gids[0]);
+		 * too (not /proc/PID, which a pid reuse could lie about): its
+		 * primary group first, then the supplementary ones (a group
+		 * rule matches either, as file permissions do). */
+		c->gids[0] = cred.gid;
+		len = sizeof(c->gids) - sizeof(c->gids[0]);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->gids + 1, &len) == 0)
+			c->ngids = 1 + len / sizeof(c->gids[0]);
+		else {
+			/* More than we keep (ERANGE): the primary group only. */
+			unetd_log(UNET_LOG_WARN, "uid %u pid %u: supplementary groups not read: %s",
+				  c->uid, c->pid, strerror(errno));
+			c->ngids = 1;
+		}
 		c->src.kind = UNETD_SRC_CLIENT;
 		c->src.obj = c;
 		ev.events = EPOLLIN;

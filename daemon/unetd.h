@@ -130,7 +130,7 @@ struct unetd_client {
 	struct unetd_ns netns;
 	int netns_fd;
 	uint32_t uid, gid, pid;
-	uint32_t gids[64];
+	uint32_t gids[65]; /* primary, then up to 64 supplementary */
 	unsigned int ngids;
 	struct unetd_emul *emuls;
 	struct unetd_direct *directs;

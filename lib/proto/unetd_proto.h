@@ -218,7 +218,7 @@ struct unetd_whoami {
 	char ifname[16]; /* "": no grant in the reply */
 };
 
-#define UNETD_WHOAMI_MAX_GIDS 64
+#define UNETD_WHOAMI_MAX_GIDS 65
 
 struct unetd_whoami_rep {
 	uint32_t uid, gid, pid;	 /* SO_PEERCRED of the connection */

@@ -210,7 +210,7 @@ t_unetctl_doctor() {
 	echo "$out"
 	cat "$T_DIR/stderr"
 	((rc == 1)) || fail "doctor as uid 65533: exit $rc, want 1"
-	grep -qE "^  fail  policy  unetd's policy refuses uid 65533 \(gid 65533, groups none\) on $IF_B: .*  fix: add a rule to unetd's policy, e\.g\. \"user 65533 iface $IF_B kinds emulated" \
+	grep -qE "^  fail  policy  unetd's policy refuses uid 65533 \(gid 65533, groups 65533\) on $IF_B: .*  fix: add a rule to unetd's policy, e\.g\. \"user 65533 iface $IF_B kinds emulated" \
 		<<<"$out" || fail "no policy failure line with its fix"
 	grep -qx "endpoint: none" <<<"$out" || fail "no 'endpoint: none'"
 	[[ $(wc -l <"$T_DIR/stderr") == 1 ]] || fail "want one stderr line"

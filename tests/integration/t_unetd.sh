@@ -97,7 +97,8 @@ t_unetd_emulated() {
 	local s rc out
 	setup_ns
 	attach a
-	start_unetd "user 65534 kinds emulated tags 1-100"
+	start_unetd "user 65534 kinds emulated tags 1-100
+group 65530 kinds emulated tags 1-100"
 
 	# examples/pingpong, unchanged: the client is nobody's, so the
 	# library asks unetd for an emulated endpoint on its own.
@@ -143,6 +144,13 @@ t_unetd_emulated() {
 	((rc != 0)) || fail "a user without a grant got an endpoint"
 	grep -q 'may not use' <<<"$out" || fail "the refusal does not give the daemon's reason: $out"
 	grep -qi 'permission denied' <<<"$out" || fail "the refusal is not EACCES: $out"
+
+	# A group rule matches the primary group too (no supplementary ones).
+	out=$(in_b setpriv --reuid=65531 --regid=65530 --clear-groups env UNET_DAEMON_SOCKET="$UNETD_SOCK" \
+		"$BUILD/tools/unet-forge" "$IF_B" --tag 7 --peer "$MAC_A" --peer-tag 1 \
+		--other-mac 02:00:00:00:00:99 2>&1)
+	echo "uid 65531 gid 65530: $out"
+	grep -q '^forge ' <<<"$out" || fail "a group rule did not match the client's primary group: $out"
 	stop_unetd
 }
 
