@@ -66,6 +66,17 @@ static int sh(const char *fmt, ...)
 	return system(cmd);
 }
 
+/* A fresh veth pair dev <-> peer with nq queues each, both up (an old
+ * one of that name is removed first). */
+static void make_veth(const char *dev, const char *peer, int nq)
+{
+	sh("ip link del %s 2>/dev/null", dev);
+	assert_int_equal(sh("ip link add %s numtxqueues %d numrxqueues %d type veth peer name %s "
+			    "numtxqueues %d numrxqueues %d && ip link set %s up && ip link set %s up",
+			    dev, nq, nq, peer, nq, nq, dev, peer),
+			 0);
+}
+
 static struct unet_endpoint *ep_new(const char *ifname, uint32_t queue_mask)
 {
 	UNET_OPTS_INIT(unet_endpoint_opts, o);
@@ -180,11 +191,7 @@ static void test_concurrent_claim_over_stale_slot(void **state)
 	NEED_IFACES();
 	snprintf(dev, sizeof(dev), "%.10sq", if_a);
 	snprintf(peer, sizeof(peer), "%.10sr", if_a);
-	sh("ip link del %s 2>/dev/null", dev);
-	assert_int_equal(sh("ip link add %s numtxqueues 2 numrxqueues 2 type veth peer name %s "
-			    "numtxqueues 2 numrxqueues 2 && ip link set %s up && ip link set %s up",
-			    dev, peer, dev, peer),
-			 0);
+	make_veth(dev, peer, 2);
 	setenv("UNET_TEST_RECLAIM_DELAY_US", "20000", 1);
 	for (int r = 0; r < rounds; r++) {
 		struct kid dead, k1, k2;
@@ -487,11 +494,7 @@ static void test_interface_deleted(void **state)
 	NEED_IFACES();
 	snprintf(dev, sizeof(dev), "%.10sd", if_a);
 	snprintf(other, sizeof(other), "%.10se", if_a);
-	sh("ip link del %s 2>/dev/null", dev);
-	assert_int_equal(sh("ip link add %s type veth peer name %s && ip link set %s up && "
-			    "ip link set %s up",
-			    dev, other, dev, other),
-			 0);
+	make_veth(dev, other, 1);
 	ep = ep_new(dev, 0);
 	assert_non_null(ep);
 	ch = unet_channel__open(ep, 77, peer, 78, NULL);
@@ -524,11 +527,7 @@ static void test_wait_blocked_when_deleted(void **state)
 	NEED_IFACES();
 	snprintf(dev, sizeof(dev), "%.10sf", if_a);
 	snprintf(other, sizeof(other), "%.10sg", if_a);
-	sh("ip link del %s 2>/dev/null", dev);
-	assert_int_equal(sh("ip link add %s type veth peer name %s && ip link set %s up && "
-			    "ip link set %s up",
-			    dev, other, dev, other),
-			 0);
+	make_veth(dev, other, 1);
 	ep = ep_new(dev, 0);
 	assert_non_null(ep);
 	pid = fork();
@@ -594,11 +593,7 @@ static void test_swapped_pins_refused(void **state)
 	NEED_IFACES();
 	snprintf(x, sizeof(x), "%.10sx", if_a);
 	snprintf(y, sizeof(y), "%.10sy", if_a);
-	sh("ip link del %s 2>/dev/null", x);
-	assert_int_equal(sh("ip link add %s type veth peer name %s && ip link set %s up && "
-			    "ip link set %s up",
-			    x, y, x, y),
-			 0);
+	make_veth(x, y, 1);
 	snprintf(root, sizeof(root), "%s/swap", pin_root);
 	mkdir(root, 0700);
 	io.pin_root = root;
