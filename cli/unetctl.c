@@ -25,13 +25,11 @@
 #include <linux/magic.h>
 #include <linux/sockios.h>
 #include <net/if.h>
-#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/un.h>
 
 #include <bpf/libbpf.h>
 #include <unet-xdp/unet.h>
@@ -634,118 +632,22 @@ struct daemon_conn {
 	char err[256];	  /* why a call failed: one line */
 };
 
-/*
- * One request and its reply (2 s at most: the daemon answers at once or
- * is stuck).  Copies at most cap bytes of the reply's body to rep and
- * sets *len to the body's length.  Returns 0, the daemon's negative errno
- * (its message in dc->err), -ECONNRESET when it closed the connection
- * (a request it does not know is a protocol error it drops us for),
- * -ETIMEDOUT, -EPROTO.
- */
+/* One request and its reply (lib/core/remote.c does the protocol). */
 static int daemon_call(struct daemon_conn *dc, uint16_t type, const void *body, uint32_t blen,
 		       void *rep, uint32_t cap, uint32_t *len)
 {
-	static uint32_t seq;
-	struct unetd_req_hdr h = { .version = UNETD_PROTO_VERSION, .type = type, .len = blen,
-				   .seq = ++seq };
-	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, blen } };
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = blen ? 2 : 1 };
-	union {
-		struct unetd_rep_hdr h;
-		uint8_t b[UNETD_MAX_MSG];
-	} r;
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
-	struct iovec riov = { r.b, sizeof(r.b) };
-	struct msghdr rm = { .msg_iov = &riov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
-	struct pollfd pfd = { .fd = dc->fd, .events = POLLIN };
-	ssize_t n;
-
-	if (sendmsg(dc->fd, &m, MSG_NOSIGNAL) < 0)
-		return errno == EPIPE ? -ECONNRESET : -errno;
-	if (poll(&pfd, 1, 2000) != 1)
-		return -ETIMEDOUT;
-	n = recvmsg(dc->fd, &rm, MSG_CMSG_CLOEXEC);
-	if (n <= 0)
-		return n == 0 ? -ECONNRESET : -errno;
-	/* We ask for nothing that carries descriptors: close any. */
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&rm); cm; cm = CMSG_NXTHDR(&rm, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-			for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-				int f;
-
-				memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-				close(f);
-			}
-	if ((size_t)n < sizeof(r.h) || r.h.seq != h.seq || r.h.type != type ||
-	    r.h.len > (size_t)n - sizeof(r.h))
-		return -EPROTO;
-	if (r.h.err) {
-		r.h.msg[sizeof(r.h.msg) - 1] = '\0';
-		snprintf(dc->err, sizeof(dc->err), "%s", r.h.msg[0] ? r.h.msg : strerror(-r.h.err));
-		return r.h.err < 0 ? r.h.err : -EPROTO;
-	}
-	if (rep)
-		memcpy(rep, r.b + sizeof(r.h), r.h.len < cap ? r.h.len : cap);
-	if (len)
-		*len = r.h.len;
-	return 0;
+	return unet_daemon__call(dc->fd, type, body, blen, rep, cap, len, dc->err,
+				 sizeof(dc->err));
 }
 
 /* Connect and say HELLO.  Returns 0, or a negative errno with the one-line
  * reason in dc->err. */
 static int daemon_open(struct daemon_conn *dc)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct unetd_hello hello = { .version = UNETD_PROTO_VERSION }, rep = { 0 };
-	const char *path = daemon_socket();
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	uint32_t len = 0;
-	int err;
-
 	memset(dc, 0, sizeof(*dc));
-	dc->fd = -1;
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(dc->err, sizeof(dc->err), "unetd socket path too long: %s", path);
-		return -ENAMETOOLONG;
-	}
-	strcpy(sa.sun_path, path);
-	dc->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (dc->fd < 0) {
-		err = -errno;
-		snprintf(dc->err, sizeof(dc->err), "socket: %s", strerror(-err));
-		return err;
-	}
-	if (connect(dc->fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		err = -errno;
-		snprintf(dc->err, sizeof(dc->err),
-			 "unetd not reachable at %s: %s (is unetd running? --socket or $%s)", path,
-			 strerror(-err), UNETD_SOCKET_ENV);
-		goto out;
-	}
-	if (!getsockopt(dc->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
-		dc->pid = (uint32_t)cred.pid;
-	err = daemon_call(dc, UNETD_REQ_HELLO, &hello, sizeof(hello), &rep, sizeof(rep), &len);
-	if (!err && len < sizeof(rep))
-		err = -EPROTO;
-	if (err) {
-		if (err == -ECONNRESET || err == -EPROTO)
-			snprintf(dc->err, sizeof(dc->err),
-				 "unetd at %s refused our hello (it does not speak protocol version %d)",
-				 path, UNETD_PROTO_VERSION);
-		else if (err == -ETIMEDOUT)
-			snprintf(dc->err, sizeof(dc->err), "unetd at %s does not answer", path);
-		else if (!dc->err[0])
-			snprintf(dc->err, sizeof(dc->err), "unetd at %s: %s", path, strerror(-err));
-		goto out;
-	}
-	dc->version = rep.version;
-	return 0;
-out:
-	close(dc->fd);
-	dc->fd = -1;
-	return err;
+	dc->fd = unet_daemon__connect(daemon_socket(), &dc->pid, &dc->version, dc->err,
+				      sizeof(dc->err));
+	return dc->fd < 0 ? dc->fd : 0;
 }
 
 static void daemon_close(struct daemon_conn *dc)

@@ -448,6 +448,24 @@ UNET_API void unet_channel__set_handler(struct unet_channel *ch, unet_recv_handl
  * handler are released unseen and counted. */
 UNET_API int unet_endpoint__dispatch(struct unet_endpoint *ep, int timeout_ms, unsigned int max);
 
+/* ---- unetd's socket (administrative: what unetctl is built on) ------- */
+
+/* Connect to unetd at path (NULL: $UNET_DAEMON_SOCKET, else
+ * /run/unet/unetd.sock) and greet it.  Returns the connection's fd (close
+ * it when done), or -errno with a one-line reason in err.  *pid gets the
+ * daemon's pid from the kernel (SO_PEERCRED), *version its protocol
+ * version, if not NULL. */
+UNET_API int unet_daemon__connect(const char *path, uint32_t *pid, uint32_t *version, char *err,
+				  size_t errlen);
+/* One request of unetd's protocol (type, body: lib/proto/unetd_proto.h)
+ * on fd and its reply: at most cap bytes of the reply's body copied to
+ * rep, its length to *len (if not NULL).  Returns 0, the daemon's
+ * negative errno with its reason in err, -ECONNRESET (the daemon closed
+ * the connection: it drops a client for a request it does not know),
+ * -ETIMEDOUT, -EPROTO, -EINVAL. */
+UNET_API int unet_daemon__call(int fd, uint16_t type, const void *body, uint32_t blen, void *rep,
+			       uint32_t cap, uint32_t *len, char *err, size_t errlen);
+
 /* ---- Helpers -------------------------------------------------------- */
 
 /* Parse "aa:bb:cc:dd:ee:ff".  Returns 0 or -EINVAL. */

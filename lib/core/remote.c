@@ -31,24 +31,29 @@
 
 /* ---- Requests ---------------------------------------------------------------- */
 
-/* Send one request (with send_fd attached if >= 0) and wait for its
- * reply (at most 5 s: the daemon answers at once or is stuck).  Copies at
- * most rep_cap bytes of the body to rep; takes up to *nfds descriptors.
- * Returns the daemon's error (its message logged) or 0; -ECONNRESET when
- * the connection is gone. */
-static int call_fd(int fd, uint16_t type, const void *body, uint32_t len, int send_fd, void *rep,
-		   uint32_t rep_cap, int *fds, int *nfds)
+/*
+ * Send one request (with send_fd attached if >= 0) and wait for its reply
+ * (at most 5 s: the daemon answers at once or is stuck).  Copies at most
+ * cap bytes of the body to rep and its length to *len; takes up to *nfds
+ * descriptors (closes any others).  Returns 0 or the daemon's error, with
+ * its one-line reason in err; -ECONNRESET when the connection is gone
+ * (the daemon drops a client for a request it does not understand),
+ * -ETIMEDOUT, -EPROTO.
+ */
+static int request(int fd, uint16_t type, const void *body, uint32_t blen, int send_fd,
+		   void *rep, uint32_t cap, uint32_t *len, int *fds, int *nfds, char *err,
+		   size_t errlen)
 {
 	static uint32_t seq;
-	struct unetd_req_hdr h = { .version = UNETD_PROTO_VERSION, .type = type, .len = len,
+	struct unetd_req_hdr h = { .version = UNETD_PROTO_VERSION, .type = type, .len = blen,
 				   .seq = ++seq };
-	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, blen } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = blen ? 2 : 1 };
 	union {
 		struct unetd_rep_hdr h;
 		uint8_t b[UNETD_MAX_MSG];
 	} r;
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+	char cbuf[CMSG_SPACE(sizeof(int) * 4)], sbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec riov = { r.b, sizeof(r.b) };
 	struct msghdr rm = { .msg_iov = &riov, .msg_iovlen = 1, .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
@@ -56,8 +61,8 @@ static int call_fd(int fd, uint16_t type, const void *body, uint32_t len, int se
 	int got = 0, maxfds = nfds ? *nfds : 0;
 	ssize_t n;
 
-	char sbuf[CMSG_SPACE(sizeof(int))];
-
+	if (err && errlen)
+		err[0] = '\0';
 	if (send_fd >= 0) {
 		struct cmsghdr *cm;
 
@@ -97,17 +102,38 @@ static int call_fd(int fd, uint16_t type, const void *body, uint32_t len, int se
 		*nfds = got;
 	if ((size_t)n < sizeof(r.h) || r.h.version != UNETD_PROTO_VERSION || r.h.seq != h.seq ||
 	    r.h.type != type || r.h.len > (size_t)n - sizeof(r.h)) {
-		unet_log(UNET_LOG_ERROR, "unetd: malformed reply to request %u", type);
+		if (err && errlen)
+			snprintf(err, errlen, "malformed reply to request %u", type);
 		return -EPROTO;
 	}
 	if (r.h.err) {
 		r.h.msg[sizeof(r.h.msg) - 1] = '\0';
-		unet_log(UNET_LOG_ERROR, "unetd: %s", r.h.msg[0] ? r.h.msg : strerror(-r.h.err));
+		if (err && errlen)
+			snprintf(err, errlen, "%s", r.h.msg[0] ? r.h.msg : strerror(-r.h.err));
 		return r.h.err < 0 ? r.h.err : -EPROTO;
 	}
 	if (rep)
-		memcpy(rep, r.b + sizeof(r.h), r.h.len < rep_cap ? r.h.len : rep_cap);
-	return r.h.len < rep_cap ? -EPROTO : 0;
+		memcpy(rep, r.b + sizeof(r.h), r.h.len < cap ? r.h.len : cap);
+	if (len)
+		*len = r.h.len;
+	return 0;
+}
+
+/* request() for the library's own calls: the daemon's reason goes to the
+ * log, and a reply shorter than asked for is a protocol error. */
+static int call_fd(int fd, uint16_t type, const void *body, uint32_t len, int send_fd, void *rep,
+		   uint32_t rep_cap, int *fds, int *nfds)
+{
+	char err[128];
+	uint32_t got = 0;
+	int r = request(fd, type, body, len, send_fd, rep, rep_cap, &got, fds, nfds, err,
+			sizeof(err));
+
+	if (r && err[0])
+		unet_log(UNET_LOG_ERROR, "unetd: %s", err);
+	if (!r && got < rep_cap)
+		r = -EPROTO;
+	return r;
 }
 
 static int call(int fd, uint16_t type, const void *body, uint32_t len, void *rep,
@@ -116,32 +142,83 @@ static int call(int fd, uint16_t type, const void *body, uint32_t len, void *rep
 	return call_fd(fd, type, body, len, -1, rep, rep_cap, fds, nfds);
 }
 
-static int connect_daemon(const char *path)
+int unet_daemon__call(int fd, uint16_t type, const void *body, uint32_t blen, void *rep,
+		      uint32_t cap, uint32_t *len, char *err, size_t errlen)
+{
+	if (fd < 0 || (!body && blen))
+		return -EINVAL;
+	return request(fd, type, body, blen, -1, rep, cap, len, NULL, NULL, err, errlen);
+}
+
+/* Where unetd listens: path, else $UNET_DAEMON_SOCKET, else the default. */
+static const char *socket_path(const char *path)
+{
+	const char *env = getenv(UNETD_SOCKET_ENV);
+
+	if (path && *path)
+		return path;
+	return env && *env ? env : UNETD_DEFAULT_SOCKET;
+}
+
+int unet_daemon__connect(const char *path, uint32_t *pid, uint32_t *version, char *err,
+			 size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct unetd_hello hello = { .version = UNETD_PROTO_VERSION }, rep;
-	const char *env = getenv(UNETD_SOCKET_ENV);
-	int fd, err;
+	struct unetd_hello hello = { .version = UNETD_PROTO_VERSION }, rep = { 0 };
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	uint32_t len = 0;
+	int fd, r;
 
-	if (!path)
-		path = env && *env ? env : UNETD_DEFAULT_SOCKET;
-	if (strlen(path) >= sizeof(sa.sun_path))
+	path = socket_path(path);
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "unetd socket path too long: %s", path);
 		return -ENAMETOOLONG;
+	}
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "socket: %s", strerror(-r));
+		return r;
+	}
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		err = -errno;
-		unet_log(UNET_LOG_ERROR, "unetd at %s: %s (is unetd running?)", path, strerror(-err));
+		r = -errno;
+		snprintf(err, errlen, "unetd not reachable at %s: %s (is unetd running? $%s)", path,
+			 strerror(-r), UNETD_SOCKET_ENV);
 		close(fd);
-		return err;
+		return r;
 	}
-	err = call(fd, UNETD_REQ_HELLO, &hello, sizeof(hello), &rep, sizeof(rep), NULL, NULL);
-	if (err) {
+	if (pid && !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
+		*pid = (uint32_t)cred.pid;
+	r = request(fd, UNETD_REQ_HELLO, &hello, sizeof(hello), -1, &rep, sizeof(rep), &len, NULL,
+		    NULL, err, errlen);
+	if (!r && len < sizeof(rep))
+		r = -EPROTO;
+	if (r) {
+		if (r == -ECONNRESET || r == -EPROTO)
+			snprintf(err, errlen,
+				 "unetd at %s refused our hello (it does not speak protocol version %d)",
+				 path, UNETD_PROTO_VERSION);
+		else if (r == -ETIMEDOUT)
+			snprintf(err, errlen, "unetd at %s does not answer", path);
+		else if (!err[0])
+			snprintf(err, errlen, "unetd at %s: %s", path, strerror(-r));
 		close(fd);
-		return err;
+		return r;
 	}
+	if (version)
+		*version = rep.version;
+	return fd;
+}
+
+static int connect_daemon(const char *path)
+{
+	char err[256];
+	int fd = unet_daemon__connect(path, NULL, NULL, err, sizeof(err));
+
+	if (fd < 0)
+		unet_log(UNET_LOG_ERROR, "%s", err);
 	return fd;
 }
 
