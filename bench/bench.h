@@ -60,6 +60,7 @@ struct bench_opts {
 	long tag, peer_tag, channels;
 	long busy_poll_usec;
 	uint32_t queue_mask;
+	long segment_bytes, ring; /* 0: the library's defaults */
 	int xdp_mode;		 /* enum unet_xdp_mode */
 	/* udp, udp-mmsg */
 	const char *local, *remote;

@@ -57,6 +57,7 @@ static void usage(FILE *f)
 		"common:     --mode spin|block  --cpu N  --timeout S (default 30)  --batch K (1..%d)\n"
 		"unet, uam:  --iface IF --tag T --peer MAC --peer-tag P [--channels N]\n"
 		"            [--busy-poll USEC] [--queue-mask M] [--xdp-mode native|skb|auto]\n"
+		"            [--segment BYTES] [--ring N] (unet: segment size, entries per ring)\n"
 		"udp, udp-mmsg: --local IP:PORT --remote IP:PORT\n"
 		"unet-udp:   --iface IF --local IP:PORT --remote IP:PORT [--queue-mask M]\n"
 		"            [--busy-poll USEC] [--xdp-mode M]: UDP/IPv4 over U-Net\n"
@@ -541,7 +542,7 @@ int main(int argc, char **argv)
 	enum {
 		O_TRANSPORT = 256, O_MODE, O_CPU, O_TIMEOUT, O_COUNT, O_WARMUP, O_SIZE, O_BATCH,
 		O_IDLE, O_IFACE, O_TAG, O_PEER, O_PEER_TAG, O_CHANNELS, O_BUSY, O_QMASK, O_XDP,
-		O_LOCAL, O_REMOTE, O_BULK, O_HELP
+		O_LOCAL, O_REMOTE, O_BULK, O_SEGMENT, O_RING, O_HELP
 	};
 	static const struct option lopts[] = {
 		{ "transport", 1, 0, O_TRANSPORT }, { "mode", 1, 0, O_MODE },
@@ -554,6 +555,7 @@ int main(int argc, char **argv)
 		{ "busy-poll", 1, 0, O_BUSY },	    { "queue-mask", 1, 0, O_QMASK },
 		{ "xdp-mode", 1, 0, O_XDP },	    { "local", 1, 0, O_LOCAL },
 		{ "remote", 1, 0, O_REMOTE },	    { "bulk-bytes", 1, 0, O_BULK },
+		{ "segment", 1, 0, O_SEGMENT },	    { "ring", 1, 0, O_RING },
 		{ "help", 0, 0, O_HELP },
 		{ 0, 0, 0, 0 }
 	};
@@ -603,6 +605,8 @@ int main(int argc, char **argv)
 			break;
 		case O_CHANNELS: if (parse_long(optarg, 1, 65535, &o.channels)) bad = "--channels"; break;
 		case O_BUSY: if (parse_long(optarg, 0, 1000000, &o.busy_poll_usec)) bad = "--busy-poll"; break;
+		case O_SEGMENT: if (parse_long(optarg, 4096, 1L << 30, &o.segment_bytes)) bad = "--segment"; break;
+		case O_RING: if (parse_long(optarg, 64, 65536, &o.ring) || (o.ring & (o.ring - 1))) bad = "--ring"; break;
 		case O_QMASK: if (parse_long(optarg, 0, UINT32_MAX, &v)) bad = "--queue-mask"; else o.queue_mask = (uint32_t)v; break;
 		case O_XDP:
 			if (!strcmp(optarg, "native")) o.xdp_mode = UNET_XDP_MODE_NATIVE;

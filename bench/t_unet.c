@@ -74,6 +74,8 @@ int bench_unet_setup(const struct bench_opts *o, struct unet_endpoint **ep,
 	eo.mode = (enum unet_xdp_mode)o->xdp_mode;
 	eo.busy_poll_usec = (uint32_t)o->busy_poll_usec;
 	eo.queue_mask = o->queue_mask;
+	eo.segment_size = (uint32_t)o->segment_bytes;
+	eo.rx_size = eo.tx_size = eo.fill_size = eo.comp_size = (uint32_t)o->ring;
 	*ep = unet_endpoint__create(o->iface, &eo);
 	if (!*ep) {
 		fprintf(stderr, "unet-bench: unet_endpoint__create %s: %s\n", o->iface, strerror(errno));
