@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,13 @@
 #define MAX_SEGMENT (64u << 20)
 #define RX_HEADROOM 2	 /* payloads 8-byte aligned, as the library's own */
 #define TX_OFF 2	 /* where a copied frame starts in our send buffer */
-#define QUANTUM 32	 /* frames per round of fair service, times the share */
+/* Fair service: a client of share S (the policy's weight, 1-1000, 100 by
+ * default) may send QUANTUM * S / SHARE_UNIT frames a round: 4 at the
+ * default share.  The deficit counts in 1/SHARE_UNIT of a frame, so that
+ * small shares add up across rounds and big ones stay proportional. */
+#define QUANTUM 4
+#define SHARE_UNIT 100
+#define DEFICIT_ROUNDS 4 /* what a backlogged client may be owed, in rounds */
 #define RX_BATCH 64
 
 /* ---- The shared region ----------------------------------------------- */
@@ -181,6 +188,9 @@ static uint64_t read_addr(const struct unetd_ring *r, uint32_t idx)
 	return ((const volatile uint64_t *)r->desc)[idx & r->mask];
 }
 
+/* Whether the current pass woke a client that was sleeping. */
+static bool woke_sleeper;
+
 static void notify(struct unetd_emul *e)
 {
 	/* Pairs with the client's store of client_sleeping and its fence
@@ -192,6 +202,7 @@ static void notify(struct unetd_emul *e)
 		if (write(e->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			unetd_log(UNET_LOG_DEBUG, "endpoint %u: notify: %s", e->handle,
 				  strerror(errno));
+		woke_sleeper = true;
 	}
 	e->notify_pending = false;
 }
@@ -348,35 +359,69 @@ static int iface_rx(struct unetd_iface *f)
 
 /* ---- The data plane ------------------------------------------------------- */
 
+/* Serve one round of deficit round robin over f's clients: each may send
+ * its quantum, plus what it was owed from earlier rounds while it stayed
+ * backlogged (what it does not use it does not keep once its ring is
+ * empty).  light picks whom: true, the clients with no more queued than
+ * one quantum (a ping-pong, a request), false, the backlogged.  Serving
+ * the light ones first changes only the order within a round, not what
+ * anyone gets: a message of a client that sends little waits for no
+ * flood ahead of it.  Sets *backlog if a ring still has frames after its
+ * turn. */
+static int serve_round(struct unetd_iface *f, bool light, bool *backlog)
+{
+	int work = 0;
+
+	for (struct unetd_emul *e = f->emuls; e; e = e->next) {
+		uint32_t avail = ring_avail(&e->tx);
+		int q = QUANTUM * (int)e->share, sent;
+
+		if (!avail || (avail * SHARE_UNIT <= (uint32_t)q) != light)
+			continue;
+		/* What it is owed (our own queue was full) is bounded, but
+		 * always lets a tiny share send a frame now and then. */
+		e->deficit += q;
+		if (e->deficit > DEFICIT_ROUNDS * q + SHARE_UNIT)
+			e->deficit = DEFICIT_ROUNDS * q + SHARE_UNIT;
+		sent = emul_tx(e, e->deficit / SHARE_UNIT);
+		e->deficit -= sent * SHARE_UNIT;
+		if (e->deficit < 0 || !ring_avail(&e->tx))
+			e->deficit = 0;
+		else
+			*backlog = true;
+		work += sent;
+	}
+	return work;
+}
+
 int unetd_dataplane_poll(struct unetd *d)
 {
 	int work = 0;
 
 	for (struct unetd_iface *f = d->ifaces; f; f = f->next) {
-		bool more = true;
+		bool backlog = false;
+		int light;
 
 		if (!f->ep)
 			continue;
+		/* One round per pass, receive side first: under a flood a
+		 * frame that arrived, or one a light client queued, waits for
+		 * at most one round (QUANTUM frames of each backlogged
+		 * client), not for several. */
+		woke_sleeper = false;
 		work += iface_rx(f);
-		/* Deficit round robin: each client may send QUANTUM frames per
-		 * unit of share a round; what it does not use it does not
-		 * keep once its ring is empty. */
-		for (int round = 0; more && round < 4; round++) {
-			more = false;
-			for (struct unetd_emul *e = f->emuls; e; e = e->next) {
-				int sent;
-
-				e->deficit += QUANTUM * (int)e->share;
-				sent = emul_tx(e, e->deficit);
-				e->deficit -= sent;
-				if (!ring_avail(&e->tx))
-					e->deficit = 0;
-				else
-					more = true;
-				work += sent;
-			}
-		}
+		light = serve_round(f, true, &backlog);
+		work += light + serve_round(f, false, &backlog);
 		unet_endpoint__complete(f->ep);
+		/* Saturated, and someone is waiting to run: a client we just
+		 * woke (its notify eventfd), or the peer of a light client's
+		 * message, woken by our send (veth runs the receiver's side
+		 * on our CPU).  On a machine with few CPUs, where a flooding
+		 * client spins on the other one, that process would otherwise
+		 * wait for our time slice to end (milliseconds); let it run
+		 * now.  Costs a system call per round only while saturated. */
+		if (backlog && (woke_sleeper || light))
+			sched_yield();
 	}
 	return work;
 }
