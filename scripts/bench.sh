@@ -48,7 +48,8 @@
 #               veth's native XDP, which first copies every frame sent by
 #               an AF_XDP socket into a page-pool buffer; docs/performance.md)
 #
-# Environment (full runs): BENCH_PP_COUNT (round trips per point, 20000),
+# Environment (full runs): BENCH_PP_COUNT (round trips per point, 20000;
+# unet-emul spinning at most BENCH_EMUL_SPIN_COUNT, 1000),
 # BENCH_PP_WARMUP (1000), BENCH_RATE_COUNT
 # (messages per rate pairing; default per transport and size),
 # BENCH_RATE_REPS (3), BENCH_SP_SECS (sockperf seconds, 2), BENCH_TIMEOUT
@@ -144,6 +145,7 @@ else
 	BULK_BYTES=4194304 BULK_COUNT=${BENCH_BULK_COUNT:-50}
 fi
 BATCH=32		# messages per send call (sendmmsg / TX ring kick)
+EMUL_SPIN_COUNT=${BENCH_EMUL_SPIN_COUNT:-1000}	# unet-emul spinning: round trips of ~8 ms
 SRV_CPU=1
 CLI_CPU=0
 TAG_A=1 TAG_B=2		# unet tags, namespace a (client) and b (server)
@@ -422,9 +424,16 @@ m_pingpong() {
 		record_fail "$kind" "$t" "$mode" "$size" "$ch" "$group" "$reason"
 		return 1
 	fi
+	# Spinning with the daemon's default --spin-us makes three spinning
+	# processes on two CPUs: round trips of a time slice (ms), so fewer.
+	local count=$PP_COUNT warmup=$PP_WARMUP
+	if [[ $t == unet-emul && $mode == spin ]]; then
+		((count > EMUL_SPIN_COUNT)) && count=$EMUL_SPIN_COUNT
+		((warmup > 50)) && warmup=50
+	fi
 	# shellcheck disable=SC2046
 	run_client "$p" "$BENCH" pingpong --transport "$bt" $(tp_args "$bt" a "$ch") --size "$size" \
-		--count "$PP_COUNT" --warmup "$PP_WARMUP" --mode "$mode" --cpu "$CLI_CPU" --timeout "$TO"
+		--count "$count" --warmup "$warmup" --mode "$mode" --cpu "$CLI_CPU" --timeout "$TO"
 	stop_pid "$spid"
 	CUR_PIDS=()
 	if ((CLIENT_RC == 124 || CLIENT_RC == 137)); then
