@@ -201,7 +201,7 @@ t_unetd_fair_slow_rx() {
 t_unetd_hostile() {
 	T_MODE=${T_MODE:-skb}
 	local names=(drop_wrong_src drop_unknown_tag drop_malformed drop_version pass) before=() k i
-	local e h c rc d0 d1 line
+	local e c rc d0 d1 line
 	setup_ns
 	attach a
 	in_a sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
