@@ -352,6 +352,7 @@ NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups env "UNET_DAEMON_SOCK
 # is not.
 emul_start() {
 	local i
+	emul_stop # one at a time: a daemon holds IF_B's queue while it runs
 	printf 'user 65534 kinds emulated tags 1-65535 endpoints 4\n' >"$EMUL_DIR/policy"
 	chmod 644 "$EMUL_DIR/policy"
 	rm -f "$EMUL_DIR/unetd.sock"
