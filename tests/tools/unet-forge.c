@@ -26,7 +26,7 @@
  * the second thread meanwhile rewrites, at random (seeded, --seed), the
  * send ring's descriptors, the frames in the segment, every ring index
  * and descriptor the client may write, and the region's header, for
- * SECONDS.  Prints
+ * SECONDS, in storms of 20 ms with 5 ms of calm between them.  Prints
  *   hostile honest=N scribbles=N tx_sent=N tx_bad_desc=N tx_bad_frame=N
  *           tx_foreign_tag=N tx_foreign_peer=N rx_delivered=N rx_dropped=N
  * (the daemon's counters for the endpoint: the one part of the region the
@@ -187,7 +187,7 @@ static void *honest_thread(void *arg)
 	struct hostile *h = arg;
 	struct unet_endpoint *ep = h->ep;
 	struct unet_queue *q = &ep->q[0];
-	uint32_t tx_prod = *q->tx.producer, fill_prod = *q->fill.producer;
+	uint32_t tx_prod = *q->tx.producer, fill_prod = *q->fill.producer, stuck = 0;
 	uint32_t fsz = ep->frame_size;
 
 	while (!atomic_load(&h->done) && h->honest < h->max_honest) {
@@ -195,6 +195,19 @@ static void *honest_thread(void *arg)
 		struct xdp_desc *d;
 		uint64_t addr;
 
+		/* The daemon consumed past our producer (it took a scribbled
+		 * producer index at its word): carry on from where it is,
+		 * or neither side would ever move again.  Likewise when the
+		 * ring has looked full for a while: the consumer index may be
+		 * a scribble, and the daemon, seeing our producer more than a
+		 * ring ahead of where it is, reads the ring as empty; start
+		 * again from the consumer index, or from the completion
+		 * ring's producer (the daemon completes every entry it
+		 * takes), in turn. */
+		if ((int32_t)(cons - tx_prod) > 0)
+			tx_prod = cons;
+		if (tx_prod - cons >= q->tx.size && ++stuck % 64 == 0)
+			tx_prod = (stuck & 64) ? cons : __atomic_load_n(q->comp.producer, __ATOMIC_ACQUIRE);
 		/* Room on the send ring (the daemon's consumer index; a
 		 * scribbled one only makes us overwrite or wait). */
 		if (tx_prod - cons < q->tx.size) {
@@ -208,6 +221,8 @@ static void *honest_thread(void *arg)
 			h->honest++;
 		}
 		/* Keep the free queue stocked and throw away what arrived. */
+		if ((int32_t)(__atomic_load_n(q->fill.consumer, __ATOMIC_ACQUIRE) - fill_prod) > 0)
+			fill_prod = __atomic_load_n(q->fill.consumer, __ATOMIC_ACQUIRE);
 		while (fill_prod - __atomic_load_n(q->fill.consumer, __ATOMIC_ACQUIRE) < q->fill.size) {
 			((uint64_t *)q->fill.ring)[fill_prod & q->fill.mask] =
 				(uint64_t)(HONEST_TX_FRAMES + fill_prod % HONEST_RX_FRAMES) * fsz;
@@ -217,10 +232,14 @@ static void *honest_thread(void *arg)
 				 __ATOMIC_RELEASE);
 		__atomic_store_n(q->comp.consumer, __atomic_load_n(q->comp.producer, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELEASE);
-		if ((h->honest & 15) == 0 || (*q->tx.flags & UNETD_RING_NEED_WAKEUP))
+		/* Kick every 16 messages, when the flags say so, and when the
+		 * ring looks full (its consumer index may be a scribble: the
+		 * daemon rewrites it once it consumes again). */
+		if ((h->honest & 15) == 0 || (*q->tx.flags & UNETD_RING_NEED_WAKEUP) ||
+		    tx_prod - cons >= q->tx.size) {
 			unet_remote_kick(ep);
-		if ((h->honest & 63) == 0)
 			sched_yield();
+		}
 	}
 	return NULL;
 }
@@ -318,6 +337,11 @@ static int hostile(struct unet_endpoint *ep, const uint8_t peer[6], uint16_t tag
 			unet_remote_kick(ep);
 		if ((h.scribbles & 255) == 0)
 			sched_yield();
+		/* Storms of 20 ms with 5 ms of calm between them: in the calm
+		 * the honest thread's messages get through a region left in
+		 * whatever state the storm made, which is a case too. */
+		if (t.tv_nsec / 1000000 % 25 >= 20)
+			usleep(5000);
 	}
 	atomic_store(&h.done, true);
 	pthread_join(th, NULL);
