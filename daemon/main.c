@@ -32,22 +32,7 @@
 #define DEFAULT_SPIN_US 200
 #define BUSY_PASSES 16
 
-static int log_level = UNET_LOG_INFO;
 static struct unetd daemon_state;
-
-void unetd_log(int level, const char *fmt, ...)
-{
-	static const char *const names[] = { "error", "warning", "info", "debug" };
-	va_list ap;
-
-	if (level > log_level)
-		return;
-	fprintf(stderr, "unetd: %s: ", names[level]);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static void lib_log(enum unet_log_level level, const char *msg, void *ctx)
 {
@@ -196,7 +181,7 @@ int main(int argc, char **argv)
 			d->grant_queues = (uint32_t)strtoul(optarg, NULL, 0);
 			break;
 		case 'v':
-			log_level = UNET_LOG_DEBUG;
+			unetd_log_level = UNET_LOG_DEBUG;
 			break;
 		case 'h':
 			usage(stdout);

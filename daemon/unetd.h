@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * unetd.h - the daemon's objects, shared by its files:
- *   main.c    options, the socket, the event loop
+ *   main.c    options, the event loop
+ *   log.c     the log
  *   server.c  client connections and their requests (lib/proto/unetd_proto.h)
  *   iface.c   the interfaces it serves: attach, maps, its real endpoint,
  *             quotas
@@ -157,7 +158,8 @@ struct unetd {
 	volatile int stop;
 };
 
-/* Log through the library's log callback setup (main.c prints). */
+/* log.c: a line on stderr if level is at most unetd_log_level. */
+extern int unetd_log_level;
 void unetd_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* server.c */
