@@ -229,6 +229,8 @@ static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t le
 	uint16_t proto, dst_tag, src_tag, plen;
 
 	/* Frames shorter than 60 bytes are padded to 60 by the library. */
+	if (len >= UNET_ETH_HLEN && (uint16_t)(f[12] << 8 | f[13]) != UNET_ETH_P)
+		return unetd_udp_check(e, (uint8_t *)f, len); /* IPv4/UDP, ARP */
 	if (len < UNET_PAYLOAD_OFF ||
 	    len > (UNET_PAYLOAD_OFF + info->max_payload < 60 ? 60 : UNET_PAYLOAD_OFF + info->max_payload))
 		return &k->tx_bad_frame;
@@ -308,7 +310,7 @@ static int emul_tx(struct unetd_emul *e, int budget)
 
 /* ---- Receiving: into the owner's buffers -------------------------------- */
 
-static void deliver(struct unetd_emul *e, const uint8_t *frame, uint32_t len)
+void unetd_emul_deliver(struct unetd_emul *e, const uint8_t *frame, uint32_t len)
 {
 	struct unetd_ep_counters *k = &e->region->counters;
 	struct xdp_desc *rd;
@@ -345,7 +347,7 @@ static int iface_rx(struct unetd_iface *f)
 		/* U-Net frames are untagged: the header is right before the
 		 * payload the core handed us. */
 		if (c)
-			deliver(c->owner, (const uint8_t *)ds[i].data - UNET_PAYLOAD_OFF,
+			unetd_emul_deliver(c->owner, (const uint8_t *)ds[i].data - UNET_PAYLOAD_OFF,
 				ds[i].len + UNET_PAYLOAD_OFF);
 	}
 	if (n > 0) {
@@ -544,6 +546,9 @@ void unetd_emul_free(struct unetd *d, struct unetd_emul *e)
 
 	while (e->chans)
 		unetd_emul_chan_close(d, e, e->chans->tag);
+	while (e->udp)
+		unetd_udp_close(e->iface, e->iface->info.id, &e->udp, false, e->udp->laddr,
+				e->udp->lport);
 	for (pp = &e->iface->emuls; *pp; pp = &(*pp)->next)
 		if (*pp == e) {
 			*pp = e->next;

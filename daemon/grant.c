@@ -116,6 +116,8 @@ static void grant_release(struct unetd *d, struct unetd_direct *g)
 	(void)d;
 	while (g->chans)
 		unetd_direct_chan_close(g, g->chans->tag);
+	while (g->slot_claimed && g->udp)
+		unetd_udp_close(g->iface, g->slot, &g->udp, true, g->udp->laddr, g->udp->lport);
 	if (g->slot_claimed) {
 		unet_iface_xsk_set(g->iface->maps, g->slot, g->queue, -1);
 		unet_iface_slot_release(g->iface->maps, g->slot, g->token);
@@ -246,10 +248,10 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 	*err = make_segment(g, seg);
 	/* The socket is made in the device's namespace: it binds there. */
 	if (!*err)
-		*err = unetd_netns_enter(d, c);
+		*err = unetd_netns_enter(d, c->netns_fd, &c->netns);
 	if (!*err) {
 		*err = make_socket(g, g->iface->ifindex, frame, ring);
-		unetd_netns_leave(d, c);
+		unetd_netns_leave(d, c->netns_fd, &c->netns);
 	}
 	if (*err) {
 		snprintf(msg, msglen, "%s queue %u: AF_XDP socket: %s", ifname, g->queue,

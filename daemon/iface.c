@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -88,16 +90,16 @@ int unetd_netns_check(int fd, struct unetd_ns *ns)
 	return ns_of(fd, ns);
 }
 
-int unetd_netns_enter(struct unetd *d, const struct unetd_client *c)
+int unetd_netns_enter(struct unetd *d, int fd, const struct unetd_ns *ns)
 {
-	if (c->netns_fd < 0 || ns_equal(&c->netns, &d->own_netns))
+	if (fd < 0 || ns_equal(ns, &d->own_netns))
 		return 0;
-	return setns(c->netns_fd, CLONE_NEWNET) ? -errno : 0;
+	return setns(fd, CLONE_NEWNET) ? -errno : 0;
 }
 
-void unetd_netns_leave(struct unetd *d, const struct unetd_client *c)
+void unetd_netns_leave(struct unetd *d, int fd, const struct unetd_ns *ns)
 {
-	if (c->netns_fd < 0 || ns_equal(&c->netns, &d->own_netns))
+	if (fd < 0 || ns_equal(ns, &d->own_netns))
 		return;
 	/* Coming back cannot fail for a namespace we hold an fd of; if it
 	 * did, every later request would be served in the wrong one. */
@@ -128,13 +130,16 @@ struct unetd_iface *unetd_iface_get(struct unetd *d, const struct unetd_client *
 	for (f = d->ifaces; f; f = f->next)
 		if (!strcmp(f->ifname, ifname) && ns_equal(&f->ns, ns))
 			return f;
-	*err = unetd_netns_enter(d, c);
+	*err = unetd_netns_enter(d, c->netns_fd, &c->netns);
 	if (*err)
 		return NULL;
 	f = iface_new(d, c, ifname, err);
-	unetd_netns_leave(d, c);
-	if (f)
-		f->ns = *ns;
+	unetd_netns_leave(d, c->netns_fd, &c->netns);
+	if (!f)
+		return NULL;
+	f->ns = *ns;
+	/* Kept to come back to the device's namespace later (UDP ports). */
+	f->ns_fd = c->netns_fd >= 0 ? fcntl(c->netns_fd, F_DUPFD_CLOEXEC, 0) : -1;
 	return f;
 }
 
@@ -173,6 +178,12 @@ static struct unetd_iface *iface_new(struct unetd *d, const struct unetd_client 
 		if (*err)
 			goto fail;
 	}
+	if (f->ep) {
+		/* Routes the UDP datagrams and ARP of emulated endpoints. */
+		*err = unet_layer_attach(f->ep, &unetd_route_layer, f);
+		if (*err)
+			goto fail;
+	}
 	f->next = d->ifaces;
 	d->ifaces = f;
 	unetd_log(UNET_LOG_INFO, "%s: serving (emulated on queues %#x, direct grants on %#x)%s",
@@ -180,6 +191,7 @@ static struct unetd_iface *iface_new(struct unetd *d, const struct unetd_client 
 		  c->netns_fd >= 0 ? " in the client's network namespace" : "");
 	return f;
 fail:
+	unet_endpoint__destroy(f->ep);
 	unet_iface__close(f->maps);
 	free(f);
 	return NULL;
@@ -193,6 +205,8 @@ void unetd_iface_free_all(struct unetd *d)
 		d->ifaces = f->next;
 		unet_endpoint__destroy(f->ep);
 		unet_iface__close(f->maps);
+		if (f->ns_fd >= 0)
+			close(f->ns_fd);
 		free(f);
 	}
 }

@@ -49,6 +49,7 @@ struct unetd_src {
  * of its tags. */
 struct unetd_iface {
 	struct unetd_ns ns; /* the namespace the device lives in */
+	int ns_fd;	    /* and a handle on it (-1: the daemon's own) */
 	char ifname[16];
 	int ifindex;
 	struct unet_iface *maps;  /* the attached program's tables */
@@ -93,6 +94,7 @@ struct unetd_emul {
 	int memfd, kick_fd, notify_fd;
 	struct unetd_ring fill, rx, tx, comp;
 	struct unetd_chan *chans;
+	struct unetd_udp_port *udp;	/* its UDP ports (on the real endpoint's slot) */
 	struct unetd_chan *by_tag_hint; /* last used, for the common one-channel case */
 	int deficit;			/* fair service: frames it may still send */
 	uint32_t share;
@@ -100,6 +102,13 @@ struct unetd_emul {
 	struct unetd_src src;
 	struct unetd_emul *next;	/* the interface's list */
 	struct unetd_emul *cnext;	/* the client's list */
+};
+
+/* A UDP port an endpoint from the daemon opened (daemon/udp.c). */
+struct unetd_udp_port {
+	uint32_t laddr; /* network order */
+	uint16_t lport; /* host order */
+	struct unetd_udp_port *next;
 };
 
 /* A channel of a direct grant: an entry in the maps for its slot. */
@@ -120,6 +129,7 @@ struct unetd_direct {
 	void *umem;
 	size_t umem_size;
 	struct unetd_dchan *chans;
+	struct unetd_udp_port *udp;
 	struct unetd_direct *cnext; /* the client's list */
 };
 
@@ -181,8 +191,8 @@ struct unetd_iface *unetd_iface_get(struct unetd *d, const struct unetd_client *
 int unetd_netns_check(int fd, struct unetd_ns *ns);
 /* Enter c's namespace for the request (if it is not the daemon's) and
  * come back.  Return 0 or -errno. */
-int unetd_netns_enter(struct unetd *d, const struct unetd_client *c);
-void unetd_netns_leave(struct unetd *d, const struct unetd_client *c);
+int unetd_netns_enter(struct unetd *d, int fd, const struct unetd_ns *ns);
+void unetd_netns_leave(struct unetd *d, int fd, const struct unetd_ns *ns);
 void unetd_iface_free_all(struct unetd *d);
 /* Whether c's user may have one more endpoint of seg bytes under g.
  * Returns 0 or -EDQUOT with msg. */
@@ -199,7 +209,26 @@ int unetd_direct_chan_open(struct unetd_direct *g, const struct unetd_ch_open *r
 			   const struct unetd_grant *gr, char *msg, size_t msglen);
 int unetd_direct_chan_close(struct unetd_direct *g, uint16_t tag);
 
+/* udp.c */
+/* Open a UDP port for an endpoint registered under slot (a grant's own,
+ * or the real endpoint's for an emulated one), after the policy allows
+ * it; list is the endpoint's ports.  Fills rep and a read-only fd of the
+ * neighbour map.  Returns 0 or -errno with msg. */
+int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
+		   struct unetd_udp_port **list, const struct unetd_udp_open *req,
+		   const struct unetd_grant *g, struct unetd_udp_opened *rep, int *neigh_fd,
+		   char *msg, size_t msglen);
+/* Close it; per_endpoint_slot: the slot is this endpoint's alone (a
+ * grant), else shared by every emulated endpoint of f.  0 or -ENOENT. */
+int unetd_udp_close(struct unetd_iface *f, uint32_t slot, struct unetd_udp_port **list,
+		    bool per_endpoint_slot, uint32_t laddr, uint16_t lport);
+/* The check of an emulated endpoint's non-U-Net frame (IPv4/UDP, ARP):
+ * NULL if it may go, else the counter to charge. */
+uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len);
+extern const struct unet_layer unetd_route_layer;
+
 /* emul.c */
+void unetd_emul_deliver(struct unetd_emul *e, const uint8_t *frame, uint32_t len);
 /* Make an emulated endpoint for c on ifname.  Returns it, or NULL with
  * *err (negative errno) and msg filled. */
 struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,

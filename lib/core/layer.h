@@ -65,6 +65,18 @@ uint32_t unet_layer_mtu(const struct unet_endpoint *ep);
  * -EINVAL if the endpoint did not bind it. */
 int unet_layer_txq(const struct unet_endpoint *ep, int qid);
 
+/* An endpoint served by unetd has no interface maps (unet_layer_iface is
+ * NULL): a layer asks the daemon for what it would have written there.
+ * One request (type, body: lib/proto/unetd_proto.h) on the endpoint's
+ * connection; up to cap bytes of the reply to rep; *fd gets a descriptor
+ * the reply carried (-1: none) if fd is not NULL.  Returns 0, the
+ * daemon's error (its reason logged), -ENOTCONN (not an endpoint from
+ * unetd), -errno. */
+int unet_layer_daemon_call(struct unet_endpoint *ep, uint16_t type, const void *body,
+			   uint32_t len, void *rep, uint32_t cap, int *fd);
+/* The endpoint's id at the daemon (its requests name it). */
+uint32_t unet_layer_daemon_ep(const struct unet_endpoint *ep);
+
 /* ---- Sending whole frames -------------------------------------------- */
 
 /* Where buf (a buffer the application or the layer holds, from

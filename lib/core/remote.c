@@ -475,6 +475,24 @@ void unet_remote_channel_close(struct unet_endpoint *ep, uint16_t tag)
 		call(ep->daemon_fd, UNETD_REQ_CH_CLOSE, &req, sizeof(req), NULL, 0, NULL, NULL);
 }
 
+int unet_layer_daemon_call(struct unet_endpoint *ep, uint16_t type, const void *body,
+			   uint32_t len, void *rep, uint32_t cap, int *fd)
+{
+	int fds[1] = { -1 }, nfds = fd ? 1 : 0, err;
+
+	if (!ep || ep->daemon_fd < 0)
+		return -ENOTCONN;
+	err = call(ep->daemon_fd, type, body, len, rep, cap, fd ? fds : NULL, fd ? &nfds : NULL);
+	if (fd)
+		*fd = nfds ? fds[0] : -1;
+	return err;
+}
+
+uint32_t unet_layer_daemon_ep(const struct unet_endpoint *ep)
+{
+	return ep->remote_ep;
+}
+
 /* ---- The data path's few differences ---------------------------------------- */
 
 void unet_remote_kick(struct unet_endpoint *ep)

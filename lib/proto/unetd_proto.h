@@ -33,6 +33,9 @@ enum unetd_req_type {
 	UNETD_REQ_CH_CLOSE,	 /* body: struct unetd_ch_ref */
 	UNETD_REQ_STATUS,	 /* no body; reply: struct unetd_status + entries */
 	UNETD_REQ_WHOAMI,	 /* body: struct unetd_whoami; reply: struct unetd_whoami_rep */
+	UNETD_REQ_UDP_OPEN,	 /* body: struct unetd_udp_open; reply: struct unetd_udp_opened,
+				  * fd: the interface's neighbour map, read-only */
+	UNETD_REQ_UDP_CLOSE,	 /* body: struct unetd_udp_close */
 	UNETD_REQ__COUNT
 };
 
@@ -238,6 +241,37 @@ struct unetd_whoami_rep {
 	char tags[96];		 /* "1-100,200", "none"; ends in "..." when cut (NUL-terminated) */
 	char udp[64];		 /* UDP ports, the same way */
 	char rule[64];		 /* the rule that decided, e.g. "policy:3 user 65534" */
+};
+
+/* ---- UNETD_REQ_UDP_OPEN / _CLOSE: UDP/IPv4 ports (unet_udp.h) --------- */
+
+/*
+ * A UDP socket on an endpoint from unetd: the daemon checks the port
+ * against the policy's `udp` list, decides whether the kernel owns the
+ * address (then the kernel answers ARP for it), and registers port and
+ * address in the interface's maps -- for a direct grant's own slot, or
+ * for its real endpoint's, routing those datagrams and ARP frames to the
+ * emulated endpoint that opened the port (and checking that endpoint's
+ * IPv4 and ARP sends against its ports and addresses).
+ */
+struct unetd_udp_open {
+	uint32_t ep;
+	uint32_t laddr;	  /* network order */
+	uint32_t raddr;	  /* connected peer, 0: any (network order) */
+	uint16_t lport;	  /* host order */
+	uint16_t rport;	  /* host order, 0: any */
+};
+
+struct unetd_udp_opened {
+	uint32_t kernel_addr; /* 1: the kernel has laddr (it answers ARP for it) */
+	uint32_t owns_addr;   /* 1: this endpoint registered laddr now */
+};
+
+struct unetd_udp_close {
+	uint32_t ep;
+	uint32_t laddr;
+	uint16_t lport;
+	uint16_t pad;
 };
 
 #endif /* UNETD_PROTO_H */

@@ -37,6 +37,7 @@
 #include <bpf/bpf.h>
 
 #include "core/layer.h"
+#include "proto/unetd_proto.h"
 #include "udp/udp_impl.h"
 
 #define DEFAULT_ARP_TTL_MS 60000u
@@ -206,27 +207,26 @@ static struct unet_udp_state *state(struct unet_endpoint *ep)
 		errno = -err;
 		return NULL;
 	}
-	/* UDP ports are entries in the interface's maps: an endpoint unetd
-	 * serves has no access to them (not built yet through the daemon). */
-	if (!unet_layer_iface(ep)) {
-		unet_log(UNET_LOG_ERROR, "UDP sockets are not available on emulated endpoints yet");
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
 	st = calloc(1, sizeof(*st));
 	if (!st) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	st->ep = ep;
+	/* NULL for an endpoint from unetd: its ports are asked of the daemon,
+	 * which also hands over the neighbour map (read-only) with the first. */
 	st->iface = unet_layer_iface(ep);
+	if (!if_indextoname((unsigned int)info.ifindex, st->ifname))
+		snprintf(st->ifname, sizeof(st->ifname), "ifindex %d", info.ifindex);
 	st->slot = unet_layer_slot(ep);
 	st->mtu = unet_layer_mtu(ep);
 	st->frame_size = info.frame_size;
 	memcpy(st->mac, info.mac, 6);
-	st->neigh_fd = unet_iface_map_open(st->iface, UNET_MAP_NEIGH, BPF_MAP_TYPE_LRU_HASH,
-					   sizeof(__u32), sizeof(struct unet_neigh_val));
-	if (st->neigh_fd < 0) {
+	st->neigh_fd = !st->iface ? -1
+				  : unet_iface_map_open(st->iface, UNET_MAP_NEIGH,
+							BPF_MAP_TYPE_LRU_HASH, sizeof(__u32),
+							sizeof(struct unet_neigh_val));
+	if (st->iface && st->neigh_fd < 0) {
 		errno = -st->neigh_fd;
 		free(st);
 		return NULL;
@@ -235,7 +235,8 @@ static struct unet_udp_state *state(struct unet_endpoint *ep)
 	st->ip_id = (uint16_t)(getpid() ^ (uint32_t)now_ns());
 	err = unet_layer_attach(ep, &udp_layer, st);
 	if (err) {
-		close(st->neigh_fd);
+		if (st->neigh_fd >= 0)
+			close(st->neigh_fd);
 		free(st);
 		errno = -err;
 		return NULL;
@@ -267,6 +268,58 @@ static bool kernel_owns(uint32_t addr)
 	freeifaddrs(ifa);
 	return found;
 }
+
+/* Register s's port and address in the interface's maps ourselves (we
+ * are root and opened them). */
+static int port_open_local(struct unet_udp_state *st, struct unet_udp_sock *s)
+{
+	int err = unet_udp_port_add(st->iface, st->slot, s->laddr, s->lport, s->raddr, s->rport);
+
+	if (err)
+		return err;
+	/* The address: the kernel's (it answers ARP, we only learn from it),
+	 * or ours to answer for -- decided here, once: the receive path
+	 * never walks the kernel's addresses.  A live endpoint that
+	 * registered it first keeps it. */
+	s->kernel_addr = kernel_owns(s->laddr);
+	err = unet_udp_addr_claim(st->iface, st->slot, s->laddr,
+				  s->kernel_addr ? 0 : UNET_UDP_ADDR_ARP);
+	if (err < 0) {
+		unet_udp_port_remove(st->iface, st->slot, s->laddr, s->lport);
+		return err;
+	}
+	s->owns_addr = err == 1;
+	return 0;
+}
+
+/* Ask unetd: it checks the port against its policy, decides about the
+ * address in the device's namespace, registers both, and gives us the
+ * neighbour map to read (the first time; later ones are the same map). */
+static int port_open_remote(struct unet_udp_state *st, struct unet_udp_sock *s)
+{
+	struct unetd_udp_open req = { .ep = unet_layer_daemon_ep(st->ep),
+				      .laddr = s->laddr,
+				      .raddr = s->raddr,
+				      .lport = s->lport,
+				      .rport = s->rport };
+	struct unetd_udp_opened rep;
+	int fd = -1, err;
+
+	err = unet_layer_daemon_call(st->ep, UNETD_REQ_UDP_OPEN, &req, sizeof(req), &rep,
+				     sizeof(rep), &fd);
+	if (err)
+		return err;
+	if (st->neigh_fd < 0)
+		st->neigh_fd = fd;
+	else if (fd >= 0)
+		close(fd);
+	if (st->neigh_fd < 0)
+		return -EPROTO;
+	s->kernel_addr = rep.kernel_addr;
+	s->owns_addr = rep.owns_addr;
+	return 0;
+}
+
 
 /* Whether ifname is a veth (ethtool driver name). */
 static bool is_veth(const char *ifname)
@@ -351,31 +404,17 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 	s->txq = txq;
 	s->st = st;
 	s->accept_partial = partial == UNET_UDP_PARTIAL_ACCEPT ||
-			    (partial == UNET_UDP_PARTIAL_AUTO && is_veth(st->iface->ifname));
+			    (partial == UNET_UDP_PARTIAL_AUTO && is_veth(st->ifname));
 
-	err = unet_udp_port_add(st->iface, st->slot, s->laddr, s->lport, s->raddr, s->rport);
+	err = st->iface ? port_open_local(st, s) : port_open_remote(st, s);
 	if (err) {
 		free(s);
 		errno = -err;
 		return NULL;
 	}
-	/* The address: the kernel's (it answers ARP, we only learn from it),
-	 * or ours to answer for -- decided here, once: the receive path
-	 * never walks the kernel's addresses.  A live endpoint that
-	 * registered it first keeps it. */
-	s->kernel_addr = kernel_owns(s->laddr);
-	err = unet_udp_addr_claim(st->iface, st->slot, s->laddr,
-				  s->kernel_addr ? 0 : UNET_UDP_ADDR_ARP);
-	if (err < 0) {
-		unet_udp_port_remove(st->iface, st->slot, s->laddr, s->lport);
-		free(s);
-		errno = -err;
-		return NULL;
-	}
-	s->owns_addr = err == 1;
 	s->next = st->socks;
 	st->socks = s;
-	unet_log(UNET_LOG_INFO, "%s: UDP port %u on endpoint %u%s", st->iface->ifname,
+	unet_log(UNET_LOG_INFO, "%s: UDP port %u on endpoint %u%s", st->ifname,
 		 local_port, st->slot, s->accept_partial ? " (partial checksums accepted)" : "");
 	return s;
 }
@@ -393,6 +432,17 @@ void unet_udp__close(struct unet_udp_sock *s)
 			*pp = s->next;
 			break;
 		}
+	}
+	if (!st->iface) {
+		/* The daemon releases the address with its last port. */
+		struct unetd_udp_close req = { .ep = unet_layer_daemon_ep(st->ep),
+					       .laddr = s->laddr,
+					       .lport = s->lport };
+
+		unet_layer_daemon_call(st->ep, UNETD_REQ_UDP_CLOSE, &req, sizeof(req), NULL, 0,
+				       NULL);
+		free(s);
+		return;
 	}
 	unet_udp_port_remove(st->iface, st->slot, s->laddr, s->lport);
 	for (struct unet_udp_sock *o = st->socks; o; o = o->next)
@@ -415,7 +465,8 @@ static void udp_layer_destroy(void *state)
 
 	while (st->socks)
 		unet_udp__close(st->socks);
-	close(st->neigh_fd);
+	if (st->neigh_fd >= 0)
+		close(st->neigh_fd);
 	free(st);
 }
 
@@ -552,7 +603,7 @@ static int resolve_step(struct unet_udp_sock *s, uint32_t ip, uint64_t now, uint
 		return -EHOSTUNREACH;
 	case UNET_ARP_GAVE_UP:
 		st->st.arp_failed++;
-		unet_log(UNET_LOG_WARN, "%s: no ARP answer for %s", st->iface->ifname,
+		unet_log(UNET_LOG_WARN, "%s: no ARP answer for %s", st->ifname,
 			 inet_ntoa((struct in_addr){ .s_addr = ip }));
 		return -EHOSTUNREACH;
 	case UNET_ARP_ASK:
@@ -561,7 +612,7 @@ static int resolve_step(struct unet_udp_sock *s, uint32_t ip, uint64_t now, uint
 	/* Our address may have lost its registration (the endpoint that
 	 * held it closed): without one the XDP program learns nothing for
 	 * it, so take it over. */
-	if (!s->owns_addr &&
+	if (!s->owns_addr && st->iface &&
 	    unet_udp_addr_claim(st->iface, st->slot, s->laddr,
 				s->kernel_addr ? 0 : UNET_UDP_ADDR_ARP) == 1)
 		s->owns_addr = true;

@@ -212,7 +212,9 @@ struct unet_udp_sock {
 /* The endpoint's UDP layer (attached with unet_layer_attach). */
 struct unet_udp_state {
 	struct unet_endpoint *ep;
-	struct unet_iface *iface;
+	struct unet_iface *iface; /* NULL: an endpoint from unetd, which keeps
+				   * the maps for us (remote) */
+	char ifname[16];
 	uint32_t slot; /* our endpoint slot */
 	uint32_t mtu, frame_size;
 	uint8_t mac[6];

@@ -15,6 +15,7 @@ TESTS+=(
 	"unetd_lifecycle|-|90|a SIGKILLed client's endpoint and tag are freed at once; the endpoint quota gives EDQUOT; a killed daemon makes the client's next call fail with ECONNRESET, and a restarted one serves again"
 	"unetd_direct|xdp|90|a direct-access grant to user nobody (the daemon's queue set aside with --grant-queues): pingpong and every size byte for byte at a direct endpoint's speed; the granted socket cannot be rebound, given another segment or resized; a grant past the client's locked-memory limit is refused; emulated endpoints are refused where every queue is granted"
 	"unetd_netns|xdp|90|one daemon (in namespace b) serves endpoints in two network namespaces: nobody's pingpong server in a and client in b, both emulated, every message back"
+	"unetd_udp|xdp|150|UDP/IPv4 over U-Net as user nobody, on an emulated endpoint and on a direct grant: every size 1..1472 byte for byte both ways with the kernel's UDP in namespace a; a port the policy does not grant is refused; an emulated endpoint cannot send from a port or address it did not open"
 	"unetd_uam|-|90|Active Messages (examples/kv) unchanged on an emulated endpoint of user nobody, at 10% injected loss, against a root server"
 	"unetd_fuzz|-|150|10000 seeded hostile requests on the daemon's socket (as nobody and as root) while an honest client keeps pinging: the daemon keeps serving; a user's connections are bounded"
 )
@@ -395,5 +396,62 @@ t_unetd_netns() {
 	unet_bg_wait "$s" 10 || fail "pingpong server in namespace a failed"
 	grep -q "$IF_A: serving .*in the client's network namespace" "$T_DIR/unetd.log" ||
 		fail "the daemon did not serve $IF_A in namespace a"
+	stop_unetd
+}
+
+# udp_round KIND: nobody's U-Net UDP in b <-> kernel UDP in a, every size
+# both ways (the daemon already running).
+udp_round() {
+	local kind=$1 pid
+	as_user_cmd 65534
+	"${AS[@]}" "$UUDP" echo "$IF_B" --local "$IP_B:7000" --timeout 100 \
+		>"$T_DIR/uecho-$kind.log" 2>&1 &
+	pid=$!
+	_UNET_BG_PIDS+=("$pid")
+	wait_ready "$T_DIR/uecho-$kind.log" "$pid" >/dev/null
+	in_a "$KUDP" sizes --local "$IP_A:7001" --remote "$IP_B:7000" --max 1472 --timeout 90 \
+		>"$T_DIR/ksizes-$kind.log" 2>&1
+	cat "$T_DIR/ksizes-$kind.log"
+	grep -qx "sizes ok 1..1472" "$T_DIR/ksizes-$kind.log" ||
+		fail "kernel client -> nobody's UDP echo ($kind) failed"
+	stop "$pid" "$T_DIR/uecho-$kind.log" "U-Net echo ($kind)"
+	unet_bg_a "$KUDP" echo --local "$IP_A:7100" --timeout 100 >"$T_DIR/kecho-$kind.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/kecho-$kind.log" "$pid" >/dev/null
+	as_nobody "$UUDP" sizes "$IF_B" --local "$IP_B:7101" --remote "$IP_A:7100" --max 1472 \
+		--timeout 90 >"$T_DIR/usizes-$kind.log" 2>&1
+	cat "$T_DIR/usizes-$kind.log"
+	grep -qx "sizes ok 1..1472" "$T_DIR/usizes-$kind.log" ||
+		fail "nobody's UDP client ($kind) -> kernel echo failed"
+	stop "$pid" "$T_DIR/kecho-$kind.log" "kernel echo"
+}
+
+t_unetd_udp() {
+	local out
+	setup_ns
+	attach a
+	attach b
+	in_a ethtool -K "$IF_A" tx off >/dev/null 2>&1
+	in_b ethtool -K "$IF_B" tx off >/dev/null 2>&1
+	start_unetd "user 65534 kinds emulated tags 1-100 udp 7000-7200"
+	udp_round emulated
+	grep -q "emulated endpoint" "$T_DIR/unetd.log" || fail "the UDP client did not get an emulated endpoint"
+
+	# A port outside the grant.
+	out=$(as_nobody "$UUDP" echo "$IF_B" --local "$IP_B:9000" --timeout 2 2>&1)
+	echo "port 9000: $out"
+	grep -q 'UDP port 9000 not granted' <<<"$out" || fail "a port outside the policy was not refused clearly"
+
+	# Sends from ports and addresses it did not open never leave.
+	as_nobody "$BUILD/tools/unet-forge-udp" "$IF_B" --local "$IP_B:7150" --remote "$IP_A:7151" \
+		>"$T_DIR/forge-udp.log" 2>&1 || { cat "$T_DIR/forge-udp.log"; fail "the daemon let a forged UDP or ARP frame go"; }
+	cat "$T_DIR/forge-udp.log"
+	stop_unetd
+
+	# The same over a direct grant (the daemon keeps no queue for itself).
+	UNETD_DIR=
+	start_unetd "user 65534 kinds direct tags 1-100 udp 7000-7200" --grant-queues 0x1
+	udp_round direct
+	grep -q "direct endpoint" "$T_DIR/unetd.log" || fail "the UDP client did not get a direct grant"
 	stop_unetd
 }

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * udp.c - UDP/IPv4 over U-Net (unet_udp.h) for endpoints the daemon
+ * serves: the ports, the routing of datagrams and ARP to emulated
+ * endpoints, and the check of what those send.
+ *
+ * A port a client opens is an entry in the interface's unet_udp_ports
+ * map, registered here after the policy's `udp` list allows it: for a
+ * direct grant under the grant's own slot (the XDP program then puts the
+ * datagrams on the client's socket), for an emulated endpoint under the
+ * daemon's real endpoint's slot -- the datagrams come to the daemon,
+ * whose layer on that endpoint hands each to the emulated endpoint that
+ * opened the port.  Whether the kernel owns the address (and answers ARP
+ * for it) is decided here, in the device's namespace, not by the client.
+ *
+ * An emulated endpoint may send IPv4/UDP only from an address and port it
+ * opened, and ARP only for an address it has a port on; the daemon writes
+ * the Ethernet source and, in ARP, the sender's hardware address.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "unetd.h"
+#include "udp/udp_impl.h"
+
+/* Whether the device's namespace has addr on any interface. */
+static bool kernel_owns(struct unetd *d, struct unetd_iface *f, uint32_t addr)
+{
+	struct ifaddrs *ifa, *i;
+	bool found = false;
+
+	if (unetd_netns_enter(d, f->ns_fd, &f->ns))
+		return false;
+	if (!getifaddrs(&ifa)) {
+		for (i = ifa; i && !found; i = i->ifa_next)
+			if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+			    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == addr)
+				found = true;
+		freeifaddrs(ifa);
+	}
+	unetd_netns_leave(d, f->ns_fd, &f->ns);
+	return found;
+}
+
+/* A read-only descriptor of the interface's neighbour map, for the
+ * client's ARP resolver (it only reads what the XDP program learnt). */
+static int neigh_ro(struct unetd_iface *f)
+{
+	LIBBPF_OPTS(bpf_get_fd_by_id_opts, o, .open_flags = BPF_F_RDONLY);
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+	int fd = unet_iface_map(f->maps, UNET_MAP_NEIGH, BPF_MAP_TYPE_LRU_HASH, sizeof(__u32),
+				sizeof(struct unet_neigh_val));
+
+	if (fd < 0)
+		return fd;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	fd = bpf_map_get_fd_by_id_opts(info.id, &o);
+	return fd < 0 ? -errno : fd;
+}
+
+static bool addr_in_use(struct unetd_udp_port *list, uint32_t laddr)
+{
+	for (struct unetd_udp_port *p = list; p; p = p->next)
+		if (p->laddr == laddr)
+			return true;
+	return false;
+}
+
+/* Whether any endpoint registered under slot still has a port on laddr:
+ * for emulated endpoints, all of them share the real endpoint's slot. */
+static bool slot_uses_addr(struct unetd_iface *f, struct unetd_udp_port *own, uint32_t laddr)
+{
+	if (own && addr_in_use(own, laddr))
+		return true;
+	if (!own)
+		for (struct unetd_emul *e = f->emuls; e; e = e->next)
+			if (addr_in_use(e->udp, laddr))
+				return true;
+	return false;
+}
+
+int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
+		   struct unetd_udp_port **list, const struct unetd_udp_open *req,
+		   const struct unetd_grant *g, struct unetd_udp_opened *rep, int *neigh_fd,
+		   char *msg, size_t msglen)
+{
+	struct unetd_udp_port *p;
+	int err, claim;
+
+	if (!req->laddr || !req->lport) {
+		snprintf(msg, msglen, "address and port must be set");
+		return -EINVAL;
+	}
+	if (!unetd_grant_udp_port(g, req->lport)) {
+		snprintf(msg, msglen, "UDP port %u not granted (%.60s)", req->lport, g->rule);
+		return -EACCES;
+	}
+	for (p = *list; p; p = p->next)
+		if (p->laddr == req->laddr && p->lport == req->lport) {
+			snprintf(msg, msglen, "UDP port %u already open on this endpoint", req->lport);
+			return -EADDRINUSE;
+		}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	*neigh_fd = neigh_ro(f);
+	if (*neigh_fd < 0) {
+		err = *neigh_fd;
+		snprintf(msg, msglen, "neighbour map: %s", strerror(-err));
+		free(p);
+		return err;
+	}
+	err = unet_udp_port_add(f->maps, slot, req->laddr, req->lport, req->raddr, req->rport);
+	if (err) {
+		snprintf(msg, msglen, "UDP port %u: %s", req->lport,
+			 err == -EADDRINUSE ? "held by another endpoint" : strerror(-err));
+		goto fail;
+	}
+	rep->kernel_addr = kernel_owns(d, f, req->laddr);
+	claim = unet_udp_addr_claim(f->maps, slot, req->laddr,
+				    rep->kernel_addr ? 0 : UNET_UDP_ADDR_ARP);
+	if (claim < 0) {
+		err = claim;
+		unet_udp_port_remove(f->maps, slot, req->laddr, req->lport);
+		snprintf(msg, msglen, "address: %s", strerror(-err));
+		goto fail;
+	}
+	rep->owns_addr = claim == 1;
+	p->laddr = req->laddr;
+	p->lport = req->lport;
+	p->next = *list;
+	*list = p;
+	return 0;
+fail:
+	close(*neigh_fd);
+	*neigh_fd = -1;
+	free(p);
+	return err;
+}
+
+int unetd_udp_close(struct unetd_iface *f, uint32_t slot, struct unetd_udp_port **list,
+		    bool per_endpoint_slot, uint32_t laddr, uint16_t lport)
+{
+	for (struct unetd_udp_port **pp = list; *pp; pp = &(*pp)->next) {
+		struct unetd_udp_port *p = *pp;
+
+		if (p->laddr != laddr || p->lport != lport)
+			continue;
+		*pp = p->next;
+		unet_udp_port_remove(f->maps, slot, laddr, lport);
+		if (!slot_uses_addr(f, per_endpoint_slot ? *list : NULL, laddr))
+			unet_udp_addr_release(f->maps, slot, laddr);
+		free(p);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* ---- Emulated endpoints: routing what comes in --------------------------- */
+
+static struct unetd_emul *owner_of(struct unetd_iface *f, uint32_t addr, uint16_t port, bool any_port)
+{
+	for (struct unetd_emul *e = f->emuls; e; e = e->next)
+		for (struct unetd_udp_port *p = e->udp; p; p = p->next)
+			if (p->laddr == addr && (any_port || p->lport == port))
+				return e;
+	return NULL;
+}
+
+static uint16_t be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* The daemon's layer on its real endpoint: IPv4 and ARP frames the XDP
+ * program put on it (only for ports and addresses registered under its
+ * slot, i.e. its emulated endpoints') go to the endpoint that owns them. */
+static enum unet_layer_verdict route_rx(void *state, uint16_t proto, uint8_t *frame, uint32_t len,
+					struct unet_recv_desc *desc)
+{
+	struct unetd_iface *f = state;
+	struct unetd_emul *e = NULL;
+	uint32_t addr;
+
+	(void)desc;
+	if (proto == UNET_ETH_P_IP) {
+		uint32_t hl;
+
+		if (len < UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN || frame[23] != IPPROTO_UDP)
+			return UNET_LAYER_CONSUMED;
+		hl = (frame[14] & 0xf) * 4u;
+		if (hl < UNET_IP_HLEN || len < UNET_ETH_HLEN + hl + UNET_UDP_HLEN)
+			return UNET_LAYER_CONSUMED;
+		memcpy(&addr, frame + 30, 4);
+		e = owner_of(f, addr, be16(frame + UNET_ETH_HLEN + hl + 2), false);
+	} else if (proto == UNET_ETH_P_ARP) {
+		if (len < UNET_ETH_HLEN + 28)
+			return UNET_LAYER_CONSUMED;
+		memcpy(&addr, frame + UNET_ETH_HLEN + 24, 4);
+		e = owner_of(f, addr, 0, true);
+	} else {
+		return UNET_LAYER_NOT_MINE;
+	}
+	/* The client checks the frame itself (its UDP layer parses and
+	 * verifies everything); we only route it. */
+	if (e)
+		unetd_emul_deliver(e, frame, len);
+	return UNET_LAYER_CONSUMED;
+}
+
+static void route_destroy(void *state)
+{
+	(void)state;
+}
+
+const struct unet_layer unetd_route_layer = {
+	.name = "unetd-route",
+	.rx = route_rx,
+	.destroy = route_destroy,
+};
+
+/* ---- Emulated endpoints: checking what goes out ------------------------ */
+
+static bool owns(const struct unetd_emul *e, uint32_t addr, uint16_t port, bool any_port)
+{
+	for (struct unetd_udp_port *p = e->udp; p; p = p->next)
+		if (p->laddr == addr && (any_port || p->lport == port))
+			return true;
+	return false;
+}
+
+uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len)
+{
+	struct unetd_ep_counters *k = &e->region->counters;
+	uint16_t proto = be16(f + 12), tot, frag, ulen;
+	uint32_t saddr;
+
+	if (proto == UNET_ETH_P_IP) {
+		/* As the library sends: IPv4 without options, UDP, not a
+		 * fragment, lengths inside the frame. */
+		if (len < UNET_UDP_HDRS || f[14] != 0x45 || f[23] != IPPROTO_UDP)
+			return &k->tx_bad_frame;
+		tot = be16(f + 16);
+		frag = be16(f + 20);
+		ulen = be16(f + 38);
+		if (tot < UNET_IP_HLEN + UNET_UDP_HLEN || UNET_ETH_HLEN + (uint32_t)tot > len ||
+		    (frag & 0x3fff) || ulen < UNET_UDP_HLEN || ulen > tot - UNET_IP_HLEN)
+			return &k->tx_bad_frame;
+		memcpy(&saddr, f + 26, 4);
+		if (!owns(e, saddr, be16(f + 34), false))
+			return &k->tx_foreign_tag;
+		return NULL;
+	}
+	if (proto == UNET_ETH_P_ARP) {
+		if (len < UNET_ETH_HLEN + 28 || be16(f + 14) != 1 || be16(f + 16) != UNET_ETH_P_IP ||
+		    f[18] != 6 || f[19] != 4 || (be16(f + 20) != 1 && be16(f + 20) != 2))
+			return &k->tx_bad_frame;
+		memcpy(&saddr, f + 28, 4);
+		if (!owns(e, saddr, 0, true))
+			return &k->tx_foreign_tag;
+		/* The sender's hardware address is the interface's. */
+		memcpy(f + 22, e->iface->info.mac, 6);
+		return NULL;
+	}
+	return &k->tx_bad_frame;
+}
