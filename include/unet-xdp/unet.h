@@ -241,8 +241,8 @@ struct unet_udp_sock;
  * interface's XSKMAP (the XDP program is attached first when it is not);
  * that needs root.  An emulated one is asked of unetd, which serves it
  * from its own real endpoint through a shared region; the API is the
- * same, except that administrative channels (unet_channel__lookup) and
- * UDP sockets are not available on it yet.  With kind AUTO a process that
+ * same, except that administrative channels (unet_channel__lookup) are
+ * not available on it.  With kind AUTO a process that
  * cannot make a direct endpoint (not root) gets an emulated one.
  * Returns NULL with errno: EINVAL (bad option), ENODEV, EPERM, EACCES
  * (the pins, or unetd's policy, refuse this user: the log says which),
