@@ -184,6 +184,7 @@ for mode in spin block; do
 			PLAN+=("pingpong $t $mode $size 1")
 		done
 		[[ $mode == spin ]] && PLAN+=("pingpong unet-emul-nospin $mode $size 1")
+		((size == 64)) && PLAN+=("pingpong unet-grant $mode $size 1")
 		((HAVE_SOCKPERF && size >= 14)) && PLAN+=("sockperf udp $mode $size 1")
 	done
 done
@@ -192,7 +193,7 @@ for size in "${SIZES[@]}"; do
 		PLAN+=("rate $t spin $size 1")
 	done
 done
-PLAN+=("rate unet-emul spin 64 1" "rate unet-emul-tx spin 64 1")
+PLAN+=("rate unet-emul spin 64 1" "rate unet-emul-tx spin 64 1" "rate unet-grant spin 64 1")
 PLAN+=("bulk uam spin 1472 1")
 for ch in "${CHANNELS[@]}"; do
 	PLAN+=("demux-pingpong unet spin 64 $ch")
@@ -277,7 +278,7 @@ tp_args() {
 		laddr="$IP_B:$PORT_B" raddr="$IP_A:$PORT_A"
 	fi
 	case $t in
-	unet-emul*) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch" ;;
+	unet-emul* | unet-grant) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch" ;;
 	unet | uam) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch --xdp-mode $XDP_MODE" ;;
 	udp | udp-mmsg) echo "--local $laddr --remote $raddr" ;;
 	unet-udp) echo "--iface $ifn --local $laddr --remote $raddr --xdp-mode $XDP_MODE" ;;
@@ -348,16 +349,22 @@ record_fail() {
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups env "UNET_DAEMON_SOCKET=$EMUL_DIR/unetd.sock")
 
 # emul_start [SPIN_US]: start the daemon (with --spin-us SPIN_US if
-# given), wait until it is ready.  Returns 1 (reason in EMUL_WHY) if it
-# is not.
+# given), wait until it is ready.  With EMUL_GRANT=1 it grants nobody a
+# direct endpoint on IF_B's queue 0 instead (--grant-queues 0x1).
+# Returns 1 (reason in EMUL_WHY) if it is not.
 emul_start() {
-	local i
+	local i grant=()
 	emul_stop # one at a time: a daemon holds IF_B's queue while it runs
-	printf 'user 65534 kinds emulated tags 1-65535 endpoints 4\n' >"$EMUL_DIR/policy"
+	if ((${EMUL_GRANT:-0})); then
+		printf 'user 65534 kinds direct tags 1-65535 endpoints 4\n' >"$EMUL_DIR/policy"
+		grant=(--grant-queues 0x1)
+	else
+		printf 'user 65534 kinds emulated tags 1-65535 endpoints 4\n' >"$EMUL_DIR/policy"
+	fi
 	chmod 644 "$EMUL_DIR/policy"
 	rm -f "$EMUL_DIR/unetd.sock"
 	unet_bg_b "$UNETD" --foreground --socket "$EMUL_DIR/unetd.sock" --policy "$EMUL_DIR/policy" \
-		--pin-root "$UNET_PIN_ROOT" ${1:+--spin-us "$1"} >"$LOGS/unetd.log" 2>&1
+		--pin-root "$UNET_PIN_ROOT" "${grant[@]}" ${1:+--spin-us "$1"} >"$LOGS/unetd.log" 2>&1
 	EMUL_PID=$UNET_BG_PID
 	for ((i = 0; i < 100; i++)); do
 		grep -q 'unetd: info: ready' "$LOGS/unetd.log" && [[ -S $EMUL_DIR/unetd.sock ]] && return 0
@@ -378,14 +385,15 @@ emul_stop() {
 # bench_tp LABEL: the unet-bench transport behind a plan's transport.
 bench_tp() {
 	case $1 in
-	unet-emul*) echo unet ;;
+	unet-emul* | unet-grant) echo unet ;;
 	*) echo "$1" ;;
 	esac
 }
 
 # emul_json JSON LABEL: a unet-bench record relabelled for the plan.
 emul_json() {
-	jq -c --arg t "$2" '. + {transport: $t, endpoint: "emulated",
+	jq -c --arg t "$2" '. + {transport: $t,
+		endpoint: (if $t == "unet-grant" then "granted" else "emulated" end),
 		unetd_spin_us: (if $t == "unet-emul-nospin" then 0 else "default" end)}' <<<"$1"
 }
 
@@ -409,9 +417,10 @@ m_pingpong() {
 	[[ $kind == demux-pingpong ]] && group=demux
 	p="$LOGS/$kind-$t-$mode-$size-$ch"
 	bt=$(bench_tp "$t")
-	if [[ $t == unet-emul* ]]; then
+	if [[ $t == unet-emul* || $t == unet-grant ]]; then
 		pre=("${NOBODY[@]}")
-		emul_start "$([[ $t == unet-emul-nospin ]] && echo 0)" || { record_fail "$kind" "$t" "$mode" "$size" "$ch" "$group" "$EMUL_WHY"; return 1; }
+		EMUL_GRANT=$([[ $t == unet-grant ]] && echo 1 || echo 0) \
+			emul_start "$([[ $t == unet-emul-nospin ]] && echo 0)" || { record_fail "$kind" "$t" "$mode" "$size" "$ch" "$group" "$EMUL_WHY"; return 1; }
 	fi
 	# shellcheck disable=SC2046 # tp_args is a list of words
 	unet_bg_b "${pre[@]}" "$BENCH" echo --transport "$bt" $(tp_args "$t" b "$ch") --mode "$mode" \
@@ -471,10 +480,10 @@ rate_once() {
 	bt=$(bench_tp "$t")
 	CLIENT_NS="" CLIENT_PRE=()
 	case $t in
-	unet-emul) sink_pre=("${NOBODY[@]}") ;;
+	unet-emul | unet-grant) sink_pre=("${NOBODY[@]}") ;;
 	unet-emul-tx) sink_side=a src_side=b CLIENT_NS=$NS_B CLIENT_PRE=("${NOBODY[@]}") ;;
 	esac
-	if [[ $t != "$bt" ]] && ! emul_start; then
+	if [[ $t != "$bt" ]] && ! EMUL_GRANT=$([[ $t == unet-grant ]] && echo 1 || echo 0) emul_start; then
 		RATE_WHY=$EMUL_WHY
 		return 1
 	fi
@@ -738,6 +747,7 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "uam") UA[$3, $4, "p50"] = $8
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-emul") { EM[$3, $4, "p50"] = $8; EM[$3, $4, "p99"] = $10 }
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-emul-nospin") EN[$3, $4, "p50"] = $8
+		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-grant") GR[$3, $4, "p50"] = $8
 		if ($6 == "ok" && $1 == "bulk") BULK = $15
 		if ($6 == "ok" && $1 == "rate") { RT[$2, $4] = $14; GB[$2, $4] = $15 }
 		if ($6 == "ok" && $1 == "demux-pingpong" && $5 + 0 > DNc) { DNc = $5 + 0; DNp = $8 }
@@ -823,6 +833,22 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 			printf "  %-48s %10.0f %8s %8s\n", what, mps[i],
 				r(mps[i], (("unet", s) in RT) ? RT["unet", s] : "-"), r(mps[i], (s in UR) ? UR[s] : "-")
 		}
+		print ""
+		print "Granted direct endpoint (unetd --grant-queues, the b side run as nobody): ratios to direct unet, same run:"
+		for (i = 1; i <= n; i++) {
+			if (tp[i] != "unet-grant") continue
+			if (st[i] != "ok") { printf "  %s %s %s B: FAILED: %s\n", kind[i], md[i], sz[i], why[i]; continue }
+			if (kind[i] == "pingpong")
+				printf "  %-48s %10.1f %8s %8s\n", sprintf("round trip p50 us, %s, %s B", md[i], sz[i]), p50[i],
+					r(p50[i], ((md[i], sz[i], "p50") in UN) ? UN[md[i], sz[i], "p50"] : "-"), r(p50[i], base(md[i], sz[i], "p50"))
+			else
+				printf "  %-48s %10.0f %8s %8s\n", sprintf("msgs/s, %s B", sz[i]), mps[i],
+					r(mps[i], (("unet", sz[i]) in RT) ? RT["unet", sz[i]] : "-"), r(mps[i], (sz[i] in UR) ? UR[sz[i]] : "-")
+		}
+		print ""
+		print "Targets (granted direct endpoint against direct unet, this run):"
+		target("granted round trip p50, 64 B, spin", GR["spin", 64, "p50"], UN["spin", 64, "p50"], "<=", 1.05)
+		target("granted msgs/s, 64 B", RT["unet-grant", 64], RT["unet", 64], ">=", 0.95)
 		print ""
 		print "Targets (emulated endpoints against kernel UDP, unet-bench udp, this run):"
 		target("emulated round trip p50, 64 B, spin", EM["spin", 64, "p50"], base("spin", 64, "p50"), "<", 1)
