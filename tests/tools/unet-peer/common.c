@@ -131,7 +131,7 @@ int chan_index(const struct peer *p, const struct unet_channel *ch)
 }
 
 /* Wait for something to receive, at most until deadline and 50 ms. */
-int wait_rx(struct peer *p, double deadline)
+static int wait_rx(struct peer *p, double deadline)
 {
 	double left = deadline - now_s();
 	int ms, ret;
@@ -145,6 +145,19 @@ int wait_rx(struct peer *p, double deadline)
 		return ret;
 	}
 	return 0;
+}
+
+int recv_or_wait(struct peer *p, struct unet_recv_desc *d, double deadline)
+{
+	int n = unet_endpoint__recv(p->ep, d, RECV_BATCH);
+
+	if (n < 0) {
+		err("unet_endpoint__recv: %s", strerror(-n));
+		return -1;
+	}
+	if (n == 0 && wait_rx(p, deadline) < 0)
+		return -1;
+	return n;
 }
 
 /* Send with retries while the send queue is full, until deadline. */

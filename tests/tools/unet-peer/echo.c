@@ -15,18 +15,14 @@ int mode_echo(struct peer *p)
 
 	while (!stop_flag && !failed && now_s() < deadline &&
 	       (!cfg->count_set || echoed < cfg->count)) {
-		int n = unet_endpoint__recv(p->ep, d, RECV_BATCH), i;
+		int n = recv_or_wait(p, d, deadline), i;
 
 		if (n < 0) {
-			err("unet_endpoint__recv: %s", strerror(-n));
 			failed = 1;
 			break;
 		}
-		if (n == 0) {
-			if (wait_rx(p, deadline) < 0)
-				failed = 1;
+		if (n == 0)
 			continue;
-		}
 		for (i = 0; i < n; i++) {
 			int ret;
 

@@ -14,20 +14,14 @@ int mode_hold(struct peer *p)
 	int failed = 0;
 
 	while (!stop_flag && now_s() < deadline) {
-		int n = unet_endpoint__recv(p->ep, d, RECV_BATCH), i;
+		int n = recv_or_wait(p, d, deadline), i;
 
 		if (n < 0) {
-			err("unet_endpoint__recv: %s", strerror(-n));
 			failed = 1;
 			break;
 		}
-		if (n == 0) {
-			if (wait_rx(p, deadline) < 0) {
-				failed = 1;
-				break;
-			}
+		if (n == 0)
 			continue;
-		}
 		for (i = 0; i < n; i++) {
 			int ci = chan_index(p, d[i].channel);
 

@@ -79,8 +79,10 @@ int peer_open(struct peer *p);
 void peer_close(struct peer *p);
 /* Index of ch in p->ch, -1 if it is not one of ours. */
 int chan_index(const struct peer *p, const struct unet_channel *ch);
-/* Wait for something to receive, at most until deadline and 50 ms. */
-int wait_rx(struct peer *p, double deadline);
+/* Take up to RECV_BATCH messages into d; with none waiting, wait for
+ * something to receive (at most until deadline and 50 ms) and return 0.  Returns the count, 0, or -1 after reporting
+ * the error. */
+int recv_or_wait(struct peer *p, struct unet_recv_desc *d, double deadline);
 /* Send with retries while the send queue is full, until deadline. */
 int send_retry(struct peer *p, struct unet_channel *ch, const void *data, size_t len,
 	       double deadline);

@@ -46,19 +46,13 @@ int mode_sizes(struct peer *p)
 				failed = 1;
 				break;
 			}
-			k = unet_endpoint__recv(p->ep, d, RECV_BATCH);
+			k = recv_or_wait(p, d, deadline);
 			if (k < 0) {
-				err("unet_endpoint__recv: %s", strerror(-k));
 				failed = 1;
 				break;
 			}
-			if (k == 0) {
-				if (wait_rx(p, deadline) < 0) {
-					failed = 1;
-					break;
-				}
+			if (k == 0)
 				continue;
-			}
 			for (i = 0; i < k && !failed; i++) {
 				const uint8_t *data = d[i].data;
 
