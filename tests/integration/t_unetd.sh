@@ -89,6 +89,16 @@ wait_line() {
 	fail "no line /$re/ in $log"
 }
 
+# pp_server COUNT MODE TIMEOUT: examples/pingpong's server (root's own
+# endpoint) in namespace a, tag 1 for b's tag 2, COUNT round trips (0: no
+# limit), --MODE; waits until it listens.  Its pid in PP_SERVER.
+pp_server() {
+	unet_bg_a "$BUILD/examples/pingpong" server "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
+		--count "$1" --"$2" --timeout "$3" >"$T_DIR/pp-server.log" 2>&1
+	PP_SERVER=$UNET_BG_PID
+	wait_line "$T_DIR/pp-server.log" 'server on' "$PP_SERVER"
+}
+
 # The XDP counter NAME of namespace a's interface.
 stat_a() {
 	in_a "$UNETCTL" --json stats "$IF_A" | jq -r --arg k "$1" '[.. | objects | .[$k]? | numbers] | first // 0'
@@ -103,10 +113,8 @@ group 65530 kinds emulated tags 1-100"
 
 	# examples/pingpong, unchanged: the client is nobody's, so the
 	# library asks unetd for an emulated endpoint on its own.
-	unet_bg_a "$BUILD/examples/pingpong" server "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
-		--count 2000 --block --timeout 60 >"$T_DIR/pp-server.log" 2>&1
-	s=$UNET_BG_PID
-	wait_line "$T_DIR/pp-server.log" 'server on' "$s"
+	pp_server 2000 block 60
+	s=$PP_SERVER
 	as_nobody timeout 60 "$BUILD/examples/pingpong" client "$IF_B" --tag 2 --peer "$MAC_A" \
 		--peer-tag 1 --count 2000 --block --timeout 50 >"$T_DIR/pp-client.log" 2>&1
 	rc=$?
@@ -244,10 +252,8 @@ t_unetd_lifecycle() {
 	wait "$h" 2>/dev/null
 
 	# The daemon goes: a client blocked in its calls hears of it.
-	unet_bg_a "$BUILD/examples/pingpong" server "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
-		--count 0 --block --timeout 30 >"$T_DIR/pp-server.log" 2>&1
-	local srv=$UNET_BG_PID
-	wait_line "$T_DIR/pp-server.log" 'server on' "$srv"
+	pp_server 0 block 30
+	local srv=$PP_SERVER
 	as_nobody "$BUILD/examples/pingpong" client "$IF_B" --tag 2 --peer "$MAC_A" --peer-tag 1 \
 		--count 2000000 --block --timeout 20 >"$T_DIR/pp-client.log" 2>&1 &
 	h=$!
@@ -276,10 +282,8 @@ t_unetd_fuzz() {
 	setup_ns
 	attach a
 	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 4"
-	unet_bg_a "$BUILD/examples/pingpong" server "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
-		--count 0 --block --timeout 100 >"$T_DIR/pp-server.log" 2>&1
-	s=$UNET_BG_PID
-	wait_line "$T_DIR/pp-server.log" 'server on' "$s"
+	pp_server 0 block 100
+	s=$PP_SERVER
 	as_nobody timeout 100 "$BUILD/examples/pingpong" client "$IF_B" --tag 2 --peer "$MAC_A" \
 		--peer-tag 1 --count 20000 --block --timeout 90 >"$T_DIR/pp-client.log" 2>&1 &
 	c=$!
@@ -309,10 +313,8 @@ t_unetd_direct() {
 	# The only queue of b's device is set aside for grants: the daemon
 	# keeps none for itself.
 	start_unetd "user 65534 kinds emulated,direct tags 1-100" --grant-queues 0x1
-	unet_bg_a "$BUILD/examples/pingpong" server "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
-		--count 5000 --spin --timeout 60 >"$T_DIR/pp-server.log" 2>&1
-	s=$UNET_BG_PID
-	wait_line "$T_DIR/pp-server.log" 'server on' "$s"
+	pp_server 5000 spin 60
+	s=$PP_SERVER
 	as_nobody timeout 60 "$BUILD/examples/pingpong" client "$IF_B" --tag 2 --peer "$MAC_A" \
 		--peer-tag 1 --count 5000 --spin --timeout 50 >"$T_DIR/pp-client.log" 2>&1
 	rc=$?
