@@ -23,11 +23,14 @@
  * Receive: the real endpoint's channels are the clients' channels; each
  * frame goes to the owner's free buffer and receive ring, or, when the
  * owner has no free buffer or no room, is dropped and counted for that
- * owner alone.
+ * owner alone.  UDP datagrams and ARP for the addresses and ports its
+ * emulated endpoints opened (daemon/udp.c) reach the real endpoint too,
+ * and a layer of ours on it routes each to its owner the same way.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +43,7 @@
 #include <linux/if_xdp.h>
 
 #include "unetd.h"
+#include "udp/udp_impl.h"
 
 #define DEFAULT_SEGMENT (2u << 20)
 #define DEFAULT_RING 1024u
@@ -310,7 +314,7 @@ static int emul_tx(struct unetd_emul *e, int budget)
 
 /* ---- Receiving: into the owner's buffers -------------------------------- */
 
-void unetd_emul_deliver(struct unetd_emul *e, const uint8_t *frame, uint32_t len)
+static void deliver(struct unetd_emul *e, const uint8_t *frame, uint32_t len)
 {
 	struct unetd_ep_counters *k = &e->region->counters;
 	struct xdp_desc *rd;
@@ -347,7 +351,7 @@ static int iface_rx(struct unetd_iface *f)
 		/* U-Net frames are untagged: the header is right before the
 		 * payload the core handed us. */
 		if (c)
-			unetd_emul_deliver(c->owner, (const uint8_t *)ds[i].data - UNET_PAYLOAD_OFF,
+			deliver(c->owner, (const uint8_t *)ds[i].data - UNET_PAYLOAD_OFF,
 				ds[i].len + UNET_PAYLOAD_OFF);
 	}
 	if (n > 0) {
@@ -358,6 +362,69 @@ static int iface_rx(struct unetd_iface *f)
 	}
 	return n > 0 ? n : 0;
 }
+
+/* ---- UDP/IPv4 and ARP for emulated endpoints: routing what comes in --------------------------- */
+
+static struct unetd_emul *owner_of(struct unetd_iface *f, uint32_t addr, uint16_t port, bool any_port)
+{
+	for (struct unetd_emul *e = f->emuls; e; e = e->next)
+		for (struct unetd_udp_port *p = e->udp; p; p = p->next)
+			if (p->laddr == addr && (any_port || p->lport == port))
+				return e;
+	return NULL;
+}
+
+static uint16_t be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* The daemon's layer on its real endpoint: IPv4 and ARP frames the XDP
+ * program put on it (only for ports and addresses registered under its
+ * slot, i.e. its emulated endpoints') go to the endpoint that owns them. */
+static enum unet_layer_verdict route_rx(void *state, uint16_t proto, uint8_t *frame, uint32_t len,
+					struct unet_recv_desc *desc)
+{
+	struct unetd_iface *f = state;
+	struct unetd_emul *e = NULL;
+	uint32_t addr;
+
+	(void)desc;
+	if (proto == UNET_ETH_P_IP) {
+		uint32_t hl;
+
+		if (len < UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN || frame[23] != IPPROTO_UDP)
+			return UNET_LAYER_CONSUMED;
+		hl = (frame[14] & 0xf) * 4u;
+		if (hl < UNET_IP_HLEN || len < UNET_ETH_HLEN + hl + UNET_UDP_HLEN)
+			return UNET_LAYER_CONSUMED;
+		memcpy(&addr, frame + 30, 4);
+		e = owner_of(f, addr, be16(frame + UNET_ETH_HLEN + hl + 2), false);
+	} else if (proto == UNET_ETH_P_ARP) {
+		if (len < UNET_ETH_HLEN + 28)
+			return UNET_LAYER_CONSUMED;
+		memcpy(&addr, frame + UNET_ETH_HLEN + 24, 4);
+		e = owner_of(f, addr, 0, true);
+	} else {
+		return UNET_LAYER_NOT_MINE;
+	}
+	/* The client checks the frame itself (its UDP layer parses and
+	 * verifies everything); we only route it. */
+	if (e)
+		deliver(e, frame, len);
+	return UNET_LAYER_CONSUMED;
+}
+
+static void route_destroy(void *state)
+{
+	(void)state;
+}
+
+const struct unet_layer unetd_route_layer = {
+	.name = "unetd-route",
+	.rx = route_rx,
+	.destroy = route_destroy,
+};
 
 /* ---- The data plane ------------------------------------------------------- */
 

@@ -13,7 +13,8 @@
  * opened the port.  Whether the kernel owns the address (and answers ARP
  * for it) is decided here, in the device's namespace, not by the client.
  *
- * An emulated endpoint may send IPv4/UDP only from an address and port it
+ * (The routing of what comes in is emul.c's, with the rest of the
+ * emulated endpoints' data plane.)  An emulated endpoint may send IPv4/UDP only from an address and port it
  * opened, and ARP only for an address it has a port on; the daemon writes
  * the Ethernet source and, in ARP, the sender's hardware address.
  */
@@ -167,68 +168,10 @@ int unetd_udp_close(struct unetd_iface *f, uint32_t slot, struct unetd_udp_port 
 	return -ENOENT;
 }
 
-/* ---- Emulated endpoints: routing what comes in --------------------------- */
-
-static struct unetd_emul *owner_of(struct unetd_iface *f, uint32_t addr, uint16_t port, bool any_port)
-{
-	for (struct unetd_emul *e = f->emuls; e; e = e->next)
-		for (struct unetd_udp_port *p = e->udp; p; p = p->next)
-			if (p->laddr == addr && (any_port || p->lport == port))
-				return e;
-	return NULL;
-}
-
 static uint16_t be16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
-
-/* The daemon's layer on its real endpoint: IPv4 and ARP frames the XDP
- * program put on it (only for ports and addresses registered under its
- * slot, i.e. its emulated endpoints') go to the endpoint that owns them. */
-static enum unet_layer_verdict route_rx(void *state, uint16_t proto, uint8_t *frame, uint32_t len,
-					struct unet_recv_desc *desc)
-{
-	struct unetd_iface *f = state;
-	struct unetd_emul *e = NULL;
-	uint32_t addr;
-
-	(void)desc;
-	if (proto == UNET_ETH_P_IP) {
-		uint32_t hl;
-
-		if (len < UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN || frame[23] != IPPROTO_UDP)
-			return UNET_LAYER_CONSUMED;
-		hl = (frame[14] & 0xf) * 4u;
-		if (hl < UNET_IP_HLEN || len < UNET_ETH_HLEN + hl + UNET_UDP_HLEN)
-			return UNET_LAYER_CONSUMED;
-		memcpy(&addr, frame + 30, 4);
-		e = owner_of(f, addr, be16(frame + UNET_ETH_HLEN + hl + 2), false);
-	} else if (proto == UNET_ETH_P_ARP) {
-		if (len < UNET_ETH_HLEN + 28)
-			return UNET_LAYER_CONSUMED;
-		memcpy(&addr, frame + UNET_ETH_HLEN + 24, 4);
-		e = owner_of(f, addr, 0, true);
-	} else {
-		return UNET_LAYER_NOT_MINE;
-	}
-	/* The client checks the frame itself (its UDP layer parses and
-	 * verifies everything); we only route it. */
-	if (e)
-		unetd_emul_deliver(e, frame, len);
-	return UNET_LAYER_CONSUMED;
-}
-
-static void route_destroy(void *state)
-{
-	(void)state;
-}
-
-const struct unet_layer unetd_route_layer = {
-	.name = "unetd-route",
-	.rx = route_rx,
-	.destroy = route_destroy,
-};
 
 /* ---- Emulated endpoints: checking what goes out ------------------------ */
 

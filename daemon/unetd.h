@@ -225,10 +225,11 @@ int unetd_udp_close(struct unetd_iface *f, uint32_t slot, struct unetd_udp_port 
 /* The check of an emulated endpoint's non-U-Net frame (IPv4/UDP, ARP):
  * NULL if it may go, else the counter to charge. */
 uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len);
-extern const struct unet_layer unetd_route_layer;
 
 /* emul.c */
-void unetd_emul_deliver(struct unetd_emul *e, const uint8_t *frame, uint32_t len);
+/* The layer on a real endpoint that routes emulated endpoints' UDP and
+ * ARP frames to them. */
+extern const struct unet_layer unetd_route_layer;
 /* Make an emulated endpoint for c on ifname.  Returns it, or NULL with
  * *err (negative errno) and msg filled. */
 struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
