@@ -428,11 +428,41 @@ UNET_API int unet_endpoint__release(struct unet_endpoint *ep, const struct unet_
  * ask for it (it adds a wake-up to every received frame). */
 UNET_API int unet_endpoint__fd(struct unet_endpoint *ep);
 
-/* Block until a message is waiting or timeout_ms passes (-1: forever).
- * Returns 1 (ready), 0 (timeout), -ENETDOWN (the interface went away or
+/* Block until a message is waiting or timeout_ms passes (-1: forever),
+ * spinning first (see "Adaptive wait" below).  Returns 1 (ready), 0 (timeout), -ENETDOWN (the interface went away or
  * down: a blocked wait notices within a quarter of a second), -EINTR,
  * -errno. */
 UNET_API int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms);
+
+/*
+ * Adaptive wait.  unet_endpoint__wait (and dispatch, and everything built
+ * on them: UAM's waits, unet_udp's) first spins, polling the receive
+ * queue for up to spin_us microseconds without a system call, and only
+ * then sleeps in poll(2).  A message that comes within the spin is taken
+ * without paying for a sleep and a wake-up (about 100 us on small VMs);
+ * an idle endpoint spins spin_us per wait, then costs no CPU.  A new
+ * endpoint starts with $UNET_SPIN_US if set (0..UNET_SPIN_US_MAX), else
+ * the library's default, measured (docs/performance.md, "Waiting").  0
+ * turns spinning off (block at once).
+ */
+#define UNET_SPIN_US_MAX 1000000u
+/* Set the spin budget of every later wait.  Returns 0 or -EINVAL (ep
+ * NULL, us > UNET_SPIN_US_MAX). */
+UNET_API int unet_endpoint__set_spin_us(struct unet_endpoint *ep, uint32_t us);
+
+/* What the endpoint's waits did.  Set sz (UNET_OPTS_INIT) before the
+ * call: the library fills what fits in it and sets sz to what it wrote. */
+struct unet_wait_stats {
+	size_t sz;
+	uint32_t spin_us;   /* the budget in force */
+	uint64_t waits;	    /* waits that found nothing ready (timeout != 0) */
+	uint64_t spin_hits; /* ... of which a message came while spinning */
+	uint64_t sleeps;    /* ... of which slept in poll(2) (the rest) */
+	uint64_t spin_ns;   /* time spent spinning, in all */
+};
+/* Returns 0 or -EINVAL (ep or st NULL, st->sz too small). */
+UNET_API int unet_endpoint__wait_stats(const struct unet_endpoint *ep,
+				       struct unet_wait_stats *st);
 
 /* Upcalls: the handler runs inside unet_endpoint__dispatch, never from a
  * signal or another thread.  The descriptor is released after the handler

@@ -529,7 +529,7 @@ int unet_endpoint__release(struct unet_endpoint *ep, const struct unet_recv_desc
 	return 0;
 }
 
-static bool rx_ready(struct unet_endpoint *ep)
+bool unet_rx_ready(struct unet_endpoint *ep)
 {
 	for (uint32_t i = 0; i < ep->nqueues; i++) {
 		uint32_t idx;
@@ -575,12 +575,17 @@ int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
 	if (!ep)
 		return -EINVAL;
 	unet_refill(ep);
-	if (rx_ready(ep))
+	if (unet_rx_ready(ep))
 		return 1;
 	if (ep->dead)
 		return ep->dead;
+	/* Adaptive: spin first (wait.c), sleep only if nothing came. */
+	if (unet_wait_spin(ep, timeout_ms))
+		return 1;
+	if (timeout_ms)
+		ep->wait_sleeps++;
 	if (ep->emulated && !ep->fd_mode)
-		return unet_remote_wait(ep, timeout_ms, rx_ready);
+		return unet_remote_wait(ep, timeout_ms, unet_rx_ready);
 	deadline = timeout_ms < 0 ? INT64_MAX : now_ms() + timeout_ms;
 	for (;;) {
 		int64_t left = deadline == INT64_MAX ? WAIT_PROBE_MS : deadline - now_ms();

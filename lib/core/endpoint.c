@@ -421,6 +421,7 @@ struct unet_endpoint *unet_endpoint__create(const char *ifname,
 	ep->kick_fd = -1;
 	ep->need_wakeup = c.need_wakeup;
 	ep->busy_poll_usec = c.busy_poll_usec;
+	ep->spin_us = unet_spin_default();
 
 	/* Only root can make sockets of its own on the device (the pins and
 	 * the bpf() calls are root's): everyone else asks unetd, which grants

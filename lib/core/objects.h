@@ -81,6 +81,10 @@ struct unet_endpoint {
 
 	uint64_t rx_msgs, tx_msgs, rx_unknown_channel, rx_no_handler, rx_malformed;
 
+	/* Adaptive wait (wait.c): spin budget per wait, and what waits did. */
+	uint32_t spin_us;
+	uint64_t wait_waits, wait_spin_hits, wait_sleeps, wait_spin_ns;
+
 	/* Served by unetd (remote.c): an emulated endpoint has no iface, no
 	 * slot and no sockets; q[0]'s rings live in the shared region and
 	 * q[0].fd is the daemon's notify eventfd. */
@@ -114,6 +118,21 @@ int unet_endpoint_epoll(struct unet_endpoint *ep);
 void unet_refill(struct unet_endpoint *ep);
 /* Remember that the link is gone (err from a socket call). */
 void unet_endpoint_set_dead(struct unet_endpoint *ep, int err);
+
+/* Whether a receive ring holds a message (no system call). */
+bool unet_rx_ready(struct unet_endpoint *ep);
+
+/* wait.c */
+/* Built-in spin budget of a wait, us: measured, docs/performance.md
+ * ("Waiting").  $UNET_SPIN_US overrides it per process. */
+#define UNET_SPIN_US_DEFAULT 50u
+/* The spin budget a new endpoint starts with: $UNET_SPIN_US if it is a
+ * number 0..UNET_SPIN_US_MAX, else UNET_SPIN_US_DEFAULT. */
+uint32_t unet_spin_default(void);
+/* The spin phase of a wait: poll the receive rings for up to the
+ * endpoint's budget (never past timeout_ms; none if it is 0).  Counts the
+ * wait.  Returns true if a message came. */
+bool unet_wait_spin(struct unet_endpoint *ep, int timeout_ms);
 
 /* remote.c: endpoints served by unetd */
 struct unetd_region;
