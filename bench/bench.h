@@ -37,7 +37,10 @@ enum {
 	BENCH_F_END = 1u << 2,	  /* source -> sink: seq holds the number sent */
 };
 
-enum bench_mode { BENCH_SPIN, BENCH_BLOCK };
+/* How a receive waits: spin (poll, never sleep), block (sleep at once),
+ * adaptive (spin up to --spin-us, then sleep: unet_endpoint__set_spin_us
+ * for U-Net, SO_BUSY_POLL for kernel UDP). */
+enum bench_mode { BENCH_SPIN, BENCH_BLOCK, BENCH_ADAPTIVE };
 
 /* Everything the command line can say; each transport reads its part. */
 struct bench_opts {
@@ -52,6 +55,7 @@ struct bench_opts {
 	long batch;
 	long idle_ms;
 	long bulk_bytes;	 /* bulk role (uam): bytes per store */
+	long spin_us;		 /* adaptive mode's budget; -1: the default */
 	/* unet, packet */
 	const char *iface;
 	uint8_t peer_mac[6];
@@ -118,6 +122,23 @@ int bench_unet_setup(const struct bench_opts *o, struct unet_endpoint **ep,
 /* The library's warnings and errors on stderr (a unet_log_fn). */
 void bench_unet_log(enum unet_log_level l, const char *msg, void *ctx);
 
+/* ---- waiting (t_unet.c) ---- */
+
+/* Apply o->mode to a new endpoint's waits (block: spin budget 0;
+ * adaptive: --spin-us, or the library's default) and remember the
+ * endpoint for bench_unet_wait_stats.  Returns 0 or -errno. */
+int bench_unet_wait_mode(struct unet_endpoint *ep, const struct bench_opts *o);
+/* The wait counters of the endpoint last set up (until it is closed).
+ * Returns 0, or -ENOENT for a transport without one (kernel UDP). */
+int bench_unet_wait_stats(struct unet_wait_stats *st);
+/* Forget the endpoint (its transport closes it). */
+void bench_unet_wait_forget(struct unet_endpoint *ep);
+/* SO_BUSY_POLL budget a kernel UDP socket gets in adaptive mode, us. */
+#define BENCH_UDP_BUSY_POLL_US 50
+/* t_udp.c: the busy-polling socket's NAPI id (0: none, so it cannot
+ * busy poll), or -1 when the run's socket does not busy poll. */
+long bench_udp_napi_id(void);
+
 /* Receive batches from an endpoint's receive queue, read in place: a
  * batch goes back to the free queue on the next call. */
 struct bench_unet_rx {
@@ -151,6 +172,21 @@ static inline struct bench_hdr bench_rx_hdr(const struct bench_rx *rx)
 		__builtin_memcpy(&h, rx->data, sizeof(h));
 	return h;
 }
+
+/* ---- logp.c: LogP parameters (Culler et al.) of one transport ---- */
+
+struct bench_logp {
+	long samples, retries; /* o_r samples kept, and re-tried (not waiting yet) */
+	double rtt_us;	       /* round trip p50, spinning */
+	double os_us;	       /* send overhead: a send call of one message, p50 */
+	double or_us;	       /* receive overhead: a receive call with a message waiting, p50 */
+	double L_us;	       /* rtt / 2 - o_s - o_r */
+};
+/* Measure against an echo (spinning) of the same transport: o->count
+ * round trips, o->count send calls timed, o->count receive calls timed
+ * with the message already there.  Returns 0 or -errno (-ETIMEDOUT). */
+int bench_logp_measure(const struct bench_opts *o, const struct bench_transport *t,
+		       struct bench_conn *c, uint64_t deadline, struct bench_logp *r);
 
 /* ---- stats.c ---- */
 

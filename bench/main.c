@@ -7,6 +7,7 @@
  *   unet-bench pingpong --transport T [opts] --size B --count N [--warmup W] --mode spin|block
  *   unet-bench sink     --transport T [opts] --size B [--count N] --mode spin|block [--idle-ms M]
  *   unet-bench source   --transport T [opts] --size B --count N [--batch K]
+ *   unet-bench logp     --transport T [opts] --size B --count N   (peer: echo --mode spin)
  *   (T: unet, uam, udp, udp-mmsg, packet)
  *
  * stdout carries exactly one JSON line per run (the result); progress and
@@ -54,7 +55,13 @@ static void usage(FILE *f)
 		"  bulk      --bulk-bytes B --count N [--batch K] (uam): N stores of B bytes\n"
 		"            into the peer's memory, K in flight; the peer runs echo with the\n"
 		"            same --bulk-bytes\n"
-		"common:     --mode spin|block  --cpu N  --timeout S (default 30)  --batch K (1..%d)\n"
+		"  logp      --size B --count N: LogP overheads against a spinning echo: o_s\n"
+		"            (a send call), o_r (a receive call with the message there), the\n"
+		"            round trip, L = rtt/2 - o_s - o_r; one JSON line\n"
+		"common:     --mode spin|block|adaptive  --cpu N  --timeout S (default 30)\n"
+		"            --batch K (1..%d)  --spin-us US (adaptive: spin budget; unet, uam,\n"
+		"            unet-udp: unet_endpoint__set_spin_us, default the library's;\n"
+		"            udp, udp-mmsg: SO_BUSY_POLL, default 50)\n"
 		"unet, uam:  --iface IF --tag T --peer MAC --peer-tag P [--channels N]\n"
 		"            [--busy-poll USEC] [--queue-mask M] [--xdp-mode native|skb|auto]\n"
 		"            [--segment BYTES] [--ring N] (unet: segment size, entries per ring)\n"
@@ -148,7 +155,7 @@ static const struct bench_transport *find_transport(const char *name)
 
 static const char *mode_name(const struct bench_opts *o)
 {
-	return o->mode == BENCH_SPIN ? "spin" : "block";
+	return o->mode == BENCH_SPIN ? "spin" : o->mode == BENCH_BLOCK ? "block" : "adaptive";
 }
 
 /* The JSON fields every role starts with. */
@@ -159,6 +166,27 @@ static void json_head(const char *test, const struct bench_opts *o)
 	json_str("mode", mode_name(o));
 	if (strcmp(test, "echo")) /* the echo reflects whatever size comes */
 		json_int("size", o->size);
+}
+
+/* How the run's receives waited: the spin budget and what the waits did
+ * (U-Net endpoints), or the busy-polling socket's NAPI id (kernel UDP,
+ * adaptive).  Nothing for a spinning run, which never waits. */
+static void json_wait(const struct bench_opts *o)
+{
+	UNET_OPTS_INIT(unet_wait_stats, ws);
+	long napi = bench_udp_napi_id();
+
+	if (o->mode == BENCH_SPIN)
+		return;
+	if (bench_unet_wait_stats(&ws) == 0) {
+		json_int("spin_us", ws.spin_us);
+		json_int("waits", (long long)ws.waits);
+		json_int("wait_spin_hits", (long long)ws.spin_hits);
+		json_int("wait_sleeps", (long long)ws.sleeps);
+		json_num("wait_spin_ms", (double)ws.spin_ns / 1e6, 3);
+	}
+	if (napi >= 0)
+		json_int("napi_id", napi);
 }
 
 /* ---- Sending with retries, bounded by a deadline ----------------------- */
@@ -195,7 +223,7 @@ static int run_echo(const struct bench_opts *o, const struct bench_transport *t,
 
 	fprintf(stderr, "unet-bench: echo on %s (%s) ready\n", o->transport, mode_name(o));
 	while (!last && !stop && (!o->count || echoed < o->count) && bench_now_ns() < deadline) {
-		int n = t->recv(c, rx, (unsigned int)o->batch, o->mode == BENCH_BLOCK);
+		int n = t->recv(c, rx, (unsigned int)o->batch, o->mode != BENCH_SPIN);
 		long k;
 
 		if (n < 0)
@@ -222,6 +250,7 @@ static int run_echo(const struct bench_opts *o, const struct bench_transport *t,
 	json_int("echoed", echoed);
 	json_int("messages", all);
 	json_num("cpu_us_per_msg", all ? (double)(bench_cpu_us() - cpu0) / (double)all : NAN, 3);
+	json_wait(o);
 	json_end();
 	fprintf(stderr, "unet-bench: echo: %ld measured messages echoed (%ld in all), ended by %s\n",
 		echoed, all, last ? "the client's last message" :
@@ -244,7 +273,7 @@ static int ping(const struct bench_opts *o, const struct bench_transport *t,
 	if (sent <= 0)
 		return (int)sent;
 	while (!stop && bench_now_ns() < limit) {
-		int n = t->recv(c, rx, 16, o->mode == BENCH_BLOCK);
+		int n = t->recv(c, rx, 16, o->mode != BENCH_SPIN);
 
 		if (n < 0)
 			return n;
@@ -319,6 +348,7 @@ static int run_pingpong(const struct bench_opts *o, const struct bench_transport
 	json_num("p999_us", bench_percentile(rtt, (size_t)done, 0.999) / 1e3, 2);
 	json_num("max_us", rtt[done - 1] / 1e3, 2);
 	json_num("cpu_us_per_msg", (double)(cpu1 - cpu0) / (double)(done + lost), 3);
+	json_wait(o);
 	json_end();
 	fprintf(stderr, "unet-bench: pingpong: %ld round trips, %ld lost, p50 %.2f us\n", done,
 		lost, bench_percentile(rtt, (size_t)done, 0.50) / 1e3);
@@ -330,6 +360,32 @@ static int run_pingpong(const struct bench_opts *o, const struct bench_transport
 err:
 	free(rtt);
 	return die("pingpong: %s", strerror(-r));
+}
+
+/* ---- logp ----------------------------------------------------------------- */
+
+static int run_logp(const struct bench_opts *o, const struct bench_transport *t,
+		    struct bench_conn *c, uint64_t deadline)
+{
+	struct bench_logp r;
+	int err;
+
+	fprintf(stderr, "unet-bench: logp on %s, %ld bytes, %ld samples\n", o->transport, o->size,
+		o->count);
+	err = bench_logp_measure(o, t, c, deadline, &r);
+	if (err)
+		return die("logp: %s", strerror(-err));
+	json_head("logp", o);
+	json_int("samples", r.samples);
+	json_int("retries", r.retries);
+	json_num("rtt_us", r.rtt_us, 3);
+	json_num("os_us", r.os_us, 3);
+	json_num("or_us", r.or_us, 3);
+	json_num("L_us", r.L_us, 3);
+	json_end();
+	fprintf(stderr, "unet-bench: logp: rtt %.2f us, o_s %.2f us, o_r %.2f us, L %.2f us\n",
+		r.rtt_us, r.os_us, r.or_us, r.L_us);
+	return 0;
 }
 
 /* ---- bulk ----------------------------------------------------------------- */
@@ -380,7 +436,7 @@ static int run_sink(const struct bench_opts *o, const struct bench_transport *t,
 
 	fprintf(stderr, "unet-bench: sink on %s (%s) ready\n", o->transport, mode_name(o));
 	while (!stop) {
-		int n = t->recv(c, rx, (unsigned int)o->batch, o->mode == BENCH_BLOCK);
+		int n = t->recv(c, rx, (unsigned int)o->batch, o->mode != BENCH_SPIN);
 		uint64_t now = bench_now_ns();
 		uint64_t got = 0;
 
@@ -542,7 +598,7 @@ int main(int argc, char **argv)
 	enum {
 		O_TRANSPORT = 256, O_MODE, O_CPU, O_TIMEOUT, O_COUNT, O_WARMUP, O_SIZE, O_BATCH,
 		O_IDLE, O_IFACE, O_TAG, O_PEER, O_PEER_TAG, O_CHANNELS, O_BUSY, O_QMASK, O_XDP,
-		O_LOCAL, O_REMOTE, O_BULK, O_SEGMENT, O_RING, O_HELP
+		O_LOCAL, O_REMOTE, O_BULK, O_SEGMENT, O_RING, O_SPIN_US, O_HELP
 	};
 	static const struct option lopts[] = {
 		{ "transport", 1, 0, O_TRANSPORT }, { "mode", 1, 0, O_MODE },
@@ -556,12 +612,13 @@ int main(int argc, char **argv)
 		{ "xdp-mode", 1, 0, O_XDP },	    { "local", 1, 0, O_LOCAL },
 		{ "remote", 1, 0, O_REMOTE },	    { "bulk-bytes", 1, 0, O_BULK },
 		{ "segment", 1, 0, O_SEGMENT },	    { "ring", 1, 0, O_RING },
-		{ "help", 0, 0, O_HELP },
+		{ "spin-us", 1, 0, O_SPIN_US },	    { "help", 0, 0, O_HELP },
 		{ 0, 0, 0, 0 }
 	};
 	struct bench_opts o = {
 		.mode = BENCH_SPIN, .cpu = -1, .timeout_s = 30, .warmup = 100, .size = 64,
 		.batch = 64, .idle_ms = 2000, .channels = 1, .xdp_mode = UNET_XDP_MODE_AUTO,
+		.spin_us = -1,
 	};
 	const struct bench_transport *t;
 	struct bench_conn *c;
@@ -582,6 +639,7 @@ int main(int argc, char **argv)
 		case O_MODE:
 			if (!strcmp(optarg, "spin")) o.mode = BENCH_SPIN;
 			else if (!strcmp(optarg, "block")) o.mode = BENCH_BLOCK;
+			else if (!strcmp(optarg, "adaptive")) o.mode = BENCH_ADAPTIVE;
 			else bad = "--mode";
 			break;
 		case O_CPU: if (parse_long(optarg, 0, CPU_SETSIZE - 1, &v)) bad = "--cpu"; else o.cpu = (int)v; break;
@@ -617,6 +675,7 @@ int main(int argc, char **argv)
 		case O_LOCAL: o.local = optarg; break;
 		case O_REMOTE: o.remote = optarg; break;
 		case O_BULK: if (parse_long(optarg, 1, 1L << 30, &o.bulk_bytes)) bad = "--bulk-bytes"; break;
+		case O_SPIN_US: if (parse_long(optarg, 0, UNET_SPIN_US_MAX, &o.spin_us)) bad = "--spin-us"; break;
 		case O_HELP: usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -639,17 +698,17 @@ int main(int argc, char **argv)
 	}
 	bool is_echo = !strcmp(o.role, "echo"), is_ping = !strcmp(o.role, "pingpong");
 	bool is_sink = !strcmp(o.role, "sink"), is_source = !strcmp(o.role, "source");
-	bool is_bulk = !strcmp(o.role, "bulk");
+	bool is_bulk = !strcmp(o.role, "bulk"), is_logp = !strcmp(o.role, "logp");
 
-	if (!is_echo && !is_ping && !is_sink && !is_source && !is_bulk) {
-		die("unknown role '%s': echo, pingpong, sink, source or bulk", o.role);
+	if (!is_echo && !is_ping && !is_sink && !is_source && !is_bulk && !is_logp) {
+		die("unknown role '%s': echo, pingpong, sink, source, bulk or logp", o.role);
 		return 2;
 	}
 	if (is_bulk && (!t->bulk || !o.bulk_bytes)) {
 		die("bulk needs --transport uam and --bulk-bytes");
 		return 2;
 	}
-	if ((is_ping || is_source || is_bulk) && !o.count) {
+	if ((is_ping || is_source || is_bulk || is_logp) && !o.count) {
 		die("%s needs --count", o.role);
 		return 2;
 	}
@@ -671,6 +730,8 @@ int main(int argc, char **argv)
 		ret = run_sink(&o, t, c, deadline);
 	else if (is_bulk)
 		ret = run_bulk(&o, t, c, deadline);
+	else if (is_logp)
+		ret = run_logp(&o, t, c, deadline);
 	else
 		ret = run_source(&o, t, c, deadline);
 	t->close(c);

@@ -27,6 +27,7 @@
 struct bench_conn {
 	int fd;
 	bool mmsg;
+	bool busy_poll; /* adaptive mode: SO_BUSY_POLL set */
 	struct mmsghdr msgs[BENCH_MAX_BATCH];	 /* send */
 	struct iovec iov[BENCH_MAX_BATCH];
 	struct mmsghdr rmsgs[BENCH_MAX_BATCH]; /* receive: set up once */
@@ -55,10 +56,32 @@ static int parse_addr(const char *s, struct sockaddr_in *sa)
 	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -EINVAL;
 }
 
+/* The socket of the run, for bench_udp_napi_id. */
+static struct bench_conn *busy_conn;
+
+/* Busy polling (SO_BUSY_POLL) spins in the NAPI context of the device
+ * queue the socket's packets came from (sk_napi_id, read back with
+ * SO_INCOMING_NAPI_ID).  A device that receives without NAPI leaves it 0
+ * and then a busy-polling receive just sleeps.  Returns the id, or -1
+ * when the socket does not busy poll. */
+long bench_udp_napi_id(void)
+{
+	unsigned int id = 0;
+	socklen_t len = sizeof(id);
+
+	if (!busy_conn || !busy_conn->busy_poll)
+		return -1;
+	if (getsockopt(busy_conn->fd, SOL_SOCKET, SO_INCOMING_NAPI_ID, &id, &len))
+		return -1;
+	return id;
+}
+
 static void udp_close(struct bench_conn *c)
 {
 	if (!c)
 		return;
+	if (c == busy_conn)
+		busy_conn = NULL;
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->bufs);
@@ -109,6 +132,20 @@ static struct bench_conn *udp_open_common(const struct bench_opts *o, bool mmsg)
 	 * role can check its deadline; sends never wait that long. */
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/* Adaptive: the kernel's own spin-then-sleep.  A blocking receive
+	 * first busy polls the device queue for up to this many us
+	 * (raising it above net.core.busy_read needs CAP_NET_ADMIN). */
+	if (o->mode == BENCH_ADAPTIVE) {
+		int us = o->spin_us >= 0 ? (int)o->spin_us : BENCH_UDP_BUSY_POLL_US;
+
+		if (setsockopt(c->fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof(us))) {
+			fprintf(stderr, "unet-bench: SO_BUSY_POLL %d: %s\n", us, strerror(errno));
+			udp_close(c);
+			return NULL;
+		}
+		c->busy_poll = true;
+		busy_conn = c;
+	}
 	if (bind(c->fd, (struct sockaddr *)&local, sizeof(local))) {
 		fprintf(stderr, "unet-bench: bind %s: %s\n", o->local, strerror(errno));
 		udp_close(c);

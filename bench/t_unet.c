@@ -34,10 +34,46 @@ void bench_unet_log(enum unet_log_level l, const char *msg, void *ctx)
 		fprintf(stderr, "unet-bench: libunet: %s\n", msg);
 }
 
+/* ---- waiting: the mode's spin budget, and the counters for the JSON ---- */
+
+static struct unet_endpoint *wait_ep; /* one endpoint per run */
+
+int bench_unet_wait_mode(struct unet_endpoint *ep, const struct bench_opts *o)
+{
+	int err = 0;
+
+	if (o->mode == BENCH_BLOCK)
+		err = unet_endpoint__set_spin_us(ep, 0);
+	else if (o->mode == BENCH_ADAPTIVE && o->spin_us >= 0)
+		err = unet_endpoint__set_spin_us(ep, (uint32_t)o->spin_us);
+	/* spin: the role never waits; adaptive without --spin-us: the
+	 * library's default ($UNET_SPIN_US or built in). */
+	if (err)
+		fprintf(stderr, "unet-bench: unet_endpoint__set_spin_us: %s\n", strerror(-err));
+	else
+		wait_ep = ep;
+	return err;
+}
+
+int bench_unet_wait_stats(struct unet_wait_stats *st)
+{
+	if (!wait_ep)
+		return -ENOENT;
+	st->sz = sizeof(*st);
+	return unet_endpoint__wait_stats(wait_ep, st);
+}
+
+void bench_unet_wait_forget(struct unet_endpoint *ep)
+{
+	if (ep == wait_ep)
+		wait_ep = NULL;
+}
+
 static void unet_close(struct bench_conn *c)
 {
 	if (!c)
 		return;
+	bench_unet_wait_forget(c->ep);
 	bench_unet_rx_release(c->ep, &c->rx);
 	/* Where messages were lost, in the kernel's words: a diagnostic for
 	 * stderr, so a lossy rate run can be explained. */
@@ -92,6 +128,10 @@ int bench_unet_setup(const struct bench_opts *o, struct unet_endpoint **ep,
 			unet_endpoint__destroy(*ep);
 			return err;
 		}
+	}
+	if (bench_unet_wait_mode(*ep, o)) {
+		unet_endpoint__destroy(*ep);
+		return -EINVAL;
 	}
 	if (unet_endpoint__info(*ep, &info) == 0 && (uint32_t)o->size > info.max_payload) {
 		fprintf(stderr, "unet-bench: --size %ld > U-Net max payload %u on %s\n", o->size,

@@ -67,6 +67,7 @@ static void uu_close(struct bench_conn *c)
 			(unsigned long long)st.rx_malformed, (unsigned long long)st.rx_no_socket,
 			(unsigned long long)st.rx_partial_csum);
 	unet_udp__close(c->sock);
+	bench_unet_wait_forget(c->ep);
 	unet_endpoint__destroy(c->ep);
 	free(c);
 }
@@ -98,6 +99,10 @@ static struct bench_conn *uu_open(const struct bench_opts *o)
 		fprintf(stderr, "unet-bench: unet_endpoint__create %s: %s\n", o->iface,
 			strerror(errno));
 		free(c);
+		return NULL;
+	}
+	if (bench_unet_wait_mode(c->ep, o)) {
+		uu_close(c);
 		return NULL;
 	}
 	uo.remote_addr = raddr;
