@@ -457,7 +457,8 @@ struct unet_wait_stats {
 	uint32_t spin_us;   /* the budget in force */
 	uint64_t waits;	    /* waits that found nothing ready (timeout != 0) */
 	uint64_t spin_hits; /* ... of which a message came while spinning */
-	uint64_t sleeps;    /* ... of which slept in poll(2) (the rest) */
+	uint64_t sleeps;    /* ... of which slept in poll(2) (the others
+			     * spun out a timeout shorter than the budget) */
 	uint64_t spin_ns;   /* time spent spinning, in all */
 };
 /* Returns 0 or -EINVAL (ep or st NULL, st->sz too small). */

@@ -579,14 +579,17 @@ int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
 		return 1;
 	if (ep->dead)
 		return ep->dead;
-	/* Adaptive: spin first (wait.c), sleep only if nothing came. */
+	deadline = timeout_ms < 0 ? INT64_MAX : now_ms() + timeout_ms;
+	/* Adaptive: spin first (wait.c), sleep only if nothing came, and
+	 * only for what is left of the timeout. */
 	if (unet_wait_spin(ep, timeout_ms))
 		return 1;
-	if (timeout_ms)
-		ep->wait_sleeps++;
+	if (!timeout_ms || (deadline != INT64_MAX && now_ms() >= deadline))
+		return 0;
+	ep->wait_sleeps++;
 	if (ep->emulated && !ep->fd_mode)
-		return unet_remote_wait(ep, timeout_ms, unet_rx_ready);
-	deadline = timeout_ms < 0 ? INT64_MAX : now_ms() + timeout_ms;
+		return unet_remote_wait(ep, deadline == INT64_MAX ? -1 : (int)(deadline - now_ms()),
+					unet_rx_ready);
 	for (;;) {
 		int64_t left = deadline == INT64_MAX ? WAIT_PROBE_MS : deadline - now_ms();
 		int r;
