@@ -70,7 +70,9 @@ int bench_logp_measure(const struct bench_opts *o, const struct bench_transport 
 		       struct bench_conn *c, uint64_t deadline, struct bench_logp *r)
 {
 	uint64_t *rtt = calloc((size_t)o->count, sizeof(*rtt));
-	uint64_t *os = calloc((size_t)o->count, sizeof(*os));
+	/* A send is timed on every pass, also those retried (at most
+	 * o->count of them) whose receive found nothing yet. */
+	uint64_t *os = calloc(2 * (size_t)o->count + 2, sizeof(*os));
 	uint64_t *orr = calloc((size_t)o->count, sizeof(*orr));
 	uint32_t len = (uint32_t)o->size, seq = 0;
 	long n_rtt = 0, n_os = 0, n_or = 0, warm = 0;
@@ -159,7 +161,7 @@ int bench_logp_measure(const struct bench_opts *o, const struct bench_transport 
 			err = k;
 			goto out;
 		}
-		if (r->retries > o->count) {
+		if (r->retries >= o->count) {
 			err = -ETIMEDOUT;
 			goto out;
 		}
