@@ -29,11 +29,23 @@
 #             ways: unet-emul (the daemon receives for a nobody sink) and
 #             unet-emul-tx (a nobody source, every frame copied and
 #             checked by the daemon before it leaves)
+#   waiting   64-byte round trips in adaptive mode (spin up to the
+#             library's default budget, then sleep) for unet, uam,
+#             unet-udp and unet-emul, beside spin and block; kernel UDP
+#             with SO_BUSY_POLL (udp adaptive: veth as set up, which has
+#             no NAPI context, so busy polling cannot run; udp-napi: the
+#             same with veth's NAPI turned on for that measurement,
+#             ethtool gro + rx-udp-gro-forwarding, blocking and busy
+#             polling); CPU per round trip on both sides
+#   logp      LogP (unet-bench logp against a spinning echo): o_s, o_r,
+#             rtt and L = rtt/2 - o_s - o_r for unet, uam, unet-udp and
+#             udp at every size; g = 1 / msgs_per_s of the same run's
+#             rate measurement
 #
 # and writes DIR/results.json ({"machine": {...}, "results": [...]}),
 # DIR/table.txt (the table it prints: every figure with its ratio to
 # kernel UDP in the same run, and where the issue's targets stand),
-# DIR/latency.png and DIR/bandwidth.png
+# DIR/latency.png, DIR/bandwidth.png and DIR/logp.png
 # (gnuplot).  Progress goes to stderr.  Every measurement has a time
 # limit; one that fails is reported as failed in the table and the JSON
 # and the run goes on; the script exits 1 at the end if anything failed,
@@ -52,7 +64,8 @@
 # unet-emul spinning at most BENCH_EMUL_SPIN_COUNT, 1000),
 # BENCH_PP_WARMUP (1000), BENCH_RATE_COUNT
 # (messages per rate pairing; default per transport and size),
-# BENCH_RATE_REPS (3), BENCH_SP_SECS (sockperf seconds, 2), BENCH_TIMEOUT
+# BENCH_RATE_REPS (3), BENCH_SP_SECS (sockperf seconds, 2), BENCH_LOGP_COUNT
+# (samples per LogP point, 5000), BENCH_TIMEOUT
 # (seconds per measurement, 60); BENCH_KEEP_LOGS=1 keeps every log.
 #
 # Needs root.  Everything it creates is removed on exit, even on failure.
@@ -133,6 +146,7 @@ if ((QUICK)); then
 	SP_SECS=1		# sockperf seconds per point
 	TO=20			# time limit of one measurement, s
 	BULK_BYTES=1048576 BULK_COUNT=4	# UAM bulk stores
+	LOGP_COUNT=300		# LogP samples per point
 else
 	SIZES=(8 64 256 1024 1472)
 	CHANNELS=(1 16 256 4096)
@@ -143,6 +157,7 @@ else
 	SP_SECS=${BENCH_SP_SECS:-2}
 	TO=${BENCH_TIMEOUT:-60}
 	BULK_BYTES=4194304 BULK_COUNT=${BENCH_BULK_COUNT:-50}
+	LOGP_COUNT=${BENCH_LOGP_COUNT:-5000}
 fi
 BATCH=32		# messages per send call (sendmmsg / TX ring kick)
 EMUL_SPIN_COUNT=${BENCH_EMUL_SPIN_COUNT:-1000}	# unet-emul spinning: round trips of ~8 ms
@@ -198,6 +213,18 @@ PLAN+=("bulk uam spin 1472 1")
 for ch in "${CHANNELS[@]}"; do
 	PLAN+=("demux-pingpong unet spin 64 $ch")
 	PLAN+=("demux-rate unet spin 64 $ch")
+done
+# Waiting: adaptive (spin, then sleep) beside the spin and block rows
+# above; kernel UDP busy polling, also with veth's NAPI on (udp-napi).
+for t in unet uam unet-udp unet-emul udp; do
+	PLAN+=("pingpong $t adaptive 64 1")
+done
+PLAN+=("pingpong udp-napi block 64 1" "pingpong udp-napi adaptive 64 1")
+# LogP overheads at every size (g comes from the rate rows).
+for size in "${SIZES[@]}"; do
+	for t in unet uam unet-udp udp; do
+		PLAN+=("logp $t spin $size 1")
+	done
 done
 
 # ---- setup ------------------------------------------------------------------
@@ -280,7 +307,7 @@ tp_args() {
 	case $t in
 	unet-emul* | unet-grant) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch" ;;
 	unet | uam) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch --xdp-mode $XDP_MODE" ;;
-	udp | udp-mmsg) echo "--local $laddr --remote $raddr" ;;
+	udp | udp-mmsg | udp-napi) echo "--local $laddr --remote $raddr" ;;
 	unet-udp) echo "--iface $ifn --local $laddr --remote $raddr --xdp-mode $XDP_MODE" ;;
 	packet) echo "--iface $ifn --peer $mac_peer" ;;
 	esac
@@ -330,6 +357,7 @@ record_fail() {
 	local test
 	case $1 in
 	pingpong | demux-pingpong | sockperf) test=pingpong ;;
+	logp) test=logp ;;
 	*) test=rate ;;
 	esac
 	jq -nc --arg test "$test" --arg k "$1" --arg t "$2" --arg m "$3" --argjson s "$4" \
@@ -386,8 +414,27 @@ emul_stop() {
 bench_tp() {
 	case $1 in
 	unet-emul* | unet-grant) echo unet ;;
+	udp-napi) echo udp ;;
 	*) echo "$1" ;;
 	esac
+}
+
+# relabel_json JSON LABEL: a unet-bench record relabelled for the plan
+# (emulated and granted endpoints: emul_json; udp-napi: veth's NAPI on).
+relabel_json() {
+	case $2 in
+	udp-napi) jq -c '. + {transport: "udp-napi", veth_napi: true}' <<<"$1" ;;
+	*) emul_json "$1" "$2" ;;
+	esac
+}
+
+# veth_napi on|off: veth's NAPI on both ends (GRO, and GRO for UDP
+# forwarding, without which veth hands locally sent UDP to the peer
+# without NAPI): what a busy-polling socket needs to find a NAPI
+# context.  Only around the udp-napi measurements.
+veth_napi() {
+	in_a ethtool -K "$IF_A" gro "$1" rx-udp-gro-forwarding "$1" >/dev/null 2>&1 &&
+		in_b ethtool -K "$IF_B" gro "$1" rx-udp-gro-forwarding "$1" >/dev/null 2>&1
 }
 
 # emul_json JSON LABEL: a unet-bench record relabelled for the plan.
@@ -463,7 +510,11 @@ m_pingpong() {
 		record_fail "$kind" "$t" "$mode" "$size" "$ch" "$group" "result without a positive p50_us: $j"
 		return 1
 	fi
-	[[ $t == "$bt" ]] || j=$(emul_json "$j" "$t")
+	[[ $t == "$bt" ]] || j=$(relabel_json "$j" "$t")
+	# The echo's own record (its CPU per message, its waits) as .server.
+	local js
+	js=$(json_line "$p.srv.out") || js=null
+	j=$(jq -c --argjson s "$js" '. + {server: $s}' <<<"$j")
 	record_ok "$j" "$group" "$kind"
 	SUMMARY=$(jq -r '"p50 \(.p50_us) us, p99 \(.p99_us) us" + (if (.lost // 0) > 0 then ", lost \(.lost)" else "" end)' <<<"$j")
 }
@@ -589,6 +640,40 @@ m_bulk() {
 	SUMMARY=$(jq -r '"\(.gbit_s) Gbit/s, \(.transfers) stores of \(.bulk_bytes) bytes"' <<<"$j")
 }
 
+# m_logp TRANSPORT SIZE: unet-bench logp on a against a spinning echo on
+# b: o_s, o_r, the round trip and L (g is added from the rate rows when
+# results.json is written).
+m_logp() {
+	local t=$1 size=$2 p spid j
+	p="$LOGS/logp-$t-$size"
+	# shellcheck disable=SC2046
+	unet_bg_b "$BENCH" echo --transport "$t" $(tp_args "$t" b 1) --mode spin --cpu "$SRV_CPU" \
+		--timeout $((TO + 5)) >"$p.srv.out" 2>"$p.srv.err"
+	spid=$UNET_BG_PID
+	CUR_PIDS=("$spid")
+	if ! wait_server "$p.srv.err" "$spid" 10; then
+		stop_pid "$spid"
+		CUR_PIDS=()
+		record_fail logp "$t" spin "$size" 1 logp "echo server did not start: $(last_err "$p.srv.err")"
+		return 1
+	fi
+	# shellcheck disable=SC2046
+	run_client "$p" "$BENCH" logp --transport "$t" $(tp_args "$t" a 1) --size "$size" \
+		--count "$LOGP_COUNT" --cpu "$CLI_CPU" --timeout "$TO"
+	stop_pid "$spid"
+	CUR_PIDS=()
+	if ((CLIENT_RC != 0)); then
+		record_fail logp "$t" spin "$size" 1 logp "logp exit $CLIENT_RC: $(last_err "$p.err")"
+		return 1
+	fi
+	if ! j=$(json_line "$p.out") || ! jq -e '.rtt_us > 0 and .os_us > 0 and .or_us > 0' <<<"$j" >/dev/null; then
+		record_fail logp "$t" spin "$size" 1 logp "logp printed no positive rtt_us, os_us, or_us"
+		return 1
+	fi
+	record_ok "$j" logp logp
+	SUMMARY=$(jq -r '"rtt \(.rtt_us) us, o_s \(.os_us) us, o_r \(.or_us) us, L \(.L_us) us"' <<<"$j")
+}
+
 # m_sockperf MODE SIZE: sockperf ping-pong (kernel UDP), full round
 # trips.  Spinning: non-blocking sockets on both sides, polled with
 # recvfrom; blocking: sockperf's default blocking recvfrom.  A server per
@@ -669,12 +754,21 @@ for entry in "${PLAN[@]}"; do
 	demux-pingpong) desc="demux pingpong unet $mode ${size}B, $ch channels" ;;
 	demux-rate) desc="demux rate unet ${size}B, $ch channels" ;;
 	bulk) desc="bulk uam, $BULK_COUNT stores of $BULK_BYTES bytes" ;;
+	logp) desc="logp $t ${size}B" ;;
 	esac
 	printf '[%d/%d] %s ... ' "$i" "$NPLAN" "$desc" >&2
 	SUMMARY="" LAST_REASON=""
 	ok=0
 	case $kind in
-	pingpong | demux-pingpong) m_pingpong "$kind" "$t" "$mode" "$size" "$ch" && ok=1 ;;
+	pingpong | demux-pingpong)
+		if [[ $t == udp-napi ]] && ! veth_napi on; then
+			record_fail "$kind" "$t" "$mode" "$size" "$ch" latency "ethtool cannot turn on veth's NAPI (gro, rx-udp-gro-forwarding)"
+		else
+			m_pingpong "$kind" "$t" "$mode" "$size" "$ch" && ok=1
+		fi
+		[[ $t == udp-napi ]] && veth_napi off
+		;;
+	logp) m_logp "$t" "$size" && ok=1 ;;
 	sockperf) m_sockperf "$mode" "$size" && ok=1 ;;
 	rate | demux-rate) m_rate "$kind" "$t" "$mode" "$size" "$ch" && ok=1 ;;
 	bulk) m_bulk && ok=1 ;;
@@ -688,6 +782,15 @@ for entry in "${PLAN[@]}"; do
 	fi
 done
 ELAPSED=$((SECONDS - START))
+
+# LogP's g: the time per message at the sustained rate of the same
+# transport and size in this run (1 / msgs_per_s), into the logp records.
+jq -sc '(map(select(.kind == "rate" and .status == "ok") | {key: "\(.transport) \(.size)", value: .msgs_per_s})
+	 | from_entries) as $r |
+	.[] | if .kind == "logp" and .status == "ok" then
+		($r["\(.transport) \(.size)"]) as $m |
+		. + {g_us: (if $m then 1e6 / $m else null end), g_from: "rate msgs_per_s"}
+	else . end' "$RESULTS" >"$RESULTS.tmp" && mv "$RESULTS.tmp" "$RESULTS"
 
 # ---- results.json ------------------------------------------------------------
 
@@ -880,6 +983,71 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 		printf "  %-34s %7.2fx  (target %s %.2fx)  %s\n", what, x, op, want, ok ? "met" : "NOT met"
 	}' "$LOGS/rows.tsv"
 } >"$OUT/table.txt"
+
+# The waiting and LogP sections, after the rest of the table.
+WAIT_ORDER='["unet", "uam", "unet-udp", "unet-emul", "udp", "udp-napi"]'
+jq -r --argjson o "$WAIT_ORDER" '[.results[] | select(.kind == "pingpong" and .size == 64 and
+	(.transport as $t | $o | index($t)) != null and (.mode == "spin" or .mode == "block" or .mode == "adaptive"))]
+	| sort_by((.transport as $t | $o | index($t)), (.mode as $m | ["spin", "block", "adaptive"] | index($m)))[]
+	| [.transport, .mode, .status, .p50_us, .p99_us, .cpu_us_per_msg, .server.cpu_us_per_msg,
+	   .waits, .wait_spin_hits, .wait_sleeps, .spin_us, .napi_id, .server.napi_id, .reason]
+	| map(. // "-" | tostring) | @tsv' "$OUT/results.json" >"$LOGS/wait.tsv"
+jq -r '[.results[] | select(.kind == "logp")] | sort_by(.transport, .size)[]
+	| [.transport, .size, .status, .os_us, .or_us, .L_us, .g_us, .rtt_us, .reason]
+	| map(. // "-" | tostring) | @tsv' "$OUT/results.json" >"$LOGS/logp.tsv"
+{
+	awk -F'\t' '
+	function r(v, base) { return (v == "-" || base == "-" || base + 0 <= 0) ? "-" : sprintf("%.2fx", v / base) }
+	function f(v, p) { return (v == "-") ? "-" : sprintf("%.*f", p, v) }
+	{ n++; tp[n] = $1; md[n] = $2; st[n] = $3; p50[n] = $4; p99[n] = $5; cc[n] = $6; sc[n] = $7
+	  w[n] = $8; h[n] = $9; sl[n] = $10; sp[n] = $11; na[n] = $12; sna[n] = $13; why[n] = $14
+	  if ($3 == "ok") P[$1, $2] = $4 }
+	END {
+		ub = ((("udp", "block") in P) ? P["udp", "block"] : "-")
+		print ""
+		print "Waiting, 64-byte round trips: spin (poll, never sleep), block (sleep at once), adaptive"
+		print "(spin up to the budget, then sleep: unet_endpoint__set_spin_us; kernel UDP: SO_BUSY_POLL);"
+		print "CPU per round trip on each side (getrusage user+sys / messages); ratios to kernel UDP blocking:"
+		printf "%-10s %-8s %9s %9s %9s %10s %10s  %s\n", "transport", "mode", "p50 us", "x udp blk", "p99 us",
+			"cpu cli", "cpu srv", "waits: caught spinning / slept (client), budget"
+		for (i = 1; i <= n; i++) {
+			if (st[i] != "ok") { printf "%-10s %-8s FAILED: %s\n", tp[i], md[i], why[i]; continue }
+			extra = ""
+			if (w[i] != "-") extra = sprintf("%s / %s of %s, %s us", h[i], sl[i], w[i], sp[i])
+			if (na[i] != "-") extra = sprintf("SO_BUSY_POLL; NAPI id %s / %s%s", na[i], sna[i],
+				(na[i] == "0") ? " (none: busy polling cannot run)" : "")
+			printf "%-10s %-8s %9s %9s %9s %10s %10s  %s\n", tp[i], md[i], f(p50[i], 1), r(p50[i], ub),
+				f(p99[i], 1), f(cc[i], 2), f(sc[i], 2), extra
+		}
+		print ""
+		print "Targets (adaptive wait against kernel UDP blocking, this run):"
+		target("unet adaptive p50 vs udp block", P["unet", "adaptive"], ub, 0.6)
+		target("uam adaptive p50 vs udp block", P["uam", "adaptive"], ub, 0.6)
+		target("unet adaptive p50 vs udp busy poll", P["unet", "adaptive"],
+			((("udp-napi", "adaptive") in P) ? P["udp-napi", "adaptive"] : "-"), 1)
+	}
+	function target(what, v, b, want,   x) {
+		if (v == "" || b == "" || v == "-" || b == "-" || b + 0 <= 0) {
+			printf "  %-36s %8s  (target <= %.2fx)  n/a: a measurement failed\n", what, "-", want
+			return
+		}
+		x = v / b
+		printf "  %-36s %7.2fx  (target <= %.2fx)  %s\n", what, x, want, (x <= want) ? "met" : "NOT met"
+	}' "$LOGS/wait.tsv"
+	awk -F'\t' '
+	function f(v) { return (v == "-") ? "-" : sprintf("%.2f", v) }
+	BEGIN {
+		print ""
+		print "LogP, us (o_s: a send call; o_r: a receive call with the message there; L = rtt/2 - o_s - o_r;"
+		print "g = 1 / msgs_per_s of the rate rows; negative L: the send call itself carries the frame to the"
+		print "peer, as veth runs the receive path inside the sender'"'"'s system call: docs/performance.md):"
+		printf "%-10s %5s %8s %8s %8s %8s %9s\n", "transport", "bytes", "o_s", "o_r", "L", "g", "rtt p50"
+	}
+	{
+		if ($3 != "ok") { printf "%-10s %5s  FAILED: %s\n", $1, $2, $9; next }
+		printf "%-10s %5s %8s %8s %8s %8s %9s\n", $1, $2, f($4), f($5), f($6), f($7), f($8)
+	}' "$LOGS/logp.tsv"
+} >>"$OUT/table.txt"
 cat "$OUT/table.txt"
 
 # ---- plots -------------------------------------------------------------------
@@ -893,6 +1061,7 @@ plot_style() {
 	unet) lc=1 ;; udp) lc=2 ;; packet) lc=3 ;; sockperf) lc=4 ;; uam) lc=5 ;; udp-mmsg) lc=6 ;; *) lc=7 ;;
 	esac
 	[[ ${2:-} == block ]] && dt=2
+	[[ ${2:-} == adaptive ]] && dt=3
 	echo "lc $lc dt $dt pt $lc"
 }
 
@@ -916,7 +1085,7 @@ if [[ -n $PL ]]; then
 	gnuplot >"$LOGS/gnuplot-latency.log" 2>&1 <<EOP || PLOT_FAIL=1
 set terminal pngcairo size 1000,600 font ",11"
 set output "$OUT/latency.png"
-set title "Round trip, 64-byte messages (solid: spinning, dashed: blocking)\n$PLOT_SUB"
+set title "Round trip, 64-byte messages (solid: spinning, dashed: blocking, dotted: adaptive)\n$PLOT_SUB"
 set ylabel "round trip, us (log scale)"
 set xlabel "percentile"
 set logscale y
@@ -965,7 +1134,48 @@ else
 	echo "bench: no rate measurement succeeded: no bandwidth plot" >&2
 	PLOT_FAIL=1
 fi
-for f in latency bandwidth; do
+# LogP: o_s, o_r, L and g against message size, one line per transport.
+LOGP_T=(unet uam unet-udp udp)
+jq -r --argjson t "$(printf '%s\n' "${LOGP_T[@]}" | jq -R . | jq -sc .)" '
+	[.results[] | select(.status == "ok" and .kind == "logp")] as $r |
+	($r | map(.size) | unique[]) as $s |
+	([$s | tostring] + ([$t[] as $x | ["os_us", "or_us", "L_us", "g_us"][] as $k |
+		([$r[] | select(.transport == $x and .size == $s) | .[$k]][0] // "?" | tostring)]))
+	| join("\t")' "$OUT/results.json" >"$LOGS/logp.dat"
+if [[ -s $LOGS/logp.dat ]]; then
+	LP_PLOTS=""
+	pi=0
+	for par in "o_s (send call)" "o_r (receive call)" "L = rtt/2 - o_s - o_r" "g (1 / msgs per s)"; do
+		PL=""
+		ti=0
+		for tname in "${LOGP_T[@]}"; do
+			col=$((2 + ti * 4 + pi))
+			PL+="${PL:+, }\"$LOGS/logp.dat\" using 1:$col with linespoints lw 2 $(plot_style "$tname") title \"$tname\""
+			ti=$((ti + 1))
+		done
+		LP_PLOTS+="set title \"$par\""$'\n'"plot $PL"$'\n'
+		pi=$((pi + 1))
+	done
+	gnuplot >"$LOGS/gnuplot-logp.log" 2>&1 <<EOP || PLOT_FAIL=1
+set terminal pngcairo size 1200,900 font ",10"
+set output "$OUT/logp.png"
+set datafile separator "\t"
+set datafile missing "?"
+set logscale x 2
+set xtics (8, 64, 256, 1024, 1472)
+set xlabel "message size, bytes"
+set ylabel "us"
+set grid
+set key top left
+set multiplot layout 2,2 title "LogP parameters\n$PLOT_SUB"
+$LP_PLOTS
+unset multiplot
+EOP
+else
+	echo "bench: no LogP measurement succeeded: no LogP plot" >&2
+	PLOT_FAIL=1
+fi
+for f in latency bandwidth logp; do
 	if [[ ! -s $OUT/$f.png ]]; then
 		echo "bench: $OUT/$f.png was not made" >&2
 		[[ -s $LOGS/gnuplot-$f.log ]] && sed 's/^/    /' "$LOGS/gnuplot-$f.log" >&2
@@ -975,7 +1185,7 @@ done
 
 echo
 echo "bench: $NPLAN measurements in ${ELAPSED}s, $NFAIL failed; XDP $XDP_MODE mode"
-echo "bench: wrote $OUT/results.json, $OUT/table.txt, $OUT/latency.png, $OUT/bandwidth.png"
+echo "bench: wrote $OUT/results.json, $OUT/table.txt, $OUT/latency.png, $OUT/bandwidth.png, $OUT/logp.png"
 if ((NFAIL > 0 || PLOT_FAIL)); then
 	echo "bench: FAILED: $NFAIL measurement(s) failed$( ((PLOT_FAIL)) && echo ", plots incomplete")" >&2
 	exit 1

@@ -11,9 +11,11 @@
  *
  * For an emulated endpoint (served by unetd) the rings spun on are the
  * shared region's: while the client spins it has not set
- * client_sleeping, so the daemon skips its notify eventfd write too.
+ * client_sleeping, so the daemon skips its notify eventfd write too; and
+ * the spin yields the CPU on every pass, since the daemon may need it.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -118,6 +120,13 @@ bool unet_wait_spin(struct unet_endpoint *ep, int timeout_ms)
 			break;
 		/* Busy-polling sockets: a receive call runs the driver's
 		 * NAPI, which is what brings the frame in. */
+		/* An emulated endpoint's frames come through unetd, which
+		 * needs a CPU to move them: where it waits for ours (fewer
+		 * CPUs than busy processes), spinning without a yield would
+		 * hold off the very frame we wait for (measured: round trips
+		 * of 80-140 us instead of 12-15 us on 2 vCPUs). */
+		if (ep->emulated)
+			sched_yield();
 		if (ep->busy_poll_usec)
 			for (uint32_t k = 0; k < ep->nqueues; k++)
 				recvfrom(ep->q[k].fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
