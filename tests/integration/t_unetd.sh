@@ -17,6 +17,7 @@ TESTS+=(
 	"unetd_netns|xdp|90|one daemon (in namespace b) serves endpoints in two network namespaces: nobody's pingpong server in a and client in b, both emulated, every message back"
 	"unetd_udp|xdp|150|UDP/IPv4 over U-Net as user nobody, on an emulated endpoint and on a direct grant: every size 1..1472 byte for byte both ways with the kernel's UDP in namespace a; a port the policy does not grant is refused; an emulated endpoint cannot send from a port or address it did not open"
 	"unetd_uam|-|90|Active Messages (examples/kv) unchanged on an emulated endpoint of user nobody, at 10% injected loss, against a root server"
+	"unetd_wait|xdp|90|adaptive wait on an emulated endpoint (user nobody): with a spin budget its waits take the replies unetd brings while spinning, never sleeping; with none every wait sleeps (unet-bench pingpong's wait counters)"
 	"unetd_fuzz|-|150|10000 seeded hostile requests on the daemon's socket (as nobody and as root) while an honest client keeps pinging: the daemon keeps serving; a user's connections are bounded"
 )
 
@@ -455,5 +456,40 @@ t_unetd_udp() {
 	start_unetd "user 65534 kinds direct tags 1-100 udp 7000-7200" --grant-queues 0x1
 	udp_round direct
 	grep -q "direct endpoint" "$T_DIR/unetd.log" || fail "the UDP client did not get a direct grant"
+	stop_unetd
+}
+
+# nobody's unet-bench pingpong on an emulated endpoint against root's echo
+# in a (blocking, so it leaves a CPU to unetd), adaptive with a spin
+# budget far above the round trip and then with none: its wait counters
+# (lib/core/wait.c) say whether the replies were caught spinning.
+t_unetd_wait() {
+	local s j n=300 spin
+	setup_ns
+	attach a
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	for spin in 500000 0; do
+		unet_bg_a "$BUILD/unet-bench" echo --transport unet --iface "$IF_A" --tag 1 --peer "$MAC_B" \
+			--peer-tag 2 --mode block --timeout 60 >"$T_DIR/echo-$spin.out" 2>"$T_DIR/echo-$spin.err"
+		s=$UNET_BG_PID
+		wait_line "$T_DIR/echo-$spin.err" ' ready$' "$s"
+		as_nobody timeout 60 "$BUILD/unet-bench" pingpong --transport unet --iface "$IF_B" --tag 2 \
+			--peer "$MAC_A" --peer-tag 1 --mode adaptive --spin-us "$spin" --size 64 --count "$n" \
+			--warmup 10 --timeout 50 >"$T_DIR/pp-$spin.out" 2>"$T_DIR/pp-$spin.err" ||
+			{ cat "$T_DIR/pp-$spin.err"; fail "pingpong as nobody (--spin-us $spin) failed"; }
+		unet_bg_wait "$s" 10 || fail "echo failed"
+		j=$(tail -n 1 "$T_DIR/pp-$spin.out")
+		echo "spin $spin: $j"
+		jq -e '.spin_us != null' <<<"$j" >/dev/null || fail "no wait counters in $j"
+		if ((spin)); then
+			# Every round trip waits once at least; the first wait
+			# (before the echo answered at all) may sleep.
+			jq -e --argjson n "$n" '.wait_spin_hits >= $n and .wait_sleeps <= 2' <<<"$j" >/dev/null ||
+				fail "with a 500 ms budget the emulated endpoint's waits did not catch the replies spinning: $j"
+		else
+			jq -e --argjson n "$n" '.wait_spin_hits == 0 and .wait_sleeps >= $n' <<<"$j" >/dev/null ||
+				fail "with no budget the emulated endpoint's waits did not sleep: $j"
+		fi
+	done
 	stop_unetd
 }
