@@ -51,7 +51,7 @@
 # and the run goes on; the script exits 1 at the end if anything failed,
 # 2 on usage errors.
 #
-#   --quick     a few hundred messages, sizes 64 and 1472, channels 1 and
+#   --quick     a few hundred messages, sizes 64 and 1472 (LogP: 64), channels 1 and
 #               16: the smoke test's form check (well under 60 s)
 #   --out DIR   where to write (default bench-results/)
 #   --xdp-mode native|skb
@@ -220,8 +220,11 @@ for t in unet uam unet-udp unet-emul udp; do
 	PLAN+=("pingpong $t adaptive 64 1")
 done
 PLAN+=("pingpong udp-napi block 64 1" "pingpong udp-napi adaptive 64 1")
-# LogP overheads at every size (g comes from the rate rows).
-for size in "${SIZES[@]}"; do
+# LogP overheads at every size (g comes from the rate rows); --quick:
+# 64 bytes only.
+LOGP_SIZES=("${SIZES[@]}")
+((QUICK)) && LOGP_SIZES=(64)
+for size in "${LOGP_SIZES[@]}"; do
 	for t in unet uam unet-udp udp; do
 		PLAN+=("logp $t spin $size 1")
 	done

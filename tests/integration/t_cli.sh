@@ -177,7 +177,28 @@ t_bench_smoke() {
 		fail "the table's unet spin 64-byte row has no ratio to udp"
 	grep -Eq '^unet +64 .* [0-9.]+x +[0-9.]+x' "$T_DIR/bench.out" ||
 		fail "the table's unet 64-byte rate row has no ratios"
-	for p in latency bandwidth; do
+	# Waiting: adaptive rows with both sides' CPU and the wait counters;
+	# LogP records with all four parameters; their table sections.
+	for t in unet uam udp; do
+		jq -e --arg t "$t" 'any(.results[]; .kind == "pingpong" and .transport == $t and
+			.mode == "adaptive" and .status == "ok" and .p50_us > 0 and
+			(.cpu_us_per_msg | type) == "number" and (.server.cpu_us_per_msg | type) == "number")' \
+			"$f" >/dev/null || fail "results.json has no adaptive pingpong for $t with both sides' CPU"
+	done
+	jq -e 'any(.results[]; .kind == "pingpong" and .transport == "unet" and .mode == "adaptive" and
+		(.wait_spin_hits | type) == "number" and (.wait_sleeps | type) == "number" and .spin_us > 0)' \
+		"$f" >/dev/null || fail "the unet adaptive record has no wait counters"
+	for t in unet uam unet-udp udp; do
+		jq -e --arg t "$t" 'any(.results[]; .kind == "logp" and .transport == $t and .status == "ok" and
+			.os_us > 0 and .or_us > 0 and .rtt_us > 0 and (.L_us | type) == "number" and .g_us > 0)' \
+			"$f" >/dev/null || fail "results.json has no LogP record for $t with o_s, o_r, L, g"
+	done
+	grep -q '^Waiting, 64-byte round trips' "$T_DIR/bench.out" || fail "the table has no waiting section"
+	grep -Eq '^unet +adaptive +[0-9.]+ +[0-9.]+x' "$T_DIR/bench.out" ||
+		fail "the waiting section's unet adaptive row has no ratio to udp blocking"
+	grep -Eq '^unet +64 +[0-9.-]+ +[0-9.-]+ +[0-9.-]+ +[0-9.-]+ +[0-9.]+$' "$T_DIR/bench.out" ||
+		fail "the LogP section has no unet 64-byte row"
+	for p in latency bandwidth logp; do
 		[[ -s $out/$p.png ]] || fail "no $out/$p.png"
 		[[ $(head -c 8 "$out/$p.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ||
 			fail "$out/$p.png is not a PNG file"
