@@ -52,7 +52,7 @@
 # 2 on usage errors.
 #
 #   --quick     a few hundred messages, sizes 64 and 1472 (LogP: 64), channels 1 and
-#               16: the smoke test's form check (well under 60 s)
+#               16: the smoke test's form check (about a minute)
 #   --out DIR   where to write (default bench-results/)
 #   --xdp-mode native|skb
 #               how the XDP program is attached (default skb: on veth,
@@ -65,7 +65,8 @@
 # BENCH_PP_WARMUP (1000), BENCH_RATE_COUNT
 # (messages per rate pairing; default per transport and size),
 # BENCH_RATE_REPS (3), BENCH_SP_SECS (sockperf seconds, 2), BENCH_LOGP_COUNT
-# (samples per LogP point, 5000), BENCH_TIMEOUT
+# (samples per LogP point, 5000), BENCH_ONLY (a regular expression: only
+# the measurements it matches, see below), BENCH_TIMEOUT
 # (seconds per measurement, 60); BENCH_KEEP_LOGS=1 keeps every log.
 #
 # Needs root.  Everything it creates is removed on exit, even on failure.
@@ -229,6 +230,19 @@ for size in "${LOGP_SIZES[@]}"; do
 		PLAN+=("logp $t spin $size 1")
 	done
 done
+
+# BENCH_ONLY=REGEX: only the plan's lines ("kind transport mode size
+# channels") that match it, e.g. the waiting and LogP figures with the
+# rate rows LogP's g comes from:
+# BENCH_ONLY='^(pingpong [a-z-]+ [a-z]+ 64 |logp |rate (unet|uam|udp|unet-udp) )'
+if [[ -n ${BENCH_ONLY:-} ]]; then
+	ALL_PLAN=("${PLAN[@]}")
+	PLAN=()
+	for entry in "${ALL_PLAN[@]}"; do
+		[[ $entry =~ $BENCH_ONLY ]] && PLAN+=("$entry")
+	done
+	((${#PLAN[@]})) || die "BENCH_ONLY='$BENCH_ONLY' matches nothing in the plan"
+fi
 
 # ---- setup ------------------------------------------------------------------
 
