@@ -1179,7 +1179,7 @@ set output "$OUT/logp.png"
 set datafile separator "\t"
 set datafile missing "?"
 set logscale x 2
-set xtics (8, 64, 256, 1024, 1472)
+set xtics (8, 64, 256, 1024, 1472) rotate by -45
 set xlabel "message size, bytes"
 set ylabel "us"
 set grid
