@@ -429,14 +429,14 @@ UNET_API int unet_endpoint__release(struct unet_endpoint *ep, const struct unet_
 UNET_API int unet_endpoint__fd(struct unet_endpoint *ep);
 
 /* Block until a message is waiting or timeout_ms passes (-1: forever),
- * spinning first (see "Adaptive wait" below).  Returns 1 (ready), 0 (timeout), -ENETDOWN (the interface went away or
- * down: a blocked wait notices within a quarter of a second), -EINTR,
- * -errno. */
+ * spinning first (see "Adaptive wait" below).  Returns 1 (ready), 0
+ * (timeout), -ENETDOWN (the interface went away or down: a blocked wait
+ * notices within a quarter of a second), -EINTR, -errno. */
 UNET_API int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms);
 
 /*
  * Adaptive wait.  unet_endpoint__wait (and dispatch, and everything built
- * on them: UAM's waits, unet_udp's) first spins, polling the receive
+ * on them, UAM's waits among them) first spins, polling the receive
  * queue for up to spin_us microseconds without a system call, and only
  * then sleeps in poll(2).  A message that comes within the spin is taken
  * without paying for a sleep and a wake-up (about 100 us on small VMs);
