@@ -3,9 +3,9 @@
  * unet-bench - round-trip latency and one-way rate of U-Net and of the
  * kernel's UDP and AF_PACKET paths, measured by one loop for all.
  *
- *   unet-bench echo     --transport T [opts] --mode spin|block [--cpu N] [--timeout S] [--count N]
- *   unet-bench pingpong --transport T [opts] --size B --count N [--warmup W] --mode spin|block
- *   unet-bench sink     --transport T [opts] --size B [--count N] --mode spin|block [--idle-ms M]
+ *   unet-bench echo     --transport T [opts] --mode spin|block|adaptive [--cpu N] [--timeout S] [--count N]
+ *   unet-bench pingpong --transport T [opts] --size B --count N [--warmup W] --mode spin|block|adaptive
+ *   unet-bench sink     --transport T [opts] --size B [--count N] --mode spin|block|adaptive [--idle-ms M]
  *   unet-bench source   --transport T [opts] --size B --count N [--batch K]
  *   unet-bench logp     --transport T [opts] --size B --count N   (peer: echo --mode spin)
  *   (T: unet, uam, udp, udp-mmsg, packet)
@@ -690,6 +690,10 @@ int main(int argc, char **argv)
 	}
 	if (!o.transport || !(t = find_transport(o.transport))) {
 		die("--transport must be one of unet, uam, udp, udp-mmsg, packet, unet-udp");
+		return 2;
+	}
+	if (o.mode == BENCH_ADAPTIVE && t == &bench_packet) {
+		die("--mode adaptive: unet, uam, unet-udp (spin budget) or udp, udp-mmsg (SO_BUSY_POLL)");
 		return 2;
 	}
 	if (o.channels > 1 && t != &bench_unet && t != &bench_uam) {
