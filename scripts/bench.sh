@@ -877,14 +877,14 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 	END {
 		print ""
 		print "Round trips, us (each figure with its ratio to kernel UDP, unet-bench udp, same mode and size):"
-		printf "%-9s %-5s %5s  %-13s %-13s %-13s %-13s %-13s %-13s %s\n", "transport", "mode", "bytes",
+		printf "%-9s %-8s %5s  %-13s %-13s %-13s %-13s %-13s %-13s %s\n", "transport", "mode", "bytes",
 			"min", "p50", "p90", "p99", "p99.9", "max", "cpu us/rt"
 		for (i = 1; i <= n; i++) {
 			if (kind[i] != "pingpong" && kind[i] != "sockperf") continue
 			name = (kind[i] == "sockperf") ? "sockperf" : tp[i]
-			if (st[i] != "ok") { printf "%-9s %-5s %5s  FAILED: %s\n", name, md[i], sz[i], why[i]; continue }
+			if (st[i] != "ok") { printf "%-9s %-8s %5s  FAILED: %s\n", name, md[i], sz[i], why[i]; continue }
 			m = md[i]; s = sz[i]
-			printf "%-9s %-5s %5s  %-13s %-13s %-13s %-13s %-13s %-13s %s\n", name, m, s,
+			printf "%-9s %-8s %5s  %-13s %-13s %-13s %-13s %-13s %-13s %s\n", name, m, s,
 				cell(mn[i], base(m, s, "min")), cell(p50[i], base(m, s, "p50")),
 				cell(p90[i], base(m, s, "p90")), cell(p99[i], base(m, s, "p99")),
 				cell(p999[i], base(m, s, "p999")), cell(mx[i], base(m, s, "max")),
