@@ -75,6 +75,13 @@ struct uam_msg {
 	/* UAM_MSG_STORE: where the data landed in our memory */
 	uint32_t region;
 	uint64_t offset, len;
+	/* UAM_MSG_REQUEST / UAM_MSG_REPLY sent as a medium message: its
+	 * payload, in place in the receive buffer (no copy), valid only
+	 * during the handler; NULL and 0 for a short message.  In a reply
+	 * captured by uam_call it points into the channel's own copy,
+	 * valid until the next uam_call on the channel or its close. */
+	const void *data;
+	size_t data_len;
 };
 
 typedef void (*uam_handler_fn)(struct uam_ep *ep, const struct uam_msg *msg, void *ctx);
@@ -182,6 +189,31 @@ UNET_API int uam_reply(const struct uam_msg *req, unsigned int handler, const ui
  * the channel's error, -EINVAL. */
 UNET_API int uam_call(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
 		      unsigned int nargs, struct uam_msg *reply, int timeout_ms);
+
+/* ---- Medium messages --------------------------------------------------- */
+
+/*
+ * A request or reply with a payload that travels in the same frame as
+ * its arguments and is handed to the handler in place in the receive
+ * buffer (msg->data, msg->data_len): no store, no extra round.  The
+ * payload is copied when the call is made, so the caller's buffer is
+ * free again at once.  Same reliability as short messages.
+ */
+
+/* Largest payload a medium message carries in one frame, with any nargs
+ * (depends on the endpoint's MTU: 1388 bytes at MTU 1500).  0 for ep
+ * NULL. */
+UNET_API size_t uam_ep__medium_max(const struct uam_ep *ep);
+/* As uam_request, with len bytes of data (data may be NULL if len is 0).
+ * Returns the request token (>= 0), -EMSGSIZE (len > medium_max), or as
+ * uam_request. */
+UNET_API int uam_request_medium(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
+				unsigned int nargs, const void *data, size_t len);
+/* As uam_reply, with len bytes of data.  Returns 0, -EMSGSIZE (len >
+ * medium_max), or as uam_reply. */
+UNET_API int uam_reply_medium(const struct uam_msg *req, unsigned int handler,
+			      const uint64_t *args, unsigned int nargs, const void *data,
+			      size_t len);
 
 /* ---- Bulk transfers --------------------------------------------------- */
 

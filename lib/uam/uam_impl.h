@@ -91,9 +91,11 @@ struct uam_rx_slot {
 	bool present;
 };
 
-/* Work queued on a channel, turned into frames as credit allows. */
+/* Work queued on a channel, turned into frames as credit allows.  Kept
+ * in per-endpoint pools (ep->items, ep->mitems) once freed. */
 struct uam_item {
 	struct uam_item *next;
+	bool medium;	   /* has room for medium_max bytes of payload */
 	uint8_t type;	   /* UAM_T_* */
 	bool counted;	   /* counts against max_queued */
 	uint16_t handler;
@@ -107,6 +109,10 @@ struct uam_item {
 	/* GET_REQ */
 	uint64_t remote_off, local_off;
 	uint32_t local_region;
+	/* REQUEST / REPLY sent as medium messages: their payload, copied
+	 * when the call was made (the caller's buffer is free at once) */
+	uint32_t dlen;
+	uint8_t payload[];
 };
 
 struct uam_op {
@@ -173,6 +179,7 @@ struct uam_chan {
 	bool call_active, call_done;
 	uint32_t call_token;
 	struct uam_msg *call_out;
+	uint8_t *call_data; /* a captured reply's payload (max_frame bytes) */
 
 	/* test hook: a frame held back to be sent after the next one */
 	uint8_t *held;
@@ -210,6 +217,10 @@ struct uam_ep {
 	 * them, freed when the outermost one ends. */
 	int busy;
 	struct uam_chan *zombies;
+	/* Freed items kept for reuse (no allocation per queued message):
+	 * short ones, medium ones (with payload room), and their counts. */
+	struct uam_item *items, *mitems;
+	uint32_t nitems, nmitems;
 	struct uam_stats closed; /* stats of channels already closed */
 	uint64_t bad_frames;	 /* frames with no channel */
 };

@@ -46,6 +46,8 @@
 /* Credit assumed before the peer told us its own: every receiver keeps at
  * least this many buffers (window >= 4), so it is always safe. */
 #define MIN_CREDIT 4
+/* Freed queue items kept per endpoint and kind, for reuse. */
+#define ITEM_POOL_MAX 256
 
 /* ---- Small helpers ---------------------------------------------------- */
 
@@ -74,6 +76,13 @@ static uint32_t rnd_ppm(struct uam_ep *ep)
 }
 
 static uint32_t window(const struct uam_chan *ch) { return ch->ep->o.window; }
+
+/* A medium message's payload room: what a frame holds beside the header
+ * and the most arguments a message may have, so it fits with any nargs. */
+static uint32_t medium_room(const struct uam_ep *ep)
+{
+	return ep->tr.max_frame - UAM_HDR_LEN - UAM_MAX_ARGS * 8u;
+}
 
 /*
  * The slots of a channel's send and receive windows, by sequence number.
@@ -153,6 +162,17 @@ void uamp_ep_fini(struct uam_ep *ep)
 {
 	while (ep->chans)
 		uamp_chan_free(ep->chans);
+	for (int k = 0; k < 2; k++) {
+		struct uam_item **pool = k ? &ep->mitems : &ep->items;
+
+		while (*pool) {
+			struct uam_item *it = *pool;
+
+			*pool = it->next;
+			free(it);
+		}
+	}
+	ep->nitems = ep->nmitems = 0;
 	free(ep->ops);
 	ep->ops = NULL;
 }
@@ -270,6 +290,7 @@ static void chan_free_bufs(struct uam_chan *ch, uint32_t w)
 	free(ch->rx);
 	free(ch->scratch);
 	free(ch->held);
+	free(ch->call_data);
 	free(ch);
 }
 
@@ -287,7 +308,8 @@ struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle)
 	ch->rx = calloc(w, sizeof(*ch->rx));
 	ch->scratch = malloc(fs);
 	ch->held = malloc(fs);
-	if (!ch->tx || !ch->rx || !ch->scratch || !ch->held)
+	ch->call_data = malloc(fs);
+	if (!ch->tx || !ch->rx || !ch->scratch || !ch->held || !ch->call_data)
 		goto nomem_ch;
 	for (uint32_t i = 0; i < w; i++) {
 		ch->tx[i].buf = malloc(fs);
@@ -323,13 +345,50 @@ nomem:
 	return NULL;
 }
 
+/* A queue item from the endpoint's pool (medium: with room for a
+ * medium payload), zeroed but for that.  NULL if none and no memory. */
+static struct uam_item *item_alloc(struct uam_ep *ep, bool medium)
+{
+	struct uam_item **pool = medium ? &ep->mitems : &ep->items;
+	struct uam_item *it = *pool;
+
+	if (it) {
+		*pool = it->next;
+		if (medium)
+			ep->nmitems--;
+		else
+			ep->nitems--;
+		memset(it, 0, sizeof(*it));
+	} else {
+		it = calloc(1, sizeof(*it) + (medium ? medium_room(ep) : 0));
+		if (!it)
+			return NULL;
+	}
+	it->medium = medium;
+	return it;
+}
+
+static void item_free(struct uam_ep *ep, struct uam_item *it)
+{
+	uint32_t *n = it->medium ? &ep->nmitems : &ep->nitems;
+	struct uam_item **pool = it->medium ? &ep->mitems : &ep->items;
+
+	if (*n >= ITEM_POOL_MAX) {
+		free(it);
+		return;
+	}
+	it->next = *pool;
+	*pool = it;
+	(*n)++;
+}
+
 static void drop_items(struct uam_chan *ch)
 {
 	while (ch->head) {
 		struct uam_item *it = ch->head;
 
 		ch->head = it->next;
-		free(it);
+		item_free(ch->ep, it);
 	}
 	ch->tail = NULL;
 	ch->nqueued = 0;
@@ -491,6 +550,25 @@ static uint64_t frag_room(const struct uam_chan *ch, const struct uam_item *it, 
 	return ch->ep->tr.max_frame - UAM_HDR_LEN - UAM_FRAG_EXT - (last ? it->nargs * 8u : 0);
 }
 
+/* A request, reply or DONE into slot s: header, args, and a medium
+ * message's payload, copied into the slot, where a retransmission finds
+ * it (the caller's buffer is free once the call returns). */
+static void build_msg(struct uam_chan *ch, struct uam_tx_slot *s, uint32_t seq, uint8_t type,
+		      uint16_t handler, uint32_t token, uint32_t aux, const uint64_t *args,
+		      unsigned int nargs, const void *data, uint32_t dlen)
+{
+	uint8_t *f = s->buf, *p = f + UAM_HDR_LEN;
+
+	hdr_init(ch, f, type, 0, (uint8_t)nargs, handler, seq, token, aux, dlen);
+	for (unsigned int i = 0; i < nargs; i++, p += 8)
+		put64(p, args[i]);
+	if (dlen)
+		memcpy(p, data, dlen);
+	s->len = (uint32_t)(p - f) + dlen;
+	s->data = NULL;
+	s->dlen = 0;
+}
+
 /* The last frame of our op (a store's LAST fragment, a get's request) is
  * built: its answer may come once the peer has acknowledged seq. */
 static void op_sent(struct uam_chan *ch, const struct uam_item *it, uint32_t seq)
@@ -516,10 +594,8 @@ static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_
 	case UAM_T_REQUEST:
 	case UAM_T_REPLY:
 	case UAM_T_DONE:
-		hdr_init(ch, f, it->type, 0, it->nargs, it->handler, seq, it->token, it->aux, 0);
-		for (unsigned int i = 0; i < it->nargs; i++, p += 8)
-			put64(p, it->args[i]);
-		s->len = (uint32_t)(p - f);
+		build_msg(ch, s, seq, it->type, it->handler, it->token, it->aux, it->args, it->nargs,
+			  it->payload, it->dlen);
 		return true;
 	case UAM_T_GET_REQ:
 		hdr_init(ch, f, it->type, 0, 1, 0, seq, it->token, it->aux, 0);
@@ -579,7 +655,7 @@ static void push(struct uam_chan *ch)
 				ch->tail = NULL;
 			if (it->counted)
 				ch->nqueued--;
-			free(it);
+			item_free(ch->ep, it);
 		}
 		s->state = SLOT_INFLIGHT;
 		s->need_tx = true;
@@ -626,7 +702,7 @@ static void send_ack(struct uam_chan *ch)
 		ch->ack_due = true;
 }
 
-static struct uam_item *item_new(struct uam_chan *ch, uint8_t type, bool counted)
+static struct uam_item *item_new(struct uam_chan *ch, uint8_t type, bool counted, bool medium)
 {
 	struct uam_item *it;
 
@@ -634,7 +710,7 @@ static struct uam_item *item_new(struct uam_chan *ch, uint8_t type, bool counted
 		/* Out of credit long enough that the bounded queue filled. */
 		return errno = EAGAIN, NULL;
 	}
-	it = calloc(1, sizeof(*it));
+	it = item_alloc(ch->ep, medium);
 	if (!it)
 		return errno = ENOMEM, NULL;
 	it->type = type;
@@ -654,11 +730,13 @@ static void item_queue(struct uam_chan *ch, struct uam_item *it)
 	push(ch);
 }
 
-/* A new item for a short message (request, reply): handler and args. */
-static struct uam_item *short_item(struct uam_chan *ch, uint8_t type, bool counted,
-				   unsigned int handler, const uint64_t *args, unsigned int nargs)
+/* A new item for a message (request, reply): handler, args, and a medium
+ * message's payload (data, dlen: copied here). */
+static struct uam_item *msg_item(struct uam_chan *ch, uint8_t type, bool counted,
+				 unsigned int handler, const uint64_t *args, unsigned int nargs,
+				 const void *data, uint32_t dlen)
 {
-	struct uam_item *it = item_new(ch, type, counted);
+	struct uam_item *it = item_new(ch, type, counted, dlen > 0);
 
 	if (!it)
 		return NULL;
@@ -666,7 +744,40 @@ static struct uam_item *short_item(struct uam_chan *ch, uint8_t type, bool count
 	it->nargs = (uint8_t)nargs;
 	if (nargs)
 		memcpy(it->args, args, nargs * 8u);
+	if (dlen)
+		memcpy(it->payload, data, dlen);
+	it->dlen = dlen;
 	return it;
+}
+
+static struct uam_item *short_item(struct uam_chan *ch, uint8_t type, bool counted,
+				   unsigned int handler, const uint64_t *args, unsigned int nargs)
+{
+	return msg_item(ch, type, counted, handler, args, nargs, NULL, 0);
+}
+
+/*
+ * The common case: nothing queued and the peer's credit allows one more
+ * frame.  The message is built straight into its window slot and sent,
+ * with no queue item (no allocation, one copy of a medium payload into
+ * the slot).  Returns false, having done nothing, if it has to queue.
+ */
+static bool send_direct(struct uam_chan *ch, uint8_t type, unsigned int handler, uint32_t token,
+			const uint64_t *args, unsigned int nargs, const void *data, uint32_t dlen)
+{
+	uint32_t w = window(ch), lim = ch->peer_credit < w ? ch->peer_credit : w;
+	struct uam_tx_slot *s;
+
+	if (ch->head || ch->snd_next - ch->snd_una >= lim)
+		return false;
+	s = txs(ch, ch->snd_next);
+	build_msg(ch, s, ch->snd_next, type, (uint16_t)handler, token, 0, args, nargs, data, dlen);
+	s->state = SLOT_INFLIGHT;
+	s->need_tx = true;
+	s->ntx = 0;
+	ch->snd_next++;
+	push(ch);
+	return true;
 }
 
 static int check_args(unsigned int handler, const uint64_t *args, unsigned int nargs)
@@ -678,8 +789,18 @@ static int check_args(unsigned int handler, const uint64_t *args, unsigned int n
 
 /* ---- Public calls that only need the protocol ---------------------------- */
 
+/* A medium payload: (data, len) must fit with any nargs. */
+static int check_payload(const struct uam_chan *ch, const void *data, size_t len)
+{
+	if (len && !data)
+		return -EINVAL;
+	if (len > medium_room(ch->ep))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int request(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
-		   unsigned int nargs, uint32_t flag)
+		   unsigned int nargs, const void *data, size_t len, uint32_t flag)
 {
 	struct uam_item *it;
 	uint32_t tok;
@@ -687,14 +808,19 @@ static int request(struct uam_chan *ch, unsigned int handler, const uint64_t *ar
 
 	if (!ch)
 		return -EINVAL;
-	if ((err = check_args(handler, args, nargs)))
+	if ((err = check_args(handler, args, nargs)) || (err = check_payload(ch, data, len)))
 		return err;
 	if (ch->err)
 		return ch->err;
-	it = short_item(ch, UAM_T_REQUEST, true, handler, args, nargs);
+	tok = ch->next_token & ~CALL_TOKEN;
+	if (send_direct(ch, UAM_T_REQUEST, handler, tok | flag, args, nargs, data, (uint32_t)len)) {
+		ch->next_token++;
+		return (int)tok;
+	}
+	it = msg_item(ch, UAM_T_REQUEST, true, handler, args, nargs, data, (uint32_t)len);
 	if (!it)
 		return -errno;
-	tok = ch->next_token++ & ~CALL_TOKEN;
+	ch->next_token++;
 	it->token = tok | flag;
 	item_queue(ch, it); /* may send and free it at once */
 	return (int)tok;
@@ -702,11 +828,22 @@ static int request(struct uam_chan *ch, unsigned int handler, const uint64_t *ar
 
 int uam_request(struct uam_chan *ch, unsigned int handler, const uint64_t *args, unsigned int nargs)
 {
-	return request(ch, handler, args, nargs, 0);
+	return request(ch, handler, args, nargs, NULL, 0, 0);
 }
 
-int uam_reply(const struct uam_msg *req, unsigned int handler, const uint64_t *args,
-	      unsigned int nargs)
+int uam_request_medium(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
+		       unsigned int nargs, const void *data, size_t len)
+{
+	return request(ch, handler, args, nargs, data, len, 0);
+}
+
+size_t uam_ep__medium_max(const struct uam_ep *ep)
+{
+	return ep ? medium_room(ep) : 0;
+}
+
+int uam_reply_medium(const struct uam_msg *req, unsigned int handler, const uint64_t *args,
+		     unsigned int nargs, const void *data, size_t len)
 {
 	struct uam_item *it;
 	struct uam_chan *ch;
@@ -717,19 +854,29 @@ int uam_reply(const struct uam_msg *req, unsigned int handler, const uint64_t *a
 	ch = req->chan;
 	if (req != ch->ep->cur_req || req->kind != UAM_MSG_REQUEST || ch->ep->cur_replied)
 		return -EPERM;
-	if ((err = check_args(handler, args, nargs)))
+	if ((err = check_args(handler, args, nargs)) || (err = check_payload(ch, data, len)))
 		return err;
 	if (ch->err)
 		return ch->err;
+	ch->ep->cur_replied = true;
+	if (send_direct(ch, UAM_T_REPLY, handler, req->token, args, nargs, data, (uint32_t)len))
+		return 0;
 	/* Not counted against max_queued: a reply must never fail for lack
 	 * of room, or request handlers would have to deal with it. */
-	it = short_item(ch, UAM_T_REPLY, false, handler, args, nargs);
-	if (!it)
+	it = msg_item(ch, UAM_T_REPLY, false, handler, args, nargs, data, (uint32_t)len);
+	if (!it) {
+		ch->ep->cur_replied = false;
 		return -errno;
+	}
 	it->token = req->token;
-	ch->ep->cur_replied = true;
 	item_queue(ch, it);
 	return 0;
+}
+
+int uam_reply(const struct uam_msg *req, unsigned int handler, const uint64_t *args,
+	      unsigned int nargs)
+{
+	return uam_reply_medium(req, handler, args, nargs, NULL, 0);
 }
 
 int uamp_call_start(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
@@ -739,7 +886,7 @@ int uamp_call_start(struct uam_chan *ch, unsigned int handler, const uint64_t *a
 
 	if (!ch || !reply || ch->call_active)
 		return -EINVAL;
-	tok = request(ch, handler, args, nargs, CALL_TOKEN);
+	tok = request(ch, handler, args, nargs, NULL, 0, CALL_TOKEN);
 	if (tok < 0)
 		return tok;
 	ch->call_active = true;
@@ -763,7 +910,7 @@ static struct uam_item *op_item(struct uam_chan *ch, uint8_t type, unsigned int 
 		return NULL;
 	op = op_new(ch->ep, ch, type, cb, ctx);
 	if (!op) {
-		free(it);
+		item_free(ch->ep, it);
 		errno = EAGAIN;
 		return NULL;
 	}
@@ -856,7 +1003,7 @@ static void run_handler(struct uam_chan *ch, const struct uam_msg *m)
  * it answers the peer's traffic, which the peer's own bound limits). */
 static void queue_done(struct uam_chan *ch, uint32_t token, int status)
 {
-	struct uam_item *it = item_new(ch, UAM_T_DONE, false);
+	struct uam_item *it = item_new(ch, UAM_T_DONE, false, false);
 
 	if (!it) {
 		uamp_chan_fail(ch, -ENOMEM);
@@ -940,10 +1087,20 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	case UAM_T_REPLY:
 		for (unsigned int i = 0; i < nargs; i++, p += 8)
 			m.args[i] = get64(p);
+		/* A medium message's payload: handed over in place, in the
+		 * receive buffer (or the reorder slot it waited in). */
+		m.data_len = get32(f + UAM_OFF_DLEN);
+		m.data = m.data_len ? p : NULL;
 		if (type == UAM_T_REPLY) {
 			m.kind = UAM_MSG_REPLY;
 			ch->st.replies++;
 			if (ch->call_active && m.token == ch->call_token) {
+				/* The caller reads it after we return: the
+				 * receive buffer will be gone by then. */
+				if (m.data_len) {
+					memcpy(ch->call_data, m.data, m.data_len);
+					m.data = ch->call_data;
+				}
 				*ch->call_out = m;
 				ch->call_done = true;
 				ep->progress++;
@@ -1009,7 +1166,7 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 			queue_done(ch, m.token, -EFAULT);
 			return;
 		}
-		it = item_new(ch, UAM_T_GET_DATA, false);
+		it = item_new(ch, UAM_T_GET_DATA, false, false);
 		if (!it) {
 			uamp_chan_fail(ch, -ENOMEM);
 			return;
@@ -1113,6 +1270,8 @@ static uint64_t frame_len(const uint8_t *f)
 		return nargs || dlen || last ? 0 : UAM_HDR_LEN;
 	case UAM_T_REQUEST:
 	case UAM_T_REPLY:
+		/* dlen: a medium message's payload, after the args */
+		return last ? 0 : UAM_HDR_LEN + nargs * 8u + dlen;
 	case UAM_T_DONE:
 		return dlen || last ? 0 : UAM_HDR_LEN + nargs * 8u;
 	case UAM_T_GET_REQ:

@@ -292,6 +292,129 @@ static void test_requests_loss_dup_reorder(void **state)
 	pair_free(p);
 }
 
+/* ---- Medium messages ---------------------------------------------------- */
+
+enum { H_MREQ = 4, H_MREP = 5 };
+
+struct mcounts {
+	uint64_t next_req, next_rep, reqs, reps, bad;
+	size_t max, step;
+};
+
+/* Request k carries k * step % (max + 1) bytes; its reply max minus that:
+ * together every size 0..max, in both directions. */
+static size_t msize(const struct mcounts *c, uint64_t k)
+{
+	return (size_t)(k * c->step % (c->max + 1));
+}
+
+static uint8_t mbyte(uint64_t k, size_t n, size_t i)
+{
+	return (uint8_t)(k * 131 + n * 7 + i * 13 + (i >> 8));
+}
+
+static bool mcheck(const struct uam_msg *m, uint64_t k, size_t n)
+{
+	const uint8_t *d = m->data;
+
+	if (m->data_len != n || (n && !d))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (d[i] != mbyte(k, n, i))
+			return false;
+	return true;
+}
+
+static void h_mreq(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+{
+	struct mcounts *c = ctx;
+	uint64_t k = m->args[0], r[1] = { k };
+	size_t n = msize(c, k), rn = c->max - n;
+	uint8_t out[2048];
+
+	(void)ep;
+	if (m->nargs != 1 || k != c->next_req || !mcheck(m, k, n))
+		c->bad++;
+	c->next_req = k + 1;
+	c->reqs++;
+	for (size_t i = 0; i < rn; i++)
+		out[i] = mbyte(k, rn, i);
+	if (uam_reply_medium(m, H_MREP, r, 1, out, rn))
+		c->bad++;
+}
+
+static void h_mrep(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+{
+	struct mcounts *c = ctx;
+	uint64_t k = m->args[0];
+
+	(void)ep;
+	if (m->nargs != 1 || k != c->next_rep || !mcheck(m, k, c->max - msize(c, k)))
+		c->bad++;
+	c->next_rep = k + 1;
+	c->reps++;
+}
+
+/* Medium requests and replies of every size at 10% loss each way plus 5%
+ * duplication and 5% reordering: each once, in order, intact. */
+static void test_medium_loss_dup_reorder(void **state)
+{
+	UNET_OPTS_INIT(uam_ep_opts, o);
+	struct mcounts c = { 0 };
+	struct pair *p;
+	uint64_t n, sent = 0, t0;
+	uint8_t buf[2048];
+
+	NEED_PAIR(*state);
+	o.inject.dup_ppm = 50000;
+	o.inject.reorder_ppm = 50000;
+	o.inject.seed = 99;
+	p = pair_new(&o);
+	c.max = uam_ep__medium_max(p->a);
+	assert_true(c.max >= 1000 && c.max <= sizeof(buf));
+	c.step = 7; /* coprime with max + 1 at MTU 1500 (1389): every size */
+	n = n_requests / 4 > 4 * (c.max + 1) ? n_requests / 4 : 4 * (c.max + 1);
+	uam_ep__set_handler(p->b, H_MREQ, h_mreq, &c);
+	uam_ep__set_handler(p->a, H_MREP, h_mrep, &c);
+	set_loss(if_a, 100000);
+	set_loss(if_b, 100000);
+	t0 = now_ms();
+	while (c.reps < n && now_ms() - t0 < 60000) {
+		while (sent < n) {
+			size_t len = msize(&c, sent);
+			uint64_t a[1] = { sent };
+			int r;
+
+			for (size_t i = 0; i < len; i++)
+				buf[i] = mbyte(sent, len, i);
+			r = uam_request_medium(p->ab, H_MREQ, a, 1, buf, len);
+			if (r == -EAGAIN)
+				break;
+			assert_true(r >= 0);
+			sent++;
+		}
+		assert_true(uam_poll(p->b) >= 0);
+		assert_true(uam_poll(p->a) >= 0);
+		assert_int_equal(uam_chan__error(p->ab), 0);
+		assert_int_equal(uam_chan__error(p->ba), 0);
+	}
+	print_message("%llu medium requests (0..%zu bytes) in %llu ms\n", (unsigned long long)n,
+		      c.max, (unsigned long long)(now_ms() - t0));
+	print_stats("requester", p->a);
+	print_stats("responder", p->b);
+	assert_int_equal(c.bad, 0);
+	assert_int_equal(c.reqs, n);
+	assert_int_equal(c.reps, n);
+	for (int i = 0; i < 50; i++) {
+		uam_wait(p->b, 1);
+		uam_wait(p->a, 1);
+	}
+	assert_int_equal(c.reqs, n);
+	assert_int_equal(c.reps, n);
+	assert_true(injected(if_a) > n / 50);
+	pair_free(p);
+}
+
 /* ---- Bulk --------------------------------------------------------------- */
 
 static uint64_t fnv(const uint8_t *p, size_t n)
@@ -526,6 +649,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_requests_loss, setup),
 		cmocka_unit_test_setup(test_requests_loss_dup_reorder, setup),
+		cmocka_unit_test_setup(test_medium_loss_dup_reorder, setup),
 		cmocka_unit_test_setup(test_bulk_64m_loss, setup),
 		cmocka_unit_test_setup(test_receiver_stalls, setup),
 		cmocka_unit_test_setup(test_peer_killed, setup),

@@ -866,6 +866,195 @@ static void test_frame_lengths(void **state)
 	sim_free(sim);
 }
 
+/* ---- Medium messages ---------------------------------------------------- */
+
+enum { H_MREQ = 10, H_MREP = 11 };
+
+/* The byte at position i of medium message k of size n: differs by
+ * message, size and position, so a payload from another message, a
+ * shifted one or a truncated one is seen. */
+static uint8_t mbyte(uint64_t k, size_t n, size_t i)
+{
+	return (uint8_t)(k * 131 + n * 7 + i * 13 + (i >> 8));
+}
+
+struct mcounts {
+	uint64_t next_req, next_rep, reqs, reps, bad;
+	size_t max;
+	const size_t *sizes;
+	uint64_t nsizes;
+};
+
+static bool mcheck(const struct uam_msg *m, uint64_t k, size_t n)
+{
+	const uint8_t *d = m->data;
+
+	if (m->data_len != n || (n && !d) || (!n && d))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (d[i] != mbyte(k, n, i))
+			return false;
+	return true;
+}
+
+/* Request k carries sizes[k % nsizes] bytes and args {k, size}; the reply
+ * carries max - size bytes, so both directions cover every size. */
+static void h_mreq(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+{
+	struct mcounts *c = ctx;
+	uint64_t k = m->args[0], n = m->args[1], r[2] = { k, c->max - n };
+	static uint8_t out[1 << 16];
+
+	(void)ep;
+	if (m->kind != UAM_MSG_REQUEST || m->nargs != 2 || k != c->next_req ||
+	    n != c->sizes[k % c->nsizes] || !mcheck(m, k, n))
+		c->bad++;
+	c->next_req = k + 1;
+	c->reqs++;
+	for (size_t i = 0; i < c->max - n; i++)
+		out[i] = mbyte(k, c->max - n, i);
+	if (uam_reply_medium(m, H_MREP, r, 2, out, c->max - n))
+		c->bad++;
+	memset(out, 0xee, c->max); /* the caller's buffer is free at once */
+}
+
+static void h_mrep(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+{
+	struct mcounts *c = ctx;
+	uint64_t k = m->args[0];
+
+	(void)ep;
+	if (m->kind != UAM_MSG_REPLY || m->nargs != 2 || k != c->next_rep ||
+	    m->args[1] != c->max - c->sizes[k % c->nsizes] || !mcheck(m, k, m->args[1]))
+		c->bad++;
+	c->next_rep = k + 1;
+	c->reps++;
+}
+
+/* Medium requests and replies of every size from 0 to medium_max (all of
+ * 0..64, then in steps of 29, and the largest), over a link with the given
+ * faults: each delivered once, in order, with its content. */
+static void run_medium(uint64_t seed, uint32_t loss, uint32_t dup, uint32_t reorder, uint64_t rounds)
+{
+	struct sim *sim = sim_new(seed, loss, dup, reorder, NULL);
+	size_t max = uam_ep__medium_max(sim->s[0].ep), sizes[256], nsizes = 0;
+	struct mcounts c = { 0 };
+	static uint8_t buf[1 << 16];
+	uint64_t sent = 0, n;
+	long steps;
+
+	assert_int_equal(max, FRAME - UAM_HDR_LEN - UAM_MAX_ARGS * 8);
+	for (size_t k = 0; k <= 64; k++)
+		sizes[nsizes++] = k;
+	for (size_t k = 65; k < max; k += 29)
+		sizes[nsizes++] = k;
+	sizes[nsizes++] = max;
+	assert_true(nsizes < 256);
+	c.max = max;
+	c.sizes = sizes;
+	c.nsizes = nsizes;
+	n = nsizes * rounds;
+	for (int i = 0; i < 2; i++) {
+		uam_ep__set_handler(sim->s[i].ep, H_MREQ, h_mreq, &c);
+		uam_ep__set_handler(sim->s[i].ep, H_MREP, h_mrep, &c);
+	}
+	for (steps = 0; steps < 5000000 && c.reps < n; steps++) {
+		while (sent < n) {
+			size_t len = sizes[sent % nsizes];
+			uint64_t a[2] = { sent, len };
+			int r;
+
+			for (size_t i = 0; i < len; i++)
+				buf[i] = mbyte(sent, len, i);
+			r = uam_request_medium(sim->s[0].ch, H_MREQ, a, 2, buf, len);
+			memset(buf, 0xdd, len); /* free at once: queued ones were copied */
+			if (r == -EAGAIN)
+				break;
+			assert_int_equal(r, (int)sent);
+			sent++;
+		}
+		step(sim);
+	}
+	for (int i = 0; i < 2000; i++)
+		step(sim);
+	print_message("medium: %llu each way, sizes 0..%zu, lost %llu of %llu frames\n",
+		      (unsigned long long)n, max, (unsigned long long)sim->lost,
+		      (unsigned long long)sim->sent);
+	assert_int_equal(uam_chan__error(sim->s[0].ch), 0);
+	assert_int_equal(uam_chan__error(sim->s[1].ch), 0);
+	assert_int_equal(c.bad, 0);
+	assert_int_equal(c.reqs, n);
+	assert_int_equal(c.reps, n);
+	if (loss)
+		assert_true(sim->lost > n / 50);
+	sim_free(sim);
+}
+
+static void test_medium_clean(void **state)
+{
+	(void)state;
+	run_medium(21, 0, 0, 0, 4);
+}
+
+static void test_medium_lossy(void **state)
+{
+	(void)state;
+	run_medium(22, 100000, 0, 0, 20);
+}
+
+static void test_medium_dup_reorder(void **state)
+{
+	(void)state;
+	run_medium(23, 50000, 50000, 50000, 20);
+}
+
+/* The limits of medium messages, and a medium reply caught by uam_call. */
+static void test_medium_limits(void **state)
+{
+	struct sim *sim = sim_new(24, 0, 0, 0, NULL);
+	size_t max = uam_ep__medium_max(sim->s[0].ep);
+	struct mcounts c = { 0 };
+	static uint8_t buf[1 << 16];
+	size_t sizes[1] = { 0 };
+	uint64_t a[2] = { 0, 0 };
+	struct uam_msg reply;
+	uint8_t f[FRAME];
+	struct uam_stats st;
+
+	(void)state;
+	c.max = max;
+	c.sizes = sizes;
+	c.nsizes = 1;
+	uam_ep__set_handler(sim->s[1].ep, H_MREQ, h_mreq, &c);
+	assert_int_equal(uam_ep__medium_max(NULL), 0);
+	assert_int_equal(uam_request_medium(sim->s[0].ch, H_MREQ, a, 2, buf, max + 1), -EMSGSIZE);
+	assert_int_equal(uam_request_medium(sim->s[0].ch, H_MREQ, a, 2, NULL, 1), -EINVAL);
+	assert_int_equal(uam_request_medium(NULL, H_MREQ, a, 2, buf, 1), -EINVAL);
+	assert_int_equal(uam_reply_medium(NULL, H_MREP, a, 2, buf, 1), -EINVAL);
+	/* the reply (max bytes) is copied out of the receive buffer for
+	 * the caller, who reads it after the poll */
+	assert_int_equal(uamp_call_start(sim->s[0].ch, H_MREQ, a, 2, &reply), 0);
+	for (int i = 0; i < 100 && !sim->s[0].ch->call_done; i++)
+		step(sim);
+	assert_true(sim->s[0].ch->call_done);
+	sim->s[0].ch->call_active = false;
+	assert_int_equal(c.bad, 0);
+	assert_int_equal(reply.kind, UAM_MSG_REPLY);
+	assert_true(mcheck(&reply, 0, max));
+	assert_true(reply.data == sim->s[0].ch->call_data);
+	/* a medium request whose dlen disagrees with its length, and a
+	 * DONE with data: refused before anything is delivered */
+	forge_hdr(sim, 0, f, UAM_T_REQUEST, 0, 0, H_MREQ, sim->s[0].ch->snd_next, 1, 0, 10);
+	feed(sim, 1, f, UAM_HDR_LEN + 9);
+	feed(sim, 1, f, UAM_HDR_LEN + 11);
+	forge_hdr(sim, 0, f, UAM_T_DONE, 0, 0, 0, sim->s[0].ch->snd_next, 1, 0, 10);
+	feed(sim, 1, f, UAM_HDR_LEN + 10);
+	uam_chan__stats(sim->s[1].ch, &st);
+	assert_int_equal(st.bad_frames, 3);
+	assert_int_equal(c.reqs, 1);
+	sim_free(sim);
+}
+
 /* A DONE counts only for an op of the channel it came on, of the right
  * type, once the peer has acknowledged all of the op's frames: one sent
  * early must not complete a store whose fragments are still queued (the
@@ -1474,6 +1663,10 @@ int main(void)
 		cmocka_unit_test(test_garbage_frames),
 		cmocka_unit_test(test_seq_wrap_windows),
 		cmocka_unit_test(test_frame_lengths),
+		cmocka_unit_test(test_medium_clean),
+		cmocka_unit_test(test_medium_lossy),
+		cmocka_unit_test(test_medium_dup_reorder),
+		cmocka_unit_test(test_medium_limits),
 		cmocka_unit_test(test_done_premature),
 		cmocka_unit_test(test_done_checks),
 		cmocka_unit_test(test_store_claims),
