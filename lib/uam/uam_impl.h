@@ -83,6 +83,8 @@ struct uam_tx_slot {
 	bool need_tx;	 /* (re)send at the next push */
 	uint32_t ntx;	 /* times sent */
 	uint64_t sent_ns; /* last transmission */
+	uint32_t tx_order; /* ch->tx_count at it: which of two frames left
+			    * first, where both read one clock value */
 };
 
 struct uam_rx_slot {
@@ -155,7 +157,16 @@ struct uam_chan {
 	uint32_t nqueued;
 	bool stalled;
 	uint64_t last_progress_ns;
+	/* Retransmission timer from the measured round trip (RFC 6298's
+	 * SRTT/RTTVAR with a microsecond floor): rto_us is the current
+	 * timeout, backoff the expiries since the last progress, tlp_sent a
+	 * tail-loss probe since then. */
 	uint32_t rto_us;
+	uint32_t backoff;
+	bool have_rtt, tlp_sent;
+	uint64_t last_tx_ns; /* the last (re)transmission of a data frame */
+	uint32_t tx_count;   /* data frame transmissions, for tx_order */
+	uint64_t srtt_ns, rttvar_ns;
 	uint32_t next_token;
 
 	/* receive side */
@@ -163,6 +174,8 @@ struct uam_chan {
 	struct uam_rx_slot *rx;
 	uint32_t rx_held; /* slots of rx[] present: frames that came early */
 	bool ack_due;
+	bool ack_now; /* a duplicate or a frame past a gap came: the sender
+		       * needs our SACK now, not after ack_delay_us */
 	uint64_t ack_due_ns;  /* when the oldest unacknowledged frame came */
 	uint32_t rx_unacked;  /* frames received since our last ack went out */
 	/* The store or get data being received (fragments of one transfer

@@ -36,10 +36,18 @@
 #define DEF_WINDOW 64
 #define DEF_MAX_QUEUED 1024
 #define DEF_MAX_OPS 256
-#define DEF_RTO_MIN_US 2000
+/* The floor of the retransmission timeout: a round trip here is 5-200 us
+ * (spinning vs a vCPU wake-up), so a floor of milliseconds (TCP's 200 ms,
+ * our old 2 ms) would make every loss cost a hundred round trips. */
+#define DEF_RTO_MIN_US 100
 #define DEF_RTO_MAX_US 200000
+/* Before the first round-trip sample (RFC 6298 says 1 s for the
+ * Internet; this is one link). */
+#define DEF_RTO_INIT_US 1000
+/* Least tail-loss probe timeout: below it a probe would race the ack. */
+#define PTO_MIN_NS 20000
 #define DEF_TIMEOUT_MS 2000
-#define DEF_ACK_DELAY_US 200
+#define DEF_ACK_DELAY_US 50
 /* Requests of uam_call have the top bit of their token set, so a reply
  * that comes after its call gave up is recognised and dropped. */
 #define CALL_TOKEN 0x80000000u
@@ -101,6 +109,54 @@ static struct uam_rx_slot *rxs(const struct uam_chan *ch, uint32_t seq)
 	return &ch->rx[seq & ch->ep->slot_mask];
 }
 
+/* ---- Retransmission timer ---------------------------------------------- */
+
+/*
+ * The timeout from the measured round trip, as RFC 6298: SRTT + 4 RTTVAR,
+ * plus the delay the peer may hold its acknowledgement (ack_delay_us: a
+ * lone frame is acknowledged only then), within [rto_min_us, rto_max_us].
+ * DEF_RTO_INIT_US until the first sample.
+ */
+static uint32_t rto_base(const struct uam_chan *ch)
+{
+	const struct uam_ep_opts *o = &ch->ep->o;
+	uint64_t us = DEF_RTO_INIT_US;
+
+	if (ch->have_rtt)
+		us = (ch->srtt_ns + 4 * ch->rttvar_ns) / 1000 + o->ack_delay_us;
+	if (us < o->rto_min_us)
+		us = o->rto_min_us;
+	if (us > o->rto_max_us)
+		us = o->rto_max_us;
+	return (uint32_t)us;
+}
+
+/* One round-trip sample (Karn: only of a frame sent once). */
+static void rtt_sample(struct uam_chan *ch, uint64_t r)
+{
+	if (!ch->have_rtt) {
+		ch->srtt_ns = r;
+		ch->rttvar_ns = r / 2;
+		ch->have_rtt = true;
+		return;
+	}
+	ch->rttvar_ns = (3 * ch->rttvar_ns + (ch->srtt_ns > r ? ch->srtt_ns - r : r - ch->srtt_ns)) / 4;
+	ch->srtt_ns = (7 * ch->srtt_ns + r) / 8;
+}
+
+/* The tail-loss probe timeout (RFC 8985's PTO): two smoothed round
+ * trips; never beyond the retransmission timeout.  A probe that was not
+ * needed costs one frame, which the peer drops as a duplicate and
+ * acknowledges at once. */
+static uint64_t pto_ns(const struct uam_chan *ch)
+{
+	uint64_t t = 2 * ch->srtt_ns, rto = (uint64_t)ch->rto_us * 1000;
+
+	if (t < PTO_MIN_NS)
+		t = PTO_MIN_NS;
+	return t < rto ? t : rto;
+}
+
 /* ---- Endpoint --------------------------------------------------------- */
 
 int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct uam_transport *tr)
@@ -136,7 +192,10 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 	if (!o.timeout_ms)
 		o.timeout_ms = DEF_TIMEOUT_MS;
 	if (!o.ack_delay_us)
-		o.ack_delay_us = DEF_ACK_DELAY_US;
+		o.ack_delay_us = o.rto_min_us / 2 < DEF_ACK_DELAY_US ? o.rto_min_us / 2
+								 : DEF_ACK_DELAY_US;
+	if (!o.ack_delay_us)
+		o.ack_delay_us = 1;
 	if (o.ack_delay_us >= o.rto_min_us)
 		return -EINVAL;
 	if (o.inject.dup_ppm > 1000000 || o.inject.reorder_ppm > 1000000)
@@ -332,7 +391,7 @@ struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle)
 	 * its side are lost and resent. */
 	ch->snd_una = ch->snd_next = uamp_isn(ep, ch->session);
 	ch->peer_credit = MIN_CREDIT;
-	ch->rto_us = ep->o.rto_min_us;
+	ch->rto_us = rto_base(ch);
 	ch->next = ep->chans;
 	ep->chans = ch;
 	ep->nchans++;
@@ -487,6 +546,7 @@ static void put_ack(struct uam_chan *ch, uint8_t *f)
 	put64(f + UAM_OFF_SACK, sack);
 	put16(f + UAM_OFF_CREDIT, (uint16_t)w);
 	ch->ack_due = false;
+	ch->ack_now = false;
 	ch->rx_unacked = 0;
 }
 
@@ -689,6 +749,8 @@ static void push(struct uam_chan *ch)
 			ch->last_progress_ns = now; /* idle -> busy: the clock starts */
 		s->need_tx = false;
 		s->sent_ns = now;
+		s->tx_order = ch->tx_count++;
+		ch->last_tx_ns = now;
 	}
 }
 
@@ -1214,10 +1276,19 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 	if (seq_diff(ack, ch->snd_una) < 0 || seq_diff(ack, ch->snd_next) > 0)
 		return;
 	if (ack != ch->snd_una) {
+		struct uam_tx_slot *newest = txs(ch, ack - 1);
+		uint64_t now = now_ns(ch->ep);
+
+		/* The newest frame this ack covers, if sent only once (a
+		 * repeat's ack could be for either copy: Karn). */
+		if (newest->state == SLOT_INFLIGHT && newest->ntx == 1 && now >= newest->sent_ns)
+			rtt_sample(ch, now - newest->sent_ns);
 		for (; ch->snd_una != ack; ch->snd_una++)
 			txs(ch, ch->snd_una)->state = SLOT_FREE;
-		ch->last_progress_ns = now_ns(ch->ep);
-		ch->rto_us = ch->ep->o.rto_min_us;
+		ch->last_progress_ns = now;
+		ch->backoff = 0;
+		ch->tlp_sent = false;
+		ch->rto_us = rto_base(ch);
 	}
 	for (uint32_t i = 0; i < 64 && sack; i++) {
 		uint32_t seq = ack + 1 + i;
@@ -1235,16 +1306,22 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 		have_hi = true;
 	}
 	/* Fast retransmit: a hole sent before something that has arrived
-	 * was most likely lost.  Resent once per such evidence (its new send
-	 * time is later than the SACKed frame's). */
+	 * was most likely lost.  Resent once per such evidence (its new
+	 * transmission comes after the SACKed frame's).  By transmission
+	 * order, not time: a burst leaves within one clock reading. */
 	if (have_hi) {
-		uint64_t hi_sent = txs(ch, hi)->sent_ns;
+		uint32_t hi_order = txs(ch, hi)->tx_order;
 
 		for (uint32_t seq = ch->snd_una; seq != hi; seq++) {
 			struct uam_tx_slot *s = txs(ch, seq);
 
-			if (s->state == SLOT_INFLIGHT && !s->need_tx && s->ntx && s->sent_ns < hi_sent)
+			if (s->state == SLOT_INFLIGHT && !s->need_tx && s->ntx &&
+			    seq_diff(s->tx_order, hi_order) < 0) {
 				s->need_tx = true;
+				/* If this repeat is lost too, nothing may
+				 * follow it to tell: a probe watches it. */
+				ch->tlp_sent = false;
+			}
 		}
 	}
 }
@@ -1355,11 +1432,17 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	d = seq_diff(seq, ch->rcv_next);
 	if (d < 0) {
 		ch->st.dup_dropped++; /* our ack was lost: it goes out again */
+		ch->ack_now = true;
 	} else if ((uint32_t)d >= w) {
 		ch->st.out_of_window++;
 	} else if (d > 0) {
 		struct uam_rx_slot *r = rxs(ch, seq);
 
+		/* Evidence of a loss: the SACK goes back at the end of this
+		 * batch (one ack for the batch), so the sender resends the
+		 * hole after one round trip (fast retransmit), as TCP's
+		 * immediate duplicate ack. */
+		ch->ack_now = true;
 		if (r->present) {
 			ch->st.dup_dropped++;
 		} else {
@@ -1410,8 +1493,31 @@ void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
  */
 static bool ack_overdue(const struct uam_chan *ch, uint64_t now)
 {
-	return ch->ack_due && (ch->rx_unacked >= window(ch) / 2 ||
+	return ch->ack_due && (ch->ack_now || ch->rx_unacked >= window(ch) / 2 ||
 			       now - ch->ack_due_ns >= (uint64_t)ch->ep->o.ack_delay_us * 1000);
+}
+
+/*
+ * What a tail-loss probe resends: the newest frame, whose acknowledgement
+ * (the peer acks a duplicate at once) SACKs what arrived; if the peer
+ * already SACKed that one, the hole is known and the oldest frame still
+ * unanswered goes again itself (its fast retransmit was lost).  NULL if
+ * nothing is waiting for an answer.
+ */
+static struct uam_tx_slot *tlp_frame(struct uam_chan *ch)
+{
+	struct uam_tx_slot *s = txs(ch, ch->snd_next - 1);
+
+	if (ch->snd_una == ch->snd_next)
+		return NULL;
+	if (s->state == SLOT_INFLIGHT)
+		return s->ntx && !s->need_tx ? s : NULL;
+	for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
+		s = txs(ch, seq);
+		if (s->state == SLOT_INFLIGHT)
+			return s->ntx && !s->need_tx ? s : NULL;
+	}
+	return NULL;
 }
 
 static void chan_timers(struct uam_chan *ch, uint64_t now)
@@ -1433,6 +1539,22 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 			return;
 		}
 		/*
+		 * Tail-loss probe: the newest frame has had no answer for
+		 * two round trips.  If it (or a frame before it) was lost,
+		 * nothing sent after it can show the gap, so resend it once:
+		 * its acknowledgement SACKs what arrived and the holes go by
+		 * fast retransmit, long before the timeout.
+		 */
+		if (!ch->tlp_sent && ch->have_rtt && !ch->backoff &&
+		    now - ch->last_tx_ns >= pto_ns(ch)) {
+			struct uam_tx_slot *s = tlp_frame(ch);
+
+			if (s) {
+				s->need_tx = true;
+				ch->tlp_sent = true;
+			}
+		}
+		/*
 		 * First expiry since the last progress: resend every frame
 		 * whose timer ran out (losses at the tail of a burst have
 		 * nothing after them to trigger a fast retransmit).  Later
@@ -1448,11 +1570,12 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 				s->need_tx = true;
 				expired = true;
 			}
-			if (ch->rto_us > ch->ep->o.rto_min_us)
+			if (ch->backoff)
 				break; /* backing off: the oldest only */
 		}
 		if (expired) {
 			ch->st.timeouts++;
+			ch->backoff++;
 			ch->rto_us = ch->rto_us * 2 > ch->ep->o.rto_max_us ? ch->ep->o.rto_max_us
 									  : ch->rto_us * 2;
 		}
@@ -1494,12 +1617,17 @@ uint64_t uamp_next_timer_ns(struct uam_ep *ep)
 	for (struct uam_chan *ch = ep->chans; ch; ch = ch->next) {
 		uint64_t t;
 
+		if (!ch->err && ch->ack_now)
+			best = now;
 		if (!ch->err && ch->ack_due &&
 		    ch->ack_due_ns + (uint64_t)ep->o.ack_delay_us * 1000 < best)
 			best = ch->ack_due_ns + (uint64_t)ep->o.ack_delay_us * 1000;
 		if (ch->err || ch->snd_una == ch->snd_next)
 			continue;
 		t = ch->last_progress_ns + (uint64_t)ep->o.timeout_ms * 1000000;
+		if (!ch->tlp_sent && ch->have_rtt && !ch->backoff && tlp_frame(ch) &&
+		    ch->last_tx_ns + pto_ns(ch) < t)
+			t = ch->last_tx_ns + pto_ns(ch);
 		for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
 			const struct uam_tx_slot *s = txs(ch, seq);
 
