@@ -3,12 +3,19 @@
  * t_uam.c - U-Net Active Messages as a unet-bench transport, so UAM is
  * measured by the same loops as raw U-Net, beside it in the same run.
  *
- * A message of up to 64 bytes travels as a request (UAM_MAX_ARGS words,
- * its length rounded up to 8 bytes: every size the benchmark uses is a
- * multiple of 8); a longer one as a store into a ring of slots in the
- * peer's registered region, whose completion handler hands it to the
- * receiver.  Either way it is delivered reliably, exactly once, in order,
- * under UAM's credit flow control: that cost is what this measures.
+ * A message of up to 64 bytes travels as a short request (UAM_MAX_ARGS
+ * words, its length rounded up to 8 bytes: every size the benchmark uses
+ * is a multiple of 8); a longer one, up to uam_ep__medium_max (1388 bytes
+ * at MTU 1500), as a medium request, its payload in the same frame; one
+ * longer still (1472) does not fit one frame beside UAM's 40-byte header
+ * and the room medium messages keep for 8 arguments, and goes as medium
+ * requests of up to medium_max bytes each (two for 1472), the last of
+ * which hands the whole to the receiver (as a libfabric provider's eager
+ * protocol would).  Every way it is delivered reliably, exactly once, in
+ * order, under UAM's credit flow control: that cost is what this
+ * measures.  Stores (into a ring of slots in the peer's registered
+ * region, whose completion handler hands the message over) are only used
+ * by the bulk role.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,10 +27,9 @@
 #include <unet-xdp/unet.h>
 
 #define H_SHORT 1  /* a short message in the arguments */
-#define H_STORED 2 /* a long message landed in our region */
-#define REGION 1
-#define SLOTS 256  /* store slots, on each side: also the bound on stores in flight */
-#define SLOT_SIZE 2048
+#define H_MEDIUM 3 /* a medium message: its payload in the frame */
+#define H_PART 4   /* part of a message split into medium ones: args {total} */
+#define REGION 1   /* the bulk role's stores land here */
 #define QUEUE 1024 /* received messages not yet taken by recv */
 
 struct rxq_entry {
@@ -36,12 +42,15 @@ struct bench_conn {
 	struct unet_channel *uch;
 	struct uam_ep *ep;
 	struct uam_chan *ch;
-	uint8_t *region;   /* the peer stores into it: message slots, then bulk */
+	uint8_t *region;   /* the peer's bulk stores land in it */
 	size_t region_len;
 	const uint8_t *bulk_src; /* bulk stores read from here */
 	long bulk_done;
-	uint8_t *tx_slots; /* our stores are read from here until done */
-	uint32_t tx_next, tx_inflight;
+	size_t medium_max;
+	uint8_t medium_buf[BENCH_MAX_SIZE]; /* a medium message being written */
+	uint8_t part_buf[BENCH_MAX_SIZE];   /* a split message being received */
+	uint32_t part_len;
+	uint32_t tx_inflight; /* bulk stores in flight */
 	int error;	   /* first failed op's status */
 	struct rxq_entry *q;
 	uint32_t q_head, q_tail, q_taken; /* taken: handed out by the last recv */
@@ -66,17 +75,32 @@ static void on_short(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
 	enqueue(ctx, m->args, m->nargs * 8u);
 }
 
-static void on_stored(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+static void on_medium(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+{
+	(void)ep;
+	/* Copied: the payload is in the receive buffer only during the
+	 * handler, and the bench hands messages out after the poll. */
+	enqueue(ctx, m->data, (uint32_t)m->data_len);
+}
+
+/* A part of a split message: parts come in order, exactly once (UAM's
+ * guarantee); the one that completes the total hands the message over. */
+static void on_part(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
 {
 	struct bench_conn *c = ctx;
+	uint64_t total = m->nargs == 1 ? m->args[0] : 0;
 
 	(void)ep;
-	/* Only a message slot is a message (UAM checked the range against
-	 * the region; this keeps to the slots).  Compared without a sum
-	 * that could wrap. */
-	if (m->region == REGION && m->offset <= (uint64_t)SLOTS * SLOT_SIZE &&
-	    m->len <= (uint64_t)SLOTS * SLOT_SIZE - m->offset)
-		enqueue(c, c->region + m->offset, (uint32_t)m->len);
+	if (total > BENCH_MAX_SIZE || m->data_len > total - c->part_len) {
+		c->part_len = 0; /* not from our peer's send: drop it */
+		return;
+	}
+	memcpy(c->part_buf + c->part_len, m->data, m->data_len);
+	c->part_len += (uint32_t)m->data_len;
+	if (c->part_len == total) {
+		enqueue(c, c->part_buf, c->part_len);
+		c->part_len = 0;
+	}
 }
 
 static void on_store_done(struct uam_ep *ep, int op, int status, void *ctx)
@@ -100,7 +124,6 @@ static void uam_bench_close(struct bench_conn *c)
 	uam_ep__destroy(c->ep);
 	unet_endpoint__destroy(c->uep);
 	free(c->region);
-	free(c->tx_slots);
 	free((void *)c->bulk_src);
 	free(c->q);
 	free(c);
@@ -112,13 +135,11 @@ static struct bench_conn *uam_bench_open(const struct bench_opts *o)
 
 	if (!c)
 		return NULL;
-	c->region_len = (size_t)SLOTS * SLOT_SIZE + (size_t)o->bulk_bytes;
-	c->region = calloc(1, c->region_len);
-	c->tx_slots = calloc(SLOTS, SLOT_SIZE);
+	c->region_len = (size_t)o->bulk_bytes;
+	c->region = calloc(1, c->region_len ? c->region_len : 1);
 	c->q = calloc(QUEUE, sizeof(*c->q));
-	if (!c->region || !c->tx_slots || !c->q || bench_unet_setup(o, &c->uep, &c->uch)) {
+	if (!c->region || !c->q || bench_unet_setup(o, &c->uep, &c->uch)) {
 		free(c->region);
-		free(c->tx_slots);
 		free(c->q);
 		free(c);
 		return NULL;
@@ -126,13 +147,47 @@ static struct bench_conn *uam_bench_open(const struct bench_opts *o)
 	c->ep = uam_ep__create(c->uep, NULL);
 	c->ch = c->ep ? uam_chan__open(c->ep, c->uch) : NULL;
 	if (!c->ch || uam_ep__set_handler(c->ep, H_SHORT, on_short, c) ||
-	    uam_ep__set_handler(c->ep, H_STORED, on_stored, c) ||
+	    uam_ep__set_handler(c->ep, H_MEDIUM, on_medium, c) ||
+	    uam_ep__set_handler(c->ep, H_PART, on_part, c) ||
 	    uam_region__register(c->ep, REGION, c->region, c->region_len, UAM_REGION_WRITE)) {
 		fprintf(stderr, "unet-bench: UAM set-up failed: %s\n", strerror(errno));
 		uam_bench_close(c);
 		return NULL;
 	}
+	c->medium_max = uam_ep__medium_max(c->ep);
 	return c;
+}
+
+/* A message longer than a medium one, as medium parts.  All parts are
+ * queued or none (credits for the first but not the rest would leave a
+ * half message in the queue: that is fine, UAM queues what it has no
+ * credit for, so only the first can meet -EAGAIN from max_queued). */
+static int send_split(struct bench_conn *c, const struct bench_tx *tx)
+{
+	const uint8_t *src = tx->data;
+	uint64_t total = tx->len;
+	size_t off = 0;
+	int r = 0;
+
+	if (!src) {
+		bench_tx_write(c->medium_buf, tx);
+		src = c->medium_buf;
+	}
+	while (off < tx->len) {
+		size_t n = tx->len - off < c->medium_max ? tx->len - off : c->medium_max;
+
+		r = uam_request_medium(c->ch, H_PART, &total, 1, src + off, n);
+		if (r < 0 && (off == 0 || r != -EAGAIN))
+			return r;
+		if (r < 0) {
+			/* The rest must follow: wait for room (rare, and the
+			 * receiver would otherwise see half a message). */
+			uam_poll(c->ep);
+			continue;
+		}
+		off += n;
+	}
+	return r;
 }
 
 static int uam_bench_send(struct bench_conn *c, const struct bench_tx *tx, unsigned int n)
@@ -149,29 +204,26 @@ static int uam_bench_send(struct bench_conn *c, const struct bench_tx *tx, unsig
 
 			bench_tx_write(args, &tx[k]);
 			r = uam_request(c->ch, H_SHORT, args, (tx[k].len + 7) / 8);
-		} else {
-			uint8_t *src;
-			uint32_t slot;
+		} else if (tx[k].len <= c->medium_max) {
+			/* An echo sends what it received as it is; a new
+			 * message is its header on what the buffer holds. */
+			const void *src = tx[k].data;
 
-			if (c->tx_inflight == SLOTS)
-				break;
-			slot = c->tx_next++ % SLOTS;
-			src = c->tx_slots + (size_t)slot * SLOT_SIZE;
-			bench_tx_write(src, &tx[k]);
-			r = uam_store(c->ch, src, tx[k].len, REGION, (uint64_t)slot * SLOT_SIZE,
-				      H_STORED, NULL, 0, on_store_done, c);
-			if (r > 0)
-				c->tx_inflight++;
-			else
-				c->tx_next--;
+			if (!src) {
+				bench_tx_write(c->medium_buf, &tx[k]);
+				src = c->medium_buf;
+			}
+			r = uam_request_medium(c->ch, H_MEDIUM, NULL, 0, src, tx[k].len);
+		} else {
+			r = send_split(c, &tx[k]);
 		}
 		if (r == -EAGAIN)
 			break;
 		if (r < 0)
 			return k ? (int)k : r;
 	}
-	/* uam_request and uam_store transmit at once while credits allow.
-	 * Out of credits or store slots: take in the acknowledgements that
+	/* uam_request and uam_request_medium transmit at once while credits
+	 * allow.  Out of credits: take in the acknowledgements that
 	 * give them back (a sender that never receives would stall). */
 	if (k < n)
 		uam_poll(c->ep);
@@ -231,8 +283,8 @@ static long uam_bench_bulk(struct bench_conn *c, size_t bytes, long count, unsig
 	}
 	while (c->bulk_done < count && !c->error && bench_now_ns() < deadline) {
 		while (started < count && c->tx_inflight < depth) {
-			int r = uam_store(c->ch, c->bulk_src, bytes, REGION,
-					  (uint64_t)SLOTS * SLOT_SIZE, 0, NULL, 0, on_store_done, c);
+			int r = uam_store(c->ch, c->bulk_src, bytes, REGION, 0, 0, NULL, 0,
+					  on_store_done, c);
 
 			if (r == -EAGAIN)
 				break;
