@@ -241,6 +241,17 @@ UNET_API int uam_get(struct uam_chan *ch, uint32_t remote_region, uint64_t remot
  * has a callback). */
 UNET_API int uam_op__wait(struct uam_ep *ep, int op, int timeout_ms);
 
+/* ---- Batching ----------------------------------------------------------- */
+
+/* Every call that sends hands its frames to the kernel at once, with one
+ * kick (a system call in copy mode) per call; a poll sends everything its
+ * handlers and acknowledgements produced with one kick.  Between
+ * uam_ep__cork and uam_ep__uncork, sends are only queued, and the uncork
+ * (or any poll) sends them all with one kick: for a burst of requests.
+ * Nests.  uam_ep__uncork returns 0, or -EINVAL (not corked). */
+UNET_API void uam_ep__cork(struct uam_ep *ep);
+UNET_API int uam_ep__uncork(struct uam_ep *ep);
+
 /* ---- Progress --------------------------------------------------------- */
 
 /* Receive, run handlers, acknowledge, retransmit what timed out, send what

@@ -24,33 +24,59 @@ static uint64_t mono_ns(void *ctx)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Hand the frames built so far to the send queue with one kick.  Frames
+ * the queue refuses (full even after reaping completions: rare, the
+ * kernel sends in copy mode at the kick) are lost, as on the wire, and
+ * resent by the protocol's timers. */
+static void unet_flush(void *ctx)
+{
+	struct uam_ep *ep = ctx;
+	int n;
+
+	if (!ep->ntxb)
+		return;
+	n = unet_endpoint__send_batch(ep->uep, ep->txb, ep->ntxb);
+	if (n < 0)
+		n = 0;
+	for (uint32_t i = (uint32_t)n; i < ep->ntxb; i++)
+		unet_endpoint__buf_free(ep->uep, ep->txb[i].buf);
+	ep->tx_lost += ep->ntxb - (uint32_t)n;
+	ep->ntxb = 0;
+}
+
 /* Direct-access U-Net: the frame is assembled in a segment buffer, its
- * data copied once from where it lies.  -EAGAIN (send queue or buffers
- * full) makes the protocol retry later. */
+ * data copied once from where it lies, and queued for the next flush.
+ * -EAGAIN (no free buffer) makes the protocol retry later. */
 static int unet_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, const void *data,
 		     uint32_t dlen)
 {
 	struct uam_ep *ep = ctx;
-	uint64_t buf = unet_endpoint__buf_alloc(ep->uep);
+	uint64_t buf;
 	uint8_t *p;
-	int err;
 
+	if (ep->ntxb == sizeof(ep->txb) / sizeof(ep->txb[0]))
+		unet_flush(ep);
+	buf = unet_endpoint__buf_alloc(ep->uep);
+	if (buf == UNET_NO_BUF && ep->ntxb) {
+		/* The pool may be waiting for the batch's own kick. */
+		unet_flush(ep);
+		buf = unet_endpoint__buf_alloc(ep->uep);
+	}
 	if (buf == UNET_NO_BUF)
 		return -EAGAIN;
 	p = unet_endpoint__buf_payload(ep->uep, buf);
 	memcpy(p, hdr, hlen);
 	if (dlen)
 		memcpy(p + hlen, data, dlen);
-	err = unet_channel__send(handle, buf, hlen + dlen);
-	if (err)
-		unet_endpoint__buf_free(ep->uep, buf);
-	return err;
+	ep->txb[ep->ntxb++] = (struct unet_send_desc){ .channel = handle, .buf = buf,
+						       .len = hlen + dlen };
+	return 0;
 }
 
 struct uam_ep *uam_ep__create(struct unet_endpoint *uep, const struct uam_ep_opts *opts)
 {
 	struct unet_endpoint_info info;
-	struct uam_transport tr = { .xmit = unet_xmit, .now_ns = mono_ns };
+	struct uam_transport tr = { .xmit = unet_xmit, .now_ns = mono_ns, .flush = unet_flush };
 	struct uam_ep *ep;
 	int err;
 
@@ -86,8 +112,10 @@ void uam_ep__destroy(struct uam_ep *ep)
 	if (!ep)
 		return;
 	/* Let acknowledgements and last frames already queued leave. */
-	if (ep->uep)
+	if (ep->uep) {
+		unet_flush(ep);
 		unet_endpoint__flush(ep->uep, 50);
+	}
 	uamp_ep_fini(ep);
 	free(ep);
 }
@@ -149,11 +177,14 @@ int uam_poll(struct uam_ep *ep)
 	ep->progress = 0;
 	/* A handler may close a UAM channel mid-batch: it is unlinked at
 	 * once (so the rest of the batch finds no channel for its frames,
-	 * as after any close) and freed when the poll is over. */
+	 * as after any close) and freed when the poll is over.  What the
+	 * batch sends (replies, acks) leaves with one kick, at the end. */
 	uamp_enter(ep);
+	uamp_defer(ep);
 	for (int round = 0; round < RX_ROUNDS; round++) {
 		n = unet_endpoint__recv(ep->uep, d, RX_BATCH);
 		if (n < 0) {
+			uamp_undefer(ep);
 			uamp_leave(ep);
 			return n;
 		}
@@ -169,9 +200,11 @@ int uam_poll(struct uam_ep *ep)
 		if (n < RX_BATCH)
 			break;
 	}
+	uamp_tick(ep);
+	uamp_undefer(ep);
+	unet_flush(ep); /* even while corked: a poll sends what is queued */
 	/* Copy mode sends only on a kick: reaping completions kicks. */
 	unet_endpoint__complete(ep->uep);
-	uamp_tick(ep);
 	uamp_leave(ep);
 	return ep->progress;
 }

@@ -65,6 +65,11 @@ struct uam_transport {
 	int (*xmit)(void *tctx, void *chan_handle, const void *hdr, uint32_t hlen,
 		    const void *data, uint32_t dlen);
 	uint64_t (*now_ns)(void *tctx);
+	/* Optional: frames xmit accepted may wait in the transport until
+	 * this is called (one kick for a batch).  The protocol calls it at
+	 * the end of every send made outside a deferred section
+	 * (uamp_defer), and uam.c at the end of each poll. */
+	void (*flush)(void *tctx);
 	void *ctx;
 	uint32_t max_frame; /* largest frame the transport carries */
 };
@@ -166,6 +171,11 @@ struct uam_chan {
 	bool have_rtt, tlp_sent;
 	uint64_t last_tx_ns; /* the last (re)transmission of a data frame */
 	uint32_t tx_count;   /* data frame transmissions, for tx_order */
+	uint32_t tx_hint;    /* no frame before this one needs sending: push
+			      * starts there, not at snd_una (mark_tx) */
+	uint64_t min_sent_ns; /* no frame in flight was sent before: the
+			       * timers skip the window walk until one
+			       * could have expired */
 	uint64_t srtt_ns, rttvar_ns;
 	uint32_t next_token;
 
@@ -230,6 +240,17 @@ struct uam_ep {
 	 * them, freed when the outermost one ends. */
 	int busy;
 	struct uam_chan *zombies;
+	/* Depth of sections whose sends are flushed at their end, not at
+	 * each push: a poll's batch, uam_ep__cork. */
+	int defer_tx, corks;
+	/* The clock, read once per deferred section (a poll's batch, a
+	 * cork): timers are 100 us and more, a batch a few us. */
+	uint64_t clock_ns;
+	bool clock_ok;
+	/* uam.c: frames built, not yet handed to the kernel (one kick) */
+	struct unet_send_desc txb[64];
+	uint32_t ntxb;
+	uint64_t tx_lost; /* frames the send queue refused at a flush */
 	/* Freed items kept for reuse (no allocation per queued message):
 	 * short ones, medium ones (with payload room), and their counts. */
 	struct uam_item *items, *mitems;
@@ -270,6 +291,9 @@ uint64_t uamp_next_timer_ns(struct uam_ep *ep);
  * land in *reply (ch->call_done); the waiting is uam.c's. */
 int uamp_call_start(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
 		    unsigned int nargs, struct uam_msg *reply);
+/* Sends inside uamp_defer .. uamp_undefer are flushed once, at the end. */
+void uamp_defer(struct uam_ep *ep);
+void uamp_undefer(struct uam_ep *ep);
 /* Fail the channel with err (negative). */
 void uamp_chan_fail(struct uam_chan *ch, int err);
 

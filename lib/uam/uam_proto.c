@@ -69,7 +69,18 @@ static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return b
 /* Sequence arithmetic modulo 2^32. */
 static int32_t seq_diff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }
 
-static uint64_t now_ns(struct uam_ep *ep) { return ep->tr.now_ns(ep->tr.ctx); }
+/* The clock: read once per deferred section (uamp_defer), else at each
+ * call (a read costs ~30 ns; a poll would otherwise take several). */
+static uint64_t now_ns(struct uam_ep *ep)
+{
+	if (!ep->defer_tx)
+		return ep->tr.now_ns(ep->tr.ctx);
+	if (!ep->clock_ok) {
+		ep->clock_ns = ep->tr.now_ns(ep->tr.ctx);
+		ep->clock_ok = true;
+	}
+	return ep->clock_ns;
+}
 
 /* xorshift64*: the test hooks' dice; deterministic per seed. */
 static uint32_t rnd_ppm(struct uam_ep *ep)
@@ -107,6 +118,15 @@ static struct uam_tx_slot *txs(const struct uam_chan *ch, uint32_t seq)
 static struct uam_rx_slot *rxs(const struct uam_chan *ch, uint32_t seq)
 {
 	return &ch->rx[seq & ch->ep->slot_mask];
+}
+
+/* Frame seq must be (re)sent at the next push.  push scans from
+ * ch->tx_hint, so a window of frames that need nothing costs nothing. */
+static void mark_tx(struct uam_chan *ch, struct uam_tx_slot *s, uint32_t seq)
+{
+	s->need_tx = true;
+	if (seq_diff(seq, ch->tx_hint) < 0)
+		ch->tx_hint = seq;
 }
 
 /* ---- Retransmission timer ---------------------------------------------- */
@@ -390,6 +410,8 @@ struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle)
 	 * comes (session_check).  Frames that arrive before the peer opened
 	 * its side are lost and resent. */
 	ch->snd_una = ch->snd_next = uamp_isn(ep, ch->session);
+	ch->tx_hint = ch->snd_next;
+	ch->min_sent_ns = UINT64_MAX;
 	ch->peer_credit = MIN_CREDIT;
 	ch->rto_us = rto_base(ch);
 	ch->next = ep->chans;
@@ -486,6 +508,42 @@ static void add_stats(struct uam_stats *to, const struct uam_stats *from)
 void uamp_enter(struct uam_ep *ep)
 {
 	ep->busy++;
+}
+
+static void tx_flush(struct uam_ep *ep)
+{
+	if (ep->tr.flush)
+		ep->tr.flush(ep->tr.ctx);
+}
+
+void uamp_defer(struct uam_ep *ep)
+{
+	ep->defer_tx++;
+}
+
+void uamp_undefer(struct uam_ep *ep)
+{
+	if (!--ep->defer_tx) {
+		ep->clock_ok = false;
+		tx_flush(ep);
+	}
+}
+
+void uam_ep__cork(struct uam_ep *ep)
+{
+	if (!ep)
+		return;
+	ep->corks++;
+	uamp_defer(ep);
+}
+
+int uam_ep__uncork(struct uam_ep *ep)
+{
+	if (!ep || !ep->corks)
+		return -EINVAL;
+	ep->corks--;
+	uamp_undefer(ep);
+	return 0;
 }
 
 void uamp_leave(struct uam_ep *ep)
@@ -700,7 +758,7 @@ static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_
 /* Fill the window from the queue, then send every frame marked need_tx. */
 static void push(struct uam_chan *ch)
 {
-	uint32_t w = window(ch), lim = ch->peer_credit < w ? ch->peer_credit : w;
+	uint32_t w = window(ch), lim = ch->peer_credit < w ? ch->peer_credit : w, seq;
 	uint64_t now;
 
 	if (ch->err)
@@ -718,8 +776,8 @@ static void push(struct uam_chan *ch)
 			item_free(ch->ep, it);
 		}
 		s->state = SLOT_INFLIGHT;
-		s->need_tx = true;
 		s->ntx = 0;
+		mark_tx(ch, s, ch->snd_next);
 		ch->snd_next++;
 	}
 	if (ch->head && !ch->stalled)
@@ -727,7 +785,8 @@ static void push(struct uam_chan *ch)
 	ch->stalled = ch->head != NULL;
 
 	now = 0; /* read when a frame goes out: a clock read costs ~30 ns */
-	for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
+	seq = seq_diff(ch->tx_hint, ch->snd_una) > 0 ? ch->tx_hint : ch->snd_una;
+	for (; seq != ch->snd_next; seq++) {
 		struct uam_tx_slot *s = txs(ch, seq);
 
 		if (!s->need_tx || s->state != SLOT_INFLIGHT)
@@ -749,9 +808,14 @@ static void push(struct uam_chan *ch)
 			ch->last_progress_ns = now; /* idle -> busy: the clock starts */
 		s->need_tx = false;
 		s->sent_ns = now;
+		if (now < ch->min_sent_ns)
+			ch->min_sent_ns = now;
 		s->tx_order = ch->tx_count++;
 		ch->last_tx_ns = now;
 	}
+	ch->tx_hint = seq; /* snd_next, or the frame the transport refused */
+	if (!ch->ep->defer_tx)
+		tx_flush(ch->ep);
 }
 
 static void send_ack(struct uam_chan *ch)
@@ -835,8 +899,8 @@ static bool send_direct(struct uam_chan *ch, uint8_t type, unsigned int handler,
 	s = txs(ch, ch->snd_next);
 	build_msg(ch, s, ch->snd_next, type, (uint16_t)handler, token, 0, args, nargs, data, dlen);
 	s->state = SLOT_INFLIGHT;
-	s->need_tx = true;
 	s->ntx = 0;
+	mark_tx(ch, s, ch->snd_next);
 	ch->snd_next++;
 	push(ch);
 	return true;
@@ -1317,7 +1381,7 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 
 			if (s->state == SLOT_INFLIGHT && !s->need_tx && s->ntx &&
 			    seq_diff(s->tx_order, hi_order) < 0) {
-				s->need_tx = true;
+				mark_tx(ch, s, seq);
 				/* If this repeat is lost too, nothing may
 				 * follow it to tell: a probe watches it. */
 				ch->tlp_sent = false;
@@ -1551,6 +1615,7 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 
 			if (s) {
 				s->need_tx = true;
+				ch->tx_hint = ch->snd_una; /* push finds it */
 				ch->tlp_sent = true;
 			}
 		}
@@ -1561,17 +1626,31 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 		 * ones: only the oldest, as a probe, so a peer that stopped
 		 * polling is not flooded while its receive ring fills.
 		 */
-		for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
-			struct uam_tx_slot *s = txs(ch, seq);
+		/* The walk only when a frame could have expired: none was
+		 * sent before min_sent_ns (a lower bound: sends only add
+		 * later times), so until then there is nothing to find. */
+		if (ch->min_sent_ns > now || now - ch->min_sent_ns >= (uint64_t)ch->rto_us * 1000) {
+			uint64_t min_sent = UINT64_MAX;
 
-			if (s->state != SLOT_INFLIGHT)
-				continue;
-			if (!s->need_tx && s->ntx && now - s->sent_ns >= (uint64_t)ch->rto_us * 1000) {
-				s->need_tx = true;
-				expired = true;
+			for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
+				struct uam_tx_slot *s = txs(ch, seq);
+
+				if (s->state != SLOT_INFLIGHT)
+					continue;
+				if (!s->need_tx && s->ntx &&
+				    now - s->sent_ns >= (uint64_t)ch->rto_us * 1000) {
+					mark_tx(ch, s, seq);
+					expired = true;
+				}
+				if (ch->backoff) {
+					min_sent = 0; /* a partial walk: no bound */
+					break;	      /* backing off: the oldest only */
+				}
+				if (!s->need_tx && s->ntx && s->sent_ns < min_sent)
+					min_sent = s->sent_ns;
 			}
-			if (ch->backoff)
-				break; /* backing off: the oldest only */
+			/* Frames marked now get their time when push sends them. */
+			ch->min_sent_ns = min_sent;
 		}
 		if (expired) {
 			ch->st.timeouts++;
