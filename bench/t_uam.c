@@ -165,7 +165,7 @@ static struct bench_conn *uam_bench_open(const struct bench_opts *o)
 static int send_split(struct bench_conn *c, const struct bench_tx *tx)
 {
 	const uint8_t *src = tx->data;
-	uint64_t total = tx->len;
+	uint64_t total = tx->len, limit = bench_now_ns() + 1000000000ull;
 	size_t off = 0;
 	int r = 0;
 
@@ -181,7 +181,10 @@ static int send_split(struct bench_conn *c, const struct bench_tx *tx)
 			return r;
 		if (r < 0) {
 			/* The rest must follow: wait for room (rare, and the
-			 * receiver would otherwise see half a message). */
+			 * receiver would otherwise see half a message), at
+			 * most a second: the peer is gone. */
+			if (bench_now_ns() > limit)
+				return -ETIMEDOUT;
 			uam_poll(c->ep);
 			continue;
 		}

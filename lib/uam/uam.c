@@ -181,9 +181,12 @@ int uam_poll(struct uam_ep *ep)
 	 * batch sends (replies, acks) leaves with one kick, at the end. */
 	uamp_enter(ep);
 	uamp_defer(ep);
+	ep->clock_hold++;
 	for (int round = 0; round < RX_ROUNDS; round++) {
 		n = unet_endpoint__recv(ep->uep, d, RX_BATCH);
 		if (n < 0) {
+			if (!--ep->clock_hold)
+				ep->clock_ok = false;
 			uamp_undefer(ep);
 			uamp_leave(ep);
 			return n;
@@ -201,6 +204,8 @@ int uam_poll(struct uam_ep *ep)
 			break;
 	}
 	uamp_tick(ep);
+	if (!--ep->clock_hold)
+		ep->clock_ok = false;
 	uamp_undefer(ep);
 	unet_flush(ep); /* even while corked: a poll sends what is queued */
 	/* Copy mode sends only on a kick: reaping completions kicks. */

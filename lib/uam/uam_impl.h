@@ -243,10 +243,12 @@ struct uam_ep {
 	/* Depth of sections whose sends are flushed at their end, not at
 	 * each push: a poll's batch, uam_ep__cork. */
 	int defer_tx, corks;
-	/* The clock, read once per deferred section (a poll's batch, a
-	 * cork): timers are 100 us and more, a batch a few us. */
+	/* The clock, read once per poll (clock_hold: inside uam_poll's
+	 * batch): timers are 100 us and more, a batch a few us.  Not per
+	 * cork: a cork may last while the application waits for credit. */
 	uint64_t clock_ns;
 	bool clock_ok;
+	int clock_hold;
 	/* uam.c: frames built, not yet handed to the kernel (one kick) */
 	struct unet_send_desc txb[64];
 	uint32_t ntxb;

@@ -69,11 +69,11 @@ static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return b
 /* Sequence arithmetic modulo 2^32. */
 static int32_t seq_diff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }
 
-/* The clock: read once per deferred section (uamp_defer), else at each
- * call (a read costs ~30 ns; a poll would otherwise take several). */
+/* The clock: read once per poll (ep->clock_hold), else at each call (a
+ * read costs ~30 ns; a poll would otherwise take several). */
 static uint64_t now_ns(struct uam_ep *ep)
 {
-	if (!ep->defer_tx)
+	if (!ep->clock_hold)
 		return ep->tr.now_ns(ep->tr.ctx);
 	if (!ep->clock_ok) {
 		ep->clock_ns = ep->tr.now_ns(ep->tr.ctx);
@@ -523,10 +523,8 @@ void uamp_defer(struct uam_ep *ep)
 
 void uamp_undefer(struct uam_ep *ep)
 {
-	if (!--ep->defer_tx) {
-		ep->clock_ok = false;
+	if (!--ep->defer_tx)
 		tx_flush(ep);
-	}
 }
 
 void uam_ep__cork(struct uam_ep *ep)

@@ -1135,6 +1135,23 @@ static void test_loss_recovery(void **state)
 	}
 }
 
+/* A corked endpoint (uam_ep__cork: sends wait for one kick) still keeps
+ * time: its timers resend what was lost while it stays corked (a clock
+ * read once per cork froze them, and a lossy corked sender stalled). */
+static void test_cork_keeps_time(void **state)
+{
+	struct sim *sim = sim_new(41, 100000, 0, 0, NULL);
+
+	(void)state;
+	uam_ep__cork(sim->s[0].ep);
+	uam_ep__cork(sim->s[0].ep);
+	assert_int_equal(uam_ep__uncork(sim->s[0].ep), 0);
+	run_requests(sim, 2000);
+	assert_int_equal(uam_ep__uncork(sim->s[0].ep), 0);
+	assert_int_equal(uam_ep__uncork(sim->s[0].ep), -EINVAL);
+	sim_free(sim);
+}
+
 /* A DONE counts only for an op of the channel it came on, of the right
  * type, once the peer has acknowledged all of the op's frames: one sent
  * early must not complete a store whose fragments are still queued (the
@@ -1748,6 +1765,7 @@ int main(void)
 		cmocka_unit_test(test_medium_dup_reorder),
 		cmocka_unit_test(test_medium_limits),
 		cmocka_unit_test(test_loss_recovery),
+		cmocka_unit_test(test_cork_keeps_time),
 		cmocka_unit_test(test_done_premature),
 		cmocka_unit_test(test_done_checks),
 		cmocka_unit_test(test_store_claims),
