@@ -131,6 +131,7 @@ static void uam_bench_close(struct bench_conn *c)
 
 static struct bench_conn *uam_bench_open(const struct bench_opts *o)
 {
+	UNET_OPTS_INIT(uam_ep_opts, opts);
 	struct bench_conn *c = calloc(1, sizeof(*c));
 
 	if (!c)
@@ -144,7 +145,11 @@ static struct bench_conn *uam_bench_open(const struct bench_opts *o)
 		free(c);
 		return NULL;
 	}
-	c->ep = uam_ep__create(c->uep, NULL);
+	/* A window of 256 frames: 64 (the default) is one scheduling
+	 * hiccup of the receiver away from a stalled stream on a shared
+	 * 2-vCPU machine. */
+	opts.window = 256;
+	c->ep = uam_ep__create(c->uep, &opts);
 	c->ch = c->ep ? uam_chan__open(c->ep, c->uch) : NULL;
 	if (!c->ch || uam_ep__set_handler(c->ep, H_SHORT, on_short, c) ||
 	    uam_ep__set_handler(c->ep, H_MEDIUM, on_medium, c) ||

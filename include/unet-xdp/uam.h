@@ -53,7 +53,7 @@ extern "C" {
 #define UAM_MAX_ARGS 8	     /* 64-bit words in a short message */
 #define UAM_MAX_HANDLERS 256 /* handler indices 0..255 */
 #define UAM_MAX_REGIONS 64   /* registered regions per endpoint */
-#define UAM_MAX_WINDOW 64    /* frames in flight per channel and direction */
+#define UAM_MAX_WINDOW 512   /* frames in flight per channel and direction */
 
 struct uam_ep;
 struct uam_chan;
@@ -106,7 +106,10 @@ struct uam_ep_opts {
 	size_t sz;
 	/* Credits: frames each channel's peer may send beyond what we have
 	 * delivered; we keep that many receive buffers per channel.
-	 * 4..UAM_MAX_WINDOW, default 64. */
+	 * 4..UAM_MAX_WINDOW, default 64.  A bulk stream wants more (256
+	 * keeps a veth link busy through the receiver's scheduling
+	 * hiccups); uam_chan__open needs 2 * window receive buffers per
+	 * channel. */
 	uint32_t window;
 	/* Requests, stores and gets a channel queues locally while it has
 	 * no credit; beyond it calls return -EAGAIN.  Default 1024. */

@@ -772,8 +772,8 @@ static void test_garbage_frames(void **state)
  * duplicates and reorders, for requests and a store and get. */
 static void test_seq_wrap_windows(void **state)
 {
-	static const uint32_t windows[] = { 4, 5, 7, 48, 63, 64 };
-	static const uint32_t refused[] = { 1, 3, 65, 100 };
+	static const uint32_t windows[] = { 4, 5, 7, 48, 63, 64, 65, 200 };
+	static const uint32_t refused[] = { 1, 3, UAM_MAX_WINDOW + 1, 100000 };
 	size_t n = 256 << 10;
 	uint8_t *src = malloc(n), *dst = calloc(1, n), *back = calloc(1, n);
 
