@@ -8,6 +8,7 @@
  *   unet-bench sink     --transport T [opts] --size B [--count N] --mode spin|block|adaptive [--idle-ms M]
  *   unet-bench source   --transport T [opts] --size B --count N [--batch K]
  *   unet-bench logp     --transport T [opts] --size B --count N   (peer: echo --mode spin)
+ *   unet-bench bulk|calls --transport uam [opts] ... (see usage)
  *   (T: unet, uam, udp, udp-mmsg, packet)
  *
  * stdout carries exactly one JSON line per run (the result); progress and
@@ -58,6 +59,8 @@ static void usage(FILE *f)
 		"  logp      --size B --count N: LogP overheads against a spinning echo: o_s\n"
 		"            (a send call), o_r (a receive call with the message there), the\n"
 		"            round trip, L = rtt/2 - o_s - o_r; one JSON line\n"
+		"  calls     --size B --count N [--batch K] (uam): N calls (a message and\n"
+		"            its echo), K in flight; calls per second\n"
 		"common:     --mode spin|block|adaptive  --cpu N  --timeout S (default 30)\n"
 		"            --batch K (1..%d)  --spin-us US (adaptive: spin budget; unet, uam,\n"
 		"            unet-udp: unet_endpoint__set_spin_us, default the library's;\n"
@@ -423,6 +426,73 @@ static int run_bulk(const struct bench_opts *o, const struct bench_transport *t,
 	return 0;
 }
 
+/* ---- calls ---------------------------------------------------------------- */
+
+/* Calls (a message and its echo) with --batch of them in flight, over a
+ * reliable transport (uam): calls per second, the figure loss recovery
+ * is judged by (run with loss injected on the link, unetctl fault). */
+static int run_calls(const struct bench_opts *o, const struct bench_transport *t,
+		     struct bench_conn *c, uint64_t deadline)
+{
+	struct bench_rx rx[BENCH_MAX_BATCH];
+	long sent = 0, done = 0, warm = 0;
+	uint32_t seq = 0;
+	uint64_t t0, t1;
+
+	fprintf(stderr, "unet-bench: calls on %s, %ld of %ld bytes, %ld in flight\n", o->transport,
+		o->count, o->size, o->batch);
+	while (!warm && !stop && bench_now_ns() < deadline) {
+		uint64_t lim = bench_now_ns() + WARMUP_TIMEOUT_NS;
+		int r = ping(o, t, c, ++seq, BENCH_F_WARMUP, lim < deadline ? lim : deadline);
+
+		if (r < 0)
+			return die("calls: %s", strerror(-r));
+		warm = r;
+	}
+	if (!warm)
+		return die("calls: no echo from the peer within the timeout");
+	t0 = bench_now_ns();
+	while (done < o->count && !stop && bench_now_ns() < deadline) {
+		int n;
+
+		while (sent < o->count && sent - done < o->batch) {
+			struct bench_tx tx = { .seq = ++seq, .len = (uint32_t)o->size };
+			int k = t->send(c, &tx, 1);
+
+			if (k < 0)
+				return die("calls: send: %s", strerror(-k));
+			if (!k) {
+				seq--;
+				break;
+			}
+			sent++;
+		}
+		n = t->recv(c, rx, BENCH_MAX_BATCH, o->mode == BENCH_BLOCK);
+		if (n < 0)
+			return die("calls: receive: %s", strerror(-n));
+		for (int i = 0; i < n; i++)
+			done += !(bench_rx_hdr(&rx[i]).flags & BENCH_F_WARMUP);
+	}
+	t1 = bench_now_ns();
+	for (int i = 0; i < 3; i++) {
+		uint64_t lim = bench_now_ns() + 50000000ull;
+
+		if (ping(o, t, c, ++seq, BENCH_F_WARMUP | BENCH_F_LAST, lim) != 0)
+			break;
+	}
+	json_head("calls", o);
+	json_int("batch", o->batch);
+	json_int("count", done);
+	json_num("secs", (double)(t1 - t0) / 1e9, 6);
+	json_num("calls_per_s", (double)done / ((double)(t1 - t0) / 1e9), 1);
+	json_end();
+	fprintf(stderr, "unet-bench: calls: %ld in %.3f s, %ld in flight\n", done,
+		(double)(t1 - t0) / 1e9, o->batch);
+	if (done < o->count)
+		return die("calls: %ld of %ld completed (timeout or signal)", done, o->count);
+	return 0;
+}
+
 /* ---- sink ----------------------------------------------------------------- */
 
 static int run_sink(const struct bench_opts *o, const struct bench_transport *t,
@@ -704,16 +774,21 @@ int main(int argc, char **argv)
 	bool is_echo = !strcmp(o.role, "echo"), is_ping = !strcmp(o.role, "pingpong");
 	bool is_sink = !strcmp(o.role, "sink"), is_source = !strcmp(o.role, "source");
 	bool is_bulk = !strcmp(o.role, "bulk"), is_logp = !strcmp(o.role, "logp");
+	bool is_calls = !strcmp(o.role, "calls");
 
-	if (!is_echo && !is_ping && !is_sink && !is_source && !is_bulk && !is_logp) {
-		die("unknown role '%s': echo, pingpong, sink, source, bulk or logp", o.role);
+	if (!is_echo && !is_ping && !is_sink && !is_source && !is_bulk && !is_logp && !is_calls) {
+		die("unknown role '%s': echo, pingpong, sink, source, bulk, logp or calls", o.role);
+		return 2;
+	}
+	if (is_calls && t != &bench_uam) {
+		die("calls needs a reliable transport: --transport uam");
 		return 2;
 	}
 	if (is_bulk && (!t->bulk || !o.bulk_bytes)) {
 		die("bulk needs --transport uam and --bulk-bytes");
 		return 2;
 	}
-	if ((is_ping || is_source || is_bulk || is_logp) && !o.count) {
+	if ((is_ping || is_source || is_bulk || is_logp || is_calls) && !o.count) {
 		die("%s needs --count", o.role);
 		return 2;
 	}
@@ -737,6 +812,8 @@ int main(int argc, char **argv)
 		ret = run_bulk(&o, t, c, deadline);
 	else if (is_logp)
 		ret = run_logp(&o, t, c, deadline);
+	else if (is_calls)
+		ret = run_calls(&o, t, c, deadline);
 	else
 		ret = run_source(&o, t, c, deadline);
 	t->close(c);

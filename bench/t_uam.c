@@ -118,8 +118,19 @@ static void on_store_done(struct uam_ep *ep, int op, int status, void *ctx)
 
 static void uam_bench_close(struct bench_conn *c)
 {
+	struct uam_stats st;
+
 	if (!c)
 		return;
+	/* What the protocol did, for the log: repeats, timeouts, stalls. */
+	if (c->ep && !uam_ep__stats(c->ep, &st))
+		fprintf(stderr,
+			"unet-bench: uam: tx %llu rx %llu acks %llu retransmits %llu timeouts %llu "
+			"dup %llu out-of-order %llu credit stalls %llu\n",
+			(unsigned long long)st.tx_frames, (unsigned long long)st.rx_frames,
+			(unsigned long long)st.tx_acks, (unsigned long long)st.retransmits,
+			(unsigned long long)st.timeouts, (unsigned long long)st.dup_dropped,
+			(unsigned long long)st.out_of_order, (unsigned long long)st.credit_stalls);
 	uam_chan__close(c->ch);
 	uam_ep__destroy(c->ep);
 	unet_endpoint__destroy(c->uep);

@@ -148,6 +148,7 @@ if ((QUICK)); then
 	TO=20			# time limit of one measurement, s
 	BULK_BYTES=1048576 BULK_COUNT=4	# UAM bulk stores
 	LOGP_COUNT=300		# LogP samples per point
+	CALLS_COUNT=2000	# UAM calls per loss point (a quarter with 1 in flight)
 else
 	SIZES=(8 64 256 1024 1472)
 	CHANNELS=(1 16 256 4096)
@@ -159,6 +160,7 @@ else
 	TO=${BENCH_TIMEOUT:-60}
 	BULK_BYTES=4194304 BULK_COUNT=${BENCH_BULK_COUNT:-50}
 	LOGP_COUNT=${BENCH_LOGP_COUNT:-5000}
+	CALLS_COUNT=${BENCH_CALLS_COUNT:-40000}
 fi
 BATCH=32		# messages per send call (sendmmsg / TX ring kick)
 EMUL_SPIN_COUNT=${BENCH_EMUL_SPIN_COUNT:-1000}	# unet-emul spinning: round trips of ~8 ms
@@ -211,6 +213,13 @@ for size in "${SIZES[@]}"; do
 done
 PLAN+=("rate unet-emul spin 64 1" "rate unet-emul-tx spin 64 1" "rate unet-grant spin 64 1")
 PLAN+=("bulk uam spin 1472 1")
+# UAM calls/s under injected loss (issue 11): kind calls-LOSS% , channels
+# field = calls in flight.
+for depth in 1 16; do
+	for loss in 0 1 10; do
+		PLAN+=("calls-$loss uam spin 64 $depth")
+	done
+done
 for ch in "${CHANNELS[@]}"; do
 	PLAN+=("demux-pingpong unet spin 64 $ch")
 	PLAN+=("demux-rate unet spin 64 $ch")
@@ -691,6 +700,45 @@ m_logp() {
 	SUMMARY=$(jq -r '"rtt \(.rtt_us) us, o_s \(.os_us) us, o_r \(.or_us) us, L \(.L_us) us"' <<<"$j")
 }
 
+# m_calls LOSS_PCT DEPTH: UAM calls (a 64-byte message and its echo),
+# DEPTH in flight, with LOSS_PCT % of the U-Net frames delivered on each
+# interface dropped by the XDP program (unetctl fault): loss recovery.
+m_calls() {
+	local loss=$1 depth=$2 t=uam p spid j ppm=$(($1 * 10000)) n=$CALLS_COUNT
+	p="$LOGS/calls-$loss-$depth"
+	((depth == 1)) && n=$((CALLS_COUNT / 4))
+	if ! in_a "$UNETCTL" fault "$IF_A" --drop-ppm "$ppm" >/dev/null 2>&1 ||
+		! in_b "$UNETCTL" fault "$IF_B" --drop-ppm "$ppm" >/dev/null 2>&1; then
+		record_fail "calls-$loss" $t spin 64 "$depth" calls "unetctl fault failed"
+		return 1
+	fi
+	# shellcheck disable=SC2046
+	unet_bg_b "$BENCH" echo --transport $t $(tp_args $t b 1) --mode spin --cpu "$SRV_CPU" \
+		--timeout $((TO + 5)) >"$p.srv.out" 2>"$p.srv.err"
+	spid=$UNET_BG_PID
+	CUR_PIDS=("$spid")
+	if wait_server "$p.srv.err" "$spid" 10; then
+		# shellcheck disable=SC2046
+		run_client "$p" "$BENCH" calls --transport $t $(tp_args $t a 1) --size 64 --count "$n" \
+			--batch "$depth" --mode spin --cpu "$CLI_CPU" --timeout "$TO"
+	else
+		CLIENT_RC=255
+		echo "echo did not start: $(last_err "$p.srv.err")" >"$p.err"
+	fi
+	stop_pid "$spid"
+	CUR_PIDS=()
+	in_a "$UNETCTL" fault "$IF_A" --drop-ppm 0 >/dev/null 2>&1
+	in_b "$UNETCTL" fault "$IF_B" --drop-ppm 0 >/dev/null 2>&1
+	if ((CLIENT_RC != 0)) || ! j=$(json_line "$p.out"); then
+		record_fail "calls-$loss" $t spin 64 "$depth" calls "calls exit $CLIENT_RC: $(last_err "$p.err")"
+		return 1
+	fi
+	j=$(jq -c --argjson ppm "$ppm" --argjson d "$depth" \
+		'. + {loss_ppm: $ppm, channels: $d, msgs_per_s: .calls_per_s}' <<<"$j")
+	record_ok "$j" calls "calls-$loss"
+	SUMMARY=$(jq -r '"\(.calls_per_s | floor) calls/s"' <<<"$j")
+}
+
 # m_sockperf MODE SIZE: sockperf ping-pong (kernel UDP), full round
 # trips.  Spinning: non-blocking sockets on both sides, polled with
 # recvfrom; blocking: sockperf's default blocking recvfrom.  A server per
@@ -772,6 +820,7 @@ for entry in "${PLAN[@]}"; do
 	demux-rate) desc="demux rate unet ${size}B, $ch channels" ;;
 	bulk) desc="bulk uam, $BULK_COUNT stores of $BULK_BYTES bytes" ;;
 	logp) desc="logp $t ${size}B" ;;
+	calls-*) desc="calls uam, ${kind#calls-}% loss, $ch in flight" ;;
 	esac
 	printf '[%d/%d] %s ... ' "$i" "$NPLAN" "$desc" >&2
 	SUMMARY="" LAST_REASON=""
@@ -789,6 +838,7 @@ for entry in "${PLAN[@]}"; do
 	sockperf) m_sockperf "$mode" "$size" && ok=1 ;;
 	rate | demux-rate) m_rate "$kind" "$t" "$mode" "$size" "$ch" && ok=1 ;;
 	bulk) m_bulk && ok=1 ;;
+	calls-*) m_calls "${kind#calls-}" "$ch" && ok=1 ;;
 	esac
 	emul_stop
 	CLIENT_NS="" CLIENT_PRE=()
@@ -869,6 +919,7 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-emul-nospin") EN[$3, $4, "p50"] = $8
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-grant") GR[$3, $4, "p50"] = $8
 		if ($6 == "ok" && $1 == "bulk") BULK = $15
+		if ($6 == "ok" && $1 ~ /^calls-/) CL[substr($1, 7), $5] = $14
 		if ($6 == "ok" && $1 == "rate") { RT[$2, $4] = $14; GB[$2, $4] = $15 }
 		if ($6 == "ok" && $1 == "demux-pingpong" && $5 + 0 > DNc) { DNc = $5 + 0; DNp = $8 }
 		if ($6 == "ok" && $1 == "demux-rate" && $5 + 0 > DRc) { DRc = $5 + 0; DNr = $14 }
@@ -910,6 +961,16 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 			if (st[i] != "ok") { printf "UAM bulk stores: FAILED: %s\n", why[i]; continue }
 			printf "UAM bulk stores (reliable, into peer memory): %.2f Gbit/s, %s x raw unet 1472 B streaming\n",
 				gb[i], r(gb[i], (("unet", 1472) in GB) ? GB["unet", 1472] : "-")
+		}
+		for (i = 1; i <= n; i++) {
+			if (kind[i] !~ /^calls-/) continue
+			if (!hdr_calls++) {
+				print ""
+				print "UAM calls/s (64 B and its echo), loss injected on both interfaces (ratio to no loss, same depth):"
+			}
+			what = sprintf("%s%% loss, %s in flight", substr(kind[i], 7), ch[i])
+			if (st[i] != "ok") { printf "  %-28s FAILED: %s\n", what, why[i]; continue }
+			printf "  %-28s %10.0f calls/s %8s\n", what, mps[i], r(mps[i], ((0, ch[i]) in CL) ? CL[0, ch[i]] : "-")
 		}
 		print ""
 		print "Demultiplexing: unet, 64 bytes, N channels open (ratios to 1 channel; to kernel UDP):"
@@ -989,6 +1050,8 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 		print "Targets (U-Net Active Messages against raw U-Net, this run):"
 		target("UAM round trip p50, 64 B, spinning", UA["spin", 64, "p50"], UN["spin", 64, "p50"], "<=", 1.2)
 		target("UAM bulk store Gbit/s vs raw 1472 B", BULK, GB["unet", 1472], ">=", 0.9)
+		target("UAM calls/s, 10% loss, 16 in flight", CL[10, 16], CL[0, 16], ">=", 0.5)
+		target("UAM calls/s, 10% loss, 1 in flight", CL[10, 1], CL[0, 1], ">=", 0.2)
 	}
 	function target(what, v, b, op, want,   x, ok) {
 		if (v == "" || b == "" || v == "-" || b == "-" || b + 0 <= 0) {

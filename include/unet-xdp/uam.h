@@ -116,9 +116,14 @@ struct uam_ep_opts {
 	uint32_t max_queued;
 	/* Stores and gets in progress per endpoint.  Default 256. */
 	uint32_t max_ops;
-	/* Retransmission timeout: starts at rto_min_us (default 2000),
-	 * doubles on each expiry up to rto_max_us (default 200000), back to
-	 * rto_min_us when the peer acknowledges something. */
+	/* Retransmission timeout, from the measured round trip as RFC 6298
+	 * (SRTT + 4 RTTVAR + ack_delay_us; 1 ms before the first sample),
+	 * never below rto_min_us (default 100: a round trip on a link is
+	 * microseconds, not TCP's 200 ms) nor above rto_max_us (default
+	 * 200000); doubles on each expiry, back to the measured value when
+	 * the peer acknowledges something.  Most losses are recovered
+	 * before it: fast retransmit on SACK evidence, and a tail-loss probe
+	 * after two smoothed round trips. */
 	uint32_t rto_min_us, rto_max_us;
 	/* A channel with unacknowledged data and no acknowledgement for this
 	 * long fails with -ETIMEDOUT.  Default 2000 ms. */
@@ -126,9 +131,10 @@ struct uam_ep_opts {
 	struct uam_inject_opts inject; /* test hooks, see above */
 	/* Delayed acknowledgement: a received frame is acknowledged on the
 	 * next frame we send anyway (a reply, say), or by an explicit ACK
-	 * once it has waited this long or half the window is unacknowledged.
-	 * Default 200 us (0); well under rto_min_us, so it never causes a
-	 * retransmission. */
+	 * once it has waited this long or half the window is unacknowledged
+	 * (at once, at the end of the poll, for a duplicate or a frame past
+	 * a gap: the sender needs that SACK).  Default 50 us, or half of
+	 * rto_min_us if that is less; must be below rto_min_us. */
 	uint32_t ack_delay_us;
 };
 

@@ -170,6 +170,11 @@ t_bench_smoke() {
 	done
 	jq -e '[.results[] | select(.kind == "demux-pingpong" and .status == "ok")] | length >= 2' \
 		"$f" >/dev/null || fail "results.json lacks the demux entries (1 and 16 channels)"
+	# UAM calls under injected loss (issue 11): 6 rows, each with calls/s.
+	jq -e '[.results[] | select((.kind | startswith("calls-")) and .status == "ok" and
+		.calls_per_s > 0 and (.loss_ppm | type) == "number")] | length == 6' \
+		"$f" >/dev/null || fail "results.json lacks the 6 UAM calls rows (0/1/10% loss, 1 and 16 in flight)"
+	grep -q '^UAM calls/s' "$T_DIR/bench.out" || fail "the table has no UAM calls/s section"
 	# The table: ratio columns, and ratios on the rows.
 	grep -q 'x udp' "$T_DIR/bench.out" || fail "the table has no ratio column 'x udp'"
 	grep -q 'x mmsg' "$T_DIR/bench.out" || fail "the table has no ratio column 'x mmsg'"
