@@ -253,6 +253,7 @@ struct uam_ep {
 	struct unet_send_desc txb[64];
 	uint32_t ntxb;
 	uint64_t tx_lost; /* frames the send queue refused at a flush */
+	uint32_t idle_polls; /* uam.c: polls without a frame since the last tick */
 	/* Freed items kept for reuse (no allocation per queued message):
 	 * short ones, medium ones (with payload room), and their counts. */
 	struct uam_item *items, *mitems;
