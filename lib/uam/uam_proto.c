@@ -1582,6 +1582,19 @@ static struct uam_tx_slot *tlp_frame(struct uam_chan *ch)
 	return NULL;
 }
 
+/*
+ * When a frame sent at sent_ns can have timed out: rto after it left, and
+ * never sooner than rto after the last acknowledgement that advanced the
+ * window (RFC 6298 5.3: the timer restarts on every ack of new data).  A
+ * receiver draining a window of 256 full frames acknowledges every half
+ * window, some 200 us apart here: timing each frame from its own send
+ * would resend the whole window while the acks still come.
+ */
+static uint64_t rto_base_ns(const struct uam_chan *ch, uint64_t sent_ns)
+{
+	return sent_ns > ch->last_progress_ns ? sent_ns : ch->last_progress_ns;
+}
+
 static void chan_timers(struct uam_chan *ch, uint64_t now)
 {
 	bool expired = false;
@@ -1608,7 +1621,7 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 		 * fast retransmit, long before the timeout.
 		 */
 		if (!ch->tlp_sent && ch->have_rtt && !ch->backoff &&
-		    now - ch->last_tx_ns >= pto_ns(ch)) {
+		    now - rto_base_ns(ch, ch->last_tx_ns) >= pto_ns(ch)) {
 			struct uam_tx_slot *s = tlp_frame(ch);
 
 			if (s) {
@@ -1627,7 +1640,8 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 		/* The walk only when a frame could have expired: none was
 		 * sent before min_sent_ns (a lower bound: sends only add
 		 * later times), so until then there is nothing to find. */
-		if (ch->min_sent_ns > now || now - ch->min_sent_ns >= (uint64_t)ch->rto_us * 1000) {
+		if (rto_base_ns(ch, ch->min_sent_ns) > now ||
+		    now - rto_base_ns(ch, ch->min_sent_ns) >= (uint64_t)ch->rto_us * 1000) {
 			uint64_t min_sent = UINT64_MAX;
 
 			for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
@@ -1636,7 +1650,7 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 				if (s->state != SLOT_INFLIGHT)
 					continue;
 				if (!s->need_tx && s->ntx &&
-				    now - s->sent_ns >= (uint64_t)ch->rto_us * 1000) {
+				    now - rto_base_ns(ch, s->sent_ns) >= (uint64_t)ch->rto_us * 1000) {
 					mark_tx(ch, s, seq);
 					expired = true;
 				}
@@ -1703,8 +1717,8 @@ uint64_t uamp_next_timer_ns(struct uam_ep *ep)
 			continue;
 		t = ch->last_progress_ns + (uint64_t)ep->o.timeout_ms * 1000000;
 		if (!ch->tlp_sent && ch->have_rtt && !ch->backoff && tlp_frame(ch) &&
-		    ch->last_tx_ns + pto_ns(ch) < t)
-			t = ch->last_tx_ns + pto_ns(ch);
+		    rto_base_ns(ch, ch->last_tx_ns) + pto_ns(ch) < t)
+			t = rto_base_ns(ch, ch->last_tx_ns) + pto_ns(ch);
 		for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
 			const struct uam_tx_slot *s = txs(ch, seq);
 
@@ -1714,8 +1728,8 @@ uint64_t uamp_next_timer_ns(struct uam_ep *ep)
 				t = now; /* waiting for transport room */
 				break;
 			}
-			if (s->sent_ns + (uint64_t)ch->rto_us * 1000 < t)
-				t = s->sent_ns + (uint64_t)ch->rto_us * 1000;
+			if (rto_base_ns(ch, s->sent_ns) + (uint64_t)ch->rto_us * 1000 < t)
+				t = rto_base_ns(ch, s->sent_ns) + (uint64_t)ch->rto_us * 1000;
 		}
 		if (t < best)
 			best = t;
