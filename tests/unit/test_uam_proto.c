@@ -1520,6 +1520,7 @@ struct fuzz {
 	uint64_t rng;
 	uint8_t *r0, *r1; /* side 0's region 9, side 1's region 5 */
 	uint64_t handled, ops_done, bad;
+	uint64_t sum; /* of payload bytes read: ASan sees a payload past its frame */
 };
 
 static uint64_t frnd(struct fuzz *z)
@@ -1542,8 +1543,14 @@ static void fz_handler(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
 	if (m->kind == UAM_MSG_STORE && ((m->region != 5 && m->region != 9) ||
 					 m->offset > FUZZ_REGION || m->len > FUZZ_REGION - m->offset))
 		z->bad++;
+	/* a medium payload lies within the frame the handler was given */
+	if ((m->kind == UAM_MSG_REQUEST || m->kind == UAM_MSG_REPLY) &&
+	    (m->data_len > FRAME || (m->data_len && !m->data)))
+		z->bad++;
+	if (m->data_len)
+		z->sum += ((const uint8_t *)m->data)[0] + ((const uint8_t *)m->data)[m->data_len - 1];
 	if (m->kind == UAM_MSG_REQUEST)
-		uam_reply(m, 2, m->args, m->nargs);
+		uam_reply_medium(m, 2, m->args, m->nargs, m->data, m->data_len);
 }
 
 static void fz_op(struct uam_ep *ep, int op, int status, void *ctx)
@@ -1571,6 +1578,9 @@ static void fz_work(struct sim *sim, struct fuzz *z, uint8_t *src)
 		if (!ch || ch->err)
 			continue;
 		uam_request(ch, 1, a, (unsigned int)(frnd(z) % (UAM_MAX_ARGS + 1)));
+		/* medium messages too, so their frames are in the corpus */
+		uam_request_medium(ch, 1, a, (unsigned int)(frnd(z) % (UAM_MAX_ARGS + 1)), src,
+				   frnd(z) % (uam_ep__medium_max(sim->s[i].ep) + 1));
 		uam_store(ch, src, len, peer_region, off, 1, a, 3, fz_op, z);
 		uam_get(ch, peer_region, off, len, mine, off, fz_op, z);
 	}
