@@ -212,7 +212,7 @@ for size in "${SIZES[@]}"; do
 	done
 done
 PLAN+=("rate unet-emul spin 64 1" "rate unet-emul-tx spin 64 1" "rate unet-grant spin 64 1")
-PLAN+=("bulk uam spin 1472 1")
+PLAN+=("bulk uam spin 1472 1" "bulk-1 uam spin 1472 1")
 # UAM calls/s under injected loss (issue 11): kind calls-LOSS% , channels
 # field = calls in flight.
 for depth in 1 16; do
@@ -635,9 +635,17 @@ m_rate() {
 # m_bulk: UAM bulk stores (BULK_BYTES each, 2 in flight) from a into b's
 # registered memory; the echo on b only serves them.  Bandwidth counts
 # data the peer confirmed it has (the store's completion).
+# m_bulk [LOSS_PCT]: with LOSS_PCT, the same at that injected loss on both
+# interfaces (kind bulk-LOSS_PCT).
 m_bulk() {
-	local t=uam p spid j
-	p="$LOGS/bulk"
+	local t=uam p spid j kind=bulk loss=${1:-0}
+	((loss)) && kind=bulk-$loss
+	p="$LOGS/$kind"
+	if ((loss)) && { ! in_a "$UNETCTL" fault "$IF_A" --drop-ppm $((loss * 10000)) >/dev/null 2>&1 ||
+		! in_b "$UNETCTL" fault "$IF_B" --drop-ppm $((loss * 10000)) >/dev/null 2>&1; }; then
+		record_fail "$kind" $t spin "$BULK_BYTES" 1 bulk "unetctl fault failed"
+		return 1
+	fi
 	# shellcheck disable=SC2046
 	unet_bg_b "$BENCH" echo --transport $t $(tp_args $t b 1) --bulk-bytes "$BULK_BYTES" \
 		--mode spin --cpu "$SRV_CPU" --timeout $((TO + 5)) >"$p.srv.out" 2>"$p.srv.err"
@@ -646,7 +654,9 @@ m_bulk() {
 	if ! wait_server "$p.srv.err" "$spid" 10; then
 		stop_pid "$spid"
 		CUR_PIDS=()
-		record_fail bulk $t spin "$BULK_BYTES" 1 bulk "echo did not start: $(last_err "$p.srv.err")"
+		in_a "$UNETCTL" fault "$IF_A" --drop-ppm 0 >/dev/null 2>&1
+		in_b "$UNETCTL" fault "$IF_B" --drop-ppm 0 >/dev/null 2>&1
+		record_fail "$kind" $t spin "$BULK_BYTES" 1 bulk "echo did not start: $(last_err "$p.srv.err")"
 		return 1
 	fi
 	# shellcheck disable=SC2046
@@ -654,15 +664,19 @@ m_bulk() {
 		--count "$BULK_COUNT" --batch 2 --cpu "$CLI_CPU" --timeout "$TO"
 	stop_pid "$spid"
 	CUR_PIDS=()
+	if ((loss)); then
+		in_a "$UNETCTL" fault "$IF_A" --drop-ppm 0 >/dev/null 2>&1
+		in_b "$UNETCTL" fault "$IF_B" --drop-ppm 0 >/dev/null 2>&1
+	fi
 	if ((CLIENT_RC != 0)); then
-		record_fail bulk $t spin "$BULK_BYTES" 1 bulk "bulk exit $CLIENT_RC: $(last_err "$p.err")"
+		record_fail "$kind" $t spin "$BULK_BYTES" 1 bulk "bulk exit $CLIENT_RC: $(last_err "$p.err")"
 		return 1
 	fi
 	if ! j=$(json_line "$p.out") || ! jq -e '.gbit_s > 0' <<<"$j" >/dev/null; then
-		record_fail bulk $t spin "$BULK_BYTES" 1 bulk "bulk printed no positive gbit_s"
+		record_fail "$kind" $t spin "$BULK_BYTES" 1 bulk "bulk printed no positive gbit_s"
 		return 1
 	fi
-	record_ok "$j" bulk bulk
+	record_ok "$j" bulk "$kind"
 	SUMMARY=$(jq -r '"\(.gbit_s) Gbit/s, \(.transfers) stores of \(.bulk_bytes) bytes"' <<<"$j")
 }
 
@@ -819,6 +833,7 @@ for entry in "${PLAN[@]}"; do
 	demux-pingpong) desc="demux pingpong unet $mode ${size}B, $ch channels" ;;
 	demux-rate) desc="demux rate unet ${size}B, $ch channels" ;;
 	bulk) desc="bulk uam, $BULK_COUNT stores of $BULK_BYTES bytes" ;;
+	bulk-*) desc="bulk uam, $BULK_COUNT stores of $BULK_BYTES bytes, ${kind#bulk-}% loss" ;;
 	logp) desc="logp $t ${size}B" ;;
 	calls-*) desc="calls uam, ${kind#calls-}% loss, $ch in flight" ;;
 	esac
@@ -838,6 +853,7 @@ for entry in "${PLAN[@]}"; do
 	sockperf) m_sockperf "$mode" "$size" && ok=1 ;;
 	rate | demux-rate) m_rate "$kind" "$t" "$mode" "$size" "$ch" && ok=1 ;;
 	bulk) m_bulk && ok=1 ;;
+	bulk-*) m_bulk "${kind#bulk-}" && ok=1 ;;
 	calls-*) m_calls "${kind#calls-}" "$ch" && ok=1 ;;
 	esac
 	emul_stop
@@ -919,6 +935,7 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-emul-nospin") EN[$3, $4, "p50"] = $8
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-grant") GR[$3, $4, "p50"] = $8
 		if ($6 == "ok" && $1 == "bulk") BULK = $15
+		if ($6 == "ok" && $1 == "bulk-1") BULK1 = $15
 		if ($6 == "ok" && $1 ~ /^calls-/) CL[substr($1, 7), $5] = $14
 		if ($6 == "ok" && $1 == "rate") { RT[$2, $4] = $14; GB[$2, $4] = $15 }
 		if ($6 == "ok" && $1 == "demux-pingpong" && $5 + 0 > DNc) { DNc = $5 + 0; DNp = $8 }
@@ -956,11 +973,12 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 				lost[i]
 		}
 		for (i = 1; i <= n; i++) {
-			if (kind[i] != "bulk") continue
+			if (kind[i] != "bulk" && kind[i] != "bulk-1") continue
+			what = (kind[i] == "bulk") ? "UAM bulk stores" : "UAM bulk stores at 1% loss"
 			print ""
-			if (st[i] != "ok") { printf "UAM bulk stores: FAILED: %s\n", why[i]; continue }
-			printf "UAM bulk stores (reliable, into peer memory): %.2f Gbit/s, %s x raw unet 1472 B streaming\n",
-				gb[i], r(gb[i], (("unet", 1472) in GB) ? GB["unet", 1472] : "-")
+			if (st[i] != "ok") { printf "%s: FAILED: %s\n", what, why[i]; continue }
+			printf "%s (reliable, into peer memory): %.2f Gbit/s, %s x raw unet 1472 B streaming\n",
+				what, gb[i], r(gb[i], (("unet", 1472) in GB) ? GB["unet", 1472] : "-")
 		}
 		for (i = 1; i <= n; i++) {
 			if (kind[i] !~ /^calls-/) continue
@@ -1050,6 +1068,7 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 		print "Targets (U-Net Active Messages against raw U-Net, this run):"
 		target("UAM round trip p50, 64 B, spinning", UA["spin", 64, "p50"], UN["spin", 64, "p50"], "<=", 1.2)
 		target("UAM bulk store Gbit/s vs raw 1472 B", BULK, GB["unet", 1472], ">=", 0.9)
+		target("same at 1% loss", BULK1, GB["unet", 1472], ">=", 0.8)
 		target("UAM calls/s, 10% loss, 16 in flight", CL[10, 16], CL[0, 16], ">=", 0.5)
 		target("UAM calls/s, 10% loss, 1 in flight", CL[10, 1], CL[0, 1], ">=", 0.2)
 	}
