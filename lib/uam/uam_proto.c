@@ -1338,13 +1338,16 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 	if (seq_diff(ack, ch->snd_una) < 0 || seq_diff(ack, ch->snd_next) > 0)
 		return;
 	if (ack != ch->snd_una) {
-		struct uam_tx_slot *newest = txs(ch, ack - 1);
+		struct uam_tx_slot *oldest = txs(ch, ch->snd_una);
 		uint64_t now = now_ns(ch->ep);
 
-		/* The newest frame this ack covers, if sent only once (a
-		 * repeat's ack could be for either copy: Karn). */
-		if (newest->state == SLOT_INFLIGHT && newest->ntx == 1 && now >= newest->sent_ns)
-			rtt_sample(ch, now - newest->sent_ns);
+		/* The oldest frame this ack covers, if sent only once (a
+		 * repeat's ack could be for either copy: Karn): its wait is
+		 * the round trip plus however long the peer gathered acks (a
+		 * bulk receiver acks every half window), which is what the
+		 * timeout must wait out; the newest frame's would miss it. */
+		if (oldest->state == SLOT_INFLIGHT && oldest->ntx == 1 && now >= oldest->sent_ns)
+			rtt_sample(ch, now - oldest->sent_ns);
 		for (; ch->snd_una != ack; ch->snd_una++)
 			txs(ch, ch->snd_una)->state = SLOT_FREE;
 		ch->last_progress_ns = now;
@@ -1631,11 +1634,11 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 			}
 		}
 		/*
-		 * First expiry since the last progress: resend every frame
-		 * whose timer ran out (losses at the tail of a burst have
-		 * nothing after them to trigger a fast retransmit).  Later
-		 * ones: only the oldest, as a probe, so a peer that stopped
-		 * polling is not flooded while its receive ring fills.
+		 * Timeout: resend the oldest frame whose timer ran out (the
+		 * tail of a burst was the tail-loss probe's to recover, and
+		 * the ack of this repeat re-arms it); each further expiry
+		 * doubles the timeout, so a peer that stopped polling gets a
+		 * probe now and then, not a flood while its ring fills.
 		 */
 		/* The walk only when a frame could have expired: none was
 		 * sent before min_sent_ns (a lower bound: sends only add
@@ -1651,12 +1654,19 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 					continue;
 				if (!s->need_tx && s->ntx &&
 				    now - rto_base_ns(ch, s->sent_ns) >= (uint64_t)ch->rto_us * 1000) {
+					/* The oldest only (as TCP): its ack SACKs
+					 * what arrived, and the other holes go by
+					 * fast retransmit, where resending the whole
+					 * window would double a stream that was
+					 * only slow to be acknowledged. */
 					mark_tx(ch, s, seq);
 					expired = true;
+					min_sent = 0; /* a partial walk: no bound */
+					break;
 				}
 				if (ch->backoff) {
-					min_sent = 0; /* a partial walk: no bound */
-					break;	      /* backing off: the oldest only */
+					min_sent = 0;
+					break; /* backing off: only the oldest can expire */
 				}
 				if (!s->need_tx && s->ntx && s->sent_ns < min_sent)
 					min_sent = s->sent_ns;
