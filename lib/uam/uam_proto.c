@@ -13,16 +13,20 @@
  *     early and reports them in a 64-bit SACK bitmap next to its
  *     cumulative ack (the next seq it expects), so the sender resends only
  *     holes: at once when something sent after a hole was SACKed (a fast
- *     retransmit), else when the hole's timer expires;
+ *     retransmit), after a tail-loss probe (two smoothed round trips
+ *     without an answer: the newest frame again) revealed them, else
+ *     when the timer expires;
  *   - acks ride on every frame; one that nothing carried goes out as an
- *     explicit ACK after ack_delay_us or half a window (ack_overdue);
+ *     explicit ACK after ack_delay_us or half a window, or at the end of
+ *     the batch after a gap or duplicate (ack_overdue);
  *   - credits: a sender keeps seq < ack + credit, and the receiver's
  *     credit is its window, for which it keeps buffers (the reorder slots
  *     here, receive ring entries in uam.c), so nothing is dropped for lack
  *     of a buffer; a receiver that stops polling stops acking, and its
  *     sender stalls and queues locally (bounded by max_queued);
- *   - the retransmission timeout doubles on each expiry (rto_min..rto_max)
- *     and resets on progress; no progress for timeout_ms with data
+ *   - the retransmission timeout comes from the measured round trip
+ *     (SRTT/RTTVAR, rto_min..rto_max), doubles on each expiry and resets
+ *     on progress; no progress for timeout_ms with data
  *     outstanding fails the channel with -ETIMEDOUT.
  */
 #include <endian.h>

@@ -616,7 +616,7 @@ static void test_credit_stall(void **state)
 	for (int i = 0; i < 25000; i++)
 		step(sim);
 	assert_int_equal(uam_chan__error(sim->s[0].ch), 0);
-	/* the window, resent once on the first expiry, then a probe per
+	/* the window, then a probe (the oldest frame) per
 	 * (backed-off) expiry: the receive queue fills slowly */
 	print_message("frames waiting at the paused receiver: %u\n", sim->s[1].queued);
 	assert_true(sim->s[1].queued >= 16 && sim->s[1].queued < 2 * 16 + 20);
