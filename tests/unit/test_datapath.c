@@ -200,10 +200,11 @@ static void test_batch_and_oversize_batch(void **state)
 static void test_free_queue_steady_load(void **state)
 {
 	struct pair *p = *state;
-	const int total = (int)p->ib.nframes * 8, burst = 64;
-	int sent = 0, got = 0;
+	const int burst = 64;
+	int total, sent = 0, got = 0;
 
-	NEED_PAIR(p);
+	NEED_PAIR(p); /* before p is read: without interfaces p is NULL */
+	total = (int)p->ib.nframes * 8;
 	while (sent < total) {
 		for (int i = 0; i < burst; i++, sent++) {
 			int err;
