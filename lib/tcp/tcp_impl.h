@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* tcp_impl.h - TCP/IPv4 over U-Net inside the library: the pinned-map
+ * side (tcp_admin.c) and what tcp.c shares with it.  Never installed. */
+#ifndef UNET_TCP_IMPL_H
+#define UNET_TCP_IMPL_H
+
+#include <stdint.h>
+
+#include "core/internal.h"
+
+/* The TCP layer's map in the interface's pin directory. */
+#define UNET_MAP_TCP_PORTS "unet_tcp_ports"
+
+/* ---- tcp_admin.c: the pinned map ------------------------------------ */
+
+/* Install laddr:lport for endpoint (flags UNET_TCP_PORT_*), replacing a
+ * stale owner's entry.  Returns 0, -EADDRINUSE (a live endpoint has it),
+ * -ENOSPC, -ESRCH, -errno. */
+int unet_tcp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
+		      uint16_t lport, uint32_t flags);
+/* Remove laddr:lport if endpoint (this incarnation) still owns it. */
+void unet_tcp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
+			  uint16_t lport);
+/* Remove entries whose endpoint is gone (the core calls it, under the
+ * interface lock).  Returns how many, or -errno. */
+int unet_tcp_reclaim(struct unet_iface *iface);
+
+#endif /* UNET_TCP_IMPL_H */
