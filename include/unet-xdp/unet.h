@@ -414,6 +414,14 @@ struct unet_recv_desc {
 	uint16_t src_port;
 };
 
+/* For an application that sleeps on unet_endpoint__fd() itself: run the
+ * time-driven work of the protocol layers on ep (TCP's timers and
+ * retransmissions: unet_tcp.h) and return the longest it may sleep, in
+ * ms, before calling this (or recv, wait, dispatch) again; -1: no limit.
+ * unet_endpoint__recv, __wait and __dispatch do this on their own.
+ * Returns -EINVAL for ep NULL. */
+UNET_API int unet_endpoint__next_timeout(struct unet_endpoint *ep);
+
 /* Take up to max received messages without blocking.  Returns the number
  * taken (0 if none), or -errno.  Each must be given back with
  * unet_endpoint__release once the application is done with it. */
