@@ -4,6 +4,7 @@
 #ifndef UNET_TCP_IMPL_H
 #define UNET_TCP_IMPL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/internal.h"
@@ -24,5 +25,21 @@ void unet_tcp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t 
 /* Remove entries whose endpoint is gone (the core calls it, under the
  * interface lock).  Returns how many, or -errno. */
 int unet_tcp_reclaim(struct unet_iface *iface);
+
+/* ---- tcp_admin.c: the kernel's side, kept apart from lwIP's headers --- */
+
+/* Hold laddr:*lport against the kernel: a TCP socket bound to it, not
+ * listening (IP_FREEBIND: the address need not be the kernel's; no
+ * SO_REUSEADDR, so no kernel socket can bind it too).  *lport 0: the
+ * kernel picks an ephemeral port and *lport gets it.  Returns the
+ * socket (close it to give the port back) or -EADDRINUSE, -errno. */
+int unet_tcp_reserve(uint32_t laddr, uint16_t *lport);
+/* Whether this network namespace has addr on an interface. */
+bool unet_tcp_kernel_addr(uint32_t addr);
+/* The MAC the XDP program learnt for ip in unet_neigh (fd), if younger
+ * than max_age_ns.  Returns 0 or -ENOENT. */
+int unet_tcp_neigh(int neigh_fd, uint32_t ip, uint64_t max_age_ns, uint8_t mac[6]);
+/* The interface's unet_neigh map, opened for the caller (close it). */
+int unet_tcp_neigh_open(struct unet_iface *iface);
 
 #endif /* UNET_TCP_IMPL_H */
