@@ -49,6 +49,7 @@
 #include "unet-xdp/unet_tcp.h"
 
 #define TX_OFF 2		/* frame offset in a send buffer: the IP header 4-byte aligned */
+#define TX_REAP 32		/* reap send completions once this many are pending */
 #define NEIGH_SLOTS 64
 #define NEIGH_TTL_NS (60ull * 1000 * 1000 * 1000)
 #define PENDING_MAX 32		/* frames held for ARP, per endpoint */
@@ -281,6 +282,11 @@ static err_t netif_linkoutput(struct netif *netif, struct pbuf *p)
 
 	if (flen > st->mtu + UNET_ETH_HLEN)
 		return ERR_IF;
+	/* Reap completions as we go: the kernel stops sending once the
+	 * completion ring is full, and a window of 64 KiB never fills the
+	 * TX ring, where the core would reap them itself. */
+	if (unet_endpoint__tx_pending(st->ep) >= TX_REAP)
+		unet_endpoint__complete(st->ep);
 	buf = unet_endpoint__buf_alloc(st->ep);
 	if (buf == UNET_NO_BUF)
 		goto busy;
@@ -613,6 +619,8 @@ static int tcp_layer_progress(void *state)
 	u32_t sleep;
 	int ms;
 
+	if (unet_endpoint__tx_pending(st->ep))
+		unet_endpoint__complete(st->ep);
 	if (!st->npend && !st->tx_blocked && !st->closing && now < st->next_ms)
 		return (int)(st->next_ms - now);
 	lock();
