@@ -104,8 +104,10 @@ UNET_API void unet_tcp__close(struct unet_tcp *c);
 /* Reset the connection (RST) and free c. */
 UNET_API void unet_tcp__abort(struct unet_tcp *c);
 
-/* What c is ready for, without waiting (run unet_endpoint__recv, __wait
- * or __dispatch, or any call here, to make progress). */
+/* What c is ready for, without waiting.  Segments are taken off the
+ * receive queue by unet_endpoint__recv and __dispatch (and by the calls
+ * here); unet_endpoint__wait only sleeps until there are some (and runs
+ * the timers), so an event loop waits, then dispatches, then looks. */
 #define UNET_TCP_IN 1u	/* data or end of stream to read; a listener: a connection */
 #define UNET_TCP_OUT 2u /* connected, with room in the send buffer */
 #define UNET_TCP_ERR 4u /* reset, aborted or timed out: unet_tcp__error */

@@ -1271,7 +1271,7 @@ size_t unet_tcp__unacked(const struct unet_tcp *c)
 		return 0;
 	lock();
 	if (c->pcb && !c->listener)
-		n = TCP_SND_BUF - tcp_sndbuf(c->pcb);
+		n = c->pcb->snd_lbb - c->pcb->lastack; /* queued: sequence numbers */
 	unlock();
 	return n;
 }

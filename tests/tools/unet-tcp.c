@@ -20,6 +20,11 @@
  *          prints "rr p50_us=... p99_us=..."
  *   hold   --remote A:P             connect, send 1 MiB, then wait to be
  *          killed (SIGKILL tests)
+ * iperf3 interop (iperf3's control protocol, one TCP stream, -n bytes):
+ *   iperf-server --port P           serve one `iperf3 -c ADDR -p P -n N`:
+ *          prints "iperf-server bytes=B" (what arrived on the data stream)
+ *   iperf-client --remote A:P --bytes N  be `iperf3 -c -n N` against
+ *          `iperf3 -s`: prints "iperf-client bytes=N server_bytes=B"
  * Common: [--xdp-mode native|skb] [--timeout S] (default 60): the whole
  * run must finish in S seconds.  At exit: "tcpstats k=v ..." (the
  * endpoint's counters).  Exit 0 on success.
@@ -246,7 +251,7 @@ drop:
 			done++;
 		}
 		if (!progress)
-			unet_endpoint__wait(ep, 20);
+			unet_endpoint__dispatch(ep, 20, 64);
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		unet_tcp__close(cs[i].c);
@@ -407,7 +412,7 @@ static int do_conns(uint32_t laddr, uint32_t raddr, uint16_t rport, unsigned int
 			}
 		}
 		if (!progress)
-			unet_endpoint__wait(ep, 20);
+			unet_endpoint__dispatch(ep, 20, 64);
 	}
 out:
 	for (unsigned int i = 0; i < started; i++)
@@ -462,6 +467,249 @@ static int do_rr(struct unet_tcp *c, unsigned int count, size_t size, bool block
 	       t[count / 2] / 1e3, t[count * 99 / 100] / 1e3);
 	free(t);
 	return 0;
+}
+
+/* ---- iperf3's control protocol (one TCP stream, bytes mode) ---------------
+ * Control connection: the client sends a 37-byte cookie; the server
+ * answers with one-byte states: PARAM_EXCHANGE (the client sends its
+ * parameters, a 4-byte big-endian length and JSON), CREATE_STREAMS (the
+ * client opens the data connection and sends the cookie on it),
+ * TEST_START, TEST_RUNNING; the client sends the data, then TEST_END;
+ * the server sends EXCHANGE_RESULTS, both exchange results as
+ * length-prefixed JSON (client first), the server sends DISPLAY_RESULTS,
+ * the client IPERF_DONE. */
+enum { IP_TEST_START = 1, IP_TEST_RUNNING = 2, IP_TEST_END = 4, IP_PARAM_EXCHANGE = 9,
+       IP_CREATE_STREAMS = 10, IP_EXCHANGE_RESULTS = 13, IP_DISPLAY_RESULTS = 14,
+       IP_IPERF_DONE = 16 };
+#define IP_COOKIE 37
+
+static int ip_state_send(struct unet_tcp *c, uint8_t st)
+{
+	return send_all(c, &st, 1);
+}
+
+static int ip_state_expect(struct unet_tcp *c, uint8_t want)
+{
+	uint8_t st;
+	int err = recv_all(c, &st, 1);
+
+	if (!err && st != want) {
+		fprintf(stderr, "unet-tcp: iperf3 sent state %d, expected %d\n", (int8_t)st, want);
+		return -EPROTO;
+	}
+	return err;
+}
+
+static int ip_json_send(struct unet_tcp *c, const char *json)
+{
+	uint32_t n = htonl((uint32_t)strlen(json));
+	int err = send_all(c, (const uint8_t *)&n, 4);
+
+	return err ? err : send_all(c, (const uint8_t *)json, strlen(json));
+}
+
+/* Read one length-prefixed JSON message into buf (NUL-terminated). */
+static int ip_json_recv(struct unet_tcp *c, char *buf, size_t cap)
+{
+	uint32_t n;
+	int err = recv_all(c, (uint8_t *)&n, 4);
+
+	if (err)
+		return err;
+	n = ntohl(n);
+	if (n >= cap)
+		return -EMSGSIZE;
+	err = recv_all(c, (uint8_t *)buf, n);
+	buf[err ? 0 : n] = '\0';
+	return err;
+}
+
+static unsigned long long json_u64(const char *json, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(json, k);
+	return p ? strtoull(p + strlen(k), NULL, 10) : 0;
+}
+
+static void ip_results(char *buf, size_t cap, unsigned long long bytes, double secs)
+{
+	snprintf(buf, cap,
+		 "{\"cpu_util_total\":0,\"cpu_util_user\":0,\"cpu_util_system\":0,"
+		 "\"sender_has_retransmits\":-1,\"streams\":[{\"id\":1,\"bytes\":%llu,"
+		 "\"retransmits\":-1,\"jitter\":0,\"errors\":0,\"packets\":0,"
+		 "\"start_time\":0,\"end_time\":%.6f}]}",
+		 bytes, secs);
+}
+
+static int iperf_server(uint32_t laddr, uint16_t port)
+{
+	UNET_OPTS_INIT(unet_tcp_opts, o);
+	uint8_t cookie[IP_COOKIE], cookie2[IP_COOKIE];
+	static uint8_t buf[65536];
+	static char json[65536];
+	struct unet_tcp *l, *ctrl = NULL, *data = NULL;
+	unsigned long long num, got = 0;
+	struct unet_endpoint_info info;
+	bool ended = false, eof = false;
+	uint64_t t0, end_by = 0;
+	int err;
+
+	o.backlog = 8;
+	l = unet_tcp__listen(ep, laddr, port, &o);
+	if (!l) {
+		fprintf(stderr, "unet-tcp: listen: %s\n", strerror(errno));
+		return 1;
+	}
+	unet_endpoint__info(ep, &info);
+	printf("ready endpoint=%u port=%u\n", info.id, port);
+	ctrl = unet_tcp__accept(l, left_ms());
+	err = ctrl ? recv_all(ctrl, cookie, IP_COOKIE) : -errno;
+	if (!err)
+		err = ip_state_send(ctrl, IP_PARAM_EXCHANGE);
+	if (!err)
+		err = ip_json_recv(ctrl, json, sizeof(json));
+	num = json_u64(json, "num");
+	if (!err)
+		err = ip_state_send(ctrl, IP_CREATE_STREAMS);
+	if (!err) {
+		data = unet_tcp__accept(l, left_ms());
+		err = data ? recv_all(data, cookie2, IP_COOKIE) : -errno;
+	}
+	if (!err && memcmp(cookie, cookie2, IP_COOKIE))
+		err = -EPROTO;
+	if (!err)
+		err = ip_state_send(ctrl, IP_TEST_START);
+	if (!err)
+		err = ip_state_send(ctrl, IP_TEST_RUNNING);
+	t0 = now_ns();
+	/* Data until TEST_END, then what is still in flight (up to num, for
+	 * at most 2 s): every byte the client sent is counted. */
+	while (!err && !late() && !(ended && (eof || got >= num || now_ms() > end_by))) {
+		ssize_t r = unet_tcp__recv(data, buf, sizeof(buf), 0);
+		bool progress = false;
+
+		if (r > 0) {
+			got += (unsigned long long)r;
+			progress = true;
+		} else if (r == 0) {
+			eof = true;
+		} else if (r != -EAGAIN) {
+			err = (int)r;
+		}
+		if (!ended) {
+			uint8_t st;
+
+			r = unet_tcp__recv(ctrl, &st, 1, 0);
+			if (r == 1 && st == IP_TEST_END) {
+				ended = true;
+				end_by = now_ms() + 2000;
+			} else if (r != -EAGAIN) {
+				err = r < 0 ? (int)r : -EPROTO;
+			}
+		}
+		if (!progress && !err)
+			unet_endpoint__dispatch(ep, 10, 64);
+	}
+	if (!err)
+		err = ip_state_send(ctrl, IP_EXCHANGE_RESULTS);
+	if (!err)
+		err = ip_json_recv(ctrl, json, sizeof(json)); /* the client's results */
+	if (!err) {
+		ip_results(json, sizeof(json), got, (now_ns() - t0) / 1e9);
+		err = ip_json_send(ctrl, json);
+	}
+	if (!err)
+		err = ip_state_send(ctrl, IP_DISPLAY_RESULTS);
+	if (!err)
+		err = ip_state_expect(ctrl, IP_IPERF_DONE);
+	printf("iperf-server bytes=%llu num=%llu%s%s\n", got, num, err ? " error " : "",
+	       err ? strerror(-err) : "");
+	unet_tcp__close(data);
+	unet_tcp__close(ctrl);
+	unet_tcp__close(l);
+	for (int i = 0; i < 20; i++)
+		unet_endpoint__dispatch(ep, 10, 64);
+	return err ? 1 : 0;
+}
+
+static int iperf_client(uint32_t laddr, uint32_t raddr, uint16_t rport, unsigned long long bytes)
+{
+	static uint8_t buf[65536 + 251];
+	static char json[65536];
+	uint8_t cookie[IP_COOKIE];
+	struct unet_tcp *ctrl, *data = NULL;
+	unsigned long long sent = 0, server_bytes = 0;
+	uint64_t t0;
+	int err;
+
+	for (int i = 0; i < IP_COOKIE - 1; i++)
+		cookie[i] = (uint8_t)('a' + (now_ns() / (i + 1) + (unsigned)i * 7) % 26);
+	cookie[IP_COOKIE - 1] = 0;
+	ctrl = dial(laddr, raddr, rport);
+	if (!ctrl)
+		return 1;
+	err = send_all(ctrl, cookie, IP_COOKIE);
+	if (!err)
+		err = ip_state_expect(ctrl, IP_PARAM_EXCHANGE);
+	snprintf(json, sizeof(json),
+		 "{\"tcp\":true,\"omit\":0,\"time\":0,\"num\":%llu,\"blockcount\":0,"
+		 "\"parallel\":1,\"len\":131072,\"pacing_timer\":1000,"
+		 "\"client_version\":\"3.12\"}", bytes);
+	if (!err)
+		err = ip_json_send(ctrl, json);
+	if (!err)
+		err = ip_state_expect(ctrl, IP_CREATE_STREAMS);
+	if (!err) {
+		data = dial(laddr, raddr, rport);
+		err = data ? send_all(data, cookie, IP_COOKIE) : -ECONNREFUSED;
+	}
+	if (!err)
+		err = ip_state_expect(ctrl, IP_TEST_START);
+	if (!err)
+		err = ip_state_expect(ctrl, IP_TEST_RUNNING);
+	pattern(buf, sizeof(buf), 0, 0);
+	t0 = now_ns();
+	while (!err && sent < bytes) {
+		size_t n = bytes - sent > 65536 ? 65536 : (size_t)(bytes - sent);
+
+		err = send_all(data, buf + sent % 251, n);
+		sent += n;
+	}
+	/* All acknowledged, and a moment for iperf3 to read it, before
+	 * TEST_END: iperf3 stops reading its data streams at TEST_END. */
+	while (!err && unet_tcp__unacked(data) && !late())
+		unet_endpoint__dispatch(ep, 5, 64);
+	double secs = (now_ns() - t0) / 1e9;
+
+	for (int i = 0; !err && i < 20; i++)
+		unet_endpoint__dispatch(ep, 10, 64);
+	if (!err)
+		err = ip_state_send(ctrl, IP_TEST_END);
+	if (!err)
+		err = ip_state_expect(ctrl, IP_EXCHANGE_RESULTS);
+	if (!err) {
+		ip_results(json, sizeof(json), sent, secs);
+		err = ip_json_send(ctrl, json);
+	}
+	if (!err)
+		err = ip_json_recv(ctrl, json, sizeof(json));
+	if (!err)
+		server_bytes = json_u64(strstr(json, "\"streams\"") ? strstr(json, "\"streams\"") : json,
+					"bytes");
+	if (!err)
+		err = ip_state_expect(ctrl, IP_DISPLAY_RESULTS);
+	if (!err)
+		err = ip_state_send(ctrl, IP_IPERF_DONE);
+	printf("iperf-client bytes=%llu server_bytes=%llu MBps=%.1f%s%s\n", sent, server_bytes,
+	       sent / secs / 1e6, err ? " error " : "", err ? strerror(-err) : "");
+	unet_tcp__close(data);
+	unet_tcp__close(ctrl);
+	for (int i = 0; i < 20; i++)
+		unet_endpoint__dispatch(ep, 10, 64);
+	return err || server_bytes != bytes ? 1 : 0;
 }
 
 /* ---- main ------------------------------------------------------------------- */
@@ -541,7 +789,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unet-tcp: endpoint on %s: %s\n", ifname, strerror(errno));
 		return 1;
 	}
-	if (!strcmp(mode, "echo") || !strcmp(mode, "sink")) {
+	if (!strcmp(mode, "iperf-server")) {
+		rc = iperf_server(laddr, port);
+	} else if (!strcmp(mode, "iperf-client") && raddr && rport) {
+		rc = iperf_client(laddr, raddr, rport, bytes);
+	} else if (!strcmp(mode, "echo") || !strcmp(mode, "sink")) {
 		rc = serve(laddr, port, !strcmp(mode, "echo"), count, backlog);
 	} else if (!raddr || !rport) {
 		fprintf(stderr, "unet-tcp: %s needs --remote ADDR:PORT\n", mode);
@@ -560,12 +812,12 @@ int main(int argc, char **argv)
 			rc = send_all(c, buf, sizeof(buf)) ? 1 : 0;
 			printf("holding\n");
 			while (!late())
-				unet_endpoint__wait(ep, 100);
+				unet_endpoint__dispatch(ep, 100, 64);
 		}
 		unet_tcp__close(c);
 		/* let the FIN go out before the endpoint goes */
 		for (int i = 0; i < 20; i++)
-			unet_endpoint__wait(ep, 10);
+			unet_endpoint__dispatch(ep, 10, 64);
 	} else {
 		rc = 1;
 	}
