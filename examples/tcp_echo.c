@@ -25,7 +25,7 @@ static int server(struct unet_endpoint *ep, uint32_t addr, uint16_t port)
 
 	if (!l)
 		return perror("listen"), 1;
-	printf("ready: listening on port %u\n", port);
+	printf("ready port=%u\n", port);
 	fflush(stdout);
 	while ((c = unet_tcp__accept(l, -1))) {
 		while ((n = unet_tcp__recv(c, buf, sizeof(buf), -1)) > 0)
