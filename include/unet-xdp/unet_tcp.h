@@ -48,8 +48,10 @@ struct unet_tcp_opts {
 	size_t sz;
 	int tx_queue;	  /* as unet_channel_opts.tx_queue */
 	uint32_t backlog; /* listen: connections waiting for accept plus
-			   * half-open ones (SYN received); more SYNs are
-			   * dropped.  0: 64; at most 1024 */
+			   * half-open ones (SYN received); past it a new
+			   * SYN pushes out the oldest half-open one (or is
+			   * dropped if all are waiting for accept).  0: 64;
+			   * at most 1024 */
 };
 
 /*
@@ -129,7 +131,9 @@ struct unet_tcp_stats {
 	uint64_t rx_not_ours;	    /* IPv4 for another address, or not TCP: dropped */
 	uint64_t rx_malformed;	    /* shorter than the IP header says: dropped */
 	uint64_t rx_syn_dropped;    /* SYNs over a listener's backlog or the
-				     * connection limit: dropped unanswered */
+				     * connection limit: dropped unanswered, or
+				     * the oldest half-open connection dropped
+				     * for them (docs/tcp.md, SYN floods) */
 	uint64_t accept_refused;    /* handshakes completed over the backlog: reset */
 	uint64_t tx_frames;	    /* frames put on the send queue */
 	uint64_t tx_busy;	    /* frames lwIP could not send (no buffer, queue

@@ -59,7 +59,8 @@
 #define BACKLOG_DEFAULT 64
 #define BACKLOG_MAX 1024
 #define CLOSING_MS 60000	/* a closed connection lingers at most this long */
-#define WAIT_SLICE_MS 100	/* a waiting call looks at its connection this often */
+#define WAIT_SLICE_MS 100
+#define FASTTMR_MS 10		/* lwIP's fast TCP timer (delayed ACK), ours: see progress */	/* a waiting call looks at its connection this often */
 
 /* The one lock around lwIP in this process (lwIP's state is global). */
 static pthread_mutex_t lwip_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -129,6 +130,7 @@ struct utcp_state {
 	} pend[PENDING_MAX];
 	unsigned int npend;
 	uint64_t last_arp_ms;
+	uint64_t last_fast_ms;
 	struct tcp_port *ports;
 	struct tcp_closing *closing;
 	struct unet_tcp *conns;
@@ -428,7 +430,7 @@ static void on_err(void *arg, err_t err)
 {
 	struct unet_tcp *c = arg;
 
-	if (!c)
+	if (!c || c->listener) /* a half-open pcb carries its listener's arg */
 		return;
 	c->pcb = NULL;
 	c->err = err_errno(err, c->connected);
@@ -492,11 +494,21 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 
 /* ---- Receiving ------------------------------------------------------------------ */
 
-/* Whether a SYN for port may make a half-open connection: under its
+/*
+ * Whether a SYN for port may make a half-open connection: under its
  * listener's backlog (waiting plus half-open) and the endpoint's limit.
- * lwIP (TCP_LISTEN_BACKLOG 0, malloc pools) bounds neither. */
+ * lwIP (TCP_LISTEN_BACKLOG 0, malloc pools) bounds neither.  A full
+ * backlog of half-open connections (a SYN flood from spoofed sources,
+ * which never complete) would refuse every real client for lwIP's 20 s
+ * SYN_RCVD timeout: instead the oldest half-open one is dropped without
+ * a word (tcp_abandon, no RST) to make room, as BSD's syncache does.  A
+ * real client completes its handshake within a round trip, long before
+ * a flood can push it out.  A backlog full of connections waiting for
+ * accept() refuses the SYN.
+ */
 static bool syn_admit(struct utcp_state *st, uint16_t port)
 {
+	struct tcp_pcb *oldest = NULL;
 	struct unet_tcp *l;
 	unsigned int half = 0;
 	u8_t idx = netif_get_index(&st->netif);
@@ -507,9 +519,18 @@ static bool syn_admit(struct utcp_state *st, uint16_t port)
 	if (!l)
 		return true; /* no listener: lwIP answers with a reset */
 	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
-		if (p->state == SYN_RCVD && p->local_port == port && p->netif_idx == idx)
+		if (p->state == SYN_RCVD && p->local_port == port && p->netif_idx == idx) {
 			half++;
-	return half + l->nacq < l->backlog && half + st->st.connections < MAX_CONNS;
+			if (!oldest || (u32_t)(p->tmr - oldest->tmr) > 0x80000000u)
+				oldest = p;
+		}
+	if (half + l->nacq < l->backlog && half + st->st.connections < MAX_CONNS)
+		return true;
+	if (!oldest || l->nacq >= l->backlog)
+		return false;
+	st->st.rx_syn_dropped++;
+	tcp_abandon(oldest, 0);
+	return true;
 }
 
 /* Hand len bytes of frame to lwIP (copied: the U-Net buffer goes back). */
@@ -633,10 +654,22 @@ static int tcp_layer_progress(void *state)
 				tcp_output(c->pcb);
 	}
 	sys_check_timeouts();
+	/*
+	 * lwIP's fast timer (delayed ACKs, refused data) runs every 250 ms
+	 * (TCP_TMR_INTERVAL, fixed in the build); a delayed ACK held that
+	 * long stalls a sender whose window is a few segments (after loss).
+	 * Run it every FASTTMR_MS instead: it only acts on flagged pcbs.
+	 */
+	if (tcp_active_pcbs && now - st->last_fast_ms >= FASTTMR_MS) {
+		st->last_fast_ms = now;
+		tcp_fasttmr();
+	}
 	if (st->closing)
 		reap_closing(st, now);
 	sleep = sys_timeouts_sleeptime();
 	next = sleep == SYS_TIMEOUTS_SLEEPTIME_INFINITE || sleep > 250 ? 250 : sleep;
+	if (tcp_active_pcbs && next > FASTTMR_MS)
+		next = FASTTMR_MS;
 	st->next_ms = now + next;
 	ms = (int)next;
 	if (st->npend && ms > 10)

@@ -150,7 +150,10 @@ t_tcp_loss() {
 	local n=$((64 << 20))
 	[[ ${UNET_SANITIZED:-0} == 1 ]] && n=$((16 << 20))
 	tcp_loss_round 10000 "$n"
-	tcp_loss_round 50000 "$n"
+	# 5%: without SACK (lwIP 2.1.3 has none) the kernel sender recovers
+	# by RTO once its window is a few segments: about 1.4 MB/s here, so a
+	# smaller transfer (docs/tcp.md, loss).
+	tcp_loss_round 50000 $((n / 8))
 }
 
 t_tcp_conns() {
