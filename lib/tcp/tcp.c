@@ -135,6 +135,7 @@ struct utcp_state {
 	struct tcp_closing *closing;
 	struct unet_tcp *conns;
 	bool tx_blocked;
+	bool dying; /* being destroyed: hold no frame for ARP */
 	uint64_t next_ms; /* when progress must run lwIP's timers next */
 	struct unet_tcp_stats st;
 };
@@ -257,8 +258,9 @@ static err_t netif_ip_output(struct netif *netif, struct pbuf *p, const ip4_addr
 		return ethernet_output(netif, p, (const struct eth_addr *)netif->hwaddr,
 				       (const struct eth_addr *)mac, ETHTYPE_IP);
 	st->st.tx_unresolved++;
-	/* Held as a copy: lwIP reuses p (retransmission) as it likes. */
-	if (st->npend < PENDING_MAX) {
+	/* Held as a copy: lwIP reuses p (retransmission) as it likes.  Not
+	 * while the endpoint goes (the resets it sends then). */
+	if (st->npend < PENDING_MAX && !st->dying) {
 		q = pbuf_alloc(PBUF_LINK, p->tot_len, PBUF_RAM);
 		if (q && pbuf_copy(q, p) == ERR_OK) {
 			st->pend[st->npend].p = q;
@@ -689,6 +691,7 @@ static void tcp_layer_destroy(void *state)
 	struct utcp_state *st = state;
 
 	lock();
+	st->dying = true;
 	while (st->conns) {
 		struct unet_tcp *c = st->conns;
 
@@ -712,10 +715,13 @@ static void tcp_layer_destroy(void *state)
 			tcp_abort(cl->pcb);
 		free(cl);
 	}
-	for (unsigned int i = 0; i < st->npend; i++)
-		pbuf_free(st->pend[i].p);
+	/* Removing the netif aborts every pcb still on our address (half-open
+	 * ones included), which may send resets: held frames go after. */
 	if (st->netif_added)
 		netif_remove(&st->netif);
+	for (unsigned int i = 0; i < st->npend; i++)
+		pbuf_free(st->pend[i].p);
+	st->npend = 0;
 	unlock();
 	while (st->ports) {
 		struct tcp_port *pt = st->ports;

@@ -294,7 +294,7 @@ t_tcp_hostile() {
 	tcp_setup
 	local pid
 	unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 100 \
-		echo --port 5500 --backlog 64 >"$T_DIR/uecho.log" 2>&1
+		echo --port 5500 --backlog 256 >"$T_DIR/uecho.log" 2>&1
 	pid=$UNET_BG_PID
 	wait_ready "$T_DIR/uecho.log" "$pid" >/dev/null
 	in_b timeout 90 python3 "$THOSTILE" "$IF_B" "$MAC_A" "$IP_B" "$IP_A" 5500 \

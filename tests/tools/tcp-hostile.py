@@ -165,10 +165,17 @@ def main():
     result = {}
 
     def valid():
-        try:
-            result["mid"] = echo_ok(addr, b"during the flood")
-        except Exception as e:  # noqa: BLE001 - reported below
-            result["mid"] = "error: %s" % e
+        # A real client's half-open connection can be pushed out of the
+        # backlog before its handshake ends when the server is far behind
+        # the flood (docs/tcp.md, SYN floods): it may need another try.
+        for attempt in range(5):
+            try:
+                result["mid"] = echo_ok(addr, b"during the flood")
+                result["tries"] = attempt + 1
+                return
+            except Exception as e:  # noqa: BLE001 - reported below
+                result["mid"] = "error: %s" % e
+                time.sleep(0.2)
 
     th = None
     t0 = time.time()
@@ -180,8 +187,8 @@ def main():
             th = threading.Thread(target=valid)
             th.start()
     th.join(30)
-    print("10000 SYNs sent in %.2f s; a connection during the flood: %s" %
-          (time.time() - t0, result.get("mid")))
+    print("10000 SYNs sent in %.2f s; a connection during the flood: %s (attempts: %s)" %
+          (time.time() - t0, result.get("mid"), result.get("tries")))
     if result.get("mid") is not True:
         sys.exit("a valid connection failed during the SYN flood")
     if not echo_ok(addr, b"after the flood"):
