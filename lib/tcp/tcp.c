@@ -344,13 +344,18 @@ static struct tcp_port *port_get(struct utcp_state *st, uint32_t laddr, uint16_t
 			errno = EADDRINUSE;
 			return NULL;
 		}
-	fd = unet_tcp_reserve(laddr, lport);
+	/* Bound first (fails if a kernel socket listens there: its traffic is
+	 * never diverted), then the map entry, then a listening port's socket
+	 * listens (tcp_admin.c). */
+	fd = unet_tcp_reserve(laddr, lport, listen);
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;
 	}
 	err = unet_tcp_port_add(st->iface, st->slot, laddr, *lport,
 				listen ? UNET_TCP_PORT_LISTEN : 0);
+	if (!err && listen && (err = unet_tcp_reserve_listen(fd)))
+		unet_tcp_port_remove(st->iface, st->slot, laddr, *lport);
 	if (err) {
 		close(fd);
 		errno = -err;

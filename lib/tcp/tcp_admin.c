@@ -184,7 +184,7 @@ __attribute__((constructor)) static void tcp_iface_layer_init(void)
 
 /* ---- The kernel's side ---------------------------------------------------- */
 
-int unet_tcp_reserve(uint32_t laddr, uint16_t *lport)
+int unet_tcp_reserve(uint32_t laddr, uint16_t *lport, bool listening)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = laddr,
 				  .sin_port = htons(*lport) };
@@ -196,6 +196,17 @@ int unet_tcp_reserve(uint32_t laddr, uint16_t *lport)
 		return -errno;
 	/* The address may be one only U-Net answers for (not the kernel's). */
 	setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+	/*
+	 * A listening port is taken as a kernel server takes one: reusing it
+	 * over connections in TIME_WAIT (SO_REUSEADDR), and listening, which
+	 * keeps every other socket off it, SO_REUSEADDR or not -- once the
+	 * caller has put the port in the map (unet_tcp_reserve_listen), so
+	 * the XDP program gives U-Net every segment for it and this listener
+	 * never sees one while we live.  A connection's port (chosen by the
+	 * kernel) is only bound.
+	 */
+	if (listening)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
 		err = -errno;
@@ -204,6 +215,11 @@ int unet_tcp_reserve(uint32_t laddr, uint16_t *lport)
 	}
 	*lport = ntohs(sa.sin_port);
 	return fd;
+}
+
+int unet_tcp_reserve_listen(int fd)
+{
+	return listen(fd, 1) ? -errno : 0;
 }
 
 bool unet_tcp_kernel_addr(uint32_t addr)

@@ -28,12 +28,16 @@ int unet_tcp_reclaim(struct unet_iface *iface);
 
 /* ---- tcp_admin.c: the kernel's side, kept apart from lwIP's headers --- */
 
-/* Hold laddr:*lport against the kernel: a TCP socket bound to it, not
- * listening (IP_FREEBIND: the address need not be the kernel's; no
- * SO_REUSEADDR, so no kernel socket can bind it too).  *lport 0: the
- * kernel picks an ephemeral port and *lport gets it.  Returns the
- * socket (close it to give the port back) or -EADDRINUSE, -errno. */
-int unet_tcp_reserve(uint32_t laddr, uint16_t *lport);
+/* Hold laddr:*lport against the kernel: a TCP socket bound to it
+ * (IP_FREEBIND: the address need not be the kernel's); with SO_REUSEADDR
+ * for a listening port (then unet_tcp_reserve_listen), without for a
+ * connection's.  *lport 0: the kernel picks an ephemeral port and *lport
+ * gets it.  Returns the socket (close it to give the port back) or
+ * -EADDRINUSE, -errno. */
+int unet_tcp_reserve(uint32_t laddr, uint16_t *lport, bool listening);
+/* Make a listening port's socket listen (after its map entry exists).
+ * Returns 0 or -EADDRINUSE, -errno. */
+int unet_tcp_reserve_listen(int fd);
 /* Whether this network namespace has addr on an interface. */
 bool unet_tcp_kernel_addr(uint32_t addr);
 /* The MAC the XDP program learnt for ip in unet_neigh (fd), if younger
