@@ -115,6 +115,11 @@ static struct bench_conn *t_open(const struct bench_opts *o, bool unet)
 			t_close(c);
 			return NULL;
 		}
+		/* spin, block or adaptive: how the endpoint's wait behaves */
+		if (bench_unet_wait_mode(c->ep, o)) {
+			t_close(c);
+			return NULL;
+		}
 		if (c->server)
 			c->l = unet_tcp__listen(c->ep, la.sin_addr.s_addr, ntohs(la.sin_port), NULL);
 		else
