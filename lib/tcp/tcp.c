@@ -423,8 +423,8 @@ static int err_errno(err_t err, bool connected)
 	case ERR_RST:
 		return connected ? -ECONNRESET : -ECONNREFUSED;
 	case ERR_ABRT:
-		/* also lwIP's retransmission timeout */
-		return connected ? -ETIMEDOUT : -ETIMEDOUT;
+		/* lwIP gave up: retransmission or SYN timeout */
+		return -ETIMEDOUT;
 	case ERR_CLSD:
 		return -ENOTCONN;
 	default:
@@ -922,15 +922,16 @@ static int wait_for(struct unet_tcp *c, bool (*ready)(const struct unet_tcp *), 
 		n = unet_endpoint__dispatch(ep, 0, 64);
 		if (n > 0)
 			continue;
-		if (n == -EBUSY) /* inside a handler: cannot dispatch */
-			n = unet_endpoint__next_timeout(ep);
 		lock();
 		ok = ready(c);
 		unlock();
 		if (ok)
 			return 0;
-		if (timeout_ms == 0 || n < -1)
-			return n < -1 && n != -EBUSY ? n : -EAGAIN;
+		/* inside a handler (-EBUSY) nothing can be taken off the queue */
+		if (n == -EBUSY || timeout_ms == 0)
+			return -EAGAIN;
+		if (n < 0)
+			return n;
 		uint64_t now = now_ms();
 
 		if (now >= deadline)
