@@ -275,7 +275,7 @@ for t in unet-tcp tcp; do
 		--remote "$IP_B:7300" --mode spin --size 1400 --count "$ST_COUNT" --timeout 50 ||
 		{ show_log "$LOGS/tcp-src-$t"; die "TCP source ($t) failed"; }
 	unet_bg_wait "$BPID" 20 || { show_log "$LOGS/tcp-sink-$t"; die "TCP sink ($t) failed"; }
-	TCP_RES[$t,gbit]=$(grep '^{' "$LOGS/tcp-sink-$t" | jq -r 'select(.test == "sink") | .gbit_s' | tail -1)
+	TCP_RES[$t,gbit]=$(grep '^{' "$LOGS/tcp-sink-$t" | jq -r 'select(.test == "rate") | .gbit_s' | tail -1)
 done
 echo
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2fx", a / b; else print "-" }'; }
