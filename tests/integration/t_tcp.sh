@@ -183,15 +183,19 @@ t_tcp_teardown() {
 	wait_ready "$T_DIR/uecho.log" "$pid" >/dev/null
 	[[ $(in_a "$UNETCTL" --json tcp list "$IF_A" | jq -r '[.. | objects | select(has("port"))] | first | .kind') == listen ]] ||
 		fail "unetctl tcp list does not show the listening port"
-	# The port is held against the kernel.
+	# The port is held against the kernel: not even a server's socket
+	# (SO_REUSEADDR) can bind it.
 	in_a python3 -c "
 import socket, sys
-s = socket.socket()
-try:
-    s.bind(('$IP_A', 5400))
-except OSError as e:
-    sys.exit(0)
-sys.exit('a kernel socket could bind the U-Net port')" || fail "the kernel could take the U-Net port"
+for reuse in (0, 1):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, reuse)
+    try:
+        s.bind(('$IP_A', 5400))
+    except OSError:
+        continue
+    sys.exit('a kernel socket (SO_REUSEADDR %d) could bind the U-Net port' % reuse)" ||
+		fail "the kernel could take the U-Net port"
 
 	note "FIN from the kernel, FIN back; RST from the kernel (SO_LINGER 0)"
 	out=$(in_b timeout 20 python3 -c "
