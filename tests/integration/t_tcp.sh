@@ -216,6 +216,35 @@ r.close()
 print('rst sent')") || fail "FIN/RST client failed: $out"
 	[[ $out == *eof*"rst sent"* && $out != *no-eof* ]] || fail "FIN exchange: $out"
 
+	note "RST from U-Net (unet_tcp__abort): the kernel peer sees a reset"
+	unet_bg_b python3 -c "
+import socket
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(('$IP_B', 6500))
+l.listen()
+print('ready port=6500', flush=True)
+c, _ = l.accept()
+c.settimeout(10)
+got = 0
+try:
+    while got < 100:
+        d = c.recv(100)
+        if not d:
+            print('eof', flush=True)
+            raise SystemExit
+        got += len(d)
+    c.recv(100)
+    print('no reset', flush=True)
+except ConnectionResetError:
+    print('reset', flush=True)
+" >"$T_DIR/kabort.log" 2>&1
+	cpid=$UNET_BG_PID
+	wait_ready "$T_DIR/kabort.log" "$cpid" >/dev/null
+	# the echo server holds queue 0 of a: a second endpoint cannot bind it
+	# in skb mode everywhere, so the abort runs after the echo tests below
+	KABORT_PID=$cpid
+
 	note "kernel peer killed mid-transfer"
 	unet_bg_b python3 "$TPEER" source "$IP_A:5400" --bytes $((512 << 20)) >"$T_DIR/ksrc.log" 2>&1
 	cpid=$UNET_BG_PID
@@ -226,6 +255,13 @@ print('rst sent')") || fail "FIN/RST client failed: $out"
 	in_b timeout 30 python3 "$TPEER" sizes "$IP_A:5400" --max 4096 >"$T_DIR/after.log" 2>&1 ||
 		{ cat "$T_DIR/after.log"; fail "the U-Net server stopped serving after resets"; }
 	stop "$pid" "$T_DIR/uecho.log" "U-Net echo"
+
+	in_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 20 \
+		abort --remote "$IP_B:6500" >"$T_DIR/abort.log" 2>&1 ||
+		{ cat "$T_DIR/abort.log"; fail "the U-Net abort client failed"; }
+	unet_bg_wait "$KABORT_PID" 15 || true
+	cat "$T_DIR/kabort.log"
+	grep -qx reset "$T_DIR/kabort.log" || fail "unet_tcp__abort: the kernel peer saw no reset"
 
 	note "the U-Net process is SIGKILLed mid-connection: the kernel peer sees a reset"
 	# The kernel side reads the client's 1 MiB, then writes until the

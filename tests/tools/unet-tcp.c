@@ -20,6 +20,8 @@
  *          prints "rr p50_us=... p99_us=..."
  *   hold   --remote A:P             connect, send 1 MiB, then wait to be
  *          killed (SIGKILL tests)
+ *   abort  --remote A:P             connect, send 100 bytes, wait 200 ms,
+ *          reset the connection (unet_tcp__abort: lwIP sends RST)
  * iperf3 interop (iperf3's control protocol, one TCP stream, -n bytes):
  *   iperf-server --port P           serve one `iperf3 -c ADDR -p P -n N`:
  *          prints "iperf-server bytes=B" (what arrived on the data stream)
@@ -806,7 +808,16 @@ int main(int argc, char **argv)
 			rc = do_source(c, bytes);
 		else if (!strcmp(mode, "rr"))
 			rc = do_rr(c, count ? count : 10000, size, block);
-		else if (!strcmp(mode, "hold")) {
+		else if (!strcmp(mode, "abort")) {
+			static const uint8_t msg[100];
+
+			rc = send_all(c, msg, sizeof(msg)) ? 1 : 0;
+			for (int i = 0; i < 20; i++)
+				unet_endpoint__dispatch(ep, 10, 64);
+			unet_tcp__abort(c);
+			c = NULL;
+			printf("aborted\n");
+		} else if (!strcmp(mode, "hold")) {
 			static uint8_t buf[1 << 20];
 
 			rc = send_all(c, buf, sizeof(buf)) ? 1 : 0;
