@@ -50,7 +50,9 @@ PROJ_CFLAGS := -std=gnu11 -Wall -Wextra -Werror=implicit-function-declaration \
 ALL_CFLAGS = $(PROJ_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
-LIBS := -lxdp -lbpf -lelf -lz
+# lwIP (TCP over U-Net, lib/tcp/): its headers only for lib/tcp/.
+LWIP_CFLAGS := $(shell pkg-config --cflags lwip 2>/dev/null || echo -I/usr/include/lwip)
+LIBS := -lxdp -lbpf -lelf -lz -llwip -lpthread
 
 # The object is embedded whole in the library (the skeleton): no build
 # path in its debug info.
@@ -121,6 +123,10 @@ $(BUILD) $(BUILD)/tests $(BUILD)/tools $(BUILD)/examples:
 $(BUILD)/lib/%.o: lib/%.c $(SKEL)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/lib/tcp/tcp.o: lib/tcp/tcp.c $(SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) $(LWIP_CFLAGS) -c $< -o $@
 
 $(ALIB): $(LIB_OBJS)
 	ar rcs $@ $^

@@ -113,6 +113,8 @@ struct bench_transport {
 extern const struct bench_transport bench_unet, bench_uam, bench_udp, bench_udp_mmsg, bench_packet;
 /* t_unet_udp.c: UDP/IPv4 over U-Net (include/unet-xdp/unet_udp.h) */
 extern const struct bench_transport bench_unet_udp;
+/* t_tcp.c: kernel TCP and TCP over U-Net (unet_tcp.h), length-framed */
+extern const struct bench_transport bench_tcp, bench_unet_tcp;
 
 /* t_unet.c: an endpoint on o->iface and o->channels channels from o->tag
  * to o->peer_tag; *ch is the last one opened.  Returns 0, or -errno after

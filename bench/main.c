@@ -149,7 +149,7 @@ static const struct bench_transport *find_transport(const char *name)
 {
 	static const struct bench_transport *all[] = { &bench_unet, &bench_uam, &bench_udp,
 						       &bench_udp_mmsg, &bench_packet,
-						       &bench_unet_udp };
+						       &bench_unet_udp, &bench_tcp, &bench_unet_tcp };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (!strcmp(all[i]->name, name))

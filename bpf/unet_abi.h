@@ -120,14 +120,20 @@ enum unet_if_counter {
 	UNET_CTR_DROP_IP_MALFORMED,  /* for a U-Net port, but lengths do not add up */
 	UNET_CTR_DROP_QUEUE_RANGE,   /* U-Net frame or UDP datagram for a live endpoint
 				      * on a queue >= UNET_MAX_QUEUES: no endpoint
-				      * can have a socket there (appended last) */
+				      * can have a socket there */
+	/* TCP/IPv4 over U-Net (docs/tcp.md); appended so the others keep
+	 * their indices. */
+	UNET_CTR_TCP_DELIVERED,	     /* TCP segment redirected into its endpoint */
+	UNET_CTR_DROP_TCP_MALFORMED, /* for a U-Net TCP port, but lengths do not add
+				      * up (IP or TCP header, data offset) */
 	UNET_CTR__COUNT
 };
 
 /*
  * "unet_faults": ARRAY, one entry (key 0).  A test hook: drop_ppm out of a
  * million U-Net frames that would be delivered are dropped instead and
- * counted as UNET_CTR_DROP_INJECTED.  All zero (the default) changes
+ * counted as UNET_CTR_DROP_INJECTED.  It applies to U-Net frames and to
+ * TCP segments for U-Net TCP ports (docs/tcp.md), not to UDP.  All zero (the default) changes
  * nothing.  Set with unet_iface__set_fault() / `unetctl fault`.
  */
 struct unet_fault_cfg {
@@ -197,6 +203,43 @@ struct unet_neigh_val {
 	__u8 mac[6];
 	__u16 pad;
 	__u64 updated_ns;
+};
+
+/* ---- TCP/IPv4 over U-Net (docs/tcp.md) ---------------------------------- */
+
+#define UNET_MAX_TCP_PORTS 4096 /* (address, port) pairs per interface */
+
+/*
+ * "unet_tcp_ports": HASH, key struct unet_tcp_key.  A TCP segment whose
+ * (destination address, destination port) is a key goes to the value's
+ * endpoint; every other TCP segment stays with the kernel.  A listening
+ * port and each connection's local port are keys (connections accepted
+ * on a listening port share its key).  The owner also holds a kernel TCP
+ * socket bound to the same (address, port), so no kernel socket can take
+ * the port; that socket closes with the owner however it dies.  ARP for
+ * the address goes by unet_udp_addrs (the IPv4 addresses U-Net uses,
+ * whichever protocol).
+ */
+struct unet_tcp_key {
+	__be32 addr; /* local IPv4 address, network order */
+	__be16 port; /* local TCP port, network order */
+	__u16 pad;   /* 0 */
+};
+
+#define UNET_TCP_PORT_LISTEN 1u /* a listening port (else a connection's) */
+
+struct unet_tcp_val {
+	__u32 endpoint;	   /* owning endpoint slot */
+	__u32 flags;	   /* UNET_TCP_PORT_* */
+	__u32 owner_pid;   /* pid that opened it (for listings) */
+	__u32 pad;
+	__u64 owner_token; /* as unet_udp_val.owner_token */
+	/* Counters, added to by the XDP program with atomic adds; zero when
+	 * the entry is made. */
+	__u64 delivered;       /* segments redirected to the owner */
+	__u64 delivered_bytes; /* their IP payload bytes (TCP header included) */
+	__u64 drop_no_socket;  /* owner has no socket on the arrival queue */
+	__u64 drop_injected;   /* dropped by unet_faults */
 };
 
 #endif /* UNET_ABI_H */

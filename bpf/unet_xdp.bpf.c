@@ -11,6 +11,7 @@
  *
  *   xdp_unet.h  U-Net frames (UNET_ETH_P): docs/wire-format.md
  *   xdp_udp.h   IPv4: UDP over U-Net: docs/udp.md
+ *   xdp_tcp.h   IPv4: TCP over U-Net: docs/tcp.md
  *   xdp_arp.h   ARP for U-Net-owned addresses: docs/udp.md
  *   xdp_common.h  helpers they share (MAC compare, redirect)
  *
@@ -19,7 +20,7 @@
  *
  * Per frame: count it (rx); shorter than an Ethernet header -> pass;
  * an 802.1Q / 802.1ad tag -> pass (see below); then by EtherType: U-Net ->
- * unet_rx(), IPv4 -> udp_rx(), ARP -> arp_rx(), anything else -> pass
+ * unet_rx(), IPv4 -> tcp_rx() for TCP, udp_rx() for the rest, ARP -> arp_rx(), anything else -> pass
  * (untouched).
  *
  * The maps are in unet_abi.h.
@@ -100,6 +101,14 @@ struct {
 } unet_udp_addrs SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UNET_MAX_TCP_PORTS);
+	__type(key, struct unet_tcp_key);
+	__type(value, struct unet_tcp_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} unet_tcp_ports SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, UNET_MAX_NEIGH);
 	__type(key, __be32);
@@ -141,6 +150,7 @@ static __always_inline int pass(void)
 #include "xdp_common.h"
 #include "xdp_unet.h"
 #include "xdp_udp.h"
+#include "xdp_tcp.h"
 #include "xdp_arp.h"
 
 /* ---- The program: Ethernet, then dispatch by EtherType -------------------- */
@@ -179,8 +189,13 @@ int unet_xdp_rx(struct xdp_md *ctx)
 	l3 = (void *)(eth + 1);
 	if (eth->h_proto == bpf_htons(UNET_ETH_P))
 		return unet_rx(ctx, eth, l3, data_end);
-	if (eth->h_proto == bpf_htons(ETH_P_IP))
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = l3;
+
+		if ((void *)(ip + 1) <= data_end && ip->protocol == IPPROTO_TCP)
+			return tcp_rx(ctx, l3, data_end);
 		return udp_rx(ctx, l3, data_end);
+	}
 	if (eth->h_proto == bpf_htons(ETH_P_ARP))
 		return arp_rx(ctx, eth, l3, data_end);
 	return pass();

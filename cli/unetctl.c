@@ -34,6 +34,7 @@
 #include <bpf/libbpf.h>
 #include <unet-xdp/unet.h>
 #include "unet_abi.h"
+#include <unet-xdp/unet_tcp.h>
 #include <unet-xdp/unet_udp.h>
 #include "proto/unetd_proto.h"
 
@@ -910,6 +911,32 @@ static int get_udp(struct unet_iface *iface, struct list *l)
 	return err;
 }
 
+static int collect_tcp(const struct unet_tcp_entry *e, void *ctx)
+{
+	return list_add(ctx, e);
+}
+
+static int cmp_tcp(const void *a, const void *b)
+{
+	const struct unet_tcp_entry *x = a, *y = b;
+	uint32_t xa = ntohl(x->addr), ya = ntohl(y->addr);
+
+	if (xa != ya)
+		return xa < ya ? -1 : 1;
+	return (int)x->port - (int)y->port;
+}
+
+static int get_tcp(struct unet_iface *iface, struct list *l)
+{
+	int err;
+
+	l->size = sizeof(struct unet_tcp_entry);
+	err = unet_iface__for_each_tcp(iface, collect_tcp, l);
+	if (!err && l->n)
+		qsort(l->v, l->n, l->size, cmp_tcp);
+	return err;
+}
+
 static int get_endpoints(struct unet_iface *iface, struct list *l)
 {
 	int err;
@@ -1050,6 +1077,26 @@ static void print_udp(const char *ifname, const struct unet_udp_entry *e)
 	em_close();
 }
 
+static void print_tcp(const char *ifname, const struct unet_tcp_entry *e)
+{
+	char a[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &e->addr, a, sizeof(a));
+	em_open(NULL, EM_LINE);
+	em_str("iface", ifname);
+	em_str("addr", a);
+	em_u64("port", e->port);
+	em_str("kind", e->listen ? "listen" : "connection");
+	em_u64("endpoint", e->endpoint);
+	em_u64("pid", e->pid);
+	em_bool("stale", e->stale);
+	em_u64("delivered", e->delivered);
+	em_u64("delivered_bytes", e->delivered_bytes);
+	em_u64("drop_no_socket", e->drop_no_socket);
+	em_u64("drop_injected", e->drop_injected);
+	em_close();
+}
+
 /* Open ifname, or report why not.  NULL after printing the error. */
 static struct unet_iface *open_iface(const char *ifname)
 {
@@ -1171,7 +1218,7 @@ static int do_status(const struct cmd *c, int argc, char **argv)
 	return r;
 }
 
-enum list_kind { LIST_ENDPOINTS, LIST_CHANNELS, LIST_UDP };
+enum list_kind { LIST_ENDPOINTS, LIST_CHANNELS, LIST_UDP, LIST_TCP };
 
 /* channel list / endpoint list / udp list: over IFACE or every attached
  * interface. */
@@ -1214,6 +1261,7 @@ static int list_over(const struct cmd *c, int argc, char **argv, enum list_kind 
 		}
 		err = kind == LIST_CHANNELS ? get_channels(iface, &lists[i])
 		      : kind == LIST_UDP    ? get_udp(iface, &lists[i])
+		      : kind == LIST_TCP    ? get_tcp(iface, &lists[i])
 					    : get_endpoints(iface, &lists[i]);
 		if (!err && kind == LIST_CHANNELS)
 			err = get_endpoints(iface, &eplists[i]);
@@ -1224,6 +1272,7 @@ static int list_over(const struct cmd *c, int argc, char **argv, enum list_kind 
 	if (!r) {
 		em_open_array(kind == LIST_CHANNELS ? "channels"
 			      : kind == LIST_UDP    ? "udp"
+			      : kind == LIST_TCP    ? "tcp"
 						    : "endpoints");
 		for (size_t i = 0; i < ns.n; i++) {
 			for (size_t j = 0; j < lists[i].n; j++) {
@@ -1233,6 +1282,8 @@ static int list_over(const struct cmd *c, int argc, char **argv, enum list_kind 
 						      &eplists[i]);
 				else if (kind == LIST_UDP)
 					print_udp(ns.v[i], &((struct unet_udp_entry *)lists[i].v)[j]);
+				else if (kind == LIST_TCP)
+					print_tcp(ns.v[i], &((struct unet_tcp_entry *)lists[i].v)[j]);
 				else
 					print_endpoint(ns.v[i], true,
 						       &((struct unet_endpoint_entry *)lists[i].v)[j]);
@@ -1265,7 +1316,7 @@ static int do_udp_list(const struct cmd *c, int argc, char **argv)
 	return list_over(c, argc, argv, LIST_UDP);
 }
 
-static int do_udp_del(const struct cmd *c, int argc, char **argv)
+static int port_del(const struct cmd *c, int argc, char **argv, bool tcp)
 {
 	struct unet_iface *iface;
 	struct in_addr a;
@@ -1286,10 +1337,11 @@ static int do_udp_del(const struct cmd *c, int argc, char **argv)
 	iface = open_iface(pos[0]);
 	if (!iface)
 		return 1;
-	err = unet_iface__udp_del(iface, a.s_addr, (uint16_t)port);
+	err = tcp ? unet_iface__tcp_del(iface, a.s_addr, (uint16_t)port)
+		  : unet_iface__udp_del(iface, a.s_addr, (uint16_t)port);
 	unet_iface__close(iface);
 	if (err == -ENOENT)
-		return fail("no UDP port %s on %s", pos[1], pos[0]);
+		return fail("no %s port %s on %s", tcp ? "TCP" : "UDP", pos[1], pos[0]);
 	if (err)
 		return fail_iface(err, pos[0]);
 	em_open(NULL, EM_LINE);
@@ -1299,6 +1351,21 @@ static int do_udp_del(const struct cmd *c, int argc, char **argv)
 	em_bool("deleted", true);
 	em_close();
 	return 0;
+}
+
+static int do_udp_del(const struct cmd *c, int argc, char **argv)
+{
+	return port_del(c, argc, argv, false);
+}
+
+static int do_tcp_del(const struct cmd *c, int argc, char **argv)
+{
+	return port_del(c, argc, argv, true);
+}
+
+static int do_tcp_list(const struct cmd *c, int argc, char **argv)
+{
+	return list_over(c, argc, argv, LIST_TCP);
 }
 
 static int do_channel_add(const struct cmd *c, int argc, char **argv)
@@ -2034,6 +2101,16 @@ static const struct cmd udp_cmds[] = {
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
 
+static const struct cmd tcp_cmds[] = {
+	{ "list", do_tcp_list, "[IFACE]",
+	  "list TCP ports: address, port, listen or connection, endpoint, owner, stale, counters",
+	  NULL, "tcp list" },
+	{ "del", do_tcp_del, "IFACE ADDR:PORT",
+	  "remove a TCP port, whoever owns it (its segments go to the kernel again)", NULL,
+	  "tcp del" },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
 static const struct cmd endpoint_cmds[] = {
 	{ "list", do_endpoint_list, "[IFACE]",
 	  "list endpoints: slots (kind direct or unetd: owner pid, comm, stale) and the emulated "
@@ -2064,6 +2141,8 @@ static const struct cmd cmds[] = {
 	  "endpoint" },
 	{ "udp", do_group, "{list|del} ...", "UDP/IPv4 ports over U-Net (default: list)",
 	  udp_cmds, "udp" },
+	{ "tcp", do_group, "{list|del} ...", "TCP/IPv4 ports over U-Net (default: list)",
+	  tcp_cmds, "tcp" },
 	{ "stats", do_stats, "IFACE", "the XDP program's counters on IFACE", NULL, "stats" },
 	{ "reclaim", do_reclaim, "IFACE",
 	  "remove endpoints whose owner died, their channels and UDP ports", NULL, "reclaim" },

@@ -37,7 +37,7 @@ _unetctl()
 	fi
 
 	local globals="--json --pin-root --socket --verbose --help --version"
-	local cmds="attach detach status channel endpoint udp stats reclaim fault daemon doctor help"
+	local cmds="attach detach status channel endpoint udp tcp stats reclaim fault daemon doctor help"
 	local _unetctl_cmd=${words[0]} _unetctl_pin_root=""
 	local -a pos=()
 	local i w
@@ -96,12 +96,12 @@ _unetctl()
 	daemon)
 		((n == 1)) && COMPREPLY=($(compgen -W "status" -- "$cur"))
 		;;
-	channel | endpoint | udp)
+	channel | endpoint | udp | tcp)
 		local subs
 		case $cmd in
 		channel) subs="list add del" ;;
 		endpoint) subs="list" ;;
-		udp) subs="list del" ;;
+		udp | tcp) subs="list del" ;;
 		esac
 		if ((n == 1)); then
 			COMPREPLY=($(compgen -W "$subs" -- "$cur"))
@@ -111,9 +111,9 @@ _unetctl()
 			# "iface veth0  tag 7  peer_mac ..."
 			COMPREPLY=($(compgen -W "$(_unetctl_list channel "${pos[2]}" |
 				sed -n 's/^iface [^ ]*  tag \([0-9][0-9]*\) .*/\1/p')" -- "$cur"))
-		elif ((n == 3)) && [[ $cmd == udp && ${pos[1]} == del ]]; then
+		elif ((n == 3)) && [[ ($cmd == udp || $cmd == tcp) && ${pos[1]} == del ]]; then
 			# "iface veth0  addr 10.0.0.1  port 7000  ..."
-			COMPREPLY=($(compgen -W "$(_unetctl_list udp "${pos[2]}" |
+			COMPREPLY=($(compgen -W "$(_unetctl_list "$cmd" "${pos[2]}" |
 				sed -n 's/^iface [^ ]*  addr \([0-9.]*\)  port \([0-9][0-9]*\) .*/\1:\2/p')" -- "$cur"))
 			declare -F __ltrim_colon_completions >/dev/null && __ltrim_colon_completions "$cur"
 		fi

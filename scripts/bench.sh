@@ -230,6 +230,12 @@ for t in unet uam unet-udp unet-emul udp; do
 	PLAN+=("pingpong $t adaptive 64 1")
 done
 PLAN+=("pingpong udp-napi block 64 1" "pingpong udp-napi adaptive 64 1")
+# TCP over U-Net (bench/t_tcp.c, docs/tcp.md) against kernel TCP: both
+# ends of each pair the same, 64-byte round trips and one connection's bulk.
+for mode in spin block; do
+	PLAN+=("pingpong tcp $mode 64 1" "pingpong unet-tcp $mode 64 1")
+done
+PLAN+=("rate tcp spin 1472 1" "rate unet-tcp spin 1472 1")
 # LogP overheads at every size (g comes from the rate rows); --quick:
 # 64 bytes only.
 LOGP_SIZES=("${SIZES[@]}")
@@ -335,6 +341,8 @@ tp_args() {
 	unet | uam) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch --xdp-mode $XDP_MODE" ;;
 	udp | udp-mmsg | udp-napi) echo "--local $laddr --remote $raddr" ;;
 	unet-udp) echo "--iface $ifn --local $laddr --remote $raddr --xdp-mode $XDP_MODE" ;;
+	tcp) echo "--local $laddr --remote $raddr" ;;
+	unet-tcp) echo "--iface $ifn --local $laddr --remote $raddr --xdp-mode $XDP_MODE" ;;
 	packet) echo "--iface $ifn --peer $mac_peer" ;;
 	esac
 }
@@ -1147,6 +1155,18 @@ jq -r '[.results[] | select(.kind == "logp")] | sort_by(.transport, .size)[]
 		printf "%-10s %5s %8s %8s %8s %8s %9s\n", $1, $2, f($4), f($5), f($6), f($7), f($8)
 	}' "$LOGS/logp.tsv"
 } >>"$OUT/table.txt"
+# TCP over U-Net against kernel TCP, same run (targets, docs/tcp.md: round
+# trip p50 <= 0.7x kernel TCP spinning, bulk >= 1.0x).
+jq -r '
+	def pick(k; t; m): [.results[] | select(.kind == k and .transport == t and .mode == m
+		and .status == "ok")] | first;
+	def ratio(a; b): if a == null or b == null or b == 0 then "-" else "\(a / b * 100 | round / 100)x" end;
+	"", "TCP over U-Net (unet-tcp) against kernel TCP (tcp), same run:",
+	(["spin", "block"][] as $m | pick("pingpong"; "unet-tcp"; $m) as $u | pick("pingpong"; "tcp"; $m) as $k |
+	 "  64 B round trip, \($m): p50 \($u.p50_us // "-") us vs \($k.p50_us // "-") us = \(ratio($u.p50_us; $k.p50_us))"),
+	(pick("rate"; "unet-tcp"; "spin") as $u | pick("rate"; "tcp"; "spin") as $k |
+	 "  bulk, one connection: \($u.gbit_s // "-") Gbit/s vs \($k.gbit_s // "-") Gbit/s = \(ratio($u.gbit_s; $k.gbit_s))")
+' "$OUT/results.json" >>"$OUT/table.txt" 2>/dev/null || true
 cat "$OUT/table.txt"
 
 # ---- plots -------------------------------------------------------------------

@@ -242,6 +242,47 @@ echo
 printf 'bandwidth, %s-byte messages: %s Gbit/s, %s msgs/s (received %s of %s, lost %s)\n' \
 	"$ST_SIZE" "$(kv "$ST" gbit_s)" "$(kv "$ST" msgs_per_s)" "$(kv "$ST" msgs)" \
 	"$(kv "$ST" sent)" "$(kv "$ST" lost)"
+
+# TCP over U-Net beside the kernel's TCP (docs/tcp.md): unet-bench's
+# unet-tcp transport (lwIP on both ends' endpoints) against its tcp one
+# (kernel sockets), same framing, same loop: a 64-byte round trip and a
+# bulk transfer over one connection.
+BENCH="$BUILD/unet-bench"
+tcp_args() { # TRANSPORT SIDE
+	local ip=$IP_A port=7301 ifn=$IF_A
+	[[ $2 == b ]] && ip=$IP_B port=7300 ifn=$IF_B
+	[[ $1 == unet-tcp ]] && echo "--iface $ifn --xdp-mode $XDP_MODE --local $ip:$port" ||
+		echo "--local $ip:$port"
+}
+declare -A TCP_RES
+for t in unet-tcp tcp; do
+	echo "demo: TCP ($t): $PP_COUNT round trips of 64 bytes, spinning; then a bulk transfer"
+	# shellcheck disable=SC2046
+	start_b "$LOGS/tcp-echo-$t" "ready" "$BENCH" echo --transport "$t" $(tcp_args "$t" b) \
+		--mode spin --timeout 60 || { show_log "$LOGS/tcp-echo-$t"; die "TCP echo ($t) did not start"; }
+	# shellcheck disable=SC2046
+	run_a "$LOGS/tcp-pp-$t" 60 "$BENCH" pingpong --transport "$t" $(tcp_args "$t" a) \
+		--remote "$IP_B:7300" --mode spin --size 64 --count "$PP_COUNT" --timeout 50 ||
+		{ show_log "$LOGS/tcp-pp-$t"; die "TCP pingpong ($t) failed"; }
+	unet_bg_wait "$BPID" 10 || true
+	TCP_RES[$t,p50]=$(grep '^{' "$LOGS/tcp-pp-$t" | jq -r 'select(.test == "pingpong") | .p50_us')
+	# shellcheck disable=SC2046
+	start_b "$LOGS/tcp-sink-$t" "ready" "$BENCH" sink --transport "$t" $(tcp_args "$t" b) \
+		--mode spin --size 1400 --idle-ms 2000 --timeout 60 ||
+		{ show_log "$LOGS/tcp-sink-$t"; die "TCP sink ($t) did not start"; }
+	# shellcheck disable=SC2046
+	run_a "$LOGS/tcp-src-$t" 60 "$BENCH" source --transport "$t" $(tcp_args "$t" a) \
+		--remote "$IP_B:7300" --mode spin --size 1400 --count "$ST_COUNT" --timeout 50 ||
+		{ show_log "$LOGS/tcp-src-$t"; die "TCP source ($t) failed"; }
+	unet_bg_wait "$BPID" 20 || { show_log "$LOGS/tcp-sink-$t"; die "TCP sink ($t) failed"; }
+	TCP_RES[$t,gbit]=$(grep '^{' "$LOGS/tcp-sink-$t" | jq -r 'select(.test == "rate") | .gbit_s' | tail -1)
+done
+echo
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2fx", a / b; else print "-" }'; }
+printf 'TCP round trip, 64 B, spin, p50: U-Net %s us, kernel %s us (%s)\n' "${TCP_RES[unet-tcp,p50]}" \
+	"${TCP_RES[tcp,p50]}" "$(ratio "${TCP_RES[unet-tcp,p50]}" "${TCP_RES[tcp,p50]}")"
+printf 'TCP bulk, one connection: U-Net %s Gbit/s, kernel %s Gbit/s (%s; U-Net: 64 KiB window, 1500-byte frames)\n' \
+	"${TCP_RES[unet-tcp,gbit]}" "${TCP_RES[tcp,gbit]}" "$(ratio "${TCP_RES[unet-tcp,gbit]}" "${TCP_RES[tcp,gbit]}")"
 echo
 echo "unetctl stats $IF_B (receiving side):"
 in_b "$UNETCTL" stats "$IF_B" 2>&1 | sed 's/^/    /' || die "unetctl stats failed"

@@ -5,6 +5,8 @@ set -euo pipefail
 pkgs=(make gcc clang llvm pkg-config libbpf-dev libxdp-dev xdp-tools bpftool
       libelf-dev zlib1g-dev libcmocka-dev iproute2 iputils-ping ethtool
       util-linux procps jq sockperf gnuplot-nox
+      # TCP over U-Net: lwIP (the TCP engine), and the tests' kernel peers
+      liblwip-dev iperf3 python3
       # make deb and its tests: Debian's packaging tools, lintian, the man
       # pages' renderer, bash completion
       build-essential dpkg-dev debhelper fakeroot lintian man-db groff-base

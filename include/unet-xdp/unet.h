@@ -129,6 +129,8 @@ enum {
 	UNET_STAT_DROP_IP_FRAGMENT, /* first fragment for a U-Net port (no reassembly) */
 	UNET_STAT_DROP_IP_MALFORMED, /* for a U-Net port, lengths do not add up */
 	UNET_STAT_DROP_QUEUE_RANGE, /* arrived on a queue >= UNET_MAX_QUEUES (16): no socket can be there */
+	UNET_STAT_TCP_DELIVERED,    /* TCP segment for a U-Net TCP port, to its endpoint */
+	UNET_STAT_DROP_TCP_MALFORMED, /* for a U-Net TCP port, lengths do not add up */
 	UNET_STAT__COUNT
 };
 /* Fill out[UNET_STAT__COUNT]. Returns 0 or -errno. */
@@ -138,7 +140,8 @@ UNET_API int unet_iface__stats(struct unet_iface *iface, uint64_t out[UNET_STAT_
 UNET_API const char *unet_stat_name(int idx);
 
 /* Test hook: drop drop_ppm per million (0..1000000) of the U-Net frames
- * the XDP program would deliver on this interface, counted as
+ * and TCP segments (unet_tcp.h) the XDP program would deliver on this
+ * interface, counted as
  * UNET_STAT_DROP_INJECTED.  0 turns it off.  For testing reliability
  * above the raw interface (this kernel may have no tc netem).
  * Returns 0, -EINVAL (ppm > 1000000), -errno. */
@@ -410,6 +413,14 @@ struct unet_recv_desc {
 	uint32_t src_addr;
 	uint16_t src_port;
 };
+
+/* For an application that sleeps on unet_endpoint__fd() itself: run the
+ * time-driven work of the protocol layers on ep (TCP's timers and
+ * retransmissions: unet_tcp.h) and return the longest it may sleep, in
+ * ms, before calling this (or recv, wait, dispatch) again; -1: no limit.
+ * unet_endpoint__recv, __wait and __dispatch do this on their own.
+ * Returns -EINVAL for ep NULL. */
+UNET_API int unet_endpoint__next_timeout(struct unet_endpoint *ep);
 
 /* Take up to max received messages without blocking.  Returns the number
  * taken (0 if none), or -errno.  Each must be given back with

@@ -473,12 +473,40 @@ out:
 	return ok;
 }
 
+/* Run every attached layer's progress hook (layer.h).  Returns the
+ * earliest deadline they asked for in ms from now, -1 if none. */
+static int layers_progress(struct unet_endpoint *ep)
+{
+	int next = -1;
+
+	for (unsigned int i = 0; i < ep->nlayers; i++) {
+		const struct unet_layer *l = ep->layers[i].layer;
+		int ms;
+
+		if (!l->progress)
+			continue;
+		ms = l->progress(ep->layers[i].state);
+		if (ms >= 0 && (next < 0 || ms < next))
+			next = ms;
+	}
+	return next;
+}
+
+int unet_endpoint__next_timeout(struct unet_endpoint *ep)
+{
+	if (!ep)
+		return -EINVAL;
+	return layers_progress(ep);
+}
+
 int unet_endpoint__recv(struct unet_endpoint *ep, struct unet_recv_desc *descs, unsigned int max)
 {
 	unsigned int n = 0;
 
 	if (!ep || (!descs && max))
 		return -EINVAL;
+	if (ep->nlayers)
+		layers_progress(ep);
 	if (ep->fd_mode) {
 		uint64_t v;
 
@@ -592,16 +620,24 @@ int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
 					unet_rx_ready);
 	for (;;) {
 		int64_t left = deadline == INT64_MAX ? WAIT_PROBE_MS : deadline - now_ms();
-		int r;
+		int slice, layer_ms, r;
+		bool cut = false;
 
 		if (left < 0)
 			left = 0;
-		r = wait_once(ep, left > WAIT_PROBE_MS ? WAIT_PROBE_MS : (int)left);
+		slice = left > WAIT_PROBE_MS ? WAIT_PROBE_MS : (int)left;
+		/* A layer's timers (layer.h, progress) cut the sleep short. */
+		layer_ms = ep->nlayers ? layers_progress(ep) : -1;
+		if (layer_ms >= 0 && layer_ms < slice) {
+			slice = layer_ms;
+			cut = true;
+		}
+		r = wait_once(ep, slice);
 		if (r)
 			return r;
-		if (left && probe_link(ep))
+		if (left && !cut && probe_link(ep))
 			return ep->dead;
-		if (left <= WAIT_PROBE_MS && deadline != INT64_MAX)
+		if (deadline != INT64_MAX && now_ms() >= deadline)
 			return 0;
 	}
 }

@@ -1166,6 +1166,8 @@ const char *unet_stat_name(int idx)
 		[UNET_STAT_DROP_IP_FRAGMENT] = "drop_ip_fragment",
 		[UNET_STAT_DROP_IP_MALFORMED] = "drop_ip_malformed",
 		[UNET_STAT_DROP_QUEUE_RANGE] = "drop_queue_range",
+		[UNET_STAT_TCP_DELIVERED] = "tcp_delivered",
+		[UNET_STAT_DROP_TCP_MALFORMED] = "drop_tcp_malformed",
 	};
 
 	if (idx < 0 || idx >= UNET_STAT__COUNT)

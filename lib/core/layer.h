@@ -5,7 +5,7 @@
  * header and the public ones, and nothing else of the core: the core
  * never calls a layer by name, only through the hooks registered here.
  *
- * Three things a layer can do:
+ * Four things a layer can do:
  *   - claim received frames that are not U-Net messages (anything whose
  *     EtherType is not 0x88B5 that the XDP program put on the endpoint's
  *     receive queue) and turn them into receive descriptors, or consume
@@ -13,7 +13,9 @@
  *   - send whole frames it built itself through the endpoint's send
  *     queues (the core checks the buffer and the length);
  *   - keep tables in the interface's pinned maps, which the core asks it
- *     to reclaim, under the interface lock, when their owners are gone.
+ *     to reclaim, under the interface lock, when their owners are gone;
+ *   - run time-driven work (TCP's timers and retransmissions) from the
+ *     application's own calls, through the progress hook.
  */
 #ifndef UNET_LAYER_H
 #define UNET_LAYER_H
@@ -48,6 +50,22 @@ struct unet_layer {
 	unet_recv_handler (*handler)(void *state, const struct unet_recv_desc *desc, void **ctx);
 	/* The endpoint is being destroyed: close everything, free state. */
 	void (*destroy)(void *state);
+	/*
+	 * Optional (NULL: none).  Time-driven work: timers, retransmissions,
+	 * frames the layer queued while the send queue was full.  The core
+	 * has no thread of its own, so this runs on the application's
+	 * thread, from its calls into the endpoint:
+	 *   - at the start of every unet_endpoint__recv (so a spinning
+	 *     application and unet_endpoint__dispatch run it);
+	 *   - in unet_endpoint__wait, before each sleep: the sleep is cut to
+	 *     the returned deadline, and the hook runs again when it expires
+	 *     (the wait goes on sleeping until its own timeout).
+	 * Returns how many milliseconds from now the layer wants to be
+	 * called again at the latest, or -1 for no deadline.  May send.  An
+	 * application that sleeps on unet_endpoint__fd() itself bounds its
+	 * sleep the same way (unet_endpoint__next_timeout).
+	 */
+	int (*progress)(void *state);
 };
 
 /* Attach a layer's state to ep (at most UNET_MAX_LAYERS).  Returns 0,

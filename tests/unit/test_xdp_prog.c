@@ -42,6 +42,7 @@
 
 #include "core/internal.h" /* UNET_MAP_*: the maps the core opens */
 #include "udp/udp_impl.h"	   /* UNET_MAP_UDP_*, UNET_MAP_NEIGH: the UDP layer's */
+#include "tcp/tcp_impl.h"	   /* UNET_MAP_TCP_PORTS: the TCP layer's */
 #include "unet_abi.h"
 #include "unet_xdp.skel.h"
 
@@ -85,6 +86,8 @@ static const char *const ctr_names[UNET_CTR__COUNT] = {
 	[UNET_CTR_DROP_IP_FRAGMENT] = "drop_ip_fragment",
 	[UNET_CTR_DROP_IP_MALFORMED] = "drop_ip_malformed",
 	[UNET_CTR_DROP_QUEUE_RANGE] = "drop_queue_range",
+	[UNET_CTR_TCP_DELIVERED] = "tcp_delivered",
+	[UNET_CTR_DROP_TCP_MALFORMED] = "drop_tcp_malformed",
 };
 
 #define NFRAMES 64
@@ -465,8 +468,19 @@ static int add_udp_addr(uint32_t addr, uint32_t ep, uint32_t flags)
 	return add_udp_addr_tok(addr, ep, flags, ep_token(ep));
 }
 
+/* TCP ports: 10.0.0.1:8000 -> EP_SOCK, 10.0.0.1:8002 -> EP_NOSOCK. */
+static int add_tcp(uint32_t addr, uint16_t port, uint32_t ep)
+{
+	struct unet_tcp_key k = { .addr = htonl(addr), .port = htons(port) };
+	struct unet_tcp_val v = { .endpoint = ep, .owner_pid = 1, .owner_token = ep_token(ep) };
+
+	return bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_tcp_ports), &k, &v, BPF_ANY) ? -errno : 0;
+}
+
 static int add_udp_fixture(void)
 {
+	if (add_tcp(UDP_DST, 8000, EP_SOCK) || add_tcp(UDP_DST, 8002, EP_NOSOCK))
+		return -1;
 	return add_udp(UDP_DST, 6000, EP_SOCK, 0, 0) ||
 	       add_udp(UDP_DST, 6001, EP_SOCK, 0x0a000009, 7000) ||
 	       add_udp(UDP_DST, 6002, EP_NOSOCK, 0, 0) || add_udp_addr(UDP_DST, EP_SOCK, 0) ||
@@ -1708,6 +1722,7 @@ static void test_every_pinned_map_used(void **state)
 		UNET_MAP_CHANNELS,  UNET_MAP_ENDPOINTS, UNET_MAP_CHAN_STATS,
 		UNET_MAP_IF_STATS,  UNET_MAP_XSKS,	UNET_MAP_FAULTS,
 		UNET_MAP_UDP_PORTS, UNET_MAP_UDP_ADDRS, UNET_MAP_NEIGH,
+		UNET_MAP_TCP_PORTS,
 	};
 	enum { N_LIB = sizeof(lib_maps) / sizeof(lib_maps[0]) };
 	char names[UNET_MAX_PROG_MAPS][BPF_OBJ_NAME_LEN] = { { 0 } };
@@ -1758,6 +1773,205 @@ static void test_every_pinned_map_used(void **state)
 	assert_int_equal(nobj, N_LIB);
 }
 
+/* ---- TCP/IPv4 ---------------------------------------------------------------- */
+
+struct tcp_spec {
+	uint32_t daddr;
+	uint16_t dport;
+	uint8_t ihl;	  /* 5 default */
+	uint8_t doff;	  /* TCP data offset in words, 5 default */
+	uint16_t frag;	  /* flags + offset field */
+	uint16_t payload; /* bytes after the TCP header */
+	int tot_adj;	  /* added to the true tot_len */
+	uint32_t cut;	  /* frame ends after this many bytes, if non-zero */
+};
+
+static struct tcp_spec tcp_good(uint16_t dport)
+{
+	return (struct tcp_spec){ .daddr = UDP_DST, .dport = dport, .ihl = 5, .doff = 5,
+				  .payload = 100 };
+}
+
+/* IPv4/TCP frame by hand (checksums 0: lwIP checks them, not XDP). */
+static uint32_t build_tcp(uint8_t *buf, size_t cap, const struct tcp_spec *s)
+{
+	uint32_t hl = s->ihl * 4u, tl = 20u + s->payload, tot = hl + tl, n;
+	uint8_t *ip = buf + 14, *t;
+
+	assert_true(cap >= 14 + tot + 64);
+	memset(buf, 0, cap);
+	memcpy(buf, LOCAL_MAC, 6);
+	memcpy(buf + 6, PEER_MAC, 6);
+	put16(buf + 12, 0x0800);
+	ip[0] = (uint8_t)(4 << 4 | s->ihl);
+	put16(ip + 2, (uint16_t)(tot + s->tot_adj));
+	put16(ip + 6, s->frag);
+	ip[8] = 64;
+	ip[9] = 6;
+	put16(ip + 12, (uint16_t)(UDP_SRC >> 16));
+	put16(ip + 14, (uint16_t)UDP_SRC);
+	put16(ip + 16, (uint16_t)(s->daddr >> 16));
+	put16(ip + 18, (uint16_t)s->daddr);
+	for (uint32_t i = 20; i < hl; i++)
+		ip[i] = 1;
+	t = ip + hl;
+	put16(t, 40000);
+	put16(t + 2, s->dport);
+	t[12] = (uint8_t)(s->doff << 4);
+	t[13] = 0x10; /* ACK */
+	for (uint32_t i = 0; i < s->payload; i++)
+		t[20 + i] = (uint8_t)i;
+	n = 14 + tot;
+	if (n < 60)
+		n = 60;
+	if (s->cut)
+		n = s->cut;
+	return n;
+}
+
+static struct unet_tcp_val tcp_port_stats(uint16_t port)
+{
+	struct unet_tcp_key k = { .addr = htonl(UDP_DST), .port = htons(port) };
+	struct unet_tcp_val v;
+
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(g.skel->maps.unet_tcp_ports), &k, &v), 0);
+	return v;
+}
+
+static void expect_tcp(const struct tcp_spec *s, uint32_t verdict, enum unet_if_counter outcome)
+{
+	uint8_t buf[2048];
+	uint32_t n = build_tcp(buf, sizeof(buf), s);
+	struct snap want = one(outcome);
+
+	if (verdict == XDP_PASS)
+		expect_pass_untouched(buf, n);
+	else
+		expect_run(buf, n, NULL, verdict, &want);
+}
+
+static void test_tcp_to_our_port_delivered(void **state)
+{
+	struct tcp_spec s = tcp_good(8000);
+	struct unet_tcp_val before, after;
+
+	(void)state;
+	need_xsk();
+	before = tcp_port_stats(8000);
+	expect_tcp(&s, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
+	after = tcp_port_stats(8000);
+	assert_int_equal(after.delivered - before.delivered, 1);
+	assert_int_equal(after.delivered_bytes - before.delivered_bytes, 120);
+	/* IP and TCP options are allowed */
+	s.ihl = 6;
+	s.doff = 8;
+	expect_tcp(&s, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
+	/* a bare ACK (no data) in a minimum-size padded frame */
+	s = tcp_good(8000);
+	s.payload = 0;
+	expect_tcp(&s, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
+	/* a full-size segment */
+	s.payload = 1460;
+	expect_tcp(&s, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
+}
+
+static void test_tcp_other_traffic_passed(void **state)
+{
+	struct tcp_spec s = tcp_good(8001); /* no such port: the kernel's */
+	struct udp_spec u = udp_good(8000);
+
+	(void)state;
+	need_prog();
+	expect_tcp(&s, XDP_PASS, UNET_CTR_PASS);
+	s = tcp_good(8000);
+	s.daddr = 0x0a000003; /* our port number, another address */
+	expect_tcp(&s, XDP_PASS, UNET_CTR_PASS);
+	/* UDP to the TCP port's number: a UDP port is not a TCP port */
+	expect_udp(&u, XDP_PASS, UNET_CTR_PASS);
+	/* a TCP port's number does not make a UDP port ours either way:
+	 * TCP to UDP port 6000 is the kernel's */
+	s = tcp_good(6000);
+	expect_tcp(&s, XDP_PASS, UNET_CTR_PASS);
+	/* a later fragment carries no ports: passed */
+	s = tcp_good(8000);
+	s.frag = 0x00b9;
+	expect_tcp(&s, XDP_PASS, UNET_CTR_PASS);
+}
+
+static void test_tcp_malformed(void **state)
+{
+	struct tcp_spec s;
+
+	(void)state;
+	need_prog();
+	/* data offset below 5 words, beyond the IP payload */
+	s = tcp_good(8000);
+	s.doff = 4;
+	expect_tcp(&s, XDP_DROP, UNET_CTR_DROP_TCP_MALFORMED);
+	s.doff = 15;
+	s.payload = 10; /* 60 > 20 + 10 */
+	expect_tcp(&s, XDP_DROP, UNET_CTR_DROP_TCP_MALFORMED);
+	/* tot_len beyond the frame, and below IP + TCP headers */
+	s = tcp_good(8000);
+	s.tot_adj = 100;
+	expect_tcp(&s, XDP_DROP, UNET_CTR_DROP_TCP_MALFORMED);
+	s.tot_adj = -(int)(20 + 100) + 19;
+	expect_tcp(&s, XDP_DROP, UNET_CTR_DROP_TCP_MALFORMED);
+	/* the frame ends inside the TCP header, after the ports */
+	s = tcp_good(8000);
+	s.cut = 14 + 20 + 10;
+	expect_tcp(&s, XDP_DROP, UNET_CTR_DROP_TCP_MALFORMED);
+	/* a first fragment for our port */
+	s = tcp_good(8000);
+	s.frag = 0x2000;
+	expect_tcp(&s, XDP_DROP, UNET_CTR_DROP_TCP_MALFORMED);
+	/* before the destination port: cannot be told ours, passed */
+	s = tcp_good(8000);
+	s.cut = 14 + 20 + 3;
+	expect_tcp(&s, XDP_PASS, UNET_CTR_PASS);
+}
+
+/* An owner with no socket anywhere (SIGKILLed, not reclaimed): the
+ * kernel gets its segments (and answers with a reset). */
+static void test_tcp_dead_owner_passed(void **state)
+{
+	struct tcp_spec s = tcp_good(8002);
+	struct unet_tcp_val before, after;
+
+	(void)state;
+	need_xsk();
+	before = tcp_port_stats(8002);
+	expect_tcp(&s, XDP_PASS, UNET_CTR_PASS);
+	after = tcp_port_stats(8002);
+	assert_memory_equal(&after, &before, sizeof(after));
+}
+
+/* The loss hook applies to TCP segments for our ports, and only to them. */
+static void test_tcp_injected_drop(void **state)
+{
+	struct tcp_spec s = tcp_good(8000);
+	struct unet_tcp_val before, after;
+	struct udp_spec u = udp_good(6000);
+
+	(void)state;
+	need_xsk();
+	set_drop_ppm(1000000);
+	before = tcp_port_stats(8000);
+	for (int i = 0; i < 10; i++)
+		expect_tcp(&s, XDP_DROP, UNET_CTR_DROP_INJECTED);
+	after = tcp_port_stats(8000);
+	assert_int_equal(after.drop_injected - before.drop_injected, 10);
+	assert_int_equal(after.delivered - before.delivered, 0);
+	/* the kernel's TCP is not touched */
+	s.dport = 8001;
+	expect_tcp(&s, XDP_PASS, UNET_CTR_PASS);
+	/* nor is UDP over U-Net */
+	expect_udp(&u, XDP_REDIRECT, UNET_CTR_UDP_DELIVERED);
+	set_drop_ppm(0);
+	s.dport = 8000;
+	expect_tcp(&s, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1801,6 +2015,11 @@ int main(void)
 		cmocka_unit_test(test_arp_learning_refused),
 		cmocka_unit_test(test_vlan_udp_passed),
 		cmocka_unit_test(test_vlan_arp_passed),
+		cmocka_unit_test(test_tcp_to_our_port_delivered),
+		cmocka_unit_test(test_tcp_other_traffic_passed),
+		cmocka_unit_test(test_tcp_malformed),
+		cmocka_unit_test(test_tcp_dead_owner_passed),
+		cmocka_unit_test(test_tcp_injected_drop),
 	};
 
 	return cmocka_run_group_tests_name("xdp_prog", tests, group_setup, group_teardown);

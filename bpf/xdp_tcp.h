@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * xdp_tcp.h - IPv4 frames: TCP over U-Net (docs/tcp.md).  A segment for an
+ * (address, port) in unet_tcp_ports goes to its endpoint, where lwIP
+ * takes it; every other segment stays with the kernel.
+ *
+ * Part of unet_xdp.bpf.c (included after the maps, counters,
+ * xdp_common.h, xdp_unet.h for fault_drop and xdp_udp.h for
+ * udp_owner_current).
+ */
+#ifndef UNET_XDP_TCP_H
+#define UNET_XDP_TCP_H
+
+#include <linux/tcp.h>
+
+/*
+ * An IPv4 frame whose protocol is TCP (l3 just past the Ethernet header;
+ * the caller checked that the fixed IP header is in the frame).  As for
+ * UDP: until the port is known to be ours the frame is passed whatever
+ * is wrong with it (it may be a kernel socket's); once it is ours it is
+ * never passed, except when the owning endpoint has no socket on any
+ * queue (its owner died, the entry is not reclaimed yet): then the kernel
+ * gets it and answers with a reset, as for any closed port.
+ *
+ * Fragments: TCP senders set DF and use path MTU discovery, so IPv4
+ * fragments of a segment are not expected; a non-first fragment carries
+ * no ports and is passed, a first fragment for our port dropped as
+ * malformed (lwIP could reassemble, but the rest of the datagram would
+ * have gone to the kernel).  Checksums are checked by lwIP.
+ *
+ * The fault hook (unet_faults) applies here, as to U-Net frames, so that
+ * TCP's loss recovery can be tested against an exact loss rate.
+ */
+static __always_inline int tcp_rx(struct xdp_md *ctx, void *l3, void *data_end)
+{
+	struct iphdr *ip = l3;
+	struct unet_tcp_key key = {};
+	struct unet_tcp_val *v;
+	struct tcphdr *tcp;
+	__u32 hlen, tot_len, doff;
+	__u16 frag;
+
+	if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl < 5)
+		return pass();
+	frag = bpf_ntohs(ip->frag_off);
+	if (frag & IP_OFFMASK)
+		return pass(); /* no TCP header in it: not provably ours */
+	hlen = ip->ihl * 4;
+	tcp = (void *)ip + hlen;
+	if ((void *)tcp + 4 > data_end)
+		return pass();
+	key.addr = ip->daddr;
+	key.port = tcp->dest;
+	v = bpf_map_lookup_elem(&unet_tcp_ports, &key);
+	if (!v || !udp_owner_current(v->endpoint, v->owner_token))
+		return pass();
+
+	/* From here on the segment is for a U-Net TCP port. */
+	tot_len = bpf_ntohs(ip->tot_len);
+	if ((frag & IP_MF) || (void *)(tcp + 1) > data_end ||
+	    tot_len < hlen + sizeof(*tcp) || (void *)ip + tot_len > data_end)
+		return drop(UNET_CTR_DROP_TCP_MALFORMED);
+	doff = tcp->doff * 4;
+	if (doff < sizeof(*tcp) || doff > tot_len - hlen)
+		return drop(UNET_CTR_DROP_TCP_MALFORMED);
+	if (redirect_to(ctx, v->endpoint) != XDP_REDIRECT) {
+		if (!endpoint_has_socket(v->endpoint))
+			return pass();
+		__sync_fetch_and_add(&v->drop_no_socket, 1);
+		return drop(no_socket_reason(ctx));
+	}
+	if (fault_drop()) {
+		__sync_fetch_and_add(&v->drop_injected, 1);
+		return drop(UNET_CTR_DROP_INJECTED);
+	}
+	__sync_fetch_and_add(&v->delivered, 1);
+	__sync_fetch_and_add(&v->delivered_bytes, tot_len - hlen);
+	if_count(UNET_CTR_TCP_DELIVERED);
+	return XDP_REDIRECT;
+}
+
+#endif /* UNET_XDP_TCP_H */

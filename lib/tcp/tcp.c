@@ -1,0 +1,1360 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * tcp.c - TCP/IPv4 connections on a U-Net endpoint (unet_tcp.h,
+ * docs/tcp.md), on lwIP's raw API.
+ *
+ * Each endpoint with TCP is one lwIP netif (lwIP is one stack per
+ * process).  Receive: the core offers this layer every non-U-Net frame
+ * from the endpoint's receive queue (tcp_layer_rx); IPv4/TCP frames for
+ * our address and ARP frames are copied into a PBUF_RAM pbuf (never
+ * PBUF_POOL: Debian's liblwip sizes pool pbufs for a 512-byte MSS,
+ * docs/tcp-lwip-facts.md) and handed to ethernet_input, and the U-Net
+ * buffer goes straight back.  Send: lwIP's linkoutput copies each frame
+ * into a segment buffer and puts it on the send queue.  Timers run from
+ * the layer's progress hook (layer.h), on the application's thread.
+ *
+ * No tcpip thread is started (lwip_init, not tcpip_init): every lwIP call
+ * is made with lwip_lock held, from whichever application thread calls
+ * into the library.  Callbacks (recv, err, accept, connected) therefore
+ * run under the lock on that thread, and only record what happened.
+ *
+ * Neighbours: lwIP's own ARP table is not used (netif->output is ours).
+ * A peer's MAC comes from the source of the TCP segments it sent us, or
+ * from the unet_neigh map the XDP program fills from ARP for our address
+ * (udp_admin.c registers the address in unet_udp_addrs); if neither
+ * knows it, the frame is held (up to PENDING_MAX) and lwIP sends an ARP
+ * request.  ARP that reaches the endpoint (an address the kernel does not
+ * have) goes to lwIP, which answers requests.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lwip/etharp.h>
+#include <lwip/init.h>
+#include <lwip/netif.h>
+#include <lwip/pbuf.h>
+#include <lwip/priv/tcp_priv.h>
+#include <lwip/tcp.h>
+#include <lwip/timeouts.h>
+#include <netif/ethernet.h>
+#include <linux/bpf.h> /* XDP_PACKET_HEADROOM */
+
+#include "core/layer.h"
+#include "tcp/tcp_impl.h"
+#include "udp/udp_impl.h" /* unet_udp_addr_claim: the addresses U-Net answers ARP for */
+#include "unet-xdp/unet_tcp.h"
+
+#define TX_OFF 2		/* frame offset in a send buffer: the IP header 4-byte aligned */
+#define TX_REAP 32		/* reap send completions once this many are pending */
+#define NEIGH_SLOTS 64
+#define NEIGH_TTL_NS (60ull * 1000 * 1000 * 1000)
+#define PENDING_MAX 32		/* frames held for ARP, per endpoint */
+#define PENDING_MS 3000		/* then dropped (TCP sends them again) */
+#define ARP_GAP_MS 100		/* at most one ARP request per this, per endpoint */
+#define MAX_CONNS 4096		/* connections and half-open ones, per endpoint */
+#define BACKLOG_DEFAULT 64
+#define BACKLOG_MAX 1024
+#define CLOSING_MS 60000	/* a closed connection lingers at most this long */
+#define WAIT_SLICE_MS 100
+#define FASTTMR_MS 10		/* lwIP's fast TCP timer (delayed ACK), ours: see progress */	/* a waiting call looks at its connection this often */
+
+/* The one lock around lwIP in this process (lwIP's state is global). */
+static pthread_mutex_t lwip_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool lwip_ready;
+
+static void lock(void)
+{
+	pthread_mutex_lock(&lwip_lock);
+	if (!lwip_ready) {
+		lwip_init();
+		lwip_ready = true;
+	}
+}
+
+static void unlock(void)
+{
+	pthread_mutex_unlock(&lwip_lock);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A port held against the kernel and in unet_tcp_ports; shared by a
+ * listener and the connections accepted on it. */
+struct tcp_port {
+	uint32_t laddr;
+	uint16_t lport;
+	int kfd; /* the kernel socket bound to it */
+	unsigned int refs;
+	struct tcp_port *next;
+};
+
+/* A connection the application closed that lwIP is still finishing
+ * (FIN exchange): its port is kept until it is done. */
+struct tcp_closing {
+	struct tcp_pcb *pcb;
+	uint16_t lport, rport;
+	struct tcp_port *port;
+	uint64_t deadline;
+	struct tcp_closing *next;
+};
+
+struct utcp_state {
+	struct unet_endpoint *ep;
+	struct unet_iface *iface;
+	uint32_t slot, txq, mtu, frame_size;
+	uint8_t mac[6];
+	struct netif netif;
+	bool netif_added;
+	uint32_t addr; /* network order */
+	bool owns_addr, kernel_addr;
+	int neigh_fd;
+	struct {
+		uint32_t ip;
+		uint8_t mac[6];
+		uint64_t t_ns;
+	} neigh[NEIGH_SLOTS];
+	struct {
+		struct pbuf *p;
+		uint32_t ip;
+		uint64_t since;
+	} pend[PENDING_MAX];
+	unsigned int npend;
+	uint64_t last_arp_ms;
+	uint64_t last_fast_ms;
+	struct tcp_port *ports;
+	struct tcp_closing *closing;
+	struct unet_tcp *conns;
+	bool tx_blocked;
+	bool dying; /* being destroyed: hold no frame for ARP */
+	uint64_t next_ms; /* when progress must run lwIP's timers next */
+	struct unet_tcp_stats st;
+};
+
+struct unet_tcp {
+	struct utcp_state *st;
+	struct tcp_pcb *pcb; /* NULL once lwIP freed it (error) */
+	struct tcp_port *port;
+	bool listener;
+	uint32_t backlog;
+	struct unet_tcp *acq_head, *acq_tail; /* listener: accepted, not taken */
+	unsigned int nacq;
+	struct unet_tcp *parent; /* in this listener's queue */
+	struct pbuf *rx;	 /* received, not read */
+	bool eof, connected, shut;
+	int err;
+	uint32_t raddr;
+	uint16_t lport, rport;
+	struct unet_tcp *next;	/* st->conns */
+	struct unet_tcp *qnext; /* parent's accept queue */
+};
+
+static const struct unet_layer tcp_layer;
+
+/* ---- Neighbours ------------------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void neigh_learn(struct utcp_state *st, uint32_t ip, const uint8_t mac[6])
+{
+	unsigned int i, old = 0;
+
+	/* Only unicast, non-zero sources (an on-link host can claim any IP
+	 * anyway: docs/tcp.md, limits). */
+	if ((mac[0] & 1) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) || !ip)
+		return;
+	for (i = 0; i < NEIGH_SLOTS; i++) {
+		if (st->neigh[i].ip == ip)
+			break;
+		if (st->neigh[i].t_ns < st->neigh[old].t_ns)
+			old = i;
+	}
+	if (i == NEIGH_SLOTS)
+		i = old;
+	st->neigh[i].ip = ip;
+	memcpy(st->neigh[i].mac, mac, 6);
+	st->neigh[i].t_ns = now_ns();
+}
+
+static int neigh_find(struct utcp_state *st, uint32_t ip, uint8_t mac[6])
+{
+	uint64_t now = now_ns();
+
+	for (unsigned int i = 0; i < NEIGH_SLOTS; i++)
+		if (st->neigh[i].ip == ip && now - st->neigh[i].t_ns < NEIGH_TTL_NS) {
+			memcpy(mac, st->neigh[i].mac, 6);
+			return 0;
+		}
+	if (unet_tcp_neigh(st->neigh_fd, ip, NEIGH_TTL_NS, mac) == 0) {
+		neigh_learn(st, ip, mac);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static void ask_arp(struct utcp_state *st, uint32_t ip)
+{
+	uint64_t now = now_ms();
+	ip4_addr_t a = { .addr = ip };
+
+	if (now - st->last_arp_ms < ARP_GAP_MS)
+		return;
+	st->last_arp_ms = now;
+	if (etharp_request(&st->netif, &a) == ERR_OK)
+		st->st.arp_requests++;
+}
+
+/* Frames held for ARP: send those whose peer is known now, drop the old. */
+static void flush_pending(struct utcp_state *st)
+{
+	uint64_t now = now_ms();
+	unsigned int i = 0;
+	uint8_t mac[6];
+
+	while (i < st->npend) {
+		struct pbuf *p = st->pend[i].p;
+		bool done = true;
+
+		if (neigh_find(st, st->pend[i].ip, mac) == 0)
+			ethernet_output(&st->netif, p, (const struct eth_addr *)st->netif.hwaddr,
+					(const struct eth_addr *)mac, ETHTYPE_IP);
+		else if (now - st->pend[i].since < PENDING_MS)
+			done = false;
+		if (!done) {
+			ask_arp(st, st->pend[i].ip);
+			i++;
+			continue;
+		}
+		pbuf_free(p);
+		st->pend[i] = st->pend[--st->npend];
+	}
+}
+
+/* ---- The netif ---------------------------------------------------------------- */
+
+/* lwIP's IPv4 output: one hop, on the link (no gateway: docs/tcp.md). */
+static err_t netif_ip_output(struct netif *netif, struct pbuf *p, const ip4_addr_t *ip)
+{
+	struct utcp_state *st = netif->state;
+	uint8_t mac[6];
+	struct pbuf *q;
+
+	if (neigh_find(st, ip->addr, mac) == 0)
+		return ethernet_output(netif, p, (const struct eth_addr *)netif->hwaddr,
+				       (const struct eth_addr *)mac, ETHTYPE_IP);
+	st->st.tx_unresolved++;
+	/* Held as a copy: lwIP reuses p (retransmission) as it likes.  Not
+	 * while the endpoint goes (the resets it sends then). */
+	if (st->npend < PENDING_MAX && !st->dying) {
+		q = pbuf_alloc(PBUF_LINK, p->tot_len, PBUF_RAM);
+		if (q && pbuf_copy(q, p) == ERR_OK) {
+			st->pend[st->npend].p = q;
+			st->pend[st->npend].ip = ip->addr;
+			st->pend[st->npend].since = now_ms();
+			st->npend++;
+		} else if (q) {
+			pbuf_free(q);
+		}
+	}
+	ask_arp(st, ip->addr);
+	return ERR_OK;
+}
+
+/* A whole Ethernet frame from lwIP: copied into a segment buffer (lwIP
+ * keeps p for retransmission) and put on the send queue. */
+static err_t netif_linkoutput(struct netif *netif, struct pbuf *p)
+{
+	struct utcp_state *st = netif->state;
+	uint32_t flen = p->tot_len;
+	uint64_t buf;
+	uint8_t *frame;
+
+	if (flen > st->mtu + UNET_ETH_HLEN)
+		return ERR_IF;
+	/* Reap completions as we go: the kernel stops sending once the
+	 * completion ring is full, and a window of 64 KiB never fills the
+	 * TX ring, where the core would reap them itself. */
+	if (unet_endpoint__tx_pending(st->ep) >= TX_REAP)
+		unet_endpoint__complete(st->ep);
+	buf = unet_endpoint__buf_alloc(st->ep);
+	if (buf == UNET_NO_BUF)
+		goto busy;
+	frame = unet_layer_buf(st->ep, buf) + TX_OFF;
+	pbuf_copy_partial(p, frame, (u16_t)flen, 0);
+	if (flen < 60) {
+		memset(frame + flen, 0, 60 - flen);
+		flen = 60;
+	}
+	if (unet_layer_xmit(st->ep, st->txq, buf, TX_OFF, flen)) {
+		unet_endpoint__buf_free(st->ep, buf);
+		goto busy;
+	}
+	st->st.tx_frames++;
+	return ERR_OK;
+busy:
+	/* lwIP keeps the segment and sends it again; progress retries soon. */
+	st->st.tx_busy++;
+	st->tx_blocked = true;
+	return ERR_MEM;
+}
+
+static err_t netif_init_cb(struct netif *netif)
+{
+	struct utcp_state *st = netif->state;
+
+	netif->name[0] = 'u';
+	netif->name[1] = 'n';
+	netif->output = netif_ip_output;
+	netif->linkoutput = netif_linkoutput;
+	netif->mtu = (u16_t)st->mtu;
+	netif->hwaddr_len = 6;
+	memcpy(netif->hwaddr, st->mac, 6);
+	/* No IGMP/MLD flags: we want no group traffic. */
+	netif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
+	return ERR_OK;
+}
+
+/* ---- Ports -------------------------------------------------------------------- */
+
+/* Hold laddr:*lport (0: an ephemeral one) for st.  Returns the port with
+ * one reference, or NULL with errno. */
+static struct tcp_port *port_get(struct utcp_state *st, uint32_t laddr, uint16_t *lport,
+				 bool listen)
+{
+	struct tcp_port *pt;
+	int fd, err;
+
+	for (pt = st->ports; pt && *lport; pt = pt->next)
+		if (pt->laddr == laddr && pt->lport == *lport) {
+			errno = EADDRINUSE;
+			return NULL;
+		}
+	/* Bound first (fails if a kernel socket listens there: its traffic is
+	 * never diverted), then the map entry, then a listening port's socket
+	 * listens (tcp_admin.c). */
+	fd = unet_tcp_reserve(laddr, lport, listen);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	err = unet_tcp_port_add(st->iface, st->slot, laddr, *lport,
+				listen ? UNET_TCP_PORT_LISTEN : 0);
+	if (!err && listen && (err = unet_tcp_reserve_listen(fd)))
+		unet_tcp_port_remove(st->iface, st->slot, laddr, *lport);
+	if (err) {
+		close(fd);
+		errno = -err;
+		return NULL;
+	}
+	pt = calloc(1, sizeof(*pt));
+	if (!pt) {
+		unet_tcp_port_remove(st->iface, st->slot, laddr, *lport);
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pt->laddr = laddr;
+	pt->lport = *lport;
+	pt->kfd = fd;
+	pt->refs = 1;
+	pt->next = st->ports;
+	st->ports = pt;
+	return pt;
+}
+
+static void port_put(struct utcp_state *st, struct tcp_port *pt)
+{
+	if (!pt || --pt->refs)
+		return;
+	for (struct tcp_port **pp = &st->ports; *pp; pp = &(*pp)->next)
+		if (*pp == pt) {
+			*pp = pt->next;
+			break;
+		}
+	/* The map first: the kernel must not see segments for a port it
+	 * would then own with no socket... it answers them with a reset,
+	 * which is right once we are gone. */
+	unet_tcp_port_remove(st->iface, st->slot, pt->laddr, pt->lport);
+	close(pt->kfd);
+	free(pt);
+}
+
+/* ---- lwIP callbacks (under the lock) ------------------------------------------ */
+
+static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
+{
+	struct unet_tcp *c = arg;
+
+	(void)pcb;
+	if (err != ERR_OK) {
+		if (p)
+			pbuf_free(p);
+		return ERR_OK;
+	}
+	if (!p) {
+		c->eof = true;
+		return ERR_OK;
+	}
+	if (c->rx)
+		pbuf_cat(c->rx, p);
+	else
+		c->rx = p;
+	return ERR_OK;
+}
+
+static int err_errno(err_t err, bool connected)
+{
+	switch (err) {
+	case ERR_RST:
+		return connected ? -ECONNRESET : -ECONNREFUSED;
+	case ERR_ABRT:
+		/* lwIP gave up: retransmission or SYN timeout */
+		return -ETIMEDOUT;
+	case ERR_CLSD:
+		return -ENOTCONN;
+	default:
+		return -EIO;
+	}
+}
+
+/* lwIP freed the pcb: a reset, or it gave up. */
+static void on_err(void *arg, err_t err)
+{
+	struct unet_tcp *c = arg;
+
+	if (!c || c->listener) /* a half-open pcb carries its listener's arg */
+		return;
+	c->pcb = NULL;
+	c->err = err_errno(err, c->connected);
+}
+
+static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
+{
+	struct unet_tcp *c = arg;
+
+	(void)pcb;
+	if (err == ERR_OK)
+		c->connected = true;
+	return ERR_OK;
+}
+
+static void conn_hook(struct unet_tcp *c, struct tcp_pcb *pcb)
+{
+	c->pcb = pcb;
+	tcp_arg(pcb, c);
+	tcp_recv(pcb, on_recv);
+	tcp_err(pcb, on_err);
+	/* Small writes go out at once (TCP_NODELAY): request/response first. */
+	tcp_nagle_disable(pcb);
+	c->next = c->st->conns;
+	c->st->conns = c;
+	c->st->st.connections++;
+}
+
+/* A handshake on listener l completed. */
+static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
+{
+	struct unet_tcp *l = arg, *c;
+	struct utcp_state *st;
+
+	if (err != ERR_OK || !pcb || !l)
+		return ERR_VAL;
+	st = l->st;
+	if (l->nacq >= l->backlog || st->st.connections >= MAX_CONNS ||
+	    !(c = calloc(1, sizeof(*c)))) {
+		st->st.accept_refused++;
+		tcp_abort(pcb);
+		return ERR_ABRT;
+	}
+	c->st = st;
+	c->port = l->port;
+	l->port->refs++;
+	c->connected = true;
+	c->raddr = ip_2_ip4(&pcb->remote_ip)->addr;
+	c->rport = pcb->remote_port;
+	c->lport = pcb->local_port;
+	c->parent = l;
+	conn_hook(c, pcb);
+	if (l->acq_tail)
+		l->acq_tail->qnext = c;
+	else
+		l->acq_head = c;
+	l->acq_tail = c;
+	l->nacq++;
+	return ERR_OK;
+}
+
+/* ---- Receiving ------------------------------------------------------------------ */
+
+/*
+ * Whether a SYN for port may make a half-open connection: under its
+ * listener's backlog (waiting plus half-open) and the endpoint's limit.
+ * lwIP (TCP_LISTEN_BACKLOG 0, malloc pools) bounds neither.  A full
+ * backlog of half-open connections (a SYN flood from spoofed sources,
+ * which never complete) would refuse every real client for lwIP's 20 s
+ * SYN_RCVD timeout: instead the oldest half-open one is dropped without
+ * a word (tcp_abandon, no RST) to make room, as BSD's syncache does.  A
+ * real client completes its handshake within a round trip, long before
+ * a flood can push it out.  A backlog full of connections waiting for
+ * accept() refuses the SYN.
+ */
+static bool syn_admit(struct utcp_state *st, uint16_t port)
+{
+	struct tcp_pcb *oldest = NULL;
+	struct unet_tcp *l;
+	unsigned int half = 0;
+	u8_t idx = netif_get_index(&st->netif);
+
+	for (l = st->conns; l; l = l->next)
+		if (l->listener && l->lport == port)
+			break;
+	if (!l)
+		return true; /* no listener: lwIP answers with a reset */
+	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
+		if (p->state == SYN_RCVD && p->local_port == port && p->netif_idx == idx) {
+			half++;
+			if (!oldest || (u32_t)(p->tmr - oldest->tmr) > 0x80000000u)
+				oldest = p;
+		}
+	if (half + l->nacq < l->backlog && half + st->st.connections < MAX_CONNS)
+		return true;
+	if (!oldest || l->nacq >= l->backlog)
+		return false;
+	st->st.rx_syn_dropped++;
+	tcp_abandon(oldest, 0);
+	return true;
+}
+
+/* Hand len bytes of frame to lwIP (copied: the U-Net buffer goes back). */
+static void feed(struct utcp_state *st, const uint8_t *frame, uint32_t len)
+{
+	struct pbuf *p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_RAM);
+
+	if (!p)
+		return;
+	memcpy(p->payload, frame, len);
+	ethernet_input(p, &st->netif);
+	st->next_ms = 0; /* timers may have been armed */
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t *frame,
+					    uint32_t len, struct unet_recv_desc *desc)
+{
+	struct utcp_state *st = state;
+	const uint8_t *ip, *t;
+	uint32_t hlen, tot, saddr, daddr;
+
+	(void)desc;
+	if (proto == 0x0806) {
+		if (len > 1514)
+			return UNET_LAYER_CONSUMED;
+		st->st.rx_arp++;
+		lock();
+		feed(st, frame, len);
+		unlock();
+		return UNET_LAYER_CONSUMED;
+	}
+	if (proto != 0x0800 || len < UNET_ETH_HLEN + 20)
+		return UNET_LAYER_NOT_MINE;
+	ip = frame + UNET_ETH_HLEN;
+	if (ip[0] >> 4 != 4 || ip[9] != 6)
+		return UNET_LAYER_NOT_MINE; /* not TCP: another layer's */
+	memcpy(&daddr, ip + 16, 4);
+	memcpy(&saddr, ip + 12, 4);
+	if (daddr != st->addr) {
+		/* Never lwIP's to forward (IP_FORWARD is on in its build). */
+		st->st.rx_not_ours++;
+		return UNET_LAYER_CONSUMED;
+	}
+	hlen = (ip[0] & 0xfu) * 4;
+	tot = get16(ip + 2);
+	if (hlen < 20 || tot < hlen + 20 || tot > len - UNET_ETH_HLEN || tot > st->mtu) {
+		st->st.rx_malformed++;
+		return UNET_LAYER_CONSUMED;
+	}
+	t = ip + hlen;
+	lock();
+	neigh_learn(st, saddr, frame + 6);
+	/* SYN without ACK or RST: a new connection attempt. */
+	if ((t[13] & 0x16) == 0x02 && !syn_admit(st, get16(t + 2))) {
+		st->st.rx_syn_dropped++;
+		unlock();
+		return UNET_LAYER_CONSUMED;
+	}
+	st->st.rx_frames++;
+	/* Ethernet padding cut off: lwIP gets exactly the IP datagram. */
+	feed(st, frame, UNET_ETH_HLEN + tot);
+	unlock();
+	return UNET_LAYER_CONSUMED;
+}
+
+/* ---- Progress ------------------------------------------------------------------- */
+
+/* Whether pcb (with these ports) is still one of lwIP's active pcbs: a
+ * closed connection in FIN_WAIT, CLOSING, LAST_ACK. */
+static bool pcb_active(const struct tcp_closing *cl)
+{
+	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
+		if (p == cl->pcb && p->local_port == cl->lport && p->remote_port == cl->rport)
+			return true;
+	return false;
+}
+
+static void reap_closing(struct utcp_state *st, uint64_t now)
+{
+	struct tcp_closing **pp = &st->closing;
+
+	while (*pp) {
+		struct tcp_closing *cl = *pp;
+
+		if (pcb_active(cl)) {
+			if (now < cl->deadline) {
+				pp = &cl->next;
+				continue;
+			}
+			tcp_abort(cl->pcb);
+		}
+		*pp = cl->next;
+		port_put(st, cl->port);
+		free(cl);
+	}
+}
+
+static int tcp_layer_progress(void *state)
+{
+	struct utcp_state *st = state;
+	uint64_t now = now_ms(), next;
+	u32_t sleep;
+	int ms;
+
+	if (unet_endpoint__tx_pending(st->ep))
+		unet_endpoint__complete(st->ep);
+	if (!st->npend && !st->tx_blocked && !st->closing && now < st->next_ms)
+		return (int)(st->next_ms - now);
+	lock();
+	if (st->npend)
+		flush_pending(st);
+	if (st->tx_blocked) {
+		st->tx_blocked = false;
+		for (struct unet_tcp *c = st->conns; c; c = c->next)
+			if (c->pcb && !c->listener)
+				tcp_output(c->pcb);
+	}
+	sys_check_timeouts();
+	/*
+	 * lwIP's fast timer (delayed ACKs, refused data) runs every 250 ms
+	 * (TCP_TMR_INTERVAL, fixed in the build); a delayed ACK held that
+	 * long stalls a sender whose window is a few segments (after loss).
+	 * Run it every FASTTMR_MS instead: it only acts on flagged pcbs.
+	 */
+	if (tcp_active_pcbs && now - st->last_fast_ms >= FASTTMR_MS) {
+		st->last_fast_ms = now;
+		tcp_fasttmr();
+	}
+	if (st->closing)
+		reap_closing(st, now);
+	sleep = sys_timeouts_sleeptime();
+	next = sleep == SYS_TIMEOUTS_SLEEPTIME_INFINITE || sleep > 250 ? 250 : sleep;
+	if (tcp_active_pcbs && next > FASTTMR_MS)
+		next = FASTTMR_MS;
+	st->next_ms = now + next;
+	ms = (int)next;
+	if (st->npend && ms > 10)
+		ms = 10;
+	if (st->closing && ms > 100)
+		ms = 100;
+	if (st->tx_blocked)
+		ms = 0;
+	unlock();
+	return ms;
+}
+
+/* ---- The endpoint's TCP state ---------------------------------------------------- */
+
+static void tcp_layer_destroy(void *state)
+{
+	struct utcp_state *st = state;
+
+	lock();
+	st->dying = true;
+	while (st->conns) {
+		struct unet_tcp *c = st->conns;
+
+		st->conns = c->next;
+		if (c->pcb) {
+			tcp_arg(c->pcb, NULL);
+			if (c->listener)
+				tcp_close(c->pcb);
+			else
+				tcp_abort(c->pcb);
+		}
+		if (c->rx)
+			pbuf_free(c->rx);
+		free(c);
+	}
+	while (st->closing) {
+		struct tcp_closing *cl = st->closing;
+
+		st->closing = cl->next;
+		if (pcb_active(cl))
+			tcp_abort(cl->pcb);
+		free(cl);
+	}
+	/* Removing the netif aborts every pcb still on our address (half-open
+	 * ones included), which may send resets: held frames go after. */
+	if (st->netif_added)
+		netif_remove(&st->netif);
+	for (unsigned int i = 0; i < st->npend; i++)
+		pbuf_free(st->pend[i].p);
+	st->npend = 0;
+	unlock();
+	while (st->ports) {
+		struct tcp_port *pt = st->ports;
+
+		st->ports = pt->next;
+		unet_tcp_port_remove(st->iface, st->slot, pt->laddr, pt->lport);
+		close(pt->kfd);
+		free(pt);
+	}
+	if (st->owns_addr)
+		unet_udp_addr_release(st->iface, st->slot, st->addr);
+	if (st->neigh_fd >= 0)
+		close(st->neigh_fd);
+	free(st);
+}
+
+/* The endpoint's TCP state for local address laddr, made (a netif in
+ * lwIP, the address registered for ARP) with the first connection. */
+static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr)
+{
+	struct utcp_state *st = unet_layer_state(ep, &tcp_layer);
+	struct unet_endpoint_info info;
+	ip4_addr_t a = { .addr = laddr }, any = { .addr = 0 };
+	uint32_t room;
+	int err;
+
+	if (st) {
+		if (st->addr != laddr) {
+			errno = EADDRNOTAVAIL;
+			return NULL;
+		}
+		return st;
+	}
+	if (!unet_layer_iface(ep)) {
+		errno = EOPNOTSUPP; /* unetd's endpoints: the daemon would have to hold ports */
+		return NULL;
+	}
+	err = unet_endpoint__info(ep, &info);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	st->ep = ep;
+	st->iface = unet_layer_iface(ep);
+	st->slot = unet_layer_slot(ep);
+	st->addr = laddr;
+	st->frame_size = info.frame_size;
+	/* A frame must fit the link and the send buffer. */
+	st->mtu = unet_layer_mtu(ep);
+	room = info.frame_size - XDP_PACKET_HEADROOM - TX_OFF - UNET_ETH_HLEN;
+	if (st->mtu > room)
+		st->mtu = room;
+	memcpy(st->mac, info.mac, 6);
+	st->neigh_fd = unet_tcp_neigh_open(st->iface);
+	if (st->neigh_fd < 0) {
+		errno = -st->neigh_fd;
+		free(st);
+		return NULL;
+	}
+	st->kernel_addr = unet_tcp_kernel_addr(laddr);
+	err = unet_udp_addr_claim(st->iface, st->slot, laddr,
+				  st->kernel_addr ? 0 : UNET_UDP_ADDR_ARP);
+	st->owns_addr = err == 1;
+	lock();
+	st->netif_added = netif_add(&st->netif, &a, &any, &any, st, netif_init_cb,
+				    ethernet_input) != NULL;
+	if (st->netif_added) {
+		netif_set_up(&st->netif);
+		netif_set_link_up(&st->netif);
+	}
+	unlock();
+	if (!st->netif_added || (err = unet_layer_attach(ep, &tcp_layer, st))) {
+		tcp_layer_destroy(st);
+		errno = st->netif_added ? -err : ENOMEM;
+		return NULL;
+	}
+	return st;
+}
+
+#define OPT(opts, field, dflt)                                                \
+	((opts) && (opts)->sz >= offsetof(struct unet_tcp_opts, field) +       \
+				    sizeof((opts)->field) && (opts)->field     \
+		 ? (opts)->field                                               \
+		 : (dflt))
+
+static int opts_txq(struct unet_endpoint *ep, const struct unet_tcp_opts *opts)
+{
+	int q = OPT(opts, tx_queue, 0);
+
+	return q > 0 ? unet_layer_txq(ep, q) : 0;
+}
+
+static void unlink_conn(struct unet_tcp *c)
+{
+	for (struct unet_tcp **pp = &c->st->conns; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	if (!c->listener)
+		c->st->st.connections--;
+}
+
+/* ---- The API ---------------------------------------------------------------------- */
+
+struct unet_tcp *unet_tcp__listen(struct unet_endpoint *ep, uint32_t local_addr,
+				  uint16_t local_port, const struct unet_tcp_opts *opts)
+{
+	ip_addr_t a = IPADDR4_INIT(local_addr);
+	struct tcp_pcb *pcb, *lpcb;
+	struct utcp_state *st;
+	struct unet_tcp *l;
+	uint16_t port = local_port;
+	int txq;
+	err_t e;
+
+	if (!ep || !local_addr || !local_port || (opts && opts->sz < sizeof(size_t))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	txq = opts_txq(ep, opts);
+	if (txq < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	st = state(ep, local_addr);
+	if (!st)
+		return NULL;
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	l->st = st;
+	l->listener = true;
+	l->backlog = OPT(opts, backlog, BACKLOG_DEFAULT);
+	if (l->backlog > BACKLOG_MAX)
+		l->backlog = BACKLOG_MAX;
+	l->lport = local_port;
+	l->port = port_get(st, local_addr, &port, true);
+	if (!l->port) {
+		free(l);
+		return NULL;
+	}
+	st->txq = (uint32_t)txq;
+	lock();
+	pcb = tcp_new_ip_type(IPADDR_TYPE_V4);
+	e = pcb ? tcp_bind(pcb, &a, local_port) : ERR_MEM;
+	if (e == ERR_OK) {
+		tcp_bind_netif(pcb, &st->netif);
+		lpcb = tcp_listen_with_backlog_and_err(pcb, 0xff, &e);
+		if (lpcb)
+			pcb = lpcb;
+	}
+	if (e != ERR_OK) {
+		if (pcb)
+			tcp_close(pcb);
+		unlock();
+		port_put(st, l->port);
+		free(l);
+		errno = e == ERR_USE ? EADDRINUSE : ENOMEM;
+		return NULL;
+	}
+	l->pcb = pcb;
+	tcp_arg(pcb, l);
+	tcp_accept(pcb, on_accept);
+	l->next = st->conns;
+	st->conns = l;
+	unlock();
+	return l;
+}
+
+/* Drive the endpoint until ready(c) holds or timeout_ms is over.
+ * Returns 0 (ready) or -EAGAIN. */
+static int wait_for(struct unet_tcp *c, bool (*ready)(const struct unet_tcp *), int timeout_ms)
+{
+	struct unet_endpoint *ep = c->st->ep;
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout_ms;
+	bool ok;
+	int n;
+
+	for (;;) {
+		lock();
+		ok = ready(c);
+		unlock();
+		if (ok)
+			return 0;
+		n = unet_endpoint__dispatch(ep, 0, 64);
+		if (n > 0)
+			continue;
+		lock();
+		ok = ready(c);
+		unlock();
+		if (ok)
+			return 0;
+		/* inside a handler (-EBUSY) nothing can be taken off the queue */
+		if (n == -EBUSY || timeout_ms == 0)
+			return -EAGAIN;
+		if (n < 0)
+			return n;
+		uint64_t now = now_ms();
+
+		if (now >= deadline)
+			return -EAGAIN;
+		n = unet_endpoint__wait(ep, deadline - now < WAIT_SLICE_MS ? (int)(deadline - now)
+									  : WAIT_SLICE_MS);
+		if (n < 0)
+			return n;
+	}
+}
+
+static bool acceptable(const struct unet_tcp *l)
+{
+	return l->acq_head != NULL;
+}
+
+struct unet_tcp *unet_tcp__accept(struct unet_tcp *l, int timeout_ms)
+{
+	struct unet_tcp *c;
+	int err;
+
+	if (!l || !l->listener) {
+		errno = EINVAL;
+		return NULL;
+	}
+	err = wait_for(l, acceptable, timeout_ms);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	lock();
+	c = l->acq_head;
+	l->acq_head = c->qnext;
+	if (!l->acq_head)
+		l->acq_tail = NULL;
+	l->nacq--;
+	c->qnext = NULL;
+	c->parent = NULL;
+	unlock();
+	return c;
+}
+
+static bool connect_done(const struct unet_tcp *c)
+{
+	return c->connected || c->err;
+}
+
+struct unet_tcp *unet_tcp__connect(struct unet_endpoint *ep, uint32_t local_addr,
+				   uint32_t addr, uint16_t port, const struct unet_tcp_opts *opts,
+				   int timeout_ms)
+{
+	ip_addr_t la = IPADDR4_INIT(local_addr), ra = IPADDR4_INIT(addr);
+	struct utcp_state *st;
+	struct unet_tcp *c;
+	struct tcp_pcb *pcb = NULL;
+	err_t e = ERR_USE;
+	int txq, err;
+
+	if (!ep || !local_addr || !addr || !port || (opts && opts->sz < sizeof(size_t))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	txq = opts_txq(ep, opts);
+	if (txq < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	st = state(ep, local_addr);
+	if (!st)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->st = st;
+	c->raddr = addr;
+	c->rport = port;
+	/* The kernel picks the port; lwIP may still have it in TIME_WAIT
+	 * from an earlier connection (ERR_USE): take another. */
+	for (int tries = 0; tries < 8 && e == ERR_USE; tries++) {
+		uint16_t lport = 0;
+
+		c->port = port_get(st, local_addr, &lport, false);
+		if (!c->port) {
+			free(c);
+			return NULL;
+		}
+		c->lport = lport;
+		lock();
+		pcb = tcp_new_ip_type(IPADDR_TYPE_V4);
+		e = pcb ? tcp_bind(pcb, &la, lport) : ERR_MEM;
+		if (e != ERR_OK && pcb)
+			tcp_close(pcb);
+		unlock();
+		if (e != ERR_OK) {
+			struct tcp_port *old = c->port;
+
+			port_put(st, old);
+		}
+	}
+	if (e != ERR_OK) {
+		free(c);
+		errno = e == ERR_USE ? EADDRINUSE : ENOMEM;
+		return NULL;
+	}
+	st->txq = (uint32_t)txq;
+	lock();
+	tcp_bind_netif(pcb, &st->netif);
+	conn_hook(c, pcb);
+	e = tcp_connect(pcb, &ra, port, on_connected);
+	if (e != ERR_OK) {
+		tcp_arg(pcb, NULL);
+		tcp_abort(pcb);
+		unlink_conn(c);
+		unlock();
+		port_put(st, c->port);
+		free(c);
+		errno = e == ERR_MEM ? ENOMEM : EHOSTUNREACH;
+		return NULL;
+	}
+	st->next_ms = 0;
+	unlock();
+	if (timeout_ms == 0)
+		return c;
+	err = wait_for(c, connect_done, timeout_ms);
+	if (!err && c->err)
+		err = c->err;
+	if (err) {
+		unet_tcp__abort(c);
+		errno = err == -EAGAIN ? ETIMEDOUT : -err;
+		return NULL;
+	}
+	return c;
+}
+
+static bool readable(const struct unet_tcp *c)
+{
+	return c->rx || c->eof || c->err;
+}
+
+ssize_t unet_tcp__recv(struct unet_tcp *c, void *buf, size_t len, int timeout_ms)
+{
+	int err;
+
+	if (!c || c->listener || (!buf && len))
+		return -EINVAL;
+	if (!len)
+		return 0;
+	for (;;) {
+		bool got = true;
+		ssize_t r = 0;
+
+		lock();
+		if (c->rx) {
+			u16_t n = (u16_t)(len < c->rx->tot_len ? len : c->rx->tot_len);
+
+			pbuf_copy_partial(c->rx, buf, n, 0);
+			c->rx = pbuf_free_header(c->rx, n);
+			if (c->pcb)
+				tcp_recved(c->pcb, n);
+			c->st->next_ms = 0;
+			r = n;
+		} else if (c->eof) {
+			r = 0;
+		} else if (c->err) {
+			r = c->err;
+		} else {
+			got = false;
+		}
+		unlock();
+		if (got)
+			return r;
+		err = wait_for(c, readable, timeout_ms);
+		if (err)
+			return err;
+	}
+}
+
+static bool writable(const struct unet_tcp *c)
+{
+	return c->err || !c->pcb || c->shut ||
+	       (c->connected && tcp_sndbuf(c->pcb) > 0 &&
+		tcp_sndqueuelen(c->pcb) < TCP_SND_QUEUELEN);
+}
+
+ssize_t unet_tcp__send(struct unet_tcp *c, const void *data, size_t len, int timeout_ms)
+{
+	int err;
+
+	if (!c || c->listener || (!data && len))
+		return -EINVAL;
+	if (!len)
+		return 0;
+	for (;;) {
+		ssize_t r = 0;
+
+		lock();
+		if (c->err) {
+			r = c->err;
+		} else if (!c->pcb) {
+			r = -ENOTCONN;
+		} else if (c->shut) {
+			r = -EPIPE;
+		} else if (c->connected) {
+			size_t n = tcp_sndbuf(c->pcb);
+			err_t e;
+
+			if (n > len)
+				n = len;
+			if (n > 0xffff)
+				n = 0xffff;
+			e = n ? tcp_write(c->pcb, data, (u16_t)n, TCP_WRITE_FLAG_COPY) : ERR_MEM;
+			if (e == ERR_OK) {
+				tcp_output(c->pcb);
+				c->st->next_ms = 0;
+				r = (ssize_t)n;
+			} else if (e != ERR_MEM) {
+				r = -EIO;
+			}
+		}
+		unlock();
+		if (r)
+			return r;
+		err = wait_for(c, writable, timeout_ms);
+		if (err)
+			return err;
+		/* writable() may hold while tcp_write still refuses (queue
+		 * length): give lwIP a moment rather than spin on it. */
+		lock();
+		bool full = c->pcb && !c->err && c->connected && tcp_sndbuf(c->pcb) == 0;
+		unlock();
+		if (full && timeout_ms == 0)
+			return -EAGAIN;
+	}
+}
+
+int unet_tcp__shutdown(struct unet_tcp *c)
+{
+	err_t e;
+
+	if (!c || c->listener)
+		return -EINVAL;
+	lock();
+	if (!c->pcb) {
+		unlock();
+		return c->err ? c->err : -ENOTCONN;
+	}
+	e = c->shut ? ERR_OK : tcp_shutdown(c->pcb, 0, 1);
+	if (e == ERR_OK)
+		c->shut = true;
+	c->st->next_ms = 0;
+	unlock();
+	return e == ERR_OK ? 0 : -ENOMEM;
+}
+
+/* Close c: abort (RST) if abort or unread data, else FIN; the port
+ * stays held until lwIP is done with the connection. */
+static void conn_free(struct unet_tcp *c, bool abort)
+{
+	struct utcp_state *st;
+	struct tcp_closing *cl = NULL;
+	struct tcp_port *put = NULL;
+
+	if (!c)
+		return;
+	st = c->st;
+	lock();
+	if (c->listener) {
+		while (c->acq_head) {
+			struct unet_tcp *q = c->acq_head;
+
+			c->acq_head = q->qnext;
+			q->parent = NULL;
+			if (q->pcb) {
+				tcp_arg(q->pcb, NULL);
+				tcp_abort(q->pcb);
+			}
+			if (q->rx)
+				pbuf_free(q->rx);
+			unlink_conn(q);
+			unlock();
+			port_put(st, q->port);
+			lock();
+			free(q);
+		}
+		if (c->pcb) {
+			tcp_arg(c->pcb, NULL);
+			tcp_close(c->pcb);
+		}
+		put = c->port;
+	} else {
+		if (c->parent) { /* still in its listener's queue */
+			struct unet_tcp **pp = &c->parent->acq_head, *prev = NULL;
+
+			for (; *pp; prev = *pp, pp = &(*pp)->qnext)
+				if (*pp == c) {
+					*pp = c->qnext;
+					if (c->parent->acq_tail == c)
+						c->parent->acq_tail = prev;
+					c->parent->nacq--;
+					break;
+				}
+		}
+		if (c->pcb) {
+			tcp_arg(c->pcb, NULL);
+			tcp_recv(c->pcb, NULL); /* lwIP's default: drop and acknowledge */
+			tcp_err(c->pcb, NULL);
+			if (abort || (c->rx && c->rx->tot_len) || tcp_close(c->pcb) != ERR_OK) {
+				tcp_abort(c->pcb);
+			} else {
+				cl = calloc(1, sizeof(*cl));
+				if (!cl) {
+					tcp_abort(c->pcb);
+				} else {
+					cl->pcb = c->pcb;
+					cl->lport = c->lport;
+					cl->rport = c->rport;
+					cl->port = c->port;
+					cl->deadline = now_ms() + CLOSING_MS;
+					cl->next = st->closing;
+					st->closing = cl;
+				}
+			}
+		}
+		if (!cl)
+			put = c->port;
+		st->next_ms = 0;
+	}
+	if (c->rx)
+		pbuf_free(c->rx);
+	unlink_conn(c);
+	unlock();
+	port_put(st, put);
+	free(c);
+}
+
+void unet_tcp__close(struct unet_tcp *c)
+{
+	conn_free(c, false);
+}
+
+void unet_tcp__abort(struct unet_tcp *c)
+{
+	conn_free(c, true);
+}
+
+unsigned int unet_tcp__events(const struct unet_tcp *c)
+{
+	unsigned int ev = 0;
+
+	if (!c)
+		return 0;
+	lock();
+	if (c->listener) {
+		if (c->acq_head)
+			ev |= UNET_TCP_IN;
+	} else {
+		if (c->rx || c->eof)
+			ev |= UNET_TCP_IN;
+		if (c->eof)
+			ev |= UNET_TCP_HUP;
+		if (c->err)
+			ev |= UNET_TCP_ERR | UNET_TCP_IN;
+		if (c->pcb && c->connected && !c->shut && tcp_sndbuf(c->pcb) > 0)
+			ev |= UNET_TCP_OUT;
+	}
+	unlock();
+	return ev;
+}
+
+int unet_tcp__error(const struct unet_tcp *c)
+{
+	return c ? c->err : -EINVAL;
+}
+
+size_t unet_tcp__unacked(const struct unet_tcp *c)
+{
+	size_t n = 0;
+
+	if (!c)
+		return 0;
+	lock();
+	if (c->pcb && !c->listener)
+		n = c->pcb->snd_lbb - c->pcb->lastack; /* queued: sequence numbers */
+	unlock();
+	return n;
+}
+
+uint16_t unet_tcp__local_port(const struct unet_tcp *c)
+{
+	return c ? c->lport : 0;
+}
+
+uint16_t unet_tcp__remote_port(const struct unet_tcp *c)
+{
+	return c ? c->rport : 0;
+}
+
+uint32_t unet_tcp__remote_addr(const struct unet_tcp *c)
+{
+	return c ? c->raddr : 0;
+}
+
+int unet_tcp__stats(struct unet_endpoint *ep, struct unet_tcp_stats *out)
+{
+	struct utcp_state *st;
+
+	if (!ep || !out)
+		return -EINVAL;
+	st = unet_layer_state(ep, &tcp_layer);
+	lock();
+	if (st)
+		*out = st->st;
+	else
+		memset(out, 0, sizeof(*out));
+	unlock();
+	return 0;
+}
+
+static const struct unet_layer tcp_layer = {
+	.name = "tcp",
+	.rx = tcp_layer_rx,
+	.destroy = tcp_layer_destroy,
+	.progress = tcp_layer_progress,
+};

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * tcp_admin.c - the kernel's side of TCP over U-Net: ports in the
+ * interface's unet_tcp_ports map (install, remove, list, delete,
+ * reclaim), the kernel socket that holds each port against the kernel's
+ * own TCP, and the neighbour map.  Ownership works as for UDP ports
+ * (udp_admin.c): an entry names its endpoint slot and the incarnation's
+ * token, and is stale once that incarnation is gone.  lwIP's headers are
+ * not included here: they redefine the socket API's names.
+ */
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <bpf/bpf.h>
+
+#include "core/layer.h"
+#include "tcp/tcp_impl.h"
+#include "udp/udp_impl.h" /* UNET_MAP_NEIGH: the neighbours ARP taught the program */
+#include "unet-xdp/unet_tcp.h"
+
+static int ports_fd(struct unet_iface *iface)
+{
+	return unet_iface_map(iface, UNET_MAP_TCP_PORTS, BPF_MAP_TYPE_HASH,
+			      sizeof(struct unet_tcp_key), sizeof(struct unet_tcp_val));
+}
+
+static bool owner_alive(struct unet_iface *iface, uint32_t id, uint64_t token)
+{
+	return token && unet_iface_slot_alive(iface, id, token);
+}
+
+int unet_tcp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
+		      uint16_t lport, uint32_t flags)
+{
+	int pfd = ports_fd(iface);
+	struct unet_tcp_key key = { .addr = laddr, .port = htons(lport) };
+	struct unet_tcp_val v, old;
+	uint64_t token;
+
+	if (pfd < 0)
+		return pfd;
+	token = unet_iface_slot_token(iface, endpoint);
+	if (!token)
+		return -ESRCH;
+	if (bpf_map_lookup_elem(pfd, &key, &old) == 0) {
+		if (owner_alive(iface, old.endpoint, old.owner_token)) {
+			unet_log(UNET_LOG_ERROR, "%s: TCP port %u in use by endpoint %u (pid %u)",
+				 iface->ifname, lport, old.endpoint, old.owner_pid);
+			return -EADDRINUSE;
+		}
+		if (bpf_map_delete_elem(pfd, &key) && errno != ENOENT)
+			return -errno;
+	}
+	memset(&v, 0, sizeof(v));
+	v.endpoint = endpoint;
+	v.flags = flags;
+	v.owner_pid = (uint32_t)getpid();
+	v.owner_token = token;
+	if (bpf_map_update_elem(pfd, &key, &v, BPF_NOEXIST)) {
+		int err = -errno;
+
+		return err == -EEXIST ? -EADDRINUSE : err == -E2BIG ? -ENOSPC : err;
+	}
+	return 0;
+}
+
+void unet_tcp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
+			  uint16_t lport)
+{
+	int pfd = ports_fd(iface);
+	struct unet_tcp_key key = { .addr = laddr, .port = htons(lport) };
+	struct unet_tcp_val v;
+
+	if (pfd < 0)
+		return;
+	if (!bpf_map_lookup_elem(pfd, &key, &v) && v.endpoint == endpoint &&
+	    v.owner_token == unet_iface_slot_token(iface, endpoint))
+		bpf_map_delete_elem(pfd, &key);
+}
+
+static int port_keys(struct unet_iface *iface, struct unet_tcp_key **keys, size_t *n)
+{
+	int pfd = ports_fd(iface);
+
+	if (pfd < 0)
+		return pfd;
+	return unet_map_keys(pfd, sizeof(**keys), UNET_MAX_TCP_PORTS, (void **)keys, n);
+}
+
+int unet_iface__for_each_tcp(struct unet_iface *iface,
+			     int (*fn)(const struct unet_tcp_entry *, void *ctx), void *ctx)
+{
+	struct unet_tcp_key *keys;
+	struct unet_tcp_entry e;
+	struct unet_tcp_val v;
+	int pfd, ret;
+	size_t n;
+
+	if (!iface || !fn)
+		return -EINVAL;
+	pfd = ports_fd(iface);
+	if (pfd < 0)
+		return pfd;
+	ret = port_keys(iface, &keys, &n);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n && !ret; i++) {
+		if (bpf_map_lookup_elem(pfd, &keys[i], &v))
+			continue; /* deleted meanwhile */
+		memset(&e, 0, sizeof(e));
+		e.addr = keys[i].addr;
+		e.port = ntohs(keys[i].port);
+		e.listen = v.flags & UNET_TCP_PORT_LISTEN;
+		e.endpoint = v.endpoint;
+		e.pid = v.owner_pid;
+		e.stale = !owner_alive(iface, v.endpoint, v.owner_token);
+		e.delivered = v.delivered;
+		e.delivered_bytes = v.delivered_bytes;
+		e.drop_no_socket = v.drop_no_socket;
+		e.drop_injected = v.drop_injected;
+		ret = fn(&e, ctx);
+	}
+	free(keys);
+	return ret;
+}
+
+int unet_iface__tcp_del(struct unet_iface *iface, uint32_t addr, uint16_t port)
+{
+	struct unet_tcp_key key = { .addr = addr, .port = htons(port) };
+	int pfd;
+
+	if (!iface)
+		return -EINVAL;
+	pfd = ports_fd(iface);
+	if (pfd < 0)
+		return pfd;
+	if (bpf_map_delete_elem(pfd, &key))
+		return -errno;
+	return 0;
+}
+
+int unet_tcp_reclaim(struct unet_iface *iface)
+{
+	int pfd = ports_fd(iface), removed = 0, err;
+	struct unet_tcp_key *keys;
+	struct unet_tcp_val v;
+	size_t n;
+
+	if (pfd < 0)
+		return pfd;
+	err = port_keys(iface, &keys, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(pfd, &keys[i], &v) ||
+		    owner_alive(iface, v.endpoint, v.owner_token))
+			continue;
+		if (bpf_map_delete_elem(pfd, &keys[i]) == 0) {
+			unet_log(UNET_LOG_INFO, "%s: reclaimed TCP port %u (endpoint %u)",
+				 iface->ifname, ntohs(keys[i].port), v.endpoint);
+			removed++;
+		}
+	}
+	free(keys);
+	return removed;
+}
+
+static struct unet_iface_layer tcp_iface_layer = {
+	.name = "tcp",
+	.reclaim = unet_tcp_reclaim,
+};
+
+__attribute__((constructor)) static void tcp_iface_layer_init(void)
+{
+	unet_iface_layer_register(&tcp_iface_layer);
+}
+
+/* ---- The kernel's side ---------------------------------------------------- */
+
+int unet_tcp_reserve(uint32_t laddr, uint16_t *lport, bool listening)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = laddr,
+				  .sin_port = htons(*lport) };
+	socklen_t sl = sizeof(sa);
+	int one = 1, fd, err;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* The address may be one only U-Net answers for (not the kernel's). */
+	setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+	/*
+	 * A listening port is taken as a kernel server takes one: reusing it
+	 * over connections in TIME_WAIT (SO_REUSEADDR), and listening, which
+	 * keeps every other socket off it, SO_REUSEADDR or not -- once the
+	 * caller has put the port in the map (unet_tcp_reserve_listen), so
+	 * the XDP program gives U-Net every segment for it and this listener
+	 * never sees one while we live.  A connection's port (chosen by the
+	 * kernel) is only bound.
+	 */
+	if (listening)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	*lport = ntohs(sa.sin_port);
+	return fd;
+}
+
+int unet_tcp_reserve_listen(int fd)
+{
+	return listen(fd, 1) ? -errno : 0;
+}
+
+bool unet_tcp_kernel_addr(uint32_t addr)
+{
+	struct ifaddrs *ifa, *i;
+	bool found = false;
+
+	if (getifaddrs(&ifa))
+		return false;
+	for (i = ifa; i && !found; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == addr)
+			found = true;
+	freeifaddrs(ifa);
+	return found;
+}
+
+int unet_tcp_neigh_open(struct unet_iface *iface)
+{
+	return unet_iface_map_open(iface, UNET_MAP_NEIGH, BPF_MAP_TYPE_LRU_HASH, sizeof(__u32),
+				   sizeof(struct unet_neigh_val));
+}
+
+int unet_tcp_neigh(int neigh_fd, uint32_t ip, uint64_t max_age_ns, uint8_t mac[6])
+{
+	struct unet_neigh_val nv;
+	struct timespec ts;
+	uint64_t now;
+
+	if (neigh_fd < 0 || bpf_map_lookup_elem(neigh_fd, &ip, &nv))
+		return -ENOENT;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (now > nv.updated_ns && now - nv.updated_ns >= max_age_ns)
+		return -ENOENT;
+	memcpy(mac, nv.mac, 6);
+	return 0;
+}

@@ -1,0 +1,350 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# t_tcp.sh - TCP/IPv4 over U-Net (docs/tcp.md, lwIP) against the kernel's
+# TCP.  Sourced by run.sh (see lib.sh for the helpers).  U-Net is side a
+# (10.201.0.1, the kernel's own address there), the kernel peer side b.
+
+# name|modes (xdp: once per mode, -: once)|timeout s|what it checks
+TESTS+=(
+	"tcp_iperf|xdp|120|iperf3 -c against a U-Net server and a U-Net client against iperf3 -s: 256 MiB each way, byte counts checked on both sides"
+	"tcp_sizes|xdp|90|kernel client -> U-Net echo and U-Net client -> kernel echo: every write size 1..2048, then every 997th to 65536, byte for byte; examples/tcp_echo both ways"
+	"tcp_loss|xdp|150|the XDP fault hook drops 1% then 5% of the TCP segments reaching U-Net: kernel -> U-Net transfers complete and verify"
+	"tcp_conns|xdp|90|256 concurrent U-Net connections on one endpoint to a kernel echo, each stream verified; unetctl tcp list shows their ports"
+	"tcp_teardown|xdp|90|FIN both ways, RST both ways, kernel peer killed mid-transfer: the U-Net server keeps serving; U-Net process SIGKILLed: the kernel peer sees a reset, the port goes stale, the next run is clean, the kernel can bind the port again"
+	"tcp_hostile|xdp|120|bad TCP checksums, bad IP/TCP lengths, out-of-window data on a live connection, 10 000 spoofed SYNs at the listening port: no byte reaches the application, valid connections keep working"
+)
+
+# tcp_setup: namespaces, the program on a, kernel checksums complete on b
+# (no partial checksums from veth: lwIP checks every checksum).
+tcp_setup() {
+	UTCP=$BUILD/tools/unet-tcp
+	TPEER=$ROOT/tests/tools/tcp-peer.py
+	THOSTILE=$ROOT/tests/tools/tcp-hostile.py
+	[[ -x $UTCP ]] || fail "$UTCP not built"
+	setup_ns
+	attach a
+	in_b ethtool -K "$IF_B" tx off >/dev/null 2>&1 || fail "ethtool -K $IF_B tx off"
+	in_a ethtool -K "$IF_A" tx off >/dev/null 2>&1 || true
+}
+
+# tcpstat LOG KEY: a counter from the tool's "tcpstats" line.
+tcpstat() {
+	sed -n "s/^tcpstats.* $2=\([0-9]*\).*/\1/p" "$1" | tail -1
+}
+
+# Bulk size: 256 MiB, under ASan/UBSan too (about 6 s each way there:
+# the kernel peer and veth dominate).
+tcp_bulk() {
+	echo $((256 << 20))
+}
+
+t_tcp_iperf() {
+	command -v iperf3 >/dev/null || skip "iperf3 not installed (scripts/install-deps.sh)"
+	tcp_setup
+	local n pid
+	n=$(tcp_bulk)
+	note "iperf3 -c (kernel, b) -> U-Net iperf server (a), $n bytes"
+	unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 100 \
+		iperf-server --port 5201 >"$T_DIR/userver.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/userver.log" "$pid" >/dev/null
+	in_b timeout 100 iperf3 -c "$IP_A" -p 5201 -n "$n" -J >"$T_DIR/iperf-c.json" 2>&1 ||
+		{ cat "$T_DIR/iperf-c.json"; fail "iperf3 -c against the U-Net server failed"; }
+	finish "$pid" "$T_DIR/userver.log" 20 "U-Net iperf server"
+	[[ $(jq -r '.end.sum_sent.bytes' "$T_DIR/iperf-c.json") == "$n" ]] ||
+		fail "iperf3 -c says it sent $(jq -r '.end.sum_sent.bytes' "$T_DIR/iperf-c.json"), want $n"
+	grep -qx "iperf-server bytes=$n num=$n" "$T_DIR/userver.log" ||
+		fail "the U-Net server did not receive exactly $n bytes"
+	note "iperf3 -c: $(jq -r '.end.sum_received.bits_per_second / 8e6 | floor' "$T_DIR/iperf-c.json") MB/s"
+
+	note "U-Net iperf client (a) -> iperf3 -s (kernel, b), $n bytes"
+	unet_bg_b timeout 100 iperf3 -s -1 -B "$IP_B" -p 5202 -J >"$T_DIR/iperf-s.json" 2>&1
+	pid=$UNET_BG_PID
+	local i
+	for ((i = 0; i < 50; i++)); do
+		in_b ss -ltn | grep -q ":5202 " && break
+		sleep 0.1
+	done
+	in_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 100 \
+		iperf-client --remote "$IP_B:5202" --bytes "$n" >"$T_DIR/uclient.log" 2>&1 ||
+		{ cat "$T_DIR/uclient.log"; fail "the U-Net iperf client failed"; }
+	cat "$T_DIR/uclient.log"
+	unet_bg_wait "$pid" 20 || { cat "$T_DIR/iperf-s.json"; fail "iperf3 -s failed"; }
+	[[ $(jq -r '.end.sum_received.bytes' "$T_DIR/iperf-s.json") == "$n" ]] ||
+		fail "iperf3 -s says it received $(jq -r '.end.sum_received.bytes' "$T_DIR/iperf-s.json"), want $n"
+}
+
+t_tcp_sizes() {
+	tcp_setup
+	local pid
+	note "kernel client (b) -> U-Net echo (a)"
+	unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 60 \
+		echo --port 5000 --conns 1 >"$T_DIR/uecho.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/uecho.log" "$pid" >/dev/null
+	in_b timeout 60 python3 "$TPEER" sizes "$IP_A:5000" >"$T_DIR/ksizes.log" 2>&1 ||
+		{ cat "$T_DIR/ksizes.log"; fail "kernel sizes against the U-Net echo failed"; }
+	cat "$T_DIR/ksizes.log"
+	grep -q "^sizes ok 2112 sizes 1..65536" "$T_DIR/ksizes.log" || fail "not every size was checked"
+	finish "$pid" "$T_DIR/uecho.log" 10 "U-Net echo"
+	grep -q "^echo conns=1 bytes=4302688 errors=0" "$T_DIR/uecho.log" ||
+		fail "the U-Net echo did not echo exactly the stream"
+
+	note "U-Net client (a) -> kernel echo (b)"
+	unet_bg_b python3 "$TPEER" echo "$IP_B:6000" --conns 1 >"$T_DIR/kecho.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/kecho.log" "$pid" >/dev/null
+	in_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 60 \
+		sizes --remote "$IP_B:6000" >"$T_DIR/usizes.log" 2>&1 ||
+		{ cat "$T_DIR/usizes.log"; fail "U-Net sizes against the kernel echo failed"; }
+	cat "$T_DIR/usizes.log"
+	grep -q "^sizes ok 2112 sizes 1..65536" "$T_DIR/usizes.log" || fail "not every size was checked"
+	finish "$pid" "$T_DIR/kecho.log" 10 "kernel echo"
+
+	note "examples/tcp_echo: server for a kernel client, client of a kernel server"
+	unet_bg_a "$BUILD/examples/tcp_echo" server "$IF_A" "$IP_A" 5100 >"$T_DIR/ex.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/ex.log" "$pid" >/dev/null
+	local out
+	out=$(in_b timeout 10 python3 -c "
+import socket
+s = socket.create_connection(('$IP_A', 5100), timeout=5)
+s.sendall(b'hello over U-Net')
+print(s.recv(100).decode())") || fail "kernel client of examples/tcp_echo failed"
+	[[ $out == "hello over U-Net" ]] || fail "tcp_echo server echoed '$out'"
+	kill -TERM "$pid"
+	unet_bg_wait "$pid" 5
+	unet_bg_b python3 "$TPEER" echo "$IP_B:6100" --conns 1 >"$T_DIR/kecho2.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/kecho2.log" "$pid" >/dev/null
+	out=$(in_a timeout 10 "$BUILD/examples/tcp_echo" client "$IF_A" "$IP_A" "$IP_B" 6100 "hi from U-Net") ||
+		fail "examples/tcp_echo client failed: $out"
+	[[ $out == "echo: hi from U-Net" ]] || fail "tcp_echo client printed '$out'"
+	finish "$pid" "$T_DIR/kecho2.log" 10 "kernel echo"
+}
+
+# tcp_loss_round PPM BYTES: kernel source (b) -> U-Net sink (a) with the
+# fault hook dropping PPM per million of the segments reaching U-Net.
+tcp_loss_round() {
+	local ppm=$1 n=$2 pid t0 t1 inj0 inj1
+	in_a "$UNETCTL" fault "$IF_A" --drop-ppm "$ppm" >/dev/null || fail "unetctl fault --drop-ppm $ppm"
+	inj0=$(counter a drop_injected)
+	unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 120 \
+		sink --port 5300 --conns 1 >"$T_DIR/sink_$ppm.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/sink_$ppm.log" "$pid" >/dev/null
+	t0=$(date +%s%N)
+	in_b timeout 120 python3 "$TPEER" source "$IP_A:5300" --bytes "$n" >"$T_DIR/src_$ppm.log" 2>&1 ||
+		{ cat "$T_DIR/src_$ppm.log"; fail "transfer with $ppm ppm loss failed"; }
+	t1=$(date +%s%N)
+	finish "$pid" "$T_DIR/sink_$ppm.log" 10 "U-Net sink"
+	inj1=$(counter a drop_injected)
+	note "loss $ppm ppm: $n bytes in $(((t1 - t0) / 1000000)) ms, $((inj1 - inj0)) segments dropped by the hook"
+	((inj1 - inj0 > 0)) || fail "the fault hook dropped no TCP segment (the test would not notice)"
+	grep -q "^sink conns=1 bytes=$n errors=0" "$T_DIR/sink_$ppm.log" || fail "the sink did not get $n bytes"
+	in_a "$UNETCTL" fault "$IF_A" --drop-ppm 0 >/dev/null
+}
+
+t_tcp_loss() {
+	tcp_setup
+	local n=$((64 << 20))
+	[[ ${UNET_SANITIZED:-0} == 1 ]] && n=$((16 << 20))
+	tcp_loss_round 10000 "$n"
+	# 5%: without SACK (lwIP 2.1.3 has none) the kernel sender recovers
+	# by RTO once its window is a few segments: about 1.4 MB/s here, so a
+	# smaller transfer (docs/tcp.md, loss).
+	tcp_loss_round 50000 $((n / 8))
+}
+
+t_tcp_conns() {
+	tcp_setup
+	local pid n=256
+	unet_bg_b python3 "$TPEER" echo "$IP_B:6200" --conns $n >"$T_DIR/kecho.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/kecho.log" "$pid" >/dev/null
+	in_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 60 \
+		conns --remote "$IP_B:6200" --count $n --bytes 20000 >"$T_DIR/uconns.log" 2>&1 ||
+		{ cat "$T_DIR/uconns.log"; fail "256 concurrent connections failed"; }
+	cat "$T_DIR/uconns.log"
+	grep -q "^conns ok=$n of $n" "$T_DIR/uconns.log" || fail "not all $n connections verified"
+	finish "$pid" "$T_DIR/kecho.log" 20 "kernel echo"
+	# Their ports were U-Net's while open and are given back after.
+	[[ $(in_a "$UNETCTL" --json tcp list "$IF_A" | jq '[.. | objects | select(has("port"))] | length') == 0 ]] ||
+		fail "connection ports left in unet_tcp_ports after the run"
+}
+
+t_tcp_teardown() {
+	tcp_setup
+	local pid cpid out
+	unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 80 \
+		echo --port 5400 >"$T_DIR/uecho.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/uecho.log" "$pid" >/dev/null
+	[[ $(in_a "$UNETCTL" --json tcp list "$IF_A" | jq -r '[.. | objects | select(has("port"))] | first | .kind') == listen ]] ||
+		fail "unetctl tcp list does not show the listening port"
+	# The port is held against the kernel: not even a server's socket
+	# (SO_REUSEADDR) can bind it.
+	in_a python3 -c "
+import socket, sys
+for reuse in (0, 1):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, reuse)
+    try:
+        s.bind(('$IP_A', 5400))
+    except OSError:
+        continue
+    sys.exit('a kernel socket (SO_REUSEADDR %d) could bind the U-Net port' % reuse)" ||
+		fail "the kernel could take the U-Net port"
+
+	note "FIN from the kernel, FIN back; RST from the kernel (SO_LINGER 0)"
+	out=$(in_b timeout 20 python3 -c "
+import socket, struct
+s = socket.create_connection(('$IP_A', 5400), timeout=5)
+s.sendall(b'x' * 1000)
+got = b''
+while len(got) < 1000:
+    got += s.recv(1000)
+s.shutdown(socket.SHUT_WR)
+print('eof' if s.recv(10) == b'' else 'no-eof')
+s.close()
+r = socket.create_connection(('$IP_A', 5400), timeout=5)
+r.sendall(b'y' * 100)
+r.recv(100)
+r.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+r.close()
+print('rst sent')") || fail "FIN/RST client failed: $out"
+	[[ $out == *eof*"rst sent"* && $out != *no-eof* ]] || fail "FIN exchange: $out"
+
+	note "RST from U-Net (unet_tcp__abort): the kernel peer sees a reset"
+	unet_bg_b python3 -c "
+import socket
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(('$IP_B', 6500))
+l.listen()
+print('ready port=6500', flush=True)
+c, _ = l.accept()
+c.settimeout(10)
+got = 0
+try:
+    while got < 100:
+        d = c.recv(100)
+        if not d:
+            print('eof', flush=True)
+            raise SystemExit
+        got += len(d)
+    c.recv(100)
+    print('no reset', flush=True)
+except ConnectionResetError:
+    print('reset', flush=True)
+" >"$T_DIR/kabort.log" 2>&1
+	cpid=$UNET_BG_PID
+	wait_ready "$T_DIR/kabort.log" "$cpid" >/dev/null
+	# the echo server holds queue 0 of a: a second endpoint cannot bind it
+	# in skb mode everywhere, so the abort runs after the echo tests below
+	KABORT_PID=$cpid
+
+	note "kernel peer killed mid-transfer"
+	unet_bg_b python3 "$TPEER" source "$IP_A:5400" --bytes $((512 << 20)) >"$T_DIR/ksrc.log" 2>&1
+	cpid=$UNET_BG_PID
+	sleep 0.5
+	kill -KILL "$cpid"
+	unet_bg_wait "$cpid" 5
+	note "the U-Net server keeps serving"
+	in_b timeout 30 python3 "$TPEER" sizes "$IP_A:5400" --max 4096 >"$T_DIR/after.log" 2>&1 ||
+		{ cat "$T_DIR/after.log"; fail "the U-Net server stopped serving after resets"; }
+	stop "$pid" "$T_DIR/uecho.log" "U-Net echo"
+
+	in_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 20 \
+		abort --remote "$IP_B:6500" >"$T_DIR/abort.log" 2>&1 ||
+		{ cat "$T_DIR/abort.log"; fail "the U-Net abort client failed"; }
+	unet_bg_wait "$KABORT_PID" 15 || true
+	cat "$T_DIR/kabort.log"
+	grep -qx reset "$T_DIR/kabort.log" || fail "unet_tcp__abort: the kernel peer saw no reset"
+
+	note "the U-Net process is SIGKILLed mid-connection: the kernel peer sees a reset"
+	# The kernel side reads the client's 1 MiB, then writes until the
+	# connection fails: after the kill its segments reach the kernel of a
+	# (no U-Net owner with a socket, no kernel socket), which resets.
+	unet_bg_b python3 -c "
+import socket, sys
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(('$IP_B', 6400))
+l.listen()
+print('ready port=6400', flush=True)
+c, _ = l.accept()
+c.settimeout(20)
+got = 0
+try:
+    while got < 1 << 20:
+        d = c.recv(65536)
+        if not d:
+            sys.exit('eof')
+        got += len(d)
+    print('got', got, flush=True)
+    while True:
+        c.sendall(b'z' * 65536)
+except ConnectionResetError:
+    print('reset', flush=True)
+except socket.timeout:
+    print('timeout', flush=True)
+" >"$T_DIR/kpeer.log" 2>&1
+	cpid=$UNET_BG_PID
+	wait_ready "$T_DIR/kpeer.log" "$cpid" >/dev/null
+	unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 60 \
+		hold --remote "$IP_B:6400" >"$T_DIR/hold.log" 2>&1
+	pid=$UNET_BG_PID
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^holding' "$T_DIR/hold.log" && break
+		sleep 0.1
+	done
+	grep -q '^holding' "$T_DIR/hold.log" || { cat "$T_DIR/hold.log"; fail "hold client did not connect"; }
+	local port
+	port=$(in_a "$UNETCTL" --json tcp list "$IF_A" | jq -r '[.. | objects | select(has("port"))] | first | .port')
+	[[ $port =~ ^[0-9]+$ ]] || fail "the connection's port is not listed"
+	kill -KILL "$pid"
+	unet_bg_wait "$pid" 5
+	[[ $(in_a "$UNETCTL" --json tcp list "$IF_A" | jq -r '[.. | objects | select(has("port"))] | first | .stale') == true ]] ||
+		fail "the dead owner's port is not listed stale"
+	unet_bg_wait "$cpid" 30 || true
+	cat "$T_DIR/kpeer.log"
+	grep -qx reset "$T_DIR/kpeer.log" || fail "the kernel peer did not see a reset"
+	local r
+	r=$(in_a "$UNETCTL" --json reclaim "$IF_A" | jq -r '.removed') || fail "reclaim failed"
+	((r >= 2)) || fail "reclaim removed $r entries, want >= 2 (endpoint + port)"
+	[[ $(in_a "$UNETCTL" --json tcp list "$IF_A" | jq '[.. | objects | select(has("port"))] | length') == 0 ]] ||
+		fail "the port survived reclaim"
+	note "next run clean: the same listening port again, at once"
+	unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 30 \
+		echo --port 5400 --conns 1 >"$T_DIR/uecho2.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/uecho2.log" "$pid" >/dev/null
+	in_b timeout 20 python3 "$TPEER" sizes "$IP_A:5400" --max 2048 >/dev/null ||
+		fail "the next run did not serve"
+	finish "$pid" "$T_DIR/uecho2.log" 10 "second U-Net echo"
+	in_a python3 -c "
+import socket
+s = socket.socket(); s.bind(('$IP_A', 5400)); s.listen()" ||
+		fail "the kernel cannot bind the port U-Net gave back"
+}
+
+t_tcp_hostile() {
+	tcp_setup
+	local pid
+	unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 100 \
+		echo --port 5500 --backlog 256 >"$T_DIR/uecho.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/uecho.log" "$pid" >/dev/null
+	in_b timeout 90 python3 "$THOSTILE" "$IF_B" "$MAC_A" "$IP_B" "$IP_A" 5500 \
+		>"$T_DIR/hostile.log" 2>&1 || { cat "$T_DIR/hostile.log"; fail "hostile input test failed"; }
+	cat "$T_DIR/hostile.log"
+	stop "$pid" "$T_DIR/uecho.log" "U-Net echo"
+	local dropped
+	dropped=$(tcpstat "$T_DIR/uecho.log" rx_syn_dropped)
+	note "SYNs refused or evicted by the backlog: $dropped"
+	((dropped > 0)) || fail "the SYN flood never hit the backlog limit"
+	expect_stat a drop_tcp_malformed "$(grep -c '^sent malformed' "$T_DIR/hostile.log")"
+}

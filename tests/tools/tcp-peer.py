@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""tcp-peer.py - the kernel's side of the TCP over U-Net tests (kernel sockets).
+
+  tcp-peer.py echo   ADDR:PORT [--conns N]   echo server (a thread per connection)
+  tcp-peer.py sink   ADDR:PORT [--conns N]   read to EOF, check the pattern, answer "<bytes>\\n"
+  tcp-peer.py sizes  ADDR:PORT [--max M]     the write sizes of unet-tcp sizes, echoed, compared
+  tcp-peer.py source ADDR:PORT --bytes N     send N pattern bytes, shutdown, expect "<N>\\n"
+  tcp-peer.py rr     ADDR:PORT --count N     64-byte round trips, prints p50/p99
+Servers print "ready port=P".  Byte i of a stream is (i + seed) % 251, seed 0.
+"""
+import argparse
+import socket
+import sys
+import threading
+import time
+
+PERIOD = 251
+PAT = bytes(i % PERIOD for i in range(PERIOD * 1100))  # > 256 KiB + 251
+
+
+def pat(off, n):
+    """n pattern bytes starting at stream offset off (n <= 256 KiB)."""
+    s = off % PERIOD
+    return PAT[s:s + n]
+
+
+def addr(s):
+    a, p = s.rsplit(":", 1)
+    return a, int(p)
+
+
+def recv_exact(c, n):
+    b = bytearray()
+    while len(b) < n:
+        d = c.recv(n - len(b))
+        if not d:
+            raise EOFError("peer closed after %d of %d bytes" % (len(b), n))
+        b += d
+    return bytes(b)
+
+
+def serve(a, conns, handler):
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(a)
+    ls.listen(1024)
+    print("ready port=%d" % a[1], flush=True)
+    threads = []
+    n = 0
+    while conns == 0 or n < conns:
+        c, _ = ls.accept()
+        t = threading.Thread(target=handler, args=(c,), daemon=True)
+        t.start()
+        threads.append(t)
+        n += 1
+    for t in threads:
+        t.join()
+
+
+def echo_conn(c):
+    with c:
+        while True:
+            try:
+                d = c.recv(65536)
+            except ConnectionError:
+                return
+            if not d:
+                return
+            c.sendall(d)
+
+
+sink_total = [0, 0]
+
+
+def sink_conn(c):
+    off = 0
+    bad = False
+    with c:
+        while True:
+            d = c.recv(262144)
+            if not d:
+                break
+            if not bad and d != pat(off, len(d)):
+                bad = True
+            off += len(d)
+        c.sendall(b"%d%s\n" % (off, b" bad" if bad else b""))
+    sink_total[0] += off
+    sink_total[1] += bad
+
+
+def sizes(a, mx):
+    c = socket.create_connection(a, timeout=30)
+    off, size, count = 0, 1, 0
+    while size <= mx:
+        out = pat(off, size) if size <= 262144 else None
+        c.sendall(out)
+        back = recv_exact(c, size)
+        if back != out:
+            sys.exit("size %d: echo differs" % size)
+        off += size
+        count += 1
+        if size < 2048:
+            size += 1
+        elif size < mx:
+            size = min(mx, size + 997)
+        else:
+            break
+    c.close()
+    print("sizes ok %d sizes 1..%d bytes=%d" % (count, mx, off))
+
+
+def source(a, n):
+    c = socket.create_connection(a, timeout=60)
+    t0 = time.monotonic()
+    off = 0
+    while off < n:
+        k = min(65536, n - off)
+        c.sendall(pat(off, k))
+        off += k
+    c.shutdown(socket.SHUT_WR)
+    ans = b""
+    while True:
+        d = c.recv(64)
+        if not d:
+            break
+        ans += d
+    dt = time.monotonic() - t0
+    if ans.strip() != b"%d" % n:
+        sys.exit("source: sent %d, peer says %r" % (n, ans))
+    print("source ok bytes=%d MBps=%.1f" % (n, n / dt / 1e6))
+
+
+def rr(a, count, size):
+    c = socket.create_connection(a, timeout=30)
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    msg = b"r" * size
+    ts = []
+    for i in range(count + 100):
+        t0 = time.perf_counter_ns()
+        c.sendall(msg)
+        recv_exact(c, size)
+        if i >= 100:
+            ts.append(time.perf_counter_ns() - t0)
+    ts.sort()
+    print("rr count=%d size=%d p50_us=%.1f p99_us=%.1f" %
+          (count, size, ts[count // 2] / 1e3, ts[count * 99 // 100] / 1e3))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("mode")
+    p.add_argument("addr")
+    p.add_argument("--conns", type=int, default=0)
+    p.add_argument("--max", type=int, default=65536)
+    p.add_argument("--bytes", type=int, default=0)
+    p.add_argument("--count", type=int, default=10000)
+    p.add_argument("--size", type=int, default=64)
+    o = p.parse_args()
+    a = addr(o.addr)
+    if o.mode == "echo":
+        serve(a, o.conns, echo_conn)
+    elif o.mode == "sink":
+        serve(a, o.conns, sink_conn)
+        print("sink conns=%d bytes=%d bad=%d" % (o.conns, sink_total[0], sink_total[1]))
+    elif o.mode == "sizes":
+        sizes(a, o.max)
+    elif o.mode == "source":
+        source(a, o.bytes)
+    elif o.mode == "rr":
+        rr(a, o.count, o.size)
+    else:
+        sys.exit("unknown mode " + o.mode)
+
+
+if __name__ == "__main__":
+    main()
