@@ -95,13 +95,21 @@ TOOL_BINS += $(patsubst %,$(BUILD)/tools/%,$(TOOL_DIRS))
 BENCH_SRCS := $(wildcard bench/*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
+# The libfabric provider (docs/libfabric.md): a plugin libfabric dlopen()s,
+# with the library linked in; it exports fi_prov_ini only.  Its test
+# client and MPI program live in fabric/tests/.
+FABRIC_SRCS := $(wildcard fabric/*.c)
+FABRIC_OBJS := $(patsubst fabric/%.c,$(BUILD)/fabric/%.o,$(FABRIC_SRCS))
+FABRIC_SO := $(BUILD)/libunet-fi.so
+FABRIC_TESTS := $(BUILD)/fabric/ufi-test $(BUILD)/fabric/mpi-pingpong
+MPICC ?= mpicc
 
 .PHONY: all dist deps check check-unit check-integration check-san demo bench install deb version clean
-all: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS) \
+all: $(ALIB) $(SO) $(FABRIC_SO) $(FABRIC_TESTS) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS) \
      $(BUILD)/unet-bench
 
 # What `make install` installs, built (no tests, tools or benchmark).
-dist: $(ALIB) $(SO) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(EXAMPLE_BINS)
+dist: $(ALIB) $(SO) $(FABRIC_SO) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(EXAMPLE_BINS)
 
 version:
 	@echo $(VERSION)
@@ -136,6 +144,25 @@ $(SO): $(LIB_OBJS) lib/libunet-xdp.map
 		$(ALL_LDFLAGS) -o $@ $(LIB_OBJS) $(LIBS)
 	ln -sf $(SO_FILE) $(BUILD)/$(SO_NAME)
 	ln -sf $(SO_FILE) $(BUILD)/libunet-xdp.so
+
+$(BUILD)/fabric/%.o: fabric/%.c $(SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(FABRIC_SO): $(FABRIC_OBJS) $(LIB_OBJS) fabric/libunet-fi.map
+	$(CC) -shared -Wl,--version-script=fabric/libunet-fi.map -Wl,--no-undefined \
+		$(ALL_LDFLAGS) -o $@ $(FABRIC_OBJS) $(LIB_OBJS) -lfabric $(LIBS)
+
+# The test client is a plain libfabric application: it knows nothing of
+# the provider but its name.  Built with the same sanitizer flags, so the
+# SAN pass loads the sanitized provider into a sanitized process.
+$(BUILD)/fabric/ufi-test: fabric/tests/ufi-test.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALL_LDFLAGS) -lfabric
+
+$(BUILD)/fabric/mpi-pingpong: fabric/tests/mpi-pingpong.c
+	@mkdir -p $(@D)
+	$(MPICC) $(ALL_CFLAGS) -o $@ $< $(ALL_LDFLAGS)
 
 PC_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|'
 
@@ -217,6 +244,8 @@ install: dist
 	install -m 644 $(PUB_HDRS) $(DESTDIR)$(INCDIR)/unet-xdp/
 	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/
+	install -d $(DESTDIR)$(LIBDIR)/libfabric
+	install -m 644 $(FABRIC_SO) $(DESTDIR)$(LIBDIR)/libfabric/
 	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
 	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/libunet-xdp.so
 	# Written here, not copied from $(BUILD): PREFIX may differ from the build's.

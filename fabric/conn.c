@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * conn.c - which interface, and setting up the U-Net channel to a peer.
+ *
+ * A U-Net channel is (our tag, peer MAC, peer tag) on both sides, and the
+ * XDP program delivers a frame only to the channel whose peer MAC and tag
+ * it carries: there is no way to receive a U-Net frame from a peer we
+ * have no channel with.  So the two tags are agreed before the channel
+ * exists, as U-Net's operating system did, over a path that does not need
+ * one: a kernel UDP socket on the interface's IPv4 address, whose address
+ * is part of the endpoint name.  Only setup goes that way; every message
+ * goes over the U-Net channel.
+ *
+ * HELLO { magic, from name, to name, from_tag, to_tag }:
+ *   - the initiator reserves a free tag (a channel to the peer with a
+ *     placeholder peer tag) and sends HELLO(from_tag = it, to_tag = 0)
+ *     every 10..500 ms until answered;
+ *   - a side that learns the peer's tag reopens its channel with it (UP),
+ *     and answers when the peer does not know our tag yet (to_tag is not
+ *     ours); an answer to an answer is never sent, so there is no storm;
+ *   - both initiating at once: the smaller name stays the initiator, the
+ *     other answers.
+ * A HELLO is accepted only from a name in our address vector, from the
+ * address that name gives, addressed to our exact name (nonce included).
+ */
+#include <errno.h>
+#include <ifaddrs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "ufi.h"
+
+#define HELLO_MAGIC 0x55464948u /* "UFIH" */
+#define TAG_MIN 1024
+#define TAG_MAX 65535
+
+struct hello {
+	uint32_t magic;
+	struct ufi_name from, to;
+	uint16_t from_tag, to_tag; /* network order */
+} __attribute__((packed));
+
+/* ---- names ---- */
+
+bool ufi_name_valid(const struct ufi_name *n)
+{
+	return n->magic[0] == 'U' && n->magic[1] == 'F' && n->version == 1;
+}
+
+int ufi_name_to_str(const struct ufi_name *n, char *buf, size_t len)
+{
+	const uint8_t *ip = (const uint8_t *)&n->ip;
+	int r = snprintf(buf, len,
+			 "fi_unet://%02x:%02x:%02x:%02x:%02x:%02x/ep=%05u/%03u.%03u.%03u.%03u:%05u/nonce=%08x",
+			 n->mac[0], n->mac[1], n->mac[2], n->mac[3], n->mac[4], n->mac[5],
+			 ntohs(n->ep_id), ip[0], ip[1], ip[2], ip[3], ntohs(n->port), n->nonce);
+	return r < 0 || (size_t)r >= len ? -FI_ETOOSMALL : r;
+}
+
+int ufi_name_from_str(const char *s, struct ufi_name *n)
+{
+	unsigned m[6], ep, ip[4], port, nonce;
+	int used = 0;
+
+	if (sscanf(s, "fi_unet://%2x:%2x:%2x:%2x:%2x:%2x/ep=%5u/%3u.%3u.%3u.%3u:%5u/nonce=%8x%n",
+		   &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &ep, &ip[0], &ip[1], &ip[2], &ip[3],
+		   &port, &nonce, &used) != 13 ||
+	    s[used] != '\0')
+		return -FI_EINVAL;
+	if (ep > 65535 || port > 65535 || ip[0] > 255 || ip[1] > 255 || ip[2] > 255 || ip[3] > 255)
+		return -FI_EINVAL;
+	memset(n, 0, sizeof(*n));
+	n->magic[0] = 'U';
+	n->magic[1] = 'F';
+	n->version = 1;
+	for (int i = 0; i < 6; i++)
+		n->mac[i] = (uint8_t)m[i];
+	n->ep_id = htons((uint16_t)ep);
+	uint8_t *b = (uint8_t *)&n->ip;
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)ip[i];
+	n->port = htons((uint16_t)port);
+	n->nonce = nonce;
+	return 0;
+}
+
+/* ---- interface ---- */
+
+struct find_ctx {
+	char found[IF_NAMESIZE];
+	int n;
+	char others[128];
+};
+
+static int find_one(const char *ifname, void *vctx)
+{
+	struct find_ctx *c = vctx;
+	struct unet_iface_status st;
+	struct unet_iface *ifc;
+
+	if (if_nametoindex(ifname) == 0)
+		return 0; /* pins of another namespace's interface */
+	ifc = unet_iface__open(ifname, NULL);
+	if (!ifc)
+		return 0;
+	if (unet_iface__status(ifc, &st) == 0 && st.link_alive &&
+	    st.ifindex == (int)if_nametoindex(ifname)) {
+		if (c->n == 0)
+			snprintf(c->found, sizeof(c->found), "%s", ifname);
+		else {
+			size_t l = strlen(c->others);
+			snprintf(c->others + l, sizeof(c->others) - l, " %s", ifname);
+		}
+		c->n++;
+	}
+	unet_iface__close(ifc);
+	return 0;
+}
+
+int ufi_resolve_iface(char *ifname, size_t len)
+{
+	struct find_ctx c = { .n = 0 };
+	int r;
+
+	if (ufi_params.iface && *ufi_params.iface) {
+		if (if_nametoindex(ufi_params.iface) == 0) {
+			FI_WARN(&ufi_prov, FI_LOG_CORE, "FI_UNET_IFACE=%s: no such interface here\n",
+				ufi_params.iface);
+			return -FI_ENODEV;
+		}
+		snprintf(ifname, len, "%s", ufi_params.iface);
+		return 0;
+	}
+	r = unet_iface__for_each(NULL, find_one, &c);
+	if (r < 0 || c.n == 0) {
+		FI_WARN(&ufi_prov, FI_LOG_CORE,
+			"no interface with the unet XDP program attached here (%s); attach one "
+			"(unetctl attach IFACE) or set FI_UNET_IFACE\n",
+			r < 0 ? strerror(-r) : "none found under the pin root");
+		return -FI_ENODATA;
+	}
+	if (c.n > 1) {
+		FI_WARN(&ufi_prov, FI_LOG_CORE,
+			"several interfaces have the unet program (%s and%s): set FI_UNET_IFACE\n",
+			c.found, c.others);
+		return -FI_ENODATA;
+	}
+	snprintf(ifname, len, "%s", c.found);
+	return 0;
+}
+
+static int iface_ipv4(const char *ifname, struct in_addr *out)
+{
+	struct ifaddrs *ifa, *i;
+	int r = -FI_EADDRNOTAVAIL;
+
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (i = ifa; i; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    strcmp(i->ifa_name, ifname) == 0) {
+			*out = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+			r = 0;
+			break;
+		}
+	freeifaddrs(ifa);
+	return r;
+}
+
+/* The setup socket and our name's address part. */
+int ufi_conn_init(struct ufi_ep *ep, const char *ifname)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int r;
+
+	r = iface_ipv4(ifname, &sa.sin_addr);
+	if (r) {
+		FI_WARN(&ufi_prov, FI_LOG_EP_CTRL,
+			"%s has no IPv4 address: the unet provider agrees channel tags with its "
+			"peers over UDP on it (docs/libfabric.md)\n",
+			ifname);
+		return r;
+	}
+	ep->udp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (ep->udp_fd < 0)
+		return -errno;
+	if (bind(ep->udp_fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(ep->udp_fd, (struct sockaddr *)&sa, &sl)) {
+		r = -errno;
+		close(ep->udp_fd);
+		ep->udp_fd = -1;
+		return r;
+	}
+	ep->name.ip = sa.sin_addr.s_addr;
+	ep->name.port = sa.sin_port;
+	return 0;
+}
+
+/* ---- channels ---- */
+
+static uint16_t random_tag(void)
+{
+	uint16_t t;
+
+	if (getrandom(&t, sizeof(t), GRND_NONBLOCK) != sizeof(t))
+		t = (uint16_t)rand();
+	return (uint16_t)(TAG_MIN + t % (TAG_MAX - TAG_MIN + 1));
+}
+
+/* Reserve a free tag of ours: a channel to the peer whose peer tag is a
+ * placeholder (the tag itself: nobody sends from it). */
+static int reserve_tag(struct ufi_ep *ep, struct ufi_peer *p)
+{
+	for (int i = 0; i < 256; i++) {
+		uint16_t t = random_tag();
+		struct unet_channel *c = unet_channel__open(ep->uep, t, p->name.mac, t, NULL);
+		if (c) {
+			p->ltag = t;
+			p->uch = c;
+			return 0;
+		}
+		if (errno != EADDRINUSE)
+			return -errno;
+	}
+	return -EADDRINUSE;
+}
+
+/* The peer's tag is known: the real channel, then UAM on it. */
+static int open_real(struct ufi_ep *ep, struct ufi_peer *p)
+{
+	if (p->uch) {
+		unet_channel__close(p->uch);
+		p->uch = NULL;
+	}
+	if (p->ltag == 0) {
+		int r = reserve_tag(ep, p);
+		if (r)
+			return r;
+		unet_channel__close(p->uch);
+		p->uch = NULL;
+	}
+	p->uch = unet_channel__open(ep->uep, p->ltag, p->name.mac, p->rtag, NULL);
+	if (!p->uch)
+		return -errno;
+	unet_channel__set_ctx(p->uch, p);
+	p->ch = uam_chan__open(ep->uam, p->uch);
+	if (!p->ch) {
+		int r = -errno;
+		unet_channel__close(p->uch);
+		p->uch = NULL;
+		return r;
+	}
+	return 0;
+}
+
+void ufi_conn_close_peer(struct ufi_peer *p)
+{
+	uam_chan__close(p->ch);
+	p->ch = NULL;
+	unet_channel__close(p->uch);
+	p->uch = NULL;
+}
+
+static void send_hello(struct ufi_ep *ep, struct ufi_peer *p)
+{
+	struct hello h = { .magic = htonl(HELLO_MAGIC), .from = ep->name, .to = p->name };
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = p->name.ip,
+				  .sin_port = p->name.port };
+
+	h.from_tag = htons(p->ltag);
+	h.to_tag = htons(p->rtag);
+	/* Lost or refused: the retry (or the peer's) covers it. */
+	(void)sendto(ep->udp_fd, &h, sizeof(h), 0, (struct sockaddr *)&sa, sizeof(sa));
+}
+
+void ufi_conn_start(struct ufi_ep *ep, struct ufi_peer *p)
+{
+	int r;
+
+	if (p->state != UFI_PEER_IDLE)
+		return;
+	r = reserve_tag(ep, p);
+	if (r) {
+		FI_WARN(&ufi_prov, FI_LOG_EP_CTRL, "no free U-Net tag for a channel: %s\n",
+			strerror(-r));
+		ufi_peer_fail(ep, p, r);
+		return;
+	}
+	p->state = UFI_PEER_HELLO;
+	ep->connecting++;
+	p->hello_start_ns = ufi_now_ns();
+	p->hello_ivl_ms = 10;
+	p->hello_next_ns = p->hello_start_ns + 10000000ull;
+	send_hello(ep, p);
+}
+
+static void go_up(struct ufi_ep *ep, struct ufi_peer *p)
+{
+	int r = open_real(ep, p);
+
+	if (p->state == UFI_PEER_HELLO)
+		ep->connecting--;
+	if (r) {
+		FI_WARN(&ufi_prov, FI_LOG_EP_CTRL, "cannot open the U-Net channel to a peer: %s\n",
+			strerror(-r));
+		p->state = UFI_PEER_IDLE;
+		ufi_peer_fail(ep, p, r);
+		return;
+	}
+	ufi_peer_up(ep, p);
+}
+
+static void on_hello(struct ufi_ep *ep, const struct hello *h, const struct sockaddr_in *from)
+{
+	struct ufi_peer *p;
+	uint16_t ft = ntohs(h->from_tag), tt = ntohs(h->to_tag);
+
+	if (ntohl(h->magic) != HELLO_MAGIC || memcmp(&h->to, &ep->name, UFI_NAME_LEN) != 0 ||
+	    !ufi_name_valid(&h->from) || h->from.ip != from->sin_addr.s_addr ||
+	    h->from.port != from->sin_port || ft < TAG_MIN)
+		return;
+	p = ufi_peer_find(ep, &h->from);
+	if (!p || p->self)
+		return; /* not in our AV (yet): the peer asks again */
+	switch (p->state) {
+	case UFI_PEER_IDLE:
+		p->rtag = ft;
+		go_up(ep, p);
+		if (p->state == UFI_PEER_UP)
+			send_hello(ep, p);
+		break;
+	case UFI_PEER_HELLO:
+		if (tt == p->ltag) { /* the answer to ours */
+			p->rtag = ft;
+			go_up(ep, p);
+		} else if (tt == 0 && memcmp(&ep->name, &p->name, UFI_NAME_LEN) > 0) {
+			/* both started: the smaller name is the initiator, we answer */
+			p->rtag = ft;
+			go_up(ep, p);
+			if (p->state == UFI_PEER_UP)
+				send_hello(ep, p);
+		}
+		break;
+	case UFI_PEER_UP:
+		if (ft == p->rtag && tt != p->ltag)
+			send_hello(ep, p); /* our answer was lost */
+		break;
+	default:
+		break;
+	}
+}
+
+void ufi_conn_poll(struct ufi_ep *ep, uint64_t now)
+{
+	struct hello h;
+	struct sockaddr_in from;
+
+	for (int i = 0; i < 64; i++) {
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(ep->udp_fd, &h, sizeof(h), 0, (struct sockaddr *)&from, &fl);
+		if (n < 0)
+			break;
+		if ((size_t)n == sizeof(h) && fl == sizeof(from) && from.sin_family == AF_INET)
+			on_hello(ep, &h, &from);
+	}
+	if (!ep->connecting)
+		return;
+	for (struct ufi_peer *p = ep->peers; p; p = p->next) {
+		if (p->state != UFI_PEER_HELLO || now < p->hello_next_ns)
+			continue;
+		if (now - p->hello_start_ns > (uint64_t)ufi_params.connect_timeout_ms * 1000000ull) {
+			ep->connecting--;
+			p->state = UFI_PEER_IDLE;
+			unet_channel__close(p->uch);
+			p->uch = NULL;
+			FI_WARN(&ufi_prov, FI_LOG_EP_CTRL,
+				"peer did not answer channel setup within %d ms\n",
+				ufi_params.connect_timeout_ms);
+			ufi_peer_fail(ep, p, -ETIMEDOUT);
+			continue;
+		}
+		send_hello(ep, p);
+		if (p->hello_ivl_ms < 500)
+			p->hello_ivl_ms *= 2;
+		p->hello_next_ns = now + (uint64_t)p->hello_ivl_ms * 1000000ull;
+	}
+}

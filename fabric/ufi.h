@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ufi.h - the `unet` libfabric provider's internal types (docs/libfabric.md).
+ *
+ * One FI_EP_RDM endpoint = one U-Net endpoint + one UAM endpoint on it.
+ * Peers are reached through one UAM channel each, set up on first use by
+ * a small handshake over kernel UDP (conn.c).  Messages are eager (short
+ * UAM requests carrying the data) or rendezvous (an RTS request, the
+ * receiver pulls the data with uam_get, then sends FIN): proto.c.
+ * Objects (fabric, domain, AV, CQ, EQ, endpoint) and their ops tables
+ * live in prov.c, domain.c, cq.c and ep.c.
+ *
+ * Threading: FI_THREAD_DOMAIN, so no locks anywhere.
+ */
+#ifndef UFI_H
+#define UFI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <unet-xdp/uam.h>
+#include <unet-xdp/unet.h>
+
+extern struct fi_provider ufi_prov;
+
+#define UFI_PROV_NAME "unet"
+#define UFI_FABRIC_NAME "unet"
+#define UFI_PROV_VERSION FI_VERSION(0, 1)
+
+#define UFI_CAPS                                                                           \
+	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | \
+	 FI_REMOTE_COMM)
+#define UFI_CQ_DATA_SIZE 4
+#define UFI_MAX_MSG_SIZE ((size_t)1 << 30)
+#define UFI_TX_SIZE 1024
+#define UFI_RX_SIZE 1024
+
+/*
+ * The endpoint name (fi_getname), binary form: fixed length on every
+ * rank, so Open MPI can pack the names of all ranks side by side.
+ * ip/port: where the peer's channel-setup socket listens (conn.c).
+ * nonce: a fresh random number per endpoint, so a restarted process on
+ * the same interface is another peer.
+ */
+struct ufi_name {
+	uint8_t magic[2]; /* 'U' 'F' */
+	uint8_t version;  /* 1 */
+	uint8_t rsvd0;
+	uint8_t mac[6];	  /* the interface's MAC */
+	uint16_t ep_id;	  /* U-Net endpoint slot on it (network order) */
+	uint32_t ip;	  /* IPv4 of the interface (network order) */
+	uint16_t port;	  /* UDP port of the setup socket (network order) */
+	uint16_t rsvd1;
+	uint32_t nonce;
+} __attribute__((packed));
+#define UFI_NAME_LEN ((size_t)sizeof(struct ufi_name))
+/* "fi_unet://aa:bb:cc:dd:ee:ff/ep=00001/10.201.000.001:47000/nonce=0123abcd":
+ * fixed width too, with its NUL. */
+#define UFI_STR_LEN 80
+int ufi_name_to_str(const struct ufi_name *n, char *buf, size_t len);
+int ufi_name_from_str(const char *s, struct ufi_name *n);
+bool ufi_name_valid(const struct ufi_name *n);
+
+/* ---- parameters (prov.c; env FI_UNET_*) ---- */
+struct ufi_params {
+	char *iface;		/* FI_UNET_IFACE */
+	int timeout_ms;		/* FI_UNET_TIMEOUT_MS: a silent peer is dead after this */
+	int connect_timeout_ms; /* FI_UNET_CONNECT_TIMEOUT_MS */
+	int window;		/* FI_UNET_WINDOW: UAM credits per channel */
+	int linger_ms;		/* FI_UNET_LINGER_MS: fi_close waits this long for peers to take our last data */
+};
+extern struct ufi_params ufi_params;
+void ufi_params_load(void);
+
+/* Interface resolution (conn.c): FI_UNET_IFACE, else the only attached one. */
+int ufi_resolve_iface(char *ifname, size_t len);
+
+/* ---- objects ---- */
+struct ufi_fabric {
+	struct fid_fabric fid;
+	int refs;
+};
+
+struct ufi_domain {
+	struct fid_domain fid;
+	struct ufi_fabric *fab;
+	char ifname[IF_NAMESIZE];
+	bool addr_str; /* FI_ADDR_STR: names are strings */
+	enum fi_av_type av_type;
+	int refs;
+};
+
+struct ufi_av {
+	struct fid_av fid;
+	struct ufi_domain *dom;
+	enum fi_av_type type;
+	struct ufi_name *names;
+	bool *valid;
+	size_t n, cap;
+	int refs;
+};
+
+struct ufi_cqe {
+	struct ufi_cqe *next;
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+	/* errors only */
+	int err, prov_errno;
+	size_t olen;
+};
+
+struct ufi_ep;
+
+struct ufi_cq {
+	struct fid_cq fid;
+	struct ufi_domain *dom;
+	enum fi_cq_format fmt;
+	enum fi_wait_obj wait_obj;
+	struct ufi_cqe *head, *tail;	  /* completions */
+	struct ufi_cqe *ehead, *etail;	  /* errors */
+	struct ufi_cqe *free_list;
+	struct fi_cq_err_entry last_err; /* err_data of the last readerr */
+	struct ufi_ep *eps[8];
+	int neps;
+	int epfd, timerfd; /* wait object: made on first need */
+	bool signaled;
+	int refs;
+};
+
+struct ufi_eq {
+	struct fid_eq fid;
+	struct ufi_eqe *head, *tail;
+};
+struct ufi_eqe {
+	struct ufi_eqe *next;
+	uint32_t event;
+	size_t len;
+	unsigned char buf[];
+};
+
+/* A posted receive. */
+struct ufi_rx {
+	struct ufi_rx *next;
+	void *buf;
+	size_t len;
+	fi_addr_t src;
+	uint64_t tag, ignore;
+	void *ctx;
+	uint64_t flags; /* FI_TAGGED or FI_MSG, FI_COMPLETION wanted */
+};
+
+/* An unexpected message (arrived before its receive). */
+struct ufi_ux {
+	struct ufi_ux *next;
+	struct ufi_peer *peer;
+	uint64_t tag, data;
+	uint32_t mflags; /* UFI_MF_* */
+	size_t len;
+	/* eager: the data (len bytes, after the struct); rendezvous: */
+	uint32_t region, cookie;
+	unsigned char eager[];
+};
+
+/* A rendezvous send waiting for the receiver's FIN. */
+struct ufi_tx {
+	struct ufi_tx *next;
+	struct ufi_peer *peer;
+	const void *buf;
+	size_t len;
+	void *ctx;
+	uint64_t tag, flags;
+	int region;
+	uint32_t cookie;
+};
+
+/* A rendezvous receive: waiting for a region id, or pulling with uam_get. */
+struct ufi_get {
+	struct ufi_get *next;
+	struct ufi_ep *ep;
+	struct ufi_peer *peer;
+	void *buf;
+	size_t buflen, msglen;
+	void *ctx;
+	uint64_t tag, data, flags;
+	uint32_t mflags;
+	uint32_t rregion, cookie;
+	int lregion; /* -1: not yet */
+	int op;	     /* uam op id, 0 while waiting */
+};
+
+/* A control message (FIN) that found the UAM queue full. */
+struct ufi_ctl {
+	struct ufi_ctl *next;
+	struct ufi_peer *peer;
+	unsigned handler;
+	uint64_t args[2];
+	unsigned nargs;
+};
+
+enum ufi_peer_state {
+	UFI_PEER_IDLE,
+	UFI_PEER_HELLO, /* our tag reserved, asking the peer for its tag */
+	UFI_PEER_UP,
+	UFI_PEER_FAILED,
+	UFI_PEER_CLOSED, /* the peer said goodbye */
+};
+
+struct ufi_peer {
+	struct ufi_peer *next;
+	struct ufi_name name;
+	fi_addr_t addr; /* in our AV, or FI_ADDR_NOTAVAIL */
+	bool self;
+	enum ufi_peer_state state;
+	uint16_t ltag, rtag;
+	struct unet_channel *uch;
+	struct uam_chan *ch;
+	uint64_t hello_next_ns, hello_start_ns;
+	uint32_t hello_ivl_ms;
+	int err; /* why it failed (negative errno) */
+	bool synced; /* close: the peer answered our SYNC */
+};
+
+/* Message flags on the wire (eager and RTS). */
+#define UFI_MF_TAGGED 0x1
+#define UFI_MF_DATA 0x2
+
+struct ufi_ep {
+	struct fid_ep fid;
+	struct ufi_domain *dom;
+	struct ufi_av *av;
+	struct ufi_cq *tx_cq, *rx_cq;
+	bool tx_selective, rx_selective;
+	uint64_t tx_op_flags, rx_op_flags;
+	uint64_t caps;
+	bool directed;
+	bool enabled;
+	bool closing;
+
+	struct unet_endpoint *uep;
+	struct uam_ep *uam;
+	struct ufi_name name;
+	int udp_fd;
+	uint8_t mac[6];
+
+	struct ufi_peer *peers;
+	struct ufi_peer **by_addr;
+	size_t by_addr_n;
+
+	struct ufi_rx *posted[2], *posted_tail[2]; /* [0] msg, [1] tagged */
+	struct ufi_ux *ux[2], *ux_tail[2];
+	struct ufi_tx *txs;
+	struct ufi_get *gets;	   /* all rendezvous receives in progress */
+	struct ufi_ctl *ctls, *ctls_tail;
+	uint64_t regions_used;	   /* bit i: UAM region id i in use */
+	uint32_t next_cookie;
+	uint64_t last_send_ns, next_slow_ns, next_keepalive_ns;
+	int connecting;		   /* peers in UFI_PEER_HELLO */
+	int outstanding;	   /* txs + gets */
+};
+
+/* ---- shared helpers ---- */
+uint64_t ufi_now_ns(void);
+int ufi_errno_to_fi(int neg_errno);
+
+/* cq.c */
+int ufi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
+		void *context);
+void ufi_cq_complete(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
+		     uint64_t data, uint64_t tag, fi_addr_t src);
+void ufi_cq_error(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
+		  uint64_t data, uint64_t tag, size_t olen, int err, int prov_errno);
+int ufi_cq_bind_ep(struct ufi_cq *cq, struct ufi_ep *ep);
+void ufi_cq_unbind_ep(struct ufi_cq *cq, struct ufi_ep *ep);
+int ufi_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+
+/* domain.c */
+int ufi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
+		    void *context);
+int ufi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
+		void *context);
+const struct ufi_name *ufi_av_name(struct ufi_av *av, fi_addr_t addr);
+fi_addr_t ufi_av_find(struct ufi_av *av, const struct ufi_name *n);
+
+/* prov.c */
+int ufi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
+		void *context);
+
+/* ep.c */
+int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+		void *context);
+
+/* proto.c: matching, eager/rendezvous, progress */
+int ufi_proto_init(struct ufi_ep *ep);
+size_t ufi_eager_max(void);
+void ufi_progress(struct ufi_ep *ep);
+/* Whether a blocked caller must wake up soon (retransmissions, handshakes):
+ * the timeout in ms, or -1. */
+int ufi_ep_wake_ms(struct ufi_ep *ep);
+ssize_t ufi_send(struct ufi_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag,
+		 uint64_t data, uint64_t flags, void *ctx);
+ssize_t ufi_recv(struct ufi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
+		 uint64_t ignore, uint64_t flags, void *ctx);
+ssize_t ufi_cancel(struct ufi_ep *ep, void *ctx);
+void ufi_ep_shutdown(struct ufi_ep *ep);
+struct ufi_peer *ufi_peer_of_addr(struct ufi_ep *ep, fi_addr_t addr);
+struct ufi_peer *ufi_peer_find(struct ufi_ep *ep, const struct ufi_name *n);
+void ufi_peer_fail(struct ufi_ep *ep, struct ufi_peer *p, int err);
+void ufi_peer_up(struct ufi_ep *ep, struct ufi_peer *p);
+
+/* conn.c: channel setup over UDP */
+int ufi_conn_init(struct ufi_ep *ep, const char *ifname);
+void ufi_conn_start(struct ufi_ep *ep, struct ufi_peer *p);
+void ufi_conn_poll(struct ufi_ep *ep, uint64_t now);
+void ufi_conn_close_peer(struct ufi_peer *p);
+
+#endif /* UFI_H */

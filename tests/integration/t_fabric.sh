@@ -1,0 +1,126 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# t_fabric.sh - the `unet` libfabric provider (docs/libfabric.md): fi_info
+# lists it, a libfabric client (fabric/tests/ufi-test.c) between two
+# namespaces, clean and at 5% injected loss, and a 2-rank Open MPI
+# ping-pong over it.  Sourced by run.sh (see lib.sh for the helpers).
+
+# name|modes (xdp: once per mode, -: once)|timeout s|what it checks
+TESTS+=(
+	"fabric_info|-|30|fi_info -p unet lists the provider alone (no ofi_rxd/rxm layered on it), RDM, honest attributes; FI_UNET_IFACE; -FI_ENODATA for DGRAM/MSG and without an interface"
+	"fabric_client|xdp|90|ufi-test between two namespaces: tagged ping-pong 0 B-1 MiB, CQ data, untagged, unexpected, directed, ignore bits, truncation, cancel, peek/claim/discard, 0-byte sendmsg; polling and blocking (fi_cq_sread, wait fd)"
+	"fabric_loss|-|120|ufi-test at 5% injected loss on both interfaces: everything arrives, exactly once, in order"
+	"fabric_mpi|-|120|Open MPI (pml cm, mtl ofi) selects unet and runs a 2-rank ping-pong between two namespaces"
+)
+
+UFI_TEST=""
+
+# fabric_prep: the namespaces, the program attached on both sides.
+fabric_prep() {
+	UFI_TEST=$BUILD/fabric/ufi-test
+	[[ -x $UFI_TEST ]] || fail "$UFI_TEST not built"
+	[[ -f $BUILD/libunet-fi.so ]] || fail "$BUILD/libunet-fi.so not built"
+	command -v fi_info >/dev/null || skip "fi_info not installed (libfabric-bin)"
+	setup_ns
+	[[ -n $T_MODE ]] || T_MODE=skb
+	attach a
+	attach b
+	export FI_PROVIDER_PATH=$BUILD
+	# ranks of the SAN pass: no sanitized process should die on a leak
+	# report of libfabric's own (its provider list is never freed)
+}
+
+# fabric_pair NAME [ufi-test options]: server in b, client in a; both pass.
+fabric_pair() {
+	local name=$1 s c rc
+	shift
+	rm -f "$T_DIR/$name".{a,b}.addr
+	unet_bg_b "$UFI_TEST" server --me "$T_DIR/$name.b.addr" --peer "$T_DIR/$name.a.addr" "$@" \
+		>"$T_DIR/$name.server.log" 2>&1
+	s=$UNET_BG_PID
+	unet_bg_a "$UFI_TEST" client --me "$T_DIR/$name.a.addr" --peer "$T_DIR/$name.b.addr" "$@" \
+		>"$T_DIR/$name.client.log" 2>&1
+	c=$UNET_BG_PID
+	unet_bg_wait "$c" 80
+	rc=$?
+	echo "--- client ($name), exit $rc:"
+	cat "$T_DIR/$name.client.log"
+	((rc == 0)) || { cat "$T_DIR/$name.server.log"; fail "ufi-test client ($name) exited with $rc"; }
+	finish "$s" "$T_DIR/$name.server.log" 20 "ufi-test server ($name)"
+	grep -q '^ufi-test ok client' "$T_DIR/$name.client.log" || fail "client did not finish ($name)"
+	grep -q '^ufi-test ok server' "$T_DIR/$name.server.log" || fail "server did not finish ($name)"
+}
+
+t_fabric_info() {
+	local out n
+	fabric_prep
+	out=$(in_a fi_info -p unet 2>&1) || fail "fi_info -p unet failed: $out"
+	echo "$out"
+	n=$(grep -c '^provider:' <<<"$out")
+	((n == 1)) || fail "fi_info -p unet lists $n entries, want exactly 1 (no ofi_rxd/ofi_rxm on top)"
+	grep -q '^provider: unet$' <<<"$out" || fail "no 'provider: unet'"
+	grep -q 'type: *FI_EP_RDM' <<<"$out" || fail "not FI_EP_RDM"
+	grep -q "domain: *$IF_A\$" <<<"$out" || fail "domain is not the interface $IF_A"
+	out=$(in_a fi_info -p unet -v 2>&1)
+	grep -q 'FI_TAGGED' <<<"$out" && grep -q 'FI_DIRECTED_RECV' <<<"$out" ||
+		fail "caps lack FI_TAGGED or FI_DIRECTED_RECV"
+	grep -q 'data_progress: *FI_PROGRESS_MANUAL' <<<"$out" || fail "progress is not manual"
+	grep -Eq 'inject_size: *48$' <<<"$out" || fail "inject_size is not 48"
+	in_a fi_info -p unet -t FI_EP_DGRAM >/dev/null 2>&1 && fail "answered FI_EP_DGRAM"
+	in_a fi_info -p unet -t FI_EP_MSG >/dev/null 2>&1 && fail "answered FI_EP_MSG"
+	# FI_UNET_IFACE names the interface; a wrong one is refused
+	out=$(in_a env FI_UNET_IFACE="$IF_A" fi_info -p unet 2>&1) || fail "FI_UNET_IFACE=$IF_A: $out"
+	out=$(in_a env FI_UNET_IFACE=nosuchif0 fi_info -p unet 2>&1) && fail "FI_UNET_IFACE=nosuchif0 accepted"
+	grep -q 'nosuchif0' <<<"$out" || fail "no clear error for a missing FI_UNET_IFACE: $out"
+	# no interface with the program: nothing to offer, and it says why
+	ctl_a detach "$IF_A" || fail "detach failed"
+	out=$(in_a fi_info -p unet 2>&1) && fail "listed with no interface attached"
+	grep -q 'no interface with the unet XDP program' <<<"$out" || fail "no clear error: $out"
+	note "fi_info -p unet ok"
+}
+
+t_fabric_client() {
+	fabric_prep
+	fabric_pair poll --iters 20
+	fabric_pair block --iters 10 --blocking
+	grep -q 'wait fd' "$T_DIR/block.client.log" || fail "the wait fd was not checked"
+}
+
+t_fabric_loss() {
+	local d
+	fabric_prep
+	ctl_a fault "$IF_A" --drop-ppm 50000 || fail "unetctl fault $IF_A failed"
+	ctl_b fault "$IF_B" --drop-ppm 50000 || fail "unetctl fault $IF_B failed"
+	fabric_pair loss --iters 10
+	d=$(counter a drop_injected) || exit 1
+	((d > 0)) || fail "no frames dropped by the injected loss on a"
+	note "drop_injected on a = $d"
+}
+
+t_fabric_mpi() {
+	local prog=$BUILD/fabric/mpi-pingpong agent out rc
+	command -v mpirun >/dev/null || skip "mpirun not installed (openmpi-bin)"
+	[[ -x $prog ]] || fail "$prog not built"
+	fabric_prep
+	# mpirun stays here; its orteds start in the namespaces (docs/libfabric-facts.md, 4)
+	agent=$T_DIR/nsagent.sh
+	cat >"$agent" <<-'EOF'
+		#!/bin/sh
+		h=$1; shift
+		exec ip netns exec "$h" unshare --uts sh -c "hostname $h; $*"
+	EOF
+	chmod +x "$agent"
+	# mpirun runs in namespace a (its orteds call back over the veth);
+	# each rank in its own namespace with its own host name
+	out=$(in_a timeout 100 mpirun --allow-run-as-root -np 2 --host "$NS_A,$NS_B" \
+		--mca plm_rsh_agent "$agent" --mca oob_tcp_if_include 10.201.0.0/24 \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include unet \
+		--mca mtl_ofi_verbose 1 \
+		-x FI_PROVIDER_PATH="$BUILD" -x FI_PROVIDER=unet -x ASAN_OPTIONS \
+		"$prog" 200 2>&1)
+	rc=$?
+	echo "$out"
+	((rc == 0)) || fail "mpirun exited with $rc"
+	grep -q '^mpi-pingpong ok' <<<"$out" || fail "the MPI program did not verify its messages"
+}
