@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <ifaddrs.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,18 @@ int ufi_name_from_str(const char *s, struct ufi_name *n)
 
 /* ---- interface ---- */
 
+char ufi_why_buf[256];
+
+void ufi_why(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ufi_why_buf, sizeof(ufi_why_buf), fmt, ap);
+	va_end(ap);
+	FI_WARN(&ufi_prov, FI_LOG_CORE, "%s\n", ufi_why_buf);
+}
+
 struct find_ctx {
 	char found[IF_NAMESIZE];
 	int n;
@@ -129,8 +142,7 @@ int ufi_resolve_iface(char *ifname, size_t len)
 
 	if (ufi_params.iface && *ufi_params.iface) {
 		if (if_nametoindex(ufi_params.iface) == 0) {
-			FI_WARN(&ufi_prov, FI_LOG_CORE, "FI_UNET_IFACE=%s: no such interface here\n",
-				ufi_params.iface);
+			ufi_why("FI_UNET_IFACE=%s: no such interface here", ufi_params.iface);
 			return -FI_ENODEV;
 		}
 		snprintf(ifname, len, "%s", ufi_params.iface);
@@ -138,15 +150,13 @@ int ufi_resolve_iface(char *ifname, size_t len)
 	}
 	r = unet_iface__for_each(NULL, find_one, &c);
 	if (r < 0 || c.n == 0) {
-		FI_WARN(&ufi_prov, FI_LOG_CORE,
-			"no interface with the unet XDP program attached here (%s); attach one "
-			"(unetctl attach IFACE) or set FI_UNET_IFACE\n",
+		ufi_why("no interface with the unet XDP program attached here (%s); attach one "
+			"(unetctl attach IFACE) or set FI_UNET_IFACE",
 			r < 0 ? strerror(-r) : "none found under the pin root");
 		return -FI_ENODATA;
 	}
 	if (c.n > 1) {
-		FI_WARN(&ufi_prov, FI_LOG_CORE,
-			"several interfaces have the unet program (%s and%s): set FI_UNET_IFACE\n",
+		ufi_why("several interfaces have the unet program (%s and%s): set FI_UNET_IFACE",
 			c.found, c.others);
 		return -FI_ENODATA;
 	}

@@ -9,6 +9,7 @@
  * (docs/libfabric-facts.md, 1.4).  The domain is the interface.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -135,8 +136,20 @@ static int ufi_getinfo(uint32_t version, const char *node, const char *service, 
 	(void)version;
 	*info = NULL;
 	r = ufi_resolve_iface(ifname, sizeof(ifname));
-	if (r)
+	if (r) {
+		/* Asked for by name (fi_info -p unet, FI_PROVIDER=unet): say why
+		 * not, once, even when libfabric's log is off. */
+		static bool told;
+		const char *want = getenv("FI_PROVIDER");
+		bool named = (hints && hints->fabric_attr && hints->fabric_attr->prov_name &&
+			      strstr(hints->fabric_attr->prov_name, UFI_PROV_NAME)) ||
+			     (want && strstr(want, UFI_PROV_NAME));
+		if (named && !told) {
+			told = true;
+			fprintf(stderr, "libfabric unet provider: %s\n", ufi_why_buf);
+		}
 		return -FI_ENODATA;
+	}
 	r = check_hints(hints, ifname);
 	if (r)
 		return r;

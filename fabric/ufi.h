@@ -85,6 +85,11 @@ struct ufi_params {
 extern struct ufi_params ufi_params;
 void ufi_params_load(void);
 
+/* Why the provider cannot serve (FI_WARN, and kept for getinfo to print
+ * when the application asked for `unet` by name). */
+extern char ufi_why_buf[256];
+void ufi_why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Interface resolution (conn.c): FI_UNET_IFACE, else the only attached one. */
 int ufi_resolve_iface(char *ifname, size_t len);
 

@@ -349,7 +349,7 @@ static void phase_msg(void)
 /* 12 messages before any receive: 3 tags x (2 eager + 2 rendezvous) */
 static void phase_unexpected(void)
 {
-	static unsigned char big[4][20000];
+	static unsigned char big[6][20000]; /* each unchanged until its send completes */
 	unsigned char small[48], r[20000];
 	struct fi_context sc[12], rc, pc;
 	struct comp *c;
@@ -359,7 +359,7 @@ static void phase_unexpected(void)
 			for (int j = 0; j < 4; j++) {
 				int k = t * 4 + j;
 				size_t n = j < 2 ? 30 : 20000;
-				unsigned char *b = j < 2 ? small : big[j - 2];
+				unsigned char *b = j < 2 ? small : big[t * 2 + j - 2];
 				fill(b, n, 100 + k);
 				if (n <= inject_size)
 					POST(fi_tinject(ep, b, n, peer, TAG_UX | t));
