@@ -26,6 +26,9 @@
  *   zero       a 0-byte fi_tsendmsg with flags 0 gives no completion
  *              under FI_SELECTIVE_COMPLETION, but the peer gets it
  * --blocking waits with fi_cq_sread and checks FI_GETWAIT + poll().
+ * --dead-peer: after the first barrier the server dies (_exit, no
+ * fi_close); the client's receive from it must end with an error entry
+ * (FI_EIO, prov_errno ETIMEDOUT) within 10 s, and a send to it fail.
  * Prints "ufi-test ok ..." and exits 0, or "ufi-test: FAIL ..." and 1.
  */
 #include <errno.h>
@@ -53,7 +56,7 @@ static struct fid_av *av;
 static struct fid_cq *cq;
 static struct fi_info *info;
 static fi_addr_t peer, self_addr;
-static bool server, blocking;
+static bool server, blocking, dead_peer;
 static int iters = 20;
 static size_t inject_size;
 
@@ -596,6 +599,39 @@ static void phase_zero(void)
 	(void)c;
 }
 
+static void phase_dead(uint64_t t0)
+{
+	struct fi_context rc;
+	unsigned char b[8];
+	char es[128];
+	struct comp *c;
+	uint64_t t;
+	ssize_t r;
+
+	if (server) {
+		printf("ufi-test server dies now\n");
+		fflush(stdout);
+		usleep(100000); /* the barrier's last message reaches the client */
+		_exit(0);
+	}
+	t = now_ms();
+	POST(fi_trecv(ep, b, 8, NULL, peer, TAG_MISC | 0x500, 0, &rc));
+	c = wait_ctx(&rc);
+	if (!c->error || c->err.err != FI_EIO || c->err.prov_errno != ETIMEDOUT)
+		die("receive from a dead peer: error %d err %d prov_errno %d, want FI_EIO/ETIMEDOUT",
+		    c->error, c->err.err, c->err.prov_errno);
+	printf("dead peer noticed after %llu ms: %s (%s)\n", (unsigned long long)(now_ms() - t),
+	       fi_strerror(c->err.err),
+	       fi_cq_strerror(cq, c->err.prov_errno, NULL, es, sizeof(es)));
+	free(c);
+	r = fi_tsend(ep, b, 8, NULL, peer, TAG_MISC | 0x501, &rc);
+	if (r != -FI_EIO)
+		die("send to a dead peer returned %zd, want -FI_EIO", r);
+	printf("ufi-test ok client dead-peer ms=%llu\n", (unsigned long long)(now_ms() - t0));
+	fi_close(&ep->fid);
+	exit(0);
+}
+
 static void check_wait_fd(void)
 {
 	int fd = -1;
@@ -669,6 +705,8 @@ int main(int argc, char **argv)
 			iters = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--blocking"))
 			blocking = true;
+		else if (!strcmp(argv[i], "--dead-peer"))
+			dead_peer = true;
 		else {
 			fprintf(stderr, "ufi-test: unknown option %s\n", argv[i]);
 			return 2;
@@ -725,6 +763,8 @@ int main(int argc, char **argv)
 		check_wait_fd();
 	uint64_t t0 = now_ms();
 	barrier(1);
+	if (dead_peer)
+		phase_dead(t0);
 	phase_pingpong();
 	barrier(2);
 	phase_data();
