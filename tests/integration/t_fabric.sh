@@ -145,9 +145,9 @@ t_fabric_mpi() {
 	out=$(in_a timeout 100 mpirun --allow-run-as-root -np 2 --host "$NS_A,$NS_B" \
 		--mca plm_rsh_agent "$agent" --mca oob_tcp_if_include 10.201.0.0/24 \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include unet \
-		--mca mtl_ofi_verbose 1 \
+		--mca mtl_ofi_verbose 1 --mca mpi_yield_when_idle 1 \
 		-x FI_PROVIDER_PATH="$BUILD" -x FI_PROVIDER=unet -x ASAN_OPTIONS \
-		"$prog" 200 2>&1)
+		"$prog" 100 2>&1)
 	rc=$?
 	echo "$out"
 	((rc == 0)) || fail "mpirun exited with $rc"
