@@ -570,6 +570,15 @@ int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	r = ufi_proto_init(ep);
 	if (r)
 		goto fail;
+	ep->eager_max = ufi_ep_eager_max(ep);
+	if (ep->eager_max < ufi_eager_max()) {
+		FI_WARN(&ufi_prov, FI_LOG_EP_CTRL,
+			"%s: a UAM medium message carries %zu bytes, less than inject_size %zu "
+			"(MTU too small)\n",
+			dom->ifname, ep->eager_max, ufi_eager_max());
+		r = -FI_EMSGSIZE;
+		goto fail;
+	}
 	r = ufi_conn_init(ep, dom->ifname);
 	if (r)
 		goto fail;

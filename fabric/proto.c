@@ -27,22 +27,45 @@ enum { H_EAGER = 1, H_RTS, H_FIN, H_PING, H_SYNC, H_SYNC_ACK, H_BYE };
 #define SELF_REGION UINT32_MAX
 #define UX_RNDV 0x100 /* ufi_ux.mflags: a rendezvous, not eager data */
 
-/*
- * The eager path, the one place that knows how a small message travels.
- * Until UAM has medium messages (uam_request_medium), it is one short
- * request with the data in its argument words after a two-word header.
- */
-#define UFI_EAGER_MAX ((UAM_MAX_ARGS - 2) * 8)
-
 static void deliver_eager(struct ufi_ep *ep, struct ufi_peer *p, uint64_t tag, uint64_t data,
 			  uint32_t mf, const void *buf, size_t len);
 static void deliver_rts(struct ufi_ep *ep, struct ufi_peer *p, uint64_t tag, uint64_t data,
 			uint32_t mf, size_t len, uint32_t region, uint32_t cookie);
 static void handle_fin(struct ufi_ep *ep, struct ufi_peer *p, uint32_t cookie, int status);
 
+/*
+ * The eager path, the one place that knows how a small message travels:
+ * one UAM request with a two-word header (tag; data<<32 | len<<8 | flags).
+ * With UAM's medium messages (uam_request_medium; the build defines
+ * UFI_HAVE_UAM_MEDIUM when uam.h has them) the data rides in the same
+ * frame, up to the endpoint's medium_max, and inject_size is
+ * UFI_INJECT_MEDIUM.  Without them, the data goes in the request's
+ * remaining argument words: 48 bytes.
+ */
+#define UFI_EAGER_SHORT ((UAM_MAX_ARGS - 2) * 8)
+#ifdef UFI_HAVE_UAM_MEDIUM
+#define UFI_INJECT_MEDIUM 1024
+#endif
+
 size_t ufi_eager_max(void)
 {
-	return UFI_EAGER_MAX;
+#ifdef UFI_HAVE_UAM_MEDIUM
+	return UFI_INJECT_MEDIUM;
+#else
+	return UFI_EAGER_SHORT;
+#endif
+}
+
+/* The endpoint's eager limit; 0 if it cannot honour inject_size. */
+size_t ufi_ep_eager_max(struct ufi_ep *ep)
+{
+#ifdef UFI_HAVE_UAM_MEDIUM
+	size_t m = uam_ep__medium_max(ep->uam);
+	return m >= UFI_INJECT_MEDIUM ? m : 0;
+#else
+	(void)ep;
+	return UFI_EAGER_SHORT;
+#endif
 }
 
 static int proto_eager(struct ufi_ep *ep, struct ufi_peer *p, uint64_t tag, uint64_t data,
@@ -56,9 +79,13 @@ static int proto_eager(struct ufi_ep *ep, struct ufi_peer *p, uint64_t tag, uint
 	}
 	a[0] = tag;
 	a[1] = (data << 32) | ((uint64_t)len << 8) | mf;
+#ifdef UFI_HAVE_UAM_MEDIUM
+	return uam_request_medium(p->ch, H_EAGER, a, 2, buf, len);
+#else
 	if (len)
 		memcpy(&a[2], buf, len);
 	return uam_request(p->ch, H_EAGER, a, 2 + (unsigned)((len + 7) / 8));
+#endif
 }
 
 uint64_t ufi_now_ns(void)
@@ -445,17 +472,26 @@ static void h_eager(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
 {
 	struct ufi_ep *ep = ctx;
 	struct ufi_peer *p = peer_of_msg(m);
+	const void *src;
 	size_t len;
 
 	(void)uam;
 	if (!p || m->nargs < 2)
 		return;
-	len = (m->args[1] >> 8) & 0xff;
-	/* the data must fit in the words that came */
-	if (len > UFI_EAGER_MAX || 2 + (len + 7) / 8 > m->nargs)
+	len = (m->args[1] >> 8) & 0xffffff;
+	src = &m->args[2];
+#ifdef UFI_HAVE_UAM_MEDIUM
+	if (m->data_len || m->nargs == 2) {
+		/* medium: the data is the frame's payload, as long as the header says */
+		if (m->nargs != 2 || m->data_len != len)
+			return;
+		src = m->data;
+	} else
+#endif
+	/* short: the data must fit in the words that came */
+	if (len > UFI_EAGER_SHORT || 2 + (len + 7) / 8 > m->nargs)
 		return;
-	deliver_eager(ep, p, m->args[0], m->args[1] >> 32, (uint32_t)m->args[1] & 0x3, &m->args[2],
-		      len);
+	deliver_eager(ep, p, m->args[0], m->args[1] >> 32, (uint32_t)m->args[1] & 0x3, src, len);
 }
 
 static void h_rts(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
@@ -687,7 +723,7 @@ ssize_t ufi_send(struct ufi_ep *ep, const void *buf, size_t len, fi_addr_t dest,
 		ufi_progress(ep);
 		return p->state == UFI_PEER_FAILED ? -FI_EIO : -FI_EAGAIN;
 	}
-	if (len <= UFI_EAGER_MAX) {
+	if (len <= ep->eager_max) {
 		r = proto_eager(ep, p, tag, data, mf, buf, len);
 		if (r < 0) {
 			if (r == -EAGAIN)

@@ -259,6 +259,7 @@ struct ufi_ep {
 	struct ufi_name name;
 	int udp_fd;
 	uint8_t mac[6];
+	size_t eager_max; /* messages up to this go eager */
 
 	struct ufi_peer *peers;
 	struct ufi_peer **by_addr;
@@ -310,6 +311,7 @@ int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 /* proto.c: matching, eager/rendezvous, progress */
 int ufi_proto_init(struct ufi_ep *ep);
 size_t ufi_eager_max(void);
+size_t ufi_ep_eager_max(struct ufi_ep *ep);
 void ufi_progress(struct ufi_ep *ep);
 /* Whether a blocked caller must wake up soon (retransmissions, handshakes):
  * the timeout in ms, or -1. */

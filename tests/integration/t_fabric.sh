@@ -72,7 +72,8 @@ t_fabric_info() {
 	grep -q 'FI_TAGGED' <<<"$out" && grep -q 'FI_DIRECTED_RECV' <<<"$out" ||
 		fail "caps lack FI_TAGGED or FI_DIRECTED_RECV"
 	grep -q 'data_progress: *FI_PROGRESS_MANUAL' <<<"$out" || fail "progress is not manual"
-	grep -Eq 'inject_size: *48$' <<<"$out" || fail "inject_size is not 48"
+	# inject_size: the eager limit (48 in short messages, 1024 with UAM's medium ones)
+	grep -Eq 'inject_size: *(48|1024)$' <<<"$out" || fail "inject_size is neither 48 nor 1024"
 	in_a "${FI_INFO[@]}" -p unet -t FI_EP_DGRAM >/dev/null 2>&1 && fail "answered FI_EP_DGRAM"
 	in_a "${FI_INFO[@]}" -p unet -t FI_EP_MSG >/dev/null 2>&1 && fail "answered FI_EP_MSG"
 	# FI_UNET_IFACE names the interface; a wrong one is refused
