@@ -407,34 +407,45 @@ static void phase_unexpected(void)
 	barrier(10);
 }
 
+/* Directed receives, both ways round: posted before a message from
+ * ourselves with the same tag arrives (the posted-queue match), and posted
+ * after one is already unexpected (the unexpected-queue match). */
 static void phase_directed(void)
 {
 	struct fi_context rc1, rc2, sc;
-	uint64_t mine = 0x5e1f, theirs = 0x7ee2, got1 = 0, got2 = 0;
+	uint64_t mine[2] = { 0x5e1f, 0x5e2f }, theirs[2] = { 0x7ee2, 0x7ee3 }, got[2] = { 0, 0 }, g;
 	struct comp *c;
 
 	if (!server) {
 		barrier(20);
-		POST(fi_tsend(ep, &theirs, 8, NULL, peer, TAG_DIR, &sc));
-		wait_ok(&sc, "directed send");
+		for (int k = 0; k < 2; k++) {
+			POST(fi_tsend(ep, &theirs[k], 8, NULL, peer, TAG_DIR | k, &sc));
+			wait_ok(&sc, "directed send");
+		}
 		return;
 	}
-	/* a message from ourselves, same tag, arrives first */
-	POST(fi_tsend(ep, &mine, 8, NULL, self_addr, TAG_DIR, &sc));
-	wait_ok(&sc, "self send");
-	/* a receive directed at the peer must not take it */
-	POST(fi_trecv(ep, &got1, 8, NULL, peer, TAG_DIR, 0, &rc1));
+	POST(fi_trecv(ep, &got[0], 8, NULL, peer, TAG_DIR, 0, &rc1));
+	POST(fi_tsend(ep, &mine[0], 8, NULL, self_addr, TAG_DIR, &sc));
+	wait_ok(&sc, "self send 0");
+	POST(fi_tsend(ep, &mine[1], 8, NULL, self_addr, TAG_DIR | 1, &sc));
+	wait_ok(&sc, "self send 1");
+	POST(fi_trecv(ep, &got[1], 8, NULL, peer, TAG_DIR | 1, 0, &rc2));
 	barrier(20);
-	c = wait_ctx(&rc1);
-	if (c->error || got1 != theirs || c->src != peer)
-		die("directed receive got %#llx from %llu, want %#llx from the peer",
-		    (unsigned long long)got1, (unsigned long long)c->src,
-		    (unsigned long long)theirs);
-	free(c);
-	trecv(&got2, 8, FI_ADDR_UNSPEC, TAG_DIR, 0, &rc2, 8, TAG_DIR);
-	if (got2 != mine)
-		die("wildcard receive got %#llx, want our own %#llx", (unsigned long long)got2,
-		    (unsigned long long)mine);
+	for (int k = 0; k < 2; k++) {
+		c = wait_ctx(k ? &rc2 : &rc1);
+		if (c->error || got[k] != theirs[k] || c->src != peer)
+			die("directed receive %d got %#llx from %llu, want %#llx from the peer", k,
+			    (unsigned long long)got[k], (unsigned long long)c->src,
+			    (unsigned long long)theirs[k]);
+		free(c);
+	}
+	for (int k = 0; k < 2; k++) {
+		g = 0;
+		trecv(&g, 8, FI_ADDR_UNSPEC, TAG_DIR | k, 0, &rc1, 8, TAG_DIR | k);
+		if (g != mine[k])
+			die("wildcard receive %d got %#llx, want our own %#llx", k,
+			    (unsigned long long)g, (unsigned long long)mine[k]);
+	}
 }
 
 static void phase_ignore(void)
