@@ -128,7 +128,7 @@ t_fabric_dead() {
 t_fabric_mpi() {
 	local prog=$BUILD/fabric/mpi-pingpong agent out rc
 	command -v mpirun >/dev/null || skip "mpirun not installed (openmpi-bin)"
-	[[ -x $prog ]] || fail "$prog not built"
+	[[ -x $prog ]] || skip "$prog not built (no mpicc: libopenmpi-dev)"
 	fabric_prep
 	# mpirun stays here; its orteds start in the namespaces (docs/libfabric-facts.md, 4)
 	agent=$T_DIR/nsagent.sh

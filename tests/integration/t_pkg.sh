@@ -193,7 +193,7 @@ t_completion() {
 deb_check_contents() {
 	local d=$1 p f multi
 	multi=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-	for p in libunet-xdp0 libunet-xdp-dev unet-xdp-tools unetd; do
+	for p in libunet-xdp0 libunet-xdp-dev unet-xdp-tools unetd libfabric-unet; do
 		ls "$d"/${p}_*.deb >/dev/null 2>&1 || fail "no $p package in $d"
 		dpkg-deb -c "$d"/${p}_*.deb | awk '{print $6}' | sed 's|^\./|/|' >"$T_DIR/$p.files"
 		note "$p: $(grep -vc '/$' "$T_DIR/$p.files") files"
@@ -204,6 +204,7 @@ deb_check_contents() {
 		[libunet-xdp0]="/usr/lib/$multi/libunet-xdp.so.0 /usr/lib/$multi/libunet-xdp.so.$(pkg_version | sed 's/^[0-9]*\.//; s/^/0./')"
 		[libunet-xdp-dev]="/usr/include/unet-xdp/unet.h /usr/include/unet-xdp/version.h /usr/include/unet-xdp/uam.h /usr/include/unet-xdp/unet_udp.h /usr/lib/$multi/libunet-xdp.a /usr/lib/$multi/libunet-xdp.so /usr/lib/$multi/pkgconfig/libunet-xdp.pc /usr/share/man/man3/libunet-xdp.3.gz /usr/share/doc/libunet-xdp-dev/examples/pingpong.c"
 		[unet-xdp-tools]="/usr/bin/unetctl /usr/share/man/man8/unetctl.8.gz /usr/share/bash-completion/completions/unetctl /usr/libexec/unet-xdp/pingpong /usr/libexec/unet-xdp/stream /usr/libexec/unet-xdp/kv"
+		[libfabric-unet]="/usr/lib/$multi/libfabric/libunet-fi.so"
 		[unetd]="/usr/sbin/unetd /etc/unet/unetd.policy /lib/systemd/system/unetd.service /usr/share/man/man8/unetd.8.gz /usr/share/man/man5/unetd.policy.5.gz /usr/share/doc/unetd/unetd-policy.md.gz /usr/share/doc/unetd/unetd.md.gz"
 	)
 	local q
