@@ -940,9 +940,10 @@ int ufi_ep_wake_ms(struct ufi_ep *ep)
 {
 	uint64_t now = ufi_now_ns();
 
-	if (ep->connecting || ep->outstanding || ep->ctls ||
-	    now - ep->last_send_ns < (uint64_t)ufi_params.timeout_ms * 1000000ull)
+	if (ep->connecting || ep->outstanding || ep->ctls || now - ep->last_send_ns < 100000000ull)
 		return 2; /* retransmissions, handshakes: UAM's rto_min */
+	if (now - ep->last_send_ns < (uint64_t)ufi_params.timeout_ms * 1000000ull)
+		return 50; /* later retransmissions: UAM's timeout has backed off */
 	if (ep->posted[Q_TAG] || ep->posted[Q_MSG])
 		return 1000; /* keepalive, to notice a dead peer */
 	return -1;

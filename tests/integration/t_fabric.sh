@@ -11,6 +11,7 @@ TESTS+=(
 	"fabric_info|-|30|fi_info -p unet lists the provider alone (no ofi_rxd/rxm layered on it), RDM, honest attributes; FI_UNET_IFACE; -FI_ENODATA for DGRAM/MSG and without an interface"
 	"fabric_client|xdp|90|ufi-test between two namespaces: tagged ping-pong 0 B-1 MiB, CQ data, untagged, unexpected, directed, ignore bits, truncation, cancel, peek/claim/discard, 0-byte sendmsg; polling and blocking (fi_cq_sread, wait fd)"
 	"fabric_loss|-|120|ufi-test at 5% injected loss on both interfaces: everything arrives, exactly once, in order"
+	"fabric_pingpong|-|60|libfabric-bin's fi_pingpong (RDM, FI_MSG, its own address exchange through hints->dest_addr) runs over unet between two namespaces"
 	"fabric_dead|-|60|a peer that dies without closing: the receive waiting on it ends with an FI_EIO error entry (prov_errno ETIMEDOUT) within FI_UNET_TIMEOUT_MS + keepalive, and sends to it fail"
 	"fabric_mpi|-|120|Open MPI (pml cm, mtl ofi) selects unet and runs a 2-rank ping-pong between two namespaces"
 )
@@ -103,6 +104,24 @@ t_fabric_loss() {
 	d=$(counter a drop_injected) || exit 1
 	((d > 0)) || fail "no frames dropped by the injected loss on a"
 	note "drop_injected on a = $d"
+}
+
+t_fabric_pingpong() {
+	local s rc
+	command -v fi_pingpong >/dev/null || skip "fi_pingpong not installed (libfabric-bin)"
+	fabric_prep
+	if [[ ${UNET_SANITIZED:-0} == 1 ]]; then
+		skip "fi_pingpong is not built with the sanitizers (fabric_client covers the provider)"
+	fi
+	unet_bg_b timeout 40 fi_pingpong -p unet -e rdm -I 20 -S 64 >"$T_DIR/server.log" 2>&1
+	s=$UNET_BG_PID
+	sleep 0.5
+	in_a timeout 40 fi_pingpong -p unet -e rdm -I 20 -S 64 "$IP_B" >"$T_DIR/client.log" 2>&1
+	rc=$?
+	cat "$T_DIR/client.log"
+	((rc == 0)) || { cat "$T_DIR/server.log"; fail "fi_pingpong client exited with $rc"; }
+	finish "$s" "$T_DIR/server.log" 20 "fi_pingpong server"
+	grep -Eq '^64 +20 +=20 ' "$T_DIR/client.log" || fail "fi_pingpong did not complete 20 transfers of 64 bytes"
 }
 
 t_fabric_dead() {
