@@ -121,9 +121,21 @@ static struct ufi_peer *peer_of_msg(const struct uam_msg *m)
 
 /* ---- regions ---- */
 
-static int region_alloc(struct ufi_ep *ep)
+/*
+ * UAM's 64 region ids, split: sends take ids 0..47, pulls 48..63.  A rank
+ * whose sends hold every id could not pull the messages its peers send it
+ * while their sends wait for it in turn: with ids kept for pulls, a pull
+ * always gets one eventually (pulls depend on nothing but the peer's
+ * polling), so their sends and then ours complete.
+ */
+#define UFI_SEND_REGIONS 48
+
+static int region_alloc(struct ufi_ep *ep, bool for_send)
 {
-	for (int i = 0; i < UAM_MAX_REGIONS && i < 64; i++)
+	int lo = for_send ? 0 : UFI_SEND_REGIONS;
+	int hi = for_send ? UFI_SEND_REGIONS : UAM_MAX_REGIONS;
+
+	for (int i = lo; i < hi && i < 64; i++)
 		if (!(ep->regions_used & (1ull << i))) {
 			ep->regions_used |= 1ull << i;
 			return i;
@@ -352,7 +364,7 @@ static void get_try(struct ufi_ep *ep, struct ufi_get *g)
 		return;
 	}
 	if (g->lregion < 0) {
-		int id = region_alloc(ep);
+		int id = region_alloc(ep, false);
 		if (id < 0)
 			return; /* progress retries when one frees */
 		r = uam_region__register(ep->uam, (uint32_t)id, g->buf, n, UAM_REGION_WRITE);
@@ -663,6 +675,20 @@ void ufi_peer_fail(struct ufi_ep *ep, struct ufi_peer *p, int err)
 		free(t);
 		failed++;
 	}
+	for (struct ufi_pend **pp = &ep->pend, *prev = NULL; *pp;) {
+		struct ufi_pend *q = *pp;
+		if (q->peer != p) {
+			prev = q;
+			pp = &q->next;
+			continue;
+		}
+		*pp = q->next;
+		if (ep->pend_tail == q)
+			ep->pend_tail = prev;
+		tx_done(ep, q->ctx, q->flags, q->tag, FI_EIO, -p->err);
+		free(q);
+		failed++;
+	}
 	for (struct ufi_get *g = ep->gets, *next; g; g = next) {
 		next = g->next;
 		if (g->peer == p && !g->op) {
@@ -697,65 +723,42 @@ void ufi_peer_fail(struct ufi_ep *ep, struct ufi_peer *p, int err)
 
 /* ---- the API's side ---- */
 
-ssize_t ufi_send(struct ufi_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag,
-		 uint64_t data, uint64_t flags, void *ctx)
+/*
+ * Send now: 0, -EAGAIN (UAM's queue is full, or no region is free for a
+ * rendezvous: later), or an error.
+ */
+static int send_now(struct ufi_ep *ep, struct ufi_peer *p, const void *buf, size_t len,
+		    uint64_t tag, uint64_t data, uint32_t mf, uint64_t flags, void *ctx)
 {
-	struct ufi_peer *p;
-	uint32_t mf = (flags & FI_TAGGED ? UFI_MF_TAGGED : 0) |
-		      (flags & FI_REMOTE_CQ_DATA ? UFI_MF_DATA : 0);
 	struct ufi_tx *t;
 	int r, id = -1;
 
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	if (len > UFI_MAX_MSG_SIZE)
-		return -FI_EMSGSIZE;
-	if (len && !buf)
-		return -FI_EINVAL;
-	data &= 0xffffffffull;
-	p = ufi_peer_of_addr(ep, dest);
-	if (!p)
-		return -FI_EINVAL;
-	if (p->state == UFI_PEER_FAILED || p->state == UFI_PEER_CLOSED)
-		return -FI_EIO;
-	if (p->state != UFI_PEER_UP) {
-		ufi_conn_start(ep, p);
-		ufi_progress(ep);
-		return p->state == UFI_PEER_FAILED ? -FI_EIO : -FI_EAGAIN;
-	}
 	if (len <= ep->eager_max) {
 		r = proto_eager(ep, p, tag, data, mf, buf, len);
-		if (r < 0) {
-			if (r == -EAGAIN)
-				ufi_progress(ep);
-			return ufi_errno_to_fi(r);
-		}
+		if (r < 0)
+			return r;
 		ep->last_send_ns = ufi_now_ns();
 		tx_done(ep, ctx, flags, tag, 0, 0); /* if FI_COMPLETION: the data is on its way */
 		return 0;
 	}
-	if (flags & FI_INJECT)
-		return -FI_EMSGSIZE;
 	if (!p->self) {
-		id = region_alloc(ep);
-		if (id < 0) {
-			ufi_progress(ep);
-			return -FI_EAGAIN;
-		}
+		id = region_alloc(ep, true);
+		if (id < 0)
+			return -EAGAIN;
 		r = uam_region__register(ep->uam, (uint32_t)id, (void *)buf, len, UAM_REGION_READ);
 		if (r) {
 			ep->regions_used &= ~(1ull << id);
-			return ufi_errno_to_fi(r);
+			return r;
 		}
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		region_free(ep, id);
-		return -FI_ENOMEM;
+		return -ENOMEM;
 	}
 	*t = (struct ufi_tx){ .peer = p, .buf = buf, .len = len, .ctx = ctx, .tag = tag,
 			      .flags = flags, .region = id, .cookie = ++ep->next_cookie };
-	/* queued before the RTS goes: a self RTS may complete it at once */
+	/* listed before the RTS goes: a self RTS may complete it at once */
 	t->next = ep->txs;
 	ep->txs = t;
 	ep->outstanding++;
@@ -770,12 +773,96 @@ ssize_t ufi_send(struct ufi_ep *ep, const void *buf, size_t len, fi_addr_t dest,
 		ep->outstanding--;
 		region_free(ep, id);
 		free(t);
-		if (r == -EAGAIN)
-			ufi_progress(ep);
-		return ufi_errno_to_fi(r);
+		return r;
 	}
 	ep->last_send_ns = ufi_now_ns();
 	return 0;
+}
+
+/*
+ * Sends the provider has accepted but could not start (no region free for
+ * a rendezvous), in order: once one waits, every later send waits behind
+ * it, so sends still match in the order they were made (FI_ORDER_SAS).
+ * Eager data is copied; a rendezvous buffer is the application's until
+ * the send completes anyway.
+ */
+static ssize_t pend_send(struct ufi_ep *ep, struct ufi_peer *p, const void *buf, size_t len,
+			 uint64_t tag, uint64_t data, uint32_t mf, uint64_t flags, void *ctx)
+{
+	bool copy = len <= ep->eager_max;
+	struct ufi_pend *q = calloc(1, sizeof(*q) + (copy ? len : 0));
+
+	if (!q)
+		return -FI_ENOMEM;
+	*q = (struct ufi_pend){ .peer = p, .buf = copy ? q->copy : buf, .len = len, .tag = tag,
+				.data = data, .mf = mf, .flags = flags, .ctx = ctx };
+	if (copy && len)
+		memcpy(q->copy, buf, len);
+	if (ep->pend_tail)
+		ep->pend_tail->next = q;
+	else
+		ep->pend = q;
+	ep->pend_tail = q;
+	return 0;
+}
+
+static void flush_pend(struct ufi_ep *ep)
+{
+	while (ep->pend) {
+		struct ufi_pend *q = ep->pend;
+		int r = 0;
+		if (q->peer->state == UFI_PEER_UP) {
+			r = send_now(ep, q->peer, q->buf, q->len, q->tag, q->data, q->mf, q->flags,
+				     q->ctx);
+			if (r == -EAGAIN)
+				return;
+		}
+		if (r || q->peer->state != UFI_PEER_UP)
+			tx_done(ep, q->ctx, q->flags, q->tag, FI_EIO,
+				r ? -r : (q->peer->err ? -q->peer->err : ECONNRESET));
+		ep->pend = q->next;
+		if (!ep->pend)
+			ep->pend_tail = NULL;
+		free(q);
+	}
+}
+
+ssize_t ufi_send(struct ufi_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag,
+		 uint64_t data, uint64_t flags, void *ctx)
+{
+	struct ufi_peer *p;
+	uint32_t mf = (flags & FI_TAGGED ? UFI_MF_TAGGED : 0) |
+		      (flags & FI_REMOTE_CQ_DATA ? UFI_MF_DATA : 0);
+	int r;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (len > UFI_MAX_MSG_SIZE || (len > ep->eager_max && (flags & FI_INJECT)))
+		return -FI_EMSGSIZE;
+	if (len && !buf)
+		return -FI_EINVAL;
+	data &= 0xffffffffull;
+	p = ufi_peer_of_addr(ep, dest);
+	if (!p)
+		return -FI_EINVAL;
+	if (p->state == UFI_PEER_FAILED || p->state == UFI_PEER_CLOSED)
+		return -FI_EIO;
+	if (p->state != UFI_PEER_UP) {
+		ufi_conn_start(ep, p);
+		ufi_progress(ep);
+		return p->state == UFI_PEER_FAILED ? -FI_EIO : -FI_EAGAIN;
+	}
+	if (!ep->pend) {
+		r = send_now(ep, p, buf, len, tag, data, mf, flags, ctx);
+		if (r != -EAGAIN)
+			return r ? ufi_errno_to_fi(r) : 0;
+		if (len <= ep->eager_max) {
+			/* nothing accepted, nothing queued: the caller retries */
+			ufi_progress(ep);
+			return -FI_EAGAIN;
+		}
+	}
+	return pend_send(ep, p, buf, len, tag, data, mf, flags, ctx);
 }
 
 /* Hand an unexpected message to a receive. */
@@ -915,6 +1002,8 @@ void ufi_progress(struct ufi_ep *ep)
 	uam_poll(ep->uam);
 	if (ep->ctls)
 		flush_ctls(ep);
+	if (ep->pend)
+		flush_pend(ep);
 	now = ufi_now_ns();
 	if (now < ep->next_slow_ns)
 		return;
@@ -929,7 +1018,7 @@ void ufi_progress(struct ufi_ep *ep)
 	}
 	if (ep->gets)
 		retry_gets(ep);
-	if ((ep->posted[Q_TAG] || ep->posted[Q_MSG] || ep->outstanding) &&
+	if ((ep->posted[Q_TAG] || ep->posted[Q_MSG] || ep->outstanding || ep->pend) &&
 	    now >= ep->next_keepalive_ns) {
 		ep->next_keepalive_ns = now + 1000000000ull;
 		keepalive(ep);
@@ -940,7 +1029,8 @@ int ufi_ep_wake_ms(struct ufi_ep *ep)
 {
 	uint64_t now = ufi_now_ns();
 
-	if (ep->connecting || ep->outstanding || ep->ctls || now - ep->last_send_ns < 100000000ull)
+	if (ep->connecting || ep->outstanding || ep->ctls || ep->pend ||
+	    now - ep->last_send_ns < 100000000ull)
 		return 2; /* retransmissions, handshakes: UAM's rto_min */
 	if (now - ep->last_send_ns < (uint64_t)ufi_params.timeout_ms * 1000000ull)
 		return 50; /* later retransmissions: UAM's timeout has backed off */
@@ -1012,5 +1102,10 @@ void ufi_ep_shutdown(struct ufi_ep *ep)
 		struct ufi_ctl *c = ep->ctls;
 		ep->ctls = c->next;
 		free(c);
+	}
+	while (ep->pend) {
+		struct ufi_pend *q = ep->pend;
+		ep->pend = q->next;
+		free(q);
 	}
 }

@@ -215,6 +215,18 @@ struct ufi_ctl {
 	unsigned nargs;
 };
 
+/* An accepted send waiting for a free region (proto.c: pend_send). */
+struct ufi_pend {
+	struct ufi_pend *next;
+	struct ufi_peer *peer;
+	const void *buf;
+	size_t len;
+	uint64_t tag, data, flags;
+	uint32_t mf;
+	void *ctx;
+	unsigned char copy[]; /* eager data */
+};
+
 enum ufi_peer_state {
 	UFI_PEER_IDLE,
 	UFI_PEER_HELLO, /* our tag reserved, asking the peer for its tag */
@@ -270,6 +282,7 @@ struct ufi_ep {
 	struct ufi_tx *txs;
 	struct ufi_get *gets;	   /* all rendezvous receives in progress */
 	struct ufi_ctl *ctls, *ctls_tail;
+	struct ufi_pend *pend, *pend_tail;
 	uint64_t regions_used;	   /* bit i: UAM region id i in use */
 	uint32_t next_cookie;
 	uint64_t last_send_ns, next_slow_ns, next_keepalive_ns;

@@ -23,6 +23,10 @@
  *   cancel     a receive nobody sends to: fi_cancel, FI_ECANCELED entry
  *   peek       FI_PEEK miss = FI_ENOMSG; FI_PEEK|FI_CLAIM then FI_CLAIM;
  *              FI_PEEK|FI_DISCARD
+ *   many       each side sends 100 rendezvous messages and then 5 small
+ *              ones, all with one tag, before posting any receive (more
+ *              than UAM's 64 regions: the provider queues them), then
+ *              receives the 105 in send order
  *   zero       a 0-byte fi_tsendmsg with flags 0 gives no completion
  *              under FI_SELECTIVE_COMPLETION, but the peer gets it
  * --blocking waits with fi_cq_sread and checks FI_GETWAIT + poll().
@@ -589,6 +593,30 @@ static void phase_peek(void)
 	barrier(60);
 }
 
+#define MANY 100
+#define MANY_SMALL 5
+static void phase_many(void)
+{
+	static unsigned char s[MANY + MANY_SMALL][4096], r[4096];
+	static struct fi_context sc[MANY + MANY_SMALL];
+	struct fi_context rc;
+
+	for (int i = 0; i < MANY + MANY_SMALL; i++) {
+		size_t n = i < MANY ? sizeof(s[i]) : 16;
+		fill(s[i], n, 500 + i + (server ? 1000 : 0));
+		POST(fi_tsend(ep, s[i], n, NULL, peer, TAG_MISC | 0x600, &sc[i]));
+	}
+	for (int i = 0; i < MANY + MANY_SMALL; i++) {
+		size_t n = i < MANY ? sizeof(r) : 16;
+		memset(r, 0, sizeof(r));
+		trecv(r, sizeof(r), peer, TAG_MISC | 0x600, 0, &rc, n, TAG_MISC | 0x600);
+		verify(r, n, 500 + i + (server ? 0 : 1000), "many, in send order");
+	}
+	for (int i = 0; i < MANY + MANY_SMALL; i++)
+		wait_ok(&sc[i], "many: send");
+	barrier(65);
+}
+
 static void phase_zero(void)
 {
 	struct fi_context rc, sc;
@@ -788,6 +816,7 @@ int main(int argc, char **argv)
 	phase_trunc();
 	phase_cancel();
 	phase_peek();
+	phase_many();
 	phase_zero();
 	barrier(99);
 	if (comps)
