@@ -29,6 +29,7 @@
  *              receives the 105 in send order
  *   zero       a 0-byte fi_tsendmsg with flags 0 gives no completion
  *              under FI_SELECTIVE_COMPLETION, but the peer gets it
+ * --av-table opens an FI_AV_TABLE (addresses 0, 1, ...) instead of a MAP.
  * --blocking waits with fi_cq_sread and checks FI_GETWAIT + poll().
  * --dead-peer: after the first barrier the server dies (_exit, no
  * fi_close); the client's receive from it must end with an error entry
@@ -60,7 +61,7 @@ static struct fid_av *av;
 static struct fid_cq *cq;
 static struct fi_info *info;
 static fi_addr_t peer, self_addr;
-static bool server, blocking, dead_peer;
+static bool server, blocking, dead_peer, av_table;
 static int iters = 20;
 static size_t inject_size;
 
@@ -731,7 +732,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
 		fprintf(stderr, "usage: ufi-test server|client --me FILE --peer FILE [--iters N] "
-				"[--blocking]\n");
+				"[--blocking] [--av-table] [--dead-peer]\n");
 		return 2;
 	}
 	server = !strcmp(argv[1], "server");
@@ -744,6 +745,8 @@ int main(int argc, char **argv)
 			iters = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--blocking"))
 			blocking = true;
+		else if (!strcmp(argv[i], "--av-table"))
+			av_table = true;
 		else if (!strcmp(argv[i], "--dead-peer"))
 			dead_peer = true;
 		else {
@@ -774,6 +777,8 @@ int main(int argc, char **argv)
 	CHECK(fi_endpoint(domain, info, &ep, NULL));
 	cqa.wait_obj = blocking ? FI_WAIT_FD : FI_WAIT_NONE;
 	CHECK(fi_cq_open(domain, &cqa, &cq, NULL));
+	if (av_table)
+		ava.type = FI_AV_TABLE;
 	CHECK(fi_av_open(domain, &ava, &av, NULL));
 	CHECK(fi_ep_bind(ep, &av->fid, 0));
 	CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION));
@@ -791,6 +796,9 @@ int main(int argc, char **argv)
 		die("fi_av_insert of %s and %s failed", pname, name);
 	peer = addrs[0];
 	self_addr = addrs[1];
+	if (av_table && (peer != 0 || self_addr != 1))
+		die("FI_AV_TABLE gave addresses %llu and %llu, want 0 and 1",
+		    (unsigned long long)peer, (unsigned long long)self_addr);
 	{
 		char s[128];
 		size_t sl = sizeof(s);

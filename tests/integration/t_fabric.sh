@@ -9,7 +9,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"fabric_info|-|30|fi_info -p unet lists the provider alone (no ofi_rxd/rxm layered on it), RDM, honest attributes; FI_UNET_IFACE; -FI_ENODATA for DGRAM/MSG and without an interface"
-	"fabric_client|xdp|90|ufi-test between two namespaces: tagged ping-pong 0 B-1 MiB, CQ data, untagged, unexpected, directed, ignore bits, truncation, cancel, peek/claim/discard, 0-byte sendmsg; polling and blocking (fi_cq_sread, wait fd)"
+	"fabric_client|xdp|90|ufi-test between two namespaces: tagged ping-pong 0 B-1 MiB, CQ data, untagged, unexpected, directed, ignore bits, truncation, cancel, peek/claim/discard, 0-byte sendmsg; polling with an FI_AV_MAP, blocking (fi_cq_sread, wait fd) with an FI_AV_TABLE"
 	"fabric_loss|-|120|ufi-test at 5% injected loss on both interfaces: everything arrives, exactly once, in order"
 	"fabric_pingpong|-|60|libfabric-bin's fi_pingpong (RDM, FI_MSG, its own address exchange through hints->dest_addr) runs over unet between two namespaces"
 	"fabric_dead|-|60|a peer that dies without closing: the receive waiting on it ends with an FI_EIO error entry (prov_errno ETIMEDOUT) within FI_UNET_TIMEOUT_MS + keepalive, and sends to it fail"
@@ -91,7 +91,7 @@ t_fabric_info() {
 t_fabric_client() {
 	fabric_prep
 	fabric_pair poll --iters 20
-	fabric_pair block --iters 10 --blocking
+	fabric_pair block --iters 10 --blocking --av-table
 	grep -q 'wait fd' "$T_DIR/block.client.log" || fail "the wait fd was not checked"
 }
 
