@@ -34,6 +34,12 @@
  * --dead-peer: after the first barrier the server dies (_exit, no
  * fi_close); the client's receive from it must end with an error entry
  * (FI_EIO, prov_errno ETIMEDOUT) within 10 s, and a send to it fail.
+ *
+ *   ufi-test hints
+ * checks fi_getinfo's matching alone: what the provider does not serve gets
+ * -FI_ENODATA, hints->dest_addr (binary and string) is copied into the
+ * info, and a bad one is refused.
+ *
  * Prints "ufi-test ok ..." and exits 0, or "ufi-test: FAIL ..." and 1.
  */
 #include <errno.h>
@@ -691,6 +697,105 @@ static void check_wait_fd(void)
 	printf("wait fd %d ok (trywait %d)\n", fd, r);
 }
 
+/* ---- fi_getinfo's matching ---- */
+
+static struct fi_info *base_hints(void)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	if (!h)
+		die("oom");
+	h->fabric_attr->prov_name = strdup("unet");
+	h->ep_attr->type = FI_EP_RDM;
+	return h;
+}
+
+static void expect_nodata(struct fi_info *h, const char *what)
+{
+	struct fi_info *i = NULL;
+	int r = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &i);
+
+	if (r != -FI_ENODATA)
+		die("hints %s: fi_getinfo returned %d, want -FI_ENODATA", what, r);
+	fi_freeinfo(h);
+}
+
+static int run_hints(void)
+{
+	struct fi_info *h, *i;
+	struct fid_ep *e;
+	unsigned char name[64];
+	size_t nl = 4;
+
+	h = base_hints();
+	h->caps = FI_TAGGED | FI_RMA;
+	expect_nodata(h, "FI_RMA");
+	h = base_hints();
+	h->caps = FI_ATOMIC;
+	expect_nodata(h, "FI_ATOMIC");
+	h = base_hints();
+	h->ep_attr->type = FI_EP_DGRAM;
+	expect_nodata(h, "FI_EP_DGRAM");
+	h = base_hints();
+	h->ep_attr->type = FI_EP_MSG;
+	expect_nodata(h, "FI_EP_MSG");
+	h = base_hints();
+	h->domain_attr->threading = FI_THREAD_SAFE;
+	expect_nodata(h, "FI_THREAD_SAFE");
+	h = base_hints();
+	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	expect_nodata(h, "FI_PROGRESS_AUTO");
+	h = base_hints();
+	h->tx_attr->inject_size = 1 << 20;
+	expect_nodata(h, "inject_size 1 MiB");
+	h = base_hints();
+	h->tx_attr->msg_order = FI_ORDER_STRICT;
+	expect_nodata(h, "FI_ORDER_STRICT");
+	h = base_hints();
+	h->domain_attr->cq_data_size = 8;
+	expect_nodata(h, "cq_data_size 8");
+	h = base_hints();
+	h->addr_format = FI_SOCKADDR_IN;
+	expect_nodata(h, "FI_SOCKADDR_IN");
+	h = base_hints();
+	h->dest_addr = strdup("garbage");
+	h->dest_addrlen = 8;
+	expect_nodata(h, "a binary dest_addr of the wrong length");
+	h = base_hints();
+	h->addr_format = FI_ADDR_STR;
+	h->dest_addr = strdup("fi_unet://nonsense");
+	h->dest_addrlen = strlen(h->dest_addr) + 1;
+	expect_nodata(h, "a malformed string dest_addr");
+
+	/* a real name, binary: copied into the info */
+	h = base_hints();
+	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info));
+	if (info->next)
+		die("more than one info for unet");
+	if (strcmp(info->fabric_attr->prov_name, "unet") != 0)
+		die("provider %s", info->fabric_attr->prov_name);
+	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
+	CHECK(fi_domain(fabric, info, &domain, NULL));
+	CHECK(fi_endpoint(domain, info, &e, NULL));
+	if (fi_getname(&e->fid, name, &nl) != -FI_ETOOSMALL || nl == 0 || nl > sizeof(name))
+		die("fi_getname into 4 bytes did not say -FI_ETOOSMALL with the length");
+	CHECK(fi_getname(&e->fid, name, &nl));
+	h->dest_addr = malloc(nl);
+	memcpy(h->dest_addr, name, nl);
+	h->dest_addrlen = nl;
+	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &i));
+	if (i->dest_addrlen != nl || memcmp(i->dest_addr, name, nl) != 0)
+		die("hints->dest_addr was not copied into the info");
+	fi_freeinfo(i);
+	fi_freeinfo(h);
+	CHECK(fi_close(&e->fid));
+	CHECK(fi_close(&domain->fid));
+	CHECK(fi_close(&fabric->fid));
+	fi_freeinfo(info);
+	printf("ufi-test ok hints\n");
+	return 0;
+}
+
 /* ---- setup ---- */
 
 static void write_file(const char *path, const char *s)
@@ -730,6 +835,8 @@ int main(int argc, char **argv)
 	size_t nl = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && !strcmp(argv[1], "hints"))
+		return run_hints();
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
 		fprintf(stderr, "usage: ufi-test server|client --me FILE --peer FILE [--iters N] "
 				"[--blocking] [--av-table] [--dead-peer]\n");

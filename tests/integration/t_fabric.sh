@@ -9,6 +9,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"fabric_info|-|30|fi_info -p unet lists the provider alone (no ofi_rxd/rxm layered on it), RDM, honest attributes; FI_UNET_IFACE; -FI_ENODATA for DGRAM/MSG and without an interface"
+	"fabric_hints|-|30|fi_getinfo's matching: -FI_ENODATA for RMA, atomics, DGRAM, MSG, FI_THREAD_SAFE, auto progress, a large inject_size, strict order, 8-byte CQ data, sockaddr and malformed addresses; hints->dest_addr copied; fi_getname -FI_ETOOSMALL"
 	"fabric_client|xdp|90|ufi-test between two namespaces: tagged ping-pong 0 B-1 MiB, CQ data, untagged, unexpected, directed, ignore bits, truncation, cancel, peek/claim/discard, 0-byte sendmsg; polling with an FI_AV_MAP, blocking (fi_cq_sread, wait fd) with an FI_AV_TABLE"
 	"fabric_loss|-|120|ufi-test at 5% injected loss on both interfaces: everything arrives, exactly once, in order"
 	"fabric_pingpong|-|60|libfabric-bin's fi_pingpong (RDM, FI_MSG, its own address exchange through hints->dest_addr) runs over unet between two namespaces"
@@ -86,6 +87,14 @@ t_fabric_info() {
 	out=$(in_a "${FI_INFO[@]}" -p unet 2>&1) && fail "listed with no interface attached"
 	grep -q 'no interface with the unet XDP program' <<<"$out" || fail "no clear error: $out"
 	note "fi_info -p unet ok"
+}
+
+t_fabric_hints() {
+	local out
+	fabric_prep
+	out=$(in_a "$UFI_TEST" hints 2>&1)
+	echo "$out"
+	grep -q '^ufi-test ok hints' <<<"$out" || fail "ufi-test hints failed"
 }
 
 t_fabric_client() {
