@@ -13,6 +13,7 @@ TESTS+=(
 	"fabric_client|xdp|90|ufi-test between two namespaces: tagged ping-pong 0 B-1 MiB, CQ data, untagged, unexpected, directed, ignore bits, truncation, cancel, peek/claim/discard, 0-byte sendmsg; polling with an FI_AV_MAP, blocking (fi_cq_sread, wait fd) with an FI_AV_TABLE"
 	"fabric_loss|-|120|ufi-test at 5% injected loss on both interfaces: everything arrives, exactly once, in order"
 	"fabric_pingpong|-|60|libfabric-bin's fi_pingpong (RDM, FI_MSG, its own address exchange through hints->dest_addr) runs over unet between two namespaces"
+	"fabric_unetd|-|90|ufi-test with its server as user nobody on an emulated endpoint from unetd (FI_UNET_IFACE), the client root's own direct endpoint"
 	"fabric_dead|-|60|a peer that dies without closing: the receive waiting on it ends with an FI_EIO error entry (prov_errno ETIMEDOUT) within FI_UNET_TIMEOUT_MS + keepalive, and sends to it fail"
 	"fabric_mpi|-|120|Open MPI (pml cm, mtl ofi) selects unet and runs a 2-rank ping-pong between two namespaces"
 )
@@ -131,6 +132,30 @@ t_fabric_pingpong() {
 	((rc == 0)) || { cat "$T_DIR/server.log"; fail "fi_pingpong client exited with $rc"; }
 	finish "$s" "$T_DIR/server.log" 20 "fi_pingpong server"
 	grep -Eq '^64 +20 +=20 ' "$T_DIR/client.log" || fail "fi_pingpong did not complete 20 transfers of 64 bytes"
+}
+
+t_fabric_unetd() {
+	local s c rc d
+	fabric_prep
+	start_unetd "user 65534 kinds emulated tags 1024-65535 endpoints 2"
+	# a directory nobody can reach (the test's own is root's alone)
+	d=$(mktemp -d /tmp/ufi-nobody.XXXXXX) || fail "mktemp"
+	chmod 777 "$d"
+	T_CLEANUP+=("cp '$d'/*.log '$T_DIR'/ 2>/dev/null; rm -rf '$d'")
+	as_user_cmd 65534
+	"${AS[@]}" FI_PROVIDER_PATH="$BUILD" FI_UNET_IFACE="$IF_B" ASAN_OPTIONS="${ASAN_OPTIONS:-}" \
+		"$UFI_TEST" server --me "$d/b.addr" --peer "$d/a.addr" --iters 5 >"$d/server.log" 2>&1 &
+	s=$!
+	_UNET_BG_PIDS+=("$s")
+	unet_bg_a "$UFI_TEST" client --me "$d/a.addr" --peer "$d/b.addr" --iters 5 >"$d/client.log" 2>&1
+	c=$UNET_BG_PID
+	unet_bg_wait "$c" 80
+	rc=$?
+	cat "$d/client.log"
+	((rc == 0)) || { cat "$d/server.log"; fail "client exited with $rc"; }
+	finish "$s" "$d/server.log" 20 "ufi-test server as nobody"
+	grep -q '^ufi-test ok server' "$d/server.log" || fail "the server as nobody did not finish"
+	stop_unetd
 }
 
 t_fabric_dead() {
