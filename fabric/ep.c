@@ -6,6 +6,7 @@
  * whether a success completion is wanted (FI_SELECTIVE_COMPLETION).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -395,10 +396,33 @@ static struct fi_ops_ep ep_ops = {
 
 /* ---- fi_ops ---- */
 
+/* FI_UNET_STATS=1: UAM's counters on stderr when the endpoint closes. */
+static void print_stats(struct ufi_ep *ep)
+{
+	struct uam_stats st;
+	const char *e = getenv("FI_UNET_STATS");
+
+	if (!e || strcmp(e, "1") != 0 || uam_ep__stats(ep->uam, &st))
+		return;
+	fprintf(stderr,
+		"unet provider stats: tx_frames %llu rx_frames %llu tx_acks %llu retransmits %llu "
+		"timeouts %llu dup_dropped %llu out_of_order %llu out_of_window %llu "
+		"credit_stalls %llu requests %llu gets %llu bad_frames %llu chan_failures %llu\n",
+		(unsigned long long)st.tx_frames, (unsigned long long)st.rx_frames,
+		(unsigned long long)st.tx_acks, (unsigned long long)st.retransmits,
+		(unsigned long long)st.timeouts, (unsigned long long)st.dup_dropped,
+		(unsigned long long)st.out_of_order, (unsigned long long)st.out_of_window,
+		(unsigned long long)st.credit_stalls, (unsigned long long)st.requests,
+		(unsigned long long)st.gets, (unsigned long long)st.bad_frames,
+		(unsigned long long)st.chan_failures);
+}
+
 static int ep_close(struct fid *fid)
 {
 	struct ufi_ep *ep = (struct ufi_ep *)fid;
 
+	if (ep->uam)
+		print_stats(ep);
 	ufi_ep_shutdown(ep);
 	if (ep->tx_cq)
 		ufi_cq_unbind_ep(ep->tx_cq, ep);
