@@ -1000,6 +1000,15 @@ void ufi_progress(struct ufi_ep *ep)
 	if (!ep->uam)
 		return;
 	uam_poll(ep->uam);
+	/*
+	 * uam_poll reaps send completions (in copy mode the kick that makes
+	 * the kernel send) before its timers and credits let it send more;
+	 * those frames would wait for the next kick.  Reap again so they go
+	 * now: measured with ufi-test spinning, 389 ms -> 55 ms for 30
+	 * iterations, and retransmissions of frames that had not left yet
+	 * 59 -> 1.
+	 */
+	unet_endpoint__complete(ep->uep);
 	if (ep->ctls)
 		flush_ctls(ep);
 	if (ep->pend)
