@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -678,6 +679,34 @@ static void phase_dead(uint64_t t0)
 	exit(0);
 }
 
+static uint64_t cpu_ms(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
+/* Blocked in fi_cq_sread with nothing coming, a rank sleeps: 1 s of
+ * waiting may cost at most 250 ms of CPU (spinning would cost ~1000). */
+static void check_idle(void)
+{
+	struct fi_cq_tagged_entry e;
+	uint64_t t0 = now_ms(), c0 = cpu_ms(), dt, dc;
+	ssize_t r = fi_cq_sread(cq, &e, 1, NULL, 1000);
+
+	dt = now_ms() - t0;
+	dc = cpu_ms() - c0;
+	if (r != -FI_EAGAIN || dt < 900)
+		die("idle fi_cq_sread returned %zd after %llu ms, want -FI_EAGAIN after 1 s", r,
+		    (unsigned long long)dt);
+	if (dc > 250)
+		die("blocked in fi_cq_sread for %llu ms, it used %llu ms of CPU (spinning?)",
+		    (unsigned long long)dt, (unsigned long long)dc);
+	printf("idle wait %llu ms, cpu %llu ms\n", (unsigned long long)dt, (unsigned long long)dc);
+}
+
 static void check_wait_fd(void)
 {
 	int fd = -1;
@@ -934,6 +963,8 @@ int main(int argc, char **argv)
 	phase_many();
 	phase_zero();
 	barrier(99);
+	if (blocking)
+		check_idle();
 	if (comps)
 		die("completions nobody asked for are left (context %p)", comps->e.op_context);
 	printf("ufi-test ok %s iters=%d blocking=%d sreads=%d ms=%llu\n",

@@ -103,6 +103,7 @@ t_fabric_client() {
 	fabric_pair poll --iters 20
 	fabric_pair block --iters 10 --blocking --av-table
 	grep -q 'wait fd' "$T_DIR/block.client.log" || fail "the wait fd was not checked"
+	grep -q '^idle wait' "$T_DIR/block.client.log" || fail "the idle wait was not checked"
 }
 
 t_fabric_loss() {
