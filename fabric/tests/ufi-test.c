@@ -689,7 +689,9 @@ static uint64_t cpu_ms(void)
 }
 
 /* Blocked in fi_cq_sread with nothing coming, a rank sleeps: 1 s of
- * waiting may cost at most 250 ms of CPU (spinning would cost ~1000). */
+ * waiting may cost at most 50 ms of CPU.  It takes about 1 here; spinning
+ * takes all the CPU it gets (200 ms on the loaded test machine, 1000 on
+ * an idle one). */
 static void check_idle(void)
 {
 	struct fi_cq_tagged_entry e;
@@ -701,7 +703,7 @@ static void check_idle(void)
 	if (r != -FI_EAGAIN || dt < 900)
 		die("idle fi_cq_sread returned %zd after %llu ms, want -FI_EAGAIN after 1 s", r,
 		    (unsigned long long)dt);
-	if (dc > 250)
+	if (dc > 50)
 		die("blocked in fi_cq_sread for %llu ms, it used %llu ms of CPU (spinning?)",
 		    (unsigned long long)dt, (unsigned long long)dc);
 	printf("idle wait %llu ms, cpu %llu ms\n", (unsigned long long)dt, (unsigned long long)dc);
