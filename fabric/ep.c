@@ -586,6 +586,7 @@ int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 		goto fail;
 	ao.window = (uint32_t)ufi_params.window;
 	ao.timeout_ms = (uint32_t)ufi_params.timeout_ms;
+	ao.max_queued = (uint32_t)ufi_params.max_queued;
 	ep->uam = uam_ep__create(ep->uep, &ao);
 	if (!ep->uam) {
 		r = -errno;
@@ -595,6 +596,7 @@ int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	if (r)
 		goto fail;
 	ep->eager_max = ufi_ep_eager_max(ep);
+	ep->frag_max = ufi_ep_frag_max(ep);
 	if (ep->eager_max < ufi_eager_max()) {
 		FI_WARN(&ufi_prov, FI_LOG_EP_CTRL,
 			"%s: a UAM medium message carries %zu bytes, less than inject_size %zu "

@@ -10,6 +10,9 @@
  *   FIN    args: cookie, status: the pull is over, the sender completes
  *   PING   keepalive: unacknowledged data makes UAM notice a dead peer
  *   SYNC / SYNC_ACK / BYE: fi_close makes sure peers took our last data
+ *   FRAG   (with UAM medium messages) args: tag, data<<32 | flags, total,
+ *          offset; a fragment of a message up to UFI_FRAG_MAX sent eagerly
+ *          in back-to-back medium messages: no rendezvous round trips
  * Matching happens in arrival order on each in-order channel, so sends
  * from one peer match in the order they were sent (FI_ORDER_SAS).
  */
@@ -20,7 +23,7 @@
 
 #include "ufi.h"
 
-enum { H_EAGER = 1, H_RTS, H_FIN, H_PING, H_SYNC, H_SYNC_ACK, H_BYE };
+enum { H_EAGER = 1, H_RTS, H_FIN, H_PING, H_SYNC, H_SYNC_ACK, H_BYE, H_FRAG };
 
 #define Q_MSG 0
 #define Q_TAG 1
@@ -45,6 +48,8 @@ static void handle_fin(struct ufi_ep *ep, struct ufi_peer *p, uint32_t cookie, i
 #define UFI_EAGER_SHORT ((UAM_MAX_ARGS - 2) * 8)
 #ifdef UFI_HAVE_UAM_MEDIUM
 #define UFI_INJECT_MEDIUM 1024
+/* Larger messages up to this go eagerly in several medium messages. */
+#define UFI_FRAG_MAX 16384
 #endif
 
 size_t ufi_eager_max(void)
@@ -53,6 +58,16 @@ size_t ufi_eager_max(void)
 	return UFI_INJECT_MEDIUM;
 #else
 	return UFI_EAGER_SHORT;
+#endif
+}
+
+/* Messages up to this go eagerly (in fragments above ufi_ep_eager_max). */
+size_t ufi_ep_frag_max(struct ufi_ep *ep)
+{
+#ifdef UFI_HAVE_UAM_MEDIUM
+	return UFI_FRAG_MAX > ep->eager_max ? UFI_FRAG_MAX : ep->eager_max;
+#else
+	return ep->eager_max;
 #endif
 }
 
@@ -506,6 +521,85 @@ static void h_eager(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
 	deliver_eager(ep, p, m->args[0], m->args[1] >> 32, (uint32_t)m->args[1] & 0x3, src, len);
 }
 
+/* The fragmented message in progress from p is over (or abandoned). */
+static void frag_end(struct ufi_ep *ep, struct ufi_peer *p, int err)
+{
+	struct ufi_inmsg *in = p->in;
+
+	p->in = NULL;
+	if (!in)
+		return;
+	if (in->rx) {
+		rx_done(ep, in->rx->ctx, in->rx->flags, in->rx->buf, in->rx->len, in->total, in->tag,
+			in->data, in->mf, p, err ? FI_EIO : 0, err);
+		free(in->rx);
+	} else if (in->ux) {
+		if (err)
+			free(in->ux);
+		else
+			push_ux(ep, in->mf & UFI_MF_TAGGED ? Q_TAG : Q_MSG, in->ux);
+	}
+	free(in);
+}
+
+#ifdef UFI_HAVE_UAM_MEDIUM
+static void h_frag(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
+{
+	struct ufi_ep *ep = ctx;
+	struct ufi_peer *p = peer_of_msg(m);
+	struct ufi_inmsg *in;
+	uint64_t total, off;
+
+	(void)uam;
+	if (!p || m->nargs != 4 || !m->data_len)
+		return;
+	total = m->args[2];
+	off = m->args[3];
+	if (total > UFI_FRAG_MAX || off >= total || m->data_len > total - off) {
+		frag_end(ep, p, EPROTO);
+		return;
+	}
+	if (off == 0) {
+		uint32_t mf = (uint32_t)m->args[1] & 0x3;
+		int q = mf & UFI_MF_TAGGED ? Q_TAG : Q_MSG;
+		frag_end(ep, p, EPROTO); /* a message left unfinished */
+		in = calloc(1, sizeof(*in));
+		if (!in)
+			return;
+		*in = (struct ufi_inmsg){ .total = total, .tag = m->args[0], .data = m->args[1] >> 32,
+					  .mf = mf };
+		in->rx = take_posted(ep, q, p, in->tag);
+		if (!in->rx) {
+			/* unexpected: visible to receives and FI_PEEK once complete */
+			in->ux = calloc(1, sizeof(*in->ux) + total);
+			if (!in->ux) {
+				free(in);
+				return;
+			}
+			*in->ux = (struct ufi_ux){ .peer = p, .tag = in->tag, .data = in->data,
+						   .mflags = mf, .len = total,
+						   .region = SELF_REGION };
+		}
+		p->in = in;
+	}
+	in = p->in;
+	if (!in || off != in->got || total != in->total) {
+		frag_end(ep, p, EPROTO);
+		return;
+	}
+	if (in->rx) {
+		if (off < in->rx->len)
+			memcpy((char *)in->rx->buf + off, m->data,
+			       m->data_len < in->rx->len - off ? m->data_len : in->rx->len - off);
+	} else {
+		memcpy(in->ux->eager + off, m->data, m->data_len);
+	}
+	in->got += m->data_len;
+	if (in->got == in->total)
+		frag_end(ep, p, 0);
+}
+#endif
+
 static void h_rts(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
 {
 	struct ufi_ep *ep = ctx;
@@ -574,7 +668,11 @@ int ufi_proto_init(struct ufi_ep *ep)
 		uam_handler_fn fn;
 	} hs[] = { { H_EAGER, h_eager }, { H_RTS, h_rts },	   { H_FIN, h_fin },
 		   { H_PING, h_ping },	 { H_SYNC, h_sync },	   { H_SYNC_ACK, h_sync_ack },
-		   { H_BYE, h_bye } };
+		   { H_BYE, h_bye },
+#ifdef UFI_HAVE_UAM_MEDIUM
+		   { H_FRAG, h_frag },
+#endif
+	};
 
 	for (size_t i = 0; i < sizeof(hs) / sizeof(hs[0]); i++) {
 		int r = uam_ep__set_handler(ep->uam, hs[i].idx, hs[i].fn, ep);
@@ -661,6 +759,10 @@ void ufi_peer_fail(struct ufi_ep *ep, struct ufi_peer *p, int err)
 		ep->connecting--;
 	p->state = UFI_PEER_FAILED;
 	p->err = err ? err : -EIO;
+	if (p->in) {
+		frag_end(ep, p, -p->err);
+		failed++;
+	}
 	FI_WARN(&ufi_prov, FI_LOG_EP_DATA, "peer channel failed: %s\n", strerror(-p->err));
 	for (struct ufi_tx **pp = &ep->txs; *pp;) {
 		struct ufi_tx *t = *pp;
@@ -724,21 +826,57 @@ void ufi_peer_fail(struct ufi_ep *ep, struct ufi_peer *p, int err)
 /* ---- the API's side ---- */
 
 /*
+ * Several medium messages, back to back on the channel, from *off on.
+ * Returns 0, or -EAGAIN with *off at the first fragment not sent (the
+ * rest must go before anything else: the pend queue), or an error.
+ */
+static int send_frags(struct ufi_ep *ep, struct ufi_peer *p, const unsigned char *buf,
+		      size_t len, uint64_t tag, uint64_t data, uint32_t mf, size_t *off)
+{
+#ifdef UFI_HAVE_UAM_MEDIUM
+	size_t chunk = ep->eager_max;
+
+	while (*off < len) {
+		size_t n = len - *off < chunk ? len - *off : chunk;
+		uint64_t a[4] = { tag, (data << 32) | mf, len, *off };
+		int r = uam_request_medium(p->ch, H_FRAG, a, 4, buf + *off, n);
+		if (r < 0)
+			return r;
+		*off += n;
+	}
+	ep->last_send_ns = ufi_now_ns();
+	return 0;
+#else
+	(void)ep, (void)p, (void)buf, (void)len, (void)tag, (void)data, (void)mf, (void)off;
+	return -EINVAL;
+#endif
+}
+
+/*
  * Send now: 0, -EAGAIN (UAM's queue is full, or no region is free for a
- * rendezvous: later), or an error.
+ * rendezvous: later; *off says how much of a fragmented eager message
+ * went), or an error.
  */
 static int send_now(struct ufi_ep *ep, struct ufi_peer *p, const void *buf, size_t len,
-		    uint64_t tag, uint64_t data, uint32_t mf, uint64_t flags, void *ctx)
+		    uint64_t tag, uint64_t data, uint32_t mf, uint64_t flags, void *ctx,
+		    size_t *off)
 {
 	struct ufi_tx *t;
 	int r, id = -1;
 
-	if (len <= ep->eager_max) {
+	if (len <= ep->eager_max || (p->self && len <= ep->frag_max)) {
 		r = proto_eager(ep, p, tag, data, mf, buf, len);
 		if (r < 0)
 			return r;
 		ep->last_send_ns = ufi_now_ns();
 		tx_done(ep, ctx, flags, tag, 0, 0); /* if FI_COMPLETION: the data is on its way */
+		return 0;
+	}
+	if (len <= ep->frag_max) {
+		r = send_frags(ep, p, buf, len, tag, data, mf, off);
+		if (r < 0)
+			return r;
+		tx_done(ep, ctx, flags, tag, 0, 0);
 		return 0;
 	}
 	if (!p->self) {
@@ -787,15 +925,16 @@ static int send_now(struct ufi_ep *ep, struct ufi_peer *p, const void *buf, size
  * the send completes anyway.
  */
 static ssize_t pend_send(struct ufi_ep *ep, struct ufi_peer *p, const void *buf, size_t len,
-			 uint64_t tag, uint64_t data, uint32_t mf, uint64_t flags, void *ctx)
+			 uint64_t tag, uint64_t data, uint32_t mf, uint64_t flags, void *ctx,
+			 size_t off)
 {
-	bool copy = len <= ep->eager_max;
+	bool copy = len <= ep->eager_max || len <= ep->frag_max;
 	struct ufi_pend *q = calloc(1, sizeof(*q) + (copy ? len : 0));
 
 	if (!q)
 		return -FI_ENOMEM;
 	*q = (struct ufi_pend){ .peer = p, .buf = copy ? q->copy : buf, .len = len, .tag = tag,
-				.data = data, .mf = mf, .flags = flags, .ctx = ctx };
+				.data = data, .mf = mf, .flags = flags, .ctx = ctx, .off = off };
 	if (copy && len)
 		memcpy(q->copy, buf, len);
 	if (ep->pend_tail)
@@ -813,7 +952,7 @@ static void flush_pend(struct ufi_ep *ep)
 		int r = 0;
 		if (q->peer->state == UFI_PEER_UP) {
 			r = send_now(ep, q->peer, q->buf, q->len, q->tag, q->data, q->mf, q->flags,
-				     q->ctx);
+				     q->ctx, &q->off);
 			if (r == -EAGAIN)
 				return;
 		}
@@ -852,17 +991,19 @@ ssize_t ufi_send(struct ufi_ep *ep, const void *buf, size_t len, fi_addr_t dest,
 		ufi_progress(ep);
 		return p->state == UFI_PEER_FAILED ? -FI_EIO : -FI_EAGAIN;
 	}
+	size_t off = 0;
 	if (!ep->pend) {
-		r = send_now(ep, p, buf, len, tag, data, mf, flags, ctx);
+		r = send_now(ep, p, buf, len, tag, data, mf, flags, ctx, &off);
 		if (r != -EAGAIN)
 			return r ? ufi_errno_to_fi(r) : 0;
-		if (len <= ep->eager_max) {
+		if (off == 0 && (len <= ep->eager_max || len <= ep->frag_max)) {
 			/* nothing accepted, nothing queued: the caller retries */
 			ufi_progress(ep);
 			return -FI_EAGAIN;
 		}
+		/* part of a fragmented message went: the rest goes first */
 	}
-	return pend_send(ep, p, buf, len, tag, data, mf, flags, ctx);
+	return pend_send(ep, p, buf, len, tag, data, mf, flags, ctx, off);
 }
 
 /* Hand an unexpected message to a receive. */
@@ -1081,6 +1222,11 @@ void ufi_ep_shutdown(struct ufi_ep *ep)
 	while (ep->peers) {
 		struct ufi_peer *p = ep->peers;
 		ep->peers = p->next;
+		if (p->in) {
+			free(p->in->rx);
+			free(p->in->ux);
+			free(p->in);
+		}
 		ufi_conn_close_peer(p);
 		free(p);
 	}

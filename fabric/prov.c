@@ -41,6 +41,7 @@ void ufi_params_load(void)
 	get_int("connect_timeout_ms", &ufi_params.connect_timeout_ms, 100, 3600000);
 	get_int("window", &ufi_params.window, 4, UAM_MAX_WINDOW);
 	get_int("linger_ms", &ufi_params.linger_ms, 0, 60000);
+	get_int("max_queued", &ufi_params.max_queued, 1, 1 << 20);
 }
 
 /* ---- getinfo ---- */
@@ -494,6 +495,8 @@ FI_EXT_INI
 			"give up setting up a channel after this long (default 30000)");
 	fi_param_define(&ufi_prov, "window", FI_PARAM_INT,
 			"UAM credits per peer channel, 4..64 (default 32)");
+	fi_param_define(&ufi_prov, "max_queued", FI_PARAM_INT,
+			"UAM's local queue per peer channel (default UAM's, 1024); small values are for tests");
 	fi_param_define(&ufi_prov, "linger_ms", FI_PARAM_INT,
 			"fi_close waits this long for peers to take our last data (default 1000)");
 	ufi_params_load();

@@ -80,6 +80,7 @@ struct ufi_params {
 	int timeout_ms;		/* FI_UNET_TIMEOUT_MS: a silent peer is dead after this */
 	int connect_timeout_ms; /* FI_UNET_CONNECT_TIMEOUT_MS */
 	int window;		/* FI_UNET_WINDOW: UAM credits per channel */
+	int max_queued;		/* FI_UNET_MAX_QUEUED: UAM's local queue per channel (0: UAM's default) */
 	int linger_ms;		/* FI_UNET_LINGER_MS: fi_close waits this long for peers to take our last data */
 };
 extern struct ufi_params ufi_params;
@@ -224,7 +225,17 @@ struct ufi_pend {
 	uint64_t tag, data, flags;
 	uint32_t mf;
 	void *ctx;
+	size_t off; /* of a fragmented eager message: what went already */
 	unsigned char copy[]; /* eager data */
+};
+
+/* A fragmented eager message arriving (proto.c: h_frag). */
+struct ufi_inmsg {
+	struct ufi_rx *rx; /* the receive it matched, or */
+	struct ufi_ux *ux; /* the unexpected message it becomes when complete */
+	size_t total, got;
+	uint64_t tag, data;
+	uint32_t mf;
 };
 
 enum ufi_peer_state {
@@ -248,6 +259,7 @@ struct ufi_peer {
 	uint32_t hello_ivl_ms;
 	int err; /* why it failed (negative errno) */
 	bool synced; /* close: the peer answered our SYNC */
+	struct ufi_inmsg *in; /* fragmented message under way from it */
 };
 
 /* Message flags on the wire (eager and RTS). */
@@ -271,7 +283,8 @@ struct ufi_ep {
 	struct ufi_name name;
 	int udp_fd;
 	uint8_t mac[6];
-	size_t eager_max; /* messages up to this go eager */
+	size_t eager_max; /* messages up to this go eager, in one frame */
+	size_t frag_max;  /* and up to this in several (UAM medium messages) */
 
 	struct ufi_peer *peers;
 	struct ufi_peer **by_addr;
@@ -325,6 +338,7 @@ int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 int ufi_proto_init(struct ufi_ep *ep);
 size_t ufi_eager_max(void);
 size_t ufi_ep_eager_max(struct ufi_ep *ep);
+size_t ufi_ep_frag_max(struct ufi_ep *ep);
 void ufi_progress(struct ufi_ep *ep);
 /* Whether a blocked caller must wake up soon (retransmissions, handshakes):
  * the timeout in ms, or -1. */

@@ -11,7 +11,7 @@ TESTS+=(
 	"fabric_info|-|30|fi_info -p unet lists the provider alone (no ofi_rxd/rxm layered on it), RDM, honest attributes; FI_UNET_IFACE; -FI_ENODATA for DGRAM/MSG and without an interface"
 	"fabric_hints|-|30|fi_getinfo's matching: -FI_ENODATA for RMA, atomics, DGRAM, MSG, FI_THREAD_SAFE, auto progress, a large inject_size, strict order, 8-byte CQ data, sockaddr and malformed addresses; hints->dest_addr copied; fi_getname -FI_ETOOSMALL"
 	"fabric_client|xdp|90|ufi-test between two namespaces: tagged ping-pong 0 B-1 MiB, CQ data, untagged, unexpected, directed, ignore bits, truncation, cancel, peek/claim/discard, 0-byte sendmsg; polling with an FI_AV_MAP, blocking (fi_cq_sread, wait fd) with an FI_AV_TABLE"
-	"fabric_loss|-|120|ufi-test at 5% injected loss on both interfaces: everything arrives, exactly once, in order"
+	"fabric_loss|-|120|ufi-test at 5% injected loss on both interfaces and an 8-deep UAM queue: everything arrives, exactly once, in order"
 	"fabric_pingpong|-|60|libfabric-bin's fi_pingpong (RDM, FI_MSG, its own address exchange through hints->dest_addr) runs over unet between two namespaces"
 	"fabric_unetd|-|90|ufi-test with its server as user nobody on an emulated endpoint from unetd (FI_UNET_IFACE), the client root's own direct endpoint"
 	"fabric_dead|-|60|a peer that dies without closing: the receive waiting on it ends with an FI_EIO error entry (prov_errno ETIMEDOUT) within FI_UNET_TIMEOUT_MS + keepalive, and sends to it fail"
@@ -111,7 +111,9 @@ t_fabric_loss() {
 	fabric_prep
 	ctl_a fault "$IF_A" --drop-ppm 50000 || fail "unetctl fault $IF_A failed"
 	ctl_b fault "$IF_B" --drop-ppm 50000 || fail "unetctl fault $IF_B failed"
-	fabric_pair loss --iters 10
+	# a short UAM queue, so sends also meet a full queue (-FI_EAGAIN,
+	# queued rendezvous, fragmented messages cut short)
+	FI_UNET_MAX_QUEUED=8 fabric_pair loss --iters 10
 	d=$(counter a drop_injected) || exit 1
 	((d > 0)) || fail "no frames dropped by the injected loss on a"
 	note "drop_injected on a = $d"
