@@ -1096,6 +1096,24 @@ ssize_t ufi_recv(struct ufi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64
 		return -FI_ENOMEM;
 	*r = (struct ufi_rx){ .buf = buf, .len = len, .src = src, .tag = tag, .ignore = ignore,
 			      .ctx = ctx, .flags = flags & (FI_TAGGED | FI_MSG | FI_COMPLETION) };
+	/*
+	 * A fragmented message still arriving unexpectedly came before any
+	 * later message of its peer: the receive takes it (what is there so
+	 * far is copied, the rest lands in place), or a later one would
+	 * overtake it.
+	 */
+	for (struct ufi_peer *p = ep->peers; p; p = p->next) {
+		struct ufi_inmsg *in = p->in;
+		if (!in || !in->ux || !ux_matches(ep, in->ux, src, tag, ignore, q) ||
+		    (int)!!(in->mf & UFI_MF_TAGGED) != (q == Q_TAG))
+			continue;
+		if (in->got && len)
+			memcpy(buf, in->ux->eager, in->got < len ? in->got : len);
+		free(in->ux);
+		in->ux = NULL;
+		in->rx = r;
+		return 0;
+	}
 	if (ep->posted_tail[q])
 		ep->posted_tail[q]->next = r;
 	else
