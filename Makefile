@@ -147,11 +147,9 @@ $(SO): $(LIB_OBJS) lib/libunet-xdp.map
 	ln -sf $(SO_FILE) $(BUILD)/$(SO_NAME)
 	ln -sf $(SO_FILE) $(BUILD)/libunet-xdp.so
 
-# UAM's medium messages carry the eager path where uam.h has them.
-FABRIC_CFLAGS := $(if $(shell grep -l uam_request_medium include/unet-xdp/uam.h 2>/dev/null),-DUFI_HAVE_UAM_MEDIUM)
 $(BUILD)/fabric/%.o: fabric/%.c $(SKEL)
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) $(FABRIC_CFLAGS) -c $< -o $@
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
 $(FABRIC_SO): $(FABRIC_OBJS) $(LIB_OBJS) fabric/libunet-fi.map
 	$(CC) -shared -Wl,--version-script=fabric/libunet-fi.map -Wl,--no-undefined \

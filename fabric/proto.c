@@ -39,48 +39,30 @@ static void handle_fin(struct ufi_ep *ep, struct ufi_peer *p, uint32_t cookie, i
 /*
  * The eager path, the one place that knows how a small message travels:
  * one UAM request with a two-word header (tag; data<<32 | len<<8 | flags).
- * With UAM's medium messages (uam_request_medium; the build defines
- * UFI_HAVE_UAM_MEDIUM when uam.h has them) the data rides in the same
- * frame, up to the endpoint's medium_max, and inject_size is
- * UFI_INJECT_MEDIUM.  Without them, the data goes in the request's
- * remaining argument words: 48 bytes.
+ * The data rides in the same frame as a UAM medium message
+ * (uam_request_medium), up to the endpoint's medium_max; inject_size is
+ * UFI_INJECT_MEDIUM.
  */
-#define UFI_EAGER_SHORT ((UAM_MAX_ARGS - 2) * 8)
-#ifdef UFI_HAVE_UAM_MEDIUM
 #define UFI_INJECT_MEDIUM 1024
 /* Larger messages up to this go eagerly in several medium messages. */
 #define UFI_FRAG_MAX 16384
-#endif
 
 size_t ufi_eager_max(void)
 {
-#ifdef UFI_HAVE_UAM_MEDIUM
 	return UFI_INJECT_MEDIUM;
-#else
-	return UFI_EAGER_SHORT;
-#endif
 }
 
 /* Messages up to this go eagerly (in fragments above ufi_ep_eager_max). */
 size_t ufi_ep_frag_max(struct ufi_ep *ep)
 {
-#ifdef UFI_HAVE_UAM_MEDIUM
 	return UFI_FRAG_MAX > ep->eager_max ? UFI_FRAG_MAX : ep->eager_max;
-#else
-	return ep->eager_max;
-#endif
 }
 
 /* The endpoint's eager limit; 0 if it cannot honour inject_size. */
 size_t ufi_ep_eager_max(struct ufi_ep *ep)
 {
-#ifdef UFI_HAVE_UAM_MEDIUM
 	size_t m = uam_ep__medium_max(ep->uam);
 	return m >= UFI_INJECT_MEDIUM ? m : 0;
-#else
-	(void)ep;
-	return UFI_EAGER_SHORT;
-#endif
 }
 
 static int proto_eager(struct ufi_ep *ep, struct ufi_peer *p, uint64_t tag, uint64_t data,
@@ -94,13 +76,7 @@ static int proto_eager(struct ufi_ep *ep, struct ufi_peer *p, uint64_t tag, uint
 	}
 	a[0] = tag;
 	a[1] = (data << 32) | ((uint64_t)len << 8) | mf;
-#ifdef UFI_HAVE_UAM_MEDIUM
 	return uam_request_medium(p->ch, H_EAGER, a, 2, buf, len);
-#else
-	if (len)
-		memcpy(&a[2], buf, len);
-	return uam_request(p->ch, H_EAGER, a, 2 + (unsigned)((len + 7) / 8));
-#endif
 }
 
 uint64_t ufi_now_ns(void)
@@ -506,18 +482,10 @@ static void h_eager(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
 	if (!p || m->nargs < 2)
 		return;
 	len = (m->args[1] >> 8) & 0xffffff;
-	src = &m->args[2];
-#ifdef UFI_HAVE_UAM_MEDIUM
-	if (m->data_len || m->nargs == 2) {
-		/* medium: the data is the frame's payload, as long as the header says */
-		if (m->nargs != 2 || m->data_len != len)
-			return;
-		src = m->data;
-	} else
-#endif
-	/* short: the data must fit in the words that came */
-	if (len > UFI_EAGER_SHORT || 2 + (len + 7) / 8 > m->nargs)
+	/* the data is the medium frame's payload, exactly as long as the header says */
+	if (m->nargs != 2 || m->data_len != len || (len && !m->data))
 		return;
+	src = m->data;
 	deliver_eager(ep, p, m->args[0], m->args[1] >> 32, (uint32_t)m->args[1] & 0x3, src, len);
 }
 
@@ -542,7 +510,6 @@ static void frag_end(struct ufi_ep *ep, struct ufi_peer *p, int err)
 	free(in);
 }
 
-#ifdef UFI_HAVE_UAM_MEDIUM
 static void h_frag(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
 {
 	struct ufi_ep *ep = ctx;
@@ -598,7 +565,6 @@ static void h_frag(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
 	if (in->got == in->total)
 		frag_end(ep, p, 0);
 }
-#endif
 
 static void h_rts(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
 {
@@ -669,9 +635,7 @@ int ufi_proto_init(struct ufi_ep *ep)
 	} hs[] = { { H_EAGER, h_eager }, { H_RTS, h_rts },	   { H_FIN, h_fin },
 		   { H_PING, h_ping },	 { H_SYNC, h_sync },	   { H_SYNC_ACK, h_sync_ack },
 		   { H_BYE, h_bye },
-#ifdef UFI_HAVE_UAM_MEDIUM
 		   { H_FRAG, h_frag },
-#endif
 	};
 
 	for (size_t i = 0; i < sizeof(hs) / sizeof(hs[0]); i++) {
@@ -833,7 +797,6 @@ void ufi_peer_fail(struct ufi_ep *ep, struct ufi_peer *p, int err)
 static int send_frags(struct ufi_ep *ep, struct ufi_peer *p, const unsigned char *buf,
 		      size_t len, uint64_t tag, uint64_t data, uint32_t mf, size_t *off)
 {
-#ifdef UFI_HAVE_UAM_MEDIUM
 	size_t chunk = ep->eager_max;
 
 	while (*off < len) {
@@ -846,10 +809,6 @@ static int send_frags(struct ufi_ep *ep, struct ufi_peer *p, const unsigned char
 	}
 	ep->last_send_ns = ufi_now_ns();
 	return 0;
-#else
-	(void)ep, (void)p, (void)buf, (void)len, (void)tag, (void)data, (void)mf, (void)off;
-	return -EINVAL;
-#endif
 }
 
 /*
