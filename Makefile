@@ -105,10 +105,14 @@ MPICC ?= mpicc
 # The MPI program only where Open MPI's compiler is (make deps installs it).
 FABRIC_TESTS := $(BUILD)/fabric/ufi-test \
 	$(if $(shell command -v $(MPICC) 2>/dev/null),$(BUILD)/fabric/mpi-pingpong)
+# The MPI programs (docs/parallel.md): Open MPI's compiler wrapper, no
+# unet library (they reach U-Net through libfabric's unet provider).
+PAR_SRCS := $(wildcard examples/parallel/*.c)
+PAR_BINS := $(patsubst examples/parallel/%.c,$(BUILD)/parallel/%,$(PAR_SRCS))
 
 .PHONY: all dist deps check check-unit check-integration check-san demo bench install deb version clean
 all: $(ALIB) $(SO) $(FABRIC_SO) $(FABRIC_TESTS) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS) \
-     $(BUILD)/unet-bench
+     $(BUILD)/unet-bench $(PAR_BINS)
 
 # What `make install` installs, built (no tests, tools or benchmark).
 dist: $(ALIB) $(SO) $(FABRIC_SO) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(EXAMPLE_BINS)
@@ -125,7 +129,7 @@ $(BPF_OBJ): bpf/unet_xdp.bpf.c bpf/unet_abi.h | $(BUILD)
 $(SKEL): $(BPF_OBJ)
 	$(BPFTOOL) gen skeleton $< name unet_xdp_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD) $(BUILD)/tests $(BUILD)/tools $(BUILD)/examples:
+$(BUILD) $(BUILD)/tests $(BUILD)/tools $(BUILD)/examples $(BUILD)/parallel:
 	mkdir -p $@
 
 # Header dependencies come from -MMD (the .d files included below); the
@@ -207,6 +211,10 @@ $(patsubst %,$(BUILD)/tools/%,$(TOOL_DIRS)): $(BUILD)/tools/%: $$(call tool_objs
 
 $(BUILD)/examples/%: examples/%.c $(TOOL_LIB_DEP) | $(BUILD)/examples
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(TOOL_LIB) $(ALL_LDFLAGS) $(LIBS) -lm
+
+$(BUILD)/parallel/%: examples/parallel/%.c | $(BUILD)/parallel
+	$(MPICC) -std=gnu11 -Wall -Wextra -Werror=implicit-function-declaration -D_GNU_SOURCE $(SANFLAGS) -MMD -MP \
+		$(CPPFLAGS) $(CFLAGS) -o $@ $< $(ALL_LDFLAGS) -lm
 
 $(BUILD)/unet-bench: $(BENCH_SRCS) bench/bench.h $(ALIB) $(PUB_HDRS)
 	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ $(BENCH_SRCS) $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm

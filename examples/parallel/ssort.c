@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ssort - sample sort, the Split-C benchmark of the U-Net paper, in its
+ * two versions.
+ *
+ *   ssort [--keys N] [--mode bulk|small] [--oversample S] [--seed X]
+ *
+ * N 32-bit keys per rank (default 16384).  Every rank draws S samples
+ * (default 32) of its keys; the samples are gathered everywhere
+ * (MPI_Allgather) and sorted, and P - 1 splitters picked from them.  Each
+ * key goes to the rank whose splitter interval holds it: with --mode bulk
+ * (default) the keys for each rank are sent together (MPI_Alltoall of the
+ * counts, then MPI_Alltoallv); with --mode small every key is its own
+ * message (sort.h small_exchange), the paper's small-message version.
+ * Then each rank sorts what it received.  sort.h checks the result.
+ */
+#include "sort.h"
+
+struct sink {
+	uint32_t *out;
+	long n;
+};
+
+static void put_key(const uint32_t *item, void *ctx)
+{
+	struct sink *s = ctx;
+
+	s->out[s->n++] = item[0];
+}
+
+/* Rank of key k: the first splitter > k (binary search). */
+static int bucket(uint32_t k, const uint32_t *spl, int nspl)
+{
+	int lo = 0, hi = nspl;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (spl[mid] <= k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const known[] = { "keys", "mode", "oversample", "seed", NULL };
+
+	par_init(&argc, &argv);
+	par_opts_done(argc, argv, known, "[--keys N] [--mode bulk|small] [--oversample S] [--seed X]");
+	long n = par_opt(argc, argv, "keys", 16384, 1L << 28);
+	int over = (int)par_opt(argc, argv, "oversample", 32, 1 << 20);
+	uint64_t seed = (uint64_t)par_opt(argc, argv, "seed", 1, 1L << 40);
+	const char *mode = par_opt_str(argc, argv, "mode", "bulk");
+	int small = !strcmp(mode, "small");
+
+	if (!small && strcmp(mode, "bulk"))
+		par_die(2, "--mode bulk|small, not %s", mode);
+	int P = par_size;
+	uint32_t *keys = malloc(sizeof(uint32_t) * (size_t)n);
+	uint32_t *samp = malloc(sizeof(uint32_t) * (size_t)over), *all = malloc(sizeof(uint32_t) * (size_t)over * (size_t)P);
+	uint32_t *spl = malloc(sizeof(uint32_t) * (size_t)P);
+	int *dest = malloc(sizeof(int) * (size_t)n);
+	int *scnt = calloc((size_t)P, sizeof(int)), *rcnt = malloc(sizeof(int) * (size_t)P);
+	int *sdis = malloc(sizeof(int) * (size_t)P), *rdis = malloc(sizeof(int) * (size_t)P);
+	uint32_t *sendbuf = malloc(sizeof(uint32_t) * (size_t)n);
+
+	if (!keys || !samp || !all || !spl || !dest || !scnt || !rcnt || !sdis || !rdis || !sendbuf)
+		par_die(2, "out of memory");
+	sort_input(keys, n, seed);
+	struct sort_sig before = sort_sig(keys, n);
+
+	CK(MPI_Barrier(MPI_COMM_WORLD));
+	double t0 = MPI_Wtime();
+	uint64_t s = seed ^ 0x5A5A5A5AULL ^ (uint64_t)par_rank << 32;
+
+	for (int i = 0; i < over; i++)
+		samp[i] = keys[par_rand(&s) % (uint64_t)n];
+	CK(MPI_Allgather(samp, over, MPI_UINT32_T, all, over, MPI_UINT32_T, MPI_COMM_WORLD));
+	qsort(all, (size_t)over * (size_t)P, sizeof(uint32_t), sort_cmp_u32);
+	for (int r = 1; r < P; r++)
+		spl[r - 1] = all[(size_t)r * (size_t)over];
+	for (long i = 0; i < n; i++) {
+		dest[i] = bucket(keys[i], spl, P - 1);
+		scnt[dest[i]]++;
+	}
+	CK(MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, MPI_COMM_WORLD));
+	long nrecv = 0;
+
+	for (int r = 0; r < P; r++) {
+		rdis[r] = (int)nrecv;
+		nrecv += rcnt[r];
+	}
+	uint32_t *out = malloc(sizeof(uint32_t) * (size_t)(nrecv ? nrecv : 1));
+
+	if (!out)
+		par_die(2, "out of memory");
+	if (small) {
+		struct sink sk = { out, 0 };
+
+		small_exchange(keys, 1, n, dest, nrecv, 5, put_key, &sk);
+		if (sk.n != nrecv)
+			WRONG("ssort: received %ld keys, want %ld", sk.n, nrecv);
+	} else {
+		/* Keys grouped by destination, in order. */
+		for (int r = 0, o = 0; r < P; r++) {
+			sdis[r] = o;
+			o += scnt[r];
+		}
+		int *fill = calloc((size_t)P, sizeof(int));
+
+		if (!fill)
+			par_die(2, "out of memory");
+		for (long i = 0; i < n; i++)
+			sendbuf[sdis[dest[i]] + fill[dest[i]]++] = keys[i];
+		free(fill);
+		CK(MPI_Alltoallv(sendbuf, scnt, sdis, MPI_UINT32_T, out, rcnt, rdis, MPI_UINT32_T, MPI_COMM_WORLD));
+	}
+	qsort(out, (size_t)nrecv, sizeof(uint32_t), sort_cmp_u32);
+	double secs = MPI_Wtime() - t0, maxsecs;
+
+	CK(MPI_Allreduce(&secs, &maxsecs, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+	sort_check(small ? "ssort-small" : "ssort-bulk", out, nrecv, before);
+	if (par_rank == 0)
+		printf("RESULT {\"prog\":\"ssort-%s\",\"ranks\":%d,\"keys_per_rank\":%ld,\"secs\":%.6f,"
+		       "\"us_per_key\":%.4f,\"ok\":true}\n",
+		       mode, P, n, maxsecs, maxsecs * 1e6 / (double)n);
+	free(keys);
+	free(samp);
+	free(all);
+	free(spl);
+	free(dest);
+	free(scnt);
+	free(rcnt);
+	free(sdis);
+	free(rdis);
+	free(sendbuf);
+	free(out);
+	MPI_Finalize();
+	return 0;
+}
