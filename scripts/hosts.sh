@@ -7,6 +7,7 @@
 #   hosts.sh up N [--name NAME] [--mode skb|native] [--build DIR]
 #   hosts.sh mpirun NAME [--net NET] [--timeout S] [--np P] [MPIRUN-ARGS] -- PROG [ARGS]
 #   hosts.sh fault NAME PPM
+#   hosts.sh exec NAME K -- CMD [ARGS]
 #   hosts.sh down NAME
 #   hosts.sh run N [--mode M] [--build DIR] [--net NET] [--timeout S] [MPIRUN-ARGS] -- PROG [ARGS]
 #   hosts.sh list
@@ -35,7 +36,8 @@
 #   ofi-udp  the same MTL over libfabric's udp provider (udp;ofi_rxd)
 #   tcp      Open MPI's ob1 PML with its tcp BTL (the kernel's TCP)
 # `fault` sets the XDP program's frame drop rate (parts per million, the
-# unet_faults test hook) on every host.  `down` kills what runs in the
+# unet_faults test hook) on every host.  `exec` runs CMD on host K (in
+# its namespace, with its UNET_PIN_ROOT and FI_UNET_IFACE).  `down` kills what runs in the
 # namespaces, deletes them, unmounts the bpffs and removes the state
 # directory; idempotent.  `run` is up + mpirun + down in one, with
 # cleanup on any exit.  Needs root, iproute2, Open MPI (mpirun).
@@ -65,8 +67,14 @@ die() {
 host_ns() { echo "${1}h$2"; }
 br_ns() { echo "${1}br"; }
 
-# record NAME KIND VALUE: what `down` must remove, appended as it is made.
-record() { echo "$2 $3" >>"$STATE_ROOT/$1/resources"; }
+# record NAME KIND VALUE: what `down` must remove, appended as it is made;
+# also to $UNET_NETNS_RECORD when set (the test runner's list of what to
+# remove if it has to SIGKILL a test, scripts/netns.sh unet_netns_rescue).
+record() {
+	echo "$2 $3" >>"$STATE_ROOT/$1/resources"
+	[[ -n ${UNET_NETNS_RECORD:-} ]] && echo "$2 $3" >>"$UNET_NETNS_RECORD"
+	return 0
+}
 
 do_up() {
 	local n="" name="uh$$" mode=skb build="$ROOT/build"
@@ -248,7 +256,7 @@ do_mpirun() {
 		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 		OMPI_MCA_plm_rsh_agent="$st/agent" OMPI_MCA_plm_rsh_no_tree_spawn=1 \
 		OMPI_MCA_oob_tcp_if_include="$SUBNET" OMPI_MCA_btl_tcp_if_include="$SUBNET" \
-		OMPI_MCA_orte_keep_fqdn_hostnames=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+		OMPI_MCA_orte_keep_fqdn_hostnames=1 OMPI_MCA_mpi_yield_when_idle=1 \
 		mpirun --hostfile "$st/hostfile" -np "$np" --bind-to none "${NET_ARGS[@]}" "${extra[@]}" "$@"
 	rc=$?
 	if ((rc == 124 || rc == 137)); then
@@ -270,6 +278,15 @@ do_fault() {
 			"$UNET_HOSTS_BUILD/unetctl" fault eth0 --drop-ppm "$ppm" 2>&1) ||
 			die "unetctl fault on host $k failed: $out"
 	done
+}
+
+do_exec() {
+	local name=${1:-} k=${2:-}
+	[[ -n $name && $k =~ ^[0-9]+$ && ${3:-} == -- ]] || { echo "hosts.sh exec NAME K -- CMD" >&2; exit 2; }
+	shift 3
+	load "$name"
+	((k >= 1 && k <= UNET_HOSTS_N)) || die "no host $k in run $name"
+	ip netns exec "$(host_ns "$name" "$k")" env UNET_PIN_ROOT="$STATE_ROOT/$name/h$k/bpf" FI_UNET_IFACE=eth0 "$@"
 }
 
 do_down() {
@@ -325,6 +342,7 @@ case $cmd in
 up) do_up "$@" ;;
 mpirun) do_mpirun "$@" ;;
 fault) do_fault "$@" ;;
+exec) do_exec "$@" ;;
 down) do_down "$@" ;;
 list) do_list ;;
 run) do_run "$@" ;;
