@@ -110,7 +110,7 @@ FABRIC_TESTS := $(BUILD)/fabric/ufi-test \
 PAR_SRCS := $(wildcard examples/parallel/*.c)
 PAR_BINS := $(patsubst examples/parallel/%.c,$(BUILD)/parallel/%,$(PAR_SRCS))
 
-.PHONY: all dist deps check check-unit check-integration check-san demo bench install deb version clean
+.PHONY: all dist deps check check-unit check-integration check-san demo bench bench-parallel install deb version clean
 all: $(ALIB) $(SO) $(FABRIC_SO) $(FABRIC_TESTS) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS) \
      $(BUILD)/unet-bench $(PAR_BINS)
 
@@ -238,9 +238,18 @@ demo: deps
 	bash scripts/demo.sh $(BUILD)
 
 # U-Net against kernel UDP and AF_PACKET, side by side (docs/performance.md).
+# The MPI programs over U-Net against the kernel's paths: make bench-parallel.
 bench: deps
 	$(MAKE) all
 	bash scripts/bench.sh $(BUILD)
+	@echo "bench: MPI programs over U-Net and the kernel's paths: make bench-parallel (docs/parallel.md)"
+
+# The MPI micro-benchmarks and the paper's Split-C programs on 8 namespace
+# hosts over the unet provider, libfabric tcp and udp, and Open MPI's tcp
+# BTL, side by side (docs/parallel.md).
+bench-parallel: deps
+	$(MAKE) all
+	bash scripts/bench-parallel.sh $(BUILD)
 
 # The library, headers, .pc, unetctl, the man pages, unetctl's bash
 # completion, the examples' binaries under LIBEXECDIR/unet-xdp; unetd in

@@ -7,8 +7,9 @@ pkgs=(make gcc clang llvm pkg-config libbpf-dev libxdp-dev xdp-tools bpftool
       util-linux procps jq sockperf gnuplot-nox
       # TCP over U-Net: lwIP (the TCP engine), and the tests' kernel peers
       liblwip-dev iperf3 python3
-      # the libfabric provider, its tests (fi_info) and Open MPI over it
-      libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin
+      # the libfabric provider, its tests (fi_info) and Open MPI over it;
+      # the MPI programs (examples/parallel); column for bench-parallel
+      libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin bsdextrautils
       # make deb and its tests: Debian's packaging tools, lintian, the man
       # pages' renderer, bash completion
       build-essential dpkg-dev debhelper fakeroot lintian man-db groff-base
