@@ -122,15 +122,15 @@ LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
 # "net") go to the results; a failure is recorded as
 # {"net", "prog": LABEL, "failed": true}.
 job() {
-	local net=$1 label=$2 np=$3 log rc
-	shift 3
+	local net=$1 label=$2 np=$3 prog=$4 log rc
+	shift 4
 	log="$LOGS/$net-$label.$RANDOM.log"
 	echo "bench-parallel: $net $label" >&2
 	if [[ $net == unet && ! -f $BUILD/libunet-fi.so ]]; then
 		echo "provider $BUILD/libunet-fi.so not built" >"$log"
 		rc=1
 	else
-		"$HOSTS_SH" mpirun "$NAME" --net "$net" --np "$np" --timeout "$TO" -- "$P/$@" >"$log" 2>&1
+		"$HOSTS_SH" mpirun "$NAME" --net "$net" --np "$np" --timeout "$TO" -- "$P/$prog" "$@" >"$log" 2>&1
 		rc=$?
 	fi
 	if ((rc == 0)) && grep -q '^RESULT .*"ok":true' "$log"; then

@@ -211,6 +211,7 @@ net_args() {
 			-x FI_PROVIDER=udp -x FI_UDP_IFACE=eth0)
 		;;
 	tcp)
+		# shellcheck disable=SC2054 # "tcp,self" is one MCA value
 		NET_ARGS=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET")
 		;;
 	*) echo "hosts.sh: --net unet|ofi-tcp|ofi-udp|tcp, not '$1'" >&2; exit 2 ;;
@@ -220,11 +221,11 @@ net_args() {
 # kill_all NAME: SIGKILL every process inside the run's namespaces (all
 # were started by this run: the namespaces are its own).
 kill_all() {
-	local ns pids
+	local kind ns pids
 	while read -r kind ns; do
 		[[ $kind == ns ]] || continue
-		pids=$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')
-		[[ -n ${pids// /} ]] && kill -KILL $pids 2>/dev/null
+		mapfile -t pids < <(ip netns pids "$ns" 2>/dev/null)
+		((${#pids[@]})) && kill -KILL "${pids[@]}" 2>/dev/null
 	done <"$STATE_ROOT/$1/resources"
 	return 0
 }
@@ -248,7 +249,7 @@ do_mpirun() {
 	np=${np:-$UNET_HOSTS_N}
 	net_args "$net" "$UNET_HOSTS_BUILD"
 	command -v mpirun >/dev/null || die "no mpirun (apt-get install openmpi-bin)"
-	local st="$STATE_ROOT/$name" rc
+	local st="$STATE_ROOT/$name" rc t0=$SECONDS
 	# mpirun runs in the bridge's namespace: its out-of-band TCP reaches
 	# the orteds over the bridge, and the root namespace is untouched.
 	# Tree spawn off: only mpirun calls the agent.
@@ -259,7 +260,9 @@ do_mpirun() {
 		OMPI_MCA_orte_keep_fqdn_hostnames=1 OMPI_MCA_mpi_yield_when_idle=1 \
 		mpirun --hostfile "$st/hostfile" -np "$np" --bind-to none "${NET_ARGS[@]}" "${extra[@]}" "$@"
 	rc=$?
-	if ((rc == 124 || rc == 137)); then
+	# timeout's own statuses, and only when the time is really up (a job
+	# whose rank died of SIGKILL may exit 137 by itself).
+	if ((rc == 124 || rc == 137)) && ((SECONDS - t0 >= to)); then
 		echo "hosts.sh: job over $net timed out after ${to}s; killing what is left" >&2
 		kill_all "$name"
 		rc=124
@@ -311,6 +314,7 @@ do_down() {
 do_list() {
 	local d
 	for d in "$STATE_ROOT"/*/hosts.env; do
+		# shellcheck disable=SC1090
 		[[ -f $d ]] && (source "$d" && echo "$UNET_HOSTS_NAME N=$UNET_HOSTS_N mode=$UNET_HOSTS_MODE")
 	done
 	return 0
