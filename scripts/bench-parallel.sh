@@ -130,7 +130,10 @@ job() {
 		echo "provider $BUILD/libunet-fi.so not built" >"$log"
 		rc=1
 	else
-		"$HOSTS_SH" mpirun "$NAME" --net "$net" --np "$np" --timeout "$TO" -- "$P/$prog" "$@" >"$log" 2>&1
+		# Waited for in the background, so a TERM or INT ends the run
+		# at once (the EXIT trap takes the hosts and the job down).
+		"$HOSTS_SH" mpirun "$NAME" --net "$net" --np "$np" --timeout "$TO" -- "$P/$prog" "$@" >"$log" 2>&1 &
+		wait $!
 		rc=$?
 	fi
 	if ((rc == 0)) && grep -q '^RESULT .*"ok":true' "$log"; then

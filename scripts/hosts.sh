@@ -29,7 +29,7 @@
 #     host name set to NAMEhK and UNET_PIN_ROOT / FI_UNET_IFACE set.
 # `mpirun` runs one MPI job over NET across the hosts, time-bounded
 # (default 120 s; on expiry every process in the run's namespaces is
-# killed and the exit status is 124):
+# killed and the exit status is 124; so on TERM or INT, status 143/130):
 #   unet     Open MPI cm PML + ofi MTL + our libfabric provider
 #            (FI_PROVIDER_PATH=BUILD, FI_PROVIDER=unet)         [default]
 #   ofi-tcp  the same MTL over libfabric's tcp provider
@@ -253,13 +253,28 @@ do_mpirun() {
 	# mpirun runs in the bridge's namespace: its out-of-band TCP reaches
 	# the orteds over the bridge, and the root namespace is untouched.
 	# Tree spawn off: only mpirun calls the agent.
+	# In the background, waited for: a TERM or INT to this script ends
+	# the job at once (every process in the run's namespaces is killed,
+	# mpirun included; mpirun itself may take long to end a job on TERM)
+	# instead of waiting for the job to end by itself.
 	timeout -k 5 "$to" ip netns exec "$(br_ns "$name")" env \
 		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 		OMPI_MCA_plm_rsh_agent="$st/agent" OMPI_MCA_plm_rsh_no_tree_spawn=1 \
 		OMPI_MCA_oob_tcp_if_include="$SUBNET" OMPI_MCA_btl_tcp_if_include="$SUBNET" \
 		OMPI_MCA_orte_keep_fqdn_hostnames=1 OMPI_MCA_mpi_yield_when_idle=1 \
-		mpirun --hostfile "$st/hostfile" -np "$np" --bind-to none "${NET_ARGS[@]}" "${extra[@]}" "$@"
-	rc=$?
+		mpirun --hostfile "$st/hostfile" -np "$np" --bind-to none "${NET_ARGS[@]}" "${extra[@]}" "$@" &
+	local tpid=$! sig=0
+	# shellcheck disable=SC2064 # the run's name, now
+	trap "sig=143; kill_all '$name'" TERM
+	# shellcheck disable=SC2064
+	trap "sig=130; kill_all '$name'" INT
+	while :; do
+		wait "$tpid"
+		rc=$?
+		kill -0 "$tpid" 2>/dev/null || break
+	done
+	trap - TERM INT
+	((sig)) && return "$sig"
 	# timeout's own statuses, and only when the time is really up (a job
 	# whose rank died of SIGKILL may exit 137 by itself).
 	if ((rc == 124 || rc == 137)) && ((SECONDS - t0 >= to)); then

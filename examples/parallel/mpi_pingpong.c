@@ -54,8 +54,12 @@ int main(int argc, char **argv)
 			continue;
 		int peer = 1 - par_rank;
 
-		/* Latency. */
-		for (int it = -warm; it < iters; it++) {
+		/* Latency: at most about 64 MiB each way per size (at least 20
+		 * round trips), so the large sizes stay short. */
+		long cap = (64L << 20) / size;
+		int n = iters < cap ? iters : cap > 20 ? (int)cap : (iters < 20 ? iters : 20);
+
+		for (int it = -(warm < n ? warm : n); it < n; it++) {
 			int tagit = it & 0xff;
 			double t0 = MPI_Wtime();
 
@@ -73,8 +77,13 @@ int main(int argc, char **argv)
 			if (it >= 0)
 				lat[it] = (MPI_Wtime() - t0) / 2 * 1e6;
 		}
-		/* Bandwidth: windows of K messages, one short answer each. */
+		/* Bandwidth: windows of K messages, one short answer each;
+		 * at most about 256 MiB per size, at least 10 windows. */
+		long rcap = (256L << 20) / ((long)window * size);
 		int rounds = iters / 10 > 10 ? iters / 10 : 10;
+
+		if (rounds > rcap)
+			rounds = rcap > 10 ? (int)rcap : 10;
 		double t0 = MPI_Wtime();
 
 		for (int r = 0; r < rounds; r++) {
@@ -98,11 +107,11 @@ int main(int argc, char **argv)
 
 		if (par_rank == 0) {
 			double mbps = (double)size * window * rounds / secs / 1e6;
-			double p50 = par_quantile(lat, iters, 0.5), p90 = par_quantile(lat, iters, 0.9);
+			double p50 = par_quantile(lat, n, 0.5), p90 = par_quantile(lat, n, 0.9);
 
 			printf("RESULT {\"prog\":\"pingpong\",\"ranks\":%d,\"size\":%d,\"iters\":%d,"
 			       "\"min_us\":%.2f,\"p50_us\":%.2f,\"p90_us\":%.2f,\"mbps\":%.2f}\n",
-			       par_size, size, iters, lat[0], p50, p90, mbps);
+			       par_size, size, n, lat[0], p50, p90, mbps);
 			fflush(stdout);
 		}
 	}

@@ -130,6 +130,16 @@ t_parallel_progs() {
 	par_job "$T_DIR/rsort-small.log" 60 -- "$BUILD/parallel/rsort" --mode small --keys 512
 	par_job "$T_DIR/cc.log" 60 -- "$BUILD/parallel/cc" --rows 128 --cols 128
 	par_job "$T_DIR/cg.log" 60 -- "$BUILD/parallel/cg" --grid 64
+	# The messages went through U-Net: every host's XDP program handed
+	# frames to AF_XDP sockets.
+	if [[ $PAR_NET == unet ]]; then
+		local k d
+		for k in 1 2 3 4; do
+			d=$(par_counter "$k" delivered)
+			((d >= 1000)) || fail "host $k's XDP program delivered only $d U-Net frames"
+			note "host $k: $d U-Net frames delivered"
+		done
+	fi
 }
 
 t_parallel_loss() {
