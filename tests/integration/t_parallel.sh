@@ -27,6 +27,7 @@ HOSTS_SH=$ROOT/scripts/hosts.sh
 # par_up N: N hosts for this test (name in PAR_NAME), removed at the end.
 par_up() {
 	command -v mpirun >/dev/null || fail "mpirun missing (openmpi-bin: make deps)"
+	[[ -x $BUILD/parallel/cg ]] || fail "$BUILD/parallel/* not built (mpicc missing? make deps)"
 	grep -qw bpf /proc/filesystems || skip "this kernel has no bpffs"
 	PAR_NAME="p$$"
 	T_CLEANUP+=("\"$HOSTS_SH\" down $PAR_NAME")
@@ -50,13 +51,15 @@ par_net() {
 # the test's hosts over $PAR_NET; it must exit 0 and rank 0 must print a
 # RESULT line with "ok":true.
 par_job() {
-	local log=$1 t=$2 rc
+	local log=$1 t=$2 rc job
 	shift 2
+	job="$*"
+	job=${job##*-- }
 	"$HOSTS_SH" mpirun "$PAR_NAME" --net "${PAR_NET:-tcp}" --timeout "$t" "$@" >"$log" 2>&1
 	rc=$?
 	cat "$log"
-	((rc == 0)) || fail "job '${*##*-- }' over ${PAR_NET:-tcp} exited with $rc"
-	grep -q '^RESULT .*"ok":true' "$log" || fail "job '${*##*-- }' printed no RESULT ok line"
+	((rc == 0)) || fail "job '${job##*/}' over ${PAR_NET:-tcp} exited with $rc"
+	grep -q '^RESULT .*"ok":true' "$log" || fail "job '${job##*/}' printed no RESULT ok line"
 }
 
 # par_counter K NAME: a counter of host K's eth0.
