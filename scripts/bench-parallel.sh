@@ -253,31 +253,54 @@ set key left top
 plot $PL
 EOP
 fi
-# Split-C: time relative to ofi-tcp (lower is better), one cluster per program.
-jq -r '
+# Split-C: time relative to ofi-tcp (or, without it, to the first
+# transport measured), lower is better, one cluster per program, one bar
+# per transport of the run.
+REF=${NET_LIST[0]}
+for n in "${NET_LIST[@]}"; do
+	[[ $n == ofi-tcp ]] && REF=ofi-tcp
+done
+jq -r --argjson nets "$NETS_JSON" --arg ref "$REF" '
   def med: sort | if length == 0 then null else .[(length - 1) / 2 | floor] end;
   .results as $r
   | ["mm", "ssort-bulk", "ssort-small", "rsort-bulk", "rsort-small", "cc", "cg"][] as $p
-  | ([$r[] | select(.net == "ofi-tcp" and .prog == $p and (.failed | not)) | .secs] | med) as $t
-  | [$p] + [ [ "unet", "ofi-tcp", "ofi-udp", "tcp" ][] as $n
+  | ([$r[] | select(.net == $ref and .prog == $p and (.failed | not)) | .secs] | med) as $t
+  | [$p] + [ $nets[] as $n
 	    | ([$r[] | select(.net == $n and .prog == $p and (.failed | not)) | .secs] | med) as $v
 	    | if $v == null or $t == null then "?" else ($v / $t) end ]
   | @tsv' "$OUT/results.json" >"$LOGS/splitc.tsv"
-gnuplot >>"$LOGS/gnuplot.log" 2>&1 <<EOP || PLOT_FAIL=1
+PL="" col=2
+for n in "${NET_LIST[@]}"; do
+	# A transport with no figure at all would make gnuplot fail: left out.
+	if awk -F'\t' -v c="$col" '$c != "?" { found = 1 } END { exit !found }' "$LOGS/splitc.tsv"; then
+		# The first series names the clusters.
+		if [[ -z $PL ]]; then
+			PL="\"$LOGS/splitc.tsv\" using $col:xtic(1) title \"$n\""
+		else
+			PL+=", '' using $col title \"$n\""
+		fi
+	fi
+	col=$((col + 1))
+done
+if [[ -n $PL ]]; then
+	gnuplot >>"$LOGS/gnuplot.log" 2>&1 <<EOP || PLOT_FAIL=1
 set terminal pngcairo size 1000,600 font ",11"
 set output "$OUT/splitc.png"
-set title "Split-C benchmarks on 4 namespace hosts: time relative to libfabric tcp (lower is faster)"
+set title "Split-C benchmarks on 4 namespace hosts: time relative to $REF (lower is faster)"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set datafile separator "\t"
 set datafile missing "?"
-set ylabel "time / time over ofi-tcp"
+set ylabel "time / time over $REF"
 set grid ytics
 set key outside right
 set xtics rotate by -30
-plot "$LOGS/splitc.tsv" using 2:xtic(1) title "unet", '' using 3 title "ofi-tcp", '' using 4 title "ofi-udp", '' using 5 title "tcp (ob1)"
+plot $PL
 EOP
+else
+	PLOT_FAIL=1
+fi
 ((PLOT_FAIL)) && echo "bench-parallel: gnuplot failed (see $LOGS/gnuplot.log)" >&2
 echo "bench-parallel: wrote $OUT/results.json, table.txt, latency.png, splitc.png (${ELAPSED}s)" >&2
 ((NFAIL == 0 && PLOT_FAIL == 0))

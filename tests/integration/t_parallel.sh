@@ -18,6 +18,7 @@ TESTS+=(
 	"parallel_hosts|-|90|scripts/hosts.sh: 4 hosts on a bridge, U-Net frames (0x88B5) cross it, an MPI job over the tcp BTL on 4 distinct hosts, time limit kills a job, down/run leave nothing behind"
 	"parallel_progs|-|150|every examples/parallel program under mpirun over the unet provider on 4 namespace hosts verifies its result"
 	"parallel_loss|-|90|sample sort with one message per key over the unet provider on 4 hosts at 2% injected loss verifies its result"
+	"parallel_bench_smoke|-|120|make bench-parallel's form (--quick, tcp BTL only): every program's record in results.json, the table with its ratio columns and targets, both plots"
 	"parallel_kill|-|120|a rank SIGKILLed mid-run over the unet provider: each of the 3 survivors leaves with an MPI error within 30 s, no hang"
 )
 
@@ -203,4 +204,28 @@ t_parallel_kill() {
 			[[ $(cat "/proc/$p/comm" 2>/dev/null) == mpi_allreduce ]] && echo "$p"
 		done) ]] || fail "a survivor on host $i is still alive"
 	done
+}
+
+# The benchmark's form, over the tcp BTL only (no provider needed): every
+# program's record, the table, the targets' lines, the plots.
+t_parallel_bench_smoke() {
+	command -v mpirun >/dev/null || fail "mpirun missing (openmpi-bin: make deps)"
+	local out=$T_DIR/bench p n
+	"$ROOT/scripts/bench-parallel.sh" --quick --nets tcp --out "$out" "$BUILD" >"$T_DIR/bench.log" 2>&1 ||
+		{ cat "$T_DIR/bench.log"; fail "bench-parallel.sh --quick --nets tcp failed"; }
+	cat "$out/table.txt"
+	for p in pingpong allreduce mm ssort-bulk ssort-small rsort-bulk rsort-small cc cg; do
+		n=$(jq --arg p "$p" '[.results[] | select(.net == "tcp" and .prog == $p and (.failed | not))] | length' \
+			"$out/results.json")
+		((n >= 1)) || fail "results.json has no tcp record of $p"
+	done
+	n=$(jq '[.results[] | select(.prog == "pingpong" and .size != null)] | length' "$out/results.json")
+	((n == 5)) || fail "want 5 ping-pong sizes (8 B .. 4 KiB), got $n"
+	grep -q '^figure .*tcp .*unet/ofi-tcp .*unet/tcp' "$out/table.txt" || fail "table header lacks the ratio columns"
+	grep -q '^cg ms ' "$out/table.txt" || fail "table has no cg row"
+	grep -q '^target ping-pong p50 8 B <= 0.6x ofi-tcp: NOT MEASURED' "$out/table.txt" ||
+		fail "the ping-pong target line is missing"
+	n=$(grep -c '^target .* faster over unet than ofi-tcp' "$out/table.txt")
+	((n == 7)) || fail "want 7 Split-C target lines, got $n"
+	[[ -s $out/latency.png && -s $out/splitc.png ]] || fail "a plot is missing"
 }
