@@ -35,7 +35,12 @@ par_up() {
 	"$HOSTS_SH" up "$1" --name "$PAR_NAME" --build "$BUILD" --mode skb >"$T_DIR/up.log" 2>&1 ||
 		{ cat "$T_DIR/up.log"; fail "hosts.sh up $1 failed"; }
 	note "hosts $PAR_NAME: $1 namespaces on bridge ${PAR_NAME}br"
-	# Open MPI's own allocations are not ours to leak-check (SAN build).
+	par_no_leak_check
+}
+
+# Open MPI's own allocations are not ours to leak-check (SAN build): the
+# ranks run with ASan and UBSan, without LeakSanitizer.
+par_no_leak_check() {
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 }
 
@@ -211,6 +216,7 @@ t_parallel_kill() {
 t_parallel_bench_smoke() {
 	command -v mpirun >/dev/null || fail "mpirun missing (openmpi-bin: make deps)"
 	local out=$T_DIR/bench p n
+	par_no_leak_check
 	"$ROOT/scripts/bench-parallel.sh" --quick --nets tcp --out "$out" "$BUILD" >"$T_DIR/bench.log" 2>&1 ||
 		{ cat "$T_DIR/bench.log"; fail "bench-parallel.sh --quick --nets tcp failed"; }
 	cat "$out/table.txt"
