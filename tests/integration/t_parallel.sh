@@ -168,9 +168,13 @@ t_parallel_kill() {
 	par_net
 	par_up 4
 	# --enable-recovery: Open MPI's launcher does not end the job when a
-	# rank dies, so what ends the survivors is MPI (the network), or
-	# nothing (a hang, which the 30 s bound turns into a failure).
+	# rank dies; orte_abort_on_non_zero_status 0: nor when the first
+	# survivor leaves with its error (it would kill the others before
+	# they report theirs).  So what ends each survivor is MPI (the
+	# network), or nothing (a hang, which the 30 s bound turns into a
+	# failure).
 	"$HOSTS_SH" mpirun "$PAR_NAME" --net "$PAR_NET" --timeout 100 --enable-recovery \
+		--mca orte_abort_on_non_zero_status 0 \
 		-- "$BUILD/parallel/mpi_allreduce" --soak 90 >"$T_DIR/soak.log" 2>&1 &
 	local job=$! i victim="" t0 rc errs
 	for ((i = 0; i < 300; i++)); do
