@@ -20,8 +20,10 @@
  *     ours); an answer to an answer is never sent, so there is no storm;
  *   - both initiating at once: the smaller name stays the initiator, the
  *     other answers.
- * A HELLO is accepted only from a name in our address vector, from the
- * address that name gives, addressed to our exact name (nonce included).
+ * A HELLO is accepted from the address its sender's name gives, addressed
+ * to our exact name (nonce included).  A first HELLO from a name not in
+ * our address vector makes a "stranger" peer (proto.c: ufi_peer_stranger,
+ * at most UFI_MAX_STRANGERS), because Open MPI inserts peers lazily.
  */
 #include <errno.h>
 #include <ifaddrs.h>
@@ -336,8 +338,10 @@ static void on_hello(struct ufi_ep *ep, const struct hello *h, const struct sock
 	    h->from.port != from->sin_port || ft < TAG_MIN)
 		return;
 	p = ufi_peer_find(ep, &h->from);
+	if (!p && tt == 0)
+		p = ufi_peer_stranger(ep, &h->from); /* not in our AV yet (lazy MPI) */
 	if (!p || p->self)
-		return; /* not in our AV (yet): the peer asks again */
+		return;
 	switch (p->state) {
 	case UFI_PEER_IDLE:
 		p->rtag = ft;

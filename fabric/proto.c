@@ -684,9 +684,39 @@ struct ufi_peer *ufi_peer_of_addr(struct ufi_ep *ep, fi_addr_t addr)
 		p->state = p->self ? UFI_PEER_UP : UFI_PEER_IDLE;
 		p->next = ep->peers;
 		ep->peers = p;
+	} else if (p->addr == FI_ADDR_NOTAVAIL && ep->strangers) {
+		ep->strangers--; /* a stranger no more */
 	}
 	p->addr = addr;
 	ep->by_addr[addr] = p;
+	return p;
+}
+
+/*
+ * A peer that asked for a channel before the application put its name in
+ * our address vector.  Open MPI adds peers lazily (on first use), so rank
+ * A may talk to rank B before B has ever heard of A: B must answer, or A
+ * waits out its setup timeout.  The stranger is a peer like any other
+ * with no address yet (its messages complete with FI_ADDR_NOTAVAIL as
+ * their source); fi_av_insert of its name later gives it one.  Their
+ * number is bounded, so a host on the link that makes up names cannot
+ * make us open channels without end.
+ */
+struct ufi_peer *ufi_peer_stranger(struct ufi_ep *ep, const struct ufi_name *n)
+{
+	struct ufi_peer *p;
+
+	if (ep->strangers >= UFI_MAX_STRANGERS || memcmp(n, &ep->name, UFI_NAME_LEN) == 0)
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->name = *n;
+	p->addr = FI_ADDR_NOTAVAIL;
+	p->state = UFI_PEER_IDLE;
+	p->next = ep->peers;
+	ep->peers = p;
+	ep->strangers++;
 	return p;
 }
 

@@ -287,6 +287,7 @@ struct ufi_ep {
 	size_t frag_max;  /* and up to this in several (UAM medium messages) */
 
 	struct ufi_peer *peers;
+	unsigned int strangers; /* peers not (yet) in the AV: ufi_peer_stranger */
 	struct ufi_peer **by_addr;
 	size_t by_addr_n;
 
@@ -351,6 +352,9 @@ ssize_t ufi_cancel(struct ufi_ep *ep, void *ctx);
 void ufi_ep_shutdown(struct ufi_ep *ep);
 struct ufi_peer *ufi_peer_of_addr(struct ufi_ep *ep, fi_addr_t addr);
 struct ufi_peer *ufi_peer_find(struct ufi_ep *ep, const struct ufi_name *n);
+/* Peers that may set up a channel before they are in our AV. */
+#define UFI_MAX_STRANGERS 4096
+struct ufi_peer *ufi_peer_stranger(struct ufi_ep *ep, const struct ufi_name *n);
 void ufi_peer_fail(struct ufi_ep *ep, struct ufi_peer *p, int err);
 void ufi_peer_up(struct ufi_ep *ep, struct ufi_peer *p);
 

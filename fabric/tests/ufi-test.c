@@ -31,6 +31,8 @@
  *              under FI_SELECTIVE_COMPLETION, but the peer gets it
  * --av-table opens an FI_AV_TABLE (addresses 0, 1, ...) instead of a MAP.
  * --blocking waits with fi_cq_sread and checks FI_GETWAIT + poll().
+ * --late-av: the server inserts the client's name only after a message
+ * from it arrived (phase_late_av).
  * --dead-peer: after the first barrier the server dies (_exit, no
  * fi_close); the client's receive from it must end with an error entry
  * (FI_EIO, prov_errno ETIMEDOUT) within 10 s, and a send to it fail.
@@ -68,7 +70,7 @@ static struct fid_av *av;
 static struct fid_cq *cq;
 static struct fi_info *info;
 static fi_addr_t peer, self_addr;
-static bool server, blocking, dead_peer, av_table;
+static bool server, blocking, dead_peer, av_table, late_av;
 static int iters = 20;
 static size_t inject_size;
 
@@ -273,6 +275,30 @@ static void barrier(unsigned n)
 }
 
 /* ---- phases ---- */
+
+/*
+ * --late-av: the client sends to the server before the server has put the
+ * client's name in its AV (Open MPI adds peers lazily, on first use).  The
+ * server must still answer the channel setup and deliver the message, its
+ * source FI_ADDR_NOTAVAIL; after fi_av_insert every later receive names
+ * the client by its address (trecv checks the source).
+ */
+static const uint64_t late_word = 0x1a7e5e11dull;
+
+static void phase_late_av(void)
+{
+	struct fi_context ctx;
+	uint64_t y = 0;
+	struct comp *c;
+
+	POST(fi_trecv(ep, &y, 8, NULL, FI_ADDR_UNSPEC, TAG_MISC | 0xa1, 0, &ctx));
+	c = wait_ctx(&ctx);
+	if (c->error || c->e.len != 8 || y != late_word)
+		die("late-av: the message from a peer not in the AV did not arrive intact");
+	if (c->src != FI_ADDR_NOTAVAIL)
+		die("late-av: source %llu, want FI_ADDR_NOTAVAIL", (unsigned long long)c->src);
+	free(c);
+}
 
 static void phase_pingpong(void)
 {
@@ -887,6 +913,8 @@ int main(int argc, char **argv)
 			av_table = true;
 		else if (!strcmp(argv[i], "--dead-peer"))
 			dead_peer = true;
+		else if (!strcmp(argv[i], "--late-av"))
+			late_av = true;
 		else {
 			fprintf(stderr, "ufi-test: unknown option %s\n", argv[i]);
 			return 2;
@@ -930,6 +958,8 @@ int main(int argc, char **argv)
 	read_file(peerf, pname, sizeof(pname));
 	const char *names[2] = { pname, name };
 	fi_addr_t addrs[2];
+	if (late_av && server)
+		phase_late_av();
 	if (fi_av_insert(av, names, 2, addrs, 0, NULL) != 2)
 		die("fi_av_insert of %s and %s failed", pname, name);
 	peer = addrs[0];
@@ -944,6 +974,8 @@ int main(int argc, char **argv)
 		printf("peer %s\n", s);
 	}
 
+	if (late_av && !server)
+		tsend(&late_word, 8, peer, TAG_MISC | 0xa1, NULL);
 	if (blocking)
 		check_wait_fd();
 	uint64_t t0 = now_ms();
