@@ -28,14 +28,20 @@ static int par_rank, par_size;
 
 static inline void par_die(int code, const char *fmt, ...)
 {
+	char line[1024];
 	va_list ap;
+	int n;
 
-	fprintf(stderr, "rank %d: ", par_rank);
+	/* One write per line: stderr is unbuffered, and several ranks dying
+	 * at once would otherwise interleave their pieces in mpirun's output. */
+	n = snprintf(line, sizeof(line), "rank %d: ", par_rank);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	fwrite(line, 1, (size_t)n, stderr);
 	exit(code);
 }
 
