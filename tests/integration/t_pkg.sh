@@ -20,6 +20,11 @@ pkg_version() {
 	make -s --no-print-directory -C "$ROOT" version
 }
 
+# The N of the soname libunet-xdp.so.N, and of the runtime package libunet-xdpN.
+pkg_soversion() {
+	sed -n 's/^#define UNET_SOVERSION *\([0-9]*\).*/\1/p' "$ROOT/include/unet-xdp/version.h"
+}
+
 t_versions() {
 	local v h so node pcv chv
 	v=$(pkg_version) || fail "make version failed"
@@ -41,7 +46,7 @@ t_versions() {
 	# The shared library: soname from UNET_SOVERSION, file name from the
 	# version, unet_version in the newest node of the version script.
 	local sov minor patch
-	sov=$(sed -n 's/^#define UNET_SOVERSION *\([0-9]*\).*/\1/p' "$ROOT/include/unet-xdp/version.h")
+	sov=$(pkg_soversion)
 	IFS=. read -r _ minor patch <<<"$v"
 	so=$BUILD/libunet-xdp.so.$sov.$minor.$patch
 	[[ -f $so ]] || fail "no $so"
@@ -52,9 +57,9 @@ t_versions() {
 		fail "newest node of lib/libunet-xdp.map is $node, want LIBUNET_XDP_${v%.*} (docs/packaging.md)"
 	readelf --dyn-syms -W "$so" | grep -q " unet_version@@$node\$" ||
 		fail "unet_version is not exported as unet_version@@$node"
-	grep -q "(symver)$node " "$ROOT/debian/libunet-xdp0.symbols" ||
-		fail "debian/libunet-xdp0.symbols does not list $node"
-	grep -q "^libunet-xdp.so.$sov libunet-xdp$sov " "$ROOT/debian/libunet-xdp0.symbols" &&
+	grep -q "(symver)$node " "$ROOT/debian/libunet-xdp$sov.symbols" ||
+		fail "debian/libunet-xdp$sov.symbols does not list $node"
+	grep -q "^libunet-xdp.so.$sov libunet-xdp$sov " "$ROOT/debian/libunet-xdp$sov.symbols" &&
 		grep -q "^Package: libunet-xdp$sov\$" "$ROOT/debian/control" ||
 		fail "debian/: the runtime package is not libunet-xdp$sov"
 }
@@ -191,9 +196,12 @@ t_completion() {
 
 # deb_check_contents DIR: the packages in DIR hold what they should.
 deb_check_contents() {
-	local d=$1 p f multi
+	local d=$1 p f multi sov rt minor patch
 	multi=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-	for p in libunet-xdp0 libunet-xdp-dev unet-xdp-tools unetd libfabric-unet; do
+	sov=$(pkg_soversion)
+	rt=libunet-xdp$sov
+	IFS=. read -r _ minor patch <<<"$(pkg_version)"
+	for p in $rt libunet-xdp-dev unet-xdp-tools unetd libfabric-unet; do
 		ls "$d"/${p}_*.deb >/dev/null 2>&1 || fail "no $p package in $d"
 		dpkg-deb -c "$d"/${p}_*.deb | awk '{print $6}' | sed 's|^\./|/|' >"$T_DIR/$p.files"
 		note "$p: $(grep -vc '/$' "$T_DIR/$p.files") files"
@@ -201,8 +209,8 @@ deb_check_contents() {
 	done
 	# Each file in its package, and only there.
 	local -A want=(
-		[libunet-xdp0]="/usr/lib/$multi/libunet-xdp.so.0 /usr/lib/$multi/libunet-xdp.so.$(pkg_version | sed 's/^[0-9]*\.//; s/^/0./')"
-		[libunet-xdp-dev]="/usr/include/unet-xdp/unet.h /usr/include/unet-xdp/version.h /usr/include/unet-xdp/uam.h /usr/include/unet-xdp/unet_udp.h /usr/lib/$multi/libunet-xdp.a /usr/lib/$multi/libunet-xdp.so /usr/lib/$multi/pkgconfig/libunet-xdp.pc /usr/share/man/man3/libunet-xdp.3.gz /usr/share/doc/libunet-xdp-dev/examples/pingpong.c"
+		[$rt]="/usr/lib/$multi/libunet-xdp.so.$sov /usr/lib/$multi/libunet-xdp.so.$sov.$minor.$patch"
+		[libunet-xdp-dev]="/usr/include/unet-xdp/unet.h /usr/include/unet-xdp/version.h /usr/include/unet-xdp/uam.h /usr/include/unet-xdp/unet_udp.h /usr/include/unet-xdp/unet_tcp.h /usr/lib/$multi/libunet-xdp.a /usr/lib/$multi/libunet-xdp.so /usr/lib/$multi/pkgconfig/libunet-xdp.pc /usr/share/man/man3/libunet-xdp.3.gz /usr/share/doc/libunet-xdp-dev/examples/pingpong.c"
 		[unet-xdp-tools]="/usr/bin/unetctl /usr/share/man/man8/unetctl.8.gz /usr/share/bash-completion/completions/unetctl /usr/libexec/unet-xdp/pingpong /usr/libexec/unet-xdp/stream /usr/libexec/unet-xdp/kv"
 		[libfabric-unet]="/usr/lib/$multi/libfabric/libunet-fi.so"
 		[unetd]="/usr/sbin/unetd /etc/unet/unetd.policy /lib/systemd/system/unetd.service /usr/share/man/man8/unetd.8.gz /usr/share/man/man5/unetd.policy.5.gz /usr/share/doc/unetd/unetd-policy.md.gz /usr/share/doc/unetd/unetd.md.gz"
@@ -218,12 +226,12 @@ deb_check_contents() {
 		done
 	done
 	# No static archive, header or .pc in the runtime package.
-	grep -Eq '\.(a|h|pc)$|/libunet-xdp\.so$' "$T_DIR/libunet-xdp0.files" &&
-		fail "libunet-xdp0 holds development files"
-	dpkg-deb -f "$d"/unet-xdp-tools_*.deb Depends | grep -q 'libunet-xdp0' ||
-		fail "unet-xdp-tools does not depend on libunet-xdp0 (unetctl should link the shared library)"
-	dpkg-deb -f "$d"/libunet-xdp-dev_*.deb Depends | grep -q 'libunet-xdp0 (= ' ||
-		fail "libunet-xdp-dev does not depend on the same version of libunet-xdp0"
+	grep -Eq '\.(a|h|pc)$|/libunet-xdp\.so$' "$T_DIR/$rt.files" &&
+		fail "$rt holds development files"
+	dpkg-deb -f "$d"/unet-xdp-tools_*.deb Depends | grep -q "$rt" ||
+		fail "unet-xdp-tools does not depend on $rt (unetctl should link the shared library)"
+	dpkg-deb -f "$d"/libunet-xdp-dev_*.deb Depends | grep -q "$rt (= " ||
+		fail "libunet-xdp-dev does not depend on the same version of $rt"
 	# unetd: its policy a conffile; its postinst makes group unet (the
 	# policy names it, and unetd refuses a policy naming a missing group)
 	# before debhelper's snippet enables and starts the unit.
@@ -276,7 +284,7 @@ t_deb() {
 	[[ -s $T_DIR/tour.sh ]] || fail "README.md has no quick tour after <!-- quick-tour -->"
 	local w=$T_DIR/root
 	mkdir -p "$w"
-	cp "$d"/libunet-xdp0_*.deb "$d"/libunet-xdp-dev_*.deb "$d"/unet-xdp-tools_*.deb "$d"/unetd_*.deb \
+	cp "$d"/libunet-xdp"$(pkg_soversion)"_*.deb "$d"/libunet-xdp-dev_*.deb "$d"/unet-xdp-tools_*.deb "$d"/unetd_*.deb \
 		"$T_DIR/tour.sh" "$w/" ||
 		fail "cp"
 	cat >"$w/inside.sh" <<-'EOF'
@@ -286,7 +294,7 @@ t_deb() {
 		# man-db's trigger would rebuild the whole index: not needed here.
 		rm -f /var/lib/man-db/auto-update
 		apt-get install -y -q --no-install-recommends /pkgs/*.deb
-		dpkg -s libunet-xdp0 libunet-xdp-dev unet-xdp-tools unetd | grep -c '^Status: install ok installed'
+		dpkg -s libunet-xdp@SOV@ libunet-xdp-dev unet-xdp-tools unetd | grep -c '^Status: install ok installed'
 		v=$(pkg-config --modversion libunet-xdp)
 		echo "pkg-config: libunet-xdp $v"
 		unetctl --version
@@ -317,13 +325,14 @@ t_deb() {
 		# An example from the -dev package's docs, against the installed library.
 		cc $(pkg-config --cflags libunet-xdp) -o /tmp/pp /usr/share/doc/libunet-xdp-dev/examples/pingpong.c \
 			$(pkg-config --libs libunet-xdp) -lm
-		ldd /tmp/pp | grep 'libunet-xdp.so.0 => /.*lib/'
+		ldd /tmp/pp | grep 'libunet-xdp.so.@SOV@ => /.*lib/'
 		ldd /usr/bin/unetctl | grep 'libunet-xdp'
 		[ ! -e "$SRC_TREE/Makefile" ] || { echo "the source tree is visible"; exit 1; }
 		echo "=== quick tour"
 		bash -ex /pkgs/tour.sh
 		echo "=== quick tour done"
 	EOF
+	sed -i "s/@SOV@/$(pkg_soversion)/g" "$w/inside.sh"
 	SRC_TREE=$ROOT W=$w timeout -k 5 240 unshare --mount --propagation private bash -c '
 		set -e
 		m=$W/mnt
