@@ -77,6 +77,22 @@ static bool link_dead(int err)
  * also called while completions are outstanding.  Transient errors
  * (EAGAIN, EBUSY, ENOBUFS) just mean "try again later"; a dead link is
  * remembered, and reported by send, flush and wait from then on. */
+/* Sent frames back to the pool from q's completion ring; how many. */
+static uint32_t reap_completions(struct unet_endpoint *ep, struct unet_queue *q)
+{
+	uint32_t idx, n;
+
+	if (!q->tx_pending)
+		return 0;
+	n = xsk_ring_cons__peek(&q->comp, q->tx_pending, &idx);
+	for (uint32_t k = 0; k < n; k++)
+		unet_pool_put(&ep->pool, *xsk_ring_cons__comp_addr(&q->comp, idx + k) - UNET_ALIGN_PAD,
+			      UNET_FRAME_KERNEL);
+	xsk_ring_cons__release(&q->comp, n);
+	q->tx_pending -= n;
+	return n;
+}
+
 static void kick_tx(struct unet_endpoint *ep, struct unet_queue *q)
 {
 	if (ep->need_wakeup && !xsk_ring_prod__needs_wakeup(&q->tx))
@@ -85,8 +101,23 @@ static void kick_tx(struct unet_endpoint *ep, struct unet_queue *q)
 		unet_remote_kick(ep);
 		return;
 	}
-	if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && link_dead(errno))
-		unet_endpoint_set_dead(ep, -errno);
+	/* In copy mode a kick transmits at most the socket's TX budget (32
+	 * descriptors by default) and answers EAGAIN while more wait; EAGAIN
+	 * also comes when the completion ring is full.  Kick again until the
+	 * queue is empty, reaping completions in between, so that everything
+	 * submitted goes out now: a sender that then sleeps kicks nothing
+	 * more.  Bounded: a queue of size S needs S/32 kicks. */
+	for (uint32_t i = 0; i <= q->tx.size / 32 + 1; i++) {
+		if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) == 0)
+			return;
+		if (link_dead(errno)) {
+			unet_endpoint_set_dead(ep, -errno);
+			return;
+		}
+		if (errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
+			return;
+		reap_completions(ep, q);
+	}
 }
 
 void unet_endpoint_set_dead(struct unet_endpoint *ep, int err)
@@ -211,18 +242,10 @@ int unet_endpoint__complete(struct unet_endpoint *ep)
 		return -EINVAL;
 	for (uint32_t i = 0; i < ep->nqueues; i++) {
 		struct unet_queue *q = &ep->q[i];
-		uint32_t idx, n;
 
 		if (!q->tx_pending)
 			continue;
-		n = xsk_ring_cons__peek(&q->comp, q->tx_pending, &idx);
-		for (uint32_t k = 0; k < n; k++)
-			unet_pool_put(&ep->pool,
-				      *xsk_ring_cons__comp_addr(&q->comp, idx + k) - UNET_ALIGN_PAD,
-				      UNET_FRAME_KERNEL);
-		xsk_ring_cons__release(&q->comp, n);
-		q->tx_pending -= n;
-		total += (int)n;
+		total += (int)reap_completions(ep, q);
 		if (q->tx_pending)
 			kick_tx(ep, q);
 	}

@@ -17,7 +17,7 @@ TESTS+=(
 	"pidns|xdp|60|an endpoint owner in its own pid namespace (a container with its own /proc) is live to everyone: reclaim keeps it; once killed, stale and reclaimed"
 	"arp_ping|xdp|60|ping and ARP work with the program attached; pass counter moves"
 	"queue_map|xdp|90|4-queue veth: which rx queue a frame sent on tx queue q reaches (native: q; skb: max(q-1, 0)), per channel counters"
-	"datapath|xdp|120|send/recv/free queues, wait, poll fd, upcalls, admin channels, destroy (test_datapath)"
+	"datapath|xdp|120|send/recv/free queues, a batch beyond the kernel's per-kick budget in one call, wait, poll fd, upcalls, admin channels, destroy (test_datapath)"
 	"wait|xdp|60|adaptive wait: a message within the spin budget is taken without sleeping, no budget sleeps, an idle wait costs no CPU, the spin is bounded and within the timeout, dispatch and uam_call spin too (test_wait)"
 	"core_hardening|xdp|180|racing slot claims over a dead owner, oversize payloads, handler closing its channel, interface deleted, unsafe and swapped pins (test_core_hardening)"
 )
@@ -361,7 +361,7 @@ t_arp_ping() {
 # The raw data path between two endpoints of one process.
 t_datapath() {
 	local mode
-	run_pair_cmocka test_datapath 9
+	run_pair_cmocka test_datapath 10
 	mode=$(in_a "$UNETCTL" --json status "$PAIR_X" |
 		jq -r '[.. | objects | select(has("mode")) | .mode] | first // empty')
 	[[ $mode == "$T_MODE" ]] || fail "endpoint creation attached $PAIR_X in mode '$mode', want $T_MODE"

@@ -195,6 +195,30 @@ static void test_batch_and_oversize_batch(void **state)
 	assert_int_equal(got, 32);
 }
 
+/* More frames in one send_batch than the kernel sends per kick (copy mode
+ * transmits at most 32 descriptors per sendto and answers EAGAIN for the
+ * rest): the one call must get all of them out, because a sender that
+ * then blocks in a wait kicks nothing more and the rest would sit in the
+ * send queue until its next call. */
+static void test_batch_beyond_kick_budget(void **state)
+{
+	enum { N = 200 };
+	struct pair *p = *state;
+	struct unet_send_desc sd[N];
+
+	NEED_PAIR(p);
+	for (int i = 0; i < N; i++) {
+		sd[i].channel = p->ab;
+		sd[i].buf = unet_endpoint__buf_alloc(p->a);
+		assert_int_not_equal(sd[i].buf, UNET_NO_BUF);
+		*(uint32_t *)unet_endpoint__buf_payload(p->a, sd[i].buf) = (uint32_t)i;
+		sd[i].len = 64;
+	}
+	assert_int_equal(unet_endpoint__send_batch(p->a, sd, N), N);
+	/* Nothing more is called on a: what b gets came from that one call. */
+	assert_int_equal(drain(p->b, 100), N);
+}
+
 /* Many times the segment's frames, in bursts the receiver keeps up with:
  * the free queue must be refilled and nothing lost. */
 static void test_free_queue_steady_load(void **state)
@@ -459,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_copy_roundtrip),
 		cmocka_unit_test(test_in_place_send_and_ownership),
 		cmocka_unit_test(test_batch_and_oversize_batch),
+		cmocka_unit_test(test_batch_beyond_kick_budget),
 		cmocka_unit_test(test_free_queue_steady_load),
 		cmocka_unit_test(test_wait_times_out_and_fd_polls),
 		cmocka_unit_test(test_upcalls),
