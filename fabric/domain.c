@@ -204,30 +204,12 @@ static int av_close(struct fid *fid)
 	return 0;
 }
 
-static int no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
-{
-	(void)fid, (void)bfid, (void)flags;
-	return -FI_ENOSYS;
-}
-
-static int no_control(struct fid *fid, int cmd, void *arg)
-{
-	(void)fid, (void)cmd, (void)arg;
-	return -FI_ENOSYS;
-}
-
-static int no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *ctx)
-{
-	(void)fid, (void)name, (void)flags, (void)ops, (void)ctx;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops av_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = av_close,
-	.bind = no_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
+	.bind = ufi_no_bind,
+	.control = ufi_no_control,
+	.ops_open = ufi_no_ops_open,
 };
 
 static struct fi_ops_av av_ops = {
@@ -283,9 +265,9 @@ static int mr_close(struct fid *fid)
 static struct fi_ops mr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = mr_close,
-	.bind = no_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
+	.bind = ufi_no_bind,
+	.control = ufi_no_control,
+	.ops_open = ufi_no_ops_open,
 };
 
 static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags,
@@ -386,9 +368,9 @@ static int dom_query_atomic(struct fid_domain *d, enum fi_datatype t, enum fi_op
 static struct fi_ops dom_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = dom_close,
-	.bind = no_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
+	.bind = ufi_no_bind,
+	.control = ufi_no_control,
+	.ops_open = ufi_no_ops_open,
 };
 
 static struct fi_ops_domain dom_ops = {

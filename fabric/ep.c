@@ -510,18 +510,12 @@ static int ep_control(struct fid *fid, int cmd, void *arg)
 	}
 }
 
-static int ep_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *ctx)
-{
-	(void)fid, (void)name, (void)flags, (void)ops, (void)ctx;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops ep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = ep_close,
 	.bind = ep_bind,
 	.control = ep_control,
-	.ops_open = ep_ops_open,
+	.ops_open = ufi_no_ops_open,
 };
 
 static int unet_err(int e)

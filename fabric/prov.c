@@ -257,6 +257,26 @@ fail:
 	return r;
 }
 
+/* ---- the fi_ops slots an object does not support (ufi.h) ---- */
+
+int ufi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid, (void)bfid, (void)flags;
+	return -FI_ENOSYS;
+}
+
+int ufi_no_control(struct fid *fid, int cmd, void *arg)
+{
+	(void)fid, (void)cmd, (void)arg;
+	return -FI_ENOSYS;
+}
+
+int ufi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *ctx)
+{
+	(void)fid, (void)name, (void)flags, (void)ops, (void)ctx;
+	return -FI_ENOSYS;
+}
+
 /* ---- EQ: only what an RDM endpoint needs (nothing reports to it) ---- */
 
 static ssize_t eq_read(struct fid_eq *fid, uint32_t *event, void *buf, size_t len,
@@ -351,30 +371,12 @@ static int eq_close(struct fid *fid)
 	return 0;
 }
 
-static int no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
-{
-	(void)fid, (void)bfid, (void)flags;
-	return -FI_ENOSYS;
-}
-
-static int no_control(struct fid *fid, int cmd, void *arg)
-{
-	(void)fid, (void)cmd, (void)arg;
-	return -FI_ENOSYS;
-}
-
-static int no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *ctx)
-{
-	(void)fid, (void)name, (void)flags, (void)ops, (void)ctx;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops eq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = eq_close,
-	.bind = no_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
+	.bind = ufi_no_bind,
+	.control = ufi_no_control,
+	.ops_open = ufi_no_ops_open,
 };
 
 static struct fi_ops_eq eq_ops = {
@@ -440,9 +442,9 @@ static int fab_domain2(struct fid_fabric *f, struct fi_info *i, struct fid_domai
 static struct fi_ops fab_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fab_close,
-	.bind = no_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
+	.bind = ufi_no_bind,
+	.control = ufi_no_control,
+	.ops_open = ufi_no_ops_open,
 };
 
 static struct fi_ops_fabric fab_ops = {

@@ -308,6 +308,11 @@ struct ufi_ep {
 uint64_t ufi_now_ns(void);
 int ufi_errno_to_fi(int neg_errno);
 
+/* prov.c: -FI_ENOSYS for the fi_ops slots an object does not support. */
+int ufi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int ufi_no_control(struct fid *fid, int cmd, void *arg);
+int ufi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *ctx);
+
 /* cq.c */
 int ufi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
 		void *context);
