@@ -26,69 +26,7 @@
 #define TAG_A 101
 #define TAG_B 202
 
-struct pair {
-	struct unet_endpoint *a, *b;
-	struct unet_channel *ab, *ba; /* a's channel to b, b's to a */
-	struct unet_endpoint_info ia, ib;
-};
-
-static const char *if_a, *if_b;
-static enum unet_xdp_mode mode = UNET_XDP_MODE_SKB;
-
-static struct unet_endpoint *ep_new(const char *ifname)
-{
-	UNET_OPTS_INIT(unet_endpoint_opts, o);
-	struct unet_endpoint *ep;
-
-	o.mode = mode;
-	o.segment_size = 1 << 20; /* 512 frames: small, so refill matters */
-	ep = unet_endpoint__create(ifname, &o);
-	if (!ep)
-		print_error("unet_endpoint__create(%s): %s\n", ifname, strerror(errno));
-	assert_non_null(ep);
-	return ep;
-}
-
-static int setup(void **state)
-{
-	struct pair *p;
-
-	if (!if_a || !if_b) {
-		print_message("UNET_TEST_IFACE_A/B not set: skipped\n");
-		*state = NULL;
-		return 0;
-	}
-	p = calloc(1, sizeof(*p));
-	assert_non_null(p);
-	p->a = ep_new(if_a);
-	p->b = ep_new(if_b);
-	assert_int_equal(unet_endpoint__info(p->a, &p->ia), 0);
-	assert_int_equal(unet_endpoint__info(p->b, &p->ib), 0);
-	p->ab = unet_channel__open(p->a, TAG_A, p->ib.mac, TAG_B, NULL);
-	p->ba = unet_channel__open(p->b, TAG_B, p->ia.mac, TAG_A, NULL);
-	assert_non_null(p->ab);
-	assert_non_null(p->ba);
-	*state = p;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct pair *p = *state;
-
-	if (p) {
-		unet_endpoint__destroy(p->a);
-		unet_endpoint__destroy(p->b);
-		free(p);
-	}
-	return 0;
-}
-
-#define NEED_PAIR(p)                     \
-	do {                             \
-		if (!(p))                \
-			skip();          \
-	} while (0)
+#include "veth_pair.h"
 
 /* Receive exactly one message on ep within a second. */
 static int recv_one(struct unet_endpoint *ep, struct unet_recv_desc *d)
@@ -478,7 +416,6 @@ static void test_endpoint_options(void **state)
 
 int main(void)
 {
-	const char *m = getenv("UNET_TEST_XDP_MODE");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copy_roundtrip),
 		cmocka_unit_test(test_in_place_send_and_ownership),
@@ -492,9 +429,6 @@ int main(void)
 		cmocka_unit_test(test_endpoint_options),
 	};
 
-	if_a = getenv("UNET_TEST_IFACE_A");
-	if_b = getenv("UNET_TEST_IFACE_B");
-	if (m && !strcmp(m, "native"))
-		mode = UNET_XDP_MODE_NATIVE;
-	return cmocka_run_group_tests_name("datapath", tests, setup, teardown);
+	pair_env();
+	return cmocka_run_group_tests_name("datapath", tests, pair_setup, pair_teardown);
 }

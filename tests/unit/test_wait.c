@@ -35,13 +35,7 @@
 #define TAG_B 222
 #define PEER_DELAY_US 5000 /* the peer sends this long after the wait began */
 
-struct pair {
-	struct unet_endpoint *a, *b;
-	struct unet_channel *ab, *ba;
-};
-
-static const char *if_a, *if_b;
-static enum unet_xdp_mode mode = UNET_XDP_MODE_SKB;
+#include "veth_pair.h"
 
 static uint64_t now_us(void)
 {
@@ -60,62 +54,6 @@ static uint64_t thread_cpu_us(void)
 	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
-
-static struct unet_endpoint *ep_new(const char *ifname)
-{
-	UNET_OPTS_INIT(unet_endpoint_opts, o);
-	struct unet_endpoint *ep;
-
-	o.mode = mode;
-	o.segment_size = 1 << 20;
-	ep = unet_endpoint__create(ifname, &o);
-	if (!ep)
-		print_error("unet_endpoint__create(%s): %s\n", ifname, strerror(errno));
-	assert_non_null(ep);
-	return ep;
-}
-
-static int setup(void **state)
-{
-	struct unet_endpoint_info ia, ib;
-	struct pair *p;
-
-	if (!if_a || !if_b) {
-		print_message("UNET_TEST_IFACE_A/B not set: skipped\n");
-		*state = NULL;
-		return 0;
-	}
-	p = calloc(1, sizeof(*p));
-	assert_non_null(p);
-	p->a = ep_new(if_a);
-	p->b = ep_new(if_b);
-	assert_int_equal(unet_endpoint__info(p->a, &ia), 0);
-	assert_int_equal(unet_endpoint__info(p->b, &ib), 0);
-	p->ab = unet_channel__open(p->a, TAG_A, ib.mac, TAG_B, NULL);
-	p->ba = unet_channel__open(p->b, TAG_B, ia.mac, TAG_A, NULL);
-	assert_non_null(p->ab);
-	assert_non_null(p->ba);
-	*state = p;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct pair *p = *state;
-
-	if (p) {
-		unet_endpoint__destroy(p->a);
-		unet_endpoint__destroy(p->b);
-		free(p);
-	}
-	return 0;
-}
-
-#define NEED_PAIR(p)                     \
-	do {                             \
-		if (!(p))                \
-			skip();          \
-	} while (0)
 
 static struct unet_wait_stats wstats(struct unet_endpoint *ep)
 {
@@ -462,22 +400,17 @@ static void test_setter_env_and_stats_size(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_spin_catches_message, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_spin_sleeps, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_idle_wait_costs_no_cpu, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_spin_is_bounded, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_spin_within_timeout, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dispatch_spins, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_uam_call_spins, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_uam_call_no_spin_sleeps, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_setter_env_and_stats_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spin_catches_message, pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_no_spin_sleeps, pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_idle_wait_costs_no_cpu, pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_spin_is_bounded, pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_spin_within_timeout, pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_dispatch_spins, pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_uam_call_spins, pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_uam_call_no_spin_sleeps, pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_setter_env_and_stats_size, pair_setup, pair_teardown),
 	};
-	const char *m = getenv("UNET_TEST_XDP_MODE");
-
-	if_a = getenv("UNET_TEST_IFACE_A");
-	if_b = getenv("UNET_TEST_IFACE_B");
-	if (m && !strcmp(m, "native"))
-		mode = UNET_XDP_MODE_NATIVE;
+	pair_env();
 	unsetenv("UNET_SPIN_US"); /* the tests set budgets themselves */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
