@@ -11,6 +11,7 @@
 #ifndef UNET_BENCH_H
 #define UNET_BENCH_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -189,6 +190,20 @@ struct bench_logp {
  * with the message already there.  Returns 0 or -errno (-ETIMEDOUT). */
 int bench_logp_measure(const struct bench_opts *o, const struct bench_transport *t,
 		       struct bench_conn *c, uint64_t deadline, struct bench_logp *r);
+
+/* ---- io.c: sending and waiting for an echo, bounded ---- */
+
+/* Send all n messages, retrying while the send queue is full, until
+ * deadline or *stop (stop may be NULL).  Returns how many went, or
+ * -errno. */
+long bench_send_all(const struct bench_transport *t, struct bench_conn *c,
+		    const struct bench_tx *tx, unsigned int n, uint64_t deadline,
+		    const volatile sig_atomic_t *stop);
+/* Receive (blocking in the transport's recv if block) until the message
+ * numbered seq comes back, until limit or *stop (stop may be NULL).
+ * Returns 1, 0 (not by then), -errno. */
+int bench_recv_seq(const struct bench_transport *t, struct bench_conn *c, uint32_t seq,
+		   bool block, uint64_t limit, const volatile sig_atomic_t *stop);
 
 /* ---- stats.c ---- */
 

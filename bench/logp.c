@@ -34,30 +34,15 @@ static int send_one(const struct bench_transport *t, struct bench_conn *c, uint3
 		    uint32_t flags, uint32_t len, uint64_t limit)
 {
 	struct bench_tx tx = { .seq = seq, .flags = flags, .len = len };
-	int n;
 
-	while ((n = t->send(c, &tx, 1)) == 0)
-		if (bench_now_ns() >= limit)
-			return 0;
-	return n < 0 ? n : 1;
+	return (int)bench_send_all(t, c, &tx, 1, limit, NULL);
 }
 
 /* Receive (spinning) until the echo of seq, to limit.  Returns 1, 0, -errno. */
 static int recv_seq(const struct bench_transport *t, struct bench_conn *c, uint32_t seq,
 		    uint64_t limit)
 {
-	struct bench_rx rx[16];
-
-	while (bench_now_ns() < limit) {
-		int n = t->recv(c, rx, 16, false);
-
-		if (n < 0)
-			return n;
-		for (int i = 0; i < n; i++)
-			if (bench_rx_hdr(&rx[i]).seq == seq)
-				return 1;
-	}
-	return 0;
+	return bench_recv_seq(t, c, seq, false, limit, NULL);
 }
 
 static double median_us(uint64_t *v, long n)

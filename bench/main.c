@@ -193,27 +193,6 @@ static void json_wait(const struct bench_opts *o)
 		json_int("napi_id", napi);
 }
 
-/* ---- Sending with retries, bounded by a deadline ----------------------- */
-
-/* Send all n messages, retrying while the send queue is full, until
- * deadline.  Returns how many went, or -errno. */
-static long send_all(const struct bench_transport *t, struct bench_conn *c,
-		     const struct bench_tx *tx, unsigned int n, uint64_t deadline)
-{
-	unsigned int off = 0;
-
-	while (off < n) {
-		int k = t->send(c, tx + off, n - off);
-
-		if (k < 0)
-			return k;
-		off += (unsigned int)k;
-		if (!k && (stop || bench_now_ns() >= deadline))
-			break;
-	}
-	return off;
-}
-
 /* ---- echo --------------------------------------------------------------- */
 
 static int run_echo(const struct bench_opts *o, const struct bench_transport *t,
@@ -243,7 +222,7 @@ static int run_echo(const struct bench_opts *o, const struct bench_transport *t,
 			continue;
 		if (!all) /* CPU from the first message: not the wait for the client */
 			cpu0 = bench_cpu_us();
-		k = send_all(t, c, tx, (unsigned int)n, deadline);
+		k = bench_send_all(t, c, tx, (unsigned int)n, deadline, &stop);
 		if (k < 0)
 			return die("echo: send: %s", strerror((int)-k));
 		all += k;
@@ -271,21 +250,11 @@ static int ping(const struct bench_opts *o, const struct bench_transport *t,
 		struct bench_conn *c, uint32_t seq, uint32_t flags, uint64_t limit)
 {
 	struct bench_tx tx = { .seq = seq, .flags = flags, .len = (uint32_t)o->size };
-	struct bench_rx rx[16];
-	long sent = send_all(t, c, &tx, 1, limit);
+	long sent = bench_send_all(t, c, &tx, 1, limit, &stop);
 
 	if (sent <= 0)
 		return (int)sent;
-	while (!stop && bench_now_ns() < limit) {
-		int n = t->recv(c, rx, 16, o->mode != BENCH_SPIN);
-
-		if (n < 0)
-			return n;
-		for (int i = 0; i < n; i++)
-			if (bench_rx_hdr(&rx[i]).seq == seq)
-				return 1;
-	}
-	return 0;
+	return bench_recv_seq(t, c, seq, o->mode != BENCH_SPIN, limit, &stop);
 }
 
 static int run_pingpong(const struct bench_opts *o, const struct bench_transport *t,
@@ -636,7 +605,7 @@ static int run_source(const struct bench_opts *o, const struct bench_transport *
 		uint64_t lim = bench_now_ns() + 1000000000ull;
 
 		usleep(END_PAUSE_US);
-		if (send_all(t, c, &end, 1, lim) < 0)
+		if (bench_send_all(t, c, &end, 1, lim, &stop) < 0)
 			break;
 		if (t->flush)
 			t->flush(c, 1000);
