@@ -861,6 +861,15 @@ static int list_add(struct list *l, const void *e)
 	return 0;
 }
 
+/* Sort what a for_each collected into l, if it went well (err 0).
+ * Returns err. */
+static int list_sort(struct list *l, int err, int (*cmp)(const void *, const void *))
+{
+	if (!err && l->n)
+		qsort(l->v, l->n, l->size, cmp);
+	return err;
+}
+
 static int collect_channel(const struct unet_channel_entry *e, void *ctx)
 {
 	return list_add(ctx, e);
@@ -890,25 +899,27 @@ static int collect_udp(const struct unet_udp_entry *e, void *ctx)
 	return list_add(ctx, e);
 }
 
-static int cmp_udp(const void *a, const void *b)
+/* UDP and TCP ports: by address (addr in network order), then port. */
+static int cmp_addr_port(uint32_t xaddr, uint16_t xport, uint32_t yaddr, uint16_t yport)
 {
-	const struct unet_udp_entry *x = a, *y = b;
-	uint32_t xa = ntohl(x->addr), ya = ntohl(y->addr);
+	uint32_t xa = ntohl(xaddr), ya = ntohl(yaddr);
 
 	if (xa != ya)
 		return xa < ya ? -1 : 1;
-	return (int)x->port - (int)y->port;
+	return (int)xport - (int)yport;
+}
+
+static int cmp_udp(const void *a, const void *b)
+{
+	const struct unet_udp_entry *x = a, *y = b;
+
+	return cmp_addr_port(x->addr, x->port, y->addr, y->port);
 }
 
 static int get_udp(struct unet_iface *iface, struct list *l)
 {
-	int err;
-
 	l->size = sizeof(struct unet_udp_entry);
-	err = unet_iface__for_each_udp(iface, collect_udp, l);
-	if (!err && l->n)
-		qsort(l->v, l->n, l->size, cmp_udp);
-	return err;
+	return list_sort(l, unet_iface__for_each_udp(iface, collect_udp, l), cmp_udp);
 }
 
 static int collect_tcp(const struct unet_tcp_entry *e, void *ctx)
@@ -919,44 +930,26 @@ static int collect_tcp(const struct unet_tcp_entry *e, void *ctx)
 static int cmp_tcp(const void *a, const void *b)
 {
 	const struct unet_tcp_entry *x = a, *y = b;
-	uint32_t xa = ntohl(x->addr), ya = ntohl(y->addr);
 
-	if (xa != ya)
-		return xa < ya ? -1 : 1;
-	return (int)x->port - (int)y->port;
+	return cmp_addr_port(x->addr, x->port, y->addr, y->port);
 }
 
 static int get_tcp(struct unet_iface *iface, struct list *l)
 {
-	int err;
-
 	l->size = sizeof(struct unet_tcp_entry);
-	err = unet_iface__for_each_tcp(iface, collect_tcp, l);
-	if (!err && l->n)
-		qsort(l->v, l->n, l->size, cmp_tcp);
-	return err;
+	return list_sort(l, unet_iface__for_each_tcp(iface, collect_tcp, l), cmp_tcp);
 }
 
 static int get_endpoints(struct unet_iface *iface, struct list *l)
 {
-	int err;
-
 	l->size = sizeof(struct unet_endpoint_entry);
-	err = unet_iface__for_each_endpoint(iface, collect_endpoint, l);
-	if (!err && l->n)
-		qsort(l->v, l->n, l->size, cmp_endpoint);
-	return err;
+	return list_sort(l, unet_iface__for_each_endpoint(iface, collect_endpoint, l), cmp_endpoint);
 }
 
 static int get_channels(struct unet_iface *iface, struct list *l)
 {
-	int err;
-
 	l->size = sizeof(struct unet_channel_entry);
-	err = unet_iface__for_each_channel(iface, collect_channel, l);
-	if (!err && l->n)
-		qsort(l->v, l->n, l->size, cmp_channel);
-	return err;
+	return list_sort(l, unet_iface__for_each_channel(iface, collect_channel, l), cmp_channel);
 }
 
 /*
