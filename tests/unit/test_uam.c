@@ -217,6 +217,34 @@ static void print_stats(const char *what, struct uam_ep *ep)
 		      (unsigned long long)s.credit_stalls);
 }
 
+/* One round of progress on both ends; neither channel has failed. */
+static void pump(struct pair *p)
+{
+	assert_true(uam_poll(p->b) >= 0);
+	assert_true(uam_poll(p->a) >= 0);
+	assert_int_equal(uam_chan__error(p->ab), 0);
+	assert_int_equal(uam_chan__error(p->ba), 0);
+}
+
+/* The end of a run of n requests: each request and each reply was
+ * handled once, intact, and nothing more arrives.  The counters are the
+ * handlers' (read again after the last waits). */
+static void expect_exactly(struct pair *p, uint64_t n, const uint64_t *reqs,
+			   const uint64_t *reps, const uint64_t *bad)
+{
+	print_stats("requester", p->a);
+	print_stats("responder", p->b);
+	assert_int_equal(*bad, 0);
+	assert_int_equal(*reqs, n);
+	assert_int_equal(*reps, n);
+	for (int i = 0; i < 50; i++) {
+		uam_wait(p->b, 1);
+		uam_wait(p->a, 1);
+	}
+	assert_int_equal(*reqs, n);
+	assert_int_equal(*reps, n);
+}
+
 static void run_requests(struct pair *p, uint64_t n, uint64_t limit_ms)
 {
 	struct counts c = { 0 };
@@ -233,25 +261,11 @@ static void run_requests(struct pair *p, uint64_t n, uint64_t limit_ms)
 			assert_true(r >= 0);
 			sent++;
 		}
-		assert_true(uam_poll(p->b) >= 0);
-		assert_true(uam_poll(p->a) >= 0);
-		assert_int_equal(uam_chan__error(p->ab), 0);
-		assert_int_equal(uam_chan__error(p->ba), 0);
+		pump(p);
 	}
 	print_message("%llu requests in %llu ms\n", (unsigned long long)n,
 		      (unsigned long long)(now_ms() - t0));
-	print_stats("requester", p->a);
-	print_stats("responder", p->b);
-	assert_int_equal(c.bad, 0);
-	assert_int_equal(c.reqs, n);
-	assert_int_equal(c.reps, n);
-	/* nothing more arrives */
-	for (int i = 0; i < 50; i++) {
-		uam_wait(p->b, 1);
-		uam_wait(p->a, 1);
-	}
-	assert_int_equal(c.reqs, n);
-	assert_int_equal(c.reps, n);
+	expect_exactly(p, n, &c.reqs, &c.reps, &c.bad);
 }
 
 static void test_requests_loss(void **state)
@@ -393,24 +407,11 @@ static void test_medium_loss_dup_reorder(void **state)
 			assert_true(r >= 0);
 			sent++;
 		}
-		assert_true(uam_poll(p->b) >= 0);
-		assert_true(uam_poll(p->a) >= 0);
-		assert_int_equal(uam_chan__error(p->ab), 0);
-		assert_int_equal(uam_chan__error(p->ba), 0);
+		pump(p);
 	}
 	print_message("%llu medium requests (0..%zu bytes) in %llu ms\n", (unsigned long long)n,
 		      c.max, (unsigned long long)(now_ms() - t0));
-	print_stats("requester", p->a);
-	print_stats("responder", p->b);
-	assert_int_equal(c.bad, 0);
-	assert_int_equal(c.reqs, n);
-	assert_int_equal(c.reps, n);
-	for (int i = 0; i < 50; i++) {
-		uam_wait(p->b, 1);
-		uam_wait(p->a, 1);
-	}
-	assert_int_equal(c.reqs, n);
-	assert_int_equal(c.reps, n);
+	expect_exactly(p, n, &c.reqs, &c.reps, &c.bad);
 	assert_true(injected(if_a) > n / 50);
 	pair_free(p);
 }
