@@ -1135,41 +1135,74 @@ static struct udp_spec udp_good(uint16_t dport)
 				  .dport = dport, .ihl = 5, .version = 4, .payload = 32 };
 }
 
-/* IPv4/UDP frame by hand; checksums are left 0 (the program does not
- * check them: the library does). */
-static uint32_t build_udp(uint8_t *buf, size_t cap, const struct udp_spec *s)
+/* Ethernet (PEER_MAC to LOCAL_MAC, IPv4) and an IPv4 header by hand into
+ * buf, zeroed first (cap bytes): ihl words, the ones past 20 bytes NOP
+ * options; tot_len as given, so that a case can make it lie.  Returns
+ * where the transport header goes. */
+static uint8_t *put_eth_ipv4(uint8_t *buf, size_t cap, uint8_t version, uint8_t ihl,
+			     uint16_t tot_len, uint16_t frag, uint8_t proto, uint32_t saddr,
+			     uint32_t daddr)
 {
-	uint32_t hl = s->ihl * 4u, ulen = 8u + s->payload, tot = hl + ulen, n;
-	uint8_t *ip = buf + 14, *u;
+	uint8_t *ip = buf + 14;
 
-	assert_true(cap >= 14 + tot + 64);
 	memset(buf, 0, cap);
 	memcpy(buf, LOCAL_MAC, 6);
 	memcpy(buf + 6, PEER_MAC, 6);
 	put16(buf + 12, 0x0800);
-	ip[0] = (uint8_t)(s->version << 4 | s->ihl);
-	put16(ip + 2, (uint16_t)(tot + s->tot_adj));
-	put16(ip + 6, s->frag);
+	ip[0] = (uint8_t)(version << 4 | ihl);
+	put16(ip + 2, tot_len);
+	put16(ip + 6, frag);
 	ip[8] = 64;
-	ip[9] = 17;
-	put16(ip + 12, (uint16_t)(s->saddr >> 16));
-	put16(ip + 14, (uint16_t)s->saddr);
-	put16(ip + 16, (uint16_t)(s->daddr >> 16));
-	put16(ip + 18, (uint16_t)s->daddr);
-	for (uint32_t i = 20; i < hl; i++)
+	ip[9] = proto;
+	put16(ip + 12, (uint16_t)(saddr >> 16));
+	put16(ip + 14, (uint16_t)saddr);
+	put16(ip + 16, (uint16_t)(daddr >> 16));
+	put16(ip + 18, (uint16_t)daddr);
+	for (uint32_t i = 20; i < ihl * 4u; i++)
 		ip[i] = 1; /* NOP option */
-	u = ip + hl;
+	return ip + ihl * 4u;
+}
+
+/* The length of an IPv4 frame of tot bytes after Ethernet: padded to
+ * Ethernet's 60-byte minimum, or cut short at cut if that is non-zero. */
+static uint32_t ipv4_frame_len(uint32_t tot, uint32_t cut)
+{
+	uint32_t n = 14 + tot;
+
+	if (n < 60)
+		n = 60;
+	return cut ? cut : n;
+}
+
+/* Run a built IPv4 frame: XDP_PASS must leave it untouched; any other
+ * verdict counts one outcome. */
+static void expect_ipv4(const uint8_t *buf, uint32_t n, uint32_t verdict,
+			enum unet_if_counter outcome)
+{
+	struct snap want = one(outcome);
+
+	if (verdict == XDP_PASS)
+		expect_pass_untouched(buf, n);
+	else
+		expect_run(buf, n, NULL, verdict, &want);
+}
+
+/* IPv4/UDP frame by hand; checksums are left 0 (the program does not
+ * check them: the library does). */
+static uint32_t build_udp(uint8_t *buf, size_t cap, const struct udp_spec *s)
+{
+	uint32_t hl = s->ihl * 4u, ulen = 8u + s->payload, tot = hl + ulen;
+	uint8_t *u;
+
+	assert_true(cap >= 14 + tot + 64);
+	u = put_eth_ipv4(buf, cap, s->version, s->ihl, (uint16_t)(tot + s->tot_adj), s->frag, 17,
+			 s->saddr, s->daddr);
 	put16(u, s->sport);
 	put16(u + 2, s->dport);
 	put16(u + 4, (uint16_t)(ulen + s->ulen_adj));
 	for (uint32_t i = 0; i < s->payload; i++)
 		u[8 + i] = (uint8_t)i;
-	n = 14 + tot;
-	if (n < 60)
-		n = 60;
-	if (s->cut)
-		n = s->cut;
-	return n;
+	return ipv4_frame_len(tot, s->cut);
 }
 
 static struct unet_udp_val udp_port_stats(uint16_t port)
@@ -1184,13 +1217,8 @@ static struct unet_udp_val udp_port_stats(uint16_t port)
 static void expect_udp(const struct udp_spec *s, uint32_t verdict, enum unet_if_counter outcome)
 {
 	uint8_t buf[2048];
-	uint32_t n = build_udp(buf, sizeof(buf), s);
-	struct snap want = one(outcome);
 
-	if (verdict == XDP_PASS)
-		expect_pass_untouched(buf, n);
-	else
-		expect_run(buf, n, NULL, verdict, &want);
+	expect_ipv4(buf, build_udp(buf, sizeof(buf), s), verdict, outcome);
 }
 
 static void test_udp_to_our_port_delivered(void **state)
@@ -1795,38 +1823,19 @@ static struct tcp_spec tcp_good(uint16_t dport)
 /* IPv4/TCP frame by hand (checksums 0: lwIP checks them, not XDP). */
 static uint32_t build_tcp(uint8_t *buf, size_t cap, const struct tcp_spec *s)
 {
-	uint32_t hl = s->ihl * 4u, tl = 20u + s->payload, tot = hl + tl, n;
-	uint8_t *ip = buf + 14, *t;
+	uint32_t hl = s->ihl * 4u, tl = 20u + s->payload, tot = hl + tl;
+	uint8_t *t;
 
 	assert_true(cap >= 14 + tot + 64);
-	memset(buf, 0, cap);
-	memcpy(buf, LOCAL_MAC, 6);
-	memcpy(buf + 6, PEER_MAC, 6);
-	put16(buf + 12, 0x0800);
-	ip[0] = (uint8_t)(4 << 4 | s->ihl);
-	put16(ip + 2, (uint16_t)(tot + s->tot_adj));
-	put16(ip + 6, s->frag);
-	ip[8] = 64;
-	ip[9] = 6;
-	put16(ip + 12, (uint16_t)(UDP_SRC >> 16));
-	put16(ip + 14, (uint16_t)UDP_SRC);
-	put16(ip + 16, (uint16_t)(s->daddr >> 16));
-	put16(ip + 18, (uint16_t)s->daddr);
-	for (uint32_t i = 20; i < hl; i++)
-		ip[i] = 1;
-	t = ip + hl;
+	t = put_eth_ipv4(buf, cap, 4, s->ihl, (uint16_t)(tot + s->tot_adj), s->frag, 6, UDP_SRC,
+			 s->daddr);
 	put16(t, 40000);
 	put16(t + 2, s->dport);
 	t[12] = (uint8_t)(s->doff << 4);
 	t[13] = 0x10; /* ACK */
 	for (uint32_t i = 0; i < s->payload; i++)
 		t[20 + i] = (uint8_t)i;
-	n = 14 + tot;
-	if (n < 60)
-		n = 60;
-	if (s->cut)
-		n = s->cut;
-	return n;
+	return ipv4_frame_len(tot, s->cut);
 }
 
 static struct unet_tcp_val tcp_port_stats(uint16_t port)
@@ -1841,13 +1850,8 @@ static struct unet_tcp_val tcp_port_stats(uint16_t port)
 static void expect_tcp(const struct tcp_spec *s, uint32_t verdict, enum unet_if_counter outcome)
 {
 	uint8_t buf[2048];
-	uint32_t n = build_tcp(buf, sizeof(buf), s);
-	struct snap want = one(outcome);
 
-	if (verdict == XDP_PASS)
-		expect_pass_untouched(buf, n);
-	else
-		expect_run(buf, n, NULL, verdict, &want);
+	expect_ipv4(buf, build_tcp(buf, sizeof(buf), s), verdict, outcome);
 }
 
 static void test_tcp_to_our_port_delivered(void **state)
