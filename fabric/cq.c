@@ -46,17 +46,29 @@ static void cqe_free(struct ufi_cq *cq, struct ufi_cqe *e)
 	cq->free_list = e;
 }
 
-void ufi_cq_complete(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
-		     uint64_t data, uint64_t tag, fi_addr_t src)
+/* A new entry holding the completion's fields, or NULL (out of memory:
+ * warned, the completion named what is lost). */
+static struct ufi_cqe *cqe_make(struct ufi_cq *cq, const char *what, void *ctx, uint64_t flags,
+				size_t len, void *buf, uint64_t data, uint64_t tag)
 {
 	struct ufi_cqe *e = cqe_new(cq);
 
 	if (!e) {
-		FI_WARN(&ufi_prov, FI_LOG_CQ, "out of memory: completion lost\n");
-		return;
+		FI_WARN(&ufi_prov, FI_LOG_CQ, "out of memory: %s lost\n", what);
+		return NULL;
 	}
 	e->e = (struct fi_cq_tagged_entry){ .op_context = ctx, .flags = flags, .len = len,
 					    .buf = buf, .data = data, .tag = tag };
+	return e;
+}
+
+void ufi_cq_complete(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
+		     uint64_t data, uint64_t tag, fi_addr_t src)
+{
+	struct ufi_cqe *e = cqe_make(cq, "completion", ctx, flags, len, buf, data, tag);
+
+	if (!e)
+		return;
 	e->src = src;
 	if (cq->tail)
 		cq->tail->next = e;
@@ -68,14 +80,10 @@ void ufi_cq_complete(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, v
 void ufi_cq_error(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
 		  uint64_t data, uint64_t tag, size_t olen, int err, int prov_errno)
 {
-	struct ufi_cqe *e = cqe_new(cq);
+	struct ufi_cqe *e = cqe_make(cq, "error completion", ctx, flags, len, buf, data, tag);
 
-	if (!e) {
-		FI_WARN(&ufi_prov, FI_LOG_CQ, "out of memory: error completion lost\n");
+	if (!e)
 		return;
-	}
-	e->e = (struct fi_cq_tagged_entry){ .op_context = ctx, .flags = flags, .len = len,
-					    .buf = buf, .data = data, .tag = tag };
 	e->err = err;
 	e->prov_errno = prov_errno;
 	e->olen = olen;
