@@ -51,22 +51,16 @@
 
 static int parse_addr(const char *s, struct sockaddr_in *sa)
 {
-	char buf[64], *colon;
-	uint64_t p = 0;
+	uint32_t addr;
+	uint16_t port;
 
-	if (!s || strlen(s) >= sizeof(buf))
+	if (parse_ipv4_port(s, &addr, &port))
 		return -1;
-	strcpy(buf, s);
-	colon = strchr(buf, ':');
-	if (colon) {
-		*colon = '\0';
-		if (parse_u64(colon + 1, 65535, &p))
-			return -1;
-	}
 	memset(sa, 0, sizeof(*sa));
 	sa->sin_family = AF_INET;
-	sa->sin_port = htons((uint16_t)p);
-	return inet_pton(AF_INET, buf, &sa->sin_addr) == 1 ? 0 : -1;
+	sa->sin_port = htons(port);
+	sa->sin_addr.s_addr = addr;
+	return 0;
 }
 
 /* RFC 1071, written out here on purpose: independent of lib/udp/inet_csum.c. */
@@ -255,7 +249,6 @@ int main(int argc, char **argv)
 	const char *mode, *ifname = NULL, *dmac = NULL, *kind = "good", *sha = NULL, *smac = NULL;
 	uint64_t max = 0, timeout = 30, len = 32, count = 1, interval_us = 200;
 	bool have_l = false, have_r = false;
-	struct sigaction sa;
 	int c, fd;
 
 	if (argc < 2)
@@ -295,10 +288,7 @@ int main(int argc, char **argv)
 	}
 	if (!have_l)
 		goto usage;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	catch_stop_signals();
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&l, sizeof(l)))
 		return perror("udp-kern: socket/bind"), 1;

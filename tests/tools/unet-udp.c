@@ -46,29 +46,6 @@ static void on_log(enum unet_log_level l, const char *msg, void *ctx)
 		fprintf(stderr, "unet-udp: libunet: %s\n", msg);
 }
 
-/* "A.B.C.D:P" or "A.B.C.D" (port 0).  Returns 0 or -1. */
-static int parse_addr(const char *s, uint32_t *addr, uint16_t *port)
-{
-	char buf[64], *colon;
-	uint64_t p = 0;
-	struct in_addr a;
-
-	if (!s || strlen(s) >= sizeof(buf))
-		return -1;
-	strcpy(buf, s);
-	colon = strchr(buf, ':');
-	if (colon) {
-		*colon = '\0';
-		if (parse_u64(colon + 1, 65535, &p))
-			return -1;
-	}
-	if (inet_pton(AF_INET, buf, &a) != 1)
-		return -1;
-	*addr = a.s_addr;
-	*port = (uint16_t)p;
-	return 0;
-}
-
 static void print_stats(struct unet_endpoint *ep)
 {
 	struct unet_udp_stats st;
@@ -104,6 +81,13 @@ static int send_one_try(struct unet_endpoint *ep, struct unet_udp_sock *s, bool 
 	if (err)
 		unet_endpoint__buf_free(ep, buf);
 	return err;
+}
+
+static void sleep_ms(uint64_t ms)
+{
+	nanosleep(&(struct timespec){ .tv_sec = (time_t)(ms / 1000),
+				      .tv_nsec = (long)(ms % 1000) * 1000000 },
+		  NULL);
 }
 
 /* send_one_try, again while it says -EAGAIN, for at most 2 s. */
@@ -148,7 +132,6 @@ int main(int argc, char **argv)
 	const char *mode, *ifname;
 	bool copy = false;
 	int c, rc = 1;
-	struct sigaction sa;
 
 	if (argc < 3) {
 		usage(stderr);
@@ -160,11 +143,11 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l':
-			if (parse_addr(optarg, &laddr, &lport) || !lport)
+			if (parse_ipv4_port(optarg, &laddr, &lport) || !lport)
 				return fprintf(stderr, "bad --local %s\n", optarg), 2;
 			break;
 		case 'r':
-			if (parse_addr(optarg, &raddr, &rport))
+			if (parse_ipv4_port(optarg, &raddr, &rport))
 				return fprintf(stderr, "bad --remote %s\n", optarg), 2;
 			break;
 		case 'n':
@@ -222,10 +205,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	catch_stop_signals();
 	unet_set_log_fn(on_log, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
@@ -303,9 +283,7 @@ int main(int argc, char **argv)
 				other++;
 			unet_endpoint__complete(ep);
 			if (gap_ms)
-				nanosleep(&(struct timespec){ .tv_sec = (time_t)(gap_ms / 1000),
-							      .tv_nsec = (long)(gap_ms % 1000) * 1000000 },
-					  NULL);
+				sleep_ms(gap_ms);
 		}
 		printf("unreach sends=%llu ok=%llu eagain=%llu ehostunreach=%llu other=%llu\n",
 		       (unsigned long long)sends, (unsigned long long)ok, (unsigned long long)eagain,
@@ -318,9 +296,7 @@ int main(int argc, char **argv)
 			bool ok = false;
 
 			if (gap_ms && size > 1)
-				nanosleep(&(struct timespec){ .tv_sec = (time_t)(gap_ms / 1000),
-							      .tv_nsec = (long)(gap_ms % 1000) * 1000000 },
-					  NULL);
+				sleep_ms(gap_ms);
 			for (uint32_t j = 0; j < size; j++)
 				msg[j] = seq_pattern(size, j);
 			for (int attempt = 0; attempt < 3 && !ok && !stop_flag; attempt++) {

@@ -38,7 +38,6 @@ int main(int argc, char **argv)
 {
 	static struct cfg cfg;
 	struct peer p = { .cfg = &cfg };
-	struct sigaction sa;
 	unsigned int i;
 	int ret;
 
@@ -48,10 +47,7 @@ int main(int argc, char **argv)
 		return ret;
 	unet_set_log_fn(log_fn, &cfg);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal; /* no SA_RESTART: waits return EINTR */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	catch_stop_signals();
 	signal(SIGPIPE, SIG_IGN);
 
 	/* stats opens no endpoint. */
