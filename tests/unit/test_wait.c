@@ -106,6 +106,20 @@ static void take_one(struct unet_endpoint *ep)
 	assert_int_equal(unet_endpoint__release(ep, &d, 1), 0);
 }
 
+/* b waits (budget spin_us) for the message the peer thread sends on a's
+ * channel, and gets it; returns b's wait stats (the message is left for
+ * take_one). */
+static struct unet_wait_stats wait_for_peer(struct pair *p, uint32_t spin_us)
+{
+	struct peer pe;
+
+	assert_int_equal(unet_endpoint__set_spin_us(p->b, spin_us), 0);
+	peer_start(&pe, p);
+	assert_int_equal(unet_endpoint__wait(p->b, 5000), 1);
+	peer_join(&pe);
+	return wstats(p->b);
+}
+
 /* ---- tests ---------------------------------------------------------------- */
 
 /* A message that comes within the budget is taken while spinning: the
@@ -115,14 +129,9 @@ static void test_spin_catches_message(void **state)
 {
 	struct pair *p = *state;
 	struct unet_wait_stats st;
-	struct peer pe;
 
 	NEED_PAIR(p);
-	assert_int_equal(unet_endpoint__set_spin_us(p->b, 500000), 0);
-	peer_start(&pe, p);
-	assert_int_equal(unet_endpoint__wait(p->b, 5000), 1);
-	peer_join(&pe);
-	st = wstats(p->b);
+	st = wait_for_peer(p, 500000);
 	assert_int_equal(st.spin_us, 500000);
 	assert_int_equal(st.waits, 1);
 	assert_int_equal(st.spin_hits, 1);
@@ -137,14 +146,9 @@ static void test_no_spin_sleeps(void **state)
 {
 	struct pair *p = *state;
 	struct unet_wait_stats st;
-	struct peer pe;
 
 	NEED_PAIR(p);
-	assert_int_equal(unet_endpoint__set_spin_us(p->b, 0), 0);
-	peer_start(&pe, p);
-	assert_int_equal(unet_endpoint__wait(p->b, 5000), 1);
-	peer_join(&pe);
-	st = wstats(p->b);
+	st = wait_for_peer(p, 0);
 	assert_int_equal(st.waits, 1);
 	assert_int_equal(st.spin_hits, 0);
 	assert_int_equal(st.sleeps, 1);
