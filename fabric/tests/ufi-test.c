@@ -684,7 +684,12 @@ static void phase_dead(uint64_t t0)
 	if (server) {
 		printf("ufi-test server dies now\n");
 		fflush(stdout);
-		usleep(100000); /* the barrier's last message reaches the client */
+		/* Keep making progress a while, so the barrier's reply (perhaps
+		 * still queued behind channel setup, or lost and due again)
+		 * reaches the client; a plain sleep made no progress and the
+		 * client sometimes failed its barrier instead of its receive. */
+		for (uint64_t end = now_ms() + 300; now_ms() < end;)
+			cq_drain_once(10);
 		_exit(0);
 	}
 	t = now_ms();
