@@ -212,8 +212,10 @@ static void tx_submit(struct unet_endpoint *ep, struct unet_queue *q, uint32_t i
 	q->tx_pending++;
 }
 
-int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
-		    uint32_t flen)
+/* Check and queue a layer's frame on txq without kicking.  Returns 0
+ * or what unet_layer_xmit returns. */
+static int layer_queue(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
+		       uint32_t flen)
 {
 	struct unet_queue *q;
 	uint32_t idx;
@@ -230,8 +232,50 @@ int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32
 		return -EAGAIN;
 	tx_submit(ep, q, idx, buf, buf + off, flen);
 	ep->tx_msgs++;
-	kick_tx(ep, q);
 	return 0;
+}
+
+int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
+		    uint32_t flen)
+{
+	int err = layer_queue(ep, txq, buf, off, flen);
+
+	if (!err)
+		kick_tx(ep, &ep->q[txq]);
+	return err;
+}
+
+int unet_layer_queue(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
+		     uint32_t flen)
+{
+	int err = layer_queue(ep, txq, buf, off, flen);
+
+	if (!err)
+		ep->q[txq].tx_owed++;
+	return err;
+}
+
+/* The kernel sends at most this many frames per kick in copy mode
+ * (__xsk_generic_xmit's budget). */
+#define KICK_BUDGET 32
+
+void unet_layer_kick(struct unet_endpoint *ep)
+{
+	for (uint32_t i = 0; ep && i < ep->nqueues; i++) {
+		struct unet_queue *q = &ep->q[i];
+		uint32_t kicks;
+
+		if (!q->tx_owed)
+			continue;
+		/* One kick per budget's worth: in copy mode a kick sends at
+		 * most KICK_BUDGET frames and the rest would wait for the next
+		 * call into the library.  Zero-copy drivers (and copy mode
+		 * without need_wakeup) take the whole ring on one kick. */
+		kicks = (q->tx_owed + KICK_BUDGET - 1) / KICK_BUDGET;
+		q->tx_owed = 0;
+		while (kicks--)
+			kick_tx(ep, q);
+	}
 }
 
 int unet_endpoint__complete(struct unet_endpoint *ep)
@@ -517,9 +561,13 @@ static int layers_progress(struct unet_endpoint *ep)
 
 int unet_endpoint__next_timeout(struct unet_endpoint *ep)
 {
+	int ms;
+
 	if (!ep)
 		return -EINVAL;
-	return layers_progress(ep);
+	ms = layers_progress(ep);
+	unet_layer_kick(ep);
+	return ms;
 }
 
 int unet_endpoint__recv(struct unet_endpoint *ep, struct unet_recv_desc *descs, unsigned int max)
@@ -552,6 +600,9 @@ int unet_endpoint__recv(struct unet_endpoint *ep, struct unet_recv_desc *descs, 
 	}
 	ep->rx_next = (ep->rx_next + 1) % ep->nqueues;
 	ep->rx_msgs += n;
+	/* What the layers queued in this pass (their answers to the frames
+	 * just taken, layer.h) leaves in one kick per queue. */
+	unet_layer_kick(ep);
 	unet_refill(ep);
 	if (!n && ep->busy_poll_usec)
 		/* Busy polling runs the driver's NAPI from this call. */
@@ -651,6 +702,7 @@ int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
 		slice = left > WAIT_PROBE_MS ? WAIT_PROBE_MS : (int)left;
 		/* A layer's timers (layer.h, progress) cut the sleep short. */
 		layer_ms = ep->nlayers ? layers_progress(ep) : -1;
+		unet_layer_kick(ep); /* nothing queued sleeps with us */
 		if (layer_ms >= 0 && layer_ms < slice) {
 			slice = layer_ms;
 			cut = true;

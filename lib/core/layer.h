@@ -109,6 +109,23 @@ uint8_t *unet_layer_buf(struct unet_endpoint *ep, uint64_t buf);
  */
 int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
 		    uint32_t flen);
+/*
+ * Batched sending: the same as unet_layer_xmit, without the kick.  A
+ * kick is a system call (and in copy mode the kernel sends the frames
+ * inside it, at most 32 per kick), so a layer that sends many frames in
+ * one go (TCP: a window's worth of segments, the ACKs for a batch of
+ * received segments) queues them all and kicks once.  The kick is owed
+ * from here, and unet_layer_kick(ep) pays it: the layer calls it before
+ * it returns to the application from any call that may have queued.
+ * The core pays what is owed itself at the end of every
+ * unet_endpoint__recv (so frames a layer queued from rx or progress
+ * leave once per receive pass), in unet_endpoint__next_timeout, and
+ * before every sleep in unet_endpoint__wait.  Frames leave in the order
+ * they were queued (one ring per queue), batched or not.
+ */
+int unet_layer_queue(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
+		     uint32_t flen);
+void unet_layer_kick(struct unet_endpoint *ep);
 
 /* ---- Per interface: shared tables ------------------------------------ */
 

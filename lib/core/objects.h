@@ -30,6 +30,7 @@ struct unet_queue {
 	uint32_t queue_id;
 	uint32_t in_fill;    /* frames the kernel holds for receiving */
 	uint32_t tx_pending; /* frames on TX not yet completed */
+	uint32_t tx_owed;    /* frames a layer queued that no kick has covered yet */
 };
 
 struct unet_channel {

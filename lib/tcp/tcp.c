@@ -75,10 +75,6 @@ static void lock(void)
 	}
 }
 
-static void unlock(void)
-{
-	pthread_mutex_unlock(&lwip_lock);
-}
 
 static uint64_t now_ms(void)
 {
@@ -135,6 +131,8 @@ struct utcp_state {
 	struct tcp_closing *closing;
 	struct unet_tcp *conns;
 	bool tx_blocked;
+	bool kick_listed;	      /* on kick_list */
+	struct utcp_state *kick_next; /* kick_list */
 	bool dying; /* being destroyed: hold no frame for ARP */
 	uint64_t next_ms; /* when progress must run lwIP's timers next */
 	struct unet_tcp_stats st;
@@ -157,6 +155,36 @@ struct unet_tcp {
 	struct unet_tcp *next;	/* st->conns */
 	struct unet_tcp *qnext; /* parent's accept queue */
 };
+
+/*
+ * Frames lwIP sends go on the send queue without a kick
+ * (unet_layer_queue, layer.h): a window's worth of segments from one
+ * tcp_output, or the answers to a batch of received segments, then
+ * leave in one system call.  The endpoints that owe a kick are listed
+ * here (under the lock: lwIP's timers may send on any endpoint's netif),
+ * and unlock() pays before any call returns to the application, so no
+ * frame waits for the application's next call.  The receive path
+ * (tcp_layer_rx) leaves the kick to the core, which pays at the end of
+ * the receive pass (unlock_rx).
+ */
+static struct utcp_state *kick_list;
+
+static void unlock_rx(void)
+{
+	pthread_mutex_unlock(&lwip_lock);
+}
+
+static void unlock(void)
+{
+	while (kick_list) {
+		struct utcp_state *st = kick_list;
+
+		kick_list = st->kick_next;
+		st->kick_listed = false;
+		unet_layer_kick(st->ep);
+	}
+	pthread_mutex_unlock(&lwip_lock);
+}
 
 static const struct unet_layer tcp_layer;
 
@@ -300,9 +328,14 @@ static err_t netif_linkoutput(struct netif *netif, struct pbuf *p)
 		memset(frame + flen, 0, 60 - flen);
 		flen = 60;
 	}
-	if (unet_layer_xmit(st->ep, st->txq, buf, TX_OFF, flen)) {
+	if (unet_layer_queue(st->ep, st->txq, buf, TX_OFF, flen)) {
 		unet_endpoint__buf_free(st->ep, buf);
 		goto busy;
+	}
+	if (!st->kick_listed) {
+		st->kick_listed = true;
+		st->kick_next = kick_list;
+		kick_list = st;
 	}
 	st->st.tx_frames++;
 	return ERR_OK;
@@ -443,13 +476,41 @@ static void on_err(void *arg, err_t err)
 	c->err = err_errno(err, c->connected);
 }
 
+/*
+ * A wider send buffer than Debian's build gives (TCP_SND_BUF 64 KiB, so
+ * at most 64 KiB in flight: bulk <= 64 KiB per round trip).  snd_buf is
+ * lwIP's per-connection count of the bytes tcp_write may still take: it
+ * is set to TCP_SND_BUF when the pcb is made, lowered by tcp_write and
+ * raised by exactly the bytes each ACK covers, never checked against
+ * TCP_SND_BUF again.  Raising it once, when the handshake is done and
+ * nothing was written yet, therefore lets lwIP keep SND_BUF bytes in
+ * flight; the limit lwIP does enforce is the segment count
+ * (TCP_SND_QUEUELEN, 4 x TCP_SND_BUF / MSS = 180 segments of 1460
+ * bytes), which SND_BUF stays below.  ssthresh starts at TCP_SND_BUF (the
+ * largest flight lwIP expects): raised with it, so slow start opens the
+ * window that far.  The peer's window still bounds the flight, and loss
+ * still shrinks it (ssthresh, cwnd).  docs/tcp.md, "What limits bulk".
+ */
+#define SND_BUF (170u * 1460u)
+_Static_assert(SND_BUF / 1460 + 4 < TCP_SND_QUEUELEN, "SND_BUF beyond what lwIP queues");
+
+static void widen(struct tcp_pcb *pcb)
+{
+	if (pcb->snd_buf == TCP_SND_BUF && pcb->snd_queuelen == 0) {
+		pcb->snd_buf = SND_BUF;
+		if (pcb->ssthresh < SND_BUF)
+			pcb->ssthresh = SND_BUF;
+	}
+}
+
 static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 {
 	struct unet_tcp *c = arg;
 
-	(void)pcb;
-	if (err == ERR_OK)
+	if (err == ERR_OK) {
 		c->connected = true;
+		widen(pcb);
+	}
 	return ERR_OK;
 }
 
@@ -489,6 +550,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 	c->rport = pcb->remote_port;
 	c->lport = pcb->local_port;
 	c->parent = l;
+	widen(pcb);
 	conn_hook(c, pcb);
 	if (l->acq_tail)
 		l->acq_tail->qnext = c;
@@ -571,7 +633,7 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 		st->st.rx_arp++;
 		lock();
 		feed(st, frame, len);
-		unlock();
+		unlock_rx();
 		return UNET_LAYER_CONSUMED;
 	}
 	if (proto != 0x0800 || len < UNET_ETH_HLEN + 20)
@@ -598,13 +660,13 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	/* SYN without ACK or RST: a new connection attempt. */
 	if ((t[13] & 0x16) == 0x02 && !syn_admit(st, get16(t + 2))) {
 		st->st.rx_syn_dropped++;
-		unlock();
+		unlock_rx();
 		return UNET_LAYER_CONSUMED;
 	}
 	st->st.rx_frames++;
 	/* Ethernet padding cut off: lwIP gets exactly the IP datagram. */
 	feed(st, frame, UNET_ETH_HLEN + tot);
-	unlock();
+	unlock_rx();
 	return UNET_LAYER_CONSUMED;
 }
 

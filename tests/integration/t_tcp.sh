@@ -12,6 +12,7 @@ TESTS+=(
 	"tcp_loss|xdp|150|the XDP fault hook drops 1% then 5% of the TCP segments reaching U-Net: kernel -> U-Net transfers complete and verify"
 	"tcp_conns|xdp|90|256 concurrent U-Net connections on one endpoint to a kernel echo, each stream verified; unetctl tcp list shows their ports"
 	"tcp_teardown|xdp|90|FIN both ways, RST both ways, kernel peer killed mid-transfer: the U-Net server keeps serving; U-Net process SIGKILLed: the kernel peer sees a reset, the port goes stale, the next run is clean, the kernel can bind the port again"
+	"tcp_batch|xdp|60|batched sending: after the window opened, one 64 KiB send (more segments than one kick sends) reaches the kernel peer whole and in order while the U-Net side makes no further call"
 	"tcp_hostile|xdp|120|bad TCP checksums, bad IP/TCP lengths, out-of-window data on a live connection, 10 000 spoofed SYNs at the listening port: no byte reaches the application, valid connections keep working"
 )
 
@@ -347,4 +348,52 @@ t_tcp_hostile() {
 	note "SYNs refused or evicted by the backlog: $dropped"
 	((dropped > 0)) || fail "the SYN flood never hit the backlog limit"
 	expect_stat a drop_tcp_malformed "$(grep -c '^sent malformed' "$T_DIR/hostile.log")"
+}
+
+# Batched sending (lib/core/layer.h, unet_layer_queue): lwIP's frames go
+# on the send queue without a kick and leave in one kick per call.  After
+# the window has opened, one unet_tcp__send of 64 KiB puts ~45 segments
+# on the queue at once, then the U-Net side makes no call for 3 s: the
+# kernel peer must have every byte by then (fails if the kick that ends
+# the call is missing: seen, the peer then lacks the last ~17 KB), in
+# order (the pattern is checked).
+t_tcp_batch() {
+	tcp_setup
+	local pid total got
+	unet_bg_b python3 -c "
+import socket
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(('$IP_B', 6601))
+l.listen()
+print('ready port=6601', flush=True)
+c, _ = l.accept()
+got, bad = 0, False
+c.settimeout(20)
+while True:
+    try:
+        d = c.recv(1 << 20)
+    except socket.timeout:
+        print('idle got=%d bad=%d' % (got, bad), flush=True)
+        break
+    if not d:
+        print('eof got=%d' % got, flush=True)
+        break
+    bad = bad or d != bytes((got + i) % 251 for i in range(len(d)))
+    got += len(d)
+    c.settimeout(1.5)
+" >"$T_DIR/kq.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/kq.log" "$pid" >/dev/null
+	in_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 30 \
+		quiet --remote "$IP_B:6601" --bytes $((8 << 20)) >"$T_DIR/quiet.log" 2>&1 ||
+		{ cat "$T_DIR/quiet.log"; fail "the U-Net quiet client failed"; }
+	unet_bg_wait "$pid" 10 >/dev/null
+	cat "$T_DIR/quiet.log" "$T_DIR/kq.log"
+	total=$(sed -n 's/^quiet total=\([0-9]*\).*/\1/p' "$T_DIR/quiet.log")
+	got=$(sed -n 's/^idle got=\([0-9]*\) bad=0$/\1/p' "$T_DIR/kq.log")
+	[[ -n $total && -n $got ]] || fail "no figures from the client or the peer"
+	[[ $(sed -n 's/.* last=\([0-9]*\)$/\1/p' "$T_DIR/quiet.log") -gt $((32 * 1460)) ]] ||
+		fail "the last send was not more than one kick's worth of segments"
+	((got == total)) || fail "the kernel peer got $got bytes while U-Net was quiet, want $total"
 }

@@ -22,6 +22,11 @@
  *          killed (SIGKILL tests)
  *   abort  --remote A:P             connect, send 100 bytes, wait 200 ms,
  *          reset the connection (unet_tcp__abort: lwIP sends RST)
+ *   quiet  --remote A:P --bytes N   send N bytes (the window opens), wait
+ *          until all are acknowledged, then one unet_tcp__send of 64 KiB
+ *          and no library call for 3 s: prints "quiet total=T" (what the
+ *          peer must hold by then: the frames of that last call must
+ *          leave without a further call, layer.h unet_layer_queue)
  * iperf3 interop (iperf3's control protocol, one TCP stream, -n bytes):
  *   iperf-server --port P           serve one `iperf3 -c ADDR -p P -n N`:
  *          prints "iperf-server bytes=B" (what arrived on the data stream)
@@ -314,6 +319,34 @@ static int do_sizes(struct unet_tcp *c, size_t max)
 	printf("sizes ok %zu sizes 1..%zu bytes=%llu\n", count, max, (unsigned long long)off);
 	free(out);
 	free(in);
+	return 0;
+}
+
+static int do_quiet(struct unet_tcp *c, uint64_t bytes)
+{
+	static uint8_t buf[65536];
+	uint64_t sent = 0;
+	ssize_t n;
+	int err = 0;
+
+	while (sent < bytes && !err) {
+		size_t k = bytes - sent > sizeof(buf) ? sizeof(buf) : (size_t)(bytes - sent);
+
+		pattern(buf, k, sent, 0);
+		err = send_all(c, buf, k);
+		sent += k;
+	}
+	while (!err && unet_tcp__unacked(c) && !late())
+		unet_endpoint__dispatch(ep, 10, 64);
+	if (err || unet_tcp__unacked(c))
+		return 1;
+	pattern(buf, 65535, sent, 0);
+	n = unet_tcp__send(c, buf, 65535, 0);
+	if (n < 0)
+		return 1;
+	printf("quiet total=%llu last=%zd\n", (unsigned long long)(sent + (uint64_t)n), n);
+	fflush(stdout);
+	sleep(3);
 	return 0;
 }
 
@@ -806,6 +839,8 @@ int main(int argc, char **argv)
 			rc = do_sizes(c, max);
 		else if (!strcmp(mode, "source"))
 			rc = do_source(c, bytes);
+		else if (!strcmp(mode, "quiet"))
+			rc = do_quiet(c, bytes);
 		else if (!strcmp(mode, "rr"))
 			rc = do_rr(c, count ? count : 10000, size, block);
 		else if (!strcmp(mode, "abort")) {
