@@ -48,7 +48,7 @@ one() {
 ratio() { [[ $1 == - || $2 == - ]] && echo - || awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; }
 for b in "$@"; do
 	b=$(cd "$b" && pwd) || exit 2
-	unet_netns_setup tab || exit 1
+	unet_netns_setup "tab$$" || exit 1
 	in_a "$b/unetctl" attach "$IF_A" --mode skb >/dev/null &&
 		in_b "$b/unetctl" attach "$IF_B" --mode skb >/dev/null || exit 1
 	in_a ip addr add $A/24 dev "$IF_A"
