@@ -255,26 +255,15 @@ int unet_layer_queue(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint3
 	return err;
 }
 
-/* The kernel sends at most this many frames per kick in copy mode
- * (__xsk_generic_xmit's budget). */
-#define KICK_BUDGET 32
-
 void unet_layer_kick(struct unet_endpoint *ep)
 {
 	for (uint32_t i = 0; ep && i < ep->nqueues; i++) {
 		struct unet_queue *q = &ep->q[i];
-		uint32_t kicks;
 
 		if (!q->tx_owed)
 			continue;
-		/* One kick per budget's worth: in copy mode a kick sends at
-		 * most KICK_BUDGET frames and the rest would wait for the next
-		 * call into the library.  Zero-copy drivers (and copy mode
-		 * without need_wakeup) take the whole ring on one kick. */
-		kicks = (q->tx_owed + KICK_BUDGET - 1) / KICK_BUDGET;
 		q->tx_owed = 0;
-		while (kicks--)
-			kick_tx(ep, q);
+		kick_tx(ep, q); /* repeats until the queue is empty (copy mode) */
 	}
 }
 
