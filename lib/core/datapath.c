@@ -95,6 +95,7 @@ static uint32_t reap_completions(struct unet_endpoint *ep, struct unet_queue *q)
 
 static void kick_tx(struct unet_endpoint *ep, struct unet_queue *q)
 {
+	q->tx_owed = 0; /* this kick covers what layers queued (layer.h) */
 	if (ep->need_wakeup && !xsk_ring_prod__needs_wakeup(&q->tx))
 		return;
 	if (ep->emulated) {
@@ -260,10 +261,8 @@ void unet_layer_kick(struct unet_endpoint *ep)
 	for (uint32_t i = 0; ep && i < ep->nqueues; i++) {
 		struct unet_queue *q = &ep->q[i];
 
-		if (!q->tx_owed)
-			continue;
-		q->tx_owed = 0;
-		kick_tx(ep, q); /* repeats until the queue is empty (copy mode) */
+		if (q->tx_owed)
+			kick_tx(ep, q); /* repeats until the queue is empty (copy mode) */
 	}
 }
 

@@ -113,8 +113,10 @@ int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32
  * Batched sending: the same as unet_layer_xmit, without the kick.  A
  * kick is a system call (in copy mode the kernel sends the frames inside
  * it, 32 per sendto, and the kick repeats until the queue is empty), so
- * a layer that sends many frames in one go (TCP: a window's worth of segments, the ACKs for a batch of
- * received segments) queues them all and kicks once.  The kick is owed
+ * a layer that sends many frames in one go (TCP: a window's worth of
+ * segments, the ACKs for a batch of received segments) queues them all
+ * and kicks once.  Any kick of the queue (the core's own, when it reaps
+ * completions) pays what is owed.  The kick is owed
  * from here, and unet_layer_kick(ep) pays it: the layer calls it before
  * it returns to the application from any call that may have queued.
  * The core pays what is owed itself at the end of every

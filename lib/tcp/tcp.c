@@ -75,7 +75,6 @@ static void lock(void)
 	}
 }
 
-
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
