@@ -32,10 +32,10 @@ A=10.78.0.1 B=10.78.0.2
 # namespace a, receiver (sink) in b; "-" if the run failed.
 one() {
 	local b=$1 snd=$2 rcv=$3 s
-	local sa=(--transport tcp --local $A:9101 --remote $B:9100)
-	local ra=(--transport tcp --local $B:9100 --remote $A:9101)
-	[[ $snd == unet ]] && sa=(--transport unet-tcp --iface "$IF_A" --xdp-mode skb --local $A:9101 --remote $B:9100)
-	[[ $rcv == unet ]] && ra=(--transport unet-tcp --iface "$IF_B" --xdp-mode skb --local $B:9100 --remote $A:9101)
+	local sa=(--transport tcp --local "$A:9101" --remote "$B:9100")
+	local ra=(--transport tcp --local "$B:9100" --remote "$A:9101")
+	[[ $snd == unet ]] && sa=(--transport unet-tcp --iface "$IF_A" --xdp-mode skb --local "$A:9101" --remote "$B:9100")
+	[[ $rcv == unet ]] && ra=(--transport unet-tcp --iface "$IF_B" --xdp-mode skb --local "$B:9100" --remote "$A:9101")
 	unet_bg_b "$b/unet-bench" sink "${ra[@]}" --size 1472 --mode spin --cpu 1 --idle-ms 500 \
 		--timeout 30 >"$tmp" 2>"$tmp.err"
 	s=$UNET_BG_PID
@@ -45,14 +45,20 @@ one() {
 	unet_bg_wait "$s" 15 >/dev/null
 	jq -r '.gbit_s // empty' "$tmp" 2>/dev/null | grep . || echo -
 }
-ratio() { [[ $1 == - || $2 == - ]] && echo - || awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; }
+ratio() {
+	if [[ $1 == - || $2 == - ]]; then
+		echo -
+	else
+		awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'
+	fi
+}
 for b in "$@"; do
 	b=$(cd "$b" && pwd) || exit 2
 	unet_netns_setup "tab$$" || exit 1
 	in_a "$b/unetctl" attach "$IF_A" --mode skb >/dev/null &&
 		in_b "$b/unetctl" attach "$IF_B" --mode skb >/dev/null || exit 1
-	in_a ip addr add $A/24 dev "$IF_A"
-	in_b ip addr add $B/24 dev "$IF_B"
+	in_a ip addr add "$A/24" dev "$IF_A"
+	in_b ip addr add "$B/24" dev "$IF_B"
 	kk=$(one "$b" kernel kernel)
 	uu=$(one "$b" unet unet)
 	# lwIP checks every checksum: a kernel peer must send complete ones
