@@ -672,7 +672,7 @@ int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
 	deadline = timeout_ms < 0 ? INT64_MAX : now_ms() + timeout_ms;
 	/* Adaptive: spin first (wait.c), sleep only if nothing came, and
 	 * only for what is left of the timeout. */
-	if (unet_wait_spin(ep, timeout_ms))
+	if (unet_wait_spin(ep, timeout_ms, unet_rx_ready))
 		return 1;
 	if (!timeout_ms || (deadline != INT64_MAX && now_ms() >= deadline))
 		return 0;

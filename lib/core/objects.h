@@ -130,10 +130,12 @@ bool unet_rx_ready(struct unet_endpoint *ep);
 /* The spin budget a new endpoint starts with: $UNET_SPIN_US if it is a
  * number 0..UNET_SPIN_US_MAX, else UNET_SPIN_US_DEFAULT. */
 uint32_t unet_spin_default(void);
-/* The spin phase of a wait: poll the receive rings for up to the
- * endpoint's budget (never past timeout_ms; none if it is 0).  Counts the
- * wait.  Returns true if a message came. */
-bool unet_wait_spin(struct unet_endpoint *ep, int timeout_ms);
+/* The spin phase of a wait: ask ready(ep) (the datapath's look at the
+ * receive rings: passed in, so wait.c needs nothing of datapath.c) for up
+ * to the endpoint's budget (never past timeout_ms; none if it is 0).
+ * Counts the wait.  Returns true if a message came. */
+bool unet_wait_spin(struct unet_endpoint *ep, int timeout_ms,
+		    bool (*ready)(struct unet_endpoint *ep));
 
 /* remote.c: endpoints served by unetd */
 struct unetd_region;

@@ -91,7 +91,8 @@ int unet_endpoint__wait_stats(const struct unet_endpoint *ep, struct unet_wait_s
 	return 0;
 }
 
-bool unet_wait_spin(struct unet_endpoint *ep, int timeout_ms)
+bool unet_wait_spin(struct unet_endpoint *ep, int timeout_ms,
+		    bool (*ready)(struct unet_endpoint *ep))
 {
 	uint64_t t0, end, now;
 	bool hit = false;
@@ -110,7 +111,7 @@ bool unet_wait_spin(struct unet_endpoint *ep, int timeout_ms)
 		/* The clock is read once per pass (vDSO, tens of ns): fine
 		 * next to the ring peek, and it keeps the bound exact. */
 		for (int i = 0; i < 16; i++) {
-			if (unet_rx_ready(ep)) {
+			if (ready(ep)) {
 				hit = true;
 				break;
 			}
