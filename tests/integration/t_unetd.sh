@@ -36,11 +36,17 @@ start_unetd() {
 	chmod 644 "$d/policy"
 	UNETD_SOCK=$d/unetd.sock
 	shift
+	# The log is appended to across restarts, and a daemon killed with
+	# SIGKILL leaves its socket file: wait for one more "ready" than
+	# there was, not for any.
+	local before
+	before=$(grep -c 'unetd: info: ready' "$T_DIR/unetd.log" 2>/dev/null)
 	unet_bg_b "$BUILD/unetd" --foreground --socket "$UNETD_SOCK" --policy "$d/policy" \
 		--pin-root "$UNET_PIN_ROOT" "$@" >>"$T_DIR/unetd.log" 2>&1
 	UNETD_PID=$UNET_BG_PID
 	for ((i = 0; i < 100; i++)); do
-		grep -q 'unetd: info: ready' "$T_DIR/unetd.log" && [[ -S $UNETD_SOCK ]] && return 0
+		(($(grep -c 'unetd: info: ready' "$T_DIR/unetd.log") > ${before:-0})) &&
+			[[ -S $UNETD_SOCK ]] && return 0
 		kill -0 "$UNETD_PID" 2>/dev/null || break
 		sleep 0.05
 	done
