@@ -44,6 +44,7 @@
 #include <linux/bpf.h> /* XDP_PACKET_HEADROOM */
 
 #include "core/layer.h"
+#include "inet/inet.h"
 #include "tcp/tcp_impl.h"
 #include "udp/udp_impl.h" /* unet_udp_addr_claim: the addresses U-Net answers ARP for */
 #include "unet-xdp/unet_tcp.h"
@@ -852,7 +853,7 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr)
 		free(st);
 		return NULL;
 	}
-	st->kernel_addr = unet_tcp_kernel_addr(laddr);
+	st->kernel_addr = unet_inet_kernel_addr(laddr);
 	err = unet_udp_addr_claim(st->iface, st->slot, laddr,
 				  st->kernel_addr ? 0 : UNET_UDP_ADDR_ARP);
 	st->owns_addr = err == 1;

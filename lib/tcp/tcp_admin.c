@@ -9,7 +9,6 @@
  * not included here: they redefine the socket API's names.
  */
 #include <errno.h>
-#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,21 +219,6 @@ int unet_tcp_reserve(uint32_t laddr, uint16_t *lport, bool listening)
 int unet_tcp_reserve_listen(int fd)
 {
 	return listen(fd, 1) ? -errno : 0;
-}
-
-bool unet_tcp_kernel_addr(uint32_t addr)
-{
-	struct ifaddrs *ifa, *i;
-	bool found = false;
-
-	if (getifaddrs(&ifa))
-		return false;
-	for (i = ifa; i && !found; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
-		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == addr)
-			found = true;
-	freeifaddrs(ifa);
-	return found;
 }
 
 int unet_tcp_neigh_open(struct unet_iface *iface)

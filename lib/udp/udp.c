@@ -21,7 +21,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
@@ -37,6 +36,7 @@
 #include <bpf/bpf.h>
 
 #include "core/layer.h"
+#include "inet/inet.h"
 #include "proto/unetd_proto.h"
 #include "udp/udp_impl.h"
 
@@ -252,23 +252,6 @@ static struct unet_udp_sock *find_sock(struct unet_udp_state *st, uint32_t laddr
 	return NULL;
 }
 
-/* Whether the kernel (this network namespace) has addr on any interface:
- * then the kernel answers ARP for it, and we must not. */
-static bool kernel_owns(uint32_t addr)
-{
-	struct ifaddrs *ifa, *i;
-	bool found = false;
-
-	if (getifaddrs(&ifa))
-		return false;
-	for (i = ifa; i && !found; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
-		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == addr)
-			found = true;
-	freeifaddrs(ifa);
-	return found;
-}
-
 /* Register s's port and address in the interface's maps ourselves (we
  * are root and opened them). */
 static int port_open_local(struct unet_udp_state *st, struct unet_udp_sock *s)
@@ -281,7 +264,7 @@ static int port_open_local(struct unet_udp_state *st, struct unet_udp_sock *s)
 	 * or ours to answer for -- decided here, once: the receive path
 	 * never walks the kernel's addresses.  A live endpoint that
 	 * registered it first keeps it. */
-	s->kernel_addr = kernel_owns(s->laddr);
+	s->kernel_addr = unet_inet_kernel_addr(s->laddr);
 	err = unet_udp_addr_claim(st->iface, st->slot, s->laddr,
 				  s->kernel_addr ? 0 : UNET_UDP_ADDR_ARP);
 	if (err < 0) {
