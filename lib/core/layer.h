@@ -176,4 +176,45 @@ int unet_iface_map_open(struct unet_iface *iface, const char *name, uint32_t typ
 int unet_iface_map(struct unet_iface *iface, const char *name, uint32_t type, uint32_t key_size,
 		   uint32_t value_size);
 
+/* ---- Per interface: owned entries ---------------------------------- */
+
+/*
+ * A layer's map entries whose values name their owner as channels do
+ * (docs/control-plane.md): the endpoint slot (__u32), the pid that made
+ * the entry (__u32, for listings) and the token of the incarnation that
+ * owns it (__u64); an entry is stale once no live process holds the slot
+ * with that token.  Where those fields sit in the value is the layer's
+ * map layout: it says so here, and lib/core/owned.c reads them there.
+ */
+#define UNET_OWNED_VAL_MAX 128 /* largest value these helpers read */
+struct unet_owned_map {
+	uint32_t key_size, val_size; /* the map's; val_size <= UNET_OWNED_VAL_MAX */
+	uint32_t max_entries;	     /* at most this many keys are walked */
+	size_t endpoint_off, token_off; /* offsetof the owner's slot, token */
+};
+
+/* Whether the owner (slot, token) is alive: a live process holds the slot
+ * with that token (0 is nobody's). */
+bool unet_owner_alive(struct unet_iface *iface, uint32_t slot, uint64_t token);
+/* Put key -> val (owner fields filled by the caller) in map fd, first
+ * deleting an entry at key whose owner is dead.  Returns 0, 1 if it
+ * replaced a dead owner's entry, -EADDRINUSE (a live owner has key: *old,
+ * a value-sized buffer, holds its entry), -EEXIST (another process put
+ * one in meanwhile), -ENOSPC (map full), -EINVAL, -errno. */
+int unet_owned_put(struct unet_iface *iface, int fd, const struct unet_owned_map *m,
+		   const void *key, const void *val, void *old);
+/* Delete key if endpoint (its current incarnation) still owns it. */
+void unet_owned_remove(struct unet_iface *iface, int fd, const struct unet_owned_map *m,
+		       const void *key, uint32_t endpoint);
+/* fn(key, value, whether its owner is dead, ctx) for every entry, until
+ * fn returns non-zero (returned).  Keys are collected first; an entry
+ * deleted meanwhile is skipped.  Returns 0, fn's value, or -errno. */
+int unet_owned_each(struct unet_iface *iface, int fd, const struct unet_owned_map *m,
+		    int (*fn)(const void *key, const void *val, bool stale, void *ctx), void *ctx);
+/* Delete every entry whose owner is dead, telling reclaimed (if not NULL)
+ * of each after it is gone.  Returns how many, or -errno. */
+int unet_owned_reclaim(struct unet_iface *iface, int fd, const struct unet_owned_map *m,
+		       void (*reclaimed)(struct unet_iface *iface, const void *key,
+					 const void *val));
+
 #endif /* UNET_LAYER_H */

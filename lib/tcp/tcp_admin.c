@@ -10,7 +10,7 @@
  */
 #include <errno.h>
 #include <netinet/in.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -30,10 +30,15 @@ static int ports_fd(struct unet_iface *iface)
 			      sizeof(struct unet_tcp_key), sizeof(struct unet_tcp_val));
 }
 
-static bool owner_alive(struct unet_iface *iface, uint32_t id, uint64_t token)
-{
-	return token && unet_iface_slot_alive(iface, id, token);
-}
+/* Where the owner sits in the map's values (bpf/unet_abi.h), for the
+ * core's owned-entry helpers (core/layer.h). */
+static const struct unet_owned_map ports_map = {
+	.key_size = sizeof(struct unet_tcp_key),
+	.val_size = sizeof(struct unet_tcp_val),
+	.max_entries = UNET_MAX_TCP_PORTS,
+	.endpoint_off = offsetof(struct unet_tcp_val, endpoint),
+	.token_off = offsetof(struct unet_tcp_val, owner_token),
+};
 
 int unet_tcp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 		      uint16_t lport, uint32_t flags)
@@ -42,32 +47,23 @@ int unet_tcp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 	struct unet_tcp_key key = { .addr = laddr, .port = htons(lport) };
 	struct unet_tcp_val v, old;
 	uint64_t token;
+	int err;
 
 	if (pfd < 0)
 		return pfd;
 	token = unet_iface_slot_token(iface, endpoint);
 	if (!token)
 		return -ESRCH;
-	if (bpf_map_lookup_elem(pfd, &key, &old) == 0) {
-		if (owner_alive(iface, old.endpoint, old.owner_token)) {
-			unet_log(UNET_LOG_ERROR, "%s: TCP port %u in use by endpoint %u (pid %u)",
-				 iface->ifname, lport, old.endpoint, old.owner_pid);
-			return -EADDRINUSE;
-		}
-		if (bpf_map_delete_elem(pfd, &key) && errno != ENOENT)
-			return -errno;
-	}
 	memset(&v, 0, sizeof(v));
 	v.endpoint = endpoint;
 	v.flags = flags;
 	v.owner_pid = (uint32_t)getpid();
 	v.owner_token = token;
-	if (bpf_map_update_elem(pfd, &key, &v, BPF_NOEXIST)) {
-		int err = -errno;
-
-		return err == -EEXIST ? -EADDRINUSE : err == -E2BIG ? -ENOSPC : err;
-	}
-	return 0;
+	err = unet_owned_put(iface, pfd, &ports_map, &key, &v, &old);
+	if (err == -EADDRINUSE)
+		unet_log(UNET_LOG_ERROR, "%s: TCP port %u in use by endpoint %u (pid %u)",
+			 iface->ifname, lport, old.endpoint, old.owner_pid);
+	return err == -EEXIST ? -EADDRINUSE : err < 0 ? err : 0;
 }
 
 void unet_tcp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
@@ -75,59 +71,50 @@ void unet_tcp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t 
 {
 	int pfd = ports_fd(iface);
 	struct unet_tcp_key key = { .addr = laddr, .port = htons(lport) };
-	struct unet_tcp_val v;
 
-	if (pfd < 0)
-		return;
-	if (!bpf_map_lookup_elem(pfd, &key, &v) && v.endpoint == endpoint &&
-	    v.owner_token == unet_iface_slot_token(iface, endpoint))
-		bpf_map_delete_elem(pfd, &key);
+	if (pfd >= 0)
+		unet_owned_remove(iface, pfd, &ports_map, &key, endpoint);
 }
 
-static int port_keys(struct unet_iface *iface, struct unet_tcp_key **keys, size_t *n)
-{
-	int pfd = ports_fd(iface);
+/* unet_iface__for_each_tcp's walk: the caller's fn. */
+struct tcp_each {
+	int (*fn)(const struct unet_tcp_entry *, void *ctx);
+	void *ctx;
+};
 
-	if (pfd < 0)
-		return pfd;
-	return unet_map_keys(pfd, sizeof(**keys), UNET_MAX_TCP_PORTS, (void **)keys, n);
+static int tcp_each_entry(const void *key, const void *val, bool stale, void *ctx)
+{
+	const struct unet_tcp_key *k = key;
+	const struct unet_tcp_val *v = val;
+	struct tcp_each *w = ctx;
+	struct unet_tcp_entry e;
+
+	memset(&e, 0, sizeof(e));
+	e.addr = k->addr;
+	e.port = ntohs(k->port);
+	e.listen = v->flags & UNET_TCP_PORT_LISTEN;
+	e.endpoint = v->endpoint;
+	e.pid = v->owner_pid;
+	e.stale = stale;
+	e.delivered = v->delivered;
+	e.delivered_bytes = v->delivered_bytes;
+	e.drop_no_socket = v->drop_no_socket;
+	e.drop_injected = v->drop_injected;
+	return w->fn(&e, w->ctx);
 }
 
 int unet_iface__for_each_tcp(struct unet_iface *iface,
 			     int (*fn)(const struct unet_tcp_entry *, void *ctx), void *ctx)
 {
-	struct unet_tcp_key *keys;
-	struct unet_tcp_entry e;
-	struct unet_tcp_val v;
-	int pfd, ret;
-	size_t n;
+	struct tcp_each w = { .fn = fn, .ctx = ctx };
+	int pfd;
 
 	if (!iface || !fn)
 		return -EINVAL;
 	pfd = ports_fd(iface);
 	if (pfd < 0)
 		return pfd;
-	ret = port_keys(iface, &keys, &n);
-	if (ret)
-		return ret;
-	for (size_t i = 0; i < n && !ret; i++) {
-		if (bpf_map_lookup_elem(pfd, &keys[i], &v))
-			continue; /* deleted meanwhile */
-		memset(&e, 0, sizeof(e));
-		e.addr = keys[i].addr;
-		e.port = ntohs(keys[i].port);
-		e.listen = v.flags & UNET_TCP_PORT_LISTEN;
-		e.endpoint = v.endpoint;
-		e.pid = v.owner_pid;
-		e.stale = !owner_alive(iface, v.endpoint, v.owner_token);
-		e.delivered = v.delivered;
-		e.delivered_bytes = v.delivered_bytes;
-		e.drop_no_socket = v.drop_no_socket;
-		e.drop_injected = v.drop_injected;
-		ret = fn(&e, ctx);
-	}
-	free(keys);
-	return ret;
+	return unet_owned_each(iface, pfd, &ports_map, tcp_each_entry, &w);
 }
 
 int unet_iface__tcp_del(struct unet_iface *iface, uint32_t addr, uint16_t port)
@@ -145,30 +132,20 @@ int unet_iface__tcp_del(struct unet_iface *iface, uint32_t addr, uint16_t port)
 	return 0;
 }
 
+static void port_reclaimed(struct unet_iface *iface, const void *key, const void *val)
+{
+	unet_log(UNET_LOG_INFO, "%s: reclaimed TCP port %u (endpoint %u)", iface->ifname,
+		 ntohs(((const struct unet_tcp_key *)key)->port),
+		 ((const struct unet_tcp_val *)val)->endpoint);
+}
+
 int unet_tcp_reclaim(struct unet_iface *iface)
 {
-	int pfd = ports_fd(iface), removed = 0, err;
-	struct unet_tcp_key *keys;
-	struct unet_tcp_val v;
-	size_t n;
+	int pfd = ports_fd(iface);
 
 	if (pfd < 0)
 		return pfd;
-	err = port_keys(iface, &keys, &n);
-	if (err)
-		return err;
-	for (size_t i = 0; i < n; i++) {
-		if (bpf_map_lookup_elem(pfd, &keys[i], &v) ||
-		    owner_alive(iface, v.endpoint, v.owner_token))
-			continue;
-		if (bpf_map_delete_elem(pfd, &keys[i]) == 0) {
-			unet_log(UNET_LOG_INFO, "%s: reclaimed TCP port %u (endpoint %u)",
-				 iface->ifname, ntohs(keys[i].port), v.endpoint);
-			removed++;
-		}
-	}
-	free(keys);
-	return removed;
+	return unet_owned_reclaim(iface, pfd, &ports_map, port_reclaimed);
 }
 
 static struct unet_iface_layer tcp_iface_layer = {

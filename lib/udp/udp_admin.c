@@ -9,7 +9,7 @@
  * the slot now (another token).
  */
 #include <errno.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,12 +33,23 @@ static int addrs_fd(struct unet_iface *iface)
 			      sizeof(struct unet_udp_addr_val));
 }
 
-/* Whether the entry's owner -- endpoint slot id, incarnation token -- is
- * alive: a live process holds the slot with that token (0 is nobody's). */
-static bool owner_alive(struct unet_iface *iface, uint32_t id, uint64_t token)
-{
-	return token && unet_iface_slot_alive(iface, id, token);
-}
+/* Where the owner sits in the maps' values (bpf/unet_abi.h), for the
+ * core's owned-entry helpers (core/layer.h). */
+static const struct unet_owned_map ports_map = {
+	.key_size = sizeof(struct unet_udp_key),
+	.val_size = sizeof(struct unet_udp_val),
+	.max_entries = UNET_MAX_UDP_PORTS,
+	.endpoint_off = offsetof(struct unet_udp_val, endpoint),
+	.token_off = offsetof(struct unet_udp_val, owner_token),
+};
+
+static const struct unet_owned_map addrs_map = {
+	.key_size = sizeof(__u32),
+	.val_size = sizeof(struct unet_udp_addr_val),
+	.max_entries = UNET_MAX_UDP_ADDRS,
+	.endpoint_off = offsetof(struct unet_udp_addr_val, endpoint),
+	.token_off = offsetof(struct unet_udp_addr_val, owner_token),
+};
 
 int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 		      uint16_t lport, uint32_t raddr, uint16_t rport)
@@ -48,6 +59,7 @@ int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 	struct unet_udp_val v, old;
 	uint32_t pid = (uint32_t)getpid(); /* the owner opens its own ports */
 	uint64_t token;
+	int err;
 
 	if (pfd < 0)
 		return pfd;
@@ -55,28 +67,19 @@ int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 	token = unet_iface_slot_token(iface, endpoint);
 	if (!token)
 		return -ESRCH;
-	if (bpf_map_lookup_elem(pfd, &key, &old) == 0) {
-		if (owner_alive(iface, old.endpoint, old.owner_token)) {
-			unet_log(UNET_LOG_ERROR, "%s: UDP port %u in use by endpoint %u (pid %u)",
-				 iface->ifname, lport, old.endpoint, old.owner_pid);
-			return -EADDRINUSE;
-		}
-		unet_log(UNET_LOG_INFO, "%s: replacing stale UDP port %u", iface->ifname, lport);
-		if (bpf_map_delete_elem(pfd, &key) && errno != ENOENT)
-			return -errno;
-	}
 	memset(&v, 0, sizeof(v));
 	v.endpoint = endpoint;
 	v.remote_addr = raddr;
 	v.remote_port = htons(rport);
 	v.owner_pid = pid;
 	v.owner_token = token;
-	if (bpf_map_update_elem(pfd, &key, &v, BPF_NOEXIST)) {
-		int err = -errno;
-
-		return err == -EEXIST ? -EADDRINUSE : err == -E2BIG ? -ENOSPC : err;
-	}
-	return 0;
+	err = unet_owned_put(iface, pfd, &ports_map, &key, &v, &old);
+	if (err == -EADDRINUSE)
+		unet_log(UNET_LOG_ERROR, "%s: UDP port %u in use by endpoint %u (pid %u)",
+			 iface->ifname, lport, old.endpoint, old.owner_pid);
+	else if (err == 1)
+		unet_log(UNET_LOG_INFO, "%s: replacing stale UDP port %u", iface->ifname, lport);
+	return err == -EEXIST ? -EADDRINUSE : err < 0 ? err : 0;
 }
 
 void unet_udp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
@@ -84,16 +87,9 @@ void unet_udp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t 
 {
 	int pfd = ports_fd(iface);
 	struct unet_udp_key key = { .addr = laddr, .port = htons(lport) };
-	struct unet_udp_val v;
 
-	if (pfd < 0)
-		return;
-
-	/* Only if still ours (slot and incarnation): an administrator may
-	 * have deleted it and another endpoint taken the port since. */
-	if (!bpf_map_lookup_elem(pfd, &key, &v) && v.endpoint == endpoint &&
-	    v.owner_token == unet_iface_slot_token(iface, endpoint))
-		bpf_map_delete_elem(pfd, &key);
+	if (pfd >= 0)
+		unet_owned_remove(iface, pfd, &ports_map, &key, endpoint);
 }
 
 int unet_udp_addr_claim(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
@@ -111,7 +107,7 @@ int unet_udp_addr_claim(struct unet_iface *iface, uint32_t endpoint, uint32_t la
 	if (bpf_map_lookup_elem(afd, &laddr, &old) == 0) {
 		/* ours already, or a live owner's; an earlier incarnation's
 		 * of our own slot is stale like any dead owner's */
-		if (owner_alive(iface, old.endpoint, old.owner_token))
+		if (unet_owner_alive(iface, old.endpoint, old.owner_token))
 			return 0;
 		bpf_map_delete_elem(afd, &laddr);
 	}
@@ -124,26 +120,42 @@ int unet_udp_addr_claim(struct unet_iface *iface, uint32_t endpoint, uint32_t la
 void unet_udp_addr_release(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr)
 {
 	int afd = addrs_fd(iface);
-	struct unet_udp_addr_val v;
 
-	if (afd < 0)
-		return;
-
-	if (!bpf_map_lookup_elem(afd, &laddr, &v) && v.endpoint == endpoint &&
-	    v.owner_token == unet_iface_slot_token(iface, endpoint))
-		bpf_map_delete_elem(afd, &laddr);
+	if (afd >= 0)
+		unet_owned_remove(iface, afd, &addrs_map, &laddr, endpoint);
 }
 
-/* Every UDP port key, collected before any is deleted. */
-static int port_keys(struct unet_iface *iface, struct unet_udp_key **keys, size_t *n)
+/* unet_iface__for_each_udp's walk: the caller's fn, and the address map
+ * (whether the entry's address answers ARP). */
+struct udp_each {
+	int (*fn)(const struct unet_udp_entry *, void *ctx);
+	void *ctx;
+	int afd;
+};
+
+static int udp_each_entry(const void *key, const void *val, bool stale, void *ctx)
 {
-	int pfd = ports_fd(iface);
+	const struct unet_udp_key *k = key;
+	const struct unet_udp_val *v = val;
+	struct udp_each *w = ctx;
+	struct unet_udp_addr_val av;
+	struct unet_udp_entry e;
 
-	if (pfd < 0)
-		return pfd;
-
-	return unet_map_keys(pfd, sizeof(**keys), UNET_MAX_UDP_PORTS,
-			     (void **)keys, n);
+	memset(&e, 0, sizeof(e));
+	e.addr = k->addr;
+	e.port = ntohs(k->port);
+	e.remote_addr = v->remote_addr;
+	e.remote_port = ntohs(v->remote_port);
+	e.endpoint = v->endpoint;
+	e.pid = v->owner_pid;
+	e.stale = stale;
+	e.answers_arp = !bpf_map_lookup_elem(w->afd, &k->addr, &av) &&
+			(av.flags & UNET_UDP_ADDR_ARP);
+	e.delivered = v->delivered;
+	e.delivered_bytes = v->delivered_bytes;
+	e.drop_filter = v->drop_filter;
+	e.drop_no_socket = v->drop_no_socket;
+	return w->fn(&e, w->ctx);
 }
 
 int unet_iface__for_each_udp(struct unet_iface *iface,
@@ -151,42 +163,14 @@ int unet_iface__for_each_udp(struct unet_iface *iface,
 {
 	int pfd = ports_fd(iface);
 	int afd = addrs_fd(iface);
-	struct unet_udp_addr_val av;
-	struct unet_udp_key *keys;
-	struct unet_udp_entry e;
-	struct unet_udp_val v;
-	size_t n;
-	int ret;
+	struct udp_each w = { .fn = fn, .ctx = ctx, .afd = afd };
 
 	if (pfd < 0 || afd < 0)
 		return pfd < 0 ? pfd : afd;
 
 	if (!iface || !fn)
 		return -EINVAL;
-	ret = port_keys(iface, &keys, &n);
-	if (ret)
-		return ret;
-	for (size_t i = 0; i < n && !ret; i++) {
-		if (bpf_map_lookup_elem(pfd, &keys[i], &v))
-			continue; /* deleted meanwhile */
-		memset(&e, 0, sizeof(e));
-		e.addr = keys[i].addr;
-		e.port = ntohs(keys[i].port);
-		e.remote_addr = v.remote_addr;
-		e.remote_port = ntohs(v.remote_port);
-		e.endpoint = v.endpoint;
-		e.pid = v.owner_pid;
-		e.stale = !owner_alive(iface, v.endpoint, v.owner_token);
-		e.answers_arp = !bpf_map_lookup_elem(afd, &keys[i].addr, &av) &&
-				(av.flags & UNET_UDP_ADDR_ARP);
-		e.delivered = v.delivered;
-		e.delivered_bytes = v.delivered_bytes;
-		e.drop_filter = v.drop_filter;
-		e.drop_no_socket = v.drop_no_socket;
-		ret = fn(&e, ctx);
-	}
-	free(keys);
-	return ret;
+	return unet_owned_each(iface, pfd, &ports_map, udp_each_entry, &w);
 }
 
 int unet_iface__udp_del(struct unet_iface *iface, uint32_t addr, uint16_t port)
@@ -204,52 +188,29 @@ int unet_iface__udp_del(struct unet_iface *iface, uint32_t addr, uint16_t port)
 	return 0;
 }
 
+static void port_reclaimed(struct unet_iface *iface, const void *key, const void *val)
+{
+	unet_log(UNET_LOG_INFO, "%s: reclaimed UDP port %u (endpoint %u)", iface->ifname,
+		 ntohs(((const struct unet_udp_key *)key)->port),
+		 ((const struct unet_udp_val *)val)->endpoint);
+}
+
 int unet_udp_reclaim(struct unet_iface *iface)
 {
 	int pfd = ports_fd(iface);
 	int afd = addrs_fd(iface);
-	struct unet_udp_key *keys;
-	struct unet_udp_val v;
-	int removed = 0, err;
-	size_t n;
+	int ports, addrs;
 
 	if (pfd < 0 || afd < 0)
 		return pfd < 0 ? pfd : afd;
 
-	err = port_keys(iface, &keys, &n);
-	if (err)
-		return err;
-	for (size_t i = 0; i < n; i++) {
-		if (bpf_map_lookup_elem(pfd, &keys[i], &v) ||
-		    owner_alive(iface, v.endpoint, v.owner_token))
-			continue;
-		if (bpf_map_delete_elem(pfd, &keys[i]) == 0) {
-			unet_log(UNET_LOG_INFO, "%s: reclaimed UDP port %u (endpoint %u)",
-				 iface->ifname, ntohs(keys[i].port), v.endpoint);
-			removed++;
-		}
-	}
-	free(keys);
-
-	/* Addresses: a delete restarts the walk, so collect first. */
-	__u32 *addrs;
-	size_t na;
-
-	err = unet_map_keys(afd, sizeof(*addrs), UNET_MAX_UDP_ADDRS,
-			    (void **)&addrs, &na);
-	if (err)
-		return removed ? removed : err;
-	for (size_t i = 0; i < na; i++) {
-		struct unet_udp_addr_val av;
-
-		if (bpf_map_lookup_elem(afd, &addrs[i], &av) ||
-		    owner_alive(iface, av.endpoint, av.owner_token))
-			continue;
-		if (bpf_map_delete_elem(afd, &addrs[i]) == 0)
-			removed++;
-	}
-	free(addrs);
-	return removed;
+	ports = unet_owned_reclaim(iface, pfd, &ports_map, port_reclaimed);
+	if (ports < 0)
+		return ports;
+	addrs = unet_owned_reclaim(iface, afd, &addrs_map, NULL);
+	if (addrs < 0)
+		return ports ? ports : addrs;
+	return ports + addrs;
 }
 
 /* The core reclaims our tables with its own (under the interface lock)
