@@ -1,14 +1,34 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* inet.h - IPv4 helpers both protocol layers (lib/udp, lib/tcp) use,
- * below both and knowing neither.  Never installed. */
+ * below both and knowing neither: whether the kernel has an address
+ * (kernel_addr.c), and the neighbours the XDP program learnt from ARP
+ * (neigh.c).  No lwIP and no BPF header here: lib/tcp/tcp.c includes it
+ * next to lwIP's.  Never installed. */
 #ifndef UNET_INET_H
 #define UNET_INET_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+struct unet_iface;
+
+/* The interface's map of neighbours the XDP program learnt from ARP
+ * (bpf/unet_abi.h, "unet_neigh"), in its pin directory. */
+#define UNET_MAP_NEIGH "unet_neigh"
+
 /* Whether this network namespace has addr (network order) on any
  * interface: then the kernel answers ARP for it, and U-Net must not. */
 bool unet_inet_kernel_addr(uint32_t addr);
+
+/* Now on the clock of bpf_ktime_get_ns() (CLOCK_MONOTONIC), which stamps
+ * unet_neigh's entries. */
+uint64_t unet_inet_now_ns(void);
+/* iface's unet_neigh map, opened for the caller (close it), or -errno. */
+int unet_inet_neigh_open(struct unet_iface *iface);
+/* The MAC unet_neigh (fd; < 0: none) has for ip, if it is younger than
+ * max_age_ns at now (unet_inet_now_ns); *when (if not NULL) gets when it
+ * was learnt.  Returns 0 or -ENOENT. */
+int unet_inet_neigh(int fd, uint32_t ip, uint64_t now, uint64_t max_age_ns, uint8_t mac[6],
+		    uint64_t *when);
 
 #endif /* UNET_INET_H */

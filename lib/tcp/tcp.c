@@ -190,14 +190,6 @@ static const struct unet_layer tcp_layer;
 
 /* ---- Neighbours ------------------------------------------------------------- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void neigh_learn(struct utcp_state *st, uint32_t ip, const uint8_t mac[6])
 {
 	unsigned int i, old = 0;
@@ -216,19 +208,19 @@ static void neigh_learn(struct utcp_state *st, uint32_t ip, const uint8_t mac[6]
 		i = old;
 	st->neigh[i].ip = ip;
 	memcpy(st->neigh[i].mac, mac, 6);
-	st->neigh[i].t_ns = now_ns();
+	st->neigh[i].t_ns = unet_inet_now_ns();
 }
 
 static int neigh_find(struct utcp_state *st, uint32_t ip, uint8_t mac[6])
 {
-	uint64_t now = now_ns();
+	uint64_t now = unet_inet_now_ns();
 
 	for (unsigned int i = 0; i < NEIGH_SLOTS; i++)
 		if (st->neigh[i].ip == ip && now - st->neigh[i].t_ns < NEIGH_TTL_NS) {
 			memcpy(mac, st->neigh[i].mac, 6);
 			return 0;
 		}
-	if (unet_tcp_neigh(st->neigh_fd, ip, NEIGH_TTL_NS, mac) == 0) {
+	if (unet_inet_neigh(st->neigh_fd, ip, now, NEIGH_TTL_NS, mac, NULL) == 0) {
 		neigh_learn(st, ip, mac);
 		return 0;
 	}
@@ -847,7 +839,7 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr)
 	if (st->mtu > room)
 		st->mtu = room;
 	memcpy(st->mac, info.mac, 6);
-	st->neigh_fd = unet_tcp_neigh_open(st->iface);
+	st->neigh_fd = unet_inet_neigh_open(st->iface);
 	if (st->neigh_fd < 0) {
 		errno = -st->neigh_fd;
 		free(st);

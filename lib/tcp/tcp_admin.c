@@ -3,7 +3,7 @@
  * tcp_admin.c - the kernel's side of TCP over U-Net: ports in the
  * interface's unet_tcp_ports map (install, remove, list, delete,
  * reclaim), the kernel socket that holds each port against the kernel's
- * own TCP, and the neighbour map.  Ownership works as for UDP ports
+ * own TCP (the neighbour map is lib/inet/neigh.c's).  Ownership works as for UDP ports
  * (udp_admin.c): an entry names its endpoint slot and the incarnation's
  * token, and is stale once that incarnation is gone.  lwIP's headers are
  * not included here: they redefine the socket API's names.
@@ -13,7 +13,6 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -21,7 +20,6 @@
 
 #include "core/layer.h"
 #include "tcp/tcp_impl.h"
-#include "udp/udp_impl.h" /* UNET_MAP_NEIGH: the neighbours ARP taught the program */
 #include "unet-xdp/unet_tcp.h"
 
 static int ports_fd(struct unet_iface *iface)
@@ -196,26 +194,4 @@ int unet_tcp_reserve(uint32_t laddr, uint16_t *lport, bool listening)
 int unet_tcp_reserve_listen(int fd)
 {
 	return listen(fd, 1) ? -errno : 0;
-}
-
-int unet_tcp_neigh_open(struct unet_iface *iface)
-{
-	return unet_iface_map_open(iface, UNET_MAP_NEIGH, BPF_MAP_TYPE_LRU_HASH, sizeof(__u32),
-				   sizeof(struct unet_neigh_val));
-}
-
-int unet_tcp_neigh(int neigh_fd, uint32_t ip, uint64_t max_age_ns, uint8_t mac[6])
-{
-	struct unet_neigh_val nv;
-	struct timespec ts;
-	uint64_t now;
-
-	if (neigh_fd < 0 || bpf_map_lookup_elem(neigh_fd, &ip, &nv))
-		return -ENOENT;
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	if (now > nv.updated_ns && now - nv.updated_ns >= max_age_ns)
-		return -ENOENT;
-	memcpy(mac, nv.mac, 6);
-	return 0;
 }

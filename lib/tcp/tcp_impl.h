@@ -38,10 +38,5 @@ int unet_tcp_reserve(uint32_t laddr, uint16_t *lport, bool listening);
 /* Make a listening port's socket listen (after its map entry exists).
  * Returns 0 or -EADDRINUSE, -errno. */
 int unet_tcp_reserve_listen(int fd);
-/* The MAC the XDP program learnt for ip in unet_neigh (fd), if younger
- * than max_age_ns.  Returns 0 or -ENOENT. */
-int unet_tcp_neigh(int neigh_fd, uint32_t ip, uint64_t max_age_ns, uint8_t mac[6]);
-/* The interface's unet_neigh map, opened for the caller (close it). */
-int unet_tcp_neigh_open(struct unet_iface *iface);
 
 #endif /* UNET_TCP_IMPL_H */

@@ -47,15 +47,6 @@
 
 static const uint8_t BCAST_MAC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	/* The clock of bpf_ktime_get_ns(), which stamps unet_neigh. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- Frames ---------------------------------------------------------------- */
 
 uint32_t unet_udp_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
@@ -223,16 +214,14 @@ static struct unet_udp_state *state(struct unet_endpoint *ep)
 	st->frame_size = info.frame_size;
 	memcpy(st->mac, info.mac, 6);
 	st->neigh_fd = !st->iface ? -1
-				  : unet_iface_map_open(st->iface, UNET_MAP_NEIGH,
-							BPF_MAP_TYPE_LRU_HASH, sizeof(__u32),
-							sizeof(struct unet_neigh_val));
+				  : unet_inet_neigh_open(st->iface);
 	if (st->iface && st->neigh_fd < 0) {
 		errno = -st->neigh_fd;
 		free(st);
 		return NULL;
 	}
 	unet_arp_cache_init(&st->arp, DEFAULT_ARP_TTL_MS * 1000000ull);
-	st->ip_id = (uint16_t)(getpid() ^ (uint32_t)now_ns());
+	st->ip_id = (uint16_t)(getpid() ^ (uint32_t)unet_inet_now_ns());
 	err = unet_layer_attach(ep, &udp_layer, st);
 	if (err) {
 		if (st->neigh_fd >= 0)
@@ -541,15 +530,7 @@ static int send_arp(struct unet_udp_state *st, uint32_t txq, const uint8_t eth_d
 static bool neigh_lookup(struct unet_udp_state *st, uint32_t ip, uint64_t now, uint8_t mac[6],
 			 uint64_t *when)
 {
-	struct unet_neigh_val nv;
-
-	if (bpf_map_lookup_elem(st->neigh_fd, &ip, &nv))
-		return false;
-	if (now > nv.updated_ns && now - nv.updated_ns >= st->arp.ttl_ns)
-		return false;
-	memcpy(mac, nv.mac, 6);
-	*when = nv.updated_ns;
-	return true;
+	return unet_inet_neigh(st->neigh_fd, ip, now, st->arp.ttl_ns, mac, when) == 0;
 }
 
 /*
@@ -624,7 +605,7 @@ int unet_udp__resolve(struct unet_udp_sock *s, uint32_t addr, int timeout_ms)
 		addr = s->raddr;
 	if (!addr)
 		return -EDESTADDRREQ;
-	now = now_ns();
+	now = unet_inet_now_ns();
 	deadline = now + (timeout_ms < 0 ? st->arp.timeout_ns : (uint64_t)timeout_ms * 1000000ull);
 	/* Asked explicitly: a peer in the negative cache is tried again. */
 	if (unet_arp_cache_unreachable(&st->arp, addr, now))
@@ -637,7 +618,7 @@ int unet_udp__resolve(struct unet_udp_sock *s, uint32_t addr, int timeout_ms)
 		if (now >= deadline)
 			return -EHOSTUNREACH;
 		nanosleep(&pause, NULL);
-		now = now_ns();
+		now = unet_inet_now_ns();
 	}
 }
 
@@ -664,7 +645,7 @@ int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t
 	}
 	if (!addr || !port)
 		return -EDESTADDRREQ;
-	err = resolve_step(s, addr, now_ns(), mac);
+	err = resolve_step(s, addr, unet_inet_now_ns(), mac);
 	if (err) {
 		st->st.tx_unresolved++;
 		return err;
@@ -711,7 +692,7 @@ static void take_arp(struct unet_udp_state *st, const struct unet_arp_msg *m)
 {
 	struct unet_udp_sock *s;
 	struct unet_arp_msg r;
-	uint64_t now = now_ns();
+	uint64_t now = unet_inet_now_ns();
 
 	st->st.arp_rx++;
 	for (s = st->socks; s; s = s->next)

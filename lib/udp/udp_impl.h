@@ -11,12 +11,12 @@
 #include <stdint.h>
 
 #include "core/internal.h"
+#include "inet/inet.h" /* UNET_MAP_NEIGH */
 #include "unet-xdp/unet_udp.h"
 
 /* The UDP layer's maps in the interface's pin directory. */
 #define UNET_MAP_UDP_PORTS "unet_udp_ports"
 #define UNET_MAP_UDP_ADDRS "unet_udp_addrs"
-#define UNET_MAP_NEIGH "unet_neigh"
 
 #define UNET_ETH_P_IP 0x0800
 #define UNET_ETH_P_ARP 0x0806

@@ -41,7 +41,7 @@
 #include <xdp/xsk.h>
 
 #include "core/internal.h" /* UNET_MAP_*: the maps the core opens */
-#include "udp/udp_impl.h"	   /* UNET_MAP_UDP_*, UNET_MAP_NEIGH: the UDP layer's */
+#include "udp/udp_impl.h"	   /* UNET_MAP_UDP_*: the UDP layer's; UNET_MAP_NEIGH (inet/inet.h) */
 #include "tcp/tcp_impl.h"	   /* UNET_MAP_TCP_PORTS: the TCP layer's */
 #include "unet_abi.h"
 #include "unet_xdp.skel.h"
@@ -1739,7 +1739,8 @@ static void test_vlan_arp_passed(void **state)
  * The library opens each pinned map by name and refuses one that is not
  * among the map ids of the program attached to the interface
  * (bpf_prog_info.map_ids), so every map it names (UNET_MAP_*: the core's
- * in lib/core/internal.h, the UDP layer's in lib/udp/udp_impl.h) must be
+ * in lib/core/internal.h, the layers' in lib/udp/udp_impl.h,
+ * lib/tcp/tcp_impl.h and lib/inet/inet.h) must be
  * used by the program -- a map the program never references is not in its
  * map_ids.  And every map of the object must be one of those names (a new
  * map needs its UNET_MAP_* and its place here).
