@@ -878,6 +878,36 @@ static int opts_txq(struct unet_endpoint *ep, const struct unet_tcp_opts *opts)
 	return q > 0 ? unet_layer_txq(ep, q) : 0;
 }
 
+/* What listen and connect begin with: the options checked (opts->sz,
+ * the send queue: *txq), the endpoint's TCP state for local_addr, and a
+ * new socket on it.  NULL with errno if not. */
+static struct unet_tcp *sock_new(struct unet_endpoint *ep, uint32_t local_addr,
+				 const struct unet_tcp_opts *opts, int *txq)
+{
+	struct utcp_state *st;
+	struct unet_tcp *s;
+
+	if (!ep || !local_addr || (opts && opts->sz < sizeof(size_t))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	*txq = opts_txq(ep, opts);
+	if (*txq < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	st = state(ep, local_addr);
+	if (!st)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->st = st;
+	return s;
+}
+
 static void unlink_conn(struct unet_tcp *c)
 {
 	for (struct unet_tcp **pp = &c->st->conns; *pp; pp = &(*pp)->next)
@@ -902,24 +932,14 @@ struct unet_tcp *unet_tcp__listen(struct unet_endpoint *ep, uint32_t local_addr,
 	int txq;
 	err_t e;
 
-	if (!ep || !local_addr || !local_port || (opts && opts->sz < sizeof(size_t))) {
+	if (!local_port) {
 		errno = EINVAL;
 		return NULL;
 	}
-	txq = opts_txq(ep, opts);
-	if (txq < 0) {
-		errno = EINVAL;
+	l = sock_new(ep, local_addr, opts, &txq);
+	if (!l)
 		return NULL;
-	}
-	st = state(ep, local_addr);
-	if (!st)
-		return NULL;
-	l = calloc(1, sizeof(*l));
-	if (!l) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	l->st = st;
+	st = l->st;
 	l->listener = true;
 	l->backlog = OPT(opts, backlog, BACKLOG_DEFAULT);
 	if (l->backlog > BACKLOG_MAX)
@@ -1044,24 +1064,14 @@ struct unet_tcp *unet_tcp__connect(struct unet_endpoint *ep, uint32_t local_addr
 	err_t e = ERR_USE;
 	int txq, err;
 
-	if (!ep || !local_addr || !addr || !port || (opts && opts->sz < sizeof(size_t))) {
+	if (!addr || !port) {
 		errno = EINVAL;
 		return NULL;
 	}
-	txq = opts_txq(ep, opts);
-	if (txq < 0) {
-		errno = EINVAL;
+	c = sock_new(ep, local_addr, opts, &txq);
+	if (!c)
 		return NULL;
-	}
-	st = state(ep, local_addr);
-	if (!st)
-		return NULL;
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	c->st = st;
+	st = c->st;
 	c->raddr = addr;
 	c->rport = port;
 	/* The kernel picks the port; lwIP may still have it in TIME_WAIT
