@@ -110,13 +110,33 @@ def sizes(a, mx):
     print("sizes ok %d sizes 1..%d bytes=%d" % (count, mx, off))
 
 
+def tcp_info(c):
+    """The first fields of the socket's struct tcp_info (linux/tcp.h), as text."""
+    import struct
+    i = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    (state, ca_state, retransmits, probes, backoff, _opt, _ws, _app, rto, ato, snd_mss,
+     rcv_mss, unacked, sacked, lost, retrans, _fack, last_data_sent, _las, last_data_recv,
+     last_ack_recv, pmtu, rcv_ssthresh, rtt, rttvar, snd_ssthresh, snd_cwnd) = \
+        struct.unpack_from("8B19I", i)
+    return ("state=%d ca_state=%d retransmits=%d probes=%d backoff=%d rto_us=%d unacked=%d "
+            "lost=%d retrans=%d last_data_sent_ms=%d last_ack_recv_ms=%d rtt_us=%d "
+            "snd_cwnd=%d snd_ssthresh=%d" %
+            (state, ca_state, retransmits, probes, backoff, rto, unacked, lost, retrans,
+             last_data_sent, last_ack_recv, rtt, snd_cwnd, snd_ssthresh))
+
+
 def source(a, n):
     c = socket.create_connection(a, timeout=60)
     t0 = time.monotonic()
     off = 0
     while off < n:
         k = min(65536, n - off)
-        c.sendall(pat(off, k))
+        try:
+            c.sendall(pat(off, k))
+        except socket.timeout:
+            # A stall: what the kernel's sender was doing (evidence).
+            print("stalled at byte %d of %d: %s" % (off, n, tcp_info(c)), file=sys.stderr)
+            raise
         off += k
     c.shutdown(socket.SHUT_WR)
     ans = b""
