@@ -1,16 +1,39 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* inet.h - IPv4 helpers both protocol layers (lib/udp, lib/tcp) use,
- * below both and knowing neither: whether the kernel has an address
- * (kernel_addr.c), and the neighbours the XDP program learnt from ARP
- * (neigh.c).  No lwIP and no BPF header here: lib/tcp/tcp.c includes it
- * next to lwIP's.  Never installed. */
+ * below both and knowing neither: what a layer keeps of its endpoint
+ * (endpoint.c), whether the kernel has an address (kernel_addr.c), and
+ * the neighbours the XDP program learnt from ARP (neigh.c).  No lwIP and
+ * no BPF header here: lib/tcp/tcp.c includes it next to lwIP's.  Never
+ * installed. */
 #ifndef UNET_INET_H
 #define UNET_INET_H
 
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+struct unet_endpoint;
 struct unet_iface;
+
+/* What an IP layer keeps of the endpoint it is attached to: the member
+ * `inet` of each layer's state, filled when that state is made. */
+struct unet_inet_ep {
+	struct unet_endpoint *ep;
+	struct unet_iface *iface; /* NULL: an endpoint from unetd, which keeps
+				   * the interface's maps for it (remote) */
+	char ifname[IF_NAMESIZE]; /* for logs ("ifindex N" if it has none) */
+	uint32_t slot;		  /* the endpoint's slot */
+	uint32_t mtu, frame_size;
+	uint8_t mac[6]; /* the interface's */
+	int neigh_fd;	/* the interface's unet_neigh map; -1: none (an endpoint
+			 * from unetd gets it from the daemon later) */
+};
+
+/* Fill in for ep; with an interface (not from unetd), open its unet_neigh
+ * map.  Returns 0 or -errno (then nothing is left open). */
+int unet_inet_ep_init(struct unet_inet_ep *in, struct unet_endpoint *ep);
+/* Close what in holds (the neighbour map). */
+void unet_inet_ep_fini(struct unet_inet_ep *in);
 
 /* The interface's map of neighbours the XDP program learnt from ARP
  * (bpf/unet_abi.h, "unet_neigh"), in its pin directory. */

@@ -105,15 +105,12 @@ struct tcp_closing {
 };
 
 struct utcp_state {
-	struct unet_endpoint *ep;
-	struct unet_iface *iface;
-	uint32_t slot, txq, mtu, frame_size;
-	uint8_t mac[6];
+	struct unet_inet_ep inet; /* the endpoint, its interface (inet/inet.h) */
+	uint32_t txq;
 	struct netif netif;
 	bool netif_added;
 	uint32_t addr; /* network order */
 	bool owns_addr, kernel_addr;
-	int neigh_fd;
 	struct {
 		uint32_t ip;
 		uint8_t mac[6];
@@ -181,7 +178,7 @@ static void unlock(void)
 
 		kick_list = st->kick_next;
 		st->kick_listed = false;
-		unet_layer_kick(st->ep);
+		unet_layer_kick(st->inet.ep);
 	}
 	pthread_mutex_unlock(&lwip_lock);
 }
@@ -220,7 +217,7 @@ static int neigh_find(struct utcp_state *st, uint32_t ip, uint8_t mac[6])
 			memcpy(mac, st->neigh[i].mac, 6);
 			return 0;
 		}
-	if (unet_inet_neigh(st->neigh_fd, ip, now, NEIGH_TTL_NS, mac, NULL) == 0) {
+	if (unet_inet_neigh(st->inet.neigh_fd, ip, now, NEIGH_TTL_NS, mac, NULL) == 0) {
 		neigh_learn(st, ip, mac);
 		return 0;
 	}
@@ -304,24 +301,24 @@ static err_t netif_linkoutput(struct netif *netif, struct pbuf *p)
 	uint64_t buf;
 	uint8_t *frame;
 
-	if (flen > st->mtu + UNET_ETH_HLEN)
+	if (flen > st->inet.mtu + UNET_ETH_HLEN)
 		return ERR_IF;
 	/* Reap completions as we go: the kernel stops sending once the
 	 * completion ring is full, and a window of 64 KiB never fills the
 	 * TX ring, where the core would reap them itself. */
-	if (unet_endpoint__tx_pending(st->ep) >= TX_REAP)
-		unet_endpoint__complete(st->ep);
-	buf = unet_endpoint__buf_alloc(st->ep);
+	if (unet_endpoint__tx_pending(st->inet.ep) >= TX_REAP)
+		unet_endpoint__complete(st->inet.ep);
+	buf = unet_endpoint__buf_alloc(st->inet.ep);
 	if (buf == UNET_NO_BUF)
 		goto busy;
-	frame = unet_layer_buf(st->ep, buf) + TX_OFF;
+	frame = unet_layer_buf(st->inet.ep, buf) + TX_OFF;
 	pbuf_copy_partial(p, frame, (u16_t)flen, 0);
 	if (flen < 60) {
 		memset(frame + flen, 0, 60 - flen);
 		flen = 60;
 	}
-	if (unet_layer_queue(st->ep, st->txq, buf, TX_OFF, flen)) {
-		unet_endpoint__buf_free(st->ep, buf);
+	if (unet_layer_queue(st->inet.ep, st->txq, buf, TX_OFF, flen)) {
+		unet_endpoint__buf_free(st->inet.ep, buf);
 		goto busy;
 	}
 	if (!st->kick_listed) {
@@ -346,9 +343,9 @@ static err_t netif_init_cb(struct netif *netif)
 	netif->name[1] = 'n';
 	netif->output = netif_ip_output;
 	netif->linkoutput = netif_linkoutput;
-	netif->mtu = (u16_t)st->mtu;
+	netif->mtu = (u16_t)st->inet.mtu;
 	netif->hwaddr_len = 6;
-	memcpy(netif->hwaddr, st->mac, 6);
+	memcpy(netif->hwaddr, st->inet.mac, 6);
 	/* No IGMP/MLD flags: we want no group traffic. */
 	netif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
 	return ERR_OK;
@@ -377,10 +374,10 @@ static struct tcp_port *port_get(struct utcp_state *st, uint32_t laddr, uint16_t
 		errno = -fd;
 		return NULL;
 	}
-	err = unet_tcp_port_add(st->iface, st->slot, laddr, *lport,
+	err = unet_tcp_port_add(st->inet.iface, st->inet.slot, laddr, *lport,
 				listen ? UNET_TCP_PORT_LISTEN : 0);
 	if (!err && listen && (err = unet_tcp_reserve_listen(fd)))
-		unet_tcp_port_remove(st->iface, st->slot, laddr, *lport);
+		unet_tcp_port_remove(st->inet.iface, st->inet.slot, laddr, *lport);
 	if (err) {
 		close(fd);
 		errno = -err;
@@ -388,7 +385,7 @@ static struct tcp_port *port_get(struct utcp_state *st, uint32_t laddr, uint16_t
 	}
 	pt = calloc(1, sizeof(*pt));
 	if (!pt) {
-		unet_tcp_port_remove(st->iface, st->slot, laddr, *lport);
+		unet_tcp_port_remove(st->inet.iface, st->inet.slot, laddr, *lport);
 		close(fd);
 		errno = ENOMEM;
 		return NULL;
@@ -414,7 +411,7 @@ static void port_put(struct utcp_state *st, struct tcp_port *pt)
 	/* The map first: the kernel must not see segments for a port it
 	 * would then own with no socket... it answers them with a reset,
 	 * which is right once we are gone. */
-	unet_tcp_port_remove(st->iface, st->slot, pt->laddr, pt->lport);
+	unet_tcp_port_remove(st->inet.iface, st->inet.slot, pt->laddr, pt->lport);
 	close(pt->kfd);
 	free(pt);
 }
@@ -642,7 +639,7 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	}
 	hlen = (ip[0] & 0xfu) * 4;
 	tot = get16(ip + 2);
-	if (hlen < 20 || tot < hlen + 20 || tot > len - UNET_ETH_HLEN || tot > st->mtu) {
+	if (hlen < 20 || tot < hlen + 20 || tot > len - UNET_ETH_HLEN || tot > st->inet.mtu) {
 		st->st.rx_malformed++;
 		return UNET_LAYER_CONSUMED;
 	}
@@ -701,8 +698,8 @@ static int tcp_layer_progress(void *state)
 	u32_t sleep;
 	int ms;
 
-	if (unet_endpoint__tx_pending(st->ep))
-		unet_endpoint__complete(st->ep);
+	if (unet_endpoint__tx_pending(st->inet.ep))
+		unet_endpoint__complete(st->inet.ep);
 	if (!st->npend && !st->tx_blocked && !st->closing && now < st->next_ms)
 		return (int)(st->next_ms - now);
 	lock();
@@ -786,14 +783,13 @@ static void tcp_layer_destroy(void *state)
 		struct tcp_port *pt = st->ports;
 
 		st->ports = pt->next;
-		unet_tcp_port_remove(st->iface, st->slot, pt->laddr, pt->lport);
+		unet_tcp_port_remove(st->inet.iface, st->inet.slot, pt->laddr, pt->lport);
 		close(pt->kfd);
 		free(pt);
 	}
 	if (st->owns_addr)
-		unet_udp_addr_release(st->iface, st->slot, st->addr);
-	if (st->neigh_fd >= 0)
-		close(st->neigh_fd);
+		unet_udp_addr_release(st->inet.iface, st->inet.slot, st->addr);
+	unet_inet_ep_fini(&st->inet);
 	free(st);
 }
 
@@ -802,7 +798,6 @@ static void tcp_layer_destroy(void *state)
 static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr)
 {
 	struct utcp_state *st = unet_layer_state(ep, &tcp_layer);
-	struct unet_endpoint_info info;
 	ip4_addr_t a = { .addr = laddr }, any = { .addr = 0 };
 	uint32_t room;
 	int err;
@@ -818,35 +813,24 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr)
 		errno = EOPNOTSUPP; /* unetd's endpoints: the daemon would have to hold ports */
 		return NULL;
 	}
-	err = unet_endpoint__info(ep, &info);
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
 	st = calloc(1, sizeof(*st));
 	if (!st) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	st->ep = ep;
-	st->iface = unet_layer_iface(ep);
-	st->slot = unet_layer_slot(ep);
-	st->addr = laddr;
-	st->frame_size = info.frame_size;
-	/* A frame must fit the link and the send buffer. */
-	st->mtu = unet_layer_mtu(ep);
-	room = info.frame_size - XDP_PACKET_HEADROOM - TX_OFF - UNET_ETH_HLEN;
-	if (st->mtu > room)
-		st->mtu = room;
-	memcpy(st->mac, info.mac, 6);
-	st->neigh_fd = unet_inet_neigh_open(st->iface);
-	if (st->neigh_fd < 0) {
-		errno = -st->neigh_fd;
+	err = unet_inet_ep_init(&st->inet, ep);
+	if (err) {
 		free(st);
+		errno = -err;
 		return NULL;
 	}
+	st->addr = laddr;
+	/* A frame must fit the link and the send buffer. */
+	room = st->inet.frame_size - XDP_PACKET_HEADROOM - TX_OFF - UNET_ETH_HLEN;
+	if (st->inet.mtu > room)
+		st->inet.mtu = room;
 	st->kernel_addr = unet_inet_kernel_addr(laddr);
-	err = unet_udp_addr_claim(st->iface, st->slot, laddr,
+	err = unet_udp_addr_claim(st->inet.iface, st->inet.slot, laddr,
 				  st->kernel_addr ? 0 : UNET_UDP_ADDR_ARP);
 	st->owns_addr = err == 1;
 	lock();
@@ -982,7 +966,7 @@ struct unet_tcp *unet_tcp__listen(struct unet_endpoint *ep, uint32_t local_addr,
  * Returns 0 (ready) or -EAGAIN. */
 static int wait_for(struct unet_tcp *c, bool (*ready)(const struct unet_tcp *), int timeout_ms)
 {
-	struct unet_endpoint *ep = c->st->ep;
+	struct unet_endpoint *ep = c->st->inet.ep;
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout_ms;
 	bool ok;
 	int n;

@@ -184,48 +184,32 @@ enum unet_udp_verdict unet_udp_parse(const uint8_t *frame, uint32_t len, bool ac
 static const struct unet_layer udp_layer;
 
 /* The endpoint's UDP state: attached to it as a layer when the first
- * socket opens (NULL with errno if that fails). */
+ * socket opens (NULL with errno if that fails).  An endpoint from unetd
+ * has no interface (inet.iface NULL): its ports are asked of the daemon,
+ * which also hands over the neighbour map (read-only) with the first. */
 static struct unet_udp_state *state(struct unet_endpoint *ep)
 {
 	struct unet_udp_state *st = unet_layer_state(ep, &udp_layer);
-	struct unet_endpoint_info info;
 	int err;
 
 	if (st)
 		return st;
-	err = unet_endpoint__info(ep, &info);
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
 	st = calloc(1, sizeof(*st));
 	if (!st) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	st->ep = ep;
-	/* NULL for an endpoint from unetd: its ports are asked of the daemon,
-	 * which also hands over the neighbour map (read-only) with the first. */
-	st->iface = unet_layer_iface(ep);
-	if (!if_indextoname((unsigned int)info.ifindex, st->ifname))
-		snprintf(st->ifname, sizeof(st->ifname), "ifindex %d", info.ifindex);
-	st->slot = unet_layer_slot(ep);
-	st->mtu = unet_layer_mtu(ep);
-	st->frame_size = info.frame_size;
-	memcpy(st->mac, info.mac, 6);
-	st->neigh_fd = !st->iface ? -1
-				  : unet_inet_neigh_open(st->iface);
-	if (st->iface && st->neigh_fd < 0) {
-		errno = -st->neigh_fd;
+	err = unet_inet_ep_init(&st->inet, ep);
+	if (err) {
 		free(st);
+		errno = -err;
 		return NULL;
 	}
 	unet_arp_cache_init(&st->arp, DEFAULT_ARP_TTL_MS * 1000000ull);
 	st->ip_id = (uint16_t)(getpid() ^ (uint32_t)unet_inet_now_ns());
 	err = unet_layer_attach(ep, &udp_layer, st);
 	if (err) {
-		if (st->neigh_fd >= 0)
-			close(st->neigh_fd);
+		unet_inet_ep_fini(&st->inet);
 		free(st);
 		errno = -err;
 		return NULL;
@@ -245,7 +229,8 @@ static struct unet_udp_sock *find_sock(struct unet_udp_state *st, uint32_t laddr
  * are root and opened them). */
 static int port_open_local(struct unet_udp_state *st, struct unet_udp_sock *s)
 {
-	int err = unet_udp_port_add(st->iface, st->slot, s->laddr, s->lport, s->raddr, s->rport);
+	int err = unet_udp_port_add(st->inet.iface, st->inet.slot, s->laddr, s->lport, s->raddr,
+				    s->rport);
 
 	if (err)
 		return err;
@@ -254,10 +239,10 @@ static int port_open_local(struct unet_udp_state *st, struct unet_udp_sock *s)
 	 * never walks the kernel's addresses.  A live endpoint that
 	 * registered it first keeps it. */
 	s->kernel_addr = unet_inet_kernel_addr(s->laddr);
-	err = unet_udp_addr_claim(st->iface, st->slot, s->laddr,
+	err = unet_udp_addr_claim(st->inet.iface, st->inet.slot, s->laddr,
 				  s->kernel_addr ? 0 : UNET_UDP_ADDR_ARP);
 	if (err < 0) {
-		unet_udp_port_remove(st->iface, st->slot, s->laddr, s->lport);
+		unet_udp_port_remove(st->inet.iface, st->inet.slot, s->laddr, s->lport);
 		return err;
 	}
 	s->owns_addr = err == 1;
@@ -269,7 +254,7 @@ static int port_open_local(struct unet_udp_state *st, struct unet_udp_sock *s)
  * neighbour map to read (the first time; later ones are the same map). */
 static int port_open_remote(struct unet_udp_state *st, struct unet_udp_sock *s)
 {
-	struct unetd_udp_open req = { .ep = unet_layer_daemon_ep(st->ep),
+	struct unetd_udp_open req = { .ep = unet_layer_daemon_ep(st->inet.ep),
 				      .laddr = s->laddr,
 				      .raddr = s->raddr,
 				      .lport = s->lport,
@@ -277,15 +262,15 @@ static int port_open_remote(struct unet_udp_state *st, struct unet_udp_sock *s)
 	struct unetd_udp_opened rep;
 	int fd = -1, err;
 
-	err = unet_layer_daemon_call(st->ep, UNETD_REQ_UDP_OPEN, &req, sizeof(req), &rep,
+	err = unet_layer_daemon_call(st->inet.ep, UNETD_REQ_UDP_OPEN, &req, sizeof(req), &rep,
 				     sizeof(rep), &fd);
 	if (err)
 		return err;
-	if (st->neigh_fd < 0)
-		st->neigh_fd = fd;
+	if (st->inet.neigh_fd < 0)
+		st->inet.neigh_fd = fd;
 	else if (fd >= 0)
 		close(fd);
-	if (st->neigh_fd < 0)
+	if (st->inet.neigh_fd < 0)
 		return -EPROTO;
 	s->kernel_addr = rep.kernel_addr;
 	s->owns_addr = rep.owns_addr;
@@ -376,9 +361,9 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 	s->txq = txq;
 	s->st = st;
 	s->accept_partial = partial == UNET_UDP_PARTIAL_ACCEPT ||
-			    (partial == UNET_UDP_PARTIAL_AUTO && is_veth(st->ifname));
+			    (partial == UNET_UDP_PARTIAL_AUTO && is_veth(st->inet.ifname));
 
-	err = st->iface ? port_open_local(st, s) : port_open_remote(st, s);
+	err = st->inet.iface ? port_open_local(st, s) : port_open_remote(st, s);
 	if (err) {
 		free(s);
 		errno = -err;
@@ -386,8 +371,8 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 	}
 	s->next = st->socks;
 	st->socks = s;
-	unet_log(UNET_LOG_INFO, "%s: UDP port %u on endpoint %u%s", st->ifname,
-		 local_port, st->slot, s->accept_partial ? " (partial checksums accepted)" : "");
+	unet_log(UNET_LOG_INFO, "%s: UDP port %u on endpoint %u%s", st->inet.ifname, local_port,
+		 st->inet.slot, s->accept_partial ? " (partial checksums accepted)" : "");
 	return s;
 }
 
@@ -405,18 +390,18 @@ void unet_udp__close(struct unet_udp_sock *s)
 			break;
 		}
 	}
-	if (!st->iface) {
+	if (!st->inet.iface) {
 		/* The daemon releases the address with its last port. */
-		struct unetd_udp_close req = { .ep = unet_layer_daemon_ep(st->ep),
+		struct unetd_udp_close req = { .ep = unet_layer_daemon_ep(st->inet.ep),
 					       .laddr = s->laddr,
 					       .lport = s->lport };
 
-		unet_layer_daemon_call(st->ep, UNETD_REQ_UDP_CLOSE, &req, sizeof(req), NULL, 0,
+		unet_layer_daemon_call(st->inet.ep, UNETD_REQ_UDP_CLOSE, &req, sizeof(req), NULL, 0,
 				       NULL);
 		free(s);
 		return;
 	}
-	unet_udp_port_remove(st->iface, st->slot, s->laddr, s->lport);
+	unet_udp_port_remove(st->inet.iface, st->inet.slot, s->laddr, s->lport);
 	for (struct unet_udp_sock *o = st->socks; o; o = o->next)
 		if (o->laddr == s->laddr) {
 			addr_used = true;
@@ -426,7 +411,7 @@ void unet_udp__close(struct unet_udp_sock *s)
 			break;
 		}
 	if (!addr_used)
-		unet_udp_addr_release(st->iface, st->slot, s->laddr);
+		unet_udp_addr_release(st->inet.iface, st->inet.slot, s->laddr);
 	free(s);
 }
 
@@ -437,8 +422,7 @@ static void udp_layer_destroy(void *state)
 
 	while (st->socks)
 		unet_udp__close(st->socks);
-	if (st->neigh_fd >= 0)
-		close(st->neigh_fd);
+	unet_inet_ep_fini(&st->inet);
 	free(st);
 }
 
@@ -450,9 +434,9 @@ uint32_t unet_udp__max_payload(const struct unet_udp_sock *s)
 		return 0;
 	/* The MTU counts IP and UDP headers; the frame must also hold the
 	 * send offset, the headers and the kernel's headroom on receive. */
-	m = s->st->mtu - UNET_IP_HLEN - UNET_UDP_HLEN;
-	if (m > s->st->frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD)
-		m = s->st->frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD;
+	m = s->st->inet.mtu - UNET_IP_HLEN - UNET_UDP_HLEN;
+	if (m > s->st->inet.frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD)
+		m = s->st->inet.frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD;
 	return m;
 }
 
@@ -513,16 +497,16 @@ int unet_udp__stats(struct unet_endpoint *ep, struct unet_udp_stats *st)
 static int send_arp(struct unet_udp_state *st, uint32_t txq, const uint8_t eth_dst[6],
 		    const struct unet_arp_msg *m)
 {
-	uint64_t buf = unet_endpoint__buf_alloc(st->ep);
+	uint64_t buf = unet_endpoint__buf_alloc(st->inet.ep);
 	uint32_t flen;
 	int err;
 
 	if (buf == UNET_NO_BUF)
 		return -EAGAIN;
-	flen = unet_arp_build(unet_layer_buf(st->ep, buf) + UNET_UDP_TX_PAD, eth_dst, m);
-	err = unet_layer_xmit(st->ep, txq, buf, UNET_UDP_TX_PAD, flen);
+	flen = unet_arp_build(unet_layer_buf(st->inet.ep, buf) + UNET_UDP_TX_PAD, eth_dst, m);
+	err = unet_layer_xmit(st->inet.ep, txq, buf, UNET_UDP_TX_PAD, flen);
 	if (err)
-		unet_endpoint__buf_free(st->ep, buf);
+		unet_endpoint__buf_free(st->inet.ep, buf);
 	return err;
 }
 
@@ -530,7 +514,7 @@ static int send_arp(struct unet_udp_state *st, uint32_t txq, const uint8_t eth_d
 static bool neigh_lookup(struct unet_udp_state *st, uint32_t ip, uint64_t now, uint8_t mac[6],
 			 uint64_t *when)
 {
-	return unet_inet_neigh(st->neigh_fd, ip, now, st->arp.ttl_ns, mac, when) == 0;
+	return unet_inet_neigh(st->inet.neigh_fd, ip, now, st->arp.ttl_ns, mac, when) == 0;
 }
 
 /*
@@ -567,7 +551,7 @@ static int resolve_step(struct unet_udp_sock *s, uint32_t ip, uint64_t now, uint
 		return -EHOSTUNREACH;
 	case UNET_ARP_GAVE_UP:
 		st->st.arp_failed++;
-		unet_log(UNET_LOG_WARN, "%s: no ARP answer for %s", st->ifname,
+		unet_log(UNET_LOG_WARN, "%s: no ARP answer for %s", st->inet.ifname,
 			 inet_ntoa((struct in_addr){ .s_addr = ip }));
 		return -EHOSTUNREACH;
 	case UNET_ARP_ASK:
@@ -576,13 +560,13 @@ static int resolve_step(struct unet_udp_sock *s, uint32_t ip, uint64_t now, uint
 	/* Our address may have lost its registration (the endpoint that
 	 * held it closed): without one the XDP program learns nothing for
 	 * it, so take it over. */
-	if (!s->owns_addr && st->iface &&
-	    unet_udp_addr_claim(st->iface, st->slot, s->laddr,
+	if (!s->owns_addr && st->inet.iface &&
+	    unet_udp_addr_claim(st->inet.iface, st->inet.slot, s->laddr,
 				s->kernel_addr ? 0 : UNET_UDP_ADDR_ARP) == 1)
 		s->owns_addr = true;
 	memset(&m, 0, sizeof(m));
 	m.op = 1;
-	memcpy(m.sha, st->mac, 6);
+	memcpy(m.sha, st->inet.mac, 6);
 	m.spa = s->laddr;
 	m.tpa = ip;
 	if (send_arp(st, s->txq, BCAST_MAC, &m) == 0)
@@ -614,7 +598,7 @@ int unet_udp__resolve(struct unet_udp_sock *s, uint32_t addr, int timeout_ms)
 		err = resolve_step(s, addr, now, mac);
 		if (err != -EAGAIN)
 			return err;
-		unet_endpoint__complete(st->ep);
+		unet_endpoint__complete(st->inet.ep);
 		if (now >= deadline)
 			return -EHOSTUNREACH;
 		nanosleep(&pause, NULL);
@@ -635,7 +619,7 @@ int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t
 	st = s->st;
 	if (!len || len > unet_udp__max_payload(s))
 		return -EMSGSIZE;
-	p = unet_layer_buf(st->ep, buf);
+	p = unet_layer_buf(st->inet.ep, buf);
 	if (!p)
 		return -EINVAL;
 	if (!addr) {
@@ -650,9 +634,9 @@ int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t
 		st->st.tx_unresolved++;
 		return err;
 	}
-	flen = unet_udp_build(p + UNET_UDP_TX_PAD, mac, st->mac, s->laddr, addr, s->lport, port,
-			      len, st->ip_id++);
-	err = unet_layer_xmit(st->ep, s->txq, buf, UNET_UDP_TX_PAD, flen);
+	flen = unet_udp_build(p + UNET_UDP_TX_PAD, mac, st->inet.mac, s->laddr, addr, s->lport,
+			      port, len, st->ip_id++);
+	err = unet_layer_xmit(st->inet.ep, s->txq, buf, UNET_UDP_TX_PAD, flen);
 	if (err)
 		return err;
 	st->st.tx_datagrams++;
@@ -668,7 +652,7 @@ int unet_udp__send_copy(struct unet_udp_sock *s, const void *data, size_t len, u
 
 	if (!s || (!data && len))
 		return -EINVAL;
-	ep = s->st->ep;
+	ep = s->st->inet.ep;
 	if (!len || len > unet_udp__max_payload(s))
 		return -EMSGSIZE;
 	buf = unet_endpoint__buf_alloc(ep);
@@ -716,7 +700,7 @@ static void take_arp(struct unet_udp_state *st, const struct unet_arp_msg *m)
 	}
 	memset(&r, 0, sizeof(r));
 	r.op = 2;
-	memcpy(r.sha, st->mac, 6);
+	memcpy(r.sha, st->inet.mac, 6);
 	r.spa = m->tpa;
 	memcpy(r.tha, m->sha, 6);
 	r.tpa = m->spa;

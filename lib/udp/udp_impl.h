@@ -211,14 +211,7 @@ struct unet_udp_sock {
 
 /* The endpoint's UDP layer (attached with unet_layer_attach). */
 struct unet_udp_state {
-	struct unet_endpoint *ep;
-	struct unet_iface *iface; /* NULL: an endpoint from unetd, which keeps
-				   * the maps for us (remote) */
-	char ifname[16];
-	uint32_t slot; /* our endpoint slot */
-	uint32_t mtu, frame_size;
-	uint8_t mac[6];
-	int neigh_fd;  /* the interface's unet_neigh map */
+	struct unet_inet_ep inet; /* the endpoint, its interface (inet/inet.h) */
 	struct unet_udp_sock *socks;
 	struct unet_arp_cache arp;
 	struct unet_rate arp_replies; /* what a remote host can make us send */
