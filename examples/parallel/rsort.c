@@ -54,9 +54,8 @@ int main(int argc, char **argv)
 	long *pos = malloc(sizeof(long) * RADIX);
 	int *dest = malloc(sizeof(int) * (size_t)n);
 	int *scnt = malloc(sizeof(int) * (size_t)P), *rcnt = malloc(sizeof(int) * (size_t)P);
-	int *sdis = malloc(sizeof(int) * (size_t)P), *rdis = malloc(sizeof(int) * (size_t)P), *fill = malloc(sizeof(int) * (size_t)P);
 
-	if (!keys || !nk || !pairs || !rpairs || !hist || !H || !pos || !dest || !scnt || !rcnt || !sdis || !rdis || !fill)
+	if (!keys || !nk || !pairs || !rpairs || !hist || !H || !pos || !dest || !scnt || !rcnt)
 		par_die(2, "out of memory");
 	sort_input(keys, n, seed);
 	struct sort_sig before = sort_sig(keys, n);
@@ -85,43 +84,23 @@ int main(int argc, char **argv)
 			pos[d] = mine;
 		}
 		/* pairs[2i] = slot, pairs[2i+1] = key; dest[i] = rank. */
-		memset(scnt, 0, sizeof(int) * (size_t)P);
 		for (long i = 0; i < n; i++) {
 			long g = pos[keys[i] >> shift & 0xff]++;
 
 			dest[i] = (int)(g / n);
 			pairs[2 * i] = (uint32_t)(g % n);
 			pairs[2 * i + 1] = keys[i];
-			scnt[dest[i]]++;
 		}
 		if (small) {
 			struct place pl = { nk, n };
 
 			small_exchange(pairs, 2, n, dest, n, 10 + pass, put_pair, &pl);
 		} else {
-			CK(MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, MPI_COMM_WORLD));
-			long tot = 0;
+			long tot = exchange_counts(dest, n, scnt, rcnt);
 
-			for (int r = 0, o = 0; r < P; r++) {
-				sdis[r] = o;
-				o += 2 * scnt[r];
-				scnt[r] *= 2;
-				rdis[r] = (int)tot;
-				tot += 2 * rcnt[r];
-				rcnt[r] *= 2;
-				fill[r] = 0;
-			}
-			if (tot != 2 * n)
-				WRONG("rsort: pass %d brings %ld keys, want %ld", pass, tot / 2, n);
-			uint32_t *sb = rpairs; /* grouped by destination */
-
-			for (long i = 0; i < n; i++) {
-				int r = dest[i];
-
-				sb[sdis[r] + fill[r]++] = pairs[2 * i];
-				sb[sdis[r] + fill[r]++] = pairs[2 * i + 1];
-			}
-			CK(MPI_Alltoallv(sb, scnt, sdis, MPI_UINT32_T, pairs, rcnt, rdis, MPI_UINT32_T, MPI_COMM_WORLD));
+			if (tot != n)
+				WRONG("rsort: pass %d brings %ld keys, want %ld", pass, tot, n);
+			bulk_exchange(pairs, 2, n, dest, scnt, rcnt, rpairs, pairs);
 			for (long i = 0; i < n; i++) {
 				if (pairs[2 * i] >= (uint64_t)n)
 					WRONG("rsort: slot %u out of range", pairs[2 * i]);
@@ -151,9 +130,6 @@ int main(int argc, char **argv)
 	free(dest);
 	free(scnt);
 	free(rcnt);
-	free(sdis);
-	free(rdis);
-	free(fill);
 	MPI_Finalize();
 	return 0;
 }

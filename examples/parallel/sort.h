@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * sort.h - what the two sorts share: their input, their "small" message
- * path, and the check of their output.
+ * sort.h - what the two sorts share: their input, their two ways of
+ * moving items to their ranks ("bulk" and "small"), and the check of
+ * their output.
  *
  * Input: N 32-bit keys per rank from the seeded generator (rank-dependent).
  * Output check (every rank): its keys are in order, its last key <= the
@@ -147,6 +148,64 @@ static inline void small_exchange(const uint32_t *items, int w, long n, const in
 		}
 	}
 	CK(MPI_Waitall(SMALL_WINDOW, rq, MPI_STATUSES_IGNORE));
+}
+
+/*
+ * How many items go where: scnt[r] = how many of my n items go to rank r
+ * (dest[i] is item i's rank), rcnt[r] = how many rank r sends me (one
+ * MPI_Alltoall).  Returns how many items I receive in all.
+ */
+static inline long exchange_counts(const int *dest, long n, int *scnt, int *rcnt)
+{
+	long nrecv = 0;
+
+	memset(scnt, 0, sizeof(int) * (size_t)par_size);
+	for (long i = 0; i < n; i++)
+		scnt[dest[i]]++;
+	CK(MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, MPI_COMM_WORLD));
+	for (int r = 0; r < par_size; r++)
+		nrecv += rcnt[r];
+	return nrecv;
+}
+
+/*
+ * The bulk exchange: the items (W 32-bit words each) for each rank travel
+ * together, in one MPI_Alltoallv.  scnt and rcnt are exchange_counts'.
+ * The items are first grouped by destination (in their order) in
+ * grouped (n * W words); out gets rank 0's items to me, then rank 1's,
+ * and so on (W * the sum of rcnt words).  out may be items itself.
+ */
+static inline void bulk_exchange(const uint32_t *items, int w, long n, const int *dest, const int *scnt,
+				 const int *rcnt, uint32_t *grouped, uint32_t *out)
+{
+	int P = par_size;
+	int *sw = malloc(sizeof(int) * (size_t)P), *rw = malloc(sizeof(int) * (size_t)P);
+	int *sdis = malloc(sizeof(int) * (size_t)P), *rdis = malloc(sizeof(int) * (size_t)P);
+	int *fill = calloc((size_t)P, sizeof(int));
+
+	if (!sw || !rw || !sdis || !rdis || !fill)
+		par_die(2, "out of memory");
+	/* MPI counts words: the counts and offsets of items, times W. */
+	for (int r = 0, so = 0, ro = 0; r < P; r++) {
+		sw[r] = w * scnt[r];
+		rw[r] = w * rcnt[r];
+		sdis[r] = so;
+		rdis[r] = ro;
+		so += sw[r];
+		ro += rw[r];
+	}
+	for (long i = 0; i < n; i++) {
+		int r = dest[i];
+
+		memcpy(grouped + sdis[r] + fill[r], items + i * w, sizeof(uint32_t) * (size_t)w);
+		fill[r] += w;
+	}
+	CK(MPI_Alltoallv(grouped, sw, sdis, MPI_UINT32_T, out, rw, rdis, MPI_UINT32_T, MPI_COMM_WORLD));
+	free(sw);
+	free(rw);
+	free(sdis);
+	free(rdis);
+	free(fill);
 }
 
 #endif

@@ -63,11 +63,10 @@ int main(int argc, char **argv)
 	uint32_t *samp = malloc(sizeof(uint32_t) * (size_t)over), *all = malloc(sizeof(uint32_t) * (size_t)over * (size_t)P);
 	uint32_t *spl = malloc(sizeof(uint32_t) * (size_t)P);
 	int *dest = malloc(sizeof(int) * (size_t)n);
-	int *scnt = calloc((size_t)P, sizeof(int)), *rcnt = malloc(sizeof(int) * (size_t)P);
-	int *sdis = malloc(sizeof(int) * (size_t)P), *rdis = malloc(sizeof(int) * (size_t)P);
+	int *scnt = malloc(sizeof(int) * (size_t)P), *rcnt = malloc(sizeof(int) * (size_t)P);
 	uint32_t *sendbuf = malloc(sizeof(uint32_t) * (size_t)n);
 
-	if (!keys || !samp || !all || !spl || !dest || !scnt || !rcnt || !sdis || !rdis || !sendbuf)
+	if (!keys || !samp || !all || !spl || !dest || !scnt || !rcnt || !sendbuf)
 		par_die(2, "out of memory");
 	sort_input(keys, n, seed);
 	struct sort_sig before = sort_sig(keys, n);
@@ -82,17 +81,9 @@ int main(int argc, char **argv)
 	qsort(all, (size_t)over * (size_t)P, sizeof(uint32_t), sort_cmp_u32);
 	for (int r = 1; r < P; r++)
 		spl[r - 1] = all[(size_t)r * (size_t)over];
-	for (long i = 0; i < n; i++) {
+	for (long i = 0; i < n; i++)
 		dest[i] = bucket(keys[i], spl, P - 1);
-		scnt[dest[i]]++;
-	}
-	CK(MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, MPI_COMM_WORLD));
-	long nrecv = 0;
-
-	for (int r = 0; r < P; r++) {
-		rdis[r] = (int)nrecv;
-		nrecv += rcnt[r];
-	}
+	long nrecv = exchange_counts(dest, n, scnt, rcnt);
 	uint32_t *out = malloc(sizeof(uint32_t) * (size_t)(nrecv ? nrecv : 1));
 
 	if (!out)
@@ -104,19 +95,7 @@ int main(int argc, char **argv)
 		if (sk.n != nrecv)
 			WRONG("ssort: received %ld keys, want %ld", sk.n, nrecv);
 	} else {
-		/* Keys grouped by destination, in order. */
-		for (int r = 0, o = 0; r < P; r++) {
-			sdis[r] = o;
-			o += scnt[r];
-		}
-		int *fill = calloc((size_t)P, sizeof(int));
-
-		if (!fill)
-			par_die(2, "out of memory");
-		for (long i = 0; i < n; i++)
-			sendbuf[sdis[dest[i]] + fill[dest[i]]++] = keys[i];
-		free(fill);
-		CK(MPI_Alltoallv(sendbuf, scnt, sdis, MPI_UINT32_T, out, rcnt, rdis, MPI_UINT32_T, MPI_COMM_WORLD));
+		bulk_exchange(keys, 1, n, dest, scnt, rcnt, sendbuf, out);
 	}
 	qsort(out, (size_t)nrecv, sizeof(uint32_t), sort_cmp_u32);
 	double secs = MPI_Wtime() - t0, maxsecs;
@@ -134,8 +113,6 @@ int main(int argc, char **argv)
 	free(dest);
 	free(scnt);
 	free(rcnt);
-	free(sdis);
-	free(rdis);
 	free(sendbuf);
 	free(out);
 	MPI_Finalize();
