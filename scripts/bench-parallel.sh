@@ -41,6 +41,8 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$HERE")
 HOSTS_SH="$HERE/hosts.sh"
+# shellcheck source=scripts/bench-common.sh
+source "$HERE/bench-common.sh"
 
 usage() { echo "usage: $0 [--quick] [--out DIR] [--nets unet,ofi-tcp,ofi-udp,tcp] BUILD_DIR | --from JSON [--out DIR]"; }
 die() { echo "bench-parallel: $*" >&2; exit 1; }
@@ -77,11 +79,7 @@ NFAIL=0
 
 cleanup() {
 	[[ -n $FROM ]] || "$HOSTS_SH" down "$NAME"
-	if [[ ${BENCH_KEEP_LOGS:-0} == 1 ]]; then
-		echo "bench-parallel: logs kept in $LOGS" >&2
-	else
-		rm -rf "$LOGS"
-	fi
+	bench_logs_done bench-parallel "$LOGS"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -241,9 +239,7 @@ for net in "${NET_LIST[@]}"; do
 	[[ -s $LOGS/lat-$net.tsv ]] && PL+="${PL:+, }\"$LOGS/lat-$net.tsv\" using 1:2 with linespoints title \"$net\""
 done
 if [[ -n $PL ]]; then
-	gnuplot >"$LOGS/gnuplot.log" 2>&1 <<EOP || PLOT_FAIL=1
-set terminal pngcairo size 1000,600 font ",11"
-set output "$OUT/latency.png"
+	bench_plot "$OUT/latency.png" "$LOGS/gnuplot.log" <<EOP || PLOT_FAIL=1
 set title "MPI ping-pong one-way latency, p50, 2 namespace hosts"
 set xlabel "message size, bytes"
 set ylabel "us"
@@ -283,9 +279,7 @@ for n in "${NET_LIST[@]}"; do
 	col=$((col + 1))
 done
 if [[ -n $PL ]]; then
-	gnuplot >>"$LOGS/gnuplot.log" 2>&1 <<EOP || PLOT_FAIL=1
-set terminal pngcairo size 1000,600 font ",11"
-set output "$OUT/splitc.png"
+	bench_plot "$OUT/splitc.png" "$LOGS/gnuplot.log" <<EOP || PLOT_FAIL=1
 set title "Split-C benchmarks on 4 namespace hosts: time relative to $REF (lower is faster)"
 set style data histograms
 set style histogram clustered gap 1

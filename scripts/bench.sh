@@ -264,6 +264,8 @@ fi
 cd "$ROOT" || exit 1
 # shellcheck source=scripts/netns.sh
 source "$ROOT/scripts/netns.sh"
+# shellcheck source=scripts/bench-common.sh
+source "$ROOT/scripts/bench-common.sh"
 
 LOGS=$(mktemp -d /tmp/unet-bench.XXXXXX) || die "mktemp failed"
 # unetd's socket and policy: a root-owned 0755 directory, so that nobody
@@ -283,11 +285,7 @@ cleanup() {
 	emul_stop
 	unet_netns_cleanup
 	rm -rf "$EMUL_DIR"
-	if [[ ${BENCH_KEEP_LOGS:-0} == 1 ]]; then
-		echo "bench: logs kept in $LOGS" >&2
-	else
-		rm -rf "$LOGS"
-	fi
+	bench_logs_done bench "$LOGS"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -1201,9 +1199,7 @@ while read -r tname tmode; do
 	PL+="${PL:+, }\"$LOGS/latency.dat\" using 0:$col:xtic(1) with linespoints lw 2 $(plot_style "$tname" "$tmode") title \"$tname $tmode\""
 done < <(head -n 1 "$LOGS/latency.dat" | tr '\t' '\n' | tail -n +2)
 if [[ -n $PL ]]; then
-	gnuplot >"$LOGS/gnuplot-latency.log" 2>&1 <<EOP || PLOT_FAIL=1
-set terminal pngcairo size 1000,600 font ",11"
-set output "$OUT/latency.png"
+	bench_plot "$OUT/latency.png" "$LOGS/gnuplot-latency.log" <<EOP || PLOT_FAIL=1
 set title "Round trip, 64-byte messages (solid: spinning, dashed: blocking, dotted: adaptive)\n$PLOT_SUB"
 set ylabel "round trip, us (log scale)"
 set xlabel "percentile"
@@ -1235,9 +1231,7 @@ if (($(wc -l <"$LOGS/bandwidth.dat") > 1)); then
 		col=$((col + 1))
 		PL+="${PL:+, }\"$LOGS/bandwidth.dat\" using 1:$col with linespoints lw 2 $(plot_style "$tname") title \"$tname\""
 	done
-	gnuplot >"$LOGS/gnuplot-bandwidth.log" 2>&1 <<EOP || PLOT_FAIL=1
-set terminal pngcairo size 1000,600 font ",11"
-set output "$OUT/bandwidth.png"
+	bench_plot "$OUT/bandwidth.png" "$LOGS/gnuplot-bandwidth.log" <<EOP || PLOT_FAIL=1
 set title "One-way bandwidth, batched sends, received payload\n$PLOT_SUB"
 set ylabel "Gbit/s"
 set xlabel "message size, bytes (log scale)"
@@ -1275,9 +1269,7 @@ if [[ -s $LOGS/logp.dat ]]; then
 		LP_PLOTS+="set title \"$par\""$'\n'"plot $PL"$'\n'
 		pi=$((pi + 1))
 	done
-	gnuplot >"$LOGS/gnuplot-logp.log" 2>&1 <<EOP || PLOT_FAIL=1
-set terminal pngcairo size 1200,900 font ",10"
-set output "$OUT/logp.png"
+	bench_plot "$OUT/logp.png" "$LOGS/gnuplot-logp.log" 1200,900 10 <<EOP || PLOT_FAIL=1
 set datafile separator "\t"
 set datafile missing "?"
 set logscale x 2
