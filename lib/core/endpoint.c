@@ -57,34 +57,27 @@ static bool is_pow2(uint32_t v)
 	return v && !(v & (v - 1));
 }
 
-/* Read a field of the caller's options only if their struct has it. */
-#define OPT(opts, field, dflt)                                                   \
-	((opts) && (opts)->sz >= offsetof(struct unet_endpoint_opts, field) +     \
-				    sizeof((opts)->field) && (opts)->field        \
-		 ? (opts)->field                                                  \
-		 : (dflt))
-
 static int ep_config_from_opts(const struct unet_endpoint_opts *o, struct ep_config *c)
 {
 	if (o && o->sz < sizeof(size_t))
 		return -EINVAL;
-	c->pin_root = OPT(o, pin_root, NULL);
-	c->segment_size = OPT(o, segment_size, DEFAULT_SEGMENT);
-	c->frame_size = OPT(o, frame_size, DEFAULT_FRAME);
-	c->rx_size = OPT(o, rx_size, DEFAULT_RING);
-	c->tx_size = OPT(o, tx_size, DEFAULT_RING);
-	c->fill_size = OPT(o, fill_size, DEFAULT_RING);
-	c->comp_size = OPT(o, comp_size, DEFAULT_RING);
-	c->mode = OPT(o, mode, UNET_XDP_MODE_AUTO);
-	c->copy = OPT(o, copy, UNET_COPY_AUTO);
-	c->need_wakeup = !OPT(o, no_need_wakeup, false);
-	c->busy_poll_usec = OPT(o, busy_poll_usec, 0);
-	c->busy_poll_budget = OPT(o, busy_poll_budget, DEFAULT_BUSY_BUDGET);
-	c->queue_mask = OPT(o, queue_mask, 0);
-	c->kind = OPT(o, kind, UNET_ENDPOINT_AUTO);
-	c->daemon_socket = OPT(o, daemon_socket, NULL);
-	c->asked_segment = OPT(o, segment_size, 0);
-	c->asked_ring = OPT(o, rx_size, 0);
+	c->pin_root = UNET_OPT(o, pin_root, NULL);
+	c->segment_size = UNET_OPT(o, segment_size, DEFAULT_SEGMENT);
+	c->frame_size = UNET_OPT(o, frame_size, DEFAULT_FRAME);
+	c->rx_size = UNET_OPT(o, rx_size, DEFAULT_RING);
+	c->tx_size = UNET_OPT(o, tx_size, DEFAULT_RING);
+	c->fill_size = UNET_OPT(o, fill_size, DEFAULT_RING);
+	c->comp_size = UNET_OPT(o, comp_size, DEFAULT_RING);
+	c->mode = UNET_OPT(o, mode, UNET_XDP_MODE_AUTO);
+	c->copy = UNET_OPT(o, copy, UNET_COPY_AUTO);
+	c->need_wakeup = !UNET_OPT(o, no_need_wakeup, false);
+	c->busy_poll_usec = UNET_OPT(o, busy_poll_usec, 0);
+	c->busy_poll_budget = UNET_OPT(o, busy_poll_budget, DEFAULT_BUSY_BUDGET);
+	c->queue_mask = UNET_OPT(o, queue_mask, 0);
+	c->kind = UNET_OPT(o, kind, UNET_ENDPOINT_AUTO);
+	c->daemon_socket = UNET_OPT(o, daemon_socket, NULL);
+	c->asked_segment = UNET_OPT(o, segment_size, 0);
+	c->asked_ring = UNET_OPT(o, rx_size, 0);
 
 	if (c->frame_size != 2048 && c->frame_size != 4096) {
 		unet_log(UNET_LOG_ERROR, "frame_size %u: must be 2048 or 4096", c->frame_size);

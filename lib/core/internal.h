@@ -4,12 +4,23 @@
 #define UNET_INTERNAL_H
 
 #include <net/if.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "unet-xdp/unet.h"
 #include "unet_abi.h"
 
 #define UNET_DEFAULT_PIN_ROOT "/sys/fs/bpf/unet"
+
+/* A field of the caller's options (a struct that begins with size_t sz:
+ * UNET_OPTS_INIT), read only if their struct has it (a program built
+ * against an older header passes a shorter one) and it is not zero;
+ * dflt otherwise. */
+#define UNET_OPT(opts, field, dflt)                                                              \
+	((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field) && \
+		 (opts)->field                                                                   \
+		 ? (opts)->field                                                                 \
+		 : (dflt))
 
 /* Names of the pinned objects inside <pin_root>/<ifname>/. The map names
  * are the ones in bpf/unet_xdp.bpf.c (libbpf pins by map name). */

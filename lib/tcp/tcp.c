@@ -849,15 +849,9 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr)
 	return st;
 }
 
-#define OPT(opts, field, dflt)                                                \
-	((opts) && (opts)->sz >= offsetof(struct unet_tcp_opts, field) +       \
-				    sizeof((opts)->field) && (opts)->field     \
-		 ? (opts)->field                                               \
-		 : (dflt))
-
 static int opts_txq(struct unet_endpoint *ep, const struct unet_tcp_opts *opts)
 {
-	int q = OPT(opts, tx_queue, 0);
+	int q = UNET_OPT(opts, tx_queue, 0);
 
 	return q > 0 ? unet_layer_txq(ep, q) : 0;
 }
@@ -925,7 +919,7 @@ struct unet_tcp *unet_tcp__listen(struct unet_endpoint *ep, uint32_t local_addr,
 		return NULL;
 	st = l->st;
 	l->listener = true;
-	l->backlog = OPT(opts, backlog, BACKLOG_DEFAULT);
+	l->backlog = UNET_OPT(opts, backlog, BACKLOG_DEFAULT);
 	if (l->backlog > BACKLOG_MAX)
 		l->backlog = BACKLOG_MAX;
 	l->lport = local_port;

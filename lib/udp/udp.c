@@ -298,13 +298,6 @@ static bool is_veth(const char *ifname)
 	return veth;
 }
 
-/* Read a field of the caller's options only if their struct has it. */
-#define OPT(opts, field, dflt)                                                \
-	((opts) && (opts)->sz >= offsetof(struct unet_udp_opts, field) +       \
-				    sizeof((opts)->field) && (opts)->field     \
-		 ? (opts)->field                                               \
-		 : (dflt))
-
 struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_addr,
 				     uint16_t local_port, const struct unet_udp_opts *opts)
 {
@@ -318,8 +311,8 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 		errno = EINVAL;
 		return NULL;
 	}
-	partial = OPT(opts, partial_csum, UNET_UDP_PARTIAL_AUTO);
-	tx_queue = OPT(opts, tx_queue, 0);
+	partial = UNET_OPT(opts, partial_csum, UNET_UDP_PARTIAL_AUTO);
+	tx_queue = UNET_OPT(opts, tx_queue, 0);
 	if ((unsigned)partial > UNET_UDP_PARTIAL_REJECT) {
 		errno = EINVAL;
 		return NULL;
@@ -342,8 +335,8 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 		errno = EADDRINUSE;
 		return NULL;
 	}
-	ttl_ms = OPT(opts, arp_ttl_ms, 0);
-	timeout_ms = OPT(opts, arp_timeout_ms, 0);
+	ttl_ms = UNET_OPT(opts, arp_ttl_ms, 0);
+	timeout_ms = UNET_OPT(opts, arp_timeout_ms, 0);
 	if (ttl_ms)
 		st->arp.ttl_ns = ttl_ms * 1000000ull;
 	if (timeout_ms)
@@ -356,8 +349,8 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 	}
 	s->laddr = local_addr;
 	s->lport = local_port;
-	s->raddr = OPT(opts, remote_addr, 0);
-	s->rport = s->raddr ? OPT(opts, remote_port, 0) : 0;
+	s->raddr = UNET_OPT(opts, remote_addr, 0);
+	s->rport = s->raddr ? UNET_OPT(opts, remote_port, 0) : 0;
 	s->txq = txq;
 	s->st = st;
 	s->accept_partial = partial == UNET_UDP_PARTIAL_ACCEPT ||
