@@ -842,8 +842,9 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr)
 	}
 	unlock();
 	if (!st->netif_added || (err = unet_layer_attach(ep, &tcp_layer, st))) {
+		err = st->netif_added ? -err : ENOMEM; /* st is gone after destroy */
 		tcp_layer_destroy(st);
-		errno = st->netif_added ? -err : ENOMEM;
+		errno = err;
 		return NULL;
 	}
 	return st;

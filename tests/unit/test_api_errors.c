@@ -7,6 +7,7 @@
  * UNET_TEST_PEER_MAC at the other end).  Without UNET_TEST_IFACE every
  * test that needs the interface is skipped, never passed.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,10 @@
 #include <cmocka.h>
 
 #include <unet-xdp/unet.h>
+#include <unet-xdp/unet_tcp.h>
+#include <unet-xdp/unet_udp.h>
+
+#include "core/layer.h" /* unet_layer_attach: to fill the layer table */
 
 static const char *ifname;
 static uint8_t peer_mac[6] = { 0x02, 0, 0x5e, 0, 0x53, 0x01 };
@@ -297,6 +302,49 @@ static void test_release_bogus(void **state)
 	unet_endpoint__destroy(ep);
 }
 
+/* Layers that claim no frame, to fill an endpoint's layer table. */
+static enum unet_layer_verdict idle_rx(void *st, uint16_t proto, uint8_t *frame, uint32_t len,
+				       struct unet_recv_desc *desc)
+{
+	(void)st;
+	(void)proto;
+	(void)frame;
+	(void)len;
+	(void)desc;
+	return UNET_LAYER_NOT_MINE;
+}
+
+static void idle_destroy(void *st)
+{
+	(void)st;
+}
+
+static const struct unet_layer idle_layers[UNET_MAX_LAYERS] = {
+	[0 ... UNET_MAX_LAYERS - 1] = { .name = "idle", .rx = idle_rx, .destroy = idle_destroy },
+};
+
+/* With the endpoint's layer table full, TCP and UDP cannot attach their
+ * state: NULL with errno ENOSPC, and what they set up before is undone
+ * (TCP read its state after freeing it: the sanitizer build caught it). */
+static void test_layer_table_full(void **state)
+{
+	uint32_t addr = htonl(0x0afe0001); /* 10.254.0.1, nobody's */
+	struct unet_endpoint *ep;
+
+	(void)state;
+	NEED_IFACE();
+	ep = ep_create();
+	for (int i = 0; i < UNET_MAX_LAYERS; i++)
+		assert_int_equal(unet_layer_attach(ep, &idle_layers[i], NULL), 0);
+	errno = 0;
+	assert_null(unet_tcp__listen(ep, addr, 7, NULL));
+	assert_int_equal(errno, ENOSPC);
+	errno = 0;
+	assert_null(unet_udp__open(ep, addr, 7, NULL));
+	assert_int_equal(errno, ENOSPC);
+	unet_endpoint__destroy(ep);
+}
+
 static void test_helpers(void **state)
 {
 	uint8_t mac[6];
@@ -327,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_send_sizes),
 		cmocka_unit_test(test_batch_one_oversize),
 		cmocka_unit_test(test_release_bogus),
+		cmocka_unit_test(test_layer_table_full),
 	};
 	const char *mac = getenv("UNET_TEST_PEER_MAC");
 
