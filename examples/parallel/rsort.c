@@ -112,14 +112,7 @@ int main(int argc, char **argv)
 		keys = nk;
 		nk = t;
 	}
-	double secs = MPI_Wtime() - t0, maxsecs;
-
-	CK(MPI_Allreduce(&secs, &maxsecs, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-	sort_check(small ? "rsort-small" : "rsort-bulk", keys, n, before);
-	if (par_rank == 0)
-		printf("RESULT {\"prog\":\"rsort-%s\",\"ranks\":%d,\"keys_per_rank\":%ld,\"secs\":%.6f,"
-		       "\"us_per_key\":%.4f,\"ok\":true}\n",
-		       mode, P, n, maxsecs, maxsecs * 1e6 / (double)n);
+	sort_done("rsort", mode, t0, keys, n, n, before);
 	free(keys);
 	free(nk);
 	free(pairs);

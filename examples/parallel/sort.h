@@ -2,7 +2,7 @@
 /*
  * sort.h - what the two sorts share: their input, their two ways of
  * moving items to their ranks ("bulk" and "small"), and the check of
- * their output.
+ * their output, and their RESULT line.
  *
  * Input: N 32-bit keys per rank from the seeded generator (rank-dependent).
  * Output check (every rank): its keys are in order, its last key <= the
@@ -74,6 +74,26 @@ static inline void sort_check(const char *prog, const uint32_t *k, long n, struc
 		      (unsigned long long)after.count, (unsigned long long)after.sum, (unsigned long long)after.xor,
 		      (unsigned long long)before.count, (unsigned long long)before.sum,
 		      (unsigned long long)before.xor);
+}
+
+/*
+ * The end of a timed sort, on every rank: the slowest rank's time since
+ * t0, sort_check of the nk keys k this rank holds, and rank 0's RESULT
+ * line for "PROG-MODE" with n keys per rank.
+ */
+static inline void sort_done(const char *prog, const char *mode, double t0, const uint32_t *k, long nk,
+			     long n, struct sort_sig before)
+{
+	double secs = MPI_Wtime() - t0, maxsecs;
+	char name[64];
+
+	CK(MPI_Allreduce(&secs, &maxsecs, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+	snprintf(name, sizeof(name), "%s-%s", prog, mode);
+	sort_check(name, k, nk, before);
+	if (par_rank == 0)
+		printf("RESULT {\"prog\":\"%s\",\"ranks\":%d,\"keys_per_rank\":%ld,\"secs\":%.6f,"
+		       "\"us_per_key\":%.4f,\"ok\":true}\n",
+		       name, par_size, n, maxsecs, maxsecs * 1e6 / (double)n);
 }
 
 static inline int sort_cmp_u32(const void *a, const void *b)

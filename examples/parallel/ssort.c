@@ -98,14 +98,7 @@ int main(int argc, char **argv)
 		bulk_exchange(keys, 1, n, dest, scnt, rcnt, sendbuf, out);
 	}
 	qsort(out, (size_t)nrecv, sizeof(uint32_t), sort_cmp_u32);
-	double secs = MPI_Wtime() - t0, maxsecs;
-
-	CK(MPI_Allreduce(&secs, &maxsecs, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-	sort_check(small ? "ssort-small" : "ssort-bulk", out, nrecv, before);
-	if (par_rank == 0)
-		printf("RESULT {\"prog\":\"ssort-%s\",\"ranks\":%d,\"keys_per_rank\":%ld,\"secs\":%.6f,"
-		       "\"us_per_key\":%.4f,\"ok\":true}\n",
-		       mode, P, n, maxsecs, maxsecs * 1e6 / (double)n);
+	sort_done("ssort", mode, t0, out, nrecv, n, before);
 	free(keys);
 	free(samp);
 	free(all);
