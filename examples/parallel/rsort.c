@@ -42,11 +42,8 @@ int main(int argc, char **argv)
 	par_opts_done(argc, argv, known, "[--keys N] [--mode bulk|small] [--seed X]");
 	long n = par_opt(argc, argv, "keys", 16384, 1L << 26);
 	uint64_t seed = (uint64_t)par_opt(argc, argv, "seed", 1, 1L << 40);
-	const char *mode = par_opt_str(argc, argv, "mode", "bulk");
-	int small = !strcmp(mode, "small");
-
-	if (!small && strcmp(mode, "bulk"))
-		par_die(2, "--mode bulk|small, not %s", mode);
+	int small;
+	const char *mode = sort_mode(argc, argv, &small);
 	int P = par_size;
 	uint32_t *keys = malloc(sizeof(uint32_t) * (size_t)n), *nk = malloc(sizeof(uint32_t) * (size_t)n);
 	uint32_t *pairs = malloc(sizeof(uint32_t) * 2 * (size_t)n), *rpairs = malloc(sizeof(uint32_t) * 2 * (size_t)n);

@@ -19,6 +19,18 @@ struct sort_sig {
 	uint64_t count, sum, xor;
 };
 
+/* --mode bulk|small (bulk if absent): the mode's name, and in *small
+ * whether it is small; any other value ends the program (status 2). */
+static inline const char *sort_mode(int argc, char **argv, int *small)
+{
+	const char *mode = par_opt_str(argc, argv, "mode", "bulk");
+
+	*small = !strcmp(mode, "small");
+	if (!*small && strcmp(mode, "bulk"))
+		par_die(2, "--mode bulk|small, not %s", mode);
+	return mode;
+}
+
 static inline void sort_input(uint32_t *k, long n, uint64_t seed)
 {
 	uint64_t s = seed * 1000003ULL + (uint64_t)par_rank;

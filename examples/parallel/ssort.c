@@ -53,11 +53,8 @@ int main(int argc, char **argv)
 	long n = par_opt(argc, argv, "keys", 16384, 1L << 28);
 	int over = (int)par_opt(argc, argv, "oversample", 32, 1 << 20);
 	uint64_t seed = (uint64_t)par_opt(argc, argv, "seed", 1, 1L << 40);
-	const char *mode = par_opt_str(argc, argv, "mode", "bulk");
-	int small = !strcmp(mode, "small");
-
-	if (!small && strcmp(mode, "bulk"))
-		par_die(2, "--mode bulk|small, not %s", mode);
+	int small;
+	const char *mode = sort_mode(argc, argv, &small);
 	int P = par_size;
 	uint32_t *keys = malloc(sizeof(uint32_t) * (size_t)n);
 	uint32_t *samp = malloc(sizeof(uint32_t) * (size_t)over), *all = malloc(sizeof(uint32_t) * (size_t)over * (size_t)P);
