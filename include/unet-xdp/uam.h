@@ -209,17 +209,22 @@ UNET_API int uam_call(struct uam_chan *ch, unsigned int handler, const uint64_t 
  * free again at once.  Same reliability as short messages.
  */
 
-/* Largest payload a medium message carries in one frame, with any nargs
- * (depends on the endpoint's MTU: 1388 bytes at MTU 1500).  0 for ep
- * NULL. */
+/* Largest payload a medium message with nargs arguments carries in one
+ * frame: the U-Net payload (the endpoint's MTU less 8) less a 20-byte
+ * header and nargs * 8 bytes, so 1472 bytes with no arguments at MTU
+ * 1500 (the largest UDP payload there) and 8 bytes less per argument.
+ * 0 for ep NULL or nargs > UAM_MAX_ARGS. */
+UNET_API size_t uam_ep__medium_max_args(const struct uam_ep *ep, unsigned int nargs);
+/* The same with UAM_MAX_ARGS arguments: a payload this long fits with any
+ * nargs (1408 bytes at MTU 1500).  0 for ep NULL. */
 UNET_API size_t uam_ep__medium_max(const struct uam_ep *ep);
 /* As uam_request, with len bytes of data (data may be NULL if len is 0).
- * Returns the request token (>= 0), -EMSGSIZE (len > medium_max), or as
- * uam_request. */
+ * Returns the request token (>= 0), -EMSGSIZE (len >
+ * uam_ep__medium_max_args(ep, nargs)), or as uam_request. */
 UNET_API int uam_request_medium(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
 				unsigned int nargs, const void *data, size_t len);
 /* As uam_reply, with len bytes of data.  Returns 0, -EMSGSIZE (len >
- * medium_max), or as uam_reply. */
+ * uam_ep__medium_max_args(ep, nargs)), or as uam_reply. */
 UNET_API int uam_reply_medium(const struct uam_msg *req, unsigned int handler,
 			      const uint64_t *args, unsigned int nargs, const void *data,
 			      size_t len);

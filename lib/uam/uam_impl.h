@@ -44,6 +44,33 @@ enum uam_type {
 #define UAM_OFF_SACK 24
 #define UAM_OFF_AUX 32
 #define UAM_OFF_DLEN 36
+/*
+ * Compact header, 20 bytes, for REQUEST and REPLY (short and medium
+ * messages): what a message needs, so a 1472-byte payload with no
+ * arguments fits one MTU-1500 frame.  Its first byte is never the full
+ * header's version: UAM_C_FORMAT | type.  No flags, aux, dlen (the frame
+ * length, which the core hands over exactly, less the header and the
+ * args), nor SACK (a receiver holding frames out of order sends its SACK
+ * in an ACK, which has the full header); the credit in units of 4
+ * (rounded down: safe), the handler in one byte (UAM_MAX_HANDLERS 256).
+ * The receiver decodes it into the full header's layout (frame_hdr in
+ * uam_proto.c), so sequencing, acknowledgement and delivery read one
+ * layout.
+ */
+#define UAM_C_FORMAT 0x10 /* | UAM_T_REQUEST or UAM_T_REPLY */
+#define UAM_C_HDR_LEN 20
+#define UAM_C_OFF_KIND 0
+#define UAM_C_OFF_NARGS 1
+#define UAM_C_OFF_HANDLER 2
+#define UAM_C_OFF_CREDIT 3 /* credit / UAM_C_CREDIT_UNIT */
+#define UAM_C_OFF_SESSION 4
+#define UAM_C_OFF_SEQ 8
+#define UAM_C_OFF_ACK 12
+#define UAM_C_OFF_TOKEN 16
+#define UAM_C_CREDIT_UNIT 4
+_Static_assert(UAM_MAX_HANDLERS <= 256, "the compact header has one byte for the handler");
+_Static_assert(UAM_MAX_WINDOW / UAM_C_CREDIT_UNIT <= 255, "the compact credit is one byte");
+
 /* STORE / GET_DATA extension: u64 offset of this fragment's data in the
  * region, u64 offset where the whole transfer starts, u64 total length. */
 #define UAM_FRAG_EXT 24
@@ -102,7 +129,7 @@ struct uam_rx_slot {
  * in per-endpoint pools (ep->items, ep->mitems) once freed. */
 struct uam_item {
 	struct uam_item *next;
-	bool medium;	   /* has room for medium_max bytes of payload */
+	bool medium;	   /* has room for the largest medium payload */
 	uint8_t type;	   /* UAM_T_* */
 	bool counted;	   /* counts against max_queued */
 	uint16_t handler;

@@ -100,11 +100,17 @@ static uint32_t rnd_ppm(struct uam_ep *ep)
 
 static uint32_t window(const struct uam_chan *ch) { return ch->ep->o.window; }
 
-/* A medium message's payload room: what a frame holds beside the header
- * and the most arguments a message may have, so it fits with any nargs. */
-static uint32_t medium_room(const struct uam_ep *ep)
+/* A medium message's payload room with nargs arguments: what a frame
+ * holds beside the compact header and the arguments. */
+static uint32_t medium_room(const struct uam_ep *ep, unsigned int nargs)
 {
-	return ep->tr.max_frame - UAM_HDR_LEN - UAM_MAX_ARGS * 8u;
+	return ep->tr.max_frame - UAM_C_HDR_LEN - nargs * 8u;
+}
+
+/* REQUEST and REPLY frames go with the compact header (uam_impl.h). */
+static bool is_compact(const uint8_t *f)
+{
+	return f[0] == (UAM_C_FORMAT | UAM_T_REQUEST) || f[0] == (UAM_C_FORMAT | UAM_T_REPLY);
 }
 
 /*
@@ -445,7 +451,7 @@ static struct uam_item *item_alloc(struct uam_ep *ep, bool medium)
 			ep->nitems--;
 		memset(it, 0, sizeof(*it));
 	} else {
-		it = calloc(1, sizeof(*it) + (medium ? medium_room(ep) : 0));
+		it = calloc(1, sizeof(*it) + (medium ? medium_room(ep, 0) : 0));
 		if (!it)
 			return NULL;
 	}
@@ -591,6 +597,33 @@ void uamp_chan_free(struct uam_chan *ch)
 
 /* ---- Sending ------------------------------------------------------------ */
 
+/*
+ * put_ack for a compact frame: the cumulative ack and the credit (in
+ * units of UAM_C_CREDIT_UNIT, rounded down: never more than we keep
+ * buffers for).  It has no room for a SACK: while frames are held out of
+ * order the ack stays owed at once (ack_now), so the sender gets the
+ * bitmap in an ACK at the end of this batch, as after any gap; fast
+ * retransmit depends on it.
+ */
+static void put_ack_compact(struct uam_chan *ch, uint8_t *f)
+{
+	uint64_t due_ns = ch->ack_due_ns;
+
+	put32(f + UAM_C_OFF_ACK, ch->rcv_next);
+	f[UAM_C_OFF_CREDIT] = (uint8_t)(window(ch) / UAM_C_CREDIT_UNIT);
+	ch->rx_unacked = 0;
+	if (ch->rx_held) {
+		if (!ch->ack_due)
+			due_ns = now_ns(ch->ep);
+		ch->ack_due = true;
+		ch->ack_now = true;
+		ch->ack_due_ns = due_ns;
+		return;
+	}
+	ch->ack_due = false;
+	ch->ack_now = false;
+}
+
 /* The receive state we report in every frame: cumulative ack, SACK bitmap
  * of frames held beyond it, credit. */
 static void put_ack(struct uam_chan *ch, uint8_t *f)
@@ -598,6 +631,10 @@ static void put_ack(struct uam_chan *ch, uint8_t *f)
 	uint32_t w = window(ch);
 	uint64_t sack = 0;
 
+	if (is_compact(f)) {
+		put_ack_compact(ch, f);
+		return;
+	}
 	/* Nothing held out of order (the usual case): no bitmap to build. */
 	for (uint32_t i = 1; ch->rx_held && i < w && i <= 64; i++)
 		if (rxs(ch, ch->rcv_next + i)->present)
@@ -670,16 +707,39 @@ static uint64_t frag_room(const struct uam_chan *ch, const struct uam_item *it, 
 	return ch->ep->tr.max_frame - UAM_HDR_LEN - UAM_FRAG_EXT - (last ? it->nargs * 8u : 0);
 }
 
+/* A request or reply's compact header (the ack and credit are put at
+ * each transmission, put_ack). */
+static void hdr_init_compact(struct uam_chan *ch, uint8_t *f, uint8_t type, uint8_t nargs,
+			     uint16_t handler, uint32_t seq, uint32_t token)
+{
+	f[UAM_C_OFF_KIND] = UAM_C_FORMAT | type;
+	f[UAM_C_OFF_NARGS] = nargs;
+	f[UAM_C_OFF_HANDLER] = (uint8_t)handler; /* < UAM_MAX_HANDLERS (256) */
+	f[UAM_C_OFF_CREDIT] = 0;
+	put32(f + UAM_C_OFF_SESSION, ch->session);
+	put32(f + UAM_C_OFF_SEQ, seq);
+	put32(f + UAM_C_OFF_ACK, 0);
+	put32(f + UAM_C_OFF_TOKEN, token);
+}
+
 /* A request, reply or DONE into slot s: header, args, and a medium
  * message's payload, copied into the slot, where a retransmission finds
- * it (the caller's buffer is free once the call returns). */
+ * it (the caller's buffer is free once the call returns).  Requests and
+ * replies take the compact header, DONE (which has a status) the full
+ * one. */
 static void build_msg(struct uam_chan *ch, struct uam_tx_slot *s, uint32_t seq, uint8_t type,
 		      uint16_t handler, uint32_t token, uint32_t aux, const uint64_t *args,
 		      unsigned int nargs, const void *data, uint32_t dlen)
 {
-	uint8_t *f = s->buf, *p = f + UAM_HDR_LEN;
+	uint8_t *f = s->buf, *p;
 
-	hdr_init(ch, f, type, 0, (uint8_t)nargs, handler, seq, token, aux, dlen);
+	if (type == UAM_T_REQUEST || type == UAM_T_REPLY) {
+		hdr_init_compact(ch, f, type, (uint8_t)nargs, handler, seq, token);
+		p = f + UAM_C_HDR_LEN;
+	} else {
+		hdr_init(ch, f, type, 0, (uint8_t)nargs, handler, seq, token, aux, dlen);
+		p = f + UAM_HDR_LEN;
+	}
 	for (unsigned int i = 0; i < nargs; i++, p += 8)
 		put64(p, args[i]);
 	if (dlen)
@@ -917,12 +977,14 @@ static int check_args(unsigned int handler, const uint64_t *args, unsigned int n
 
 /* ---- Public calls that only need the protocol ---------------------------- */
 
-/* A medium payload: (data, len) must fit with any nargs. */
-static int check_payload(const struct uam_chan *ch, const void *data, size_t len)
+/* A medium payload: (data, len) must fit one frame beside nargs
+ * arguments (checked first: nargs <= UAM_MAX_ARGS). */
+static int check_payload(const struct uam_chan *ch, const void *data, size_t len,
+			 unsigned int nargs)
 {
 	if (len && !data)
 		return -EINVAL;
-	if (len > medium_room(ch->ep))
+	if (len > medium_room(ch->ep, nargs))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -936,7 +998,7 @@ static int request(struct uam_chan *ch, unsigned int handler, const uint64_t *ar
 
 	if (!ch)
 		return -EINVAL;
-	if ((err = check_args(handler, args, nargs)) || (err = check_payload(ch, data, len)))
+	if ((err = check_args(handler, args, nargs)) || (err = check_payload(ch, data, len, nargs)))
 		return err;
 	if (ch->err)
 		return ch->err;
@@ -967,7 +1029,12 @@ int uam_request_medium(struct uam_chan *ch, unsigned int handler, const uint64_t
 
 size_t uam_ep__medium_max(const struct uam_ep *ep)
 {
-	return ep ? medium_room(ep) : 0;
+	return ep ? medium_room(ep, UAM_MAX_ARGS) : 0;
+}
+
+size_t uam_ep__medium_max_args(const struct uam_ep *ep, unsigned int nargs)
+{
+	return ep && nargs <= UAM_MAX_ARGS ? medium_room(ep, nargs) : 0;
 }
 
 int uam_reply_medium(const struct uam_msg *req, unsigned int handler, const uint64_t *args,
@@ -982,7 +1049,7 @@ int uam_reply_medium(const struct uam_msg *req, unsigned int handler, const uint
 	ch = req->chan;
 	if (req != ch->ep->cur_req || req->kind != UAM_MSG_REQUEST || ch->ep->cur_replied)
 		return -EPERM;
-	if ((err = check_args(handler, args, nargs)) || (err = check_payload(ch, data, len)))
+	if ((err = check_args(handler, args, nargs)) || (err = check_payload(ch, data, len, nargs)))
 		return err;
 	if (ch->err)
 		return ch->err;
@@ -1199,17 +1266,22 @@ static int take_fragment(struct uam_chan *ch, const uint8_t *f, uint8_t type, ui
 	return 0;
 }
 
+static const uint8_t *frame_hdr(const struct uam_ep *ep, const uint8_t *f, uint32_t len,
+				uint8_t hb[UAM_HDR_LEN], const uint8_t **body);
+
 /* One frame, in order, exactly once: do what it says. */
 static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 {
 	struct uam_ep *ep = ch->ep;
-	uint8_t type = f[UAM_OFF_TYPE], nargs = f[UAM_OFF_NARGS];
-	const uint8_t *p = f + UAM_HDR_LEN;
-	struct uam_msg m = { .chan = ch, .handler = get16(f + UAM_OFF_HANDLER), .nargs = nargs,
-			     .token = get32(f + UAM_OFF_TOKEN) };
-	uint32_t aux = get32(f + UAM_OFF_AUX);
+	uint8_t hb[UAM_HDR_LEN];
+	const uint8_t *p, *h = frame_hdr(ep, f, len, hb, &p); /* checked by input */
+	uint8_t type = h[UAM_OFF_TYPE], nargs = h[UAM_OFF_NARGS];
+	struct uam_msg m = { .chan = ch, .handler = get16(h + UAM_OFF_HANDLER), .nargs = nargs,
+			     .token = get32(h + UAM_OFF_TOKEN) };
+	uint32_t aux = get32(h + UAM_OFF_AUX);
 
-	(void)len; /* checked by uamp_input (frame_len) */
+	/* Only REQUEST and REPLY come compact: the other types' code reads
+	 * f, which is h for them. */
 	switch (type) {
 	case UAM_T_REQUEST:
 	case UAM_T_REPLY:
@@ -1217,7 +1289,7 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 			m.args[i] = get64(p);
 		/* A medium message's payload: handed over in place, in the
 		 * receive buffer (or the reorder slot it waited in). */
-		m.data_len = get32(f + UAM_OFF_DLEN);
+		m.data_len = get32(h + UAM_OFF_DLEN);
 		m.data = m.data_len ? p : NULL;
 		if (type == UAM_T_REPLY) {
 			m.kind = UAM_MSG_REPLY;
@@ -1433,6 +1505,51 @@ static uint64_t frame_len(const uint8_t *f)
 }
 
 /*
+ * A received frame's header in the full layout, and (body, if not NULL)
+ * where what follows the header starts (args, extension, data): f itself
+ * for a full header; a compact one decoded into hb, its dlen the length that remains
+ * after the header and the args, its credit in frames, no SACK.  NULL if
+ * the frame is malformed: longer than a receive slot, of no kind we know,
+ * with more args than a message may have, or not exactly as long as its
+ * header says (a compact frame: shorter than its header and args).  Every
+ * length and count on the wire is checked here, before anything reads
+ * past the header.
+ */
+static const uint8_t *frame_hdr(const struct uam_ep *ep, const uint8_t *f, uint32_t len,
+				uint8_t hb[UAM_HDR_LEN], const uint8_t **body)
+{
+	uint8_t nargs;
+
+	if (!len || len > ep->tr.max_frame)
+		return NULL;
+	if (!is_compact(f)) {
+		if (len < UAM_HDR_LEN || frame_len(f) != len)
+			return NULL;
+		if (body)
+			*body = f + UAM_HDR_LEN;
+		return f;
+	}
+	nargs = len >= UAM_C_HDR_LEN ? f[UAM_C_OFF_NARGS] : 0;
+	if (len < UAM_C_HDR_LEN || nargs > UAM_MAX_ARGS || len < UAM_C_HDR_LEN + nargs * 8u)
+		return NULL;
+	memset(hb, 0, UAM_HDR_LEN);
+	hb[UAM_OFF_VERSION] = UAM_WIRE_VERSION;
+	hb[UAM_OFF_TYPE] = f[UAM_C_OFF_KIND] & ~UAM_C_FORMAT;
+	hb[UAM_OFF_NARGS] = nargs;
+	put16(hb + UAM_OFF_HANDLER, f[UAM_C_OFF_HANDLER]);
+	put16(hb + UAM_OFF_CREDIT, (uint16_t)(f[UAM_C_OFF_CREDIT] * UAM_C_CREDIT_UNIT));
+	/* Big-endian on both sides: copied as they are. */
+	memcpy(hb + UAM_OFF_SESSION, f + UAM_C_OFF_SESSION, 4);
+	memcpy(hb + UAM_OFF_SEQ, f + UAM_C_OFF_SEQ, 4);
+	memcpy(hb + UAM_OFF_ACK, f + UAM_C_OFF_ACK, 4);
+	memcpy(hb + UAM_OFF_TOKEN, f + UAM_C_OFF_TOKEN, 4);
+	put32(hb + UAM_OFF_DLEN, len - UAM_C_HDR_LEN - nargs * 8u);
+	if (body)
+		*body = f + UAM_C_HDR_LEN;
+	return hb;
+}
+
+/*
  * A frame whose session is not the one we know on this channel (there is
  * no handshake: see docs/uam.md).  Every channel the peer opens has a
  * fresh session, and its stream starts at uamp_isn(session).  Returns 1: the peer's session, to adopt (we had
@@ -1459,22 +1576,26 @@ static int session_check(const struct uam_chan *ch, const uint8_t *f, uint8_t ty
 static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 {
 	uint32_t w = window(ch), seq, session;
-	uint8_t type;
+	uint8_t type, hb[UAM_HDR_LEN];
+	const uint8_t *h;
 	int32_t d;
 
 	ch->st.rx_frames++;
 	/* Longer than a receive slot, or not exactly what its header says
-	 * (the core gives the U-Net payload length, no padding). */
-	if (len < UAM_HDR_LEN || len > ch->ep->tr.max_frame || frame_len(f) != len)
+	 * (the core gives the U-Net payload length, no padding).  h: the
+	 * header in the full layout, whichever form came; the frame itself
+	 * (f) is what is held or delivered. */
+	h = frame_hdr(ch->ep, f, len, hb, NULL);
+	if (!h)
 		goto bad;
-	type = f[UAM_OFF_TYPE];
+	type = h[UAM_OFF_TYPE];
 
 	if (ch->err)
 		return;
-	session = get32(f + UAM_OFF_SESSION);
-	seq = get32(f + UAM_OFF_SEQ);
+	session = get32(h + UAM_OFF_SESSION);
+	seq = get32(h + UAM_OFF_SEQ);
 	if (!session || session != ch->peer_session) {
-		switch (session_check(ch, f, type, session, seq)) {
+		switch (session_check(ch, h, type, session, seq)) {
 		case 1:
 			ch->peer_session = session;
 			ch->rcv_next = uamp_isn(ch->ep, session);
@@ -1488,7 +1609,7 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 			goto bad; /* from an earlier channel of the peer */
 		}
 	}
-	take_ack(ch, f);
+	take_ack(ch, h);
 
 	if (type == UAM_T_ACK)
 		goto out;
