@@ -878,12 +878,23 @@ static uint8_t mbyte(uint64_t k, size_t n, size_t i)
 	return (uint8_t)(k * 131 + n * 7 + i * 13 + (i >> 8));
 }
 
+/* Medium message k of a run: its args, payload size and its reply's. */
+struct mplan {
+	uint8_t nargs;
+	uint16_t size, rsize;
+};
+
 struct mcounts {
 	uint64_t next_req, next_rep, reqs, reps, bad;
-	size_t max;
-	const size_t *sizes;
-	uint64_t nsizes;
+	const struct mplan *plan;
+	uint64_t n;
 };
+
+/* Argument i of message k (and of its reply). */
+static uint64_t marg(uint64_t k, unsigned int i)
+{
+	return k * 0x9E3779B97F4A7C15ULL + i;
+}
 
 static bool mcheck(const struct uam_msg *m, uint64_t k, size_t n)
 {
@@ -897,77 +908,128 @@ static bool mcheck(const struct uam_msg *m, uint64_t k, size_t n)
 	return true;
 }
 
-/* Request k carries sizes[k % nsizes] bytes and args {k, size}; the reply
- * carries max - size bytes, so both directions cover every size. */
+/* Message k of the plan, with its args and payload as sent: k is the one
+ * that must come next (in order, exactly once), and a message with no
+ * args carries it only in its payload's bytes. */
+static bool mcheck_plan(const struct mcounts *c, const struct uam_msg *m, uint64_t k, bool reply)
+{
+	const struct mplan *pl = &c->plan[k];
+
+	if (k >= c->n || m->nargs != pl->nargs)
+		return false;
+	for (unsigned int i = 0; i < pl->nargs; i++)
+		if (m->args[i] != marg(k, i))
+			return false;
+	return mcheck(m, k, reply ? pl->rsize : pl->size);
+}
+
+static void mfill(uint8_t *buf, uint64_t k, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		buf[i] = mbyte(k, n, i);
+}
+
 static void h_mreq(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
 {
 	struct mcounts *c = ctx;
-	uint64_t k = m->args[0], n = m->args[1], r[2] = { k, c->max - n };
+	uint64_t k = c->next_req, a[UAM_MAX_ARGS];
 	static uint8_t out[1 << 16];
 
 	(void)ep;
-	if (m->kind != UAM_MSG_REQUEST || m->nargs != 2 || k != c->next_req ||
-	    n != c->sizes[k % c->nsizes] || !mcheck(m, k, n))
+	if (m->kind != UAM_MSG_REQUEST || !mcheck_plan(c, m, k, false)) {
 		c->bad++;
+		return;
+	}
 	c->next_req = k + 1;
 	c->reqs++;
-	for (size_t i = 0; i < c->max - n; i++)
-		out[i] = mbyte(k, c->max - n, i);
-	if (uam_reply_medium(m, H_MREP, r, 2, out, c->max - n))
+	for (unsigned int i = 0; i < UAM_MAX_ARGS; i++)
+		a[i] = marg(k, i);
+	mfill(out, k, c->plan[k].rsize);
+	if (uam_reply_medium(m, H_MREP, a, c->plan[k].nargs, out, c->plan[k].rsize))
 		c->bad++;
-	memset(out, 0xee, c->max); /* the caller's buffer is free at once */
+	memset(out, 0xee, c->plan[k].rsize); /* the caller's buffer is free at once */
 }
 
 static void h_mrep(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
 {
 	struct mcounts *c = ctx;
-	uint64_t k = m->args[0];
+	uint64_t k = c->next_rep;
 
 	(void)ep;
-	if (m->kind != UAM_MSG_REPLY || m->nargs != 2 || k != c->next_rep ||
-	    m->args[1] != c->max - c->sizes[k % c->nsizes] || !mcheck(m, k, m->args[1]))
+	if (m->kind != UAM_MSG_REPLY || !mcheck_plan(c, m, k, true)) {
 		c->bad++;
+		return;
+	}
 	c->next_rep = k + 1;
 	c->reps++;
 }
 
-/* Medium requests and replies of every size from 0 to medium_max (all of
- * 0..64, then in steps of 29, and the largest), over a link with the given
- * faults: each delivered once, in order, with its content. */
+/*
+ * The plan of a run: `rounds` rounds, each of every size from 0 to the
+ * largest a frame takes beside its args (all of 0..64, then steps of 29,
+ * then the largest), with 0, 8, 2, 0, 8, 2... args; each reply carries
+ * the largest size less the request's, so both directions see every
+ * size.  With 0 args the largest is 1472 bytes (one MTU-1500 frame).
+ * Returns the number of messages.
+ */
+static uint64_t mplan_make(struct sim *sim, struct mplan *plan, uint64_t room, uint64_t rounds)
+{
+	static const uint8_t cycle[] = { 0, UAM_MAX_ARGS, 2 };
+	uint64_t n = 0;
+
+	for (uint64_t r = 0; r < rounds; r++) {
+		uint8_t na = cycle[r % 3];
+		size_t max = uam_ep__medium_max_args(sim->s[0].ep, na);
+
+		for (size_t sz = 0;; sz = sz < 64 ? sz + 1 : sz + 29) {
+			if (sz > max)
+				sz = max;
+			assert_true(n < room);
+			plan[n++] = (struct mplan){ .nargs = na, .size = (uint16_t)sz,
+						    .rsize = (uint16_t)(max - sz) };
+			if (sz == max)
+				break;
+		}
+	}
+	return n;
+}
+
+/* Medium requests and replies of every size from 0 to the largest, with
+ * and without args (mplan_make), over a link with the given faults: each
+ * delivered once, in order, with its args and content. */
 static void run_medium(uint64_t seed, uint32_t loss, uint32_t dup, uint32_t reorder, uint64_t rounds)
 {
 	struct sim *sim = sim_new(seed, loss, dup, reorder, NULL);
-	size_t max = uam_ep__medium_max(sim->s[0].ep), sizes[256], nsizes = 0;
+	struct mplan *plan = calloc(rounds * 256, sizeof(*plan));
 	struct mcounts c = { 0 };
 	static uint8_t buf[1 << 16];
 	uint64_t sent = 0, n;
 	long steps;
 
-	assert_int_equal(max, FRAME - UAM_HDR_LEN - UAM_MAX_ARGS * 8);
-	for (size_t k = 0; k <= 64; k++)
-		sizes[nsizes++] = k;
-	for (size_t k = 65; k < max; k += 29)
-		sizes[nsizes++] = k;
-	sizes[nsizes++] = max;
-	assert_true(nsizes < 256);
-	c.max = max;
-	c.sizes = sizes;
-	c.nsizes = nsizes;
-	n = nsizes * rounds;
+	assert_non_null(plan);
+	/* 1492 bytes of U-Net payload at MTU 1500, a 20-byte header */
+	assert_int_equal(uam_ep__medium_max_args(sim->s[0].ep, 0), 1472);
+	assert_int_equal(uam_ep__medium_max_args(sim->s[0].ep, 0), FRAME - UAM_C_HDR_LEN);
+	assert_int_equal(uam_ep__medium_max_args(sim->s[0].ep, 8), 1408);
+	assert_int_equal(uam_ep__medium_max(sim->s[0].ep), 1408);
+	n = mplan_make(sim, plan, rounds * 256, rounds);
+	c.plan = plan;
+	c.n = n;
 	for (int i = 0; i < 2; i++) {
 		uam_ep__set_handler(sim->s[i].ep, H_MREQ, h_mreq, &c);
 		uam_ep__set_handler(sim->s[i].ep, H_MREP, h_mrep, &c);
 	}
 	for (steps = 0; steps < 5000000 && c.reps < n; steps++) {
 		while (sent < n) {
-			size_t len = sizes[sent % nsizes];
-			uint64_t a[2] = { sent, len };
+			const struct mplan *pl = &plan[sent];
+			uint64_t a[UAM_MAX_ARGS];
 			int r;
 
-			for (size_t i = 0; i < len; i++)
-				buf[i] = mbyte(sent, len, i);
-			r = uam_request_medium(sim->s[0].ch, H_MREQ, a, 2, buf, len);
-			memset(buf, 0xdd, len); /* free at once: queued ones were copied */
+			for (unsigned int i = 0; i < UAM_MAX_ARGS; i++)
+				a[i] = marg(sent, i);
+			mfill(buf, sent, pl->size);
+			r = uam_request_medium(sim->s[0].ch, H_MREQ, a, pl->nargs, buf, pl->size);
+			memset(buf, 0xdd, pl->size); /* free at once: queued ones were copied */
 			if (r == -EAGAIN)
 				break;
 			assert_int_equal(r, (int)sent);
@@ -977,9 +1039,9 @@ static void run_medium(uint64_t seed, uint32_t loss, uint32_t dup, uint32_t reor
 	}
 	for (int i = 0; i < 2000; i++)
 		step(sim);
-	print_message("medium: %llu each way, sizes 0..%zu, lost %llu of %llu frames\n",
-		      (unsigned long long)n, max, (unsigned long long)sim->lost,
-		      (unsigned long long)sim->sent);
+	print_message("medium: %llu each way, sizes 0..1472 (0 args), 0..1408 (8), 0..1456 (2), "
+		      "lost %llu of %llu frames\n", (unsigned long long)n,
+		      (unsigned long long)sim->lost, (unsigned long long)sim->sent);
 	assert_int_equal(uam_chan__error(sim->s[0].ch), 0);
 	assert_int_equal(uam_chan__error(sim->s[1].ch), 0);
 	assert_int_equal(c.bad, 0);
@@ -987,6 +1049,7 @@ static void run_medium(uint64_t seed, uint32_t loss, uint32_t dup, uint32_t reor
 	assert_int_equal(c.reps, n);
 	if (loss)
 		assert_true(sim->lost > n / 50);
+	free(plan);
 	sim_free(sim);
 }
 
@@ -1008,31 +1071,59 @@ static void test_medium_dup_reorder(void **state)
 	run_medium(23, 50000, 50000, 50000, 20);
 }
 
-/* The limits of medium messages, and a medium reply caught by uam_call. */
+static bool is_compact_frame(const uint8_t *f)
+{
+	return f[0] == (UAM_C_FORMAT | UAM_T_REQUEST) || f[0] == (UAM_C_FORMAT | UAM_T_REPLY);
+}
+
+/* A compact request or reply as side `from` would send it: its session,
+ * ack and credit, and seq; len is up to the caller. */
+static void forge_compact(struct sim *sim, int from, uint8_t *f, uint8_t type, uint8_t nargs,
+			  uint8_t handler, uint32_t seq, uint32_t token)
+{
+	struct uam_chan *ch = sim->s[from].ch;
+
+	memset(f, 0, UAM_C_HDR_LEN);
+	f[UAM_C_OFF_KIND] = UAM_C_FORMAT | type;
+	f[UAM_C_OFF_NARGS] = nargs;
+	f[UAM_C_OFF_HANDLER] = handler;
+	f[UAM_C_OFF_CREDIT] = (uint8_t)(sim->s[from].ep->o.window / UAM_C_CREDIT_UNIT);
+	wput32(f + UAM_C_OFF_SESSION, ch->session);
+	wput32(f + UAM_C_OFF_SEQ, seq);
+	wput32(f + UAM_C_OFF_ACK, ch->rcv_next);
+	wput32(f + UAM_C_OFF_TOKEN, token);
+}
+
+/* The limits of medium messages, a medium reply caught by uam_call, and
+ * malformed frames of both headers. */
 static void test_medium_limits(void **state)
 {
 	struct sim *sim = sim_new(24, 0, 0, 0, NULL);
-	size_t max = uam_ep__medium_max(sim->s[0].ep);
-	struct mcounts c = { 0 };
+	struct uam_ep *ep = sim->s[0].ep;
+	size_t max2 = uam_ep__medium_max_args(ep, 2), max0 = uam_ep__medium_max_args(ep, 0);
+	struct mplan plan[2] = { { .nargs = 2, .size = 0, .rsize = (uint16_t)max2 },
+				 { .nargs = 0, .size = (uint16_t)max0, .rsize = 0 } };
+	struct mcounts c = { .plan = plan, .n = 2 };
 	static uint8_t buf[1 << 16];
-	size_t sizes[1] = { 0 };
-	uint64_t a[2] = { 0, 0 };
+	uint64_t a[2] = { marg(0, 0), marg(0, 1) };
 	struct uam_msg reply;
-	uint8_t f[FRAME];
+	uint8_t f[FRAME + 8];
 	struct uam_stats st;
+	uint64_t bad;
 
 	(void)state;
-	c.max = max;
-	c.sizes = sizes;
-	c.nsizes = 1;
 	uam_ep__set_handler(sim->s[1].ep, H_MREQ, h_mreq, &c);
 	assert_int_equal(uam_ep__medium_max(NULL), 0);
-	assert_int_equal(uam_request_medium(sim->s[0].ch, H_MREQ, a, 2, buf, max + 1), -EMSGSIZE);
+	assert_int_equal(uam_ep__medium_max_args(NULL, 0), 0);
+	assert_int_equal(uam_ep__medium_max_args(ep, UAM_MAX_ARGS + 1), 0);
+	assert_int_equal(uam_ep__medium_max_args(ep, 1), max0 - 8);
+	assert_int_equal(uam_request_medium(sim->s[0].ch, H_MREQ, a, 2, buf, max2 + 1), -EMSGSIZE);
+	assert_int_equal(uam_request_medium(sim->s[0].ch, H_MREQ, NULL, 0, buf, max0 + 1), -EMSGSIZE);
 	assert_int_equal(uam_request_medium(sim->s[0].ch, H_MREQ, a, 2, NULL, 1), -EINVAL);
 	assert_int_equal(uam_request_medium(NULL, H_MREQ, a, 2, buf, 1), -EINVAL);
 	assert_int_equal(uam_reply_medium(NULL, H_MREP, a, 2, buf, 1), -EINVAL);
-	/* the reply (max bytes) is copied out of the receive buffer for
-	 * the caller, who reads it after the poll */
+	/* the reply (the largest with 2 args) is copied out of the receive
+	 * buffer for the caller, who reads it after the poll */
 	assert_int_equal(uamp_call_start(sim->s[0].ch, H_MREQ, a, 2, &reply), 0);
 	for (int i = 0; i < 100 && !sim->s[0].ch->call_done; i++)
 		step(sim);
@@ -1040,18 +1131,60 @@ static void test_medium_limits(void **state)
 	sim->s[0].ch->call_active = false;
 	assert_int_equal(c.bad, 0);
 	assert_int_equal(reply.kind, UAM_MSG_REPLY);
-	assert_true(mcheck(&reply, 0, max));
+	assert_int_equal(reply.nargs, 2);
+	assert_true(mcheck(&reply, 0, max2));
 	assert_true(reply.data == sim->s[0].ch->call_data);
-	/* a medium request whose dlen disagrees with its length, and a
-	 * DONE with data: refused before anything is delivered */
+	for (int i = 0; i < 20; i++)
+		step(sim); /* both sides idle, everything acknowledged */
+
+	/* Full header: a medium request whose dlen disagrees with its
+	 * length, and a DONE with data: refused before anything is
+	 * delivered. */
 	forge_hdr(sim, 0, f, UAM_T_REQUEST, 0, 0, H_MREQ, sim->s[0].ch->snd_next, 1, 0, 10);
 	feed(sim, 1, f, UAM_HDR_LEN + 9);
 	feed(sim, 1, f, UAM_HDR_LEN + 11);
 	forge_hdr(sim, 0, f, UAM_T_DONE, 0, 0, 0, sim->s[0].ch->snd_next, 1, 0, 10);
 	feed(sim, 1, f, UAM_HDR_LEN + 10);
+	/* Compact header: shorter than itself or than its args, more args
+	 * than a message has, longer than a frame, a kind that has no
+	 * compact form (ACK, STORE, DONE, and beyond), a stale session. */
+	forge_compact(sim, 0, f, UAM_T_REQUEST, 0, H_MREQ, sim->s[0].ch->snd_next, 1);
+	feed(sim, 1, f, UAM_C_HDR_LEN - 1);
+	feed(sim, 1, f, 1);
+	feed(sim, 1, f, 0);
+	feed(sim, 1, f, FRAME + 1);
+	forge_compact(sim, 0, f, UAM_T_REQUEST, 2, H_MREQ, sim->s[0].ch->snd_next, 1);
+	feed(sim, 1, f, UAM_C_HDR_LEN + 15);
+	forge_compact(sim, 0, f, UAM_T_REPLY, UAM_MAX_ARGS + 1, H_MREQ, sim->s[0].ch->snd_next, 1);
+	feed(sim, 1, f, UAM_C_HDR_LEN + 8 * (UAM_MAX_ARGS + 1));
+	forge_compact(sim, 0, f, UAM_T_REQUEST, 0, H_MREQ, sim->s[0].ch->snd_next, 1);
+	f[UAM_C_OFF_NARGS] = 0xff;
+	feed(sim, 1, f, UAM_C_HDR_LEN + 100);
+	for (uint8_t t = 0; t < 16; t++) {
+		if (t == UAM_T_REQUEST || t == UAM_T_REPLY)
+			continue;
+		forge_compact(sim, 0, f, t, 0, H_MREQ, sim->s[0].ch->snd_next, 1);
+		feed(sim, 1, f, UAM_C_HDR_LEN + 8);
+	}
+	forge_compact(sim, 0, f, UAM_T_REQUEST, 0, H_MREQ, sim->s[0].ch->snd_next, 1);
+	wput32(f + UAM_C_OFF_SESSION, sim->s[0].ch->session ^ 0x5a5a0000u);
+	feed(sim, 1, f, UAM_C_HDR_LEN + 8);
 	uam_chan__stats(sim->s[1].ch, &st);
-	assert_int_equal(st.bad_frames, 3);
+	bad = 3 + 4 + 1 + 1 + 1 + 14 + 1;
+	assert_int_equal(st.bad_frames, bad);
 	assert_int_equal(c.reqs, 1);
+	assert_int_equal(uam_chan__error(sim->s[1].ch), 0);
+
+	/* And one that is right: 1472 bytes with no args, in one frame,
+	 * handed to the handler with its content (plan[1]). */
+	forge_compact(sim, 0, f, UAM_T_REQUEST, 0, H_MREQ, forge_seq(sim, 0), 2);
+	mfill(f + UAM_C_HDR_LEN, 1, max0);
+	feed(sim, 1, f, UAM_C_HDR_LEN + (uint32_t)max0);
+	uam_chan__stats(sim->s[1].ch, &st);
+	assert_int_equal(st.bad_frames, bad);
+	assert_int_equal(c.reqs, 2);
+	assert_int_equal(c.bad, 0);
+	assert_int_equal(UAM_C_HDR_LEN + max0, FRAME);
 	sim_free(sim);
 }
 
@@ -1193,6 +1326,95 @@ static void test_bulk_loss_pipelined(void **state)
 	assert_true((double)t0 / (double)t1 >= 0.8);
 	free(src);
 	free(dst);
+}
+
+/*
+ * Flow control and SACK when requests and replies travel compact.  The
+ * credit: side 0 learns side 1's window (256) from side 1's compact
+ * request alone, with no ACK from side 1, and then sends 64 frames at
+ * once (4, the credit assumed before, if it did not).  The SACK: side 0
+ * sends A, B, C; B is lost and C overtakes A.  Side 1 holds C, delivers
+ * A and replies to it with a compact frame, which has no room for the
+ * SACK: the SACK must still go out, in an ACK in the same batch, so side
+ * 0 resends B at once (fast retransmit) instead of after a timeout.
+ */
+static void test_compact_credit_sack(void **state)
+{
+	UNET_OPTS_INIT(uam_ep_opts, o);
+	struct sim *sim;
+	struct calls c0 = { 0 }, c1 = { 0 };
+	struct uam_stats st0, st1;
+	struct pkt *pa, *pb, *pc;
+	uint64_t a[1] = { 7 };
+	bool sack_seen = false;
+	uint32_t una;
+
+	(void)state;
+	o.window = 256;
+	sim = sim_new(25, 0, 0, 0, &o);
+	uam_ep__set_handler(sim->s[0].ep, H_ECHO, h_call, &c0);
+	uam_ep__set_handler(sim->s[1].ep, H_ECHO, h_call, &c1);
+	uam_ep__set_handler(sim->s[0].ep, H_ECHO_REPLY, h_call_rep, &c0);
+	uam_ep__set_handler(sim->s[1].ep, H_ECHO_REPLY, h_call_rep, &c1);
+	assert_int_equal(sim->s[0].ch->peer_credit, 4);
+	assert_true(uam_request(sim->s[1].ch, H_ECHO, a, 1) >= 0);
+	assert_non_null(sim->s[0].head);
+	assert_true(is_compact_frame(sim->s[0].head->data));
+	uamp_input(sim->s[0].ch, sim->s[0].head->data, sim->s[0].head->len);
+	side_drain(&sim->s[0]);
+	uam_chan__stats(sim->s[1].ch, &st1);
+	assert_int_equal(st1.tx_acks, 0);
+	assert_int_equal(sim->s[0].ch->peer_credit, 256);
+	side_drain(&sim->s[1]); /* side 0's reply: lost, resent */
+	una = sim->s[0].ch->snd_una;
+	uam_ep__cork(sim->s[0].ep);
+	for (int i = 0; i < 64; i++)
+		assert_true(uam_request(sim->s[0].ch, H_ECHO, a, 1) >= 0);
+	assert_int_equal(uam_ep__uncork(sim->s[0].ep), 0);
+	assert_int_equal(sim->s[0].ch->snd_next - una, 65);
+	for (int i = 0; i < 200; i++)
+		step(sim);
+	assert_int_equal(c0.done, 64);
+	assert_int_equal(c1.done, 1);
+
+	/* The SACK. */
+	uam_ep__cork(sim->s[0].ep);
+	for (int i = 0; i < 3; i++)
+		assert_true(uam_request(sim->s[0].ch, H_ECHO, a, 1) >= 0);
+	assert_int_equal(uam_ep__uncork(sim->s[0].ep), 0);
+	assert_int_equal(sim->s[1].queued, 3);
+	pa = sim->s[1].head;
+	pb = pa->next;
+	pc = pb->next;
+	free(pb);
+	pc->next = pa;
+	pa->next = NULL;
+	sim->s[1].head = pc;
+	sim->s[1].tail = pa;
+	sim->s[1].queued = 2;
+	uam_ep__stats(sim->s[0].ep, &st0);
+	uam_ep__stats(sim->s[1].ep, &st1);
+	step(sim); /* side 1 takes C, then A, and replies to A */
+	for (struct pkt *p = sim->s[0].head; p; p = p->next) {
+		const uint8_t *f = p->data;
+
+		if (p->len == UAM_HDR_LEN && f[UAM_OFF_VERSION] == UAM_WIRE_VERSION &&
+		    f[UAM_OFF_TYPE] == UAM_T_ACK && f[UAM_OFF_SACK + 7] == 1)
+			sack_seen = true;
+	}
+	assert_true(sack_seen);
+	for (int i = 0; i < 4; i++)
+		step(sim);
+	assert_int_equal(c0.done, 64 + 3);
+	{
+		struct uam_stats n0;
+
+		uam_ep__stats(sim->s[0].ep, &n0);
+		assert_int_equal(n0.timeouts - st0.timeouts, 0);
+		assert_int_equal(n0.retransmits - st0.retransmits, 1);
+	}
+	assert_int_equal(uam_chan__error(sim->s[0].ch), 0);
+	sim_free(sim);
 }
 
 /* A corked endpoint (uam_ep__cork: sends wait for one kick) still keeps
@@ -1834,6 +2056,7 @@ int main(void)
 		cmocka_unit_test(test_medium_lossy),
 		cmocka_unit_test(test_medium_dup_reorder),
 		cmocka_unit_test(test_medium_limits),
+		cmocka_unit_test(test_compact_credit_sack),
 		cmocka_unit_test(test_loss_recovery),
 		cmocka_unit_test(test_cork_keeps_time),
 		cmocka_unit_test(test_bulk_loss_pipelined),
