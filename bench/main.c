@@ -73,8 +73,9 @@ static void usage(FILE *f)
 		"            [--busy-poll USEC] [--xdp-mode M]: UDP/IPv4 over U-Net\n"
 		"packet:     --iface IF --peer MAC   (EtherType 0x88B6, TPACKET_V3 receive ring)\n"
 		"uam:        Active Messages over the unet channel: up to 64 bytes as a short\n"
-		"            request, up to the medium limit (1388 at MTU 1500) as a medium\n"
-		"            request, longer as a store into the peer's memory\n"
+		"            request, up to the medium limit (1472 with no args at MTU 1500:\n"
+		"            every size) as one medium request, longer (smaller MTUs) as\n"
+		"            several\n"
 		"sizes: %d..%d bytes on every transport\n",
 		BENCH_MAX_BATCH, BENCH_MIN_SIZE, BENCH_MAX_SIZE);
 }

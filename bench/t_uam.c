@@ -5,15 +5,15 @@
  *
  * A message of up to 64 bytes travels as a short request (UAM_MAX_ARGS
  * words, its length rounded up to 8 bytes: every size the benchmark uses
- * is a multiple of 8); a longer one, up to uam_ep__medium_max (1388 bytes
- * at MTU 1500), as a medium request, its payload in the same frame; one
- * longer still (1472) does not fit one frame beside UAM's 40-byte header
- * and the room medium messages keep for 8 arguments, and goes as medium
- * requests of up to medium_max bytes each (two for 1472), the last of
- * which hands the whole to the receiver (as a libfabric provider's eager
- * protocol would).  Every way it is delivered reliably, exactly once, in
- * order, under UAM's credit flow control: that cost is what this
- * measures.  Stores (into a ring of slots in the peer's registered
+ * is a multiple of 8); a longer one, up to the medium limit with no
+ * arguments (uam_ep__medium_max_args(ep, 0): 1472 bytes at MTU 1500, so
+ * every size the benchmark has, BENCH_MAX_SIZE), as one medium request
+ * with its payload in the same frame, behind UAM's 20-byte compact
+ * header.  On an interface with a smaller MTU a longer one goes as medium
+ * requests of up to that limit each, the last of which hands the whole to
+ * the receiver (as a libfabric provider's eager protocol would).  Every
+ * way it is delivered reliably, exactly once, in order, under UAM's
+ * credit flow control: that cost is what this measures.  Stores (into a ring of slots in the peer's registered
  * region, whose completion handler hands the message over) are only used
  * by the bulk role.
  */
@@ -46,7 +46,8 @@ struct bench_conn {
 	size_t region_len;
 	const uint8_t *bulk_src; /* bulk stores read from here */
 	long bulk_done;
-	size_t medium_max;
+	size_t medium_max; /* with no args (H_MEDIUM) */
+	size_t part_max;   /* with one (H_PART) */
 	uint8_t medium_buf[BENCH_MAX_SIZE]; /* a medium message being written */
 	uint8_t part_buf[BENCH_MAX_SIZE];   /* a split message being received */
 	uint32_t part_len;
@@ -170,7 +171,8 @@ static struct bench_conn *uam_bench_open(const struct bench_opts *o)
 		uam_bench_close(c);
 		return NULL;
 	}
-	c->medium_max = uam_ep__medium_max(c->ep);
+	c->medium_max = uam_ep__medium_max_args(c->ep, 0);
+	c->part_max = uam_ep__medium_max_args(c->ep, 1);
 	return c;
 }
 
@@ -190,7 +192,7 @@ static int send_split(struct bench_conn *c, const struct bench_tx *tx)
 		src = c->medium_buf;
 	}
 	while (off < tx->len) {
-		size_t n = tx->len - off < c->medium_max ? tx->len - off : c->medium_max;
+		size_t n = tx->len - off < c->part_max ? tx->len - off : c->part_max;
 
 		r = uam_request_medium(c->ch, H_PART, &total, 1, src + off, n);
 		if (r < 0 && (off == 0 || r != -EAGAIN))

@@ -312,14 +312,26 @@ enum { H_MREQ = 4, H_MREP = 5 };
 
 struct mcounts {
 	uint64_t next_req, next_rep, reqs, reps, bad;
-	size_t max, step;
+	size_t max[2], step; /* the largest payload with 0 and with 1 arg */
 };
 
-/* Request k carries k * step % (max + 1) bytes; its reply max minus that:
- * together every size 0..max, in both directions. */
+/* Request k has k % 2 args (its number k, when it has one: with none, it
+ * is known from its place in the stream, and its bytes depend on it) and
+ * k * step % (max + 1) bytes; its reply the same args and max minus that:
+ * together every size 0..max, with and without an arg, both ways. */
+static unsigned int mnargs(uint64_t k)
+{
+	return (unsigned int)(k % 2);
+}
+
+static size_t mmax(const struct mcounts *c, uint64_t k)
+{
+	return c->max[mnargs(k)];
+}
+
 static size_t msize(const struct mcounts *c, uint64_t k)
 {
-	return (size_t)(k * c->step % (c->max + 1));
+	return (size_t)(k * c->step % (mmax(c, k) + 1));
 }
 
 static uint8_t mbyte(uint64_t k, size_t n, size_t i)
@@ -339,31 +351,37 @@ static bool mcheck(const struct uam_msg *m, uint64_t k, size_t n)
 	return true;
 }
 
+/* Message k must come next: its args and content as sent. */
+static bool mcheck_k(const struct uam_msg *m, uint64_t k, size_t n)
+{
+	return m->nargs == mnargs(k) && (!m->nargs || m->args[0] == k) && mcheck(m, k, n);
+}
+
 static void h_mreq(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
 {
 	struct mcounts *c = ctx;
-	uint64_t k = m->args[0], r[1] = { k };
-	size_t n = msize(c, k), rn = c->max - n;
+	uint64_t k = c->next_req, r[1] = { k };
+	size_t n = msize(c, k), rn = mmax(c, k) - n;
 	uint8_t out[2048];
 
 	(void)ep;
-	if (m->nargs != 1 || k != c->next_req || !mcheck(m, k, n))
+	if (!mcheck_k(m, k, n))
 		c->bad++;
 	c->next_req = k + 1;
 	c->reqs++;
 	for (size_t i = 0; i < rn; i++)
 		out[i] = mbyte(k, rn, i);
-	if (uam_reply_medium(m, H_MREP, r, 1, out, rn))
+	if (uam_reply_medium(m, H_MREP, r, mnargs(k), out, rn))
 		c->bad++;
 }
 
 static void h_mrep(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
 {
 	struct mcounts *c = ctx;
-	uint64_t k = m->args[0];
+	uint64_t k = c->next_rep;
 
 	(void)ep;
-	if (m->nargs != 1 || k != c->next_rep || !mcheck(m, k, c->max - msize(c, k)))
+	if (!mcheck_k(m, k, mmax(c, k) - msize(c, k)))
 		c->bad++;
 	c->next_rep = k + 1;
 	c->reps++;
@@ -384,10 +402,15 @@ static void test_medium_loss_dup_reorder(void **state)
 	o.inject.reorder_ppm = 50000;
 	o.inject.seed = 99;
 	p = pair_new(&o);
-	c.max = uam_ep__medium_max(p->a);
-	assert_true(c.max >= 1000 && c.max <= sizeof(buf));
-	c.step = 7; /* coprime with max + 1 at MTU 1500 (1389): every size */
-	n = n_requests / 4 > 4 * (c.max + 1) ? n_requests / 4 : 4 * (c.max + 1);
+	c.max[0] = uam_ep__medium_max_args(p->a, 0);
+	c.max[1] = uam_ep__medium_max_args(p->a, 1);
+	/* MTU 1500: 1472 bytes with no args, in one frame */
+	assert_int_equal(c.max[0], 1472);
+	assert_int_equal(c.max[1], 1464);
+	/* k = 2j + a: 14j + 7a modulo 1473 = 3 * 491 and 1465 = 5 * 293,
+	 * both coprime with 14: every size with each number of args */
+	c.step = 7;
+	n = n_requests / 4 > 4 * (c.max[0] + 1) ? n_requests / 4 : 4 * (c.max[0] + 1);
 	uam_ep__set_handler(p->b, H_MREQ, h_mreq, &c);
 	uam_ep__set_handler(p->a, H_MREP, h_mrep, &c);
 	set_loss(if_a, 100000);
@@ -401,7 +424,7 @@ static void test_medium_loss_dup_reorder(void **state)
 
 			for (size_t i = 0; i < len; i++)
 				buf[i] = mbyte(sent, len, i);
-			r = uam_request_medium(p->ab, H_MREQ, a, 1, buf, len);
+			r = uam_request_medium(p->ab, H_MREQ, a, mnargs(sent), buf, len);
 			if (r == -EAGAIN)
 				break;
 			assert_true(r >= 0);
@@ -409,8 +432,8 @@ static void test_medium_loss_dup_reorder(void **state)
 		}
 		pump(p);
 	}
-	print_message("%llu medium requests (0..%zu bytes) in %llu ms\n", (unsigned long long)n,
-		      c.max, (unsigned long long)(now_ms() - t0));
+	print_message("%llu medium requests (0..%zu bytes with no arg, 0..%zu with one) in %llu ms\n",
+		      (unsigned long long)n, c.max[0], c.max[1], (unsigned long long)(now_ms() - t0));
 	expect_exactly(p, n, &c.reqs, &c.reps, &c.bad);
 	assert_true(injected(if_a) > n / 50);
 	pair_free(p);

@@ -1802,6 +1802,7 @@ struct fuzz {
 	uint64_t rng;
 	uint8_t *r0, *r1; /* side 0's region 9, side 1's region 5 */
 	uint64_t handled, ops_done, bad;
+	uint64_t compact_in, compact_handled; /* inputs with the compact header, and messages from them */
 	uint64_t sum; /* of payload bytes read: ASan sees a payload past its frame */
 };
 
@@ -1825,9 +1826,10 @@ static void fz_handler(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
 	if (m->kind == UAM_MSG_STORE && ((m->region != 5 && m->region != 9) ||
 					 m->offset > FUZZ_REGION || m->len > FUZZ_REGION - m->offset))
 		z->bad++;
-	/* a medium payload lies within the frame the handler was given */
+	/* a medium payload lies within the frame the handler was given,
+	 * beside the smallest header and its args */
 	if ((m->kind == UAM_MSG_REQUEST || m->kind == UAM_MSG_REPLY) &&
-	    (m->data_len > FRAME || (m->data_len && !m->data)))
+	    (m->data_len > FRAME - UAM_C_HDR_LEN - m->nargs * 8u || (m->data_len && !m->data)))
 		z->bad++;
 	if (m->data_len)
 		z->sum += ((const uint8_t *)m->data)[0] + ((const uint8_t *)m->data)[m->data_len - 1];
@@ -1856,13 +1858,18 @@ static void fz_work(struct sim *sim, struct fuzz *z, uint8_t *src)
 		struct uam_chan *ch = sim->s[i].ch;
 		uint32_t peer_region = i ? 9 : 5, mine = i ? 5 : 9;
 		uint64_t off = frnd(z) % (FUZZ_REGION / 2), len = frnd(z) % 5000;
+		unsigned int na;
 
 		if (!ch || ch->err)
 			continue;
 		uam_request(ch, 1, a, (unsigned int)(frnd(z) % (UAM_MAX_ARGS + 1)));
 		/* medium messages too, so their frames are in the corpus */
-		uam_request_medium(ch, 1, a, (unsigned int)(frnd(z) % (UAM_MAX_ARGS + 1)), src,
-				   frnd(z) % (uam_ep__medium_max(sim->s[i].ep) + 1));
+		na = (unsigned int)(frnd(z) % (UAM_MAX_ARGS + 1));
+		uam_request_medium(ch, 1, a, na, src,
+				   frnd(z) % (uam_ep__medium_max_args(sim->s[i].ep, na) + 1));
+		/* the largest a frame takes: 1472 bytes, no args */
+		if (frnd(z) % 4 == 0)
+			uam_request_medium(ch, 1, a, 0, src, uam_ep__medium_max_args(sim->s[i].ep, 0));
 		uam_store(ch, src, len, peer_region, off, 1, a, 3, fz_op, z);
 		uam_get(ch, peer_region, off, len, mine, off, fz_op, z);
 	}
@@ -1903,7 +1910,9 @@ static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, 
 
 	memcpy(out, p->data, len);
 	/* most inputs in the stream's window, so they reach deliver() */
-	if (len >= UAM_HDR_LEN && r % 4 != 0)
+	if (is_compact_frame(out) && len >= UAM_C_HDR_LEN && r % 4 != 0)
+		wput32(out + UAM_C_OFF_SEQ, sim->s[1].ch ? sim->s[1].ch->rcv_next + (uint32_t)(frnd(z) % 3) : 0);
+	else if (len >= UAM_HDR_LEN && r % 4 != 0)
 		wput32(out + UAM_OFF_SEQ, sim->s[1].ch ? sim->s[1].ch->rcv_next + (uint32_t)(frnd(z) % 3) : 0);
 	switch ((r >> 8) % 8) {
 	case 0: /* random bytes, random length */
@@ -1937,6 +1946,37 @@ static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, 
 						 UAM_OFF_AUX, UAM_OFF_DLEN };
 		uint64_t e = edges[frnd(z) % (sizeof(edges) / sizeof(edges[0]))];
 
+		if (is_compact_frame(out) && len >= UAM_C_HDR_LEN && frnd(z) % 2) {
+			/* the compact header's fields; dlen is the length */
+			static const uint8_t c32[] = { UAM_C_OFF_SESSION, UAM_C_OFF_SEQ,
+						       UAM_C_OFF_ACK, UAM_C_OFF_TOKEN };
+
+			switch (frnd(z) % 6) {
+			case 0: /* args beyond the frame, or more than a message has */
+				out[UAM_C_OFF_NARGS] = (uint8_t)(frnd(z) % 2 ? e : frnd(z) % 12);
+				break;
+			case 1: /* a kind with no compact form, or the full header's */
+				out[UAM_C_OFF_KIND] = (uint8_t)(frnd(z) % 2 ? UAM_C_FORMAT | (frnd(z) % 16)
+									    : frnd(z) % 4);
+				break;
+			case 2:
+				wput32(out + c32[frnd(z) % sizeof(c32)], (uint32_t)e);
+				break;
+			case 3:
+				out[UAM_C_OFF_CREDIT] = (uint8_t)frnd(z);
+				out[UAM_C_OFF_HANDLER] = (uint8_t)frnd(z);
+				break;
+			case 4: /* the length around what the header and args need */
+				len = UAM_C_HDR_LEN + out[UAM_C_OFF_NARGS] * 8u + (uint32_t)(frnd(z) % 3) - 1;
+				break;
+			case 5: /* the length around the largest frame */
+				len = FRAME - 1 + (uint32_t)(frnd(z) % 3);
+				break;
+			}
+			for (uint32_t i = p->len; i < len; i++) /* what it grew by */
+				out[i] = (uint8_t)frnd(z);
+			break;
+		}
 		if (len < UAM_HDR_LEN)
 			break;
 		switch (frnd(z) % 6) {
@@ -2001,8 +2041,15 @@ static void test_fuzz_input(void **state)
 
 		assert_non_null(f);
 		memcpy(f, in, len);
-		if (sim->s[1].ch)
+		if (len && is_compact_frame(f))
+			z.compact_in++;
+		if (sim->s[1].ch) {
+			uint64_t h = z.handled;
+
 			uamp_input(sim->s[1].ch, f, len);
+			if (len && is_compact_frame(f) && z.handled > h)
+				z.compact_handled++;
+		}
 		free(f);
 		if (inputs % 16 == 15) {
 			step(sim);
@@ -2021,11 +2068,16 @@ static void test_fuzz_input(void **state)
 		}
 	}
 	print_message("fuzz: %llu inputs from %u captured frames (seed %#llx), %llu handlers run, "
-		      "%llu ops completed, %llu fresh channel pairs\n",
+		      "%llu ops completed, %llu fresh channel pairs; %llu inputs compact, "
+		      "%llu of them ran a handler\n",
 		      (unsigned long long)inputs, ncorpus, (unsigned long long)FUZZ_SEED,
 		      (unsigned long long)z.handled, (unsigned long long)z.ops_done,
-		      (unsigned long long)sims);
+		      (unsigned long long)sims, (unsigned long long)z.compact_in,
+		      (unsigned long long)z.compact_handled);
 	assert_int_equal(z.bad, 0);
+	/* the compact header is fuzzed, and not only refused */
+	assert_true(z.compact_in > FUZZ_INPUTS / 10);
+	assert_true(z.compact_handled > 1000);
 	sim_free(sim);
 	for (uint32_t i = 0; i < ncorpus; i++)
 		free(corpus[i]);
