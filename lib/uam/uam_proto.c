@@ -1508,9 +1508,9 @@ static uint64_t frame_len(const uint8_t *f)
 /*
  * A received frame's header in the full layout, and (body, if not NULL)
  * where what follows the header starts (args, extension, data): f itself
- * for a full header; a compact one decoded into hb, its dlen the length that remains
- * after the header and the args, its credit in frames, no SACK.  NULL if
- * the frame is malformed: longer than a receive slot, of no kind we know,
+ * for a full header; a compact one decoded into hb, its dlen the length
+ * that remains after the header and the args, its credit in frames, no
+ * SACK.  NULL if the frame is malformed: longer than a receive slot, of no kind we know,
  * with more args than a message may have, or not exactly as long as its
  * header says (a compact frame: shorter than its header and args).  Every
  * length and count on the wire is checked here, before anything reads
