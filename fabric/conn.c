@@ -397,7 +397,10 @@ void ufi_conn_poll(struct ufi_ep *ep, uint64_t now)
 
 	for (int i = 0; i < 64; i++) {
 		socklen_t fl = sizeof(from);
-		ssize_t n = recvfrom(ep->udp_fd, &h, sizeof(h), 0, (struct sockaddr *)&from, &fl);
+		/* MSG_TRUNC: n is the datagram's own length, so a longer one
+		 * is refused by its size instead of read as its first bytes */
+		ssize_t n = recvfrom(ep->udp_fd, &h, sizeof(h), MSG_TRUNC, (struct sockaddr *)&from,
+				     &fl);
 		if (n < 0)
 			break;
 		ufi_conn_hello(ep, &h, (size_t)n, &from, fl);

@@ -977,6 +977,29 @@ static void test_fuzz_hello(void **state)
 		nanosleep(&ts, NULL);
 		assert_int_equal(drain_answers(a_sock, f), 1);
 	}
+	/* And through the socket: a datagram longer than a HELLO whose start
+	 * is that HELLO is refused (the receive must not cut it to size),
+	 * the HELLO itself answered. */
+	{
+		uint8_t b[HELLO_LEN + 8] = { 0 };
+		struct timespec ts = { 0, 10000000 };
+
+		hello_build(b, &f->a.name, &f->ep.name, f->a.rtag, 0);
+		assert_int_equal(sendto(a_sock, b, sizeof(b), 0, (struct sockaddr *)&self_sa,
+					sizeof(self_sa)),
+				 sizeof(b));
+		nanosleep(&ts, NULL);
+		ufi_conn_poll(&f->ep, 0);
+		nanosleep(&ts, NULL);
+		assert_int_equal(drain_answers(a_sock, f), 0);
+		assert_int_equal(sendto(a_sock, b, HELLO_LEN, 0, (struct sockaddr *)&self_sa,
+					sizeof(self_sa)),
+				 HELLO_LEN);
+		nanosleep(&ts, NULL);
+		ufi_conn_poll(&f->ep, 0);
+		nanosleep(&ts, NULL);
+		assert_int_equal(drain_answers(a_sock, f), 1);
+	}
 	close(a_sock);
 	close(f->ep.udp_fd);
 	/* the strangers */
