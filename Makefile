@@ -186,6 +186,14 @@ $(BUILD)/unetctl: cli/unetctl.c $(TOOL_LIB_DEP)
 $(BUILD)/tests/%: tests/unit/%.c $(ALIB) $(SKEL) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lcmocka
 
+# The provider's parsers fuzzed without a network: linked with its objects.
+$(BUILD)/tests/test_fabric_proto: tests/unit/test_fabric_proto.c $(FABRIC_OBJS) $(ALIB) | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) -Ifabric -o $@ $< $(FABRIC_OBJS) $(ALIB) $(ALL_LDFLAGS) -lfabric $(LIBS) -lcmocka
+
+# lib/tcp's receive path fuzzed on a live connection: reads lwIP's pcbs.
+$(BUILD)/tests/test_tcp_fuzz: tests/unit/test_tcp_fuzz.c $(ALIB) $(SKEL) | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) $(LWIP_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lcmocka
+
 # The daemon's modules (daemon/, not part of the library).  test_policy
 # links the policy module alone; it needs neither the library nor libbpf.
 $(BUILD)/daemon/%.o: daemon/%.c

@@ -328,15 +328,35 @@ static void go_up(struct ufi_ep *ep, struct ufi_peer *p)
 	ufi_peer_up(ep, p);
 }
 
-static void on_hello(struct ufi_ep *ep, const struct hello *h, const struct sockaddr_in *from)
+int ufi_hello_parse(const struct ufi_name *self, const void *buf, size_t len,
+		    const struct sockaddr_in *from, socklen_t fromlen, struct ufi_hello *out)
 {
-	struct ufi_peer *p;
-	uint16_t ft = ntohs(h->from_tag), tt = ntohs(h->to_tag);
+	struct hello h;
 
-	if (ntohl(h->magic) != HELLO_MAGIC || memcmp(&h->to, &ep->name, UFI_NAME_LEN) != 0 ||
-	    !ufi_name_valid(&h->from) || h->from.ip != from->sin_addr.s_addr ||
-	    h->from.port != from->sin_port || ft < TAG_MIN)
+	if (len != sizeof(h) || fromlen != sizeof(*from) || from->sin_family != AF_INET)
+		return -EPROTO;
+	memcpy(&h, buf, sizeof(h));
+	if (ntohl(h.magic) != HELLO_MAGIC || memcmp(&h.to, self, UFI_NAME_LEN) != 0 ||
+	    !ufi_name_valid(&h.from) || h.from.ip != from->sin_addr.s_addr ||
+	    h.from.port != from->sin_port || ntohs(h.from_tag) < TAG_MIN)
+		return -EPROTO;
+	out->from = h.from;
+	out->from_tag = ntohs(h.from_tag);
+	out->to_tag = ntohs(h.to_tag);
+	return 0;
+}
+
+void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct sockaddr_in *from,
+		    socklen_t fromlen)
+{
+	struct ufi_hello hello, *h = &hello;
+	struct ufi_peer *p;
+	uint16_t ft, tt;
+
+	if (ufi_hello_parse(&ep->name, buf, len, from, fromlen, h))
 		return;
+	ft = h->from_tag;
+	tt = h->to_tag;
 	p = ufi_peer_find(ep, &h->from);
 	if (!p && tt == 0)
 		p = ufi_peer_stranger(ep, &h->from); /* not in our AV yet (lazy MPI) */
@@ -377,11 +397,13 @@ void ufi_conn_poll(struct ufi_ep *ep, uint64_t now)
 
 	for (int i = 0; i < 64; i++) {
 		socklen_t fl = sizeof(from);
-		ssize_t n = recvfrom(ep->udp_fd, &h, sizeof(h), 0, (struct sockaddr *)&from, &fl);
+		/* MSG_TRUNC: n is the datagram's own length, so a longer one
+		 * is refused by its size instead of read as its first bytes */
+		ssize_t n = recvfrom(ep->udp_fd, &h, sizeof(h), MSG_TRUNC, (struct sockaddr *)&from,
+				     &fl);
 		if (n < 0)
 			break;
-		if ((size_t)n == sizeof(h) && fl == sizeof(from) && from.sin_family == AF_INET)
-			on_hello(ep, &h, &from);
+		ufi_conn_hello(ep, &h, (size_t)n, &from, fl);
 	}
 	if (!ep->connecting)
 		return;

@@ -471,14 +471,11 @@ static void deliver_rts(struct ufi_ep *ep, struct ufi_peer *p, uint64_t tag, uin
 			      .len = len, .region = region, .cookie = cookie };
 	push_ux(ep, q, u);
 }
-static void h_eager(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
+static void h_eager(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *m)
 {
-	struct ufi_ep *ep = ctx;
-	struct ufi_peer *p = peer_of_msg(m);
 	const void *src;
 	size_t len;
 
-	(void)uam;
 	if (!p || m->nargs < 2)
 		return;
 	len = (m->args[1] >> 8) & 0xffffff;
@@ -510,14 +507,11 @@ static void frag_end(struct ufi_ep *ep, struct ufi_peer *p, int err)
 	free(in);
 }
 
-static void h_frag(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
+static void h_frag(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *m)
 {
-	struct ufi_ep *ep = ctx;
-	struct ufi_peer *p = peer_of_msg(m);
 	struct ufi_inmsg *in;
 	uint64_t total, off;
 
-	(void)uam;
 	if (!p || m->nargs != 4 || !m->data_len)
 		return;
 	total = m->args[2];
@@ -566,12 +560,8 @@ static void h_frag(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
 		frag_end(ep, p, 0);
 }
 
-static void h_rts(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
+static void h_rts(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *m)
 {
-	struct ufi_ep *ep = ctx;
-	struct ufi_peer *p = peer_of_msg(m);
-
-	(void)uam;
 	if (!p || m->nargs != 5 || m->args[2] == 0 || m->args[2] > UFI_MAX_MSG_SIZE ||
 	    m->args[3] >= UAM_MAX_REGIONS || m->args[4] > UINT32_MAX)
 		return;
@@ -579,67 +569,82 @@ static void h_rts(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
 		    (size_t)m->args[2], (uint32_t)m->args[3], (uint32_t)m->args[4]);
 }
 
-static void h_fin(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
+static void h_fin(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *m)
 {
-	struct ufi_peer *p = peer_of_msg(m);
 	int st;
 
-	(void)uam;
 	if (!p || m->nargs != 2 || m->args[0] > UINT32_MAX)
 		return;
 	st = (int)(int64_t)m->args[1];
 	if (st > 0 || st < -4095)
 		st = -EPROTO;
-	handle_fin(ctx, p, (uint32_t)m->args[0], st);
+	handle_fin(ep, p, (uint32_t)m->args[0], st);
 }
 
-static void h_ping(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
+static void h_sync(const struct uam_msg *m)
 {
-	(void)uam;
-	(void)m;
-	(void)ctx;
-}
-
-static void h_sync(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
-{
-	(void)uam;
-	(void)ctx;
 	uam_reply(m, H_SYNC_ACK, NULL, 0);
 }
 
-static void h_sync_ack(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
+static void h_sync_ack(struct ufi_peer *p)
 {
-	struct ufi_peer *p = peer_of_msg(m);
-
-	(void)uam;
-	(void)ctx;
 	if (p)
 		p->synced = true;
 }
 
-static void h_bye(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
+static void h_bye(struct ufi_peer *p)
 {
-	struct ufi_peer *p = peer_of_msg(m);
-
-	(void)uam;
-	(void)ctx;
 	if (p && p->state == UFI_PEER_UP)
 		p->state = UFI_PEER_CLOSED;
 }
 
+/*
+ * A message from peer p (NULL: a channel that is no peer's), by its
+ * handler index: everything in m is the peer's to choose, and each
+ * handler checks it.  The one entry from UAM (on_msg), and callable
+ * without a channel: tests/unit/test_fabric_proto.c fuzzes it.
+ */
+void ufi_proto_input(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *m)
+{
+	switch (m->handler) {
+	case H_EAGER:
+		h_eager(ep, p, m);
+		break;
+	case H_RTS:
+		h_rts(ep, p, m);
+		break;
+	case H_FIN:
+		h_fin(ep, p, m);
+		break;
+	case H_PING: /* keepalive: its arrival is all */
+		break;
+	case H_SYNC:
+		h_sync(m);
+		break;
+	case H_SYNC_ACK:
+		h_sync_ack(p);
+		break;
+	case H_BYE:
+		h_bye(p);
+		break;
+	case H_FRAG:
+		h_frag(ep, p, m);
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_msg(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
+{
+	(void)uam;
+	ufi_proto_input(ctx, peer_of_msg(m), m);
+}
+
 int ufi_proto_init(struct ufi_ep *ep)
 {
-	static const struct {
-		unsigned idx;
-		uam_handler_fn fn;
-	} hs[] = { { H_EAGER, h_eager }, { H_RTS, h_rts },	   { H_FIN, h_fin },
-		   { H_PING, h_ping },	 { H_SYNC, h_sync },	   { H_SYNC_ACK, h_sync_ack },
-		   { H_BYE, h_bye },
-		   { H_FRAG, h_frag },
-	};
-
-	for (size_t i = 0; i < sizeof(hs) / sizeof(hs[0]); i++) {
-		int r = uam_ep__set_handler(ep->uam, hs[i].idx, hs[i].fn, ep);
+	for (unsigned int h = H_EAGER; h <= H_FRAG; h++) {
+		int r = uam_ep__set_handler(ep->uam, h, on_msg, ep);
 		if (r)
 			return r;
 	}

@@ -342,6 +342,11 @@ int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 
 /* proto.c: matching, eager/rendezvous, progress */
 int ufi_proto_init(struct ufi_ep *ep);
+/* A message from peer p (NULL: a channel that is no peer's), dispatched
+ * by m->handler: what UAM's handlers do.  Every argument in m is the
+ * peer's and is checked; a message that fails a check is ignored (a
+ * fragmented message under way is abandoned).  Needs no channel. */
+void ufi_proto_input(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *m);
 size_t ufi_eager_max(void);
 size_t ufi_ep_eager_max(struct ufi_ep *ep);
 size_t ufi_ep_frag_max(struct ufi_ep *ep);
@@ -367,6 +372,20 @@ void ufi_peer_up(struct ufi_ep *ep, struct ufi_peer *p);
 int ufi_conn_init(struct ufi_ep *ep, const char *ifname);
 void ufi_conn_start(struct ufi_ep *ep, struct ufi_peer *p);
 void ufi_conn_poll(struct ufi_ep *ep, uint64_t now);
+/* A HELLO, parsed: the sender's name and the two tags (host order). */
+struct ufi_hello {
+	struct ufi_name from;
+	uint16_t from_tag, to_tag;
+};
+/* A datagram of len bytes from `from` (fromlen: its address length)
+ * checked as a HELLO to self: its size, magic, our exact name, a valid
+ * sender name whose address is the one it came from, a tag in our range.
+ * Returns 0 with *out filled, or -EPROTO.  Pure. */
+int ufi_hello_parse(const struct ufi_name *self, const void *buf, size_t len,
+		    const struct sockaddr_in *from, socklen_t fromlen, struct ufi_hello *out);
+/* A datagram on the setup socket: parsed, then acted on (conn.c). */
+void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct sockaddr_in *from,
+		    socklen_t fromlen);
 void ufi_conn_close_peer(struct ufi_peer *p);
 
 #endif /* UFI_H */

@@ -31,7 +31,7 @@ ROOT=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 BUILD=$(cd "$BUILD" && pwd)
 
 # Unit binaries that need a live interface (run by the integration suite).
-NEEDS_IFACE=(test_api_errors test_datapath test_uam test_core_hardening test_wait)
+NEEDS_IFACE=(test_api_errors test_datapath test_uam test_core_hardening test_wait test_tcp_fuzz)
 
 if [[ ${UNET_SANITIZED:-0} == 1 ]]; then
 	export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:exitcode=99${ASAN_OPTIONS:+:$ASAN_OPTIONS}"

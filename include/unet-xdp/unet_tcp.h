@@ -129,7 +129,9 @@ struct unet_tcp_stats {
 	uint64_t rx_frames;	    /* IPv4/TCP frames handed to lwIP */
 	uint64_t rx_arp;	    /* ARP frames handed to lwIP */
 	uint64_t rx_not_ours;	    /* IPv4 for another address, or not TCP: dropped */
-	uint64_t rx_malformed;	    /* shorter than the IP header says: dropped */
+	uint64_t rx_malformed;	    /* shorter than the IP header says, or a
+				     * sequence number lwIP cannot take
+				     * (docs/tcp.md): dropped */
 	uint64_t rx_syn_dropped;    /* SYNs over a listener's backlog or the
 				     * connection limit: dropped unanswered, or
 				     * the oldest half-open connection dropped

@@ -608,6 +608,36 @@ static uint16_t get16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
+/*
+ * Whether lwIP would abort the process on this segment (tl bytes of TCP
+ * at t, from saddr to daddr; under the lock).  lwIP 2.1's tcp_receive
+ * takes a segment as overlapping rcv_nxt when rcv_nxt - (seq + 1) >= 0
+ * and rcv_nxt - (seq + len - 1) <= 0, each compared as signed 32 bits.
+ * Both hold for a segment of sequence length 1 (one byte, or a bare FIN
+ * or SYN) at exactly rcv_nxt + 2^31, which then fails its assertion
+ * "insane offset!" -- and Debian's liblwip keeps its assertions, which
+ * abort().  Such a segment lies outside any window: we drop it.  Only a
+ * sender that knows the connection's rcv_nxt can aim it, but one
+ * segment would kill every connection of the process.  Found by
+ * tests/unit/test_tcp_fuzz.c.
+ */
+static bool seq_trap(const uint8_t *t, uint32_t tl, uint32_t saddr, uint32_t daddr)
+{
+	uint32_t doff = (t[12] >> 4) * 4u, seq;
+	uint16_t sport, dport;
+
+	if (doff < 20 || doff > tl || tl - doff + ((t[13] & (TCP_SYN | TCP_FIN)) ? 1 : 0) != 1)
+		return false;
+	seq = (uint32_t)t[4] << 24 | (uint32_t)t[5] << 16 | (uint32_t)t[6] << 8 | t[7];
+	sport = get16(t);
+	dport = get16(t + 2);
+	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
+		if (p->local_port == dport && p->remote_port == sport &&
+		    ip_2_ip4(&p->remote_ip)->addr == saddr && ip_2_ip4(&p->local_ip)->addr == daddr)
+			return p->rcv_nxt - seq == 0x80000000u;
+	return false;
+}
+
 static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t *frame,
 					    uint32_t len, struct unet_recv_desc *desc)
 {
@@ -645,6 +675,11 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	}
 	t = ip + hlen;
 	lock();
+	if (seq_trap(t, tot - hlen, saddr, daddr)) {
+		st->st.rx_malformed++;
+		unlock_rx();
+		return UNET_LAYER_CONSUMED;
+	}
 	neigh_learn(st, saddr, frame + 6);
 	/* SYN without ACK or RST: a new connection attempt. */
 	if ((t[13] & 0x16) == 0x02 && !syn_admit(st, get16(t + 2))) {

@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -45,6 +46,7 @@
 #include "tcp/tcp_impl.h"	   /* UNET_MAP_TCP_PORTS: the TCP layer's */
 #include "unet_abi.h"
 #include "unet_xdp.skel.h"
+#include "fuzz.h"
 
 /* ---- Fixture -------------------------------------------------------------- */
 
@@ -1977,6 +1979,214 @@ static void test_tcp_injected_drop(void **state)
 	expect_tcp(&s, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
 }
 
+/* ---- TCP/IPv4 fuzz ---------------------------------------------------------- */
+
+/*
+ * What bpf/xdp_tcp.h documents, written out again here from the frame's
+ * bytes (not from the program): the verdict and the counter an IPv4/TCP
+ * frame of n bytes gets.  *ours is set when the frame names a U-Net TCP
+ * port; *bytes to what a delivered segment counts (IP payload).
+ */
+enum fz_tcp_out { FZ_PASS, FZ_MALFORMED, FZ_DELIVERED };
+
+static enum fz_tcp_out fz_tcp_model(const uint8_t *f, uint32_t n, uint16_t *port, uint32_t *bytes)
+{
+	const uint8_t *ip = f + 14, *t;
+	uint32_t hlen, tot, doff, daddr;
+	uint16_t frag;
+
+	*port = 0;
+	if ((ip[0] >> 4) != 4 || (ip[0] & 0xf) < 5)
+		return FZ_PASS;
+	frag = (uint16_t)(ip[6] << 8 | ip[7]);
+	if (frag & 0x1fff)
+		return FZ_PASS; /* a later fragment: no ports */
+	hlen = (ip[0] & 0xfu) * 4;
+	if (14 + hlen + 4 > n)
+		return FZ_PASS; /* the destination port is not in the frame */
+	t = ip + hlen;
+	daddr = (uint32_t)ip[16] << 24 | (uint32_t)ip[17] << 16 | (uint32_t)ip[18] << 8 | ip[19];
+	*port = (uint16_t)(t[2] << 8 | t[3]);
+	if (daddr != UDP_DST || (*port != 8000 && *port != 8002)) {
+		*port = 0;
+		return FZ_PASS; /* not a U-Net TCP port: the kernel's */
+	}
+	tot = (uint32_t)(ip[2] << 8 | ip[3]);
+	if ((frag & 0x2000) || 14 + hlen + 20 > n || tot < hlen + 20 || 14 + tot > n)
+		return FZ_MALFORMED;
+	doff = (t[12] >> 4) * 4u;
+	if (doff < 20 || doff > tot - hlen)
+		return FZ_MALFORMED;
+	if (*port == 8002)
+		return FZ_PASS; /* its owner has no socket anywhere: the kernel resets */
+	*bytes = tot - hlen;
+	return FZ_DELIVERED;
+}
+
+/* One mutated IPv4/TCP frame into buf (cap >= 2048); returns its length. */
+static uint32_t fz_tcp_frame(uint64_t *rng, uint8_t *buf, size_t cap)
+{
+	static const uint16_t ports[] = { 8000, 8000, 8000, 8000, 8000, 8000, 8002, 8001 };
+	static const uint16_t frags[] = { 0, 0x4000, 0x2000, 0x0001, 0x1fff, 0x2001, 0xffff, 0x8000 };
+	struct tcp_spec s = tcp_good(ports[fuzz_next(rng) % 8]);
+	uint64_t r = fuzz_next(rng);
+	uint32_t n, hl, tot;
+	uint8_t *ip = buf + 14;
+
+	s.ihl = (uint8_t)(5 + r % 3);
+	s.doff = (uint8_t)(5 + (r >> 2) % 4);
+	s.payload = (uint16_t)((r >> 4) % 4 == 0 ? (r >> 8) % 1461 : (r >> 8) % 64);
+	if ((r >> 20) % 16 == 0)
+		s.daddr = 0x0a000003; /* another host's address */
+	n = build_tcp(buf, cap, &s);
+	ip[20 + 4 * (s.ihl - 5) + 13] = (uint8_t)(r >> 24); /* any TCP flags */
+	for (unsigned int k = 0, nm = 1 + (unsigned int)((r >> 32) % 4); k < nm; k++) {
+		uint64_t x = fuzz_next(rng);
+		uint32_t at;
+
+		hl = (ip[0] & 0xfu) * 4;
+		switch (x % 10) {
+		case 0: /* a bit flipped in the headers */
+			at = (uint32_t)((x >> 8) % (n < 14 + 80 ? n : 14 + 80));
+			buf[at] ^= (uint8_t)(1u << ((x >> 32) % 8));
+			break;
+		case 1: /* a byte set anywhere */
+			buf[(x >> 8) % n] = (uint8_t)(x >> 40);
+			break;
+		case 2: /* cut short: anywhere past the Ethernet header */
+			n = 14 + (uint32_t)((x >> 8) % (n - 13));
+			break;
+		case 3: /* longer: trailing bytes after the datagram */
+			at = (uint32_t)((x >> 8) % 64);
+			for (uint32_t i = 0; i < at && n < cap; i++)
+				buf[n++] = (uint8_t)(x >> (i % 56));
+			break;
+		case 4: /* IHL (and now and then the version) */
+			ip[0] = (uint8_t)(((x >> 8) % 8 ? 4 : (x >> 12) % 16) << 4 | (x >> 16) % 16);
+			break;
+		case 5: { /* tot_len at an edge */
+			uint32_t e[] = { 0, 1, hl + 19, hl + 20, n - 14, n - 13, n - 15, 0xffff,
+					 hl, hl + (ip[hl + 12] >> 4) * 4u, hl + (ip[hl + 12] >> 4) * 4u - 1 };
+
+			tot = e[(x >> 8) % (sizeof(e) / sizeof(e[0]))];
+			put16(ip + 2, (uint16_t)tot);
+			break;
+		}
+		case 6: /* fragment bits and offset */
+			put16(ip + 6, frags[(x >> 8) % 8]);
+			break;
+		case 7: /* TCP data offset: any of the 16 */
+			if (14 + hl + 13 <= n)
+				ip[hl + 12] = (uint8_t)(((x >> 8) % 16) << 4 | (ip[hl + 12] & 0xf));
+			break;
+		case 8: /* the protocol or the EtherType */
+			if ((x >> 8) % 2)
+				ip[9] = (uint8_t)((x >> 8) % 4 ? 6 : x >> 16);
+			else
+				put16(buf + 12, (x >> 16) % 4 ? 0x0800 : (uint16_t)(x >> 24));
+			break;
+		default: /* the destination port: ours, the dead one's, another */
+			if (14 + hl + 4 <= n)
+				put16(ip + hl + 2, ports[(x >> 8) % 8]);
+			break;
+		}
+	}
+	return n;
+}
+
+/*
+ * Seeded fuzz of the TCP path: valid segments for our ports (IP and TCP
+ * options, any flags, 0..1460 bytes), each mutated 1-4 times (bits
+ * flipped, bytes set, cut short, lengthened, IHL/version, tot_len at its
+ * edges, fragment bits, data offset, protocol/EtherType, port), run
+ * through the program.  Every IPv4/TCP frame's verdict is checked against
+ * the rules written out again above (fz_tcp_model): a segment is
+ * redirected only when it is for the live owner's port and well formed,
+ * malformed ones for our ports are dropped and counted, everything else
+ * is passed untouched.  Then the totals: tcp_delivered, drop_tcp_malformed
+ * and the port's own counters moved by exactly the model's counts, every
+ * frame counted once; and a valid segment after the storm is delivered.
+ */
+#define FZ_TCP_SEED 0x7463705f78647030ull /* "tcp_xdp0" */
+#define FZ_TCP_FRAMES 1000000
+
+static void test_tcp_fuzz(void **state)
+{
+	uint64_t seed = fuzz_seed(FZ_TCP_SEED), rng = seed, frames = fuzz_count(FZ_TCP_FRAMES);
+	uint64_t want_del = 0, want_bytes = 0, want_mal = 0, model_pass = 0, other = 0;
+	struct unet_tcp_val p0_before, p0_after, p2_before, p2_after;
+	struct snap before, now;
+	uint8_t buf[2048], out[2048];
+	struct timespec t0, t1;
+	uint64_t outcomes = 0;
+
+	(void)state;
+	need_xsk();
+	set_drop_ppm(0);
+	print_message("tcp fuzz: seed %#llx (UNET_FUZZ_SEED), %llu frames (UNET_FUZZ_COUNT)\n",
+		      (unsigned long long)seed, (unsigned long long)frames);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	p0_before = tcp_port_stats(8000);
+	p2_before = tcp_port_stats(8002);
+	read_snap(&before);
+	for (uint64_t i = 0; i < frames; i++) {
+		uint32_t n = fz_tcp_frame(&rng, buf, sizeof(buf)), out_len = sizeof(out);
+		uint32_t ret = 0xdead, bytes = 0, want;
+		enum fz_tcp_out o = FZ_PASS;
+		bool modelled = n >= 34 && buf[12] == 0x08 && buf[13] == 0 && buf[14 + 9] == 6;
+		uint16_t port = 0;
+
+		assert_int_equal(run_prog(buf, n, NULL, &ret, out, &out_len), 0);
+		if (!modelled) {
+			/* UDP, ARP, other EtherTypes: their own tests; here only
+			 * that no TCP counter moves (checked in the totals) */
+			other++;
+			continue;
+		}
+		o = fz_tcp_model(buf, n, &port, &bytes);
+		want = o == FZ_DELIVERED ? XDP_REDIRECT : o == FZ_MALFORMED ? XDP_DROP : XDP_PASS;
+		if (ret != want)
+			fail_msg("frame %llu (%u bytes, port %u): verdict %u, the rules say %u "
+				 "(replay: UNET_FUZZ_SEED=%#llx)",
+				 (unsigned long long)i, n, port, ret, want, (unsigned long long)seed);
+		if (ret == XDP_PASS && (out_len != n || memcmp(out, buf, n)))
+			fail_msg("frame %llu: passed but changed", (unsigned long long)i);
+		want_del += o == FZ_DELIVERED;
+		want_bytes += o == FZ_DELIVERED ? bytes : 0;
+		want_mal += o == FZ_MALFORMED;
+		model_pass += o == FZ_PASS;
+	}
+	read_snap(&now);
+	p0_after = tcp_port_stats(8000);
+	p2_after = tcp_port_stats(8002);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	for (int c = 0; c < UNET_CTR__COUNT; c++)
+		if (c != UNET_CTR_RX)
+			outcomes += now.ifc[c] - before.ifc[c];
+	print_message("tcp fuzz: %llu delivered, %llu malformed, %llu passed, %llu not IPv4/TCP, "
+		      "%.2f s\n",
+		      (unsigned long long)want_del, (unsigned long long)want_mal,
+		      (unsigned long long)model_pass, (unsigned long long)other,
+		      (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	assert_int_equal(now.ifc[UNET_CTR_RX] - before.ifc[UNET_CTR_RX], frames);
+	assert_int_equal(outcomes, frames); /* one outcome per frame */
+	assert_int_equal(now.ifc[UNET_CTR_TCP_DELIVERED] - before.ifc[UNET_CTR_TCP_DELIVERED], want_del);
+	assert_int_equal(now.ifc[UNET_CTR_DROP_TCP_MALFORMED] - before.ifc[UNET_CTR_DROP_TCP_MALFORMED],
+			 want_mal);
+	assert_int_equal(p0_after.delivered - p0_before.delivered, want_del);
+	assert_int_equal(p0_after.delivered_bytes - p0_before.delivered_bytes, want_bytes);
+	assert_int_equal(p0_after.drop_no_socket - p0_before.drop_no_socket, 0);
+	assert_memory_equal(&p2_after, &p2_before, sizeof(p2_after));
+	/* every kind of outcome was reached, or the fuzz tests little */
+	assert_true(want_del > frames / 20 && want_mal > frames / 20 && model_pass > frames / 20);
+	/* and a valid segment after the storm is delivered */
+	{
+		struct tcp_spec s = tcp_good(8000);
+
+		expect_tcp(&s, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2025,6 +2235,7 @@ int main(void)
 		cmocka_unit_test(test_tcp_malformed),
 		cmocka_unit_test(test_tcp_dead_owner_passed),
 		cmocka_unit_test(test_tcp_injected_drop),
+		cmocka_unit_test(test_tcp_fuzz),
 	};
 
 	return cmocka_run_group_tests_name("xdp_prog", tests, group_setup, group_teardown);

@@ -1,0 +1,1024 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * test_fabric_proto.c - the libfabric provider's parsers against a hostile
+ * peer, without a network (docs/libfabric.md, "Tests").
+ *
+ * Two seeded fuzzers, each ending with a valid exchange that must still
+ * work:
+ *   - HELLO datagrams on the setup socket (fabric/conn.c): mutated HELLOs
+ *     through ufi_conn_hello, each checked against the rules written out
+ *     again here (hello_model); what the accepted ones may do (an answer
+ *     to a known peer, a bounded number of strangers) counted exactly.
+ *   - UAM messages a peer sends (fabric/proto.c: EAGER, FRAG, RTS, FIN
+ *     and the rest) through ufi_proto_input, from a valid sender mutated
+ *     (argument counts, lengths, offsets, totals, cookies, regions at
+ *     their edges, payload length and pointer), against a model of what
+ *     each may deliver (msg_model): receive completions, unexpected
+ *     messages, send completions, all counted exactly; every payload and
+ *     receive buffer is a heap block of its exact size, so ASan (make
+ *     check's second pass) sees any copy past one.
+ * The endpoint is a real struct ufi_ep with real completion queues but
+ * no U-Net endpoint and no UAM: what would go to the network (FIN,
+ * uam_get) fails with -EINVAL on the NULL channel, which the provider
+ * already handles (a failed pull completes the receive with an error).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ufi.h"
+#include "fuzz.h"
+
+/* The wire's handler indices (proto.c) and limits (proto.c, conn.c),
+ * written out again: a change there must show up here. */
+enum { H_EAGER = 1, H_RTS, H_FIN, H_PING, H_SYNC, H_SYNC_ACK, H_BYE, H_FRAG };
+#define EAGER_MAX 1024
+#define FRAG_MAX 16384
+#define HELLO_LEN 56
+#define HELLO_MAGIC 0x55464948u
+#define TAG_MIN 1024
+
+static double secs_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* ---- The fixture: an endpoint, its queues, two peers ---------------------- */
+
+struct fx {
+	struct ufi_ep ep;
+	struct ufi_cq rxcq, txcq;
+	struct ufi_peer a, b; /* a sends everything; b's state must not move */
+};
+
+static void fx_init(struct fx *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->ep.enabled = true;
+	f->ep.rx_cq = &f->rxcq;
+	f->ep.tx_cq = &f->txcq;
+	f->ep.eager_max = EAGER_MAX;
+	f->ep.frag_max = FRAG_MAX;
+	f->ep.udp_fd = -1;
+	f->rxcq.fmt = FI_CQ_FORMAT_TAGGED;
+	f->txcq.fmt = FI_CQ_FORMAT_TAGGED;
+	for (int i = 0; i < 2; i++) {
+		struct ufi_peer *p = i ? &f->b : &f->a;
+
+		p->name.magic[0] = 'U';
+		p->name.magic[1] = 'F';
+		p->name.version = 1;
+		p->name.mac[5] = (uint8_t)(0x10 + i);
+		p->name.nonce = 0xabcd0000u + (uint32_t)i;
+		p->addr = (fi_addr_t)i;
+		p->state = UFI_PEER_UP;
+		p->ltag = (uint16_t)(2000 + i);
+		p->rtag = (uint16_t)(3000 + i);
+	}
+	f->a.next = &f->b;
+	f->ep.peers = &f->a;
+}
+
+static unsigned int list_len(const struct ufi_cqe *e)
+{
+	unsigned int n = 0;
+
+	for (; e; e = e->next)
+		n++;
+	return n;
+}
+
+static void cq_clear(struct ufi_cq *cq)
+{
+	struct ufi_cqe *lists[] = { cq->head, cq->ehead, cq->free_list };
+
+	for (int i = 0; i < 3; i++)
+		while (lists[i]) {
+			struct ufi_cqe *e = lists[i];
+
+			lists[i] = e->next;
+			free(e);
+		}
+	cq->head = cq->tail = cq->ehead = cq->etail = cq->free_list = NULL;
+}
+
+static unsigned int ux_len(const struct ufi_ep *ep, int q)
+{
+	unsigned int n = 0;
+
+	for (const struct ufi_ux *u = ep->ux[q]; u; u = u->next)
+		n++;
+	return n;
+}
+
+static unsigned int posted_len(const struct ufi_ep *ep, int q)
+{
+	unsigned int n = 0;
+
+	for (const struct ufi_rx *r = ep->posted[q]; r; r = r->next)
+		n++;
+	return n;
+}
+
+/* A rendezvous send of peer p waiting for its FIN (region -1: none). */
+static void add_tx(struct ufi_ep *ep, struct ufi_peer *p, uint32_t cookie)
+{
+	struct ufi_tx *t = calloc(1, sizeof(*t));
+
+	assert_non_null(t);
+	*t = (struct ufi_tx){ .peer = p, .cookie = cookie, .region = -1, .flags = FI_COMPLETION,
+			      .next = ep->txs };
+	ep->txs = t;
+	ep->outstanding++;
+}
+
+static bool has_tx(const struct ufi_ep *ep, const struct ufi_peer *p, uint32_t cookie)
+{
+	for (const struct ufi_tx *t = ep->txs; t; t = t->next)
+		if (t->peer == p && t->cookie == cookie)
+			return true;
+	return false;
+}
+
+/* Everything the fixture holds, freed (the receives' buffers are the
+ * caller's). */
+static void fx_free(struct fx *f)
+{
+	struct ufi_ep *ep = &f->ep;
+
+	for (int q = 0; q < 2; q++) {
+		while (ep->posted[q]) {
+			struct ufi_rx *r = ep->posted[q];
+
+			ep->posted[q] = r->next;
+			free(r);
+		}
+		while (ep->ux[q]) {
+			struct ufi_ux *u = ep->ux[q];
+
+			ep->ux[q] = u->next;
+			free(u);
+		}
+	}
+	while (ep->txs) {
+		struct ufi_tx *t = ep->txs;
+
+		ep->txs = t->next;
+		free(t);
+	}
+	for (struct ufi_peer *p = ep->peers; p; p = p->next)
+		if (p->in) {
+			free(p->in->rx);
+			free(p->in->ux);
+			free(p->in);
+			p->in = NULL;
+		}
+	cq_clear(&f->rxcq);
+	cq_clear(&f->txcq);
+}
+
+/* ---- UAM messages: the model ------------------------------------------------ */
+
+/*
+ * What proto.c's handlers document, from the message alone plus the
+ * state a peer's messages build up (a fragmented message under way) and
+ * the receives posted.  Every receive the test posts matches any message
+ * of its queue (tagged, all tag bits ignored; or untagged).
+ */
+struct model {
+	unsigned int posted[2]; /* receives posted, not taken */
+	unsigned int ux[2];	/* unexpected messages waiting */
+	bool in, in_rx;		/* a's fragmented message under way; it took a receive */
+	int in_q;
+	uint64_t total, got;
+	uint64_t rx_events; /* receive completions and errors */
+	uint64_t tx_events; /* send completions (FIN) */
+	uint64_t accepted, rejected;
+	uint64_t frag_into_rx; /* fragmented messages that started into a receive */
+};
+
+static void m_deliver(struct model *md, int q)
+{
+	if (md->posted[q]) {
+		md->posted[q]--;
+		md->rx_events++;
+	} else {
+		md->ux[q]++;
+	}
+}
+
+static void m_frag_end(struct model *md, bool ok)
+{
+	if (!md->in)
+		return;
+	if (md->in_rx)
+		md->rx_events++;
+	else if (ok)
+		md->ux[md->in_q]++;
+	md->in = false;
+}
+
+/* Posting a receive on q: an unexpected message takes it, or a
+ * fragmented one still arriving, or it waits. */
+static void m_post(struct model *md, int q)
+{
+	if (md->ux[q]) {
+		md->ux[q]--;
+		md->rx_events++;
+	} else if (md->in && !md->in_rx && md->in_q == q) {
+		md->in_rx = true;
+	} else {
+		md->posted[q]++;
+	}
+}
+
+static void msg_model(struct model *md, const struct uam_msg *m, const struct ufi_ep *ep,
+		      const struct ufi_peer *a)
+{
+	const uint64_t *g = m->args;
+	int q = (int)(g[1] & 1); /* UFI_MF_TAGGED: the tagged queue */
+	bool ok;
+
+	switch (m->handler) {
+	case H_EAGER:
+		ok = m->nargs == 2 && m->data_len == ((g[1] >> 8) & 0xffffff) &&
+		     (m->data_len == 0 || m->data);
+		if (ok)
+			m_deliver(md, q);
+		break;
+	case H_RTS:
+		ok = m->nargs == 5 && g[2] != 0 && g[2] <= ((uint64_t)1 << 30) && g[3] < 64 &&
+		     g[4] <= UINT32_MAX;
+		if (ok)
+			m_deliver(md, q);
+		break;
+	case H_FIN:
+		ok = m->nargs == 2 && g[0] <= UINT32_MAX && has_tx(ep, a, (uint32_t)g[0]);
+		if (ok)
+			md->tx_events++;
+		break;
+	case H_FRAG:
+		ok = false;
+		if (m->nargs != 4 || !m->data_len)
+			break;
+		if (g[2] > FRAG_MAX || g[3] >= g[2] || m->data_len > g[2] - g[3]) {
+			m_frag_end(md, false);
+			break;
+		}
+		if (g[3] == 0) {
+			m_frag_end(md, false);
+			md->in = true;
+			md->in_q = q;
+			md->total = g[2];
+			md->got = 0;
+			md->in_rx = md->posted[q] > 0;
+			if (md->in_rx) {
+				md->posted[q]--;
+				md->frag_into_rx++;
+			}
+		}
+		if (!md->in || g[3] != md->got || g[2] != md->total) {
+			m_frag_end(md, false);
+			break;
+		}
+		ok = true;
+		md->got += m->data_len;
+		if (md->got == md->total)
+			m_frag_end(md, true);
+		break;
+	default: /* PING, SYNC, SYNC_ACK, unknown: nothing to deliver */
+		ok = true;
+		break;
+	}
+	ok ? md->accepted++ : md->rejected++;
+}
+
+/* The endpoint's state against the model's. */
+static void check_model(const struct fx *f, const struct model *md, uint64_t i, uint64_t seed)
+{
+	uint64_t rx = list_len(f->rxcq.head) + list_len(f->rxcq.ehead);
+	uint64_t tx = list_len(f->txcq.head) + list_len(f->txcq.ehead);
+
+	for (int q = 0; q < 2; q++)
+		if (ux_len(&f->ep, q) != md->ux[q] || posted_len(&f->ep, q) != md->posted[q])
+			fail_msg("after message %llu: queue %d has %u unexpected, %u posted; the "
+				 "model %u, %u (replay: UNET_FUZZ_SEED=%#llx)",
+				 (unsigned long long)i, q, ux_len(&f->ep, q), posted_len(&f->ep, q),
+				 md->ux[q], md->posted[q], (unsigned long long)seed);
+	if (rx != md->rx_events || tx != md->tx_events)
+		fail_msg("after message %llu: %llu receive and %llu send completions; the model "
+			 "%llu, %llu (replay: UNET_FUZZ_SEED=%#llx)",
+			 (unsigned long long)i, (unsigned long long)rx, (unsigned long long)tx,
+			 (unsigned long long)md->rx_events, (unsigned long long)md->tx_events,
+			 (unsigned long long)seed);
+	if ((f->a.in != NULL) != md->in)
+		fail_msg("after message %llu: a fragmented message %s under way; the model says "
+			 "the opposite", (unsigned long long)i, f->a.in ? "is" : "is not");
+	/* b sent nothing: nothing of b's may have moved */
+	assert_null(f->b.in);
+	assert_int_equal(f->b.state, UFI_PEER_UP);
+}
+
+/* ---- UAM messages: the generator ------------------------------------------- */
+
+static const uint64_t edges[] = { 0,	  1,	  2,	  63,	     64,	 1023,
+				  1024,	  1025,	  16383,  16384,     16385,	 0xffffff,
+				  1 << 24, 1 << 30, (1u << 30) + 1, UINT32_MAX, 1ull << 32,
+				  INT64_MAX, (uint64_t)INT64_MIN, UINT64_MAX, (uint64_t)-4095,
+				  (uint64_t)-4096 };
+#define NEDGES (sizeof(edges) / sizeof(edges[0]))
+
+/* A well-behaved sender's fragmented message under way. */
+struct sender {
+	bool frag;
+	uint64_t total, off, tag;
+	uint32_t mf;
+};
+
+/* One message from a (valid, then perhaps mutated) into m; the payload
+ * (m->data_len bytes, a heap block of exactly that size, or NULL) is
+ * the caller's to free. */
+static void gen_msg(uint64_t *rng, struct sender *s, struct uam_msg *m, void **payload)
+{
+	uint64_t r = fuzz_next(rng);
+	size_t len = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->kind = UAM_MSG_REQUEST;
+	if (s->frag && r % 3 != 0) { /* the next fragment of the message under way */
+		len = s->total - s->off < EAGER_MAX ? s->total - s->off : EAGER_MAX;
+		m->handler = H_FRAG;
+		m->nargs = 4;
+		m->args[0] = s->tag;
+		m->args[1] = s->mf;
+		m->args[2] = s->total;
+		m->args[3] = s->off;
+		s->off += len;
+		s->frag = s->off < s->total;
+	} else {
+		switch ((r >> 4) % 8) {
+		case 0:
+		case 1: /* eager */
+			len = (r >> 8) % 4 ? (r >> 12) % 64 : (r >> 12) % (EAGER_MAX + 1);
+			m->handler = H_EAGER;
+			m->nargs = 2;
+			m->args[0] = r >> 20;
+			m->args[1] = (uint64_t)(uint32_t)(r >> 30) << 32 | (uint64_t)len << 8 |
+				     ((r >> 40) & 3);
+			break;
+		case 2:
+		case 3: /* a new fragmented message */
+			s->total = EAGER_MAX + 1 + (r >> 8) % (FRAG_MAX - EAGER_MAX);
+			s->off = 0;
+			s->tag = r >> 24;
+			s->mf = (uint32_t)((r >> 40) & 3);
+			len = EAGER_MAX;
+			m->handler = H_FRAG;
+			m->nargs = 4;
+			m->args[0] = s->tag;
+			m->args[1] = s->mf;
+			m->args[2] = s->total;
+			m->args[3] = 0;
+			s->off = len;
+			s->frag = true;
+			break;
+		case 4: /* rendezvous */
+			m->handler = H_RTS;
+			m->nargs = 5;
+			m->args[0] = r >> 20;
+			m->args[1] = (r >> 40) & 3;
+			m->args[2] = 1 + (r >> 8) % 100000;
+			m->args[3] = (r >> 30) % 48;
+			m->args[4] = (uint32_t)(r >> 32);
+			break;
+		case 5: /* FIN for one of a's sends, or not */
+			m->handler = H_FIN;
+			m->nargs = 2;
+			m->args[0] = (r >> 8) % 24;
+			m->args[1] = (r >> 16) % 4 ? 0 : (uint64_t)-(int64_t)((r >> 20) % 200);
+			break;
+		default: /* keepalive and close handshake, or no such handler */
+			m->handler = (uint16_t)((r >> 8) % 4 == 0 ? (r >> 12) % 256
+								   : (uint64_t[]){ H_PING, H_SYNC,
+										   H_SYNC_ACK }[(r >> 12) % 3]);
+			if (m->handler == H_BYE)
+				m->handler = H_PING; /* BYE closes the peer: by design */
+			m->nargs = (uint8_t)((r >> 24) % 3);
+			break;
+		}
+	}
+	/* mutations: half the messages, 1-3 each */
+	if ((r >> 48) % 2) {
+		for (unsigned int k = 0, nm = 1 + (unsigned int)((r >> 50) % 3); k < nm; k++) {
+			uint64_t x = fuzz_next(rng), e = edges[(x >> 8) % NEDGES];
+
+			switch (x % 7) {
+			case 0:
+				m->nargs = (uint8_t)((x >> 16) % 4 ? (x >> 20) % (UAM_MAX_ARGS + 1)
+								   : x >> 24);
+				break;
+			case 1: /* an argument at an edge */
+				m->args[(x >> 16) % 5] = e;
+				break;
+			case 2: /* the eager length field at an edge, or off by one */
+				m->args[1] = (m->args[1] & ~(0xffffffull << 8)) |
+					     (((x >> 16) % 2 ? e : len + ((x >> 20) % 3) - 1) & 0xffffff)
+						     << 8;
+				break;
+			case 3: /* the payload longer or shorter than said */
+				len = (x >> 16) % 4 ? (len + ((x >> 20) % 5) - 2) & 0xffff
+						    : (x >> 24) % 20000;
+				break;
+			case 4: /* a fragment's total or offset at an edge, or off by one */
+				m->args[2 + (x >> 16) % 2] = (x >> 20) % 2 ? e
+									    : m->args[2 + (x >> 16) % 2] +
+										      (x >> 24) % 3 - 1;
+				break;
+			case 5: /* another handler for the same arguments */
+				m->handler = (uint16_t)(1 + (x >> 16) % 8);
+				if (m->handler == H_BYE)
+					m->handler = H_FRAG;
+				break;
+			default: /* a bit flipped in an argument */
+				m->args[(x >> 16) % 5] ^= 1ull << ((x >> 24) % 64);
+				break;
+			}
+		}
+	}
+	*payload = NULL;
+	if (len) {
+		uint8_t *d = malloc(len);
+
+		assert_non_null(d);
+		for (size_t i = 0; i < len; i++)
+			d[i] = (uint8_t)(i * 7 + (r & 0xff));
+		*payload = d;
+		/* now and then an eager message says it carries data but has
+		 * none (UAM never hands a handler a length without data: only
+		 * the eager handler's own check is exercised here) */
+		m->data = m->handler == H_EAGER && (r >> 56) % 64 == 0 ? NULL : d;
+	}
+	m->data_len = len;
+}
+
+/* Receive buffers: heap blocks of their exact size, kept until the end. */
+struct bufs {
+	void **b;
+	size_t *len;
+	unsigned int n, cap;
+};
+
+static unsigned int buf_new(struct bufs *bs, size_t len)
+{
+	if (bs->n == bs->cap) {
+		bs->cap = bs->cap ? 2 * bs->cap : 256;
+		bs->b = realloc(bs->b, bs->cap * sizeof(*bs->b));
+		bs->len = realloc(bs->len, bs->cap * sizeof(*bs->len));
+		assert_non_null(bs->b);
+		assert_non_null(bs->len);
+	}
+	bs->b[bs->n] = malloc(len ? len : 1);
+	assert_non_null(bs->b[bs->n]);
+	bs->len[bs->n] = len;
+	return bs->n++;
+}
+
+static void bufs_free(struct bufs *bs)
+{
+	for (unsigned int i = 0; i < bs->n; i++)
+		free(bs->b[i]);
+	free(bs->b);
+	free(bs->len);
+}
+
+/* Post a receive (tagged: every tag; or untagged) of a fresh buffer of
+ * len bytes; its context is the buffer's index + 1. */
+static void post(struct fx *f, struct bufs *bs, int q, size_t len)
+{
+	unsigned int i = buf_new(bs, len);
+
+	assert_int_equal(ufi_recv(&f->ep, bs->b[i], len, FI_ADDR_UNSPEC, 0, ~0ull,
+				  (q ? FI_TAGGED : FI_MSG) | FI_COMPLETION,
+				  (void *)(uintptr_t)(i + 1)),
+			 0);
+}
+
+/* Completions name a buffer of ours and never claim more than it holds;
+ * a receive that completed is over, so its buffer is freed here (seen
+ * again in a later check: skipped). */
+static void check_completions(const struct fx *f, struct bufs *bs)
+{
+	const struct ufi_cqe *lists[] = { f->rxcq.head, f->rxcq.ehead };
+
+	for (int l = 0; l < 2; l++)
+		for (const struct ufi_cqe *e = lists[l]; e; e = e->next) {
+			uintptr_t i = (uintptr_t)e->e.op_context;
+
+			assert_true(i >= 1 && i <= bs->n);
+			if (!bs->b[i - 1])
+				continue;
+			assert_true(e->e.len <= bs->len[i - 1]);
+			assert_true(e->e.len == 0 || e->e.buf == bs->b[i - 1]);
+			free(bs->b[i - 1]);
+			bs->b[i - 1] = NULL;
+		}
+}
+
+/*
+ * Seeded fuzz of the protocol handlers: FUZZ_MSGS messages from peer a,
+ * half of them mutated, with receives of random sizes posted now and
+ * then; after every message the endpoint must agree with the model
+ * (checked every 64 messages and at the end), and every completion must
+ * lie in its buffer.  Then a valid exchange: an eager message, a
+ * fragmented one and a rendezvous arrive whole, a FIN completes its send.
+ */
+#define FUZZ_MSG_SEED 0x75666970726f746full /* "ufiproto" */
+#define FUZZ_MSGS 1000000
+
+static void test_fuzz_messages(void **state)
+{
+	uint64_t seed = fuzz_seed(FUZZ_MSG_SEED), rng = seed, n = fuzz_count(FUZZ_MSGS);
+	struct fx *f = calloc(1, sizeof(*f));
+	struct model md = { 0 };
+	struct sender snd = { 0 };
+	struct bufs bs = { 0 };
+	struct timespec t0;
+
+	(void)state;
+	assert_non_null(f);
+	fx_init(f);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	print_message("fabric messages fuzz: seed %#llx (UNET_FUZZ_SEED), %llu messages "
+		      "(UNET_FUZZ_COUNT)\n",
+		      (unsigned long long)seed, (unsigned long long)n);
+	for (uint32_t c = 0; c < 24; c++) { /* sends waiting for FIN: a's 0..11, b's 0..11 */
+		add_tx(&f->ep, c < 12 ? &f->a : &f->b, c % 12);
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		struct uam_msg m;
+		void *payload;
+		uint64_t r = fuzz_next(&rng);
+
+		/* receives: small, eager-sized or large; in alternate stretches
+		 * of 2048 messages a few always wait (messages land in them:
+		 * copies bounded by the buffer), else one now and then
+		 * (messages wait as unexpected, and receives find them) */
+		for (int q = 0; q < 2; q++) {
+			size_t len = (r >> 9) % 3 == 0 ? (r >> 12) % 64
+				     : (r >> 9) % 3 == 1 ? (r >> 12) % (EAGER_MAX + 2)
+							 : (r >> 12) % (FRAG_MAX + 2);
+
+			if ((i >> 11) & 1 ? md.posted[q] < 4
+					  : r % 32 == (uint64_t)q) {
+				m_post(&md, q);
+				post(f, &bs, q, len);
+			}
+		}
+		/* unexpected messages taken before they pile up (the lists
+		 * stay short, so a long run stays linear) */
+		for (int q = 0; q < 2; q++)
+			if (md.ux[q] > 64) {
+				m_post(&md, q);
+				post(f, &bs, q, (r >> 20) % (FRAG_MAX + 2));
+			}
+		if (r % 4096 == 1) /* a's sends are waited for again */
+			for (uint32_t c = 0; c < 12; c++)
+				if (!has_tx(&f->ep, &f->a, c))
+					add_tx(&f->ep, &f->a, c);
+		gen_msg(&rng, &snd, &m, &payload);
+		msg_model(&md, &m, &f->ep, &f->a);
+		ufi_proto_input(&f->ep, &f->a, &m);
+		free(payload);
+		if (i % 64 == 63 || i == n - 1) {
+			check_model(f, &md, i, seed);
+			check_completions(f, &bs);
+		}
+		if (i % 4096 == 4095) { /* keep the lists short */
+			cq_clear(&f->rxcq);
+			cq_clear(&f->txcq);
+			md.rx_events = md.tx_events = 0;
+		}
+	}
+	print_message("fabric messages fuzz: %llu accepted, %llu rejected, %llu fragmented "
+		      "messages into posted receives, %.2f s\n",
+		      (unsigned long long)md.accepted, (unsigned long long)md.rejected,
+		      (unsigned long long)md.frag_into_rx, secs_since(&t0));
+	assert_true(md.accepted > n / 4 && md.rejected > n / 10);
+	/* fragments landed in posted receives (copies bounded by them) */
+	assert_true(md.frag_into_rx > n / 100);
+	/* b's sends were never completed by a's FINs */
+	for (uint32_t c = 0; c < 12; c++)
+		assert_true(has_tx(&f->ep, &f->b, c));
+
+	/* After the storm, a valid exchange: first everything unexpected is
+	 * taken and a message still arriving ended by a new one. */
+	for (int q = 0; q < 2; q++)
+		while (md.ux[q]) {
+			m_post(&md, q);
+			post(f, &bs, q, FRAG_MAX);
+		}
+	check_model(f, &md, n, seed);
+	cq_clear(&f->rxcq);
+	cq_clear(&f->txcq);
+	{
+		uint8_t data[5000];
+		unsigned int rb;
+		struct uam_msg m = { .kind = UAM_MSG_REQUEST, .handler = H_EAGER, .nargs = 2 };
+		const struct ufi_cqe *e;
+
+		for (size_t i = 0; i < sizeof(data); i++)
+			data[i] = (uint8_t)(i * 13 + 5);
+		/* a receive already posted takes nothing yet: post a fresh one
+		 * after the leftovers are gone */
+		for (int q = 0; q < 2; q++)
+			while (f->ep.posted[q]) {
+				struct ufi_rx *x = f->ep.posted[q];
+
+				f->ep.posted[q] = x->next;
+				free(x);
+			}
+		f->ep.posted_tail[0] = f->ep.posted_tail[1] = NULL;
+		if (f->a.in) { /* the message under way, ended by a fresh one */
+			free(f->a.in->rx);
+			free(f->a.in->ux);
+			free(f->a.in);
+			f->a.in = NULL;
+		}
+		/* eager, tagged, with remote data */
+		rb = buf_new(&bs, 2000);
+		assert_int_equal(ufi_recv(&f->ep, bs.b[rb], 2000, FI_ADDR_UNSPEC, 0x77, 0,
+					  FI_TAGGED | FI_COMPLETION, (void *)(uintptr_t)(rb + 1)),
+				 0);
+		m.args[0] = 0x77;
+		m.args[1] = (uint64_t)0xdada << 32 | 700u << 8 | 3;
+		m.data = data;
+		m.data_len = 700;
+		ufi_proto_input(&f->ep, &f->a, &m);
+		e = f->rxcq.head;
+		assert_non_null(e);
+		assert_null(e->next);
+		assert_null(f->rxcq.ehead);
+		assert_int_equal(e->e.len, 700);
+		assert_int_equal(e->e.tag, 0x77);
+		assert_int_equal(e->e.data, 0xdada);
+		assert_memory_equal(bs.b[rb], data, 700);
+		cq_clear(&f->rxcq);
+		/* fragmented: 5000 bytes in 1024-byte pieces */
+		rb = buf_new(&bs, 5000);
+		assert_int_equal(ufi_recv(&f->ep, bs.b[rb], 5000, FI_ADDR_UNSPEC, 0, 0,
+					  FI_MSG | FI_COMPLETION, (void *)(uintptr_t)(rb + 1)),
+				 0);
+		for (size_t off = 0; off < sizeof(data); off += EAGER_MAX) {
+			struct uam_msg fr = { .kind = UAM_MSG_REQUEST, .handler = H_FRAG, .nargs = 4,
+					      .args = { 9, 0, sizeof(data), off } };
+
+			fr.data = data + off;
+			fr.data_len = sizeof(data) - off < EAGER_MAX ? sizeof(data) - off : EAGER_MAX;
+			ufi_proto_input(&f->ep, &f->a, &fr);
+		}
+		e = f->rxcq.head;
+		assert_non_null(e);
+		assert_null(e->next);
+		assert_null(f->rxcq.ehead);
+		assert_int_equal(e->e.len, sizeof(data));
+		assert_memory_equal(bs.b[rb], data, sizeof(data));
+		assert_null(f->a.in);
+		cq_clear(&f->rxcq);
+		/* a rendezvous with no receive: waits, whole, as unexpected */
+		{
+			struct uam_msg rts = { .kind = UAM_MSG_REQUEST, .handler = H_RTS, .nargs = 5,
+					       .args = { 5, 1, 123456, 7, 0xc0c0 } };
+			struct ufi_ux *u;
+
+			ufi_proto_input(&f->ep, &f->a, &rts);
+			u = f->ep.ux[1];
+			assert_non_null(u);
+			assert_null(u->next);
+			assert_int_equal(u->len, 123456);
+			assert_int_equal(u->region, 7);
+			assert_int_equal(u->cookie, 0xc0c0);
+			assert_int_equal(u->tag, 5);
+		}
+		/* a FIN completes a's send with that cookie, and only it */
+		{
+			struct uam_msg fin = { .kind = UAM_MSG_REQUEST, .handler = H_FIN, .nargs = 2,
+					       .args = { 0x5eed, 0 } };
+			int out;
+
+			add_tx(&f->ep, &f->a, 0x5eed);
+			out = f->ep.outstanding;
+			ufi_proto_input(&f->ep, &f->a, &fin);
+			assert_false(has_tx(&f->ep, &f->a, 0x5eed));
+			assert_int_equal(f->ep.outstanding, out - 1);
+			assert_int_equal(list_len(f->txcq.head), 1);
+			assert_null(f->txcq.ehead);
+		}
+	}
+	fx_free(f);
+	bufs_free(&bs);
+	free(f);
+}
+
+/* ---- HELLO ---------------------------------------------------------------- */
+
+/* A UDP socket on 127.0.0.1, any port; *sa gets its address. */
+static int udp_lo(struct sockaddr_in *sa)
+{
+	socklen_t sl = sizeof(*sa);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)sa, sizeof(*sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)sa, &sl), 0);
+	return fd;
+}
+
+/* A HELLO by hand (docs/libfabric.md: magic, from name, to name, from
+ * tag, to tag; network order). */
+static void hello_build(uint8_t *b, const struct ufi_name *from, const struct ufi_name *to,
+			uint16_t ft, uint16_t tt)
+{
+	put16(b, (uint16_t)(HELLO_MAGIC >> 16));
+	put16(b + 2, (uint16_t)HELLO_MAGIC);
+	memcpy(b + 4, from, UFI_NAME_LEN);
+	memcpy(b + 4 + UFI_NAME_LEN, to, UFI_NAME_LEN);
+	put16(b + 4 + 2 * UFI_NAME_LEN, ft);
+	put16(b + 6 + 2 * UFI_NAME_LEN, tt);
+}
+
+/* conn.c's rules, written out again: whether the datagram is a HELLO to
+ * self that is taken at all. */
+static bool hello_model(const struct ufi_name *self, const uint8_t *b, size_t len,
+			const struct sockaddr_in *from, socklen_t fl)
+{
+	struct ufi_name fn;
+
+	if (len != HELLO_LEN || fl != sizeof(*from) || from->sin_family != AF_INET)
+		return false;
+	memcpy(&fn, b + 4, sizeof(fn));
+	return b[0] == 0x55 && b[1] == 0x46 && b[2] == 0x49 && b[3] == 0x48 &&
+	       !memcmp(b + 4 + UFI_NAME_LEN, self, UFI_NAME_LEN) && fn.magic[0] == 'U' &&
+	       fn.magic[1] == 'F' && fn.version == 1 && fn.ip == from->sin_addr.s_addr &&
+	       fn.port == from->sin_port && (b[52] << 8 | b[53]) >= TAG_MIN;
+}
+
+/* HELLOs answered to peer a (its name's address is sock): counted, each
+ * checked to be a HELLO from us to a with a's tags. */
+static unsigned int drain_answers(int sock, const struct fx *f)
+{
+	uint8_t b[128], want[HELLO_LEN];
+	unsigned int n = 0;
+	ssize_t r;
+
+	hello_build(want, &f->ep.name, &f->a.name, f->a.ltag, f->a.rtag);
+	while ((r = recv(sock, b, sizeof(b), 0)) >= 0) {
+		assert_int_equal(r, HELLO_LEN);
+		assert_memory_equal(b, want, HELLO_LEN);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Seeded fuzz of HELLO: valid HELLOs from a known peer (a, up) and from
+ * strangers, mutated (bytes set, bits flipped, cut, lengthened, tags at
+ * their edges, the sender's address not its name's, the address length
+ * wrong).  Each is checked by ufi_hello_parse against hello_model, then
+ * acted on (ufi_conn_hello): a known peer's HELLO is answered exactly
+ * when it says our answer was lost; a stranger's makes a peer (whose
+ * channel cannot open here: it fails) up to UFI_MAX_STRANGERS and no
+ * more.  Then a valid HELLO from a is answered.  (The two sockets' ports
+ * are the kernel's choice, so a replay may differ in the few mutations
+ * that happen to hit them; the model covers every outcome.)
+ */
+#define FUZZ_HELLO_SEED 0x68656c6c6f667a7aull /* "hellofzz" */
+#define FUZZ_HELLOS 200000
+
+static void test_fuzz_hello(void **state)
+{
+	uint64_t seed = fuzz_seed(FUZZ_HELLO_SEED), rng = seed, n = fuzz_count(FUZZ_HELLOS);
+	uint64_t accepted = 0, want_answers = 0, answers = 0, want_strangers;
+	struct fx *f = calloc(1, sizeof(*f));
+	struct sockaddr_in self_sa, a_sa;
+	struct timespec t0;
+	int a_sock;
+	unsigned int npeers = 0, base = UFI_MAX_STRANGERS - 300;
+
+	(void)state;
+	assert_non_null(f);
+	fx_init(f);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	print_message("fabric hello fuzz: seed %#llx (UNET_FUZZ_SEED), %llu datagrams "
+		      "(UNET_FUZZ_COUNT)\n",
+		      (unsigned long long)seed, (unsigned long long)n);
+	f->ep.udp_fd = udp_lo(&self_sa);
+	a_sock = udp_lo(&a_sa);
+	f->ep.name = f->a.name;
+	f->ep.name.mac[5] = 0x01;
+	f->ep.name.nonce = 0x5e1f;
+	f->ep.name.ip = self_sa.sin_addr.s_addr;
+	f->ep.name.port = self_sa.sin_port;
+	f->a.name.ip = a_sa.sin_addr.s_addr;
+	f->a.name.port = a_sa.sin_port;
+	f->b.name.ip = a_sa.sin_addr.s_addr;
+	f->b.name.port = htons(9); /* b: a name nobody sends from */
+	/* Close to the strangers' bound, so the run reaches it. */
+	f->ep.strangers = base;
+	want_strangers = base;
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t r = fuzz_next(&rng);
+		uint8_t b[HELLO_LEN + 64];
+		struct ufi_name from = f->a.name;
+		struct sockaddr_in sa = a_sa;
+		socklen_t fl = sizeof(sa);
+		size_t len = HELLO_LEN;
+		bool stranger = (r >> 4) % 4 == 0, take;
+		uint16_t ft = f->a.rtag, tt = (r >> 8) % 2 ? 0 : f->a.ltag;
+		struct ufi_hello h;
+		uint8_t *d;
+
+		if (stranger) { /* a name never seen: a fresh nonce */
+			from.nonce = (uint32_t)(0x80000000u | (uint32_t)i);
+			ft = (uint16_t)(TAG_MIN + (r >> 16) % 1000);
+			tt = (r >> 12) % 4 ? 0 : (uint16_t)(r >> 32);
+		} else if ((r >> 10) % 4 == 0) {
+			ft = (uint16_t)(r >> 16); /* any tag */
+		}
+		hello_build(b, &from, &f->ep.name, ft, tt);
+		if ((r >> 20) % 2) {
+			for (unsigned int k = 0, nm = 1 + (unsigned int)((r >> 24) % 3); k < nm; k++) {
+				uint64_t x = fuzz_next(&rng);
+
+				switch (x % 7) {
+				case 0:
+					b[(x >> 8) % HELLO_LEN] ^= (uint8_t)(1u << ((x >> 16) % 8));
+					break;
+				case 1:
+					b[(x >> 8) % HELLO_LEN] = (uint8_t)(x >> 16);
+					break;
+				case 2: /* cut */
+					len = (x >> 8) % HELLO_LEN;
+					break;
+				case 3: /* longer */
+					len = HELLO_LEN + 1 + (x >> 8) % 63;
+					memset(b + HELLO_LEN, (int)(x >> 16) & 0xff, len - HELLO_LEN);
+					break;
+				case 4: { /* a tag at an edge */
+					static const uint16_t te[] = { 0, 1, TAG_MIN - 1, TAG_MIN,
+								       TAG_MIN + 1, 0xffff };
+
+					put16(b + 52 + 2 * ((x >> 8) % 2), te[(x >> 12) % 6]);
+					break;
+				}
+				case 5: /* from somewhere else than its name says */
+					if ((x >> 8) % 2)
+						sa.sin_port = htons((uint16_t)(ntohs(sa.sin_port) + 1));
+					else
+						sa.sin_addr.s_addr ^= htonl(1);
+					break;
+				default: /* the address length or family wrong */
+					if ((x >> 8) % 2)
+						fl = (socklen_t)((x >> 12) % sizeof(sa));
+					else
+						sa.sin_family = AF_INET6;
+					break;
+				}
+			}
+		}
+		/* the datagram in a heap block of its exact size: ASan sees a
+		 * read past it */
+		d = malloc(len ? len : 1);
+		assert_non_null(d);
+		memcpy(d, b, len);
+		take = hello_model(&f->ep.name, b, len, &sa, fl);
+		if ((ufi_hello_parse(&f->ep.name, d, len, &sa, fl, &h) == 0) != take)
+			fail_msg("datagram %llu (%zu bytes): parsed %s, the rules say %s "
+				 "(replay: UNET_FUZZ_SEED=%#llx)",
+				 (unsigned long long)i, len, take ? "no" : "yes", take ? "yes" : "no",
+				 (unsigned long long)seed);
+		if (take) {
+			struct ufi_name fn;
+
+			memcpy(&fn, b + 4, sizeof(fn));
+			accepted++;
+			assert_memory_equal(&h.from, &fn, UFI_NAME_LEN);
+			assert_int_equal(h.from_tag, b[52] << 8 | b[53]);
+			assert_int_equal(h.to_tag, b[54] << 8 | b[55]);
+			if (!memcmp(&fn, &f->a.name, UFI_NAME_LEN)) {
+				/* up: answered only when our answer was lost */
+				want_answers += h.from_tag == f->a.rtag && h.to_tag != f->a.ltag;
+			} else if (!memcmp(&fn, &f->b.name, UFI_NAME_LEN) ||
+				   !memcmp(&fn, &f->ep.name, UFI_NAME_LEN)) {
+				/* nothing */
+			} else if (h.to_tag == 0 && want_strangers < UFI_MAX_STRANGERS) {
+				bool seen = false;
+
+				for (const struct ufi_peer *p = f->ep.peers; p; p = p->next)
+					seen |= !memcmp(&p->name, &fn, UFI_NAME_LEN);
+				want_strangers += !seen;
+			}
+		}
+		ufi_conn_hello(&f->ep, d, len, &sa, fl);
+		free(d);
+		if (i % 32 == 31)
+			answers += drain_answers(a_sock, f);
+	}
+	answers += drain_answers(a_sock, f);
+	for (const struct ufi_peer *p = f->ep.peers; p; p = p->next)
+		npeers++;
+	print_message("fabric hello fuzz: %llu accepted, %llu answered, %llu strangers (bound %d), "
+		      "%.2f s\n",
+		      (unsigned long long)accepted, (unsigned long long)answers,
+		      (unsigned long long)(f->ep.strangers - base), UFI_MAX_STRANGERS,
+		      secs_since(&t0));
+	assert_int_equal(answers, want_answers);
+	assert_int_equal(f->ep.strangers, want_strangers);
+	assert_int_equal(f->ep.strangers, UFI_MAX_STRANGERS); /* the bound was reached */
+	assert_int_equal(npeers, 2 + want_strangers - base);
+	assert_true(accepted > n / 4 && accepted < n - n / 10);
+	/* a and b untouched */
+	assert_int_equal(f->a.state, UFI_PEER_UP);
+	assert_int_equal(f->a.rtag, 3000);
+	assert_int_equal(f->a.ltag, 2000);
+	assert_int_equal(f->b.state, UFI_PEER_UP);
+
+	/* After the storm: a's HELLO saying our answer was lost is answered. */
+	{
+		uint8_t b[HELLO_LEN];
+		struct timespec ts = { 0, 10000000 };
+
+		hello_build(b, &f->a.name, &f->ep.name, f->a.rtag, 0);
+		ufi_conn_hello(&f->ep, b, sizeof(b), &a_sa, sizeof(a_sa));
+		nanosleep(&ts, NULL);
+		assert_int_equal(drain_answers(a_sock, f), 1);
+	}
+	/* And through the socket: a datagram longer than a HELLO whose start
+	 * is that HELLO is refused (the receive must not cut it to size),
+	 * the HELLO itself answered. */
+	{
+		uint8_t b[HELLO_LEN + 8] = { 0 };
+		struct timespec ts = { 0, 10000000 };
+
+		hello_build(b, &f->a.name, &f->ep.name, f->a.rtag, 0);
+		assert_int_equal(sendto(a_sock, b, sizeof(b), 0, (struct sockaddr *)&self_sa,
+					sizeof(self_sa)),
+				 sizeof(b));
+		nanosleep(&ts, NULL);
+		ufi_conn_poll(&f->ep, 0);
+		nanosleep(&ts, NULL);
+		assert_int_equal(drain_answers(a_sock, f), 0);
+		assert_int_equal(sendto(a_sock, b, HELLO_LEN, 0, (struct sockaddr *)&self_sa,
+					sizeof(self_sa)),
+				 HELLO_LEN);
+		nanosleep(&ts, NULL);
+		ufi_conn_poll(&f->ep, 0);
+		nanosleep(&ts, NULL);
+		assert_int_equal(drain_answers(a_sock, f), 1);
+	}
+	close(a_sock);
+	close(f->ep.udp_fd);
+	/* the strangers */
+	while (f->ep.peers != &f->a) {
+		struct ufi_peer *p = f->ep.peers;
+
+		f->ep.peers = p->next;
+		free(p);
+	}
+	fx_free(f);
+	free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fuzz_messages),
+		cmocka_unit_test(test_fuzz_hello),
+	};
+
+	return cmocka_run_group_tests_name("fabric_proto", tests, NULL, NULL);
+}
