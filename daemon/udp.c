@@ -129,8 +129,8 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 		goto fail;
 	}
 	rep->kernel_addr = kernel_owns(d, f, req->laddr);
-	claim = unet_udp_addr_claim(f->maps, slot, req->laddr,
-				    rep->kernel_addr ? 0 : UNET_UDP_ADDR_ARP);
+	claim = unet_inet_addr_claim(f->maps, slot, req->laddr,
+				    rep->kernel_addr ? 0 : UNET_INET_ADDR_ARP);
 	if (claim < 0) {
 		err = claim;
 		unet_udp_port_remove(f->maps, slot, req->laddr, req->lport);
@@ -161,7 +161,7 @@ int unetd_udp_close(struct unetd_iface *f, uint32_t slot, struct unetd_udp_port 
 		*pp = p->next;
 		unet_udp_port_remove(f->maps, slot, laddr, lport);
 		if (!slot_uses_addr(f, per_endpoint_slot ? *list : NULL, laddr))
-			unet_udp_addr_release(f->maps, slot, laddr);
+			unet_inet_addr_release(f->maps, slot, laddr);
 		free(p);
 		return 0;
 	}

@@ -39,6 +39,25 @@ void unet_inet_ep_fini(struct unet_inet_ep *in);
  * (bpf/unet_abi.h, "unet_neigh"), in its pin directory. */
 #define UNET_MAP_NEIGH "unet_neigh"
 
+/* The addresses U-Net owns on an interface (addr.c): a map the XDP
+ * program reads to answer ARP for them (bpf/unet_abi.h).  Its pinned name
+ * is older than TCP, which shares it with UDP. */
+#define UNET_MAP_INET_ADDRS "unet_udp_addrs"
+/* flags: answer ARP for it (the kernel does not have the address) */
+#define UNET_INET_ADDR_ARP 1u
+
+/* Register laddr (network order) for endpoint unless a live endpoint has
+ * it (a dead owner's entry is replaced).  Returns 1 if registered now, 0
+ * if someone live (or this endpoint) has it, -errno. */
+int unet_inet_addr_claim(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
+			 uint32_t flags);
+/* Remove laddr's registration if endpoint still holds it. */
+void unet_inet_addr_release(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr);
+/* 1 if addr is registered and answers ARP, 0 if not, -errno. */
+int unet_inet_addr_answers_arp(struct unet_iface *iface, uint32_t addr);
+/* Remove the dead owners' addresses.  Returns how many, or -errno. */
+int unet_inet_addr_reclaim(struct unet_iface *iface);
+
 /* Whether this network namespace has addr (network order) on any
  * interface: then the kernel answers ARP for it, and U-Net must not. */
 bool unet_inet_kernel_addr(uint32_t addr);

@@ -21,7 +21,7 @@
  * Neighbours: lwIP's own ARP table is not used (netif->output is ours).
  * A peer's MAC comes from the source of the TCP segments it sent us, or
  * from the unet_neigh map the XDP program fills from ARP for our address
- * (udp_admin.c registers the address in unet_udp_addrs); if neither
+ * (inet/addr.c registers the address for ARP); if neither
  * knows it, the frame is held (up to PENDING_MAX) and lwIP sends an ARP
  * request.  ARP that reaches the endpoint (an address the kernel does not
  * have) goes to lwIP, which answers requests.
@@ -46,7 +46,6 @@
 #include "core/layer.h"
 #include "inet/inet.h"
 #include "tcp/tcp_impl.h"
-#include "udp/udp_impl.h" /* unet_udp_addr_claim: the addresses U-Net answers ARP for */
 #include "unet-xdp/unet_tcp.h"
 
 #define TX_OFF 2		/* frame offset in a send buffer: the IP header 4-byte aligned */
@@ -823,7 +822,7 @@ static void tcp_layer_destroy(void *state)
 		free(pt);
 	}
 	if (st->owns_addr)
-		unet_udp_addr_release(st->inet.iface, st->inet.slot, st->addr);
+		unet_inet_addr_release(st->inet.iface, st->inet.slot, st->addr);
 	unet_inet_ep_fini(&st->inet);
 	free(st);
 }
@@ -865,8 +864,8 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr)
 	if (st->inet.mtu > room)
 		st->inet.mtu = room;
 	st->kernel_addr = unet_inet_kernel_addr(laddr);
-	err = unet_udp_addr_claim(st->inet.iface, st->inet.slot, laddr,
-				  st->kernel_addr ? 0 : UNET_UDP_ADDR_ARP);
+	err = unet_inet_addr_claim(st->inet.iface, st->inet.slot, laddr,
+				  st->kernel_addr ? 0 : UNET_INET_ADDR_ARP);
 	st->owns_addr = err == 1;
 	lock();
 	st->netif_added = netif_add(&st->netif, &a, &any, &any, st, netif_init_cb,

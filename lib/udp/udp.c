@@ -239,8 +239,8 @@ static int port_open_local(struct unet_udp_state *st, struct unet_udp_sock *s)
 	 * never walks the kernel's addresses.  A live endpoint that
 	 * registered it first keeps it. */
 	s->kernel_addr = unet_inet_kernel_addr(s->laddr);
-	err = unet_udp_addr_claim(st->inet.iface, st->inet.slot, s->laddr,
-				  s->kernel_addr ? 0 : UNET_UDP_ADDR_ARP);
+	err = unet_inet_addr_claim(st->inet.iface, st->inet.slot, s->laddr,
+				  s->kernel_addr ? 0 : UNET_INET_ADDR_ARP);
 	if (err < 0) {
 		unet_udp_port_remove(st->inet.iface, st->inet.slot, s->laddr, s->lport);
 		return err;
@@ -404,7 +404,7 @@ void unet_udp__close(struct unet_udp_sock *s)
 			break;
 		}
 	if (!addr_used)
-		unet_udp_addr_release(st->inet.iface, st->inet.slot, s->laddr);
+		unet_inet_addr_release(st->inet.iface, st->inet.slot, s->laddr);
 	free(s);
 }
 
@@ -554,8 +554,8 @@ static int resolve_step(struct unet_udp_sock *s, uint32_t ip, uint64_t now, uint
 	 * held it closed): without one the XDP program learns nothing for
 	 * it, so take it over. */
 	if (!s->owns_addr && st->inet.iface &&
-	    unet_udp_addr_claim(st->inet.iface, st->inet.slot, s->laddr,
-				s->kernel_addr ? 0 : UNET_UDP_ADDR_ARP) == 1)
+	    unet_inet_addr_claim(st->inet.iface, st->inet.slot, s->laddr,
+				s->kernel_addr ? 0 : UNET_INET_ADDR_ARP) == 1)
 		s->owns_addr = true;
 	memset(&m, 0, sizeof(m));
 	m.op = 1;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * udp_admin.c - UDP ports and addresses in the interface's pinned maps
- * (unet_udp_ports, unet_udp_addrs): installing and removing them for a
- * socket, listing, deleting and reclaiming them for unetctl.  Ownership
+ * udp_admin.c - UDP ports in the interface's pinned map (unet_udp_ports):
+ * installing and removing them for a socket, listing, deleting and
+ * reclaiming them for unetctl (the addresses are lib/inet's).  Ownership
  * works as for channels (docs/control-plane.md): an entry names its
  * endpoint slot and the token of the incarnation that made it, and is
  * stale once that slot is gone, its owner died, or another process holds
@@ -19,18 +19,12 @@
 #include "core/layer.h"
 #include "udp/udp_impl.h"
 
-/* The interface's UDP maps (opened once per iface by the core, which
- * checks them as its own). */
+/* The interface's UDP port map (opened once per iface by the core, which
+ * checks it as its own); the address map is lib/inet's (addr.c). */
 static int ports_fd(struct unet_iface *iface)
 {
 	return unet_iface_map(iface, UNET_MAP_UDP_PORTS, BPF_MAP_TYPE_HASH,
 			      sizeof(struct unet_udp_key), sizeof(struct unet_udp_val));
-}
-
-static int addrs_fd(struct unet_iface *iface)
-{
-	return unet_iface_map(iface, UNET_MAP_UDP_ADDRS, BPF_MAP_TYPE_HASH, sizeof(__u32),
-			      sizeof(struct unet_udp_addr_val));
 }
 
 /* Where the owner sits in the maps' values (bpf/unet_abi.h), for the
@@ -41,14 +35,6 @@ static const struct unet_owned_map ports_map = {
 	.max_entries = UNET_MAX_UDP_PORTS,
 	.endpoint_off = offsetof(struct unet_udp_val, endpoint),
 	.token_off = offsetof(struct unet_udp_val, owner_token),
-};
-
-static const struct unet_owned_map addrs_map = {
-	.key_size = sizeof(__u32),
-	.val_size = sizeof(struct unet_udp_addr_val),
-	.max_entries = UNET_MAX_UDP_ADDRS,
-	.endpoint_off = offsetof(struct unet_udp_addr_val, endpoint),
-	.token_off = offsetof(struct unet_udp_addr_val, owner_token),
 };
 
 int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
@@ -92,45 +78,12 @@ void unet_udp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t 
 		unet_owned_remove(iface, pfd, &ports_map, &key, endpoint);
 }
 
-int unet_udp_addr_claim(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
-			uint32_t flags)
-{
-	int afd = addrs_fd(iface);
-	struct unet_udp_addr_val v = { .endpoint = endpoint, .flags = flags }, old;
-
-	if (afd < 0)
-		return afd;
-
-	v.owner_token = unet_iface_slot_token(iface, endpoint);
-	if (!v.owner_token)
-		return -ESRCH;
-	if (bpf_map_lookup_elem(afd, &laddr, &old) == 0) {
-		/* ours already, or a live owner's; an earlier incarnation's
-		 * of our own slot is stale like any dead owner's */
-		if (unet_owner_alive(iface, old.endpoint, old.owner_token))
-			return 0;
-		bpf_map_delete_elem(afd, &laddr);
-	}
-	v.owner_pid = (uint32_t)getpid();
-	if (bpf_map_update_elem(afd, &laddr, &v, BPF_NOEXIST))
-		return errno == EEXIST ? 0 : -errno;
-	return 1;
-}
-
-void unet_udp_addr_release(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr)
-{
-	int afd = addrs_fd(iface);
-
-	if (afd >= 0)
-		unet_owned_remove(iface, afd, &addrs_map, &laddr, endpoint);
-}
-
 /* unet_iface__for_each_udp's walk: the caller's fn, and the address map
  * (whether the entry's address answers ARP). */
 struct udp_each {
 	int (*fn)(const struct unet_udp_entry *, void *ctx);
 	void *ctx;
-	int afd;
+	struct unet_iface *iface;
 };
 
 static int udp_each_entry(const void *key, const void *val, bool stale, void *ctx)
@@ -138,7 +91,6 @@ static int udp_each_entry(const void *key, const void *val, bool stale, void *ct
 	const struct unet_udp_key *k = key;
 	const struct unet_udp_val *v = val;
 	struct udp_each *w = ctx;
-	struct unet_udp_addr_val av;
 	struct unet_udp_entry e;
 
 	memset(&e, 0, sizeof(e));
@@ -149,8 +101,7 @@ static int udp_each_entry(const void *key, const void *val, bool stale, void *ct
 	e.endpoint = v->endpoint;
 	e.pid = v->owner_pid;
 	e.stale = stale;
-	e.answers_arp = !bpf_map_lookup_elem(w->afd, &k->addr, &av) &&
-			(av.flags & UNET_UDP_ADDR_ARP);
+	e.answers_arp = unet_inet_addr_answers_arp(w->iface, k->addr) == 1;
 	e.delivered = v->delivered;
 	e.delivered_bytes = v->delivered_bytes;
 	e.drop_filter = v->drop_filter;
@@ -162,11 +113,10 @@ int unet_iface__for_each_udp(struct unet_iface *iface,
 			     int (*fn)(const struct unet_udp_entry *, void *ctx), void *ctx)
 {
 	int pfd = ports_fd(iface);
-	int afd = addrs_fd(iface);
-	struct udp_each w = { .fn = fn, .ctx = ctx, .afd = afd };
+	struct udp_each w = { .fn = fn, .ctx = ctx, .iface = iface };
 
-	if (pfd < 0 || afd < 0)
-		return pfd < 0 ? pfd : afd;
+	if (pfd < 0)
+		return pfd;
 
 	if (!iface || !fn)
 		return -EINVAL;
@@ -198,16 +148,15 @@ static void port_reclaimed(struct unet_iface *iface, const void *key, const void
 int unet_udp_reclaim(struct unet_iface *iface)
 {
 	int pfd = ports_fd(iface);
-	int afd = addrs_fd(iface);
 	int ports, addrs;
 
-	if (pfd < 0 || afd < 0)
-		return pfd < 0 ? pfd : afd;
+	if (pfd < 0)
+		return pfd;
 
 	ports = unet_owned_reclaim(iface, pfd, &ports_map, port_reclaimed);
 	if (ports < 0)
 		return ports;
-	addrs = unet_owned_reclaim(iface, afd, &addrs_map, NULL);
+	addrs = unet_inet_addr_reclaim(iface);
 	if (addrs < 0)
 		return ports ? ports : addrs;
 	return ports + addrs;

@@ -11,12 +11,12 @@
 #include <stdint.h>
 
 #include "core/internal.h"
-#include "inet/inet.h" /* UNET_MAP_NEIGH */
+#include "inet/inet.h" /* UNET_MAP_NEIGH, the address map */
 #include "unet-xdp/unet_udp.h"
 
-/* The UDP layer's maps in the interface's pin directory. */
+/* The UDP layer's port map in the interface's pin directory (its
+ * addresses: UNET_MAP_INET_ADDRS, inet.h). */
 #define UNET_MAP_UDP_PORTS "unet_udp_ports"
-#define UNET_MAP_UDP_ADDRS "unet_udp_addrs"
 
 #define UNET_ETH_P_IP 0x0800
 #define UNET_ETH_P_ARP 0x0806
@@ -233,11 +233,5 @@ int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 /* Remove laddr:lport if endpoint still owns it. */
 void unet_udp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 			  uint16_t lport);
-/* Register laddr in unet_udp_addrs for endpoint unless a live endpoint
- * has it.  Returns 1 if registered now, 0 if someone live has it, -errno. */
-int unet_udp_addr_claim(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
-			uint32_t flags);
-/* Remove laddr's registration if endpoint holds it. */
-void unet_udp_addr_release(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr);
 
 #endif /* UNET_UDP_IMPL_H */

@@ -42,7 +42,7 @@
 #include <xdp/xsk.h>
 
 #include "core/internal.h" /* UNET_MAP_*: the maps the core opens */
-#include "udp/udp_impl.h"	   /* UNET_MAP_UDP_*: the UDP layer's; UNET_MAP_NEIGH (inet/inet.h) */
+#include "udp/udp_impl.h"	   /* UNET_MAP_UDP_PORTS; UNET_MAP_INET_ADDRS, UNET_MAP_NEIGH (inet/inet.h) */
 #include "tcp/tcp_impl.h"	   /* UNET_MAP_TCP_PORTS: the TCP layer's */
 #include "unet_abi.h"
 #include "unet_xdp.skel.h"
@@ -1752,7 +1752,7 @@ static void test_every_pinned_map_used(void **state)
 	static const char *const lib_maps[] = {
 		UNET_MAP_CHANNELS,  UNET_MAP_ENDPOINTS, UNET_MAP_CHAN_STATS,
 		UNET_MAP_IF_STATS,  UNET_MAP_XSKS,	UNET_MAP_FAULTS,
-		UNET_MAP_UDP_PORTS, UNET_MAP_UDP_ADDRS, UNET_MAP_NEIGH,
+		UNET_MAP_UDP_PORTS, UNET_MAP_INET_ADDRS, UNET_MAP_NEIGH,
 		UNET_MAP_TCP_PORTS,
 	};
 	enum { N_LIB = sizeof(lib_maps) / sizeof(lib_maps[0]) };
