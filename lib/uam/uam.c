@@ -205,6 +205,13 @@ int uam_poll(struct uam_ep *ep)
 		}
 		unet_endpoint__release(ep->uep, d, (unsigned int)n);
 		got += n;
+		/* Acks owed now (a bulk receiver's credit, the SACK of a new
+		 * gap) leave with this round's replies, one kick, while the
+		 * next rounds are still being drained: the sender gets its
+		 * credit back a ring's worth of frames earlier. */
+		uamp_round_acks(ep);
+		if (ep->ntxb)
+			unet_flush(ep);
 		if (n < RX_BATCH)
 			break;
 	}

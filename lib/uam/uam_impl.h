@@ -77,6 +77,12 @@ _Static_assert(UAM_MAX_WINDOW / UAM_C_CREDIT_UNIT <= 255, "the compact credit is
 /* GET_REQ extension: u64 remote offset, u64 length, u64 local offset,
  * u64 local region (nargs 1); aux = remote region, token = op id. */
 #define UAM_GET_EXT 24
+/* An ACK frame may carry dlen bytes (a multiple of 8, at most this many)
+ * of extended SACK after the header: u64 word k, bit i says frame
+ * ack + 65 + 64 k + i is held.  The header's bitmap reports only 64 frames
+ * beyond the ack; a window deeper than that would hide its later losses
+ * from fast retransmit. */
+#define UAM_SACK_EXT_MAX ((UAM_MAX_WINDOW + 63) / 64 * 8)
 
 /* Smallest UAM frame size we work with (a store fragment must carry data). */
 #define UAM_MIN_FRAME 256
@@ -208,6 +214,8 @@ struct uam_chan {
 
 	/* receive side */
 	uint32_t rcv_next; /* next seq to deliver */
+	uint32_t rcv_high; /* one past the highest seq received (>= rcv_next):
+			    * a frame beyond it opens a new gap */
 	struct uam_rx_slot *rx;
 	uint32_t rx_held; /* slots of rx[] present: frames that came early */
 	bool ack_due;
@@ -267,6 +275,10 @@ struct uam_ep {
 	 * them, freed when the outermost one ends. */
 	int busy;
 	struct uam_chan *zombies;
+	/* Some channel owes its ack now (a new gap, a filled hole, a
+	 * duplicate, or a quarter window unacknowledged): uamp_round_acks
+	 * sends it at the end of the receive round. */
+	bool acks_owed;
 	/* Depth of sections whose sends are flushed at their end, not at
 	 * each push: a poll's batch, uam_ep__cork. */
 	int defer_tx, corks;
@@ -314,6 +326,10 @@ void uamp_leave(struct uam_ep *ep);
 void uamp_input(struct uam_chan *ch, const uint8_t *frame, uint32_t len);
 /* Timers, sends, acks of every channel: call after a batch of input. */
 void uamp_tick(struct uam_ep *ep);
+/* The acknowledgements owed now (ep->acks_owed): call at the end of
+ * each receive round, before the kick, so a bulk sender gets credit back
+ * while the receiver is still draining its ring. */
+void uamp_round_acks(struct uam_ep *ep);
 /* Nanoseconds until the next retransmission timer of any channel
  * (UINT64_MAX: none). */
 uint64_t uamp_next_timer_ns(struct uam_ep *ep);

@@ -99,6 +99,8 @@ static uint32_t rnd_ppm(struct uam_ep *ep)
 }
 
 static uint32_t window(const struct uam_chan *ch) { return ch->ep->o.window; }
+/* Frames received without an ack before one goes out on its own. */
+static uint32_t ack_every(const struct uam_chan *ch) { return ch->ep->o.window / 4; }
 
 /* A medium message's payload room with nargs arguments: what a frame
  * holds beside the compact header and the arguments. */
@@ -597,20 +599,50 @@ void uamp_chan_free(struct uam_chan *ch)
 
 /* ---- Sending ------------------------------------------------------------ */
 
-/* The receive state we report in every frame: cumulative ack, SACK bitmap
- * of frames held beyond it, credit. */
-static void put_ack(struct uam_chan *ch, uint8_t *f)
+/* Frames beyond the ack that may be held out of order: those below
+ * rcv_high (none when nothing is held, the usual case). */
+static uint32_t held_span(const struct uam_chan *ch)
 {
-	uint32_t w = window(ch);
+	return ch->rx_held ? ch->rcv_high - ch->rcv_next - 1 : 0;
+}
+
+/*
+ * The receive state we report in every frame: cumulative ack, SACK bitmap
+ * of the first 64 frames beyond it, credit.  An ACK frame (ext non-NULL)
+ * also reports the held frames further out, in *ext_len bytes of extended
+ * SACK at ext (UAM_SACK_EXT_MAX at most, and what fits the frame): with a
+ * window deeper than 64 frames, a loss beyond the header's bitmap would
+ * otherwise be invisible to fast retransmit until the ack got near it.
+ */
+static void put_ack(struct uam_chan *ch, uint8_t *f, uint8_t *ext, uint32_t *ext_len)
+{
+	uint32_t span = held_span(ch);
 	uint64_t sack = 0;
 
-	/* Nothing held out of order (the usual case): no bitmap to build. */
-	for (uint32_t i = 1; ch->rx_held && i < w && i <= 64; i++)
+	for (uint32_t i = 1; i <= span && i <= 64; i++)
 		if (rxs(ch, ch->rcv_next + i)->present)
 			sack |= 1ULL << (i - 1);
+	if (ext) {
+		uint32_t words = span > 64 ? (span - 64 + 63) / 64 : 0,
+			 room = (ch->ep->tr.max_frame - UAM_HDR_LEN) / 8;
+
+		if (words > UAM_SACK_EXT_MAX / 8)
+			words = UAM_SACK_EXT_MAX / 8;
+		if (words > room)
+			words = room;
+		for (uint32_t k = 0; k < words; k++) {
+			uint64_t w = 0;
+
+			for (uint32_t i = 0; i < 64 && 65 + 64 * k + i <= span; i++)
+				if (rxs(ch, ch->rcv_next + 65 + 64 * k + i)->present)
+					w |= 1ULL << i;
+			put64(ext + 8 * k, w);
+		}
+		*ext_len = words * 8;
+	}
 	put32(f + UAM_OFF_ACK, ch->rcv_next);
 	put64(f + UAM_OFF_SACK, sack);
-	put16(f + UAM_OFF_CREDIT, (uint16_t)w);
+	put16(f + UAM_OFF_CREDIT, (uint16_t)window(ch));
 	ch->ack_due = false;
 	ch->ack_now = false;
 	ch->rx_unacked = 0;
@@ -856,7 +888,7 @@ static void push(struct uam_chan *ch)
 		if (is_compact(s->buf))
 			put_ack_compact(ch, s->buf);
 		else
-			put_ack(ch, s->buf);
+			put_ack(ch, s->buf, NULL, NULL);
 		if (xmit(ch, s->buf, s->len, s->data, s->dlen) == -EAGAIN) {
 			/* Transport full: the rest waits for the next push.
 			 * The peer cannot answer what we could not send, so
@@ -883,9 +915,13 @@ static void push(struct uam_chan *ch)
 
 static void send_ack(struct uam_chan *ch)
 {
-	hdr_init(ch, ch->scratch, UAM_T_ACK, 0, 0, 0, 0, 0, 0, 0);
-	put_ack(ch, ch->scratch);
-	if (raw_xmit(ch, ch->scratch, UAM_HDR_LEN, NULL, 0) == 0)
+	uint8_t *f = ch->scratch;
+	uint32_t ext = 0;
+
+	hdr_init(ch, f, UAM_T_ACK, 0, 0, 0, 0, 0, 0, 0);
+	put_ack(ch, f, f + UAM_HDR_LEN, &ext);
+	put32(f + UAM_OFF_DLEN, ext);
+	if (raw_xmit(ch, f, UAM_HDR_LEN, ext ? f + UAM_HDR_LEN : NULL, ext) == 0)
 		ch->st.tx_acks++;
 	else
 		ch->ack_due = true;
@@ -1397,11 +1433,34 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	}
 }
 
-/* What the peer says about our sends: cumulative ack, SACK, credit. */
-static void take_ack(struct uam_chan *ch, const uint8_t *f)
+/* SACK bits for frames first, first + 1, ...: mark what the peer holds
+ * (it will not be resent), and note the highest in *hi.  Returns false
+ * once a bit names a frame we never sent (the rest are bogus). */
+static bool take_sack(struct uam_chan *ch, uint32_t first, uint64_t bits, uint32_t *hi,
+		      bool *have_hi)
+{
+	for (; bits; bits &= bits - 1) {
+		uint32_t seq = first + (uint32_t)__builtin_ctzll(bits);
+		struct uam_tx_slot *s;
+
+		if (seq_diff(seq, ch->snd_next) >= 0)
+			return false;
+		s = txs(ch, seq);
+		if (s->state == SLOT_INFLIGHT) {
+			s->state = SLOT_SACKED;
+			s->need_tx = false;
+		}
+		*hi = seq;
+		*have_hi = true;
+	}
+	return true;
+}
+
+/* What the peer says about our sends: cumulative ack, SACK (and an ACK
+ * frame's extended SACK: len is the frame's checked length), credit. */
+static void take_ack(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 {
 	uint32_t ack = get32(f + UAM_OFF_ACK), w = window(ch), hi = 0;
-	uint64_t sack = get64(f + UAM_OFF_SACK);
 	bool have_hi = false;
 
 	/* More than our window would overrun our slots; less than
@@ -1421,7 +1480,7 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 		/* The oldest frame this ack covers, if sent only once (a
 		 * repeat's ack could be for either copy: Karn): its wait is
 		 * the round trip plus however long the peer gathered acks (a
-		 * bulk receiver acks every half window), which is what the
+		 * bulk receiver acks every quarter window), which is what the
 		 * timeout must wait out; the newest frame's would miss it. */
 		if (oldest->state == SLOT_INFLIGHT && oldest->ntx == 1 && now >= oldest->sent_ns)
 			rtt_sample(ch, now - oldest->sent_ns);
@@ -1432,20 +1491,13 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f)
 		ch->tlp_sent = false;
 		ch->rto_us = rto_base(ch);
 	}
-	for (uint32_t i = 0; i < 64 && sack; i++) {
-		uint32_t seq = ack + 1 + i;
-
-		if (!(sack & (1ULL << i)))
-			continue;
-		sack &= ~(1ULL << i);
-		if (seq_diff(seq, ch->snd_next) >= 0)
-			break;
-		if (txs(ch, seq)->state == SLOT_INFLIGHT) {
-			txs(ch, seq)->state = SLOT_SACKED;
-			txs(ch, seq)->need_tx = false;
-		}
-		hi = seq;
-		have_hi = true;
+	if (take_sack(ch, ack + 1, get64(f + UAM_OFF_SACK), &hi, &have_hi) &&
+	    f[UAM_OFF_TYPE] == UAM_T_ACK) {
+		/* frame_len checked: len - UAM_HDR_LEN is whole words */
+		for (uint32_t k = 0; UAM_HDR_LEN + 8 * k < len; k++)
+			if (!take_sack(ch, ack + 65 + 64 * k, get64(f + UAM_HDR_LEN + 8 * k), &hi,
+				       &have_hi))
+				break;
 	}
 	/* Fast retransmit: a hole sent before something that has arrived
 	 * was most likely lost.  Resent once per such evidence (its new
@@ -1486,7 +1538,8 @@ static uint64_t frame_len(const uint8_t *f)
 		return 0;
 	switch (type) {
 	case UAM_T_ACK:
-		return nargs || dlen || last ? 0 : UAM_HDR_LEN;
+		/* dlen: extended SACK, whole words */
+		return nargs || last || dlen % 8 || dlen > UAM_SACK_EXT_MAX ? 0 : UAM_HDR_LEN + dlen;
 	case UAM_T_REQUEST:
 	case UAM_T_REPLY:
 		/* dlen: a medium message's payload, after the args */
@@ -1599,7 +1652,7 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		switch (session_check(ch, h, type, session, seq)) {
 		case 1:
 			ch->peer_session = session;
-			ch->rcv_next = uamp_isn(ch->ep, session);
+			ch->rcv_next = ch->rcv_high = uamp_isn(ch->ep, session);
 			break;
 		case -1:
 			/* The peer opened its channel anew: what we promised
@@ -1610,7 +1663,7 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 			goto bad; /* from an earlier channel of the peer */
 		}
 	}
-	take_ack(ch, h);
+	take_ack(ch, h, len); /* an ACK (extended SACK) is never compact: h is f */
 
 	if (type == UAM_T_ACK)
 		goto out;
@@ -1629,13 +1682,20 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	} else if (d > 0) {
 		struct uam_rx_slot *r = rxs(ch, seq);
 
-		/* Evidence of a loss: the SACK goes back at the end of this
-		 * batch (one ack for the batch), so the sender resends the
-		 * hole after one round trip (fast retransmit), as TCP's
-		 * immediate duplicate ack. */
-		ch->ack_now = true;
+		/* A frame past the highest we had opens a new gap: the SACK
+		 * goes back at the end of this round, so the sender resends
+		 * the hole after one round trip (fast retransmit), as TCP's
+		 * immediate duplicate ack.  Later frames past the same gap
+		 * tell the sender nothing new: they wait for the usual
+		 * cadence (an ack per batch of them cost a bulk sender at 1%
+		 * loss one ACK to process for every two fragments). */
+		if (seq_diff(seq, ch->rcv_high) > 0)
+			ch->ack_now = true;
+		if (seq_diff(seq + 1, ch->rcv_high) > 0)
+			ch->rcv_high = seq + 1;
 		if (r->present) {
 			ch->st.dup_dropped++;
+			ch->ack_now = true; /* a repeat of what we SACKed */
 		} else {
 			memcpy(r->buf, f, len);
 			r->len = len;
@@ -1644,6 +1704,11 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 			ch->st.out_of_order++;
 		}
 	} else {
+		/* Filling a hole moves the ack over what waited behind it:
+		 * the sender gets that credit back now (TCP acks a segment
+		 * that fills a gap at once, RFC 5681). */
+		if (ch->rx_held)
+			ch->ack_now = true;
 		ch->rcv_next++;
 		deliver(ch, f, len);
 		/* Then whatever was waiting for this one. */
@@ -1655,7 +1720,13 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 			ch->rcv_next++;
 			deliver(ch, r->buf, r->len);
 		}
+		if (seq_diff(ch->rcv_next, ch->rcv_high) > 0)
+			ch->rcv_high = ch->rcv_next;
 	}
+	/* Owed now, not at the end of the poll: uamp_round_acks (a handler's
+	 * reply may have carried it meanwhile: ack_due is false then). */
+	if (ch->ack_due && (ch->ack_now || ch->rx_unacked >= ack_every(ch)))
+		ch->ep->acks_owed = true;
 out:
 	push(ch); /* acks freed window space; replies may be queued */
 	return;
@@ -1679,13 +1750,24 @@ void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 /*
  * An explicit ACK costs a frame (a system call in copy mode) that a reply
  * sent a moment later would carry for free, so it waits: until the owed
- * ack is ack_delay_us old, or half the window is unacknowledged (the
- * sender must not stall on credits while we wait).
+ * ack is ack_delay_us old, or a quarter of the window is unacknowledged
+ * (ack_every: a bulk sender gets its credit back in steps, while it still
+ * has three quarters of a window to send, instead of stalling on it).
  */
 static bool ack_overdue(const struct uam_chan *ch, uint64_t now)
 {
-	return ch->ack_due && (ch->ack_now || ch->rx_unacked >= window(ch) / 2 ||
+	return ch->ack_due && (ch->ack_now || ch->rx_unacked >= ack_every(ch) ||
 			       now - ch->ack_due_ns >= (uint64_t)ch->ep->o.ack_delay_us * 1000);
+}
+
+void uamp_round_acks(struct uam_ep *ep)
+{
+	if (!ep->acks_owed)
+		return;
+	ep->acks_owed = false;
+	for (struct uam_chan *ch = ep->chans; ch; ch = ch->next)
+		if (!ch->err && ch->ack_due && (ch->ack_now || ch->rx_unacked >= ack_every(ch)))
+			send_ack(ch);
 }
 
 /*
