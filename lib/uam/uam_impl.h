@@ -223,6 +223,7 @@ struct uam_chan {
 		       * needs our SACK now, not after ack_delay_us */
 	uint64_t ack_due_ns;  /* when the oldest unacknowledged frame came */
 	uint32_t rx_unacked;  /* frames received since our last ack went out */
+	uint32_t ooo_unacked; /* of them, past a gap we already reported */
 	/* The store or get data being received (fragments of one transfer
 	 * come in sequence, never interleaved with another's). */
 	struct {

@@ -101,6 +101,11 @@ static uint32_t rnd_ppm(struct uam_ep *ep)
 static uint32_t window(const struct uam_chan *ch) { return ch->ep->o.window; }
 /* Frames received without an ack before one goes out on its own. */
 static uint32_t ack_every(const struct uam_chan *ch) { return ch->ep->o.window / 4; }
+/* Frames past a known gap that make the SACK go out at once. */
+static uint32_t sack_every(const struct uam_chan *ch)
+{
+	return ch->ep->o.window / 16 ? ch->ep->o.window / 16 : 1;
+}
 
 /* A medium message's payload room with nargs arguments: what a frame
  * holds beside the compact header and the arguments. */
@@ -646,6 +651,7 @@ static void put_ack(struct uam_chan *ch, uint8_t *f, uint8_t *ext, uint32_t *ext
 	ch->ack_due = false;
 	ch->ack_now = false;
 	ch->rx_unacked = 0;
+	ch->ooo_unacked = 0;
 }
 
 /*
@@ -1689,7 +1695,7 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		 * tell the sender nothing new: they wait for the usual
 		 * cadence (an ack per batch of them cost a bulk sender at 1%
 		 * loss one ACK to process for every two fragments). */
-		if (seq_diff(seq, ch->rcv_high) > 0)
+		if (seq_diff(seq, ch->rcv_high) > 0 || ++ch->ooo_unacked >= sack_every(ch))
 			ch->ack_now = true;
 		if (seq_diff(seq + 1, ch->rcv_high) > 0)
 			ch->rcv_high = seq + 1;
