@@ -56,6 +56,7 @@ struct bench_opts {
 	long batch;
 	long idle_ms;
 	long bulk_bytes;	 /* bulk role (uam): bytes per store */
+	bool bulk_get;		 /* bulk role: gets from the peer's memory, not stores */
 	long spin_us;		 /* adaptive mode's budget; -1: the default */
 	/* unet, packet */
 	const char *iface;

@@ -53,9 +53,9 @@ static void usage(FILE *f)
 		"  sink      --size B [--count N] [--idle-ms M]: receive, one JSON line (rate)\n"
 		"  source    --size B --count N [--batch K]: send as fast as possible, then an\n"
 		"            end marker carrying the number sent\n"
-		"  bulk      --bulk-bytes B --count N [--batch K] (uam): N stores of B bytes\n"
-		"            into the peer's memory, K in flight; the peer runs echo with the\n"
-		"            same --bulk-bytes\n"
+		"  bulk      --bulk-bytes B --count N [--batch K] [--bulk-get] (uam): N stores\n"
+		"            of B bytes into the peer's memory (--bulk-get: N gets of B bytes\n"
+		"            from it), K in flight; the peer runs echo with the same --bulk-bytes\n"
 		"  logp      --size B --count N: LogP overheads against a spinning echo: o_s\n"
 		"            (a send call), o_r (a receive call with the message there), the\n"
 		"            round trip, L = rtt/2 - o_s - o_r; one JSON line\n"
@@ -373,8 +373,8 @@ static int run_bulk(const struct bench_opts *o, const struct bench_transport *t,
 	long done;
 	double secs;
 
-	fprintf(stderr, "unet-bench: bulk on %s, %ld transfers of %ld bytes, %ld in flight\n",
-		o->transport, o->count, o->bulk_bytes, o->batch);
+	fprintf(stderr, "unet-bench: bulk on %s, %ld %s of %ld bytes, %ld in flight\n",
+		o->transport, o->count, o->bulk_get ? "gets" : "stores", o->bulk_bytes, o->batch);
 	cpu0 = bench_cpu_us();
 	t0 = bench_now_ns();
 	done = t->bulk(c, (size_t)o->bulk_bytes, o->count, (unsigned int)o->batch, deadline);
@@ -384,6 +384,7 @@ static int run_bulk(const struct bench_opts *o, const struct bench_transport *t,
 		return die("bulk: %s", strerror((int)-done));
 	secs = (double)(t1 - t0) / 1e9;
 	json_head("bulk", o);
+	json_str("op", o->bulk_get ? "get" : "store");
 	json_int("bulk_bytes", o->bulk_bytes);
 	json_int("batch", o->batch);
 	json_int("transfers", done);
@@ -639,7 +640,7 @@ int main(int argc, char **argv)
 	enum {
 		O_TRANSPORT = 256, O_MODE, O_CPU, O_TIMEOUT, O_COUNT, O_WARMUP, O_SIZE, O_BATCH,
 		O_IDLE, O_IFACE, O_TAG, O_PEER, O_PEER_TAG, O_CHANNELS, O_BUSY, O_QMASK, O_XDP,
-		O_LOCAL, O_REMOTE, O_BULK, O_SEGMENT, O_RING, O_SPIN_US, O_HELP
+		O_LOCAL, O_REMOTE, O_BULK, O_SEGMENT, O_RING, O_SPIN_US, O_BULK_GET, O_HELP
 	};
 	static const struct option lopts[] = {
 		{ "transport", 1, 0, O_TRANSPORT }, { "mode", 1, 0, O_MODE },
@@ -654,6 +655,7 @@ int main(int argc, char **argv)
 		{ "remote", 1, 0, O_REMOTE },	    { "bulk-bytes", 1, 0, O_BULK },
 		{ "segment", 1, 0, O_SEGMENT },	    { "ring", 1, 0, O_RING },
 		{ "spin-us", 1, 0, O_SPIN_US },	    { "help", 0, 0, O_HELP },
+		{ "bulk-get", 0, 0, O_BULK_GET },
 		{ 0, 0, 0, 0 }
 	};
 	struct bench_opts o = {
@@ -716,6 +718,7 @@ int main(int argc, char **argv)
 		case O_LOCAL: o.local = optarg; break;
 		case O_REMOTE: o.remote = optarg; break;
 		case O_BULK: if (parse_long(optarg, 1, 1L << 30, &o.bulk_bytes)) bad = "--bulk-bytes"; break;
+		case O_BULK_GET: o.bulk_get = true; break;
 		case O_SPIN_US: if (parse_long(optarg, 0, UNET_SPIN_US_MAX, &o.spin_us)) bad = "--spin-us"; break;
 		case O_HELP: usage(stdout); return 0;
 		default: usage(stderr); return 2;

@@ -45,6 +45,7 @@ struct bench_conn {
 	uint8_t *region;   /* the peer's bulk stores land in it */
 	size_t region_len;
 	const uint8_t *bulk_src; /* bulk stores read from here */
+	bool bulk_get;	   /* the bulk role gets from the peer's region instead */
 	long bulk_done;
 	size_t medium_max; /* with no args (H_MEDIUM) */
 	size_t part_max;   /* with one (H_PART) */
@@ -169,13 +170,15 @@ static struct bench_conn *uam_bench_open(const struct bench_opts *o)
 	if (!c->ch || uam_ep__set_handler(c->ep, H_SHORT, on_short, c) ||
 	    uam_ep__set_handler(c->ep, H_MEDIUM, on_medium, c) ||
 	    uam_ep__set_handler(c->ep, H_PART, on_part, c) ||
-	    uam_region__register(c->ep, REGION, c->region, c->region_len, UAM_REGION_WRITE)) {
+	    uam_region__register(c->ep, REGION, c->region, c->region_len,
+				 UAM_REGION_WRITE | UAM_REGION_READ)) {
 		fprintf(stderr, "unet-bench: UAM set-up failed: %s\n", strerror(errno));
 		uam_bench_close(c);
 		return NULL;
 	}
 	c->medium_max = uam_ep__medium_max_args(c->ep, 0);
 	c->part_max = uam_ep__medium_max_args(c->ep, 1);
+	c->bulk_get = o->bulk_get;
 	return c;
 }
 
@@ -294,14 +297,15 @@ static int uam_bench_flush(struct bench_conn *c, int timeout_ms)
 	return c->tx_inflight ? -ETIMEDOUT : c->error;
 }
 
-/* Stores of `bytes` into the peer's region after its message slots, up to
- * depth in flight; a store completes when the peer has all of it. */
+/* Stores of `bytes` into the peer's region (or gets of as many from it
+ * into ours), up to depth in flight; a store completes when the peer has
+ * all of it, a get when all of it is here. */
 static long uam_bench_bulk(struct bench_conn *c, size_t bytes, long count, unsigned int depth,
 			   uint64_t deadline)
 {
 	long started = 0;
 
-	if (!c->bulk_src) {
+	if (!c->bulk_src && !c->bulk_get) {
 		uint8_t *src = malloc(bytes);
 
 		if (!src)
@@ -310,10 +314,13 @@ static long uam_bench_bulk(struct bench_conn *c, size_t bytes, long count, unsig
 			src[i] = (uint8_t)(i * 7);
 		c->bulk_src = src;
 	}
+	if (c->bulk_get && bytes > c->region_len)
+		return -EINVAL;
 	while (c->bulk_done < count && !c->error && bench_now_ns() < deadline) {
 		while (started < count && c->tx_inflight < depth) {
-			int r = uam_store(c->ch, c->bulk_src, bytes, REGION, 0, 0, NULL, 0,
-					  on_store_done, c);
+			int r = c->bulk_get ? uam_get(c->ch, REGION, 0, bytes, REGION, 0, on_store_done, c)
+					    : uam_store(c->ch, c->bulk_src, bytes, REGION, 0, 0, NULL,
+							0, on_store_done, c);
 
 			if (r == -EAGAIN)
 				break;

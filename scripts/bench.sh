@@ -212,7 +212,7 @@ for size in "${SIZES[@]}"; do
 	done
 done
 PLAN+=("rate unet-emul spin 64 1" "rate unet-emul-tx spin 64 1" "rate unet-grant spin 64 1")
-PLAN+=("bulk uam spin 1472 1" "bulk-1 uam spin 1472 1")
+PLAN+=("bulk uam spin 1472 1" "bulk-1 uam spin 1472 1" "bulk-get uam spin 1472 1" "bulk-get-1 uam spin 1472 1")
 # UAM calls/s under injected loss (issue 11): kind calls-LOSS% , channels
 # field = calls in flight.
 for depth in 1 16; do
@@ -641,11 +641,13 @@ m_rate() {
 # m_bulk: UAM bulk stores (BULK_BYTES each, 2 in flight) from a into b's
 # registered memory; the echo on b only serves them.  Bandwidth counts
 # data the peer confirmed it has (the store's completion).
-# m_bulk [LOSS_PCT]: with LOSS_PCT, the same at that injected loss on both
-# interfaces (kind bulk-LOSS_PCT).
+# m_bulk [LOSS_PCT [get]]: with LOSS_PCT, the same at that injected loss on
+# both interfaces (kind bulk-LOSS_PCT); with get, gets of as much from b's
+# memory into a's instead (kind bulk-get, bulk-get-LOSS_PCT).
 m_bulk() {
-	local t=uam p spid j kind=bulk loss=${1:-0}
-	((loss)) && kind=bulk-$loss
+	local t=uam p spid j kind=bulk loss=${1:-0} get=()
+	[[ ${2:-} == get ]] && kind=bulk-get get=(--bulk-get)
+	((loss)) && kind=$kind-$loss
 	p="$LOGS/$kind"
 	if ((loss)) && { ! in_a "$UNETCTL" fault "$IF_A" --drop-ppm $((loss * 10000)) >/dev/null 2>&1 ||
 		! in_b "$UNETCTL" fault "$IF_B" --drop-ppm $((loss * 10000)) >/dev/null 2>&1; }; then
@@ -667,7 +669,7 @@ m_bulk() {
 	fi
 	# shellcheck disable=SC2046
 	run_client "$p" "$BENCH" bulk --transport $t $(tp_args $t a 1) --bulk-bytes "$BULK_BYTES" \
-		--count "$BULK_COUNT" --batch 2 --cpu "$CLI_CPU" --timeout "$TO"
+		--count "$BULK_COUNT" --batch 2 "${get[@]}" --cpu "$CLI_CPU" --timeout "$TO"
 	stop_pid "$spid"
 	CUR_PIDS=()
 	if ((loss)); then
@@ -683,7 +685,7 @@ m_bulk() {
 		return 1
 	fi
 	record_ok "$j" bulk "$kind"
-	SUMMARY=$(jq -r '"\(.gbit_s) Gbit/s, \(.transfers) stores of \(.bulk_bytes) bytes"' <<<"$j")
+	SUMMARY=$(jq -r '"\(.gbit_s) Gbit/s, \(.transfers) \(.op)s of \(.bulk_bytes) bytes"' <<<"$j")
 }
 
 # m_logp TRANSPORT SIZE: unet-bench logp on a against a spinning echo on
@@ -839,6 +841,8 @@ for entry in "${PLAN[@]}"; do
 	demux-pingpong) desc="demux pingpong unet $mode ${size}B, $ch channels" ;;
 	demux-rate) desc="demux rate unet ${size}B, $ch channels" ;;
 	bulk) desc="bulk uam, $BULK_COUNT stores of $BULK_BYTES bytes" ;;
+	bulk-get) desc="bulk uam, $BULK_COUNT gets of $BULK_BYTES bytes" ;;
+	bulk-get-*) desc="bulk uam, $BULK_COUNT gets of $BULK_BYTES bytes, ${kind#bulk-get-}% loss" ;;
 	bulk-*) desc="bulk uam, $BULK_COUNT stores of $BULK_BYTES bytes, ${kind#bulk-}% loss" ;;
 	logp) desc="logp $t ${size}B" ;;
 	calls-*) desc="calls uam, ${kind#calls-}% loss, $ch in flight" ;;
@@ -859,6 +863,8 @@ for entry in "${PLAN[@]}"; do
 	sockperf) m_sockperf "$mode" "$size" && ok=1 ;;
 	rate | demux-rate) m_rate "$kind" "$t" "$mode" "$size" "$ch" && ok=1 ;;
 	bulk) m_bulk && ok=1 ;;
+	bulk-get) m_bulk 0 get && ok=1 ;;
+	bulk-get-*) m_bulk "${kind#bulk-get-}" get && ok=1 ;;
 	bulk-*) m_bulk "${kind#bulk-}" && ok=1 ;;
 	calls-*) m_calls "${kind#calls-}" "$ch" && ok=1 ;;
 	esac
@@ -942,6 +948,8 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-grant") GR[$3, $4, "p50"] = $8
 		if ($6 == "ok" && $1 == "bulk") BULK = $15
 		if ($6 == "ok" && $1 == "bulk-1") BULK1 = $15
+		if ($6 == "ok" && $1 == "bulk-get") BULKG = $15
+		if ($6 == "ok" && $1 == "bulk-get-1") BULKG1 = $15
 		if ($6 == "ok" && $1 ~ /^calls-/) CL[substr($1, 7), $5] = $14
 		if ($6 == "ok" && $1 == "rate") { RT[$2, $4] = $14; GB[$2, $4] = $15 }
 		if ($6 == "ok" && $1 == "demux-pingpong" && $5 + 0 > DNc) { DNc = $5 + 0; DNp = $8 }
@@ -979,12 +987,13 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 				lost[i]
 		}
 		for (i = 1; i <= n; i++) {
-			if (kind[i] != "bulk" && kind[i] != "bulk-1") continue
-			what = (kind[i] == "bulk") ? "UAM bulk stores" : "UAM bulk stores at 1% loss"
+			if (kind[i] !~ /^bulk(-get)?(-1)?$/) continue
+			what = (kind[i] ~ /get/) ? "UAM bulk gets" : "UAM bulk stores"
+			if (kind[i] ~ /-1$/) what = what " at 1% loss"
 			print ""
 			if (st[i] != "ok") { printf "%s: FAILED: %s\n", what, why[i]; continue }
-			printf "%s (reliable, into peer memory): %.2f Gbit/s, %s x raw unet 1472 B streaming\n",
-				what, gb[i], r(gb[i], (("unet", 1472) in GB) ? GB["unet", 1472] : "-")
+			printf "%s (reliable, %s peer memory): %.2f Gbit/s, %s x raw unet 1472 B streaming\n",
+				what, (kind[i] ~ /get/) ? "from" : "into", gb[i], r(gb[i], (("unet", 1472) in GB) ? GB["unet", 1472] : "-")
 		}
 		for (i = 1; i <= n; i++) {
 			if (kind[i] !~ /^calls-/) continue
@@ -1075,6 +1084,8 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 		target("UAM round trip p50, 64 B, spinning", UA["spin", 64, "p50"], UN["spin", 64, "p50"], "<=", 1.2)
 		target("UAM bulk store Gbit/s vs raw 1472 B", BULK, GB["unet", 1472], ">=", 0.9)
 		target("same at 1% loss", BULK1, GB["unet", 1472], ">=", 0.8)
+		target("UAM bulk get Gbit/s vs raw 1472 B", BULKG, GB["unet", 1472], ">=", 0.9)
+		target("same at 1% loss", BULKG1, GB["unet", 1472], ">=", 0.8)
 		target("UAM calls/s, 10% loss, 16 in flight", CL[10, 16], CL[0, 16], ">=", 0.5)
 		target("UAM calls/s, 10% loss, 1 in flight", CL[10, 1], CL[0, 1], ">=", 0.2)
 	}
