@@ -5,9 +5,10 @@
 # bulk against raw U-Net streaming for several builds, alternating, in
 # fresh namespaces each time: per build and repetition, raw U-Net 1472-byte
 # streaming (sink/source, batches of 32, as `make bench`'s `rate unet 1472`),
-# then UAM bulk stores (`bulk uam`: 50 stores of 4 MiB, 2 in flight) at 0%
-# and at 1% loss injected on both interfaces, each with its ratio to the
-# raw figure of the same repetition.  The same commands as scripts/bench.sh
+# then UAM bulk stores (`bulk uam`: 50 stores of 4 MiB, 2 in flight) and
+# gets (`bulk-get uam`, the same amount from the peer's memory) at 0% and
+# at 1% loss injected on both interfaces, each with its ratio to the raw
+# figure of the same repetition.  The same commands as scripts/bench.sh
 # runs for those rows, with their UAM counters (acks, retransmits,
 # timeouts, credit stalls) from the sender's log.  For a change to UAM's
 # bulk path: build the old tree elsewhere and run
@@ -32,9 +33,9 @@ trap 'unet_netns_cleanup; rm -rf "$tmp"' EXIT
 json() { jq -r "$1" 2>/dev/null <<<"$2"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "") printf "%.2f", a / b; else print "-" }'; }
 
-# bulk LOSS_PPM: one bulk row; prints "gbit_s | counters".
+# bulk BUILD LOSS_PPM [--bulk-get]: one bulk row; prints "gbit_s|counters".
 bulk() {
-	local b=$1 ppm=$2 e g
+	local b=$1 ppm=$2 e g get=("${@:3}")
 	in_a "$b/unetctl" fault "$IF_A" --drop-ppm "$ppm" >/dev/null
 	in_b "$b/unetctl" fault "$IF_B" --drop-ppm "$ppm" >/dev/null
 	unet_bg_b taskset -c 1 "$b/unet-bench" echo "${u[@]}" --bulk-bytes "$BYTES" --mode spin \
@@ -42,7 +43,7 @@ bulk() {
 	e=$UNET_BG_PID
 	sleep 0.3
 	g=$(in_a taskset -c 0 "$b/unet-bench" bulk "${c[@]}" --bulk-bytes "$BYTES" --count "$COUNT" \
-		--batch 2 --timeout 60 2>"$tmp/cli.err")
+		--batch 2 "${get[@]}" --timeout 60 2>"$tmp/cli.err")
 	kill -TERM "$e" 2>/dev/null
 	unet_bg_wait "$e" 10 >/dev/null
 	in_a "$b/unetctl" fault "$IF_A" --drop-ppm 0 >/dev/null
@@ -71,10 +72,14 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		raw=$(json .gbit_s "$(grep '^{' "$tmp/sink" | tail -n 1)")
 		b0=$(bulk "$b" 0)
 		b1=$(bulk "$b" 10000)
-		printf '%s rep %d %s: raw %s Gbit/s | bulk %s Gbit/s %sx | 1%% loss %s Gbit/s %sx\n' \
+		g0=$(bulk "$b" 0 --bulk-get)
+		g1=$(bulk "$b" 10000 --bulk-get)
+		printf '%s rep %d %s: raw %s Gbit/s | store %s %sx, 1%% loss %s %sx | get %s %sx, 1%% loss %s %sx\n' \
 			"$b" "$rep" "$MODE" "$raw" "${b0%%|*}" "$(ratio "${b0%%|*}" "$raw")" \
-			"${b1%%|*}" "$(ratio "${b1%%|*}" "$raw")"
-		printf '    0%%: %s\n    1%%: %s\n' "${b0#*|}" "${b1#*|}"
+			"${b1%%|*}" "$(ratio "${b1%%|*}" "$raw")" "${g0%%|*}" "$(ratio "${g0%%|*}" "$raw")" \
+			"${g1%%|*}" "$(ratio "${g1%%|*}" "$raw")"
+		printf '    store 0%%: %s\n    store 1%%: %s\n    get 0%%: %s\n    get 1%%: %s\n' \
+			"${b0#*|}" "${b1#*|}" "${g0#*|}" "${g1#*|}"
 		unet_netns_cleanup
 	done
 done
