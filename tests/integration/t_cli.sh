@@ -175,6 +175,13 @@ t_bench_smoke() {
 		.calls_per_s > 0 and (.loss_ppm | type) == "number")] | length == 6' \
 		"$f" >/dev/null || fail "results.json lacks the 6 UAM calls rows (0/1/10% loss, 1 and 16 in flight)"
 	grep -q '^UAM calls/s' "$T_DIR/bench.out" || fail "the table has no UAM calls/s section"
+	# UAM bulk (issue 11): stores and gets, at 0% and 1% loss, each row
+	# with its ratio to raw streaming.
+	jq -e '[.results[] | select((.kind | test("^bulk(-get)?(-1)?$")) and .status == "ok" and
+		.gbit_s > 0 and (.op == "store" or .op == "get"))] | length == 4' \
+		"$f" >/dev/null || fail "results.json lacks the 4 UAM bulk rows (store, get; 0 and 1% loss)"
+	grep -Eq '^UAM bulk gets at 1% loss .*x raw unet 1472 B streaming' "$T_DIR/bench.out" ||
+		fail "the table has no UAM bulk get row with its ratio to raw streaming"
 	# The table: ratio columns, and ratios on the rows.
 	grep -q 'x udp' "$T_DIR/bench.out" || fail "the table has no ratio column 'x udp'"
 	grep -q 'x mmsg' "$T_DIR/bench.out" || fail "the table has no ratio column 'x mmsg'"
