@@ -106,10 +106,10 @@ struct uam_ep_opts {
 	size_t sz;
 	/* Credits: frames each channel's peer may send beyond what we have
 	 * delivered; we keep that many receive buffers per channel.
-	 * 4..UAM_MAX_WINDOW, default 64.  A bulk stream wants more (256
-	 * keeps a veth link busy through the receiver's scheduling
-	 * hiccups); uam_chan__open needs 2 * window receive buffers per
-	 * channel. */
+	 * 4..UAM_MAX_WINDOW, default 64.  A bulk stream wants more (256 to
+	 * 512 keep a veth link busy through the receiver's scheduling
+	 * hiccups and past a loss); uam_chan__open needs 2 * window
+	 * receive buffers per channel. */
 	uint32_t window;
 	/* Requests, stores and gets a channel queues locally while it has
 	 * no credit; beyond it calls return -EAGAIN.  Default 1024. */
@@ -131,9 +131,10 @@ struct uam_ep_opts {
 	struct uam_inject_opts inject; /* test hooks, see above */
 	/* Delayed acknowledgement: a received frame is acknowledged on the
 	 * next frame we send anyway (a reply, say), or by an explicit ACK
-	 * once it has waited this long or half the window is unacknowledged
-	 * (at once, at the end of the poll, for a duplicate or a frame past
-	 * a gap: the sender needs that SACK).  Default 50 us, or half of
+	 * once it has waited this long or a quarter of the window is
+	 * unacknowledged (at the end of the receive round; also then for a
+	 * duplicate, a frame that opens a gap or fills one, and every
+	 * window/16 frames past a gap: the sender needs that SACK).  Default 50 us, or half of
 	 * rto_min_us if that is less; must be below rto_min_us. */
 	uint32_t ack_delay_us;
 };

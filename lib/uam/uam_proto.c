@@ -11,14 +11,16 @@
  *     frames are delivered exactly once, in sequence order;
  *   - selective repeat: the receiver keeps up to `window` frames that came
  *     early and reports them in a 64-bit SACK bitmap next to its
- *     cumulative ack (the next seq it expects), so the sender resends only
+ *     cumulative ack (the next seq it expects), and an explicit ACK the
+ *     held frames further out (extended SACK), so the sender resends only
  *     holes: at once when something sent after a hole was SACKed (a fast
  *     retransmit), after a tail-loss probe (two smoothed round trips
  *     without an answer: the newest frame again) revealed them, else
  *     when the timer expires;
  *   - acks ride on every frame; one that nothing carried goes out as an
- *     explicit ACK after ack_delay_us or half a window, or at the end of
- *     the batch after a gap or duplicate (ack_overdue);
+ *     explicit ACK after ack_delay_us, or at the end of the receive round
+ *     once a quarter window is unacknowledged, or for a new gap, a filled
+ *     hole, a duplicate (ack_overdue, uamp_round_acks);
  *   - credits: a sender keeps seq < ack + credit, and the receiver's
  *     credit is its window, for which it keeps buffers (the reorder slots
  *     here, receive ring entries in uam.c), so nothing is dropped for lack
@@ -1803,8 +1805,8 @@ static struct uam_tx_slot *tlp_frame(struct uam_chan *ch)
  * When a frame sent at sent_ns can have timed out: rto after it left, and
  * never sooner than rto after the last acknowledgement that advanced the
  * window (RFC 6298 5.3: the timer restarts on every ack of new data).  A
- * receiver draining a window of 256 full frames acknowledges every half
- * window, some 200 us apart here: timing each frame from its own send
+ * receiver draining a window of full frames acknowledges every quarter
+ * window or 50 us: timing each frame from its own send
  * would resend the whole window while the acks still come.
  */
 static uint64_t rto_base_ns(const struct uam_chan *ch, uint64_t sent_ns)
