@@ -134,7 +134,7 @@ struct uam_ep_opts {
 	 * once it has waited this long or a quarter of the window is
 	 * unacknowledged (at the end of the receive round; also then for a
 	 * duplicate, a frame that opens a gap or fills one, and every
-	 * window/16 frames past a gap: the sender needs that SACK).  Default 50 us, or half of
+	 * window/64 frames (at least 1) past a gap: the sender needs that SACK).  Default 50 us, or half of
 	 * rto_min_us if that is less; must be below rto_min_us. */
 	uint32_t ack_delay_us;
 };

@@ -103,10 +103,14 @@ static uint32_t rnd_ppm(struct uam_ep *ep)
 static uint32_t window(const struct uam_chan *ch) { return ch->ep->o.window; }
 /* Frames received without an ack before one goes out on its own. */
 static uint32_t ack_every(const struct uam_chan *ch) { return ch->ep->o.window / 4; }
-/* Frames past a known gap that make the SACK go out at once. */
+/* Frames past a known gap that make the SACK go out at once: every one
+ * (at the end of its round) for windows under 128, as request/reply
+ * traffic wants its loss evidence (test_loss_recovery); one in window/64
+ * for a bulk window, whose spinning receiver takes a frame or two per
+ * round and would otherwise send an ACK for every other fragment. */
 static uint32_t sack_every(const struct uam_chan *ch)
 {
-	return ch->ep->o.window / 16 ? ch->ep->o.window / 16 : 1;
+	return ch->ep->o.window / 64 ? ch->ep->o.window / 64 : 1;
 }
 
 /* A medium message's payload room with nargs arguments: what a frame
