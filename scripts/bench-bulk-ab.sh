@@ -13,13 +13,15 @@
 # timeouts, credit stalls) from the sender's log.  For a change to UAM's
 # bulk path: build the old tree elsewhere and run
 #     scripts/bench-bulk-ab.sh --reps 3 /tmp/old/build build
-# Figures move between runs on a shared VM: compare the ratios, several
+# Environment: BULK_COUNT (stores or gets per row, 50), BULK_BYTES (4 MiB),
+# RAW_COUNT (raw messages, 600000).  Figures move between runs on a shared
+# VM: compare the ratios, several
 # alternations.  Needs root.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/netns.sh
 source "$HERE/netns.sh"
-MODE=skb REPS=1 COUNT=${BULK_COUNT:-50} BYTES=${BULK_BYTES:-4194304}
+MODE=skb REPS=1 COUNT=${BULK_COUNT:-50} BYTES=${BULK_BYTES:-4194304} RAW_COUNT=${RAW_COUNT:-600000}
 while (($#)); do
 	case $1 in
 	--xdp-mode) MODE=$2; shift 2 ;;
@@ -66,7 +68,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			--idle-ms 500 --timeout 30 >"$tmp/sink" 2>/dev/null
 		e=$UNET_BG_PID
 		sleep 0.3
-		in_a taskset -c 0 "$b/unet-bench" source "${s[@]}" --size 1472 --count 600000 --batch 32 \
+		in_a taskset -c 0 "$b/unet-bench" source "${s[@]}" --size 1472 --count "$RAW_COUNT" --batch 32 \
 			--timeout 30 >/dev/null 2>&1
 		unet_bg_wait "$e" 15 >/dev/null
 		raw=$(json .gbit_s "$(grep '^{' "$tmp/sink" | tail -n 1)")
