@@ -129,6 +129,8 @@ struct uam_rx_slot {
 	uint8_t *buf;
 	uint32_t len;
 	bool present;
+	bool placed; /* a fragment whose data is already in the region: buf
+		      * holds its header, extension and args only */
 };
 
 /* Work queued on a channel, turned into frames as credit allows.  Kept

@@ -1271,7 +1271,7 @@ static void queue_done(struct uam_chan *ch, uint32_t token, int status)
  * (the peer is inconsistent).
  */
 static int take_fragment(struct uam_chan *ch, const uint8_t *f, uint8_t type, uint32_t region,
-			 uint32_t token, bool last)
+			 uint32_t token, bool last, bool placed)
 {
 	const uint8_t *p = f + UAM_HDR_LEN;
 	uint64_t off = get64(p), base = get64(p + 8), total = get64(p + 16);
@@ -1309,17 +1309,66 @@ static int take_fragment(struct uam_chan *ch, const uint8_t *f, uint8_t type, ui
 	r = region_find(ch->ep, region);
 	if (!r || !(r->flags & UAM_REGION_WRITE) || base > r->len || total > r->len - base)
 		return ch->xfer.err = -EFAULT;
-	if (dlen)
+	/* placed: written when it came early (place_early), checked now */
+	if (dlen && !placed)
 		memcpy(r->base + off, data, dlen);
 	ch->xfer.next = off + dlen;
 	return 0;
+}
+
+/*
+ * A fragment that came early (behind a hole) of the transfer being
+ * received: its data goes straight into the region, so that only its
+ * header waits in the reorder slot, and a receiver at loss (where most
+ * fragments wait behind some hole) copies each fragment once, not twice.
+ * Only a fragment of the transfer whose first fragment was delivered and
+ * passed (same type, region, token, start and total: the fragments of
+ * one transfer are consecutive frames, so nothing of another transfer
+ * lies between, and the order of writes is kept), whose data lies inside
+ * the transfer, with the region still registered and writable.  Its
+ * continuity is checked when its turn comes (take_fragment); if that
+ * fails, the transfer fails, and what was placed stays (inside the range
+ * the transfer claimed, in a region the peer may write).  Returns true if
+ * placed, having copied the frame's first hl bytes to buf.
+ */
+static bool place_early(struct uam_chan *ch, const uint8_t *f, uint32_t len, uint8_t *buf,
+			uint32_t *hl)
+{
+	uint8_t type = f[UAM_OFF_TYPE];
+	const uint8_t *p = f + UAM_HDR_LEN;
+	uint32_t dlen, region;
+	uint64_t off, base, total;
+	struct uam_region *r;
+
+	if ((type != UAM_T_STORE && type != UAM_T_GET_DATA) || !ch->xfer.active || ch->xfer.err ||
+	    type != ch->xfer.type)
+		return false;
+	dlen = get32(f + UAM_OFF_DLEN);
+	region = get32(f + UAM_OFF_AUX);
+	off = get64(p);
+	base = get64(p + 8);
+	total = get64(p + 16);
+	if (!dlen || region != ch->xfer.region || get32(f + UAM_OFF_TOKEN) != ch->xfer.token ||
+	    base != ch->xfer.base || total != ch->xfer.total)
+		return false;
+	/* Inside the transfer (as differences: nothing wraps), past what
+	 * has been written in order. */
+	if (off < ch->xfer.next || off - base > total || dlen > total - (off - base))
+		return false;
+	r = region_find(ch->ep, region);
+	if (!r || !(r->flags & UAM_REGION_WRITE) || base > r->len || total > r->len - base)
+		return false;
+	*hl = len - dlen; /* frame_len checked: header, extension, args, data */
+	memcpy(r->base + off, f + *hl, dlen);
+	memcpy(buf, f, *hl);
+	return true;
 }
 
 static const uint8_t *frame_hdr(const struct uam_ep *ep, const uint8_t *f, uint32_t len,
 				uint8_t hb[UAM_HDR_LEN], const uint8_t **body);
 
 /* One frame, in order, exactly once: do what it says. */
-static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len, bool placed)
 {
 	struct uam_ep *ep = ch->ep;
 	uint8_t hb[UAM_HDR_LEN];
@@ -1372,7 +1421,7 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	case UAM_T_STORE:
 	case UAM_T_GET_DATA: {
 		bool last = f[UAM_OFF_FLAGS] & UAM_F_LAST;
-		int err = take_fragment(ch, f, type, aux, m.token, last);
+		int err = take_fragment(ch, f, type, aux, m.token, last, placed);
 		struct uam_op *op;
 
 		if (!last)
@@ -1709,8 +1758,12 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 			ch->st.dup_dropped++;
 			ch->ack_now = true; /* a repeat of what we SACKed */
 		} else {
-			memcpy(r->buf, f, len);
-			r->len = len;
+			uint32_t hl;
+
+			r->placed = place_early(ch, f, len, r->buf, &hl);
+			if (!r->placed)
+				memcpy(r->buf, f, len);
+			r->len = len; /* the frame's, as checked (data or not) */
 			r->present = true;
 			ch->rx_held++;
 			ch->st.out_of_order++;
@@ -1722,7 +1775,7 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		if (ch->rx_held)
 			ch->ack_now = true;
 		ch->rcv_next++;
-		deliver(ch, f, len);
+		deliver(ch, f, len, false);
 		/* Then whatever was waiting for this one. */
 		while (!ch->err && rxs(ch, ch->rcv_next)->present) {
 			struct uam_rx_slot *r = rxs(ch, ch->rcv_next);
@@ -1730,7 +1783,7 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 			r->present = false;
 			ch->rx_held--;
 			ch->rcv_next++;
-			deliver(ch, r->buf, r->len);
+			deliver(ch, r->buf, r->len, r->placed);
 		}
 		if (seq_diff(ch->rcv_next, ch->rcv_high) > 0)
 			ch->rcv_high = ch->rcv_next;
