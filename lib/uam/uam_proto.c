@@ -1266,7 +1266,8 @@ static void queue_done(struct uam_chan *ch, uint32_t token, int status)
  * (registered, writable: looked up again for each fragment, as a handler
  * may have unregistered it); get data must be what our get asked for.
  * Offsets are compared as differences, so nothing wraps.  Once a fragment
- * is refused, nothing more of that transfer is written.  Returns the
+ * is refused, nothing more of that transfer is written (but for what
+ * place_early wrote, inside the transfer's range).  Returns the
  * transfer's status so far: 0, -EFAULT (the region refused it), -EPROTO
  * (the peer is inconsistent).
  */
