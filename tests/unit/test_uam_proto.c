@@ -1544,10 +1544,6 @@ static void test_compact_credit_sack(void **state)
 	sim_free(sim);
 }
 
-static uint32_t dbg_base;
-static uint32_t log_base(struct sim *sim) { (void)sim; return dbg_base; }
-}
-
 /*
  * One store of n bytes from side 0 into side 1 over a link with a delay
  * (delay_steps each way) and a bandwidth (budget frames per 20 us step,
