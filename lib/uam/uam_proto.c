@@ -1332,17 +1332,20 @@ static int take_fragment(struct uam_chan *ch, const uint8_t *f, uint8_t type, ui
  * the transfer claimed, in a region the peer may write).  Returns true if
  * placed, having copied the frame's first hl bytes to buf.
  */
-static bool place_early(struct uam_chan *ch, const uint8_t *f, uint32_t len, uint8_t *buf,
-			uint32_t *hl)
+static bool place_early(struct uam_chan *ch, const uint8_t *f, const uint8_t *h, uint32_t len,
+			uint8_t *buf, uint32_t *hl)
 {
-	uint8_t type = f[UAM_OFF_TYPE];
+	uint8_t type = h[UAM_OFF_TYPE];
 	const uint8_t *p = f + UAM_HDR_LEN;
 	uint32_t dlen, region;
 	uint64_t off, base, total;
 	struct uam_region *r;
 
-	if ((type != UAM_T_STORE && type != UAM_T_GET_DATA) || !ch->xfer.active || ch->xfer.err ||
-	    type != ch->xfer.type)
+	/* h: the header input decoded (frame_hdr).  A store or get fragment
+	 * always has the full header (h is f); a compact frame (h is a
+	 * decoded copy) is a request or reply, never placed. */
+	if (h != f || (type != UAM_T_STORE && type != UAM_T_GET_DATA) || !ch->xfer.active ||
+	    ch->xfer.err || type != ch->xfer.type)
 		return false;
 	dlen = get32(f + UAM_OFF_DLEN);
 	region = get32(f + UAM_OFF_AUX);
@@ -1761,7 +1764,7 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		} else {
 			uint32_t hl;
 
-			r->placed = place_early(ch, f, len, r->buf, &hl);
+			r->placed = place_early(ch, f, h, len, r->buf, &hl);
 			if (!r->placed)
 				memcpy(r->buf, f, len);
 			r->len = len; /* the frame's, as checked (data or not) */
