@@ -247,7 +247,7 @@ check-integration: all
 # Tests too long or not yet steady enough for make check (docs/tcp.md).
 soak: deps
 	$(MAKE) all
-	UNET_SOAK=1 bash tests/integration/run.sh --build $(BUILD) tcp_loss5
+	UNET_SOAK=1 bash tests/integration/run.sh --build $(BUILD) tcp_loss5_default
 
 demo: deps
 	$(MAKE) all

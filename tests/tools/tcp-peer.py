@@ -111,18 +111,22 @@ def sizes(a, mx):
 
 
 def tcp_info(c):
-    """The first fields of the socket's struct tcp_info (linux/tcp.h), as text."""
+    """Fields of the socket's struct tcp_info (linux/tcp.h), as text: what
+    its loss recovery was doing (backoff, reordering: docs/tcp.md)."""
     import struct
     i = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    if len(i) < 104:
+        return "(short tcp_info)"
     (state, ca_state, retransmits, probes, backoff, _opt, _ws, _app, rto, ato, snd_mss,
      rcv_mss, unacked, sacked, lost, retrans, _fack, last_data_sent, _las, last_data_recv,
-     last_ack_recv, pmtu, rcv_ssthresh, rtt, rttvar, snd_ssthresh, snd_cwnd) = \
-        struct.unpack_from("8B19I", i)
+     last_ack_recv, pmtu, rcv_ssthresh, rtt, rttvar, snd_ssthresh, snd_cwnd, _advmss,
+     reordering, _rcv_rtt, _rcv_space, total_retrans) = struct.unpack_from("8B24I", i)
     return ("state=%d ca_state=%d retransmits=%d probes=%d backoff=%d rto_us=%d unacked=%d "
             "lost=%d retrans=%d last_data_sent_ms=%d last_ack_recv_ms=%d rtt_us=%d "
-            "snd_cwnd=%d snd_ssthresh=%d" %
+            "snd_cwnd=%d snd_ssthresh=%d reordering=%d total_retrans=%d" %
             (state, ca_state, retransmits, probes, backoff, rto, unacked, lost, retrans,
-             last_data_sent, last_ack_recv, rtt, snd_cwnd, snd_ssthresh))
+             last_data_sent, last_ack_recv, rtt, snd_cwnd, snd_ssthresh, reordering,
+             total_retrans))
 
 
 def source(a, n):
@@ -148,7 +152,7 @@ def source(a, n):
     dt = time.monotonic() - t0
     if ans.strip() != b"%d" % n:
         sys.exit("source: sent %d, peer says %r" % (n, ans))
-    print("source ok bytes=%d MBps=%.1f" % (n, n / dt / 1e6))
+    print("source ok bytes=%d MBps=%.1f tcp_info: %s" % (n, n / dt / 1e6, tcp_info(c)))
 
 
 def rr(a, count, size):
