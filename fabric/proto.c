@@ -1202,6 +1202,27 @@ int ufi_ep_wake_ms(struct ufi_ep *ep)
 }
 
 /* fi_close: let the peers take our last data, say goodbye, free all. */
+void ufi_ep_free_queues(struct ufi_ep *ep)
+{
+	for (int q = 0; q < 2; q++) {
+		while (ep->posted[q]) {
+			struct ufi_rx *r = ep->posted[q];
+			ep->posted[q] = r->next;
+			free(r);
+		}
+		while (ep->ux[q]) {
+			struct ufi_ux *u = ep->ux[q];
+			ep->ux[q] = u->next;
+			free(u);
+		}
+	}
+	while (ep->txs) {
+		struct ufi_tx *t = ep->txs;
+		ep->txs = t->next;
+		free(t);
+	}
+}
+
 void ufi_ep_shutdown(struct ufi_ep *ep)
 {
 	uint64_t deadline;
@@ -1243,23 +1264,7 @@ void ufi_ep_shutdown(struct ufi_ep *ep)
 		free(p);
 	}
 	free(ep->by_addr);
-	for (int q = 0; q < 2; q++) {
-		while (ep->posted[q]) {
-			struct ufi_rx *r = ep->posted[q];
-			ep->posted[q] = r->next;
-			free(r);
-		}
-		while (ep->ux[q]) {
-			struct ufi_ux *u = ep->ux[q];
-			ep->ux[q] = u->next;
-			free(u);
-		}
-	}
-	while (ep->txs) {
-		struct ufi_tx *t = ep->txs;
-		ep->txs = t->next;
-		free(t);
-	}
+	ufi_ep_free_queues(ep);
 	while (ep->gets) {
 		struct ufi_get *g = ep->gets;
 		ep->gets = g->next;

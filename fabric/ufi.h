@@ -360,6 +360,9 @@ ssize_t ufi_recv(struct ufi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64
 		 uint64_t ignore, uint64_t flags, void *ctx);
 ssize_t ufi_cancel(struct ufi_ep *ep, void *ctx);
 void ufi_ep_shutdown(struct ufi_ep *ep);
+/* Free the posted receives, the unexpected messages and the sends under
+ * way (no completions: the endpoint is going away). */
+void ufi_ep_free_queues(struct ufi_ep *ep);
 struct ufi_peer *ufi_peer_of_addr(struct ufi_ep *ep, fi_addr_t addr);
 struct ufi_peer *ufi_peer_find(struct ufi_ep *ep, const struct ufi_name *n);
 /* Peers that may set up a channel before they are in our AV. */

@@ -167,26 +167,7 @@ static void fx_free(struct fx *f)
 {
 	struct ufi_ep *ep = &f->ep;
 
-	for (int q = 0; q < 2; q++) {
-		while (ep->posted[q]) {
-			struct ufi_rx *r = ep->posted[q];
-
-			ep->posted[q] = r->next;
-			free(r);
-		}
-		while (ep->ux[q]) {
-			struct ufi_ux *u = ep->ux[q];
-
-			ep->ux[q] = u->next;
-			free(u);
-		}
-	}
-	while (ep->txs) {
-		struct ufi_tx *t = ep->txs;
-
-		ep->txs = t->next;
-		free(t);
-	}
+	ufi_ep_free_queues(ep);
 	for (struct ufi_peer *p = ep->peers; p; p = p->next)
 		if (p->in) {
 			free(p->in->rx);
