@@ -68,6 +68,23 @@ enum uam_type {
 #define UAM_C_OFF_ACK 12
 #define UAM_C_OFF_TOKEN 16
 #define UAM_C_CREDIT_UNIT 4
+/*
+ * Compact fragment, 24 bytes of header, for the STORE and GET_DATA
+ * fragments between a transfer's first and its LAST (those two keep the
+ * full header: the first says what the transfer is, region, start and
+ * total, which the receiver keeps; the LAST carries the handler's args).
+ * Kind, credit, session, seq, ack and token where the compact header has
+ * them, two bytes that must be 0 where it has nargs and handler, then a
+ * u32: the fragment's offset from the transfer's start.  Its data is the
+ * rest of the frame (at least one byte): 1468 bytes at MTU 1500, against
+ * the full header's 1428.  A fragment past 4 GiB of its transfer goes
+ * with the full header.  The receiver takes region, start and total from
+ * the transfer the token names (ch->xfer) and checks the offset and
+ * length against them.
+ */
+#define UAM_CF_HDR_LEN 24
+#define UAM_CF_OFF_ZERO 1 /* 2 bytes: 0 */
+#define UAM_CF_OFF_REL 20
 _Static_assert(UAM_MAX_HANDLERS <= 256, "the compact header has one byte for the handler");
 _Static_assert(UAM_MAX_WINDOW / UAM_C_CREDIT_UNIT <= 255, "the compact credit is one byte");
 
@@ -269,6 +286,9 @@ struct uam_ep {
 	 * stream instead of uamp_isn's (preset after uamp_ep_init, before
 	 * uamp_chan_new, the same on both peers, to cross the 2^32 wrap). */
 	uint32_t isn;
+	/* Test hook: send every fragment with the full header, as a peer
+	 * from before the compact fragments did. */
+	bool full_frags;
 	uint32_t slot_mask; /* window slots - 1: a power of two - 1 */
 	int progress; /* handlers run + ops completed since last reset */
 	/* the request whose handler runs now, for uam_reply */

@@ -120,10 +120,19 @@ static uint32_t medium_room(const struct uam_ep *ep, unsigned int nargs)
 	return ep->tr.max_frame - UAM_C_HDR_LEN - nargs * 8u;
 }
 
-/* REQUEST and REPLY frames go with the compact header (uam_impl.h). */
+/* The middle fragments of a store or get (uam_impl.h). */
+static bool is_compact_frag(const uint8_t *f)
+{
+	return f[0] == (UAM_C_FORMAT | UAM_T_STORE) || f[0] == (UAM_C_FORMAT | UAM_T_GET_DATA);
+}
+
+/* REQUEST and REPLY frames go with the compact header, and so do the
+ * middle fragments of a transfer (uam_impl.h): kind, credit, session,
+ * seq, ack and token at the same places. */
 static bool is_compact(const uint8_t *f)
 {
-	return f[0] == (UAM_C_FORMAT | UAM_T_REQUEST) || f[0] == (UAM_C_FORMAT | UAM_T_REPLY);
+	return f[0] == (UAM_C_FORMAT | UAM_T_REQUEST) || f[0] == (UAM_C_FORMAT | UAM_T_REPLY) ||
+	       is_compact_frag(f);
 }
 
 /*
@@ -749,6 +758,12 @@ static uint64_t frag_room(const struct uam_chan *ch, const struct uam_item *it, 
 	return ch->ep->tr.max_frame - UAM_HDR_LEN - UAM_FRAG_EXT - (last ? it->nargs * 8u : 0);
 }
 
+/* Data bytes a compact fragment carries. */
+static uint64_t cfrag_room(const struct uam_chan *ch)
+{
+	return ch->ep->tr.max_frame - UAM_CF_HDR_LEN;
+}
+
 /* A request or reply's compact header (the ack and credit are put at
  * each transmission, put_ack). */
 static void hdr_init_compact(struct uam_chan *ch, uint8_t *f, uint8_t type, uint8_t nargs,
@@ -830,9 +845,24 @@ static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_
 		return true;
 	case UAM_T_STORE:
 	case UAM_T_GET_DATA: {
-		uint64_t left = it->len - it->cursor, n;
-		bool last = left <= frag_room(ch, it, true);
+		uint64_t left = it->len - it->cursor, lroom = frag_room(ch, it, true), n;
+		bool last = left <= lroom;
 
+		if (!last && it->cursor && it->cursor <= UINT32_MAX && !ch->ep->full_frags) {
+			/* A middle fragment: the compact header and the offset
+			 * from the transfer's start; the receiver knows the
+			 * rest from the first fragment.  No more than leaves
+			 * the LAST fragment something (it keeps the full
+			 * header, for the args): left > lroom, so n >= 1. */
+			n = left - lroom < cfrag_room(ch) ? left - lroom : cfrag_room(ch);
+			hdr_init_compact(ch, f, it->type, 0, 0, seq, it->token);
+			put32(f + UAM_CF_OFF_REL, (uint32_t)it->cursor);
+			s->data = it->src + it->cursor;
+			s->dlen = (uint32_t)n;
+			s->len = UAM_CF_HDR_LEN;
+			it->cursor += n;
+			return false;
+		}
 		n = last ? left : frag_room(ch, it, false);
 		if (n > left)
 			n = left;
@@ -1259,61 +1289,131 @@ static void queue_done(struct uam_chan *ch, uint32_t token, int status)
 }
 
 /*
+ * A store or get fragment as the wire has it, either header: f is the
+ * frame (or, for one placed early, its header, extension and args only),
+ * h its header in the full layout (frame_hdr: f itself for a full
+ * header).  A compact fragment has no region, start or total: rel is its
+ * offset from the transfer's start; off, base and total are 0.
+ */
+struct frag {
+	uint8_t type;
+	bool last, compact;
+	uint32_t region, token, dlen;
+	uint64_t off, base, total; /* full header */
+	uint32_t rel;		   /* compact */
+	const uint8_t *args, *data;
+};
+
+static void frag_parse(const uint8_t *f, const uint8_t *h, struct frag *fr)
+{
+	const uint8_t *p = f + UAM_HDR_LEN;
+
+	*fr = (struct frag){ .type = h[UAM_OFF_TYPE], .last = h[UAM_OFF_FLAGS] & UAM_F_LAST,
+			     .token = get32(h + UAM_OFF_TOKEN), .dlen = get32(h + UAM_OFF_DLEN) };
+	if (is_compact_frag(f)) {
+		fr->compact = true;
+		fr->rel = get32(f + UAM_CF_OFF_REL);
+		fr->data = f + UAM_CF_HDR_LEN;
+		return;
+	}
+	fr->region = get32(f + UAM_OFF_AUX);
+	fr->off = get64(p);
+	fr->base = get64(p + 8);
+	fr->total = get64(p + 16);
+	fr->args = p + UAM_FRAG_EXT;
+	fr->data = fr->args + (fr->last ? f[UAM_OFF_NARGS] * 8u : 0);
+}
+
+/* The region the transfer being received may write: registered and
+ * writable, [base, base + total) inside it (as differences: nothing
+ * wraps).  Looked up for each fragment: a handler may have unregistered
+ * it meanwhile.  NULL if not. */
+static struct uam_region *xfer_region(struct uam_chan *ch)
+{
+	struct uam_region *r = region_find(ch->ep, ch->xfer.region);
+
+	if (!r || !(r->flags & UAM_REGION_WRITE) || ch->xfer.base > r->len ||
+	    ch->xfer.total > r->len - ch->xfer.base)
+		return NULL;
+	return r;
+}
+
+/*
  * One fragment of a store into our region, or of a get's data, in
  * sequence.  Everything the peer claims is checked before a byte is
  * written: the fragment continues the transfer where the last one ended,
  * stays within the total the transfer claims, and that lies in the region
  * (registered, writable: looked up again for each fragment, as a handler
  * may have unregistered it); get data must be what our get asked for.
- * Offsets are compared as differences, so nothing wraps.  Once a fragment
- * is refused, nothing more of that transfer is written (but for what
+ * Offsets are compared as differences, so nothing wraps.  A compact
+ * fragment (a middle one) names the transfer by type and token only and
+ * is held to the start, total and region its first fragment claimed and
+ * we checked; with no transfer open it is dropped (bad_frames), as the
+ * first fragment always has the full header.  Once a fragment is
+ * refused, nothing more of that transfer is written (but for what
  * place_early wrote, inside the transfer's range).  Returns the
  * transfer's status so far: 0, -EFAULT (the region refused it), -EPROTO
  * (the peer is inconsistent).
  */
-static int take_fragment(struct uam_chan *ch, const uint8_t *f, uint8_t type, uint32_t region,
-			 uint32_t token, bool last, bool placed)
+static int take_fragment(struct uam_chan *ch, const struct frag *fr, bool placed)
 {
-	const uint8_t *p = f + UAM_HDR_LEN;
-	uint64_t off = get64(p), base = get64(p + 8), total = get64(p + 16);
-	uint32_t dlen = get32(f + UAM_OFF_DLEN);
-	const uint8_t *data = p + UAM_FRAG_EXT + (last ? f[UAM_OFF_NARGS] * 8u : 0);
 	struct uam_region *r;
 	struct uam_op *op;
+	uint64_t rel;
 
-	if (!ch->xfer.active) {
-		/* The first fragment says what the transfer is. */
-		ch->xfer.active = true;
-		ch->xfer.type = type;
-		ch->xfer.err = 0;
-		ch->xfer.region = region;
-		ch->xfer.token = token;
-		ch->xfer.base = ch->xfer.next = base;
-		ch->xfer.total = total;
-		if (type == UAM_T_GET_DATA) {
-			op = op_answered(ch, token, UAM_T_GET_REQ);
-			if (!op || op->region != region || op->off != base || op->len != total)
-				ch->xfer.err = -EPROTO;
+	if (fr->compact) {
+		if (!ch->xfer.active) {
+			ch->st.bad_frames++; /* nothing it could belong to */
+			return -EPROTO;
 		}
-	} else if (type != ch->xfer.type || region != ch->xfer.region || token != ch->xfer.token ||
-		   base != ch->xfer.base || total != ch->xfer.total) {
-		ch->xfer.err = -EPROTO;
+		if (fr->type != ch->xfer.type || fr->token != ch->xfer.token)
+			ch->xfer.err = -EPROTO;
+		if (ch->xfer.err)
+			return ch->xfer.err;
+		rel = fr->rel;
+	} else {
+		if (!ch->xfer.active) {
+			/* The first fragment says what the transfer is. */
+			ch->xfer.active = true;
+			ch->xfer.type = fr->type;
+			ch->xfer.err = 0;
+			ch->xfer.region = fr->region;
+			ch->xfer.token = fr->token;
+			ch->xfer.base = ch->xfer.next = fr->base;
+			ch->xfer.total = fr->total;
+			if (fr->type == UAM_T_GET_DATA) {
+				op = op_answered(ch, fr->token, UAM_T_GET_REQ);
+				if (!op || op->region != fr->region || op->off != fr->base ||
+				    op->len != fr->total)
+					ch->xfer.err = -EPROTO;
+			}
+		} else if (fr->type != ch->xfer.type || fr->region != ch->xfer.region ||
+			   fr->token != ch->xfer.token || fr->base != ch->xfer.base ||
+			   fr->total != ch->xfer.total) {
+			ch->xfer.err = -EPROTO;
+		}
+		if (fr->last)
+			ch->xfer.active = false;
+		if (ch->xfer.err)
+			return ch->xfer.err;
+		/* Invariant: base <= next: an offset below base is not
+		 * where the transfer goes on. */
+		if (fr->off != ch->xfer.next)
+			return ch->xfer.err = -EPROTO;
+		rel = fr->off - ch->xfer.base;
 	}
-	if (last)
-		ch->xfer.active = false;
-	if (ch->xfer.err)
-		return ch->xfer.err;
-	/* Invariant: base <= next and next - base <= total. */
-	if (off != ch->xfer.next || dlen > ch->xfer.total - (off - ch->xfer.base) ||
-	    (last && dlen != ch->xfer.total - (off - ch->xfer.base)))
+	/* Invariant: next - base <= total.  Exactly where the last one
+	 * ended, within the total; the LAST one ends it. */
+	if (rel != ch->xfer.next - ch->xfer.base || fr->dlen > ch->xfer.total - rel ||
+	    (fr->last && fr->dlen != ch->xfer.total - rel))
 		return ch->xfer.err = -EPROTO;
-	r = region_find(ch->ep, region);
-	if (!r || !(r->flags & UAM_REGION_WRITE) || base > r->len || total > r->len - base)
+	r = xfer_region(ch);
+	if (!r)
 		return ch->xfer.err = -EFAULT;
 	/* placed: written when it came early (place_early), checked now */
-	if (dlen && !placed)
-		memcpy(r->base + off, data, dlen);
-	ch->xfer.next = off + dlen;
+	if (fr->dlen && !placed)
+		memcpy(r->base + ch->xfer.next, fr->data, fr->dlen);
+	ch->xfer.next += fr->dlen;
 	return 0;
 }
 
@@ -1323,47 +1423,53 @@ static int take_fragment(struct uam_chan *ch, const uint8_t *f, uint8_t type, ui
  * header waits in the reorder slot, and a receiver at loss (where most
  * fragments wait behind some hole) copies each fragment once, not twice.
  * Only a fragment of the transfer whose first fragment was delivered and
- * passed (same type, region, token, start and total: the fragments of
- * one transfer are consecutive frames, so nothing of another transfer
- * lies between, and the order of writes is kept), whose data lies inside
- * the transfer, with the region still registered and writable.  Its
+ * passed (same type and token, and for a full header the same region,
+ * start and total: the fragments of one transfer are consecutive frames,
+ * so nothing of another transfer lies between, and the order of writes
+ * is kept), whose data lies inside the transfer, past what was written in
+ * order, with the region still registered and writable.  A compact one
+ * is placed by its offset from the start the transfer claimed.  Its
  * continuity is checked when its turn comes (take_fragment); if that
  * fails, the transfer fails, and what was placed stays (inside the range
- * the transfer claimed, in a region the peer may write).  Returns true if
- * placed, having copied the frame's first hl bytes to buf.
+ * the transfer claimed, in a region the peer may write).  With the first
+ * fragment lost, no transfer is open: everything behind it waits whole
+ * in its slot.  Returns true if placed, having copied the frame's first
+ * *hl bytes (all but the data) to buf.
  */
 static bool place_early(struct uam_chan *ch, const uint8_t *f, const uint8_t *h, uint32_t len,
 			uint8_t *buf, uint32_t *hl)
 {
 	uint8_t type = h[UAM_OFF_TYPE];
-	const uint8_t *p = f + UAM_HDR_LEN;
-	uint32_t dlen, region;
-	uint64_t off, base, total;
 	struct uam_region *r;
+	struct frag fr;
+	uint64_t rel;
 
-	/* h: the header input decoded (frame_hdr).  A store or get fragment
-	 * always has the full header (h is f); a compact frame (h is a
-	 * decoded copy) is a request or reply, never placed. */
-	if (h != f || (type != UAM_T_STORE && type != UAM_T_GET_DATA) || !ch->xfer.active ||
-	    ch->xfer.err || type != ch->xfer.type)
+	/* h: the header input decoded (frame_hdr): a request or reply is
+	 * never placed. */
+	if ((type != UAM_T_STORE && type != UAM_T_GET_DATA) || !ch->xfer.active || ch->xfer.err ||
+	    type != ch->xfer.type)
 		return false;
-	dlen = get32(f + UAM_OFF_DLEN);
-	region = get32(f + UAM_OFF_AUX);
-	off = get64(p);
-	base = get64(p + 8);
-	total = get64(p + 16);
-	if (!dlen || region != ch->xfer.region || get32(f + UAM_OFF_TOKEN) != ch->xfer.token ||
-	    base != ch->xfer.base || total != ch->xfer.total)
+	frag_parse(f, h, &fr);
+	if (!fr.dlen || fr.token != ch->xfer.token)
 		return false;
+	if (fr.compact) {
+		rel = fr.rel;
+	} else {
+		if (fr.region != ch->xfer.region || fr.base != ch->xfer.base ||
+		    fr.total != ch->xfer.total || fr.off < ch->xfer.base)
+			return false;
+		rel = fr.off - fr.base;
+	}
 	/* Inside the transfer (as differences: nothing wraps), past what
 	 * has been written in order. */
-	if (off < ch->xfer.next || off - base > total || dlen > total - (off - base))
+	if (rel < ch->xfer.next - ch->xfer.base || rel > ch->xfer.total ||
+	    fr.dlen > ch->xfer.total - rel)
 		return false;
-	r = region_find(ch->ep, region);
-	if (!r || !(r->flags & UAM_REGION_WRITE) || base > r->len || total > r->len - base)
+	r = xfer_region(ch);
+	if (!r)
 		return false;
-	*hl = len - dlen; /* frame_len checked: header, extension, args, data */
-	memcpy(r->base + off, f + *hl, dlen);
+	*hl = len - fr.dlen; /* frame_hdr checked: header, extension, args, data */
+	memcpy(r->base + ch->xfer.base + rel, fr.data, fr.dlen);
 	memcpy(buf, f, *hl);
 	return true;
 }
@@ -1382,8 +1488,8 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len, bool pl
 			     .token = get32(h + UAM_OFF_TOKEN) };
 	uint32_t aux = get32(h + UAM_OFF_AUX);
 
-	/* Only REQUEST and REPLY come compact: the other types' code reads
-	 * f, which is h for them. */
+	/* REQUEST, REPLY, and the middle STORE and GET_DATA fragments come
+	 * compact: the other types' code reads f, which is h for them. */
 	switch (type) {
 	case UAM_T_REQUEST:
 	case UAM_T_REPLY:
@@ -1424,12 +1530,14 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len, bool pl
 		return;
 	case UAM_T_STORE:
 	case UAM_T_GET_DATA: {
-		bool last = f[UAM_OFF_FLAGS] & UAM_F_LAST;
-		int err = take_fragment(ch, f, type, aux, m.token, last, placed);
+		struct frag fr;
 		struct uam_op *op;
+		int err;
 
-		if (!last)
-			return;
+		frag_parse(f, h, &fr);
+		err = take_fragment(ch, &fr, placed);
+		if (!fr.last)
+			return; /* a compact fragment is never the LAST */
 		if (type == UAM_T_GET_DATA) {
 			ch->st.gets++;
 			op = op_answered(ch, m.token, UAM_T_GET_REQ);
@@ -1448,7 +1556,7 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, uint32_t len, bool pl
 		} else {
 			m.kind = UAM_MSG_STORE;
 			for (unsigned int i = 0; i < nargs; i++)
-				m.args[i] = get64(p + UAM_FRAG_EXT + 8 * i);
+				m.args[i] = get64(fr.args + 8 * i);
 			m.region = aux;
 			m.offset = ch->xfer.base;
 			m.len = ch->xfer.total;
@@ -1637,6 +1745,7 @@ static uint64_t frame_len(const uint8_t *f)
 static const uint8_t *frame_hdr(const struct uam_ep *ep, const uint8_t *f, uint32_t len,
 				uint8_t hb[UAM_HDR_LEN], const uint8_t **body)
 {
+	uint32_t hl;
 	uint8_t nargs;
 
 	if (!len || len > ep->tr.max_frame)
@@ -1648,23 +1757,33 @@ static const uint8_t *frame_hdr(const struct uam_ep *ep, const uint8_t *f, uint3
 			*body = f + UAM_HDR_LEN;
 		return f;
 	}
-	nargs = len >= UAM_C_HDR_LEN ? f[UAM_C_OFF_NARGS] : 0;
-	if (len < UAM_C_HDR_LEN || nargs > UAM_MAX_ARGS || len < UAM_C_HDR_LEN + nargs * 8u)
-		return NULL;
+	if (is_compact_frag(f)) {
+		/* A middle fragment: no args, no LAST flag, at least one
+		 * byte of data, its two unused bytes 0. */
+		if (len <= UAM_CF_HDR_LEN || f[UAM_CF_OFF_ZERO] || f[UAM_CF_OFF_ZERO + 1])
+			return NULL;
+		nargs = 0;
+		hl = UAM_CF_HDR_LEN;
+	} else {
+		nargs = len >= UAM_C_HDR_LEN ? f[UAM_C_OFF_NARGS] : 0;
+		if (len < UAM_C_HDR_LEN || nargs > UAM_MAX_ARGS || len < UAM_C_HDR_LEN + nargs * 8u)
+			return NULL;
+		hl = UAM_C_HDR_LEN + nargs * 8u;
+	}
 	memset(hb, 0, UAM_HDR_LEN);
 	hb[UAM_OFF_VERSION] = UAM_WIRE_VERSION;
 	hb[UAM_OFF_TYPE] = f[UAM_C_OFF_KIND] & ~UAM_C_FORMAT;
 	hb[UAM_OFF_NARGS] = nargs;
-	put16(hb + UAM_OFF_HANDLER, f[UAM_C_OFF_HANDLER]);
+	put16(hb + UAM_OFF_HANDLER, f[UAM_C_OFF_HANDLER]); /* a fragment's: 0 */
 	put16(hb + UAM_OFF_CREDIT, (uint16_t)(f[UAM_C_OFF_CREDIT] * UAM_C_CREDIT_UNIT));
 	/* Big-endian on both sides: copied as they are. */
 	memcpy(hb + UAM_OFF_SESSION, f + UAM_C_OFF_SESSION, 4);
 	memcpy(hb + UAM_OFF_SEQ, f + UAM_C_OFF_SEQ, 4);
 	memcpy(hb + UAM_OFF_ACK, f + UAM_C_OFF_ACK, 4);
 	memcpy(hb + UAM_OFF_TOKEN, f + UAM_C_OFF_TOKEN, 4);
-	put32(hb + UAM_OFF_DLEN, len - UAM_C_HDR_LEN - nargs * 8u);
-	if (body)
-		*body = f + UAM_C_HDR_LEN;
+	put32(hb + UAM_OFF_DLEN, len - hl);
+	if (body) /* the args; a fragment's data (frag_parse reads it) */
+		*body = f + hl - nargs * 8u;
 	return hb;
 }
 

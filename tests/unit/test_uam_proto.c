@@ -67,7 +67,40 @@ struct sim {
 	/* frames side 0 sent, kept for the fuzz test (NULL: none kept) */
 	struct pkt **corpus;
 	uint32_t ncorpus, max_corpus;
+	/* STORE and GET_DATA fragments each side sent, by header (compact,
+	 * full), and the most data a compact one carried */
+	uint64_t cfrags[2], ffrags[2];
+	uint32_t cfrag_max;
 };
+
+/* A compact fragment (the middle of a store or get: uam_impl.h). */
+static bool is_cfrag(const uint8_t *f)
+{
+	return f[0] == (UAM_C_FORMAT | UAM_T_STORE) || f[0] == (UAM_C_FORMAT | UAM_T_GET_DATA);
+}
+
+/* Either compact form: a request or reply, or a middle fragment. */
+static bool is_compact_frame(const uint8_t *f)
+{
+	return f[0] == (UAM_C_FORMAT | UAM_T_REQUEST) || f[0] == (UAM_C_FORMAT | UAM_T_REPLY) ||
+	       is_cfrag(f);
+}
+
+static uint32_t rget32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* A frame's type and sequence number, whichever header it has (at least
+ * UAM_C_HDR_LEN bytes). */
+static uint8_t frame_type(const uint8_t *f)
+{
+	return is_compact_frame(f) ? f[UAM_C_OFF_KIND] & ~UAM_C_FORMAT : f[UAM_OFF_TYPE];
+}
+static uint32_t frame_seq(const uint8_t *f)
+{
+	return rget32(f + (is_compact_frame(f) ? UAM_C_OFF_SEQ : UAM_OFF_SEQ));
+}
 
 static uint32_t dice(struct sim *sim)
 {
@@ -124,11 +157,17 @@ static int sim_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, con
 	if (dlen)
 		memcpy(frame + hlen, data, dlen);
 	sim->sent++;
-	if (sim->seqlog && from->idx == 0 && frame[UAM_OFF_TYPE] == UAM_T_STORE) {
+	if (is_cfrag(frame)) {
+		sim->cfrags[from->idx]++;
+		if (dlen > sim->cfrag_max)
+			sim->cfrag_max = dlen;
+	} else if (!is_compact_frame(frame) &&
+		   (frame[UAM_OFF_TYPE] == UAM_T_STORE || frame[UAM_OFF_TYPE] == UAM_T_GET_DATA)) {
+		sim->ffrags[from->idx]++;
+	}
+	if (sim->seqlog && from->idx == 0 && frame_type(frame) == UAM_T_STORE) {
 		struct seqlog *l = sim->seqlog;
-		uint32_t off = ((uint32_t)frame[UAM_OFF_SEQ] << 24 | (uint32_t)frame[UAM_OFF_SEQ + 1] << 16 |
-				(uint32_t)frame[UAM_OFF_SEQ + 2] << 8 | frame[UAM_OFF_SEQ + 3]) -
-			       l->base;
+		uint32_t off = frame_seq(frame) - l->base;
 
 		if (off < SEQLOG) {
 			if (!l->ntx[off]++)
@@ -569,6 +608,8 @@ static void test_store_and_get_lossy(void **state)
 	assert_int_equal(g.n, 1);
 	assert_int_equal(g.status, 0);
 	assert_memory_equal(back, src, n);
+	/* the stores' and the get's middle fragments went compact */
+	assert_true(sim->cfrags[0] >= 700 && sim->cfrags[1] >= 700);
 	sim_free(sim);
 	free(src);
 	free(dst);
@@ -1198,11 +1239,6 @@ static void test_medium_dup_reorder(void **state)
 	run_medium(23, 50000, 50000, 50000, 20);
 }
 
-static bool is_compact_frame(const uint8_t *f)
-{
-	return f[0] == (UAM_C_FORMAT | UAM_T_REQUEST) || f[0] == (UAM_C_FORMAT | UAM_T_REPLY);
-}
-
 /* A compact request or reply as side `from` would send it: its session,
  * ack and credit, and seq; len is up to the caller. */
 static void forge_compact(struct sim *sim, int from, uint8_t *f, uint8_t type, uint8_t nargs,
@@ -1274,7 +1310,7 @@ static void test_medium_limits(void **state)
 	feed(sim, 1, f, UAM_HDR_LEN + 10);
 	/* Compact header: shorter than itself or than its args, more args
 	 * than a message has, longer than a frame, a kind that has no
-	 * compact form (ACK, STORE, DONE, and beyond), a stale session. */
+	 * compact form (ACK, GET_REQ, DONE, and beyond), a stale session. */
 	forge_compact(sim, 0, f, UAM_T_REQUEST, 0, H_MREQ, sim->s[0].ch->snd_next, 1);
 	feed(sim, 1, f, UAM_C_HDR_LEN - 1);
 	feed(sim, 1, f, 1);
@@ -1288,7 +1324,8 @@ static void test_medium_limits(void **state)
 	f[UAM_C_OFF_NARGS] = 0xff;
 	feed(sim, 1, f, UAM_C_HDR_LEN + 100);
 	for (uint8_t t = 0; t < 16; t++) {
-		if (t == UAM_T_REQUEST || t == UAM_T_REPLY)
+		/* (compact fragments: test_compact_frag_bounds) */
+		if (t == UAM_T_REQUEST || t == UAM_T_REPLY || t == UAM_T_STORE || t == UAM_T_GET_DATA)
 			continue;
 		forge_compact(sim, 0, f, t, 0, H_MREQ, sim->s[0].ch->snd_next, 1);
 		feed(sim, 1, f, UAM_C_HDR_LEN + 8);
@@ -1297,7 +1334,7 @@ static void test_medium_limits(void **state)
 	wput32(f + UAM_C_OFF_SESSION, sim->s[0].ch->session ^ 0x5a5a0000u);
 	feed(sim, 1, f, UAM_C_HDR_LEN + 8);
 	uam_chan__stats(sim->s[1].ch, &st);
-	bad = 3 + 4 + 1 + 1 + 1 + 14 + 1;
+	bad = 3 + 4 + 1 + 1 + 1 + 12 + 1;
 	assert_int_equal(st.bad_frames, bad);
 	assert_int_equal(c.reqs, 1);
 	assert_int_equal(uam_chan__error(sim->s[1].ch), 0);
@@ -1590,12 +1627,16 @@ static uint64_t bulk_run(uint64_t seed, uint32_t loss_ppm, const struct uam_ep_o
 	return t0 / STEP_NS;
 }
 
-/* Fragments of a store of n bytes (FRAME-byte frames, no args). */
+/* Fragments of a store of n bytes (FRAME-byte frames, no args): the
+ * first and the LAST with the full header (1428 bytes each), the ones
+ * between compact (1468). */
 static uint64_t frags(size_t n)
 {
-	uint64_t room = FRAME - UAM_HDR_LEN - UAM_FRAG_EXT;
+	uint64_t room = FRAME - UAM_HDR_LEN - UAM_FRAG_EXT, croom = FRAME - UAM_CF_HDR_LEN;
 
-	return (n + room - 1) / room;
+	if (n <= 2 * room)
+		return n <= room ? 1 : 2;
+	return 2 + (n - 2 * room + croom - 1) / croom;
 }
 
 /*
@@ -1709,21 +1750,56 @@ static void test_bulk_sack_beyond_64(void **state)
 	free(dst);
 }
 
+/* A compact fragment as side `from` would send it: its session, ack and
+ * credit, seq, the transfer's token, the offset from its start; the data
+ * (dlen bytes of byte v) after the 24 bytes of header.  Returns the
+ * frame's length. */
+static uint32_t forge_cfrag(struct sim *sim, int from, uint8_t *f, uint8_t type, uint32_t seq,
+			    uint32_t token, uint32_t rel, uint32_t dlen, uint8_t v)
+{
+	struct uam_chan *ch = sim->s[from].ch;
+
+	memset(f, 0, UAM_CF_HDR_LEN);
+	f[UAM_C_OFF_KIND] = UAM_C_FORMAT | type;
+	f[UAM_C_OFF_CREDIT] = (uint8_t)(sim->s[from].ep->o.window / UAM_C_CREDIT_UNIT);
+	wput32(f + UAM_C_OFF_SESSION, ch->session);
+	wput32(f + UAM_C_OFF_SEQ, seq);
+	wput32(f + UAM_C_OFF_ACK, ch->rcv_next);
+	wput32(f + UAM_C_OFF_TOKEN, token);
+	wput32(f + UAM_CF_OFF_REL, rel);
+	memset(f + UAM_CF_HDR_LEN, v, dlen);
+	return UAM_CF_HDR_LEN + dlen;
+}
+
+/* Where fragment k of a store with no args starts: the first has the
+ * full header (1428 bytes), then compact ones (1468). */
+#define FULL_ROOM (FRAME - UAM_HDR_LEN - UAM_FRAG_EXT)
+#define CF_ROOM (FRAME - UAM_CF_HDR_LEN)
+static size_t frag_start(uint32_t k)
+{
+	return k ? FULL_ROOM + (size_t)(k - 1) * CF_ROOM : 0;
+}
+
 /*
  * Fragments that come early (behind a lost one) of the transfer being
  * received are written into the region at once, so the receiver copies
  * them once (issue 11: at 1% loss most fragments wait behind some hole,
  * and copying each into the reorder slot and again into the region
- * doubled the receiver's copies).  Fragment 1 of 10 is lost: before it is
- * resent, fragments 2-9 must already be in place and fragment 1's bytes
- * untouched; an early frame of another transfer (another token) is not
- * placed; then the store completes with everything there, once.
+ * doubled the receiver's copies).  A store of 10 fragments (the first
+ * and the LAST with the full header, 8 compact between), one of them
+ * lost (drop_k).  Fragment 1 (compact) lost: before it is resent,
+ * fragments 2-9 must already be in place and fragment 1's bytes
+ * untouched; early frames of another transfer (another token, full or
+ * compact) are held but not placed; then the store completes with
+ * everything there, once.  Fragment 0 lost (the first, which says what
+ * the transfer is): nothing can be placed, all 9 wait whole in their
+ * slots, and the store completes just the same.
  */
-static void test_early_fragments_placed(void **state)
+static void early_run(uint32_t drop_k)
 {
-	static const uint32_t drop[] = { 1 };
-	const size_t room = FRAME - UAM_HDR_LEN - UAM_FRAG_EXT, n = 10 * room;
-	static uint8_t src[10 * 1428], dst[32768], zero[32768];
+	const uint32_t drop[] = { drop_k };
+	const size_t n = frag_start(9) + FULL_ROOM;
+	static uint8_t src[32768], dst[32768], zero[32768];
 	struct seqlog *log = calloc(1, sizeof(*log));
 	uint8_t f[UAM_HDR_LEN + UAM_FRAG_EXT + 100];
 	struct sim *sim = sim_new(17, 0, 0, 0, NULL);
@@ -1731,9 +1807,9 @@ static void test_early_fragments_placed(void **state)
 	struct opdone d = { 0 };
 	struct uam_chan *rx = sim->s[1].ch;
 
-	(void)state;
-	assert_true(room == 1428 && n == sizeof(src));
+	assert_true(frags(n) == 10 && n <= sizeof(src));
 	assert_non_null(log);
+	memset(dst, 0, sizeof(dst));
 	fill(src, n, 13);
 	handlers(sim, &c);
 	assert_int_equal(uam_region__register(sim->s[1].ep, 5, dst, sizeof(dst), UAM_REGION_WRITE), 0);
@@ -1747,25 +1823,37 @@ static void test_early_fragments_placed(void **state)
 	log->base = sim->s[0].ch->snd_next;
 	sim->seqlog = log;
 	assert_true(uam_store(sim->s[0].ch, src, n, 5, 0, H_STORED, NULL, 0, op_cb, &d) > 0);
-	/* side 1 takes fragments 0 and 2-9; side 0 has not resent 1 yet */
+	/* side 1 takes the 9 others; side 0 has not resent the lost one */
 	sim->s[0].paused = true;
 	step(sim);
-	assert_int_equal(log->ntx[1], 1);
-	assert_int_equal(rx->rx_held, 8);
-	assert_memory_equal(dst, src, room);			   /* in order */
-	assert_memory_equal(dst + room, zero, room);		   /* the hole */
-	assert_memory_equal(dst + 2 * room, src + 2 * room, n - 2 * room); /* placed */
-	for (uint32_t k = 2; k < 10; k++)
-		assert_true(rxs_placed(rx, rx->rcv_next + k - 1));
-	/* an early frame of another transfer: held, not placed */
-	forge_hdr(sim, 0, f, UAM_T_STORE, 0, 0, 0, rx->rcv_next + 20, 999, 5, 100);
-	wput64(f + UAM_HDR_LEN, 20000);
-	wput64(f + UAM_HDR_LEN + 8, 20000);
-	wput64(f + UAM_HDR_LEN + 16, 200);
-	memset(f + UAM_HDR_LEN + UAM_FRAG_EXT, 0xab, 100);
-	feed(sim, 1, f, sizeof(f));
-	assert_int_equal(rx->rx_held, 9);
-	assert_memory_equal(dst + 20000, zero, 200);
+	assert_int_equal(log->ntx[drop_k], 1);
+	assert_int_equal(sim->cfrags[0], 8);
+	assert_int_equal(sim->ffrags[0], 2);
+	assert_int_equal(sim->cfrag_max, CF_ROOM);
+	if (drop_k == 0) {
+		assert_int_equal(rx->rx_held, 9);
+		assert_memory_equal(dst, zero, sizeof(dst)); /* no transfer open */
+		for (uint32_t k = 1; k < 10; k++)
+			assert_false(rxs_placed(rx, rx->rcv_next + k));
+	} else {
+		assert_int_equal(rx->rx_held, 8);
+		assert_memory_equal(dst, src, frag_start(1));			   /* in order */
+		assert_memory_equal(dst + frag_start(1), zero, CF_ROOM);	   /* the hole */
+		assert_memory_equal(dst + frag_start(2), src + frag_start(2), n - frag_start(2));
+		for (uint32_t k = 2; k < 10; k++)
+			assert_true(rxs_placed(rx, rx->rcv_next + k - 1));
+		/* early frames of another transfer: held, not placed */
+		forge_hdr(sim, 0, f, UAM_T_STORE, 0, 0, 0, rx->rcv_next + 20, 999, 5, 100);
+		wput64(f + UAM_HDR_LEN, 20000);
+		wput64(f + UAM_HDR_LEN + 8, 20000);
+		wput64(f + UAM_HDR_LEN + 16, 200);
+		memset(f + UAM_HDR_LEN + UAM_FRAG_EXT, 0xab, 100);
+		feed(sim, 1, f, sizeof(f));
+		feed(sim, 1, f, forge_cfrag(sim, 0, f, UAM_T_STORE, rx->rcv_next + 21, 999, 20100, 100, 0xcd));
+		assert_int_equal(rx->rx_held, 10);
+		assert_false(rxs_placed(rx, rx->rcv_next + 20));
+		assert_false(rxs_placed(rx, rx->rcv_next + 21));
+	}
 	/* the hole is filled, the store completes */
 	sim->s[0].paused = false;
 	run_until(sim, &d.n, 10000);
@@ -1773,9 +1861,254 @@ static void test_early_fragments_placed(void **state)
 	assert_int_equal(d.status, 0);
 	assert_int_equal(c.stores, 1);
 	assert_memory_equal(dst, src, n);
-	assert_memory_equal(dst + 20000, zero, 200);
+	assert_memory_equal(dst + n, zero, sizeof(dst) - n);
 	sim->seqlog = NULL;
 	free(log);
+	sim_free(sim);
+}
+
+static void test_early_fragments_placed(void **state)
+{
+	(void)state;
+	early_run(1);
+	early_run(0);
+}
+
+/*
+ * Stores and gets with compact fragments, content checked: 1 MiB each
+ * way over a clean link, every fragment but the first and the LAST of
+ * each transfer compact and carrying FRAME - 24 bytes (1468 at MTU 1500),
+ * the exact count of frames; then a sender that uses only full-header
+ * fragments (as a peer from before them: the receiver still takes
+ * them), for a store and for a get's data; then the two mixed, at 5%
+ * loss, 5% duplication and 5% reordering.  The store's args and the
+ * handler's view (region, offset, length) as uam_store gave them.
+ */
+static void compact_round(struct sim *sim, struct counts *c, size_t n, uint64_t off,
+			  const uint8_t *src, uint8_t *dst, uint8_t *back)
+{
+	struct opdone d = { 0 }, g = { 0 };
+	uint64_t args[2] = { 0x1234, n };
+	uint64_t stores = c->stores;
+
+	memset(dst, 0, n + off + 64);
+	memset(back, 0, n);
+	assert_true(uam_store(sim->s[0].ch, src, n, 5, off, H_STORED, args, 2, op_cb, &d) > 0);
+	run_until(sim, &d.n, 2000000);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.status, 0);
+	assert_int_equal(c->stores, stores + 1);
+	assert_int_equal(c->last_store.offset, off);
+	assert_int_equal(c->last_store.len, n);
+	assert_int_equal(c->last_store.nargs, 2);
+	assert_int_equal(c->last_store.args[0], 0x1234);
+	assert_int_equal(c->last_store.args[1], n);
+	assert_memory_equal(dst + off, src, n);
+	for (size_t i = 0; i < off; i++)
+		assert_int_equal(dst[i], 0);
+	for (size_t i = 0; i < 64; i++)
+		assert_int_equal(dst[off + n + i], 0);
+	assert_true(uam_get(sim->s[0].ch, 5, off, n, 9, 0, op_cb, &g) > 0);
+	run_until(sim, &g.n, 2000000);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.status, 0);
+	assert_memory_equal(back, src, n);
+}
+
+static void test_compact_frags(void **state)
+{
+	const size_t n = 1 << 20;
+	uint8_t *src = malloc(n), *dst = malloc(n + 4096), *back = malloc(n);
+	uint64_t room = FRAME - UAM_HDR_LEN - UAM_FRAG_EXT, nf;
+	struct counts c = { 0 };
+	struct sim *sim;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	assert_non_null(back);
+	fill(src, n, 21);
+	for (int k = 0; k < 3; k++) {
+		sim = sim_new(70 + (uint64_t)k, k == 2 ? 50000 : 0, k == 2 ? 50000 : 0,
+			      k == 2 ? 50000 : 0, NULL);
+		handlers(sim, &c);
+		assert_int_equal(uam_region__register(sim->s[1].ep, 5, dst, n + 4096,
+						      UAM_REGION_WRITE | UAM_REGION_READ), 0);
+		assert_int_equal(uam_region__register(sim->s[0].ep, 9, back, n, UAM_REGION_WRITE), 0);
+		if (k == 1) {
+			/* older peers: full headers only, both ways */
+			sim->s[0].ep->full_frags = true;
+			sim->s[1].ep->full_frags = true;
+		}
+		/* sizes around the boundaries: one frame (with 2 args, the
+		 * LAST's room is 16 bytes less), two, three, and 1 MiB */
+		compact_round(sim, &c, room - 16, 3, src, dst, back);
+		compact_round(sim, &c, room - 15, 0, src, dst, back);
+		compact_round(sim, &c, 2 * room - 16, 0, src, dst, back);
+		compact_round(sim, &c, 2 * room - 15, 1, src, dst, back);
+		compact_round(sim, &c, n, 100, src, dst, back);
+		print_message("%s: compact fragments %llu out, %llu back (at most %u bytes), "
+			      "full %llu out, %llu back\n",
+			      k == 0 ? "clean" : k == 1 ? "full headers only" : "5% loss+dup+reorder",
+			      (unsigned long long)sim->cfrags[0], (unsigned long long)sim->cfrags[1],
+			      sim->cfrag_max, (unsigned long long)sim->ffrags[0],
+			      (unsigned long long)sim->ffrags[1]);
+		if (k == 0) {
+			/* the stores' frames: their fragments exactly, the
+			 * LAST carrying 16 bytes of args */
+			nf = 1 + 2 + 2 + 3 + (2 + (n - 2 * room + 16 + CF_ROOM - 1) / CF_ROOM);
+			assert_int_equal(sim->cfrags[0] + sim->ffrags[0], nf);
+			/* and the gets' (no args: the LAST has 16 bytes
+			 * more room) */
+			nf = 1 + 1 + 2 + 2 + frags(n);
+			assert_int_equal(sim->cfrags[1] + sim->ffrags[1], nf);
+			assert_int_equal(sim->ffrags[0], 1 + 2 + 2 + 2 + 2);
+			assert_int_equal(sim->cfrag_max, CF_ROOM);
+			assert_true(CF_ROOM >= 1456);
+		} else if (k == 1) {
+			assert_int_equal(sim->cfrags[0] + sim->cfrags[1], 0);
+			assert_true(sim->ffrags[0] > 700 && sim->ffrags[1] > 700);
+		} else {
+			assert_true(sim->cfrags[0] > 700 && sim->cfrags[1] > 700);
+		}
+		assert_int_equal(c.bad, 0);
+		sim_free(sim);
+	}
+	free(src);
+	free(dst);
+	free(back);
+}
+
+/*
+ * A compact fragment names its transfer by token and says only its
+ * offset from the transfer's start: a hostile one must not write outside
+ * the transfer its first fragment opened (and we checked), in order or
+ * early, nor into another transfer, nor with no transfer open.  Region
+ * 5 (8 KiB) takes transfers at [1000, 1100): each case opens one (a full
+ * first fragment of 10 bytes, 0x11), sends one bad compact fragment, and
+ * closes it with a LAST; nothing outside [1000, 1010) may change, every
+ * transfer fails (no handler), and the channel goes on.  Malformed ones
+ * (too short, their zero bytes set, longer than a frame) are dropped
+ * before anything past the header is read, counted bad_frames.
+ */
+static void test_compact_frag_bounds(void **state)
+{
+	static uint8_t region[8192], want[8192];
+	uint8_t f[FRAME + 8];
+	struct sim *sim = sim_new(18, 0, 0, 0, NULL);
+	struct uam_chan *rx = sim->s[1].ch;
+	struct counts c = { 0 };
+	struct uam_stats st;
+	uint64_t bad0;
+	uint32_t token = 500;
+
+	(void)state;
+	handlers(sim, &c);
+	assert_int_equal(uam_region__register(sim->s[1].ep, 5, region, sizeof(region),
+					      UAM_REGION_WRITE), 0);
+	memset(want + 1000, 0x11, 10);
+	for (int k = 0; k < 9; k++, token++) {
+		uint32_t first = forge_seq(sim, 0), s1 = forge_seq(sim, 0), s2;
+
+		forge_hdr(sim, 0, f, UAM_T_STORE, 0, 0, 0, first, token, 5, 10);
+		wput64(f + UAM_HDR_LEN, 1000);
+		wput64(f + UAM_HDR_LEN + 8, 1000);
+		wput64(f + UAM_HDR_LEN + 16, 100);
+		memset(f + UAM_HDR_LEN + UAM_FRAG_EXT, 0x11, 10);
+		feed(sim, 1, f, UAM_HDR_LEN + UAM_FRAG_EXT + 10);
+		assert_true(rx->xfer.active);
+		assert_int_equal(rx->xfer.err, 0);
+		switch (k) {
+		case 0: /* in order, past the transfer's end (by 1) */
+			feed(sim, 1, f, forge_cfrag(sim, 0, f, UAM_T_STORE, s1, token, 10, 91, 0xee));
+			break;
+		case 1: /* in order, far outside it (inside the region) */
+			feed(sim, 1, f, forge_cfrag(sim, 0, f, UAM_T_STORE, s1, token, 5000, 16, 0xee));
+			break;
+		case 2: /* in order, over what was written */
+			feed(sim, 1, f, forge_cfrag(sim, 0, f, UAM_T_STORE, s1, token, 0, 16, 0xee));
+			break;
+		case 3: /* another transfer's token */
+			feed(sim, 1, f, forge_cfrag(sim, 0, f, UAM_T_STORE, s1, token + 1000, 10, 16, 0xee));
+			break;
+		case 4: /* GET_DATA into a store */
+			feed(sim, 1, f, forge_cfrag(sim, 0, f, UAM_T_GET_DATA, s1, token, 10, 16, 0xee));
+			break;
+		case 5: /* early, past the transfer's end (by 1) */
+		case 6: /* early, far outside it */
+		case 7: /* early, over what was written in order */
+		case 8: /* early, the offset wrapping past 2^32 */ {
+			static const uint32_t rel[] = { 50, 5000, 2, 0xfffffff0u }, dl[] = { 51, 16, 16, 32 };
+
+			s2 = forge_seq(sim, 0); /* s1 is the hole */
+			feed(sim, 1, f, forge_cfrag(sim, 0, f, UAM_T_STORE, s2, token, rel[k - 5],
+						    dl[k - 5], 0xee));
+			assert_true(rx->rx_held == 1 && !rxs_placed(rx, s2));
+			assert_memory_equal(region, want, sizeof(region));
+			/* then the hole: a fragment that is right */
+			feed(sim, 1, f, forge_cfrag(sim, 0, f, UAM_T_STORE, s1, token, 10, 10, 0x11));
+			memset(want + 1010, 0x11, 10);
+			break;
+		}
+		}
+		forge_hdr(sim, 0, f, UAM_T_STORE, UAM_F_LAST, 0, H_STORED, forge_seq(sim, 0), token, 5,
+			  10);
+		wput64(f + UAM_HDR_LEN, 1090);
+		wput64(f + UAM_HDR_LEN + 8, 1000);
+		wput64(f + UAM_HDR_LEN + 16, 100);
+		memset(f + UAM_HDR_LEN + UAM_FRAG_EXT, 0x22, 10);
+		feed(sim, 1, f, UAM_HDR_LEN + UAM_FRAG_EXT + 10);
+		if (memcmp(region, want, sizeof(region)))
+			print_message("case %d wrote outside its transfer\n", k);
+		assert_memory_equal(region, want, sizeof(region));
+		assert_false(rx->xfer.active);
+		assert_int_equal(rx->rx_held, 0);
+		assert_int_equal(c.stores, 0);
+		memset(region + 1000, 0, 100);
+		memset(want + 1000, 0, 100);
+		memset(want + 1000, 0x11, 10);
+	}
+	memset(want + 1000, 0, 10);
+	/* no transfer open: dropped */
+	uam_chan__stats(rx, &st);
+	bad0 = st.bad_frames;
+	feed(sim, 1, f, forge_cfrag(sim, 0, f, UAM_T_STORE, forge_seq(sim, 0), token - 1, 0, 16, 0xee));
+	uam_chan__stats(rx, &st);
+	assert_int_equal(st.bad_frames, bad0 + 1);
+	assert_int_equal(rx->rcv_next, sim->s[0].ch->snd_next); /* taken in sequence, then dropped */
+	/* malformed: no data, a zero byte set, longer than a frame, shorter
+	 * than the header; none takes a sequence number */
+	forge_cfrag(sim, 0, f, UAM_T_STORE, sim->s[0].ch->snd_next, token - 1, 0, 0, 0);
+	feed(sim, 1, f, UAM_CF_HDR_LEN);
+	feed(sim, 1, f, UAM_CF_HDR_LEN - 1);
+	feed(sim, 1, f, UAM_C_HDR_LEN);
+	f[UAM_CF_OFF_ZERO] = 1;
+	feed(sim, 1, f, UAM_CF_HDR_LEN + 8);
+	f[UAM_CF_OFF_ZERO] = 0;
+	f[UAM_CF_OFF_ZERO + 1] = 3;
+	feed(sim, 1, f, UAM_CF_HDR_LEN + 8);
+	f[UAM_CF_OFF_ZERO + 1] = 0;
+	feed(sim, 1, f, FRAME + 1);
+	uam_chan__stats(rx, &st);
+	assert_int_equal(st.bad_frames, bad0 + 1 + 6);
+	assert_int_equal(rx->rcv_next, sim->s[0].ch->snd_next);
+	assert_memory_equal(region, want, sizeof(region));
+	/* and a store that is right goes through, compact fragments and all */
+	{
+		static uint8_t src[5000];
+		struct opdone d = { 0 };
+
+		fill(src, sizeof(src), 3);
+		memset(region, 0, sizeof(region));
+		assert_true(uam_store(sim->s[0].ch, src, sizeof(src), 5, 3000, H_STORED, NULL, 0,
+				      op_cb, &d) > 0);
+		run_until(sim, &d.n, 10000);
+		assert_int_equal(d.status, 0);
+		assert_memory_equal(region + 3000, src, sizeof(src));
+		assert_true(sim->cfrags[0] >= 2);
+	}
+	assert_int_equal(c.stores, 1);
+	assert_int_equal(uam_chan__error(rx), 0);
 	sim_free(sim);
 }
 
@@ -2450,7 +2783,9 @@ static void test_fuzz_input(void **state)
 	free(z.r1);
 }
 
-int main(void)
+/* An argument: run only the tests whose names match it (cmocka's
+ * pattern, e.g. "test_compact*"). */
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_requests_clean),
@@ -2479,6 +2814,8 @@ int main(void)
 		cmocka_unit_test(test_bulk_ack_every_quarter),
 		cmocka_unit_test(test_bulk_sack_beyond_64),
 		cmocka_unit_test(test_early_fragments_placed),
+		cmocka_unit_test(test_compact_frags),
+		cmocka_unit_test(test_compact_frag_bounds),
 		cmocka_unit_test(test_done_premature),
 		cmocka_unit_test(test_done_checks),
 		cmocka_unit_test(test_store_claims),
@@ -2488,5 +2825,7 @@ int main(void)
 		cmocka_unit_test(test_fuzz_input),
 	};
 
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
