@@ -2499,6 +2499,9 @@ struct fuzz {
 	uint8_t *r0, *r1; /* side 0's region 9, side 1's region 5 */
 	uint64_t handled, ops_done, bad;
 	uint64_t compact_in, compact_handled; /* inputs with the compact header, and messages from them */
+	/* compact fragments: inputs, those taken in sequence (the transfer
+	 * moved on) or placed early, and those aimed at the open transfer */
+	uint64_t cfrag_in, cfrag_taken, cfrag_placed, cfrag_aimed, cfrag_opened;
 	uint64_t sum; /* of payload bytes read: ASan sees a payload past its frame */
 };
 
@@ -2595,6 +2598,94 @@ static struct sim *fz_sim(struct fuzz *z, uint8_t *src, struct pkt **corpus, uin
 	return sim;
 }
 
+/*
+ * A compact fragment aimed at the transfer side 1 has open (as a hostile
+ * peer that knows its token would): that transfer's type and token, an
+ * offset at or around where it goes on, or around its end, and a length
+ * around what is left of it (or around the largest frame).  Most of them
+ * are taken, and the rest must be refused without a write outside the
+ * transfer.  Returns the new length.
+ */
+static uint32_t fz_aim(struct fuzz *z, struct sim *sim, uint8_t *out, uint32_t len)
+{
+	const struct uam_chan *v = sim->s[1].ch;
+	uint64_t at, left, rel, dl;
+
+	if (!v)
+		return len;
+	if (!v->xfer.active || v->xfer.err) {
+		/* None open: open one, with a full first fragment in
+		 * sequence (into region 5, mostly inside it), for the next
+		 * aimed ones; one that failed is closed first, by a LAST
+		 * fragment with no data. */
+		uint64_t base = frnd(z) % FUZZ_REGION, total = frnd(z) % 8000;
+		uint32_t d = (uint32_t)(frnd(z) % (total < 1428 ? total + 1 : 1429));
+		uint8_t c[UAM_C_HDR_LEN];
+
+		if (frnd(z) % 8 == 0)
+			total = frnd(z) % 2 ? UINT64_MAX - base + 1 : 1ull << 40;
+		memcpy(c, out, UAM_C_HDR_LEN);
+		memset(out, 0, UAM_HDR_LEN);
+		out[UAM_OFF_VERSION] = UAM_WIRE_VERSION;
+		out[UAM_OFF_TYPE] = UAM_T_STORE;
+		wput16(out + UAM_OFF_CREDIT, c[UAM_C_OFF_CREDIT] * UAM_C_CREDIT_UNIT);
+		memcpy(out + UAM_OFF_SESSION, c + UAM_C_OFF_SESSION, 4);
+		wput32(out + UAM_OFF_SEQ, v->rcv_next);
+		memcpy(out + UAM_OFF_ACK, c + UAM_C_OFF_ACK, 4);
+		wput32(out + UAM_OFF_TOKEN, (uint32_t)frnd(z));
+		wput32(out + UAM_OFF_AUX, 5);
+		if (v->xfer.active) {
+			out[UAM_OFF_FLAGS] = UAM_F_LAST;
+			d = 0;
+		}
+		wput32(out + UAM_OFF_DLEN, d);
+		wput64(out + UAM_HDR_LEN, base);
+		wput64(out + UAM_HDR_LEN + 8, base);
+		wput64(out + UAM_HDR_LEN + 16, total);
+		for (uint32_t i = 0; i < d; i++)
+			out[UAM_HDR_LEN + UAM_FRAG_EXT + i] = (uint8_t)frnd(z);
+		z->cfrag_opened++;
+		return UAM_HDR_LEN + UAM_FRAG_EXT + d;
+	}
+	z->cfrag_aimed++;
+	at = v->xfer.next - v->xfer.base;
+	left = v->xfer.total - at;
+	switch (frnd(z) % 8) {
+	default:
+		rel = at;
+		break;
+	case 5:
+		rel = at + (frnd(z) % 2 ? 1 : -1ull);
+		break;
+	case 6:
+		rel = v->xfer.total - (frnd(z) % 3);
+		break;
+	case 7:
+		rel = at + left + (frnd(z) % 3);
+		break;
+	}
+	switch (frnd(z) % 4) {
+	case 0:
+		dl = left + (frnd(z) % 3) - 1;
+		break;
+	case 1:
+		dl = FRAME - UAM_CF_HDR_LEN + (frnd(z) % 3) - 1;
+		break;
+	default:
+		dl = 1 + frnd(z) % (left < 2000 ? left + 1 : 2000);
+		break;
+	}
+	if (dl > (1 << 17) - UAM_CF_HDR_LEN)
+		dl = (1 << 17) - UAM_CF_HDR_LEN;
+	out[UAM_C_OFF_KIND] = UAM_C_FORMAT | v->xfer.type;
+	out[UAM_CF_OFF_ZERO] = out[UAM_CF_OFF_ZERO + 1] = 0;
+	wput32(out + UAM_C_OFF_TOKEN, v->xfer.token);
+	wput32(out + UAM_CF_OFF_REL, (uint32_t)rel);
+	for (uint32_t i = len; i < UAM_CF_HDR_LEN + dl; i++)
+		out[i] = (uint8_t)frnd(z);
+	return UAM_CF_HDR_LEN + (uint32_t)dl;
+}
+
 /* One mutation of a frame side 0 sent, into out (room for 1 << 17). */
 static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, uint8_t *out)
 {
@@ -2610,6 +2701,14 @@ static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, 
 		wput32(out + UAM_C_OFF_SEQ, sim->s[1].ch ? sim->s[1].ch->rcv_next + (uint32_t)(frnd(z) % 3) : 0);
 	else if (len >= UAM_HDR_LEN && r % 4 != 0)
 		wput32(out + UAM_OFF_SEQ, sim->s[1].ch ? sim->s[1].ch->rcv_next + (uint32_t)(frnd(z) % 3) : 0);
+	/* half the compact fragments aimed at the open transfer */
+	if (is_cfrag(out) && len >= UAM_CF_HDR_LEN && sim->s[1].ch && (r >> 40) % 2 == 0) {
+		len = fz_aim(z, sim, out, len);
+		if (is_cfrag(out)) /* in sequence, or early */
+			wput32(out + UAM_C_OFF_SEQ,
+			       sim->s[1].ch->rcv_next + (frnd(z) % 2 ? 0 : 1 + (uint32_t)(frnd(z) % 3)));
+		return len;
+	}
 	switch ((r >> 8) % 8) {
 	case 0: /* random bytes, random length */
 		len = (uint32_t)(frnd(z) % 2000);
@@ -2647,8 +2746,9 @@ static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, 
 			static const uint8_t c32[] = { UAM_C_OFF_SESSION, UAM_C_OFF_SEQ,
 						       UAM_C_OFF_ACK, UAM_C_OFF_TOKEN };
 
-			switch (frnd(z) % 6) {
-			case 0: /* args beyond the frame, or more than a message has */
+			switch (frnd(z) % (is_cfrag(out) ? 9 : 6)) {
+			case 0: /* args beyond the frame, or more than a message has
+				 * (a fragment: a byte that must be 0) */
 				out[UAM_C_OFF_NARGS] = (uint8_t)(frnd(z) % 2 ? e : frnd(z) % 12);
 				break;
 			case 1: /* a kind with no compact form, or the full header's */
@@ -2663,10 +2763,19 @@ static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, 
 				out[UAM_C_OFF_HANDLER] = (uint8_t)frnd(z);
 				break;
 			case 4: /* the length around what the header and args need */
-				len = UAM_C_HDR_LEN + out[UAM_C_OFF_NARGS] * 8u + (uint32_t)(frnd(z) % 3) - 1;
+				len = is_cfrag(out) ? UAM_CF_HDR_LEN + (uint32_t)(frnd(z) % 3) - 1
+						    : UAM_C_HDR_LEN + out[UAM_C_OFF_NARGS] * 8u +
+							      (uint32_t)(frnd(z) % 3) - 1;
 				break;
 			case 5: /* the length around the largest frame */
 				len = FRAME - 1 + (uint32_t)(frnd(z) % 3);
+				break;
+			case 6: /* a fragment's offset from its transfer's start */
+				wput32(out + UAM_CF_OFF_REL, (uint32_t)(frnd(z) % 2 ? e : frnd(z)));
+				break;
+			case 7:
+			case 8:
+				len = fz_aim(z, sim, out, len);
 				break;
 			}
 			for (uint32_t i = p->len; i < len; i++) /* what it grew by */
@@ -2709,7 +2818,14 @@ static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, 
  * values in every length, offset and count) fed to a channel in the middle
  * of real traffic.  With a fixed seed, so a failure repeats.  Under ASan
  * (make check) any read or write outside what was allocated aborts it;
- * handlers check they only ever see ranges inside their region.
+ * handlers check they only ever see ranges inside their region.  Compact
+ * fragments (the middle of a store or get) are captured from the stores
+ * and gets of up to 5000 bytes, get the compact mutations plus their
+ * own (the offset from the transfer's start, the two bytes that must be
+ * 0), and half of them are aimed at the transfer the victim has open
+ * (its token, an offset at, around or past where it goes on, a length
+ * around what is left; fz_aim), so that some are taken and the rest
+ * meet the checks that matter.
  */
 static void test_fuzz_input(void **state)
 {
@@ -2739,12 +2855,22 @@ static void test_fuzz_input(void **state)
 		memcpy(f, in, len);
 		if (len && is_compact_frame(f))
 			z.compact_in++;
+		if (len && is_cfrag(f))
+			z.cfrag_in++;
 		if (sim->s[1].ch) {
-			uint64_t h = z.handled;
+			struct uam_chan *v = sim->s[1].ch;
+			uint64_t h = z.handled, next = v->xfer.next;
+			bool cf = len >= UAM_CF_HDR_LEN && is_cfrag(f);
+			uint32_t seq = cf ? frame_seq(f) : 0;
+			bool placed = cf && rxs_placed(v, seq);
 
-			uamp_input(sim->s[1].ch, f, len);
+			uamp_input(v, f, len);
 			if (len && is_compact_frame(f) && z.handled > h)
 				z.compact_handled++;
+			if (cf && v->xfer.next != next)
+				z.cfrag_taken++;
+			else if (cf && !placed && rxs_placed(v, seq))
+				z.cfrag_placed++;
 		}
 		free(f);
 		if (inputs % 16 == 15) {
@@ -2765,15 +2891,24 @@ static void test_fuzz_input(void **state)
 	}
 	print_message("fuzz: %llu inputs from %u captured frames (seed %#llx), %llu handlers run, "
 		      "%llu ops completed, %llu fresh channel pairs; %llu inputs compact, "
-		      "%llu of them ran a handler\n",
+		      "%llu of them ran a handler; %llu compact fragments (%llu aimed at the open "
+		      "transfer, %llu turned into a first fragment to open one), %llu taken in "
+		      "sequence, %llu placed early\n",
 		      (unsigned long long)inputs, ncorpus, (unsigned long long)FUZZ_SEED,
 		      (unsigned long long)z.handled, (unsigned long long)z.ops_done,
 		      (unsigned long long)sims, (unsigned long long)z.compact_in,
-		      (unsigned long long)z.compact_handled);
+		      (unsigned long long)z.compact_handled, (unsigned long long)z.cfrag_in,
+		      (unsigned long long)z.cfrag_aimed, (unsigned long long)z.cfrag_opened,
+		      (unsigned long long)z.cfrag_taken,
+		      (unsigned long long)z.cfrag_placed);
 	assert_int_equal(z.bad, 0);
 	/* the compact header is fuzzed, and not only refused */
 	assert_true(z.compact_in > FUZZ_INPUTS / 10);
 	assert_true(z.compact_handled > 1000);
+	/* compact fragments too: refused, and taken (in sequence or placed
+	 * early) where they fit the transfer that is open */
+	assert_true(z.cfrag_in > FUZZ_INPUTS / 40);
+	assert_true(z.cfrag_taken > 200 && z.cfrag_placed > 100);
 	sim_free(sim);
 	for (uint32_t i = 0; i < ncorpus; i++)
 		free(corpus[i]);
