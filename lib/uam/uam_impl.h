@@ -289,6 +289,10 @@ struct uam_ep {
 	/* Test hook: send every fragment with the full header, as a peer
 	 * from before the compact fragments did. */
 	bool full_frags;
+	/* Test hook: 0, or a lower bound than 2^32 - 1 for the offset from
+	 * its transfer's start that a compact fragment may have: the ones
+	 * past it go with the full header, as past 4 GiB. */
+	uint32_t cfrag_rel_max;
 	uint32_t slot_mask; /* window slots - 1: a power of two - 1 */
 	int progress; /* handlers run + ops completed since last reset */
 	/* the request whose handler runs now, for uam_reply */

@@ -764,6 +764,13 @@ static uint64_t cfrag_room(const struct uam_chan *ch)
 	return ch->ep->tr.max_frame - UAM_CF_HDR_LEN;
 }
 
+/* The largest offset from its transfer's start a compact fragment can
+ * say (its field has 32 bits; a test may set less). */
+static uint64_t cfrag_rel_max(const struct uam_ep *ep)
+{
+	return ep->cfrag_rel_max ? ep->cfrag_rel_max : UINT32_MAX;
+}
+
 /* A request or reply's compact header (the ack and credit are put at
  * each transmission, put_ack). */
 static void hdr_init_compact(struct uam_chan *ch, uint8_t *f, uint8_t type, uint8_t nargs,
@@ -848,7 +855,7 @@ static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_
 		uint64_t left = it->len - it->cursor, lroom = frag_room(ch, it, true), n;
 		bool last = left <= lroom;
 
-		if (!last && it->cursor && it->cursor <= UINT32_MAX && !ch->ep->full_frags) {
+		if (!last && it->cursor && it->cursor <= cfrag_rel_max(ch->ep) && !ch->ep->full_frags) {
 			/* A middle fragment: the compact header and the offset
 			 * from the transfer's start; the receiver knows the
 			 * rest from the first fragment.  No more than leaves

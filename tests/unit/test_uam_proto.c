@@ -1928,9 +1928,9 @@ static void test_compact_frags(void **state)
 	assert_non_null(dst);
 	assert_non_null(back);
 	fill(src, n, 21);
-	for (int k = 0; k < 3; k++) {
-		sim = sim_new(70 + (uint64_t)k, k == 2 ? 50000 : 0, k == 2 ? 50000 : 0,
-			      k == 2 ? 50000 : 0, NULL);
+	for (int k = 0; k < 4; k++) {
+		sim = sim_new(70 + (uint64_t)k, k >= 2 ? 50000 : 0, k >= 2 ? 50000 : 0,
+			      k >= 2 ? 50000 : 0, NULL);
 		handlers(sim, &c);
 		assert_int_equal(uam_region__register(sim->s[1].ep, 5, dst, n + 4096,
 						      UAM_REGION_WRITE | UAM_REGION_READ), 0);
@@ -1939,6 +1939,13 @@ static void test_compact_frags(void **state)
 			/* older peers: full headers only, both ways */
 			sim->s[0].ep->full_frags = true;
 			sim->s[1].ep->full_frags = true;
+		}
+		if (k == 3) {
+			/* a transfer whose fragments past an offset go with
+			 * the full header again (as past 4 GiB): both kinds
+			 * mixed in one transfer, at loss */
+			sim->s[0].ep->cfrag_rel_max = 300000;
+			sim->s[1].ep->cfrag_rel_max = 300000;
 		}
 		/* sizes around the boundaries: one frame (with 2 args, the
 		 * LAST's room is 16 bytes less), two, three, and 1 MiB */
@@ -1949,7 +1956,8 @@ static void test_compact_frags(void **state)
 		compact_round(sim, &c, n, 100, src, dst, back);
 		print_message("%s: compact fragments %llu out, %llu back (at most %u bytes), "
 			      "full %llu out, %llu back\n",
-			      k == 0 ? "clean" : k == 1 ? "full headers only" : "5% loss+dup+reorder",
+			      k == 0 ? "clean" : k == 1 ? "full headers only" : k == 2 ? "5% loss+dup+reorder"
+							 : "compact up to 300000, then full, lossy",
 			      (unsigned long long)sim->cfrags[0], (unsigned long long)sim->cfrags[1],
 			      sim->cfrag_max, (unsigned long long)sim->ffrags[0],
 			      (unsigned long long)sim->ffrags[1]);
@@ -1968,8 +1976,13 @@ static void test_compact_frags(void **state)
 		} else if (k == 1) {
 			assert_int_equal(sim->cfrags[0] + sim->cfrags[1], 0);
 			assert_true(sim->ffrags[0] > 700 && sim->ffrags[1] > 700);
-		} else {
+		} else if (k == 2) {
 			assert_true(sim->cfrags[0] > 700 && sim->cfrags[1] > 700);
+		} else {
+			/* 1 MiB: ~204 compact, ~524 full middle ones, each
+			 * way (and more repeats at loss) */
+			assert_true(sim->cfrags[0] > 200 && sim->cfrags[1] > 200);
+			assert_true(sim->ffrags[0] > 520 && sim->ffrags[1] > 520);
 		}
 		assert_int_equal(c.bad, 0);
 		sim_free(sim);
