@@ -966,7 +966,9 @@ static void test_frame_lengths(void **state)
 static void test_ack_ext_sack(void **state)
 {
 	UNET_OPTS_INIT(uam_ep_opts, o);
-	static uint8_t src[200 * 1428], dst[sizeof(src)];
+	/* 200 fragments: the first and the LAST of 1428 bytes, 198 compact
+	 * ones of 1468 between */
+	static uint8_t src[2 * 1428 + 198 * 1468], dst[sizeof(src)];
 	uint8_t f[UAM_HDR_LEN + UAM_SACK_EXT_MAX + 8];
 	struct counts c = { 0 };
 	struct opdone d = { 0 };
