@@ -1434,13 +1434,28 @@ static void test_loss_recovery(void **state)
 	}
 }
 
+/* Store n bytes from src into region 5 at offset 0 (no handler), run
+ * until it completes, and check it succeeded and dst holds src.
+ * Returns the simulated time it took. */
+static uint64_t store_checked(struct sim *sim, const uint8_t *src, const uint8_t *dst, size_t n)
+{
+	struct opdone d = { 0 };
+	uint64_t t0 = sim->now;
+
+	assert_true(uam_store(sim->s[0].ch, src, n, 5, 0, 0, NULL, 0, op_cb, &d) > 0);
+	run_until(sim, &d.n, 2000000);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.status, 0);
+	assert_memory_equal(dst, src, n);
+	return sim->now - t0;
+}
+
 /* Simulated time a store of n bytes takes with this window and loss. */
 static uint64_t store_time(uint64_t seed, uint32_t loss_ppm, uint32_t window, size_t n,
 			   uint8_t *src, uint8_t *dst, struct uam_stats *st)
 {
 	UNET_OPTS_INIT(uam_ep_opts, o);
 	struct sim *sim;
-	struct opdone d = { 0 };
 	uint64_t t0;
 
 	o.window = window;
@@ -1450,14 +1465,8 @@ static uint64_t store_time(uint64_t seed, uint32_t loss_ppm, uint32_t window, si
 	assert_true(uam_request(sim->s[0].ch, 99, NULL, 0) >= 0);
 	for (int i = 0; i < 10; i++)
 		step(sim);
-	t0 = sim->now;
-	assert_true(uam_store(sim->s[0].ch, src, n, 5, 0, 0, NULL, 0, op_cb, &d) > 0);
-	run_until(sim, &d.n, 2000000);
-	assert_int_equal(d.n, 1);
-	assert_int_equal(d.status, 0);
-	assert_memory_equal(dst, src, n);
+	t0 = store_checked(sim, src, dst, n);
 	uam_ep__stats(sim->s[0].ep, st);
-	t0 = sim->now - t0;
 	sim_free(sim);
 	return t0;
 }
@@ -1595,7 +1604,6 @@ static uint64_t bulk_run(uint64_t seed, uint32_t loss_ppm, const struct uam_ep_o
 			 struct seqlog *log, struct uam_stats *tx, struct uam_stats *rx)
 {
 	struct sim *sim = sim_new(seed, 0, 0, 0, o);
-	struct opdone d = { 0 };
 	struct uam_stats rx0;
 	uint64_t t0;
 
@@ -1615,13 +1623,7 @@ static uint64_t bulk_run(uint64_t seed, uint32_t loss_ppm, const struct uam_ep_o
 	if (log)
 		log->base = sim->s[0].ch->snd_next; /* the store's first fragment */
 	sim->seqlog = log;
-	t0 = sim->now;
-	assert_true(uam_store(sim->s[0].ch, src, n, 5, 0, 0, NULL, 0, op_cb, &d) > 0);
-	run_until(sim, &d.n, 2000000);
-	assert_int_equal(d.n, 1);
-	assert_int_equal(d.status, 0);
-	assert_memory_equal(dst, src, n);
-	t0 = sim->now - t0;
+	t0 = store_checked(sim, src, dst, n);
 	uam_ep__stats(sim->s[0].ep, tx);
 	uam_ep__stats(sim->s[1].ep, rx);
 	rx->tx_acks -= rx0.tx_acks;
