@@ -634,14 +634,23 @@ static uint32_t held_span(const struct uam_chan *ch)
  * window deeper than 64 frames, a loss beyond the header's bitmap would
  * otherwise be invisible to fast retransmit until the ack got near it.
  */
+/* Bit i: frame rcv_next + first + i is held, for the 64 frames from
+ * first on that lie within span (held_span). */
+static uint64_t held_bits(const struct uam_chan *ch, uint32_t first, uint32_t span)
+{
+	uint64_t w = 0;
+
+	for (uint32_t i = 0; i < 64 && first + i <= span; i++)
+		if (rxs(ch, ch->rcv_next + first + i)->present)
+			w |= 1ULL << i;
+	return w;
+}
+
 static void put_ack(struct uam_chan *ch, uint8_t *f, uint8_t *ext, uint32_t *ext_len)
 {
 	uint32_t span = held_span(ch);
-	uint64_t sack = 0;
+	uint64_t sack = held_bits(ch, 1, span);
 
-	for (uint32_t i = 1; i <= span && i <= 64; i++)
-		if (rxs(ch, ch->rcv_next + i)->present)
-			sack |= 1ULL << (i - 1);
 	if (ext) {
 		uint32_t words = span > 64 ? (span - 64 + 63) / 64 : 0,
 			 room = (ch->ep->tr.max_frame - UAM_HDR_LEN) / 8;
@@ -650,14 +659,8 @@ static void put_ack(struct uam_chan *ch, uint8_t *f, uint8_t *ext, uint32_t *ext
 			words = UAM_SACK_EXT_MAX / 8;
 		if (words > room)
 			words = room;
-		for (uint32_t k = 0; k < words; k++) {
-			uint64_t w = 0;
-
-			for (uint32_t i = 0; i < 64 && 65 + 64 * k + i <= span; i++)
-				if (rxs(ch, ch->rcv_next + 65 + 64 * k + i)->present)
-					w |= 1ULL << i;
-			put64(ext + 8 * k, w);
-		}
+		for (uint32_t k = 0; k < words; k++)
+			put64(ext + 8 * k, held_bits(ch, 65 + 64 * k, span));
 		*ext_len = words * 8;
 	}
 	put32(f + UAM_OFF_ACK, ch->rcv_next);
