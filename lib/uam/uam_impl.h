@@ -320,6 +320,7 @@ struct uam_ep {
 	uint32_t ntxb;
 	uint64_t tx_lost; /* frames the send queue refused at a flush */
 	uint32_t idle_polls; /* uam.c: polls without a frame since the last tick */
+	bool tx_unreaped;    /* uam.c: sent frames the kernel may still hold */
 	/* Freed items kept for reuse (no allocation per queued message):
 	 * short ones, medium ones (with payload room), and their counts. */
 	struct uam_item *items, *mitems;
@@ -346,9 +347,18 @@ void uamp_chan_free(struct uam_chan *ch);
 /* Bracket code that runs handlers or op callbacks and then goes on using
  * channels (uamp_input, uamp_tick, uam_poll's batch, uam_call's wait):
  * a channel closed meanwhile stays allocated, failed and unlinked, until
- * the outermost uamp_leave frees it.  Nests. */
-void uamp_enter(struct uam_ep *ep);
-void uamp_leave(struct uam_ep *ep);
+ * the outermost uamp_leave frees it.  Nests.  Inline, with the freeing
+ * out of line: every frame and every poll passes through them. */
+void uamp_free_zombies(struct uam_ep *ep);
+static inline void uamp_enter(struct uam_ep *ep)
+{
+	ep->busy++;
+}
+static inline void uamp_leave(struct uam_ep *ep)
+{
+	if (!--ep->busy && ep->zombies)
+		uamp_free_zombies(ep);
+}
 /* One received frame for ch. */
 void uamp_input(struct uam_chan *ch, const uint8_t *frame, uint32_t len);
 /* Timers, sends, acks of every channel: call after a batch of input. */
@@ -365,8 +375,15 @@ uint64_t uamp_next_timer_ns(struct uam_ep *ep);
 int uamp_call_start(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
 		    unsigned int nargs, struct uam_msg *reply);
 /* Sends inside uamp_defer .. uamp_undefer are flushed once, at the end. */
-void uamp_defer(struct uam_ep *ep);
-void uamp_undefer(struct uam_ep *ep);
+static inline void uamp_defer(struct uam_ep *ep)
+{
+	ep->defer_tx++;
+}
+static inline void uamp_undefer(struct uam_ep *ep)
+{
+	if (!--ep->defer_tx && ep->tr.flush)
+		ep->tr.flush(ep->tr.ctx);
+}
 /* Fail the channel with err (negative). */
 void uamp_chan_fail(struct uam_chan *ch, int err);
 
