@@ -408,10 +408,13 @@ static void chan_free_bufs(struct uam_chan *ch, uint32_t w)
 struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle)
 {
 	uint32_t w = nslots(ep), fs = ep->tr.max_frame;
-	struct uam_chan *ch = calloc(1, sizeof(*ch));
+	/* On a cache-line boundary: its hot part is three lines, not four. */
+	struct uam_chan *ch = aligned_alloc(UAM_CHAN_ALIGN, (sizeof(*ch) + UAM_CHAN_ALIGN - 1) /
+								    UAM_CHAN_ALIGN * UAM_CHAN_ALIGN);
 
 	if (!ch)
 		goto nomem;
+	memset(ch, 0, sizeof(*ch));
 	/* Not linked into ep until complete: the unwinding below needs no ep. */
 	ch->ep = ep;
 	ch->handle = handle;
