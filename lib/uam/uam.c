@@ -46,6 +46,8 @@ static void unet_flush(void *ctx)
 		unet_endpoint__buf_free(ep->uep, ep->txb[i].buf);
 	ep->tx_lost += ep->ntxb - (uint32_t)n;
 	ep->ntxb = 0;
+	if (n)
+		ep->tx_unreaped = true; /* the next poll reaps them */
 }
 
 /* Direct-access U-Net: the frame is assembled in a segment buffer, its
@@ -179,6 +181,15 @@ int uam_poll(struct uam_ep *ep)
 	if (!ep)
 		return -EINVAL;
 	ep->progress = 0;
+	n = unet_endpoint__recv(ep->uep, d, RX_BATCH);
+	/*
+	 * A spinning application's usual poll: nothing came, nothing waits
+	 * to leave or to be reaped, and the timers are not due for a look
+	 * (IDLE_TICK).  Back to the receive ring at once: how long an idle
+	 * poll takes is how late, on average half of it, a frame is seen.
+	 */
+	if (!n && ++ep->idle_polls < IDLE_TICK && !ep->ntxb && !ep->tx_unreaped)
+		return 0;
 	/* A handler may close a UAM channel mid-batch: it is unlinked at
 	 * once (so the rest of the batch finds no channel for its frames,
 	 * as after any close) and freed when the poll is over.  What the
@@ -186,8 +197,7 @@ int uam_poll(struct uam_ep *ep)
 	uamp_enter(ep);
 	uamp_defer(ep);
 	ep->clock_hold++;
-	for (int round = 0; round < RX_ROUNDS; round++) {
-		n = unet_endpoint__recv(ep->uep, d, RX_BATCH);
+	for (int round = 1;; round++) {
 		if (n < 0) {
 			if (!--ep->clock_hold)
 				ep->clock_ok = false;
@@ -203,19 +213,22 @@ int uam_poll(struct uam_ep *ep)
 			else
 				ep->bad_frames++;
 		}
-		unet_endpoint__release(ep->uep, d, (unsigned int)n);
+		if (n)
+			unet_endpoint__release(ep->uep, d, (unsigned int)n);
 		got += n;
 		/* Acks owed now (a bulk receiver's credit, the SACK of a new
 		 * gap) leave with this round's replies, one kick, while the
 		 * next rounds are still being drained: the sender gets its
 		 * credit back a ring's worth of frames earlier. */
-		uamp_round_acks(ep);
+		if (ep->acks_owed)
+			uamp_round_acks(ep);
 		if (ep->ntxb)
 			unet_flush(ep);
-		if (n < RX_BATCH)
+		if (n < RX_BATCH || round == RX_ROUNDS)
 			break;
+		n = unet_endpoint__recv(ep->uep, d, RX_BATCH);
 	}
-	if (got || ep->ntxb || ++ep->idle_polls >= IDLE_TICK) {
+	if (got || ep->idle_polls >= IDLE_TICK) {
 		ep->idle_polls = 0;
 		uamp_tick(ep);
 	}
@@ -223,8 +236,10 @@ int uam_poll(struct uam_ep *ep)
 		ep->clock_ok = false;
 	uamp_undefer(ep);
 	unet_flush(ep); /* even while corked: a poll sends what is queued */
-	/* Copy mode sends only on a kick: reaping completions kicks. */
+	/* Copy mode sends only on a kick: reaping completions kicks.  Until
+	 * the queue is empty again, every poll comes here (tx_unreaped). */
 	unet_endpoint__complete(ep->uep);
+	ep->tx_unreaped = unet_endpoint__tx_pending(ep->uep) != 0;
 	uamp_leave(ep);
 	return ep->progress;
 }

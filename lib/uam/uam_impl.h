@@ -8,6 +8,7 @@
 #define UAM_IMPL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "unet-xdp/uam.h"
@@ -197,52 +198,66 @@ struct uam_region {
 	unsigned int flags;
 };
 
+/*
+ * A channel.  What every message sent or received touches comes first,
+ * in the first three cache lines (checked below), then the counters: a
+ * request/reply round trip reads and writes five adjacent lines of it,
+ * where the fields in the order they were added spread over seven.
+ */
 struct uam_chan {
+	/* ---- line 0-1: sequencing, acknowledgement, the queues ---------- */
 	struct uam_ep *ep;
-	struct uam_chan *next;	      /* kept as it was when closed: see uamp_enter */
-	struct uam_chan *zombie_next; /* closed, to be freed (ep->zombies) */
-	bool closing;
-	void *handle;	 /* transport's channel (a struct unet_channel *) */
+	void *handle;		 /* transport's channel (a struct unet_channel *) */
+	struct uam_tx_slot *tx;	 /* window entries, by seq & slot_mask */
+	struct uam_rx_slot *rx;
+	struct uam_item *head, *tail;
 	uint32_t session, peer_session;
 	int err;
-
 	/* send side */
 	uint32_t snd_una, snd_next; /* oldest unacknowledged, next new seq */
 	uint32_t peer_credit;
-	struct uam_tx_slot *tx;	    /* window entries, by seq & slot_mask */
-	struct uam_item *head, *tail;
+	uint32_t tx_hint;  /* no frame before this one needs sending: push
+			    * starts there, not at snd_una (mark_tx) */
+	uint32_t tx_count; /* data frame transmissions, for tx_order */
+	uint32_t next_token;
 	uint32_t nqueued;
+	/* receive side */
+	uint32_t rcv_next;    /* next seq to deliver */
+	uint32_t rcv_high;    /* one past the highest seq received (>= rcv_next):
+			       * a frame beyond it opens a new gap */
+	uint32_t rx_held;     /* slots of rx[] present: frames that came early */
+	uint32_t rx_unacked;  /* frames received since our last ack went out */
+	uint32_t ooo_unacked; /* of them, past a gap we already reported */
+	uint32_t call_token;  /* uam_call in progress (call_active) */
+	bool ack_due;
+	bool ack_now; /* a duplicate or a frame past a gap came: the sender
+		       * needs our SACK now, not after ack_delay_us */
 	bool stalled;
-	uint64_t last_progress_ns;
-	/* Retransmission timer from the measured round trip (RFC 6298's
-	 * SRTT/RTTVAR with a microsecond floor): rto_us is the current
-	 * timeout, backoff the expiries since the last progress, tlp_sent a
-	 * tail-loss probe since then. */
-	uint32_t rto_us;
-	uint32_t backoff;
 	bool have_rtt, tlp_sent;
-	uint64_t last_tx_ns; /* the last (re)transmission of a data frame */
-	uint32_t tx_count;   /* data frame transmissions, for tx_order */
-	uint32_t tx_hint;    /* no frame before this one needs sending: push
-			      * starts there, not at snd_una (mark_tx) */
+	bool call_active, call_done;
+	bool closing;
+	uint64_t ack_due_ns; /* when the oldest unacknowledged frame came */
+
+	/* ---- line 2: the retransmission timer --------------------------- */
+	/* From the measured round trip (RFC 6298's SRTT/RTTVAR with a
+	 * microsecond floor): rto_us is the current timeout, backoff the
+	 * expiries since the last progress, tlp_sent a tail-loss probe
+	 * since then. */
+	uint64_t last_progress_ns;
+	uint64_t last_tx_ns;  /* the last (re)transmission of a data frame */
 	uint64_t min_sent_ns; /* no frame in flight was sent before: the
 			       * timers skip the window walk until one
 			       * could have expired */
 	uint64_t srtt_ns, rttvar_ns;
-	uint32_t next_token;
+	uint32_t rto_us;
+	uint32_t backoff;
+	struct uam_msg *call_out;
+	uint32_t held_len; /* test hook: a frame held back (held) */
 
-	/* receive side */
-	uint32_t rcv_next; /* next seq to deliver */
-	uint32_t rcv_high; /* one past the highest seq received (>= rcv_next):
-			    * a frame beyond it opens a new gap */
-	struct uam_rx_slot *rx;
-	uint32_t rx_held; /* slots of rx[] present: frames that came early */
-	bool ack_due;
-	bool ack_now; /* a duplicate or a frame past a gap came: the sender
-		       * needs our SACK now, not after ack_delay_us */
-	uint64_t ack_due_ns;  /* when the oldest unacknowledged frame came */
-	uint32_t rx_unacked;  /* frames received since our last ack went out */
-	uint32_t ooo_unacked; /* of them, past a gap we already reported */
+	/* ---- lines 3-4: the counters (frames, messages) follow at once --- */
+	struct uam_stats st;
+
+	/* ---- the rest: transfers, test hooks, list links ----------------- */
 	/* The store or get data being received (fragments of one transfer
 	 * come in sequence, never interleaved with another's). */
 	struct {
@@ -252,20 +267,17 @@ struct uam_chan {
 		uint32_t region, token;
 		uint64_t base, total, next; /* next: offset the next fragment has */
 	} xfer;
-
-	/* uam_call in progress */
-	bool call_active, call_done;
-	uint32_t call_token;
-	struct uam_msg *call_out;
 	uint8_t *call_data; /* a captured reply's payload (max_frame bytes) */
-
-	/* test hook: a frame held back to be sent after the next one */
-	uint8_t *held;
-	uint32_t held_len;
-
-	uint8_t *scratch; /* one frame, for acks */
-	struct uam_stats st;
+	uint8_t *held;	    /* test hook: a frame held back to be sent after
+			     * the next one */
+	uint8_t *scratch;   /* one frame, for acks */
+	struct uam_chan *next;	      /* kept as it was when closed: see uamp_enter */
+	struct uam_chan *zombie_next; /* closed, to be freed (ep->zombies) */
 };
+/* uamp_chan_new allocates channels on a cache-line boundary. */
+#define UAM_CHAN_ALIGN 64
+_Static_assert(offsetof(struct uam_chan, st) <= 3 * UAM_CHAN_ALIGN,
+	       "a message's channel state fits three cache lines");
 
 struct uam_ep {
 	struct uam_ep_opts o;
@@ -320,6 +332,7 @@ struct uam_ep {
 	uint32_t ntxb;
 	uint64_t tx_lost; /* frames the send queue refused at a flush */
 	uint32_t idle_polls; /* uam.c: polls without a frame since the last tick */
+	bool tx_unreaped;    /* uam.c: sent frames the kernel may still hold */
 	/* Freed items kept for reuse (no allocation per queued message):
 	 * short ones, medium ones (with payload room), and their counts. */
 	struct uam_item *items, *mitems;
@@ -346,9 +359,18 @@ void uamp_chan_free(struct uam_chan *ch);
 /* Bracket code that runs handlers or op callbacks and then goes on using
  * channels (uamp_input, uamp_tick, uam_poll's batch, uam_call's wait):
  * a channel closed meanwhile stays allocated, failed and unlinked, until
- * the outermost uamp_leave frees it.  Nests. */
-void uamp_enter(struct uam_ep *ep);
-void uamp_leave(struct uam_ep *ep);
+ * the outermost uamp_leave frees it.  Nests.  Inline, with the freeing
+ * out of line: every frame and every poll passes through them. */
+void uamp_free_zombies(struct uam_ep *ep);
+static inline void uamp_enter(struct uam_ep *ep)
+{
+	ep->busy++;
+}
+static inline void uamp_leave(struct uam_ep *ep)
+{
+	if (!--ep->busy && ep->zombies)
+		uamp_free_zombies(ep);
+}
 /* One received frame for ch. */
 void uamp_input(struct uam_chan *ch, const uint8_t *frame, uint32_t len);
 /* Timers, sends, acks of every channel: call after a batch of input. */
@@ -365,8 +387,15 @@ uint64_t uamp_next_timer_ns(struct uam_ep *ep);
 int uamp_call_start(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
 		    unsigned int nargs, struct uam_msg *reply);
 /* Sends inside uamp_defer .. uamp_undefer are flushed once, at the end. */
-void uamp_defer(struct uam_ep *ep);
-void uamp_undefer(struct uam_ep *ep);
+static inline void uamp_defer(struct uam_ep *ep)
+{
+	ep->defer_tx++;
+}
+static inline void uamp_undefer(struct uam_ep *ep)
+{
+	if (!--ep->defer_tx && ep->tr.flush)
+		ep->tr.flush(ep->tr.ctx);
+}
 /* Fail the channel with err (negative). */
 void uamp_chan_fail(struct uam_chan *ch, int err);
 
