@@ -359,18 +359,9 @@ void uamp_chan_free(struct uam_chan *ch);
 /* Bracket code that runs handlers or op callbacks and then goes on using
  * channels (uamp_input, uamp_tick, uam_poll's batch, uam_call's wait):
  * a channel closed meanwhile stays allocated, failed and unlinked, until
- * the outermost uamp_leave frees it.  Nests.  Inline, with the freeing
- * out of line: every frame and every poll passes through them. */
-void uamp_free_zombies(struct uam_ep *ep);
-static inline void uamp_enter(struct uam_ep *ep)
-{
-	ep->busy++;
-}
-static inline void uamp_leave(struct uam_ep *ep)
-{
-	if (!--ep->busy && ep->zombies)
-		uamp_free_zombies(ep);
-}
+ * the outermost uamp_leave frees it.  Nests. */
+void uamp_enter(struct uam_ep *ep);
+void uamp_leave(struct uam_ep *ep);
 /* One received frame for ch. */
 void uamp_input(struct uam_chan *ch, const uint8_t *frame, uint32_t len);
 /* Timers, sends, acks of every channel: call after a batch of input. */
@@ -387,15 +378,8 @@ uint64_t uamp_next_timer_ns(struct uam_ep *ep);
 int uamp_call_start(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
 		    unsigned int nargs, struct uam_msg *reply);
 /* Sends inside uamp_defer .. uamp_undefer are flushed once, at the end. */
-static inline void uamp_defer(struct uam_ep *ep)
-{
-	ep->defer_tx++;
-}
-static inline void uamp_undefer(struct uam_ep *ep)
-{
-	if (!--ep->defer_tx && ep->tr.flush)
-		ep->tr.flush(ep->tr.ctx);
-}
+void uamp_defer(struct uam_ep *ep);
+void uamp_undefer(struct uam_ep *ep);
 /* Fail the channel with err (negative). */
 void uamp_chan_fail(struct uam_chan *ch, int err);
 

@@ -540,10 +540,26 @@ static void add_stats(struct uam_stats *to, const struct uam_stats *from)
 		t[i] += f[i];
 }
 
+void uamp_enter(struct uam_ep *ep)
+{
+	ep->busy++;
+}
+
 static void tx_flush(struct uam_ep *ep)
 {
 	if (ep->tr.flush)
 		ep->tr.flush(ep->tr.ctx);
+}
+
+void uamp_defer(struct uam_ep *ep)
+{
+	ep->defer_tx++;
+}
+
+void uamp_undefer(struct uam_ep *ep)
+{
+	if (!--ep->defer_tx)
+		tx_flush(ep);
 }
 
 void uam_ep__cork(struct uam_ep *ep)
@@ -563,8 +579,10 @@ int uam_ep__uncork(struct uam_ep *ep)
 	return 0;
 }
 
-void uamp_free_zombies(struct uam_ep *ep)
+void uamp_leave(struct uam_ep *ep)
 {
+	if (--ep->busy)
+		return;
 	while (ep->zombies) {
 		struct uam_chan *ch = ep->zombies;
 
