@@ -1669,8 +1669,8 @@ static void queue_progress(struct uam_chan *ch, uint32_t seq)
 	const struct uam_tx_slot *s = txs(ch, ch->snd_una);
 	uint32_t acked;
 
-	if (ch->snd_una == ch->snd_next || s->state != SLOT_INFLIGHT || !s->ntx || s->need_tx ||
-	    seq_diff(seq, ch->rcv_high) < 0)
+	if (ch->snd_una == ch->snd_next || seq_diff(seq, ch->rcv_high) < 0 ||
+	    s->state != SLOT_INFLIGHT || !s->ntx || s->need_tx)
 		return;
 	/* the ack s carried at its last transmission (put_ack) */
 	acked = get32(s->buf + (is_compact(s->buf) ? UAM_C_OFF_ACK : UAM_OFF_ACK));
