@@ -1672,8 +1672,13 @@ static void queue_progress(struct uam_chan *ch, uint32_t seq)
 	if (ch->snd_una == ch->snd_next || seq_diff(seq, ch->rcv_high) < 0 ||
 	    s->state != SLOT_INFLIGHT || !s->ntx || s->need_tx)
 		return;
-	/* the ack s carried at its last transmission (put_ack) */
+	/* the ack s carried at its last transmission (put_ack); 0 if we had
+	 * nothing from the peer then (rcv_next before its session came: a
+	 * get's second GET_REQ, sent with the first), which acknowledged
+	 * nothing of its stream, as its start would say */
 	acked = get32(s->buf + (is_compact(s->buf) ? UAM_C_OFF_ACK : UAM_OFF_ACK));
+	if (!acked && seq_diff(seq, window(ch)) >= 0)
+		acked = uamp_isn(ch->ep, ch->peer_session);
 	if (seq_diff(seq, acked + window(ch)) < 0) {
 		uint64_t now = now_ns(ch->ep);
 
