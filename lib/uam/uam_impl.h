@@ -258,6 +258,12 @@ struct uam_chan {
 	struct uam_stats st;
 
 	/* ---- the rest: transfers, test hooks, list links ----------------- */
+	/* The timers restarted here by frames the peer sent before our
+	 * oldest one reached it (queue_progress: a round trip before the
+	 * latest came); the round trip of a frame sent before it is sampled
+	 * from there.  Out of the first lines: read by the timers and the
+	 * round-trip sample, written only while such frames come. */
+	uint64_t queue_ns;
 	/* The store or get data being received (fragments of one transfer
 	 * come in sequence, never interleaved with another's). */
 	struct {

@@ -39,12 +39,13 @@ struct side {
 	uint32_t tx_used; /* frames sent in this step (sim->tx_budget) */
 };
 
-/* What the bulk tests watch of side 0's STORE fragments: the sequence
- * number of the store's first one (base), the offsets from it whose first
- * transmission is lost (drop), and when each offset below SEQLOG was sent
- * first and last. */
+/* What the bulk tests watch of side 0's STORE fragments (or of its
+ * frames of another type): the sequence number of the store's first one
+ * (base), the offsets from it whose first transmission is lost (drop),
+ * and when each offset below SEQLOG was sent first and last. */
 #define SEQLOG 8192
 struct seqlog {
+	uint8_t type; /* 0: UAM_T_STORE */
 	uint32_t base;
 	const uint32_t *drop;
 	int ndrop;
@@ -63,6 +64,10 @@ struct sim {
 	 * so the link has a bandwidth and a delay, and a window too small for
 	 * their product shows as a slower transfer. */
 	uint32_t delay_steps, tx_budget;
+	/* 0, or the frames a side takes from its link per step (64 if 0): a
+	 * receiver slower than its sender, whose frames queue on the link
+	 * (in the real one, the receive ring) behind what came first. */
+	uint32_t rx_budget;
 	struct seqlog *seqlog;
 	/* frames side 0 sent, kept for the fuzz test (NULL: none kept) */
 	struct pkt **corpus;
@@ -165,7 +170,8 @@ static int sim_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, con
 		   (frame[UAM_OFF_TYPE] == UAM_T_STORE || frame[UAM_OFF_TYPE] == UAM_T_GET_DATA)) {
 		sim->ffrags[from->idx]++;
 	}
-	if (sim->seqlog && from->idx == 0 && frame_type(frame) == UAM_T_STORE) {
+	if (sim->seqlog && from->idx == 0 &&
+	    frame_type(frame) == (sim->seqlog->type ? sim->seqlog->type : UAM_T_STORE)) {
 		struct seqlog *l = sim->seqlog;
 		uint32_t off = frame_seq(frame) - l->base;
 
@@ -290,7 +296,9 @@ static void step(struct sim *sim)
 		s->tx_used = 0;
 		if (!s->ep || s->paused)
 			continue;
-		for (int n = 0; n < 64 && s->head && s->head->at <= sim->now; n++) {
+		for (uint32_t n = 0; n < (sim->rx_budget ? sim->rx_budget : 64) && s->head &&
+				     s->head->at <= sim->now;
+		     n++) {
 			struct pkt *p = s->head;
 
 			s->head = p->next;
@@ -1754,6 +1762,138 @@ static void test_bulk_sack_beyond_64(void **state)
 	free(dst);
 }
 
+/* What gets_run saw: the steps the gets took, side 0's smoothed round
+ * trip at the end, the most frames ever waiting for side 0 on the link,
+ * and side 0's stats. */
+struct gets_out {
+	uint64_t steps, srtt_ns;
+	uint32_t max_queue;
+	struct uam_stats st;
+};
+
+/*
+ * `count` gets of n bytes back to back, two in flight (as `unet-bench
+ * bulk --bulk-get`), by side 0 out of side 1's memory, over a link with a
+ * delay of one step and 64 frames a step, where side 0 takes only
+ * rx_budget frames a step: a receiver slower than its sender, so the data
+ * queues in front of it (in the real one, in its receive ring), up to the
+ * window.  Each get's data is checked.  log: side 0's GET_REQs to drop
+ * and watch (NULL: none).
+ */
+static void gets_run(const struct uam_ep_opts *o, uint32_t rx_budget, size_t n, int count,
+		     struct seqlog *log, struct gets_out *out)
+{
+	struct sim *sim = sim_new(71, 0, 0, 0, o);
+	uint8_t *src = malloc(n), *dst = malloc(n);
+	struct opdone d = { 0 };
+	int started = 0;
+	uint64_t t0;
+
+	assert_non_null(src);
+	assert_non_null(dst);
+	fill(src, n, 71);
+	memset(out, 0, sizeof(*out));
+	sim->delay_steps = 1;
+	sim->tx_budget = 64;
+	sim->rx_budget = rx_budget;
+	assert_int_equal(uam_region__register(sim->s[1].ep, 5, src, n, UAM_REGION_READ), 0);
+	assert_int_equal(uam_region__register(sim->s[0].ep, 9, dst, n, UAM_REGION_WRITE), 0);
+	/* No round trip first (as the benchmark): the first two GET_REQs
+	 * leave before anything came from side 1, and carry no ack its
+	 * frames can be compared with. */
+	if (log)
+		log->base = sim->s[0].ch->snd_next; /* the first GET_REQ */
+	sim->seqlog = log;
+	t0 = sim->now;
+	for (long i = 0; i < 100000 && d.n < count; i++) {
+		while (started < count && started - d.n < 2) {
+			memset(dst, 0, n); /* each get must write all of it again */
+			assert_true(uam_get(sim->s[0].ch, 5, 0, n, 9, 0, op_cb, &d) > 0);
+			started++;
+		}
+		step(sim);
+		assert_int_equal(d.status, 0);
+		if (sim->s[0].queued > out->max_queue)
+			out->max_queue = sim->s[0].queued;
+	}
+	assert_int_equal(d.n, count);
+	assert_memory_equal(dst, src, n);
+	assert_int_equal(uam_chan__error(sim->s[0].ch), 0);
+	out->steps = (sim->now - t0) / STEP_NS;
+	out->srtt_ns = sim->s[0].ch->srtt_ns;
+	uam_ep__stats(sim->s[0].ep, &out->st);
+	sim_free(sim);
+	free(src);
+	free(dst);
+}
+
+/*
+ * Loss-free gets pipelined two deep time nothing out.  The peer
+ * acknowledges our next GET_REQ on the first frame it sends after it,
+ * but that frame comes behind the data it sent before (the get before's:
+ * up to a window, queued in front of our receiver).  The GET_REQ's timer
+ * ran from its transmission, its round trip estimated from requests that
+ * met no queue, so it expired (after a tail-loss probe) once a get: the
+ * benchmark's 148-154 timeouts, two retransmissions each, for 150 gets
+ * on a link that lost nothing; here 6 timeouts and 12 retransmissions for
+ * 8 gets (none for the first two, sent to an idle peer).  Now frames the
+ * peer sent before it had ours restart the timers (queue_progress); the
+ * second GET_REQ, sent with the first before anything came from the
+ * peer (so with an ack of 0, no seq of the peer's), still had its probe
+ * sent once until that case was counted as acknowledging the start of
+ * the peer's stream.
+ * Then the same with the sixth GET_REQ lost: it must still be recovered
+ * as soon as the queue in front of its ack is through (a tail-loss probe
+ * a round trip later), not a queue's worth later again, nor by a
+ * timeout: the round trip is not sampled from the wait behind the queue
+ * (it was, at first: an srtt of 36 steps instead of 2.9, and the lost
+ * GET_REQ resent 86 steps after it left instead of 66).
+ */
+static void test_gets_pipelined_no_timeouts(void **state)
+{
+	static const uint32_t drop[] = { 5 };
+	UNET_OPTS_INIT(uam_ep_opts, o);
+	struct seqlog *log = calloc(1, sizeof(*log));
+	struct gets_out clean, lossy;
+	int count = 8;
+
+	(void)state;
+	assert_non_null(log);
+	o.window = 512;
+	gets_run(&o, 8, 1 << 20, count, NULL, &clean);
+	print_message("%d gets of 1 MiB, 2 in flight, window 512: %llu steps, up to %u frames "
+		      "queued; side 0 retransmits %llu, timeouts %llu, srtt %llu ns\n",
+		      count, (unsigned long long)clean.steps, clean.max_queue,
+		      (unsigned long long)clean.st.retransmits,
+		      (unsigned long long)clean.st.timeouts, (unsigned long long)clean.srtt_ns);
+	/* the queue this is about: half a window and more */
+	assert_true(clean.max_queue >= 256);
+	assert_int_equal(clean.st.timeouts, 0);
+	assert_int_equal(clean.st.retransmits, 0);
+	/* the round trip (one step each way, the frame's turn, the ack's
+	 * delay: 2.9 steps), not the wait behind the queue (63 steps) */
+	assert_true(clean.srtt_ns <= 10 * STEP_NS);
+
+	log->type = UAM_T_GET_REQ;
+	log->drop = drop;
+	log->ndrop = 1;
+	gets_run(&o, 8, 1 << 20, count, log, &lossy);
+	print_message("the sixth GET_REQ lost: %llu steps (%+lld), sent at step %llu, again at "
+		      "%llu; retransmits %llu, timeouts %llu\n",
+		      (unsigned long long)lossy.steps, (long long)(lossy.steps - clean.steps),
+		      (unsigned long long)(log->first[5] / STEP_NS % 100000),
+		      (unsigned long long)(log->last[5] / STEP_NS % 100000),
+		      (unsigned long long)lossy.st.retransmits,
+		      (unsigned long long)lossy.st.timeouts);
+	assert_int_equal(log->ntx[5], 2);
+	/* the queue in front (max_queue frames at 8 a step), then a probe
+	 * (two round trips, less one: queue_progress) */
+	assert_true(log->last[5] - log->first[5] <= (lossy.max_queue / 8 + 12) * STEP_NS);
+	assert_int_equal(lossy.st.retransmits, 1);
+	assert_int_equal(lossy.st.timeouts, 0);
+	free(log);
+}
+
 /* A compact fragment as side `from` would send it: its session, ack and
  * credit, seq, the transfer's token, the offset from its start; the data
  * (dlen bytes of byte v) after the 24 bytes of header.  Returns the
@@ -2965,6 +3105,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bulk_loss_pipelined),
 		cmocka_unit_test(test_bulk_ack_every_quarter),
 		cmocka_unit_test(test_bulk_sack_beyond_64),
+		cmocka_unit_test(test_gets_pipelined_no_timeouts),
 		cmocka_unit_test(test_early_fragments_placed),
 		cmocka_unit_test(test_compact_frags),
 		cmocka_unit_test(test_compact_frag_bounds),
