@@ -1984,13 +1984,7 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	if (ch->ack_due && (ch->ack_now || ch->rx_unacked >= ack_every(ch)))
 		ch->ep->acks_owed = true;
 out:
-	/* Acks freed window space for what is queued, or asked for repeats
-	 * (fast retransmit: tx_hint moved back); with neither, there is
-	 * nothing for push to send. */
-	if (ch->head || ch->tx_hint != ch->snd_next)
-		push(ch);
-	else if (!ch->ep->defer_tx)
-		tx_flush(ch->ep);
+	push(ch); /* acks freed window space; replies may be queued */
 	return;
 bad:
 	ch->st.bad_frames++;
