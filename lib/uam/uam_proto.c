@@ -2169,19 +2169,19 @@ void uamp_tick(struct uam_ep *ep)
 	for (struct uam_chan *ch = ep->chans; ch; ch = ch->next) {
 		/* An idle channel has no timer to run: spinning on an idle
 		 * endpoint then reads no clock. */
-		if (ch->err || (ch->snd_una == ch->snd_next && !ch->head && !ch->ack_due &&
-				!ch->held_len))
+		/* Nothing in flight, queued or held back: no timer, only a
+		 * delayed ack can be due (a request's, until its reply
+		 * carries it). */
+		bool idle = ch->snd_una == ch->snd_next && !ch->head && !ch->held_len;
+
+		if (ch->err || (idle && !ch->ack_due))
 			continue;
 		if (!now)
 			now = now_ns(ep);
-		/* Nothing in flight or queued: only a delayed ack can be due
-		 * (a request's, until its reply carries it). */
-		if (ch->snd_una == ch->snd_next && !ch->head && !ch->held_len) {
-			if (ack_overdue(ch, now))
-				send_ack(ch);
-			continue;
-		}
-		chan_timers(ch, now);
+		if (!idle)
+			chan_timers(ch, now);
+		else if (ack_overdue(ch, now))
+			send_ack(ch);
 	}
 	uamp_leave(ep);
 }
