@@ -103,6 +103,14 @@ static uint32_t rnd_ppm(struct uam_ep *ep)
 static uint32_t window(const struct uam_chan *ch) { return ch->ep->o.window; }
 /* Frames received without an ack before one goes out on its own. */
 static uint32_t ack_every(const struct uam_chan *ch) { return ch->ep->o.window / 4; }
+/* An ack is owed and must not wait for a reply to carry it: the sender
+ * needs our SACK now (ack_now), or a quarter window went unacknowledged.
+ * Sent at the end of the receive round (uamp_round_acks); ack_overdue
+ * adds the delayed ack's timeout. */
+static bool ack_owed_now(const struct uam_chan *ch)
+{
+	return ch->ack_due && (ch->ack_now || ch->rx_unacked >= ack_every(ch));
+}
 /* Frames past a known gap that make the SACK go out at once: every one
  * (at the end of its round) for windows under 128, as request/reply
  * traffic wants its loss evidence (test_loss_recovery); one in window/64
@@ -1981,7 +1989,7 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	}
 	/* Owed now, not at the end of the poll: uamp_round_acks (a handler's
 	 * reply may have carried it meanwhile: ack_due is false then). */
-	if (ch->ack_due && (ch->ack_now || ch->rx_unacked >= ack_every(ch)))
+	if (ack_owed_now(ch))
 		ch->ep->acks_owed = true;
 out:
 	push(ch); /* acks freed window space; replies may be queued */
@@ -2012,8 +2020,8 @@ void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
  */
 static bool ack_overdue(const struct uam_chan *ch, uint64_t now)
 {
-	return ch->ack_due && (ch->ack_now || ch->rx_unacked >= ack_every(ch) ||
-			       now - ch->ack_due_ns >= (uint64_t)ch->ep->o.ack_delay_us * 1000);
+	return ack_owed_now(ch) ||
+	       (ch->ack_due && now - ch->ack_due_ns >= (uint64_t)ch->ep->o.ack_delay_us * 1000);
 }
 
 void uamp_round_acks(struct uam_ep *ep)
@@ -2022,7 +2030,7 @@ void uamp_round_acks(struct uam_ep *ep)
 		return;
 	ep->acks_owed = false;
 	for (struct uam_chan *ch = ep->chans; ch; ch = ch->next)
-		if (!ch->err && ch->ack_due && (ch->ack_now || ch->rx_unacked >= ack_every(ch)))
+		if (!ch->err && ack_owed_now(ch))
 			send_ack(ch);
 }
 
