@@ -29,7 +29,9 @@
  *          leave without a further call, layer.h unet_layer_queue)
  * iperf3 interop (iperf3's control protocol, one TCP stream, -n bytes):
  *   iperf-server --port P           serve one `iperf3 -c ADDR -p P -n N`:
- *          prints "iperf-server bytes=B" (what arrived on the data stream)
+ *          prints "iperf-server bytes=B num=N sent=S" (what arrived on the
+ *          data stream, the -n asked for, what the client's results say
+ *          it sent: at least N)
  *   iperf-client --remote A:P --bytes N  be `iperf3 -c -n N` against
  *          `iperf3 -s`: prints "iperf-client bytes=N server_bytes=B"
  * Common: [--xdp-mode native|skb] [--timeout S] (default 60): the whole
@@ -579,6 +581,26 @@ static void ip_results(char *buf, size_t cap, unsigned long long bytes, double s
 		 bytes, secs);
 }
 
+/* One read of the iperf data stream into buf, added to *got (*eof at its
+ * end); with nothing there, one round of the endpoint's progress.
+ * Returns 0 or -errno. */
+static int ip_data_step(struct unet_tcp *data, uint8_t *buf, size_t cap, unsigned long long *got,
+			bool *eof)
+{
+	ssize_t r = unet_tcp__recv(data, buf, cap, 0);
+
+	if (r > 0) {
+		*got += (unsigned long long)r;
+		return 0;
+	}
+	if (r == 0)
+		*eof = true;
+	else if (r != -EAGAIN)
+		return (int)r;
+	unet_endpoint__dispatch(ep, 10, 64);
+	return 0;
+}
+
 static int iperf_server(uint32_t laddr, uint16_t port)
 {
 	UNET_OPTS_INIT(unet_tcp_opts, o);
@@ -586,7 +608,7 @@ static int iperf_server(uint32_t laddr, uint16_t port)
 	static uint8_t buf[65536];
 	static char json[65536];
 	struct unet_tcp *l, *ctrl = NULL, *data = NULL;
-	unsigned long long num, got = 0;
+	unsigned long long num, got = 0, sent = 0;
 	struct unet_endpoint_info info;
 	bool ended = false, eof = false;
 	uint64_t t0, end_by = 0;
@@ -620,38 +642,29 @@ static int iperf_server(uint32_t laddr, uint16_t port)
 	if (!err)
 		err = ip_state_send(ctrl, IP_TEST_RUNNING);
 	t0 = now_ns();
-	/* Data until TEST_END, then what is still in flight (up to num, for
-	 * at most 2 s): every byte the client sent is counted. */
-	while (!err && !late() && !(ended && (eof || got >= num || now_ms() > end_by))) {
-		ssize_t r = unet_tcp__recv(data, buf, sizeof(buf), 0);
-		bool progress = false;
+	/* Data until TEST_END. */
+	while (!err && !late() && !ended) {
+		uint8_t st;
+		ssize_t r;
 
-		if (r > 0) {
-			got += (unsigned long long)r;
-			progress = true;
-		} else if (r == 0) {
-			eof = true;
-		} else if (r != -EAGAIN) {
-			err = (int)r;
-		}
-		if (!ended) {
-			uint8_t st;
-
-			r = unet_tcp__recv(ctrl, &st, 1, 0);
-			if (r == 1 && st == IP_TEST_END) {
-				ended = true;
-				end_by = now_ms() + 2000;
-			} else if (r != -EAGAIN) {
-				err = r < 0 ? (int)r : -EPROTO;
-			}
-		}
-		if (!progress && !err)
-			unet_endpoint__dispatch(ep, 10, 64);
+		err = ip_data_step(data, buf, sizeof(buf), &got, &eof);
+		r = unet_tcp__recv(ctrl, &st, 1, 0);
+		if (r == 1 && st == IP_TEST_END)
+			ended = true;
+		else if (r != -EAGAIN && !err)
+			err = r < 0 ? (int)r : -EPROTO;
 	}
 	if (!err)
 		err = ip_state_send(ctrl, IP_EXCHANGE_RESULTS);
 	if (!err)
 		err = ip_json_recv(ctrl, json, sizeof(json)); /* the client's results */
+	/* Then what is still in flight, up to what the client says it sent
+	 * (iperf3 -n N sends at least N: now and then one block more), for
+	 * at most 2 s: every byte the client sent is counted. */
+	sent = err ? 0 : json_u64(json, "bytes");
+	end_by = now_ms() + 2000;
+	while (!err && !late() && !eof && got < sent && now_ms() <= end_by)
+		err = ip_data_step(data, buf, sizeof(buf), &got, &eof);
 	if (!err) {
 		ip_results(json, sizeof(json), got, (now_ns() - t0) / 1e9);
 		err = ip_json_send(ctrl, json);
@@ -660,7 +673,7 @@ static int iperf_server(uint32_t laddr, uint16_t port)
 		err = ip_state_send(ctrl, IP_DISPLAY_RESULTS);
 	if (!err)
 		err = ip_state_expect(ctrl, IP_IPERF_DONE);
-	printf("iperf-server bytes=%llu num=%llu%s%s\n", got, num, err ? " error " : "",
+	printf("iperf-server bytes=%llu num=%llu sent=%llu%s%s\n", got, num, sent, err ? " error " : "",
 	       err ? strerror(-err) : "");
 	unet_tcp__close(data);
 	unet_tcp__close(ctrl);
