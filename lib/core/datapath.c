@@ -77,7 +77,8 @@ static bool link_dead(int err)
  * also called while completions are outstanding.  Transient errors
  * (EAGAIN, EBUSY, ENOBUFS) just mean "try again later"; a dead link is
  * remembered, and reported by send, flush and wait from then on. */
-/* Sent frames back to the pool from q's completion ring; how many. */
+/* Sent frames back to the pool, or to the layer that keeps them (layer.h),
+ * from q's completion ring; how many. */
 static uint32_t reap_completions(struct unet_endpoint *ep, struct unet_queue *q)
 {
 	uint32_t idx, n;
@@ -86,8 +87,8 @@ static uint32_t reap_completions(struct unet_endpoint *ep, struct unet_queue *q)
 		return 0;
 	n = xsk_ring_cons__peek(&q->comp, q->tx_pending, &idx);
 	for (uint32_t k = 0; k < n; k++)
-		unet_pool_put(&ep->pool, *xsk_ring_cons__comp_addr(&q->comp, idx + k) - UNET_ALIGN_PAD,
-			      UNET_FRAME_KERNEL);
+		unet_pool_completed(&ep->pool,
+				    *xsk_ring_cons__comp_addr(&q->comp, idx + k) - UNET_ALIGN_PAD);
 	xsk_ring_cons__release(&q->comp, n);
 	q->tx_pending -= n;
 	return n;
@@ -176,6 +177,16 @@ static bool app_holds(const struct unet_endpoint *ep, uint64_t buf)
 
 	return frame_aligned(ep, buf) && (idx = unet_pool_index(&ep->pool, buf)) >= 0 &&
 	       ep->pool.owner[idx] == UNET_FRAME_APP;
+}
+
+int unet_layer_buf_keep(struct unet_endpoint *ep, uint64_t buf)
+{
+	return ep && frame_aligned(ep, buf) ? unet_pool_keep(&ep->pool, buf) : -EINVAL;
+}
+
+int unet_layer_buf_unkeep(struct unet_endpoint *ep, uint64_t buf)
+{
+	return ep && frame_aligned(ep, buf) ? unet_pool_unkeep(&ep->pool, buf) : -EINVAL;
 }
 
 uint8_t *unet_layer_buf(struct unet_endpoint *ep, uint64_t buf)

@@ -116,6 +116,7 @@ enum unet_frame_owner {
 struct unet_pool {
 	uint64_t *stack; /* free frame addresses */
 	uint8_t *owner;	 /* enum unet_frame_owner per frame */
+	uint8_t *keep;	 /* per frame: a kept send buffer (unet_pool_keep) */
 	uint32_t nfree;
 	uint32_t nframes;
 	uint32_t frame_shift; /* frame size = 1 << frame_shift */
@@ -132,5 +133,21 @@ int unet_pool_put(struct unet_pool *p, uint64_t addr, enum unet_frame_owner expe
 /* Change a frame's owner from `expect` to `owner`; 0 or -EINVAL. */
 int unet_pool_move(struct unet_pool *p, uint64_t addr, enum unet_frame_owner expect,
 		   enum unet_frame_owner owner);
+/*
+ * Kept send buffers: a layer that must be able to send a frame again (a
+ * retransmission) builds it once in a segment buffer and keeps that,
+ * instead of a copy of its own.  unet_pool_keep marks an APP frame: when
+ * its send completes (unet_pool_completed) it goes back to APP, still
+ * the layer's, instead of to the pool.  unet_pool_unkeep gives it up: to
+ * the pool now if the layer has it, or at completion if it is still on a
+ * ring.  Each returns 0 or -EINVAL (bad address, or not in the state
+ * named).
+ */
+int unet_pool_keep(struct unet_pool *p, uint64_t addr);
+int unet_pool_unkeep(struct unet_pool *p, uint64_t addr);
+/* A frame the kernel gave back from a TX ring (KERNEL): to the pool, or
+ * to its holder (APP) if kept.  Returns 0, 1 (kept: back to APP) or
+ * -EINVAL (bad address or not KERNEL). */
+int unet_pool_completed(struct unet_pool *p, uint64_t addr);
 
 #endif /* UNET_INTERNAL_H */

@@ -102,6 +102,21 @@ uint32_t unet_layer_daemon_ep(const struct unet_endpoint *ep);
  * is not such a buffer. */
 uint8_t *unet_layer_buf(struct unet_endpoint *ep, uint64_t buf);
 /*
+ * Kept send buffers.  A layer that may have to send a frame again (a
+ * retransmission) can build it once in a segment buffer and keep that,
+ * rather than a copy in its own memory.  unet_layer_buf_keep(ep, buf),
+ * on a buffer the layer holds and before it is queued: when its send
+ * completes, buf comes back to the layer (held as from
+ * unet_endpoint__buf_alloc) instead of going to the pool.  While queued
+ * the layer may read it (to copy it into a new buffer for a repeat) but
+ * not write it: a zero-copy driver may be sending it.
+ * unet_layer_buf_unkeep gives it up, to the pool now if the layer holds
+ * it, or at its completion if it is still on a ring.  A kept buffer the
+ * send refused is still the layer's.  Both return 0 or -EINVAL.
+ */
+int unet_layer_buf_keep(struct unet_endpoint *ep, uint64_t buf);
+int unet_layer_buf_unkeep(struct unet_endpoint *ep, uint64_t buf);
+/*
  * Put the frame of flen bytes that starts off bytes into buf on send
  * queue txq and kick it.  The frame must fit the buffer and the link
  * (flen <= MTU + 14).  Returns 0 (the core owns buf from here), -EINVAL,

@@ -20,7 +20,8 @@ int unet_pool_init(struct unet_pool *p, uint32_t nframes, uint32_t frame_size)
 		shift++;
 	p->stack = calloc(nframes, sizeof(*p->stack));
 	p->owner = calloc(nframes, sizeof(*p->owner));
-	if (!p->stack || !p->owner) {
+	p->keep = calloc(nframes, sizeof(*p->keep));
+	if (!p->stack || !p->owner || !p->keep) {
 		unet_pool_fini(p);
 		return -ENOMEM;
 	}
@@ -39,8 +40,10 @@ void unet_pool_fini(struct unet_pool *p)
 		return;
 	free(p->stack);
 	free(p->owner);
+	free(p->keep);
 	p->stack = NULL;
 	p->owner = NULL;
+	p->keep = NULL;
 	p->nfree = p->nframes = 0;
 }
 
@@ -71,6 +74,7 @@ int unet_pool_put(struct unet_pool *p, uint64_t addr, enum unet_frame_owner expe
 	if (idx < 0 || p->owner[idx] != expect)
 		return -EINVAL;
 	p->owner[idx] = UNET_FRAME_FREE;
+	p->keep[idx] = 0; /* a kept buffer its holder freed outright */
 	p->stack[p->nfree++] = (uint64_t)idx << p->frame_shift;
 	return 0;
 }
@@ -84,4 +88,41 @@ int unet_pool_move(struct unet_pool *p, uint64_t addr, enum unet_frame_owner exp
 		return -EINVAL;
 	p->owner[idx] = (uint8_t)owner;
 	return 0;
+}
+
+int unet_pool_keep(struct unet_pool *p, uint64_t addr)
+{
+	int64_t idx = unet_pool_index(p, addr);
+
+	if (idx < 0 || p->owner[idx] != UNET_FRAME_APP)
+		return -EINVAL;
+	p->keep[idx] = 1;
+	return 0;
+}
+
+int unet_pool_unkeep(struct unet_pool *p, uint64_t addr)
+{
+	int64_t idx = unet_pool_index(p, addr);
+
+	if (idx < 0 || !p->keep[idx])
+		return -EINVAL;
+	if (p->owner[idx] == UNET_FRAME_APP)
+		return unet_pool_put(p, addr, UNET_FRAME_APP);
+	if (p->owner[idx] != UNET_FRAME_KERNEL)
+		return -EINVAL;
+	p->keep[idx] = 0; /* still on a ring: its completion frees it */
+	return 0;
+}
+
+int unet_pool_completed(struct unet_pool *p, uint64_t addr)
+{
+	int64_t idx = unet_pool_index(p, addr);
+
+	if (idx < 0 || p->owner[idx] != UNET_FRAME_KERNEL)
+		return -EINVAL;
+	if (p->keep[idx]) {
+		p->owner[idx] = UNET_FRAME_APP;
+		return 1;
+	}
+	return unet_pool_put(p, addr, UNET_FRAME_KERNEL);
 }

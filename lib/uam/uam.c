@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/internal.h"
+#include "core/layer.h"
 #include "uam/uam_impl.h"
 
 #define RX_BATCH 64
@@ -40,10 +41,13 @@ static void unet_flush(void *ctx)
 	if (!ep->ntxb)
 		return;
 	n = unet_endpoint__send_batch(ep->uep, ep->txb, ep->ntxb);
+	ep->tx_gen++; /* the batch is the kernel's or lost: see slot_unkeep */
 	if (n < 0)
 		n = 0;
+	/* A refused kept buffer stays the protocol's: its repeats copy it. */
 	for (uint32_t i = (uint32_t)n; i < ep->ntxb; i++)
-		unet_endpoint__buf_free(ep->uep, ep->txb[i].buf);
+		if (!ep->txb_kept[i])
+			unet_endpoint__buf_free(ep->uep, ep->txb[i].buf);
 	ep->tx_lost += ep->ntxb - (uint32_t)n;
 	ep->ntxb = 0;
 	if (n)
@@ -74,15 +78,67 @@ static int unet_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, co
 	memcpy(p, hdr, hlen);
 	if (dlen)
 		memcpy(p + hlen, data, dlen);
+	ep->txb_kept[ep->ntxb] = false;
 	ep->txb[ep->ntxb++] = (struct unet_send_desc){ .channel = handle, .buf = buf,
 						       .len = hlen + dlen };
 	return 0;
 }
 
+/* A segment buffer the protocol keeps for a medium message (uam_impl.h,
+ * struct uam_transport): the core gives it back to us at completion
+ * instead of to the pool.  None beyond kept_max, nor when the pool is
+ * dry: the protocol then copies into its slot. */
+static uint64_t unet_buf_get(void *ctx, uint8_t **frame)
+{
+	struct uam_ep *ep = ctx;
+	uint64_t buf;
+
+	if (ep->kept >= ep->kept_max)
+		return UAM_NO_KBUF;
+	buf = unet_endpoint__buf_alloc(ep->uep);
+	if (buf == UNET_NO_BUF)
+		return UAM_NO_KBUF;
+	if (unet_layer_buf_keep(ep->uep, buf)) {
+		unet_endpoint__buf_free(ep->uep, buf);
+		return UAM_NO_KBUF;
+	}
+	ep->kept++;
+	*frame = unet_endpoint__buf_payload(ep->uep, buf);
+	return buf;
+}
+
+/* The kept buffer itself, with its header put in front of the data. */
+static int unet_xmit_buf(void *ctx, void *handle, const void *hdr, uint32_t hlen, uint64_t kbuf,
+			 uint32_t dlen)
+{
+	struct uam_ep *ep = ctx;
+
+	if (ep->ntxb == sizeof(ep->txb) / sizeof(ep->txb[0]))
+		unet_flush(ep);
+	memcpy(unet_endpoint__buf_payload(ep->uep, kbuf), hdr, hlen);
+	ep->txb_kept[ep->ntxb] = true;
+	ep->txb[ep->ntxb++] = (struct unet_send_desc){ .channel = handle, .buf = kbuf,
+						       .len = hlen + dlen };
+	return 0;
+}
+
+static void unet_buf_put(void *ctx, uint64_t kbuf)
+{
+	struct uam_ep *ep = ctx;
+
+	if (unet_layer_buf_unkeep(ep->uep, kbuf) == 0)
+		ep->kept--;
+}
+
 struct uam_ep *uam_ep__create(struct unet_endpoint *uep, const struct uam_ep_opts *opts)
 {
 	struct unet_endpoint_info info;
-	struct uam_transport tr = { .xmit = unet_xmit, .now_ns = mono_ns, .flush = unet_flush };
+	struct uam_transport tr = { .xmit = unet_xmit,
+				    .now_ns = mono_ns,
+				    .flush = unet_flush,
+				    .buf_get = unet_buf_get,
+				    .xmit_buf = unet_xmit_buf,
+				    .buf_put = unet_buf_put };
 	struct uam_ep *ep;
 	int err;
 
@@ -102,6 +158,10 @@ struct uam_ep *uam_ep__create(struct unet_endpoint *uep, const struct uam_ep_opt
 		return NULL;
 	}
 	ep->uep = uep;
+	/* Half the buffers not kept on the FILL rings may be kept by
+	 * medium messages in flight. */
+	if (info.nframes > info.rx_buffers * info.nqueues)
+		ep->kept_max = (info.nframes - info.rx_buffers * info.nqueues) / 2;
 	tr.ctx = ep;
 	err = uamp_ep_init(ep, opts, &tr);
 	if (err) {

@@ -121,9 +121,27 @@ struct uam_transport {
 	 * the end of every send made outside a deferred section
 	 * (uamp_defer), and uam.c at the end of each poll. */
 	void (*flush)(void *tctx);
+	/*
+	 * Optional (all three or none): kept buffers, so that a medium
+	 * message is copied once, into the buffer that goes out, and not
+	 * first into its window slot.  buf_get gives a buffer of max_frame
+	 * bytes (*frame: where the frame starts) that the protocol keeps
+	 * until buf_put, or UAM_NO_KBUF (none to spare: the slot copy is
+	 * used).  xmit_buf sends kbuf itself with hdr (hlen bytes) put at
+	 * its start and dlen bytes of data after it, already there; once
+	 * only: a repeat is an xmit that copies from the kept frame, which
+	 * the protocol may read but not write from here on.  buf_put gives
+	 * the buffer back, sent or not (the transport frees it once its
+	 * send, if any, completed).
+	 */
+	uint64_t (*buf_get)(void *tctx, uint8_t **frame);
+	int (*xmit_buf)(void *tctx, void *chan_handle, const void *hdr, uint32_t hlen,
+			uint64_t kbuf, uint32_t dlen);
+	void (*buf_put)(void *tctx, uint64_t kbuf);
 	void *ctx;
 	uint32_t max_frame; /* largest frame the transport carries */
 };
+#define UAM_NO_KBUF UINT64_MAX
 
 /* ---- Objects --------------------------------------------------------- */
 
@@ -133,8 +151,11 @@ struct uam_tx_slot {
 	uint8_t *buf;	     /* header, fragment fields, args */
 	uint32_t len;
 	const uint8_t *data; /* a fragment's data, in the store's source or
-			      * our region: read again on a retransmission */
+			      * our region, or a medium payload in the kept
+			      * buffer: read again on a retransmission */
 	uint32_t dlen;
+	uint64_t kbuf; /* the kept buffer data lies in, or UAM_NO_KBUF */
+	uint32_t kgen; /* ep->tx_gen when kbuf went to xmit_buf */
 	uint8_t state;
 	bool need_tx;	 /* (re)send at the next push */
 	uint32_t ntx;	 /* times sent */
@@ -335,7 +356,16 @@ struct uam_ep {
 	int clock_hold;
 	/* uam.c: frames built, not yet handed to the kernel (one kick) */
 	struct unet_send_desc txb[64];
+	bool txb_kept[64]; /* txb[i] is a kept buffer: not freed if refused */
 	uint32_t ntxb;
+	/* uam.c: kept buffers out (uam_transport.buf_get), and at most:
+	 * half the segment's send buffers, so the rest always remain for
+	 * acks, fragments and the FILL ring whatever peers leave unacked */
+	uint32_t kept, kept_max;
+	/* Flushes so far (the transport counts them): a kept buffer handed
+	 * to xmit_buf at the current count may still wait in the batch, and
+	 * is flushed before it is given back (slot_unkeep). */
+	uint32_t tx_gen;
 	uint64_t tx_lost; /* frames the send queue refused at a flush */
 	uint32_t idle_polls; /* uam.c: polls without a frame since the last tick */
 	bool tx_unreaped;    /* uam.c: sent frames the kernel may still hold */

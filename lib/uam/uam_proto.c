@@ -225,6 +225,8 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 
 	if (!tr || !tr->xmit || !tr->now_ns || tr->max_frame < UAM_MIN_FRAME)
 		return -EINVAL;
+	if (!tr->buf_get != !tr->xmit_buf || !tr->buf_get != !tr->buf_put)
+		return -EINVAL; /* kept buffers: all three or none */
 	if (opts) {
 		if (opts->sz < sizeof(opts->sz))
 			return -EINVAL;
@@ -434,6 +436,7 @@ struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle)
 	if (!ch->tx || !ch->rx || !ch->scratch || !ch->held || !ch->call_data)
 		goto nomem_ch;
 	for (uint32_t i = 0; i < w; i++) {
+		ch->tx[i].kbuf = UAM_NO_KBUF;
 		ch->tx[i].buf = malloc(fs);
 		ch->rx[i].buf = malloc(fs);
 		if (!ch->tx[i].buf || !ch->rx[i].buf)
@@ -518,6 +521,29 @@ static void drop_items(struct uam_chan *ch)
 	ch->nqueued = 0;
 }
 
+/*
+ * A frame that will not be sent again gives back its kept buffer.  One
+ * that went to xmit_buf since the last flush may still wait in the
+ * transport's batch (only a peer that acknowledges what it cannot have
+ * had, or a channel that fails or closes, gives one back so soon): the
+ * batch goes first, or the buffer would be free while a descriptor of
+ * the batch still names it, and the next frame built in it would go out
+ * twice, once to this channel's peer.
+ */
+static void slot_unkeep(struct uam_chan *ch, struct uam_tx_slot *s)
+{
+	struct uam_ep *ep = ch->ep;
+
+	if (s->kbuf == UAM_NO_KBUF)
+		return;
+	if (s->ntx && s->kgen == ep->tx_gen && ep->tr.flush)
+		ep->tr.flush(ep->tr.ctx);
+	ep->tr.buf_put(ep->tr.ctx, s->kbuf);
+	s->kbuf = UAM_NO_KBUF;
+	s->data = NULL;
+	s->dlen = 0;
+}
+
 void uamp_chan_fail(struct uam_chan *ch, int err)
 {
 	struct uam_ep *ep = ch->ep;
@@ -527,8 +553,10 @@ void uamp_chan_fail(struct uam_chan *ch, int err)
 	ch->err = err;
 	ch->st.chan_failures++;
 	drop_items(ch);
-	for (uint32_t i = 0; i < nslots(ep); i++)
+	for (uint32_t i = 0; i < nslots(ep); i++) {
 		ch->tx[i].state = SLOT_FREE;
+		slot_unkeep(ch, &ch->tx[i]);
+	}
 	ch->snd_una = ch->snd_next;
 	if (ch->call_active) {
 		ch->call_done = true;
@@ -712,21 +740,27 @@ static void put_ack_compact(struct uam_chan *ch, uint8_t *f)
 	ch->ack_now = false;
 }
 
+/* One frame to the transport: header f (len bytes), then dlen bytes of
+ * data, copied from data or, if kbuf is a kept buffer sent for the
+ * first time, already in it. */
 static int raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, const uint8_t *data,
-		    uint32_t dlen)
+		    uint32_t dlen, uint64_t kbuf)
 {
 	struct uam_ep *ep = ch->ep;
-	int err = ep->tr.xmit(ep->tr.ctx, ch->handle, f, len, data, dlen);
+	int err = kbuf != UAM_NO_KBUF
+			  ? ep->tr.xmit_buf(ep->tr.ctx, ch->handle, f, len, kbuf, dlen)
+			  : ep->tr.xmit(ep->tr.ctx, ch->handle, f, len, data, dlen);
 
 	if (!err)
 		ch->st.tx_frames++;
 	return err;
 }
 
-/* Send one frame through the test hooks.  Returns 0 or the transport's
- * error (-EAGAIN: not sent, try later). */
+/* Send one frame through the test hooks (a frame held back or sent
+ * twice is a copy, never the kept buffer).  Returns 0 or the
+ * transport's error (-EAGAIN: not sent, try later). */
 static int xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, const uint8_t *data,
-		uint32_t dlen)
+		uint32_t dlen, uint64_t kbuf)
 {
 	const struct uam_inject_opts *in = &ch->ep->o.inject;
 	int err;
@@ -738,15 +772,16 @@ static int xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, const uint8
 		ch->held_len = len + dlen;
 		return 0;
 	}
-	err = raw_xmit(ch, f, len, data, dlen);
+	err = raw_xmit(ch, f, len, data, dlen, kbuf);
 	if (err)
 		return err;
 	if (ch->held_len) {
-		raw_xmit(ch, ch->held, ch->held_len, NULL, 0); /* a failure is a loss */
+		/* a failure is a loss */
+		raw_xmit(ch, ch->held, ch->held_len, NULL, 0, UAM_NO_KBUF);
 		ch->held_len = 0;
 	}
 	if (in->dup_ppm && rnd_ppm(ch->ep) < in->dup_ppm)
-		raw_xmit(ch, f, len, data, dlen);
+		raw_xmit(ch, f, len, data, dlen, UAM_NO_KBUF);
 	return 0;
 }
 
@@ -801,15 +836,17 @@ static void hdr_init_compact(struct uam_chan *ch, uint8_t *f, uint8_t type, uint
 }
 
 /* A request, reply or DONE into slot s: header, args, and a medium
- * message's payload, copied into the slot, where a retransmission finds
- * it (the caller's buffer is free once the call returns).  Requests and
- * replies take the compact header, DONE (which has a status) the full
- * one. */
+ * message's payload, copied once where a retransmission finds it (the
+ * caller's buffer is free once the call returns): into a kept transport
+ * buffer, right where it goes out, or if the transport has none to
+ * spare, into the slot.  Requests and replies take the compact header,
+ * DONE (which has a status) the full one. */
 static void build_msg(struct uam_chan *ch, struct uam_tx_slot *s, uint32_t seq, uint8_t type,
 		      uint16_t handler, uint32_t token, uint32_t aux, const uint64_t *args,
 		      unsigned int nargs, const void *data, uint32_t dlen)
 {
-	uint8_t *f = s->buf, *p;
+	struct uam_ep *ep = ch->ep;
+	uint8_t *f = s->buf, *p, *kf;
 
 	if (type == UAM_T_REQUEST || type == UAM_T_REPLY) {
 		hdr_init_compact(ch, f, type, (uint8_t)nargs, handler, seq, token);
@@ -820,11 +857,19 @@ static void build_msg(struct uam_chan *ch, struct uam_tx_slot *s, uint32_t seq, 
 	}
 	for (unsigned int i = 0; i < nargs; i++, p += 8)
 		put64(p, args[i]);
+	s->data = NULL;
+	s->dlen = 0;
+	if (dlen && ep->tr.buf_get &&
+	    (s->kbuf = ep->tr.buf_get(ep->tr.ctx, &kf)) != UAM_NO_KBUF) {
+		s->len = (uint32_t)(p - f);
+		s->data = kf + s->len;
+		s->dlen = dlen;
+		memcpy(kf + s->len, data, dlen);
+		return;
+	}
 	if (dlen)
 		memcpy(p, data, dlen);
 	s->len = (uint32_t)(p - f) + dlen;
-	s->data = NULL;
-	s->dlen = 0;
 }
 
 /* The last frame of our op (a store's LAST fragment, a get's request) is
@@ -914,7 +959,7 @@ static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_
 static void push(struct uam_chan *ch)
 {
 	uint32_t w = window(ch), lim = ch->peer_credit < w ? ch->peer_credit : w, seq;
-	uint64_t now;
+	uint64_t now, kb;
 
 	if (ch->err)
 		return;
@@ -952,7 +997,10 @@ static void push(struct uam_chan *ch)
 			put_ack_compact(ch, s->buf);
 		else
 			put_ack(ch, s->buf, NULL, NULL);
-		if (xmit(ch, s->buf, s->len, s->data, s->dlen) == -EAGAIN) {
+		/* A kept buffer goes out itself the first time, as a copy
+		 * after: the first may still be on its way. */
+		kb = s->ntx ? UAM_NO_KBUF : s->kbuf;
+		if (xmit(ch, s->buf, s->len, s->data, s->dlen, kb) == -EAGAIN) {
 			/* Transport full: the rest waits for the next push.
 			 * The peer cannot answer what we could not send, so
 			 * the time until then is not its silence. */
@@ -960,6 +1008,7 @@ static void push(struct uam_chan *ch)
 			break;
 		}
 		/* Sent, or failed otherwise: lost, as on the wire. */
+		s->kgen = ch->ep->tx_gen;
 		if (s->ntx++)
 			ch->st.retransmits++;
 		if (seq == ch->snd_una && s->ntx == 1)
@@ -984,7 +1033,7 @@ static void send_ack(struct uam_chan *ch)
 	hdr_init(ch, f, UAM_T_ACK, 0, 0, 0, 0, 0, 0, 0);
 	put_ack(ch, f, f + UAM_HDR_LEN, &ext);
 	put32(f + UAM_OFF_DLEN, ext);
-	if (raw_xmit(ch, f, UAM_HDR_LEN, ext ? f + UAM_HDR_LEN : NULL, ext) == 0)
+	if (raw_xmit(ch, f, UAM_HDR_LEN, ext ? f + UAM_HDR_LEN : NULL, ext, UAM_NO_KBUF) == 0)
 		ch->st.tx_acks++;
 	else
 		ch->ack_due = true;
@@ -1639,8 +1688,9 @@ static bool take_sack(struct uam_chan *ch, uint32_t first, uint64_t bits, uint32
 			return false;
 		s = txs(ch, seq);
 		if (s->state == SLOT_INFLIGHT) {
-			s->state = SLOT_SACKED;
+			s->state = SLOT_SACKED; /* never sent again */
 			s->need_tx = false;
+			slot_unkeep(ch, s);
 		}
 		*hi = seq;
 		*have_hi = true;
@@ -1728,8 +1778,12 @@ static void take_ack(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		from = oldest->sent_ns > ch->queue_ns ? oldest->sent_ns : ch->queue_ns;
 		if (oldest->state == SLOT_INFLIGHT && oldest->ntx == 1 && now >= from)
 			rtt_sample(ch, now - from);
-		for (; ch->snd_una != ack; ch->snd_una++)
-			txs(ch, ch->snd_una)->state = SLOT_FREE;
+		for (; ch->snd_una != ack; ch->snd_una++) {
+			struct uam_tx_slot *s = txs(ch, ch->snd_una);
+
+			s->state = SLOT_FREE;
+			slot_unkeep(ch, s);
+		}
 		ch->last_progress_ns = now;
 		ch->backoff = 0;
 		ch->tlp_sent = false;
@@ -2162,7 +2216,7 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 		send_ack(ch);
 	if (ch->held_len) {
 		/* The reorder hook never holds a frame past the poll. */
-		raw_xmit(ch, ch->held, ch->held_len, NULL, 0);
+		raw_xmit(ch, ch->held, ch->held_len, NULL, 0, UAM_NO_KBUF);
 		ch->held_len = 0;
 	}
 }

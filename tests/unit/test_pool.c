@@ -76,6 +76,58 @@ static void test_move_and_index(void **state)
 	unet_pool_fini(NULL);
 }
 
+/* Kept send buffers: back to their holder at completion, not to the
+ * pool; given up now (held) or at completion (still on a ring). */
+static void test_keep(void **state)
+{
+	struct unet_pool p = { 0 };
+	uint64_t a, b, c;
+
+	(void)state;
+	assert_int_equal(unet_pool_init(&p, 4, 2048), 0);
+	a = unet_pool_get(&p, UNET_FRAME_APP);
+	b = unet_pool_get(&p, UNET_FRAME_APP);
+	c = unet_pool_get(&p, UNET_FRAME_RX);
+	/* only a buffer the application holds can be kept */
+	assert_int_equal(unet_pool_keep(&p, c), -EINVAL);
+	assert_int_equal(unet_pool_keep(&p, UNET_NO_BUF), -EINVAL);
+	assert_int_equal(unet_pool_unkeep(&p, b), -EINVAL); /* not kept */
+	assert_int_equal(unet_pool_keep(&p, a), 0);
+	assert_int_equal(unet_pool_keep(&p, b), 0);
+
+	/* a: sent, completed -> back to APP, not to the pool */
+	assert_int_equal(unet_pool_move(&p, a, UNET_FRAME_APP, UNET_FRAME_KERNEL), 0);
+	assert_int_equal(unet_pool_completed(&p, a), 1);
+	assert_int_equal(p.owner[a / 2048], UNET_FRAME_APP);
+	assert_int_equal(p.nfree, 1);
+	assert_int_equal(unet_pool_completed(&p, a), -EINVAL); /* a second completion */
+	/* given up while held: to the pool now, once */
+	assert_int_equal(unet_pool_unkeep(&p, a), 0);
+	assert_int_equal(p.nfree, 2);
+	assert_int_equal(unet_pool_unkeep(&p, a), -EINVAL);
+
+	/* b: given up while on the ring -> its completion frees it */
+	assert_int_equal(unet_pool_move(&p, b, UNET_FRAME_APP, UNET_FRAME_KERNEL), 0);
+	assert_int_equal(unet_pool_unkeep(&p, b), 0);
+	assert_int_equal(p.owner[b / 2048], UNET_FRAME_KERNEL);
+	assert_int_equal(p.nfree, 2);
+	assert_int_equal(unet_pool_unkeep(&p, b), -EINVAL);
+	assert_int_equal(unet_pool_completed(&p, b), 0);
+	assert_int_equal(p.nfree, 3);
+
+	/* a kept buffer freed outright is not kept when it comes out again */
+	a = unet_pool_get(&p, UNET_FRAME_APP);
+	assert_int_equal(unet_pool_keep(&p, a), 0);
+	assert_int_equal(unet_pool_put(&p, a, UNET_FRAME_APP), 0);
+	a = unet_pool_get(&p, UNET_FRAME_APP);
+	assert_int_equal(unet_pool_move(&p, a, UNET_FRAME_APP, UNET_FRAME_KERNEL), 0);
+	assert_int_equal(unet_pool_completed(&p, a), 0);
+	assert_int_equal(p.nfree, 3);
+	/* a receive buffer (RX) is no completion */
+	assert_int_equal(unet_pool_completed(&p, c), -EINVAL);
+	unet_pool_fini(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -83,6 +135,7 @@ int main(void)
 		cmocka_unit_test(test_get_every_frame_once),
 		cmocka_unit_test(test_put_checks_owner),
 		cmocka_unit_test(test_move_and_index),
+		cmocka_unit_test(test_keep),
 	};
 	return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
 }

@@ -37,6 +37,19 @@ struct side {
 	bool dead;   /* vanished: frames to it are lost */
 	bool blocked; /* its transport is full: every send gets -EAGAIN */
 	uint32_t tx_used; /* frames sent in this step (sim->tx_budget) */
+	/* kept buffers (uam_transport.buf_get): out now, given, refused for
+	 * the cap (sim->kept_max), and sent through xmit_buf */
+	uint32_t kept_out;
+	uint64_t kept_gets, kept_refused, kept_tx;
+};
+
+/* A kept buffer of the simulated transport: malloc'd per buffer, so the
+ * sanitizer sees a read of one after it was given back. */
+struct kbuf {
+	uint32_t xmits; /* times sent itself: at most once (the contract) */
+	uint32_t gen;	/* ep->tx_gen when it was: in the unflushed batch
+			 * while that has not moved */
+	uint8_t frame[FRAME];
 };
 
 /* What the bulk tests watch of side 0's STORE fragments (or of its
@@ -68,6 +81,8 @@ struct sim {
 	 * receiver slower than its sender, whose frames queue on the link
 	 * (in the real one, the receive ring) behind what came first. */
 	uint32_t rx_budget;
+	/* kept buffers a side may have out (0: the transport offers none) */
+	uint32_t kept_max;
 	struct seqlog *seqlog;
 	/* frames side 0 sent, kept for the fuzz test (NULL: none kept) */
 	struct pkt **corpus;
@@ -204,6 +219,61 @@ static int sim_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, con
 	return 0;
 }
 
+static uint64_t sim_buf_get(void *ctx, uint8_t **frame)
+{
+	struct side *s = ctx;
+	struct kbuf *kb;
+
+	if (s->kept_out >= s->sim->kept_max) {
+		s->kept_refused++;
+		return UAM_NO_KBUF;
+	}
+	kb = calloc(1, sizeof(*kb));
+	assert_non_null(kb);
+	s->kept_out++;
+	s->kept_gets++;
+	*frame = kb->frame;
+	return (uint64_t)(uintptr_t)kb;
+}
+
+static int sim_xmit_buf(void *ctx, void *handle, const void *hdr, uint32_t hlen, uint64_t kbuf,
+			uint32_t dlen)
+{
+	struct side *s = ctx;
+	struct kbuf *kb = (struct kbuf *)(uintptr_t)kbuf;
+	int err;
+
+	assert_int_equal(kb->xmits, 0);
+	assert_true(hlen + dlen <= FRAME);
+	memcpy(kb->frame, hdr, hlen);
+	err = sim_xmit(ctx, handle, kb->frame, hlen + dlen, NULL, 0);
+	if (!err) {
+		kb->xmits++;
+		kb->gen = s->ep->tx_gen;
+		s->kept_tx++;
+	}
+	return err;
+}
+
+/* The simulated link sends at once; a flush only ends the batch, as the
+ * real transport's does (uam.c). */
+static void sim_flush(void *ctx)
+{
+	((struct side *)ctx)->ep->tx_gen++;
+}
+
+static void sim_buf_put(void *ctx, uint64_t kbuf)
+{
+	struct side *s = ctx;
+	struct kbuf *kb = (struct kbuf *)(uintptr_t)kbuf;
+
+	/* never while a descriptor of the unflushed batch names it */
+	assert_false(kb->xmits && kb->gen == s->ep->tx_gen);
+	assert_true(s->kept_out > 0);
+	s->kept_out--;
+	free(kb);
+}
+
 static int32_t seq_diff_test(uint32_t a, uint32_t b) { return (int32_t)(a - b); }
 
 /* Whether the frame with seq is held with its data already placed. */
@@ -226,7 +296,13 @@ static uint32_t test_isn;
 static void side_open(struct sim *sim, int i, const struct uam_ep_opts *o)
 {
 	struct side *s = &sim->s[i];
-	struct uam_transport tr = { .xmit = sim_xmit, .now_ns = sim_now, .ctx = s,
+	struct uam_transport tr = { .xmit = sim_xmit,
+				    .now_ns = sim_now,
+				    .flush = sim_flush,
+				    .buf_get = sim_buf_get,
+				    .xmit_buf = sim_xmit_buf,
+				    .buf_put = sim_buf_put,
+				    .ctx = s,
 				    .max_frame = FRAME };
 
 	s->sim = sim;
@@ -259,6 +335,8 @@ static void side_close(struct side *s)
 	if (s->ep) {
 		uamp_ep_fini(s->ep);
 		free(s->ep);
+		/* every kept buffer given back, sent or not */
+		assert_int_equal(s->kept_out, 0);
 	}
 	s->ep = NULL;
 	s->ch = NULL;
@@ -275,6 +353,9 @@ static struct sim *sim_new(uint64_t seed, uint32_t loss, uint32_t dup, uint32_t 
 	sim->loss_ppm = loss;
 	sim->dup_ppm = dup;
 	sim->reorder_ppm = reorder;
+	/* fewer than a window: a burst of medium messages takes both paths,
+	 * the kept buffer and the slot copy */
+	sim->kept_max = 24;
 	side_open(sim, 0, o);
 	side_open(sim, 1, o);
 	return sim;
@@ -1227,6 +1308,17 @@ static void run_medium(uint64_t seed, uint32_t loss, uint32_t dup, uint32_t reor
 	assert_int_equal(c.reps, n);
 	if (loss)
 		assert_true(sim->lost > n / 50);
+	/* payloads kept in transport buffers (sent themselves once, copied
+	 * from for a repeat) and, past the transport's cap, in the slot */
+	print_message("medium: kept buffers %llu/%llu, sent themselves %llu/%llu, slot copies past "
+		      "the cap %llu/%llu\n", (unsigned long long)sim->s[0].kept_gets,
+		      (unsigned long long)sim->s[1].kept_gets, (unsigned long long)sim->s[0].kept_tx,
+		      (unsigned long long)sim->s[1].kept_tx, (unsigned long long)sim->s[0].kept_refused,
+		      (unsigned long long)sim->s[1].kept_refused);
+	for (int i = 0; i < 2; i++) {
+		assert_true(sim->s[i].kept_tx > n / 4);
+		assert_true(sim->s[i].kept_refused > 0);
+	}
 	free(plan);
 	sim_free(sim);
 }
@@ -2269,6 +2361,58 @@ static void test_compact_frag_bounds(void **state)
 	sim_free(sim);
 }
 
+/* A kept buffer goes back to the transport only once no unflushed batch
+ * names it (sim_buf_put checks): a peer that acknowledges a medium
+ * message still corked in our batch (it cannot have had it), and a
+ * channel closed with one corked, end the batch first.  Given back
+ * while named, the buffer could be handed out for the next frame of
+ * the same batch, which would go out twice, once to this peer. */
+static void test_kept_unflushed(void **state)
+{
+	struct sim *sim = sim_new(26, 0, 0, 0, NULL);
+	struct uam_chan *ch = sim->s[0].ch;
+	struct side *s0 = &sim->s[0];
+	uint8_t payload[1000], f[UAM_HDR_LEN];
+	struct counts c = { 0 };
+	uint32_t gen;
+
+	(void)state;
+	handlers(sim, &c);
+	memset(payload, 0x5a, sizeof(payload));
+	/* both sessions known, everything acknowledged */
+	assert_true(uam_request(ch, H_ECHO, (uint64_t[]){ 0, ~0ull }, 2) >= 0);
+	for (int i = 0; i < 100; i++)
+		step(sim);
+	assert_int_equal(c.reps, 1);
+	assert_int_equal(ch->snd_una, ch->snd_next);
+
+	/* the peer acknowledges a medium request that waits in our batch */
+	uam_ep__cork(s0->ep);
+	gen = s0->ep->tx_gen;
+	assert_true(uam_request_medium(ch, H_STORED, NULL, 0, payload, sizeof(payload)) >= 0);
+	assert_int_equal(s0->kept_tx, 1);
+	assert_int_equal(s0->kept_out, 1);
+	assert_int_equal(s0->ep->tx_gen, gen); /* corked: not flushed */
+	forge_hdr(sim, 1, f, UAM_T_ACK, 0, 0, 0, 0, 0, 0, 0);
+	wput32(f + UAM_OFF_ACK, ch->snd_next);
+	feed(sim, 0, f, UAM_HDR_LEN);
+	assert_int_equal(ch->snd_una, ch->snd_next); /* taken */
+	assert_int_equal(s0->kept_out, 0);
+	assert_int_equal(s0->ep->tx_gen, gen + 1); /* the batch went first */
+
+	/* the channel closes with one in the batch */
+	gen = s0->ep->tx_gen;
+	assert_true(uam_request_medium(ch, H_STORED, NULL, 0, payload, sizeof(payload)) >= 0);
+	assert_int_equal(s0->kept_tx, 2);
+	assert_int_equal(s0->ep->tx_gen, gen);
+	uamp_chan_free(ch);
+	s0->ch = NULL;
+	assert_int_equal(s0->kept_out, 0);
+	assert_int_equal(s0->ep->tx_gen, gen + 1);
+	uam_ep__uncork(s0->ep);
+	sim_free(sim);
+}
+
 /* A corked endpoint (uam_ep__cork: sends wait for one kick) still keeps
  * time: its timers resend what was lost while it stays corked (a clock
  * read once per cork froze them, and a lossy corked sender stalled). */
@@ -3099,6 +3243,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_medium_lossy),
 		cmocka_unit_test(test_medium_dup_reorder),
 		cmocka_unit_test(test_medium_limits),
+		cmocka_unit_test(test_kept_unflushed),
 		cmocka_unit_test(test_compact_credit_sack),
 		cmocka_unit_test(test_loss_recovery),
 		cmocka_unit_test(test_cork_keeps_time),
