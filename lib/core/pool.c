@@ -67,15 +67,21 @@ uint64_t unet_pool_get(struct unet_pool *p, enum unet_frame_owner owner)
 	return addr;
 }
 
+/* Frame idx (checked) back on the free stack. */
+static void push_free(struct unet_pool *p, int64_t idx)
+{
+	p->owner[idx] = UNET_FRAME_FREE;
+	p->keep[idx] = 0; /* a kept buffer its holder freed outright */
+	p->stack[p->nfree++] = (uint64_t)idx << p->frame_shift;
+}
+
 int unet_pool_put(struct unet_pool *p, uint64_t addr, enum unet_frame_owner expect)
 {
 	int64_t idx = unet_pool_index(p, addr);
 
 	if (idx < 0 || p->owner[idx] != expect)
 		return -EINVAL;
-	p->owner[idx] = UNET_FRAME_FREE;
-	p->keep[idx] = 0; /* a kept buffer its holder freed outright */
-	p->stack[p->nfree++] = (uint64_t)idx << p->frame_shift;
+	push_free(p, idx);
 	return 0;
 }
 
@@ -107,10 +113,11 @@ int unet_pool_unkeep(struct unet_pool *p, uint64_t addr)
 	if (idx < 0 || !p->keep[idx])
 		return -EINVAL;
 	if (p->owner[idx] == UNET_FRAME_APP)
-		return unet_pool_put(p, addr, UNET_FRAME_APP);
-	if (p->owner[idx] != UNET_FRAME_KERNEL)
+		push_free(p, idx);
+	else if (p->owner[idx] == UNET_FRAME_KERNEL)
+		p->keep[idx] = 0; /* still on a ring: its completion frees it */
+	else
 		return -EINVAL;
-	p->keep[idx] = 0; /* still on a ring: its completion frees it */
 	return 0;
 }
 
@@ -124,5 +131,6 @@ int unet_pool_completed(struct unet_pool *p, uint64_t addr)
 		p->owner[idx] = UNET_FRAME_APP;
 		return 1;
 	}
-	return unet_pool_put(p, addr, UNET_FRAME_KERNEL);
+	push_free(p, idx);
+	return 0;
 }
