@@ -128,6 +128,9 @@ static void unet_buf_put(void *ctx, uint64_t kbuf)
 
 	if (unet_layer_buf_unkeep(ep->uep, kbuf) == 0)
 		ep->kept--;
+	else /* the core says it is no kept buffer of ours: a bug */
+		unet_log(UNET_LOG_ERROR, "uam: kept buffer %#llx: not kept",
+			 (unsigned long long)kbuf);
 }
 
 struct uam_ep *uam_ep__create(struct unet_endpoint *uep, const struct uam_ep_opts *opts)

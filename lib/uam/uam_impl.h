@@ -132,7 +132,9 @@ struct uam_transport {
 	 * only: a repeat is an xmit that copies from the kept frame, which
 	 * the protocol may read but not write from here on.  buf_put gives
 	 * the buffer back, sent or not (the transport frees it once its
-	 * send, if any, completed).
+	 * send, if any, completed).  A transport with kept buffers has a
+	 * flush and counts its flushes in ep->tx_gen: a buffer sent since
+	 * the last one is flushed before it is given back (slot_unkeep).
 	 */
 	uint64_t (*buf_get)(void *tctx, uint8_t **frame);
 	int (*xmit_buf)(void *tctx, void *chan_handle, const void *hdr, uint32_t hlen,

@@ -225,8 +225,10 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 
 	if (!tr || !tr->xmit || !tr->now_ns || tr->max_frame < UAM_MIN_FRAME)
 		return -EINVAL;
-	if (!tr->buf_get != !tr->xmit_buf || !tr->buf_get != !tr->buf_put)
-		return -EINVAL; /* kept buffers: all three or none */
+	/* kept buffers: all three or none, and a flush (slot_unkeep) */
+	if (!tr->buf_get != !tr->xmit_buf || !tr->buf_get != !tr->buf_put ||
+	    (tr->buf_get && !tr->flush))
+		return -EINVAL;
 	if (opts) {
 		if (opts->sz < sizeof(opts->sz))
 			return -EINVAL;

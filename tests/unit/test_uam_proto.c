@@ -920,6 +920,16 @@ static void test_bad_args(void **state)
 	assert_int_equal(uamp_ep_init(&ep, &o, &tr), -EINVAL);
 	o.window = UAM_MAX_WINDOW + 1;
 	assert_int_equal(uamp_ep_init(&ep, &o, &tr), -EINVAL);
+	/* kept buffers: all three calls or none, and a flush */
+	tr.buf_get = sim_buf_get;
+	assert_int_equal(uamp_ep_init(&ep, NULL, &tr), -EINVAL);
+	tr.xmit_buf = sim_xmit_buf;
+	assert_int_equal(uamp_ep_init(&ep, NULL, &tr), -EINVAL);
+	tr.buf_put = sim_buf_put;
+	assert_int_equal(uamp_ep_init(&ep, NULL, &tr), -EINVAL); /* no flush */
+	tr.flush = sim_flush;
+	assert_int_equal(uamp_ep_init(&ep, NULL, &tr), 0);
+	uamp_ep_fini(&ep);
 	sim_free(sim);
 }
 
