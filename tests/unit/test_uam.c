@@ -709,6 +709,45 @@ static void test_peer_killed(void **state)
 	free(src);
 }
 
+/* Medium requests whose frames the send queue refuses (the endpoint's
+ * link went down): their kept buffers stay UAM's (a refused buffer freed
+ * at the flush would be freed again, or read for a retransmission after
+ * another frame took it), and every one is given back once the channel
+ * closes. */
+static void test_kept_refused(void **state)
+{
+	struct mcounts c = { 0 };
+	uint8_t buf[1000];
+	char cmd[128];
+	struct pair *p;
+	int r;
+
+	NEED_PAIR(*state);
+	p = pair_new(NULL);
+	memset(buf, 0x6b, sizeof(buf));
+	uam_ep__set_handler(p->b, H_MREQ, h_mreq, &c);
+	snprintf(cmd, sizeof(cmd), "ip link set dev %s down", if_a);
+	assert_int_equal(system(cmd), 0);
+	/* The first kick finds the link down (its frame was queued, and
+	 * stays on the ring); the endpoint refuses every send after it. */
+	for (int i = 0; i < 4; i++) {
+		uam_ep__cork(p->a);
+		r = uam_request_medium(p->ab, H_MREQ, NULL, 0, buf, sizeof(buf));
+		assert_true(r >= 0);
+		uam_ep__uncork(p->a);
+	}
+	print_message("link down: %llu frames refused, %u kept buffers out\n",
+		      (unsigned long long)p->a->tx_lost, p->a->kept);
+	assert_true(p->a->tx_lost >= 2);
+	assert_int_equal(p->a->kept, 4);
+	uam_chan__close(p->ab);
+	p->ab = NULL;
+	assert_int_equal(p->a->kept, 0);
+	snprintf(cmd, sizeof(cmd), "ip link set dev %s up", if_a);
+	assert_int_equal(system(cmd), 0);
+	pair_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -718,6 +757,7 @@ int main(void)
 		cmocka_unit_test_setup(test_bulk_64m_loss, setup),
 		cmocka_unit_test_setup(test_receiver_stalls, setup),
 		cmocka_unit_test_setup(test_peer_killed, setup),
+		cmocka_unit_test_setup(test_kept_refused, setup),
 	};
 	const char *m = getenv("UNET_TEST_XDP_MODE"), *n = getenv("UNET_UAM_REQUESTS");
 
