@@ -160,7 +160,7 @@ void unet_refill(struct unet_endpoint *ep)
 		got = xsk_ring_prod__reserve(&q->fill, want, &idx);
 		for (uint32_t k = 0; k < got; k++)
 			*xsk_ring_prod__fill_addr(&q->fill, idx + k) =
-				unet_pool_get(&ep->pool, UNET_FRAME_KERNEL);
+				unet_pool_get(&ep->pool, UNET_FRAME_FILL);
 		xsk_ring_prod__submit(&q->fill, got);
 		q->in_fill += got;
 		/* Zero-copy drivers may sleep until poked when the free
@@ -219,7 +219,7 @@ static void tx_submit(struct unet_endpoint *ep, struct unet_queue *q, uint32_t i
 	xd->addr = addr;
 	xd->len = len;
 	xd->options = 0;
-	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_KERNEL);
+	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_TX);
 	xsk_ring_prod__submit(&q->tx, 1);
 	q->tx_pending++;
 }
@@ -506,8 +506,12 @@ static bool take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct 
 	uint32_t off, len;
 	bool ok = false;
 
-	if (unet_pool_move(&ep->pool, base, UNET_FRAME_KERNEL, UNET_FRAME_RX))
-		return false; /* not a frame we gave the kernel: ignore it */
+	/* Only a frame we put on a FILL ring: not one on its way out (a
+	 * receive descriptor from a buggy or hostile ring writer, such as
+	 * a daemon serving an emulated endpoint, naming a frame we are
+	 * sending, which a layer may keep for a retransmission). */
+	if (unet_pool_move(&ep->pool, base, UNET_FRAME_FILL, UNET_FRAME_RX))
+		return false; /* not a frame we gave the kernel to fill: ignore it */
 	if ((xd->addr & (ep->frame_size - 1)) + xd->len > ep->frame_size ||
 	    xd->len < UNET_ETH_HLEN)
 		goto out;

@@ -111,7 +111,8 @@ enum unet_frame_owner {
 	UNET_FRAME_FREE = 0, /* in the pool */
 	UNET_FRAME_APP,	     /* allocated to the application for sending */
 	UNET_FRAME_RX,	     /* received, handed to the application */
-	UNET_FRAME_KERNEL,   /* on a FILL or TX ring */
+	UNET_FRAME_FILL,     /* on a FILL ring: the kernel's to receive into */
+	UNET_FRAME_TX,	     /* on a TX ring, until its completion */
 };
 struct unet_pool {
 	uint64_t *stack; /* free frame addresses */
@@ -145,9 +146,9 @@ int unet_pool_move(struct unet_pool *p, uint64_t addr, enum unet_frame_owner exp
  */
 int unet_pool_keep(struct unet_pool *p, uint64_t addr);
 int unet_pool_unkeep(struct unet_pool *p, uint64_t addr);
-/* A frame the kernel gave back from a TX ring (KERNEL): to the pool, or
+/* A frame the kernel gave back from a TX ring (TX): to the pool, or
  * to its holder (APP) if kept.  Returns 0, 1 (kept: back to APP) or
- * -EINVAL (bad address or not KERNEL). */
+ * -EINVAL (bad address or not TX). */
 int unet_pool_completed(struct unet_pool *p, uint64_t addr);
 
 #endif /* UNET_INTERNAL_H */

@@ -114,7 +114,7 @@ int unet_pool_unkeep(struct unet_pool *p, uint64_t addr)
 		return -EINVAL;
 	if (p->owner[idx] == UNET_FRAME_APP)
 		push_free(p, idx);
-	else if (p->owner[idx] == UNET_FRAME_KERNEL)
+	else if (p->owner[idx] == UNET_FRAME_TX)
 		p->keep[idx] = 0; /* still on a ring: its completion frees it */
 	else
 		return -EINVAL;
@@ -125,7 +125,7 @@ int unet_pool_completed(struct unet_pool *p, uint64_t addr)
 {
 	int64_t idx = unet_pool_index(p, addr);
 
-	if (idx < 0 || p->owner[idx] != UNET_FRAME_KERNEL)
+	if (idx < 0 || p->owner[idx] != UNET_FRAME_TX)
 		return -EINVAL;
 	if (p->keep[idx]) {
 		p->owner[idx] = UNET_FRAME_APP;

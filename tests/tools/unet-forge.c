@@ -103,7 +103,7 @@ static void forged(struct unet_endpoint *ep, const uint8_t dst[6], uint16_t prot
 	f[19] = (uint8_t)src_tag;
 	f[20] = (uint8_t)(hdr_len >> 8);
 	f[21] = (uint8_t)hdr_len;
-	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_KERNEL);
+	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_TX);
 	raw(ep, buf + 2, flen);
 }
 
@@ -450,7 +450,7 @@ int main(int argc, char **argv)
 	{
 		uint64_t buf = unet_endpoint__buf_alloc(ep);
 
-		unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_KERNEL);
+		unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_TX);
 		raw(ep, buf + 2, ep->frame_size); /* runs past its frame */
 	}
 	if (unet_channel__send_copy(ch, "honest-2", 8))

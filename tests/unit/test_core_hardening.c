@@ -268,7 +268,7 @@ static void raw_send(struct unet_endpoint *ep, uint64_t buf, uint32_t flen)
 	xd->addr = buf;
 	xd->len = flen;
 	xd->options = 0;
-	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_KERNEL);
+	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_TX);
 	xsk_ring_prod__submit(&q->tx, 1);
 	q->tx_pending++;
 	assert_int_equal(unet_endpoint__flush(ep, 1000), 0);

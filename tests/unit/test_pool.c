@@ -69,9 +69,9 @@ static void test_move_and_index(void **state)
 	assert_int_equal(unet_pool_init(&p, 4, 2048), 0);
 	a = unet_pool_get(&p, UNET_FRAME_APP);
 	assert_int_equal(unet_pool_index(&p, a + 100), (int64_t)(a / 2048));
-	assert_int_equal(unet_pool_move(&p, a, UNET_FRAME_RX, UNET_FRAME_KERNEL), -EINVAL);
-	assert_int_equal(unet_pool_move(&p, a, UNET_FRAME_APP, UNET_FRAME_KERNEL), 0);
-	assert_int_equal(unet_pool_put(&p, a, UNET_FRAME_KERNEL), 0);
+	assert_int_equal(unet_pool_move(&p, a, UNET_FRAME_RX, UNET_FRAME_TX), -EINVAL);
+	assert_int_equal(unet_pool_move(&p, a, UNET_FRAME_APP, UNET_FRAME_TX), 0);
+	assert_int_equal(unet_pool_put(&p, a, UNET_FRAME_TX), 0);
 	unet_pool_fini(&p);
 	unet_pool_fini(NULL);
 }
@@ -96,7 +96,7 @@ static void test_keep(void **state)
 	assert_int_equal(unet_pool_keep(&p, b), 0);
 
 	/* a: sent, completed -> back to APP, not to the pool */
-	assert_int_equal(unet_pool_move(&p, a, UNET_FRAME_APP, UNET_FRAME_KERNEL), 0);
+	assert_int_equal(unet_pool_move(&p, a, UNET_FRAME_APP, UNET_FRAME_TX), 0);
 	assert_int_equal(unet_pool_completed(&p, a), 1);
 	assert_int_equal(p.owner[a / 2048], UNET_FRAME_APP);
 	assert_int_equal(p.nfree, 1);
@@ -107,9 +107,9 @@ static void test_keep(void **state)
 	assert_int_equal(unet_pool_unkeep(&p, a), -EINVAL);
 
 	/* b: given up while on the ring -> its completion frees it */
-	assert_int_equal(unet_pool_move(&p, b, UNET_FRAME_APP, UNET_FRAME_KERNEL), 0);
+	assert_int_equal(unet_pool_move(&p, b, UNET_FRAME_APP, UNET_FRAME_TX), 0);
 	assert_int_equal(unet_pool_unkeep(&p, b), 0);
-	assert_int_equal(p.owner[b / 2048], UNET_FRAME_KERNEL);
+	assert_int_equal(p.owner[b / 2048], UNET_FRAME_TX);
 	assert_int_equal(p.nfree, 2);
 	assert_int_equal(unet_pool_unkeep(&p, b), -EINVAL);
 	assert_int_equal(unet_pool_completed(&p, b), 0);
@@ -120,11 +120,37 @@ static void test_keep(void **state)
 	assert_int_equal(unet_pool_keep(&p, a), 0);
 	assert_int_equal(unet_pool_put(&p, a, UNET_FRAME_APP), 0);
 	a = unet_pool_get(&p, UNET_FRAME_APP);
-	assert_int_equal(unet_pool_move(&p, a, UNET_FRAME_APP, UNET_FRAME_KERNEL), 0);
+	assert_int_equal(unet_pool_move(&p, a, UNET_FRAME_APP, UNET_FRAME_TX), 0);
 	assert_int_equal(unet_pool_completed(&p, a), 0);
 	assert_int_equal(p.nfree, 3);
 	/* a receive buffer (RX) is no completion */
 	assert_int_equal(unet_pool_completed(&p, c), -EINVAL);
+	unet_pool_fini(&p);
+}
+
+/* A frame on a FILL ring and one on a TX ring are told apart: a
+ * completion never takes a FILL frame, and the receive path (FILL -> RX)
+ * never a frame on its way out, such as a kept send buffer. */
+static void test_fill_and_tx_apart(void **state)
+{
+	struct unet_pool p = { 0 };
+	uint64_t f, t;
+
+	(void)state;
+	assert_int_equal(unet_pool_init(&p, 4, 2048), 0);
+	f = unet_pool_get(&p, UNET_FRAME_FILL);
+	t = unet_pool_get(&p, UNET_FRAME_APP);
+	assert_int_equal(unet_pool_keep(&p, t), 0);
+	assert_int_equal(unet_pool_move(&p, t, UNET_FRAME_APP, UNET_FRAME_TX), 0);
+	assert_int_equal(unet_pool_completed(&p, f), -EINVAL);
+	assert_int_equal(p.owner[f / 2048], UNET_FRAME_FILL);
+	assert_int_equal(unet_pool_move(&p, t, UNET_FRAME_FILL, UNET_FRAME_RX), -EINVAL);
+	assert_int_equal(p.owner[t / 2048], UNET_FRAME_TX);
+	assert_int_equal(unet_pool_move(&p, f, UNET_FRAME_FILL, UNET_FRAME_RX), 0);
+	assert_int_equal(unet_pool_completed(&p, t), 1); /* kept: back to APP */
+	assert_int_equal(unet_pool_unkeep(&p, t), 0);
+	assert_int_equal(unet_pool_put(&p, f, UNET_FRAME_RX), 0);
+	assert_int_equal(p.nfree, 4);
 	unet_pool_fini(&p);
 }
 
@@ -136,6 +162,7 @@ int main(void)
 		cmocka_unit_test(test_put_checks_owner),
 		cmocka_unit_test(test_move_and_index),
 		cmocka_unit_test(test_keep),
+		cmocka_unit_test(test_fill_and_tx_apart),
 	};
 	return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
 }
