@@ -371,6 +371,14 @@ struct uam_ep {
 	uint64_t tx_lost; /* frames the send queue refused at a flush */
 	uint32_t idle_polls; /* uam.c: polls without a frame since the last tick */
 	bool tx_unreaped;    /* uam.c: sent frames the kernel may still hold */
+	/* uam.c: a poll that ran handlers leaves its chores (timers, reaping
+	 * sent frames, giving back its receive buffers) to the next poll,
+	 * so the application's answer to what it got leaves first: the
+	 * receive buffers of its last round wait here (rxb, nrxb), and
+	 * chores says the timers and the reaping wait too. */
+	struct unet_recv_desc rxb[64];
+	uint32_t nrxb;
+	bool chores;
 	/* Freed items kept for reuse (no allocation per queued message):
 	 * short ones, medium ones (with payload room), and their counts. */
 	struct uam_item *items, *mitems;
