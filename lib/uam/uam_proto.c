@@ -2048,7 +2048,11 @@ static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	if (ack_owed_now(ch))
 		ch->ep->acks_owed = true;
 out:
-	push(ch); /* acks freed window space; replies may be queued */
+	/* Acks freed window space (for queued items), SACKs marked frames
+	 * to resend (mark_tx lowers tx_hint): otherwise, as for a request
+	 * answered by nothing yet, push has nothing to do. */
+	if (ch->head || ch->tx_hint != ch->snd_next)
+		push(ch);
 	return;
 bad:
 	ch->st.bad_frames++;
