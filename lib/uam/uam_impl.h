@@ -312,28 +312,10 @@ struct uam_ep {
 	struct uam_ep_opts o;
 	struct uam_transport tr;
 	struct unet_endpoint *uep; /* uam.c; NULL in unit tests */
-	struct {
-		uam_handler_fn fn;
-		void *ctx;
-	} h[UAM_MAX_HANDLERS];
-	struct uam_region regions[UAM_MAX_REGIONS];
-	struct uam_op *ops;
-	int last_op_id;
+	/* ---- what every message touches, together (a few cache lines: the
+	 * kernel's send path evicts them between round trips) ---- */
 	struct uam_chan *chans;
 	uint32_t nchans;
-	uint64_t rng;
-	uint32_t next_session; /* of the next channel opened */
-	/* Test hook: 0, or the first sequence number of every channel's
-	 * stream instead of uamp_isn's (preset after uamp_ep_init, before
-	 * uamp_chan_new, the same on both peers, to cross the 2^32 wrap). */
-	uint32_t isn;
-	/* Test hook: send every fragment with the full header, as a peer
-	 * from before the compact fragments did. */
-	bool full_frags;
-	/* Test hook: 0, or a lower bound than 2^32 - 1 for the offset from
-	 * its transfer's start that a compact fragment may have: the ones
-	 * past it go with the full header, as past 4 GiB. */
-	uint32_t cfrag_rel_max;
 	uint32_t slot_mask; /* window slots - 1: a power of two - 1 */
 	int progress; /* handlers run + ops completed since last reset */
 	/* the request whose handler runs now, for uam_reply */
@@ -356,10 +338,6 @@ struct uam_ep {
 	uint64_t clock_ns;
 	bool clock_ok;
 	int clock_hold;
-	/* uam.c: frames built, not yet handed to the kernel (one kick) */
-	struct unet_send_desc txb[64];
-	bool txb_kept[64]; /* txb[i] is a kept buffer: not freed if refused */
-	uint32_t ntxb;
 	/* uam.c: kept buffers out (uam_transport.buf_get), and at most:
 	 * half the segment's send buffers, so the rest always remain for
 	 * acks, fragments and the FILL ring whatever peers leave unacked */
@@ -368,17 +346,43 @@ struct uam_ep {
 	 * to xmit_buf at the current count may still wait in the batch, and
 	 * is flushed before it is given back (slot_unkeep). */
 	uint32_t tx_gen;
-	uint64_t tx_lost; /* frames the send queue refused at a flush */
-	uint32_t idle_polls; /* uam.c: polls without a frame since the last tick */
-	bool tx_unreaped;    /* uam.c: sent frames the kernel may still hold */
+	uint32_t ntxb;	     /* uam.c: frames in txb, below */
 	/* uam.c: a poll that ran handlers leaves its chores (timers, reaping
 	 * sent frames, giving back its receive buffers) to the next poll,
 	 * so the application's answer to what it got leaves first: the
 	 * receive buffers of its last round wait here (rxb, nrxb), and
 	 * chores says the timers and the reaping wait too. */
-	struct unet_recv_desc rxb[64];
 	uint32_t nrxb;
 	bool chores;
+	uint32_t idle_polls; /* uam.c: polls without a frame since the last tick */
+	bool tx_unreaped;    /* uam.c: sent frames the kernel may still hold */
+	/* uam.c: frames built, not yet handed to the kernel (one kick) */
+	struct unet_send_desc txb[64];
+	bool txb_kept[64]; /* txb[i] is a kept buffer: not freed if refused */
+
+	/* ---- the rest ---- */
+	struct {
+		uam_handler_fn fn;
+		void *ctx;
+	} h[UAM_MAX_HANDLERS];
+	struct uam_region regions[UAM_MAX_REGIONS];
+	struct uam_op *ops;
+	int last_op_id;
+	uint64_t rng;
+	uint32_t next_session; /* of the next channel opened */
+	/* Test hook: 0, or the first sequence number of every channel's
+	 * stream instead of uamp_isn's (preset after uamp_ep_init, before
+	 * uamp_chan_new, the same on both peers, to cross the 2^32 wrap). */
+	uint32_t isn;
+	/* Test hook: send every fragment with the full header, as a peer
+	 * from before the compact fragments did. */
+	bool full_frags;
+	/* Test hook: 0, or a lower bound than 2^32 - 1 for the offset from
+	 * its transfer's start that a compact fragment may have: the ones
+	 * past it go with the full header, as past 4 GiB. */
+	uint32_t cfrag_rel_max;
+	uint64_t tx_lost; /* frames the send queue refused at a flush */
+	struct unet_recv_desc rxb[64];
 	/* Freed items kept for reuse (no allocation per queued message):
 	 * short ones, medium ones (with payload room), and their counts. */
 	struct uam_item *items, *mitems;
@@ -386,6 +390,8 @@ struct uam_ep {
 	struct uam_stats closed; /* stats of channels already closed */
 	uint64_t bad_frames;	 /* frames with no channel */
 };
+_Static_assert(offsetof(struct uam_ep, txb) <= 5 * 64,
+	       "what every message touches of the endpoint fits five cache lines");
 
 /* ---- uam_proto.c -------------------------------------------------------- */
 
