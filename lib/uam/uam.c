@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/hot.h"
 #include "core/internal.h"
 #include "core/layer.h"
 #include "uam/uam_impl.h"
@@ -20,7 +21,7 @@
  * some 50 ns), so it comes back to the receive ring sooner. */
 #define IDLE_TICK 8
 
-static uint64_t mono_ns(void *ctx)
+UNET_HOT static uint64_t mono_ns(void *ctx)
 {
 	struct timespec ts;
 
@@ -33,7 +34,7 @@ static uint64_t mono_ns(void *ctx)
  * the queue refuses (full even after reaping completions: rare, the
  * kernel sends in copy mode at the kick) are lost, as on the wire, and
  * resent by the protocol's timers. */
-static void unet_flush(void *ctx)
+UNET_HOT static void unet_flush(void *ctx)
 {
 	struct uam_ep *ep = ctx;
 	int n;
@@ -57,7 +58,7 @@ static void unet_flush(void *ctx)
 /* Direct-access U-Net: the frame is assembled in a segment buffer, its
  * data copied once from where it lies, and queued for the next flush.
  * -EAGAIN (no free buffer) makes the protocol retry later. */
-static int unet_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, const void *data,
+UNET_HOT static int unet_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, const void *data,
 		     uint32_t dlen)
 {
 	struct uam_ep *ep = ctx;
@@ -88,7 +89,7 @@ static int unet_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, co
  * struct uam_transport): the core gives it back to us at completion
  * instead of to the pool.  None beyond kept_max, nor when the pool is
  * dry: the protocol then copies into its slot. */
-static uint64_t unet_buf_get(void *ctx, uint8_t **frame)
+UNET_HOT static uint64_t unet_buf_get(void *ctx, uint8_t **frame)
 {
 	struct uam_ep *ep = ctx;
 	uint64_t buf;
@@ -108,7 +109,7 @@ static uint64_t unet_buf_get(void *ctx, uint8_t **frame)
 }
 
 /* The kept buffer itself, with its header put in front of the data. */
-static int unet_xmit_buf(void *ctx, void *handle, const void *hdr, uint32_t hlen, uint64_t kbuf,
+UNET_HOT static int unet_xmit_buf(void *ctx, void *handle, const void *hdr, uint32_t hlen, uint64_t kbuf,
 			 uint32_t dlen)
 {
 	struct uam_ep *ep = ctx;
@@ -122,7 +123,7 @@ static int unet_xmit_buf(void *ctx, void *handle, const void *hdr, uint32_t hlen
 	return 0;
 }
 
-static void unet_buf_put(void *ctx, uint64_t kbuf)
+UNET_HOT static void unet_buf_put(void *ctx, uint64_t kbuf)
 {
 	struct uam_ep *ep = ctx;
 
@@ -135,7 +136,7 @@ static void unet_buf_put(void *ctx, uint64_t kbuf)
 
 /* The receive buffers the last poll held back (see uam_poll) go back to
  * the endpoint's free queue. */
-static void release_held(struct uam_ep *ep)
+UNET_HOT static void release_held(struct uam_ep *ep)
 {
 	if (!ep->nrxb)
 		return;
@@ -146,7 +147,7 @@ static void release_held(struct uam_ep *ep)
 /* A round's receive buffers, whose frames have been handled: back now,
  * or, for the poll's last round, at the next poll (held), unless a
  * handler's own poll holds some already. */
-static void release_round(struct uam_ep *ep, const struct unet_recv_desc *d, int n, bool last)
+UNET_HOT static void release_round(struct uam_ep *ep, const struct unet_recv_desc *d, int n, bool last)
 {
 	if (last && !ep->nrxb && n <= (int)(sizeof(ep->rxb) / sizeof(ep->rxb[0]))) {
 		memcpy(ep->rxb, d, (size_t)n * sizeof(*d));
@@ -252,7 +253,7 @@ struct unet_channel *uam_chan__unet(const struct uam_chan *ch)
 	return ch ? ch->handle : NULL;
 }
 
-static struct uam_chan *chan_of(struct uam_ep *ep, const struct unet_channel *uch)
+UNET_HOT static struct uam_chan *chan_of(struct uam_ep *ep, const struct unet_channel *uch)
 {
 	for (struct uam_chan *c = ep->chans; c; c = c->next)
 		if (c->handle == uch)
@@ -260,7 +261,7 @@ static struct uam_chan *chan_of(struct uam_ep *ep, const struct unet_channel *uc
 	return NULL;
 }
 
-int uam_poll(struct uam_ep *ep)
+UNET_HOT int uam_poll(struct uam_ep *ep)
 {
 	struct unet_recv_desc d[RX_BATCH];
 	int n, got = 0;

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/hot.h"
 #include "uam/uam_impl.h"
 
 #define DEF_WINDOW 64
@@ -77,7 +78,7 @@ static int32_t seq_diff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }
 
 /* The clock: read once per poll (ep->clock_hold), else at each call (a
  * read costs ~30 ns; a poll would otherwise take several). */
-static uint64_t now_ns(struct uam_ep *ep)
+UNET_HOT static uint64_t now_ns(struct uam_ep *ep)
 {
 	if (!ep->clock_hold)
 		return ep->tr.now_ns(ep->tr.ctx);
@@ -162,7 +163,7 @@ static struct uam_rx_slot *rxs(const struct uam_chan *ch, uint32_t seq)
 
 /* Frame seq must be (re)sent at the next push.  push scans from
  * ch->tx_hint, so a window of frames that need nothing costs nothing. */
-static void mark_tx(struct uam_chan *ch, struct uam_tx_slot *s, uint32_t seq)
+UNET_HOT static void mark_tx(struct uam_chan *ch, struct uam_tx_slot *s, uint32_t seq)
 {
 	s->need_tx = true;
 	if (seq_diff(seq, ch->tx_hint) < 0)
@@ -177,7 +178,7 @@ static void mark_tx(struct uam_chan *ch, struct uam_tx_slot *s, uint32_t seq)
  * lone frame is acknowledged only then), within [rto_min_us, rto_max_us].
  * DEF_RTO_INIT_US until the first sample.
  */
-static uint32_t rto_base(const struct uam_chan *ch)
+UNET_HOT static uint32_t rto_base(const struct uam_chan *ch)
 {
 	const struct uam_ep_opts *o = &ch->ep->o;
 	uint64_t us = DEF_RTO_INIT_US;
@@ -192,7 +193,7 @@ static uint32_t rto_base(const struct uam_chan *ch)
 }
 
 /* One round-trip sample (Karn: only of a frame sent once). */
-static void rtt_sample(struct uam_chan *ch, uint64_t r)
+UNET_HOT static void rtt_sample(struct uam_chan *ch, uint64_t r)
 {
 	if (!ch->have_rtt) {
 		ch->srtt_ns = r;
@@ -532,7 +533,7 @@ static void drop_items(struct uam_chan *ch)
  * the batch still names it, and the next frame built in it would go out
  * twice, once to this channel's peer.
  */
-static void slot_unkeep(struct uam_chan *ch, struct uam_tx_slot *s)
+UNET_HOT static void slot_unkeep(struct uam_chan *ch, struct uam_tx_slot *s)
 {
 	struct uam_ep *ep = ch->ep;
 
@@ -578,29 +579,29 @@ static void add_stats(struct uam_stats *to, const struct uam_stats *from)
 		t[i] += f[i];
 }
 
-void uamp_enter(struct uam_ep *ep)
+UNET_HOT void uamp_enter(struct uam_ep *ep)
 {
 	ep->busy++;
 }
 
-static void tx_flush(struct uam_ep *ep)
+UNET_HOT static void tx_flush(struct uam_ep *ep)
 {
 	if (ep->tr.flush)
 		ep->tr.flush(ep->tr.ctx);
 }
 
-void uamp_defer(struct uam_ep *ep)
+UNET_HOT void uamp_defer(struct uam_ep *ep)
 {
 	ep->defer_tx++;
 }
 
-void uamp_undefer(struct uam_ep *ep)
+UNET_HOT void uamp_undefer(struct uam_ep *ep)
 {
 	if (!--ep->defer_tx)
 		tx_flush(ep);
 }
 
-void uam_ep__cork(struct uam_ep *ep)
+UNET_HOT void uam_ep__cork(struct uam_ep *ep)
 {
 	if (!ep)
 		return;
@@ -608,7 +609,7 @@ void uam_ep__cork(struct uam_ep *ep)
 	uamp_defer(ep);
 }
 
-int uam_ep__uncork(struct uam_ep *ep)
+UNET_HOT int uam_ep__uncork(struct uam_ep *ep)
 {
 	if (!ep || !ep->corks)
 		return -EINVAL;
@@ -617,7 +618,7 @@ int uam_ep__uncork(struct uam_ep *ep)
 	return 0;
 }
 
-void uamp_leave(struct uam_ep *ep)
+UNET_HOT void uamp_leave(struct uam_ep *ep)
 {
 	if (--ep->busy)
 		return;
@@ -726,7 +727,7 @@ static void put_ack(struct uam_chan *ch, uint8_t *f, uint8_t *ext, uint32_t *ext
  * sender less than full headers used to.)  With nothing held, this frame
  * says all an ACK would.
  */
-static void put_ack_compact(struct uam_chan *ch, uint8_t *f)
+UNET_HOT static void put_ack_compact(struct uam_chan *ch, uint8_t *f)
 {
 	put32(f + UAM_C_OFF_ACK, ch->rcv_next);
 	f[UAM_C_OFF_CREDIT] = (uint8_t)(window(ch) / UAM_C_CREDIT_UNIT);
@@ -745,7 +746,7 @@ static void put_ack_compact(struct uam_chan *ch, uint8_t *f)
 /* One frame to the transport: header f (len bytes), then dlen bytes of
  * data, copied from data or, if kbuf is a kept buffer sent for the
  * first time, already in it. */
-static int raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, const uint8_t *data,
+UNET_HOT static int raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, const uint8_t *data,
 		    uint32_t dlen, uint64_t kbuf)
 {
 	struct uam_ep *ep = ch->ep;
@@ -761,7 +762,7 @@ static int raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, const u
 /* Send one frame through the test hooks (a frame held back or sent
  * twice is a copy, never the kept buffer).  Returns 0 or the
  * transport's error (-EAGAIN: not sent, try later). */
-static int xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, const uint8_t *data,
+UNET_HOT static int xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, const uint8_t *data,
 		uint32_t dlen, uint64_t kbuf)
 {
 	const struct uam_inject_opts *in = &ch->ep->o.inject;
@@ -824,7 +825,7 @@ static uint64_t cfrag_rel_max(const struct uam_ep *ep)
 
 /* A request or reply's compact header (the ack and credit are put at
  * each transmission, put_ack). */
-static void hdr_init_compact(struct uam_chan *ch, uint8_t *f, uint8_t type, uint8_t nargs,
+UNET_HOT static void hdr_init_compact(struct uam_chan *ch, uint8_t *f, uint8_t type, uint8_t nargs,
 			     uint16_t handler, uint32_t seq, uint32_t token)
 {
 	f[UAM_C_OFF_KIND] = UAM_C_FORMAT | type;
@@ -843,7 +844,7 @@ static void hdr_init_compact(struct uam_chan *ch, uint8_t *f, uint8_t type, uint
  * buffer, right where it goes out, or if the transport has none to
  * spare, into the slot.  Requests and replies take the compact header,
  * DONE (which has a status) the full one. */
-static void build_msg(struct uam_chan *ch, struct uam_tx_slot *s, uint32_t seq, uint8_t type,
+UNET_HOT static void build_msg(struct uam_chan *ch, struct uam_tx_slot *s, uint32_t seq, uint8_t type,
 		      uint16_t handler, uint32_t token, uint32_t aux, const uint64_t *args,
 		      unsigned int nargs, const void *data, uint32_t dlen)
 {
@@ -958,7 +959,7 @@ static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_
 }
 
 /* Fill the window from the queue, then send every frame marked need_tx. */
-static void push(struct uam_chan *ch)
+UNET_HOT static void push(struct uam_chan *ch)
 {
 	uint32_t w = window(ch), lim = ch->peer_credit < w ? ch->peer_credit : w, seq;
 	uint64_t now, kb;
@@ -1101,7 +1102,7 @@ static struct uam_item *short_item(struct uam_chan *ch, uint8_t type, bool count
  * with no queue item (no allocation, one copy of a medium payload into
  * the slot).  Returns false, having done nothing, if it has to queue.
  */
-static bool send_direct(struct uam_chan *ch, uint8_t type, unsigned int handler, uint32_t token,
+UNET_HOT static bool send_direct(struct uam_chan *ch, uint8_t type, unsigned int handler, uint32_t token,
 			const uint64_t *args, unsigned int nargs, const void *data, uint32_t dlen)
 {
 	uint32_t w = window(ch), lim = ch->peer_credit < w ? ch->peer_credit : w;
@@ -1119,7 +1120,7 @@ static bool send_direct(struct uam_chan *ch, uint8_t type, unsigned int handler,
 	return true;
 }
 
-static int check_args(unsigned int handler, const uint64_t *args, unsigned int nargs)
+UNET_HOT static int check_args(unsigned int handler, const uint64_t *args, unsigned int nargs)
 {
 	if (handler >= UAM_MAX_HANDLERS || nargs > UAM_MAX_ARGS || (nargs && !args))
 		return -EINVAL;
@@ -1130,7 +1131,7 @@ static int check_args(unsigned int handler, const uint64_t *args, unsigned int n
 
 /* A medium payload: (data, len) must fit one frame beside nargs
  * arguments (checked first: nargs <= UAM_MAX_ARGS). */
-static int check_payload(const struct uam_chan *ch, const void *data, size_t len,
+UNET_HOT static int check_payload(const struct uam_chan *ch, const void *data, size_t len,
 			 unsigned int nargs)
 {
 	if (len && !data)
@@ -1140,7 +1141,7 @@ static int check_payload(const struct uam_chan *ch, const void *data, size_t len
 	return 0;
 }
 
-static int request(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
+UNET_HOT static int request(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
 		   unsigned int nargs, const void *data, size_t len, uint32_t flag)
 {
 	struct uam_item *it;
@@ -1167,12 +1168,12 @@ static int request(struct uam_chan *ch, unsigned int handler, const uint64_t *ar
 	return (int)tok;
 }
 
-int uam_request(struct uam_chan *ch, unsigned int handler, const uint64_t *args, unsigned int nargs)
+UNET_HOT int uam_request(struct uam_chan *ch, unsigned int handler, const uint64_t *args, unsigned int nargs)
 {
 	return request(ch, handler, args, nargs, NULL, 0, 0);
 }
 
-int uam_request_medium(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
+UNET_HOT int uam_request_medium(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
 		       unsigned int nargs, const void *data, size_t len)
 {
 	return request(ch, handler, args, nargs, data, len, 0);
@@ -1333,7 +1334,7 @@ static struct uam_region *region_find(struct uam_ep *ep, uint32_t id)
 	return NULL;
 }
 
-static void run_handler(struct uam_chan *ch, const struct uam_msg *m)
+UNET_HOT static void run_handler(struct uam_chan *ch, const struct uam_msg *m)
 {
 	struct uam_ep *ep = ch->ep;
 
@@ -1549,7 +1550,7 @@ static bool place_early(struct uam_chan *ch, const uint8_t *f, const uint8_t *h,
 /* One frame f, in order, exactly once: do what it says.  h is its header
  * in the full layout and p what follows it, as frame_hdr gave them (input
  * checked the frame). */
-static void deliver(struct uam_chan *ch, const uint8_t *f, const uint8_t *h, const uint8_t *p,
+UNET_HOT static void deliver(struct uam_chan *ch, const uint8_t *f, const uint8_t *h, const uint8_t *p,
 		    bool placed)
 {
 	struct uam_ep *ep = ch->ep;
@@ -1679,7 +1680,7 @@ static void deliver(struct uam_chan *ch, const uint8_t *f, const uint8_t *h, con
 /* SACK bits for frames first, first + 1, ...: mark what the peer holds
  * (it will not be resent), and note the highest in *hi.  Returns false
  * once a bit names a frame we never sent (the rest are bogus). */
-static bool take_sack(struct uam_chan *ch, uint32_t first, uint64_t bits, uint32_t *hi,
+UNET_HOT static bool take_sack(struct uam_chan *ch, uint32_t first, uint64_t bits, uint32_t *hi,
 		      bool *have_hi)
 {
 	for (; bits; bits &= bits - 1) {
@@ -1724,7 +1725,7 @@ static bool take_sack(struct uam_chan *ch, uint32_t first, uint64_t bits, uint32
  * nothing about now.  The backoff stays, and the dead-peer clock
  * (last_progress_ns) runs on: this is no evidence that s arrived.
  */
-static void queue_progress(struct uam_chan *ch, uint32_t seq)
+UNET_HOT static void queue_progress(struct uam_chan *ch, uint32_t seq)
 {
 	const struct uam_tx_slot *s = txs(ch, ch->snd_una);
 	uint32_t acked;
@@ -1749,7 +1750,7 @@ static void queue_progress(struct uam_chan *ch, uint32_t seq)
 
 /* What the peer says about our sends: cumulative ack, SACK (and an ACK
  * frame's extended SACK: len is the frame's checked length), credit. */
-static void take_ack(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+UNET_HOT static void take_ack(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 {
 	uint32_t ack = get32(f + UAM_OFF_ACK), w = window(ch), hi = 0;
 	bool have_hi = false;
@@ -1871,7 +1872,7 @@ static uint64_t frame_len(const uint8_t *f)
  * length and count on the wire is checked here, before anything reads
  * past the header.
  */
-static const uint8_t *frame_hdr(const struct uam_ep *ep, const uint8_t *f, uint32_t len,
+UNET_HOT static const uint8_t *frame_hdr(const struct uam_ep *ep, const uint8_t *f, uint32_t len,
 				uint8_t hb[UAM_HDR_LEN], const uint8_t **body)
 {
 	uint32_t hl;
@@ -1940,7 +1941,7 @@ static int session_check(const struct uam_chan *ch, const uint8_t *f, uint8_t ty
 	return start ? -1 : 0;
 }
 
-static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+UNET_HOT static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 {
 	uint32_t w = window(ch), seq, session;
 	uint8_t type, hb[UAM_HDR_LEN];
@@ -2058,7 +2059,7 @@ bad:
 	ch->st.bad_frames++;
 }
 
-void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
+UNET_HOT void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 {
 	struct uam_ep *ep = ch->ep;
 
@@ -2227,7 +2228,7 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 	}
 }
 
-void uamp_tick(struct uam_ep *ep)
+UNET_HOT void uamp_tick(struct uam_ep *ep)
 {
 	uint64_t now = 0;
 
