@@ -70,6 +70,13 @@ struct bench_opts {
 	int xdp_mode;		 /* enum unet_xdp_mode */
 	/* udp, udp-mmsg */
 	const char *local, *remote;
+	/* echo, pingpong --vs: a second transport (unet or uam) on the same
+	 * interface and peer with its own tags, interleaved with the first
+	 * in blocks of vs_block round trips, so both see the same state of
+	 * the host (docs/performance.md) */
+	const char *vs_transport;
+	long vs_tag, vs_peer_tag, vs_block;
+	int tx_queue; /* unet, uam: the channels' send queue (0: the first bound) */
 };
 
 /* One message to send.  The transport writes it into its own buffer (for

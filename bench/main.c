@@ -61,6 +61,12 @@ static void usage(FILE *f)
 		"            round trip, L = rtt/2 - o_s - o_r; one JSON line\n"
 		"  calls     --size B --count N [--batch K] (uam): N calls (a message and\n"
 		"            its echo), K in flight; calls per second\n"
+		"  echo, pingpong --vs T --vs-tag T2 --vs-peer-tag P2 [--vs-block K]: a second\n"
+		"            transport (unet, uam; same --iface and --peer, its own tags) in the\n"
+		"            same run, spinning: the pingpong alternates K round trips (1000) on\n"
+		"            each and prints both p50s and their ratio; the echo serves both.\n"
+		"            The first transport takes queue 0, the second queues 1-2: the\n"
+		"            interface needs three (veth: numtxqueues/numrxqueues 3)\n"
 		"common:     --mode spin|block|adaptive  --cpu N  --timeout S (default 30)\n"
 		"            --batch K (1..%d)  --spin-us US (adaptive: spin budget; unet, uam,\n"
 		"            unet-udp: unet_endpoint__set_spin_us, default the library's;\n"
@@ -196,8 +202,15 @@ static void json_wait(const struct bench_opts *o)
 
 /* ---- echo --------------------------------------------------------------- */
 
-static int run_echo(const struct bench_opts *o, const struct bench_transport *t,
-		    struct bench_conn *c, uint64_t deadline)
+/* A transport and its connection: the run's, or with --vs one of two. */
+struct side {
+	const struct bench_transport *t;
+	struct bench_conn *c;
+};
+
+/* Reflect what comes on each side (two with --vs, polled in turn). */
+static int run_echo(const struct bench_opts *o, const struct side *sd, int nsides,
+		    uint64_t deadline)
 {
 	struct bench_rx rx[BENCH_MAX_BATCH];
 	struct bench_tx tx[BENCH_MAX_BATCH];
@@ -205,31 +218,37 @@ static int run_echo(const struct bench_opts *o, const struct bench_transport *t,
 	bool last = false;
 	uint64_t cpu0 = 0;
 
-	fprintf(stderr, "unet-bench: echo on %s (%s) ready\n", o->transport, mode_name(o));
+	fprintf(stderr, "unet-bench: echo on %s%s%s (%s) ready\n", o->transport,
+		nsides > 1 ? " and " : "", nsides > 1 ? o->vs_transport : "", mode_name(o));
 	while (!last && !stop && (!o->count || echoed < o->count) && bench_now_ns() < deadline) {
-		int n = t->recv(c, rx, (unsigned int)o->batch, o->mode != BENCH_SPIN);
-		long k;
+		for (int s = 0; s < nsides && !last; s++) {
+			const struct bench_transport *t = sd[s].t;
+			int n = t->recv(sd[s].c, rx, (unsigned int)o->batch,
+					o->mode != BENCH_SPIN && nsides == 1);
+			long k;
 
-		if (n < 0)
-			return die("echo: receive: %s", strerror(-n));
-		for (int i = 0; i < n; i++) {
-			struct bench_hdr h = bench_rx_hdr(&rx[i]);
+			if (n < 0)
+				return die("echo: receive: %s", strerror(-n));
+			for (int i = 0; i < n; i++) {
+				struct bench_hdr h = bench_rx_hdr(&rx[i]);
 
-			tx[i] = (struct bench_tx){ .data = rx[i].data, .len = rx[i].len };
-			echoed += !(h.flags & BENCH_F_WARMUP);
-			last |= !!(h.flags & BENCH_F_LAST);
+				tx[i] = (struct bench_tx){ .data = rx[i].data, .len = rx[i].len };
+				echoed += !(h.flags & BENCH_F_WARMUP);
+				last |= !!(h.flags & BENCH_F_LAST);
+			}
+			if (n <= 0)
+				continue;
+			if (!all) /* CPU from the first message: not the wait for the client */
+				cpu0 = bench_cpu_us();
+			k = bench_send_all(t, sd[s].c, tx, (unsigned int)n, deadline, &stop);
+			if (k < 0)
+				return die("echo: send: %s", strerror((int)-k));
+			all += k;
 		}
-		if (n <= 0)
-			continue;
-		if (!all) /* CPU from the first message: not the wait for the client */
-			cpu0 = bench_cpu_us();
-		k = bench_send_all(t, c, tx, (unsigned int)n, deadline, &stop);
-		if (k < 0)
-			return die("echo: send: %s", strerror((int)-k));
-		all += k;
 	}
-	if (t->flush)
-		t->flush(c, 1000);
+	for (int s = 0; s < nsides; s++)
+		if (sd[s].t->flush)
+			sd[s].t->flush(sd[s].c, 1000);
 	json_head("echo", o);
 	json_int("echoed", echoed);
 	json_int("messages", all);
@@ -334,6 +353,107 @@ static int run_pingpong(const struct bench_opts *o, const struct bench_transport
 err:
 	free(rtt);
 	return die("pingpong: %s", strerror(-r));
+}
+
+/*
+ * pingpong --vs: round trips on two transports in one run, in alternate
+ * blocks of vs_block, each side's warm-up first.  A host whose speed
+ * changes from one second, or one process, to the next moves both alike
+ * here, so their ratio is steadier than that of two runs (a raw U-Net
+ * p50 moved between 3.3 and 6.5 us from run to run on the 2-vCPU VM of
+ * docs/performance.md).
+ */
+static int run_pingpong_vs(const struct bench_opts *o, const struct side *sd, uint64_t deadline)
+{
+	uint64_t *rtt[2] = { calloc((size_t)o->count, sizeof(uint64_t)),
+			     calloc((size_t)o->count, sizeof(uint64_t)) };
+	long done[2] = { 0, 0 }, lost[2] = { 0, 0 }, want_warm = o->warmup > 0 ? o->warmup : 1;
+	uint32_t seq[2] = { 0, 0 };
+	double p50[2];
+	int r = 0;
+
+	if (!rtt[0] || !rtt[1]) {
+		r = -ENOMEM;
+		goto out;
+	}
+	fprintf(stderr, "unet-bench: pingpong on %s and %s, %ld bytes, %ld round trips each, blocks of %ld\n",
+		o->transport, o->vs_transport, o->size, o->count, o->vs_block);
+	for (int s = 0; s < 2; s++) {
+		long warm = 0;
+
+		while (warm < want_warm && !stop && bench_now_ns() < deadline) {
+			uint64_t lim = bench_now_ns() + WARMUP_TIMEOUT_NS;
+
+			r = ping(o, sd[s].t, sd[s].c, ++seq[s], BENCH_F_WARMUP,
+				 lim < deadline ? lim : deadline);
+			if (r < 0)
+				goto out;
+			warm += r;
+		}
+		if (!warm) {
+			r = die("pingpong: no echo on %s within the timeout",
+				s ? o->vs_transport : o->transport);
+			goto out;
+		}
+	}
+	for (long blk = 0; done[0] + lost[0] < o->count || done[1] + lost[1] < o->count; blk++) {
+		int s = (int)(blk % 2);
+
+		for (long i = 0; i < o->vs_block && done[s] + lost[s] < o->count; i++) {
+			uint64_t t0 = bench_now_ns(), lim = t0 + PING_TIMEOUT_NS;
+
+			if (stop || t0 >= deadline) {
+				r = die("pingpong: stopped after %ld and %ld of %ld round trips (timeout or signal)",
+					done[0] + lost[0], done[1] + lost[1], o->count);
+				goto out;
+			}
+			r = ping(o, sd[s].t, sd[s].c, ++seq[s], 0, lim < deadline ? lim : deadline);
+			if (r < 0)
+				goto out;
+			if (r)
+				rtt[s][done[s]++] = bench_now_ns() - t0;
+			else
+				lost[s]++;
+		}
+	}
+	/* The echo ends on the last message of either side. */
+	for (int i = 0; i < 3; i++) {
+		uint64_t lim = bench_now_ns() + 50000000ull;
+
+		if (ping(o, sd[0].t, sd[0].c, ++seq[0], BENCH_F_WARMUP | BENCH_F_LAST, lim) != 0)
+			break;
+	}
+	if (!done[0] || !done[1]) {
+		r = die("pingpong: all measured round trips of %s lost",
+			done[0] ? o->vs_transport : o->transport);
+		goto out;
+	}
+	for (int s = 0; s < 2; s++) {
+		bench_sort_u64(rtt[s], (size_t)done[s]);
+		p50[s] = bench_percentile(rtt[s], (size_t)done[s], 0.50) / 1e3;
+	}
+	json_head("pingpong", o);
+	json_int("count", done[0]);
+	json_int("lost", lost[0]);
+	json_num("p50_us", p50[0], 2);
+	json_num("p99_us", bench_percentile(rtt[0], (size_t)done[0], 0.99) / 1e3, 2);
+	json_str("vs_transport", o->vs_transport);
+	json_int("vs_block", o->vs_block);
+	json_int("vs_count", done[1]);
+	json_int("vs_lost", lost[1]);
+	json_num("vs_p50_us", p50[1], 2);
+	json_num("vs_p99_us", bench_percentile(rtt[1], (size_t)done[1], 0.99) / 1e3, 2);
+	json_num("p50_ratio", p50[0] / p50[1], 3);
+	json_end();
+	fprintf(stderr, "unet-bench: pingpong: p50 %s %.2f us, %s %.2f us: %.3fx\n", o->transport,
+		p50[0], o->vs_transport, p50[1], p50[0] / p50[1]);
+	r = 0;
+out:
+	free(rtt[0]);
+	free(rtt[1]);
+	if (r == -ENOMEM)
+		return die("out of memory for %ld samples", o->count);
+	return r < 0 ? die("pingpong: %s", strerror(-r)) : r;
 }
 
 /* ---- logp ----------------------------------------------------------------- */
@@ -640,7 +760,8 @@ int main(int argc, char **argv)
 	enum {
 		O_TRANSPORT = 256, O_MODE, O_CPU, O_TIMEOUT, O_COUNT, O_WARMUP, O_SIZE, O_BATCH,
 		O_IDLE, O_IFACE, O_TAG, O_PEER, O_PEER_TAG, O_CHANNELS, O_BUSY, O_QMASK, O_XDP,
-		O_LOCAL, O_REMOTE, O_BULK, O_SEGMENT, O_RING, O_SPIN_US, O_BULK_GET, O_HELP
+		O_LOCAL, O_REMOTE, O_BULK, O_SEGMENT, O_RING, O_SPIN_US, O_BULK_GET, O_VS, O_VS_TAG,
+		O_VS_PEER_TAG, O_VS_BLOCK, O_HELP
 	};
 	static const struct option lopts[] = {
 		{ "transport", 1, 0, O_TRANSPORT }, { "mode", 1, 0, O_MODE },
@@ -655,16 +776,18 @@ int main(int argc, char **argv)
 		{ "remote", 1, 0, O_REMOTE },	    { "bulk-bytes", 1, 0, O_BULK },
 		{ "segment", 1, 0, O_SEGMENT },	    { "ring", 1, 0, O_RING },
 		{ "spin-us", 1, 0, O_SPIN_US },	    { "help", 0, 0, O_HELP },
-		{ "bulk-get", 0, 0, O_BULK_GET },
+		{ "bulk-get", 0, 0, O_BULK_GET },   { "vs", 1, 0, O_VS },
+		{ "vs-tag", 1, 0, O_VS_TAG },	    { "vs-peer-tag", 1, 0, O_VS_PEER_TAG },
+		{ "vs-block", 1, 0, O_VS_BLOCK },
 		{ 0, 0, 0, 0 }
 	};
 	struct bench_opts o = {
 		.mode = BENCH_SPIN, .cpu = -1, .timeout_s = 30, .warmup = 100, .size = 64,
 		.batch = 64, .idle_ms = 2000, .channels = 1, .xdp_mode = UNET_XDP_MODE_AUTO,
-		.spin_us = -1,
+		.spin_us = -1, .vs_block = 1000,
 	};
-	const struct bench_transport *t;
-	struct bench_conn *c;
+	const struct bench_transport *t, *vt = NULL;
+	struct bench_conn *c, *vc = NULL;
 	long v;
 	int opt, ret;
 
@@ -720,6 +843,10 @@ int main(int argc, char **argv)
 		case O_BULK: if (parse_long(optarg, 1, 1L << 30, &o.bulk_bytes)) bad = "--bulk-bytes"; break;
 		case O_BULK_GET: o.bulk_get = true; break;
 		case O_SPIN_US: if (parse_long(optarg, 0, UNET_SPIN_US_MAX, &o.spin_us)) bad = "--spin-us"; break;
+		case O_VS: o.vs_transport = optarg; break;
+		case O_VS_TAG: if (parse_long(optarg, 1, 65535, &o.vs_tag)) bad = "--vs-tag"; break;
+		case O_VS_PEER_TAG: if (parse_long(optarg, 1, 65535, &o.vs_peer_tag)) bad = "--vs-peer-tag"; break;
+		case O_VS_BLOCK: if (parse_long(optarg, 1, 1000000, &o.vs_block)) bad = "--vs-block"; break;
 		case O_HELP: usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -765,18 +892,62 @@ int main(int argc, char **argv)
 		die("%s needs --count", o.role);
 		return 2;
 	}
+	if (o.vs_transport) {
+		vt = find_transport(o.vs_transport);
+		if (!vt || (vt != &bench_unet && vt != &bench_uam) ||
+		    (t != &bench_unet && t != &bench_uam)) {
+			die("--vs: both transports unet or uam (one interface, one peer)");
+			return 2;
+		}
+		if (!is_echo && !is_ping) {
+			die("--vs is for echo and pingpong");
+			return 2;
+		}
+		if (o.mode != BENCH_SPIN || o.channels > 1) {
+			die("--vs: spinning, one channel");
+			return 2;
+		}
+		if (!o.vs_tag || !o.vs_peer_tag || o.vs_tag == o.tag) {
+			die("--vs needs --vs-tag (not --tag's) and --vs-peer-tag");
+			return 2;
+		}
+	}
 	if (o.cpu >= 0 && (ret = bench_pin_cpu(o.cpu)))
 		return die("cannot pin to CPU %d: %s", o.cpu, strerror(-ret));
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (vt)
+		o.queue_mask = 1;
 	c = t->open(&o);
 	if (!c)
 		return 1;
+	if (vt) {
+		struct bench_opts vo = o;
+
+		vo.transport = o.vs_transport;
+		vo.tag = o.vs_tag;
+		vo.peer_tag = o.vs_peer_tag;
+		/* Each endpoint its own queues (one UMEM per queue).  On veth
+		 * a frame sent on tx queue q lands on the peer's rx queue q in
+		 * native mode, q - 1 in skb mode (tests/integration/t_core.sh):
+		 * the first endpoint sends and receives on queue 0, the second
+		 * sends on 2 and receives on 1 and 2. */
+		vo.queue_mask = 6;
+		vo.tx_queue = 2;
+		vc = vt->open(&vo);
+		if (!vc) {
+			t->close(c);
+			return 1;
+		}
+	}
 	uint64_t deadline = bench_now_ns() + (uint64_t)(o.timeout_s * 1e9);
+	const struct side sides[2] = { { t, c }, { vt, vc } };
 
 	if (is_echo)
-		ret = run_echo(&o, t, c, deadline);
+		ret = run_echo(&o, sides, vt ? 2 : 1, deadline);
+	else if (is_ping && vt)
+		ret = run_pingpong_vs(&o, sides, deadline);
 	else if (is_ping)
 		ret = run_pingpong(&o, t, c, deadline);
 	else if (is_sink)
@@ -789,6 +960,8 @@ int main(int argc, char **argv)
 		ret = run_calls(&o, t, c, deadline);
 	else
 		ret = run_source(&o, t, c, deadline);
+	if (vt)
+		vt->close(vc);
 	t->close(c);
 	return ret;
 }

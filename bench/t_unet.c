@@ -118,8 +118,11 @@ int bench_unet_setup(const struct bench_opts *o, struct unet_endpoint **ep,
 		return -errno;
 	}
 	for (long i = 0; i < o->channels; i++) {
+		UNET_OPTS_INIT(unet_channel_opts, co);
+
+		co.tx_queue = o->tx_queue;
 		*ch = unet_channel__open(*ep, (uint16_t)(o->tag + i), o->peer_mac,
-					 (uint16_t)(o->peer_tag + i), NULL);
+					 (uint16_t)(o->peer_tag + i), &co);
 		if (!*ch) {
 			int err = -errno;
 

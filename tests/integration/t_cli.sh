@@ -11,6 +11,7 @@ TESTS+=(
 	"api_errors|-|90|public API rejects invalid arguments (build/tests/test_api_errors)"
 	"queue_limit|-|60|20-queue veth: unetctl attach warns (device, limit 16, queues dropped), status shows device_queues and the warning; 1 queue: no warning"
 	"bench_smoke|-|180|unet-bench --quick: output has the expected form"
+	"bench_vs|-|90|unet-bench pingpong --vs: UAM and raw U-Net interleaved in one run, both p50s and their ratio, nothing lost; misuse of --vs refused"
 	"install_build|-|240|make CFLAGS=\"-O1 -g\" builds the library and unetctl, objects depend on their headers; make install PREFIX=/opt/...: an example compiles with pkg-config's flags and #include <unet-xdp/unet.h>, and links"
 )
 
@@ -139,6 +140,45 @@ t_api_errors() {
 # scripts/bench.sh --quick: the form of its output, no timing asserted.
 # It makes its own namespaces (recorded for the supervisor's rescue
 # through UNET_NETNS_RECORD, which it inherits).
+# unet-bench --vs: two transports on one interface (their own queues and
+# tags) in one run: the echo serves both, the pingpong alternates blocks
+# of round trips and reports each side's p50 and the ratio.
+t_bench_vs() {
+	local b=$BUILD/unet-bench out e ratio
+	[[ -x $b ]] || skip "$b is not built"
+	setup_ns 3
+	T_MODE=skb
+	attach a
+	attach b
+	# misuse: a kernel transport, the same tag twice, a role without it
+	for args in "--transport udp --local 10.0.0.1:1 --remote 10.0.0.2:1 --vs unet" \
+		"--transport uam --iface $IF_A --tag 1 --peer $MAC_B --peer-tag 2 --vs unet --vs-tag 1 --vs-peer-tag 3"; do
+		# shellcheck disable=SC2086
+		in_a "$b" pingpong $args --count 10 >/dev/null 2>"$T_DIR/err"
+		(($? == 2)) || fail "pingpong $args: want exit 2"
+		grep -q -- '--vs' "$T_DIR/err" || fail "pingpong $args: no error naming --vs: $(cat "$T_DIR/err")"
+	done
+	in_a "$b" sink --transport uam --iface "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
+		--vs unet --vs-tag 3 --vs-peer-tag 4 >/dev/null 2>"$T_DIR/err"
+	(($? == 2)) && grep -q 'echo and pingpong' "$T_DIR/err" || fail "sink --vs: not refused: $(cat "$T_DIR/err")"
+	unet_bg_b "$b" echo --transport uam --tag 2 --peer "$MAC_A" --peer-tag 1 --iface "$IF_B" \
+		--vs unet --vs-tag 4 --vs-peer-tag 3 --timeout 60 >"$T_DIR/echo.out" 2>"$T_DIR/echo.err"
+	e=$UNET_BG_PID
+	out=$(in_a "$b" pingpong --transport uam --tag 1 --peer "$MAC_B" --peer-tag 2 --iface "$IF_A" \
+		--vs unet --vs-tag 3 --vs-peer-tag 4 --size 64 --count 3000 --vs-block 500 \
+		--warmup 200 2>"$T_DIR/ping.err")
+	echo "$out"
+	cat "$T_DIR/ping.err"
+	stop "$e" "$T_DIR/echo.err" "echo"
+	jq -e '.transport == "uam" and .vs_transport == "unet" and .count == 3000 and
+		.vs_count == 3000 and .lost == 0 and .vs_lost == 0 and .p50_us > 0 and
+		.vs_p50_us > 0 and .vs_block == 500' <<<"$out" >/dev/null ||
+		fail "pingpong --vs: not both sides' 3000 round trips with their p50s"
+	ratio=$(jq -r '(.p50_ratio - .p50_us / .vs_p50_us) | fabs < 0.01' <<<"$out")
+	[[ $ratio == true ]] || fail "p50_ratio is not p50_us / vs_p50_us"
+	grep -q 'echo on uam and unet' "$T_DIR/echo.err" || fail "the echo did not serve both transports"
+}
+
 t_bench_smoke() {
 	local out=$T_DIR/bench rc t m f
 	[[ -x $BUILD/unet-bench ]] || skip "$BUILD/unet-bench is not built (bench/ sources, 'make bench')"
