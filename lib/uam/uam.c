@@ -58,8 +58,8 @@ UNET_HOT static void unet_flush(void *ctx)
 /* Direct-access U-Net: the frame is assembled in a segment buffer, its
  * data copied once from where it lies, and queued for the next flush.
  * -EAGAIN (no free buffer) makes the protocol retry later. */
-UNET_HOT static int unet_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, const void *data,
-		     uint32_t dlen)
+UNET_HOT static int unet_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen,
+			      const void *data, uint32_t dlen)
 {
 	struct uam_ep *ep = ctx;
 	uint64_t buf;
@@ -109,8 +109,8 @@ UNET_HOT static uint64_t unet_buf_get(void *ctx, uint8_t **frame)
 }
 
 /* The kept buffer itself, with its header put in front of the data. */
-UNET_HOT static int unet_xmit_buf(void *ctx, void *handle, const void *hdr, uint32_t hlen, uint64_t kbuf,
-			 uint32_t dlen)
+UNET_HOT static int unet_xmit_buf(void *ctx, void *handle, const void *hdr, uint32_t hlen,
+				  uint64_t kbuf, uint32_t dlen)
 {
 	struct uam_ep *ep = ctx;
 
@@ -132,29 +132,6 @@ UNET_HOT static void unet_buf_put(void *ctx, uint64_t kbuf)
 	else /* the core says it is no kept buffer of ours: a bug */
 		unet_log(UNET_LOG_ERROR, "uam: kept buffer %#llx: not kept",
 			 (unsigned long long)kbuf);
-}
-
-/* The receive buffers the last poll held back (see uam_poll) go back to
- * the endpoint's free queue. */
-UNET_HOT static void release_held(struct uam_ep *ep)
-{
-	if (!ep->nrxb)
-		return;
-	unet_endpoint__release(ep->uep, ep->rxb, ep->nrxb);
-	ep->nrxb = 0;
-}
-
-/* A round's receive buffers, whose frames have been handled: back now,
- * or, for the poll's last round, at the next poll (held), unless a
- * handler's own poll holds some already. */
-UNET_HOT static void release_round(struct uam_ep *ep, const struct unet_recv_desc *d, int n, bool last)
-{
-	if (last && !ep->nrxb && n <= (int)(sizeof(ep->rxb) / sizeof(ep->rxb[0]))) {
-		memcpy(ep->rxb, d, (size_t)n * sizeof(*d));
-		ep->nrxb = (uint32_t)n;
-		return;
-	}
-	unet_endpoint__release(ep->uep, d, (unsigned int)n);
 }
 
 struct uam_ep *uam_ep__create(struct unet_endpoint *uep, const struct uam_ep_opts *opts)
@@ -206,7 +183,6 @@ void uam_ep__destroy(struct uam_ep *ep)
 		return;
 	/* Let acknowledgements and last frames already queued leave. */
 	if (ep->uep) {
-		release_held(ep);
 		unet_flush(ep);
 		unet_endpoint__flush(ep->uep, 50);
 	}
@@ -265,12 +241,10 @@ UNET_HOT int uam_poll(struct uam_ep *ep)
 {
 	struct unet_recv_desc d[RX_BATCH];
 	int n, got = 0;
-	bool last, owed;
 
 	if (!ep)
 		return -EINVAL;
 	ep->progress = 0;
-	release_held(ep);
 	n = unet_endpoint__recv(ep->uep, d, RX_BATCH);
 	/*
 	 * A spinning application's usual poll: nothing came, nothing waits
@@ -278,7 +252,7 @@ UNET_HOT int uam_poll(struct uam_ep *ep)
 	 * (IDLE_TICK).  Back to the receive ring at once: how long an idle
 	 * poll takes is how late, on average half of it, a frame is seen.
 	 */
-	if (!n && ++ep->idle_polls < IDLE_TICK && !ep->ntxb && !ep->tx_unreaped && !ep->chores)
+	if (!n && ++ep->idle_polls < IDLE_TICK && !ep->ntxb && !ep->tx_unreaped)
 		return 0;
 	/* A handler may close a UAM channel mid-batch: it is unlinked at
 	 * once (so the rest of the batch finds no channel for its frames,
@@ -303,9 +277,8 @@ UNET_HOT int uam_poll(struct uam_ep *ep)
 			else
 				ep->bad_frames++;
 		}
-		last = n < RX_BATCH || round == RX_ROUNDS;
 		if (n)
-			release_round(ep, d, n, last);
+			unet_endpoint__release(ep->uep, d, (unsigned int)n);
 		got += n;
 		/* Acks owed now (a bulk receiver's credit, the SACK of a new
 		 * gap) leave with this round's replies, one kick, while the
@@ -315,22 +288,11 @@ UNET_HOT int uam_poll(struct uam_ep *ep)
 			uamp_round_acks(ep);
 		if (ep->ntxb)
 			unet_flush(ep);
-		if (last)
+		if (n < RX_BATCH || round == RX_ROUNDS)
 			break;
 		n = unet_endpoint__recv(ep->uep, d, RX_BATCH);
 	}
-	/*
-	 * Handlers ran: the application has something to answer, and its
-	 * answer (sent after we return) should not wait behind the chores,
-	 * the timers and the reaping of sent frames (some 0.1 us a message
-	 * here, on each side of a round trip).  They run at the next poll,
-	 * which comes at once (a spinning loop, or uam_wait, which polls
-	 * before it sleeps).  A poll without progress runs them now: it
-	 * may be the last before a sleep, which the timers decide.
-	 */
-	owed = ep->chores;
-	ep->chores = ep->progress > 0;
-	if (!ep->chores && (got || owed || ep->idle_polls >= IDLE_TICK)) {
+	if (got || ep->idle_polls >= IDLE_TICK) {
 		ep->idle_polls = 0;
 		uamp_tick(ep);
 	}
@@ -340,10 +302,8 @@ UNET_HOT int uam_poll(struct uam_ep *ep)
 	unet_flush(ep); /* even while corked: a poll sends what is queued */
 	/* Copy mode sends only on a kick: reaping completions kicks.  Until
 	 * the queue is empty again, every poll comes here (tx_unreaped). */
-	if (!ep->chores) {
-		unet_endpoint__complete(ep->uep);
-		ep->tx_unreaped = unet_endpoint__tx_pending(ep->uep) != 0;
-	}
+	unet_endpoint__complete(ep->uep);
+	ep->tx_unreaped = unet_endpoint__tx_pending(ep->uep) != 0;
 	uamp_leave(ep);
 	return ep->progress;
 }

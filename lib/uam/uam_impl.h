@@ -347,13 +347,6 @@ struct uam_ep {
 	 * is flushed before it is given back (slot_unkeep). */
 	uint32_t tx_gen;
 	uint32_t ntxb;	     /* uam.c: frames in txb, below */
-	/* uam.c: a poll that ran handlers leaves its chores (timers, reaping
-	 * sent frames, giving back its receive buffers) to the next poll,
-	 * so the application's answer to what it got leaves first: the
-	 * receive buffers of its last round wait here (rxb, nrxb), and
-	 * chores says the timers and the reaping wait too. */
-	uint32_t nrxb;
-	bool chores;
 	uint32_t idle_polls; /* uam.c: polls without a frame since the last tick */
 	bool tx_unreaped;    /* uam.c: sent frames the kernel may still hold */
 	/* uam.c: frames built, not yet handed to the kernel (one kick) */
@@ -382,7 +375,6 @@ struct uam_ep {
 	 * past it go with the full header, as past 4 GiB. */
 	uint32_t cfrag_rel_max;
 	uint64_t tx_lost; /* frames the send queue refused at a flush */
-	struct unet_recv_desc rxb[64];
 	/* Freed items kept for reuse (no allocation per queued message):
 	 * short ones, medium ones (with payload room), and their counts. */
 	struct uam_item *items, *mitems;

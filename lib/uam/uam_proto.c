@@ -746,8 +746,8 @@ UNET_HOT static void put_ack_compact(struct uam_chan *ch, uint8_t *f)
 /* One frame to the transport: header f (len bytes), then dlen bytes of
  * data, copied from data or, if kbuf is a kept buffer sent for the
  * first time, already in it. */
-UNET_HOT static int raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, const uint8_t *data,
-		    uint32_t dlen, uint64_t kbuf)
+UNET_HOT static int raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len,
+			     const uint8_t *data, uint32_t dlen, uint64_t kbuf)
 {
 	struct uam_ep *ep = ch->ep;
 	int err = kbuf != UAM_NO_KBUF
@@ -844,9 +844,10 @@ UNET_HOT static void hdr_init_compact(struct uam_chan *ch, uint8_t *f, uint8_t t
  * buffer, right where it goes out, or if the transport has none to
  * spare, into the slot.  Requests and replies take the compact header,
  * DONE (which has a status) the full one. */
-UNET_HOT static void build_msg(struct uam_chan *ch, struct uam_tx_slot *s, uint32_t seq, uint8_t type,
-		      uint16_t handler, uint32_t token, uint32_t aux, const uint64_t *args,
-		      unsigned int nargs, const void *data, uint32_t dlen)
+UNET_HOT static void build_msg(struct uam_chan *ch, struct uam_tx_slot *s, uint32_t seq,
+			       uint8_t type, uint16_t handler, uint32_t token, uint32_t aux,
+			       const uint64_t *args, unsigned int nargs, const void *data,
+			       uint32_t dlen)
 {
 	struct uam_ep *ep = ch->ep;
 	uint8_t *f = s->buf, *p, *kf;
@@ -1102,8 +1103,9 @@ static struct uam_item *short_item(struct uam_chan *ch, uint8_t type, bool count
  * with no queue item (no allocation, one copy of a medium payload into
  * the slot).  Returns false, having done nothing, if it has to queue.
  */
-UNET_HOT static bool send_direct(struct uam_chan *ch, uint8_t type, unsigned int handler, uint32_t token,
-			const uint64_t *args, unsigned int nargs, const void *data, uint32_t dlen)
+UNET_HOT static bool send_direct(struct uam_chan *ch, uint8_t type, unsigned int handler,
+				 uint32_t token, const uint64_t *args, unsigned int nargs,
+				 const void *data, uint32_t dlen)
 {
 	uint32_t w = window(ch), lim = ch->peer_credit < w ? ch->peer_credit : w;
 	struct uam_tx_slot *s;
@@ -1168,7 +1170,8 @@ UNET_HOT static int request(struct uam_chan *ch, unsigned int handler, const uin
 	return (int)tok;
 }
 
-UNET_HOT int uam_request(struct uam_chan *ch, unsigned int handler, const uint64_t *args, unsigned int nargs)
+UNET_HOT int uam_request(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
+			 unsigned int nargs)
 {
 	return request(ch, handler, args, nargs, NULL, 0, 0);
 }
@@ -1550,8 +1553,8 @@ static bool place_early(struct uam_chan *ch, const uint8_t *f, const uint8_t *h,
 /* One frame f, in order, exactly once: do what it says.  h is its header
  * in the full layout and p what follows it, as frame_hdr gave them (input
  * checked the frame). */
-UNET_HOT static void deliver(struct uam_chan *ch, const uint8_t *f, const uint8_t *h, const uint8_t *p,
-		    bool placed)
+UNET_HOT static void deliver(struct uam_chan *ch, const uint8_t *f, const uint8_t *h,
+			     const uint8_t *p, bool placed)
 {
 	struct uam_ep *ep = ch->ep;
 	uint8_t type = h[UAM_OFF_TYPE], nargs = h[UAM_OFF_NARGS];

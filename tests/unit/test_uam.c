@@ -748,61 +748,6 @@ static void test_kept_refused(void **state)
 	pair_free(p);
 }
 
-/* n requests from a, and polls until b's handler ran for each: b's last
- * poll is one that ran handlers. */
-static void deliver_to_b(struct pair *p, struct counts *c, uint64_t n)
-{
-	uint64_t t0 = now_ms(), want = c->reqs + n;
-
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t a[2] = { c->next_req + i, ~(c->next_req + i) };
-
-		assert_true(uam_request(p->ab, H_REQ, a, 2) >= 0);
-	}
-	/* a polls too: beyond the first few frames, it needs b's credit */
-	while (c->reqs < want && now_ms() - t0 < 5000) {
-		assert_true(uam_poll(p->a) >= 0);
-		assert_true(uam_poll(p->b) >= 0);
-	}
-	assert_int_equal(c->reqs, want);
-	assert_int_equal(c->bad, 0);
-}
-
-/* A poll that ran handlers leaves its chores to the next poll, so that
- * the application's answer leaves first: the receive buffers of its last
- * round stay out until then, and come back at the next poll, or at
- * uam_ep__destroy if none comes (without that, they would be lost to the
- * endpoint for good). */
-static void test_held_rx(void **state)
-{
-	struct counts c = { 0 };
-	struct pair *p;
-	uint32_t before, held;
-
-	NEED_PAIR(*state);
-	p = pair_new(NULL);
-	set_handlers(p, &c);
-	before = send_buffers(p->ub);
-	deliver_to_b(p, &c, 8);
-	held = p->b->nrxb;
-	assert_true(held >= 1 && p->b->chores);
-	/* out, and neither free nor lost */
-	assert_int_equal(send_buffers(p->ub), before - held);
-	/* the next poll (nothing new came: the requester has not polled)
-	 * gives them back and does the chores */
-	assert_true(uam_poll(p->b) >= 0);
-	assert_int_equal(p->b->nrxb, 0);
-	assert_false(p->b->chores);
-	assert_int_equal(send_buffers(p->ub), before);
-	/* held when the endpoint goes: given back by uam_ep__destroy */
-	deliver_to_b(p, &c, 3);
-	assert_true(p->b->nrxb >= 1);
-	uam_ep__destroy(p->b);
-	p->b = NULL;
-	assert_int_equal(send_buffers(p->ub), before);
-	pair_free(p);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -813,7 +758,6 @@ int main(void)
 		cmocka_unit_test_setup(test_receiver_stalls, setup),
 		cmocka_unit_test_setup(test_peer_killed, setup),
 		cmocka_unit_test_setup(test_kept_refused, setup),
-		cmocka_unit_test_setup(test_held_rx, setup),
 	};
 	const char *m = getenv("UNET_TEST_XDP_MODE"), *n = getenv("UNET_UAM_REQUESTS");
 
