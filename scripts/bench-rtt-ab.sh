@@ -12,11 +12,13 @@
 #   old tree elsewhere (git worktree add /tmp/old COMMIT && make -C /tmp/old)
 #   and run
 #       scripts/bench-rtt-ab.sh --reps 8 --size 64 --size 1472 /tmp/old/build build
-#   Single p50s of 3-4 us move by 5-30% between runs on a shared VM, and
-#   the host flips between a slow and a fast state for minutes at a time:
-#   compare ratios (raw and UAM of one repetition run a second apart), over
+#   Single p50s of 3-4 us move by 5-30% between runs on a shared VM (and
+#   by up to 2x between two processes a second apart): where a build's
+#   unet-bench has --vs, UAM and raw U-Net run interleaved in one process
+#   pair (blocks of 1000 round trips) and their ratio is that run's
+#   p50_ratio; an older build runs them one after the other.  Compare over
 #   several repetitions, on a quiet machine.  Environment: RTT_COUNT
-#   (round trips per pingpong, 50000).  Needs root and jq.
+#   (round trips per pingpong and transport, 50000).  Needs root and jq.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/netns.sh
@@ -47,7 +49,7 @@ for arg in "$@"; do
 done
 out=$(mktemp /tmp/unet-rtt-ab.XXXXXX) || exit 1
 trap 'unet_netns_cleanup; rm -f "$out"' EXIT
-unet_netns_setup rttab || exit 1
+unet_netns_setup rttab 3 || exit 1  # three queues: --vs
 in_a "${builds[0]}/unetctl" attach "$IF_A" --mode "$MODE" >/dev/null &&
 	in_b "${builds[0]}/unetctl" attach "$IF_B" --mode "$MODE" >/dev/null || exit 1
 
@@ -65,11 +67,35 @@ p50() {
 	jq -r '.p50_us // empty' 2>/dev/null <<<"$pp"
 }
 
+# p50_vs BUILD SIZE: "raw uam" p50s (us) of one interleaved run
+p50_vs() {
+	local b=$1 size=$2 e pp
+	unet_bg_b taskset -c 1 "$b/unet-bench" echo --transport uam --tag 2 --peer "$MAC_A" \
+		--peer-tag 1 --iface "$IF_B" --vs unet --vs-tag 4 --vs-peer-tag 3 --mode spin \
+		--timeout 60 >/dev/null 2>&1
+	e=$UNET_BG_PID
+	sleep 0.3
+	pp=$(in_a taskset -c 0 "$b/unet-bench" pingpong --transport uam --tag 1 --peer "$MAC_B" \
+		--peer-tag 2 --iface "$IF_A" --vs unet --vs-tag 3 --vs-peer-tag 4 --size "$size" \
+		--count "$COUNT" --warmup 2000 --mode spin 2>/dev/null)
+	unet_bg_wait "$e" 65 >/dev/null
+	jq -r '"\(.vs_p50_us // "nan") \(.p50_us // "nan")"' 2>/dev/null <<<"$pp"
+}
+
+has_vs() { "$1/unet-bench" --help 2>/dev/null | grep -q -- '--vs '; }
+for b in "${builds[@]}"; do
+	has_vs "$b" && echo "$b: interleaved (--vs)" >&2 || echo "$b: one after the other (no --vs)" >&2
+done
+
 for ((r = 1; r <= REPS; r++)); do
 	for size in "${SIZES[@]}"; do
 		for b in "${builds[@]}"; do
-			raw=$(p50 "$b" unet "$size")
-			uam=$(p50 "$b" uam "$size")
+			if has_vs "$b"; then
+				read -r raw uam < <(p50_vs "$b" "$size")
+			else
+				raw=$(p50 "$b" unet "$size")
+				uam=$(p50 "$b" uam "$size")
+			fi
 			printf '%s %s %s %s %s\n' "$size" "$b" "$r" "${raw:-nan}" "${uam:-nan}" | tee -a "$out" >&2
 		done
 	done
