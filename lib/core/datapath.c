@@ -497,10 +497,10 @@ static bool take_layer_frame(struct unet_endpoint *ep, uint16_t proto, uint8_t *
  * frames of MTU + 18 bytes), and the tag is a channel this endpoint has
  * open with the right peer tag.
  */
-static bool take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct unet_recv_desc *desc)
+bool unet_take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct unet_recv_desc *desc)
 {
 	uint64_t base = xd->addr & ~(uint64_t)(ep->frame_size - 1);
-	uint8_t *frame = (uint8_t *)ep->segment + xd->addr;
+	uint8_t *frame;
 	uint16_t dst_tag, src_tag, proto;
 	struct unet_channel *ch;
 	uint32_t off, len;
@@ -515,6 +515,8 @@ static bool take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct 
 	if ((xd->addr & (ep->frame_size - 1)) + xd->len > ep->frame_size ||
 	    xd->len < UNET_ETH_HLEN)
 		goto out;
+	/* Only now: a hostile address is not even added to the segment's. */
+	frame = (uint8_t *)ep->segment + xd->addr;
 	proto = (uint16_t)(frame[12] << 8 | frame[13]);
 	if (proto != UNET_ETH_P) {
 		ok = take_layer_frame(ep, proto, frame, xd->len, desc);
@@ -596,7 +598,7 @@ int unet_endpoint__recv(struct unet_endpoint *ep, struct unet_recv_desc *descs, 
 
 		got = xsk_ring_cons__peek(&q->rx, max - n, &idx);
 		for (uint32_t i = 0; i < got; i++)
-			if (take_rx(ep, xsk_ring_cons__rx_desc(&q->rx, idx + i), &descs[n]))
+			if (unet_take_rx(ep, xsk_ring_cons__rx_desc(&q->rx, idx + i), &descs[n]))
 				n++;
 		xsk_ring_cons__release(&q->rx, got);
 		q->in_fill -= got;

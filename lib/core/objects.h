@@ -156,6 +156,14 @@ int unet_remote_wait(struct unet_endpoint *ep, int timeout_ms,
 		     bool (*ready)(struct unet_endpoint *ep));
 void unet_remote_stats(const struct unet_endpoint *ep, struct unet_endpoint_stats *st);
 
+/* datapath.c: one descriptor from a receive ring, written by the kernel
+ * or, for an emulated endpoint, by unetd (so: checked like any input).
+ * True with *desc filled: the frame is the application's (RX) until
+ * released.  False: not taken; a frame that was on a FILL ring is back
+ * in the pool, any other left as it was. */
+bool unet_take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd,
+		  struct unet_recv_desc *desc);
+
 /* channel.c */
 void unet_channel_free_all(struct unet_endpoint *ep);
 /* Free the channels closed while handlers ran. */
