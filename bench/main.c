@@ -208,7 +208,9 @@ struct side {
 	struct bench_conn *c;
 };
 
-/* Reflect what comes on each side (two with --vs, polled in turn). */
+/* Reflect what comes on each side (two with --vs, polled in turn, which
+ * is why --vs is refused unless spinning: a blocking receive on one side
+ * would leave the other unserved). */
 static int run_echo(const struct bench_opts *o, const struct side *sd, int nsides,
 		    uint64_t deadline)
 {
@@ -223,8 +225,7 @@ static int run_echo(const struct bench_opts *o, const struct side *sd, int nside
 	while (!last && !stop && (!o->count || echoed < o->count) && bench_now_ns() < deadline) {
 		for (int s = 0; s < nsides && !last; s++) {
 			const struct bench_transport *t = sd[s].t;
-			int n = t->recv(sd[s].c, rx, (unsigned int)o->batch,
-					o->mode != BENCH_SPIN && nsides == 1);
+			int n = t->recv(sd[s].c, rx, (unsigned int)o->batch, o->mode != BENCH_SPIN);
 			long k;
 
 			if (n < 0)
@@ -277,11 +278,60 @@ static int ping(const struct bench_opts *o, const struct bench_transport *t,
 	return bench_recv_seq(t, c, seq, o->mode != BENCH_SPIN, limit, &stop);
 }
 
+/* Warm-up pings until want of them were echoed: also waits for the echo
+ * to come up, so its losses are retries, not results; at least one ping
+ * is always sent.  Returns the number echoed (0: none by the deadline),
+ * or -errno. */
+static long warm_up(const struct bench_opts *o, const struct bench_transport *t,
+		    struct bench_conn *c, uint32_t *seq, long want, uint64_t deadline)
+{
+	long warm = 0;
+
+	while (warm < want && !stop && bench_now_ns() < deadline) {
+		uint64_t lim = bench_now_ns() + WARMUP_TIMEOUT_NS;
+		int r = ping(o, t, c, ++*seq, BENCH_F_WARMUP, lim < deadline ? lim : deadline);
+
+		if (r < 0)
+			return r;
+		warm += r;
+	}
+	return warm;
+}
+
+/* One measured ping: its round trip into rtt[*done] (and *done + 1), or
+ * *lost + 1 if no echo came in time.  Returns ping's result. */
+static int timed_ping(const struct bench_opts *o, const struct bench_transport *t,
+		      struct bench_conn *c, uint32_t *seq, uint64_t deadline, uint64_t *rtt,
+		      long *done, long *lost)
+{
+	uint64_t t0 = bench_now_ns(), lim = t0 + PING_TIMEOUT_NS;
+	int r = ping(o, t, c, ++*seq, 0, lim < deadline ? lim : deadline);
+
+	if (r > 0)
+		rtt[(*done)++] = bench_now_ns() - t0;
+	else if (!r)
+		(*lost)++;
+	return r;
+}
+
+/* Tell the echo we are done (unmeasured, so it does not count): up to
+ * three tries, each waiting briefly for the reflection. */
+static void say_last(const struct bench_opts *o, const struct bench_transport *t,
+		     struct bench_conn *c, uint32_t *seq)
+{
+	for (int i = 0; i < 3; i++) {
+		uint64_t lim = bench_now_ns() + 50000000ull;
+
+		if (ping(o, t, c, ++*seq, BENCH_F_WARMUP | BENCH_F_LAST, lim) != 0)
+			break;
+	}
+}
+
 static int run_pingpong(const struct bench_opts *o, const struct bench_transport *t,
 			struct bench_conn *c, uint64_t deadline)
 {
 	uint64_t *rtt = calloc((size_t)o->count, sizeof(*rtt));
-	long warm = 0, done = 0, lost = 0, want_warm = o->warmup > 0 ? o->warmup : 1;
+	long warm, done = 0, lost = 0;
 	uint32_t seq = 0;
 	uint64_t cpu0, cpu1;
 	int r = 0;
@@ -290,41 +340,21 @@ static int run_pingpong(const struct bench_opts *o, const struct bench_transport
 		return die("out of memory for %ld samples", o->count);
 	fprintf(stderr, "unet-bench: pingpong on %s (%s), %ld bytes, %ld round trips\n",
 		o->transport, mode_name(o), o->size, o->count);
-	/* Warm-up: also waits for the echo to come up, so its losses are
-	 * retries, not results; at least one round trip is always made. */
-	while (warm < want_warm && !stop && bench_now_ns() < deadline) {
-		uint64_t lim = bench_now_ns() + WARMUP_TIMEOUT_NS;
-
-		r = ping(o, t, c, ++seq, BENCH_F_WARMUP, lim < deadline ? lim : deadline);
-		if (r < 0)
-			goto err;
-		warm += r;
+	warm = warm_up(o, t, c, &seq, o->warmup > 0 ? o->warmup : 1, deadline);
+	if (warm < 0) {
+		r = (int)warm;
+		goto err;
 	}
 	if (!warm) {
 		free(rtt);
 		return die("pingpong: no echo from the peer within the timeout");
 	}
 	cpu0 = bench_cpu_us();
-	while (done + lost < o->count && !stop && bench_now_ns() < deadline) {
-		uint64_t t0 = bench_now_ns(), lim = t0 + PING_TIMEOUT_NS;
-
-		r = ping(o, t, c, ++seq, 0, lim < deadline ? lim : deadline);
-		if (r < 0)
+	while (done + lost < o->count && !stop && bench_now_ns() < deadline)
+		if ((r = timed_ping(o, t, c, &seq, deadline, rtt, &done, &lost)) < 0)
 			goto err;
-		if (r)
-			rtt[done++] = bench_now_ns() - t0;
-		else
-			lost++;
-	}
 	cpu1 = bench_cpu_us();
-	/* Tell the echo we are done (unmeasured, so it does not count): up
-	 * to three tries, each waiting briefly for the reflection. */
-	for (int i = 0; i < 3; i++) {
-		uint64_t lim = bench_now_ns() + 50000000ull;
-
-		if (ping(o, t, c, ++seq, BENCH_F_WARMUP | BENCH_F_LAST, lim) != 0)
-			break;
-	}
+	say_last(o, t, c, &seq);
 	if (!done) {
 		free(rtt);
 		return die("pingpong: all %ld measured round trips lost", lost);
@@ -367,7 +397,7 @@ static int run_pingpong_vs(const struct bench_opts *o, const struct side *sd, ui
 {
 	uint64_t *rtt[2] = { calloc((size_t)o->count, sizeof(uint64_t)),
 			     calloc((size_t)o->count, sizeof(uint64_t)) };
-	long done[2] = { 0, 0 }, lost[2] = { 0, 0 }, want_warm = o->warmup > 0 ? o->warmup : 1;
+	long done[2] = { 0, 0 }, lost[2] = { 0, 0 };
 	uint32_t seq[2] = { 0, 0 };
 	double p50[2];
 	int r = 0;
@@ -379,16 +409,12 @@ static int run_pingpong_vs(const struct bench_opts *o, const struct side *sd, ui
 	fprintf(stderr, "unet-bench: pingpong on %s and %s, %ld bytes, %ld round trips each, blocks of %ld\n",
 		o->transport, o->vs_transport, o->size, o->count, o->vs_block);
 	for (int s = 0; s < 2; s++) {
-		long warm = 0;
+		long warm = warm_up(o, sd[s].t, sd[s].c, &seq[s], o->warmup > 0 ? o->warmup : 1,
+				    deadline);
 
-		while (warm < want_warm && !stop && bench_now_ns() < deadline) {
-			uint64_t lim = bench_now_ns() + WARMUP_TIMEOUT_NS;
-
-			r = ping(o, sd[s].t, sd[s].c, ++seq[s], BENCH_F_WARMUP,
-				 lim < deadline ? lim : deadline);
-			if (r < 0)
-				goto out;
-			warm += r;
+		if (warm < 0) {
+			r = (int)warm;
+			goto out;
 		}
 		if (!warm) {
 			r = die("pingpong: no echo on %s within the timeout",
@@ -400,29 +426,18 @@ static int run_pingpong_vs(const struct bench_opts *o, const struct side *sd, ui
 		int s = (int)(blk % 2);
 
 		for (long i = 0; i < o->vs_block && done[s] + lost[s] < o->count; i++) {
-			uint64_t t0 = bench_now_ns(), lim = t0 + PING_TIMEOUT_NS;
-
-			if (stop || t0 >= deadline) {
+			if (stop || bench_now_ns() >= deadline) {
 				r = die("pingpong: stopped after %ld and %ld of %ld round trips (timeout or signal)",
 					done[0] + lost[0], done[1] + lost[1], o->count);
 				goto out;
 			}
-			r = ping(o, sd[s].t, sd[s].c, ++seq[s], 0, lim < deadline ? lim : deadline);
+			r = timed_ping(o, sd[s].t, sd[s].c, &seq[s], deadline, rtt[s], &done[s],
+				       &lost[s]);
 			if (r < 0)
 				goto out;
-			if (r)
-				rtt[s][done[s]++] = bench_now_ns() - t0;
-			else
-				lost[s]++;
 		}
 	}
-	/* The echo ends on the last message of either side. */
-	for (int i = 0; i < 3; i++) {
-		uint64_t lim = bench_now_ns() + 50000000ull;
-
-		if (ping(o, sd[0].t, sd[0].c, ++seq[0], BENCH_F_WARMUP | BENCH_F_LAST, lim) != 0)
-			break;
-	}
+	say_last(o, sd[0].t, sd[0].c, &seq[0]); /* the echo ends on either side's */
 	if (!done[0] || !done[1]) {
 		r = die("pingpong: all measured round trips of %s lost",
 			done[0] ? o->vs_transport : o->transport);
@@ -526,20 +541,15 @@ static int run_calls(const struct bench_opts *o, const struct bench_transport *t
 		     struct bench_conn *c, uint64_t deadline)
 {
 	struct bench_rx rx[BENCH_MAX_BATCH];
-	long sent = 0, done = 0, warm = 0;
+	long sent = 0, done = 0, warm;
 	uint32_t seq = 0;
 	uint64_t t0, t1;
 
 	fprintf(stderr, "unet-bench: calls on %s, %ld of %ld bytes, %ld in flight\n", o->transport,
 		o->count, o->size, o->batch);
-	while (!warm && !stop && bench_now_ns() < deadline) {
-		uint64_t lim = bench_now_ns() + WARMUP_TIMEOUT_NS;
-		int r = ping(o, t, c, ++seq, BENCH_F_WARMUP, lim < deadline ? lim : deadline);
-
-		if (r < 0)
-			return die("calls: %s", strerror(-r));
-		warm = r;
-	}
+	warm = warm_up(o, t, c, &seq, 1, deadline);
+	if (warm < 0)
+		return die("calls: %s", strerror((int)-warm));
 	if (!warm)
 		return die("calls: no echo from the peer within the timeout");
 	t0 = bench_now_ns();
@@ -565,12 +575,7 @@ static int run_calls(const struct bench_opts *o, const struct bench_transport *t
 			done += !(bench_rx_hdr(&rx[i]).flags & BENCH_F_WARMUP);
 	}
 	t1 = bench_now_ns();
-	for (int i = 0; i < 3; i++) {
-		uint64_t lim = bench_now_ns() + 50000000ull;
-
-		if (ping(o, t, c, ++seq, BENCH_F_WARMUP | BENCH_F_LAST, lim) != 0)
-			break;
-	}
+	say_last(o, t, c, &seq);
 	json_head("calls", o);
 	json_int("batch", o->batch);
 	json_int("count", done);
