@@ -53,48 +53,53 @@ unet_netns_setup rttab 3 || exit 1  # three queues: --vs
 in_a "${builds[0]}/unetctl" attach "$IF_A" --mode "$MODE" >/dev/null &&
 	in_b "${builds[0]}/unetctl" attach "$IF_B" --mode "$MODE" >/dev/null || exit 1
 
-# p50 BUILD TRANSPORT SIZE: one pingpong's p50 in us (empty if it failed)
-p50() {
-	local b=$1 t=$2 size=$3 e pp
+# pingpong BUILD TRANSPORT SIZE [--vs]: one pingpong against a spinning
+# echo, on queue 0; its JSON line (empty if it failed).  --vs: raw U-Net
+# beside it in the same run (tags 3 and 4, on queues 1-2).  Without --vs
+# the queue is given, as an endpoint otherwise binds all three and UAM's
+# window no longer fits one queue's share of the receive buffers.
+pingpong() {
+	local b=$1 t=$2 size=$3 e to=30
 	local u=(--transport "$t" --tag 2 --peer "$MAC_A" --peer-tag 1 --iface "$IF_B")
 	local c=(--transport "$t" --tag 1 --peer "$MAC_B" --peer-tag 2 --iface "$IF_A")
-	unet_bg_b taskset -c 1 "$b/unet-bench" echo "${u[@]}" --mode spin --timeout 30 >/dev/null 2>&1
+	if [[ ${4:-} == --vs ]]; then
+		u+=(--vs unet --vs-tag 4 --vs-peer-tag 3)
+		c+=(--vs unet --vs-tag 3 --vs-peer-tag 4)
+		to=60
+	else
+		u+=(--queue-mask 1)
+		c+=(--queue-mask 1)
+	fi
+	unet_bg_b taskset -c 1 "$b/unet-bench" echo "${u[@]}" --mode spin --timeout "$to" >/dev/null 2>&1
 	e=$UNET_BG_PID
 	sleep 0.3
-	pp=$(in_a taskset -c 0 "$b/unet-bench" pingpong "${c[@]}" --size "$size" --count "$COUNT" \
-		--warmup 2000 --mode spin 2>/dev/null)
-	unet_bg_wait "$e" 35 >/dev/null
-	jq -r '.p50_us // empty' 2>/dev/null <<<"$pp"
+	in_a taskset -c 0 "$b/unet-bench" pingpong "${c[@]}" --size "$size" --count "$COUNT" \
+		--warmup 2000 --mode spin 2>/dev/null
+	unet_bg_wait "$e" $((to + 5)) >/dev/null
 }
 
-# p50_vs BUILD SIZE: "raw uam" p50s (us) of one interleaved run
-p50_vs() {
-	local b=$1 size=$2 e pp
-	unet_bg_b taskset -c 1 "$b/unet-bench" echo --transport uam --tag 2 --peer "$MAC_A" \
-		--peer-tag 1 --iface "$IF_B" --vs unet --vs-tag 4 --vs-peer-tag 3 --mode spin \
-		--timeout 60 >/dev/null 2>&1
-	e=$UNET_BG_PID
-	sleep 0.3
-	pp=$(in_a taskset -c 0 "$b/unet-bench" pingpong --transport uam --tag 1 --peer "$MAC_B" \
-		--peer-tag 2 --iface "$IF_A" --vs unet --vs-tag 3 --vs-peer-tag 4 --size "$size" \
-		--count "$COUNT" --warmup 2000 --mode spin 2>/dev/null)
-	unet_bg_wait "$e" 65 >/dev/null
-	jq -r '"\(.vs_p50_us // "nan") \(.p50_us // "nan")"' 2>/dev/null <<<"$pp"
-}
-
-has_vs() { "$1/unet-bench" --help 2>/dev/null | grep -q -- '--vs '; }
+# Which builds have --vs (asked once each).
+vs=()
 for b in "${builds[@]}"; do
-	has_vs "$b" && echo "$b: interleaved (--vs)" >&2 || echo "$b: one after the other (no --vs)" >&2
+	if "$b/unet-bench" --help 2>/dev/null | grep -q -- '--vs '; then
+		vs+=(1)
+		echo "$b: interleaved (--vs)" >&2
+	else
+		vs+=(0)
+		echo "$b: one after the other (no --vs)" >&2
+	fi
 done
 
 for ((r = 1; r <= REPS; r++)); do
 	for size in "${SIZES[@]}"; do
-		for b in "${builds[@]}"; do
-			if has_vs "$b"; then
-				read -r raw uam < <(p50_vs "$b" "$size")
+		for i in "${!builds[@]}"; do
+			b=${builds[i]}
+			if ((vs[i])); then
+				read -r raw uam < <(pingpong "$b" uam "$size" --vs |
+					jq -r '"\(.vs_p50_us // "nan") \(.p50_us // "nan")"' 2>/dev/null)
 			else
-				raw=$(p50 "$b" unet "$size")
-				uam=$(p50 "$b" uam "$size")
+				raw=$(pingpong "$b" unet "$size" | jq -r '.p50_us // empty' 2>/dev/null)
+				uam=$(pingpong "$b" uam "$size" | jq -r '.p50_us // empty' 2>/dev/null)
 			fi
 			printf '%s %s %s %s %s\n' "$size" "$b" "$r" "${raw:-nan}" "${uam:-nan}" | tee -a "$out" >&2
 		done
