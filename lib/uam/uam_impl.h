@@ -242,8 +242,10 @@ struct uam_chan {
 	uint32_t tx_hint;  /* no frame before this one needs sending: push
 			    * starts there, not at snd_una (mark_tx) */
 	uint32_t tx_count; /* data frame transmissions, for tx_order */
+	uint32_t tx_rot;   /* frame seq is in slot (seq + tx_rot) & slot_mask
+			    * (new_slot turns the ring while nothing is in
+			    * flight) */
 	uint32_t next_token;
-	uint32_t nqueued;
 	/* receive side */
 	uint32_t rcv_next;    /* next seq to deliver */
 	uint32_t rcv_high;    /* one past the highest seq received (>= rcv_next):
@@ -276,6 +278,7 @@ struct uam_chan {
 	uint32_t backoff;
 	struct uam_msg *call_out;
 	uint32_t held_len; /* test hook: a frame held back (held) */
+	uint32_t nqueued;  /* counted items queued (uam_ep_opts.max_queued) */
 
 	/* ---- lines 3-4: the counters (frames, messages) follow at once --- */
 	struct uam_stats st;

@@ -1062,6 +1062,67 @@ static void test_frame_lengths(void **state)
  * marks it held and makes the holes sent before it go again (fast
  * retransmit); a bit for a frame never sent changes nothing.
  */
+/* Side's send slots other than the first n were never used. */
+static void assert_slots_unused_past(struct sim *sim, int side, uint32_t n)
+{
+	struct uam_chan *ch = sim->s[side].ch;
+
+	for (uint32_t k = 0; k < n; k++)
+		assert_true(ch->tx[k].ntx >= 1);
+	for (uint32_t k = n; k <= sim->s[side].ep->slot_mask; k++)
+		assert_int_equal(ch->tx[k].ntx, 0);
+}
+
+/*
+ * Traffic that drains reuses the send slots (and their frame buffers) of
+ * the frames before it: with nothing in flight the ring turns (new_slot),
+ * so 200 request/reply round trips at a window of 512 use slot 0 on each
+ * side and no other (they walked 200 slots and 200 frame buffers, cold in
+ * the cache, before), and bursts of 8 that drain use slots 0-7.  Every
+ * request and reply still arrives once and in order, and the sequence
+ * numbers run on (the wrap itself: test_seq_wrap_windows).
+ */
+static void test_slot_reuse(void **state)
+{
+	UNET_OPTS_INIT(uam_ep_opts, o);
+	struct counts c = { 0 };
+	struct sim *sim;
+	uint64_t i = 0;
+
+	(void)state;
+	o.window = 512;
+	sim = sim_new(21, 0, 0, 0, &o);
+	handlers(sim, &c);
+	for (; i < 200; i++) {
+		assert_true(uam_request(sim->s[0].ch, H_ECHO, (uint64_t[]){ i, ~i }, 2) >= 0);
+		for (int k = 0; k < 10 && c.reps < i + 1; k++)
+			step(sim);
+		assert_int_equal(c.reps, i + 1);
+	}
+	assert_slots_unused_past(sim, 0, 1);
+	assert_slots_unused_past(sim, 1, 1);
+	for (int burst = 0; burst < 5; burst++) {
+		for (int b = 0; b < 8; b++, i++)
+			assert_true(uam_request(sim->s[0].ch, H_ECHO, (uint64_t[]){ i, ~i }, 2) >= 0);
+		for (int k = 0; k < 20 && c.reps < i; k++)
+			step(sim);
+		assert_int_equal(c.reps, i);
+		assert_int_equal(sim->s[0].ch->snd_una, sim->s[0].ch->snd_next);
+	}
+	assert_slots_unused_past(sim, 0, 8);
+	assert_slots_unused_past(sim, 1, 8);
+	assert_int_equal(c.reqs, 240);
+	assert_int_equal(c.bad, 0);
+	sim_free(sim);
+}
+
+/* The send slot of frame seq, as the protocol finds it (txs: the ring
+ * turned by tx_rot). */
+static struct uam_tx_slot *tx_slot(struct uam_chan *ch, uint32_t seq)
+{
+	return &ch->tx[(seq + ch->tx_rot) & ch->ep->slot_mask];
+}
+
 static void test_ack_ext_sack(void **state)
 {
 	UNET_OPTS_INIT(uam_ep_opts, o);
@@ -1108,7 +1169,7 @@ static void test_ack_ext_sack(void **state)
 	uam_chan__stats(ch, &st);
 	assert_int_equal(st.bad_frames - st0.bad_frames, 3);
 	for (uint32_t k = 0; k < 200; k++)
-		assert_int_equal(ch->tx[(una + k) & sim->s[0].ep->slot_mask].state, SLOT_INFLIGHT);
+		assert_int_equal(tx_slot(ch, una + k)->state, SLOT_INFLIGHT);
 
 	/* frame una + 100 held (word 0, bit 35), and a bit for una + 300,
 	 * never sent (word 3, bit 43) */
@@ -1118,12 +1179,12 @@ static void test_ack_ext_sack(void **state)
 	feed(sim, 0, f, UAM_HDR_LEN + 32);
 	uam_chan__stats(ch, &st);
 	assert_int_equal(st.bad_frames - st0.bad_frames, 3);
-	assert_int_equal(ch->tx[(una + 100) & sim->s[0].ep->slot_mask].state, SLOT_SACKED);
-	assert_int_equal(ch->tx[(una + 300) & sim->s[0].ep->slot_mask].state, SLOT_FREE);
+	assert_int_equal(tx_slot(ch, una + 100)->state, SLOT_SACKED);
+	assert_int_equal(tx_slot(ch, una + 300)->state, SLOT_FREE);
 	/* the 100 before it went again at once, nothing after it */
 	assert_int_equal(st.retransmits - st0.retransmits, 100);
 	for (uint32_t k = 101; k < 200; k++)
-		assert_int_equal(ch->tx[(una + k) & sim->s[0].ep->slot_mask].ntx, 1);
+		assert_int_equal(tx_slot(ch, una + k)->ntx, 1);
 
 	/* and the store still completes, once, with everything there */
 	sim->s[1].paused = false;
@@ -3247,6 +3308,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_garbage_frames),
 		cmocka_unit_test(test_seq_wrap_windows),
+		cmocka_unit_test(test_slot_reuse),
 		cmocka_unit_test(test_frame_lengths),
 		cmocka_unit_test(test_ack_ext_sack),
 		cmocka_unit_test(test_medium_clean),
