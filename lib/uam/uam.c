@@ -20,6 +20,8 @@
  * not read the clock each time (timers are 20 us and more, an idle poll
  * some 50 ns), so it comes back to the receive ring sooner. */
 #define IDLE_TICK 8
+/* Sent frames reaped in bulk once this many are out (see reap). */
+#define REAP_AT 64
 
 UNET_HOT static uint64_t mono_ns(void *ctx)
 {
@@ -51,8 +53,24 @@ UNET_HOT static void unet_flush(void *ctx)
 			unet_endpoint__buf_free(ep->uep, ep->txb[i].buf);
 	ep->tx_lost += ep->ntxb - (uint32_t)n;
 	ep->ntxb = 0;
-	if (n)
-		ep->tx_unreaped = true; /* the next poll reaps them */
+	ep->unreaped += (uint32_t)n;
+}
+
+/*
+ * Sent frames back to the pool, and a kick for any the kernel has not
+ * taken yet (copy mode sends only on a kick: unet_endpoint__complete
+ * kicks what is still queued).  Not at every poll: raw U-Net reaps when
+ * it runs short, and a poll that delivered a message would otherwise do
+ * this before the application can answer it, on both sides of every
+ * round trip.  uam_poll reaps once REAP_AT frames are out, or at a poll
+ * that found nothing (an idle tick, which a spinning loop reaches within
+ * IDLE_TICK empty polls, while it waits for the answer anyway); and
+ * unet_endpoint__buf_alloc reaps when the pool runs dry.
+ */
+static void reap(struct uam_ep *ep)
+{
+	unet_endpoint__complete(ep->uep);
+	ep->unreaped = unet_endpoint__tx_pending(ep->uep);
 }
 
 /* Direct-access U-Net: the frame is assembled in a segment buffer, its
@@ -67,7 +85,7 @@ UNET_HOT static int unet_xmit(void *ctx, void *handle, const void *hdr, uint32_t
 
 	if (ep->ntxb == sizeof(ep->txb) / sizeof(ep->txb[0]))
 		unet_flush(ep);
-	buf = unet_endpoint__buf_alloc(ep->uep);
+	buf = unet_endpoint__buf_alloc(ep->uep); /* reaps if the pool is dry */
 	if (buf == UNET_NO_BUF && ep->ntxb) {
 		/* The pool may be waiting for the batch's own kick. */
 		unet_flush(ep);
@@ -248,11 +266,11 @@ UNET_HOT int uam_poll(struct uam_ep *ep)
 	n = unet_endpoint__recv(ep->uep, d, RX_BATCH);
 	/*
 	 * A spinning application's usual poll: nothing came, nothing waits
-	 * to leave or to be reaped, and the timers are not due for a look
+	 * to leave, and the timers and the reaping are not due for a look
 	 * (IDLE_TICK).  Back to the receive ring at once: how long an idle
 	 * poll takes is how late, on average half of it, a frame is seen.
 	 */
-	if (!n && ++ep->idle_polls < IDLE_TICK && !ep->ntxb && !ep->tx_unreaped)
+	if (!n && ++ep->idle_polls < IDLE_TICK && !ep->ntxb)
 		return 0;
 	/* A handler may close a UAM channel mid-batch: it is unlinked at
 	 * once (so the rest of the batch finds no channel for its frames,
@@ -300,10 +318,8 @@ UNET_HOT int uam_poll(struct uam_ep *ep)
 		ep->clock_ok = false;
 	uamp_undefer(ep);
 	unet_flush(ep); /* even while corked: a poll sends what is queued */
-	/* Copy mode sends only on a kick: reaping completions kicks.  Until
-	 * the queue is empty again, every poll comes here (tx_unreaped). */
-	unet_endpoint__complete(ep->uep);
-	ep->tx_unreaped = unet_endpoint__tx_pending(ep->uep) != 0;
+	if (ep->unreaped >= REAP_AT || (!got && ep->unreaped))
+		reap(ep);
 	uamp_leave(ep);
 	return ep->progress;
 }
@@ -333,7 +349,9 @@ static int wait_until(struct uam_ep *ep, uint64_t deadline, const bool *done)
 		 * they need the kicks uam_poll gives. */
 		t = uamp_next_timer_ns(ep);
 		sleep_ms = t == UINT64_MAX ? 1000 : (int)((t + 999999) / 1000000);
-		if (unet_endpoint__tx_pending(ep->uep))
+		if (ep->unreaped) /* what is left is what the kernel still holds */
+			reap(ep);
+		if (ep->unreaped)
 			sleep_ms = 1;
 		if (deadline != UINT64_MAX && ms_left(deadline) < sleep_ms)
 			sleep_ms = (int)ms_left(deadline);

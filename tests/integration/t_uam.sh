@@ -7,14 +7,14 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"uam|xdp|150|Active Messages: 100k requests at 10% loss (+5% dup/reorder), 25k medium messages of every size at loss+dup+reorder, 64 MiB store+get at 5% loss, stalled receiver, SIGKILLed peer, kept buffers of refused sends given back (test_uam)"
+	"uam|xdp|150|Active Messages: 100k requests at 10% loss (+5% dup/reorder), 25k medium messages of every size at loss+dup+reorder, 64 MiB store+get at 5% loss, stalled receiver, SIGKILLed peer, kept buffers of refused sends given back, sent frames reaped in bulk and when the pool runs dry (test_uam)"
 	"uam_kv|-|60|examples/kv: put/get over UAM between two namespaces at 10% injected loss"
 )
 
 # U-Net Active Messages over a veth pair inside namespace a, both ends
 # driven by one process (the peer-killed case forks).
 t_uam() {
-	run_pair_cmocka test_uam 7
+	run_pair_cmocka test_uam 8
 }
 
 # The key-value example between the two namespaces, with loss on both

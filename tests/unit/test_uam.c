@@ -709,6 +709,79 @@ static void test_peer_killed(void **state)
 	free(src);
 }
 
+/*
+ * Sent frames are reaped in bulk (uam.c, reap), not at every poll: once
+ * the traffic stops, a few empty polls give every one back (the send
+ * queue is empty), and a send that finds the pool dry gets back what
+ * has completed (unet_endpoint__buf_alloc reaps) instead of failing.  b's sends here: 3 requests (within the
+ * credit a peer has before it hears from us), with only 2 send buffers
+ * free, and no poll between them.
+ */
+static void test_reaping(void **state)
+{
+	static uint64_t held[1 << 16];
+	struct counts c = { 0 };
+	struct uam_stats st;
+	struct pair *p;
+	uint32_t n = 0;
+
+	NEED_PAIR(*state);
+	p = pair_new(NULL);
+	set_handlers(p, &c);
+	for (uint64_t i = 0; i < 200; i++) {
+		uint64_t a[2] = { i, ~i };
+		uint64_t t0 = now_ms();
+
+		assert_true(uam_request(p->ab, H_REQ, a, 2) >= 0);
+		while (c.reps < i + 1 && now_ms() - t0 < 2000)
+			pump(p);
+		assert_int_equal(c.reps, i + 1);
+	}
+	for (int i = 0; i < 4 * 8; i++) /* IDLE_TICK empty polls, four times over */
+		pump(p);
+	assert_int_equal(unet_endpoint__tx_pending(p->ua), 0);
+	assert_int_equal(unet_endpoint__tx_pending(p->ub), 0);
+
+	while (n < sizeof(held) / sizeof(held[0]) &&
+	       (held[n] = unet_endpoint__buf_alloc(p->ub)) != UNET_NO_BUF)
+		n++;
+	assert_true(n > 2);
+	assert_int_equal(unet_endpoint__buf_free(p->ub, held[--n]), 0);
+	assert_int_equal(unet_endpoint__buf_free(p->ub, held[--n]), 0);
+	uam_ep__set_handler(p->a, H_REQ, h_req, &c);
+	uam_ep__set_handler(p->b, H_REP, h_rep, &c);
+	uam_chan__stats(p->ba, &st);
+	for (uint64_t i = 0; i < 3; i++) {
+		uint64_t a[2] = { 200 + i, ~(200 + i) };
+
+		assert_true(uam_request(p->ba, H_REQ, a, 2) >= 0);
+	}
+	{
+		struct uam_stats st2;
+
+		uam_chan__stats(p->ba, &st2);
+		print_message("3 requests with 2 send buffers free: %llu frames sent\n",
+			      (unsigned long long)(st2.tx_frames - st.tx_frames));
+		assert_int_equal(st2.tx_frames - st.tx_frames, 3);
+	}
+	while (n)
+		assert_int_equal(unet_endpoint__buf_free(p->ub, held[--n]), 0);
+	for (int i = 0; i < 200 && c.reps < 203; i++)
+		pump(p);
+	assert_int_equal(c.reps, 203);
+	/* A wait that would sleep reaps first (the sleep is not cut to 1 ms
+	 * for frames that have in fact left). */
+	assert_true(uam_request(p->ab, H_REQ, (uint64_t[]){ 203, ~203ull }, 2) >= 0);
+	assert_int_equal(uam_wait(p->a, 2), 0);
+	assert_int_equal(unet_endpoint__tx_pending(p->ua), 0);
+	for (int i = 0; i < 200 && c.reps < 204; i++)
+		pump(p);
+	assert_int_equal(c.reqs, 204);
+	assert_int_equal(c.reps, 204);
+	assert_int_equal(c.bad, 0);
+	pair_free(p);
+}
+
 /* Medium requests whose frames the send queue refuses (the endpoint's
  * link went down): their kept buffers stay UAM's (a refused buffer freed
  * at the flush would be freed again, or read for a retransmission after
@@ -758,6 +831,7 @@ int main(void)
 		cmocka_unit_test_setup(test_receiver_stalls, setup),
 		cmocka_unit_test_setup(test_peer_killed, setup),
 		cmocka_unit_test_setup(test_kept_refused, setup),
+		cmocka_unit_test_setup(test_reaping, setup),
 	};
 	const char *m = getenv("UNET_TEST_XDP_MODE"), *n = getenv("UNET_UAM_REQUESTS");
 
