@@ -149,6 +149,7 @@ if ((QUICK)); then
 	BULK_BYTES=1048576 BULK_COUNT=4	# UAM bulk stores
 	LOGP_COUNT=300		# LogP samples per point
 	CALLS_COUNT=2000	# UAM calls per loss point (a quarter with 1 in flight)
+	VS_REPS=1 VS_COUNT=2000	# UAM against raw U-Net interleaved: runs, round trips
 else
 	SIZES=(8 64 256 1024 1472)
 	CHANNELS=(1 16 256 4096)
@@ -161,6 +162,7 @@ else
 	BULK_BYTES=4194304 BULK_COUNT=${BENCH_BULK_COUNT:-50}
 	LOGP_COUNT=${BENCH_LOGP_COUNT:-5000}
 	CALLS_COUNT=${BENCH_CALLS_COUNT:-40000}
+	VS_REPS=${BENCH_VS_REPS:-5} VS_COUNT=${BENCH_VS_COUNT:-20000}
 fi
 BATCH=32		# messages per send call (sendmmsg / TX ring kick)
 EMUL_SPIN_COUNT=${BENCH_EMUL_SPIN_COUNT:-1000}	# unet-emul spinning: round trips of ~8 ms
@@ -205,6 +207,11 @@ for mode in spin block; do
 		((size == 64)) && PLAN+=("pingpong unet-grant $mode $size 1")
 		((HAVE_SOCKPERF && size >= 14)) && PLAN+=("sockperf udp $mode $size 1")
 	done
+done
+# UAM against raw U-Net interleaved in one process pair (m_vs): the rows
+# issue 11's round-trip target is read from.
+for size in "${SIZES[@]}"; do
+	PLAN+=("vs uam spin $size 1")
 done
 for size in "${SIZES[@]}"; do
 	for t in unet uam udp udp-mmsg unet-udp packet; do
@@ -388,7 +395,7 @@ record_ok() {
 record_fail() {
 	local test
 	case $1 in
-	pingpong | demux-pingpong | sockperf) test=pingpong ;;
+	pingpong | demux-pingpong | sockperf | vs) test=pingpong ;;
 	logp) test=logp ;;
 	*) test=rate ;;
 	esac
@@ -761,6 +768,36 @@ m_calls() {
 	SUMMARY=$(jq -r '"\(.calls_per_s | floor) calls/s"' <<<"$j")
 }
 
+# m_vs SIZE: UAM's spinning round trip against raw U-Net's, interleaved
+# in one process pair (unet-bench pingpong --vs: blocks of 1000 round
+# trips of each in turn, against one echo serving both), VS_REPS runs of
+# VS_COUNT round trips each, by scripts/bench-rtt-ab.sh on a veth of its
+# own (three queues: --vs puts raw U-Net on queues 1-2; this run's veth
+# has one).  The pingpong rows above run UAM and raw U-Net a second
+# apart, on a host whose speed moves by up to 2x between two such runs
+# here; interleaved, both see the same host.  Record: the median of the
+# per-run ratios of the p50s (p50_ratio) and their range, and the median
+# p50s (p50_us UAM, vs_p50_us raw U-Net).
+m_vs() {
+	local size=$1 p="$LOGS/vs-$size" line j
+	RTT_COUNT=$VS_COUNT bash "$ROOT/scripts/bench-rtt-ab.sh" --xdp-mode "$XDP_MODE" \
+		--reps "$VS_REPS" --size "$size" "$BUILD" >"$p.out" 2>"$p.err"
+	# "   64 /path/build: 1.075x [1.05-1.17]; 4.77, 5.08"
+	line=$(grep -E "^ *$size /" "$p.out")
+	if ! [[ $line =~ :\ ([0-9.]+)x\ \[([0-9.]+)-([0-9.]+)\]\;\ ([0-9.]+),\ ([0-9.]+)$ ]]; then
+		record_fail vs uam spin "$size" 1 vs "bench-rtt-ab.sh gave no ratio: $(last_err "$p.err")"
+		return 1
+	fi
+	j=$(jq -nc --argjson s "$size" --argjson r "${BASH_REMATCH[1]}" --argjson lo "${BASH_REMATCH[2]}" \
+		--argjson hi "${BASH_REMATCH[3]}" --argjson raw "${BASH_REMATCH[4]}" \
+		--argjson uam "${BASH_REMATCH[5]}" --argjson n "$VS_REPS" --argjson c "$VS_COUNT" \
+		'{test: "pingpong", transport: "uam", vs: "unet", mode: "spin", size: $s, channels: 1,
+		  p50_ratio: $r, p50_ratio_min: $lo, p50_ratio_max: $hi, p50_us: $uam, vs_p50_us: $raw,
+		  runs: $n, count: $c}')
+	record_ok "$j" vs vs
+	SUMMARY="UAM/raw p50 ${BASH_REMATCH[1]}x [${BASH_REMATCH[2]}-${BASH_REMATCH[3]}] over $VS_REPS runs"
+}
+
 # m_sockperf MODE SIZE: sockperf ping-pong (kernel UDP), full round
 # trips.  Spinning: non-blocking sockets on both sides, polled with
 # recvfrom; blocking: sockperf's default blocking recvfrom.  A server per
@@ -846,6 +883,7 @@ for entry in "${PLAN[@]}"; do
 	bulk-*) desc="bulk uam, $BULK_COUNT stores of $BULK_BYTES bytes, ${kind#bulk-}% loss" ;;
 	logp) desc="logp $t ${size}B" ;;
 	calls-*) desc="calls uam, ${kind#calls-}% loss, $ch in flight" ;;
+	vs) desc="pingpong uam --vs unet ${size}B, $VS_REPS interleaved runs" ;;
 	esac
 	printf '[%d/%d] %s ... ' "$i" "$NPLAN" "$desc" >&2
 	SUMMARY="" LAST_REASON=""
@@ -867,6 +905,7 @@ for entry in "${PLAN[@]}"; do
 	bulk-get-*) m_bulk "${kind#bulk-get-}" get && ok=1 ;;
 	bulk-*) m_bulk "${kind#bulk-}" && ok=1 ;;
 	calls-*) m_calls "${kind#calls-}" "$ch" && ok=1 ;;
+	vs) m_vs "$size" && ok=1 ;;
 	esac
 	emul_stop
 	CLIENT_NS="" CLIENT_PRE=()
@@ -1164,6 +1203,15 @@ jq -r '[.results[] | select(.kind == "logp")] | sort_by(.transport, .size)[]
 		printf "%-10s %5s %8s %8s %8s %8s %9s\n", $1, $2, f($4), f($5), f($6), f($7), f($8)
 	}' "$LOGS/logp.tsv"
 } >>"$OUT/table.txt"
+# UAM against raw U-Net interleaved (m_vs): issue 11's round-trip target,
+# <= 1.15x at every size.
+jq -r '
+	[.results[] | select(.kind == "vs")] as $v | select($v | length > 0) |
+	"", "UAM against raw U-Net, interleaved in one process pair (pingpong --vs; median of the runs):",
+	($v[] | if .status == "ok" then
+		"  round trip p50, \(.size) B: \(.p50_ratio)x [\(.p50_ratio_min)-\(.p50_ratio_max)] over \(.runs) runs (\(.p50_us) vs \(.vs_p50_us) us)  (target <= 1.15x)  \(if .p50_ratio <= 1.15 then "met" else "NOT met" end)"
+	else "  round trip p50, \(.size) B: FAILED: \(.reason)" end)
+' "$OUT/results.json" >>"$OUT/table.txt" 2>/dev/null || true
 # TCP over U-Net against kernel TCP, same run (targets, docs/tcp.md: round
 # trip p50 <= 0.7x kernel TCP spinning, bulk >= 1.0x).
 jq -r '

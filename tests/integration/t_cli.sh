@@ -10,7 +10,7 @@ TESTS+=(
 	"cli_errors|-|90|unetctl one-line errors with exit 1 (privileges, unsafe pin paths named); --help exits 0"
 	"api_errors|-|90|public API rejects invalid arguments (build/tests/test_api_errors)"
 	"queue_limit|-|60|20-queue veth: unetctl attach warns (device, limit 16, queues dropped), status shows device_queues and the warning; 1 queue: no warning"
-	"bench_smoke|-|180|unet-bench --quick: output has the expected form"
+	"bench_smoke|-|180|unet-bench --quick: output has the expected form (UAM against raw U-Net interleaved among it)"
 	"bench_vs|-|90|unet-bench pingpong --vs: UAM and raw U-Net interleaved in one run, both p50s and their ratio, nothing lost; misuse of --vs refused"
 	"install_build|-|240|make CFLAGS=\"-O1 -g\" builds the library and unetctl, objects depend on their headers; make install PREFIX=/opt/...: an example compiles with pkg-config's flags and #include <unet-xdp/unet.h>, and links"
 )
@@ -215,6 +215,15 @@ t_bench_smoke() {
 		.calls_per_s > 0 and (.loss_ppm | type) == "number")] | length == 6' \
 		"$f" >/dev/null || fail "results.json lacks the 6 UAM calls rows (0/1/10% loss, 1 and 16 in flight)"
 	grep -q '^UAM calls/s' "$T_DIR/bench.out" || fail "the table has no UAM calls/s section"
+	# UAM against raw U-Net interleaved (issue 11's round-trip target):
+	# a row per size with the ratio inside its range (printed to 0.01),
+	# and the table's section with the target's verdict.
+	jq -e '[.results[] | select(.kind == "vs" and .status == "ok" and .vs == "unet" and
+		.p50_us > 0 and .vs_p50_us > 0 and .p50_ratio > 0 and
+		.p50_ratio_min - 0.005 <= .p50_ratio and .p50_ratio <= .p50_ratio_max + 0.005)] | length == 2' \
+		"$f" >/dev/null || fail "results.json lacks the 2 interleaved UAM/raw rows (64 and 1472 B)"
+	grep -Eq '^  round trip p50, 1472 B: [0-9.]+x \[.*\(target <= 1.15x\)  (met|NOT met)$' "$T_DIR/bench.out" ||
+		fail "the table has no interleaved UAM/raw row with its target"
 	# UAM bulk (issue 11): stores and gets, at 0% and 1% loss, each row
 	# with its ratio to raw streaming.
 	jq -e '[.results[] | select((.kind | test("^bulk(-get)?(-1)?$")) and .status == "ok" and
