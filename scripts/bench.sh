@@ -1205,13 +1205,21 @@ jq -r '[.results[] | select(.kind == "logp")] | sort_by(.transport, .size)[]
 } >>"$OUT/table.txt"
 # UAM against raw U-Net interleaved (m_vs): issue 11's round-trip target,
 # <= 1.15x at every size.
-jq -r '
-	[.results[] | select(.kind == "vs")] as $v | select($v | length > 0) |
-	"", "UAM against raw U-Net, interleaved in one process pair (pingpong --vs; median of the runs):",
-	($v[] | if .status == "ok" then
-		"  round trip p50, \(.size) B: \(.p50_ratio)x [\(.p50_ratio_min)-\(.p50_ratio_max)] over \(.runs) runs (\(.p50_us) vs \(.vs_p50_us) us)  (target <= 1.15x)  \(if .p50_ratio <= 1.15 then "met" else "NOT met" end)"
-	else "  round trip p50, \(.size) B: FAILED: \(.reason)" end)
-' "$OUT/results.json" >>"$OUT/table.txt" 2>/dev/null || true
+jq -r '.results[] | select(.kind == "vs") | [.size, .status, .p50_ratio, .p50_ratio_min,
+	.p50_ratio_max, .runs, .p50_us, .vs_p50_us, .reason] | map(. // "-" | tostring) | @tsv' \
+	"$OUT/results.json" >"$LOGS/vs.tsv" 2>/dev/null
+if [[ -s $LOGS/vs.tsv ]]; then
+	awk -F'\t' '
+	BEGIN {
+		print ""
+		print "UAM against raw U-Net, interleaved in one process pair (pingpong --vs; median of the runs):"
+	}
+	$2 != "ok" { printf "  round trip p50, %s B: FAILED: %s\n", $1, $9; next }
+	{
+		printf "  round trip p50, %s B: %.3fx [%.2f-%.2f] over %d runs (%.2f vs %.2f us)  (target <= 1.15x)  %s\n",
+			$1, $3, $4, $5, $6, $7, $8, ($3 <= 1.15) ? "met" : "NOT met"
+	}' "$LOGS/vs.tsv" >>"$OUT/table.txt"
+fi
 # TCP over U-Net against kernel TCP, same run (targets, docs/tcp.md: round
 # trip p50 <= 0.7x kernel TCP spinning, bulk >= 1.0x).
 jq -r '
