@@ -18,7 +18,7 @@
 #   pair (blocks of 1000 round trips) and their ratio is that run's
 #   p50_ratio; an older build runs them one after the other.  Compare over
 #   several repetitions, on a quiet machine.  Environment: RTT_COUNT
-#   (round trips per pingpong and transport, 50000).  Needs root and jq.
+#   (round trips per pingpong and transport, 50000).  Needs root, jq and python3.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/netns.sh
@@ -38,6 +38,7 @@ done
 [[ $MODE == skb || $MODE == native ]] || { echo "$0: --xdp-mode skb or native" >&2; exit 2; }
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "$0: --reps takes a positive count" >&2; exit 2; }
 command -v jq >/dev/null || { echo "$0: needs jq" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "$0: needs python3 (scripts/install-deps.sh installs it)" >&2; exit 2; }
 builds=()
 for arg in "$@"; do
 	b=$(cd "$arg" 2>/dev/null && pwd)
