@@ -37,6 +37,12 @@
 #             same with veth's NAPI turned on for that measurement,
 #             ethtool gro + rx-udp-gro-forwarding, blocking and busy
 #             polling); CPU per round trip on both sides
+#   vs        uam against unet interleaved in one process pair
+#             (unet-bench pingpong --vs, through scripts/bench-rtt-ab.sh
+#             on a three-queue veth of its own): the median of
+#             BENCH_VS_REPS runs' ratios of the p50s, at every size (the
+#             pingpong rows run them a second apart: tens of percent of
+#             noise in their ratio)
 #   logp      LogP (unet-bench logp against a spinning echo): o_s, o_r,
 #             rtt and L = rtt/2 - o_s - o_r for unet, uam, unet-udp and
 #             udp at every size; g = 1 / msgs_per_s of the same run's
@@ -65,7 +71,9 @@
 # BENCH_PP_WARMUP (1000), BENCH_RATE_COUNT
 # (messages per rate pairing; default per transport and size),
 # BENCH_RATE_REPS (3), BENCH_SP_SECS (sockperf seconds, 2), BENCH_LOGP_COUNT
-# (samples per LogP point, 5000), BENCH_ONLY (a regular expression: only
+# (samples per LogP point, 5000), BENCH_VS_REPS (interleaved runs per vs
+# row, 5), BENCH_VS_COUNT (round trips per run and transport, 20000),
+# BENCH_ONLY (a regular expression: only
 # the measurements it matches, see below), BENCH_TIMEOUT
 # (seconds per measurement, 60); BENCH_KEEP_LOGS=1 keeps every log.
 #
