@@ -20,7 +20,7 @@
  * not read the clock each time (timers are 20 us and more, an idle poll
  * some 50 ns), so it comes back to the receive ring sooner. */
 #define IDLE_TICK 8
-/* Sent frames reaped in bulk once this many are out (see reap). */
+/* Sent frames reaped in bulk once this many are out (see uam_poll). */
 #define REAP_AT 64
 
 UNET_HOT static uint64_t mono_ns(void *ctx)
@@ -53,24 +53,6 @@ UNET_HOT static void unet_flush(void *ctx)
 			unet_endpoint__buf_free(ep->uep, ep->txb[i].buf);
 	ep->tx_lost += ep->ntxb - (uint32_t)n;
 	ep->ntxb = 0;
-	ep->unreaped += (uint32_t)n;
-}
-
-/*
- * Sent frames back to the pool, and a kick for any the kernel has not
- * taken yet (copy mode sends only on a kick: unet_endpoint__complete
- * kicks what is still queued).  Not at every poll: raw U-Net reaps when
- * it runs short, and a poll that delivered a message would otherwise do
- * this before the application can answer it, on both sides of every
- * round trip.  uam_poll reaps once REAP_AT frames are out, or at a poll
- * that found nothing (an idle tick, which a spinning loop reaches within
- * IDLE_TICK empty polls, while it waits for the answer anyway); and
- * unet_endpoint__buf_alloc reaps when the pool runs dry.
- */
-static void reap(struct uam_ep *ep)
-{
-	unet_endpoint__complete(ep->uep);
-	ep->unreaped = unet_endpoint__tx_pending(ep->uep);
 }
 
 /* Direct-access U-Net: the frame is assembled in a segment buffer, its
@@ -258,6 +240,7 @@ UNET_HOT static struct uam_chan *chan_of(struct uam_ep *ep, const struct unet_ch
 UNET_HOT int uam_poll(struct uam_ep *ep)
 {
 	struct unet_recv_desc d[RX_BATCH];
+	unsigned int pending;
 	int n, got = 0;
 
 	if (!ep)
@@ -318,8 +301,21 @@ UNET_HOT int uam_poll(struct uam_ep *ep)
 		ep->clock_ok = false;
 	uamp_undefer(ep);
 	unet_flush(ep); /* even while corked: a poll sends what is queued */
-	if (ep->unreaped >= REAP_AT || (!got && ep->unreaped))
-		reap(ep);
+	/*
+	 * Sent frames back to the pool, and a kick for any the kernel has
+	 * not taken yet (copy mode sends only on a kick: complete kicks what
+	 * is still queued).  Not at every poll: raw U-Net reaps when it runs
+	 * short, and a poll that delivered a message would otherwise do this
+	 * before the application can answer it, on both sides of every round
+	 * trip.  Once REAP_AT frames are out, or at a poll that found nothing
+	 * (an idle tick, which a spinning loop reaches within IDLE_TICK empty
+	 * polls, while it waits for the answer anyway); wait_until reaps
+	 * before it sleeps, and unet_endpoint__buf_alloc when the pool runs
+	 * dry.
+	 */
+	pending = unet_endpoint__tx_pending(ep->uep);
+	if (pending >= REAP_AT || (!got && pending))
+		unet_endpoint__complete(ep->uep);
 	uamp_leave(ep);
 	return ep->progress;
 }
@@ -349,10 +345,12 @@ static int wait_until(struct uam_ep *ep, uint64_t deadline, const bool *done)
 		 * they need the kicks uam_poll gives. */
 		t = uamp_next_timer_ns(ep);
 		sleep_ms = t == UINT64_MAX ? 1000 : (int)((t + 999999) / 1000000);
-		if (ep->unreaped) /* what is left is what the kernel still holds */
-			reap(ep);
-		if (ep->unreaped)
-			sleep_ms = 1;
+		if (unet_endpoint__tx_pending(ep->uep)) {
+			unet_endpoint__complete(ep->uep);
+			/* what is left, the kernel still holds */
+			if (unet_endpoint__tx_pending(ep->uep))
+				sleep_ms = 1;
+		}
 		if (deadline != UINT64_MAX && ms_left(deadline) < sleep_ms)
 			sleep_ms = (int)ms_left(deadline);
 		if (sleep_ms > 0) {

@@ -351,8 +351,6 @@ struct uam_ep {
 	uint32_t tx_gen;
 	uint32_t ntxb;	     /* uam.c: frames in txb, below */
 	uint32_t idle_polls; /* uam.c: polls without a frame since the last tick */
-	uint32_t unreaped;   /* uam.c: frames handed to the kernel and not
-			      * reaped since (reap): the kernel may hold them */
 	/* uam.c: frames built, not yet handed to the kernel (one kick) */
 	struct unet_send_desc txb[64];
 	bool txb_kept[64]; /* txb[i] is a kept buffer: not freed if refused */
