@@ -156,23 +156,33 @@ static void pair_free(struct pair *p)
 			skip(); \
 	} while (0)
 
+/* Every send buffer the endpoint hands out now, into held (at most
+ * HELD_MAX); how many. */
+#define HELD_MAX (1u << 16)
+static uint32_t take_send_buffers(struct unet_endpoint *uep, uint64_t *held)
+{
+	uint32_t n = 0;
+
+	while (n < HELD_MAX && (held[n] = unet_endpoint__buf_alloc(uep)) != UNET_NO_BUF)
+		n++;
+	return n;
+}
+
 /* Send buffers the endpoint hands out now (each given back): what is in
  * flight completed first, stray frames drained (which tops the FILL rings
  * up to their target), so two counts with no traffic between match
  * unless buffers went missing. */
 static uint32_t send_buffers(struct unet_endpoint *uep)
 {
-	static uint64_t held[1 << 16];
+	static uint64_t held[HELD_MAX];
 	struct unet_recv_desc d[64];
-	uint32_t n = 0;
+	uint32_t n;
 	int r;
 
 	unet_endpoint__flush(uep, 200);
 	while ((r = unet_endpoint__recv(uep, d, 64)) > 0)
 		assert_int_equal(unet_endpoint__release(uep, d, (unsigned int)r), 0);
-	while (n < sizeof(held) / sizeof(held[0]) &&
-	       (held[n] = unet_endpoint__buf_alloc(uep)) != UNET_NO_BUF)
-		n++;
+	n = take_send_buffers(uep, held);
 	for (uint32_t i = 0; i < n; i++)
 		assert_int_equal(unet_endpoint__buf_free(uep, held[i]), 0);
 	return n;
@@ -710,20 +720,21 @@ static void test_peer_killed(void **state)
 }
 
 /*
- * Sent frames are reaped in bulk (uam.c, reap), not at every poll: once
- * the traffic stops, a few empty polls give every one back (the send
- * queue is empty), and a send that finds the pool dry gets back what
- * has completed (unet_endpoint__buf_alloc reaps) instead of failing.  b's sends here: 3 requests (within the
- * credit a peer has before it hears from us), with only 2 send buffers
- * free, and no poll between them.
+ * Sent frames are reaped in bulk (uam.c, uam_poll), not at every poll:
+ * once the traffic stops, a few empty polls give every one back (the
+ * send queue is empty), and a send that finds the pool dry gets back
+ * what has completed (unet_endpoint__buf_alloc reaps) instead of
+ * failing: b's 3 requests here (within the credit a peer has before it
+ * hears from us), with only 2 send buffers free and no poll between
+ * them; a wait reaps before it sleeps.
  */
 static void test_reaping(void **state)
 {
-	static uint64_t held[1 << 16];
+	static uint64_t held[HELD_MAX];
 	struct counts c = { 0 };
-	struct uam_stats st;
+	struct uam_stats st, st2;
 	struct pair *p;
-	uint32_t n = 0;
+	uint32_t n;
 
 	NEED_PAIR(*state);
 	p = pair_new(NULL);
@@ -742,9 +753,7 @@ static void test_reaping(void **state)
 	assert_int_equal(unet_endpoint__tx_pending(p->ua), 0);
 	assert_int_equal(unet_endpoint__tx_pending(p->ub), 0);
 
-	while (n < sizeof(held) / sizeof(held[0]) &&
-	       (held[n] = unet_endpoint__buf_alloc(p->ub)) != UNET_NO_BUF)
-		n++;
+	n = take_send_buffers(p->ub, held);
 	assert_true(n > 2);
 	assert_int_equal(unet_endpoint__buf_free(p->ub, held[--n]), 0);
 	assert_int_equal(unet_endpoint__buf_free(p->ub, held[--n]), 0);
@@ -756,20 +765,16 @@ static void test_reaping(void **state)
 
 		assert_true(uam_request(p->ba, H_REQ, a, 2) >= 0);
 	}
-	{
-		struct uam_stats st2;
-
-		uam_chan__stats(p->ba, &st2);
-		print_message("3 requests with 2 send buffers free: %llu frames sent\n",
-			      (unsigned long long)(st2.tx_frames - st.tx_frames));
-		assert_int_equal(st2.tx_frames - st.tx_frames, 3);
-	}
+	uam_chan__stats(p->ba, &st2);
+	print_message("3 requests with 2 send buffers free: %llu frames sent\n",
+		      (unsigned long long)(st2.tx_frames - st.tx_frames));
+	assert_int_equal(st2.tx_frames - st.tx_frames, 3);
 	while (n)
 		assert_int_equal(unet_endpoint__buf_free(p->ub, held[--n]), 0);
 	for (int i = 0; i < 200 && c.reps < 203; i++)
 		pump(p);
 	assert_int_equal(c.reps, 203);
-	/* A wait that would sleep reaps first (the sleep is not cut to 1 ms
+	/* A wait that would sleep reaps first (its sleep is not cut to 1 ms
 	 * for frames that have in fact left). */
 	assert_true(uam_request(p->ab, H_REQ, (uint64_t[]){ 203, ~203ull }, 2) >= 0);
 	assert_int_equal(uam_wait(p->a, 2), 0);
