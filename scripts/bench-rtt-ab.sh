@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# bench-rtt-ab.sh [--xdp-mode skb|native] [--reps N] [--size B]... BUILD_DIR...
+# bench-rtt-ab.sh [--xdp-mode skb|native] [--reps N] [--size B]... [--json] BUILD_DIR...
 #   UAM's spinning round trip against raw U-Net's, for several builds,
 #   alternating: per repetition, size and build, a raw U-Net pingpong and
 #   then a UAM one (unet-bench pingpong against a spinning echo, client on
 #   CPU 0 and echo on CPU 1, as `make bench` runs them), and the ratio of
 #   their p50s.  One pair of namespaces for the whole run.  At the end, per
 #   size and build: the median of the per-repetition ratios, their range,
-#   and the median p50s.  For a change to UAM's message path: build the
+#   and the median p50s (--json: a JSON line each, with size, build, runs,
+#   p50_ratio, p50_ratio_min, p50_ratio_max, vs_p50_us (raw), p50_us
+#   (UAM)).  For a change to UAM's message path: build the
 #   old tree elsewhere (git worktree add /tmp/old COMMIT && make -C /tmp/old)
 #   and run
 #       scripts/bench-rtt-ab.sh --reps 8 --size 64 --size 1472 /tmp/old/build build
@@ -23,17 +25,18 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/netns.sh
 source "$HERE/netns.sh"
-MODE=skb REPS=4 SIZES=() COUNT=${RTT_COUNT:-50000}
+MODE=skb REPS=4 SIZES=() JSON=0 COUNT=${RTT_COUNT:-50000}
 while (($#)); do
 	case $1 in
 	--xdp-mode) MODE=$2; shift 2 ;;
 	--reps) REPS=$2; shift 2 ;;
 	--size) SIZES+=("$2"); shift 2 ;;
-	-h | --help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--json) JSON=1; shift ;;
+	-h | --help) sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) break ;;
 	esac
 done
-(($#)) || { echo "usage: $0 [--xdp-mode skb|native] [--reps N] [--size B]... BUILD_DIR..." >&2; exit 2; }
+(($#)) || { echo "usage: $0 [--xdp-mode skb|native] [--reps N] [--size B]... [--json] BUILD_DIR..." >&2; exit 2; }
 ((${#SIZES[@]})) || SIZES=(64)
 [[ $MODE == skb || $MODE == native ]] || { echo "$0: --xdp-mode skb or native" >&2; exit 2; }
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "$0: --reps takes a positive count" >&2; exit 2; }
@@ -106,9 +109,9 @@ for ((r = 1; r <= REPS; r++)); do
 		done
 	done
 done
-echo "size build: UAM/raw p50 median [range] over $REPS; median p50 raw, UAM (us)"
-python3 - "$out" <<'PY'
-import statistics, sys
+((JSON)) || echo "size build: UAM/raw p50 median [range] over $REPS; median p50 raw, UAM (us)"
+python3 - "$out" "$JSON" <<'PY'
+import json, statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
     size, b, _, raw, uam = line.split()
@@ -116,6 +119,12 @@ for line in open(sys.argv[1]):
         rows.setdefault((int(size), b), []).append((float(raw), float(uam)))
 for (size, b), v in sorted(rows.items()):
     ratios = [u / r for r, u in v]
-    print("%5d %s: %.3fx [%.2f-%.2f]; %.2f, %.2f" % (size, b, statistics.median(ratios), min(ratios),
-          max(ratios), statistics.median(r for r, _ in v), statistics.median(u for _, u in v)))
+    med, raw, uam = (statistics.median(ratios), statistics.median(r for r, _ in v),
+                     statistics.median(u for _, u in v))
+    if sys.argv[2] == "1":
+        print(json.dumps({"size": size, "build": b, "runs": len(v), "p50_ratio": round(med, 3),
+                          "p50_ratio_min": round(min(ratios), 3), "p50_ratio_max": round(max(ratios), 3),
+                          "vs_p50_us": raw, "p50_us": uam}))
+    else:
+        print("%5d %s: %.3fx [%.2f-%.2f]; %.2f, %.2f" % (size, b, med, min(ratios), max(ratios), raw, uam))
 PY

@@ -787,23 +787,18 @@ m_calls() {
 # per-run ratios of the p50s (p50_ratio) and their range, and the median
 # p50s (p50_us UAM, vs_p50_us raw U-Net).
 m_vs() {
-	local size=$1 p="$LOGS/vs-$size" line j
+	local size=$1 p="$LOGS/vs-$size" j
 	RTT_COUNT=$VS_COUNT bash "$ROOT/scripts/bench-rtt-ab.sh" --xdp-mode "$XDP_MODE" \
-		--reps "$VS_REPS" --size "$size" "$BUILD" >"$p.out" 2>"$p.err"
-	# "   64 /path/build: 1.075x [1.05-1.17]; 4.77, 5.08"
-	line=$(grep -E "^ *$size /" "$p.out")
-	if ! [[ $line =~ :\ ([0-9.]+)x\ \[([0-9.]+)-([0-9.]+)\]\;\ ([0-9.]+),\ ([0-9.]+)$ ]]; then
+		--reps "$VS_REPS" --size "$size" --json "$BUILD" >"$p.out" 2>"$p.err"
+	if ! j=$(jq -ce --argjson s "$size" --argjson c "$VS_COUNT" 'select(.size == $s) |
+		{test: "pingpong", transport: "uam", vs: "unet", mode: "spin", size, channels: 1,
+		 p50_ratio, p50_ratio_min, p50_ratio_max, p50_us, vs_p50_us, runs, count: $c}' \
+		"$p.out" 2>/dev/null) || [[ -z $j ]]; then
 		record_fail vs uam spin "$size" 1 vs "bench-rtt-ab.sh gave no ratio: $(last_err "$p.err")"
 		return 1
 	fi
-	j=$(jq -nc --argjson s "$size" --argjson r "${BASH_REMATCH[1]}" --argjson lo "${BASH_REMATCH[2]}" \
-		--argjson hi "${BASH_REMATCH[3]}" --argjson raw "${BASH_REMATCH[4]}" \
-		--argjson uam "${BASH_REMATCH[5]}" --argjson n "$VS_REPS" --argjson c "$VS_COUNT" \
-		'{test: "pingpong", transport: "uam", vs: "unet", mode: "spin", size: $s, channels: 1,
-		  p50_ratio: $r, p50_ratio_min: $lo, p50_ratio_max: $hi, p50_us: $uam, vs_p50_us: $raw,
-		  runs: $n, count: $c}')
 	record_ok "$j" vs vs
-	SUMMARY="UAM/raw p50 ${BASH_REMATCH[1]}x [${BASH_REMATCH[2]}-${BASH_REMATCH[3]}] over $VS_REPS runs"
+	SUMMARY=$(jq -r '"UAM/raw p50 \(.p50_ratio)x [\(.p50_ratio_min)-\(.p50_ratio_max)] over \(.runs) runs"' <<<"$j")
 }
 
 # m_sockperf MODE SIZE: sockperf ping-pong (kernel UDP), full round
