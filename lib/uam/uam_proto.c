@@ -780,7 +780,7 @@ UNET_HOT static int raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len
  * twice is a copy, never the kept buffer).  Returns 0 or the
  * transport's error (-EAGAIN: not sent, try later). */
 UNET_HOT static int xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, const uint8_t *data,
-		uint32_t dlen, uint64_t kbuf)
+			 uint32_t dlen, uint64_t kbuf)
 {
 	const struct uam_inject_opts *in = &ch->ep->o.inject;
 	int err;
@@ -843,7 +843,7 @@ static uint64_t cfrag_rel_max(const struct uam_ep *ep)
 /* A request or reply's compact header (the ack and credit are put at
  * each transmission, put_ack). */
 UNET_HOT static void hdr_init_compact(struct uam_chan *ch, uint8_t *f, uint8_t type, uint8_t nargs,
-			     uint16_t handler, uint32_t seq, uint32_t token)
+				      uint16_t handler, uint32_t seq, uint32_t token)
 {
 	f[UAM_C_OFF_KIND] = UAM_C_FORMAT | type;
 	f[UAM_C_OFF_NARGS] = nargs;
@@ -1151,7 +1151,7 @@ UNET_HOT static int check_args(unsigned int handler, const uint64_t *args, unsig
 /* A medium payload: (data, len) must fit one frame beside nargs
  * arguments (checked first: nargs <= UAM_MAX_ARGS). */
 UNET_HOT static int check_payload(const struct uam_chan *ch, const void *data, size_t len,
-			 unsigned int nargs)
+				  unsigned int nargs)
 {
 	if (len && !data)
 		return -EINVAL;
@@ -1161,7 +1161,7 @@ UNET_HOT static int check_payload(const struct uam_chan *ch, const void *data, s
 }
 
 UNET_HOT static int request(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
-		   unsigned int nargs, const void *data, size_t len, uint32_t flag)
+			    unsigned int nargs, const void *data, size_t len, uint32_t flag)
 {
 	struct uam_item *it;
 	uint32_t tok;
@@ -1194,7 +1194,7 @@ UNET_HOT int uam_request(struct uam_chan *ch, unsigned int handler, const uint64
 }
 
 UNET_HOT int uam_request_medium(struct uam_chan *ch, unsigned int handler, const uint64_t *args,
-		       unsigned int nargs, const void *data, size_t len)
+				unsigned int nargs, const void *data, size_t len)
 {
 	return request(ch, handler, args, nargs, data, len, 0);
 }
@@ -1701,7 +1701,7 @@ UNET_HOT static void deliver(struct uam_chan *ch, const uint8_t *f, const uint8_
  * (it will not be resent), and note the highest in *hi.  Returns false
  * once a bit names a frame we never sent (the rest are bogus). */
 UNET_HOT static bool take_sack(struct uam_chan *ch, uint32_t first, uint64_t bits, uint32_t *hi,
-		      bool *have_hi)
+			       bool *have_hi)
 {
 	for (; bits; bits &= bits - 1) {
 		uint32_t seq = first + (uint32_t)__builtin_ctzll(bits);
@@ -1893,7 +1893,7 @@ static uint64_t frame_len(const uint8_t *f)
  * past the header.
  */
 UNET_HOT static const uint8_t *frame_hdr(const struct uam_ep *ep, const uint8_t *f, uint32_t len,
-				uint8_t hb[UAM_HDR_LEN], const uint8_t **body)
+					 uint8_t hb[UAM_HDR_LEN], const uint8_t **body)
 {
 	uint32_t hl;
 	uint8_t nargs;
