@@ -56,8 +56,9 @@ LIBS := -lxdp -lbpf -lelf -lz -llwip -lpthread
 
 # The object is embedded whole in the library (the skeleton): no build
 # path in its debug info.
+# (Quoted: the clone's path may hold a space.)
 BPF_CFLAGS := -target bpf -O2 -g -Wall -Wextra -I$(ARCH_INC) -Ibpf -MMD -MP \
-	      -fdebug-prefix-map=$(CURDIR)=.
+	      '-fdebug-prefix-map=$(CURDIR)=.'
 
 LIB_SRCS := $(wildcard lib/*/*.c)
 LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
@@ -232,10 +233,15 @@ $(BUILD)/unet-bench: $(BENCH_SRCS) bench/bench.h $(ALIB) $(PUB_HDRS)
 
 # The README's test command: installs what is missing, builds, runs every
 # test, then again built with ASan+UBSan.
+# build_locked DIR MAKE-ARGS: make in DIR under a lock, so that two
+# `make demo` (or check, bench) started at once in one clone take turns
+# at the build instead of writing the same files together.
+build_locked = mkdir -p $(1) && flock $(1)/.make.lock $(MAKE) $(2)
+
 check: deps
-	$(MAKE) all
+	$(call build_locked,$(BUILD),all)
 	bash tests/run-all.sh $(BUILD)
-	$(MAKE) SAN=1 all
+	$(call build_locked,build-san,SAN=1 all)
 	UNET_SANITIZED=1 bash tests/run-all.sh build-san
 
 check-unit: all
@@ -246,17 +252,17 @@ check-integration: all
 
 # Tests too long or not yet steady enough for make check (docs/tcp.md).
 soak: deps
-	$(MAKE) all
+	$(call build_locked,$(BUILD),all)
 	UNET_SOAK=1 bash tests/integration/run.sh --build $(BUILD) tcp_loss5_default
 
 demo: deps
-	$(MAKE) all
+	$(call build_locked,$(BUILD),all)
 	bash scripts/demo.sh $(BUILD)
 
 # U-Net against kernel UDP and AF_PACKET, side by side (docs/performance.md).
 # The MPI programs over U-Net against the kernel's paths: make bench-parallel.
 bench: deps
-	$(MAKE) all
+	$(call build_locked,$(BUILD),all)
 	bash scripts/bench.sh $(BUILD)
 	@echo "bench: MPI programs over U-Net and the kernel's paths: make bench-parallel (docs/parallel.md)"
 
@@ -264,7 +270,7 @@ bench: deps
 # hosts over the unet provider, libfabric tcp and udp, and Open MPI's tcp
 # BTL, side by side (docs/parallel.md).
 bench-parallel: deps
-	$(MAKE) all
+	$(call build_locked,$(BUILD),all)
 	bash scripts/bench-parallel.sh $(BUILD)
 
 # The library, headers, .pc, unetctl, the man pages, unetctl's bash
@@ -272,23 +278,27 @@ bench-parallel: deps
 # SBINDIR, its systemd unit (ExecStart pointing at SBINDIR) and its
 # policy, which is installed only where none exists: an administrator's
 # policy is never overwritten.
+# Directories are made under umask 022 and written files get their modes
+# explicitly: a root shell with umask 077 must not install a library or a
+# directory that other users cannot read.
 install: dist
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/unet-xdp $(DESTDIR)$(BINDIR) \
+	umask 022 && install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/unet-xdp $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(LIBEXECDIR)/unet-xdp $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SBINDIR) \
 		$(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 644 $(PUB_HDRS) $(DESTDIR)$(INCDIR)/unet-xdp/
 	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/
-	install -d $(DESTDIR)$(LIBDIR)/libfabric
+	umask 022 && install -d $(DESTDIR)$(LIBDIR)/libfabric
 	install -m 644 $(FABRIC_SO) $(DESTDIR)$(LIBDIR)/libfabric/
 	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
 	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/libunet-xdp.so
 	# Written here, not copied from $(BUILD): PREFIX may differ from the build's.
 	$(PC_SUBST) lib/libunet-xdp.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libunet-xdp.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/libunet-xdp.pc
 	install -m 755 $(BUILD)/unetctl $(DESTDIR)$(BINDIR)/
 	install -m 755 $(EXAMPLE_BINS) $(DESTDIR)$(LIBEXECDIR)/unet-xdp/
 	for m in $(MAN_PAGES); do \
-		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
+		s=$${m##*.}; (umask 022 && install -d $(DESTDIR)$(MANDIR)/man$$s) && \
 		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
 	done
 	install -m 644 $(BASH_COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/unetctl
@@ -296,7 +306,7 @@ install: dist
 	sed 's|^ExecStart=/usr/sbin/unetd |ExecStart=$(SBINDIR)/unetd |' etc/unetd.service \
 		> $(DESTDIR)$(SYSTEMDUNITDIR)/unetd.service
 	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/unetd.service
-	install -d -m 755 $(DESTDIR)$(dir $(UNETD_POLICY))
+	umask 022 && install -d -m 755 $(DESTDIR)$(dir $(UNETD_POLICY))
 	@if [ -e $(DESTDIR)$(UNETD_POLICY) ]; then \
 		echo "install: keeping the existing $(DESTDIR)$(UNETD_POLICY) (the shipped one is etc/unetd.policy)"; \
 	else \

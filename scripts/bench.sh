@@ -127,11 +127,8 @@ die() {
 	exit 1
 }
 
-BENCH="$BUILD/unet-bench"
-UNETCTL="$BUILD/unetctl"
-UNETD="$BUILD/unetd"
-for b in "$BENCH" "$UNETCTL" "$UNETD"; do
-	[[ -x $b ]] || die "missing $b: run 'make all' first"
+for b in unet-bench unetctl unetd; do
+	[[ -x $BUILD/$b ]] || die "missing $BUILD/$b: run 'make all' first"
 done
 [[ $(id -u) -eq 0 ]] || die "needs root (namespaces, XDP, AF_XDP)"
 for c in jq awk gnuplot taskset timeout; do
@@ -281,6 +278,8 @@ cd "$ROOT" || exit 1
 source "$ROOT/scripts/netns.sh"
 # shellcheck source=scripts/bench-common.sh
 source "$ROOT/scripts/bench-common.sh"
+# shellcheck source=scripts/stage.sh
+source "$ROOT/scripts/stage.sh"
 
 LOGS=$(mktemp -d /tmp/unet-bench.XXXXXX) || die "mktemp failed"
 # unetd's socket and policy: a root-owned 0755 directory, so that nobody
@@ -300,11 +299,19 @@ cleanup() {
 	emul_stop
 	unet_netns_cleanup
 	rm -rf "$EMUL_DIR"
+	unet_stage_remove
 	bench_logs_done bench "$LOGS"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# The programs run from a copy that user nobody can reach (the emulated
+# and granted rows run unet-bench as nobody), wherever the clone is.
+unet_stage "$BUILD" || die "cannot copy the programs where user nobody can run them"
+BENCH="$UNET_STAGE/unet-bench"
+UNETCTL="$UNET_STAGE/unetctl"
+UNETD="$UNET_STAGE/unetd"
 
 echo "bench: setting up namespaces and veth" >&2
 unet_netns_setup "ubench$$" || die "namespace setup failed"

@@ -9,7 +9,9 @@
 # examples/stream, the kernel's own path for context, and prints a results
 # table and `unetctl stats`.
 # Needs root.  Every process is bounded in time; everything created is
-# removed on exit, even on failure.
+# removed on exit, even on failure.  The programs run from a copy of the
+# build that user nobody can reach (scripts/stage.sh), so the clone may
+# sit anywhere, root's 0700 home included.
 set -uo pipefail
 
 BUILD=${1:-build}
@@ -23,10 +25,6 @@ PP_SIZE=${PP_SIZE:-64}		# bytes per ping
 ST_COUNT=${ST_COUNT:-200000}	# stream messages
 ST_SIZE=${ST_SIZE:-1400}	# bytes per stream message
 
-UNETCTL="$BUILD/unetctl"
-UNETD="$BUILD/unetd"
-PINGPONG="$BUILD/examples/pingpong"
-STREAM="$BUILD/examples/stream"
 NOBODY=65534	# the unprivileged user of the unetd run
 
 die() {
@@ -34,13 +32,17 @@ die() {
 	exit 1
 }
 
-for b in "$UNETCTL" "$UNETD" "$PINGPONG" "$STREAM"; do
-	[[ -x $b ]] || die "missing $b: run 'make all' first"
+for b in unetctl unetd examples/pingpong examples/stream unet-bench; do
+	[[ -x $BUILD/$b ]] || die "missing $BUILD/$b: run 'make all' first"
 done
 [[ $(id -u) -eq 0 ]] || die "needs root (namespaces, XDP, AF_XDP)"
-[[ -r scripts/netns.sh ]] || die "missing scripts/netns.sh"
+for f in scripts/netns.sh scripts/stage.sh; do
+	[[ -r $f ]] || die "missing $f"
+done
 # shellcheck source=scripts/netns.sh
 source scripts/netns.sh
+# shellcheck source=scripts/stage.sh
+source scripts/stage.sh
 
 LOGS=$(mktemp -d /tmp/unet-demo.XXXXXX) || die "mktemp failed"
 UNETD_DIR=""	# unetd's socket and policy (made by run_pingpong_unetd)
@@ -49,10 +51,24 @@ cleanup() {
 	unet_netns_cleanup	# also stops unetd if it still runs (started with unet_bg_b)
 	rm -rf "$LOGS"
 	[[ -n $UNETD_DIR ]] && rm -rf "$UNETD_DIR"
+	unet_stage_remove
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# Another demo at the same time works (its namespaces, pins and sockets
+# are its own) but shares the CPUs: say so beside the figures.
+exec {DEMO_LOCK}>>/run/unet-demo.lock
+BUSY=""
+flock -n "$DEMO_LOCK" || BUSY="another demo ran at the same time: these figures share its CPUs"
+[[ -n $BUSY ]] && echo "demo: note: $BUSY"
+
+unet_stage "$BUILD" || die "cannot copy the programs where user nobody can run them"
+UNETCTL="$UNET_STAGE/unetctl"
+UNETD="$UNET_STAGE/unetd"
+PINGPONG="$UNET_STAGE/examples/pingpong"
+STREAM="$UNET_STAGE/examples/stream"
 
 # show_log FILE - the tail of a log, indented, for error reports.
 show_log() {
@@ -247,7 +263,7 @@ printf 'bandwidth, %s-byte messages: %s Gbit/s, %s msgs/s (received %s of %s, lo
 # unet-tcp transport (lwIP on both ends' endpoints) against its tcp one
 # (kernel sockets), same framing, same loop: a 64-byte round trip and a
 # bulk transfer over one connection.
-BENCH="$BUILD/unet-bench"
+BENCH="$UNET_STAGE/unet-bench"
 tcp_args() { # TRANSPORT SIDE
 	local ip=$IP_A port=7301 ifn=$IF_A
 	[[ $2 == b ]] && ip=$IP_B port=7300 ifn=$IF_B
@@ -286,5 +302,6 @@ printf 'TCP bulk, one connection: U-Net %s Gbit/s, kernel %s Gbit/s (%s; U-Net: 
 echo
 echo "unetctl stats $IF_B (receiving side):"
 in_b "$UNETCTL" stats "$IF_B" 2>&1 | sed 's/^/    /' || die "unetctl stats failed"
+[[ -n $BUSY ]] && echo "demo: note: $BUSY"
 echo "demo: done"
 exit 0

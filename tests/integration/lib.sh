@@ -270,12 +270,25 @@ main() {
 	case $mode in native) modes=(native) ;; skb) modes=(skb) ;; both) modes=(native skb) ;;
 	*) echo "run.sh: bad --mode '$mode'" >&2; exit 2 ;; esac
 	[[ $BUILD == /* ]] || BUILD=$PWD/$BUILD
+
+	if [[ -z $internal && $list == 0 && $(id -u) -eq 0 ]]; then
+		# Tests run programs as nobody and other users: every test runs
+		# them from a copy of the build that those users can reach
+		# (scripts/stage.sh), wherever the clone is.  BUILD_TREE stays
+		# the build itself, for what make builds into it (t_pkg.sh).
+		[[ -d $BUILD ]] || { echo "run.sh: no build directory $BUILD" >&2; exit 2; }
+		BUILD_TREE=$BUILD
+		unet_stage "$BUILD" || exit 1
+		trap 'unet_stage_remove' EXIT
+		BUILD=$UNET_STAGE
+	fi
+	BUILD_TREE=${BUILD_TREE:-$BUILD}
 	UNETCTL=$BUILD/unetctl
 	PEER=$BUILD/tools/unet-peer
 	INJECT=$BUILD/tools/unet-inject
 	UUDP=$BUILD/tools/unet-udp
 	KUDP=$BUILD/tools/udp-kern
-	export BUILD UNETCTL PEER INJECT UUDP KUDP
+	export BUILD BUILD_TREE UNETCTL PEER INJECT UUDP KUDP
 
 	if [[ -n $internal ]]; then
 		internal_run "$internal"
@@ -339,10 +352,12 @@ main() {
 	export WORK
 	# Interrupted runs must not leave their logs behind either.
 	if [[ ${UNET_TEST_KEEP_LOGS:-0} != 1 ]]; then
-		trap 'rm -rf "$WORK"' EXIT
-		trap 'exit 130' INT
-		trap 'exit 143' TERM
+		trap 'rm -rf "$WORK"; unet_stage_remove' EXIT
+	else
+		trap 'unet_stage_remove' EXIT
 	fi
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 	for i in "${run[@]}"; do
 		if ((${#missing[@]})); then
 			echo "FAIL ${ids[i]}: missing ${missing[*]}"

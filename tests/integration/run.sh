@@ -35,6 +35,8 @@ HERE=$(dirname "$SELF")
 ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=../../scripts/netns.sh
 source "$ROOT/scripts/netns.sh"
+# shellcheck source=../../scripts/stage.sh
+source "$ROOT/scripts/stage.sh"
 # shellcheck source=lib.sh
 source "$HERE/lib.sh"
 
