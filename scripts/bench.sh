@@ -79,6 +79,10 @@
 #
 # Needs root.  Everything it creates is removed on exit, even on failure.
 set -uo pipefail
+# What we create for the run (namespaces' /run/netns, pin roots, logs
+# other users' programs write beside) gets ordinary modes, whatever the
+# caller's umask (077 is common for root).
+umask 022
 
 # The whole script is one compound command, read before it runs: editing
 # the file during a run cannot change what the run does.

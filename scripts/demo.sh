@@ -13,6 +13,10 @@
 # build that user nobody can reach (scripts/stage.sh), so the clone may
 # sit anywhere, root's 0700 home included.
 set -uo pipefail
+# What we create for the run (namespaces' /run/netns, pin roots, logs
+# other users' programs write beside) gets ordinary modes, whatever the
+# caller's umask (077 is common for root).
+umask 022
 
 BUILD=${1:-build}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

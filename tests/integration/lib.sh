@@ -53,6 +53,17 @@ setup_ns() {
 	note "namespaces $NS_A/$NS_B, $IF_A ($MAC_A) <-> $IF_B ($MAC_B), pin root $UNET_PIN_ROOT"
 }
 
+# make_build_dir: the build tree as `make -C "$ROOT" BUILD=...` wants it:
+# relative to the tree when it lies inside (make cannot take a target
+# path with a space, and the clone's path may have one).
+make_build_dir() {
+	if [[ $BUILD_TREE == "$ROOT"/* ]]; then
+		echo "${BUILD_TREE#"$ROOT"/}"
+	else
+		echo "$BUILD_TREE"
+	fi
+}
+
 ctl_a() { in_a "$UNETCTL" "$@"; }
 ctl_b() { in_b "$UNETCTL" "$@"; }
 

@@ -29,6 +29,10 @@
 # t_core.sh's tests first, then the other areas in file name order).
 
 set -u
+# What we create for the run (namespaces' /run/netns, pin roots, logs
+# other users' programs write beside) gets ordinary modes, whatever the
+# caller's umask (077 is common for root).
+umask 022
 
 SELF=$(readlink -f "${BASH_SOURCE[0]}")
 HERE=$(dirname "$SELF")

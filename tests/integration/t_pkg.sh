@@ -103,7 +103,7 @@ t_man_pages() {
 	for p in unetctl.8 libunet-xdp.3 unetd.8 unetd.policy.5; do
 		[[ -f $ROOT/man/$p ]] || fail "man/$p is missing"
 	done
-	make -s -C "$ROOT" BUILD="$BUILD_TREE" PREFIX=/usr DESTDIR="$dest" install >"$T_DIR/make.log" 2>&1 ||
+	make -s -C "$ROOT" BUILD="$(make_build_dir)" PREFIX=/usr DESTDIR="$dest" install >"$T_DIR/make.log" 2>&1 ||
 		{ cat "$T_DIR/make.log"; fail "make install failed"; }
 	for p in man8/unetctl.8 man3/libunet-xdp.3 man8/unetd.8 man5/unetd.policy.5; do
 		[[ -f $dest/usr/share/man/$p ]] || fail "make install did not put $p under /usr/share/man"
@@ -126,12 +126,12 @@ t_man_pages() {
 		fail "$unit: no RuntimeDirectory=unet with mode 0755 (the socket's directory)"
 	# An administrator's policy survives a second install.
 	echo "user 65534 kinds emulated tags 7" >>"$dest$pol"
-	make -s -C "$ROOT" BUILD="$BUILD_TREE" PREFIX=/usr DESTDIR="$dest" install >"$T_DIR/make2.log" 2>&1 ||
+	make -s -C "$ROOT" BUILD="$(make_build_dir)" PREFIX=/usr DESTDIR="$dest" install >"$T_DIR/make2.log" 2>&1 ||
 		{ cat "$T_DIR/make2.log"; fail "make install (again) failed"; }
 	grep -qx "user 65534 kinds emulated tags 7" "$dest$pol" || fail "make install overwrote an existing policy"
 	grep -q "keeping the existing" "$T_DIR/make2.log" || fail "make install did not say it kept the policy"
 	# PREFIX moves unetd, and the unit follows.
-	make -s -C "$ROOT" BUILD="$BUILD_TREE" PREFIX=/usr/local DESTDIR="$T_DIR/dest2" install >/dev/null 2>&1 ||
+	make -s -C "$ROOT" BUILD="$(make_build_dir)" PREFIX=/usr/local DESTDIR="$T_DIR/dest2" install >/dev/null 2>&1 ||
 		fail "make install PREFIX=/usr/local failed"
 	grep -qx 'ExecStart=/usr/local/sbin/unetd --foreground' "$T_DIR/dest2/lib/systemd/system/unetd.service" ||
 		fail "with PREFIX=/usr/local the unit does not start /usr/local/sbin/unetd"
@@ -164,8 +164,8 @@ t_completion() {
 	STUB
 	chmod +x "$stub"
 	cat >"$T_DIR/session.sh" <<-EOF
-		source $bc
-		source $comp
+		source ${bc@Q}
+		source ${comp@Q}
 		c() {
 			COMP_LINE="\$1"; COMP_POINT=\${#COMP_LINE}
 			read -ra COMP_WORDS <<<"\$COMP_LINE"
@@ -268,7 +268,7 @@ t_deb() {
 		skip "packages are built and installed in the plain pass (the sanitizer build is not packaged)"
 	fi
 	local d=$BUILD_TREE/deb start=$SECONDS
-	DEB_BUILD_OPTIONS="nocheck parallel=2" make -s -C "$ROOT" BUILD="$BUILD_TREE" deb >"$T_DIR/deb.log" 2>&1
+	DEB_BUILD_OPTIONS="nocheck parallel=2" make -s -C "$ROOT" BUILD="$(make_build_dir)" deb >"$T_DIR/deb.log" 2>&1
 	local rc=$?
 	cat "$T_DIR/deb.log"
 	((rc == 0)) || fail "make deb failed (exit $rc)"
