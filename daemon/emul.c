@@ -635,7 +635,8 @@ void unetd_emul_free(struct unetd *d, struct unetd_emul *e)
 	munmap(e->region, e->region_size);
 	close(e->memfd);
 	unetd_log(UNET_LOG_INFO, "%s: emulated endpoint %u freed", e->iface->ifname, e->handle);
-	free(e);
+	/* Its kick event may still be in the batch being handled. */
+	unetd_defer_free(d, &e->src);
 }
 
 int unetd_emul_chan_open(struct unetd *d, struct unetd_emul *e, const struct unetd_ch_open *req,

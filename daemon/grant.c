@@ -138,41 +138,16 @@ static void grant_release(struct unetd *d, struct unetd_direct *g)
  * A granted segment is pinned by the kernel (the socket's UMEM): it counts
  * against the client's locked-memory limit, as it would had the client
  * registered it itself, with everything its user already holds in direct
- * grants.  The limit is read from the connection's process at request
- * time (/proc/PID/limits: prlimit() on another process needs
- * CAP_SYS_RESOURCE, which a confined root may lack); a process that is
- * gone has no connection to be served on.
+ * grants.  The limit is the connecting process's own (daemon/peer.c reads
+ * it through its pidfd; prlimit() on another process needs
+ * CAP_SYS_RESOURCE, which a confined root may lack); once that process is
+ * gone, nothing is granted.
  */
-static int read_memlock(uint32_t pid, uint64_t *lim)
-{
-	char path[64], line[256];
-	FILE *f;
-	int err = -ENOENT;
-
-	snprintf(path, sizeof(path), "/proc/%u/limits", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char soft[32];
-
-		if (strncmp(line, "Max locked memory", 17))
-			continue;
-		if (sscanf(line + 17, "%31s", soft) != 1)
-			break;
-		*lim = !strcmp(soft, "unlimited") ? UINT64_MAX : strtoull(soft, NULL, 10);
-		err = 0;
-		break;
-	}
-	fclose(f);
-	return err;
-}
-
 static int memlock_check(struct unetd *d, struct unetd_client *c, uint64_t seg, char *msg,
 			 size_t msglen)
 {
 	uint64_t held = 0, lim = 0;
-	int err = read_memlock(c->pid, &lim);
+	int err = unetd_peer_memlock(c, &lim);
 
 	if (err) {
 		snprintf(msg, msglen, "cannot read the locked-memory limit of pid %u: %s", c->pid,

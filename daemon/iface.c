@@ -81,10 +81,30 @@ static bool ns_equal(const struct unetd_ns *a, const struct unetd_ns *b)
 	return a->dev == b->dev && a->ino == b->ino;
 }
 
+/* Whether fd lies on nsfs, the filesystem of namespace files (one
+ * superblock: the device of our own /proc/self/ns/net).  statx with
+ * AT_STATX_DONT_SYNC answers from what the kernel has cached: a network
+ * filesystem or FUSE is not asked (a FUSE server could make it wait). */
+static bool on_nsfs(int fd)
+{
+	struct statx sx, own;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &sx) ||
+	    statx(AT_FDCWD, "/proc/self/ns/net", AT_STATX_DONT_SYNC, STATX_INO, &own))
+		return false;
+	return sx.stx_dev_major == own.stx_dev_major && sx.stx_dev_minor == own.stx_dev_minor;
+}
+
 int unetd_netns_check(int fd, struct unetd_ns *ns)
 {
 	if (fd < 0)
 		return -ENOENT; /* the caller uses the daemon's own */
+	/* What the descriptor is, before anything that could wait on it:
+	 * an ioctl or fstat on a client's file could wait on its
+	 * filesystem (FUSE) or device.  Only a namespace file gets the
+	 * ioctl that says which kind of namespace it is. */
+	if (!on_nsfs(fd))
+		return -EINVAL;
 	if (ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET)
 		return -EINVAL;
 	return ns_of(fd, ns);

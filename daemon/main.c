@@ -81,8 +81,31 @@ static int load_policy(struct unetd *d, const char *path)
 	return r;
 }
 
+void unetd_defer_free(struct unetd *d, struct unetd_src *src)
+{
+	src->dead = true;
+	src->dead_next = d->dead;
+	d->dead = src;
+}
+
+/* Free what was freed during the batch just handled: no event of it is
+ * left to dispatch. */
+static void free_dead(struct unetd *d)
+{
+	while (d->dead) {
+		struct unetd_src *s = d->dead;
+
+		d->dead = s->dead_next;
+		free(s->obj);
+	}
+}
+
 static void handle(struct unetd *d, struct unetd_src *s)
 {
+	/* Freed by an earlier event of the same batch (a request that
+	 * reaped closed clients, a client whose endpoints went with it). */
+	if (s->dead)
+		return;
 	switch (s->kind) {
 	case UNETD_SRC_LISTEN:
 		unetd_server_accept(d);
@@ -138,6 +161,7 @@ static void run(struct unetd *d)
 			unetd_dataplane_disarm(d);
 		for (int i = 0; i < n; i++)
 			handle(d, evs[i].data.ptr);
+		free_dead(d);
 		if (n > 0)
 			last_work = now_us();
 	}
@@ -214,6 +238,11 @@ int main(int argc, char **argv)
 		perror("unetd: daemon");
 		return 1;
 	}
+	/* After daemon(): a thread does not survive its fork. */
+	if (unetd_closer_start()) {
+		fprintf(stderr, "unetd: cannot start the closer thread\n");
+		return 1;
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -222,6 +251,7 @@ int main(int argc, char **argv)
 	while (d->clients)
 		unetd_client_free(d, d->clients);
 	unetd_iface_free_all(d);
+	free_dead(d);
 	unlink(d->socket_path);
 	unetd_policy_free(d->policy);
 	unetd_log(UNET_LOG_INFO, "stopped");

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,35 @@ static unsigned int count_uid(struct unetd *d, uint32_t uid)
 	return n;
 }
 
+/* The primary group, then every supplementary group of the process that
+ * connected fd, in *gids (malloc'd) and *n.  Returns 0, or -1 with errno. */
+static int peer_groups(int fd, gid_t primary, uint32_t **gids, unsigned int *n)
+{
+	socklen_t len = 64 * sizeof(uint32_t);
+
+	for (int tries = 0; tries < 4; tries++) {
+		uint32_t *g = malloc(sizeof(uint32_t) + len);
+		socklen_t got = len;
+
+		if (!g)
+			return -1;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g + 1, &got) == 0) {
+			g[0] = primary;
+			*gids = g;
+			*n = 1 + got / sizeof(uint32_t);
+			return 0;
+		}
+		free(g);
+		/* ERANGE: the kernel said in got how much it needs (at
+		 * most NGROUPS_MAX groups). */
+		if (errno != ERANGE || got <= len || got > NGROUPS_MAX * sizeof(uint32_t))
+			return -1;
+		len = got;
+	}
+	errno = ERANGE;
+	return -1;
+}
+
 void unetd_server_accept(struct unetd *d)
 {
 	for (;;) {
@@ -155,6 +185,13 @@ void unetd_server_accept(struct unetd *d)
 		c->gid = cred.gid;
 		c->pid = (uint32_t)cred.pid;
 		c->netns_fd = -1;
+		if (unetd_peer_open(fd, c)) {
+			unetd_log(UNET_LOG_WARN, "uid %u pid %u: no pidfd of the connecting process: refused",
+				  c->uid, c->pid);
+			close(fd);
+			free(c);
+			continue;
+		}
 		/* Connections cost the daemon a descriptor each: bounded per
 		 * user, so one user cannot starve the others of them. */
 		if (c->uid != 0 && count_uid(d, c->uid) >= UNETD_MAX_CONN_PER_UID) {
@@ -165,6 +202,7 @@ void unetd_server_accept(struct unetd *d)
 				unetd_log(UNET_LOG_WARN, "uid %u: more than %u connections: refused",
 					  c->uid, UNETD_MAX_CONN_PER_UID);
 				d->req_denied++;
+				close(c->pidfd);
 				close(fd);
 				free(c);
 				continue;
@@ -172,23 +210,26 @@ void unetd_server_accept(struct unetd *d)
 		}
 		/* The groups the client had when it connected, from the kernel
 		 * too (not /proc/PID, which a pid reuse could lie about): its
-		 * primary group first, then the supplementary ones (a group
-		 * rule matches either, as file permissions do). */
-		c->gids[0] = cred.gid;
-		len = sizeof(c->gids) - sizeof(c->gids[0]);
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->gids + 1, &len) == 0)
-			c->ngids = 1 + len / sizeof(c->gids[0]);
-		else {
-			/* More than we keep (ERANGE): the primary group only. */
-			unetd_log(UNET_LOG_WARN, "uid %u pid %u: supplementary groups not read: %s",
-				  c->uid, c->pid, strerror(errno));
-			c->ngids = 1;
+		 * primary group first, then every supplementary one (a group
+		 * rule matches either, as file permissions do).  A deny rule
+		 * must see them all: a client whose groups cannot be read is
+		 * refused, never served with fewer. */
+		if (peer_groups(fd, cred.gid, &c->gids, &c->ngids)) {
+			unetd_log(UNET_LOG_WARN, "uid %u pid %u: groups not read (%s): refused", c->uid,
+				  c->pid, strerror(errno));
+			d->req_denied++;
+			close(c->pidfd);
+			close(fd);
+			free(c);
+			continue;
 		}
 		c->src.kind = UNETD_SRC_CLIENT;
 		c->src.obj = c;
 		ev.events = EPOLLIN;
 		ev.data.ptr = &c->src;
 		if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
+			close(c->pidfd);
+			free(c->gids);
 			close(fd);
 			free(c);
 			continue;
@@ -213,7 +254,10 @@ void unetd_client_free(struct unetd *d, struct unetd_client *c)
 	epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	unetd_log(UNET_LOG_DEBUG, "client uid %u pid %u gone", c->uid, c->pid);
-	free(c);
+	free(c->gids);
+	c->gids = NULL;
+	close(c->pidfd);
+	unetd_defer_free(d, &c->src);
 }
 
 /*
@@ -358,6 +402,16 @@ static void do_ep_create(struct unetd *d, struct unetd_client *c, const struct u
 			snprintf(msg, sizeof(msg), "the descriptor sent is not a network namespace");
 			goto out;
 		}
+		/* The daemon acts there as root: only where the client may
+		 * act itself.  Holding a namespace's file proves nothing
+		 * (/run/netns/ is readable by all). */
+		if (c->netns.dev != d->own_netns.dev || c->netns.ino != d->own_netns.ino) {
+			err = unetd_peer_may_admin_netns(c, netns_fd, msg, sizeof(msg));
+			if (err) {
+				d->req_denied++;
+				goto out;
+			}
+		}
 		c->netns_fd = netns_fd;
 	}
 	err = grant_for(d, c, ifname, &g, msg, sizeof(msg));
@@ -470,10 +524,17 @@ static void do_status(struct unetd *d, struct unetd_client *c, const struct unet
 	char buf[UNETD_MAX_MSG - sizeof(struct unetd_rep_hdr)];
 	size_t off = sizeof(st);
 
+	/* Who uses the daemon, with which pid and on which interface, is
+	 * root's to see: any other user sees its own clients and
+	 * endpoints only. */
+	bool all = c->uid == 0;
+
 	for (struct unetd_client *k = d->clients; k; k = k->next)
-		st.nclients++;
+		st.nclients += all || k->uid == c->uid;
 	for (struct unetd_iface *f = d->ifaces; f; f = f->next)
 		for (struct unetd_emul *e = f->emuls; e; e = e->next) {
+			if (!all && e->client->uid != c->uid)
+				continue;
 			struct unetd_status_ep se = { .ep = e->handle,
 						      .uid = e->client->uid,
 						      .pid = e->client->pid,
@@ -540,10 +601,10 @@ static void do_whoami(struct unetd *d, struct unetd_client *c, const struct unet
 	char ifname[16];
 	int err;
 
-	_Static_assert(UNETD_WHOAMI_MAX_GIDS == sizeof(c->gids) / sizeof(c->gids[0]),
-		       "the reply carries every group the daemon matches");
+	/* Every group counts; the reply lists the first ones. */
 	rep.ngids = c->ngids;
-	memcpy(rep.gids, c->gids, sizeof(rep.gids[0]) * c->ngids);
+	memcpy(rep.gids, c->gids,
+	       sizeof(rep.gids[0]) * (c->ngids < UNETD_WHOAMI_MAX_GIDS ? c->ngids : UNETD_WHOAMI_MAX_GIDS));
 	memcpy(ifname, req->ifname, sizeof(ifname));
 	ifname[sizeof(ifname) - 1] = '\0';
 	if (ifname[0]) {
@@ -577,7 +638,10 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		struct unetd_req_hdr h;
 		uint8_t b[UNETD_MAX_MSG + 1];
 	} m;
-	char cbuf[CMSG_SPACE(sizeof(int) * 8)];
+	/* Room for the most descriptors one message can carry (the
+	 * kernel's SCM_MAX_FD): rights that do not fit would be discarded
+	 * by the kernel in this thread, their last close() run here. */
+	char cbuf[CMSG_SPACE(sizeof(int) * 253)];
 	struct iovec iov = { m.b, sizeof(m.b) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
@@ -606,7 +670,7 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 				if (netns_fd < 0 && k == 1)
 					netns_fd = f;
 				else {
-					close(f);
+					unetd_close_client_fd(f);
 					why = "file descriptors in a request";
 				}
 			}
@@ -627,8 +691,7 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 	if (why) {
 		d->req_bad++;
 		unetd_log(UNET_LOG_WARN, "client uid %u pid %u dropped: %s", c->uid, c->pid, why);
-		if (netns_fd >= 0)
-			close(netns_fd);
+		unetd_close_client_fd(netns_fd);
 		return false;
 	}
 
@@ -645,8 +708,7 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		memcpy(&req, body, sizeof(req));
 		do_ep_create(d, c, &m.h, &req, netns_fd);
 		c->netns_fd = -1;
-		if (netns_fd >= 0)
-			close(netns_fd);
+		unetd_close_client_fd(netns_fd);
 		break;
 	}
 	case UNETD_REQ_EP_DESTROY: {

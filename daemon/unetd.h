@@ -9,8 +9,10 @@
  *   emul.c    emulated endpoints: the shared region, the data plane that
  *             moves frames between it and the interface's real endpoint,
  *             and the check of every frame a client sends
+ *   closer.c  closing descriptors clients sent, on a thread of its own
  *   grant.c   direct-access endpoints: sockets made and bound here,
  *             handed to the client
+ *   peer.c    the connecting process: its pidfd, namespaces, limits
  *   policy.c  who may do what (docs/unetd-policy.md)
  *
  * One thread.  The daemon owns, per interface it serves, one real
@@ -38,11 +40,16 @@ struct unetd_ns {
 	uint64_t dev, ino;
 };
 
-/* What an epoll event is about (epoll_event.data.ptr points at one). */
+/* What an epoll event is about (epoll_event.data.ptr points at one).
+ * An object with a src is never freed while a batch of events may still
+ * name it: its free marks the src dead and puts it on the daemon's dead
+ * list, and the loop frees the list after the batch (unetd_free_dead). */
 enum unetd_src_kind { UNETD_SRC_LISTEN, UNETD_SRC_CLIENT, UNETD_SRC_KICK, UNETD_SRC_REAL };
 struct unetd_src {
 	enum unetd_src_kind kind;
-	void *obj;
+	void *obj;	/* the malloc'd object the src is part of */
+	bool dead;	/* freed: events for it are ignored */
+	struct unetd_src *dead_next;
 };
 
 /* An interface the daemon serves: its real endpoint and who owns which
@@ -141,7 +148,8 @@ struct unetd_client {
 	struct unetd_ns netns;
 	int netns_fd;
 	uint32_t uid, gid, pid;
-	uint32_t gids[65]; /* primary, then up to 64 supplementary */
+	int pidfd;	   /* the process that connected (daemon/peer.c) */
+	uint32_t *gids;	   /* primary, then every supplementary group */
 	unsigned int ngids;
 	struct unetd_emul *emuls;
 	struct unetd_direct *directs;
@@ -165,12 +173,32 @@ struct unetd {
 	uint32_t grant_queues;	   /* --grant-queues: queue mask for direct grants */
 	uint32_t spin_us;	   /* busy-poll this long after work before sleeping */
 	uint64_t req_bad, req_denied; /* counters for status */
+	struct unetd_src *dead;	   /* objects freed in this batch (see struct unetd_src) */
 	volatile int stop;
 };
 
 /* log.c: a line on stderr if level is at most unetd_log_level. */
 extern int unetd_log_level;
 void unetd_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* main.c: free obj (the object src is part of) once the current batch
+ * of events is handled; from now on events for src are ignored. */
+void unetd_defer_free(struct unetd *d, struct unetd_src *src);
+
+/* closer.c: close a descriptor a client sent without ever waiting on it
+ * here (a thread of its own closes it). */
+int unetd_closer_start(void);
+void unetd_close_client_fd(int fd);
+
+/* peer.c: the connecting process itself, through its pidfd. */
+int unetd_peer_open(int fd, struct unetd_client *c);
+/* 0 if c's process may administer the network namespace netns_fd (its
+ * own, or CAP_NET_ADMIN over it); else -EPERM (or -errno) with msg. */
+int unetd_peer_may_admin_netns(const struct unetd_client *c, int netns_fd, char *msg,
+			       size_t msglen);
+/* The process's RLIMIT_MEMLOCK soft limit (UINT64_MAX: unlimited);
+ * -ESRCH once it is gone. */
+int unetd_peer_memlock(const struct unetd_client *c, uint64_t *lim);
 
 /* server.c */
 int unetd_server_open(struct unetd *d);

@@ -225,7 +225,9 @@ struct unetd_whoami {
 
 struct unetd_whoami_rep {
 	uint32_t uid, gid, pid;	 /* SO_PEERCRED of the connection */
-	uint32_t ngids;		 /* entries of gids: the supplementary groups the policy matches */
+	uint32_t ngids;		 /* the groups the policy matches (primary first, then every
+				  * supplementary one); gids lists the first
+				  * UNETD_WHOAMI_MAX_GIDS of them */
 	uint32_t gids[UNETD_WHOAMI_MAX_GIDS];
 	/* The grant on ifname (zero, rule "", when ifname was ""). */
 	uint32_t allowed;	 /* 1: a rule grants some kind of endpoint */

@@ -1,0 +1,138 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# t_unetd_attacks.sh - unetd against a hostile local user: each test is a
+# defect an outside review reproduced (docs/security.md has the table),
+# run as the users of its scenario.  Uses start_unetd, stop_unetd,
+# as_user and friends from t_unetd.sh (the same shell); the attacks speak
+# the daemon's protocol from tests/tools/unetd-attack.py, which takes the
+# attacking user's uid and groups before it connects.
+
+# name|modes (xdp: once per mode, -: once)|timeout s|what it checks
+TESTS+=(
+	"unetd_race_hangup|-|90|a WHOAMI that reaps closed clients in the same batch as their hang-up events (user 65533, granted nothing): every WHOAMI answered, the daemon alive and clean under the sanitizers"
+	"unetd_close_blocks|-|90|a TCP socket whose close blocks (unsent data, SO_LINGER one hour) sent with a HELLO: another user's request is answered at once, the daemon is not frozen"
+	"unetd_groups|-|60|a member of 72 groups, one of them denied by the policy: the daemon reads every group and refuses, WHOAMI reports 73 groups"
+	"unetd_status_private|-|60|STATUS as a user sees only that user's endpoints; root sees every one"
+	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there; the user's own namespace, and one it made with unshare -Urn, are served"
+)
+
+ATTACK=$ROOT/tests/tools/unetd-attack.py
+
+# attack UID ATTACK [ARGS...]: unetd-attack.py against the test's daemon.
+attack() {
+	local uid=$1
+	shift
+	timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" --uid "$uid" "$@"
+}
+
+t_unetd_race_hangup() {
+	local out
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	out=$(attack 65533 race-hangup --daemon-pid "$UNETD_PID" --rounds 20 2>&1)
+	echo "$out"
+	kill -0 "$UNETD_PID" 2>/dev/null || { tail -30 "$T_DIR/unetd.log"; fail "the daemon died: $out"; }
+	[[ $out == "ok race-hangup: 20 of 20 WHOAMI answered" ]] || fail "WHOAMI not answered: $out"
+	stop_unetd
+}
+
+t_unetd_close_blocks() {
+	local out
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	# The attacker's loopback connection lives in namespace b.
+	out=$(ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
+		--uid 65533 close-blocks 2>&1)
+	echo "$out"
+	grep -q '^ok close-blocks' <<<"$out" || fail "the daemon froze on a client's descriptor: $out"
+	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
+	grep -q 'dropped: file descriptors in a request\|dropped: a file descriptor' "$T_DIR/unetd.log" ||
+		fail "the daemon did not drop the client that sent a descriptor with HELLO"
+	stop_unetd
+}
+
+t_unetd_groups() {
+	T_MODE=${T_MODE:-skb}
+	local out groups
+	setup_ns
+	attach a
+	# 72 supplementary groups 70001..70072; 70050 is denied, everyone
+	# else gets emulated endpoints (a group rule beats the default).
+	groups=$(seq -s, 70001 70072)
+	start_unetd "group 70050 deny
+default kinds emulated tags 1-100"
+	out=$(attack 65533 --groups "$groups" groups --iface "$IF_B" 2>&1)
+	echo "whoami: $out"
+	[[ $out == "ngids 73 allowed 0" ]] || fail "72 groups: WHOAMI says '$out', want 73 groups, not allowed"
+	out=$(attack 65533 --groups "$(seq -s, 70001 70010)" groups --iface "$IF_B" 2>&1)
+	echo "whoami (10 groups, none denied): $out"
+	[[ $out == "ngids 11 allowed 1" ]] || fail "10 groups: WHOAMI says '$out', want 11 groups, allowed"
+	stop_unetd
+}
+
+t_unetd_status_private() {
+	T_MODE=${T_MODE:-skb}
+	local out h
+	setup_ns
+	attach a
+	start_unetd "user 65534 kinds emulated tags 1-100
+user 65533 kinds emulated tags 101-200"
+	local AS
+	as_user_cmd 65534
+	"${AS[@]}" "$PEER" hold "$IF_B" --tag 5 --peer "$MAC_A" --peer-tag 6 --timeout 60 \
+		>"$T_DIR/h.log" 2>&1 &
+	h=$!
+	_UNET_BG_PIDS+=("$h")
+	wait_ready "$T_DIR/h.log" "$h" >/dev/null
+	out=$(attack 65533 status 2>&1)
+	echo "as 65533: $out"
+	[[ $(head -n 1 <<<"$out") == "clients 1 endpoints 0 listed 0" ]] ||
+		fail "another user sees nobody's client or endpoint: $out"
+	grep -q '^ep ' <<<"$out" && fail "another user sees nobody's endpoint: $out"
+	out=$(attack 65534 status 2>&1)
+	echo "as 65534: $out"
+	grep -qE "^ep 65534 [0-9]+ $IF_B\$" <<<"$out" || fail "nobody does not see its own endpoint: $out"
+	out=$(attack 0 status 2>&1)
+	echo "as root: $out"
+	grep -qE "^ep 65534 [0-9]+ $IF_B\$" <<<"$out" || fail "root does not see nobody's endpoint: $out"
+	kill "$h" 2>/dev/null
+	stop_unetd
+}
+
+t_unetd_netns_admin() {
+	local out dev_a
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	# /run/netns/NS_A is readable by every user; nobody is in b.
+	out=$(ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
+		--uid 65534 netns-fd --netns "/run/netns/$NS_A" --iface "$IF_A" 2>&1)
+	echo "namespace a from b: $out"
+	[[ $out == "refused EPERM "* ]] || fail "the daemon acted in a namespace nobody cannot administer: $out"
+	in_a ip -d link show "$IF_A" | grep -q 'prog/xdp' && fail "an XDP program was attached in namespace a"
+	# Its own namespace (b, where it runs) is served.
+	out=$(ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
+		--uid 65534 netns-fd --netns /proc/self/ns/net --iface "$IF_B" 2>&1)
+	echo "namespace b from b: $out"
+	[[ $out == "granted emulated" ]] || fail "nobody's own namespace was not served: $out"
+	# A namespace the user made itself (its own user namespace holds
+	# CAP_NET_ADMIN over it) is served, from outside it too.
+	ip netns exec "$NS_B" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		unshare -Urn sh -c 'ip link add uq0 type veth peer name uq1 && ip link set uq0 up &&
+			ip link set uq1 up && echo $$ && exec sleep 30' >"$T_DIR/holder.pid" 2>&1 &
+	local holder=$! i pid=""
+	_UNET_BG_PIDS+=("$holder")
+	for ((i = 0; i < 50; i++)); do
+		pid=$(grep -xE '[0-9]+' "$T_DIR/holder.pid")
+		[[ -n $pid ]] && break
+		sleep 0.1
+	done
+	[[ -n $pid ]] || { cat "$T_DIR/holder.pid"; fail "nobody could not make its own namespace with a veth"; }
+	dev_a=/proc/$pid/ns/net
+	out=$(ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
+		--uid 65534 netns-fd --netns "$dev_a" --iface uq0 2>&1)
+	echo "nobody's own user+net namespace: $out"
+	[[ $out == "granted emulated" ]] || fail "a namespace nobody administers was not served: $out"
+	kill "$holder" 2>/dev/null
+	stop_unetd
+}

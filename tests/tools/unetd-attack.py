@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""unetd-attack.py - a hostile local user against unetd's socket.
+
+  unetd-attack.py --socket PATH --uid UID [--groups G,G,..] ATTACK [options]
+
+Started as root; each attack runs in a child that takes UID (and GROUPS,
+else none) before it connects, so the daemon sees that user (SO_PEERCRED
+and SO_PEERGROUPS are the connecting process's).  Root's part is only
+what the test needs to be deterministic (stopping the daemon so that
+events land in one batch).  Speaks lib/proto/unetd_proto.h itself.
+
+Attacks (each prints "ok ..." and exits 0 when the daemon did right):
+
+  race-hangup --daemon-pid PID [--rounds N]
+      A WHOAMI on one connection and hang-ups of eight others, all in one
+      batch of the daemon's events (the daemon is stopped while they are
+      made): the WHOAMI reaps the closed clients, and the batch still
+      holds their hang-up events.  Every WHOAMI must be answered.
+  close-blocks [--hold S]
+      A TCP socket whose close blocks (unsent data to a peer that does not
+      read, SO_LINGER of an hour), sent with a HELLO; then another
+      connection's WHOAMI must be answered within 5 s.
+  netns-fd --netns PATH --iface NAME
+      EP_CREATE with the network namespace at PATH (a file every user can
+      open, such as /run/netns/NAME).  Prints the daemon's answer:
+      "refused ERRNO MSG" or "granted KIND".
+  groups --iface NAME
+      WHOAMI: prints "ngids N allowed A" as the daemon saw them.
+  status
+      STATUS: prints "clients N endpoints N listed N" and one line
+      "ep UID PID IFNAME" per endpoint listed.
+  whoami-flood --count N
+      N WHOAMI requests back to back on one connection: prints how many
+      were answered and how many refused as rate-limited (EAGAIN).
+"""
+import argparse
+import array
+import errno
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+VERSION = 1
+REQ_HELLO, REQ_EP_CREATE, REQ_EP_DESTROY, REQ_CH_OPEN, REQ_CH_CLOSE, REQ_STATUS, \
+    REQ_WHOAMI, REQ_UDP_OPEN, REQ_UDP_CLOSE = range(1, 10)
+REQ_HDR = struct.Struct("=HHIII")
+REP_HDR = struct.Struct("=HHIIi96s")
+KIND_NAMES = {0: "auto", 1: "direct", 2: "emulated"}
+
+
+def request(typ, body=b"", seq=1):
+    return REQ_HDR.pack(VERSION, typ, len(body), seq, 0) + body
+
+
+def whoami_body(ifname=""):
+    return struct.pack("=16s", ifname.encode())
+
+
+def recv_reply(s, timeout=5.0):
+    """The reply (err, msg, body, fds), or None on timeout or hang-up."""
+    r, _, _ = select.select([s], [], [], timeout)
+    if not r:
+        return None
+    fds = array.array("i")
+    try:
+        data, anc, _flags, _addr = s.recvmsg(8192, socket.CMSG_SPACE(16 * fds.itemsize))
+    except ConnectionError:
+        return None
+    for level, typ, cdata in anc:
+        if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+            fds.frombytes(cdata[:len(cdata) - len(cdata) % fds.itemsize])
+    if len(data) < REP_HDR.size:
+        return None
+    _v, _t, _l, _seq, err, msg = REP_HDR.unpack_from(data)
+    return err, msg.split(b"\0", 1)[0].decode(errors="replace"), data[REP_HDR.size:], list(fds)
+
+
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    return s
+
+
+def become(uid, groups):
+    os.setgroups(groups)
+    os.setgid(uid)
+    os.setuid(uid)
+
+
+def in_child(args, fn):
+    """Run fn() in a child as the attacking user; its exit status is ours."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            become(args.uid, args.groups)
+            code = fn()
+        except Exception as e:  # report, never a traceback for a refusal
+            print("error: %s" % e, file=sys.stderr)
+        sys.stdout.flush()
+        os._exit(code)
+    _, st = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(st)
+
+
+def race_hangup(args):
+    """The daemon is stopped while the child makes one batch of events."""
+    rd, wr = os.pipe()     # child -> parent: "stop it now", "continue it"
+    rd2, wr2 = os.pipe()   # parent -> child: "stopped", "continued"
+
+    def child():
+        answered = 0
+        for r in range(args.rounds):
+            a = connect(args.socket)
+            others = [connect(args.socket) for _ in range(8)]
+            # Accepted before the batch: let the daemon see them.
+            a.send(request(REQ_HELLO, struct.pack("=II", VERSION, 0)))
+            if recv_reply(a) is None:
+                print("no answer to HELLO in round %d" % r)
+                return 1
+            os.write(wr, b"s")
+            os.read(rd2, 1)        # the daemon is stopped
+            a.send(request(REQ_WHOAMI, whoami_body(), seq=2))
+            for o in others:       # after the request: later in the batch
+                o.close()
+            time.sleep(0.02)
+            os.write(wr, b"c")
+            os.read(rd2, 1)        # the daemon runs again
+            rep = recv_reply(a)
+            if rep is None or rep[0] != 0:
+                print("round %d: WHOAMI not answered (%s)" % (r, rep))
+                return 1
+            answered += 1
+            a.close()
+        print("ok race-hangup: %d of %d WHOAMI answered" % (answered, args.rounds))
+        return 0
+
+    pid = os.fork()
+    if pid == 0:
+        os.close(rd)
+        os.close(wr2)
+        code = 1
+        try:
+            become(args.uid, args.groups)
+            code = child()
+        except Exception as e:
+            print("error: %s" % e, file=sys.stderr)
+        sys.stdout.flush()
+        os._exit(code)
+    os.close(wr)
+    os.close(rd2)
+    while True:
+        c = os.read(rd, 1)
+        if not c:
+            break
+        try:
+            os.kill(args.daemon_pid, signal.SIGSTOP if c == b"s" else signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+        os.write(wr2, b"k")
+    if alive(args.daemon_pid):
+        os.kill(args.daemon_pid, signal.SIGCONT)
+    _, st = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(st)
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def close_blocks(args):
+    def child():
+        # A loopback TCP connection whose peer never reads: the sender's
+        # unsent data cannot leave, so a lingering close waits.
+        lst = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        lst.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        lst.bind(("127.0.0.1", 0))
+        lst.listen(1)
+        t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        t.connect(lst.getsockname())
+        t.setblocking(False)
+        sent = 0
+        chunk = b"x" * 65536
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                sent += t.send(chunk)
+            except BlockingIOError:
+                break
+        t.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 3600))
+        s = connect(args.socket)
+        s.sendmsg([request(REQ_HELLO, struct.pack("=II", VERSION, 0))],
+                  [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [t.fileno()]))])
+        t.close()  # the daemon's copy is the last one now
+        time.sleep(0.2)
+        start = time.monotonic()
+        other = connect(args.socket)
+        other.send(request(REQ_WHOAMI, whoami_body()))
+        rep = recv_reply(other, 5.0)
+        took = time.monotonic() - start
+        if rep is None:
+            print("another client's WHOAMI got no answer in %.1f s (%d bytes unsent)" % (took, sent))
+            return 1
+        print("ok close-blocks: %d bytes unsent, another client answered in %.3f s" % (sent, took))
+        time.sleep(args.hold)
+        lst.close()
+        return 0
+    return in_child(args, child)
+
+
+def netns_fd(args):
+    # Opened before the user is taken: the file stands for any namespace
+    # file the user can open (/run/netns/* is world-readable on a default
+    # system) or be passed.
+    fd = os.open(args.netns, os.O_RDONLY)
+
+    def child():
+        s = connect(args.socket)
+        body = struct.pack("=16sIIII", args.iface.encode(), 2, 0, 0, 0)
+        s.sendmsg([request(REQ_EP_CREATE, body)],
+                  [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+        rep = recv_reply(s)
+        if rep is None:
+            print("no answer")
+            return 1
+        err, msg, body, fds = rep
+        if err:
+            print("refused %s %s" % (errno.errorcode.get(-err, str(-err)), msg))
+        else:
+            kind = struct.unpack_from("=II", body)[1]
+            print("granted %s" % KIND_NAMES.get(kind, kind))
+        return 0
+    return in_child(args, child)
+
+
+def groups(args):
+    def child():
+        s = connect(args.socket)
+        s.send(request(REQ_WHOAMI, whoami_body(args.iface)))
+        rep = recv_reply(s)
+        if rep is None or rep[0]:
+            print("no answer: %s" % (rep,))
+            return 1
+        body = rep[2]
+        uid, gid, pid, ngids = struct.unpack_from("=IIII", body)
+        allowed = struct.unpack_from("=I", body, 16 + 65 * 4)[0]
+        print("ngids %d allowed %d" % (ngids, allowed))
+        return 0
+    return in_child(args, child)
+
+
+def status(args):
+    def child():
+        s = connect(args.socket)
+        s.send(request(REQ_STATUS))
+        rep = recv_reply(s)
+        if rep is None or rep[0]:
+            print("no answer: %s" % (rep,))
+            return 1
+        body = rep[2]
+        ncl, nep, nl = struct.unpack_from("=III", body)
+        print("clients %d endpoints %d listed %d" % (ncl, nep, nl))
+        off = 32
+        ep_size = 32 + 8 * 8  # unetd_status_ep: 4 u32, ifname[16], counters
+        for _ in range(nl):
+            _ep, uid, pid, _nch = struct.unpack_from("=IIII", body, off)
+            ifname = body[off + 16:off + 32].split(b"\0", 1)[0].decode()
+            print("ep %d %d %s" % (uid, pid, ifname))
+            off += ep_size
+        return 0
+    return in_child(args, child)
+
+
+def whoami_flood(args):
+    def child():
+        s = connect(args.socket)
+        answered = limited = 0
+        for i in range(args.count):
+            s.send(request(REQ_WHOAMI, whoami_body(args.iface), seq=i))
+            rep = recv_reply(s)
+            if rep is None:
+                print("no answer to request %d" % i)
+                return 1
+            if rep[0] == 0:
+                answered += 1
+            elif rep[0] == -errno.EAGAIN:
+                limited += 1
+        print("answered %d limited %d" % (answered, limited))
+        return 0
+    return in_child(args, child)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--socket", required=True)
+    ap.add_argument("--uid", type=int, required=True)
+    ap.add_argument("--groups", default="")
+    ap.add_argument("attack", choices=["race-hangup", "close-blocks", "netns-fd", "groups",
+                                       "status", "whoami-flood"])
+    ap.add_argument("--daemon-pid", type=int)
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--hold", type=float, default=0.0)
+    ap.add_argument("--netns")
+    ap.add_argument("--iface", default="")
+    ap.add_argument("--count", type=int, default=1000)
+    args = ap.parse_args()
+    args.groups = [int(g) for g in args.groups.split(",") if g]
+    fn = {"race-hangup": race_hangup, "close-blocks": close_blocks, "netns-fd": netns_fd,
+          "groups": groups, "status": status, "whoami-flood": whoami_flood}[args.attack]
+    if args.attack == "race-hangup" and not args.daemon_pid:
+        ap.error("race-hangup needs --daemon-pid")
+    if args.attack == "netns-fd" and not (args.netns and args.iface):
+        ap.error("netns-fd needs --netns and --iface")
+    sys.exit(fn(args))
+
+
+if __name__ == "__main__":
+    main()
