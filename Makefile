@@ -282,36 +282,36 @@ bench-parallel: deps
 # explicitly: a root shell with umask 077 must not install a library or a
 # directory that other users cannot read.
 install: dist
-	umask 022 && install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/unet-xdp $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(LIBEXECDIR)/unet-xdp $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SBINDIR) \
-		$(DESTDIR)$(SYSTEMDUNITDIR)
-	install -m 644 $(PUB_HDRS) $(DESTDIR)$(INCDIR)/unet-xdp/
-	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/
-	umask 022 && install -d $(DESTDIR)$(LIBDIR)/libfabric
-	install -m 644 $(FABRIC_SO) $(DESTDIR)$(LIBDIR)/libfabric/
-	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
-	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/libunet-xdp.so
+	umask 022 && install -d "$(DESTDIR)$(LIBDIR)/pkgconfig" "$(DESTDIR)$(INCDIR)/unet-xdp" "$(DESTDIR)$(BINDIR)" \
+		"$(DESTDIR)$(LIBEXECDIR)/unet-xdp" "$(DESTDIR)$(BASHCOMPDIR)" "$(DESTDIR)$(SBINDIR)" \
+		"$(DESTDIR)$(SYSTEMDUNITDIR)"
+	install -m 644 $(PUB_HDRS) "$(DESTDIR)$(INCDIR)/unet-xdp/"
+	install -m 644 $(ALIB) "$(DESTDIR)$(LIBDIR)/"
+	install -m 755 $(SO) "$(DESTDIR)$(LIBDIR)/"
+	umask 022 && install -d "$(DESTDIR)$(LIBDIR)/libfabric"
+	install -m 644 $(FABRIC_SO) "$(DESTDIR)$(LIBDIR)/libfabric/"
+	ln -sf $(SO_FILE) "$(DESTDIR)$(LIBDIR)/$(SO_NAME)"
+	ln -sf $(SO_FILE) "$(DESTDIR)$(LIBDIR)/libunet-xdp.so"
 	# Written here, not copied from $(BUILD): PREFIX may differ from the build's.
-	$(PC_SUBST) lib/libunet-xdp.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libunet-xdp.pc
-	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/libunet-xdp.pc
-	install -m 755 $(BUILD)/unetctl $(DESTDIR)$(BINDIR)/
-	install -m 755 $(EXAMPLE_BINS) $(DESTDIR)$(LIBEXECDIR)/unet-xdp/
+	$(PC_SUBST) lib/libunet-xdp.pc.in > "$(DESTDIR)$(LIBDIR)/pkgconfig/libunet-xdp.pc"
+	chmod 644 "$(DESTDIR)$(LIBDIR)/pkgconfig/libunet-xdp.pc"
+	install -m 755 $(BUILD)/unetctl "$(DESTDIR)$(BINDIR)/"
+	install -m 755 $(EXAMPLE_BINS) "$(DESTDIR)$(LIBEXECDIR)/unet-xdp/"
 	for m in $(MAN_PAGES); do \
-		s=$${m##*.}; (umask 022 && install -d $(DESTDIR)$(MANDIR)/man$$s) && \
-		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
+		s=$${m##*.}; (umask 022 && install -d "$(DESTDIR)$(MANDIR)/man$$s") && \
+		install -m 644 $$m "$(DESTDIR)$(MANDIR)/man$$s/" || exit 1; \
 	done
-	install -m 644 $(BASH_COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/unetctl
-	install -m 755 $(BUILD)/unetd $(DESTDIR)$(SBINDIR)/
+	install -m 644 $(BASH_COMPLETION) "$(DESTDIR)$(BASHCOMPDIR)/unetctl"
+	install -m 755 $(BUILD)/unetd "$(DESTDIR)$(SBINDIR)/"
 	sed 's|^ExecStart=/usr/sbin/unetd |ExecStart=$(SBINDIR)/unetd |' etc/unetd.service \
-		> $(DESTDIR)$(SYSTEMDUNITDIR)/unetd.service
-	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/unetd.service
-	umask 022 && install -d -m 755 $(DESTDIR)$(dir $(UNETD_POLICY))
-	@if [ -e $(DESTDIR)$(UNETD_POLICY) ]; then \
+		> "$(DESTDIR)$(SYSTEMDUNITDIR)/unetd.service"
+	chmod 644 "$(DESTDIR)$(SYSTEMDUNITDIR)/unetd.service"
+	umask 022 && install -d -m 755 "$(DESTDIR)$(dir $(UNETD_POLICY))"
+	@if [ -e "$(DESTDIR)$(UNETD_POLICY)" ]; then \
 		echo "install: keeping the existing $(DESTDIR)$(UNETD_POLICY) (the shipped one is etc/unetd.policy)"; \
 	else \
 		echo "install -m 644 etc/unetd.policy $(DESTDIR)$(UNETD_POLICY)"; \
-		install -m 644 etc/unetd.policy $(DESTDIR)$(UNETD_POLICY) || exit 1; \
+		install -m 644 etc/unetd.policy "$(DESTDIR)$(UNETD_POLICY)" || exit 1; \
 	fi
 	@[ -n "$(DESTDIR)" ] || getent group unet >/dev/null || \
 		echo "install: note: no group 'unet': unetd refuses $(UNETD_POLICY) until it exists (addgroup --system unet)"
