@@ -40,6 +40,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <linux/bpf.h> /* XDP_PACKET_HEADROOM */
 #include <linux/if_xdp.h>
 
 #include "unetd.h"
@@ -255,10 +256,27 @@ static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t le
 }
 
 /* Serve up to budget frames of e's send ring.  Returns how many it took. */
+/* The longest frame e may hand us: what one of our own send buffers
+ * holds past TX_OFF and the headroom the core keeps, and what the device
+ * sends (its MTU's frame).  A client's frames may be larger (4096) than
+ * ours (2048); a descriptor longer than this is refused before a byte is
+ * copied into our buffer. */
+static uint32_t max_tx_len(const struct unetd_emul *e)
+{
+	const struct unet_endpoint_info *info = &e->iface->info;
+	uint32_t buf = info->frame_size - XDP_PACKET_HEADROOM - TX_OFF;
+	uint32_t wire = UNET_PAYLOAD_OFF + info->max_payload;
+
+	if (wire < 60)
+		wire = 60;
+	return buf < wire ? buf : wire;
+}
+
 static int emul_tx(struct unetd_emul *e, int budget)
 {
 	struct unet_endpoint *real = e->iface->ep;
 	uint32_t n = ring_avail(&e->tx), room = ring_room(&e->comp), done = 0;
+	uint32_t max_len = max_tx_len(e);
 
 	if (n > (uint32_t)budget)
 		n = (uint32_t)budget;
@@ -272,7 +290,8 @@ static int emul_tx(struct unetd_emul *e, int budget)
 		uint8_t *p;
 		int err;
 
-		if (d.addr >= e->segment_size || d.len > e->frame_size - in_frame) {
+		if (d.addr >= e->segment_size || d.len > e->frame_size - in_frame ||
+		    d.len > max_len) {
 			bad = &e->region->counters.tx_bad_desc;
 		} else {
 			buf = unet_endpoint__buf_alloc(real);

@@ -10,7 +10,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"unetd_emulated|xdp|120|user nobody runs examples/pingpong and examples/stream unchanged over emulated endpoints served by unetd, and unet-peer sizes byte for byte; a user the policy does not name gets EACCES and the daemon's reason"
-	"unetd_forge|xdp|90|from an emulated endpoint: a foreign tag, a foreign peer MAC and tag, a raw IPv4 frame, overrunning headers and descriptors: only the two honest messages reach the wire (the peer's XDP counters), the daemon counts each refusal"
+	"unetd_forge|xdp|90|from an emulated endpoint with 4096-byte frames: a foreign tag, a foreign peer MAC and tag, a raw IPv4 frame, overrunning headers and descriptors, a message longer than the daemon's 2048-byte buffers (refused as a descriptor error before any copy): only the two honest messages reach the wire (the peer's XDP counters), the daemon counts each refusal"
 	"unetd_many|-|180|eight unprivileged processes with emulated endpoints on one single-queue interface talk to eight channels at once: each gets every size of its own messages back, byte for byte"
 	"unetd_lifecycle|-|90|a SIGKILLed client's endpoint and tag are freed at once; the endpoint quota gives EDQUOT; a killed daemon makes the client's next call fail with ECONNRESET, and a restarted one serves again"
 	"unetd_direct|xdp|90|a direct-access grant to user nobody (the daemon's queue set aside with --grant-queues): pingpong and every size byte for byte at a direct endpoint's speed; the granted socket cannot be rebound, given another segment or resized; a grant past the client's locked-memory limit is refused; emulated endpoints are refused where every queue is granted"

@@ -10,10 +10,13 @@
  * Sends, in order: an honest message; a frame from a tag it does not own;
  * to another MAC; to another peer tag; a raw IPv4 frame; a U-Net header
  * whose length overruns the frame; a descriptor past the segment; one
- * longer than a frame; an honest message.  Then prints the daemon's
- * counters for the endpoint as
+ * longer than a frame; a well-formed message of its own channel, 3000
+ * bytes long, inside its 4096-byte frame but longer than any frame the
+ * daemon sends (its buffers are 2048 bytes: it must refuse it before it
+ * copies a byte); an honest message.  Then prints the daemon's counters
+ * for the endpoint as
  *   forge tx_sent=N tx_foreign_tag=N tx_foreign_peer=N tx_bad_frame=N tx_bad_desc=N
- * and exits 0 if they are 2, 1, 2, 2, 2: what the daemon must have done.
+ * and exits 0 if they are 2, 1, 2, 2, 3: what the daemon must have done.
  * The peer (a unet-peer hold on the other side) must see exactly the two
  * honest messages.  Needs unetd (UNET_DAEMON_SOCKET); run as any user the
  * policy lets have an emulated endpoint with tag T.
@@ -420,6 +423,8 @@ int main(int argc, char **argv)
 	}
 	unet_set_log_fn(on_log, NULL);
 	o.kind = UNET_ENDPOINT_EMULATED;
+	/* Frames larger than the daemon's own (2048). */
+	o.frame_size = 4096;
 	ep = unet_endpoint__create(argv[optind], &o);
 	if (!ep) {
 		fprintf(stderr, "unet-forge: endpoint: %s\n", strerror(errno));
@@ -453,6 +458,9 @@ int main(int argc, char **argv)
 		unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_TX);
 		raw(ep, buf + 2, ep->frame_size); /* runs past its frame */
 	}
+	/* Inside our frame, longer than the daemon's: a descriptor error,
+	 * refused before any copy (once it overran the daemon's buffer). */
+	forged(ep, peer, UNET_ETH_P, (uint16_t)peer_tag, (uint16_t)tag, 3000 - UNET_PAYLOAD_OFF, 3000);
 	if (unet_channel__send_copy(ch, "honest-2", 8))
 		return 1;
 	if (unet_endpoint__flush(ep, 2000))
@@ -462,7 +470,7 @@ int main(int argc, char **argv)
 	       " tx_bad_frame=%" PRIu64 " tx_bad_desc=%" PRIu64 "\n",
 	       k->tx_sent, k->tx_foreign_tag, k->tx_foreign_peer, k->tx_bad_frame, k->tx_bad_desc);
 	ok = k->tx_sent == 2 && k->tx_foreign_tag == 1 && k->tx_foreign_peer == 2 &&
-	     k->tx_bad_frame == 2 && k->tx_bad_desc == 2;
+	     k->tx_bad_frame == 2 && k->tx_bad_desc == 3;
 	unet_endpoint__destroy(ep);
 	return ok ? 0 : 1;
 }
