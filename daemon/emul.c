@@ -576,6 +576,7 @@ struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
 	if (!e->iface->ep) {
 		snprintf(msg, msglen, "%s: every queue is set aside for direct grants", ifname);
 		*err = -EOPNOTSUPP;
+		unetd_iface_put(d, e->iface);
 		free(e);
 		return NULL;
 	}
@@ -606,6 +607,7 @@ struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
 	e->next = e->iface->emuls;
 	e->iface->emuls = e;
 	e->iface->nemuls++;
+	e->iface->users++;
 	e->cnext = c->emuls;
 	c->emuls = e;
 	c->nemuls++;
@@ -622,12 +624,14 @@ fail:
 		munmap(e->region, e->region_size);
 	if (e->memfd >= 0)
 		close(e->memfd);
+	unetd_iface_put(d, e->iface);
 	free(e);
 	return NULL;
 }
 
 void unetd_emul_free(struct unetd *d, struct unetd_emul *e)
 {
+	struct unetd_iface *f = e->iface;
 	struct unetd_emul **pp;
 
 	while (e->chans)
@@ -656,6 +660,8 @@ void unetd_emul_free(struct unetd *d, struct unetd_emul *e)
 	unetd_log(UNET_LOG_INFO, "%s: emulated endpoint %u freed", e->iface->ifname, e->handle);
 	/* Its kick event may still be in the batch being handled. */
 	unetd_defer_free(d, &e->src);
+	f->users--;
+	unetd_iface_put(d, f);
 }
 
 int unetd_emul_chan_open(struct unetd *d, struct unetd_emul *e, const struct unetd_ch_open *req,

@@ -113,7 +113,6 @@ static int make_socket(struct unetd_direct *g, int ifindex, uint32_t frame, uint
 
 static void grant_release(struct unetd *d, struct unetd_direct *g)
 {
-	(void)d;
 	while (g->chans)
 		unetd_direct_chan_close(g, g->chans->tag);
 	while (g->slot_claimed && g->udp)
@@ -132,6 +131,7 @@ static void grant_release(struct unetd *d, struct unetd_direct *g)
 		close(g->memfd);
 	if (g->queue_taken)
 		g->iface->grants_used &= ~(1u << g->queue);
+	unetd_iface_put(d, g->iface);
 }
 
 /*
@@ -256,6 +256,7 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 	}
 	g->handle = ++d->next_handle;
 	g->client = c;
+	g->iface->users++;
 	g->cnext = c->directs;
 	c->directs = g;
 	c->segment_bytes += seg;
@@ -281,6 +282,7 @@ void unetd_direct_free(struct unetd *d, struct unetd_direct *g)
 		}
 	unetd_log(UNET_LOG_INFO, "%s: direct endpoint %u (slot %u) freed", g->iface->ifname,
 		  g->handle, g->slot);
+	g->iface->users--;
 	grant_release(d, g);
 	free(g);
 }

@@ -177,6 +177,8 @@ static struct unetd_iface *iface_new(struct unetd *d, const struct unetd_client 
 		return NULL;
 	}
 	snprintf(f->ifname, sizeof(f->ifname), "%s", ifname);
+	f->src.kind = UNETD_SRC_REAL;
+	f->src.obj = f;
 	f->ifindex = (int)if_nametoindex(ifname);
 	io.pin_root = d->pin_root;
 	if (!f->ifindex) {
@@ -215,6 +217,30 @@ fail:
 	unet_iface__close(f->maps);
 	free(f);
 	return NULL;
+}
+
+void unetd_iface_put(struct unetd *d, struct unetd_iface *f)
+{
+	if (!f || f->users)
+		return;
+	for (struct unetd_iface **pp = &d->ifaces; *pp; pp = &(*pp)->next)
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	if (f->ep) {
+		epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, unet_endpoint__fd(f->ep), NULL);
+		unet_endpoint__destroy(f->ep);
+		f->ep = NULL;
+	}
+	unet_iface__close(f->maps);
+	f->maps = NULL;
+	if (f->ns_fd >= 0)
+		close(f->ns_fd);
+	f->ns_fd = -1;
+	unetd_log(UNET_LOG_INFO, "%s: no endpoint left: not served any more", f->ifname);
+	/* Its socket's event may be in the batch being handled. */
+	unetd_defer_free(d, &f->src);
 }
 
 void unetd_iface_free_all(struct unetd *d)

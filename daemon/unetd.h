@@ -67,6 +67,8 @@ struct unetd_iface {
 	struct unet_endpoint_info info;
 	struct unetd_emul *emuls; /* endpoints served on it */
 	unsigned int nemuls;
+	unsigned int users;	  /* endpoints of either kind on it: it is
+				   * freed with the last (unetd_iface_put) */
 	struct unetd_src src;
 	struct unetd_iface *next;
 };
@@ -221,6 +223,10 @@ int unetd_netns_check(int fd, struct unetd_ns *ns);
  * come back.  Return 0 or -errno. */
 int unetd_netns_enter(struct unetd *d, int fd, const struct unetd_ns *ns);
 void unetd_netns_leave(struct unetd *d, int fd, const struct unetd_ns *ns);
+/* Free f if no endpoint uses it any more: its real endpoint, sockets,
+ * maps and namespace handle go; the XDP program stays attached (as
+ * unetctl attach leaves it). */
+void unetd_iface_put(struct unetd *d, struct unetd_iface *f);
 void unetd_iface_free_all(struct unetd *d);
 /* Whether c's user may have one more endpoint of seg bytes under g.
  * Returns 0 or -EDQUOT with msg. */

@@ -14,6 +14,7 @@ TESTS+=(
 	"unetd_close_blocks|-|90|a TCP socket whose close blocks (unsent data, SO_LINGER one hour) sent with a HELLO: another user's request is answered at once, the daemon is not frozen"
 	"unetd_groups|-|60|a member of 72 groups, one of them denied by the policy: the daemon reads every group and refuses, WHOAMI reports 73 groups"
 	"unetd_status_private|-|60|STATUS as a user sees only that user's endpoints; root sees every one"
+	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 8 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more')"
 	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there; the user's own namespace, and one it made with unshare -Urn, are served"
 )
 
@@ -101,7 +102,7 @@ user 65533 kinds emulated tags 101-200"
 }
 
 t_unetd_netns_admin() {
-	local out dev_a
+	local out
 	setup_ns
 	start_unetd "user 65534 kinds emulated tags 1-100"
 	# /run/netns/NS_A is readable by every user; nobody is in b.
@@ -117,22 +118,53 @@ t_unetd_netns_admin() {
 	[[ $out == "granted emulated" ]] || fail "nobody's own namespace was not served: $out"
 	# A namespace the user made itself (its own user namespace holds
 	# CAP_NET_ADMIN over it) is served, from outside it too.
-	ip netns exec "$NS_B" setpriv --reuid=65534 --regid=65534 --clear-groups \
-		unshare -Urn sh -c 'ip link add uq0 type veth peer name uq1 && ip link set uq0 up &&
-			ip link set uq1 up && echo $$ && exec sleep 30' >"$T_DIR/holder.pid" 2>&1 &
-	local holder=$! i pid=""
-	_UNET_BG_PIDS+=("$holder")
-	for ((i = 0; i < 50; i++)); do
-		pid=$(grep -xE '[0-9]+' "$T_DIR/holder.pid")
-		[[ -n $pid ]] && break
-		sleep 0.1
-	done
-	[[ -n $pid ]] || { cat "$T_DIR/holder.pid"; fail "nobody could not make its own namespace with a veth"; }
-	dev_a=/proc/$pid/ns/net
+	own_netns_holder "$T_DIR/holder.pid"
 	out=$(ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
-		--uid 65534 netns-fd --netns "$dev_a" --iface uq0 2>&1)
+		--uid 65534 netns-fd --netns "/proc/$HOLDER_NS_PID/ns/net" --iface uq0 2>&1)
 	echo "nobody's own user+net namespace: $out"
 	[[ $out == "granted emulated" ]] || fail "a namespace nobody administers was not served: $out"
-	kill "$holder" 2>/dev/null
+	kill "$HOLDER_PID" 2>/dev/null
+	stop_unetd
+}
+
+# own_netns_holder LOG: a process of nobody's in a user and network
+# namespace of its own with a veth uq0/uq1 (up); its pid in HOLDER_PID,
+# the pid of the process in the namespace in HOLDER_NS_PID.
+own_netns_holder() {
+	local i
+	ip netns exec "$NS_B" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		unshare -Urn sh -c 'ip link add uq0 type veth peer name uq1 && ip link set uq0 up &&
+			ip link set uq1 up && echo $$ && exec sleep 30' >"$1" 2>&1 &
+	HOLDER_PID=$!
+	_UNET_BG_PIDS+=("$HOLDER_PID")
+	HOLDER_NS_PID=""
+	for ((i = 0; i < 50; i++)); do
+		HOLDER_NS_PID=$(grep -xE '[0-9]+' "$1")
+		[[ -n $HOLDER_NS_PID ]] && return 0
+		sleep 0.1
+	done
+	cat "$1"
+	fail "nobody could not make its own namespace with a veth"
+}
+
+t_unetd_netns_reclaim() {
+	local out i base after
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 1"
+	base=$(find "/proc/$UNETD_PID/fd" -mindepth 1 | wc -l)
+	for ((i = 0; i < 8; i++)); do
+		own_netns_holder "$T_DIR/holder-$i.pid"
+		out=$(ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
+			--uid 65534 netns-fd --netns "/proc/$HOLDER_NS_PID/ns/net" --iface uq0 2>&1)
+		[[ $out == "granted emulated" ]] || fail "namespace $i: $out"
+		kill "$HOLDER_PID" 2>/dev/null
+		wait "$HOLDER_PID" 2>/dev/null
+	done
+	sleep 0.3
+	after=$(find "/proc/$UNETD_PID/fd" -mindepth 1 | wc -l)
+	note "daemon descriptors: $base before, $after after 8 namespaces"
+	((after <= base + 2)) || fail "the daemon kept $((after - base)) descriptors for 8 namespaces nobody left"
+	(($(grep -c 'uq0: no endpoint left: not served any more' "$T_DIR/unetd.log") == 8)) ||
+		fail "the daemon did not free each namespace's interface"
 	stop_unetd
 }
