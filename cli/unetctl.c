@@ -1553,6 +1553,7 @@ static int do_daemon_status(const struct cmd *c, int argc, char **argv)
 	em_u64("nendpoints", v->st.nendpoints);
 	em_u64("req_bad", v->st.req_bad);
 	em_u64("req_denied", v->st.req_denied);
+	em_u64("req_throttled", v->st.req_throttled);
 	if (v->st.nlisted < v->st.nendpoints) {
 		snprintf(warn, sizeof(warn), "%u endpoints not listed (one status reply holds %u)",
 			 v->st.nendpoints - v->st.nlisted, v->st.nlisted);

@@ -152,6 +152,9 @@ static void run(struct unetd *d)
 			else
 				timeout = 1000;
 		}
+		/* Requests waiting for their user's budget: look again soon. */
+		if (d->nthrottled && unetd_server_unthrottle(d) && (timeout < 0 || timeout > 5))
+			timeout = 5;
 		n = epoll_wait(d->epoll_fd, evs, 64, timeout);
 		/* Spinning, but on a machine with few CPUs a client or its peer
 		 * may need this one: let them run first. */
@@ -250,6 +253,12 @@ int main(int argc, char **argv)
 	run(d);
 	while (d->clients)
 		unetd_client_free(d, d->clients);
+	while (d->users) { /* none left once every client is gone */
+		struct unetd_user *u = d->users;
+
+		d->users = u->next;
+		free(u);
+	}
 	unetd_iface_free_all(d);
 	free_dead(d);
 	unlink(d->socket_path);

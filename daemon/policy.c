@@ -28,6 +28,8 @@
 #define DEF_ENDPOINTS 8
 #define DEF_SEGMENT (64ULL << 20)
 #define DEF_SHARE 100
+#define DEF_CHANNELS 256 /* channels per user: a member of a group cannot take
+			  * every tag of an interface from the others */
 #define MAX_SHARE 1000
 #define MAX_TOKENS (UNETD_POLICY_MAX_LINE / 2 + 1)
 #define QUOTE_MAX 40 /* bytes of a token quoted in an error message */
@@ -54,6 +56,7 @@ struct rule {
 	char iface[UNETD_POLICY_MAX_PATTERN + 1];
 	bool deny, emulated, direct;
 	uint32_t max_endpoints;
+	uint32_t max_channels;
 	uint64_t max_segment;
 	uint32_t share;
 	unsigned int ntags, nudp;
@@ -498,7 +501,8 @@ static int parse_size(struct pctx *c, const struct tok *t, uint64_t *v)
 
 /* ---- rules ---------------------------------------------------------- */
 
-enum key { K_IFACE, K_KINDS, K_TAGS, K_UDP, K_ENDPOINTS, K_SEGMENT, K_SHARE, K_DENY, K_ALL, K__COUNT };
+enum key { K_IFACE, K_KINDS, K_TAGS, K_UDP, K_ENDPOINTS, K_CHANNELS, K_SEGMENT, K_SHARE, K_DENY, K_ALL,
+	   K__COUNT };
 
 static const struct {
 	const char *word;
@@ -508,7 +512,7 @@ static const struct {
 	[K_TAGS] = { "tags", true },	       [K_UDP] = { "udp", true },
 	[K_ENDPOINTS] = { "endpoints", true }, [K_SEGMENT] = { "segment", true },
 	[K_SHARE] = { "share", true },	       [K_DENY] = { "deny", false },
-	[K_ALL] = { "all", false },
+	[K_ALL] = { "all", false },	       [K_CHANNELS] = { "channels", true },
 };
 
 static int find_key(const struct tok *t)
@@ -586,6 +590,7 @@ static int parse_rule(struct pctx *c, struct unetd_policy *p, const struct tok *
 	r.line = c->line;
 	strcpy(r.iface, "*");
 	r.max_endpoints = DEF_ENDPOINTS;
+	r.max_channels = DEF_CHANNELS;
 	r.max_segment = DEF_SEGMENT;
 	r.share = DEF_SHARE;
 
@@ -619,7 +624,7 @@ static int parse_rule(struct pctx *c, struct unetd_policy *p, const struct tok *
 				return perr(c, t[i].col, "unexpected " QFMT ": one rule per line",
 					    QARG(t[i].s, t[i].len));
 			return perr(c, t[i].col,
-				    "unknown keyword " QFMT " (expected iface, kinds, tags, udp, endpoints, segment, share, deny or all)",
+				    "unknown keyword " QFMT " (expected iface, kinds, tags, udp, endpoints, channels, segment, share, deny or all)",
 				    QARG(t[i].s, t[i].len));
 		}
 		if (seen[k])
@@ -649,6 +654,10 @@ static int parse_rule(struct pctx *c, struct unetd_policy *p, const struct tok *
 		case K_ENDPOINTS:
 			rc = parse_count(c, val, "endpoints", UINT32_MAX - 1, true, &v);
 			r.max_endpoints = v == UINT64_MAX ? UNETD_POLICY_UNLIMITED32 : (uint32_t)v;
+			break;
+		case K_CHANNELS:
+			rc = parse_count(c, val, "channels", UINT32_MAX - 1, true, &v);
+			r.max_channels = v == UINT64_MAX ? UNETD_POLICY_UNLIMITED32 : (uint32_t)v;
 			break;
 		case K_SEGMENT:
 			rc = parse_size(c, val, &r.max_segment);
@@ -694,6 +703,7 @@ static int parse_rule(struct pctx *c, struct unetd_policy *p, const struct tok *
 	if (r.deny) {
 		/* Nothing but the subject and pattern is kept of a deny rule. */
 		r.max_endpoints = 0;
+		r.max_channels = 0;
 		r.max_segment = 0;
 		r.share = 0;
 	}
@@ -1070,6 +1080,7 @@ int unetd_policy_lookup(const struct unetd_policy *p, uint32_t uid, const uint32
 	out->emulated = r->emulated;
 	out->direct = r->direct;
 	out->max_endpoints = r->max_endpoints;
+	out->max_channels = r->max_channels;
 	out->max_segment_bytes = r->max_segment;
 	out->share = r->share;
 	return 0;
@@ -1104,4 +1115,55 @@ bool unetd_grant_udp_port(const struct unetd_grant *g, uint16_t port)
 	const struct rule *r = g ? g->priv : NULL;
 
 	return r && g->allowed && port != 0 && in_ranges(r->udp, r->nudp, port);
+}
+
+/* The ranges v[0..n) as "a-b,c" in buf (adjacent ones joined), "none"
+ * for none, cut with "..." when they do not fit.  As many steps as there
+ * are ranges: a request's cost does not grow with the numbers. */
+static void format_ranges(const struct range *v, unsigned int n, char *buf, size_t size)
+{
+	size_t off = 0;
+
+	if (!size)
+		return;
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int lo = v[i].lo, hi = v[i].hi;
+		char item[16];
+		int len;
+
+		if (!lo && !hi)
+			continue;
+		while (i + 1 < n && v[i + 1].lo <= hi + 1u) {
+			if (v[i + 1].hi > hi)
+				hi = v[i + 1].hi;
+			i++;
+		}
+		if (lo == 0)
+			lo = 1; /* 0 is never granted */
+		len = lo == hi ? snprintf(item, sizeof(item), "%s%u", off ? "," : "", lo)
+			       : snprintf(item, sizeof(item), "%s%u-%u", off ? "," : "", lo, hi);
+		if (off + (size_t)len + 4 > size) { /* room for "..." and the NUL */
+			snprintf(buf + off, size - off, "...");
+			return;
+		}
+		memcpy(buf + off, item, (size_t)len + 1);
+		off += (size_t)len;
+	}
+	if (!off)
+		snprintf(buf, size, "none");
+}
+
+void unetd_grant_format_tags(const struct unetd_grant *g, char *buf, size_t size)
+{
+	const struct rule *r = g ? g->priv : NULL;
+
+	format_ranges(r ? r->tags : NULL, r && g->allowed ? r->ntags : 0, buf, size);
+}
+
+void unetd_grant_format_udp(const struct unetd_grant *g, char *buf, size_t size)
+{
+	const struct rule *r = g ? g->priv : NULL;
+
+	format_ranges(r ? r->udp : NULL, r && g->allowed ? r->nudp : 0, buf, size);
 }

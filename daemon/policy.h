@@ -101,6 +101,7 @@ struct unetd_grant {
 	bool allowed;		    /* a rule matched and it grants a kind of endpoint */
 	bool emulated, direct;	    /* kinds of endpoint allowed */
 	uint32_t max_endpoints;	    /* per client user; UNETD_POLICY_UNLIMITED32: no limit */
+	uint32_t max_channels;	    /* per client user, over all its endpoints; the same */
 	uint64_t max_segment_bytes; /* total segment bytes per user; UNETD_POLICY_UNLIMITED64: no limit */
 	uint32_t share;		    /* weight for fair service, 1..1000 */
 	/* tags and UDP ports: ranges; query with the functions below */
@@ -131,5 +132,11 @@ int unetd_policy_lookup(const struct unetd_policy *p, uint32_t uid, const uint32
 /* Whether the grant allows tag (resp. UDP port); false when !g->allowed, for tag or port 0. */
 bool unetd_grant_tag(const struct unetd_grant *g, uint16_t tag);
 bool unetd_grant_udp_port(const struct unetd_grant *g, uint16_t port);
+
+/* The tags (resp. UDP ports) the grant allows, as "1-100,200" in buf,
+ * "none" for none, ending in "..." when cut to size.  Costs one step per
+ * range of the rule, never one per number. */
+void unetd_grant_format_tags(const struct unetd_grant *g, char *buf, size_t size);
+void unetd_grant_format_udp(const struct unetd_grant *g, char *buf, size_t size);
 
 #endif /* UNETD_POLICY_H */

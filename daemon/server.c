@@ -23,11 +23,23 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "unetd.h"
 
 #define UNETD_MAX_CONN_PER_UID 256
+/* Requests per second a user other than root may make, over all its
+ * connections, and how many it may make at once: a request costs the
+ * daemon's one thread a few microseconds (EP_CREATE, which maps a
+ * segment or sets up an interface, counts as EP_CREATE_COST), so a
+ * user's flood of requests takes a bounded share of the thread that
+ * moves everyone's frames.  Past the budget its requests wait in its
+ * sockets (nothing is refused): the daemon stops reading them until the
+ * budget refills. */
+#define REQ_RATE 1000.0
+#define REQ_BURST 100.0
+#define EP_CREATE_COST 10.0
 
 /* Body size of each request type (-1: unknown type). */
 static long body_size(uint16_t type)
@@ -124,6 +136,89 @@ int unetd_server_open(struct unetd *d)
 }
 
 static void reap_closed(struct unetd *d, struct unetd_client *except);
+
+/* ---- Users and their request budget -------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct unetd_user *user_get(struct unetd *d, uint32_t uid)
+{
+	struct unetd_user *u;
+
+	for (u = d->users; u; u = u->next)
+		if (u->uid == uid)
+			return u;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->uid = uid;
+	u->tokens = REQ_BURST;
+	u->last_ns = now_ns();
+	u->next = d->users;
+	d->users = u;
+	return u;
+}
+
+static void user_put(struct unetd *d, struct unetd_user *u)
+{
+	if (!u || --u->nclients)
+		return;
+	for (struct unetd_user **pp = &d->users; *pp; pp = &(*pp)->next)
+		if (*pp == u) {
+			*pp = u->next;
+			break;
+		}
+	free(u);
+}
+
+/* Whether u may make a request now (root always may). */
+static bool user_has_budget(struct unetd_user *u)
+{
+	uint64_t t;
+
+	if (!u->uid)
+		return true;
+	t = now_ns();
+	u->tokens += (double)(t - u->last_ns) * (REQ_RATE / 1e9);
+	if (u->tokens > REQ_BURST)
+		u->tokens = REQ_BURST;
+	u->last_ns = t;
+	return u->tokens >= 1.0;
+}
+
+/* Stop reading c's requests until its user has budget again. */
+static void throttle(struct unetd *d, struct unetd_client *c)
+{
+	struct epoll_event ev = { .events = 0, .data.ptr = &c->src };
+
+	if (c->throttled)
+		return;
+	epoll_ctl(d->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
+	c->throttled = true;
+	d->nthrottled++;
+	d->req_throttled++;
+}
+
+unsigned int unetd_server_unthrottle(struct unetd *d)
+{
+	for (struct unetd_client *c = d->clients; c && d->nthrottled; c = c->next) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &c->src };
+
+		if (!c->throttled || !user_has_budget(c->user))
+			continue;
+		/* Level-triggered: what waits in its socket is reported. */
+		epoll_ctl(d->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
+		c->throttled = false;
+		d->nthrottled--;
+	}
+	return d->nthrottled;
+}
 
 static unsigned int count_uid(struct unetd *d, uint32_t uid)
 {
@@ -223,11 +318,21 @@ void unetd_server_accept(struct unetd *d)
 			free(c);
 			continue;
 		}
+		c->user = user_get(d, c->uid);
+		if (!c->user) {
+			close(c->pidfd);
+			free(c->gids);
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->user->nclients++;
 		c->src.kind = UNETD_SRC_CLIENT;
 		c->src.obj = c;
 		ev.events = EPOLLIN;
 		ev.data.ptr = &c->src;
 		if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
+			user_put(d, c->user);
 			close(c->pidfd);
 			free(c->gids);
 			close(fd);
@@ -257,6 +362,10 @@ void unetd_client_free(struct unetd *d, struct unetd_client *c)
 	free(c->gids);
 	c->gids = NULL;
 	close(c->pidfd);
+	if (c->throttled)
+		d->nthrottled--;
+	user_put(d, c->user);
+	c->user = NULL;
 	unetd_defer_free(d, &c->src);
 }
 
@@ -520,7 +629,8 @@ static void do_udp_open(struct unetd *d, struct unetd_client *c, const struct un
 
 static void do_status(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h)
 {
-	struct unetd_status st = { .req_bad = d->req_bad, .req_denied = d->req_denied };
+	struct unetd_status st = { .req_bad = d->req_bad, .req_denied = d->req_denied,
+				   .req_throttled = (uint32_t)d->req_throttled };
 	char buf[UNETD_MAX_MSG - sizeof(struct unetd_rep_hdr)];
 	size_t off = sizeof(st);
 
@@ -554,41 +664,6 @@ static void do_status(struct unetd *d, struct unetd_client *c, const struct unet
 	reply(c, h, 0, NULL, buf, (uint32_t)off, NULL, 0);
 }
 
-/* The numbers 1..65535 that in() allows, as "a-b,c" in buf; "none" for
- * none; cut with "..." when they do not fit. */
-static void format_ranges(const struct unetd_grant *g, bool (*in)(const struct unetd_grant *, uint16_t),
-			  char *buf, size_t size)
-{
-	size_t off = 0;
-	uint32_t v = 1;
-
-	buf[0] = '\0';
-	while (v <= UINT16_MAX) {
-		uint32_t lo, hi;
-		char item[16];
-		int n;
-
-		if (!in(g, (uint16_t)v)) {
-			v++;
-			continue;
-		}
-		lo = hi = v;
-		while (hi < UINT16_MAX && in(g, (uint16_t)(hi + 1)))
-			hi++;
-		n = lo == hi ? snprintf(item, sizeof(item), "%s%u", off ? "," : "", lo)
-			     : snprintf(item, sizeof(item), "%s%u-%u", off ? "," : "", lo, hi);
-		if (off + (size_t)n + 4 > size) { /* room for "..." and the NUL */
-			snprintf(buf + off, size - off, "...");
-			return;
-		}
-		memcpy(buf + off, item, (size_t)n + 1);
-		off += (size_t)n;
-		v = hi + 1;
-	}
-	if (!off)
-		snprintf(buf, size, "none");
-}
-
 /* "May I?": who the client is and what the policy grants it on an
  * interface, through the lookup do_ep_create makes (grant_for's, without
  * counting a refusal: nothing was asked for). */
@@ -619,11 +694,10 @@ static void do_whoami(struct unetd *d, struct unetd_client *c, const struct unet
 		rep.max_endpoints = g.max_endpoints;
 		rep.max_segment_bytes = g.max_segment_bytes;
 		rep.share = g.share;
-		format_ranges(&g, unetd_grant_tag, rep.tags, sizeof(rep.tags));
-		format_ranges(&g, unetd_grant_udp_port, rep.udp, sizeof(rep.udp));
+		unetd_grant_format_tags(&g, rep.tags, sizeof(rep.tags));
+		unetd_grant_format_udp(&g, rep.udp, sizeof(rep.udp));
 		snprintf(rep.rule, sizeof(rep.rule), "%s", g.rule);
 	}
-	reap_closed(d, c);
 	for (struct unetd_client *k = d->clients; k; k = k->next)
 		if (k->uid == c->uid) {
 			rep.endpoints_held += k->nemuls;
@@ -651,6 +725,12 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 	ssize_t n;
 	long want;
 
+	if (!user_has_budget(c->user)) {
+		/* Its request waits in its socket; a hang-up waits too (the
+		 * connection goes when its requests are read again). */
+		throttle(d, c);
+		return true;
+	}
 	n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR;
@@ -695,6 +775,8 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		return false;
 	}
 
+	if (c->user->uid)
+		c->user->tokens -= m.h.type == UNETD_REQ_EP_CREATE ? EP_CREATE_COST : 1.0;
 	switch (m.h.type) {
 	case UNETD_REQ_HELLO: {
 		struct unetd_hello rep = { .version = UNETD_PROTO_VERSION };

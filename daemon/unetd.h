@@ -142,8 +142,19 @@ struct unetd_direct {
 	struct unetd_direct *cnext; /* the client's list */
 };
 
+/* A user with connections: its request budget (daemon/server.c). */
+struct unetd_user {
+	uint32_t uid;
+	unsigned int nclients;
+	double tokens;	  /* requests it may make now (a token bucket) */
+	uint64_t last_ns; /* when tokens was last refilled */
+	struct unetd_user *next;
+};
+
 struct unetd_client {
 	int fd;
+	struct unetd_user *user;
+	bool throttled;	   /* its requests wait: its user's budget is spent */
 	/* The namespace of the request being served (the client's own, sent
 	 * with EP_CREATE; the daemon's when it sent none) and its fd, valid
 	 * only while that request is served. */
@@ -170,11 +181,14 @@ struct unetd {
 	struct unetd_ns own_netns;
 	struct unetd_src listen_src;
 	struct unetd_client *clients;
+	struct unetd_user *users;
+	unsigned int nthrottled;   /* clients whose requests wait for budget */
 	struct unetd_iface *ifaces;
 	uint32_t next_handle;
 	uint32_t grant_queues;	   /* --grant-queues: queue mask for direct grants */
 	uint32_t spin_us;	   /* busy-poll this long after work before sleeping */
 	uint64_t req_bad, req_denied; /* counters for status */
+	uint64_t req_throttled;	   /* times a user's requests had to wait */
 	struct unetd_src *dead;	   /* objects freed in this batch (see struct unetd_src) */
 	volatile int stop;
 };
@@ -208,6 +222,9 @@ void unetd_server_accept(struct unetd *d);
 /* Serve one readable client; returns false when the client is gone
  * (closed, or dropped for a protocol error). */
 bool unetd_server_serve(struct unetd *d, struct unetd_client *c);
+/* Let throttled clients whose user has budget again be served; returns
+ * how many still wait (the loop then sleeps briefly, not for long). */
+unsigned int unetd_server_unthrottle(struct unetd *d);
 void unetd_client_free(struct unetd *d, struct unetd_client *c);
 
 /* iface.c */

@@ -188,12 +188,14 @@ struct unetd_region {
 };
 
 /* ---- UNETD_REQ_STATUS: struct unetd_status, then nlisted entries ------ */
+/* Root sees every client and endpoint; any other user its own only. */
 
 struct unetd_status {
 	uint32_t nclients;
 	uint32_t nendpoints;
 	uint32_t nlisted;      /* entries that follow (what fits in one reply) */
-	uint32_t reserved;
+	uint32_t req_throttled; /* times a user's requests waited for its budget
+				 * (once 0 and reserved: the layout is unchanged) */
 	uint64_t req_bad;      /* clients dropped for protocol errors */
 	uint64_t req_denied;   /* requests the policy refused */
 };

@@ -14,6 +14,7 @@ TESTS+=(
 	"unetd_close_blocks|-|90|a TCP socket whose close blocks (unsent data, SO_LINGER one hour) sent with a HELLO: another user's request is answered at once, the daemon is not frozen"
 	"unetd_groups|-|60|a member of 72 groups, one of them denied by the policy: the daemon reads every group and refuses, WHOAMI reports 73 groups"
 	"unetd_status_private|-|60|STATUS as a user sees only that user's endpoints; root sees every one"
+	"unetd_request_budget|-|90|3000 WHOAMI back to back from one user: every one answered, none refused, but at the user's budget (1000 a second after a burst of 100: at least 2.5 s), the daemon counts the waits (req_throttled); another user's WHOAMI meanwhile is answered"
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 8 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more')"
 	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there; the user's own namespace, and one it made with unshare -Urn, are served"
 )
@@ -166,5 +167,26 @@ t_unetd_netns_reclaim() {
 	((after <= base + 2)) || fail "the daemon kept $((after - base)) descriptors for 8 namespaces nobody left"
 	(($(grep -c 'uq0: no endpoint left: not served any more' "$T_DIR/unetd.log") == 8)) ||
 		fail "the daemon did not free each namespace's interface"
+	stop_unetd
+}
+
+t_unetd_request_budget() {
+	local out other secs
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	attack 65534 whoami-flood --count 3000 --iface "$IF_B" >"$T_DIR/flood.out" 2>&1 &
+	local f=$!
+	sleep 0.5
+	other=$(attack 65533 groups --iface "$IF_B" 2>&1)
+	wait "$f" || { cat "$T_DIR/flood.out"; fail "the flood failed"; }
+	out=$(cat "$T_DIR/flood.out")
+	echo "flood: $out; another user meanwhile: $other"
+	[[ $other == "ngids 1 allowed 0" ]] || fail "another user's WHOAMI during the flood: $other"
+	[[ $out =~ ^answered\ 3000\ limited\ 0\ seconds\ ([0-9.]+)$ ]] || fail "not every request answered: $out"
+	secs=${BASH_REMATCH[1]}
+	# A lower bound: load can only make it slower.
+	awk -v s="$secs" 'BEGIN { exit !(s >= 2.5) }' || fail "3000 requests took $secs s: no budget applied"
+	out=$(attack 0 status 2>&1)
+	grep -qE '^throttled [1-9]' <<<"$out" || fail "the daemon counted no throttling: $out"
 	stop_unetd
 }

@@ -28,11 +28,11 @@ Attacks (each prints "ok ..." and exits 0 when the daemon did right):
   groups --iface NAME
       WHOAMI: prints "ngids N allowed A" as the daemon saw them.
   status
-      STATUS: prints "clients N endpoints N listed N" and one line
-      "ep UID PID IFNAME" per endpoint listed.
+      STATUS: prints "clients N endpoints N listed N", "throttled N" and
+      one line "ep UID PID IFNAME" per endpoint listed.
   whoami-flood --count N
       N WHOAMI requests back to back on one connection: prints how many
-      were answered and how many refused as rate-limited (EAGAIN).
+      were answered, how many refused with EAGAIN, and how long they took.
 """
 import argparse
 import array
@@ -267,8 +267,9 @@ def status(args):
             print("no answer: %s" % (rep,))
             return 1
         body = rep[2]
-        ncl, nep, nl = struct.unpack_from("=III", body)
+        ncl, nep, nl, throttled = struct.unpack_from("=IIII", body)
         print("clients %d endpoints %d listed %d" % (ncl, nep, nl))
+        print("throttled %d" % throttled)
         off = 32
         ep_size = 32 + 8 * 8  # unetd_status_ep: 4 u32, ifname[16], counters
         for _ in range(nl):
@@ -284,6 +285,7 @@ def whoami_flood(args):
     def child():
         s = connect(args.socket)
         answered = limited = 0
+        start = time.monotonic()
         for i in range(args.count):
             s.send(request(REQ_WHOAMI, whoami_body(args.iface), seq=i))
             rep = recv_reply(s)
@@ -294,7 +296,7 @@ def whoami_flood(args):
                 answered += 1
             elif rep[0] == -errno.EAGAIN:
                 limited += 1
-        print("answered %d limited %d" % (answered, limited))
+        print("answered %d limited %d seconds %.2f" % (answered, limited, time.monotonic() - start))
         return 0
     return in_child(args, child)
 

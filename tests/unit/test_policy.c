@@ -1313,6 +1313,74 @@ static void test_fuzz(void **state)
 	free(buf);
 }
 
+/* ---- channels, and the ranges as WHOAMI reports them ------------------ */
+
+static void test_channels(void **state)
+{
+	struct unetd_policy *p;
+	struct unetd_grant g;
+
+	(void)state;
+	p = must_parse("user alice kinds emulated channels 3\n"
+		       "user bob kinds emulated channels unlimited\n"
+		       "user carol kinds emulated\n"
+		       "user 1003 deny\n");
+	g = look(p, 1000, NULL, 0, "veth0");
+	assert_int_equal(g.max_channels, 3);
+	g = look(p, 1001, NULL, 0, "veth0");
+	assert_int_equal(g.max_channels, UNETD_POLICY_UNLIMITED32);
+	g = look(p, 1002, NULL, 0, "veth0");
+	assert_int_equal(g.max_channels, 256); /* the default */
+	g = look(p, 1003, NULL, 0, "veth0");
+	assert_int_equal(g.max_channels, 0);
+	unetd_policy_free(p);
+}
+
+static void test_format_ranges(void **state)
+{
+	struct unetd_policy *p;
+	struct unetd_grant g;
+	char buf[96], small[16];
+	char text[512];
+	size_t off;
+
+	(void)state;
+	/* Unsorted, adjacent and overlapping ranges come out joined. */
+	p = must_parse("user alice kinds emulated tags 300-65535,101-150,1-100,200 udp 7000\n"
+		       "user bob kinds emulated\n"
+		       "user carol all\n");
+	g = look(p, 1000, NULL, 0, "veth0");
+	unetd_grant_format_tags(&g, buf, sizeof(buf));
+	assert_string_equal(buf, "1-150,200,300-65535");
+	unetd_grant_format_udp(&g, buf, sizeof(buf));
+	assert_string_equal(buf, "7000");
+	unetd_grant_format_tags(&g, small, sizeof(small));
+	assert_string_equal(small, "1-150,200...");
+	g = look(p, 1001, NULL, 0, "veth0");
+	unetd_grant_format_tags(&g, buf, sizeof(buf));
+	assert_string_equal(buf, "none");
+	g = look(p, 1002, NULL, 0, "veth0");
+	unetd_grant_format_udp(&g, buf, sizeof(buf));
+	assert_string_equal(buf, "1-65535");
+	g = look(p, 4242, NULL, 0, "veth0"); /* no rule */
+	unetd_grant_format_tags(&g, buf, sizeof(buf));
+	assert_string_equal(buf, "none");
+	unetd_policy_free(p);
+
+	/* The most ranges a rule may have (32), single tags: cut with "...". */
+	off = (size_t)snprintf(text, sizeof(text), "user alice kinds emulated tags ");
+	for (unsigned int t = 10000; t < 10064; t += 2)
+		off += (size_t)snprintf(text + off, sizeof(text) - off, "%s%u", t > 10000 ? "," : "", t);
+	snprintf(text + off, sizeof(text) - off, "\n");
+	p = must_parse(text);
+	g = look(p, 1000, NULL, 0, "veth0");
+	unetd_grant_format_tags(&g, buf, sizeof(buf));
+	assert_true(strlen(buf) < sizeof(buf));
+	assert_string_equal(buf + strlen(buf) - 3, "...");
+	assert_memory_equal(buf, "10000,10002,10004,", 18);
+	unetd_policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1342,6 +1410,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_load_not_a_plain_file, setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_load_too_big, setup_dir, teardown_dir),
 		cmocka_unit_test(test_fuzz),
+		cmocka_unit_test(test_channels),
+		cmocka_unit_test(test_format_ranges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
