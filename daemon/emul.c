@@ -539,6 +539,23 @@ void unetd_dataplane_disarm(struct unetd *d)
 
 /* ---- Interfaces and endpoints ------------------------------------------ */
 
+/*
+ * The policy's share is the user's weight on an interface, however many
+ * endpoints it has there: each of its n endpoints on f serves with 1/n
+ * of it (at least 1), so eight endpoints of one user get together what
+ * one endpoint of another user of equal share gets.
+ */
+static void reshare(struct unetd_iface *f, uint32_t uid)
+{
+	uint32_t n = 0;
+
+	for (struct unetd_emul *e = f->emuls; e; e = e->next)
+		n += e->client->uid == uid;
+	for (struct unetd_emul *e = f->emuls; e; e = e->next)
+		if (e->client->uid == uid)
+			e->share = e->user_share / n ? e->user_share / n : 1;
+}
+
 struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
 				     const struct unetd_ep_create *req, const struct unetd_grant *g,
 				     int *err, char *msg, size_t msglen)
@@ -603,11 +620,12 @@ struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
 	}
 	e->handle = ++d->next_handle;
 	e->client = c;
-	e->share = g->share ? g->share : 1;
+	e->user_share = g->share ? g->share : 1;
 	e->next = e->iface->emuls;
 	e->iface->emuls = e;
 	e->iface->nemuls++;
 	e->iface->users++;
+	reshare(e->iface, c->uid);
 	e->cnext = c->emuls;
 	c->emuls = e;
 	c->nemuls++;
@@ -660,6 +678,7 @@ void unetd_emul_free(struct unetd *d, struct unetd_emul *e)
 	unetd_log(UNET_LOG_INFO, "%s: emulated endpoint %u freed", e->iface->ifname, e->handle);
 	/* Its kick event may still be in the batch being handled. */
 	unetd_defer_free(d, &e->src);
+	reshare(f, e->client->uid);
 	f->users--;
 	unetd_iface_put(d, f);
 }

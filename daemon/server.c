@@ -576,6 +576,24 @@ out:
 	reply(c, h, err, msg, NULL, 0, NULL, 0);
 }
 
+/* Channels uid holds now, over all its connections and endpoints. */
+static uint32_t user_channels(struct unetd *d, uint32_t uid)
+{
+	uint32_t n = 0;
+
+	for (struct unetd_client *k = d->clients; k; k = k->next) {
+		if (k->uid != uid)
+			continue;
+		for (struct unetd_emul *e = k->emuls; e; e = e->cnext)
+			for (struct unetd_chan *ch = e->chans; ch; ch = ch->next)
+				n++;
+		for (struct unetd_direct *x = k->directs; x; x = x->cnext)
+			for (struct unetd_dchan *ch = x->chans; ch; ch = ch->next)
+				n++;
+	}
+	return n;
+}
+
 static void do_ch_open(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
 		       const struct unetd_ch_open *req)
 {
@@ -591,6 +609,13 @@ static void do_ch_open(struct unetd *d, struct unetd_client *c, const struct une
 	}
 	reap_closed(d, c);
 	err = grant_for(d, c, e ? e->iface->ifname : x->iface->ifname, &g, msg, sizeof(msg));
+	/* A user cannot take every tag of an interface from the others. */
+	if (!err && g.max_channels != UNETD_POLICY_UNLIMITED32 &&
+	    user_channels(d, c->uid) >= g.max_channels) {
+		snprintf(msg, sizeof(msg), "channel quota of uid %u reached (%u, %.40s)", c->uid,
+			 g.max_channels, g.rule);
+		err = -EDQUOT;
+	}
 	if (!err)
 		err = e ? unetd_emul_chan_open(d, e, req, &g, msg, sizeof(msg))
 			: unetd_direct_chan_open(x, req, &g, msg, sizeof(msg));

@@ -106,7 +106,8 @@ struct unetd_emul {
 	struct unetd_udp_port *udp;	/* its UDP ports (on the real endpoint's slot) */
 	struct unetd_chan *by_tag_hint; /* last used, for the common one-channel case */
 	int deficit;			/* fair service: frames it may still send */
-	uint32_t share;
+	uint32_t user_share;		/* the policy's share of its user */
+	uint32_t share;			/* its part: user_share / the user's endpoints here */
 	bool notify_pending;
 	struct unetd_src src;
 	struct unetd_emul *next;	/* the interface's list */

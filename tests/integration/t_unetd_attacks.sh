@@ -15,6 +15,8 @@ TESTS+=(
 	"unetd_groups|-|60|a member of 72 groups, one of them denied by the policy: the daemon reads every group and refuses, WHOAMI reports 73 groups"
 	"unetd_status_private|-|60|STATUS as a user sees only that user's endpoints; root sees every one"
 	"unetd_request_budget|-|90|3000 WHOAMI back to back from one user: every one answered, none refused, but at the user's budget (1000 a second after a burst of 100: at least 2.5 s), the daemon counts the waits (req_throttled); another user's WHOAMI meanwhile is answered"
+	"unetd_channel_quota|-|60|policy 'channels 3': a user's fourth channel, on a second connection, is refused with EDQUOT and the quota's reason; a channel closed gives room again"
+	"unetd_user_share|-|120|one user flooding from 4 emulated endpoints, another from 1, equal shares: the one-endpoint user gets within 0.4..0.6 of what the daemon sends (per-channel counts at the receiver), not a fifth"
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 8 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more')"
 	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there; the user's own namespace, and one it made with unshare -Urn, are served"
 )
@@ -188,5 +190,73 @@ t_unetd_request_budget() {
 	awk -v s="$secs" 'BEGIN { exit !(s >= 2.5) }' || fail "3000 requests took $secs s: no budget applied"
 	out=$(attack 0 status 2>&1)
 	grep -qE '^throttled [1-9]' <<<"$out" || fail "the daemon counted no throttling: $out"
+	stop_unetd
+}
+
+t_unetd_channel_quota() {
+	T_MODE=${T_MODE:-skb}
+	local out h
+	setup_ns
+	attach a
+	start_unetd "user 65534 kinds emulated tags 1-100 channels 3 endpoints 2"
+	local AS
+	as_user_cmd 65534
+	"${AS[@]}" "$PEER" hold "$IF_B" --tag 5 --peer "$MAC_A" --peer-tag 6 --tag 7 --peer "$MAC_A" \
+		--peer-tag 6 --timeout 60 >"$T_DIR/h1.log" 2>&1 &
+	h=$!
+	_UNET_BG_PIDS+=("$h")
+	wait_ready "$T_DIR/h1.log" "$h" >/dev/null
+	out=$(as_nobody "$PEER" hold "$IF_B" --tag 8 --peer "$MAC_A" --peer-tag 6 --tag 9 --peer "$MAC_A" \
+		--peer-tag 6 --timeout 2 2>&1)
+	echo "second connection, channels 3 and 4: $out"
+	grep -q 'channel quota of uid 65534 reached (3' <<<"$out" || fail "a fourth channel was not refused with the quota: $out"
+	kill "$h" 2>/dev/null
+	wait "$h" 2>/dev/null
+	out=$(as_nobody "$PEER" hold "$IF_B" --tag 8 --peer "$MAC_A" --peer-tag 6 --tag 9 --peer "$MAC_A" \
+		--peer-tag 6 --timeout 1 2>&1)
+	echo "after the first let go: $out"
+	grep -q 'channel quota' <<<"$out" && fail "the quota kept the channels of a client that is gone: $out"
+	stop_unetd
+}
+
+t_unetd_user_share() {
+	T_MODE=${T_MODE:-skb}
+	local pids=() p i t0 t1 a b
+	(($(nproc) >= 2)) || skip "needs 2 CPUs (the daemon on one, the floods on the other)"
+	setup_ns
+	attach a
+	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 4 segment 128M
+user 65533 kinds emulated tags 1-100 endpoints 4 segment 128M"
+	# As unetd_fair_share: the daemon alone on CPU 0, floods and the
+	# receiver on CPU 1, so every send ring stays full and what each
+	# gets is the daemon's choice.
+	taskset -pc 0 "$UNETD_PID" >/dev/null || fail "cannot pin the daemon to CPU 0"
+	unet_bg_a taskset -c 1 "$PEER" hold "$IF_A" --tag 4 --peer "$MAC_B" --peer-tag 3 \
+		--tag 6 --peer "$MAC_B" --peer-tag 5 --tag 8 --peer "$MAC_B" --peer-tag 7 \
+		--tag 10 --peer "$MAC_B" --peer-tag 9 --tag 12 --peer "$MAC_B" --peer-tag 11 \
+		--quiet --timeout 100 >"$T_DIR/hold.log" 2>&1
+	wait_ready "$T_DIR/hold.log" "$UNET_BG_PID" >/dev/null
+	for i in 3 5 7 9; do
+		FAIR_UID=65534 fair_flood "$i" $((i + 1)) "$T_DIR/flood$i" 1
+		pids+=("$FAIR_FLOOD")
+	done
+	FAIR_UID=65533 fair_flood 11 12 "$T_DIR/flood11" 1
+	pids+=("$FAIR_FLOOD")
+	sleep 1.5
+	t0=$(($(delivered_a 4) + $(delivered_a 6) + $(delivered_a 8) + $(delivered_a 10)))
+	b=$(delivered_a 12)
+	sleep 4
+	t1=$(($(delivered_a 4) + $(delivered_a 6) + $(delivered_a 8) + $(delivered_a 10)))
+	b=$(($(delivered_a 12) - b))
+	a=$((t1 - t0))
+	for p in "${pids[@]}"; do
+		kill -0 "$p" 2>/dev/null || { cat "$T_DIR"/flood*.err; fail "a flooding client ended early"; }
+	done
+	kill -TERM "${pids[@]}"
+	note "in 4 s: user 65534 (4 endpoints) sent $a, user 65533 (1 endpoint) sent $b"
+	((a + b >= 40000)) || fail "the floods together sent only $((a + b)) frames in 4 s"
+	awk -v a="$a" -v b="$b" 'BEGIN { s = b / (a + b); exit !(s >= 0.4 && s <= 0.6) }' ||
+		fail "user 65533's share is $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / (a + b) }'), want 0.4..0.6 (equal shares per user)"
+	note "user 65533's share $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / (a + b) }')"
 	stop_unetd
 }
