@@ -1871,6 +1871,24 @@ static uint32_t device_queue_mask(const char *ifname)
 }
 
 /* unetd: reachable, its protocol, and what its policy grants us (*o). */
+/* Whether spinning can pay here: a spinning client, its peer and (for an
+ * emulated endpoint) unetd each want a CPU while a message is in flight;
+ * with fewer CPUs than that they take turns in time slices and a
+ * spinning round trip is slower than a blocking one. */
+static void doctor_spin(struct doctor *dr)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n >= 3)
+		check(dr, CHK_OK, "spin", NULL,
+		      "%ld CPUs: a spinning wait (a poll loop, or unet_endpoint__set_spin_us) has a CPU to itself", n);
+	else
+		check(dr, CHK_WARN, "spin", "block in unet_endpoint__wait with a small spin budget instead of polling in a loop",
+		      "%ld CPUs: a spinning process, its peer and unetd compete for them; "
+		      "spinning waits are slower than blocking ones here (unetd does not spin)",
+		      n);
+}
+
 static void doctor_daemon(struct doctor *dr, bool direct, struct daemon_offer *o)
 {
 	uint32_t all = dr->ifname ? device_queue_mask(dr->ifname) : UINT32_MAX, gq;
@@ -2028,6 +2046,7 @@ static int do_doctor(const struct cmd *c, int argc, char **argv)
 	emulated = o.emulated;
 	if (dr.ifname && iface_ok)
 		zc = doctor_zerocopy(&dr, native, direct);
+	doctor_spin(&dr);
 	direct = direct && iface_ok;
 	emulated = emulated && iface_ok;
 	em_close_array();

@@ -30,6 +30,13 @@
 
 #define DEFAULT_POLICY "/etc/unet/unetd.policy"
 #define DEFAULT_SPIN_US 200
+/* Fewer CPUs than this: the daemon does not spin unless told to.  A
+ * spinning client, the daemon and the client's peer are three processes
+ * that each want a CPU while a message is in flight; on fewer CPUs a
+ * spinning daemon takes the CPU the one it waits for needs, and every
+ * round trip waits out a time slice (8 ms measured on 2 vCPUs, against
+ * 22 us without the spin). */
+#define SPIN_MIN_CPUS 3
 #define BUSY_PASSES 16
 
 static struct unetd daemon_state;
@@ -62,10 +69,11 @@ static void usage(FILE *f)
 		   "  --policy    who may do what (default %s if it exists, else the built-in\n"
 		   "              default: root everything, group unet emulated endpoints)\n"
 		   "  --pin-root  bpffs directory for the interfaces' pins (as unetctl)\n"
-		   "  --spin-us   poll this long after the last frame before sleeping (%d)\n"
+		   "  --spin-us   poll this long after the last frame before sleeping (default\n"
+		   "              %d, or 0 when the daemon may run on fewer than %d CPUs)\n"
 		   "  --grant-queues MASK  device queues set aside for direct-access grants\n"
 		   "              (default 0: none; the others serve emulated endpoints)\n",
-		UNETD_SOCKET_ENV, UNETD_DEFAULT_SOCKET, DEFAULT_POLICY, DEFAULT_SPIN_US);
+		UNETD_SOCKET_ENV, UNETD_DEFAULT_SOCKET, DEFAULT_POLICY, DEFAULT_SPIN_US, SPIN_MIN_CPUS);
 }
 
 static int load_policy(struct unetd *d, const char *path)
@@ -182,7 +190,7 @@ int main(int argc, char **argv)
 	struct unetd *d = &daemon_state;
 	const char *policy = NULL, *env;
 	struct sigaction sa = { .sa_handler = on_signal };
-	bool foreground = false;
+	bool foreground = false, spin_set = false;
 	int c;
 
 	d->socket_path = (env = getenv(UNETD_SOCKET_ENV)) && *env ? env : UNETD_DEFAULT_SOCKET;
@@ -203,6 +211,7 @@ int main(int argc, char **argv)
 			break;
 		case 'u':
 			d->spin_us = (uint32_t)strtoul(optarg, NULL, 10);
+			spin_set = true;
 			break;
 		case 'g':
 			d->grant_queues = (uint32_t)strtoul(optarg, NULL, 0);
@@ -249,7 +258,18 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	unetd_log(UNET_LOG_INFO, "ready (pid %d)", (int)getpid());
+	if (!spin_set) {
+		cpu_set_t cpus;
+		int n = sched_getaffinity(0, sizeof(cpus), &cpus) ? 0 : CPU_COUNT(&cpus);
+
+		if (n && n < SPIN_MIN_CPUS) {
+			d->spin_us = 0;
+			unetd_log(UNET_LOG_INFO,
+				  "spin 0 us: %d CPUs (a spinning daemon would take the CPU its clients and their peers need; --spin-us sets it)",
+				  n);
+		}
+	}
+	unetd_log(UNET_LOG_INFO, "ready (pid %d, spin %u us)", (int)getpid(), d->spin_us);
 	run(d);
 	while (d->clients)
 		unetd_client_free(d, d->clients);

@@ -17,6 +17,7 @@ TESTS+=(
 	"unetd_request_budget|-|90|3000 WHOAMI back to back from one user: every one answered, none refused, but at the user's budget (1000 a second after a burst of 100: at least 2.5 s), the daemon counts the waits (req_throttled); another user's WHOAMI meanwhile is answered"
 	"unetd_channel_quota|-|60|policy 'channels 3': a user's fourth channel, on a second connection, is refused with EDQUOT and the quota's reason; a channel closed gives room again"
 	"unetd_user_share|-|120|one user flooding from 4 emulated endpoints, another from 1, equal shares: the one-endpoint user gets within 0.4..0.6 of what the daemon sends (per-channel counts at the receiver), not a fifth"
+	"unetd_spin_default|-|60|unetd does not spin by default where it may run on fewer than 3 CPUs (it spins 200 us where it has more), an explicit --spin-us stands; unetctl doctor warns that spinning cannot pay on fewer than 3 CPUs"
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 8 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more')"
 	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there; the user's own namespace, and one it made with unshare -Urn, are served"
 )
@@ -259,4 +260,24 @@ user 65533 kinds emulated tags 1-100 endpoints 4 segment 128M"
 		fail "user 65533's share is $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / (a + b) }'), want 0.4..0.6 (equal shares per user)"
 	note "user 65533's share $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / (a + b) }')"
 	stop_unetd
+}
+
+t_unetd_spin_default() {
+	local want n out
+	setup_ns
+	n=$(taskset -pc $$ | sed 's/.*: //' | awk -F, '{ c = 0; for (i = 1; i <= NF; i++) {
+		if (split($i, r, "-") == 2) c += r[2] - r[1] + 1; else c++ } print c }')
+	((n < 3)) && want=0 || want=200
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	grep -q "unetd: info: ready (pid $UNETD_PID, spin $want us)" "$T_DIR/unetd.log" ||
+		{ cat "$T_DIR/unetd.log"; fail "on $n CPUs the daemon's default spin is not $want us"; }
+	stop_unetd
+	start_unetd "user 65534 kinds emulated tags 1-100" --spin-us 50
+	grep -q "ready (pid $UNETD_PID, spin 50 us)" "$T_DIR/unetd.log" || fail "--spin-us 50 not taken"
+	stop_unetd
+	out=$(ctl_b --json doctor 2>/dev/null)
+	n=$(nproc)
+	((n < 3)) && want=warn || want=ok
+	jq -e --arg w "$want" '[.. | objects | select(.check? == "spin")] | length == 1 and .[0].status == $w' \
+		>/dev/null <<<"$out" || fail "doctor's spin check is not $want on $n CPUs: $out"
 }
