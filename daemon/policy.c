@@ -62,6 +62,8 @@ struct rule {
 	unsigned int ntags, nudp;
 	struct range tags[UNETD_POLICY_MAX_RANGES]; /* sorted, disjoint */
 	struct range udp[UNETD_POLICY_MAX_RANGES];
+	struct { uint32_t net, mask; } addrs[UNETD_POLICY_MAX_ADDRS]; /* host order */
+	unsigned int naddrs;
 };
 
 struct unetd_policy {
@@ -357,6 +359,31 @@ static int kind_item(struct pctx *c, struct rule *r, void *arg, const char *s, s
 	return 0;
 }
 
+/* One IPv4 address or prefix of an `addrs` list: a.b.c.d or a.b.c.d/n. */
+static int addr_item(struct pctx *c, struct rule *r, void *arg, const char *s, size_t len,
+		     unsigned int col)
+{
+	unsigned int b[4], bits = 32;
+	char text[32], tail;
+	int n;
+
+	(void)arg;
+	if (len >= sizeof(text))
+		return perr(c, col, "bad address " QFMT " (expected a.b.c.d or a.b.c.d/n)", QARG(s, len));
+	memcpy(text, s, len);
+	text[len] = '\0';
+	n = sscanf(text, "%3u.%3u.%3u.%3u/%2u%c", &b[0], &b[1], &b[2], &b[3], &bits, &tail);
+	if ((n != 4 && n != 5) || (n == 4 && strchr(text, '/')) || b[0] > 255 || b[1] > 255 ||
+	    b[2] > 255 || b[3] > 255 || bits < 1 || bits > 32 || strspn(text, "0123456789./") != len)
+		return perr(c, col, "bad address " QFMT " (expected a.b.c.d or a.b.c.d/n)", QARG(s, len));
+	if (r->naddrs == UNETD_POLICY_MAX_ADDRS)
+		return perr(c, col, "too many addresses (limit %d)", UNETD_POLICY_MAX_ADDRS);
+	r->addrs[r->naddrs].mask = bits == 32 ? UINT32_MAX : ~(UINT32_MAX >> bits);
+	r->addrs[r->naddrs].net = (b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]) & r->addrs[r->naddrs].mask;
+	r->naddrs++;
+	return 0;
+}
+
 struct range_list {
 	const char *what; /* "tag" or "UDP port" */
 	struct range *v;
@@ -501,8 +528,8 @@ static int parse_size(struct pctx *c, const struct tok *t, uint64_t *v)
 
 /* ---- rules ---------------------------------------------------------- */
 
-enum key { K_IFACE, K_KINDS, K_TAGS, K_UDP, K_ENDPOINTS, K_CHANNELS, K_SEGMENT, K_SHARE, K_DENY, K_ALL,
-	   K__COUNT };
+enum key { K_IFACE, K_KINDS, K_TAGS, K_UDP, K_ADDRS, K_ENDPOINTS, K_CHANNELS, K_SEGMENT, K_SHARE,
+	   K_DENY, K_ALL, K__COUNT };
 
 static const struct {
 	const char *word;
@@ -513,6 +540,7 @@ static const struct {
 	[K_ENDPOINTS] = { "endpoints", true }, [K_SEGMENT] = { "segment", true },
 	[K_SHARE] = { "share", true },	       [K_DENY] = { "deny", false },
 	[K_ALL] = { "all", false },	       [K_CHANNELS] = { "channels", true },
+	[K_ADDRS] = { "addrs", true },
 };
 
 static int find_key(const struct tok *t)
@@ -624,7 +652,7 @@ static int parse_rule(struct pctx *c, struct unetd_policy *p, const struct tok *
 				return perr(c, t[i].col, "unexpected " QFMT ": one rule per line",
 					    QARG(t[i].s, t[i].len));
 			return perr(c, t[i].col,
-				    "unknown keyword " QFMT " (expected iface, kinds, tags, udp, endpoints, channels, segment, share, deny or all)",
+				    "unknown keyword " QFMT " (expected iface, kinds, tags, udp, addrs, endpoints, channels, segment, share, deny or all)",
 				    QARG(t[i].s, t[i].len));
 		}
 		if (seen[k])
@@ -654,6 +682,9 @@ static int parse_rule(struct pctx *c, struct unetd_policy *p, const struct tok *
 		case K_ENDPOINTS:
 			rc = parse_count(c, val, "endpoints", UINT32_MAX - 1, true, &v);
 			r.max_endpoints = v == UINT64_MAX ? UNETD_POLICY_UNLIMITED32 : (uint32_t)v;
+			break;
+		case K_ADDRS:
+			rc = each_item(c, &r, val, addr_item, NULL);
 			break;
 		case K_CHANNELS:
 			rc = parse_count(c, val, "channels", UINT32_MAX - 1, true, &v);
@@ -686,7 +717,7 @@ static int parse_rule(struct pctx *c, struct unetd_policy *p, const struct tok *
 				return perr(c, seen[k], "'%s' in a deny rule, which grants nothing",
 					    keys[k].word);
 	} else if (seen[K_ALL]) {
-		static const int conflict[] = { K_KINDS, K_TAGS, K_UDP };
+		static const int conflict[] = { K_KINDS, K_TAGS, K_UDP, K_ADDRS };
 
 		for (size_t j = 0; j < sizeof(conflict) / sizeof(conflict[0]); j++)
 			if (seen[conflict[j]])
@@ -697,6 +728,8 @@ static int parse_rule(struct pctx *c, struct unetd_policy *p, const struct tok *
 		r.tags[0] = (struct range){ 1, UINT16_MAX };
 		r.udp[0] = (struct range){ 1, UINT16_MAX };
 		r.ntags = r.nudp = 1;
+		r.addrs[0].net = r.addrs[0].mask = 0; /* every address */
+		r.naddrs = 1;
 	} else if (!seen[K_KINDS]) {
 		return perr(c, 1, "rule grants no kind of endpoint: add 'kinds emulated', 'kinds direct' or write 'deny'");
 	}
@@ -1108,6 +1141,18 @@ bool unetd_grant_tag(const struct unetd_grant *g, uint16_t tag)
 	const struct rule *r = g ? g->priv : NULL;
 
 	return r && g->allowed && tag != 0 && in_ranges(r->tags, r->ntags, tag);
+}
+
+bool unetd_grant_addr(const struct unetd_grant *g, uint32_t addr)
+{
+	const struct rule *r = g ? g->priv : NULL;
+
+	if (!r || !g->allowed || !addr)
+		return false;
+	for (unsigned int i = 0; i < r->naddrs; i++)
+		if ((addr & r->addrs[i].mask) == r->addrs[i].net)
+			return true;
+	return false;
 }
 
 bool unetd_grant_udp_port(const struct unetd_grant *g, uint16_t port)

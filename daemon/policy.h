@@ -24,6 +24,7 @@ struct unetd_policy; /* opaque; immutable once parsed, so lookups may run concur
 #define UNETD_POLICY_MAX_LINE 1024	    /* bytes of one line, without its newline */
 #define UNETD_POLICY_MAX_RULES 4096
 #define UNETD_POLICY_MAX_RANGES 32	    /* per list (tags, udp) of one rule */
+#define UNETD_POLICY_MAX_ADDRS 16	    /* entries of one rule's addrs list */
 #define UNETD_POLICY_MAX_NAME 32	    /* a user or group name */
 #define UNETD_POLICY_MAX_PATTERN 64	    /* an interface pattern */
 #define UNETD_POLICY_MAX_FILE (1024 * 1024) /* bytes of a policy file */
@@ -128,6 +129,11 @@ struct unetd_grant {
  */
 int unetd_policy_lookup(const struct unetd_policy *p, uint32_t uid, const uint32_t *gids,
 			unsigned int ngids, const char *ifname, struct unetd_grant *out);
+
+/* Whether the grant lets its user send from (and answer ARP for) the IPv4
+ * address addr (host order) that the device does not have: the rule's
+ * `addrs` list (`all`: any).  False when !g->allowed, for 0. */
+bool unetd_grant_addr(const struct unetd_grant *g, uint32_t addr);
 
 /* Whether the grant allows tag (resp. UDP port); false when !g->allowed, for tag or port 0. */
 bool unetd_grant_tag(const struct unetd_grant *g, uint16_t tag);

@@ -32,8 +32,10 @@
 #include "unetd.h"
 #include "udp/udp_impl.h"
 
-/* Whether the device's namespace has addr on any interface. */
-static bool kernel_owns(struct unetd *d, struct unetd_iface *f, uint32_t addr)
+/* Whether the device itself (f, in its namespace) has addr: then the
+ * kernel answers ARP for it, and any user the policy lets use the device
+ * may send from it. */
+static bool device_has(struct unetd *d, struct unetd_iface *f, uint32_t addr)
 {
 	struct ifaddrs *ifa, *i;
 	bool found = false;
@@ -43,6 +45,7 @@ static bool kernel_owns(struct unetd *d, struct unetd_iface *f, uint32_t addr)
 	if (!getifaddrs(&ifa)) {
 		for (i = ifa; i && !found; i = i->ifa_next)
 			if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+			    !strcmp(i->ifa_name, f->ifname) &&
 			    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == addr)
 				found = true;
 		freeifaddrs(ifa);
@@ -98,6 +101,7 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 {
 	struct unetd_udp_port *p;
 	int err, claim;
+	bool kernel;
 
 	if (!req->laddr || !req->lport) {
 		snprintf(msg, msglen, "address and port must be set");
@@ -105,6 +109,18 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 	}
 	if (!unetd_grant_udp_port(g, req->lport)) {
 		snprintf(msg, msglen, "UDP port %u not granted (%.60s)", req->lport, g->rule);
+		return -EACCES;
+	}
+	/* Only the device's own addresses, or those the policy gives the
+	 * user: an address the daemon answers ARP for is taken from every
+	 * other host on the link that has it. */
+	kernel = device_has(d, f, req->laddr);
+	if (!kernel && !unetd_grant_addr(g, ntohl(req->laddr))) {
+		char a[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &req->laddr, a, sizeof(a));
+		snprintf(msg, msglen, "address %s is not %s's and not granted (policy addrs)", a,
+			 f->ifname);
 		return -EACCES;
 	}
 	for (p = *list; p; p = p->next)
@@ -128,7 +144,7 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 			 err == -EADDRINUSE ? "held by another endpoint" : strerror(-err));
 		goto fail;
 	}
-	rep->kernel_addr = kernel_owns(d, f, req->laddr);
+	rep->kernel_addr = kernel;
 	claim = unet_inet_addr_claim(f->maps, slot, req->laddr,
 				    rep->kernel_addr ? 0 : UNET_INET_ADDR_ARP);
 	if (claim < 0) {

@@ -18,6 +18,7 @@ TESTS+=(
 	"unetd_channel_quota|-|60|policy 'channels 3': a user's fourth channel, on a second connection, is refused with EDQUOT and the quota's reason; a channel closed gives room again"
 	"unetd_user_share|-|120|one user flooding from 4 emulated endpoints, another from 1, equal shares: the one-endpoint user gets within 0.4..0.6 of what the daemon sends (per-channel counts at the receiver), not a fifth"
 	"unetd_spin_default|-|60|unetd does not spin by default where it may run on fewer than 3 CPUs (it spins 200 us where it has more), an explicit --spin-us stands; unetctl doctor warns that spinning cannot pay on fewer than 3 CPUs"
+	"unetd_udp_addr|-|60|an emulated endpoint may open UDP only on its device's own address or one the policy's addrs gives its user: another address (a neighbour's) is refused with the reason, and nothing answers ARP for it; with addrs it is served"
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 8 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more')"
 	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there; the user's own namespace, and one it made with unshare -Urn, are served"
 )
@@ -280,4 +281,28 @@ t_unetd_spin_default() {
 	((n < 3)) && want=warn || want=ok
 	jq -e --arg w "$want" '[.. | objects | select(.check? == "spin")] | length == 1 and .[0].status == $w' \
 		>/dev/null <<<"$out" || fail "doctor's spin check is not $want on $n CPUs: $out"
+}
+
+t_unetd_udp_addr() {
+	T_MODE=${T_MODE:-skb}
+	local out other=10.201.0.77
+	setup_ns
+	attach a
+	attach b
+	start_unetd "user 65534 kinds emulated tags 1-100 udp 7000-7200"
+	out=$(as_nobody "$UUDP" echo "$IF_B" --local "$other:7000" --timeout 1 2>&1)
+	echo "$other (not $IF_B's): $out"
+	grep -q "address $other is not $IF_B's and not granted" <<<"$out" ||
+		fail "an address that is not the device's was not refused: $out"
+	# Nobody answers ARP for it: a ping from a finds no one.
+	in_a ping -c 1 -W 1 "$other" >/dev/null 2>&1 && fail "something answered for $other"
+	out=$(as_nobody "$UUDP" echo "$IF_B" --local "$IP_B:7000" --timeout 1 2>&1)
+	echo "$IP_B ($IF_B's): $out"
+	grep -q '^ready endpoint=' <<<"$out" || fail "the device's own address was refused: $out"
+	stop_unetd
+	start_unetd "user 65534 kinds emulated tags 1-100 udp 7000-7200 addrs $other"
+	out=$(as_nobody "$UUDP" echo "$IF_B" --local "$other:7000" --timeout 1 2>&1)
+	echo "$other with addrs: $out"
+	grep -q '^ready endpoint=' <<<"$out" || fail "an address the policy gives was refused: $out"
+	stop_unetd
 }

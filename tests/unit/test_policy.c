@@ -1336,6 +1336,43 @@ static void test_channels(void **state)
 	unetd_policy_free(p);
 }
 
+static void test_addrs(void **state)
+{
+	struct unetd_policy *p;
+	struct unetd_grant g;
+	char err[256];
+
+	(void)state;
+	p = must_parse("user alice kinds emulated addrs 10.77.0.3,192.168.5.0/24\n"
+		       "user bob kinds emulated\n"
+		       "user carol all\n");
+	g = look(p, 1000, NULL, 0, "veth0");
+	assert_true(unetd_grant_addr(&g, 0x0a4d0003));
+	assert_false(unetd_grant_addr(&g, 0x0a4d0004));
+	assert_true(unetd_grant_addr(&g, 0xc0a805c8));
+	assert_false(unetd_grant_addr(&g, 0xc0a806c8));
+	assert_false(unetd_grant_addr(&g, 0));
+	g = look(p, 1001, NULL, 0, "veth0"); /* none unless granted */
+	assert_false(unetd_grant_addr(&g, 0x0a4d0003));
+	g = look(p, 1002, NULL, 0, "veth0"); /* all: any */
+	assert_true(unetd_grant_addr(&g, 0x01020304));
+	unetd_policy_free(p);
+	for (unsigned int i = 0; i < 6; i++) {
+		static const char *const bad[] = {
+			"user alice kinds emulated addrs 10.1.2\n",
+			"user alice kinds emulated addrs 1.2.3.4/33\n",
+			"user alice kinds emulated addrs 1.2.3.256\n",
+			"user alice kinds emulated addrs 1.2.3.4x\n",
+			"user alice kinds emulated addrs 1.2.3.4/\n",
+			"user alice all addrs 1.2.3.4\n",
+		};
+
+		p = NULL;
+		assert_int_equal(parse_fake(bad[i], &p, err, sizeof(err)), -EINVAL);
+		assert_null(p);
+	}
+}
+
 static void test_format_ranges(void **state)
 {
 	struct unetd_policy *p;
@@ -1411,6 +1448,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_load_too_big, setup_dir, teardown_dir),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_channels),
+		cmocka_unit_test(test_addrs),
 		cmocka_unit_test(test_format_ranges),
 	};
 
