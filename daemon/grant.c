@@ -66,7 +66,8 @@ static int make_segment(struct unetd_direct *g, uint32_t size)
 	return 0;
 }
 
-static int make_socket(struct unetd_direct *g, int ifindex, uint32_t frame, uint32_t ring)
+static int make_socket(struct unetd_direct *g, int ifindex, uint32_t frame, uint32_t ring,
+		       int tries)
 {
 	struct xdp_umem_reg reg = {
 		.addr = (uint64_t)(uintptr_t)g->umem,
@@ -90,7 +91,7 @@ static int make_socket(struct unetd_direct *g, int ifindex, uint32_t frame, uint
 	/* The kernel lets go of the previous grant's hold on the queue
 	 * asynchronously after its sockets close: EBUSY for a few
 	 * milliseconds is retried, as the library does for its own. */
-	for (int tries = 0; tries < 100; tries++) {
+	for (int t = 0; t < tries; t++) {
 		for (int i = 0; i < 2; i++) {
 			struct sockaddr_xdp sa = {
 				.sxdp_family = AF_XDP,
@@ -104,14 +105,17 @@ static int make_socket(struct unetd_direct *g, int ifindex, uint32_t frame, uint
 				return 0;
 			}
 		}
-		if (errno != EBUSY)
+		if (errno != EBUSY || t + 1 == tries)
 			break;
 		nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000 * 1000 }, NULL);
 	}
 	return -errno;
 }
 
-static void grant_release(struct unetd *d, struct unetd_direct *g)
+/* What the daemon itself holds of a grant: its channels and ports, the
+ * socket's place in the XSKMAP and slot, the daemon's own descriptors and
+ * mapping.  The queue and the user's charge stay (grant_finish). */
+static void grant_unhook(struct unetd_direct *g)
 {
 	while (g->chans)
 		unetd_direct_chan_close(g, g->chans->tag);
@@ -121,6 +125,7 @@ static void grant_release(struct unetd *d, struct unetd_direct *g)
 		unet_iface_xsk_set(g->iface->maps, g->slot, g->queue, -1);
 		unet_iface_slot_release(g->iface->maps, g->slot, g->token);
 	}
+	g->slot_claimed = false;
 	if (g->alive_fd >= 0)
 		close(g->alive_fd);
 	if (g->xsk_fd >= 0)
@@ -129,9 +134,103 @@ static void grant_release(struct unetd *d, struct unetd_direct *g)
 		munmap(g->umem, g->umem_size);
 	if (g->memfd >= 0)
 		close(g->memfd);
+	g->alive_fd = g->xsk_fd = g->memfd = -1;
+	g->umem = NULL;
+}
+
+/* The socket is gone: its queue may be granted again. */
+static void grant_finish(struct unetd *d, struct unetd_direct *g)
+{
 	if (g->queue_taken)
 		g->iface->grants_used &= ~(1u << g->queue);
+	g->queue_taken = false;
 	unetd_iface_put(d, g->iface);
+}
+
+static void grant_release(struct unetd *d, struct unetd_direct *g)
+{
+	grant_unhook(g);
+	grant_finish(d, g);
+}
+
+/*
+ * Whether a socket of the client still holds g's queue: 1 if so, 0 if
+ * not, -errno if it cannot be told.  A socket lives as long as any of its
+ * descriptors (the client may have kept one, passed it on, or left it in
+ * flight in a Unix socket), and while it lives its queue stays bound: the
+ * kernel refuses to bind another socket there (EBUSY).  So the daemon
+ * asks the kernel the one way it answers: a probe socket with a small
+ * segment of its own, bound once to the queue (no retries: the serving
+ * thread never waits), closed at once.
+ */
+static int grant_socket_alive(struct unetd *d, struct unetd_direct *g)
+{
+	struct unetd_direct probe = { .queue = g->queue, .memfd = -1, .xsk_fd = -1 };
+	struct unetd_iface *f = g->iface;
+	int r = make_segment(&probe, 64 * 2048);
+
+	if (!r)
+		r = unetd_netns_enter(d, f->ns_fd, &f->ns);
+	if (!r) {
+		r = make_socket(&probe, f->ifindex, 2048, 64, 1);
+		unetd_netns_leave(d, f->ns_fd, &f->ns);
+	}
+	if (probe.xsk_fd >= 0)
+		close(probe.xsk_fd);
+	if (probe.umem)
+		munmap(probe.umem, probe.umem_size);
+	if (probe.memfd >= 0)
+		close(probe.memfd);
+	return r == -EBUSY ? 1 : r;
+}
+
+void unetd_direct_lingering_charge(const struct unetd *d, uint32_t uid, uint32_t *eps,
+				   uint64_t *bytes)
+{
+	for (const struct unetd_direct *g = d->lingering; g; g = g->cnext)
+		if (g->uid == uid) {
+			(*eps)++;
+			*bytes += g->umem_size;
+		}
+}
+
+void unetd_direct_drop_lingering(struct unetd *d)
+{
+	while (d->lingering) {
+		struct unetd_direct *g = d->lingering;
+
+		d->lingering = g->cnext;
+		g->iface->users--;
+		grant_finish(d, g);
+		free(g);
+	}
+}
+
+unsigned int unetd_direct_reap(struct unetd *d)
+{
+	unsigned int left = 0;
+
+	for (struct unetd_direct **pp = &d->lingering; *pp;) {
+		struct unetd_direct *g = *pp;
+		int alive = grant_socket_alive(d, g);
+
+		if (alive > 0) {
+			left++;
+			pp = &g->cnext;
+			continue;
+		}
+		*pp = g->cnext;
+		if (alive < 0)
+			unetd_log(UNET_LOG_WARN, "%s: cannot tell whether uid %u still holds the socket of queue %u (%s): queue given back",
+				  g->iface->ifname, g->uid, g->queue, strerror(-alive));
+		else
+			unetd_log(UNET_LOG_INFO, "%s: uid %u closed the socket of queue %u: queue given back",
+				  g->iface->ifname, g->uid, g->queue);
+		g->iface->users--;
+		grant_finish(d, g);
+		free(g);
+	}
+	return left;
 }
 
 /*
@@ -160,6 +259,9 @@ static int memlock_check(struct unetd *d, struct unetd_client *c, uint64_t seg, 
 		if (k->uid == c->uid)
 			for (struct unetd_direct *g = k->directs; g; g = g->cnext)
 				held += g->umem_size;
+	for (struct unetd_direct *g = d->lingering; g; g = g->cnext)
+		if (g->uid == c->uid)
+			held += g->umem_size;
 	if (held + seg > lim) {
 		snprintf(msg, msglen,
 			 "locked-memory limit: %llu + %llu bytes > %llu (ulimit -l, or a smaller segment)",
@@ -208,10 +310,22 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 		free(g);
 		return NULL;
 	}
+	/* Held from here: reaping a lingering grant below must not free
+	 * the interface under us. */
+	g->iface->users++;
 	free_q = g->iface->grant_mask & ~g->iface->grants_used;
+	/* A socket let go since the last look, or being let go: the kernel
+	 * releases a closed socket's queue some milliseconds later. */
+	for (int t = 0; !free_q && g->iface->grant_mask && d->lingering && t < 20; t++) {
+		if (t)
+			nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000 * 1000 }, NULL);
+		unetd_direct_reap(d);
+		free_q = g->iface->grant_mask & ~g->iface->grants_used;
+	}
 	if (!free_q) {
 		snprintf(msg, msglen, "%s: no queue free for a direct grant (%s)", ifname,
-			 g->iface->grant_mask ? "all taken" : "unetd --grant-queues sets none aside");
+			 g->iface->grant_mask ? "all taken, or held by a client's socket"
+					      : "unetd --grant-queues sets none aside");
 		*err = -EBUSY;
 		goto fail;
 	}
@@ -225,7 +339,7 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 	if (!*err)
 		*err = unetd_netns_enter(d, c->netns_fd, &c->netns);
 	if (!*err) {
-		*err = make_socket(g, g->iface->ifindex, frame, ring);
+		*err = make_socket(g, g->iface->ifindex, frame, ring, 100);
 		unetd_netns_leave(d, c->netns_fd, &c->netns);
 	}
 	if (*err) {
@@ -256,7 +370,7 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 	}
 	g->handle = ++d->next_handle;
 	g->client = c;
-	g->iface->users++;
+	g->uid = c->uid;
 	g->cnext = c->directs;
 	c->directs = g;
 	c->segment_bytes += seg;
@@ -266,6 +380,7 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 		  c->pid, gr->rule);
 	return g;
 fail:
+	g->iface->users--;
 	grant_release(d, g);
 	free(g);
 	return NULL;
@@ -282,8 +397,20 @@ void unetd_direct_free(struct unetd *d, struct unetd_direct *g)
 		}
 	unetd_log(UNET_LOG_INFO, "%s: direct endpoint %u (slot %u) freed", g->iface->ifname,
 		  g->handle, g->slot);
+	grant_unhook(g);
+	/* The client may keep the socket (and transmit, and pin the
+	 * segment) after its connection is gone: queue and charge stay
+	 * its user's until the kernel says the socket is gone. */
+	if (grant_socket_alive(d, g) > 0) {
+		unetd_log(UNET_LOG_INFO, "%s: uid %u still holds the socket of queue %u: queue and charge kept until it closes it",
+			  g->iface->ifname, g->uid, g->queue);
+		g->client = NULL;
+		g->cnext = d->lingering;
+		d->lingering = g;
+		return;
+	}
 	g->iface->users--;
-	grant_release(d, g);
+	grant_finish(d, g);
 	free(g);
 }
 

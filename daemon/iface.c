@@ -263,12 +263,14 @@ int unetd_quota_check(struct unetd *d, struct unetd_client *c, const struct unet
 	uint32_t eps = 0;
 	uint64_t bytes = 0;
 
-	/* Quotas are the user's, over all its connections. */
+	/* Quotas are the user's, over all its connections, and over the
+	 * granted sockets it still holds with no connection. */
 	for (struct unetd_client *k = d->clients; k; k = k->next)
 		if (k->uid == c->uid) {
 			eps += k->nemuls;
 			bytes += k->segment_bytes;
 		}
+	unetd_direct_lingering_charge(d, c->uid, &eps, &bytes);
 	if (eps >= g->max_endpoints) {
 		snprintf(msg, msglen, "endpoint quota of uid %u reached (%u, %.40s)", c->uid,
 			 g->max_endpoints, g->rule);

@@ -160,6 +160,18 @@ static void run(struct unetd *d)
 			else
 				timeout = 1000;
 		}
+		/* Granted sockets a gone client may still hold: look at them
+		 * a few times a second. */
+		if (d->lingering) {
+			uint64_t t = now_us() * 1000;
+
+			if (t - d->linger_checked_ns >= 200000000u) {
+				d->linger_checked_ns = t;
+				unetd_direct_reap(d);
+			}
+			if (d->lingering && (timeout < 0 || timeout > 200))
+				timeout = 200;
+		}
 		/* Requests waiting for their user's budget: look again soon. */
 		if (d->nthrottled && unetd_server_unthrottle(d) && (timeout < 0 || timeout > 5))
 			timeout = 5;
@@ -273,6 +285,7 @@ int main(int argc, char **argv)
 	run(d);
 	while (d->clients)
 		unetd_client_free(d, d->clients);
+	unetd_direct_drop_lingering(d); /* the daemon goes: it tracks nothing more */
 	while (d->users) { /* none left once every client is gone */
 		struct unetd_user *u = d->users;
 

@@ -728,6 +728,7 @@ static void do_whoami(struct unetd *d, struct unetd_client *c, const struct unet
 			rep.endpoints_held += k->nemuls;
 			rep.segment_bytes_held += k->segment_bytes;
 		}
+	unetd_direct_lingering_charge(d, c->uid, &rep.endpoints_held, &rep.segment_bytes_held);
 	reply(c, h, 0, NULL, &rep, sizeof(rep), NULL, 0);
 }
 

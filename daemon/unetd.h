@@ -140,7 +140,8 @@ struct unetd_direct {
 	size_t umem_size;
 	struct unetd_dchan *chans;
 	struct unetd_udp_port *udp;
-	struct unetd_direct *cnext; /* the client's list */
+	uint32_t uid;		    /* whose: charged to it while the socket lives */
+	struct unetd_direct *cnext; /* the client's list, or the daemon's lingering list */
 };
 
 /* A user with connections: its request budget (daemon/server.c). */
@@ -183,6 +184,9 @@ struct unetd {
 	struct unetd_src listen_src;
 	struct unetd_client *clients;
 	struct unetd_user *users;
+	struct unetd_direct *lingering; /* grants whose client is gone and whose
+					 * socket it may still hold */
+	uint64_t linger_checked_ns;
 	unsigned int nthrottled;   /* clients whose requests wait for budget */
 	struct unetd_iface *ifaces;
 	uint32_t next_handle;
@@ -257,6 +261,14 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 					 const struct unetd_grant *g, int *err, char *msg,
 					 size_t msglen);
 void unetd_direct_free(struct unetd *d, struct unetd_direct *g);
+/* Look at the lingering grants: those whose socket is gone give back
+ * their queue and their user's charge.  Returns how many still linger. */
+unsigned int unetd_direct_reap(struct unetd *d);
+/* At exit: forget the lingering grants. */
+void unetd_direct_drop_lingering(struct unetd *d);
+/* What uid's lingering grants hold: add them to *eps and *bytes. */
+void unetd_direct_lingering_charge(const struct unetd *d, uint32_t uid, uint32_t *eps,
+				   uint64_t *bytes);
 int unetd_direct_chan_open(struct unetd_direct *g, const struct unetd_ch_open *req,
 			   const struct unetd_grant *gr, char *msg, size_t msglen);
 int unetd_direct_chan_close(struct unetd_direct *g, uint16_t tag);

@@ -97,12 +97,20 @@ static uint32_t reap_completions(struct unet_endpoint *ep, struct unet_queue *q)
 static void kick_tx(struct unet_endpoint *ep, struct unet_queue *q)
 {
 	q->tx_owed = 0; /* this kick covers what layers queued (layer.h) */
-	if (ep->need_wakeup && !xsk_ring_prod__needs_wakeup(&q->tx))
-		return;
 	if (ep->emulated) {
-		unet_remote_kick(ep);
+		/* The producer index we just stored and the flag we load
+		 * next must not pass each other (x86 may load before its
+		 * own store is visible): unetd sets the flag, fences, then
+		 * looks at our producer (unetd_dataplane_arm).  Without a
+		 * full fence on both sides each can miss the other, and
+		 * the frame waits until something else wakes the daemon. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!ep->need_wakeup || xsk_ring_prod__needs_wakeup(&q->tx))
+			unet_remote_kick(ep);
 		return;
 	}
+	if (ep->need_wakeup && !xsk_ring_prod__needs_wakeup(&q->tx))
+		return;
 	/* In copy mode a kick transmits at most the socket's TX budget (32
 	 * descriptors by default) and answers EAGAIN while more wait; EAGAIN
 	 * also comes when the completion ring is full.  Kick again until the

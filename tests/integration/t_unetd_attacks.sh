@@ -16,9 +16,10 @@ TESTS+=(
 	"unetd_status_private|-|60|STATUS as a user sees only that user's endpoints; root sees every one"
 	"unetd_request_budget|-|90|3000 WHOAMI back to back from one user: every one answered, none refused, but at the user's budget (1000 a second after a burst of 100: at least 2.5 s), the daemon counts the waits (req_throttled); another user's WHOAMI meanwhile is answered"
 	"unetd_channel_quota|-|60|policy 'channels 3': a user's fourth channel, on a second connection, is refused with EDQUOT and the quota's reason; a channel closed gives room again"
-	"unetd_user_share|-|120|one user flooding from 4 emulated endpoints, another from 1, equal shares: the one-endpoint user gets within 0.4..0.6 of what the daemon sends (per-channel counts at the receiver), not a fifth"
+	"unetd_user_share|-|120|one user flooding from 4 emulated endpoints, another from 1, equal shares: the one-endpoint user gets 0.3..0.7 of what the daemon sends (per-channel counts at the receiver; equal per user is 0.5), not a fifth"
 	"unetd_spin_default|-|60|unetd does not spin by default where it may run on fewer than 3 CPUs (it spins 200 us where it has more), an explicit --spin-us stands; unetctl doctor warns that spinning cannot pay on fewer than 3 CPUs"
 	"unetd_udp_addr|-|60|an emulated endpoint may open UDP only on its device's own address or one the policy's addrs gives its user: another address (a neighbour's) is refused with the reason, and nothing answers ARP for it; with addrs it is served"
+	"unetd_grant_linger|-|60|a direct grant's client closes its connection but keeps the granted socket: the user stays charged (1 endpoint, 4 MiB), the queue is not offered again (a clear 'no queue free'), and both come back once the socket is closed"
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 8 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more')"
 	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there; the user's own namespace, and one it made with unshare -Urn, are served"
 )
@@ -257,8 +258,11 @@ user 65533 kinds emulated tags 1-100 endpoints 4 segment 128M"
 	kill -TERM "${pids[@]}"
 	note "in 4 s: user 65534 (4 endpoints) sent $a, user 65533 (1 endpoint) sent $b"
 	((a + b >= 40000)) || fail "the floods together sent only $((a + b)) frames in 4 s"
-	awk -v a="$a" -v b="$b" 'BEGIN { s = b / (a + b); exit !(s >= 0.4 && s <= 0.6) }' ||
-		fail "user 65533's share is $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / (a + b) }'), want 0.4..0.6 (equal shares per user)"
+	# Equal shares per user give 0.5, per endpoint 0.2; the margin is
+	# for the flooding processes' own turns on their CPU (a ring that
+	# runs dry loses its turn).
+	awk -v a="$a" -v b="$b" 'BEGIN { s = b / (a + b); exit !(s >= 0.3 && s <= 0.7) }' ||
+		fail "user 65533's share is $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / (a + b) }'), want 0.3..0.7 (equal shares per user: 0.5; per endpoint: 0.2)"
 	note "user 65533's share $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / (a + b) }')"
 	stop_unetd
 }
@@ -304,5 +308,20 @@ t_unetd_udp_addr() {
 	out=$(as_nobody "$UUDP" echo "$IF_B" --local "$other:7000" --timeout 1 2>&1)
 	echo "$other with addrs: $out"
 	grep -q '^ready endpoint=' <<<"$out" || fail "an address the policy gives was refused: $out"
+	stop_unetd
+}
+
+t_unetd_grant_linger() {
+	local out
+	setup_ns
+	start_unetd "user 65534 kinds direct tags 1-100 endpoints 2" --grant-queues 0x1
+	out=$(ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
+		--uid 65534 grant-linger --iface "$IF_B" 2>&1)
+	echo "$out"
+	grep -qx 'first granted direct' <<<"$out" || fail "no direct grant to begin with: $out"
+	grep -qx 'held 1 4194304' <<<"$out" || fail "the socket kept after the connection is charged to no one: $out"
+	grep -q "^second refused EBUSY .*no queue free" <<<"$out" || fail "the still-bound queue was offered again: $out"
+	grep -qx 'third granted direct' <<<"$out" || fail "the queue did not come back once the socket was closed: $out"
+	grep -q 'still holds the socket of queue 0' "$T_DIR/unetd.log" || fail "the daemon did not say it keeps the charge"
 	stop_unetd
 }

@@ -30,6 +30,11 @@ Attacks (each prints "ok ..." and exits 0 when the daemon did right):
   status
       STATUS: prints "clients N endpoints N listed N", "throttled N" and
       one line "ep UID PID IFNAME" per endpoint listed.
+  grant-linger --iface NAME
+      A direct grant whose connection closes while its process keeps the
+      granted socket: prints the daemon's WHOAMI charge then ("held E
+      BYTES"), the answer to another direct EP_CREATE ("second ..."), and,
+      after the socket is closed, to a third ("third ...").
   whoami-flood --count N
       N WHOAMI requests back to back on one connection: prints how many
       were answered, how many refused with EAGAIN, and how long they took.
@@ -281,6 +286,59 @@ def status(args):
     return in_child(args, child)
 
 
+def ep_create(s, iface, kind, fds_out=None):
+    body = struct.pack("=16sIIII", iface.encode(), kind, 0, 0, 0)
+    s.send(request(REQ_EP_CREATE, body))
+    rep = recv_reply(s)
+    if rep is None:
+        return "no answer"
+    err, msg, body, fds = rep
+    if fds_out is not None:
+        fds_out.extend(fds)
+    else:
+        for f in fds:
+            os.close(f)
+    if err:
+        return "refused %s %s" % (errno.errorcode.get(-err, str(-err)), msg)
+    return "granted %s" % KIND_NAMES.get(struct.unpack_from("=II", body)[1], "?")
+
+
+def held(path, iface):
+    s = connect(path)
+    s.send(request(REQ_WHOAMI, whoami_body(iface)))
+    rep = recv_reply(s)
+    s.close()
+    if rep is None or rep[0]:
+        return "no answer"
+    eps = struct.unpack_from("=I", rep[2], 304)[0]
+    nbytes = struct.unpack_from("=Q", rep[2], 312)[0]
+    return "held %d %d" % (eps, nbytes)
+
+
+def grant_linger(args):
+    def child():
+        fds = []
+        s = connect(args.socket)
+        first = ep_create(s, args.iface, 1, fds)
+        print("first %s" % first)
+        if not first.startswith("granted direct"):
+            return 1
+        s.close()          # the connection goes; the socket stays with us
+        time.sleep(0.5)
+        print(held(args.socket, args.iface))
+        s2 = connect(args.socket)
+        print("second %s" % ep_create(s2, args.iface, 1))
+        s2.close()
+        for f in fds:
+            os.close(f)
+        time.sleep(1.0)
+        s3 = connect(args.socket)
+        print("third %s" % ep_create(s3, args.iface, 1))
+        s3.close()
+        return 0
+    return in_child(args, child)
+
+
 def whoami_flood(args):
     def child():
         s = connect(args.socket)
@@ -307,7 +365,7 @@ def main():
     ap.add_argument("--uid", type=int, required=True)
     ap.add_argument("--groups", default="")
     ap.add_argument("attack", choices=["race-hangup", "close-blocks", "netns-fd", "groups",
-                                       "status", "whoami-flood"])
+                                       "status", "whoami-flood", "grant-linger"])
     ap.add_argument("--daemon-pid", type=int)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--hold", type=float, default=0.0)
@@ -317,7 +375,8 @@ def main():
     args = ap.parse_args()
     args.groups = [int(g) for g in args.groups.split(",") if g]
     fn = {"race-hangup": race_hangup, "close-blocks": close_blocks, "netns-fd": netns_fd,
-          "groups": groups, "status": status, "whoami-flood": whoami_flood}[args.attack]
+          "groups": groups, "status": status, "whoami-flood": whoami_flood,
+          "grant-linger": grant_linger}[args.attack]
     if args.attack == "race-hangup" and not args.daemon_pid:
         ap.error("race-hangup needs --daemon-pid")
     if args.attack == "netns-fd" and not (args.netns and args.iface):
