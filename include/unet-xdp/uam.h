@@ -157,10 +157,30 @@ UNET_API int uam_ep__set_handler(struct uam_ep *ep, unsigned int idx, uam_handle
 #define UAM_REGION_READ 0x2  /* source of the peer's uam_get */
 
 /* Register [base, base+len) as region id for the peer's stores/gets.  The
- * memory stays the caller's and must outlive the registration.  Returns
- * 0, -EEXIST (id in use), -ENOSPC (UAM_MAX_REGIONS), -EINVAL. */
+ * memory stays the caller's and must outlive the registration.  Every
+ * channel of the endpoint reaches the region: use
+ * uam_region__register_opts to give it to one peer only.  Returns 0,
+ * -EEXIST (id in use), -ENOSPC (UAM_MAX_REGIONS), -EINVAL. */
 UNET_API int uam_region__register(struct uam_ep *ep, uint32_t id, void *base, size_t len,
 				  unsigned int flags);
+
+struct uam_region_opts {
+	size_t sz;
+	/* NULL: every channel of the endpoint may store into or get from
+	 * the region (as uam_region__register).  Else only this channel's
+	 * peer: a store or get that names the region on any other channel
+	 * is refused exactly as one naming no region (-EFAULT at its
+	 * sender, nothing written or read) and counted region_errors on
+	 * that channel; our own uam_get on another channel may not land in
+	 * it (-EINVAL).  When the channel is closed, the region stays bound
+	 * to it and no peer reaches it until it is unregistered. */
+	struct uam_chan *chan;
+};
+/* As uam_region__register, with opts (NULL: as uam_region__register).
+ * Returns 0, -EEXIST, -ENOSPC, -EINVAL (also: opts->chan of another
+ * endpoint, closed or failed; unknown opts fields not zero). */
+UNET_API int uam_region__register_opts(struct uam_ep *ep, uint32_t id, void *base, size_t len,
+				       unsigned int flags, const struct uam_region_opts *opts);
 /* Returns 0 or -ENOENT. */
 UNET_API int uam_region__unregister(struct uam_ep *ep, uint32_t id);
 

@@ -215,6 +215,8 @@ struct uam_op {
 
 struct uam_region {
 	bool used;
+	bool bound;	       /* only chan may reach it (NULL: closed, none) */
+	struct uam_chan *chan; /* uam_region_opts.chan */
 	uint32_t id;
 	uint8_t *base;
 	uint64_t len;

@@ -669,6 +669,11 @@ void uamp_chan_free(struct uam_chan *ch)
 			break;
 		}
 	ep->nchans--;
+	/* Its regions stay bound, to no channel: a channel allocated later
+	 * at the same address must not inherit them. */
+	for (int i = 0; i < UAM_MAX_REGIONS; i++)
+		if (ep->regions[i].used && ep->regions[i].bound && ep->regions[i].chan == ch)
+			ep->regions[i].chan = NULL;
 	add_stats(&ep->closed, &ch->st);
 	drop_items(ch);
 	ch->zombie_next = ep->zombies;
@@ -1311,19 +1316,36 @@ int uam_store(struct uam_chan *ch, const void *src, size_t len, uint32_t region,
 	return op->id;
 }
 
+static struct uam_region *region_find(struct uam_ep *ep, uint32_t id)
+{
+	for (int i = 0; i < UAM_MAX_REGIONS; i++)
+		if (ep->regions[i].used && ep->regions[i].id == id)
+			return &ep->regions[i];
+	return NULL;
+}
+
+/* Region id as the peer of ch may reach it: registered, and for every
+ * channel or bound to ch (uam_region_opts.chan).  NULL if not: a region
+ * bound to another peer is refused as if it did not exist. */
+static struct uam_region *region_for(struct uam_chan *ch, uint32_t id)
+{
+	struct uam_region *r = region_find(ch->ep, id);
+
+	return r && (!r->bound || r->chan == ch) ? r : NULL;
+}
+
 int uam_get(struct uam_chan *ch, uint32_t remote_region, uint64_t remote_offset, size_t len,
 	    uint32_t local_region, uint64_t local_offset, uam_op_fn cb, void *ctx)
 {
-	struct uam_region *r = NULL;
+	struct uam_region *r;
 	struct uam_item *it;
 	struct uam_op *op;
 
 	if (!ch)
 		return -EINVAL;
-	for (int i = 0; i < UAM_MAX_REGIONS; i++)
-		if (ch->ep->regions[i].used && ch->ep->regions[i].id == local_region)
-			r = &ch->ep->regions[i];
-	/* Our own side is checked here, the peer's there. */
+	/* Our own side is checked here, the peer's there: the data comes
+	 * on ch, so the region must be one ch may write. */
+	r = region_for(ch, local_region);
 	if (!r || !(r->flags & UAM_REGION_WRITE) || local_offset > r->len ||
 	    len > r->len - local_offset)
 		return -EINVAL;
@@ -1345,14 +1367,6 @@ int uam_get(struct uam_chan *ch, uint32_t remote_region, uint64_t remote_offset,
 }
 
 /* ---- Receiving ------------------------------------------------------------ */
-
-static struct uam_region *region_find(struct uam_ep *ep, uint32_t id)
-{
-	for (int i = 0; i < UAM_MAX_REGIONS; i++)
-		if (ep->regions[i].used && ep->regions[i].id == id)
-			return &ep->regions[i];
-	return NULL;
-}
 
 UNET_HOT static void run_handler(struct uam_chan *ch, const struct uam_msg *m)
 {
@@ -1417,13 +1431,13 @@ static void frag_parse(const uint8_t *f, const uint8_t *h, struct frag *fr)
 	fr->data = fr->args + (fr->last ? f[UAM_OFF_NARGS] * 8u : 0);
 }
 
-/* The region the transfer being received may write: registered and
- * writable, [base, base + total) inside it (as differences: nothing
+/* The region the transfer being received may write: registered for this
+ * channel's peer (region_for) and writable, [base, base + total) inside it (as differences: nothing
  * wraps).  Looked up for each fragment: a handler may have unregistered
  * it meanwhile.  NULL if not. */
 static struct uam_region *xfer_region(struct uam_chan *ch)
 {
-	struct uam_region *r = region_find(ch->ep, ch->xfer.region);
+	struct uam_region *r = region_for(ch, ch->xfer.region);
 
 	if (!r || !(r->flags & UAM_REGION_WRITE) || ch->xfer.base > r->len ||
 	    ch->xfer.total > r->len - ch->xfer.base)
@@ -1659,7 +1673,7 @@ UNET_HOT static void deliver(struct uam_chan *ch, const uint8_t *f, const uint8_
 	case UAM_T_GET_REQ: {
 		uint64_t roff = get64(p), glen = get64(p + 8), loff = get64(p + 16);
 		uint32_t lreg = (uint32_t)get64(p + 24);
-		struct uam_region *r = region_find(ep, aux);
+		struct uam_region *r = region_for(ch, aux);
 		struct uam_item *it;
 
 		if (!r || !(r->flags & UAM_REGION_READ) || roff > r->len || glen > r->len - roff) {
@@ -2326,9 +2340,27 @@ int uam_ep__set_handler(struct uam_ep *ep, unsigned int idx, uam_handler_fn fn, 
 
 int uam_region__register(struct uam_ep *ep, uint32_t id, void *base, size_t len, unsigned int flags)
 {
+	return uam_region__register_opts(ep, id, base, len, flags, NULL);
+}
+
+int uam_region__register_opts(struct uam_ep *ep, uint32_t id, void *base, size_t len,
+			      unsigned int flags, const struct uam_region_opts *opts)
+{
+	struct uam_region_opts o = { .sz = sizeof(o) };
 	struct uam_region *free_r = NULL;
 
 	if (!ep || (!base && len) || !flags || (flags & ~(UAM_REGION_READ | UAM_REGION_WRITE)))
+		return -EINVAL;
+	if (opts) {
+		if (opts->sz < sizeof(opts->sz))
+			return -EINVAL;
+		/* A newer caller's fields we do not know must be zero. */
+		for (size_t i = sizeof(o); i < opts->sz; i++)
+			if (((const uint8_t *)opts)[i])
+				return -EINVAL;
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	}
+	if (o.chan && (o.chan->ep != ep || o.chan->closing || o.chan->err))
 		return -EINVAL;
 	for (int i = 0; i < UAM_MAX_REGIONS; i++) {
 		if (ep->regions[i].used && ep->regions[i].id == id)
@@ -2338,8 +2370,8 @@ int uam_region__register(struct uam_ep *ep, uint32_t id, void *base, size_t len,
 	}
 	if (!free_r)
 		return -ENOSPC;
-	*free_r = (struct uam_region){ .used = true, .id = id, .base = base, .len = len,
-				       .flags = flags };
+	*free_r = (struct uam_region){ .used = true, .bound = o.chan != NULL, .chan = o.chan,
+				       .id = id, .base = base, .len = len, .flags = flags };
 	return 0;
 }
 

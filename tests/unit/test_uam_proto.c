@@ -21,6 +21,7 @@
 
 struct pkt {
 	struct pkt *next;
+	int from; /* the side that sent it */
 	uint64_t at; /* delivered from this time on (sim->delay_steps) */
 	uint32_t len;
 	uint8_t data[];
@@ -31,6 +32,10 @@ struct side {
 	int idx;
 	struct uam_ep *ep;
 	struct uam_chan *ch;
+	/* A second channel (side_link3): frames from side xidx go to xch,
+	 * the rest to ch */
+	struct uam_chan *xch;
+	int xidx;
 	struct pkt *head, *tail; /* frames on their way to this side */
 	uint32_t queued;
 	bool paused; /* does not poll: frames pile up */
@@ -70,7 +75,8 @@ struct sim {
 	uint64_t now;
 	uint64_t rng;
 	uint32_t loss_ppm, dup_ppm, reorder_ppm;
-	struct side s[2];
+	/* s[2]: a third host, only with side_link3 */
+	struct side s[3];
 	uint64_t sent, lost;
 	/* 0, or: frames take this many steps to arrive; a side sends at most
 	 * tx_budget frames per step (more get -EAGAIN, as a full transport),
@@ -130,11 +136,12 @@ static uint32_t dice(struct sim *sim)
 	return (uint32_t)(sim->rng % 1000000);
 }
 
-static void enqueue(struct side *to, const void *f, uint32_t len, bool reorder)
+static void enqueue(struct side *to, int from, const void *f, uint32_t len, bool reorder)
 {
 	struct pkt *p = malloc(sizeof(*p) + len);
 
 	assert_non_null(p);
+	p->from = from;
 	p->len = len;
 	p->at = to->sim->now + (uint64_t)to->sim->delay_steps * STEP_NS;
 	memcpy(p->data, f, len);
@@ -165,11 +172,12 @@ static int sim_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, con
 {
 	struct side *from = ctx;
 	struct sim *sim = from->sim;
-	struct side *to = &sim->s[1 - from->idx];
+	/* A channel's handle is its own side, or (side_link3) the side it
+	 * leads to */
+	struct side *to = handle != from ? handle : &sim->s[1 - from->idx];
 	uint8_t frame[1 << 16];
 	uint32_t len = hlen + dlen;
 
-	(void)handle;
 	if (from->blocked || (sim->tx_budget && from->tx_used >= sim->tx_budget))
 		return -EAGAIN;
 	from->tx_used++;
@@ -177,7 +185,9 @@ static int sim_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, con
 	if (dlen)
 		memcpy(frame + hlen, data, dlen);
 	sim->sent++;
-	if (is_cfrag(frame)) {
+	if (from->idx > 1) {
+		/* the third host's frames are not counted */
+	} else if (is_cfrag(frame)) {
 		sim->cfrags[from->idx]++;
 		if (dlen > sim->cfrag_max)
 			sim->cfrag_max = dlen;
@@ -213,9 +223,9 @@ static int sim_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, con
 		sim->lost++;
 		return 0;
 	}
-	enqueue(to, frame, len, sim->reorder_ppm && dice(sim) < sim->reorder_ppm);
+	enqueue(to, from->idx, frame, len, sim->reorder_ppm && dice(sim) < sim->reorder_ppm);
 	if (sim->dup_ppm && dice(sim) < sim->dup_ppm)
-		enqueue(to, frame, len, false);
+		enqueue(to, from->idx, frame, len, false);
 	return 0;
 }
 
@@ -340,6 +350,7 @@ static void side_close(struct side *s)
 	}
 	s->ep = NULL;
 	s->ch = NULL;
+	s->xch = NULL;
 }
 
 static struct sim *sim_new(uint64_t seed, uint32_t loss, uint32_t dup, uint32_t reorder,
@@ -365,13 +376,31 @@ static void sim_free(struct sim *sim)
 {
 	side_close(&sim->s[0]);
 	side_close(&sim->s[1]);
+	side_close(&sim->s[2]);
 	free(sim);
+}
+
+/* A third host: side 2, with an endpoint of its own and a channel to side
+ * 1, which gets a second channel (s[1].xch) for it.  What the XDP program
+ * guarantees holds here too: side 1 takes its frames only on that
+ * channel. */
+static void side_link3(struct sim *sim, const struct uam_ep_opts *o)
+{
+	struct side *s = &sim->s[2];
+
+	side_open(sim, 2, o);
+	uamp_chan_free(s->ch); /* side_open's channel leads nowhere */
+	s->ch = uamp_chan_new(s->ep, &sim->s[1]);
+	assert_non_null(s->ch);
+	sim->s[1].xch = uamp_chan_new(sim->s[1].ep, s);
+	assert_non_null(sim->s[1].xch);
+	sim->s[1].xidx = 2;
 }
 
 /* One step: each polling side takes what reached it, then runs timers. */
 static void step(struct sim *sim)
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		struct side *s = &sim->s[i];
 
 		s->tx_used = 0;
@@ -388,8 +417,12 @@ static void step(struct sim *sim)
 			s->queued--;
 			/* s->ch is looked up for each frame (as uam_poll
 			 * does): a handler may have closed it */
-			if (!s->dead && s->ch)
+			if (s->xch && p->from == s->xidx) {
+				if (!s->dead)
+					uamp_input(s->xch, p->data, p->len);
+			} else if (!s->dead && s->ch) {
 				uamp_input(s->ch, p->data, p->len);
+			}
 			free(p);
 		}
 		/* A vanished peer sends nothing more either (not even an
@@ -750,6 +783,102 @@ static void test_region_errors(void **state)
 	run_until(sim, &d.n, 10000);
 	assert_int_equal(d.status, 0);
 	assert_int_equal(c.stores, 1);
+	sim_free(sim);
+}
+
+/*
+ * Issue 23 (1): a region bound to one channel (uam_region__register_opts)
+ * is that peer's alone.  A third host, with a channel of its own to the
+ * same endpoint, stores into a writable region bound to another peer and
+ * gets from a readable one: both refused as if no region had the id
+ * (-EFAULT), counted region_errors on its channel, the regions untouched
+ * and nothing of ours read.  The bound peer's store and get work; a region
+ * for every channel still serves the third host; our own get on another
+ * channel cannot land in a bound region; a region bound to a channel that
+ * closed is nobody's.
+ */
+static void test_region_bound_to_chan(void **state)
+{
+	static uint8_t wr[8192], rd[8192], src[8192], back[8192], open_r[64];
+	struct sim *sim = sim_new(23, 0, 0, 0, NULL);
+	UNET_OPTS_INIT(uam_region_opts, ro);
+	struct uam_ep *victim = sim->s[1].ep;
+	struct counts c = { 0 };
+	struct opdone d = { 0 };
+	struct uam_stats st;
+
+	(void)state;
+	handlers(sim, &c);
+	side_link3(sim, NULL);
+	uam_ep__set_handler(sim->s[2].ep, H_STORED, h_stored, &c);
+	memset(wr, 0xAA, sizeof(wr));
+	fill(rd, sizeof(rd), 1);
+	fill(src, sizeof(src), 2);
+	memset(back, 0, sizeof(back));
+	ro.chan = sim->s[1].ch;
+	assert_int_equal(uam_region__register_opts(victim, 48, wr, sizeof(wr), UAM_REGION_WRITE, &ro), 0);
+	assert_int_equal(uam_region__register_opts(victim, 0, rd, sizeof(rd), UAM_REGION_READ, &ro), 0);
+	assert_int_equal(uam_region__register(victim, 7, open_r, sizeof(open_r), UAM_REGION_WRITE), 0);
+	assert_int_equal(uam_region__register(sim->s[2].ep, 5, back, sizeof(back), UAM_REGION_WRITE), 0);
+
+	/* the third host stores into the bound region: refused, untouched */
+	assert_true(uam_store(sim->s[2].ch, src, sizeof(src), 48, 0, H_STORED, NULL, 0, op_cb, &d) > 0);
+	run_until(sim, &d.n, 10000);
+	assert_int_equal(d.status, -EFAULT);
+	assert_int_equal(c.stores, 0);
+	for (size_t i = 0; i < sizeof(wr); i++)
+		assert_int_equal(wr[i], 0xAA);
+	/* and gets from the bound region: refused, nothing of it read */
+	d.n = 0;
+	assert_true(uam_get(sim->s[2].ch, 0, 0, sizeof(rd), 5, 0, op_cb, &d) > 0);
+	run_until(sim, &d.n, 10000);
+	assert_int_equal(d.status, -EFAULT);
+	for (size_t i = 0; i < sizeof(back); i++)
+		assert_int_equal(back[i], 0);
+	assert_int_equal(uam_chan__stats(sim->s[1].xch, &st), 0);
+	assert_int_equal(st.region_errors, 2);
+	assert_int_equal(uam_chan__stats(sim->s[1].ch, &st), 0);
+	assert_int_equal(st.region_errors, 0);
+
+	/* the bound peer reaches both */
+	d.n = 0;
+	assert_true(uam_store(sim->s[0].ch, src, sizeof(src), 48, 0, H_STORED, NULL, 0, op_cb, &d) > 0);
+	run_until(sim, &d.n, 10000);
+	assert_int_equal(d.status, 0);
+	assert_memory_equal(wr, src, sizeof(src));
+	assert_int_equal(uam_region__register(sim->s[0].ep, 5, back, sizeof(back), UAM_REGION_WRITE), 0);
+	d.n = 0;
+	assert_true(uam_get(sim->s[0].ch, 0, 0, sizeof(rd), 5, 0, op_cb, &d) > 0);
+	run_until(sim, &d.n, 10000);
+	assert_int_equal(d.status, 0);
+	assert_memory_equal(back, rd, sizeof(rd));
+	/* a region for every channel serves the third host */
+	d.n = 0;
+	assert_true(uam_store(sim->s[2].ch, src, sizeof(open_r), 7, 0, H_STORED, NULL, 0, op_cb, &d) > 0);
+	run_until(sim, &d.n, 10000);
+	assert_int_equal(d.status, 0);
+	assert_memory_equal(open_r, src, sizeof(open_r));
+	assert_int_equal(c.stores, 2);
+
+	/* our get on another channel may not land in a bound region */
+	assert_int_equal(uam_get(sim->s[1].xch, 5, 0, 16, 48, 0, op_cb, &d), -EINVAL);
+	/* a channel of another endpoint cannot be bound */
+	ro.chan = sim->s[2].ch;
+	assert_int_equal(uam_region__register_opts(victim, 9, wr, 16, UAM_REGION_WRITE, &ro), -EINVAL);
+	/* a region bound to a channel that closed is nobody's, even for a
+	 * channel allocated where it was */
+	ro.chan = sim->s[1].xch;
+	assert_int_equal(uam_region__register_opts(victim, 9, wr, 16, UAM_REGION_WRITE, &ro), 0);
+	uamp_chan_free(sim->s[1].xch);
+	sim->s[1].xch = NULL;
+	assert_int_equal(uam_region__unregister(victim, 48), 0);
+	ro.chan = NULL;
+	assert_int_equal(uam_region__register_opts(victim, 48, wr, sizeof(wr), UAM_REGION_WRITE, &ro), 0);
+	d.n = 0;
+	assert_true(uam_store(sim->s[0].ch, src, 16, 9, 0, H_STORED, NULL, 0, op_cb, &d) > 0);
+	run_until(sim, &d.n, 10000);
+	assert_int_equal(d.status, -EFAULT);
+	assert_int_equal(uam_region__unregister(victim, 9), 0);
 	sim_free(sim);
 }
 
@@ -3301,6 +3430,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_inject_hooks),
 		cmocka_unit_test(test_store_and_get_lossy),
 		cmocka_unit_test(test_region_errors),
+		cmocka_unit_test(test_region_bound_to_chan),
 		cmocka_unit_test(test_credit_stall),
 		cmocka_unit_test(test_peer_dies),
 		cmocka_unit_test(test_peer_restarts),
