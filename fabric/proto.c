@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "ufi.h"
@@ -113,33 +114,67 @@ static struct ufi_peer *peer_of_msg(const struct uam_msg *m)
 /* ---- regions ---- */
 
 /*
- * UAM's 64 region ids, split: sends take ids 0..47, pulls 48..63.  A rank
- * whose sends hold every id could not pull the messages its peers send it
- * while their sends wait for it in turn: with ids kept for pulls, a pull
- * always gets one eventually (pulls depend on nothing but the peer's
- * polling), so their sends and then ours complete.
+ * UAM's 64 region slots, split: sends take slots 0..47, pulls 48..63.  A
+ * rank whose sends hold every slot could not pull the messages its peers
+ * send it while their sends wait for it in turn: with slots kept for
+ * pulls, a pull always gets one eventually (pulls depend on nothing but
+ * the peer's polling), so their sends and then ours complete.
+ *
+ * Each rendezvous buffer is a UAM region of exactly its bytes, bound to
+ * its one peer's channel (uam_region_opts.chan: no other peer can store
+ * into it or get from it), registered only while the transfer runs, and
+ * under a fresh random id (the slot in its low 6 bits, so ids in use
+ * differ), so the id an RTS names says nothing about the next one.
  */
 #define UFI_SEND_REGIONS 48
 
-static int region_alloc(struct ufi_ep *ep, bool for_send)
+static uint32_t region_key(int slot)
 {
-	int lo = for_send ? 0 : UFI_SEND_REGIONS;
-	int hi = for_send ? UFI_SEND_REGIONS : UAM_MAX_REGIONS;
+	static uint64_t ctr;
+	uint32_t r;
 
-	for (int i = lo; i < hi && i < 64; i++)
-		if (!(ep->regions_used & (1ull << i))) {
-			ep->regions_used |= 1ull << i;
-			return i;
-		}
-	return -1;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r)) {
+		/* no entropy yet (early boot): a mixed counter, the binding
+		 * to the peer's channel is what protects the buffer */
+		uint64_t z = (ufi_now_ns() ^ ++ctr) * 0x9E3779B97F4A7C15ull;
+		r = (uint32_t)(z >> 32);
+	}
+	r = (r & ~63u) | (uint32_t)slot;
+	if (r == SELF_REGION)
+		r ^= 64; /* never the id that means "no region" */
+	return r;
 }
 
-static void region_free(struct ufi_ep *ep, int id)
+/* Register [buf, buf + len) for peer p (flags: what p may do) in a free
+ * slot.  Returns the slot, -EAGAIN (none free), or -errno. */
+static int region_reg(struct ufi_ep *ep, struct ufi_peer *p, bool for_send, void *buf, size_t len,
+		      unsigned int flags)
 {
-	if (id < 0)
+	UNET_OPTS_INIT(uam_region_opts, ro);
+	int lo = for_send ? 0 : UFI_SEND_REGIONS;
+	int hi = for_send ? UFI_SEND_REGIONS : UAM_MAX_REGIONS;
+	int r;
+
+	ro.chan = p->ch;
+	for (int i = lo; i < hi && i < 64; i++) {
+		if (ep->regions_used & (1ull << i))
+			continue;
+		ep->region_ids[i] = region_key(i);
+		r = uam_region__register_opts(ep->uam, ep->region_ids[i], buf, len, flags, &ro);
+		if (r)
+			return r;
+		ep->regions_used |= 1ull << i;
+		return i;
+	}
+	return -EAGAIN;
+}
+
+static void region_free(struct ufi_ep *ep, int slot)
+{
+	if (slot < 0)
 		return;
-	uam_region__unregister(ep->uam, (uint32_t)id);
-	ep->regions_used &= ~(1ull << id);
+	uam_region__unregister(ep->uam, ep->region_ids[slot]);
+	ep->regions_used &= ~(1ull << slot);
 }
 
 /* ---- completions ---- */
@@ -355,18 +390,17 @@ static void get_try(struct ufi_ep *ep, struct ufi_get *g)
 		return;
 	}
 	if (g->lregion < 0) {
-		int id = region_alloc(ep, false);
-		if (id < 0)
+		/* only the sender may write it, only these n bytes */
+		int slot = region_reg(ep, g->peer, false, g->buf, n, UAM_REGION_WRITE);
+		if (slot == -EAGAIN)
 			return; /* progress retries when one frees */
-		r = uam_region__register(ep->uam, (uint32_t)id, g->buf, n, UAM_REGION_WRITE);
-		if (r) {
-			ep->regions_used &= ~(1ull << id);
-			finish_get(ep, g, r);
+		if (slot < 0) {
+			finish_get(ep, g, slot);
 			return;
 		}
-		g->lregion = id;
+		g->lregion = slot;
 	}
-	r = uam_get(g->peer->ch, g->rregion, 0, n, (uint32_t)g->lregion, 0, get_cb, g);
+	r = uam_get(g->peer->ch, g->rregion, 0, n, ep->region_ids[g->lregion], 0, get_cb, g);
 	if (r == -EAGAIN)
 		return;
 	if (r < 0) {
@@ -563,7 +597,7 @@ static void h_frag(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *
 static void h_rts(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *m)
 {
 	if (!p || m->nargs != 5 || m->args[2] == 0 || m->args[2] > UFI_MAX_MSG_SIZE ||
-	    m->args[3] >= UAM_MAX_REGIONS || m->args[4] > UINT32_MAX)
+	    m->args[3] >= SELF_REGION || m->args[4] > UINT32_MAX)
 		return;
 	deliver_rts(ep, p, m->args[0], m->args[1] >> 32, (uint32_t)m->args[1] & 0x3,
 		    (size_t)m->args[2], (uint32_t)m->args[3], (uint32_t)m->args[4]);
@@ -874,14 +908,10 @@ static int send_now(struct ufi_ep *ep, struct ufi_peer *p, const void *buf, size
 		return 0;
 	}
 	if (!p->self) {
-		id = region_alloc(ep, true);
+		/* only this peer may read it, only this message */
+		id = region_reg(ep, p, true, (void *)buf, len, UAM_REGION_READ);
 		if (id < 0)
-			return -EAGAIN;
-		r = uam_region__register(ep->uam, (uint32_t)id, (void *)buf, len, UAM_REGION_READ);
-		if (r) {
-			ep->regions_used &= ~(1ull << id);
-			return r;
-		}
+			return id;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
@@ -898,7 +928,7 @@ static int send_now(struct ufi_ep *ep, struct ufi_peer *p, const void *buf, size
 		deliver_rts(ep, p, tag, data, mf, len, SELF_REGION, t->cookie);
 		return 0;
 	}
-	uint64_t a[5] = { tag, (data << 32) | mf, len, (uint64_t)id, t->cookie };
+	uint64_t a[5] = { tag, (data << 32) | mf, len, ep->region_ids[id], t->cookie };
 	r = uam_request(p->ch, H_RTS, a, 5);
 	if (r < 0) {
 		find_tx(ep, p, t->cookie, true);

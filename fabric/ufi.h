@@ -188,7 +188,7 @@ struct ufi_tx {
 	size_t len;
 	void *ctx;
 	uint64_t tag, flags;
-	int region;
+	int region; /* slot in ep->region_ids, -1: none (a send to self) */
 	uint32_t cookie;
 };
 
@@ -203,7 +203,7 @@ struct ufi_get {
 	uint64_t tag, data, flags;
 	uint32_t mflags;
 	uint32_t rregion, cookie;
-	int lregion; /* -1: not yet */
+	int lregion; /* slot in ep->region_ids, -1: not yet */
 	int op;	     /* uam op id, 0 while waiting */
 };
 
@@ -297,7 +297,8 @@ struct ufi_ep {
 	struct ufi_get *gets;	   /* all rendezvous receives in progress */
 	struct ufi_ctl *ctls, *ctls_tail;
 	struct ufi_pend *pend, *pend_tail;
-	uint64_t regions_used;	   /* bit i: UAM region id i in use */
+	uint64_t regions_used;	   /* bit i: region slot i in use (proto.c) */
+	uint32_t region_ids[64];   /* slot i's UAM region id: random, low bits i */
 	uint32_t next_cookie;
 	uint64_t last_send_ns, next_slow_ns, next_keepalive_ns;
 	int connecting;		   /* peers in UFI_PEER_HELLO */

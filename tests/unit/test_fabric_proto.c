@@ -249,7 +249,7 @@ static void msg_model(struct model *md, const struct uam_msg *m, const struct uf
 			m_deliver(md, q);
 		break;
 	case H_RTS:
-		ok = m->nargs == 5 && g[2] != 0 && g[2] <= ((uint64_t)1 << 30) && g[3] < 64 &&
+		ok = m->nargs == 5 && g[2] != 0 && g[2] <= ((uint64_t)1 << 30) && g[3] < UINT32_MAX &&
 		     g[4] <= UINT32_MAX;
 		if (ok)
 			m_deliver(md, q);
