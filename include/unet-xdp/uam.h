@@ -137,6 +137,13 @@ struct uam_ep_opts {
 	 * window/64 frames (at least 1) past a gap: the sender needs that SACK).  Default 50 us, or half of
 	 * rto_min_us if that is less; must be below rto_min_us. */
 	uint32_t ack_delay_us;
+	/* What a channel queues because of its peer's frames (replies,
+	 * DONEs, a get's data) while the peer leaves our frames
+	 * unacknowledged: at most this many items (up to 1.5 KiB each with
+	 * a medium reply).  Past it the peer's requests, gets and last
+	 * store fragments are not taken (held, unacknowledged, so its
+	 * window shuts) until it acknowledges.  Default 2 * window. */
+	uint32_t max_peer_queued;
 };
 
 /* Create a UAM endpoint on uep (which stays the caller's: destroy it after
@@ -313,6 +320,8 @@ struct uam_stats {
 	uint64_t bad_frames;	       /* malformed, unknown channel */
 	uint64_t region_errors;	       /* stores/gets refused (-EFAULT) */
 	uint64_t chan_failures;	       /* channels that failed */
+	uint64_t peer_queue_full;      /* the peer's frames not taken: our queue of
+					* what it asked for was full (max_peer_queued) */
 };
 /* Sum over the endpoint's channels (and ones closed before). Returns 0 or
  * -EINVAL. */

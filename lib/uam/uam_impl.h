@@ -292,6 +292,10 @@ struct uam_chan {
 	 * from there.  Out of the first lines: read by the timers and the
 	 * round-trip sample, written only while such frames come. */
 	uint64_t queue_ns;
+	/* Items queued that are not counted in nqueued: queued because of
+	 * the peer's frames (uam_ep_opts.max_peer_queued).  Out of the first
+	 * lines: read only while something is queued (ch->head). */
+	uint32_t npeer;
 	/* The store or get data being received (fragments of one transfer
 	 * come in sequence, never interleaved with another's). */
 	struct {

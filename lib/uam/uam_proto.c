@@ -263,6 +263,8 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 		return -EINVAL;
 	if (!o.max_queued)
 		o.max_queued = DEF_MAX_QUEUED;
+	if (!o.max_peer_queued)
+		o.max_peer_queued = 2 * o.window;
 	if (!o.max_ops)
 		o.max_ops = DEF_MAX_OPS;
 	if (!o.rto_min_us)
@@ -539,6 +541,7 @@ static void drop_items(struct uam_chan *ch)
 	}
 	ch->tail = NULL;
 	ch->nqueued = 0;
+	ch->npeer = 0;
 }
 
 /*
@@ -999,6 +1002,8 @@ UNET_HOT static void push(struct uam_chan *ch)
 				ch->tail = NULL;
 			if (it->counted)
 				ch->nqueued--;
+			else
+				ch->npeer--;
 			item_free(ch->ep, it);
 		}
 		s->state = SLOT_INFLIGHT;
@@ -1090,6 +1095,8 @@ static void item_queue(struct uam_chan *ch, struct uam_item *it)
 	ch->tail = it;
 	if (it->counted)
 		ch->nqueued++;
+	else
+		ch->npeer++;
 	push(ch);
 }
 
@@ -1975,6 +1982,56 @@ static int session_check(const struct uam_chan *ch, const uint8_t *f, uint8_t ty
 	return start ? -1 : 0;
 }
 
+/*
+ * The peer's frames that may queue an item of ours (a request's reply, a
+ * get's data, the DONE of a store): h in the full layout.  While the
+ * channel has max_peer_queued such items queued (the peer leaves our
+ * frames unacknowledged), they are not taken: held in their window slot,
+ * unacknowledged, until the peer's acks drain the queue (drain_held).
+ * What a peer can make us hold is then the queue's bound plus the
+ * window's slots, however long it stays silent.
+ */
+static bool queues_for_peer(const uint8_t *h)
+{
+	uint8_t type = h[UAM_OFF_TYPE];
+
+	return type == UAM_T_REQUEST || type == UAM_T_GET_REQ ||
+	       (type == UAM_T_STORE && (h[UAM_OFF_FLAGS] & UAM_F_LAST));
+}
+
+static bool peer_full(const struct uam_chan *ch)
+{
+	/* head first: nothing queued (the usual case) reads no more */
+	return ch->head && ch->npeer >= ch->ep->o.max_peer_queued;
+}
+
+/* Deliver the frames held from rcv_next on, in order, as long as none
+ * must wait for the peer queue (above). */
+UNET_HOT static void drain_held(struct uam_chan *ch)
+{
+	uint8_t hb[UAM_HDR_LEN];
+	const uint8_t *h, *body;
+
+	while (ch->rx_held && !ch->err && rxs(ch, ch->rcv_next)->present) {
+		struct uam_rx_slot *r = rxs(ch, ch->rcv_next);
+
+		h = frame_hdr(ch->ep, r->buf, r->len, hb, &body);
+		if (peer_full(ch) && queues_for_peer(h)) {
+			/* stays, at rcv_next; counted once: every caller
+			 * comes with rcv_next not yet held back (input's
+			 * end only while the queue has room) */
+			ch->st.peer_queue_full++;
+			break;
+		}
+		r->present = false;
+		ch->rx_held--;
+		ch->rcv_next++;
+		deliver(ch, r->buf, h, body, r->placed);
+	}
+	if (seq_diff(ch->rcv_next, ch->rcv_high) > 0)
+		ch->rcv_high = ch->rcv_next;
+}
+
 UNET_HOT static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 {
 	uint32_t w = window(ch), seq, session;
@@ -2055,6 +2112,23 @@ UNET_HOT static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 			ch->rx_held++;
 			ch->st.out_of_order++;
 		}
+	} else if (rxs(ch, seq)->present) {
+		/* held at rcv_next for the peer queue: a repeat */
+		ch->st.dup_dropped++;
+		ch->ack_now = true;
+	} else if (peer_full(ch) && queues_for_peer(h)) {
+		/* Our queue of what the peer asked for is full: not taken
+		 * (nor acknowledged) until its acks drain it. */
+		struct uam_rx_slot *r = rxs(ch, seq);
+
+		memcpy(r->buf, f, len);
+		r->len = len;
+		r->placed = false;
+		r->present = true;
+		ch->rx_held++;
+		ch->st.peer_queue_full++;
+		if (seq_diff(seq + 1, ch->rcv_high) > 0)
+			ch->rcv_high = seq + 1;
 	} else {
 		/* Filling a hole moves the ack over what waited behind it:
 		 * the sender gets that credit back now (TCP acks a segment
@@ -2066,17 +2140,7 @@ UNET_HOT static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		/* Then whatever was waiting for this one (checked when it
 		 * came; a placed fragment's slot keeps its header, extension
 		 * and args, all frame_hdr and deliver read). */
-		while (ch->rx_held && !ch->err && rxs(ch, ch->rcv_next)->present) {
-			struct uam_rx_slot *r = rxs(ch, ch->rcv_next);
-
-			r->present = false;
-			ch->rx_held--;
-			ch->rcv_next++;
-			h = frame_hdr(ch->ep, r->buf, r->len, hb, &body);
-			deliver(ch, r->buf, h, body, r->placed);
-		}
-		if (seq_diff(ch->rcv_next, ch->rcv_high) > 0)
-			ch->rcv_high = ch->rcv_next;
+		drain_held(ch);
 	}
 	/* Owed now, not at the end of the poll: uamp_round_acks (a handler's
 	 * reply may have carried it meanwhile: ack_due is false then). */
@@ -2088,6 +2152,13 @@ out:
 	 * answered by nothing yet, push has nothing to do. */
 	if (ch->head || ch->tx_hint != ch->snd_next)
 		push(ch);
+	/* The acks may have drained the peer queue below its bound: a
+	 * frame held for it goes now. */
+	if (ch->rx_held && !peer_full(ch) && rxs(ch, ch->rcv_next)->present) {
+		drain_held(ch);
+		if (ack_owed_now(ch))
+			ch->ep->acks_owed = true;
+	}
 	return;
 bad:
 	ch->st.bad_frames++;

@@ -882,6 +882,90 @@ static void test_region_bound_to_chan(void **state)
 	sim_free(sim);
 }
 
+/* The victim's request handler for test_peer_queue_bound: a 1000-byte
+ * medium reply to every request. */
+static void h_flood(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
+{
+	static const uint8_t pay[1000];
+	uint64_t *n = ctx;
+
+	(void)ep;
+	(*n)++;
+	assert_int_equal(uam_reply_medium(m, H_ECHO_REPLY, NULL, 0, pay, sizeof(pay)), 0);
+}
+
+static uint32_t queued_items(const struct uam_chan *ch)
+{
+	uint32_t n = 0;
+
+	for (const struct uam_item *it = ch->head; it; it = it->next)
+		n++;
+	return n;
+}
+
+/*
+ * Issue 23 (10): a peer that sends requests and acknowledges nothing.
+ * Every reply past the window it gave us queues; the queue (replies,
+ * DONEs, GET_DATA: everything queued because of the peer's frames) is
+ * bounded per channel (max_peer_queued, default 2 x window): past it the
+ * peer's requests are not taken (held or refused unacknowledged, so its
+ * window shuts), and the channel lives.  Once it acknowledges, the
+ * queue drains and every request it was promised is delivered, once.
+ */
+static void test_peer_queue_bound(void **state)
+{
+	struct sim *sim = sim_new(10, 0, 0, 0, NULL);
+	struct side *v = &sim->s[1];
+	uint32_t seq = sim->s[0].ch->snd_next, maxq = 0, bound = 2 * v->ep->o.window;
+	uint64_t handled = 0;
+	uint8_t f[UAM_HDR_LEN + 16];
+	struct uam_stats st;
+
+	(void)state;
+	sim->s[0].paused = true; /* it takes nothing, acknowledges nothing */
+	assert_int_equal(uam_ep__set_handler(v->ep, H_ECHO, h_flood, &handled), 0);
+	for (uint32_t i = 0; i < 20000; i++) {
+		/* what the victim takes next, and a few frames past it */
+		forge_hdr(sim, 0, f, UAM_T_REQUEST, 0, 2, H_ECHO, seq + i % 8, i, 0, 0);
+		wput32(f + UAM_OFF_ACK, 0); /* nothing of the victim's */
+		wput64(f + UAM_OFF_SACK, 0);
+		wput64(f + UAM_HDR_LEN, i);
+		wput64(f + UAM_HDR_LEN + 8, 0);
+		feed(sim, 1, f, sizeof(f));
+		seq = v->ch->rcv_next;
+		if (queued_items(v->ch) > maxq)
+			maxq = queued_items(v->ch);
+		if (i % 16 == 15)
+			step(sim); /* 25 ms in all: under the victim's timeout */
+	}
+	assert_int_equal(uam_chan__error(v->ch), 0);
+	uam_chan__stats(v->ch, &st);
+	print_message("peer queue: at most %u items queued (bound %u), %llu requests taken of "
+		      "20000 sent, %llu held back\n",
+		      maxq, bound, (unsigned long long)st.requests,
+		      (unsigned long long)st.peer_queue_full);
+	assert_true(maxq <= bound);
+	assert_true(st.peer_queue_full > 0);
+	/* what the victim holds: its queue, its item pools, its window */
+	assert_true(v->ep->nitems + v->ep->nmitems <= 2 * 256);
+
+	/* The peer acknowledges: the queue drains, what was held is taken. */
+	for (int k = 0; k < 2000 && (v->ch->head || v->ch->rx_held); k++) {
+		forge_hdr(sim, 0, f, UAM_T_ACK, 0, 0, 0, 0, 0, 0, 0);
+		wput32(f + UAM_OFF_ACK, v->ch->snd_next);
+		wput64(f + UAM_OFF_SACK, 0);
+		feed(sim, 1, f, UAM_HDR_LEN);
+		step(sim);
+	}
+	assert_null(v->ch->head);
+	assert_int_equal(v->ch->rx_held, 0);
+	assert_int_equal(uam_chan__error(v->ch), 0);
+	uam_chan__stats(v->ch, &st);
+	assert_int_equal(handled, st.requests);
+	assert_int_equal(st.requests, v->ch->rcv_next - sim->s[0].ch->snd_next);
+	sim_free(sim);
+}
+
 /* A receiver that stops polling: the sender runs out of credit, queues up
  * to max_queued, then gets -EAGAIN; nothing is lost when it comes back. */
 static void test_credit_stall(void **state)
@@ -3432,6 +3516,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_region_errors),
 		cmocka_unit_test(test_region_bound_to_chan),
 		cmocka_unit_test(test_credit_stall),
+		cmocka_unit_test(test_peer_queue_bound),
 		cmocka_unit_test(test_peer_dies),
 		cmocka_unit_test(test_peer_restarts),
 		cmocka_unit_test(test_call_capture),
