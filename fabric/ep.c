@@ -578,6 +578,7 @@ int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	r = unet_endpoint__info(ep->uep, &ui);
 	if (r)
 		goto fail;
+	ep->stranger_quota = ufi_stranger_quota(ui.rx_buffers, (uint32_t)ufi_params.window);
 	ao.window = (uint32_t)ufi_params.window;
 	ao.timeout_ms = (uint32_t)ufi_params.timeout_ms;
 	ao.max_queued = (uint32_t)ufi_params.max_queued;

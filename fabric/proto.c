@@ -671,8 +671,12 @@ void ufi_proto_input(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg
 
 static void on_msg(struct uam_ep *uam, const struct uam_msg *m, void *ctx)
 {
+	struct ufi_peer *p = peer_of_msg(m);
+
 	(void)uam;
-	ufi_proto_input(ctx, peer_of_msg(m), m);
+	if (p)
+		p->heard = true; /* a stranger that talks is not reclaimed */
+	ufi_proto_input(ctx, p, m);
 }
 
 int ufi_proto_init(struct ufi_ep *ep)
@@ -731,21 +735,78 @@ struct ufi_peer *ufi_peer_of_addr(struct ufi_ep *ep, fi_addr_t addr)
 	return p;
 }
 
+unsigned int ufi_stranger_quota(uint32_t rx_buffers, uint32_t window)
+{
+	unsigned int peers = window ? rx_buffers / (2 * window) : 0;
+
+	return peers / 4 ? peers / 4 : 1;
+}
+
+static bool is_stranger(const struct ufi_peer *p)
+{
+	return !p->self && p->addr == FI_ADDR_NOTAVAIL;
+}
+
+/*
+ * Free a stranger to make room for a new one: the oldest (the list is
+ * newest first) that failed, or from which no message came within the
+ * grace after its HELLO (a made-up name: a real peer that asks for a
+ * channel sends on it at once).  Such a stranger has nothing of ours:
+ * no message of it is queued, and it has no address to send to.
+ * Returns whether one was freed.
+ */
+static bool stranger_reclaim(struct ufi_ep *ep, uint64_t now)
+{
+	struct ufi_peer **victim = NULL;
+
+	for (struct ufi_peer **pp = &ep->peers; *pp; pp = &(*pp)->next) {
+		struct ufi_peer *p = *pp;
+
+		if (is_stranger(p) && !p->heard && !p->in &&
+		    (p->state == UFI_PEER_FAILED ||
+		     now - p->since_ns > UFI_STRANGER_GRACE_MS * 1000000ull))
+			victim = pp;
+	}
+	if (!victim)
+		return false;
+	{
+		struct ufi_peer *p = *victim;
+
+		if (p->state == UFI_PEER_HELLO)
+			ep->connecting--;
+		ufi_conn_close_peer(p);
+		*victim = p->next;
+		ep->strangers--;
+		free(p);
+	}
+	return true;
+}
+
 /*
  * A peer that asked for a channel before the application put its name in
  * our address vector.  Open MPI adds peers lazily (on first use), so rank
  * A may talk to rank B before B has ever heard of A: B must answer, or A
  * waits out its setup timeout.  The stranger is a peer like any other
  * with no address yet (its messages complete with FI_ADDR_NOTAVAIL as
- * their source); fi_av_insert of its name later gives it one.  Their
- * number is bounded, so a host on the link that makes up names cannot
- * make us open channels without end.
+ * their source); fi_av_insert of its name later gives it one.  A host on
+ * the link can make up names, so strangers are bounded twice: at most
+ * ep->stranger_quota not failed (a quarter of the channels the endpoint
+ * has: the rest stay for the peers in our AV), and at most
+ * UFI_MAX_STRANGERS records; past either, one that never sent a message
+ * within UFI_STRANGER_GRACE_MS, or failed, is reclaimed, and if none is,
+ * the HELLO is ignored (its sender asks again).
  */
 struct ufi_peer *ufi_peer_stranger(struct ufi_ep *ep, const struct ufi_name *n)
 {
+	unsigned int live = 0, quota = ep->stranger_quota ? ep->stranger_quota : 1;
+	uint64_t now = ufi_now_ns();
 	struct ufi_peer *p;
 
-	if (ep->strangers >= UFI_MAX_STRANGERS || memcmp(n, &ep->name, UFI_NAME_LEN) == 0)
+	if (memcmp(n, &ep->name, UFI_NAME_LEN) == 0)
+		return NULL;
+	for (p = ep->peers; p; p = p->next)
+		live += is_stranger(p) && p->state != UFI_PEER_FAILED;
+	if ((live >= quota || ep->strangers >= UFI_MAX_STRANGERS) && !stranger_reclaim(ep, now))
 		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -753,6 +814,7 @@ struct ufi_peer *ufi_peer_stranger(struct ufi_ep *ep, const struct ufi_name *n)
 	p->name = *n;
 	p->addr = FI_ADDR_NOTAVAIL;
 	p->state = UFI_PEER_IDLE;
+	p->since_ns = now;
 	p->next = ep->peers;
 	ep->peers = p;
 	ep->strangers++;
@@ -836,7 +898,9 @@ void ufi_peer_fail(struct ufi_ep *ep, struct ufi_peer *p, int err)
 		struct ufi_rx **pp = &ep->posted[q], *prev = NULL;
 		for (struct ufi_rx *r = *pp; r;) {
 			bool mine = ep->directed && r->src != FI_ADDR_UNSPEC && r->src == p->addr;
-			bool wild = r->src == FI_ADDR_UNSPEC || !ep->directed;
+			/* a stranger's failure is nobody's business here:
+			 * no receive of ours can be waiting for it */
+			bool wild = (r->src == FI_ADDR_UNSPEC || !ep->directed) && !is_stranger(p);
 			if (mine || (wild && !failed && q == Q_TAG)) {
 				struct ufi_rx *next = r->next;
 				*pp = next;
@@ -854,6 +918,10 @@ void ufi_peer_fail(struct ufi_ep *ep, struct ufi_peer *p, int err)
 			r = r->next;
 		}
 	}
+	/* Its channel (a U-Net tag, a UAM channel, 2 x window receive
+	 * buffers) goes back: a failed peer is never used again.  Ops
+	 * still on it fail now (get_cb), regions bound to it reach nobody. */
+	ufi_conn_close_peer(p);
 }
 
 /* ---- the API's side ---- */

@@ -259,6 +259,8 @@ struct ufi_peer {
 	uint32_t hello_ivl_ms;
 	int err; /* why it failed (negative errno) */
 	bool synced; /* close: the peer answered our SYNC */
+	bool heard;  /* a UAM message came from it (proto.c: on_msg) */
+	uint64_t since_ns; /* a stranger: when its first HELLO made it */
 	struct ufi_inmsg *in; /* fragmented message under way from it */
 };
 
@@ -288,6 +290,7 @@ struct ufi_ep {
 
 	struct ufi_peer *peers;
 	unsigned int strangers; /* peers not (yet) in the AV: ufi_peer_stranger */
+	unsigned int stranger_quota; /* of them, not failed, at most (0: 1) */
 	struct ufi_peer **by_addr;
 	size_t by_addr_n;
 
@@ -366,8 +369,15 @@ void ufi_ep_shutdown(struct ufi_ep *ep);
 void ufi_ep_free_queues(struct ufi_ep *ep);
 struct ufi_peer *ufi_peer_of_addr(struct ufi_ep *ep, fi_addr_t addr);
 struct ufi_peer *ufi_peer_find(struct ufi_ep *ep, const struct ufi_name *n);
-/* Peers that may set up a channel before they are in our AV. */
+/* Peers that may set up a channel before they are in our AV: at most
+ * this many records, and at most ep->stranger_quota of them not failed
+ * (holding or setting up a channel).  A stranger from which no message
+ * came within UFI_STRANGER_GRACE_MS of its HELLO, or that failed, is
+ * reclaimed (channel closed, record freed) for a new one. */
 #define UFI_MAX_STRANGERS 4096
+#define UFI_STRANGER_GRACE_MS 500
+/* A quarter of the endpoint's channels (peers: rx buffers / 2 x window) */
+unsigned int ufi_stranger_quota(uint32_t rx_buffers, uint32_t window);
 struct ufi_peer *ufi_peer_stranger(struct ufi_ep *ep, const struct ufi_name *n);
 void ufi_peer_fail(struct ufi_ep *ep, struct ufi_peer *p, int err);
 void ufi_peer_up(struct ufi_ep *ep, struct ufi_peer *p);

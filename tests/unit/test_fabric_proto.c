@@ -994,11 +994,105 @@ static void test_fuzz_hello(void **state)
 	free(f);
 }
 
+/*
+ * Issue 23 (3): made-up names in HELLOs.  Strangers (peers not in our AV)
+ * that hold or set up a channel are at most a quarter of the endpoint's
+ * channels (8 of the default 32); past that a stranger that never sent a
+ * message within the grace, or failed, is reclaimed, and if none is the
+ * HELLO is ignored; one that talks is never reclaimed.  A stranger's
+ * failure is never reported on a wildcard receive (an AV peer's still
+ * is), and a failed peer gives its channel back.  (No network here:
+ * strangers are made with ufi_peer_stranger and marked up by hand, as
+ * the HELLO's channel would.)
+ */
+static struct ufi_peer *stranger_up(struct fx *f, uint32_t k)
+{
+	struct ufi_name n = f->a.name;
+	struct ufi_peer *p;
+
+	n.nonce = 0x57000000u + k;
+	p = ufi_peer_stranger(&f->ep, &n);
+	if (p)
+		p->state = UFI_PEER_UP;
+	return p;
+}
+
+static unsigned int peers_len(const struct ufi_ep *ep)
+{
+	unsigned int n = 0;
+
+	for (const struct ufi_peer *p = ep->peers; p; p = p->next)
+		n++;
+	return n;
+}
+
+static void test_strangers_bounded(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct ufi_peer *s[8], *talker, *p;
+	uint8_t buf[64];
+	uint32_t k = 0;
+
+	(void)state;
+	assert_non_null(f);
+	fx_init(f);
+	/* the default endpoint: 2048 receive buffers, window 32: 32 peers */
+	assert_int_equal(ufi_stranger_quota(2048, 32), 8);
+	assert_int_equal(ufi_stranger_quota(64, 32), 1);
+	f->ep.stranger_quota = ufi_stranger_quota(2048, 32);
+	for (int i = 0; i < 8; i++)
+		assert_non_null(s[i] = stranger_up(f, k++));
+	/* the quota is reached; all are fresh: the next is refused */
+	for (int i = 0; i < 100; i++)
+		assert_null(stranger_up(f, k++));
+	assert_int_equal(f->ep.strangers, 8);
+	/* one talks; then all are past their grace: the silent ones are
+	 * reclaimed for new names, oldest first, the talker never */
+	talker = s[3];
+	talker->heard = true;
+	for (int i = 0; i < 8; i++)
+		s[i]->since_ns -= (UFI_STRANGER_GRACE_MS + 1) * 1000000ull;
+	for (int i = 0; i < 7; i++)
+		assert_non_null(stranger_up(f, k++));
+	assert_null(stranger_up(f, k++)); /* the 7 new ones are fresh */
+	assert_int_equal(f->ep.strangers, 8);
+	assert_int_equal(peers_len(&f->ep), 2 + 8);
+	for (p = f->ep.peers; p && p != talker; p = p->next)
+		;
+	assert_ptr_equal(p, talker);
+
+	/* a wildcard receive is posted; a stranger fails: not reported on it */
+	assert_int_equal(ufi_recv(&f->ep, buf, sizeof(buf), FI_ADDR_UNSPEC, 0, ~0ull,
+				  FI_TAGGED | FI_COMPLETION, buf),
+			 0);
+	ufi_peer_fail(&f->ep, talker, -ETIMEDOUT);
+	assert_null(f->rxcq.ehead);
+	assert_int_equal(posted_len(&f->ep, 1), 1);
+	/* it gave its channel back and its place: a new name is taken */
+	assert_null(talker->ch);
+	assert_null(talker->uch);
+	assert_non_null(stranger_up(f, k++));
+	/* an AV peer's failure with nothing waiting on it still ends the
+	 * wildcard receive (MPI_ANY_SOURCE learns of it) */
+	ufi_peer_fail(&f->ep, &f->b, -ETIMEDOUT);
+	assert_non_null(f->rxcq.ehead);
+	assert_int_equal(posted_len(&f->ep, 1), 0);
+
+	while (f->ep.peers != &f->a) {
+		p = f->ep.peers;
+		f->ep.peers = p->next;
+		free(p);
+	}
+	fx_free(f);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fuzz_messages),
 		cmocka_unit_test(test_fuzz_hello),
+		cmocka_unit_test(test_strangers_bounded),
 	};
 
 	return cmocka_run_group_tests_name("fabric_proto", tests, NULL, NULL);
