@@ -203,6 +203,17 @@ UNET_API struct uam_chan *uam_chan__open(struct uam_ep *ep, struct unet_channel 
 UNET_API void uam_chan__close(struct uam_chan *ch);
 /* 0 while the channel works, else -ETIMEDOUT or -ECONNRESET (see top). */
 UNET_API int uam_chan__error(const struct uam_chan *ch);
+/* Withhold credit from the channel's peer: from now on its requests are
+ * not taken (no handler runs for them, none is acknowledged), each held
+ * in its window slot as it comes, so the peer can have at most `window`
+ * frames out and its calls queue, then return -EAGAIN, at its end.
+ * Replies, acknowledgements, stores and gets go on.  For a layer that
+ * must bound what a peer makes it keep (unexpected messages).  Safe from
+ * a handler (it applies from the next frame).  uam_chan__resume gives
+ * the credit back: what was held is delivered, in order, at the next
+ * uam_poll.  Both return 0 or -EINVAL. */
+UNET_API int uam_chan__pause(struct uam_chan *ch);
+UNET_API int uam_chan__resume(struct uam_chan *ch);
 UNET_API struct unet_channel *uam_chan__unet(const struct uam_chan *ch);
 
 /* ---- Short messages ---------------------------------------------------- */

@@ -262,7 +262,8 @@ struct uam_chan {
 	bool stalled;
 	bool have_rtt, tlp_sent;
 	bool call_active, call_done;
-	bool closing;
+	bool closing : 1;
+	bool paused : 1; /* uam_chan__pause: the peer's requests wait */
 	uint64_t ack_due_ns; /* when the oldest unacknowledged frame came */
 
 	/* ---- line 2: the retransmission timer --------------------------- */
@@ -296,6 +297,9 @@ struct uam_chan {
 	 * the peer's frames (uam_ep_opts.max_peer_queued).  Out of the first
 	 * lines: read only while something is queued (ch->head). */
 	uint32_t npeer;
+	/* The last ACK frame from the peer: it is alive, if holding our
+	 * frames unacknowledged (paused, or its peer queue full) */
+	uint64_t heard_ns;
 	/* The store or get data being received (fragments of one transfer
 	 * come in sequence, never interleaved with another's). */
 	struct {

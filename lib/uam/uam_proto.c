@@ -2005,6 +2005,15 @@ static bool peer_full(const struct uam_chan *ch)
 	return ch->head && ch->npeer >= ch->ep->o.max_peer_queued;
 }
 
+/* Whether the frame (h) must wait in its slot at rcv_next: the peer
+ * queue is full and it would add to it, or the application paused the
+ * channel (uam_chan__pause) and it is a request. */
+static bool must_wait(const struct uam_chan *ch, const uint8_t *h)
+{
+	return (ch->paused && h[UAM_OFF_TYPE] == UAM_T_REQUEST) ||
+	       (peer_full(ch) && queues_for_peer(h));
+}
+
 /* Deliver the frames held from rcv_next on, in order, as long as none
  * must wait for the peer queue (above). */
 UNET_HOT static void drain_held(struct uam_chan *ch)
@@ -2016,7 +2025,7 @@ UNET_HOT static void drain_held(struct uam_chan *ch)
 		struct uam_rx_slot *r = rxs(ch, ch->rcv_next);
 
 		h = frame_hdr(ch->ep, r->buf, r->len, hb, &body);
-		if (peer_full(ch) && queues_for_peer(h)) {
+		if (must_wait(ch, h)) {
 			/* stays, at rcv_next; counted once: every caller
 			 * comes with rcv_next not yet held back (input's
 			 * end only while the queue has room) */
@@ -2070,8 +2079,10 @@ UNET_HOT static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	}
 	take_ack(ch, h, len); /* an ACK (extended SACK) is never compact: h is f */
 
-	if (type == UAM_T_ACK)
+	if (type == UAM_T_ACK) {
+		ch->heard_ns = now_ns(ch->ep);
 		goto out;
+	}
 	/* Owed, not sent yet: it rides on our next frame if one leaves
 	 * before the delay runs out (see chan_timers). */
 	if (!ch->ack_due)
@@ -2116,9 +2127,10 @@ UNET_HOT static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		/* held at rcv_next for the peer queue: a repeat */
 		ch->st.dup_dropped++;
 		ch->ack_now = true;
-	} else if (peer_full(ch) && queues_for_peer(h)) {
-		/* Our queue of what the peer asked for is full: not taken
-		 * (nor acknowledged) until its acks drain it. */
+	} else if (must_wait(ch, h)) {
+		/* Our queue of what the peer asked for is full, or the
+		 * channel is paused: not taken (nor acknowledged) until its
+		 * acks drain the queue, or uam_chan__resume. */
 		struct uam_rx_slot *r = rxs(ch, seq);
 
 		memcpy(r->buf, f, len);
@@ -2154,7 +2166,7 @@ out:
 		push(ch);
 	/* The acks may have drained the peer queue below its bound: a
 	 * frame held for it goes now. */
-	if (ch->rx_held && !peer_full(ch) && rxs(ch, ch->rcv_next)->present) {
+	if (ch->rx_held && rxs(ch, ch->rcv_next)->present && !ch->paused && !peer_full(ch)) {
 		drain_held(ch);
 		if (ack_owed_now(ch))
 			ch->ep->acks_owed = true;
@@ -2254,7 +2266,13 @@ static void chan_timers(struct uam_chan *ch, uint64_t now)
 	 * later, and restarted whenever a send met a full transport (push).
 	 */
 	if (ch->snd_una != ch->snd_next && txs(ch, ch->snd_una)->ntx) {
-		if (now - ch->last_progress_ns > (uint64_t)ch->ep->o.timeout_ms * 1000000) {
+		/* An ACK that acknowledges nothing new still says the peer
+		 * runs: it holds our frames (uam_chan__pause, its peer queue
+		 * full) and answers our repeats.  Silence is no frame at all. */
+		uint64_t since = ch->heard_ns > ch->last_progress_ns ? ch->heard_ns
+								     : ch->last_progress_ns;
+
+		if (now - since > (uint64_t)ch->ep->o.timeout_ms * 1000000) {
 			uamp_chan_fail(ch, -ETIMEDOUT);
 			return;
 		}
@@ -2348,6 +2366,14 @@ UNET_HOT void uamp_tick(struct uam_ep *ep)
 		 * carries it). */
 		bool idle = ch->snd_una == ch->snd_next && !ch->head && !ch->held_len;
 
+		/* a frame held for the peer queue or a pause that is over
+		 * (uam_chan__resume): it goes now, not at the peer's repeat */
+		if (ch->rx_held && !ch->err && rxs(ch, ch->rcv_next)->present && !ch->paused &&
+		    !peer_full(ch)) {
+			drain_held(ch);
+			if (ack_owed_now(ch))
+				ep->acks_owed = true;
+		}
 		if (ch->err || (idle && !ch->ack_due))
 			continue;
 		if (!now)
@@ -2456,6 +2482,22 @@ int uam_region__unregister(struct uam_ep *ep, uint32_t id)
 	if (!r)
 		return -ENOENT;
 	r->used = false;
+	return 0;
+}
+
+int uam_chan__pause(struct uam_chan *ch)
+{
+	if (!ch)
+		return -EINVAL;
+	ch->paused = true;
+	return 0;
+}
+
+int uam_chan__resume(struct uam_chan *ch)
+{
+	if (!ch)
+		return -EINVAL;
+	ch->paused = false;
 	return 0;
 }
 

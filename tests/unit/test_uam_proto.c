@@ -966,6 +966,72 @@ static void test_peer_queue_bound(void **state)
 	sim_free(sim);
 }
 
+/*
+ * Issue 23 (5), UAM's half: uam_chan__pause withholds credit.  A paused
+ * receiver runs no handler and acknowledges none of the requests; the
+ * sender's window shuts, its queue fills to max_queued and its calls get
+ * -EAGAIN; what the receiver holds is at most a window of frames.  Paused
+ * for 3 s, past the 2 s timeout: the sender's probes are answered (ACKs
+ * of nothing new), so the paused peer is alive, not timed out.  Resumed,
+ * every request is delivered once, in order, with no channel failure.
+ */
+static void test_chan_pause(void **state)
+{
+	UNET_OPTS_INIT(uam_ep_opts, o);
+	struct sim *sim;
+	struct counts c = { 0 };
+	uint64_t sent = 0;
+	uint32_t maxheld = 0;
+	int again = 0;
+
+	(void)state;
+	o.max_queued = 32;
+	sim = sim_new(12, 0, 0, 0, &o);
+	handlers(sim, &c);
+	/* a round trip first: each side knows the other's session */
+	assert_int_equal(uam_request(sim->s[0].ch, H_ECHO, (uint64_t[]){ 0, ~0ull }, 2), 0);
+	for (int i = 0; i < 100; i++)
+		step(sim);
+	assert_int_equal(c.reps, 1);
+	sent = 1;
+	assert_int_equal(uam_chan__pause(sim->s[1].ch), 0);
+	for (int step_i = 0; step_i < 150000; step_i++) { /* 3 s */
+		while (sent < 100000) {
+			uint64_t a[2] = { sent, ~sent };
+			int r = uam_request(sim->s[0].ch, H_ECHO, a, 2);
+
+			if (r == -EAGAIN) {
+				again++;
+				break;
+			}
+			if (r < 0)
+				fail_msg("request %llu at step %d: %d", (unsigned long long)sent, step_i, r);
+			sent++;
+		}
+		step(sim);
+		if (sim->s[1].ch->rx_held > maxheld)
+			maxheld = sim->s[1].ch->rx_held;
+	}
+	print_message("paused: %llu requests accepted by the sender, %u held at most, %llu "
+		      "taken\n",
+		      (unsigned long long)sent, maxheld, (unsigned long long)c.reqs);
+	assert_int_equal(c.reqs, 1);
+	assert_true(again > 0);
+	assert_true(sent <= 1 + 64 + 32); /* the window and the sender's queue */
+	assert_true(maxheld <= 64);
+	assert_int_equal(uam_chan__error(sim->s[0].ch), 0);
+	assert_int_equal(uam_chan__resume(sim->s[1].ch), 0);
+	for (int step_i = 0; step_i < 20000 && c.reps < sent; step_i++)
+		step(sim);
+	assert_int_equal(c.bad, 0);
+	assert_int_equal(c.reqs, sent);
+	assert_int_equal(c.reps, sent);
+	assert_int_equal(uam_chan__error(sim->s[0].ch), 0);
+	assert_int_equal(uam_chan__error(sim->s[1].ch), 0);
+	assert_int_equal(uam_chan__pause(NULL), -EINVAL);
+	sim_free(sim);
+}
+
 /* A receiver that stops polling: the sender runs out of credit, queues up
  * to max_queued, then gets -EAGAIN; nothing is lost when it comes back. */
 static void test_credit_stall(void **state)
@@ -3517,6 +3583,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_region_bound_to_chan),
 		cmocka_unit_test(test_credit_stall),
 		cmocka_unit_test(test_peer_queue_bound),
+		cmocka_unit_test(test_chan_pause),
 		cmocka_unit_test(test_peer_dies),
 		cmocka_unit_test(test_peer_restarts),
 		cmocka_unit_test(test_call_capture),
