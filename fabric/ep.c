@@ -579,6 +579,8 @@ int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	if (r)
 		goto fail;
 	ep->stranger_quota = ufi_stranger_quota(ui.rx_buffers, (uint32_t)ufi_params.window);
+	ep->ux_max = UFI_UX_MAX;
+	ep->ux_peer_max = UFI_UX_PEER_MAX;
 	ao.window = (uint32_t)ufi_params.window;
 	ao.timeout_ms = (uint32_t)ufi_params.timeout_ms;
 	ao.max_queued = (uint32_t)ufi_params.max_queued;

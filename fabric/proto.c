@@ -264,6 +264,58 @@ static struct ufi_ux *find_ux(struct ufi_ep *ep, int q, fi_addr_t src, uint64_t 
 	return NULL;
 }
 
+/*
+ * Unexpected messages are bounded by credit, not by dropping: a message
+ * whose send completed at its sender (UAM took it) is always delivered.
+ * Each one held is charged to its peer and the endpoint (its data and
+ * record); a peer past ep->ux_peer_max, or with any held while the
+ * endpoint is past ep->ux_max, has its UAM channel paused: its next
+ * messages wait unacknowledged at UAM, its window shuts and its sends get
+ * -FI_EAGAIN.  Resumed when it is back under both.  What a peer can make
+ * us hold: its bound plus one message (the one that crossed it, at most
+ * UFI_FRAG_MAX); the endpoint: ux_max plus that per peer.  Peers with
+ * nothing held are never paused, so a receive posted for them still
+ * completes whatever the others left.
+ */
+static void ux_flow(struct ufi_ep *ep, struct ufi_peer *p)
+{
+	bool over = p->ux_bytes >= (ep->ux_peer_max ? ep->ux_peer_max : UFI_UX_PEER_MAX) ||
+		    (p->ux_bytes && ep->ux_bytes >= (ep->ux_max ? ep->ux_max : UFI_UX_MAX));
+
+	if (over == p->ux_paused)
+		return;
+	p->ux_paused = over;
+	if (p->ch) /* none: self, or a failed peer, which sends nothing more */
+		(void)(over ? uam_chan__pause(p->ch) : uam_chan__resume(p->ch));
+}
+
+static void ux_charge(struct ufi_ep *ep, struct ufi_ux *u, size_t cost)
+{
+	u->cost = cost;
+	u->peer->ux_bytes += cost;
+	ep->ux_bytes += cost;
+	ux_flow(ep, u->peer);
+}
+
+/* Free an unexpected message (u may be NULL); its peer, and the others
+ * paused for the endpoint's bound, may be resumed. */
+static void ux_free(struct ufi_ep *ep, struct ufi_ux *u)
+{
+	bool was_over;
+
+	if (!u)
+		return;
+	was_over = ep->ux_bytes >= (ep->ux_max ? ep->ux_max : UFI_UX_MAX);
+	u->peer->ux_bytes -= u->cost;
+	ep->ux_bytes -= u->cost;
+	ux_flow(ep, u->peer);
+	if (was_over)
+		for (struct ufi_peer *p = ep->peers; p; p = p->next)
+			if (p->ux_paused)
+				ux_flow(ep, p);
+	free(u);
+}
+
 static void push_ux(struct ufi_ep *ep, int q, struct ufi_ux *u)
 {
 	u->next = NULL;
@@ -480,6 +532,7 @@ static void deliver_eager(struct ufi_ep *ep, struct ufi_peer *p, uint64_t tag, u
 			      .region = SELF_REGION };
 	if (len)
 		memcpy(u->eager, buf, len);
+	ux_charge(ep, u, sizeof(*u) + len);
 	push_ux(ep, q, u);
 }
 
@@ -503,6 +556,7 @@ static void deliver_rts(struct ufi_ep *ep, struct ufi_peer *p, uint64_t tag, uin
 	}
 	*u = (struct ufi_ux){ .peer = p, .tag = tag, .data = data, .mflags = mf | UX_RNDV,
 			      .len = len, .region = region, .cookie = cookie };
+	ux_charge(ep, u, sizeof(*u));
 	push_ux(ep, q, u);
 }
 static void h_eager(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *m)
@@ -534,7 +588,7 @@ static void frag_end(struct ufi_ep *ep, struct ufi_peer *p, int err)
 		free(in->rx);
 	} else if (in->ux) {
 		if (err)
-			free(in->ux);
+			ux_free(ep, in->ux);
 		else
 			push_ux(ep, in->mf & UFI_MF_TAGGED ? Q_TAG : Q_MSG, in->ux);
 	}
@@ -574,6 +628,7 @@ static void h_frag(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *
 			*in->ux = (struct ufi_ux){ .peer = p, .tag = in->tag, .data = in->data,
 						   .mflags = mf, .len = total,
 						   .region = SELF_REGION };
+			ux_charge(ep, in->ux, sizeof(*in->ux) + total);
 		}
 		p->in = in;
 	}
@@ -1113,7 +1168,7 @@ static void consume_ux(struct ufi_ep *ep, struct ufi_ux *u, void *buf, size_t le
 			memcpy(buf, u->eager, n);
 		rx_done(ep, ctx, rflags, buf, len, u->len, u->tag, u->data, mf, u->peer, 0, 0);
 	}
-	free(u);
+	ux_free(ep, u);
 }
 
 /* Drop an unexpected message (FI_DISCARD); a rendezvous sender is released. */
@@ -1121,7 +1176,7 @@ static void discard_ux(struct ufi_ep *ep, struct ufi_ux *u)
 {
 	if (u->mflags & UX_RNDV)
 		send_ctl(ep, u->peer, H_FIN, u->cookie, 0);
-	free(u);
+	ux_free(ep, u);
 }
 
 ssize_t ufi_recv(struct ufi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
@@ -1201,7 +1256,7 @@ ssize_t ufi_recv(struct ufi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64
 			continue;
 		if (in->got && len)
 			memcpy(buf, in->ux->eager, in->got < len ? in->got : len);
-		free(in->ux);
+		ux_free(ep, in->ux);
 		in->ux = NULL;
 		in->rx = r;
 		return 0;

@@ -177,6 +177,7 @@ struct ufi_ux {
 	size_t len;
 	/* eager: the data (len bytes, after the struct); rendezvous: */
 	uint32_t region, cookie;
+	size_t cost; /* bytes charged to its peer and the endpoint (proto.c: ux_charge) */
 	unsigned char eager[];
 };
 
@@ -260,6 +261,8 @@ struct ufi_peer {
 	int err; /* why it failed (negative errno) */
 	bool synced; /* close: the peer answered our SYNC */
 	bool heard;  /* a UAM message came from it (proto.c: on_msg) */
+	bool ux_paused; /* its channel paused: too many unexpected bytes */
+	size_t ux_bytes; /* unexpected messages from it, held (ufi_ux.cost) */
 	uint64_t since_ns; /* a stranger: when its first HELLO made it */
 	struct ufi_inmsg *in; /* fragmented message under way from it */
 };
@@ -291,6 +294,9 @@ struct ufi_ep {
 	struct ufi_peer *peers;
 	unsigned int strangers; /* peers not (yet) in the AV: ufi_peer_stranger */
 	unsigned int stranger_quota; /* of them, not failed, at most (0: 1) */
+	/* Unexpected messages held: bytes in all, and the bounds past which
+	 * a peer's channel is paused (proto.c: ux_flow) */
+	size_t ux_bytes, ux_max, ux_peer_max;
 	struct ufi_peer **by_addr;
 	size_t by_addr_n;
 
@@ -369,6 +375,11 @@ void ufi_ep_shutdown(struct ufi_ep *ep);
 void ufi_ep_free_queues(struct ufi_ep *ep);
 struct ufi_peer *ufi_peer_of_addr(struct ufi_ep *ep, fi_addr_t addr);
 struct ufi_peer *ufi_peer_find(struct ufi_ep *ep, const struct ufi_name *n);
+/* Unexpected bytes (data and records) held per peer and per endpoint
+ * before the peer's UAM credit is withheld (uam_chan__pause). */
+#define UFI_UX_PEER_MAX (4u << 20)
+#define UFI_UX_MAX (64u << 20)
+
 /* Peers that may set up a channel before they are in our AV: at most
  * this many records, and at most ep->stranger_quota of them not failed
  * (holding or setting up a channel).  A stranger from which no message

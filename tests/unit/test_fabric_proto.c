@@ -1087,12 +1087,84 @@ static void test_strangers_bounded(void **state)
 	free(f);
 }
 
+/*
+ * Issue 23 (5): unexpected messages are bounded by withholding credit,
+ * never by dropping.  Peer a floods eager messages nobody receives: once
+ * it holds ep.ux_peer_max (64 KiB here) its channel is paused (in a real
+ * endpoint UAM then takes no more of its messages: test_uam_proto
+ * test_chan_pause); b, adding to the endpoint past ep.ux_max (96 KiB), is
+ * paused too.  Receives posted afterwards take every message (none was
+ * dropped) and the peers are resumed as they get under the bounds.
+ */
+static void feed_eager(struct fx *f, struct ufi_peer *p, uint64_t tag, size_t len)
+{
+	static uint8_t data[1024];
+	struct uam_msg m = { .kind = UAM_MSG_REQUEST, .handler = H_EAGER, .nargs = 2 };
+
+	m.args[0] = tag;
+	m.args[1] = ((uint64_t)len << 8) | 1; /* UFI_MF_TAGGED */
+	m.data = data;
+	m.data_len = (uint32_t)len;
+	ufi_proto_input(&f->ep, p, &m);
+}
+
+static void test_ux_bounded(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	unsigned int na = 0, nb = 0, got = 0;
+	static uint8_t buf[1024];
+
+	(void)state;
+	assert_non_null(f);
+	fx_init(f);
+	f->ep.ux_peer_max = 64 << 10;
+	f->ep.ux_max = 96 << 10;
+	while (!f->a.ux_paused && na < 1000) {
+		feed_eager(f, &f->a, na, 1000);
+		na++;
+	}
+	print_message("unexpected: peer a paused after %u messages, %zu bytes held\n", na,
+		      f->a.ux_bytes);
+	assert_true(f->a.ux_paused);
+	assert_true(f->a.ux_bytes >= 64 << 10 && f->a.ux_bytes < (64 << 10) + 1000 + 256);
+	assert_false(f->b.ux_paused);
+	/* b's own first messages are taken; the endpoint's bound pauses it */
+	while (!f->b.ux_paused && nb < 1000) {
+		feed_eager(f, &f->b, 100000 + nb, 1000);
+		nb++;
+	}
+	assert_true(f->b.ux_paused);
+	assert_true(f->ep.ux_bytes >= 96 << 10 && f->ep.ux_bytes < (96 << 10) + 1000 + 256);
+	assert_int_equal(f->ep.ux_bytes, f->a.ux_bytes + f->b.ux_bytes);
+	assert_int_equal(ux_len(&f->ep, 1), na + nb);
+
+	/* every message is received; the peers are resumed on the way */
+	for (unsigned int i = 0; i < na + nb; i++) {
+		assert_int_equal(ufi_recv(&f->ep, buf, sizeof(buf), FI_ADDR_UNSPEC, 0, ~0ull,
+					  FI_TAGGED | FI_COMPLETION, buf),
+				 0);
+		if (i == nb + 40) /* the endpoint is well under its bound */
+			assert_false(f->b.ux_paused);
+	}
+	for (const struct ufi_cqe *e = f->rxcq.head; e; e = e->next)
+		got++;
+	assert_int_equal(got, na + nb);
+	assert_null(f->rxcq.ehead);
+	assert_false(f->a.ux_paused);
+	assert_false(f->b.ux_paused);
+	assert_int_equal(f->ep.ux_bytes, 0);
+	assert_int_equal(f->a.ux_bytes, 0);
+	fx_free(f);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fuzz_messages),
 		cmocka_unit_test(test_fuzz_hello),
 		cmocka_unit_test(test_strangers_bounded),
+		cmocka_unit_test(test_ux_bounded),
 	};
 
 	return cmocka_run_group_tests_name("fabric_proto", tests, NULL, NULL);
