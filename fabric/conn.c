@@ -11,19 +11,33 @@
  * is part of the endpoint name.  Only setup goes that way; every message
  * goes over the U-Net channel.
  *
- * HELLO { magic, from name, to name, from_tag, to_tag }:
+ * HELLO { magic, from name, to name, from_tag, to_tag, my_nonce,
+ * your_nonce }:
+ *   - each side keeps, per peer, a random secret nonce (p->my_nonce) that
+ *     it sends in every HELLO to that peer, and the last nonce the peer
+ *     sent (p->peer_nonce), which it echoes as your_nonce.  A HELLO whose
+ *     your_nonce is our nonce is authenticated: its sender received a
+ *     HELLO we sent to the address in the peer's name.  Only an
+ *     authenticated HELLO changes a tag or opens a channel; any other is
+ *     answered with our own HELLO (a challenge, to the name's address),
+ *     which the real peer echoes.  A host that can spoof the peer's
+ *     address but not receive its traffic cannot make us take a tag;
  *   - the initiator reserves a free tag (a channel to the peer with a
  *     placeholder peer tag) and sends HELLO(from_tag = it, to_tag = 0)
  *     every 10..500 ms until answered;
- *   - a side that learns the peer's tag reopens its channel with it (UP),
- *     and answers when the peer does not know our tag yet (to_tag is not
- *     ours); an answer to an answer is never sent, so there is no storm;
+ *   - a side that learns the peer's tag from an authenticated HELLO
+ *     reopens its channel with it (UP), and answers when the peer does
+ *     not know our tag yet (to_tag is not ours); an authenticated answer
+ *     to an answer is never sent, so there is no storm;
  *   - both initiating at once: the smaller name stays the initiator, the
- *     other answers.
+ *     other answers;
+ *   - a peer that is up and sends an authenticated HELLO with another tag
+ *     set its side up anew: we renegotiate (reopen the channel with it).
  * A HELLO is accepted from the address its sender's name gives, addressed
  * to our exact name (nonce included).  A first HELLO from a name not in
  * our address vector makes a "stranger" peer (proto.c: ufi_peer_stranger,
- * at most UFI_MAX_STRANGERS), because Open MPI inserts peers lazily.
+ * bounded), because Open MPI inserts peers lazily; it gets a channel only
+ * once authenticated (ufi_stranger_admit).
  */
 #include <errno.h>
 #include <ifaddrs.h>
@@ -45,8 +59,10 @@
 struct hello {
 	uint32_t magic;
 	struct ufi_name from, to;
-	uint16_t from_tag, to_tag; /* network order */
+	uint16_t from_tag, to_tag; /* network order; from_tag 0: none yet */
+	uint32_t my_nonce, your_nonce;
 } __attribute__((packed));
+_Static_assert(sizeof(struct hello) == UFI_HELLO_LEN, "HELLO is 64 bytes");
 
 /* ---- names ---- */
 
@@ -285,8 +301,12 @@ static void send_hello(struct ufi_ep *ep, struct ufi_peer *p)
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = p->name.ip,
 				  .sin_port = p->name.port };
 
+	if (!p->my_nonce)
+		p->my_nonce = ufi_hello_nonce();
 	h.from_tag = htons(p->ltag);
 	h.to_tag = htons(p->rtag);
+	h.my_nonce = p->my_nonce; /* opaque: byte order is the sender's */
+	h.your_nonce = p->peer_nonce;
 	/* Lost or refused: the retry (or the peer's) covers it. */
 	(void)sendto(ep->udp_fd, &h, sizeof(h), 0, (struct sockaddr *)&sa, sizeof(sa));
 }
@@ -338,12 +358,34 @@ int ufi_hello_parse(const struct ufi_name *self, const void *buf, size_t len,
 	memcpy(&h, buf, sizeof(h));
 	if (ntohl(h.magic) != HELLO_MAGIC || memcmp(&h.to, self, UFI_NAME_LEN) != 0 ||
 	    !ufi_name_valid(&h.from) || h.from.ip != from->sin_addr.s_addr ||
-	    h.from.port != from->sin_port || ntohs(h.from_tag) < TAG_MIN)
+	    h.from.port != from->sin_port ||
+	    (ntohs(h.from_tag) < TAG_MIN && ntohs(h.from_tag) != 0) || !h.my_nonce)
 		return -EPROTO;
 	out->from = h.from;
 	out->from_tag = ntohs(h.from_tag);
 	out->to_tag = ntohs(h.to_tag);
+	out->my_nonce = h.my_nonce;
+	out->your_nonce = h.your_nonce;
 	return 0;
+}
+
+uint32_t ufi_hello_nonce(void)
+{
+	uint32_t n = 0;
+
+	while (!n)
+		if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != sizeof(n))
+			n = (uint32_t)(ufi_now_ns() * 0x9E3779B97F4A7C15ull >> 32) ^ (uint32_t)rand();
+	return n;
+}
+
+/* Take the peer's tag ft and bring its channel up, answering if asked. */
+static void take_tag(struct ufi_ep *ep, struct ufi_peer *p, uint16_t ft, bool answer)
+{
+	p->rtag = ft;
+	go_up(ep, p);
+	if (answer && p->state == UFI_PEER_UP)
+		send_hello(ep, p);
 }
 
 void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct sockaddr_in *from,
@@ -352,6 +394,7 @@ void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct
 	struct ufi_hello hello, *h = &hello;
 	struct ufi_peer *p;
 	uint16_t ft, tt;
+	bool auth;
 
 	if (ufi_hello_parse(&ep->name, buf, len, from, fromlen, h))
 		return;
@@ -362,28 +405,50 @@ void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct
 		p = ufi_peer_stranger(ep, &h->from); /* not in our AV yet (lazy MPI) */
 	if (!p || p->self)
 		return;
+	if (p->state == UFI_PEER_FAILED || p->state == UFI_PEER_CLOSED)
+		return;
+	/* Echoed only to the address in its name: a spoofer that changes it
+	 * delays that peer (our HELLOs then fail its check, it asks again)
+	 * but cannot make us take anything. */
+	p->peer_nonce = h->my_nonce;
+	auth = p->my_nonce && h->your_nonce == p->my_nonce;
+	if (ft == 0) {
+		/* A challenge: the peer asks us to prove our HELLO.  Only a
+		 * side that has a tag to offer answers (an idle one has
+		 * nothing to prove, and two idle ones must not bounce
+		 * challenges for ever). */
+		if (p->state != UFI_PEER_IDLE)
+			send_hello(ep, p);
+		return;
+	}
+	if (!auth) {
+		/* Unproven: our HELLO, its nonce echoed, to the address its
+		 * name gives (an idle side's has from_tag 0: a challenge).
+		 * The real peer's next HELLO is then authenticated. */
+		send_hello(ep, p);
+		return;
+	}
 	switch (p->state) {
 	case UFI_PEER_IDLE:
-		p->rtag = ft;
-		go_up(ep, p);
-		if (p->state == UFI_PEER_UP)
-			send_hello(ep, p);
+		if (p->addr == FI_ADDR_NOTAVAIL && !ufi_stranger_admit(ep, p))
+			return; /* no room for strangers now: it asks again */
+		take_tag(ep, p, ft, true);
 		break;
 	case UFI_PEER_HELLO:
-		if (tt == p->ltag) { /* the answer to ours */
-			p->rtag = ft;
-			go_up(ep, p);
-		} else if (tt == 0 && memcmp(&ep->name, &p->name, UFI_NAME_LEN) > 0) {
+		if (tt == p->ltag) /* the answer to ours */
+			take_tag(ep, p, ft, false);
+		else if (tt == 0 && memcmp(&ep->name, &p->name, UFI_NAME_LEN) > 0)
 			/* both started: the smaller name is the initiator, we answer */
-			p->rtag = ft;
-			go_up(ep, p);
-			if (p->state == UFI_PEER_UP)
-				send_hello(ep, p);
-		}
+			take_tag(ep, p, ft, true);
 		break;
 	case UFI_PEER_UP:
-		if (ft == p->rtag && tt != p->ltag)
+		if (ft != p->rtag) {
+			/* It set its side up anew (a new tag): so do we. */
+			FI_WARN(&ufi_prov, FI_LOG_EP_CTRL, "peer renegotiates its channel\n");
+			take_tag(ep, p, ft, true);
+		} else if (tt != p->ltag) {
 			send_hello(ep, p); /* our answer was lost */
+		}
 		break;
 	default:
 		break;

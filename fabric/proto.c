@@ -802,6 +802,13 @@ static bool is_stranger(const struct ufi_peer *p)
 	return !p->self && p->addr == FI_ADDR_NOTAVAIL;
 }
 
+/* Holding or setting up a channel (a failed peer gave it back). */
+static bool holds_chan(const struct ufi_peer *p)
+{
+	return p->state == UFI_PEER_HELLO || p->state == UFI_PEER_UP ||
+	       p->state == UFI_PEER_CLOSED;
+}
+
 /*
  * Free a stranger to make room for a new one: the oldest (the list is
  * newest first) that failed, or from which no message came within the
@@ -810,14 +817,16 @@ static bool is_stranger(const struct ufi_peer *p)
  * no message of it is queued, and it has no address to send to.
  * Returns whether one was freed.
  */
-static bool stranger_reclaim(struct ufi_ep *ep, uint64_t now)
+static bool stranger_reclaim(struct ufi_ep *ep, uint64_t now, const struct ufi_peer *keep,
+			     bool chan_only)
 {
 	struct ufi_peer **victim = NULL;
 
 	for (struct ufi_peer **pp = &ep->peers; *pp; pp = &(*pp)->next) {
 		struct ufi_peer *p = *pp;
 
-		if (is_stranger(p) && !p->heard && !p->in &&
+		if (is_stranger(p) && !p->heard && !p->in && p != keep &&
+		    (!chan_only || holds_chan(p)) &&
 		    (p->state == UFI_PEER_FAILED ||
 		     now - p->since_ns > UFI_STRANGER_GRACE_MS * 1000000ull))
 			victim = pp;
@@ -845,23 +854,22 @@ static bool stranger_reclaim(struct ufi_ep *ep, uint64_t now)
  * with no address yet (its messages complete with FI_ADDR_NOTAVAIL as
  * their source); fi_av_insert of its name later gives it one.  A host on
  * the link can make up names, so strangers are bounded twice: at most
- * ep->stranger_quota not failed (a quarter of the channels the endpoint
- * has: the rest stay for the peers in our AV), and at most
- * UFI_MAX_STRANGERS records; past either, one that never sent a message
- * within UFI_STRANGER_GRACE_MS, or failed, is reclaimed, and if none is,
- * the HELLO is ignored (its sender asks again).
+ * UFI_MAX_STRANGERS records (made by a first HELLO, which is only
+ * challenged: conn.c), and at most ep->stranger_quota holding or setting
+ * up a channel (a quarter of the channels the endpoint has: the rest stay
+ * for the peers in our AV; ufi_stranger_admit, once its HELLO is
+ * authenticated).  Past either, one that never sent a message within
+ * UFI_STRANGER_GRACE_MS, or failed, is reclaimed, and if none is, the
+ * HELLO is ignored (its sender asks again).
  */
 struct ufi_peer *ufi_peer_stranger(struct ufi_ep *ep, const struct ufi_name *n)
 {
-	unsigned int live = 0, quota = ep->stranger_quota ? ep->stranger_quota : 1;
 	uint64_t now = ufi_now_ns();
 	struct ufi_peer *p;
 
 	if (memcmp(n, &ep->name, UFI_NAME_LEN) == 0)
 		return NULL;
-	for (p = ep->peers; p; p = p->next)
-		live += is_stranger(p) && p->state != UFI_PEER_FAILED;
-	if ((live >= quota || ep->strangers >= UFI_MAX_STRANGERS) && !stranger_reclaim(ep, now))
+	if (ep->strangers >= UFI_MAX_STRANGERS && !stranger_reclaim(ep, now, NULL, false))
 		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -874,6 +882,15 @@ struct ufi_peer *ufi_peer_stranger(struct ufi_ep *ep, const struct ufi_name *n)
 	ep->peers = p;
 	ep->strangers++;
 	return p;
+}
+
+bool ufi_stranger_admit(struct ufi_ep *ep, struct ufi_peer *p)
+{
+	unsigned int live = 0, quota = ep->stranger_quota ? ep->stranger_quota : 1;
+
+	for (struct ufi_peer *q = ep->peers; q; q = q->next)
+		live += is_stranger(q) && q != p && holds_chan(q);
+	return live < quota || stranger_reclaim(ep, ufi_now_ns(), p, true);
 }
 
 struct ufi_peer *ufi_peer_find(struct ufi_ep *ep, const struct ufi_name *n)

@@ -261,6 +261,7 @@ struct ufi_peer {
 	int err; /* why it failed (negative errno) */
 	bool synced; /* close: the peer answered our SYNC */
 	bool heard;  /* a UAM message came from it (proto.c: on_msg) */
+	uint32_t my_nonce, peer_nonce; /* HELLO authentication (conn.c) */
 	bool ux_paused; /* its channel paused: too many unexpected bytes */
 	size_t ux_bytes; /* unexpected messages from it, held (ufi_ux.cost) */
 	uint64_t since_ns; /* a stranger: when its first HELLO made it */
@@ -390,6 +391,10 @@ struct ufi_peer *ufi_peer_find(struct ufi_ep *ep, const struct ufi_name *n);
 /* A quarter of the endpoint's channels (peers: rx buffers / 2 x window) */
 unsigned int ufi_stranger_quota(uint32_t rx_buffers, uint32_t window);
 struct ufi_peer *ufi_peer_stranger(struct ufi_ep *ep, const struct ufi_name *n);
+/* Whether stranger p (authenticated: about to open a channel) may have
+ * one: under ep->stranger_quota of strangers holding or setting up a
+ * channel, after reclaiming a silent one if need be. */
+bool ufi_stranger_admit(struct ufi_ep *ep, struct ufi_peer *p);
 void ufi_peer_fail(struct ufi_ep *ep, struct ufi_peer *p, int err);
 void ufi_peer_up(struct ufi_ep *ep, struct ufi_peer *p);
 
@@ -400,8 +405,12 @@ void ufi_conn_poll(struct ufi_ep *ep, uint64_t now);
 /* A HELLO, parsed: the sender's name and the two tags (host order). */
 struct ufi_hello {
 	struct ufi_name from;
-	uint16_t from_tag, to_tag;
+	uint16_t from_tag, to_tag; /* from_tag 0: a challenge, no tag yet */
+	uint32_t my_nonce, your_nonce;
 };
+#define UFI_HELLO_LEN 64
+/* A random nonzero nonce (conn.c). */
+uint32_t ufi_hello_nonce(void);
 /* A datagram of len bytes from `from` (fromlen: its address length)
  * checked as a HELLO to self: its size, magic, our exact name, a valid
  * sender name whose address is the one it came from, a tag in our range.

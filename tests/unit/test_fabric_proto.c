@@ -46,7 +46,8 @@
 enum { H_EAGER = 1, H_RTS, H_FIN, H_PING, H_SYNC, H_SYNC_ACK, H_BYE, H_FRAG };
 #define EAGER_MAX 1024
 #define FRAG_MAX 16384
-#define HELLO_LEN 56
+#define HELLO_LEN 64
+#define A_NONCE 0x0a11ce55u /* our nonce for peer a (fx_init) */
 #define HELLO_MAGIC 0x55464948u
 #define TAG_MIN 1024
 
@@ -95,6 +96,7 @@ static void fx_init(struct fx *f)
 		p->state = UFI_PEER_UP;
 		p->ltag = (uint16_t)(2000 + i);
 		p->rtag = (uint16_t)(3000 + i);
+		p->my_nonce = A_NONCE + (uint32_t)i;
 	}
 	f->a.next = &f->b;
 	f->ep.peers = &f->a;
@@ -739,9 +741,10 @@ static int udp_lo(struct sockaddr_in *sa)
 }
 
 /* A HELLO by hand (docs/libfabric.md: magic, from name, to name, from
- * tag, to tag; network order). */
+ * tag, to tag, network order; the sender's nonce and the one it echoes,
+ * opaque). */
 static void hello_build(uint8_t *b, const struct ufi_name *from, const struct ufi_name *to,
-			uint16_t ft, uint16_t tt)
+			uint16_t ft, uint16_t tt, uint32_t mine, uint32_t yours)
 {
 	put16(b, (uint16_t)(HELLO_MAGIC >> 16));
 	put16(b + 2, (uint16_t)HELLO_MAGIC);
@@ -749,6 +752,16 @@ static void hello_build(uint8_t *b, const struct ufi_name *from, const struct uf
 	memcpy(b + 4 + UFI_NAME_LEN, to, UFI_NAME_LEN);
 	put16(b + 4 + 2 * UFI_NAME_LEN, ft);
 	put16(b + 6 + 2 * UFI_NAME_LEN, tt);
+	memcpy(b + 56, &mine, 4);
+	memcpy(b + 60, &yours, 4);
+}
+
+static uint32_t hello_u32(const uint8_t *b, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, b + off, 4);
+	return v;
 }
 
 /* conn.c's rules, written out again: whether the datagram is a HELLO to
@@ -764,21 +777,28 @@ static bool hello_model(const struct ufi_name *self, const uint8_t *b, size_t le
 	return b[0] == 0x55 && b[1] == 0x46 && b[2] == 0x49 && b[3] == 0x48 &&
 	       !memcmp(b + 4 + UFI_NAME_LEN, self, UFI_NAME_LEN) && fn.magic[0] == 'U' &&
 	       fn.magic[1] == 'F' && fn.version == 1 && fn.ip == from->sin_addr.s_addr &&
-	       fn.port == from->sin_port && (b[52] << 8 | b[53]) >= TAG_MIN;
+	       fn.port == from->sin_port &&
+	       ((b[52] << 8 | b[53]) >= TAG_MIN || (b[52] << 8 | b[53]) == 0) &&
+	       hello_u32(b, 56) != 0;
 }
 
-/* HELLOs answered to peer a (its name's address is sock): counted, each
- * checked to be a HELLO from us to a with a's tags. */
+/* HELLOs answered to peer a (its name's address is sock, which the
+ * strangers' made-up names share: their challenges are skipped):
+ * counted, each checked to be a HELLO from us to a with a's tags, our
+ * nonce for a, and a's last nonce echoed. */
 static unsigned int drain_answers(int sock, const struct fx *f)
 {
 	uint8_t b[128], want[HELLO_LEN];
 	unsigned int n = 0;
 	ssize_t r;
 
-	hello_build(want, &f->ep.name, &f->a.name, f->a.ltag, f->a.rtag);
+	hello_build(want, &f->ep.name, &f->a.name, f->a.ltag, f->a.rtag, f->a.my_nonce,
+		    f->a.peer_nonce);
 	while ((r = recv(sock, b, sizeof(b), 0)) >= 0) {
 		assert_int_equal(r, HELLO_LEN);
-		assert_memory_equal(b, want, HELLO_LEN);
+		if (memcmp(b + 4 + UFI_NAME_LEN, &f->a.name, UFI_NAME_LEN))
+			continue; /* a challenge to a stranger */
+		assert_memory_equal(b, want, 60);
 		n++;
 	}
 	return n;
@@ -803,6 +823,7 @@ static void test_fuzz_hello(void **state)
 {
 	uint64_t seed = fuzz_seed(FUZZ_HELLO_SEED), rng = seed, n = fuzz_count(FUZZ_HELLOS);
 	uint64_t accepted = 0, want_answers = 0, answers = 0, want_strangers;
+	uint64_t renegs = 0, want_renegs = 0;
 	struct fx *f = calloc(1, sizeof(*f));
 	struct sockaddr_in self_sa, a_sa;
 	struct timespec t0;
@@ -840,6 +861,8 @@ static void test_fuzz_hello(void **state)
 		size_t len = HELLO_LEN;
 		bool stranger = (r >> 4) % 4 == 0, take;
 		uint16_t ft = f->a.rtag, tt = (r >> 8) % 2 ? 0 : f->a.ltag;
+		/* a's nonce, and ours echoed (authenticated) */
+		uint32_t mine = 0x5eed0a01u + (uint32_t)((r >> 36) % 3), yours = A_NONCE;
 		struct ufi_hello h;
 		uint8_t *d;
 
@@ -847,10 +870,17 @@ static void test_fuzz_hello(void **state)
 			from.nonce = (uint32_t)(0x80000000u | (uint32_t)i);
 			ft = (uint16_t)(TAG_MIN + (r >> 16) % 1000);
 			tt = (r >> 12) % 4 ? 0 : (uint16_t)(r >> 32);
+			mine = (uint32_t)(r >> 32) | 1;
+			yours = (uint32_t)r;
 		} else if ((r >> 10) % 4 == 0) {
-			ft = (uint16_t)(r >> 16); /* any tag */
+			ft = (uint16_t)(r >> 16); /* any tag, from a spoofer: unproven */
+			yours = (uint32_t)(r >> 40) | 0x100u;
+		} else if ((r >> 10) % 8 == 1) {
+			yours = 0; /* a peer that has not heard from us */
+		} else if ((r >> 10) % 8 == 2) {
+			ft = 0; /* a challenge */
 		}
-		hello_build(b, &from, &f->ep.name, ft, tt);
+		hello_build(b, &from, &f->ep.name, ft, tt, mine, yours);
 		if ((r >> 20) % 2) {
 			for (unsigned int k = 0, nm = 1 + (unsigned int)((r >> 24) % 3); k < nm; k++) {
 				uint64_t x = fuzz_next(&rng);
@@ -911,8 +941,18 @@ static void test_fuzz_hello(void **state)
 			assert_int_equal(h.from_tag, b[52] << 8 | b[53]);
 			assert_int_equal(h.to_tag, b[54] << 8 | b[55]);
 			if (!memcmp(&fn, &f->a.name, UFI_NAME_LEN)) {
-				/* up: answered only when our answer was lost */
-				want_answers += h.from_tag == f->a.rtag && h.to_tag != f->a.ltag;
+				/* up: a challenge or an unproven HELLO is answered
+				 * (our HELLO, its nonce echoed); a proven one with
+				 * another tag renegotiates (the channel cannot open
+				 * here: a fails, and is set up again below); a proven
+				 * one with a's tag is answered when our answer was
+				 * lost */
+				if (h.from_tag == 0 || hello_u32(b, 60) != A_NONCE)
+					want_answers++;
+				else if (h.from_tag != f->a.rtag)
+					want_renegs++;
+				else
+					want_answers += h.to_tag != f->a.ltag;
 			} else if (!memcmp(&fn, &f->b.name, UFI_NAME_LEN) ||
 				   !memcmp(&fn, &f->ep.name, UFI_NAME_LEN)) {
 				/* nothing */
@@ -926,6 +966,14 @@ static void test_fuzz_hello(void **state)
 		}
 		ufi_conn_hello(&f->ep, d, len, &sa, fl);
 		free(d);
+		if (f->a.state != UFI_PEER_UP) {
+			/* only a proven HELLO with another tag (renegotiation) */
+			renegs++;
+			assert_int_equal(renegs, want_renegs);
+			f->a.state = UFI_PEER_UP;
+			f->a.rtag = 3000;
+			f->a.err = 0;
+		}
 		if (i % 32 == 31)
 			answers += drain_answers(a_sock, f);
 	}
@@ -938,6 +986,8 @@ static void test_fuzz_hello(void **state)
 		      (unsigned long long)(f->ep.strangers - base), UFI_MAX_STRANGERS,
 		      secs_since(&t0));
 	assert_int_equal(answers, want_answers);
+	assert_int_equal(renegs, want_renegs);
+	assert_true(renegs > 0);
 	assert_int_equal(f->ep.strangers, want_strangers);
 	assert_int_equal(f->ep.strangers, UFI_MAX_STRANGERS); /* the bound was reached */
 	assert_int_equal(npeers, 2 + want_strangers - base);
@@ -953,7 +1003,7 @@ static void test_fuzz_hello(void **state)
 		uint8_t b[HELLO_LEN];
 		struct timespec ts = { 0, 10000000 };
 
-		hello_build(b, &f->a.name, &f->ep.name, f->a.rtag, 0);
+		hello_build(b, &f->a.name, &f->ep.name, f->a.rtag, 0, 0x5eed0a01u, A_NONCE);
 		ufi_conn_hello(&f->ep, b, sizeof(b), &a_sa, sizeof(a_sa));
 		nanosleep(&ts, NULL);
 		assert_int_equal(drain_answers(a_sock, f), 1);
@@ -965,7 +1015,7 @@ static void test_fuzz_hello(void **state)
 		uint8_t b[HELLO_LEN + 8] = { 0 };
 		struct timespec ts = { 0, 10000000 };
 
-		hello_build(b, &f->a.name, &f->ep.name, f->a.rtag, 0);
+		hello_build(b, &f->a.name, &f->ep.name, f->a.rtag, 0, 0x5eed0a01u, A_NONCE);
 		assert_int_equal(sendto(a_sock, b, sizeof(b), 0, (struct sockaddr *)&self_sa,
 					sizeof(self_sa)),
 				 sizeof(b));
@@ -995,15 +1045,16 @@ static void test_fuzz_hello(void **state)
 }
 
 /*
- * Issue 23 (3): made-up names in HELLOs.  Strangers (peers not in our AV)
- * that hold or set up a channel are at most a quarter of the endpoint's
- * channels (8 of the default 32); past that a stranger that never sent a
- * message within the grace, or failed, is reclaimed, and if none is the
- * HELLO is ignored; one that talks is never reclaimed.  A stranger's
- * failure is never reported on a wildcard receive (an AV peer's still
- * is), and a failed peer gives its channel back.  (No network here:
- * strangers are made with ufi_peer_stranger and marked up by hand, as
- * the HELLO's channel would.)
+ * Issue 23 (3): made-up names in HELLOs.  A first HELLO from a name not in
+ * our AV makes only a record (bounded, 4096); a channel comes once its
+ * HELLO is authenticated (conn.c), and strangers holding one are at most
+ * a quarter of the endpoint's channels (8 of the default 32,
+ * ufi_stranger_admit); past that a stranger that never sent a message
+ * within the grace, or failed, is reclaimed, and if none is the HELLO is
+ * ignored; one that talks is never reclaimed.  A stranger's failure is
+ * never reported on a wildcard receive (an AV peer's still is), and a
+ * failed peer gives its channel back.  (No network here: strangers are
+ * admitted and marked up by hand, as the HELLO's channel would.)
  */
 static struct ufi_peer *stranger_up(struct fx *f, uint32_t k)
 {
@@ -1012,17 +1063,19 @@ static struct ufi_peer *stranger_up(struct fx *f, uint32_t k)
 
 	n.nonce = 0x57000000u + k;
 	p = ufi_peer_stranger(&f->ep, &n);
-	if (p)
-		p->state = UFI_PEER_UP;
+	if (!p || !ufi_stranger_admit(&f->ep, p))
+		return NULL; /* the record stays, with no channel */
+	p->state = UFI_PEER_UP;
 	return p;
 }
 
-static unsigned int peers_len(const struct ufi_ep *ep)
+/* Strangers holding a channel. */
+static unsigned int strangers_up(const struct ufi_ep *ep)
 {
 	unsigned int n = 0;
 
 	for (const struct ufi_peer *p = ep->peers; p; p = p->next)
-		n++;
+		n += p->addr == FI_ADDR_NOTAVAIL && p->state == UFI_PEER_UP;
 	return n;
 }
 
@@ -1042,21 +1095,21 @@ static void test_strangers_bounded(void **state)
 	f->ep.stranger_quota = ufi_stranger_quota(2048, 32);
 	for (int i = 0; i < 8; i++)
 		assert_non_null(s[i] = stranger_up(f, k++));
-	/* the quota is reached; all are fresh: the next is refused */
+	/* the quota is reached; all are fresh: the next are refused */
 	for (int i = 0; i < 100; i++)
 		assert_null(stranger_up(f, k++));
-	assert_int_equal(f->ep.strangers, 8);
+	assert_int_equal(strangers_up(&f->ep), 8);
+	assert_int_equal(f->ep.strangers, 108); /* records: no channel */
 	/* one talks; then all are past their grace: the silent ones are
 	 * reclaimed for new names, oldest first, the talker never */
 	talker = s[3];
 	talker->heard = true;
-	for (int i = 0; i < 8; i++)
-		s[i]->since_ns -= (UFI_STRANGER_GRACE_MS + 1) * 1000000ull;
+	for (p = f->ep.peers; p; p = p->next)
+		p->since_ns -= (UFI_STRANGER_GRACE_MS + 1) * 1000000ull;
 	for (int i = 0; i < 7; i++)
 		assert_non_null(stranger_up(f, k++));
 	assert_null(stranger_up(f, k++)); /* the 7 new ones are fresh */
-	assert_int_equal(f->ep.strangers, 8);
-	assert_int_equal(peers_len(&f->ep), 2 + 8);
+	assert_int_equal(strangers_up(&f->ep), 8);
 	for (p = f->ep.peers; p && p != talker; p = p->next)
 		;
 	assert_ptr_equal(p, talker);
@@ -1158,6 +1211,88 @@ static void test_ux_bounded(void **state)
 	free(f);
 }
 
+/*
+ * Issue 23 (4): one spoofed datagram must not break a pair.  A host that
+ * can send from peer a's address (but not receive a's traffic) sends a
+ * HELLO with a tag of its own before a does: we take no tag from it, we
+ * only challenge the address in a's name (our HELLO, from_tag 0, our
+ * nonce for a, its nonce echoed).  The real a, which gets the challenge,
+ * echoes our nonce: its tag is taken.  Up, a spoofed HELLO with another
+ * tag changes nothing (a's address gets our HELLO again); a proven one
+ * with another tag (a set its side up anew) renegotiates.  (No network
+ * here: taking a tag tries to open the channel, which fails, so what is
+ * checked is the tag taken.)
+ */
+static void test_hello_spoofed(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct sockaddr_in self_sa, a_sa;
+	struct timespec ts = { 0, 5000000 };
+	uint8_t b[HELLO_LEN], got[128];
+	int a_sock;
+
+	(void)state;
+	assert_non_null(f);
+	fx_init(f);
+	f->ep.udp_fd = udp_lo(&self_sa);
+	a_sock = udp_lo(&a_sa);
+	f->ep.name = f->b.name;
+	f->ep.name.mac[5] = 0x01;
+	f->ep.name.ip = self_sa.sin_addr.s_addr;
+	f->ep.name.port = self_sa.sin_port;
+	f->a.name.ip = a_sa.sin_addr.s_addr;
+	f->a.name.port = a_sa.sin_port;
+	f->a.state = UFI_PEER_IDLE; /* a has not asked yet */
+	f->a.ltag = f->a.rtag = 0;
+
+	/* the spoofer, from a's address, before a */
+	hello_build(b, &f->a.name, &f->ep.name, 0x1111, 0, 0xbad0bad0u, 0);
+	ufi_conn_hello(&f->ep, b, sizeof(b), &a_sa, sizeof(a_sa));
+	assert_int_equal(f->a.state, UFI_PEER_IDLE);
+	assert_int_equal(f->a.rtag, 0);
+	nanosleep(&ts, NULL);
+	/* the challenge went to a's address */
+	assert_int_equal(recv(a_sock, got, sizeof(got), 0), HELLO_LEN);
+	assert_memory_equal(got + 4, &f->ep.name, UFI_NAME_LEN);
+	assert_memory_equal(got + 4 + UFI_NAME_LEN, &f->a.name, UFI_NAME_LEN);
+	assert_int_equal(got[52] << 8 | got[53], 0);
+	assert_int_equal(hello_u32(got, 56), A_NONCE);
+	assert_int_equal(hello_u32(got, 60), 0xbad0bad0u);
+	/* the real a: its own HELLO first (unproven: challenged too), then
+	 * with our nonce echoed: its tag is taken */
+	hello_build(b, &f->a.name, &f->ep.name, 0x2222, 0, 0xa0a0a0a0u, 0);
+	ufi_conn_hello(&f->ep, b, sizeof(b), &a_sa, sizeof(a_sa));
+	assert_int_equal(f->a.rtag, 0);
+	hello_build(b, &f->a.name, &f->ep.name, 0x2222, 0, 0xa0a0a0a0u, hello_u32(got, 56));
+	ufi_conn_hello(&f->ep, b, sizeof(b), &a_sa, sizeof(a_sa));
+	assert_int_equal(f->a.rtag, 0x2222);
+
+	/* up (as if the channel had opened) */
+	f->a.state = UFI_PEER_UP;
+	f->a.ltag = 2000;
+	f->a.err = 0;
+	while (recv(a_sock, got, sizeof(got), 0) >= 0)
+		;
+	/* a spoofed HELLO with another tag: nothing changes, a gets our HELLO */
+	hello_build(b, &f->a.name, &f->ep.name, 0x3333, 0, 0xbad0bad1u, 0x12345678u);
+	ufi_conn_hello(&f->ep, b, sizeof(b), &a_sa, sizeof(a_sa));
+	assert_int_equal(f->a.state, UFI_PEER_UP);
+	assert_int_equal(f->a.rtag, 0x2222);
+	nanosleep(&ts, NULL);
+	assert_int_equal(recv(a_sock, got, sizeof(got), 0), HELLO_LEN);
+	assert_int_equal(got[52] << 8 | got[53], 2000);
+	assert_int_equal(got[54] << 8 | got[55], 0x2222);
+	/* a proven HELLO with another tag: a set its side up anew */
+	hello_build(b, &f->a.name, &f->ep.name, 0x4444, 0, 0xa0a0a0a1u, A_NONCE);
+	ufi_conn_hello(&f->ep, b, sizeof(b), &a_sa, sizeof(a_sa));
+	assert_int_equal(f->a.rtag, 0x4444);
+
+	close(a_sock);
+	close(f->ep.udp_fd);
+	fx_free(f);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1165,6 +1300,7 @@ int main(void)
 		cmocka_unit_test(test_fuzz_hello),
 		cmocka_unit_test(test_strangers_bounded),
 		cmocka_unit_test(test_ux_bounded),
+		cmocka_unit_test(test_hello_spoofed),
 	};
 
 	return cmocka_run_group_tests_name("fabric_proto", tests, NULL, NULL);
