@@ -443,8 +443,15 @@ void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct
 		break;
 	case UFI_PEER_UP:
 		if (ft != p->rtag) {
-			/* It set its side up anew (a new tag): so do we. */
+			/* It set its side up anew (a new tag): what was under
+			 * way on the old channel is lost to it, so it ends as
+			 * for a reset peer (and the old channel is closed);
+			 * then a new channel, with a new tag of ours. */
 			FI_WARN(&ufi_prov, FI_LOG_EP_CTRL, "peer renegotiates its channel\n");
+			ufi_peer_fail(ep, p, -ECONNRESET);
+			p->state = UFI_PEER_IDLE;
+			p->err = 0;
+			p->ltag = 0;
 			take_tag(ep, p, ft, true);
 		} else if (tt != p->ltag) {
 			send_hello(ep, p); /* our answer was lost */

@@ -972,6 +972,7 @@ static void test_fuzz_hello(void **state)
 			assert_int_equal(renegs, want_renegs);
 			f->a.state = UFI_PEER_UP;
 			f->a.rtag = 3000;
+			f->a.ltag = 2000;
 			f->a.err = 0;
 		}
 		if (i % 32 == 31)
