@@ -33,6 +33,8 @@
  * --blocking waits with fi_cq_sread and checks FI_GETWAIT + poll().
  * --late-av: the server inserts the client's name only after a message
  * from it arrived (phase_late_av).
+ * --wait FILE: once both names are known, wait for FILE to exist before
+ * anything is sent (fabric_spoof sends its forged HELLOs meanwhile).
  * --dead-peer: after the first barrier the server dies (_exit, no
  * fi_close); the client's receive from it must end with an error entry
  * (FI_EIO, prov_errno ETIMEDOUT) within 10 s, and a send to it fail.
@@ -889,7 +891,7 @@ static void read_file(const char *path, char *buf, size_t len)
 
 int main(int argc, char **argv)
 {
-	const char *me = NULL, *peerf = NULL;
+	const char *me = NULL, *peerf = NULL, *waitf = NULL;
 	struct fi_info *hints;
 	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
 	struct fi_av_attr ava = { .type = FI_AV_MAP };
@@ -901,7 +903,7 @@ int main(int argc, char **argv)
 		return run_hints();
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
 		fprintf(stderr, "usage: ufi-test server|client --me FILE --peer FILE [--iters N] "
-				"[--blocking] [--av-table] [--dead-peer]\n");
+				"[--blocking] [--av-table] [--dead-peer] [--late-av] [--wait FILE]\n");
 		return 2;
 	}
 	server = !strcmp(argv[1], "server");
@@ -920,6 +922,8 @@ int main(int argc, char **argv)
 			dead_peer = true;
 		else if (!strcmp(argv[i], "--late-av"))
 			late_av = true;
+		else if (!strcmp(argv[i], "--wait") && i + 1 < argc)
+			waitf = argv[++i];
 		else {
 			fprintf(stderr, "ufi-test: unknown option %s\n", argv[i]);
 			return 2;
@@ -961,6 +965,11 @@ int main(int argc, char **argv)
 	printf("name %s\n", name);
 	write_file(me, name);
 	read_file(peerf, pname, sizeof(pname));
+	if (waitf) {
+		char go[16];
+
+		read_file(waitf, go, sizeof(go));
+	}
 	const char *names[2] = { pname, name };
 	fi_addr_t addrs[2];
 	if (late_av && server)

@@ -16,6 +16,7 @@ TESTS+=(
 	"fabric_unetd|-|90|ufi-test with its server as user nobody on an emulated endpoint from unetd (FI_UNET_IFACE), the client root's own direct endpoint"
 	"fabric_dead|-|60|a peer that dies without closing: the receive waiting on it ends with an FI_EIO error entry (prov_errno ETIMEDOUT) within FI_UNET_TIMEOUT_MS + keepalive, and sends to it fail"
 	"fabric_mpi|-|120|Open MPI (pml cm, mtl ofi) selects unet and runs a 2-rank ping-pong between two namespaces"
+	"fabric_spoof|-|90|a hostile host on the link: 40 HELLOs from made-up names and one spoofed from the client's address with a tag of its own reach the server before the real ranks talk; the ranks then run ufi-test as usual"
 )
 
 UFI_TEST=""
@@ -209,4 +210,40 @@ t_fabric_mpi() {
 	echo "$out"
 	((rc == 0)) || fail "mpirun exited with $rc"
 	grep -q '^mpi-pingpong ok' <<<"$out" || fail "the MPI program did not verify its messages"
+}
+
+# Issue 23 (3) and (4): made-up names and a spoofed HELLO must not cost
+# the real ranks their channel.  Both sides learn the names, then wait
+# (--wait) while hello_forge.py sends the forged datagrams; then they run.
+t_fabric_spoof() {
+	local d=$T_DIR s c rc i
+	fabric_prep
+	command -v python3 >/dev/null || skip "python3 not installed"
+	rm -f "$d"/sp.a.addr "$d"/sp.b.addr "$d/sp.go"
+	unet_bg_b env FI_UNET_CONNECT_TIMEOUT_MS=5000 FI_UNET_TIMEOUT_MS=3000 \
+		"$UFI_TEST" server --me "$d/sp.b.addr" --peer "$d/sp.a.addr" --wait "$d/sp.go" \
+		--iters 3 >"$d/sp.server.log" 2>&1
+	s=$UNET_BG_PID
+	unet_bg_a env FI_UNET_CONNECT_TIMEOUT_MS=5000 FI_UNET_TIMEOUT_MS=3000 \
+		"$UFI_TEST" client --me "$d/sp.a.addr" --peer "$d/sp.b.addr" --wait "$d/sp.go" \
+		--iters 3 >"$d/sp.client.log" 2>&1
+	c=$UNET_BG_PID
+	for ((i = 0; i < 200; i++)); do
+		[[ -s $d/sp.a.addr && -s $d/sp.b.addr ]] && break
+		sleep 0.05
+	done
+	[[ -s $d/sp.a.addr && -s $d/sp.b.addr ]] || fail "the ranks wrote no names"
+	in_a timeout 10 python3 "$HERE/hello_forge.py" \
+		"$(cat "$d/sp.a.addr")" "$(cat "$d/sp.b.addr")" 40 ||
+		fail "hello_forge.py failed"
+	sleep 0.3
+	echo go >"$d/sp.go"
+	unet_bg_wait "$c" 60
+	rc=$?
+	echo "--- client, exit $rc:"
+	cat "$d/sp.client.log"
+	((rc == 0)) || { cat "$d/sp.server.log"; fail "the client failed after the forged HELLOs"; }
+	finish "$s" "$d/sp.server.log" 20 "ufi-test server (spoof)"
+	grep -q '^ufi-test ok client' "$d/sp.client.log" || fail "client did not finish"
+	grep -q '^ufi-test ok server' "$d/sp.server.log" || fail "server did not finish"
 }

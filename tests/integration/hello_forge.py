@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""hello_forge.py - a hostile host's HELLOs for the unet libfabric provider
+(fabric_spoof in t_fabric.sh).  Only for the test's own namespaces.
+
+    hello_forge.py CLIENT_NAME SERVER_NAME NFORGED
+
+Sends to the server's setup socket, with raw IPv4 so that the source port
+is whatever a name says: NFORGED HELLOs from made-up names (each its own
+port), then one HELLO from the client's name (its address and port: a
+spoofed datagram) with a tag of the forger's own.  Each in both forms:
+the 56-byte HELLO of the provider before issue 23 and the 64-byte one
+with nonces (docs/libfabric.md), so the same test runs against either.
+Every name is the string form fi_av_straddr gives."""
+import os
+import re
+import socket
+import struct
+import sys
+
+NAME_RE = re.compile(r"fi_unet://([0-9a-f:]{17})/ep=(\d+)/(\d+)\.(\d+)\.(\d+)\.(\d+):(\d+)/nonce=([0-9a-f]{8})")
+
+
+def parse(s):
+    m = NAME_RE.fullmatch(s.strip())
+    if not m:
+        sys.exit(f"hello_forge: not a name: {s!r}")
+    mac = bytes(int(x, 16) for x in m.group(1).split(":"))
+    ip = bytes(int(m.group(i)) for i in range(3, 7))
+    return {"mac": mac, "ep": int(m.group(2)), "ip": ip, "port": int(m.group(7)),
+            "nonce": int(m.group(8), 16)}
+
+
+def pack(n):
+    # struct ufi_name: 'U' 'F', version 1, rsvd, mac, ep_id and port in
+    # network order, ip as is, nonce in the sender's (host) order
+    return (b"UF\x01\x00" + n["mac"] + struct.pack(">H", n["ep"]) + n["ip"] +
+            struct.pack(">H", n["port"]) + b"\x00\x00" + struct.pack("<I", n["nonce"]))
+
+
+def hellos(frm, to, ft):
+    old = b"UFIH" + pack(frm) + pack(to) + struct.pack(">HH", ft, 0)
+    mine = int.from_bytes(os.urandom(4), "little") | 1
+    return [old, old + struct.pack("<II", mine, 0)]
+
+
+def send(sock, src_ip, sport, dst_ip, dport, payload):
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + len(payload), 0, 0, 64, 17, 0,
+                     src_ip, dst_ip)
+    sock.sendto(ip + udp + payload, (socket.inet_ntoa(dst_ip), 0))
+
+
+def main():
+    client, server, nforged = parse(sys.argv[1]), parse(sys.argv[2]), int(sys.argv[3])
+    sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    sent = 0
+    for i in range(min(nforged, 1000)):
+        fake = dict(client, mac=bytes([2, 0x66, 0, 0, i >> 8, i & 0xff]),
+                    port=40000 + i, nonce=0x66000000 + i)
+        for h in hellos(fake, server, 2000 + i):
+            send(sock, fake["ip"], fake["port"], server["ip"], server["port"], h)
+            sent += 1
+    for h in hellos(client, server, 0x7777):
+        send(sock, client["ip"], client["port"], server["ip"], server["port"], h)
+        sent += 1
+    print(f"hello_forge: {sent} datagrams sent")
+
+
+main()
