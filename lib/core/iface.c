@@ -5,15 +5,18 @@
  *
  * Layout (docs/control-plane.md):
  *
- *   <pin_root>/<ifname>/link             BPF link of the XDP program
- *   <pin_root>/<ifname>/unet_channels    HASH  tag -> unet_channel_val
- *   <pin_root>/<ifname>/unet_endpoints   HASH  slot -> unet_endpoint_val
- *   <pin_root>/<ifname>/unet_chan_stats  PERCPU_ARRAY by tag
- *   <pin_root>/<ifname>/unet_if_stats    PERCPU_ARRAY by unet_if_counter
- *   <pin_root>/<ifname>/unet_xsks        XSKMAP
- *   <pin_root>/<ifname>/unet_faults      ARRAY[1] unet_fault_cfg (test hook)
- *   <pin_root>/<ifname>/...              the layers' maps (lib/udp: unet_udp_*,
- *                                        unet_neigh), pinned the same way
+ *   <pin_root>/<dev>/link             BPF link of the XDP program
+ *   <pin_root>/<dev>/unet_channels    HASH  tag -> unet_channel_val
+ *   <pin_root>/<dev>/unet_endpoints   HASH  slot -> unet_endpoint_val
+ *   <pin_root>/<dev>/unet_chan_stats  PERCPU_ARRAY by tag
+ *   <pin_root>/<dev>/unet_if_stats    PERCPU_ARRAY by unet_if_counter
+ *   <pin_root>/<dev>/unet_xsks        XSKMAP
+ *   <pin_root>/<dev>/unet_faults      ARRAY[1] unet_fault_cfg (test hook)
+ *   <pin_root>/<dev>/...              the layers' maps (lib/udp: unet_udp_*,
+ *                                     unet_neigh), pinned the same way
+ *
+ * where <dev> is <ifname>@<inode of the network namespace> (iface_dir):
+ * a device is its namespace and its name, never its name alone.
  *
  * The link is pinned last: its pin marks a complete attach.  A pinned
  * link keeps the program attached after the attaching process exits;
@@ -28,6 +31,7 @@
  */
 #include <ctype.h>
 #include <dirent.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -221,10 +225,31 @@ static int check_path_safe(const char *root, const char *dir)
 	return err;
 }
 
-/* dir = <root>/<ifname>.  Returns 0 or -errno. */
+/* The inode of the network namespace the calling thread is in (a thread
+ * that setns()'d, as unetd does, is in that one). */
+static int netns_ino(uint64_t *ino)
+{
+	struct stat st;
+
+	if (stat("/proc/thread-self/ns/net", &st))
+		return -errno;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/*
+ * dir = <root>/<ifname>@<netns>.  Pins are global to the host (every
+ * namespace that mounts the same bpffs sees them) while device names
+ * are per network namespace: two namespaces that both have eth0 -- two
+ * containers, or a user who made one in a namespace of its own to get
+ * unetd to act on it -- must never share a directory.  The namespace is
+ * the caller's own, so a process only ever finds the pins of devices it
+ * can see.  Returns 0 or -errno.
+ */
 static int iface_dir(const struct unet_iface_opts *opts, const char *ifname, char *dir,
 		     size_t size)
 {
+	uint64_t ns;
 	const char *root;
 	int err;
 
@@ -238,7 +263,10 @@ static int iface_dir(const struct unet_iface_opts *opts, const char *ifname, cha
 	err = unet_check_bpffs(root);
 	if (err)
 		return err;
-	if ((size_t)snprintf(dir, size, "%s/%s", root, ifname) >= size)
+	err = netns_ino(&ns);
+	if (err)
+		return err;
+	if ((size_t)snprintf(dir, size, "%s/%s@%" PRIu64, root, ifname, ns) >= size)
 		return -ENAMETOOLONG;
 	return check_path_safe(root, dir);
 }
@@ -372,11 +400,14 @@ static int libbpf_print_to_log(enum libbpf_print_level level, const char *fmt, v
 /*
  * State of the link pinned in dir:
  *   1        pinned and attached to ifindex (*prog_id set if non-NULL);
- *   0        pinned but dead: detached, the device is gone, or it is on
- *            another device (the name was reused);
+ *   0        pinned but dead: detached, or its device is gone;
+ *   LINK_ELSEWHERE  pinned and attached to another device of this
+ *            namespace (the name went to another device: the old one
+ *            was renamed, its program still serves it);
  *   -ENOENT  no link pin;
  *   -errno   otherwise.
  */
+#define LINK_ELSEWHERE 2
 static int pinned_link_state(const char *dir, int ifindex, uint32_t *prog_id)
 {
 	struct bpf_link_info info;
@@ -396,9 +427,14 @@ static int pinned_link_state(const char *dir, int ifindex, uint32_t *prog_id)
 	close(fd);
 	if (err)
 		return err;
-	if (info.type != BPF_LINK_TYPE_XDP || info.xdp.ifindex == 0 ||
-	    (int)info.xdp.ifindex != ifindex)
+	if (info.type != BPF_LINK_TYPE_XDP || info.xdp.ifindex == 0)
 		return 0;
+	if ((int)info.xdp.ifindex != ifindex) {
+		char name[IF_NAMESIZE];
+
+		/* Alive on a device we can still see: not ours to remove. */
+		return if_indextoname(info.xdp.ifindex, name) ? LINK_ELSEWHERE : 0;
+	}
 	if (prog_id)
 		*prog_id = info.prog_id;
 	return 1;
@@ -558,6 +594,16 @@ int unet_iface__attach(const char *ifname, enum unet_xdp_mode mode,
 	}
 
 	state = pinned_link_state(dir, ifindex, NULL);
+	if (state == LINK_ELSEWHERE) {
+		/* Removing these pins would detach a live program from the
+		 * device that was renamed: never. */
+		unet_log(UNET_LOG_ERROR,
+			 "%s: the pins in %s belong to the program attached to another device "
+			 "(renamed?): detach it there first",
+			 ifname, dir);
+		err = -EBUSY;
+		goto out;
+	}
 	if (state == 1 && all_maps_pinned(dir)) {
 		unet_log(UNET_LOG_DEBUG, "%s: already attached", ifname);
 		err = 0;
@@ -645,6 +691,8 @@ static int prog_map_ids(struct unet_iface *iface)
 	int fd, state, err = 0;
 
 	state = pinned_link_state(iface->pin_dir, iface->ifindex, &prog_id);
+	if (state == LINK_ELSEWHERE)
+		return -ESTALE; /* another device's live program: never unchecked */
 	if (state <= 0)
 		return state == 0 ? -ENOENT : state;
 	fd = bpf_prog_get_fd_by_id(prog_id);
@@ -885,7 +933,8 @@ static int cmp_str(const void *a, const void *b)
 int unet_iface__for_each(const struct unet_iface_opts *opts,
 			 int (*fn)(const char *ifname, void *ctx), void *ctx)
 {
-	char **names = NULL, **tmp;
+	char **names = NULL, **tmp, suffix[24];
+	uint64_t ns = 0;
 	size_t n = 0, cap = 0;
 	const char *root;
 	struct dirent *de;
@@ -904,8 +953,23 @@ int unet_iface__for_each(const struct unet_iface_opts *opts,
 	d = opendir(root);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno; /* ENOENT: nothing attached */
+	err = netns_ino(&ns);
+	if (err) {
+		closedir(d);
+		return err;
+	}
+	snprintf(suffix, sizeof(suffix), "@%" PRIu64, ns);
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || check_ifname(de->d_name))
+		size_t len = strlen(de->d_name), slen = strlen(suffix);
+		char name[IF_NAMESIZE];
+
+		/* <ifname>@<netns>: the devices of our namespace only. */
+		if (de->d_name[0] == '.' || len <= slen || len - slen >= sizeof(name) ||
+		    strcmp(de->d_name + len - slen, suffix))
+			continue;
+		memcpy(name, de->d_name, len - slen);
+		name[len - slen] = '\0';
+		if (check_ifname(name))
 			continue;
 		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
 			continue;
@@ -918,7 +982,7 @@ int unet_iface__for_each(const struct unet_iface_opts *opts,
 			}
 			names = tmp;
 		}
-		names[n] = strdup(de->d_name);
+		names[n] = strdup(name);
 		if (!names[n]) {
 			ret = -ENOMEM;
 			goto out;

@@ -79,11 +79,14 @@ t_cli_errors() {
 	expect_err "pin root owned by nobody" "pin root $bad is owned by uid 65534" \
 		ctl_a --pin-root "$bad" status "$IF_A"
 	bad=$(bpffs_dir mode=0700) || exit 1
-	mkdir -m 0700 "$bad/$IF_A" && chown 65534 "$bad/$IF_A" || fail "mkdir/chown $bad/$IF_A"
-	expect_err "pin directory owned by nobody" "pin directory $bad/$IF_A is owned by uid 65534" \
+	# The library's directory for IF_A: <pin root>/<name>@<namespace a's inode>.
+	local dev
+	dev="$bad/$IF_A@$(in_a stat -L -c %i /proc/self/ns/net)"
+	mkdir -m 0700 "$dev" && chown 65534 "$dev" || fail "mkdir/chown $dev"
+	expect_err "pin directory owned by nobody" "pin directory $dev is owned by uid 65534" \
 		ctl_a --pin-root "$bad" attach "$IF_A"
-	chown 0 "$bad/$IF_A" && chmod 0770 "$bad/$IF_A" || fail "chmod $bad/$IF_A"
-	expect_err "pin directory writable by group" "pin directory $bad/$IF_A is writable by group" \
+	chown 0 "$dev" && chmod 0770 "$dev" || fail "chmod $dev"
+	expect_err "pin directory writable by group" "pin directory $dev is writable by group" \
 		ctl_a --pin-root "$bad" attach "$IF_A"
 
 	local tmpfs

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -542,6 +543,15 @@ static void test_wait_blocked_when_deleted(void **state)
 	unet_endpoint__destroy(ep);
 }
 
+/* <root>/<name>@<our network namespace>: where the library pins name. */
+static void dev_dir(char *buf, size_t size, const char *root, const char *name)
+{
+	struct stat st;
+
+	assert_int_equal(stat("/proc/thread-self/ns/net", &st), 0);
+	snprintf(buf, size, "%s/%s@%llu", root, name, (unsigned long long)st.st_ino);
+}
+
 /* ---- Pins: directories and maps ----------------------------------------- */
 
 static void test_unsafe_pin_dirs_refused(void **state)
@@ -564,7 +574,7 @@ static void test_unsafe_pin_dirs_refused(void **state)
 	/* Ours, but the interface directory was made by someone else
 	 * before the attach (the review's reproduction). */
 	assert_int_equal(chmod(root, 0700), 0);
-	snprintf(dir, sizeof(dir), "%s/%s", root, if_a);
+	dev_dir(dir, sizeof(dir), root, if_a);
 	assert_int_equal(mkdir(dir, 0700), 0);
 	assert_int_equal(chown(dir, 65534, 65534), 0);
 	assert_int_equal(unet_iface__attach(if_a, mode, &io), -EPERM);
@@ -576,6 +586,78 @@ static void test_unsafe_pin_dirs_refused(void **state)
 	assert_int_equal(symlink("/tmp", dir), 0);
 	assert_int_equal(unet_iface__attach(if_a, mode, &io), -EPERM);
 	unlink(dir);
+	rmdir(root);
+}
+
+/*
+ * Pins are global, device names per namespace: a process in a network
+ * namespace of its own with a device of the same name as ours (the
+ * review's attack, through unetd, or two containers with eth0) attaches
+ * there under the same pin root.  Our program must stay attached, our
+ * pins ours, and its attach must get a program of its own.
+ */
+static void test_pins_per_namespace(void **state)
+{
+	UNET_OPTS_INIT(unet_iface_opts, io);
+	struct unet_iface_status before, after;
+	char root[512], x[IF_NAMESIZE], y[IF_NAMESIZE];
+	struct unet_iface *ifa;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	NEED_IFACES();
+	snprintf(x, sizeof(x), "%.10sn", if_a);
+	snprintf(y, sizeof(y), "%.10sm", if_a);
+	make_veth(x, y, 1);
+	snprintf(root, sizeof(root), "%s/perns", pin_root);
+	mkdir(root, 0700);
+	io.pin_root = root;
+	assert_int_equal(unet_iface__attach(x, mode, &io), 0);
+	ifa = unet_iface__open(x, &io);
+	assert_non_null(ifa);
+	assert_int_equal(unet_iface__status(ifa, &before), 0);
+	unet_iface__close(ifa);
+	assert_true(before.link_alive);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		UNET_OPTS_INIT(unet_iface_opts, cio);
+		struct unet_iface_status cs;
+		struct unet_iface *c;
+		int rc = 1;
+
+		/* A namespace of its own, a device named like ours (a
+		 * different ifindex, or the same: both variants collided). */
+		cio.pin_root = root;
+		if (unshare(CLONE_NEWNET) == 0 &&
+		    sh("ip link add %s type veth peer name %s && ip link set %s up && "
+		       "ip link set %s up", x, y, x, y) == 0 &&
+		    unet_iface__attach(x, UNET_XDP_MODE_SKB, &cio) == 0 &&
+		    (c = unet_iface__open(x, &cio)) != NULL) {
+			rc = unet_iface__status(c, &cs) == 0 && cs.link_alive &&
+					     cs.prog_id != before.prog_id
+				     ? 0
+				     : 2;
+			unet_iface__close(c);
+			unet_iface__detach(x, &cio);
+		}
+		_exit(rc);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+
+	/* Ours: still attached, the same program, our pins. */
+	ifa = unet_iface__open(x, &io);
+	assert_non_null(ifa);
+	assert_int_equal(unet_iface__status(ifa, &after), 0);
+	unet_iface__close(ifa);
+	assert_true(after.link_alive);
+	assert_int_equal(after.prog_id, before.prog_id);
+	assert_int_equal(unet_iface__detach(x, &io), 0);
+	sh("ip link del %s 2>/dev/null", x);
 	rmdir(root);
 }
 
@@ -599,8 +681,10 @@ static void test_swapped_pins_refused(void **state)
 	io.pin_root = root;
 	assert_int_equal(unet_iface__attach(x, mode, &io), 0);
 	assert_int_equal(unet_iface__attach(y, mode, &io), 0);
-	snprintf(a_chan, sizeof(a_chan), "%s/%s/unet_channels", root, x);
-	snprintf(b_chan, sizeof(b_chan), "%s/%s/unet_channels", root, y);
+	dev_dir(a_chan, sizeof(a_chan) - 16, root, x);
+	strcat(a_chan, "/unet_channels");
+	dev_dir(b_chan, sizeof(b_chan) - 16, root, y);
+	strcat(b_chan, "/unet_channels");
 	ifa = unet_iface__open(x, &io);
 	assert_non_null(ifa);
 	unet_iface__close(ifa);
@@ -638,6 +722,7 @@ int main(void)
 		cmocka_unit_test(test_wait_blocked_when_deleted),
 		cmocka_unit_test(test_unsafe_pin_dirs_refused),
 		cmocka_unit_test(test_swapped_pins_refused),
+		cmocka_unit_test(test_pins_per_namespace),
 	};
 
 	if_a = getenv("UNET_TEST_IFACE_A");
