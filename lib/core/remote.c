@@ -189,7 +189,17 @@ int unet_daemon__connect(const char *path, uint32_t *pid, uint32_t *version, cha
 		close(fd);
 		return r;
 	}
-	if (pid && !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
+	/* The daemon is root: anything else at the path (another user's
+	 * socket where $UNET_DAEMON_SOCKET points) is not unetd, and what it
+	 * hands us (a region, a socket) is not to be trusted. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) || cred.uid != 0) {
+		r = -EPERM;
+		snprintf(err, errlen, "the process at %s runs as uid %u, not root: not unetd, refused",
+			 path, (unsigned)cred.uid);
+		close(fd);
+		return r;
+	}
+	if (pid)
 		*pid = (uint32_t)cred.pid;
 	r = request(fd, UNETD_REQ_HELLO, &hello, sizeof(hello), -1, &rep, sizeof(rep), &len, NULL,
 		    NULL, err, errlen);
@@ -247,6 +257,15 @@ static void ring_map(void *prod_or_cons, uint8_t *base, const struct unetd_ring_
 	x->cached_cons = *x->consumer + (prod ? r->size : 0);
 }
 
+/* A memfd that cannot shrink: a page we map of it can never vanish under
+ * us (SIGBUS).  The daemon seals what it makes; anything else is refused. */
+static bool sealed_against_shrinking(int memfd)
+{
+	int seals = fcntl(memfd, F_GET_SEALS);
+
+	return seals >= 0 && (seals & F_SEAL_SHRINK);
+}
+
 static int map_region(struct unet_endpoint *ep, int memfd, const struct unetd_ep_created *rep)
 {
 	const struct unetd_region *hd;
@@ -254,7 +273,7 @@ static int map_region(struct unet_endpoint *ep, int memfd, const struct unetd_ep
 	uint8_t *base;
 
 	if (fstat(memfd, &st) || (uint64_t)st.st_size != rep->region_size ||
-	    rep->region_size < sizeof(*hd))
+	    rep->region_size < sizeof(*hd) || !sealed_against_shrinking(memfd))
 		return -EPROTO;
 	base = mmap(NULL, rep->region_size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
 	if (base == MAP_FAILED)
@@ -333,7 +352,8 @@ static int map_direct(struct unet_endpoint *ep, int memfd, int xsk,
 	if ((rep->frame_size != 2048 && rep->frame_size != 4096) || !ring || (ring & (ring - 1)) ||
 	    ring > 65536 || rep->queue >= UNET_MAX_QUEUES || rep->slot >= UNET_MAX_ENDPOINTS ||
 	    rep->nframes < 64 || (uint64_t)rep->nframes * rep->frame_size != rep->region_size ||
-	    fstat(memfd, &st) || (uint64_t)st.st_size != rep->region_size) {
+	    fstat(memfd, &st) || (uint64_t)st.st_size != rep->region_size ||
+	    !sealed_against_shrinking(memfd)) {
 		unet_log(UNET_LOG_ERROR, "unetd: the granted endpoint does not add up");
 		return -EPROTO;
 	}

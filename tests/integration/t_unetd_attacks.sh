@@ -20,6 +20,7 @@ TESTS+=(
 	"unetd_spin_default|-|60|unetd does not spin by default where it may run on fewer than 3 CPUs (it spins 200 us where it has more), an explicit --spin-us stands; unetctl doctor warns that spinning cannot pay on fewer than 3 CPUs"
 	"unetd_udp_addr|-|60|an emulated endpoint may open UDP only on its device's own address or one the policy's addrs gives its user: another address (a neighbour's) is refused with the reason, and nothing answers ARP for it; with addrs it is served"
 	"unetd_grant_linger|-|60|a direct grant's client closes its connection but keeps the granted socket: the user stays charged (1 endpoint, 4 MiB), the queue is not offered again (a clear 'no queue free'), and both come back once the socket is closed"
+	"unetd_fake_daemon|-|60|a user's process listening where \$UNET_DAEMON_SOCKET points, answering as unetd would: another user's client refuses it (not root), one clear line"
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 8 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more')"
 	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there; the user's own namespace, and one it made with unshare -Urn, are served"
 )
@@ -324,4 +325,24 @@ t_unetd_grant_linger() {
 	grep -qx 'third granted direct' <<<"$out" || fail "the queue did not come back once the socket was closed: $out"
 	grep -q 'still holds the socket of queue 0' "$T_DIR/unetd.log" || fail "the daemon did not say it keeps the charge"
 	stop_unetd
+}
+
+t_unetd_fake_daemon() {
+	T_MODE=${T_MODE:-skb}
+	local d out f
+	setup_ns
+	attach a
+	d=$(mktemp -d /tmp/unetd-fake.XXXXXX) || fail "mktemp"
+	T_CLEANUP+=("rm -rf '$d'")
+	chmod 755 "$d" && chown 65534 "$d" || fail "chown $d"
+	python3 "$ATTACK" --socket "$d/unetd.sock" --uid 65534 fake-daemon --count 1 >"$T_DIR/fake.log" 2>&1 &
+	f=$!
+	_UNET_BG_PIDS+=("$f")
+	wait_line "$T_DIR/fake.log" '^listening' "$f"
+	out=$(ip netns exec "$NS_A" setpriv --reuid=65533 --regid=65533 --clear-groups \
+		env UNET_DAEMON_SOCKET="$d/unetd.sock" "$PEER" hold "$IF_A" --tag 5 --peer "$MAC_B" \
+		--peer-tag 6 --timeout 2 2>&1)
+	echo "$out"
+	grep -q "runs as uid 65534, not root: not unetd, refused" <<<"$out" ||
+		fail "a client took a daemon that is not root: $out"
 }

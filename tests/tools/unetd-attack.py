@@ -35,6 +35,9 @@ Attacks (each prints "ok ..." and exits 0 when the daemon did right):
       granted socket: prints the daemon's WHOAMI charge then ("held E
       BYTES"), the answer to another direct EP_CREATE ("second ..."), and,
       after the socket is closed, to a third ("third ...").
+  fake-daemon --count N
+      Listen at --socket as the user (not root) and answer N HELLOs as
+      unetd would: a client must refuse a daemon that is not root.
   whoami-flood --count N
       N WHOAMI requests back to back on one connection: prints how many
       were answered, how many refused with EAGAIN, and how long they took.
@@ -339,6 +342,35 @@ def grant_linger(args):
     return in_child(args, child)
 
 
+def fake_daemon(args):
+    def child():
+        lst = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        lst.bind(args.socket)
+        os.chmod(args.socket, 0o666)
+        lst.listen(4)
+        print("listening", flush=True)
+        lst.settimeout(20)
+        for _ in range(args.count):
+            try:
+                c, _addr = lst.accept()
+            except socket.timeout:
+                break
+            c.settimeout(5)
+            try:
+                data = c.recv(4096)
+            except socket.timeout:
+                c.close()
+                continue
+            if len(data) >= REQ_HDR.size:
+                _v, typ, _l, seq, _r = REQ_HDR.unpack_from(data)
+                rep = REP_HDR.pack(VERSION, typ, 8, seq, 0, b"") + struct.pack("=II", VERSION, 0)
+                c.send(rep)
+            time.sleep(0.5)
+            c.close()
+        return 0
+    return in_child(args, child)
+
+
 def whoami_flood(args):
     def child():
         s = connect(args.socket)
@@ -365,7 +397,8 @@ def main():
     ap.add_argument("--uid", type=int, required=True)
     ap.add_argument("--groups", default="")
     ap.add_argument("attack", choices=["race-hangup", "close-blocks", "netns-fd", "groups",
-                                       "status", "whoami-flood", "grant-linger"])
+                                       "status", "whoami-flood", "grant-linger",
+                                       "fake-daemon"])
     ap.add_argument("--daemon-pid", type=int)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--hold", type=float, default=0.0)
@@ -376,7 +409,7 @@ def main():
     args.groups = [int(g) for g in args.groups.split(",") if g]
     fn = {"race-hangup": race_hangup, "close-blocks": close_blocks, "netns-fd": netns_fd,
           "groups": groups, "status": status, "whoami-flood": whoami_flood,
-          "grant-linger": grant_linger}[args.attack]
+          "grant-linger": grant_linger, "fake-daemon": fake_daemon}[args.attack]
     if args.attack == "race-hangup" and not args.daemon_pid:
         ap.error("race-hangup needs --daemon-pid")
     if args.attack == "netns-fd" and not (args.netns and args.iface):
