@@ -30,6 +30,8 @@
  * -EBUSY when one is there.
  */
 #include <ctype.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <dirent.h>
 #include <inttypes.h>
 #include <errno.h>
@@ -1118,14 +1120,55 @@ int unet_iface_nqueues(const char *ifname)
 	return n > UNET_MAX_QUEUES ? UNET_MAX_QUEUES : n;
 }
 
+/* The device's receive queues from rtnetlink (IFLA_NUM_RX_QUEUES), asked
+ * in the calling thread's network namespace: /sys/class/net shows the
+ * namespace of whoever mounted sysfs, not ours (unetd serves devices in
+ * its clients' namespaces, where a device may share a name with one of
+ * its own).  0 when it cannot say. */
+static unsigned long nqueues_rtnl(const char *ifname)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+	} q = {
+		.nh = { .nlmsg_len = sizeof(q), .nlmsg_type = RTM_GETLINK,
+			.nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = 1 },
+		.ifi = { .ifi_family = AF_UNSPEC },
+	};
+	char buf[16384] __attribute__((aligned(4)));
+	unsigned long n = 0;
+	ssize_t len;
+	int fd;
+
+	q.ifi.ifi_index = (int)if_nametoindex(ifname);
+	if (!q.ifi.ifi_index)
+		return 0;
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return 0;
+	if (send(fd, &q, sizeof(q), 0) == (ssize_t)sizeof(q) && (len = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len);
+		     h = NLMSG_NEXT(h, len)) {
+			struct ifinfomsg *ifi = NLMSG_DATA(h);
+			int alen;
+
+			if (h->nlmsg_type != RTM_NEWLINK || h->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
+				continue;
+			alen = (int)IFLA_PAYLOAD(h);
+			for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+				if (a->rta_type == IFLA_NUM_RX_QUEUES && RTA_PAYLOAD(a) >= sizeof(uint32_t))
+					n = *(uint32_t *)RTA_DATA(a);
+		}
+	}
+	close(fd);
+	return n;
+}
+
 int unet_iface_nqueues_raw(const char *ifname)
 {
 	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
 	struct ifreq ifr;
 	unsigned long n = 0;
-	char path[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
 	int fd;
 
 	if (!ifname || check_ifname(ifname))
@@ -1139,18 +1182,11 @@ int unet_iface_nqueues_raw(const char *ifname)
 			n = ch.rx_count > ch.combined_count ? ch.rx_count : ch.combined_count;
 		close(fd);
 	}
+	if (!n)
+		n = nqueues_rtnl(ifname); /* no ETHTOOL_GCHANNELS (dummy, some drivers) */
 	if (n)
 		return n > INT_MAX ? INT_MAX : (int)n;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
-	d = opendir(path);
-	if (!d)
-		return 1;
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, "rx-", 3))
-			n++;
-	closedir(d);
-	return n ? (int)n : 1;
+	return 1;
 }
 
 /* ---- Status and counters ---------------------------------------------- */

@@ -19,7 +19,7 @@ TESTS+=(
 	"queue_map|xdp|90|4-queue veth: which rx queue a frame sent on tx queue q reaches (native: q; skb: max(q-1, 0)), per channel counters"
 	"datapath|xdp|120|send/recv/free queues, a batch beyond the kernel's per-kick budget in one call, wait, poll fd, upcalls, admin channels, destroy (test_datapath)"
 	"wait|xdp|60|adaptive wait: a message within the spin budget is taken without sleeping, no budget sleeps, an idle wait costs no CPU, the spin is bounded and within the timeout, dispatch and uam_call spin too (test_wait)"
-	"core_hardening|xdp|180|racing slot claims over a dead owner, oversize payloads, handler closing its channel, interface deleted, unsafe and swapped pins, a device of the same name in another network namespace under the same pin root (test_core_hardening)"
+	"core_hardening|xdp|180|racing slot claims over a dead owner, oversize payloads, handler closing its channel, interface deleted, unsafe and swapped pins, a device of the same name in another network namespace under the same pin root, queue counts from the caller's namespace (test_core_hardening)"
 )
 
 t_integrity() {
@@ -422,5 +422,5 @@ t_queue_map() {
 
 # Regressions of the core against hostile peers and racing processes.
 t_core_hardening() {
-	run_pair_cmocka test_core_hardening 9
+	run_pair_cmocka test_core_hardening 10
 }

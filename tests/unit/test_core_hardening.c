@@ -661,6 +661,35 @@ static void test_pins_per_namespace(void **state)
 	rmdir(root);
 }
 
+/* The queue count of a device without ETHTOOL_GCHANNELS (a dummy), in a
+ * network namespace of its own whose name no device of ours has: it must
+ * come from that namespace (rtnetlink), not from /sys, which shows the
+ * namespace sysfs was mounted for (unetd serves its clients' namespaces). */
+static void test_nqueues_own_namespace(void **state)
+{
+	char d[IF_NAMESIZE];
+	pid_t pid;
+	int st;
+
+	(void)state;
+	NEED_IFACES();
+	snprintf(d, sizeof(d), "%.10sd", if_a);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int n;
+
+		if (unshare(CLONE_NEWNET) ||
+		    sh("ip link add %s numtxqueues 3 numrxqueues 3 type dummy", d))
+			_exit(1);
+		n = unet_iface_nqueues_raw(d);
+		_exit(n == 3 ? 0 : 10 + n);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* Attach two fresh devices x and y under their own root; swap x's
  * channel map pin for (1) a symlink to y's and (2) a pin of y's map
  * itself: opening x must refuse both, so no channel can land on y. */
@@ -723,6 +752,7 @@ int main(void)
 		cmocka_unit_test(test_unsafe_pin_dirs_refused),
 		cmocka_unit_test(test_swapped_pins_refused),
 		cmocka_unit_test(test_pins_per_namespace),
+		cmocka_unit_test(test_nqueues_own_namespace),
 	};
 
 	if_a = getenv("UNET_TEST_IFACE_A");
