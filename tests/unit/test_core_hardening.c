@@ -661,7 +661,7 @@ static void test_pins_per_namespace(void **state)
 	rmdir(root);
 }
 
-/* The queue count of a device without ETHTOOL_GCHANNELS (a dummy), in a
+/* The queue count of a device without ETHTOOL_GCHANNELS (a bridge), in a
  * network namespace of its own whose name no device of ours has: it must
  * come from that namespace (rtnetlink), not from /sys, which shows the
  * namespace sysfs was mounted for (unetd serves its clients' namespaces). */
@@ -680,7 +680,7 @@ static void test_nqueues_own_namespace(void **state)
 		int n;
 
 		if (unshare(CLONE_NEWNET) ||
-		    sh("ip link add %s numtxqueues 3 numrxqueues 3 type dummy", d))
+		    sh("ip link add %s numtxqueues 3 numrxqueues 3 type bridge", d))
 			_exit(1);
 		n = unet_iface_nqueues_raw(d);
 		_exit(n == 3 ? 0 : 10 + n);
