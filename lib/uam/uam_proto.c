@@ -235,6 +235,23 @@ static uint64_t pto_ns(const struct uam_chan *ch)
 	return t < rto ? t : rto;
 }
 
+/* Copy the caller's options struct of size sz (its first field) into ours
+ * of our_size, which the caller has initialised with defaults: an older
+ * caller's shorter struct leaves our later fields as they are; a newer
+ * caller's longer one is taken only if the fields we do not know are zero.
+ * Sets our size field to our_size.  Returns 0 or -EINVAL. */
+static int copy_opts(void *ours, size_t our_size, const void *theirs, size_t sz)
+{
+	if (sz < sizeof(size_t))
+		return -EINVAL;
+	for (size_t i = our_size; i < sz; i++)
+		if (((const uint8_t *)theirs)[i])
+			return -EINVAL;
+	memcpy(ours, theirs, sz < our_size ? sz : our_size);
+	*(size_t *)ours = our_size;
+	return 0;
+}
+
 /* ---- Endpoint --------------------------------------------------------- */
 
 int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct uam_transport *tr)
@@ -247,16 +264,8 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 	if (!tr->buf_get != !tr->xmit_buf || !tr->buf_get != !tr->buf_put ||
 	    (tr->buf_get && !tr->flush))
 		return -EINVAL;
-	if (opts) {
-		if (opts->sz < sizeof(opts->sz))
-			return -EINVAL;
-		/* A newer caller's fields we do not know must be zero. */
-		for (size_t i = sizeof(o); i < opts->sz; i++)
-			if (((const uint8_t *)opts)[i])
-				return -EINVAL;
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-		o.sz = sizeof(o);
-	}
+	if (opts && copy_opts(&o, sizeof(o), opts, opts->sz))
+		return -EINVAL;
 	if (!o.window)
 		o.window = DEF_WINDOW;
 	if (o.window < MIN_CREDIT || o.window > UAM_MAX_WINDOW)
@@ -2448,15 +2457,8 @@ int uam_region__register_opts(struct uam_ep *ep, uint32_t id, void *base, size_t
 
 	if (!ep || (!base && len) || !flags || (flags & ~(UAM_REGION_READ | UAM_REGION_WRITE)))
 		return -EINVAL;
-	if (opts) {
-		if (opts->sz < sizeof(opts->sz))
-			return -EINVAL;
-		/* A newer caller's fields we do not know must be zero. */
-		for (size_t i = sizeof(o); i < opts->sz; i++)
-			if (((const uint8_t *)opts)[i])
-				return -EINVAL;
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	}
+	if (opts && copy_opts(&o, sizeof(o), opts, opts->sz))
+		return -EINVAL;
 	if (o.chan && (o.chan->ep != ep || o.chan->closing || o.chan->err))
 		return -EINVAL;
 	for (int i = 0; i < UAM_MAX_REGIONS; i++) {

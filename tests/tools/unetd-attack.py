@@ -88,6 +88,18 @@ def recv_reply(s, timeout=5.0):
     return err, msg.split(b"\0", 1)[0].decode(errors="replace"), data[REP_HDR.size:], list(fds)
 
 
+def ask(path, typ, body=b""):
+    """One request on a fresh connection: the reply's body, or None (said why)."""
+    s = connect(path)
+    s.send(request(typ, body))
+    rep = recv_reply(s)
+    s.close()
+    if rep is None or rep[0]:
+        print("no answer: %s" % (rep,))
+        return None
+    return rep[2]
+
+
 def connect(path):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.connect(path)
@@ -252,13 +264,9 @@ def netns_fd(args):
 
 def groups(args):
     def child():
-        s = connect(args.socket)
-        s.send(request(REQ_WHOAMI, whoami_body(args.iface)))
-        rep = recv_reply(s)
-        if rep is None or rep[0]:
-            print("no answer: %s" % (rep,))
+        body = ask(args.socket, REQ_WHOAMI, whoami_body(args.iface))
+        if body is None:
             return 1
-        body = rep[2]
         uid, gid, pid, ngids = struct.unpack_from("=IIII", body)
         allowed = struct.unpack_from("=I", body, 16 + 65 * 4)[0]
         print("ngids %d allowed %d" % (ngids, allowed))
@@ -268,13 +276,9 @@ def groups(args):
 
 def status(args):
     def child():
-        s = connect(args.socket)
-        s.send(request(REQ_STATUS))
-        rep = recv_reply(s)
-        if rep is None or rep[0]:
-            print("no answer: %s" % (rep,))
+        body = ask(args.socket, REQ_STATUS)
+        if body is None:
             return 1
-        body = rep[2]
         ncl, nep, nl, throttled = struct.unpack_from("=IIII", body)
         print("clients %d endpoints %d listed %d" % (ncl, nep, nl))
         print("throttled %d" % throttled)

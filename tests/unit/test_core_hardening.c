@@ -589,6 +589,20 @@ static void test_unsafe_pin_dirs_refused(void **state)
 	rmdir(root);
 }
 
+/* A fresh veth pair x <-> y (IF_A's name cut to 10, then sx and sy) and a
+ * pin root of its own, <pin root>/sub, in io; x attached under it. */
+static void fresh_pair(char x[IF_NAMESIZE], char y[IF_NAMESIZE], char sx, char sy, char *root,
+		       size_t rsize, const char *sub, struct unet_iface_opts *io)
+{
+	snprintf(x, IF_NAMESIZE, "%.10s%c", if_a, sx);
+	snprintf(y, IF_NAMESIZE, "%.10s%c", if_a, sy);
+	make_veth(x, y, 1);
+	snprintf(root, rsize, "%s/%s", pin_root, sub);
+	mkdir(root, 0700);
+	io->pin_root = root;
+	assert_int_equal(unet_iface__attach(x, mode, io), 0);
+}
+
 /*
  * Pins are global, device names per namespace: a process in a network
  * namespace of its own with a device of the same name as ours (the
@@ -607,13 +621,7 @@ static void test_pins_per_namespace(void **state)
 
 	(void)state;
 	NEED_IFACES();
-	snprintf(x, sizeof(x), "%.10sn", if_a);
-	snprintf(y, sizeof(y), "%.10sm", if_a);
-	make_veth(x, y, 1);
-	snprintf(root, sizeof(root), "%s/perns", pin_root);
-	mkdir(root, 0700);
-	io.pin_root = root;
-	assert_int_equal(unet_iface__attach(x, mode, &io), 0);
+	fresh_pair(x, y, 'n', 'm', root, sizeof(root), "perns", &io);
 	ifa = unet_iface__open(x, &io);
 	assert_non_null(ifa);
 	assert_int_equal(unet_iface__status(ifa, &before), 0);
@@ -702,13 +710,7 @@ static void test_swapped_pins_refused(void **state)
 
 	(void)state;
 	NEED_IFACES();
-	snprintf(x, sizeof(x), "%.10sx", if_a);
-	snprintf(y, sizeof(y), "%.10sy", if_a);
-	make_veth(x, y, 1);
-	snprintf(root, sizeof(root), "%s/swap", pin_root);
-	mkdir(root, 0700);
-	io.pin_root = root;
-	assert_int_equal(unet_iface__attach(x, mode, &io), 0);
+	fresh_pair(x, y, 'x', 'y', root, sizeof(root), "swap", &io);
 	assert_int_equal(unet_iface__attach(y, mode, &io), 0);
 	dev_dir(a_chan, sizeof(a_chan) - 16, root, x);
 	strcat(a_chan, "/unet_channels");
