@@ -10,6 +10,7 @@
 
 #include <net/if.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct unet_endpoint;
@@ -72,5 +73,21 @@ int unet_inet_neigh_open(struct unet_iface *iface);
  * was learnt.  Returns 0 or -ENOENT. */
 int unet_inet_neigh(int fd, uint32_t ip, uint64_t now, uint64_t max_age_ns, uint8_t mac[6],
 		    uint64_t *when);
+
+/* ---- csum.c: the Internet checksum (RFC 1071), for IPv4, UDP and TCP -- */
+
+/* Add len bytes at data to the running one's-complement sum (64-bit, not
+ * folded); data is read as big-endian 16-bit words, an odd last byte is
+ * padded with a zero.  Returns the new sum. */
+uint64_t unet_csum_add(uint64_t sum, const void *data, size_t len);
+/* Fold a running sum into 16 bits (not inverted). */
+uint16_t unet_csum_fold(uint64_t sum);
+/* The IPv4 pseudo-header of UDP or TCP (addresses in network order, len
+ * the UDP or TCP length), as a running sum. */
+uint64_t unet_csum_pseudo(uint32_t saddr, uint32_t daddr, uint8_t proto, uint16_t len);
+
+/* Whether ifname is a veth (ethtool's driver name): where kernel peers
+ * send partial checksums (docs/udp.md, "Partial checksums"). */
+bool unet_inet_is_veth(const char *ifname);
 
 #endif /* UNET_INET_H */

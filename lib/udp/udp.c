@@ -21,14 +21,11 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <linux/ethtool.h>
-#include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -277,27 +274,6 @@ static int port_open_remote(struct unet_udp_state *st, struct unet_udp_sock *s)
 	return 0;
 }
 
-
-/* Whether ifname is a veth (ethtool driver name). */
-static bool is_veth(const char *ifname)
-{
-	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
-	struct ifreq ifr;
-	bool veth = false;
-	int fd;
-
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (char *)&di;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
-		veth = !strcmp(di.driver, "veth");
-	close(fd);
-	return veth;
-}
-
 struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_addr,
 				     uint16_t local_port, const struct unet_udp_opts *opts)
 {
@@ -354,7 +330,7 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 	s->txq = txq;
 	s->st = st;
 	s->accept_partial = partial == UNET_UDP_PARTIAL_ACCEPT ||
-			    (partial == UNET_UDP_PARTIAL_AUTO && is_veth(st->inet.ifname));
+			    (partial == UNET_UDP_PARTIAL_AUTO && unet_inet_is_veth(st->inet.ifname));
 
 	err = st->inet.iface ? port_open_local(st, s) : port_open_remote(st, s);
 	if (err) {

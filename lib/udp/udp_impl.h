@@ -31,18 +31,6 @@
 #define UNET_UDP_TX_PAYLOAD (UNET_UDP_TX_PAD + UNET_UDP_HDRS)
 #define UNET_ARP_FRAME_LEN 60 /* 14 + 28, padded to the Ethernet minimum */
 
-/* ---- inet_csum.c: the Internet checksum (RFC 1071) --------------------- */
-
-/* Add len bytes at data to the running one's-complement sum (64-bit, not
- * folded); data is read as big-endian 16-bit words, an odd last byte is
- * padded with a zero.  Returns the new sum. */
-uint64_t unet_csum_add(uint64_t sum, const void *data, size_t len);
-/* Fold a running sum into 16 bits (not inverted). */
-uint16_t unet_csum_fold(uint64_t sum);
-/* The IPv4 pseudo-header of UDP (addresses in network order, len the UDP
- * length), as a running sum. */
-uint64_t unet_csum_pseudo(uint32_t saddr, uint32_t daddr, uint8_t proto, uint16_t len);
-
 /* ---- arp.c ------------------------------------------------------------- */
 
 struct unet_arp_msg {

@@ -63,7 +63,7 @@ static int parse_addr(const char *s, struct sockaddr_in *sa)
 	return 0;
 }
 
-/* RFC 1071, written out here on purpose: independent of lib/udp/inet_csum.c. */
+/* RFC 1071, written out here on purpose: independent of lib/inet/csum.c. */
 static uint32_t sum16(const uint8_t *p, size_t n, uint32_t s)
 {
 	for (size_t i = 0; i + 1 < n; i += 2)

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * inet_csum.c - the Internet checksum (RFC 1071) for the IPv4 header and
- * UDP.  A 64-bit accumulator takes any number of 16-bit words without a
+ * csum.c - the Internet checksum (RFC 1071) for the IPv4 header, UDP
+ * and TCP.  A 64-bit accumulator takes any number of 16-bit words without a
  * carry being lost, so folding happens once, at the end.
  */
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
-#include "udp/udp_impl.h"
+#include "inet/inet.h"
 
 uint64_t unet_csum_add(uint64_t sum, const void *data, size_t len)
 {
@@ -39,4 +45,23 @@ uint64_t unet_csum_pseudo(uint32_t saddr, uint32_t daddr, uint8_t proto, uint16_
 	sum = unet_csum_add(sum, &saddr, 4);
 	sum = unet_csum_add(sum, &daddr, 4);
 	return sum + proto + len;
+}
+
+bool unet_inet_is_veth(const char *ifname)
+{
+	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr;
+	bool veth = false;
+	int fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (char *)&di;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+		veth = !strcmp(di.driver, "veth");
+	close(fd);
+	return veth;
 }
