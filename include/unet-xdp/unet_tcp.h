@@ -44,6 +44,16 @@ extern "C" {
 /* A listening socket or a connection. */
 struct unet_tcp;
 
+/* Whether to accept a TCP checksum left partial by the sender's kernel
+ * (CHECKSUM_PARTIAL: the field holds only the pseudo-header sum; kernel
+ * TCP over veth sends them with veth's default offloads), as
+ * enum unet_udp_partial does for UDP (docs/tcp.md, "Checksums"). */
+enum unet_tcp_partial {
+	UNET_TCP_PARTIAL_AUTO = 0, /* accept only on a veth interface */
+	UNET_TCP_PARTIAL_ACCEPT,   /* always accept (a virtual link you trust) */
+	UNET_TCP_PARTIAL_REJECT,   /* never: count and drop them */
+};
+
 struct unet_tcp_opts {
 	size_t sz;
 	int tx_queue;	  /* as unet_channel_opts.tx_queue */
@@ -52,6 +62,11 @@ struct unet_tcp_opts {
 			   * SYN pushes out the oldest half-open one (or is
 			   * dropped if all are waiting for accept).  0: 64;
 			   * at most 1024 */
+	/* The endpoint's policy, not the socket's: checksums are checked
+	 * before a segment is matched to a connection.  The endpoint's first
+	 * listen or connect sets it; a later one asking for another policy
+	 * than AUTO or the one in force fails with EINVAL. */
+	enum unet_tcp_partial partial_csum;
 };
 
 /*
@@ -143,6 +158,22 @@ struct unet_tcp_stats {
 	uint64_t tx_unresolved;	    /* frames held or dropped waiting for ARP */
 	uint64_t arp_requests;	    /* ARP requests sent */
 	uint64_t connections;	    /* connections open now (not listeners) */
+	/* Every segment the layer drops, or lwIP drops after it, by reason
+	 * (with rx_not_ours, rx_malformed, rx_syn_dropped above): */
+	uint64_t rx_bad_csum;	     /* wrong IPv4 header or TCP checksum: dropped */
+	uint64_t rx_partial_csum;    /* partial TCP checksum (enum unet_tcp_partial)
+				      * accepted: completed, handed to lwIP */
+	uint64_t rx_partial_refused; /* partial checksum not accepted: dropped */
+	uint64_t rx_no_conn;	     /* handed to lwIP, for no connection (or a
+				      * listener, not a SYN): lwIP answers with
+				      * a reset unless it is one, and drops it */
+	uint64_t rx_out_of_window;   /* handed to lwIP, a connection's, but its
+				      * data or RST outside the receive window:
+				      * lwIP answers with an ACK and drops it */
+	uint64_t rx_nomem;	     /* no memory for lwIP's copy: dropped */
+	uint64_t rx_gso;	     /* GSO super-segments (skb mode, partial
+				      * checksum, longer than the MTU) cut into
+				      * segments, each counted in rx_frames */
 };
 /* Returns 0 or -EINVAL. */
 UNET_API int unet_tcp__stats(struct unet_endpoint *ep, struct unet_tcp_stats *st);

@@ -26,6 +26,7 @@
  * request.  ARP that reaches the endpoint (an address the kernel does not
  * have) goes to lwIP, which answers requests.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -110,6 +111,8 @@ struct utcp_state {
 	bool netif_added;
 	uint32_t addr; /* network order */
 	bool owns_addr, kernel_addr;
+	enum unet_tcp_partial partial; /* the policy asked for (unet_tcp_opts) */
+	bool accept_partial;	       /* what it comes to on this interface */
 	struct {
 		uint32_t ip;
 		uint8_t mac[6];
@@ -563,7 +566,9 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
  * a flood can push it out.  A backlog full of connections waiting for
  * accept() refuses the SYN.
  */
-static bool syn_admit(struct utcp_state *st, uint16_t port)
+enum syn_verdict { SYN_TAKE, SYN_REFUSE, SYN_NO_LISTENER };
+
+static enum syn_verdict syn_admit(struct utcp_state *st, uint16_t port)
 {
 	struct tcp_pcb *oldest = NULL;
 	struct unet_tcp *l;
@@ -574,7 +579,7 @@ static bool syn_admit(struct utcp_state *st, uint16_t port)
 		if (l->listener && l->lport == port)
 			break;
 	if (!l)
-		return true; /* no listener: lwIP answers with a reset */
+		return SYN_NO_LISTENER; /* lwIP answers with a reset */
 	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
 		if (p->state == SYN_RCVD && p->local_port == port && p->netif_idx == idx) {
 			half++;
@@ -582,29 +587,91 @@ static bool syn_admit(struct utcp_state *st, uint16_t port)
 				oldest = p;
 		}
 	if (half + l->nacq < l->backlog && half + st->st.connections < MAX_CONNS)
-		return true;
+		return SYN_TAKE;
 	if (!oldest || l->nacq >= l->backlog)
-		return false;
+		return SYN_REFUSE;
 	st->st.rx_syn_dropped++;
 	tcp_abandon(oldest, 0);
-	return true;
-}
-
-/* Hand len bytes of frame to lwIP (copied: the U-Net buffer goes back). */
-static void feed(struct utcp_state *st, const uint8_t *frame, uint32_t len)
-{
-	struct pbuf *p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_RAM);
-
-	if (!p)
-		return;
-	memcpy(p->payload, frame, len);
-	ethernet_input(p, &st->netif);
-	st->next_ms = 0; /* timers may have been armed */
+	return SYN_TAKE;
 }
 
 static uint16_t get16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/*
+ * A GSO frame (skb mode with the peer's offloads: a super-segment of
+ * tl > the MTU's bytes of TCP, its checksum partial) to lwIP as the
+ * segments the peer's NIC would have cut: at most mss bytes of data
+ * each, sequence numbers advanced, FIN and PSH on the last only, CWR on
+ * the first only, IP total length, id and both checksums redone.
+ */
+static void feed_gso(struct utcp_state *st, const uint8_t *frame, uint32_t hlen, uint32_t doff,
+		     uint32_t tl, uint32_t saddr, uint32_t daddr)
+{
+	uint32_t hdr = UNET_ETH_HLEN + hlen + doff, mss = st->inet.mtu - hlen - doff;
+	const uint8_t *data = frame + hdr;
+	uint32_t seq0 = (uint32_t)frame[UNET_ETH_HLEN + hlen + 4] << 24 |
+			(uint32_t)frame[UNET_ETH_HLEN + hlen + 5] << 16 |
+			(uint32_t)frame[UNET_ETH_HLEN + hlen + 6] << 8 | frame[UNET_ETH_HLEN + hlen + 7];
+	uint16_t id = get16(frame + UNET_ETH_HLEN + 4);
+
+	for (uint32_t off = 0; off < tl - doff; off += mss) {
+		uint32_t n = tl - doff - off < mss ? tl - doff - off : mss;
+		struct pbuf *p = pbuf_alloc(PBUF_RAW, (u16_t)(hdr + n), PBUF_RAM);
+		uint8_t *f, *ip, *t;
+		uint16_t v;
+		uint32_t seq;
+
+		if (!p) {
+			st->st.rx_nomem++;
+			return;
+		}
+		f = p->payload;
+		ip = f + UNET_ETH_HLEN;
+		t = ip + hlen;
+		memcpy(f, frame, hdr);
+		memcpy(f + hdr, data + off, n);
+		v = htons((uint16_t)(hlen + doff + n));
+		memcpy(ip + 2, &v, 2);
+		v = htons((uint16_t)(id + off / mss));
+		memcpy(ip + 4, &v, 2);
+		memset(ip + 10, 0, 2);
+		v = htons((uint16_t)~unet_csum_fold(unet_csum_add(0, ip, hlen)));
+		memcpy(ip + 10, &v, 2);
+		seq = htonl(seq0 + off);
+		memcpy(t + 4, &seq, 4);
+		if (off + n < tl - doff)
+			t[13] &= (uint8_t)~(TCP_FIN | TCP_PSH);
+		if (off)
+			t[13] &= (uint8_t)~0x80; /* CWR */
+		memset(t + 16, 0, 2);
+		v = htons((uint16_t)~unet_csum_fold(unet_csum_add(
+			unet_csum_pseudo(saddr, daddr, 6, (uint16_t)(doff + n)), t, doff + n)));
+		memcpy(t + 16, &v, 2);
+		st->st.rx_frames++;
+		ethernet_input(p, &st->netif);
+	}
+	st->next_ms = 0;
+}
+
+/* Hand len bytes of frame to lwIP (copied: the U-Net buffer goes back);
+ * csum_at non-zero: the copy gets csum (network order) there. */
+static void feed(struct utcp_state *st, const uint8_t *frame, uint32_t len, uint32_t csum_at,
+		 uint16_t csum)
+{
+	struct pbuf *p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_RAM);
+
+	if (!p) {
+		st->st.rx_nomem++;
+		return;
+	}
+	memcpy(p->payload, frame, len);
+	if (csum_at)
+		memcpy((uint8_t *)p->payload + csum_at, &csum, 2);
+	ethernet_input(p, &st->netif);
+	st->next_ms = 0; /* timers may have been armed */
 }
 
 /*
@@ -620,29 +687,92 @@ static uint16_t get16(const uint8_t *p)
  * segment would kill every connection of the process.  Found by
  * tests/unit/test_tcp_fuzz.c.
  */
-static bool seq_trap(const uint8_t *t, uint32_t tl, uint32_t saddr, uint32_t daddr)
+static bool seq_trap(const struct tcp_pcb *pcb, uint32_t seq, uint32_t seqlen)
 {
-	uint32_t doff = (t[12] >> 4) * 4u, seq;
-	uint16_t sport, dport;
+	return seqlen == 1 && pcb->rcv_nxt - seq == 0x80000000u;
+}
 
-	if (doff < 20 || doff > tl || tl - doff + ((t[13] & (TCP_SYN | TCP_FIN)) ? 1 : 0) != 1)
-		return false;
-	seq = (uint32_t)t[4] << 24 | (uint32_t)t[5] << 16 | (uint32_t)t[6] << 8 | t[7];
-	sport = get16(t);
-	dport = get16(t + 2);
+/* The active pcb (lwIP's, any state but LISTEN and TIME_WAIT) of the
+ * segment at t from saddr to daddr, or NULL (under the lock). */
+static struct tcp_pcb *seg_pcb(const uint8_t *t, uint32_t saddr, uint32_t daddr)
+{
+	uint16_t sport = get16(t), dport = get16(t + 2);
+
 	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
 		if (p->local_port == dport && p->remote_port == sport &&
 		    ip_2_ip4(&p->remote_ip)->addr == saddr && ip_2_ip4(&p->local_ip)->addr == daddr)
-			return p->rcv_nxt - seq == 0x80000000u;
+			return p;
+	return NULL;
+}
+
+/* Whether lwIP has the segment's connection in TIME_WAIT (it answers). */
+static bool seg_time_wait(const uint8_t *t, uint32_t saddr, uint32_t daddr)
+{
+	uint16_t sport = get16(t), dport = get16(t + 2);
+
+	for (struct tcp_pcb *p = tcp_tw_pcbs; p; p = p->next)
+		if (p->local_port == dport && p->remote_port == sport &&
+		    ip_2_ip4(&p->remote_ip)->addr == saddr && ip_2_ip4(&p->local_ip)->addr == daddr)
+			return true;
 	return false;
+}
+
+/*
+ * Whether lwIP 2.1 drops this segment of a synchronized connection as
+ * outside its receive window (answering with an ACK): data, SYN or FIN
+ * entirely before rcv_nxt (an old duplicate) or at or past
+ * rcv_nxt + rcv_wnd; a RST anywhere but at rcv_nxt (tcp_process:
+ * acceptable only there, a challenge ACK otherwise).  For the counters
+ * only: lwIP decides.
+ */
+static bool out_of_window(const struct tcp_pcb *pcb, uint8_t flags, uint32_t seq,
+			  uint32_t seqlen)
+{
+	uint32_t off;
+
+	if (pcb->state < ESTABLISHED || pcb->state == TIME_WAIT)
+		return false;
+	if (flags & TCP_RST)
+		return seq != pcb->rcv_nxt;
+	if (!seqlen)
+		return false;
+	off = seq - pcb->rcv_nxt;
+	if (off < 0x80000000u) /* at or after rcv_nxt */
+		return off >= pcb->rcv_wnd;
+	return (int32_t)(seq + seqlen - pcb->rcv_nxt) <= 0; /* all of it before */
+}
+
+/*
+ * The TCP checksum of the tl bytes at t (pseudo-header from saddr to
+ * daddr): 0 if it verifies; else, if the field holds exactly the
+ * pseudo-header sum -- a partial checksum (CHECKSUM_PARTIAL), left by
+ * the sender's kernel for a NIC that veth does not have -- 1 and *fixed
+ * the complete checksum (network order); else -1.  As the UDP layer
+ * (docs/udp.md, "Partial checksums").
+ */
+static int tcp_csum(const uint8_t *t, uint32_t tl, uint32_t saddr, uint32_t daddr,
+		    uint16_t *fixed)
+{
+	uint64_t pseudo = unet_csum_pseudo(saddr, daddr, 6, (uint16_t)tl);
+	uint64_t sum = unet_csum_add(unet_csum_add(pseudo, t, 16), t + 18, tl - 18);
+	uint16_t field = get16(t + 16);
+
+	if (unet_csum_fold(sum + field) == 0xffff)
+		return 0;
+	if (field != unet_csum_fold(pseudo))
+		return -1;
+	*fixed = htons((uint16_t)~unet_csum_fold(sum));
+	return 1;
 }
 
 static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t *frame,
 					    uint32_t len, struct unet_recv_desc *desc)
 {
 	struct utcp_state *st = state;
+	uint32_t hlen, tot, tl, doff, saddr, daddr, seq, seqlen, csum_at = 0;
 	const uint8_t *ip, *t;
-	uint32_t hlen, tot, saddr, daddr;
+	struct tcp_pcb *pcb;
+	uint16_t csum = 0;
 
 	(void)desc;
 	if (proto == 0x0806) {
@@ -650,7 +780,7 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 			return UNET_LAYER_CONSUMED;
 		st->st.rx_arp++;
 		lock();
-		feed(st, frame, len);
+		feed(st, frame, len, 0, 0);
 		unlock_rx();
 		return UNET_LAYER_CONSUMED;
 	}
@@ -668,27 +798,81 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	}
 	hlen = (ip[0] & 0xfu) * 4;
 	tot = get16(ip + 2);
-	if (hlen < 20 || tot < hlen + 20 || tot > len - UNET_ETH_HLEN || tot > st->inet.mtu) {
+	if (hlen < 20 || tot < hlen + 20 || tot > len - UNET_ETH_HLEN) {
 		st->st.rx_malformed++;
 		return UNET_LAYER_CONSUMED;
 	}
 	t = ip + hlen;
+	tl = tot - hlen;
+	doff = (t[12] >> 4) * 4u;
+	if (doff < 20 || doff > tl) {
+		st->st.rx_malformed++; /* lwIP would drop it */
+		return UNET_LAYER_CONSUMED;
+	}
+	/* Checksums here, not only in lwIP: a partial one must be taken, and
+	 * every drop counted.  lwIP checks them again on its copy. */
+	if (unet_csum_fold(unet_csum_add(0, ip, hlen)) != 0xffff) {
+		st->st.rx_bad_csum++;
+		return UNET_LAYER_CONSUMED;
+	}
+	switch (tcp_csum(t, tl, saddr, daddr, &csum)) {
+	case 0:
+		break;
+	case 1:
+		if (!st->accept_partial) {
+			st->st.rx_partial_refused++;
+			return UNET_LAYER_CONSUMED;
+		}
+		st->st.rx_partial_csum++;
+		csum_at = (uint32_t)(t + 16 - frame);
+		break;
+	default:
+		st->st.rx_bad_csum++;
+		return UNET_LAYER_CONSUMED;
+	}
+	/* Longer than the link: a GSO super-segment (skb mode; its checksum
+	 * is partial), else malformed. */
+	if (tot > st->inet.mtu && (!csum_at || (t[13] & (TCP_SYN | TCP_RST)) || doff == tl)) {
+		st->st.rx_malformed++;
+		return UNET_LAYER_CONSUMED;
+	}
+	seq = (uint32_t)t[4] << 24 | (uint32_t)t[5] << 16 | (uint32_t)t[6] << 8 | t[7];
+	/* as lwIP counts it (TCP_TCPLEN): SYN and FIN together count one */
+	seqlen = tl - doff + ((t[13] & (TCP_SYN | TCP_FIN)) ? 1 : 0);
 	lock();
-	if (seq_trap(t, tot - hlen, saddr, daddr)) {
+	pcb = seg_pcb(t, saddr, daddr);
+	if (pcb && seq_trap(pcb, seq, seqlen)) {
 		st->st.rx_malformed++;
 		unlock_rx();
 		return UNET_LAYER_CONSUMED;
 	}
 	neigh_learn(st, saddr, frame + 6);
-	/* SYN without ACK or RST: a new connection attempt. */
-	if ((t[13] & 0x16) == 0x02 && !syn_admit(st, get16(t + 2))) {
-		st->st.rx_syn_dropped++;
+	if (pcb) {
+		if (out_of_window(pcb, t[13], seq, seqlen))
+			st->st.rx_out_of_window++;
+	} else if (!seg_time_wait(t, saddr, daddr)) {
+		/* SYN without ACK or RST: a new connection attempt. */
+		switch ((t[13] & 0x16) == 0x02 ? syn_admit(st, get16(t + 2)) : SYN_NO_LISTENER) {
+		case SYN_TAKE:
+			break;
+		case SYN_REFUSE:
+			st->st.rx_syn_dropped++;
+			unlock_rx();
+			return UNET_LAYER_CONSUMED;
+		default: /* lwIP resets it (or drops a RST) */
+			st->st.rx_no_conn++;
+			break;
+		}
+	}
+	if (tot > st->inet.mtu) {
+		st->st.rx_gso++;
+		feed_gso(st, frame, hlen, doff, tl, saddr, daddr);
 		unlock_rx();
 		return UNET_LAYER_CONSUMED;
 	}
 	st->st.rx_frames++;
 	/* Ethernet padding cut off: lwIP gets exactly the IP datagram. */
-	feed(st, frame, UNET_ETH_HLEN + tot);
+	feed(st, frame, UNET_ETH_HLEN + tot, csum_at, csum);
 	unlock_rx();
 	return UNET_LAYER_CONSUMED;
 }
@@ -829,7 +1013,8 @@ static void tcp_layer_destroy(void *state)
 
 /* The endpoint's TCP state for local address laddr, made (a netif in
  * lwIP, the address registered for ARP) with the first connection. */
-static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr)
+static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr,
+				enum unet_tcp_partial partial)
 {
 	struct utcp_state *st = unet_layer_state(ep, &tcp_layer);
 	ip4_addr_t a = { .addr = laddr }, any = { .addr = 0 };
@@ -839,6 +1024,10 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr)
 	if (st) {
 		if (st->addr != laddr) {
 			errno = EADDRNOTAVAIL;
+			return NULL;
+		}
+		if (partial != UNET_TCP_PARTIAL_AUTO && partial != st->partial) {
+			errno = EINVAL; /* the endpoint's policy is set */
 			return NULL;
 		}
 		return st;
@@ -859,6 +1048,9 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr)
 		return NULL;
 	}
 	st->addr = laddr;
+	st->partial = partial;
+	st->accept_partial = partial == UNET_TCP_PARTIAL_ACCEPT ||
+			     (partial == UNET_TCP_PARTIAL_AUTO && unet_inet_is_veth(st->inet.ifname));
 	/* A frame must fit the link and the send buffer. */
 	room = st->inet.frame_size - XDP_PACKET_HEADROOM - TX_OFF - UNET_ETH_HLEN;
 	if (st->inet.mtu > room)
@@ -897,6 +1089,7 @@ static int opts_txq(struct unet_endpoint *ep, const struct unet_tcp_opts *opts)
 static struct unet_tcp *sock_new(struct unet_endpoint *ep, uint32_t local_addr,
 				 const struct unet_tcp_opts *opts, int *txq)
 {
+	enum unet_tcp_partial partial;
 	struct utcp_state *st;
 	struct unet_tcp *s;
 
@@ -905,11 +1098,12 @@ static struct unet_tcp *sock_new(struct unet_endpoint *ep, uint32_t local_addr,
 		return NULL;
 	}
 	*txq = opts_txq(ep, opts);
-	if (*txq < 0) {
+	partial = UNET_OPT(opts, partial_csum, UNET_TCP_PARTIAL_AUTO);
+	if (*txq < 0 || (unsigned int)partial > UNET_TCP_PARTIAL_REJECT) {
 		errno = EINVAL;
 		return NULL;
 	}
-	st = state(ep, local_addr);
+	st = state(ep, local_addr, partial);
 	if (!st)
 		return NULL;
 	s = calloc(1, sizeof(*s));

@@ -25,8 +25,16 @@ if [[ ${UNET_SOAK:-0} == 1 ]]; then
 	TESTS+=("tcp_loss5_default|xdp|150|5% loss at the kernel peer's default RTO bounds: an 8 MiB kernel -> U-Net transfer completes and verifies; the sender's TCP_INFO (backoff, reordering) is printed")
 fi
 
-# tcp_setup: namespaces, the program on a, kernel checksums complete on b
-# (no partial checksums from veth: lwIP checks every checksum).
+# tcp_setup: namespaces, the program on a.  The kernel peer on b keeps
+# veth's default offloads, as in every container: its segments carry
+# partial checksums (the pseudo-header sum only), which the TCP layer
+# accepts on veth (docs/tcp.md, "Checksums").  tcp_sizes also runs a
+# round with complete checksums (tx off).  In skb mode only, b's
+# segmentation offload goes off (checksums stay partial): generic XDP
+# hands the endpoint b's GSO super-segments whole, and the kernel drops
+# those longer than a U-Net frame before U-Net sees them (native XDP on
+# veth turns GSO off on the peer itself).  tcp_sizes runs a round with
+# GSO on in skb mode, sizes that still fit a frame.
 tcp_setup() {
 	UTCP=$BUILD/tools/unet-tcp
 	TPEER=$ROOT/tests/tools/tcp-peer.py
@@ -34,8 +42,13 @@ tcp_setup() {
 	[[ -x $UTCP ]] || fail "$UTCP not built"
 	setup_ns
 	attach a
-	in_b ethtool -K "$IF_B" tx off >/dev/null 2>&1 || fail "ethtool -K $IF_B tx off"
-	in_a ethtool -K "$IF_A" tx off >/dev/null 2>&1 || true
+	tcp_gso off
+}
+
+# tcp_gso on|off: b's segmentation offload, in skb mode (see tcp_setup).
+tcp_gso() {
+	[[ $T_MODE == skb ]] || return 0
+	in_b ethtool -K "$IF_B" tso "$1" gso "$1" >/dev/null 2>&1 || fail "ethtool -K $IF_B tso $1 gso $1"
 }
 
 # tcpstat LOG KEY: a counter from the tool's "tcpstats" line.
@@ -108,6 +121,55 @@ t_tcp_sizes() {
 	finish "$pid" "$T_DIR/uecho.log" 10 "U-Net echo"
 	grep -q "^echo conns=1 bytes=4302688 errors=0" "$T_DIR/uecho.log" ||
 		fail "the U-Net echo did not echo exactly the stream"
+	local partial
+	partial=$(tcpstat "$T_DIR/uecho.log" rx_partial_csum)
+	note "kernel peer with its default offloads: partial checksums accepted = $partial"
+	((partial > 0)) || fail "no partial checksum seen with tx offload on (the test would not notice breakage)"
+	[[ $(tcpstat "$T_DIR/uecho.log" rx_bad_csum) == 0 ]] || fail "bad checksums counted"
+
+	if [[ $T_MODE == skb ]]; then
+		note "skb mode, the kernel's GSO on: super-segments that fit a frame are cut by the layer"
+		tcp_gso on
+		unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 60 \
+			echo --port 5003 --conns 1 >"$T_DIR/uecho_gso.log" 2>&1
+		pid=$UNET_BG_PID
+		wait_ready "$T_DIR/uecho_gso.log" "$pid" >/dev/null
+		in_b timeout 60 python3 "$TPEER" sizes "$IP_A:5003" --max 1700 >"$T_DIR/ksizes_gso.log" 2>&1 ||
+			{ cat "$T_DIR/ksizes_gso.log"; fail "kernel sizes (GSO on) against the U-Net echo failed"; }
+		finish "$pid" "$T_DIR/uecho_gso.log" 10 "U-Net echo (GSO on)"
+		(($(tcpstat "$T_DIR/uecho_gso.log" rx_gso) > 0)) || fail "GSO on, but no super-segment was cut"
+		tcp_gso off
+	fi
+
+	note "the same with complete checksums (ethtool -K tx off on the kernel's side)"
+	in_b ethtool -K "$IF_B" tx off >/dev/null 2>&1 || fail "ethtool -K $IF_B tx off"
+	unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 60 \
+		echo --port 5001 --conns 1 >"$T_DIR/uecho_full.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/uecho_full.log" "$pid" >/dev/null
+	in_b timeout 60 python3 "$TPEER" sizes "$IP_A:5001" --max 4096 >"$T_DIR/ksizes_full.log" 2>&1 ||
+		{ cat "$T_DIR/ksizes_full.log"; fail "kernel sizes (tx off) against the U-Net echo failed"; }
+	finish "$pid" "$T_DIR/uecho_full.log" 10 "U-Net echo (tx off)"
+	partial=$(tcpstat "$T_DIR/uecho_full.log" rx_partial_csum)
+	((partial == 0)) || fail "tx offload off, yet $partial partial checksums"
+	in_b ethtool -K "$IF_B" tx on >/dev/null 2>&1 || fail "ethtool -K $IF_B tx on"
+
+	note "--partial reject: the kernel's SYNs are refused, and counted"
+	unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 20 \
+		echo --port 5002 --partial reject >"$T_DIR/uecho_rej.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/uecho_rej.log" "$pid" >/dev/null
+	in_b timeout 10 python3 -c "
+import socket
+try:
+    socket.create_connection(('$IP_A', 5002), timeout=3)
+    print('connected')
+except OSError as e:
+    print('refused', e)" >"$T_DIR/krej.log" 2>&1
+	stop "$pid" "$T_DIR/uecho_rej.log" "U-Net echo (reject)"
+	grep -q "^refused" "$T_DIR/krej.log" || fail "a kernel client with partial checksums connected through --partial reject"
+	(($(tcpstat "$T_DIR/uecho_rej.log" rx_partial_refused) >= 2)) ||
+		fail "--partial reject: the SYNs were not counted rx_partial_refused"
 
 	note "U-Net client (a) -> kernel echo (b)"
 	unet_bg_b python3 "$TPEER" echo "$IP_B:6000" --conns 1 >"$T_DIR/kecho.log" 2>&1

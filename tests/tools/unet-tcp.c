@@ -35,7 +35,8 @@
  *   iperf-client --remote A:P --bytes N  be `iperf3 -c -n N` against
  *          `iperf3 -s`: prints "iperf-client bytes=N server_bytes=B"
  * Common: [--xdp-mode native|skb] [--timeout S] (default 60): the whole
- * run must finish in S seconds.  At exit: "tcpstats k=v ..." (the
+ * run must finish in S seconds; [--partial auto|accept|reject]: the
+ * endpoint's policy for partial checksums (unet_tcp_opts.partial_csum).  At exit: "tcpstats k=v ..." (the
  * endpoint's counters).  Exit 0 on success.
  *
  * The stream pattern: byte i of a connection is (i + seed) % 251.
@@ -58,6 +59,7 @@
 static volatile sig_atomic_t stop;
 static uint64_t deadline_ms;
 static struct unet_endpoint *ep;
+static enum unet_tcp_partial partial; /* --partial */
 
 static void on_signal(int sig)
 {
@@ -123,13 +125,18 @@ static void print_stats(void)
 		return;
 	printf("tcpstats rx_frames=%llu rx_arp=%llu rx_not_ours=%llu rx_malformed=%llu "
 	       "rx_syn_dropped=%llu accept_refused=%llu tx_frames=%llu tx_busy=%llu "
-	       "tx_unresolved=%llu arp_requests=%llu connections=%llu\n",
+	       "tx_unresolved=%llu arp_requests=%llu connections=%llu rx_bad_csum=%llu "
+	       "rx_partial_csum=%llu rx_partial_refused=%llu rx_no_conn=%llu "
+	       "rx_out_of_window=%llu rx_nomem=%llu rx_gso=%llu\n",
 	       (unsigned long long)s.rx_frames, (unsigned long long)s.rx_arp,
 	       (unsigned long long)s.rx_not_ours, (unsigned long long)s.rx_malformed,
 	       (unsigned long long)s.rx_syn_dropped, (unsigned long long)s.accept_refused,
 	       (unsigned long long)s.tx_frames, (unsigned long long)s.tx_busy,
 	       (unsigned long long)s.tx_unresolved, (unsigned long long)s.arp_requests,
-	       (unsigned long long)s.connections);
+	       (unsigned long long)s.connections, (unsigned long long)s.rx_bad_csum,
+	       (unsigned long long)s.rx_partial_csum, (unsigned long long)s.rx_partial_refused,
+	       (unsigned long long)s.rx_no_conn, (unsigned long long)s.rx_out_of_window,
+	       (unsigned long long)s.rx_nomem, (unsigned long long)s.rx_gso);
 }
 
 /* Send all of len bytes (blocking, bounded by the run's deadline). */
@@ -185,6 +192,7 @@ static int serve(uint32_t laddr, uint16_t port, bool echo, unsigned int nconns, 
 	struct unet_tcp *l;
 
 	o.backlog = backlog;
+	o.partial_csum = partial;
 	l = unet_tcp__listen(ep, laddr, port, &o);
 	if (!l || !cs) {
 		fprintf(stderr, "unet-tcp: listen: %s\n", strerror(errno));
@@ -277,7 +285,11 @@ drop:
 
 static struct unet_tcp *dial(uint32_t laddr, uint32_t raddr, uint16_t rport)
 {
-	struct unet_tcp *c = unet_tcp__connect(ep, laddr, raddr, rport, NULL, 10000);
+	UNET_OPTS_INIT(unet_tcp_opts, o);
+	struct unet_tcp *c;
+
+	o.partial_csum = partial;
+	c = unet_tcp__connect(ep, laddr, raddr, rport, &o, 10000);
 
 	if (!c)
 		fprintf(stderr, "unet-tcp: connect: %s\n", strerror(errno));
@@ -404,7 +416,10 @@ static int do_conns(uint32_t laddr, uint32_t raddr, uint16_t rport, unsigned int
 		return 1;
 	pattern(out, bytes + 251, 0, 0);
 	for (unsigned int i = 0; i < count; i++) {
-		cs[i].c = unet_tcp__connect(ep, laddr, raddr, rport, NULL, 0);
+		UNET_OPTS_INIT(unet_tcp_opts, o);
+
+		o.partial_csum = partial;
+		cs[i].c = unet_tcp__connect(ep, laddr, raddr, rport, &o, 0);
 		if (!cs[i].c) {
 			fprintf(stderr, "unet-tcp: connect %u: %s\n", i, strerror(errno));
 			break;
@@ -615,6 +630,7 @@ static int iperf_server(uint32_t laddr, uint16_t port)
 	int err;
 
 	o.backlog = 8;
+	o.partial_csum = partial;
 	l = unet_tcp__listen(ep, laddr, port, &o);
 	if (!l) {
 		fprintf(stderr, "unet-tcp: listen: %s\n", strerror(errno));
@@ -788,7 +804,7 @@ int main(int argc, char **argv)
 		{ "conns", 1, 0, 'n' }, { "count", 1, 0, 'n' }, { "backlog", 1, 0, 'B' },
 		{ "max", 1, 0, 'm' },	{ "bytes", 1, 0, 'b' },	 { "size", 1, 0, 's' },
 		{ "block", 0, 0, 'k' }, { "xdp-mode", 1, 0, 'x' }, { "timeout", 1, 0, 't' },
-		{ 0, 0, 0, 0 }
+		{ "partial", 1, 0, 'P' }, { 0, 0, 0, 0 }
 	};
 	UNET_OPTS_INIT(unet_endpoint_opts, eo);
 	uint32_t laddr = 0, raddr = 0, backlog = 0;
@@ -814,6 +830,11 @@ int main(int argc, char **argv)
 		case 'k': block = true; break;
 		case 'x': eo.mode = !strcmp(optarg, "skb") ? UNET_XDP_MODE_SKB : UNET_XDP_MODE_NATIVE; break;
 		case 't': timeout = atoi(optarg); break;
+		case 'P':
+			partial = !strcmp(optarg, "accept")   ? UNET_TCP_PARTIAL_ACCEPT :
+				  !strcmp(optarg, "reject") ? UNET_TCP_PARTIAL_REJECT :
+							      UNET_TCP_PARTIAL_AUTO;
+			break;
 		default: return 2;
 		}
 	}

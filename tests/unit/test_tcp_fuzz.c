@@ -189,6 +189,20 @@ static uint16_t get16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
+/* The partial checksum (CHECKSUM_PARTIAL: the pseudo-header's sum, folded,
+ * not inverted) a kernel would leave in a segment of tl bytes (IPv4
+ * header at ip) for a NIC to complete: what the layer accepts on veth. */
+static uint16_t tcp_partial(const uint8_t *ip, uint32_t tl)
+{
+	uint8_t ph[12];
+
+	memcpy(ph, ip + 12, 8);
+	ph[8] = 0;
+	ph[9] = 6;
+	put16(ph + 10, (uint16_t)tl);
+	return (uint16_t)~fold(sum16(ph, 12, 0));
+}
+
 /* The TCP checksum a segment of tl bytes at t (IPv4 header at ip) must
  * carry, its own checksum field taken as 0. */
 static uint16_t tcp_csum(const uint8_t *ip, const uint8_t *t, uint32_t tl)
@@ -285,7 +299,19 @@ static uint8_t gen_opts(uint64_t *rng, uint8_t *o)
 
 /* ---- What tcp_layer_rx documents ------------------------------------------ */
 
-enum outcome { O_NOT_MINE, O_ARP, O_ARP_LONG, O_NOT_OURS, O_MALFORMED, O_SEQ_TRAP, O_FED, O_FED_SYN, O__N };
+enum outcome {
+	O_NOT_MINE,
+	O_ARP,
+	O_ARP_LONG,
+	O_NOT_OURS,
+	O_MALFORMED,
+	O_BAD_CSUM,
+	O_SEQ_TRAP,
+	O_FED,
+	O_FED_PARTIAL, /* a partial checksum, accepted (veth), completed, fed */
+	O_FED_SYN,
+	O__N
+};
 
 static enum outcome model_rx(const struct conn *k, const uint8_t *f, uint32_t n)
 {
@@ -303,16 +329,29 @@ static enum outcome model_rx(const struct conn *k, const uint8_t *f, uint32_t n)
 		return O_NOT_OURS;
 	hlen = (ip[0] & 0xfu) * 4;
 	tot = get16(ip + 2);
-	if (hlen < 20 || tot < hlen + 20 || tot > n - 14 || tot > k->mtu)
+	if (hlen < 20 || tot < hlen + 20 || tot > n - 14)
 		return O_MALFORMED;
-	/* a segment of sequence length 1 at exactly rcv_nxt + 2^31 of a
-	 * connection: lwIP would abort on it (docs/tcp.md) */
 	{
 		const uint8_t *t = ip + hlen;
 		uint32_t doff = (t[12] >> 4) * 4u, seq = (uint32_t)get16(t + 4) << 16 | get16(t + 6);
+		bool partial = false;
 
-		if (doff >= 20 && doff <= tot - hlen &&
-		    tot - hlen - doff + ((t[13] & 0x03) ? 1 : 0) == 1)
+		if (doff < 20 || doff > tot - hlen)
+			return O_MALFORMED;
+		if (fold(sum16(ip, hlen, 0)) != 0)
+			return O_BAD_CSUM;
+		if (get16(t + 16) != tcp_csum(ip, t, tot - hlen)) {
+			if (get16(t + 16) != tcp_partial(ip, tot - hlen))
+				return O_BAD_CSUM;
+			partial = true; /* the pair is veth: accepted */
+		}
+		/* longer than the link: only a partial-checksum data segment
+		 * (GSO) is taken, never one of these */
+		if (tot > k->mtu)
+			return O_MALFORMED;
+		/* a segment of sequence length 1 at exactly rcv_nxt + 2^31 of a
+		 * connection: lwIP would abort on it (docs/tcp.md) */
+		if (tot - hlen - doff + ((t[13] & 0x03) ? 1 : 0) == 1)
 			for (struct tcp_pcb *q = tcp_active_pcbs; q; q = q->next)
 				if (q->local_port == get16(t + 2) && q->remote_port == get16(t) &&
 				    ntohl(ip_2_ip4(&q->remote_ip)->addr) ==
@@ -322,8 +361,10 @@ static enum outcome model_rx(const struct conn *k, const uint8_t *f, uint32_t n)
 						return O_SEQ_TRAP; /* counted as malformed */
 					break;
 				}
+		if ((t[13] & 0x16) == 0x02)
+			return O_FED_SYN;
+		return partial ? O_FED_PARTIAL : O_FED;
 	}
-	return (ip[hlen + 13] & 0x16) == 0x02 ? O_FED_SYN : O_FED;
 }
 
 /* ---- The storm -------------------------------------------------------------- */
@@ -464,15 +505,17 @@ static uint32_t fuzz_frame(struct conn *k, uint64_t *rng, uint8_t *f, uint32_t i
 			}
 		}
 		/* garbage must never pass a checksum: make the TCP one wrong
-		 * (for the frame's own lengths) if the mutations left it right */
+		 * (for the frame's own lengths) if the mutations left it right,
+		 * complete or partial (which the layer takes on veth) */
 		if (n >= 14 + 20) {
 			uint32_t hl = (ip[0] & 0xfu) * 4, tot = get16(ip + 2);
 
 			if (hl >= 20 && tot >= hl + 20 && tot <= n - 14) {
 				uint8_t *tt = ip + hl;
 
-				if (get16(tt + 16) == tcp_csum(ip, tt, tot - hl))
-					tt[17] ^= 0x5a;
+				while (get16(tt + 16) == tcp_csum(ip, tt, tot - hl) ||
+				       get16(tt + 16) == tcp_partial(ip, tot - hl))
+					put16(tt + 16, (uint16_t)(get16(tt + 16) + 0x5a));
 			}
 		}
 	}
@@ -577,16 +620,19 @@ static void test_tcp_fuzz(void **state)
 		real = a_after.tx_frames - a_before.tx_frames;
 		seen = after.rx_frames - before.rx_frames + after.rx_arp - before.rx_arp;
 		/* all of a's frames in (at least), and nothing new for 10 rounds */
-		quiet = seen >= want[O_FED] + want[O_ARP] + real ? quiet + 1 : 0;
+		quiet = seen >= want[O_FED] + want[O_FED_PARTIAL] + want[O_ARP] + real ? quiet + 1
+											 : 0;
 	}
 	assert_int_equal(unet_tcp__stats(k.p->b, &after), 0);
 	assert_int_equal(unet_tcp__stats(k.p->a, &a_after), 0);
 	real = a_after.tx_frames - a_before.tx_frames;
-	print_message("tcp fuzz: %llu to lwIP (%llu of them SYNs), %llu malformed, %llu not ours, "
+	print_message("tcp fuzz: %llu to lwIP (%llu of them SYNs, %llu partial checksums), %llu "
+		      "malformed, %llu bad checksums, %llu not ours, "
 		      "%llu ARP, %llu not TCP, %llu at rcv_nxt + 2^31; %llu real frames from a "
 		      "meanwhile; %.2f s\n",
-		      (unsigned long long)(want[O_FED] + want[O_FED_SYN]),
-		      (unsigned long long)want[O_FED_SYN], (unsigned long long)want[O_MALFORMED],
+		      (unsigned long long)(want[O_FED] + want[O_FED_SYN] + want[O_FED_PARTIAL]),
+		      (unsigned long long)want[O_FED_SYN], (unsigned long long)want[O_FED_PARTIAL],
+		      (unsigned long long)want[O_MALFORMED], (unsigned long long)want[O_BAD_CSUM],
 		      (unsigned long long)want[O_NOT_OURS], (unsigned long long)want[O_ARP],
 		      (unsigned long long)want[O_NOT_MINE], (unsigned long long)want[O_SEQ_TRAP],
 		      (unsigned long long)real,
@@ -594,12 +640,15 @@ static void test_tcp_fuzz(void **state)
 	assert_int_equal(after.rx_malformed - before.rx_malformed,
 			 want[O_MALFORMED] + want[O_SEQ_TRAP]);
 	assert_int_equal(after.rx_not_ours - before.rx_not_ours, want[O_NOT_OURS]);
+	assert_int_equal(after.rx_bad_csum - before.rx_bad_csum, want[O_BAD_CSUM]);
+	assert_int_equal(after.rx_partial_csum - before.rx_partial_csum, want[O_FED_PARTIAL]);
+	assert_int_equal(after.rx_partial_refused - before.rx_partial_refused, 0);
 	/* a SYN over the backlog is not fed (counted as dropped instead);
 	 * every other frame is, and a's own frames are fed or ARP */
 	{
 		uint64_t fed = after.rx_frames - before.rx_frames + after.rx_arp - before.rx_arp;
 		uint64_t syn = after.rx_syn_dropped - before.rx_syn_dropped;
-		uint64_t base = want[O_FED] + want[O_ARP] + real;
+		uint64_t base = want[O_FED] + want[O_FED_PARTIAL] + want[O_ARP] + real;
 
 		if (fed < base || fed > base + want[O_FED_SYN] || fed - base + syn < want[O_FED_SYN])
 			fail_msg("%llu frames fed to lwIP, %llu SYNs dropped; the rules say %llu and "
@@ -607,7 +656,8 @@ static void test_tcp_fuzz(void **state)
 				 (unsigned long long)fed, (unsigned long long)syn,
 				 (unsigned long long)base, (unsigned long long)want[O_FED_SYN]);
 	}
-	assert_true(want[O_FED] > frames / 4 && want[O_MALFORMED] > frames / 50 && want[O_SEQ_TRAP]);
+	assert_true(want[O_FED] > frames / 4 && want[O_MALFORMED] > frames / 50 && want[O_SEQ_TRAP] &&
+		    want[O_BAD_CSUM] > frames / 8);
 
 	/* After the storm: the connection still carries data both ways, and
 	 * no forged handshake completed. */
