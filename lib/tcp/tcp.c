@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,14 +67,142 @@
 /* The one lock around lwIP in this process (lwIP's state is global). */
 static pthread_mutex_t lwip_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool lwip_ready;
+static uint64_t isn_key[2]; /* the secret of seq_offset, from getrandom */
+
+static void isn_key_init(void)
+{
+	struct timespec ts;
+
+	if (getrandom(isn_key, sizeof(isn_key), 0) == (ssize_t)sizeof(isn_key))
+		return;
+	/* No getrandom (not on this project's kernels): at least not 0. */
+	unet_log(UNET_LOG_WARN, "tcp: getrandom failed: initial sequence numbers are weak");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	isn_key[0] = (uint64_t)ts.tv_nsec << 32 ^ (uint64_t)ts.tv_sec;
+	isn_key[1] = (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&ts;
+}
 
 static void lock(void)
 {
 	pthread_mutex_lock(&lwip_lock);
 	if (!lwip_ready) {
 		lwip_init();
+		isn_key_init();
 		lwip_ready = true;
 	}
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* The 32-bit field at p becomes v, and the checksum at c follows it
+ * (RFC 1624: HC' = ~(~HC + ~m + m')). */
+static void set32_csum(uint8_t *p, uint32_t v, uint8_t *c)
+{
+	uint32_t old = get32(p);
+	uint64_t sum = (uint16_t)~get16(c);
+	uint16_t n;
+
+	sum += (uint16_t)~(old >> 16) + (uint16_t)~old + (v >> 16) + (v & 0xffff);
+	n = (uint16_t)~unet_csum_fold(sum);
+	c[0] = (uint8_t)(n >> 8);
+	c[1] = (uint8_t)n;
+	put32(p, v);
+}
+
+/*
+ * Initial sequence numbers (RFC 6528).  lwIP 2.1's are
+ * iss += tcp_ticks, from 6510 (tcp_next_iss, no hook in Debian's build):
+ * a fresh process's first connection gets 6510.  The layer adds
+ * F(4-tuple, secret) -- SipHash-2-4 of the local and remote address and
+ * port under a key from getrandom -- to every sequence number our side
+ * sends and subtracts it from every acknowledgement number it receives,
+ * so the wire's ISN is lwIP's + F, lwIP never knows, and nothing is kept
+ * per connection (F is a function of the segment's own 4-tuple: lwIP's
+ * resets for segments of no connection translate too).  lwIP's part
+ * still grows from one connection to the next, as RFC 6528's clock M
+ * does.  docs/tcp.md, "Initial sequence numbers".
+ */
+#define ROTL64(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+
+static void sip_round(uint64_t v[4])
+{
+	v[0] += v[1];
+	v[1] = ROTL64(v[1], 13);
+	v[1] ^= v[0];
+	v[0] = ROTL64(v[0], 32);
+	v[2] += v[3];
+	v[3] = ROTL64(v[3], 16);
+	v[3] ^= v[2];
+	v[0] += v[3];
+	v[3] = ROTL64(v[3], 21);
+	v[3] ^= v[0];
+	v[2] += v[1];
+	v[1] = ROTL64(v[1], 17);
+	v[1] ^= v[2];
+	v[2] = ROTL64(v[2], 32);
+}
+
+/* SipHash-2-4 under isn_key of the 12-byte message m0 (8 bytes), m1 (4). */
+static uint64_t siphash12(uint64_t m0, uint32_t m1)
+{
+	uint64_t v[4] = { isn_key[0] ^ 0x736f6d6570736575ull, isn_key[1] ^ 0x646f72616e646f6dull,
+			  isn_key[0] ^ 0x6c7967656e657261ull, isn_key[1] ^ 0x7465646279746573ull };
+	uint64_t last = (uint64_t)12 << 56 | m1;
+
+	v[3] ^= m0;
+	sip_round(v);
+	sip_round(v);
+	v[0] ^= m0;
+	v[3] ^= last;
+	sip_round(v);
+	sip_round(v);
+	v[0] ^= last;
+	v[2] ^= 0xff;
+	for (int i = 0; i < 4; i++)
+		sip_round(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+/* F: what the wire's sequence numbers of our side of the connection
+ * laddr:lport - raddr:rport (addresses in network order, ports in host
+ * order) are ahead of lwIP's. */
+static uint32_t seq_offset(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+{
+	return (uint32_t)siphash12((uint64_t)laddr << 32 | raddr, (uint32_t)lport << 16 | rport);
+}
+
+/* A frame lwIP sends (len bytes at f): an IPv4/TCP segment's sequence
+ * number gets F added (its checksum follows). */
+static void seq_out(uint8_t *f, uint32_t len)
+{
+	uint32_t hlen, laddr, raddr;
+	uint8_t *ip = f + UNET_ETH_HLEN, *t;
+
+	if (len < UNET_ETH_HLEN + 20 || get16(f + 12) != 0x0800 || ip[9] != 6)
+		return;
+	hlen = (ip[0] & 0xfu) * 4;
+	if (len < UNET_ETH_HLEN + hlen + 20)
+		return;
+	t = ip + hlen;
+	memcpy(&laddr, ip + 12, 4);
+	memcpy(&raddr, ip + 16, 4);
+	set32_csum(t + 4, get32(t + 4) + seq_offset(laddr, get16(t), raddr, get16(t + 2)), t + 16);
 }
 
 static uint64_t now_ms(void)
@@ -315,6 +444,7 @@ static err_t netif_linkoutput(struct netif *netif, struct pbuf *p)
 		goto busy;
 	frame = unet_layer_buf(st->inet.ep, buf) + TX_OFF;
 	pbuf_copy_partial(p, frame, (u16_t)flen, 0);
+	seq_out(frame, flen);
 	if (flen < 60) {
 		memset(frame + flen, 0, 60 - flen);
 		flen = 60;
@@ -595,11 +725,6 @@ static enum syn_verdict syn_admit(struct utcp_state *st, uint16_t port)
 	return SYN_TAKE;
 }
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /*
  * A GSO frame (skb mode with the peer's offloads: a super-segment of
  * tl > the MTU's bytes of TCP, its checksum partial) to lwIP as the
@@ -612,9 +737,7 @@ static void feed_gso(struct utcp_state *st, const uint8_t *frame, uint32_t hlen,
 {
 	uint32_t hdr = UNET_ETH_HLEN + hlen + doff, mss = st->inet.mtu - hlen - doff;
 	const uint8_t *data = frame + hdr;
-	uint32_t seq0 = (uint32_t)frame[UNET_ETH_HLEN + hlen + 4] << 24 |
-			(uint32_t)frame[UNET_ETH_HLEN + hlen + 5] << 16 |
-			(uint32_t)frame[UNET_ETH_HLEN + hlen + 6] << 8 | frame[UNET_ETH_HLEN + hlen + 7];
+	uint32_t seq0 = get32(frame + UNET_ETH_HLEN + hlen + 4);
 	uint16_t id = get16(frame + UNET_ETH_HLEN + 4);
 
 	for (uint32_t off = 0; off < tl - doff; off += mss) {
@@ -656,10 +779,8 @@ static void feed_gso(struct utcp_state *st, const uint8_t *frame, uint32_t hlen,
 	st->next_ms = 0;
 }
 
-/* Hand len bytes of frame to lwIP (copied: the U-Net buffer goes back);
- * csum_at non-zero: the copy gets csum (network order) there. */
-static void feed(struct utcp_state *st, const uint8_t *frame, uint32_t len, uint32_t csum_at,
-		 uint16_t csum)
+/* Hand len bytes of frame to lwIP (copied: the U-Net buffer goes back). */
+static void feed(struct utcp_state *st, const uint8_t *frame, uint32_t len)
 {
 	struct pbuf *p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_RAM);
 
@@ -668,8 +789,6 @@ static void feed(struct utcp_state *st, const uint8_t *frame, uint32_t len, uint
 		return;
 	}
 	memcpy(p->payload, frame, len);
-	if (csum_at)
-		memcpy((uint8_t *)p->payload + csum_at, &csum, 2);
 	ethernet_input(p, &st->netif);
 	st->next_ms = 0; /* timers may have been armed */
 }
@@ -769,10 +888,11 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 					    uint32_t len, struct unet_recv_desc *desc)
 {
 	struct utcp_state *st = state;
-	uint32_t hlen, tot, tl, doff, saddr, daddr, seq, seqlen, csum_at = 0;
-	const uint8_t *ip, *t;
+	uint32_t hlen, tot, tl, doff, saddr, daddr, seq, seqlen;
 	struct tcp_pcb *pcb;
-	uint16_t csum = 0;
+	bool partial = false;
+	uint8_t *ip, *t;
+	uint16_t csum;
 
 	(void)desc;
 	if (proto == 0x0806) {
@@ -780,7 +900,7 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 			return UNET_LAYER_CONSUMED;
 		st->st.rx_arp++;
 		lock();
-		feed(st, frame, len, 0, 0);
+		feed(st, frame, len);
 		unlock_rx();
 		return UNET_LAYER_CONSUMED;
 	}
@@ -824,7 +944,8 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 			return UNET_LAYER_CONSUMED;
 		}
 		st->st.rx_partial_csum++;
-		csum_at = (uint32_t)(t + 16 - frame);
+		memcpy(t + 16, &csum, 2); /* completed: lwIP checks it again */
+		partial = true;
 		break;
 	default:
 		st->st.rx_bad_csum++;
@@ -832,11 +953,16 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	}
 	/* Longer than the link: a GSO super-segment (skb mode; its checksum
 	 * is partial), else malformed. */
-	if (tot > st->inet.mtu && (!csum_at || (t[13] & (TCP_SYN | TCP_RST)) || doff == tl)) {
+	if (tot > st->inet.mtu && (!partial || (t[13] & (TCP_SYN | TCP_RST)) || doff == tl)) {
 		st->st.rx_malformed++;
 		return UNET_LAYER_CONSUMED;
 	}
-	seq = (uint32_t)t[4] << 24 | (uint32_t)t[5] << 16 | (uint32_t)t[6] << 8 | t[7];
+	/* The acknowledgement number back into lwIP's sequence space (the
+	 * checksum follows): seq_offset. */
+	if (t[13] & TCP_ACK)
+		set32_csum(t + 8, get32(t + 8) - seq_offset(daddr, get16(t + 2), saddr, get16(t)),
+			   t + 16);
+	seq = get32(t + 4);
 	/* as lwIP counts it (TCP_TCPLEN): SYN and FIN together count one */
 	seqlen = tl - doff + ((t[13] & (TCP_SYN | TCP_FIN)) ? 1 : 0);
 	lock();
@@ -872,7 +998,7 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	}
 	st->st.rx_frames++;
 	/* Ethernet padding cut off: lwIP gets exactly the IP datagram. */
-	feed(st, frame, UNET_ETH_HLEN + tot, csum_at, csum);
+	feed(st, frame, UNET_ETH_HLEN + tot);
 	unlock_rx();
 	return UNET_LAYER_CONSUMED;
 }

@@ -15,6 +15,7 @@ TESTS+=(
 	"tcp_teardown|xdp|90|FIN both ways, RST both ways, kernel peer killed mid-transfer: the U-Net server keeps serving; U-Net process SIGKILLed: the kernel peer sees a reset, the port goes stale, the next run is clean, the kernel can bind the port again"
 	"tcp_batch|xdp|60|batched sending: after the window opened, one 64 KiB send (more segments than one kick sends) reaches the kernel peer whole and in order while the U-Net side makes no further call"
 	"tcp_fuzz|xdp|150|200 000 seeded mutated segments of a live U-Net connection straight into the TCP layer's input (bad checksums, out-of-window and old data, odd flags and options, lengths that do not add up): verdicts and counters as documented, no byte reaches the application, 64 KiB each way afterwards (test_tcp_fuzz)"
+	"tcp_isn|xdp|120|initial sequence numbers: two connections to each of two fresh U-Net servers get four different ISNs, none near lwIP's 6510; a blind RST sweep (the kernel client's whole ephemeral port range x 16 sequence numbers from lwIP's) does not reset a live connection"
 	"tcp_hostile|xdp|120|bad TCP checksums, bad IP/TCP lengths, out-of-window data on a live connection, 10 000 spoofed SYNs at the listening port: no byte reaches the application, valid connections keep working"
 )
 # The 5% round at the kernel's default RTO bounds (200 ms .. 120 s): slow,
@@ -452,6 +453,74 @@ t_tcp_hostile() {
 	note "SYNs refused or evicted by the backlog: $dropped"
 	((dropped > 0)) || fail "the SYN flood never hit the backlog limit"
 	expect_stat a drop_tcp_malformed "$(grep -c '^sent malformed' "$T_DIR/hostile.log")"
+}
+
+# RFC 6528 ISNs (docs/tcp.md, "Initial sequence numbers").  lwIP's own
+# is 6510 + tcp_ticks, cumulatively: the first connection of a fresh
+# process gets 6510 and a few.  Two fresh U-Net servers, two SYNs each
+# (by hand, tcp-isn.py): four ISNs, all different, none within 2^20 of
+# 6510.  Then a live kernel connection to a fresh U-Net server, and a
+# blind attacker (frames by hand from a's side of the link, as a third
+# host there would send them) that knows the addresses and the server's
+# port: RSTs to every port of the kernel client's ephemeral range
+# (narrowed to 4096 ports to bound the sweep) x lwIP's first 16 ISNs + 1.
+# The connection must still echo afterwards.
+t_tcp_isn() {
+	tcp_setup
+	local pid i isns=() v
+	TISN=$ROOT/tests/tools/tcp-isn.py
+	for i in 1 2; do
+		unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 30 \
+			echo --port 5600 >"$T_DIR/uisn$i.log" 2>&1
+		pid=$UNET_BG_PID
+		wait_ready "$T_DIR/uisn$i.log" "$pid" >/dev/null
+		in_b timeout 20 python3 "$TISN" isn "$IF_B" "$MAC_A" "$IP_B" "$IP_A" 5600 --count 2 \
+			>"$T_DIR/isn$i.log" 2>&1 || { cat "$T_DIR/isn$i.log"; fail "no SYN-ACK from the U-Net server"; }
+		stop "$pid" "$T_DIR/uisn$i.log" "U-Net echo $i"
+		for v in $(sed -n 's/^isn //p' "$T_DIR/isn$i.log"); do
+			isns+=("$v")
+		done
+	done
+	note "ISNs of two fresh servers, two connections each: ${isns[*]}"
+	((${#isns[@]} == 4)) || fail "want 4 ISNs, got ${#isns[@]}"
+	[[ $(printf '%s\n' "${isns[@]}" | sort -u | wc -l) == 4 ]] || fail "ISNs repeat: ${isns[*]}"
+	for v in "${isns[@]}"; do
+		((v - 6510 >= 1 << 20 || v < 6510)) || fail "ISN $v: lwIP's predictable 6510 + tcp_ticks"
+	done
+
+	note "blind RST sweep against a live kernel -> U-Net connection"
+	in_b sysctl -qw net.ipv4.ip_local_port_range="40000 44095" || fail "ip_local_port_range"
+	unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 60 \
+		echo --port 5601 >"$T_DIR/uecho.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/uecho.log" "$pid" >/dev/null
+	local go=$T_DIR/go cpid
+	unet_bg_b python3 -c "
+import os, socket, time
+c = socket.create_connection(('$IP_A', 5601), timeout=5)
+print('ready port=%d' % c.getsockname()[1], flush=True)
+for _ in range(300):
+    if os.path.exists('$go'):
+        break
+    time.sleep(0.1)
+try:
+    c.sendall(b'still here')
+    c.settimeout(5)
+    print('echo', c.recv(100).decode(), flush=True)
+except OSError as e:
+    print('error', e, flush=True)
+" >"$T_DIR/kclient.log" 2>&1
+	cpid=$UNET_BG_PID
+	wait_ready "$T_DIR/kclient.log" "$cpid" >/dev/null
+	in_a timeout 70 python3 "$TISN" sweep "$IF_A" "$MAC_B" "$IP_A" "$IP_B" 5601 40000 44095 6511 16 \
+		>"$T_DIR/sweep.log" 2>&1 || { cat "$T_DIR/sweep.log"; fail "the RST sweep failed"; }
+	cat "$T_DIR/sweep.log"
+	sleep 0.5
+	touch "$go"
+	unet_bg_wait "$cpid" 15 || true
+	cat "$T_DIR/kclient.log"
+	stop "$pid" "$T_DIR/uecho.log" "U-Net echo"
+	grep -qx "echo still here" "$T_DIR/kclient.log" || fail "the blind RST sweep reset the live connection"
 }
 
 # Batched sending (lib/core/layer.h, unet_layer_queue): lwIP's frames go
