@@ -57,11 +57,12 @@ enum unet_tcp_partial {
 struct unet_tcp_opts {
 	size_t sz;
 	int tx_queue;	  /* as unet_channel_opts.tx_queue */
-	uint32_t backlog; /* listen: connections waiting for accept plus
-			   * half-open ones (SYN received); past it a new
-			   * SYN pushes out the oldest half-open one (or is
-			   * dropped if all are waiting for accept).  0: 64;
-			   * at most 1024 */
+	uint32_t backlog; /* listen: connections waiting for accept; past
+			   * it the ACK that would complete a handshake is
+			   * dropped (the peer sends it again).  Half-open
+			   * connections take no room: the layer answers
+			   * SYNs with SYN cookies (docs/tcp.md).  0: 64; at
+			   * most 1024 */
 	/* The endpoint's policy, not the socket's: checksums are checked
 	 * before a segment is matched to a connection.  The endpoint's first
 	 * listen or connect sets it; a later one asking for another policy
@@ -147,10 +148,10 @@ struct unet_tcp_stats {
 	uint64_t rx_malformed;	    /* shorter than the IP header says, or a
 				     * sequence number lwIP cannot take
 				     * (docs/tcp.md): dropped */
-	uint64_t rx_syn_dropped;    /* SYNs over a listener's backlog or the
-				     * connection limit: dropped unanswered, or
-				     * the oldest half-open connection dropped
-				     * for them (docs/tcp.md, SYN floods) */
+	uint64_t rx_syn_dropped;    /* SYNs not answered (no send buffer), and
+				     * ACKs for a valid cookie over the
+				     * listener's backlog or the connection
+				     * limit: dropped (docs/tcp.md, SYN floods) */
 	uint64_t accept_refused;    /* handshakes completed over the backlog: reset */
 	uint64_t tx_frames;	    /* frames put on the send queue */
 	uint64_t tx_busy;	    /* frames lwIP could not send (no buffer, queue
@@ -171,6 +172,9 @@ struct unet_tcp_stats {
 				      * data or RST outside the receive window:
 				      * lwIP answers with an ACK and drops it */
 	uint64_t rx_nomem;	     /* no memory for lwIP's copy: dropped */
+	uint64_t rx_syn_cookies;     /* SYNs for a listener answered with a
+				      * SYN cookie (none reach lwIP) */
+	uint64_t syn_cookie_conns;   /* connections made from a valid cookie */
 	uint64_t rx_gso;	     /* GSO super-segments (skb mode, partial
 				      * checksum, longer than the MTU) cut into
 				      * segments, each counted in rx_frames */

@@ -158,17 +158,20 @@ static void sip_round(uint64_t v[4])
 	v[2] = ROTL64(v[2], 32);
 }
 
-/* SipHash-2-4 under isn_key of the 12-byte message m0 (8 bytes), m1 (4). */
-static uint64_t siphash12(uint64_t m0, uint32_t m1)
+/* SipHash-2-4 under isn_key of a message of len bytes: the 64-bit
+ * words m[0..n-1], then tail (its last len - 8n bytes, fewer than 8). */
+static uint64_t siphash(const uint64_t *m, unsigned int n, uint64_t tail, unsigned int len)
 {
 	uint64_t v[4] = { isn_key[0] ^ 0x736f6d6570736575ull, isn_key[1] ^ 0x646f72616e646f6dull,
 			  isn_key[0] ^ 0x6c7967656e657261ull, isn_key[1] ^ 0x7465646279746573ull };
-	uint64_t last = (uint64_t)12 << 56 | m1;
+	uint64_t last = (uint64_t)len << 56 | tail;
 
-	v[3] ^= m0;
-	sip_round(v);
-	sip_round(v);
-	v[0] ^= m0;
+	for (unsigned int i = 0; i < n; i++) {
+		v[3] ^= m[i];
+		sip_round(v);
+		sip_round(v);
+		v[0] ^= m[i];
+	}
 	v[3] ^= last;
 	sip_round(v);
 	sip_round(v);
@@ -184,7 +187,9 @@ static uint64_t siphash12(uint64_t m0, uint32_t m1)
  * order) are ahead of lwIP's. */
 static uint32_t seq_offset(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
-	return (uint32_t)siphash12((uint64_t)laddr << 32 | raddr, (uint32_t)lport << 16 | rport);
+	uint64_t m = (uint64_t)laddr << 32 | raddr;
+
+	return (uint32_t)siphash(&m, 1, (uint32_t)lport << 16 | rport, 12);
 }
 
 /* A frame lwIP sends (len bytes at f): an IPv4/TCP segment's sequence
@@ -262,6 +267,8 @@ struct utcp_state {
 	bool kick_listed;	      /* on kick_list */
 	struct utcp_state *kick_next; /* kick_list */
 	bool dying; /* being destroyed: hold no frame for ARP */
+	bool swallow; /* lwIP's frames are not sent (cookie_take) */
+	struct unet_tcp *listeners; /* also on conns; by lnext */
 	uint64_t next_ms; /* when progress must run lwIP's timers next */
 	struct unet_tcp_stats st;
 };
@@ -281,6 +288,7 @@ struct unet_tcp {
 	uint32_t raddr;
 	uint16_t lport, rport;
 	struct unet_tcp *next;	/* st->conns */
+	struct unet_tcp *lnext; /* st->listeners */
 	struct unet_tcp *qnext; /* parent's accept queue */
 };
 
@@ -434,6 +442,8 @@ static err_t netif_linkoutput(struct netif *netif, struct pbuf *p)
 
 	if (flen > st->inet.mtu + UNET_ETH_HLEN)
 		return ERR_IF;
+	if (st->swallow)
+		return ERR_OK;
 	/* Reap completions as we go: the kernel stops sending once the
 	 * completion ring is full, and a window of 64 KiB never fills the
 	 * TX ring, where the core would reap them itself. */
@@ -685,44 +695,252 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 /* ---- Receiving ------------------------------------------------------------------ */
 
 /*
- * Whether a SYN for port may make a half-open connection: under its
- * listener's backlog (waiting plus half-open) and the endpoint's limit.
- * lwIP (TCP_LISTEN_BACKLOG 0, malloc pools) bounds neither.  A full
- * backlog of half-open connections (a SYN flood from spoofed sources,
- * which never complete) would refuse every real client for lwIP's 20 s
- * SYN_RCVD timeout: instead the oldest half-open one is dropped without
- * a word (tcp_abandon, no RST) to make room, as BSD's syncache does.  A
- * real client completes its handshake within a round trip, long before
- * a flood can push it out.  A backlog full of connections waiting for
- * accept() refuses the SYN.
+ * SYN floods: SYN cookies, made by the layer.  lwIP (TCP_LISTEN_BACKLOG
+ * 0, malloc pools) keeps a pcb per SYN for 20 s and bounds nothing; a
+ * bounded table of half-open connections lets a flood of spoofed SYNs
+ * push real clients out of it faster than their round trip.  So no SYN
+ * for a listener reaches lwIP: the layer answers it with a SYN-ACK of its
+ * own whose initial sequence number is a cookie, and keeps nothing.  The
+ * peer's ACK for it (no connection yet, cookie - 1 = its acknowledgement
+ * number - 1, verified) makes the connection: the layer hands lwIP the
+ * SYN again (rebuilt from the cookie: the peer's ISN, MSS, window
+ * scale), swallows lwIP's SYN-ACK, moves the new pcb's send sequence
+ * numbers onto the cookie (so_cookie_shift), then hands lwIP the ACK,
+ * which completes the handshake.  O(1) per SYN and per ACK; a real
+ * client completes whatever the flood.
+ *
+ * The cookie: 2 bits of a 64 s time slot (valid in its slot and the
+ * next), 2 bits of the peer's MSS (cookie_mss), 4 of its window scale
+ * (15: none), then 24 bits of SipHash (isn_key) over the addresses,
+ * ports, the peer's ISN and those 8 bits.  Timestamps and SACK would be
+ * lost, and lwIP offers neither.  The cookie is the wire's ISN (lwIP's
+ * plus seq_offset, as for every connection).
  */
-enum syn_verdict { SYN_TAKE, SYN_REFUSE, SYN_NO_LISTENER };
+#define COOKIE_SLOT_S 64
+static const uint16_t cookie_mss[4] = { 536, 1220, 1440, 1460 };
 
-static enum syn_verdict syn_admit(struct utcp_state *st, uint16_t port)
+static uint32_t cookie_slot(void)
 {
-	struct tcp_pcb *oldest = NULL;
-	struct unet_tcp *l;
-	unsigned int half = 0;
-	u8_t idx = netif_get_index(&st->netif);
+	return (uint32_t)(now_ms() / 1000 / COOKIE_SLOT_S);
+}
 
-	for (l = st->conns; l; l = l->next)
-		if (l->listener && l->lport == port)
+/* The cookie for a SYN from saddr:sport with sequence number seq to
+ * daddr:dport (addresses network order, ports host order); hdr its top
+ * 8 bits. */
+static uint32_t cookie_make(uint32_t saddr, uint16_t sport, uint32_t daddr, uint16_t dport,
+			    uint32_t seq, uint32_t hdr)
+{
+	uint64_t m[2] = { (uint64_t)saddr << 32 | daddr,
+			  (uint64_t)seq << 32 | (uint32_t)sport << 16 | dport };
+
+	return hdr | ((uint32_t)siphash(m, 2, hdr >> 24, 17) & 0xffffff);
+}
+
+/* The listener on port, or NULL. */
+static struct unet_tcp *find_listener(struct utcp_state *st, uint16_t port)
+{
+	for (struct unet_tcp *l = st->listeners; l; l = l->lnext)
+		if (l->lport == port)
+			return l;
+	return NULL;
+}
+
+/* TCP options of the segment at t (doff bytes of header): the MSS (0:
+ * none) and the window scale (-1: none). */
+static void tcp_opts(const uint8_t *t, uint32_t doff, uint32_t *mss, int *ws)
+{
+	*mss = 0;
+	*ws = -1;
+	for (uint32_t i = 20; i < doff;) {
+		uint8_t kind = t[i];
+
+		if (kind == 0)
 			break;
-	if (!l)
-		return SYN_NO_LISTENER; /* lwIP answers with a reset */
-	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
-		if (p->state == SYN_RCVD && p->local_port == port && p->netif_idx == idx) {
-			half++;
-			if (!oldest || (u32_t)(p->tmr - oldest->tmr) > 0x80000000u)
-				oldest = p;
+		if (kind == 1) {
+			i++;
+			continue;
 		}
-	if (half + l->nacq < l->backlog && half + st->st.connections < MAX_CONNS)
-		return SYN_TAKE;
-	if (!oldest || l->nacq >= l->backlog)
-		return SYN_REFUSE;
-	st->st.rx_syn_dropped++;
-	tcp_abandon(oldest, 0);
-	return SYN_TAKE;
+		if (i + 1 >= doff || t[i + 1] < 2 || i + t[i + 1] > doff)
+			break;
+		if (kind == 2 && t[i + 1] == 4)
+			*mss = get16(t + i + 2);
+		else if (kind == 3 && t[i + 1] == 3)
+			*ws = t[i + 2] > 14 ? 14 : t[i + 2];
+		i += t[i + 1];
+	}
+}
+
+/* A frame of ours (no lwIP: SYN-ACKs with cookies) onto the send queue.
+ * Returns 0 or -EBUSY (no buffer, queue full). */
+static int tx_frame(struct utcp_state *st, const uint8_t *f, uint32_t len)
+{
+	uint64_t buf;
+
+	if (unet_endpoint__tx_pending(st->inet.ep) >= TX_REAP)
+		unet_endpoint__complete(st->inet.ep);
+	buf = unet_endpoint__buf_alloc(st->inet.ep);
+	if (buf == UNET_NO_BUF)
+		return -EBUSY;
+	memcpy(unet_layer_buf(st->inet.ep, buf) + TX_OFF, f, len);
+	if (unet_layer_queue(st->inet.ep, st->txq, buf, TX_OFF, len)) {
+		unet_endpoint__buf_free(st->inet.ep, buf);
+		return -EBUSY;
+	}
+	if (!st->kick_listed) {
+		st->kick_listed = true;
+		st->kick_next = kick_list;
+		kick_list = st;
+	}
+	st->st.tx_frames++;
+	return 0;
+}
+
+/*
+ * An Ethernet/IPv4/TCP frame into f (room for 14 + 20 + 28), from
+ * saddr:sport to daddr:dport (the MACs from the frame we answer: its
+ * source is the destination); an MSS option if mss, a window scale
+ * option if ws >= 0; both checksums complete.  Returns its length.
+ */
+static uint32_t build_seg(uint8_t *f, const uint8_t *dmac, const uint8_t *smac, uint32_t saddr,
+			  uint16_t sport, uint32_t daddr, uint16_t dport, uint32_t seq, uint32_t ack,
+			  uint8_t flags, uint16_t wnd, uint32_t mss, int ws)
+{
+	uint8_t *ip = f + UNET_ETH_HLEN, *t = ip + 20;
+	uint32_t doff = 20 + (mss ? 4 : 0) + (ws >= 0 ? 4 : 0), o = 20;
+	uint16_t v;
+
+	memcpy(f, dmac, 6);
+	memcpy(f + 6, smac, 6);
+	f[12] = 0x08;
+	f[13] = 0x00;
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	v = htons((uint16_t)(20 + doff));
+	memcpy(ip + 2, &v, 2);
+	ip[6] = 0x40; /* DF */
+	ip[8] = 64;
+	ip[9] = 6;
+	memcpy(ip + 12, &saddr, 4);
+	memcpy(ip + 16, &daddr, 4);
+	v = htons((uint16_t)~unet_csum_fold(unet_csum_add(0, ip, 20)));
+	memcpy(ip + 10, &v, 2);
+	memset(t, 0, doff);
+	t[0] = (uint8_t)(sport >> 8);
+	t[1] = (uint8_t)sport;
+	t[2] = (uint8_t)(dport >> 8);
+	t[3] = (uint8_t)dport;
+	put32(t + 4, seq);
+	put32(t + 8, ack);
+	t[12] = (uint8_t)(doff / 4 << 4);
+	t[13] = flags;
+	t[14] = (uint8_t)(wnd >> 8);
+	t[15] = (uint8_t)wnd;
+	if (mss) {
+		t[o++] = 2;
+		t[o++] = 4;
+		t[o++] = (uint8_t)(mss >> 8);
+		t[o++] = (uint8_t)mss;
+	}
+	if (ws >= 0) {
+		t[o++] = 1;
+		t[o++] = 3;
+		t[o++] = 3;
+		t[o++] = (uint8_t)ws;
+	}
+	v = htons((uint16_t)~unet_csum_fold(
+		unet_csum_add(unet_csum_pseudo(saddr, daddr, 6, (uint16_t)doff), t, doff)));
+	memcpy(t + 16, &v, 2);
+	return UNET_ETH_HLEN + 20 + doff;
+}
+
+/* A SYN (at t, doff bytes of header, in frame) for a listener: answer
+ * with a SYN-ACK whose ISN is a cookie.  Keeps nothing. */
+static void cookie_answer(struct utcp_state *st, const uint8_t *frame, const uint8_t *t,
+			  uint32_t doff, uint32_t saddr, uint32_t daddr)
+{
+	uint16_t sport = get16(t), dport = get16(t + 2);
+	uint32_t seq = get32(t + 4), mss, mi = 0, hdr, isn, mymss = st->inet.mtu - 40;
+	uint8_t f[UNET_ETH_HLEN + 20 + 28];
+	int ws;
+
+	tcp_opts(t, doff, &mss, &ws);
+	if (!mss)
+		mss = 536;
+	while (mi < 3 && cookie_mss[mi + 1] <= mss)
+		mi++;
+	hdr = (cookie_slot() & 3) << 30 | mi << 28 | (uint32_t)(ws < 0 ? 15 : ws) << 24;
+	isn = cookie_make(saddr, sport, daddr, dport, seq, hdr);
+	if (mymss > TCP_MSS)
+		mymss = TCP_MSS;
+	/* the window and scale lwIP's own SYN-ACK would carry */
+	if (tx_frame(st, f, build_seg(f, frame + 6, st->inet.mac, daddr, dport, saddr, sport, isn,
+				       seq + 1, TCP_SYN | TCP_ACK, TCP_WND > 0xffff ? 0xffff : TCP_WND,
+				       mymss, ws < 0 ? -1 : TCP_RCV_SCALE)))
+		st->st.rx_syn_dropped++;
+	else
+		st->st.rx_syn_cookies++;
+}
+
+/* Move every send sequence number of pcb (SYN_RCVD, its SYN-ACK queued
+ * or sent) by d. */
+static void cookie_shift(struct tcp_pcb *pcb, uint32_t d)
+{
+	pcb->lastack += d;
+	pcb->snd_nxt += d;
+	pcb->snd_wl2 += d;
+	pcb->snd_lbb += d;
+	pcb->rtseq += d;
+	for (struct tcp_seg *q = pcb->unacked; q; q = q->next)
+		q->tcphdr->seqno = lwip_htonl(lwip_ntohl(q->tcphdr->seqno) + d);
+	for (struct tcp_seg *q = pcb->unsent; q; q = q->next)
+		q->tcphdr->seqno = lwip_htonl(lwip_ntohl(q->tcphdr->seqno) + d);
+}
+
+/*
+ * An ACK (at t, in frame; no connection has its 4-tuple) for listener
+ * l: if its acknowledgement number - 1 (the wire's) is a cookie of ours
+ * for its sequence number - 1, make the connection in lwIP (see above).
+ * Returns 1 if it did (the ACK goes to lwIP next), 0 if the ACK is no
+ * cookie's (lwIP answers it with a reset), -1 if the listener has no
+ * room (the ACK is dropped: the peer sends it again).
+ */
+static int cookie_take(struct utcp_state *st, struct unet_tcp *l, const uint8_t *frame,
+		       const uint8_t *t, uint32_t saddr, uint32_t daddr)
+{
+	uint16_t sport = get16(t), dport = get16(t + 2);
+	uint32_t seq = get32(t + 4) - 1, cookie = get32(t + 8) - 1, slot = cookie_slot();
+	uint32_t hdr = cookie & 0xff000000u, ws = hdr >> 24 & 15;
+	uint8_t f[UNET_ETH_HLEN + 20 + 28];
+	struct tcp_pcb *pcb;
+	struct pbuf *p;
+	uint32_t n;
+
+	if (((slot - (cookie >> 30)) & 3) > 1 ||
+	    cookie_make(saddr, sport, daddr, dport, seq, hdr) != cookie)
+		return 0;
+	if (l->nacq >= l->backlog || st->st.connections >= MAX_CONNS) {
+		st->st.rx_syn_dropped++;
+		return -1;
+	}
+	/* The SYN again, as the cookie remembers it (and the ACK's window). */
+	n = build_seg(f, frame, frame + 6, saddr, sport, daddr, dport, seq, 0, TCP_SYN,
+		      get16(t + 14), cookie_mss[hdr >> 28 & 3], ws == 15 ? -1 : (int)ws);
+	p = pbuf_alloc(PBUF_RAW, (u16_t)n, PBUF_RAM);
+	if (!p) {
+		st->st.rx_nomem++;
+		return -1;
+	}
+	memcpy(p->payload, f, n);
+	st->swallow = true; /* lwIP's own SYN-ACK: the peer has ours */
+	ethernet_input(p, &st->netif);
+	st->swallow = false;
+	pcb = tcp_active_pcbs; /* a new pcb goes first (TCP_REG_ACTIVE) */
+	if (!pcb || pcb->state != SYN_RCVD || pcb->remote_port != sport || pcb->local_port != dport ||
+	    ip_2_ip4(&pcb->remote_ip)->addr != saddr)
+		return 0;
+	cookie_shift(pcb, cookie - seq_offset(daddr, dport, saddr, sport) - pcb->lastack);
+	st->st.syn_cookie_conns++;
+	return 1;
 }
 
 /*
@@ -957,11 +1175,6 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 		st->st.rx_malformed++;
 		return UNET_LAYER_CONSUMED;
 	}
-	/* The acknowledgement number back into lwIP's sequence space (the
-	 * checksum follows): seq_offset. */
-	if (t[13] & TCP_ACK)
-		set32_csum(t + 8, get32(t + 8) - seq_offset(daddr, get16(t + 2), saddr, get16(t)),
-			   t + 16);
 	seq = get32(t + 4);
 	/* as lwIP counts it (TCP_TCPLEN): SYN and FIN together count one */
 	seqlen = tl - doff + ((t[13] & (TCP_SYN | TCP_FIN)) ? 1 : 0);
@@ -972,24 +1185,42 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 		unlock_rx();
 		return UNET_LAYER_CONSUMED;
 	}
-	neigh_learn(st, saddr, frame + 6);
+	/* The peer's MAC is learnt from any segment but a SYN for a
+	 * listener: those are answered statelessly (the SYN-ACK goes to the
+	 * frame's own source), and a flood of them from spoofed sources
+	 * would push real peers out of the table. */
 	if (pcb) {
+		neigh_learn(st, saddr, frame + 6);
 		if (out_of_window(pcb, t[13], seq, seqlen))
 			st->st.rx_out_of_window++;
-	} else if (!seg_time_wait(t, saddr, daddr)) {
-		/* SYN without ACK or RST: a new connection attempt. */
-		switch ((t[13] & 0x16) == 0x02 ? syn_admit(st, get16(t + 2)) : SYN_NO_LISTENER) {
-		case SYN_TAKE:
-			break;
-		case SYN_REFUSE:
-			st->st.rx_syn_dropped++;
+	} else if (seg_time_wait(t, saddr, daddr)) {
+		neigh_learn(st, saddr, frame + 6);
+	} else {
+		struct unet_tcp *l = find_listener(st, get16(t + 2));
+		int r = 0;
+
+		/* SYN without ACK or RST: a new connection attempt; ACK
+		 * without SYN or RST: perhaps one for a cookie. */
+		if (l && (t[13] & 0x16) == TCP_SYN) {
+			cookie_answer(st, frame, t, doff, saddr, daddr);
 			unlock_rx();
 			return UNET_LAYER_CONSUMED;
-		default: /* lwIP resets it (or drops a RST) */
-			st->st.rx_no_conn++;
-			break;
 		}
+		neigh_learn(st, saddr, frame + 6);
+		if (l && (t[13] & 0x16) == TCP_ACK)
+			r = cookie_take(st, l, frame, t, saddr, daddr);
+		if (r < 0) {
+			unlock_rx();
+			return UNET_LAYER_CONSUMED;
+		}
+		if (!r) /* lwIP resets it (or drops a RST) */
+			st->st.rx_no_conn++;
 	}
+	/* The acknowledgement number back into lwIP's sequence space (the
+	 * checksum follows): seq_offset. */
+	if (t[13] & TCP_ACK)
+		set32_csum(t + 8, get32(t + 8) - seq_offset(daddr, get16(t + 2), saddr, get16(t)),
+			   t + 16);
 	if (tot > st->inet.mtu) {
 		st->st.rx_gso++;
 		feed_gso(st, frame, hlen, doff, tl, saddr, daddr);
@@ -1092,6 +1323,7 @@ static void tcp_layer_destroy(void *state)
 
 	lock();
 	st->dying = true;
+	st->listeners = NULL; /* freed with conns */
 	while (st->conns) {
 		struct unet_tcp *c = st->conns;
 
@@ -1307,6 +1539,8 @@ struct unet_tcp *unet_tcp__listen(struct unet_endpoint *ep, uint32_t local_addr,
 	tcp_accept(pcb, on_accept);
 	l->next = st->conns;
 	st->conns = l;
+	l->lnext = st->listeners;
+	st->listeners = l;
 	unlock();
 	return l;
 }
@@ -1619,6 +1853,11 @@ static void conn_free(struct unet_tcp *c, bool abort)
 			tcp_arg(c->pcb, NULL);
 			tcp_close(c->pcb);
 		}
+		for (struct unet_tcp **pp = &st->listeners; *pp; pp = &(*pp)->lnext)
+			if (*pp == c) {
+				*pp = c->lnext;
+				break;
+			}
 		put = c->port;
 	} else {
 		if (c->parent) { /* still in its listener's queue */

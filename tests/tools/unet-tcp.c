@@ -127,7 +127,8 @@ static void print_stats(void)
 	       "rx_syn_dropped=%llu accept_refused=%llu tx_frames=%llu tx_busy=%llu "
 	       "tx_unresolved=%llu arp_requests=%llu connections=%llu rx_bad_csum=%llu "
 	       "rx_partial_csum=%llu rx_partial_refused=%llu rx_no_conn=%llu "
-	       "rx_out_of_window=%llu rx_nomem=%llu rx_gso=%llu\n",
+	       "rx_out_of_window=%llu rx_nomem=%llu rx_gso=%llu rx_syn_cookies=%llu "
+	       "syn_cookie_conns=%llu\n",
 	       (unsigned long long)s.rx_frames, (unsigned long long)s.rx_arp,
 	       (unsigned long long)s.rx_not_ours, (unsigned long long)s.rx_malformed,
 	       (unsigned long long)s.rx_syn_dropped, (unsigned long long)s.accept_refused,
@@ -136,7 +137,8 @@ static void print_stats(void)
 	       (unsigned long long)s.connections, (unsigned long long)s.rx_bad_csum,
 	       (unsigned long long)s.rx_partial_csum, (unsigned long long)s.rx_partial_refused,
 	       (unsigned long long)s.rx_no_conn, (unsigned long long)s.rx_out_of_window,
-	       (unsigned long long)s.rx_nomem, (unsigned long long)s.rx_gso);
+	       (unsigned long long)s.rx_nomem, (unsigned long long)s.rx_gso,
+	       (unsigned long long)s.rx_syn_cookies, (unsigned long long)s.syn_cookie_conns);
 }
 
 /* Send all of len bytes (blocking, bounded by the run's deadline). */

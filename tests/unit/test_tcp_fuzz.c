@@ -309,7 +309,7 @@ enum outcome {
 	O_SEQ_TRAP,
 	O_FED,
 	O_FED_PARTIAL, /* a partial checksum, accepted (veth), completed, fed */
-	O_FED_SYN,
+	O_SYN_COOKIE, /* a SYN for the listener, no connection: answered with a cookie */
 	O__N
 };
 
@@ -349,20 +349,23 @@ static enum outcome model_rx(const struct conn *k, const uint8_t *f, uint32_t n)
 		 * (GSO) is taken, never one of these */
 		if (tot > k->mtu)
 			return O_MALFORMED;
-		/* a segment of sequence length 1 at exactly rcv_nxt + 2^31 of a
-		 * connection: lwIP would abort on it (docs/tcp.md) */
-		if (tot - hlen - doff + ((t[13] & 0x03) ? 1 : 0) == 1)
-			for (struct tcp_pcb *q = tcp_active_pcbs; q; q = q->next)
-				if (q->local_port == get16(t + 2) && q->remote_port == get16(t) &&
-				    ntohl(ip_2_ip4(&q->remote_ip)->addr) ==
-					    ((uint32_t)get16(ip + 12) << 16 | get16(ip + 14)) &&
-				    ntohl(ip_2_ip4(&q->local_ip)->addr) == IP_B) {
-					if (q->rcv_nxt - seq == 0x80000000u)
-						return O_SEQ_TRAP; /* counted as malformed */
-					break;
-				}
-		if ((t[13] & 0x16) == 0x02)
-			return O_FED_SYN;
+		for (struct tcp_pcb *q = tcp_active_pcbs; q; q = q->next)
+			if (q->local_port == get16(t + 2) && q->remote_port == get16(t) &&
+			    ntohl(ip_2_ip4(&q->remote_ip)->addr) ==
+				    ((uint32_t)get16(ip + 12) << 16 | get16(ip + 14)) &&
+			    ntohl(ip_2_ip4(&q->local_ip)->addr) == IP_B) {
+				/* a segment of sequence length 1 at exactly
+				 * rcv_nxt + 2^31 of a connection: lwIP would
+				 * abort on it (docs/tcp.md) */
+				if (tot - hlen - doff + ((t[13] & 0x03) ? 1 : 0) == 1 &&
+				    q->rcv_nxt - seq == 0x80000000u)
+					return O_SEQ_TRAP; /* counted as malformed */
+				return partial ? O_FED_PARTIAL : O_FED;
+			}
+		/* no connection: a SYN for the listener gets a SYN cookie
+		 * from the layer, and lwIP never sees it (docs/tcp.md) */
+		if ((t[13] & 0x16) == 0x02 && get16(t + 2) == PORT)
+			return O_SYN_COOKIE;
 		return partial ? O_FED_PARTIAL : O_FED;
 	}
 }
@@ -626,12 +629,13 @@ static void test_tcp_fuzz(void **state)
 	assert_int_equal(unet_tcp__stats(k.p->b, &after), 0);
 	assert_int_equal(unet_tcp__stats(k.p->a, &a_after), 0);
 	real = a_after.tx_frames - a_before.tx_frames;
-	print_message("tcp fuzz: %llu to lwIP (%llu of them SYNs, %llu partial checksums), %llu "
+	print_message("tcp fuzz: %llu to lwIP (%llu partial checksums), %llu SYNs answered with a "
+		      "cookie, %llu "
 		      "malformed, %llu bad checksums, %llu not ours, "
 		      "%llu ARP, %llu not TCP, %llu at rcv_nxt + 2^31; %llu real frames from a "
 		      "meanwhile; %.2f s\n",
-		      (unsigned long long)(want[O_FED] + want[O_FED_SYN] + want[O_FED_PARTIAL]),
-		      (unsigned long long)want[O_FED_SYN], (unsigned long long)want[O_FED_PARTIAL],
+		      (unsigned long long)(want[O_FED] + want[O_FED_PARTIAL]),
+		      (unsigned long long)want[O_FED_PARTIAL], (unsigned long long)want[O_SYN_COOKIE],
 		      (unsigned long long)want[O_MALFORMED], (unsigned long long)want[O_BAD_CSUM],
 		      (unsigned long long)want[O_NOT_OURS], (unsigned long long)want[O_ARP],
 		      (unsigned long long)want[O_NOT_MINE], (unsigned long long)want[O_SEQ_TRAP],
@@ -643,21 +647,25 @@ static void test_tcp_fuzz(void **state)
 	assert_int_equal(after.rx_bad_csum - before.rx_bad_csum, want[O_BAD_CSUM]);
 	assert_int_equal(after.rx_partial_csum - before.rx_partial_csum, want[O_FED_PARTIAL]);
 	assert_int_equal(after.rx_partial_refused - before.rx_partial_refused, 0);
-	/* a SYN over the backlog is not fed (counted as dropped instead);
-	 * every other frame is, and a's own frames are fed or ARP */
+	/* every SYN for the listener answered with a cookie (or counted
+	 * dropped: no send buffer), none fed; every other frame fed, and
+	 * a's own frames (among them its resets for our SYN-ACKs) fed or
+	 * ARP */
 	{
 		uint64_t fed = after.rx_frames - before.rx_frames + after.rx_arp - before.rx_arp;
-		uint64_t syn = after.rx_syn_dropped - before.rx_syn_dropped;
+		uint64_t syn = after.rx_syn_cookies - before.rx_syn_cookies + after.rx_syn_dropped -
+			       before.rx_syn_dropped;
 		uint64_t base = want[O_FED] + want[O_FED_PARTIAL] + want[O_ARP] + real;
 
-		if (fed < base || fed > base + want[O_FED_SYN] || fed - base + syn < want[O_FED_SYN])
-			fail_msg("%llu frames fed to lwIP, %llu SYNs dropped; the rules say %llu and "
-				 "up to %llu SYNs (of which those not fed are counted dropped)",
+		if (fed != base || syn != want[O_SYN_COOKIE])
+			fail_msg("%llu frames fed to lwIP, %llu SYNs answered or dropped; the rules "
+				 "say %llu and %llu",
 				 (unsigned long long)fed, (unsigned long long)syn,
-				 (unsigned long long)base, (unsigned long long)want[O_FED_SYN]);
+				 (unsigned long long)base, (unsigned long long)want[O_SYN_COOKIE]);
 	}
+	assert_int_equal(after.syn_cookie_conns - before.syn_cookie_conns, 0);
 	assert_true(want[O_FED] > frames / 4 && want[O_MALFORMED] > frames / 50 && want[O_SEQ_TRAP] &&
-		    want[O_BAD_CSUM] > frames / 8);
+		    want[O_BAD_CSUM] > frames / 8 && want[O_SYN_COOKIE] > frames / 50);
 
 	/* After the storm: the connection still carries data both ways, and
 	 * no forged handshake completed. */
