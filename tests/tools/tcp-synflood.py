@@ -15,7 +15,8 @@ and echo 16 bytes.  With SLOW_IP, as many clients again made by hand
 (AF_PACKET) from SLOW_IP, an address nobody on the link has, that wait
 RTT_MS between the server's SYN-ACK and their ACK: a client with an
 ordinary round trip, which a table of half-open connections must keep
-that long under the flood.  Prints "flood sent=N secs=T rate=R" and
+that long under the flood.  They send again what gets no answer (300 ms)
+as a real TCP does: at link rate the receive ring drops frames.  Prints "flood sent=N secs=T rate=R" and
 "clients ok=K of N", exit 0 if all of them got through.
 """
 import ctypes
@@ -133,18 +134,27 @@ def slow_client(ifname, dmac, dip, port, sip, rtt, sport):
                 return t, seq, ack
         return None
 
-    isn = 7000 + sport
+    # Like a real TCP, it sends again what got no answer (every 300 ms,
+    # up to 3 s): at link rate the endpoint's receive ring overflows and
+    # drops frames, the flood's and ours alike, before U-Net sees them.
+    isn, msg = 7000 + sport, b"0123456789abcdef"
     try:
-        raw.send(seg(isn, 0, 0x02))
-        r = wait_for(lambda t: t[13] & 0x12 == 0x12, time.time() + 3)
+        r = None
+        for _ in range(10):
+            raw.send(seg(isn, 0, 0x02))
+            r = wait_for(lambda t: t[13] & 0x12 == 0x12, time.time() + 0.3)
+            if r:
+                break
         if not r:
             return False
         srv = r[1]
         time.sleep(rtt)
-        msg = b"0123456789abcdef"
-        raw.send(seg(isn + 1, srv + 1, 0x18, msg))
-        r = wait_for(lambda t: len(t) >= (t[12] >> 4) * 4 + 16 and
-                     t[(t[12] >> 4) * 4:(t[12] >> 4) * 4 + 16] == msg, time.time() + 3)
+        for _ in range(10):
+            raw.send(seg(isn + 1, srv + 1, 0x18, msg))
+            r = wait_for(lambda t: len(t) >= (t[12] >> 4) * 4 + 16 and
+                         t[(t[12] >> 4) * 4:(t[12] >> 4) * 4 + 16] == msg, time.time() + 0.3)
+            if r:
+                break
         raw.send(seg(isn + 17, srv + 1 + (16 if r else 0), 0x14))  # RST: done
         return r is not None
     finally:
