@@ -175,6 +175,10 @@ struct unet_tcp_stats {
 	uint64_t rx_syn_cookies;     /* SYNs for a listener answered with a
 				      * SYN cookie (none reach lwIP) */
 	uint64_t syn_cookie_conns;   /* connections made from a valid cookie */
+	uint64_t rx_ooseq_dropped;   /* out-of-order data shorter than 512
+				      * bytes: dropped (docs/tcp.md, Memory) */
+	uint64_t rx_mem_dropped;     /* data while the endpoint's receive queues
+				      * hold more than 64 MiB: dropped */
 	uint64_t rx_gso;	     /* GSO super-segments (skb mode, partial
 				      * checksum, longer than the MTU) cut into
 				      * segments, each counted in rx_frames */

@@ -271,6 +271,9 @@ struct utcp_state {
 	struct unet_tcp *listeners; /* also on conns; by lnext */
 	uint64_t next_ms; /* when progress must run lwIP's timers next */
 	struct unet_tcp_stats st;
+	/* All connections' receive queues (rx_push): pbufs, and bytes of
+	 * data and room in them; rx_mem() their memory, about. */
+	uint64_t rx_pbufs, rx_bytes;
 };
 
 struct unet_tcp {
@@ -282,7 +285,11 @@ struct unet_tcp {
 	struct unet_tcp *acq_head, *acq_tail; /* listener: accepted, not taken */
 	unsigned int nacq;
 	struct unet_tcp *parent; /* in this listener's queue */
-	struct pbuf *rx;	 /* received, not read */
+	/* Received, not read: single pbufs (never lwIP chains) linked by
+	 * ->next, oldest first (rx_push); rx_room: room left in the last
+	 * one if it is one of ours that small segments are copied into. */
+	struct pbuf *rx, *rx_tail;
+	uint32_t rx_room;
 	bool eof, connected, shut;
 	int err;
 	uint32_t raddr;
@@ -560,6 +567,131 @@ static void port_put(struct utcp_state *st, struct tcp_port *pt)
 
 /* ---- lwIP callbacks (under the lock) ------------------------------------------ */
 
+/*
+ * The receive queue (docs/tcp.md, "Memory").  lwIP hands over each
+ * segment's data as the pbuf it arrived in (~80 bytes of pbuf and
+ * allocator per segment whatever its length) or a chain of them; 1-byte
+ * segments would cost ~100 bytes per byte, and pbuf_cat walks the whole
+ * chain for every segment.  Instead: the chain is split into single
+ * pbufs, queued at a tail pointer (O(1)); a pbuf of less than
+ * RX_COALESCE bytes is copied into the tail if that is one of ours with
+ * room (RX_CHUNK bytes each), else into a new one, and freed.  So the
+ * queue costs at most ~1.2 bytes of memory per byte of data, and the
+ * data is bounded by the receive window (tcp_recved only when read).
+ */
+#define RX_COALESCE 512
+#define RX_CHUNK 2048
+#define RX_PBUF_COST 128u /* a pbuf's own memory, about: struct, frame headers, allocator */
+#define RX_MEM_MAX (64u << 20) /* per endpoint: rx queues' memory, about (rx_mem) */
+
+static void rx_append(struct utcp_state *st, struct unet_tcp *c, struct pbuf *q, uint32_t room)
+{
+	if (c->rx_tail)
+		c->rx_tail->next = q;
+	else
+		c->rx = q;
+	c->rx_tail = q;
+	c->rx_room = room;
+	st->rx_pbufs++;
+	st->rx_bytes += q->len + room;
+}
+
+static void rx_push(struct utcp_state *st, struct unet_tcp *c, struct pbuf *p)
+{
+	while (p) {
+		struct pbuf *q = p, *nq;
+
+		/* q alone now; p the rest, the chain's reference to it ours
+		 * (not pbuf_dechain: that drops the reference, freeing it) */
+		p = q->next;
+		q->next = NULL;
+		q->tot_len = q->len;
+		if (q->len >= RX_COALESCE || !q->len) {
+			if (q->len)
+				rx_append(st, c, q, 0);
+			else
+				pbuf_free(q);
+			continue;
+		}
+		if (c->rx_room < q->len) {
+			nq = pbuf_alloc(PBUF_RAW, RX_CHUNK, PBUF_RAM);
+			if (!nq) { /* keep it as it is */
+				st->st.rx_nomem++;
+				rx_append(st, c, q, 0);
+				continue;
+			}
+			nq->len = nq->tot_len = 0;
+			rx_append(st, c, nq, RX_CHUNK);
+		}
+		memcpy((uint8_t *)c->rx_tail->payload + c->rx_tail->len, q->payload, q->len);
+		c->rx_tail->len = (u16_t)(c->rx_tail->len + q->len);
+		c->rx_tail->tot_len = c->rx_tail->len;
+		c->rx_room -= q->len;
+		pbuf_free(q);
+	}
+}
+
+/* Take the first pbuf off c's queue and free it. */
+static void rx_drop_head(struct utcp_state *st, struct unet_tcp *c)
+{
+	struct pbuf *q = c->rx;
+
+	st->rx_pbufs--;
+	st->rx_bytes -= q->len;
+	if (q == c->rx_tail) {
+		st->rx_bytes -= c->rx_room;
+		c->rx_room = 0;
+		c->rx_tail = NULL;
+	}
+	c->rx = q->next;
+	q->next = NULL;
+	pbuf_free(q);
+}
+
+/* Copy up to len unread bytes to buf and free what is read.  Returns
+ * the bytes copied. */
+static size_t rx_pull(struct utcp_state *st, struct unet_tcp *c, uint8_t *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (c->rx && n < len) {
+		struct pbuf *q = c->rx;
+		size_t k = len - n < q->len ? len - n : q->len;
+
+		if (!q->len) { /* a chunk of ours, read: kept while it is the tail */
+			if (q == c->rx_tail)
+				break;
+			rx_drop_head(st, c);
+			continue;
+		}
+		memcpy(buf + n, q->payload, k);
+		n += k;
+		st->rx_bytes -= k;
+		pbuf_remove_header(q, k);
+		if (!q->len && (q != c->rx_tail || !c->rx_room))
+			rx_drop_head(st, c);
+	}
+	return n;
+}
+
+/* Whether c has unread bytes (the queue may start with an empty chunk). */
+static bool rx_unread(const struct unet_tcp *c)
+{
+	return c->rx && (c->rx->len || c->rx->next);
+}
+
+static void rx_free(struct utcp_state *st, struct unet_tcp *c)
+{
+	while (c->rx)
+		rx_drop_head(st, c);
+}
+
+/* Memory in st's receive queues, about. */
+static uint64_t rx_mem(const struct utcp_state *st)
+{
+	return st->rx_bytes + st->rx_pbufs * RX_PBUF_COST;
+}
+
 static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 {
 	struct unet_tcp *c = arg;
@@ -574,10 +706,7 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 		c->eof = true;
 		return ERR_OK;
 	}
-	if (c->rx)
-		pbuf_cat(c->rx, p);
-	else
-		c->rx = p;
+	rx_push(c->st, c, p);
 	return ERR_OK;
 }
 
@@ -1080,6 +1209,34 @@ static bool out_of_window(const struct tcp_pcb *pcb, uint8_t flags, uint32_t seq
 }
 
 /*
+ * Whether data of n bytes at seq for pcb may go to lwIP to be held
+ * (docs/tcp.md, "Memory"); counts the drop if not.  lwIP keeps
+ * out-of-order data (pcb->ooseq) without a bound and walks that list for
+ * every segment it adds (TCP_OOSEQ_MAX_* 0 in this build): a segment of
+ * it costs ~200 bytes however short, and the walk grows with the list.
+ * So out-of-order data shorter than RX_COALESCE is dropped here (the
+ * sender sends it again once the hole is filled): at most
+ * window / RX_COALESCE = 128 segments out of order per connection,
+ * whatever a peer sends.  And while the endpoint's receive queues hold
+ * more than RX_MEM_MAX (applications not reading), no new data is
+ * taken at all: the peers send it again later.
+ */
+static bool held_room(struct utcp_state *st, const struct tcp_pcb *pcb, uint32_t seq, uint32_t n)
+{
+	uint32_t off = seq - pcb->rcv_nxt;
+
+	if (rx_mem(st) > RX_MEM_MAX) {
+		st->st.rx_mem_dropped++;
+		return false;
+	}
+	if (off && off < 0x80000000u && n < RX_COALESCE) {
+		st->st.rx_ooseq_dropped++;
+		return false;
+	}
+	return true;
+}
+
+/*
  * The TCP checksum of the tl bytes at t (pseudo-header from saddr to
  * daddr): 0 if it verifies; else, if the field holds exactly the
  * pseudo-header sum -- a partial checksum (CHECKSUM_PARTIAL), left by
@@ -1191,8 +1348,12 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	 * would push real peers out of the table. */
 	if (pcb) {
 		neigh_learn(st, saddr, frame + 6);
-		if (out_of_window(pcb, t[13], seq, seqlen))
+		if (out_of_window(pcb, t[13], seq, seqlen)) {
 			st->st.rx_out_of_window++;
+		} else if (tl > doff && pcb->state >= ESTABLISHED && !held_room(st, pcb, seq, tl - doff)) {
+			unlock_rx();
+			return UNET_LAYER_CONSUMED;
+		}
 	} else if (seg_time_wait(t, saddr, daddr)) {
 		neigh_learn(st, saddr, frame + 6);
 	} else {
@@ -1335,8 +1496,7 @@ static void tcp_layer_destroy(void *state)
 			else
 				tcp_abort(c->pcb);
 		}
-		if (c->rx)
-			pbuf_free(c->rx);
+		rx_free(st, c);
 		free(c);
 	}
 	while (st->closing) {
@@ -1701,7 +1861,7 @@ struct unet_tcp *unet_tcp__connect(struct unet_endpoint *ep, uint32_t local_addr
 
 static bool readable(const struct unet_tcp *c)
 {
-	return c->rx || c->eof || c->err;
+	return rx_unread(c) || c->eof || c->err;
 }
 
 ssize_t unet_tcp__recv(struct unet_tcp *c, void *buf, size_t len, int timeout_ms)
@@ -1717,11 +1877,9 @@ ssize_t unet_tcp__recv(struct unet_tcp *c, void *buf, size_t len, int timeout_ms
 		ssize_t r = 0;
 
 		lock();
-		if (c->rx) {
-			u16_t n = (u16_t)(len < c->rx->tot_len ? len : c->rx->tot_len);
+		if (rx_unread(c)) {
+			u16_t n = (u16_t)rx_pull(c->st, c, buf, len < 0xffff ? len : 0xffff);
 
-			pbuf_copy_partial(c->rx, buf, n, 0);
-			c->rx = pbuf_free_header(c->rx, n);
 			if (c->pcb)
 				tcp_recved(c->pcb, n);
 			c->st->next_ms = 0;
@@ -1841,8 +1999,7 @@ static void conn_free(struct unet_tcp *c, bool abort)
 				tcp_arg(q->pcb, NULL);
 				tcp_abort(q->pcb);
 			}
-			if (q->rx)
-				pbuf_free(q->rx);
+			rx_free(st, q);
 			unlink_conn(q);
 			unlock();
 			port_put(st, q->port);
@@ -1876,7 +2033,7 @@ static void conn_free(struct unet_tcp *c, bool abort)
 			tcp_arg(c->pcb, NULL);
 			tcp_recv(c->pcb, NULL); /* lwIP's default: drop and acknowledge */
 			tcp_err(c->pcb, NULL);
-			if (abort || (c->rx && c->rx->tot_len) || tcp_close(c->pcb) != ERR_OK) {
+			if (abort || rx_unread(c) || tcp_close(c->pcb) != ERR_OK) {
 				tcp_abort(c->pcb);
 			} else {
 				cl = calloc(1, sizeof(*cl));
@@ -1897,8 +2054,7 @@ static void conn_free(struct unet_tcp *c, bool abort)
 			put = c->port;
 		st->next_ms = 0;
 	}
-	if (c->rx)
-		pbuf_free(c->rx);
+	rx_free(st, c);
 	unlink_conn(c);
 	unlock();
 	port_put(st, put);
@@ -1926,7 +2082,7 @@ unsigned int unet_tcp__events(const struct unet_tcp *c)
 		if (c->acq_head)
 			ev |= UNET_TCP_IN;
 	} else {
-		if (c->rx || c->eof)
+		if (rx_unread(c) || c->eof)
 			ev |= UNET_TCP_IN;
 		if (c->eof)
 			ev |= UNET_TCP_HUP;

@@ -9,6 +9,9 @@
  *   echo  --port P [--conns N] [--backlog B]   echo every connection
  *   sink  --port P [--conns N]                 read to EOF, check the
  *         pattern, answer "<bytes>\n", close
+ *   idle  --port P                             accept, never read; at the
+ *         end "idle conns=N heap_grew=B" (malloc's bytes in use, mallinfo2,
+ *         at the end with the connections open, less after listen)
  * Clients:
  *   sizes  --remote A:P [--max M]   every write size 1..2048, then sampled
  *          to M (default 65536), each echoed back and compared
@@ -44,6 +47,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,7 +132,7 @@ static void print_stats(void)
 	       "tx_unresolved=%llu arp_requests=%llu connections=%llu rx_bad_csum=%llu "
 	       "rx_partial_csum=%llu rx_partial_refused=%llu rx_no_conn=%llu "
 	       "rx_out_of_window=%llu rx_nomem=%llu rx_gso=%llu rx_syn_cookies=%llu "
-	       "syn_cookie_conns=%llu\n",
+	       "syn_cookie_conns=%llu rx_ooseq_dropped=%llu rx_mem_dropped=%llu\n",
 	       (unsigned long long)s.rx_frames, (unsigned long long)s.rx_arp,
 	       (unsigned long long)s.rx_not_ours, (unsigned long long)s.rx_malformed,
 	       (unsigned long long)s.rx_syn_dropped, (unsigned long long)s.accept_refused,
@@ -138,7 +142,8 @@ static void print_stats(void)
 	       (unsigned long long)s.rx_partial_csum, (unsigned long long)s.rx_partial_refused,
 	       (unsigned long long)s.rx_no_conn, (unsigned long long)s.rx_out_of_window,
 	       (unsigned long long)s.rx_nomem, (unsigned long long)s.rx_gso,
-	       (unsigned long long)s.rx_syn_cookies, (unsigned long long)s.syn_cookie_conns);
+	       (unsigned long long)s.rx_syn_cookies, (unsigned long long)s.syn_cookie_conns,
+	       (unsigned long long)s.rx_ooseq_dropped, (unsigned long long)s.rx_mem_dropped);
 }
 
 /* Send all of len bytes (blocking, bounded by the run's deadline). */
@@ -183,6 +188,39 @@ struct sconn {
 	uint64_t got;
 	bool bad, eof;
 };
+
+/* Accept and never read, until the run ends (memory held for peers). */
+static int idle(uint32_t laddr, uint16_t port)
+{
+	UNET_OPTS_INIT(unet_tcp_opts, o);
+	struct unet_tcp *l, *cs[64];
+	struct unet_endpoint_info info;
+	unsigned int n = 0;
+	size_t heap0;
+
+	o.partial_csum = partial;
+	l = unet_tcp__listen(ep, laddr, port, &o);
+	if (!l) {
+		fprintf(stderr, "unet-tcp: listen: %s\n", strerror(errno));
+		return 1;
+	}
+	heap0 = mallinfo2().uordblks;
+	unet_endpoint__info(ep, &info);
+	printf("ready endpoint=%u port=%u\n", info.id, port);
+	fflush(stdout);
+	while (!late()) {
+		struct unet_tcp *c;
+
+		while (n < 64 && (c = unet_tcp__accept(l, 0)))
+			cs[n++] = c;
+		unet_endpoint__dispatch(ep, 20, 64);
+	}
+	printf("idle conns=%u heap_grew=%lld\n", n, (long long)mallinfo2().uordblks - (long long)heap0);
+	while (n)
+		unet_tcp__abort(cs[--n]);
+	unet_tcp__close(l);
+	return 0;
+}
 
 static int serve(uint32_t laddr, uint16_t port, bool echo, unsigned int nconns, uint32_t backlog)
 {
@@ -864,6 +902,8 @@ int main(int argc, char **argv)
 		rc = iperf_server(laddr, port);
 	} else if (!strcmp(mode, "iperf-client") && raddr && rport) {
 		rc = iperf_client(laddr, raddr, rport, bytes);
+	} else if (!strcmp(mode, "idle")) {
+		rc = idle(laddr, port);
 	} else if (!strcmp(mode, "echo") || !strcmp(mode, "sink")) {
 		rc = serve(laddr, port, !strcmp(mode, "echo"), count, backlog);
 	} else if (!raddr || !rport) {
