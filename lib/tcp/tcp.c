@@ -830,13 +830,16 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
  * push real clients out of it faster than their round trip.  So no SYN
  * for a listener reaches lwIP: the layer answers it with a SYN-ACK of its
  * own whose initial sequence number is a cookie, and keeps nothing.  The
- * peer's ACK for it (no connection yet, cookie - 1 = its acknowledgement
- * number - 1, verified) makes the connection: the layer hands lwIP the
+ * peer's ACK for it (no connection has its 4-tuple, and its
+ * acknowledgement number - 1 is our cookie for its sequence number - 1)
+ * makes the connection: the layer hands lwIP the
  * SYN again (rebuilt from the cookie: the peer's ISN, MSS, window
  * scale), swallows lwIP's SYN-ACK, moves the new pcb's send sequence
- * numbers onto the cookie (so_cookie_shift), then hands lwIP the ACK,
- * which completes the handshake.  O(1) per SYN and per ACK; a real
- * client completes whatever the flood.
+ * numbers onto the cookie (cookie_shift), then hands lwIP the ACK,
+ * which completes the handshake.  Nothing is kept per SYN and nothing
+ * a SYN costs grows with the flood (finding its 4-tuple among the
+ * connections, as lwIP does for every segment, is the only walk); a
+ * real client completes whatever the flood.
  *
  * The cookie: 2 bits of a 64 s time slot (valid in its slot and the
  * next), 2 bits of the peer's MSS (cookie_mss), 4 of its window scale
@@ -1259,6 +1262,20 @@ static int tcp_csum(const uint8_t *t, uint32_t tl, uint32_t saddr, uint32_t dadd
 	return 1;
 }
 
+/*
+ * Every non-U-Net frame of the endpoint (layer.h).  ARP to lwIP.  IPv4
+ * not TCP: not mine.  For another address: dropped (rx_not_ours).  Then,
+ * in this order, each drop counted (docs/tcp.md, "Checksums, and what
+ * the layer drops"): lengths and data offset (rx_malformed); IPv4
+ * header and TCP checksums, a partial one completed if the policy takes
+ * it (rx_bad_csum, rx_partial_refused); longer than the MTU and not a
+ * GSO data segment (rx_malformed); the rcv_nxt + 2^31 trap
+ * (rx_malformed); for a connection: data lwIP would hold beyond the
+ * memory bounds (held_room); for none: a SYN for a listener answered
+ * with a cookie, an ACK with a valid cookie made into a connection.
+ * What is left goes to lwIP (rx_frames), its acknowledgement number
+ * moved back into lwIP's sequence space (seq_offset).
+ */
 static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t *frame,
 					    uint32_t len, struct unet_recv_desc *desc)
 {
