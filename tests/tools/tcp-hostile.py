@@ -165,9 +165,9 @@ def main():
     result = {}
 
     def valid():
-        # A real client's half-open connection can be pushed out of the
-        # backlog before its handshake ends when the server is far behind
-        # the flood (docs/tcp.md, SYN floods): it may need another try.
+        # The server answers every SYN with a cookie and keeps nothing
+        # (docs/tcp.md, SYN floods); a frame of ours lost with the
+        # flood's in a full receive ring may still need another try.
         for attempt in range(5):
             try:
                 result["mid"] = echo_ok(addr, b"during the flood", 2)
