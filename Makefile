@@ -146,7 +146,9 @@ $(BUILD)/lib/tcp/tcp.o: lib/tcp/tcp.c $(SKEL)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) $(LWIP_CFLAGS) -c $< -o $@
 
+# Made anew: `ar r` would keep the object of a source file since removed.
 $(ALIB): $(LIB_OBJS)
+	rm -f $@
 	ar rcs $@ $^
 
 $(SO): $(LIB_OBJS) lib/libunet-xdp.map
