@@ -26,20 +26,10 @@ import struct
 import sys
 import time
 
+from inet_csum import csum_add, fold
+
 ETH_P_IP = 0x0800
 ETH_P_ALL = 0x0003
-
-
-def csum_add(b, s=0):
-    if len(b) % 2:
-        b += b"\0"
-    return s + sum(struct.unpack("!%dH" % (len(b) // 2), b))
-
-
-def fold(s):
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
 
 
 def mac(s):

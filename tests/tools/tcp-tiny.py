@@ -20,17 +20,7 @@ import struct
 import sys
 import time
 
-
-def csum_add(b, s=0):
-    if len(b) % 2:
-        b += b"\0"
-    return s + sum(struct.unpack("!%dH" % (len(b) // 2), b))
-
-
-def fold(s):
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
+from inet_csum import csum_add, fold
 
 
 class Conn:
