@@ -109,6 +109,20 @@ t_tcp_iperf() {
 		fail "iperf3 -s says it received $(jq -r '.end.sum_received.bytes' "$T_DIR/iperf-s.json"), want $n"
 }
 
+# kernel_sizes_round PORT NAME MAX WHAT: a U-Net echo in a on PORT, the
+# kernel's sizes 1..MAX from b through it, byte for byte; the echo's log
+# is $T_DIR/uecho_NAME.log.
+kernel_sizes_round() {
+	local pid
+	unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 60 \
+		echo --port "$1" --conns 1 >"$T_DIR/uecho_$2.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/uecho_$2.log" "$pid" >/dev/null
+	in_b timeout 60 python3 "$TPEER" sizes "$IP_A:$1" --max "$3" >"$T_DIR/ksizes_$2.log" 2>&1 ||
+		{ cat "$T_DIR/ksizes_$2.log"; fail "kernel sizes ($4) against the U-Net echo failed"; }
+	finish "$pid" "$T_DIR/uecho_$2.log" 10 "U-Net echo ($4)"
+}
+
 t_tcp_sizes() {
 	tcp_setup
 	local pid
@@ -133,26 +147,14 @@ t_tcp_sizes() {
 	if [[ $T_MODE == skb ]]; then
 		note "skb mode, the kernel's GSO on: super-segments that fit a frame are cut by the layer"
 		tcp_gso on
-		unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 60 \
-			echo --port 5003 --conns 1 >"$T_DIR/uecho_gso.log" 2>&1
-		pid=$UNET_BG_PID
-		wait_ready "$T_DIR/uecho_gso.log" "$pid" >/dev/null
-		in_b timeout 60 python3 "$TPEER" sizes "$IP_A:5003" --max 1700 >"$T_DIR/ksizes_gso.log" 2>&1 ||
-			{ cat "$T_DIR/ksizes_gso.log"; fail "kernel sizes (GSO on) against the U-Net echo failed"; }
-		finish "$pid" "$T_DIR/uecho_gso.log" 10 "U-Net echo (GSO on)"
+		kernel_sizes_round 5003 gso 1700 "GSO on"
 		(($(tcpstat "$T_DIR/uecho_gso.log" rx_gso) > 0)) || fail "GSO on, but no super-segment was cut"
 		tcp_gso off
 	fi
 
 	note "the same with complete checksums (ethtool -K tx off on the kernel's side)"
 	in_b ethtool -K "$IF_B" tx off >/dev/null 2>&1 || fail "ethtool -K $IF_B tx off"
-	unet_bg_a "$UTCP" "$IF_A" --local "$IP_A" --xdp-mode "$T_MODE" --timeout 60 \
-		echo --port 5001 --conns 1 >"$T_DIR/uecho_full.log" 2>&1
-	pid=$UNET_BG_PID
-	wait_ready "$T_DIR/uecho_full.log" "$pid" >/dev/null
-	in_b timeout 60 python3 "$TPEER" sizes "$IP_A:5001" --max 4096 >"$T_DIR/ksizes_full.log" 2>&1 ||
-		{ cat "$T_DIR/ksizes_full.log"; fail "kernel sizes (tx off) against the U-Net echo failed"; }
-	finish "$pid" "$T_DIR/uecho_full.log" 10 "U-Net echo (tx off)"
+	kernel_sizes_round 5001 full 4096 "tx off"
 	partial=$(tcpstat "$T_DIR/uecho_full.log" rx_partial_csum)
 	((partial == 0)) || fail "tx offload off, yet $partial partial checksums"
 	in_b ethtool -K "$IF_B" tx on >/dev/null 2>&1 || fail "ethtool -K $IF_B tx on"
