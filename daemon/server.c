@@ -673,6 +673,7 @@ static void do_status(struct unetd *d, struct unetd_client *c, const struct unet
 			struct unetd_status_ep se = { .ep = e->handle,
 						      .uid = e->client->uid,
 						      .pid = e->client->pid,
+						      .share = e->share,
 						      .counters = e->region->counters };
 
 			st.nendpoints++;

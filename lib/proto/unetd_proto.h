@@ -206,6 +206,9 @@ struct unetd_status_ep {
 	uint32_t pid;
 	uint32_t nchannels;
 	char ifname[16];
+	uint32_t share;	   /* its weight in the fair service: its user's share
+			    * divided among the user's endpoints on ifname */
+	uint32_t reserved;
 	struct unetd_ep_counters counters;
 };
 

@@ -55,7 +55,7 @@ fair_pingpong() {
 	jq -r '.p50_us' <"$4.out"
 }
 
-# fair_flood TAG PEER_TAG LOG [CPU]: nobody's (or FAIR_UID's, at niceness FAIR_NICE) unet-bench source, unpaced,
+# fair_flood TAG PEER_TAG LOG [CPU]: nobody's (or FAIR_UID's) unet-bench source, unpaced,
 # batches of 32, until killed (bounded: 60 s, 10^9 messages).  Its
 # endpoint has 8192-entry rings and a 16 MiB segment: 4096 frames queued
 # are 10 ms or more of the daemon's work, longer than the kernel's time
@@ -64,7 +64,7 @@ fair_pingpong() {
 fair_flood() {
 	local AS
 	as_user_cmd "${FAIR_UID:-65534}"
-	"${AS[@]}" nice -n "${FAIR_NICE:-0}" taskset -c "${4:-0-$(($(nproc) - 1))}" "$BUILD/unet-bench" source --transport unet --iface "$IF_B" --tag "$1" \
+	"${AS[@]}" taskset -c "${4:-0-$(($(nproc) - 1))}" "$BUILD/unet-bench" source --transport unet --iface "$IF_B" --tag "$1" \
 		--peer "$MAC_A" --peer-tag "$2" --size 64 --count 1000000000 --batch 32 \
 		--segment 16777216 --ring 8192 \
 		--timeout 60 >"$3.out" 2>"$3.err" &

@@ -29,7 +29,7 @@ Attacks (each prints "ok ..." and exits 0 when the daemon did right):
       WHOAMI: prints "ngids N allowed A" as the daemon saw them.
   status
       STATUS: prints "clients N endpoints N listed N", "throttled N" and
-      one line "ep UID PID IFNAME" per endpoint listed.
+      two lines per endpoint listed: "ep UID PID IFNAME", "share UID SHARE".
   grant-linger --iface NAME
       A direct grant whose connection closes while its process keeps the
       granted socket: prints the daemon's WHOAMI charge then ("held E
@@ -283,11 +283,13 @@ def status(args):
         print("clients %d endpoints %d listed %d" % (ncl, nep, nl))
         print("throttled %d" % throttled)
         off = 32
-        ep_size = 32 + 8 * 8  # unetd_status_ep: 4 u32, ifname[16], counters
+        ep_size = 40 + 8 * 8  # unetd_status_ep: 4 u32, ifname[16], share, pad, counters
         for _ in range(nl):
             _ep, uid, pid, _nch = struct.unpack_from("=IIII", body, off)
             ifname = body[off + 16:off + 32].split(b"\0", 1)[0].decode()
+            share = struct.unpack_from("=I", body, off + 32)[0]
             print("ep %d %d %s" % (uid, pid, ifname))
+            print("share %d %d" % (uid, share))
             off += ep_size
         return 0
     return in_child(args, child)
