@@ -1,12 +1,20 @@
 # unet-xdp build.  `make` builds everything into $(BUILD); `make check` and
 # `make demo` first install missing Debian packages (scripts/install-deps.sh).
 # SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer into
-# build-san/.
+# build-san/.  `make tsan` builds the two-thread TCP test program
+# (tests/tools/unet-tcp-threads.c) and the library objects it needs with
+# ThreadSanitizer into build-tsan/ (SAN=tsan; nothing else is built there).
 
 SAN ?= 0
 ifeq ($(SAN),1)
 BUILD ?= build-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else ifeq ($(SAN),tsan)
+BUILD ?= build-tsan
+# -Wno-tsan: gcc notes that TSan does not model atomic_thread_fence (used
+# only on the path of unetd's emulated endpoints, which this build does
+# not test).
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan
 else
 BUILD ?= build
 SANFLAGS :=
@@ -114,9 +122,14 @@ PAR_SRCS := $(wildcard examples/parallel/*.c)
 PAR_BINS := $(if $(shell command -v $(MPICC) 2>/dev/null),\
 	$(patsubst examples/parallel/%.c,$(BUILD)/parallel/%,$(PAR_SRCS)))
 
-.PHONY: all dist deps check check-unit check-integration check-san soak demo bench bench-parallel install deb version clean
+.PHONY: all dist deps check check-unit check-integration check-san soak demo bench bench-parallel install deb version clean tsan
 all: $(ALIB) $(SO) $(FABRIC_SO) $(FABRIC_TESTS) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS) \
      $(BUILD)/unet-bench $(PAR_BINS)
+
+# The ThreadSanitizer build of the two-thread TCP test (tcp_threads_tsan in
+# tests/integration/t_tcp.sh): that program and the static archive only.
+tsan:
+	$(MAKE) SAN=tsan BUILD=build-tsan build-tsan/tools/unet-tcp-threads
 
 # What `make install` installs, built (no tests, tools or benchmark).
 dist: $(ALIB) $(SO) $(FABRIC_SO) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(EXAMPLE_BINS)
@@ -324,7 +337,7 @@ deb:
 	bash scripts/build-deb.sh $(BUILD)/deb
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-tsan
 
 # (Not a BUILD/tools/NAME.d left from when tool NAME was one file: it
 # would name the vanished tests/tools/NAME.c.)

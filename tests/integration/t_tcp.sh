@@ -18,6 +18,8 @@ TESTS+=(
 	"tcp_isn|xdp|120|initial sequence numbers: two connections to each of two fresh U-Net servers get four different ISNs, none near lwIP's 6510; a blind RST sweep (the kernel client's whole ephemeral port range x 16 sequence numbers from lwIP's) does not reset a live connection"
 	"tcp_synflood|xdp|90|a SYN flood from spoofed sources at the listening port, as fast as one process sends (AF_PACKET, 8 s): 20 real kernel clients and 20 by hand with a 5 ms round trip connect and echo during it, one after another"
 	"tcp_tiny|xdp|90|20 000 in-order and 20 000 out-of-order 1-byte segments into two connections of a U-Net server that does not read: the memory it holds for them stays under 256 KiB (mallinfo2)"
+	"tcp_threads|xdp|90|two TCP endpoints in one process on two threads, each on its own interface with its own connection to a kernel echo: 10 s of traffic both at once, every byte echoed in order"
+	"tcp_threads_tsan|xdp|240|the same under ThreadSanitizer (make tsan, build-tsan/): no data race reported, every byte echoed"
 	"tcp_hostile|xdp|120|bad TCP checksums, bad IP/TCP lengths, out-of-window data on a live connection, 10 000 spoofed SYNs at the listening port: no byte reaches the application, valid connections keep working"
 )
 # The 5% round at the kernel's default RTO bounds (200 ms .. 120 s): slow,
@@ -629,6 +631,66 @@ while True:
 	[[ $(sed -n 's/.* last=\([0-9]*\)$/\1/p' "$T_DIR/quiet.log") -gt $((32 * 1460)) ]] ||
 		fail "the last send was not more than one kick's worth of segments"
 	((got == total)) || fail "the kernel peer got $got bytes while U-Net was quiet, want $total"
+}
+
+# tcp_threads_run BIN: two U-Net endpoints in one process (BIN, built
+# from tests/tools/unet-tcp-threads.c), one per thread, on a's end of
+# two veth pairs (the test's second pair: 10.202.0.1 <-> 10.202.0.2),
+# each connected to its own kernel echo on b; 10 s of traffic both at
+# once, every byte checked.  lwIP's timers run from either thread's
+# calls and send for both connections (docs/tcp.md, "Threads").
+tcp_threads_run() {
+	local bin=$1 if2a="${IF_A}t" if2b="${IF_B}t" p1 p2 rc
+	in_a ip link add "$if2a" type veth peer name "$if2b" netns "$NS_B" ||
+		fail "cannot create veth $if2a/$if2b"
+	in_a ip addr add 10.202.0.1/24 dev "$if2a" && in_a ip link set "$if2a" up &&
+		in_b ip addr add 10.202.0.2/24 dev "$if2b" && in_b ip link set "$if2b" up ||
+		fail "cannot set up $if2a/$if2b"
+	in_a "$UNETCTL" attach "$if2a" --mode "$T_MODE" || fail "unetctl attach $if2a failed"
+	if [[ $T_MODE == skb ]]; then
+		in_b ethtool -K "$if2b" tso off gso off >/dev/null 2>&1 || fail "ethtool -K $if2b"
+	fi
+	unet_bg_b python3 "$TPEER" echo "$IP_B:6400" --conns 1 >"$T_DIR/kecho1.log" 2>&1
+	p1=$UNET_BG_PID
+	unet_bg_b python3 "$TPEER" echo "10.202.0.2:6401" --conns 1 >"$T_DIR/kecho2.log" 2>&1
+	p2=$UNET_BG_PID
+	wait_ready "$T_DIR/kecho1.log" "$p1" >/dev/null
+	wait_ready "$T_DIR/kecho2.log" "$p2" >/dev/null
+	in_a env TSAN_OPTIONS="${TSAN_OPTIONS:-} exitcode=66" "$bin" --xdp-mode "$T_MODE" --seconds 10 \
+		"$IF_A" "$IP_A" "$IP_B:6400" "$if2a" 10.202.0.1 10.202.0.2:6401 >"$T_DIR/threads.log" 2>&1
+	rc=$?
+	cat "$T_DIR/threads.log"
+	grep -q 'ThreadSanitizer' "$T_DIR/threads.log" &&
+		fail "ThreadSanitizer reported $(grep -c '^WARNING: ThreadSanitizer' "$T_DIR/threads.log") problem(s)"
+	((rc == 0)) || fail "unet-tcp-threads exited with $rc"
+	[[ $(grep -c '^thread [12] ok ' "$T_DIR/threads.log") == 2 ]] || fail "not both threads verified"
+	finish "$p1" "$T_DIR/kecho1.log" 20 "kernel echo 1"
+	finish "$p2" "$T_DIR/kecho2.log" 20 "kernel echo 2"
+}
+
+t_tcp_threads() {
+	tcp_setup
+	tcp_threads_run "$BUILD/tools/unet-tcp-threads"
+}
+
+# The ThreadSanitizer build lives beside the source (make tsan builds only
+# this program and the library objects it needs, in seconds); skipped if
+# the compiler has no TSan or its runtime cannot start here.
+t_tcp_threads_tsan() {
+	local bin=$ROOT/build-tsan/tools/unet-tcp-threads out
+	[[ ${UNET_SANITIZED:-0} == 1 ]] && skip "runs in the plain pass of make check (the same build-tsan program)"
+	make -s -C "$ROOT" tsan >"$T_DIR/make-tsan.log" 2>&1 || {
+		cat "$T_DIR/make-tsan.log"
+		grep -qE 'tsan|fsanitize=thread' "$T_DIR/make-tsan.log" &&
+			skip "the compiler cannot build with -fsanitize=thread"
+		fail "make tsan failed"
+	}
+	out=$("$bin" 2>&1)
+	if grep -q 'ThreadSanitizer' <<<"$out"; then
+		skip "the ThreadSanitizer runtime cannot start here: $(head -1 <<<"$out")"
+	fi
+	tcp_setup
+	tcp_threads_run "$bin"
 }
 
 # Seeded fuzz of lib/tcp's input on a live connection (tests/unit/test_tcp_fuzz.c).
