@@ -17,6 +17,9 @@
  * is made with lwip_lock held, from whichever application thread calls
  * into the library.  Callbacks (recv, err, accept, connected) therefore
  * run under the lock on that thread, and only record what happened.
+ * An endpoint's pool, rings and kicks are touched only from its own
+ * sections (lock(st)): a frame lwIP makes for another endpoint's netif
+ * (its timers run from any endpoint's calls) is handed over (handoff).
  *
  * Neighbours: lwIP's own ARP table is not used (netif->output is ours).
  * A peer's MAC comes from the source of the TCP segments it sent us, or
@@ -63,10 +66,14 @@
 #define CLOSING_MS 60000	/* a closed connection lingers at most this long */
 #define WAIT_SLICE_MS 100
 #define FASTTMR_MS 10		/* lwIP's fast TCP timer (delayed ACK), ours: see progress */	/* a waiting call looks at its connection this often */
+#define HANDOFF_MAX 256		/* frames handed to an endpoint by other threads, at most */
 
 /* The one lock around lwIP in this process (lwIP's state is global). */
 static pthread_mutex_t lwip_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool lwip_ready;
+/* Whose section holds lwip_lock (NULL: no endpoint's): the one endpoint
+ * whose pool, rings and kick lwIP's output may use now. */
+static struct utcp_state *lwip_cur;
 static uint64_t isn_key[2]; /* the secret of seq_offset, from getrandom */
 
 static void isn_key_init(void)
@@ -82,7 +89,9 @@ static void isn_key_init(void)
 	isn_key[1] = (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&ts;
 }
 
-static void lock(void)
+/* lwip_lock for a section of st's (the caller is st's endpoint's thread;
+ * NULL: no endpoint's). */
+static void lock(struct utcp_state *st)
 {
 	pthread_mutex_lock(&lwip_lock);
 	if (!lwip_ready) {
@@ -90,6 +99,7 @@ static void lock(void)
 		isn_key_init();
 		lwip_ready = true;
 	}
+	lwip_cur = st;
 }
 
 static uint16_t get16(const uint8_t *p)
@@ -264,8 +274,14 @@ struct utcp_state {
 	struct tcp_closing *closing;
 	struct unet_tcp *conns;
 	bool tx_blocked;
-	bool kick_listed;	      /* on kick_list */
-	struct utcp_state *kick_next; /* kick_list */
+	bool kick_owed; /* frames queued, not kicked (unlock) */
+	/* Frames lwIP made for this netif in another endpoint's section
+	 * (handoff), oldest first; ho_refused: one was refused (full), so
+	 * lwIP keeps a segment to send again; ho_waiting (atomic): either,
+	 * for progress to look at without the lock. */
+	struct tx_handoff *ho_head, *ho_tail;
+	unsigned int nho;
+	bool ho_refused, ho_waiting;
 	bool dying; /* being destroyed: hold no frame for ARP */
 	bool swallow; /* lwIP's frames are not sent (cookie_take) */
 	struct unet_tcp *listeners; /* also on conns; by lnext */
@@ -303,30 +319,89 @@ struct unet_tcp {
  * Frames lwIP sends go on the send queue without a kick
  * (unet_layer_queue, layer.h): a window's worth of segments from one
  * tcp_output, or the answers to a batch of received segments, then
- * leave in one system call.  The endpoints that owe a kick are listed
- * here (under the lock: lwIP's timers may send on any endpoint's netif),
- * and unlock() pays before any call returns to the application, so no
- * frame waits for the application's next call.  The receive path
- * (tcp_layer_rx) leaves the kick to the core, which pays at the end of
- * the receive pass (unlock_rx).
+ * leave in one system call.  Only the section's own endpoint queues
+ * (lwip_cur, handoff), and unlock() pays its kick before any call
+ * returns to the application, so no frame waits for the application's
+ * next call.  The receive path (tcp_layer_rx) leaves the kick to the
+ * core, which pays at the end of the receive pass (unlock_rx).
  */
-static struct utcp_state *kick_list;
-
 static void unlock_rx(void)
 {
+	if (lwip_cur)
+		lwip_cur->kick_owed = false; /* the core kicks after the pass */
+	lwip_cur = NULL;
 	pthread_mutex_unlock(&lwip_lock);
 }
 
 static void unlock(void)
 {
-	while (kick_list) {
-		struct utcp_state *st = kick_list;
+	struct utcp_state *st = lwip_cur;
 
-		kick_list = st->kick_next;
-		st->kick_listed = false;
+	if (st && st->kick_owed) {
+		st->kick_owed = false;
 		unet_layer_kick(st->inet.ep);
 	}
+	lwip_cur = NULL;
 	pthread_mutex_unlock(&lwip_lock);
+}
+
+/*
+ * Handing frames over.  lwIP's timers (retransmission, delayed ACKs,
+ * persist, keepalive) run from whichever endpoint's section calls
+ * sys_check_timeouts or tcp_fasttmr, and act on every connection, so a
+ * section of endpoint A makes frames for B's netif.  B's pool, rings and
+ * kick belong to B's thread (the core is single-threaded per endpoint):
+ * A copies such a frame into B's hand-off queue, under lwip_lock, and
+ * B's own next progress (at once if it spins; within FASTTMR_MS if it
+ * waits with connections open) sends it.  A full queue refuses the frame
+ * (ERR_MEM: lwIP keeps the segment) and B's progress retries lwIP's
+ * output, as for a full send queue.
+ */
+struct tx_handoff {
+	struct tx_handoff *next;
+	uint32_t len;
+	uint8_t f[];
+};
+
+static err_t handoff(struct utcp_state *st, struct pbuf *p, uint32_t flen)
+{
+	struct tx_handoff *h = NULL;
+
+	if (st->nho < HANDOFF_MAX)
+		h = malloc(sizeof(*h) + (flen < 60 ? 60 : flen));
+	__atomic_store_n(&st->ho_waiting, true, __ATOMIC_RELAXED);
+	if (!h) {
+		st->ho_refused = true;
+		st->st.tx_busy++;
+		return ERR_MEM;
+	}
+	pbuf_copy_partial(p, h->f, (u16_t)flen, 0);
+	seq_out(h->f, flen);
+	if (flen < 60) {
+		memset(h->f + flen, 0, 60 - flen);
+		flen = 60;
+	}
+	h->len = flen;
+	h->next = NULL;
+	if (st->ho_tail)
+		st->ho_tail->next = h;
+	else
+		st->ho_head = h;
+	st->ho_tail = h;
+	st->nho++;
+	return ERR_OK;
+}
+
+static void handoff_free(struct utcp_state *st)
+{
+	while (st->ho_head) {
+		struct tx_handoff *h = st->ho_head;
+
+		st->ho_head = h->next;
+		free(h);
+	}
+	st->ho_tail = NULL;
+	st->nho = 0;
 }
 
 static const struct unet_layer tcp_layer;
@@ -422,8 +497,9 @@ static err_t netif_ip_output(struct netif *netif, struct pbuf *p, const ip4_addr
 				       (const struct eth_addr *)mac, ETHTYPE_IP);
 	st->st.tx_unresolved++;
 	/* Held as a copy: lwIP reuses p (retransmission) as it likes.  Not
-	 * while the endpoint goes (the resets it sends then). */
-	if (st->npend < PENDING_MAX && !st->dying) {
+	 * while the endpoint goes (the resets it sends then), nor from
+	 * another endpoint's section (its timers: sent again later). */
+	if (st->npend < PENDING_MAX && !st->dying && st == lwip_cur) {
 		q = pbuf_alloc(PBUF_LINK, p->tot_len, PBUF_RAM);
 		if (q && pbuf_copy(q, p) == ERR_OK) {
 			st->pend[st->npend].p = q;
@@ -451,6 +527,8 @@ static err_t netif_linkoutput(struct netif *netif, struct pbuf *p)
 		return ERR_IF;
 	if (st->swallow)
 		return ERR_OK;
+	if (st != lwip_cur)
+		return handoff(st, p, flen); /* another endpoint's section */
 	/* Reap completions as we go: the kernel stops sending once the
 	 * completion ring is full, and a window of 64 KiB never fills the
 	 * TX ring, where the core would reap them itself. */
@@ -470,11 +548,7 @@ static err_t netif_linkoutput(struct netif *netif, struct pbuf *p)
 		unet_endpoint__buf_free(st->inet.ep, buf);
 		goto busy;
 	}
-	if (!st->kick_listed) {
-		st->kick_listed = true;
-		st->kick_next = kick_list;
-		kick_list = st;
-	}
+	st->kick_owed = true;
 	st->st.tx_frames++;
 	return ERR_OK;
 busy:
@@ -918,11 +992,7 @@ static int tx_frame(struct utcp_state *st, const uint8_t *f, uint32_t len)
 		unet_endpoint__buf_free(st->inet.ep, buf);
 		return -EBUSY;
 	}
-	if (!st->kick_listed) {
-		st->kick_listed = true;
-		st->kick_next = kick_list;
-		kick_list = st;
-	}
+	st->kick_owed = true;
 	st->st.tx_frames++;
 	return 0;
 }
@@ -1291,7 +1361,7 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 		if (len > 1514)
 			return UNET_LAYER_CONSUMED;
 		st->st.rx_arp++;
-		lock();
+		lock(st);
 		feed(st, frame, len);
 		unlock_rx();
 		return UNET_LAYER_CONSUMED;
@@ -1352,7 +1422,7 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	seq = get32(t + 4);
 	/* as lwIP counts it (TCP_TCPLEN): SYN and FIN together count one */
 	seqlen = tl - doff + ((t[13] & (TCP_SYN | TCP_FIN)) ? 1 : 0);
-	lock();
+	lock(st);
 	pcb = seg_pcb(t, saddr, daddr);
 	if (pcb && seq_trap(pcb, seq, seqlen)) {
 		st->st.rx_malformed++;
@@ -1444,6 +1514,28 @@ static void reap_closing(struct utcp_state *st, uint64_t now)
 	}
 }
 
+/* Frames other endpoints' sections handed over (handoff), sent from
+ * this endpoint's own section. */
+static void handoff_send(struct utcp_state *st)
+{
+	while (st->ho_head && !tx_frame(st, st->ho_head->f, st->ho_head->len)) {
+		struct tx_handoff *h = st->ho_head;
+
+		st->ho_head = h->next;
+		st->nho--;
+		free(h);
+	}
+	if (!st->ho_head)
+		st->ho_tail = NULL;
+	/* Frames left (no buffer, queue full), or lwIP kept a segment that
+	 * was refused: the output retry below, and progress runs again at
+	 * once (tx_blocked). */
+	if (st->ho_head || st->ho_refused)
+		st->tx_blocked = true;
+	st->ho_refused = false;
+	__atomic_store_n(&st->ho_waiting, st->ho_head != NULL, __ATOMIC_RELAXED);
+}
+
 static int tcp_layer_progress(void *state)
 {
 	struct utcp_state *st = state;
@@ -1453,9 +1545,12 @@ static int tcp_layer_progress(void *state)
 
 	if (unet_endpoint__tx_pending(st->inet.ep))
 		unet_endpoint__complete(st->inet.ep);
-	if (!st->npend && !st->tx_blocked && !st->closing && now < st->next_ms)
+	if (!st->npend && !st->tx_blocked && !st->closing && now < st->next_ms &&
+	    !__atomic_load_n(&st->ho_waiting, __ATOMIC_RELAXED))
 		return (int)(st->next_ms - now);
-	lock();
+	lock(st);
+	if (st->ho_head || st->ho_refused)
+		handoff_send(st);
 	if (st->npend)
 		flush_pending(st);
 	if (st->tx_blocked) {
@@ -1499,7 +1594,7 @@ static void tcp_layer_destroy(void *state)
 {
 	struct utcp_state *st = state;
 
-	lock();
+	lock(st);
 	st->dying = true;
 	st->listeners = NULL; /* freed with conns */
 	while (st->conns) {
@@ -1531,6 +1626,7 @@ static void tcp_layer_destroy(void *state)
 	for (unsigned int i = 0; i < st->npend; i++)
 		pbuf_free(st->pend[i].p);
 	st->npend = 0;
+	handoff_free(st);
 	unlock();
 	while (st->ports) {
 		struct tcp_port *pt = st->ports;
@@ -1594,7 +1690,7 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr,
 	err = unet_inet_addr_claim(st->inet.iface, st->inet.slot, laddr,
 				  st->kernel_addr ? 0 : UNET_INET_ADDR_ARP);
 	st->owns_addr = err == 1;
-	lock();
+	lock(st);
 	st->netif_added = netif_add(&st->netif, &a, &any, &any, st, netif_init_cb,
 				    ethernet_input) != NULL;
 	if (st->netif_added) {
@@ -1693,7 +1789,7 @@ struct unet_tcp *unet_tcp__listen(struct unet_endpoint *ep, uint32_t local_addr,
 		return NULL;
 	}
 	st->txq = (uint32_t)txq;
-	lock();
+	lock(st);
 	pcb = tcp_new_ip_type(IPADDR_TYPE_V4);
 	e = pcb ? tcp_bind(pcb, &a, local_port) : ERR_MEM;
 	if (e == ERR_OK) {
@@ -1732,7 +1828,7 @@ static int wait_for(struct unet_tcp *c, bool (*ready)(const struct unet_tcp *), 
 	int n;
 
 	for (;;) {
-		lock();
+		lock(c->st);
 		ok = ready(c);
 		unlock();
 		if (ok)
@@ -1740,7 +1836,7 @@ static int wait_for(struct unet_tcp *c, bool (*ready)(const struct unet_tcp *), 
 		n = unet_endpoint__dispatch(ep, 0, 64);
 		if (n > 0)
 			continue;
-		lock();
+		lock(c->st);
 		ok = ready(c);
 		unlock();
 		if (ok)
@@ -1780,7 +1876,7 @@ struct unet_tcp *unet_tcp__accept(struct unet_tcp *l, int timeout_ms)
 		errno = -err;
 		return NULL;
 	}
-	lock();
+	lock(l->st);
 	c = l->acq_head;
 	l->acq_head = c->qnext;
 	if (!l->acq_head)
@@ -1829,7 +1925,7 @@ struct unet_tcp *unet_tcp__connect(struct unet_endpoint *ep, uint32_t local_addr
 			return NULL;
 		}
 		c->lport = lport;
-		lock();
+		lock(st);
 		pcb = tcp_new_ip_type(IPADDR_TYPE_V4);
 		e = pcb ? tcp_bind(pcb, &la, lport) : ERR_MEM;
 		if (e != ERR_OK && pcb)
@@ -1847,7 +1943,7 @@ struct unet_tcp *unet_tcp__connect(struct unet_endpoint *ep, uint32_t local_addr
 		return NULL;
 	}
 	st->txq = (uint32_t)txq;
-	lock();
+	lock(st);
 	tcp_bind_netif(pcb, &st->netif);
 	conn_hook(c, pcb);
 	e = tcp_connect(pcb, &ra, port, on_connected);
@@ -1893,7 +1989,7 @@ ssize_t unet_tcp__recv(struct unet_tcp *c, void *buf, size_t len, int timeout_ms
 		bool got = true;
 		ssize_t r = 0;
 
-		lock();
+		lock(c->st);
 		if (rx_unread(c)) {
 			u16_t n = (u16_t)rx_pull(c->st, c, buf, len < 0xffff ? len : 0xffff);
 
@@ -1935,7 +2031,7 @@ ssize_t unet_tcp__send(struct unet_tcp *c, const void *data, size_t len, int tim
 	for (;;) {
 		ssize_t r = 0;
 
-		lock();
+		lock(c->st);
 		if (c->err) {
 			r = c->err;
 		} else if (!c->pcb) {
@@ -1967,7 +2063,7 @@ ssize_t unet_tcp__send(struct unet_tcp *c, const void *data, size_t len, int tim
 			return err;
 		/* writable() may hold while tcp_write still refuses (queue
 		 * length): give lwIP a moment rather than spin on it. */
-		lock();
+		lock(c->st);
 		bool full = c->pcb && !c->err && c->connected && tcp_sndbuf(c->pcb) == 0;
 		unlock();
 		if (full && timeout_ms == 0)
@@ -1981,7 +2077,7 @@ int unet_tcp__shutdown(struct unet_tcp *c)
 
 	if (!c || c->listener)
 		return -EINVAL;
-	lock();
+	lock(c->st);
 	if (!c->pcb) {
 		unlock();
 		return c->err ? c->err : -ENOTCONN;
@@ -2005,7 +2101,7 @@ static void conn_free(struct unet_tcp *c, bool abort)
 	if (!c)
 		return;
 	st = c->st;
-	lock();
+	lock(st);
 	if (c->listener) {
 		while (c->acq_head) {
 			struct unet_tcp *q = c->acq_head;
@@ -2020,7 +2116,7 @@ static void conn_free(struct unet_tcp *c, bool abort)
 			unlink_conn(q);
 			unlock();
 			port_put(st, q->port);
-			lock();
+			lock(st);
 			free(q);
 		}
 		if (c->pcb) {
@@ -2094,7 +2190,7 @@ unsigned int unet_tcp__events(const struct unet_tcp *c)
 
 	if (!c)
 		return 0;
-	lock();
+	lock(NULL);
 	if (c->listener) {
 		if (c->acq_head)
 			ev |= UNET_TCP_IN;
@@ -2114,7 +2210,14 @@ unsigned int unet_tcp__events(const struct unet_tcp *c)
 
 int unet_tcp__error(const struct unet_tcp *c)
 {
-	return c ? c->err : -EINVAL;
+	int err;
+
+	if (!c)
+		return -EINVAL;
+	lock(NULL); /* another endpoint's section may set it (on_err, its timers) */
+	err = c->err;
+	unlock();
+	return err;
 }
 
 size_t unet_tcp__unacked(const struct unet_tcp *c)
@@ -2123,7 +2226,7 @@ size_t unet_tcp__unacked(const struct unet_tcp *c)
 
 	if (!c)
 		return 0;
-	lock();
+	lock(NULL);
 	if (c->pcb && !c->listener)
 		n = c->pcb->snd_lbb - c->pcb->lastack; /* queued: sequence numbers */
 	unlock();
@@ -2152,7 +2255,7 @@ int unet_tcp__stats(struct unet_endpoint *ep, struct unet_tcp_stats *out)
 	if (!ep || !out)
 		return -EINVAL;
 	st = unet_layer_state(ep, &tcp_layer);
-	lock();
+	lock(NULL);
 	if (st)
 		*out = st->st;
 	else
