@@ -20,6 +20,7 @@ as a real TCP does: at link rate the receive ring drops frames.  Prints "flood s
 "clients ok=K of N", exit 0 if all of them got through.
 """
 import ctypes
+import errno
 import multiprocessing
 import os
 import random
@@ -57,8 +58,15 @@ def flood(ifname, dmac, dip, port, secs, out):
             struct.pack_into("!H", f, 24, fold(ip_sum + ah + al))
             struct.pack_into("!HHI", f, 34, sp, port, seq)
             struct.pack_into("!H", f, 50, fold(tcp_sum + ah + al + sp + (seq >> 16) + (seq & 0xFFFF)))
-            raw.send(f)
-        sent += 256
+            try:
+                raw.send(f)
+                sent += 1
+            except OSError as e:
+                # The device's queue is full (ENOBUFS): the link is
+                # saturated, which is the point; let it drain a little.
+                if e.errno not in (errno.ENOBUFS, errno.EAGAIN):
+                    raise
+                time.sleep(0.0001)
         if time.time() >= end:
             break
     secs = time.time() - t0
