@@ -22,7 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <linux/capability.h>
 #include <linux/nsfs.h>
 
 #include "unetd.h"
@@ -95,45 +94,27 @@ static int ns_ino(int fd, uint64_t *ino)
 	return 0;
 }
 
-/* CAP_NET_ADMIN in the process's effective set, and its effective uid
- * (as the daemon sees it). */
-static int peer_caps(const struct unetd_client *c, bool *net_admin, uint32_t *euid)
-{
-	char buf[4096], *p;
-	unsigned long long eff;
-	unsigned int r, e;
-	int err = peer_read(c, "status", buf, sizeof(buf));
-
-	if (err)
-		return err;
-	p = strstr(buf, "\nUid:");
-	if (!p || sscanf(p + 5, "%u %u", &r, &e) != 2)
-		return -EIO;
-	p = strstr(buf, "\nCapEff:");
-	if (!p || sscanf(p + 8, "%llx", &eff) != 1)
-		return -EIO;
-	*net_admin = eff & (1ull << CAP_NET_ADMIN);
-	*euid = e;
-	return 0;
-}
-
 /*
  * Whether the connecting process may administer the network namespace
- * netns_fd: it is the process's own, or the process holds CAP_NET_ADMIN
- * in the user namespace that owns it -- its own user namespace with the
- * capability in its effective set, or one that it (its euid) created
- * below its own, where it holds every capability.  This is the kernel's
- * own rule for acting in a namespace (capable in its owner), applied to
- * the client, so the daemon does in a namespace only what the client
- * could do there itself.
+ * netns_fd: it is the namespace the process is in, or the namespace is
+ * owned by a user namespace that the client's user created -- the
+ * outermost user namespace below ours on its chain is owned by the
+ * connection's uid (SO_PEERCRED, fixed at connect).  The creator of a user
+ * namespace holds every capability in it and in all below it: the
+ * kernel's own rule, applied to the client's uid.
+ *
+ * Never judged from the process's capabilities or user namespace now:
+ * a client can connect, then exec a setuid program (its pid then shows
+ * root's capabilities in the initial user namespace) and send the request
+ * from a child that kept the connection.  Root (uid 0) may use any.
  */
 int unetd_peer_may_admin_netns(const struct unetd_client *c, int netns_fd, char *msg, size_t msglen)
 {
-	uint64_t target = 0, own = 0, user_ino = 0;
-	int fd, cur = -1, user = -1, err;
-	bool net_admin;
-	uint32_t euid;
+	uint64_t target = 0, own = 0;
+	int fd, cur, err;
 
+	if (c->uid == 0)
+		return 0;
 	fd = peer_open(c, "ns/net");
 	if (fd < 0) {
 		snprintf(msg, msglen, "cannot see the network namespace of pid %u: %s", c->pid,
@@ -148,43 +129,34 @@ int unetd_peer_may_admin_netns(const struct unetd_client *c, int netns_fd, char 
 		return 0;
 
 	err = -EPERM;
-	user = peer_open(c, "ns/user");
 	cur = ioctl(netns_fd, NS_GET_USERNS);
-	if (user < 0 || cur < 0 || ns_ino(user, &user_ino) || peer_caps(c, &net_admin, &euid))
-		goto out;
-	for (int depth = 0; depth < MAX_USERNS_DEPTH; depth++) {
-		uint64_t ino = 0, parent_ino = 0;
+	for (int depth = 0; cur >= 0 && depth < MAX_USERNS_DEPTH; depth++) {
+		int parent = ioctl(cur, NS_GET_PARENT);
 		uid_t owner;
-		int parent;
 
-		if (ns_ino(cur, &ino))
-			break;
-		if (ino == user_ino) {
-			if (net_admin)
-				err = 0;
-			break;
-		}
-		parent = ioctl(cur, NS_GET_PARENT);
 		if (parent < 0)
-			break; /* the initial user namespace: not below the client's */
-		if (!ns_ino(parent, &parent_ino) && parent_ino == user_ino &&
-		    !ioctl(cur, NS_GET_OWNER_UID, &owner) && owner == euid) {
-			close(parent);
-			err = 0; /* created by the client: every capability in it */
-			break;
+			break; /* cur is our own (the initial) user namespace */
+		/* Outermost below ours: its parent has no parent. */
+		{
+			int grand = ioctl(parent, NS_GET_PARENT);
+
+			if (grand < 0) {
+				if (!ioctl(cur, NS_GET_OWNER_UID, &owner) && owner == c->uid)
+					err = 0;
+				close(parent);
+				break;
+			}
+			close(grand);
 		}
 		close(cur);
 		cur = parent;
 	}
-out:
-	if (err)
-		snprintf(msg, msglen,
-			 "uid %u may not administer that network namespace (not its own, no CAP_NET_ADMIN over it)",
-			 c->uid);
 	if (cur >= 0)
 		close(cur);
-	if (user >= 0)
-		close(user);
+	if (err)
+		snprintf(msg, msglen,
+			 "uid %u may not administer that network namespace (not its own, nor under a user namespace it created)",
+			 c->uid);
 	return err;
 }
 

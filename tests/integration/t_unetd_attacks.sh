@@ -22,7 +22,7 @@ TESTS+=(
 	"unetd_grant_linger|-|60|a direct grant's client closes its connection but keeps the granted socket: the user stays charged (1 endpoint, 4 MiB), the queue is not offered again (a clear 'no queue free'), and both come back once the socket is closed"
 	"unetd_fake_daemon|-|60|a user's process listening where \$UNET_DAEMON_SOCKET points, answering as unetd would: another user's client refuses it (not root), one clear line"
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 8 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more')"
-	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there; the user's own namespace, and one it made with unshare -Urn, are served"
+	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there, also when the connecting process has since exec'd a setuid-root program; the user's own namespace, and one it made with unshare -Urn, are served"
 )
 
 ATTACK=$ROOT/tests/tools/unetd-attack.py
@@ -118,6 +118,20 @@ t_unetd_netns_admin() {
 	echo "namespace a from b: $out"
 	[[ $out == "refused EPERM "* ]] || fail "the daemon acted in a namespace nobody cannot administer: $out"
 	in_a ip -d link show "$IF_A" | grep -q 'prog/xdp' && fail "an XDP program was attached in namespace a"
+	# The connecting process execs a setuid-root program: its pid shows
+	# root's capabilities, but the connection is still nobody's.
+	local suid
+	suid=$(command -v passwd chsh chfn su 2>/dev/null | while read -r p; do
+		[[ -u $p ]] && { echo "$p"; break; }; done)
+	if [[ -n $suid ]]; then
+		out=$(ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
+			--uid 65534 netns-fd --netns "/run/netns/$NS_A" --iface "$IF_A" --setuid "$suid" 2>&1)
+		echo "namespace a, the connecting process exec'd $suid: $out"
+		[[ $out == *"refused EPERM "* ]] || fail "a setuid exec after connecting got namespace a: $out"
+		in_a ip -d link show "$IF_A" | grep -q 'prog/xdp' && fail "an XDP program was attached in namespace a (setuid)"
+	else
+		note "no setuid-root program here: the setuid variant is not run"
+	fi
 	# Its own namespace (b, where it runs) is served.
 	out=$(ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
 		--uid 65534 netns-fd --netns /proc/self/ns/net --iface "$IF_B" 2>&1)

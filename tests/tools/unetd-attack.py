@@ -21,10 +21,12 @@ Attacks (each prints "ok ..." and exits 0 when the daemon did right):
       A TCP socket whose close blocks (unsent data to a peer that does not
       read, SO_LINGER of an hour), sent with a HELLO; then another
       connection's WHOAMI must be answered within 5 s.
-  netns-fd --netns PATH --iface NAME
+  netns-fd --netns PATH --iface NAME [--setuid PROG]
       EP_CREATE with the network namespace at PATH (a file every user can
       open, such as /run/netns/NAME).  Prints the daemon's answer:
-      "refused ERRNO MSG" or "granted KIND".
+      "refused ERRNO MSG" or "granted KIND".  With --setuid, the process
+      that connected execs PROG (setuid root: its pid then has root's
+      capabilities) and a child that kept the connection asks.
   groups --iface NAME
       WHOAMI: prints "ngids N allowed A" as the daemon saw them.
   status
@@ -237,11 +239,67 @@ def close_blocks(args):
     return in_child(args, child)
 
 
+def euid_of(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Uid:"):
+                return int(line.split()[2])
+    return -1
+
+
+def netns_setuid(args, fd):
+    """The connecting process execs a setuid-root program (its pid then
+    shows root's capabilities); a child that kept the connection asks."""
+    become(args.uid, args.groups)
+    s = connect(args.socket)
+    s.set_inheritable(True)
+    r, w = os.pipe()  # the setuid program's stdin, never written: it waits
+    me = os.getpid()
+    kid = os.fork()
+    if kid == 0:
+        os.close(r)
+        for _ in range(500):
+            try:
+                if euid_of(me) == 0:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.01)
+        os.kill(me, signal.SIGSTOP)  # same real uid: allowed
+        body = struct.pack("=16sIIII", args.iface.encode(), 2, 0, 0, 0)
+        s.sendmsg([request(REQ_EP_CREATE, body)],
+                  [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+        rep = recv_reply(s)
+        if rep is None:
+            print("no answer")
+        elif rep[0]:
+            print("refused %s %s" % (errno.errorcode.get(-rep[0], str(-rep[0])), rep[1]))
+        else:
+            print("granted %s" % KIND_NAMES.get(struct.unpack_from("=II", rep[2])[1], "?"))
+        sys.stdout.flush()
+        os.kill(me, signal.SIGKILL)
+        os._exit(0)
+    os.dup2(r, 0)
+    os.close(w)
+    os.execv(args.setuid, [args.setuid])
+
+
 def netns_fd(args):
     # Opened before the user is taken: the file stands for any namespace
     # file the user can open (/run/netns/* is world-readable on a default
     # system) or be passed.
     fd = os.open(args.netns, os.O_RDONLY)
+
+    if args.setuid:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                netns_setuid(args, fd)
+            finally:
+                os._exit(1)
+        os.waitpid(pid, 0)
+        time.sleep(0.3)  # the asking child reports after its parent is gone
+        return 0
 
     def child():
         s = connect(args.socket)
@@ -409,6 +467,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--hold", type=float, default=0.0)
     ap.add_argument("--netns")
+    ap.add_argument("--setuid", help="netns-fd: exec this setuid-root program after connecting")
     ap.add_argument("--iface", default="")
     ap.add_argument("--count", type=int, default=1000)
     args = ap.parse_args()
