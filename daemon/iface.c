@@ -170,7 +170,6 @@ static struct unetd_iface *iface_new(struct unetd *d, const struct unetd_client 
 	struct unetd_iface *f;
 	uint32_t all;
 
-	(void)c;
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		*err = -ENOMEM;
@@ -184,6 +183,14 @@ static struct unetd_iface *iface_new(struct unetd *d, const struct unetd_client 
 	if (!f->ifindex) {
 		*err = -ENODEV;
 		goto fail;
+	}
+	{
+		/* Attached already (by root, in its own namespace)?  Then it
+		 * is not ours to detach later. */
+		struct unet_iface *m = unet_iface__open(ifname, &io);
+
+		f->attached_for_client = !m && c->netns_fd >= 0 && !ns_equal(&c->netns, &d->own_netns);
+		unet_iface__close(m);
 	}
 	*err = unet_iface__attach(ifname, UNET_XDP_MODE_AUTO, &io);
 	if (*err)
@@ -235,6 +242,19 @@ void unetd_iface_put(struct unetd *d, struct unetd_iface *f)
 	}
 	unet_iface__close(f->maps);
 	f->maps = NULL;
+	/* In a client's namespace the program and its pins are the
+	 * daemon's doing: they go with the interface, or every throwaway
+	 * namespace would leave ~12 MB of pinned maps under the pin root,
+	 * charged to no one, after the namespace itself is gone. */
+	if (f->attached_for_client && !unetd_netns_enter(d, f->ns_fd, &f->ns)) {
+		UNET_OPTS_INIT(unet_iface_opts, io);
+
+		io.pin_root = d->pin_root;
+		if (unet_iface__detach(f->ifname, &io))
+			unetd_log(UNET_LOG_WARN, "%s: detaching in the client's namespace failed",
+				  f->ifname);
+		unetd_netns_leave(d, f->ns_fd, &f->ns);
+	}
 	if (f->ns_fd >= 0)
 		close(f->ns_fd);
 	f->ns_fd = -1;

@@ -69,6 +69,8 @@ struct unetd_iface {
 	unsigned int nemuls;
 	unsigned int users;	  /* endpoints of either kind on it: it is
 				   * freed with the last (unetd_iface_put) */
+	bool attached_for_client; /* the daemon attached the program, in a
+				   * client's namespace: detached with it */
 	struct unetd_src src;
 	struct unetd_iface *next;
 };

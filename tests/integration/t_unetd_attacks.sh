@@ -21,7 +21,7 @@ TESTS+=(
 	"unetd_udp_addr|-|60|an emulated endpoint may open UDP only on its device's own address or one the policy's addrs gives its user: another address (a neighbour's) is refused with the reason, and nothing answers ARP for it; with addrs it is served"
 	"unetd_grant_linger|-|60|a direct grant's client closes its connection but keeps the granted socket: the user stays charged (1 endpoint, 4 MiB), the queue is not offered again (a clear 'no queue free'), and both come back once the socket is closed"
 	"unetd_fake_daemon|-|60|a user's process listening where \$UNET_DAEMON_SOCKET points, answering as unetd would: another user's client refuses it (not root), one clear line"
-	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 8 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more')"
+	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 8 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more') and detaches the program it attached there (no pin directory left)"
 	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there, also when the connecting process has since exec'd a setuid-root program; the user's own namespace, and one it made with unshare -Urn, are served"
 )
 
@@ -187,6 +187,11 @@ t_unetd_netns_reclaim() {
 	((after <= base + 2)) || fail "the daemon kept $((after - base)) descriptors for 8 namespaces nobody left"
 	(($(grep -c 'uq0: no endpoint left: not served any more' "$T_DIR/unetd.log") == 8)) ||
 		fail "the daemon did not free each namespace's interface"
+	# Nor pins: the program it attached there goes with the interface.
+	local pins
+	pins=$(find "$UNET_PIN_ROOT" -maxdepth 1 -name 'uq0@*' | wc -l)
+	note "pin directories of the 8 namespaces left under the pin root: $pins"
+	((pins == 0)) || fail "$pins pin directories (each ~12 MB of maps) left by namespaces that are gone"
 	stop_unetd
 }
 
