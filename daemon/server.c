@@ -147,13 +147,26 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static bool user_has_budget(struct unetd_user *u);
+
+/* The record of uid (made with a full budget if it has none).  Records
+ * outlive their user's connections until the budget has refilled (see
+ * user_put), and those that have are swept here. */
 static struct unetd_user *user_get(struct unetd *d, uint32_t uid)
 {
-	struct unetd_user *u;
+	struct unetd_user *u, **pp;
 
-	for (u = d->users; u; u = u->next)
+	for (pp = &d->users; (u = *pp);) {
 		if (u->uid == uid)
 			return u;
+		user_has_budget(u); /* refills */
+		if (!u->nclients && u->tokens >= REQ_BURST) {
+			*pp = u->next;
+			free(u);
+			continue;
+		}
+		pp = &u->next;
+	}
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return NULL;
@@ -165,16 +178,14 @@ static struct unetd_user *user_get(struct unetd *d, uint32_t uid)
 	return u;
 }
 
+/* A connection of u's is gone.  The record stays (swept by user_get once
+ * its budget has refilled): a user who hangs up and connects again must
+ * not start with a fresh burst. */
 static void user_put(struct unetd *d, struct unetd_user *u)
 {
-	if (!u || --u->nclients)
-		return;
-	for (struct unetd_user **pp = &d->users; *pp; pp = &(*pp)->next)
-		if (*pp == u) {
-			*pp = u->next;
-			break;
-		}
-	free(u);
+	(void)d;
+	if (u)
+		u->nclients--;
 }
 
 /* Whether u may make a request now (root always may). */
@@ -327,6 +338,12 @@ void unetd_server_accept(struct unetd *d)
 			continue;
 		}
 		c->user->nclients++;
+		/* A connection costs a request: connecting again and again
+		 * is budgeted like asking again and again. */
+		if (c->uid) {
+			user_has_budget(c->user); /* refills first */
+			c->user->tokens -= 1.0;
+		}
 		c->src.kind = UNETD_SRC_CLIENT;
 		c->src.obj = c;
 		ev.events = EPOLLIN;
@@ -654,8 +671,7 @@ static void do_udp_open(struct unetd *d, struct unetd_client *c, const struct un
 
 static void do_status(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h)
 {
-	struct unetd_status st = { .req_bad = d->req_bad, .req_denied = d->req_denied,
-				   .req_throttled = (uint32_t)d->req_throttled };
+	struct unetd_status st = { 0 };
 	char buf[UNETD_MAX_MSG - sizeof(struct unetd_rep_hdr)];
 	size_t off = sizeof(st);
 
@@ -663,6 +679,13 @@ static void do_status(struct unetd *d, struct unetd_client *c, const struct unet
 	 * root's to see: any other user sees its own clients and
 	 * endpoints only. */
 	bool all = c->uid == 0;
+
+	/* Daemon-wide counters say what other users did: root's to see. */
+	if (all) {
+		st.req_bad = d->req_bad;
+		st.req_denied = d->req_denied;
+		st.req_throttled = (uint32_t)d->req_throttled;
+	}
 
 	for (struct unetd_client *k = d->clients; k; k = k->next)
 		st.nclients += all || k->uid == c->uid;

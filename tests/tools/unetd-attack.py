@@ -40,8 +40,9 @@ Attacks (each prints "ok ..." and exits 0 when the daemon did right):
   fake-daemon --count N
       Listen at --socket as the user (not root) and answer N HELLOs as
       unetd would: a client must refuse a daemon that is not root.
-  whoami-flood --count N
-      N WHOAMI requests back to back on one connection: prints how many
+  whoami-flood --count N [--per M]
+      N WHOAMI requests back to back on one connection (a new one every M
+      requests with --per): prints how many
       were answered, how many refused with EAGAIN, and how long they took.
 """
 import argparse
@@ -441,6 +442,9 @@ def whoami_flood(args):
         answered = limited = 0
         start = time.monotonic()
         for i in range(args.count):
+            if args.per and i and i % args.per == 0:
+                s.close()  # a fresh connection: it must not bring a fresh budget
+                s = connect(args.socket)
             s.send(request(REQ_WHOAMI, whoami_body(args.iface), seq=i))
             rep = recv_reply(s)
             if rep is None:
@@ -470,6 +474,7 @@ def main():
     ap.add_argument("--setuid", help="netns-fd: exec this setuid-root program after connecting")
     ap.add_argument("--iface", default="")
     ap.add_argument("--count", type=int, default=1000)
+    ap.add_argument("--per", type=int, default=0, help="whoami-flood: a new connection every N requests")
     args = ap.parse_args()
     args.groups = [int(g) for g in args.groups.split(",") if g]
     fn = {"race-hangup": race_hangup, "close-blocks": close_blocks, "netns-fd": netns_fd,
