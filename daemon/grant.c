@@ -90,7 +90,8 @@ static int make_socket(struct unetd_direct *g, int ifindex, uint32_t frame, uint
 		return -errno;
 	/* The kernel lets go of the previous grant's hold on the queue
 	 * asynchronously after its sockets close: EBUSY for a few
-	 * milliseconds is retried, as the library does for its own. */
+	 * milliseconds.  tries > 1 sleeps 5 ms between tries; the daemon
+	 * passes 1 (its thread never waits: the client retries EBUSY). */
 	for (int t = 0; t < tries; t++) {
 		for (int i = 0; i < 2; i++) {
 			struct sockaddr_xdp sa = {
@@ -314,11 +315,9 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 	 * the interface under us. */
 	g->iface->users++;
 	free_q = g->iface->grant_mask & ~g->iface->grants_used;
-	/* A socket let go since the last look, or being let go: the kernel
-	 * releases a closed socket's queue some milliseconds later. */
-	for (int t = 0; !free_q && g->iface->grant_mask && d->lingering && t < 20; t++) {
-		if (t)
-			nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000 * 1000 }, NULL);
+	/* A socket let go since the last look?  One look, never a wait:
+	 * the serving thread is everyone's (the library retries EBUSY). */
+	if (!free_q && g->iface->grant_mask && d->lingering) {
 		unetd_direct_reap(d);
 		free_q = g->iface->grant_mask & ~g->iface->grants_used;
 	}
@@ -339,7 +338,7 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 	if (!*err)
 		*err = unetd_netns_enter(d, c->netns_fd, &c->netns);
 	if (!*err) {
-		*err = make_socket(g, g->iface->ifindex, frame, ring, 100);
+		*err = make_socket(g, g->iface->ifindex, frame, ring, 1);
 		unetd_netns_leave(d, c->netns_fd, &c->netns);
 	}
 	if (*err) {

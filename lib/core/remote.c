@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 
 #include <linux/if_xdp.h>
 #include <unistd.h>
@@ -411,8 +412,18 @@ int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char 
 	/* Our network namespace: the daemon may live in another, and serves
 	 * the device by that name in ours. */
 	netns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	err = call_fd(fd, UNETD_REQ_EP_CREATE, &req, sizeof(req), netns, &rep, sizeof(rep), fds,
-		      &nfds);
+	/* EBUSY: no queue free for a direct grant, yet.  A socket closed a
+	 * moment ago lets go of its queue some milliseconds later, and the
+	 * daemon never waits for that on the thread that serves everyone:
+	 * we wait, for a second at most. */
+	for (int tries = 0;; tries++) {
+		nfds = 3;
+		err = call_fd(fd, UNETD_REQ_EP_CREATE, &req, sizeof(req), netns, &rep, sizeof(rep),
+			      fds, &nfds);
+		if (err != -EBUSY || req.kind == UNETD_KIND_EMULATED || tries == 50)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
+	}
 	if (netns >= 0)
 		close(netns);
 	if (!err && rep.kind == UNETD_KIND_DIRECT) {
