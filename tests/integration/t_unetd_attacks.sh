@@ -27,6 +27,19 @@ TESTS+=(
 
 ATTACK=$ROOT/tests/tools/unetd-attack.py
 
+# hold_as UID TAG LOG: unet-peer hold as UID in b, an emulated endpoint
+# with channel TAG (peer a's tag 6), until killed (60 s at most); its
+# pid in HOLD_PID once it is ready.
+hold_as() {
+	local AS
+	as_user_cmd "$1"
+	"${AS[@]}" "$PEER" hold "$IF_B" --tag "$2" --peer "$MAC_A" --peer-tag 6 --timeout 60 \
+		>"$3" 2>&1 &
+	HOLD_PID=$!
+	_UNET_BG_PIDS+=("$HOLD_PID")
+	wait_ready "$3" "$HOLD_PID" >/dev/null
+}
+
 # attack UID ATTACK [ARGS...]: unetd-attack.py against the test's daemon.
 attack() {
 	local uid=$1
@@ -86,13 +99,8 @@ t_unetd_status_private() {
 	attach a
 	start_unetd "user 65534 kinds emulated tags 1-100
 user 65533 kinds emulated tags 101-200"
-	local AS
-	as_user_cmd 65534
-	"${AS[@]}" "$PEER" hold "$IF_B" --tag 5 --peer "$MAC_A" --peer-tag 6 --timeout 60 \
-		>"$T_DIR/h.log" 2>&1 &
-	h=$!
-	_UNET_BG_PIDS+=("$h")
-	wait_ready "$T_DIR/h.log" "$h" >/dev/null
+	hold_as 65534 5 "$T_DIR/h.log"
+	h=$HOLD_PID
 	out=$(attack 65533 status 2>&1)
 	echo "as 65533: $out"
 	[[ $(head -n 1 <<<"$out") == "clients 1 endpoints 0 listed 0" ]] ||
@@ -258,21 +266,12 @@ t_unetd_user_share() {
 	attach a
 	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 4
 user 65533 kinds emulated tags 1-100 endpoints 4"
-	local AS
 	for i in 0 1 2 3; do
-		as_user_cmd 65534
-		"${AS[@]}" "$PEER" hold "$IF_B" --tag $((10 + i)) --peer "$MAC_A" --peer-tag 6 \
-			--timeout 60 >"$T_DIR/a$i.log" 2>&1 &
-		pids+=($!)
-		_UNET_BG_PIDS+=($!)
-		wait_ready "$T_DIR/a$i.log" "$!" >/dev/null
+		hold_as 65534 $((10 + i)) "$T_DIR/a$i.log"
+		pids+=("$HOLD_PID")
 	done
-	as_user_cmd 65533
-	"${AS[@]}" "$PEER" hold "$IF_B" --tag 20 --peer "$MAC_A" --peer-tag 6 --timeout 60 \
-		>"$T_DIR/b.log" 2>&1 &
-	h=$!
-	_UNET_BG_PIDS+=("$h")
-	wait_ready "$T_DIR/b.log" "$h" >/dev/null
+	hold_as 65533 20 "$T_DIR/b.log"
+	h=$HOLD_PID
 	out=$(attack 0 status 2>&1)
 	echo "$out"
 	# Equal shares (100) per user: 4 x 25 for one, 1 x 100 for the other.

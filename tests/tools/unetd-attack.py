@@ -240,6 +240,20 @@ def close_blocks(args):
     return in_child(args, child)
 
 
+def ep_create_in(s, iface, nsfd):
+    """An emulated EP_CREATE on s naming the namespace nsfd: the answer as
+    "refused ERRNO MSG", "granted KIND" or "no answer"."""
+    body = struct.pack("=16sIIII", iface.encode(), 2, 0, 0, 0)
+    s.sendmsg([request(REQ_EP_CREATE, body)],
+              [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [nsfd]))])
+    rep = recv_reply(s)
+    if rep is None:
+        return "no answer"
+    if rep[0]:
+        return "refused %s %s" % (errno.errorcode.get(-rep[0], str(-rep[0])), rep[1])
+    return "granted %s" % KIND_NAMES.get(struct.unpack_from("=II", rep[2])[1], "?")
+
+
 def euid_of(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -267,16 +281,7 @@ def netns_setuid(args, fd):
                 pass
             time.sleep(0.01)
         os.kill(me, signal.SIGSTOP)  # same real uid: allowed
-        body = struct.pack("=16sIIII", args.iface.encode(), 2, 0, 0, 0)
-        s.sendmsg([request(REQ_EP_CREATE, body)],
-                  [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
-        rep = recv_reply(s)
-        if rep is None:
-            print("no answer")
-        elif rep[0]:
-            print("refused %s %s" % (errno.errorcode.get(-rep[0], str(-rep[0])), rep[1]))
-        else:
-            print("granted %s" % KIND_NAMES.get(struct.unpack_from("=II", rep[2])[1], "?"))
+        print(ep_create_in(s, args.iface, fd))
         sys.stdout.flush()
         os.kill(me, signal.SIGKILL)
         os._exit(0)
@@ -303,21 +308,9 @@ def netns_fd(args):
         return 0
 
     def child():
-        s = connect(args.socket)
-        body = struct.pack("=16sIIII", args.iface.encode(), 2, 0, 0, 0)
-        s.sendmsg([request(REQ_EP_CREATE, body)],
-                  [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
-        rep = recv_reply(s)
-        if rep is None:
-            print("no answer")
-            return 1
-        err, msg, body, fds = rep
-        if err:
-            print("refused %s %s" % (errno.errorcode.get(-err, str(-err)), msg))
-        else:
-            kind = struct.unpack_from("=II", body)[1]
-            print("granted %s" % KIND_NAMES.get(kind, kind))
-        return 0
+        out = ep_create_in(connect(args.socket), args.iface, fd)
+        print(out)
+        return 1 if out == "no answer" else 0
     return in_child(args, child)
 
 
