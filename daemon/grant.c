@@ -185,16 +185,6 @@ static int grant_socket_alive(struct unetd *d, struct unetd_direct *g)
 	return r == -EBUSY ? 1 : r;
 }
 
-void unetd_direct_lingering_charge(const struct unetd *d, uint32_t uid, uint32_t *eps,
-				   uint64_t *bytes)
-{
-	for (const struct unetd_direct *g = d->lingering; g; g = g->cnext)
-		if (g->uid == uid) {
-			(*eps)++;
-			*bytes += g->umem_size;
-		}
-}
-
 void unetd_direct_drop_lingering(struct unetd *d)
 {
 	while (d->lingering) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * iface.c - the interfaces unetd serves, and the users' quotas.
+ * iface.c - the interfaces unetd serves.
  *
  * An interface is set up when a client first asks for it: the XDP
  * program attached (if it is not), its maps opened (the daemon claims
@@ -275,32 +275,4 @@ void unetd_iface_free_all(struct unetd *d)
 			close(f->ns_fd);
 		free(f);
 	}
-}
-
-int unetd_quota_check(struct unetd *d, struct unetd_client *c, const struct unetd_grant *g,
-		      uint64_t seg, char *msg, size_t msglen)
-{
-	uint32_t eps = 0;
-	uint64_t bytes = 0;
-
-	/* Quotas are the user's, over all its connections, and over the
-	 * granted sockets it still holds with no connection. */
-	for (struct unetd_client *k = d->clients; k; k = k->next)
-		if (k->uid == c->uid) {
-			eps += k->nemuls;
-			bytes += k->segment_bytes;
-		}
-	unetd_direct_lingering_charge(d, c->uid, &eps, &bytes);
-	if (eps >= g->max_endpoints) {
-		snprintf(msg, msglen, "endpoint quota of uid %u reached (%u, %.40s)", c->uid,
-			 g->max_endpoints, g->rule);
-		return -EDQUOT;
-	}
-	if (bytes + seg > g->max_segment_bytes) {
-		snprintf(msg, msglen, "segment quota of uid %u: %llu + %llu bytes > %llu", c->uid,
-			 (unsigned long long)bytes, (unsigned long long)seg,
-			 (unsigned long long)g->max_segment_bytes);
-		return -EDQUOT;
-	}
-	return 0;
 }

@@ -89,25 +89,6 @@ static int load_policy(struct unetd *d, const char *path)
 	return r;
 }
 
-void unetd_defer_free(struct unetd *d, struct unetd_src *src)
-{
-	src->dead = true;
-	src->dead_next = d->dead;
-	d->dead = src;
-}
-
-/* Free what was freed during the batch just handled: no event of it is
- * left to dispatch. */
-static void free_dead(struct unetd *d)
-{
-	while (d->dead) {
-		struct unetd_src *s = d->dead;
-
-		d->dead = s->dead_next;
-		free(s->obj);
-	}
-}
-
 static void handle(struct unetd *d, struct unetd_src *s)
 {
 	/* Freed by an earlier event of the same batch (a request that
@@ -184,7 +165,7 @@ static void run(struct unetd *d)
 			unetd_dataplane_disarm(d);
 		for (int i = 0; i < n; i++)
 			handle(d, evs[i].data.ptr);
-		free_dead(d);
+		unetd_free_dead(d);
 		if (n > 0)
 			last_work = now_us();
 	}
@@ -293,7 +274,7 @@ int main(int argc, char **argv)
 		free(u);
 	}
 	unetd_iface_free_all(d);
-	free_dead(d);
+	unetd_free_dead(d);
 	unlink(d->socket_path);
 	unetd_policy_free(d->policy);
 	unetd_log(UNET_LOG_INFO, "stopped");

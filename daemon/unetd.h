@@ -4,12 +4,13 @@
  *   main.c    options, the event loop
  *   log.c     the log
  *   server.c  client connections and their requests (lib/proto/unetd_proto.h)
- *   iface.c   the interfaces it serves: attach, maps, its real endpoint,
- *             quotas
+ *   iface.c   the interfaces it serves: attach, maps, its real endpoint
+ *   quota.c   the users' quotas
  *   emul.c    emulated endpoints: the shared region, the data plane that
  *             moves frames between it and the interface's real endpoint,
  *             and the check of every frame a client sends
  *   closer.c  closing descriptors clients sent, on a thread of its own
+ *   dead.c    objects freed after the batch of events that may name them
  *   grant.c   direct-access endpoints: sockets made and bound here,
  *             handed to the client
  *   peer.c    the connecting process: its pidfd, namespaces, limits
@@ -204,9 +205,11 @@ struct unetd {
 extern int unetd_log_level;
 void unetd_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* main.c: free obj (the object src is part of) once the current batch
- * of events is handled; from now on events for src are ignored. */
+/* dead.c: free obj (the object src is part of) once the current batch
+ * of events is handled (unetd_free_dead, called by the loop after each
+ * batch); from now on events for src are ignored. */
 void unetd_defer_free(struct unetd *d, struct unetd_src *src);
+void unetd_free_dead(struct unetd *d);
 
 /* closer.c: close a descriptor a client sent without ever waiting on it
  * here (a thread of its own closes it). */
@@ -252,10 +255,14 @@ void unetd_netns_leave(struct unetd *d, int fd, const struct unetd_ns *ns);
  * unetctl attach leaves it). */
 void unetd_iface_put(struct unetd *d, struct unetd_iface *f);
 void unetd_iface_free_all(struct unetd *d);
-/* Whether c's user may have one more endpoint of seg bytes under g.
+/* quota.c: whether c's user may have one more endpoint of seg bytes under g.
  * Returns 0 or -EDQUOT with msg. */
 int unetd_quota_check(struct unetd *d, struct unetd_client *c, const struct unetd_grant *g,
 		      uint64_t seg, char *msg, size_t msglen);
+/* What uid's lingering grants (sockets it kept after its connection)
+ * hold: add them to *eps and *bytes. */
+void unetd_direct_lingering_charge(const struct unetd *d, uint32_t uid, uint32_t *eps,
+				   uint64_t *bytes);
 
 /* grant.c */
 struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c,
@@ -268,9 +275,6 @@ void unetd_direct_free(struct unetd *d, struct unetd_direct *g);
 unsigned int unetd_direct_reap(struct unetd *d);
 /* At exit: forget the lingering grants. */
 void unetd_direct_drop_lingering(struct unetd *d);
-/* What uid's lingering grants hold: add them to *eps and *bytes. */
-void unetd_direct_lingering_charge(const struct unetd *d, uint32_t uid, uint32_t *eps,
-				   uint64_t *bytes);
 int unetd_direct_chan_open(struct unetd_direct *g, const struct unetd_ch_open *req,
 			   const struct unetd_grant *gr, char *msg, size_t msglen);
 int unetd_direct_chan_close(struct unetd_direct *g, uint16_t tag);

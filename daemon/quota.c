@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * quota.c - the policy's per-user quotas of endpoints and segment bytes,
+ * over all the user's connections and the granted sockets it kept
+ * (daemon/grant.c, lingering grants).
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "unetd.h"
+
+void unetd_direct_lingering_charge(const struct unetd *d, uint32_t uid, uint32_t *eps,
+				   uint64_t *bytes)
+{
+	for (const struct unetd_direct *g = d->lingering; g; g = g->cnext)
+		if (g->uid == uid) {
+			(*eps)++;
+			*bytes += g->umem_size;
+		}
+}
+
+int unetd_quota_check(struct unetd *d, struct unetd_client *c, const struct unetd_grant *g,
+		      uint64_t seg, char *msg, size_t msglen)
+{
+	uint32_t eps = 0;
+	uint64_t bytes = 0;
+
+	/* Quotas are the user's, over all its connections, and over the
+	 * granted sockets it still holds with no connection. */
+	for (struct unetd_client *k = d->clients; k; k = k->next)
+		if (k->uid == c->uid) {
+			eps += k->nemuls;
+			bytes += k->segment_bytes;
+		}
+	unetd_direct_lingering_charge(d, c->uid, &eps, &bytes);
+	if (eps >= g->max_endpoints) {
+		snprintf(msg, msglen, "endpoint quota of uid %u reached (%u, %.40s)", c->uid,
+			 g->max_endpoints, g->rule);
+		return -EDQUOT;
+	}
+	if (bytes + seg > g->max_segment_bytes) {
+		snprintf(msg, msglen, "segment quota of uid %u: %llu + %llu bytes > %llu", c->uid,
+			 (unsigned long long)bytes, (unsigned long long)seg,
+			 (unsigned long long)g->max_segment_bytes);
+		return -EDQUOT;
+	}
+	return 0;
+}
