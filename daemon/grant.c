@@ -29,7 +29,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <linux/if_xdp.h>
@@ -66,8 +65,7 @@ static int make_segment(struct unetd_direct *g, uint32_t size)
 	return 0;
 }
 
-static int make_socket(struct unetd_direct *g, int ifindex, uint32_t frame, uint32_t ring,
-		       int tries)
+static int make_socket(struct unetd_direct *g, int ifindex, uint32_t frame, uint32_t ring)
 {
 	struct xdp_umem_reg reg = {
 		.addr = (uint64_t)(uintptr_t)g->umem,
@@ -88,27 +86,21 @@ static int make_socket(struct unetd_direct *g, int ifindex, uint32_t frame, uint
 	    setsockopt(fd, SOL_XDP, XDP_RX_RING, &ring, sizeof(ring)) ||
 	    setsockopt(fd, SOL_XDP, XDP_TX_RING, &ring, sizeof(ring)))
 		return -errno;
-	/* The kernel lets go of the previous grant's hold on the queue
-	 * asynchronously after its sockets close: EBUSY for a few
-	 * milliseconds.  tries > 1 sleeps 5 ms between tries; the daemon
-	 * passes 1 (its thread never waits: the client retries EBUSY). */
-	for (int t = 0; t < tries; t++) {
-		for (int i = 0; i < 2; i++) {
-			struct sockaddr_xdp sa = {
-				.sxdp_family = AF_XDP,
-				.sxdp_ifindex = (uint32_t)ifindex,
-				.sxdp_queue_id = g->queue,
-				.sxdp_flags = (uint16_t)(modes[i] | XDP_USE_NEED_WAKEUP),
-			};
+	/* Bound once, never retried here: a closed socket lets go of its
+	 * queue some milliseconds later (EBUSY meanwhile), and the serving
+	 * thread never waits for that: the client retries EBUSY. */
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_xdp sa = {
+			.sxdp_family = AF_XDP,
+			.sxdp_ifindex = (uint32_t)ifindex,
+			.sxdp_queue_id = g->queue,
+			.sxdp_flags = (uint16_t)(modes[i] | XDP_USE_NEED_WAKEUP),
+		};
 
-			if (!bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-				g->zerocopy = modes[i] == XDP_ZEROCOPY;
-				return 0;
-			}
+		if (!bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+			g->zerocopy = modes[i] == XDP_ZEROCOPY;
+			return 0;
 		}
-		if (errno != EBUSY || t + 1 == tries)
-			break;
-		nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000 * 1000 }, NULL);
 	}
 	return -errno;
 }
@@ -173,7 +165,7 @@ static int grant_socket_alive(struct unetd *d, struct unetd_direct *g)
 	if (!r)
 		r = unetd_netns_enter(d, f->ns_fd, &f->ns);
 	if (!r) {
-		r = make_socket(&probe, f->ifindex, 2048, 64, 1);
+		r = make_socket(&probe, f->ifindex, 2048, 64);
 		unetd_netns_leave(d, f->ns_fd, &f->ns);
 	}
 	if (probe.xsk_fd >= 0)
@@ -328,7 +320,7 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 	if (!*err)
 		*err = unetd_netns_enter(d, c->netns_fd, &c->netns);
 	if (!*err) {
-		*err = make_socket(g, g->iface->ifindex, frame, ring, 1);
+		*err = make_socket(g, g->iface->ifindex, frame, ring);
 		unetd_netns_leave(d, c->netns_fd, &c->netns);
 	}
 	if (*err) {
