@@ -33,6 +33,12 @@ BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 # its policy where the daemon reads it (DEFAULT_POLICY in daemon/main.c),
 # whatever PREFIX is.
 SYSTEMDUNITDIR ?= /lib/systemd/system
+# The provider goes where the installed libfabric loads providers from,
+# its libdir/libfabric (Debian's: /usr/lib/<multiarch>/libfabric), when
+# PREFIX is libfabric's own; under another prefix libfabric never looks,
+# so LIBDIR/libfabric, to be named by FI_PROVIDER_PATH (docs/libfabric.md).
+FI_PREFIX = $(shell pkg-config --variable=prefix libfabric 2>/dev/null)
+FI_PROVDIR ?= $(if $(filter $(PREFIX),$(FI_PREFIX)),$(shell pkg-config --variable=libdir libfabric)/libfabric,$(LIBDIR)/libfabric)
 UNETD_POLICY := /etc/unet/unetd.policy
 
 # The version lives in one place, include/unet-xdp/version.h; the soname,
@@ -305,8 +311,8 @@ install: dist
 	install -m 644 $(PUB_HDRS) "$(DESTDIR)$(INCDIR)/unet-xdp/"
 	install -m 644 $(ALIB) "$(DESTDIR)$(LIBDIR)/"
 	install -m 755 $(SO) "$(DESTDIR)$(LIBDIR)/"
-	umask 022 && install -d "$(DESTDIR)$(LIBDIR)/libfabric"
-	install -m 644 $(FABRIC_SO) "$(DESTDIR)$(LIBDIR)/libfabric/"
+	umask 022 && install -d "$(DESTDIR)$(FI_PROVDIR)"
+	install -m 644 $(FABRIC_SO) "$(DESTDIR)$(FI_PROVDIR)/"
 	ln -sf $(SO_FILE) "$(DESTDIR)$(LIBDIR)/$(SO_NAME)"
 	ln -sf $(SO_FILE) "$(DESTDIR)$(LIBDIR)/libunet-xdp.so"
 	# Written here, not copied from $(BUILD): PREFIX may differ from the build's.

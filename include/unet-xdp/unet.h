@@ -211,7 +211,12 @@ enum unet_endpoint_kind {
 struct unet_endpoint_opts {
 	size_t sz;
 	const char *pin_root;	 /* see struct unet_iface_opts */
-	uint32_t segment_size;	 /* bytes of communication segment; default 8 MiB */
+	/* Bytes of communication segment.  Default: 8 MiB for an endpoint of
+	 * the process's own; one unetd serves defaults to 2 MiB (1024-entry
+	 * rings, 512 receive buffers) when emulated, 4 MiB when a direct
+	 * grant.  The ring sizes below are for an endpoint of its own; unetd
+	 * takes rx_size as the size of all four of its rings. */
+	uint32_t segment_size;
 	uint32_t frame_size;	 /* 2048 or 4096; default 2048 */
 	uint32_t rx_size;	 /* receive queue (RX ring) entries; default 2048 */
 	uint32_t tx_size;	 /* send queue (TX ring) entries; default 2048 */

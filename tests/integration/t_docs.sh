@@ -1,0 +1,104 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# t_docs.sh - the docs as an outside user reads them: every C example in
+# the README and docs/*.md compiles and links against an installed tree
+# only (its headers, its .pc file, its library; never the source tree),
+# and make install puts the libfabric provider where the installed
+# libfabric looks for providers.  Sourced by run.sh (see lib.sh).
+#
+# A fenced block opened with ```c is a whole program: it must compile and
+# link as it stands.  A block opened with ```c fragment is an excerpt (a
+# declaration list, another project's code): it is counted, not built.
+
+# name|modes (xdp: once per mode, -: once)|timeout s|what it checks
+TESTS+=(
+	"docs_examples|-|300|make install PREFIX=/usr into a DESTDIR: the provider lands in the directory of the installed libfabric (pkg-config libfabric's libdir/libfabric); every \`\`\`c block of README.md and docs/*.md compiles with -Wall -Werror and links with pkg-config libunet-xdp of that DESTDIR only, failing with the doc and line; any other C info string is refused"
+)
+
+# docs_blocks OUT-DIR FILE...: each ```c block of each FILE written to
+# OUT-DIR/N.c; prints one line per block: "whole|fragment FILE:LINE N.c".
+# A C block with another info string ("```C", "```c whole") is an error.
+docs_blocks() {
+	local out=$1
+	shift
+	awk -v out="$out" '
+		FNR == 1 { inb = 0 }
+		/^```/ {
+			if (inb) { inb = 0; close(path); next }
+			info = substr($0, 4)
+			if (info == "c" || info == "c fragment") {
+				n++; path = out "/" n ".c"; inb = 1
+				kind = (info == "c") ? "whole" : "fragment"
+				print kind, FILENAME ":" FNR, n ".c"
+				printf "" > path
+				next
+			}
+			if (info ~ /^[cC]([^a-z+]|$)/ || info ~ /^[cC] /) {
+				print "bad", FILENAME ":" FNR, info
+			}
+			inb = 2
+			next
+		}
+		inb == 1 { print > path }
+	' "$@"
+}
+
+t_docs_examples() {
+	command -v pkg-config >/dev/null || fail "pkg-config is missing (scripts/install-deps.sh installs it)"
+	local fidir
+	fidir=$(pkg-config --variable=libdir libfabric 2>/dev/null) ||
+		skip "no libfabric .pc (libfabric-dev): the provider's directory is unknown"
+	local dest=$T_DIR/dest src=$T_DIR/src
+	mkdir -p "$src" || fail "mkdir $src"
+	make -s -C "$ROOT" BUILD="$(make_build_dir)" PREFIX=/usr DESTDIR="$dest" install >"$T_DIR/make.log" 2>&1 ||
+		{ cat "$T_DIR/make.log"; fail "make install failed"; }
+
+	# The provider where the installed libfabric dlopen()s providers from
+	# (its PROVDLDIR: libdir/libfabric), not PREFIX/lib/libfabric.
+	[[ -f $dest$fidir/libfabric/libunet-fi.so ]] ||
+		fail "make install PREFIX=/usr did not put libunet-fi.so in $fidir/libfabric (libfabric's provider directory): $(cd "$dest" && find . -name libunet-fi.so)"
+	note "provider: $fidir/libfabric/libunet-fi.so"
+
+	# Only the install: its .pc under the DESTDIR, paths rewritten into it.
+	local pcdir
+	pcdir=$(dirname "$(find "$dest" -name libunet-xdp.pc | head -1)")
+	[[ -f $pcdir/libunet-xdp.pc ]] || fail "make install wrote no libunet-xdp.pc"
+	local flags
+	flags=$(PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$dest pkg-config --cflags --libs libunet-xdp) ||
+		fail "pkg-config libunet-xdp from $pcdir failed"
+	[[ $flags == *"$dest"* && $flags != *"$ROOT"* ]] || fail "pkg-config flags do not point into the DESTDIR only: $flags"
+	note "flags: $flags"
+
+	local list kind where file whole=0 frag=0 bad=0 err
+	list=$(cd "$ROOT" && docs_blocks "$src" README.md docs/*.md) || fail "reading the docs' blocks failed"
+	while read -r kind where file; do
+		case $kind in
+		bad)
+			echo "$where: a C block with info string '$file': use \`\`\`c (a whole program) or \`\`\`c fragment"
+			bad=$((bad + 1))
+			;;
+		fragment)
+			frag=$((frag + 1))
+			;;
+		whole)
+			# shellcheck disable=SC2086
+			if err=$(cd "$src" && gcc -std=gnu11 -Wall -Werror -o "${file%.c}" "$file" $flags 2>&1); then
+				note "$where: compiles and links"
+				whole=$((whole + 1))
+			else
+				echo "$where: does not compile against the install:"
+				# gcc's FILE:LINE: made the doc's own line.
+				awk -v f="$file:" -v doc="${where%:*}" -v at="${where##*:}" '
+					index($0, f) == 1 { rest = substr($0, length(f) + 1); split(rest, a, ":")
+						if (a[1] ~ /^[0-9]+$/) { $0 = doc ":" (at + a[1]) substr(rest, length(a[1]) + 1) } }
+					{ print }' <<<"$err"
+				bad=$((bad + 1))
+			fi
+			;;
+		esac
+	done <<<"$list"
+	note "$whole whole programs built, $frag fragments skipped, $bad failed"
+	((whole > 0)) || fail "no \`\`\`c block found: the README's example is one"
+	((bad == 0)) || fail "$bad C example(s) of the docs do not build against the install (above)"
+}
