@@ -4,12 +4,12 @@
 # hosts.sh - N network-namespace "hosts" on one Linux bridge, and MPI jobs
 # across them (docs/parallel.md).
 #
-#   hosts.sh up N [--name NAME] [--mode skb|native] [--build DIR]
+#   hosts.sh up N [--name NAME] [--mode skb|native] [--build DIR | --unetctl PATH --provider-dir DIR]
 #   hosts.sh mpirun NAME [--net NET] [--timeout S] [--np P] [MPIRUN-ARGS] -- PROG [ARGS]
 #   hosts.sh fault NAME PPM
 #   hosts.sh exec NAME K -- CMD [ARGS]
 #   hosts.sh down NAME
-#   hosts.sh run N [--mode M] [--build DIR] [--net NET] [--timeout S] [MPIRUN-ARGS] -- PROG [ARGS]
+#   hosts.sh run N [--mode M] [--build DIR | --unetctl PATH --provider-dir DIR] [--net NET] [--timeout S] [MPIRUN-ARGS] -- PROG [ARGS]
 #   hosts.sh list
 #
 # `up` makes, for a run name NAME (default "uh<pid>"; at most 10
@@ -22,7 +22,7 @@
 #   - a private bpffs per host on /tmp/unet-hosts/NAME/hK/bpf (the host's
 #     UNET_PIN_ROOT: each host has its own pins, as real machines have
 #     their own /sys/fs/bpf), and the unet XDP program attached to every
-#     eth0 with BUILD/unetctl (skb mode by default);
+#     eth0 with unetctl (skb mode by default);
 #   - /tmp/unet-hosts/NAME/{hostfile,agent,hosts.env}: the hostfile (one
 #     slot per host) and the rsh agent Open MPI's launcher uses to start
 #     its orted on a host: `ip netns exec NAMEhK unshare --uts` with the
@@ -31,7 +31,8 @@
 # (default 120 s; on expiry every process in the run's namespaces is
 # killed and the exit status is 124; so on TERM or INT, status 143/130):
 #   unet     Open MPI cm PML + ofi MTL + our libfabric provider
-#            (FI_PROVIDER_PATH=BUILD, FI_PROVIDER=unet)         [default]
+#            (FI_PROVIDER_PATH=the provider's directory, FI_PROVIDER=unet)
+#                                                               [default]
 #   ofi-tcp  the same MTL over libfabric's tcp provider
 #   ofi-udp  the same MTL over libfabric's udp provider (udp;ofi_rxd)
 #   tcp      Open MPI's ob1 PML with its tcp BTL (the kernel's TCP)
@@ -41,6 +42,13 @@
 # namespaces, deletes them, unmounts the bpffs and removes the state
 # directory; idempotent.  `run` is up + mpirun + down in one, with
 # cleanup on any exit.  Needs root, iproute2, Open MPI (mpirun).
+#
+# Which unetctl and which provider (libunet-fi.so): --build DIR takes
+# both from a build tree (DIR/unetctl, DIR/libunet-fi.so); --unetctl PATH
+# and --provider-dir DIR name each (and override --build's).  With none
+# of them: this source tree's build/ when it has been built, else the
+# installed ones, unetctl from PATH and the provider from the directory
+# the installed libfabric loads providers from (libdir/libfabric).
 #
 # Exit status: the job's, 124 on timeout, 1 on setup errors, 2 on usage.
 set -uo pipefail
@@ -61,6 +69,19 @@ die() {
 	exit 1
 }
 
+# installed_provider_dir: where the installed libfabric loads providers
+# from: its libdir/libfabric (libfabric-dev's .pc says the libdir; without
+# it, the directory of the libfabric.so.1 the dynamic linker finds).
+installed_provider_dir() {
+	local lib
+	if lib=$(pkg-config --variable=libdir libfabric 2>/dev/null) && [[ -n $lib ]]; then
+		echo "$lib/libfabric"
+		return
+	fi
+	lib=$(ldconfig -p 2>/dev/null | awk '$1 == "libfabric.so.1" { print $NF; exit }')
+	[[ -n $lib ]] && echo "$(dirname "$lib")/libfabric"
+}
+
 # ---- up ----------------------------------------------------------------
 
 # host_ns NAME K / br_ns NAME: namespace names.
@@ -77,12 +98,14 @@ record() {
 }
 
 do_up() {
-	local n="" name="uh$$" mode=skb build="$ROOT/build"
+	local n="" name="uh$$" mode=skb build="" unetctl="" provdir=""
 	while (($#)); do
 		case $1 in
 		--name) name=${2:-}; shift 2 || die "--name needs a value" ;;
 		--mode) mode=${2:-}; shift 2 || die "--mode needs a value" ;;
 		--build) build=${2:-}; shift 2 || die "--build needs a value" ;;
+		--unetctl) unetctl=${2:-}; shift 2 || die "--unetctl needs a value" ;;
+		--provider-dir) provdir=${2:-}; shift 2 || die "--provider-dir needs a value" ;;
 		-*) echo "hosts.sh up: unknown option $1" >&2; exit 2 ;;
 		*) [[ -z $n ]] || { echo "hosts.sh up: one N only" >&2; exit 2; }; n=$1; shift ;;
 		esac
@@ -90,16 +113,30 @@ do_up() {
 	[[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 16)) || { echo "hosts.sh up: N must be 2..16" >&2; exit 2; }
 	[[ $name =~ ^[A-Za-z][A-Za-z0-9]{0,9}$ ]] || { echo "hosts.sh up: NAME: a letter, then up to 9 letters or digits" >&2; exit 2; }
 	[[ $mode == skb || $mode == native ]] || { echo "hosts.sh up: --mode skb|native" >&2; exit 2; }
-	[[ $build = /* ]] || build="$PWD/$build"
+	# No choice made: this tree's build when there is one, else what is
+	# installed.
+	if [[ -z $build && -z $unetctl && -z $provdir && -x $ROOT/build/unetctl ]]; then
+		build=$ROOT/build
+	fi
+	if [[ -n $build ]]; then
+		[[ $build = /* ]] || build="$PWD/$build"
+		[[ -n $unetctl ]] || unetctl=$build/unetctl
+		[[ -n $provdir ]] || provdir=$build
+	fi
+	[[ -n $unetctl ]] || unetctl=$(command -v unetctl) ||
+		die "no unetctl on PATH: install it, or name it with --unetctl PATH (or --build DIR)"
+	[[ $unetctl = /* ]] || unetctl="$PWD/$unetctl"
+	[[ -n $provdir ]] || provdir=$(installed_provider_dir)
+	[[ -z $provdir || $provdir = /* ]] || provdir="$PWD/$provdir"
 	[[ $(id -u) -eq 0 ]] || die "needs root (namespaces, bpffs, XDP)"
-	[[ -x $build/unetctl ]] || die "missing $build/unetctl: run 'make' first"
+	[[ -x $unetctl ]] || die "missing $unetctl: run 'make' first (or name it with --unetctl PATH)"
 	grep -qw bpf /proc/filesystems || die "this kernel has no bpffs"
 
 	local st="$STATE_ROOT/$name"
 	mkdir -p "$STATE_ROOT" && mkdir "$st" 2>/dev/null || die "run $name exists ($st): hosts.sh down $name"
 	: >"$st/resources"
 	# Whatever fails from here on, undo what was made.
-	if ! setup_hosts "$name" "$n" "$mode" "$build"; then
+	if ! setup_hosts "$name" "$n" "$mode" "$unetctl" "$provdir"; then
 		do_down "$name"
 		exit 1
 	fi
@@ -107,7 +144,7 @@ do_up() {
 }
 
 setup_hosts() {
-	local name=$1 n=$2 mode=$3 build=$4 st="$STATE_ROOT/$1"
+	local name=$1 n=$2 mode=$3 unetctl=$4 provdir=$5 st="$STATE_ROOT/$1"
 	local brns k ns dir out
 	brns=$(br_ns "$name")
 	ip netns add "$brns" || { echo "hosts.sh: ip netns add $brns failed" >&2; return 1; }
@@ -125,7 +162,8 @@ setup_hosts() {
 		echo "# hosts.sh run $name: N=$n mode=$mode"
 		echo "UNET_HOSTS_NAME=$name"
 		echo "UNET_HOSTS_N=$n"
-		echo "UNET_HOSTS_BUILD=$build"
+		echo "UNET_HOSTS_UNETCTL=$unetctl"
+		echo "UNET_HOSTS_PROVDIR=$provdir"
 		echo "UNET_HOSTS_MODE=$mode"
 		echo "UNET_HOSTS_SUBNET=$SUBNET"
 	} >"$st/hosts.env"
@@ -148,7 +186,7 @@ setup_hosts() {
 		mkdir -p "$dir" || return 1
 		mount -t bpf -o mode=0700 bpf "$dir" || { echo "hosts.sh: mount bpffs on $dir failed" >&2; return 1; }
 		record "$name" bpffs "$dir"
-		if ! out=$(ip netns exec "$ns" env UNET_PIN_ROOT="$dir" "$build/unetctl" attach eth0 --mode "$mode" 2>&1); then
+		if ! out=$(ip netns exec "$ns" env UNET_PIN_ROOT="$dir" "$unetctl" attach eth0 --mode "$mode" 2>&1); then
 			echo "hosts.sh: unetctl attach eth0 --mode $mode in $ns failed: $out" >&2
 			return 1
 		fi
@@ -195,10 +233,12 @@ load() {
 	source "$st/hosts.env"
 }
 
-# net_args NET BUILD: the mpirun arguments selecting transport NET.
+# net_args NET PROVIDER-DIR: the mpirun arguments selecting transport NET.
 net_args() {
 	case $1 in
 	unet)
+		[[ -f $2/libunet-fi.so ]] ||
+			die "no libunet-fi.so in '$2': build it (make), install it (make install), or name its directory with up's --provider-dir DIR"
 		NET_ARGS=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include unet
 			-x FI_PROVIDER_PATH="$2" -x FI_PROVIDER=unet)
 		;;
@@ -247,7 +287,7 @@ do_mpirun() {
 	[[ $to =~ ^[0-9]+$ ]] || { echo "hosts.sh mpirun: --timeout seconds" >&2; exit 2; }
 	load "$name"
 	np=${np:-$UNET_HOSTS_N}
-	net_args "$net" "$UNET_HOSTS_BUILD"
+	net_args "$net" "$UNET_HOSTS_PROVDIR"
 	command -v mpirun >/dev/null || die "no mpirun (apt-get install openmpi-bin)"
 	local st="$STATE_ROOT/$name" rc t0=$SECONDS
 	# mpirun runs in the bridge's namespace: its out-of-band TCP reaches
@@ -293,7 +333,7 @@ do_fault() {
 	load "$name"
 	for ((k = 1; k <= UNET_HOSTS_N; k++)); do
 		out=$(ip netns exec "$(host_ns "$name" "$k")" env UNET_PIN_ROOT="$STATE_ROOT/$name/h$k/bpf" \
-			"$UNET_HOSTS_BUILD/unetctl" fault eth0 --drop-ppm "$ppm" 2>&1) ||
+			"$UNET_HOSTS_UNETCTL" fault eth0 --drop-ppm "$ppm" 2>&1) ||
 			die "unetctl fault on host $k failed: $out"
 	done
 }
@@ -340,7 +380,7 @@ do_run() {
 	RUN_NAME="uh$$"
 	while (($#)); do
 		case $1 in
-		--mode | --build) up+=("$1" "${2:-}"); shift 2 || exit 2 ;;
+		--mode | --build | --unetctl | --provider-dir) up+=("$1" "${2:-}"); shift 2 || exit 2 ;;
 		--name) RUN_NAME=${2:-}; shift 2 || exit 2 ;;
 		--) break ;;
 		[0-9]*) [[ -z $n ]] && { n=$1; shift; } || { mp+=("$1"); shift; } ;;

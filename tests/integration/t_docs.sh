@@ -13,6 +13,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
+	"docs_hosts_installed|-|180|scripts/hosts.sh from a tree that was never built uses what make install installed: unetctl from PATH and the provider from libfabric's provider directory by default (hosts.env says which), --provider-dir names another; an MPI ping-pong over the unet provider installed in a DESTDIR runs on 2 hosts"
 	"docs_examples|-|300|make install PREFIX=/usr into a DESTDIR: the provider lands in the directory of the installed libfabric (pkg-config libfabric's libdir/libfabric); every \`\`\`c block of README.md and docs/*.md compiles with -Wall -Werror and links with pkg-config libunet-xdp of that DESTDIR only, failing with the doc and line; any other C info string is refused"
 )
 
@@ -51,8 +52,7 @@ t_docs_examples() {
 		skip "no libfabric .pc (libfabric-dev): the provider's directory is unknown"
 	local dest=$T_DIR/dest src=$T_DIR/src
 	mkdir -p "$src" || fail "mkdir $src"
-	make -s -C "$ROOT" BUILD="$(make_build_dir)" PREFIX=/usr DESTDIR="$dest" install >"$T_DIR/make.log" 2>&1 ||
-		{ cat "$T_DIR/make.log"; fail "make install failed"; }
+	docs_install "$dest"
 
 	# The provider where the installed libfabric dlopen()s providers from
 	# (its PROVDLDIR: libdir/libfabric), not PREFIX/lib/libfabric.
@@ -101,4 +101,47 @@ t_docs_examples() {
 	note "$whole whole programs built, $frag fragments skipped, $bad failed"
 	((whole > 0)) || fail "no \`\`\`c block found: the README's example is one"
 	((bad == 0)) || fail "$bad C example(s) of the docs do not build against the install (above)"
+}
+
+# docs_install DEST: make install PREFIX=/usr into DEST (the test's log on failure).
+docs_install() {
+	make -s -C "$ROOT" BUILD="$(make_build_dir)" PREFIX=/usr DESTDIR="$1" install >"$T_DIR/make.log" 2>&1 ||
+		{ cat "$T_DIR/make.log"; fail "make install failed"; }
+}
+
+t_docs_hosts_installed() {
+	command -v mpirun >/dev/null || fail "mpirun missing (openmpi-bin: make deps)"
+	[[ -x $BUILD/parallel/mpi_pingpong ]] || fail "$BUILD/parallel/mpi_pingpong not built (mpicc missing? make deps)"
+	grep -qw bpf /proc/filesystems || skip "this kernel has no bpffs"
+	local fidir
+	fidir=$(pkg-config --variable=libdir libfabric 2>/dev/null) ||
+		skip "no libfabric .pc (libfabric-dev): the provider's directory is unknown"
+	local dest=$T_DIR/dest tree=$T_DIR/tree name="d$$" hosts env
+	docs_install "$dest"
+	# An installed system: the script without a build tree beside it.
+	mkdir -p "$tree/scripts" || fail "mkdir $tree/scripts"
+	cp "$ROOT/scripts/hosts.sh" "$tree/scripts/" || fail "copying hosts.sh"
+	hosts=$tree/scripts/hosts.sh
+	T_CLEANUP+=("PATH=\"$dest/usr/bin:\$PATH\" \"$hosts\" down $name")
+	export PATH="$dest/usr/bin:$PATH"
+
+	"$hosts" up 2 --name "$name" --mode skb >"$T_DIR/up.log" 2>&1 ||
+		{ cat "$T_DIR/up.log"; fail "hosts.sh up 2 (nothing named) failed on an installed system"; }
+	env=/tmp/unet-hosts/$name/hosts.env
+	cat "$env"
+	grep -qx "UNET_HOSTS_UNETCTL=$dest/usr/bin/unetctl" "$env" || fail "hosts.sh did not take unetctl from PATH"
+	grep -qx "UNET_HOSTS_PROVDIR=$fidir/libfabric" "$env" ||
+		fail "hosts.sh did not take the provider from libfabric's directory $fidir/libfabric"
+	"$hosts" exec "$name" 2 -- unetctl status eth0 | grep -q '^attached: yes' ||
+		fail "the installed unetctl did not attach the program on host 2"
+	"$hosts" down "$name" || fail "hosts.sh down failed"
+
+	"$hosts" up 2 --name "$name" --mode skb --provider-dir "$dest$fidir/libfabric" >"$T_DIR/up.log" 2>&1 ||
+		{ cat "$T_DIR/up.log"; fail "hosts.sh up 2 --provider-dir failed"; }
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	"$hosts" mpirun "$name" --net unet --timeout 60 -- "$BUILD/parallel/mpi_pingpong" --iters 200 --maxsize 4096 \
+		>"$T_DIR/job.log" 2>&1 || { cat "$T_DIR/job.log"; fail "an MPI job over the installed provider failed"; }
+	cat "$T_DIR/job.log"
+	grep -q '^RESULT .*"ok":true' "$T_DIR/job.log" || fail "mpi_pingpong printed no RESULT ok line"
+	"$hosts" down "$name" || fail "hosts.sh down failed"
 }
