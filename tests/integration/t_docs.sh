@@ -14,6 +14,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"docs_hosts_installed|-|180|scripts/hosts.sh from a tree that was never built uses what make install installed: unetctl from PATH and the provider from libfabric's provider directory by default (hosts.env says which), --provider-dir names another; an MPI ping-pong over the unet provider installed in a DESTDIR runs on 2 hosts"
+	"docs_facts|-|60|what the docs say matches the code: the segment and ring defaults of unet.h and unetd.md are the library's (lib/core/endpoint.c) and the daemon's (daemon/emul.c, daemon/grant.c); unetd(8)'s 'not served' and unetd.md's 'not built' lists name neither UDP (daemon/server.c serves UDP_OPEN) nor serving other namespaces (it takes the client's); the README's Limits carry tcp.md's ethtool needs on veth"
 	"docs_examples|-|300|make install PREFIX=/usr into a DESTDIR: the provider lands in the directory of the installed libfabric (pkg-config libfabric's libdir/libfabric); every \`\`\`c block of README.md and docs/*.md compiles with -Wall -Werror and links with pkg-config libunet-xdp of that DESTDIR only, failing with the doc and line; any other C info string is refused"
 )
 
@@ -144,4 +145,73 @@ t_docs_hosts_installed() {
 	cat "$T_DIR/job.log"
 	grep -q '^RESULT .*"ok":true' "$T_DIR/job.log" || fail "mpi_pingpong printed no RESULT ok line"
 	"$hosts" down "$name" || fail "hosts.sh down failed"
+}
+
+# docs_mib FILE MACRO: the value of '#define MACRO (Nu << 20)' in FILE, as "N MiB".
+docs_mib() {
+	local n
+	n=$(sed -n "s/^#define $2 (\([0-9]*\)u* << 20).*/\1/p" "$ROOT/$1")
+	[[ -n $n ]] || fail "$1: no '#define $2 (N << 20)'"
+	echo "$n MiB"
+}
+
+# docs_num FILE MACRO: the value of '#define MACRO Nu' in FILE.
+docs_num() {
+	local n
+	n=$(sed -n "s/^#define $2 \([0-9]*\)u*\$/\1/p" "$ROOT/$1")
+	[[ -n $n ]] || fail "$1: no '#define $2 N'"
+	echo "$n"
+}
+
+# docs_section FILE START END: the lines of FILE from the first matching
+# START up to (not including) the next matching END.
+docs_section() {
+	awk -v s="$2" -v e="$3" 'on && $0 ~ e { exit } $0 ~ s { on = 1 } on' "$ROOT/$1"
+}
+
+t_docs_facts() {
+	local own emul ring grant bufs hdr doc
+	own=$(docs_mib lib/core/endpoint.c DEFAULT_SEGMENT)
+	emul=$(docs_mib daemon/emul.c DEFAULT_SEGMENT)
+	grant=$(docs_mib daemon/grant.c GRANT_SEGMENT)
+	ring=$(docs_num daemon/emul.c DEFAULT_RING)
+	# The library posts half an emulated segment's frames (2048 bytes) as
+	# receive buffers (lib/core/remote.c: fill_target = nframes / 2).
+	bufs=$((${emul% MiB} * 1024 * 1024 / 2048 / 2))
+	note "defaults: own $own, emulated $emul with $ring-entry rings and $bufs receive buffers, granted $grant"
+	# The struct's comments as one line: no line breaks, no leading '*'.
+	hdr=$(sed -n '/^struct unet_endpoint_opts {/,/^};/{s/^[[:space:]]*\*//;p}' "$ROOT/include/unet-xdp/unet.h" |
+		tr -s ' \t\n' ' ')
+	doc=$(tr -s ' \t\n' ' ' <"$ROOT/docs/unetd.md")
+	local want
+	for want in "$own" "$emul" "$grant" "$ring-entry rings" "$bufs receive buffers"; do
+		[[ $hdr == *"$want"* ]] || fail "unet.h's struct unet_endpoint_opts does not say '$want'"
+		[[ $doc == *"$want"* ]] || fail "docs/unetd.md does not say '$want'"
+	done
+
+	# unetd(8) and unetd.md agree with the daemon on what it serves.
+	local man md
+	man=$(docs_section man/unetd.8 '^Not served yet' '^\.PP')
+	md=$(docs_section docs/unetd.md '^## What is not built yet' '^## [^W]')
+	[[ -n $man && -n $md ]] || fail "unetd(8) has no 'Not served yet' or unetd.md no 'What is not built yet'"
+	echo "unetd(8): $man"
+	echo "unetd.md: $md"
+	if grep -q 'case UNETD_REQ_UDP_OPEN:' "$ROOT/daemon/server.c"; then
+		! grep -qi 'udp' <<<"$man$md" || fail "the daemon serves UDP_OPEN, yet unetd(8) or unetd.md lists UDP as not served"
+		grep -qi 'UDP sockets are served on both kinds' "$ROOT/man/unetd.8" || fail "unetd(8) does not say UDP is served"
+	fi
+	if grep -q 'netns_fd' "$ROOT/daemon/server.c"; then
+		! grep -qiE 'several (network )?namespaces|other (network )?namespaces|more than one (network )?namespace|namespaces? of (its|their) own' <<<"$man$md" ||
+			fail "the daemon serves clients' namespaces, yet unetd(8) or unetd.md lists that as not built"
+		grep -qi 'One daemon serves every network namespace' "$ROOT/man/unetd.8" ||
+			fail "unetd(8) does not say one daemon serves every namespace a client may administer"
+	fi
+
+	# What TCP needs of a veth peer (tcp.md) is among the README's limits.
+	local need limits
+	need=$(grep -o 'ethtool -K DEV [a-z -]*off' "$ROOT/docs/tcp.md" | head -1)
+	[[ -n $need ]] || fail "docs/tcp.md names no ethtool setting for a kernel peer on veth"
+	limits=$(docs_section README.md '^## Limits' '^## ' | tr -s ' \n' ' ')
+	[[ $limits == *"${need}"* ]] || fail "the README's Limits do not carry tcp.md's '$need'"
+	note "README's Limits carry '$need'"
 }
