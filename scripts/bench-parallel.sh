@@ -172,7 +172,7 @@ fi
 # ---- the table ---------------------------------------------------------
 #
 # One row per figure, one column per transport, then unet's ratio to
-# ofi-tcp (the reference) and to Open MPI's tcp BTL (the fastest
+# ofi-tcp (the reference the targets name) and to Open MPI's tcp BTL (the fastest
 # kernel path here).
 # Split-C rows are the median of the runs.  "-" = not measured or failed.
 

@@ -50,7 +50,7 @@
 #
 # and writes DIR/results.json ({"machine": {...}, "results": [...]}),
 # DIR/table.txt (the table it prints: every figure with its ratio to
-# kernel UDP in the same run, and where the issue's targets stand),
+# kernel UDP in the same run, and where the targets stand),
 # DIR/latency.png, DIR/bandwidth.png and DIR/logp.png
 # (gnuplot).  Progress goes to stderr.  Every measurement has a time
 # limit; one that fails is reported as failed in the table and the JSON
@@ -218,7 +218,7 @@ for mode in spin block; do
 	done
 done
 # UAM against raw U-Net interleaved in one process pair (m_vs): the rows
-# issue 11's round-trip target is read from.
+# the UAM round-trip target (<= 1.15x raw U-Net) is read from.
 for size in "${SIZES[@]}"; do
 	PLAN+=("vs uam spin $size 1")
 done
@@ -229,7 +229,7 @@ for size in "${SIZES[@]}"; do
 done
 PLAN+=("rate unet-emul spin 64 1" "rate unet-emul-tx spin 64 1" "rate unet-grant spin 64 1")
 PLAN+=("bulk uam spin 1472 1" "bulk-1 uam spin 1472 1" "bulk-get uam spin 1472 1" "bulk-get-1 uam spin 1472 1")
-# UAM calls/s under injected loss (issue 11): kind calls-LOSS% , channels
+# UAM calls/s under injected loss: kind calls-LOSS% , channels
 # field = calls in flight.
 for depth in 1 16; do
 	for loss in 0 1 10; do
@@ -1215,8 +1215,8 @@ jq -r '[.results[] | select(.kind == "logp")] | sort_by(.transport, .size)[]
 		printf "%-10s %5s %8s %8s %8s %8s %9s\n", $1, $2, f($4), f($5), f($6), f($7), f($8)
 	}' "$LOGS/logp.tsv"
 } >>"$OUT/table.txt"
-# UAM against raw U-Net interleaved (m_vs): issue 11's round-trip target,
-# <= 1.15x at every size.
+# UAM against raw U-Net interleaved (m_vs): the UAM round-trip target,
+# <= 1.15x raw U-Net at every size.
 jq -r '.results[] | select(.kind == "vs") | [.size, .status, .p50_ratio, .p50_ratio_min,
 	.p50_ratio_max, .runs, .p50_us, .vs_p50_us, .reason] | map(. // "-" | tostring) | @tsv' \
 	"$OUT/results.json" >"$LOGS/vs.tsv" 2>/dev/null
