@@ -23,7 +23,8 @@
 # The tests live by area in t_*.sh beside this file (t_core.sh: the data
 # path; t_cli.sh: unetctl, API errors, bench; t_uam.sh: Active Messages;
 # t_udp.sh: UDP; t_pkg.sh: versions, man pages, completion, Debian
-# packages), the helpers and the runner in lib.sh.  Adding a test:
+# packages; t_docs.sh: the docs' examples and facts against an install),
+# the helpers and the runner in lib.sh.  Adding a test:
 # one function t_NAME in an area file and one line in that file's TESTS
 # table; a new area file t_AREA.sh is picked up by itself (--list shows
 # t_core.sh's tests first, then the other areas in file name order).
