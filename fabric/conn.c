@@ -52,153 +52,7 @@
 
 #include "ufi.h"
 
-#define HELLO_MAGIC 0x55464948u /* "UFIH" */
-#define TAG_MIN 1024
-#define TAG_MAX 65535
-
-struct hello {
-	uint32_t magic;
-	struct ufi_name from, to;
-	uint16_t from_tag, to_tag; /* network order; from_tag 0: none yet */
-	uint32_t my_nonce, your_nonce;
-} __attribute__((packed));
-_Static_assert(sizeof(struct hello) == UFI_HELLO_LEN, "HELLO is 64 bytes");
-
-/* ---- names ---- */
-
-bool ufi_name_valid(const struct ufi_name *n)
-{
-	return n->magic[0] == 'U' && n->magic[1] == 'F' && n->version == 1;
-}
-
-int ufi_name_to_str(const struct ufi_name *n, char *buf, size_t len)
-{
-	const uint8_t *ip = (const uint8_t *)&n->ip;
-	int r = snprintf(buf, len,
-			 "fi_unet://%02x:%02x:%02x:%02x:%02x:%02x/ep=%05u/%03u.%03u.%03u.%03u:%05u/nonce=%08x",
-			 n->mac[0], n->mac[1], n->mac[2], n->mac[3], n->mac[4], n->mac[5],
-			 ntohs(n->ep_id), ip[0], ip[1], ip[2], ip[3], ntohs(n->port), n->nonce);
-	return r < 0 || (size_t)r >= len ? -FI_ETOOSMALL : r;
-}
-
-int ufi_name_from_str(const char *s, struct ufi_name *n)
-{
-	unsigned m[6], ep, ip[4], port, nonce;
-	int used = 0;
-
-	if (sscanf(s, "fi_unet://%2x:%2x:%2x:%2x:%2x:%2x/ep=%5u/%3u.%3u.%3u.%3u:%5u/nonce=%8x%n",
-		   &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &ep, &ip[0], &ip[1], &ip[2], &ip[3],
-		   &port, &nonce, &used) != 13 ||
-	    s[used] != '\0')
-		return -FI_EINVAL;
-	if (ep > 65535 || port > 65535 || ip[0] > 255 || ip[1] > 255 || ip[2] > 255 || ip[3] > 255)
-		return -FI_EINVAL;
-	memset(n, 0, sizeof(*n));
-	n->magic[0] = 'U';
-	n->magic[1] = 'F';
-	n->version = 1;
-	for (int i = 0; i < 6; i++)
-		n->mac[i] = (uint8_t)m[i];
-	n->ep_id = htons((uint16_t)ep);
-	uint8_t *b = (uint8_t *)&n->ip;
-	for (int i = 0; i < 4; i++)
-		b[i] = (uint8_t)ip[i];
-	n->port = htons((uint16_t)port);
-	n->nonce = nonce;
-	return 0;
-}
-
-/* ---- interface ---- */
-
-char ufi_why_buf[256];
-
-void ufi_why(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ufi_why_buf, sizeof(ufi_why_buf), fmt, ap);
-	va_end(ap);
-	FI_WARN(&ufi_prov, FI_LOG_CORE, "%s\n", ufi_why_buf);
-}
-
-struct find_ctx {
-	char found[IF_NAMESIZE];
-	int n;
-	char others[128];
-};
-
-static int find_one(const char *ifname, void *vctx)
-{
-	struct find_ctx *c = vctx;
-	struct unet_iface_status st;
-	struct unet_iface *ifc;
-
-	if (if_nametoindex(ifname) == 0)
-		return 0; /* pins of another namespace's interface */
-	ifc = unet_iface__open(ifname, NULL);
-	if (!ifc)
-		return 0;
-	if (unet_iface__status(ifc, &st) == 0 && st.link_alive &&
-	    st.ifindex == (int)if_nametoindex(ifname)) {
-		if (c->n == 0)
-			snprintf(c->found, sizeof(c->found), "%s", ifname);
-		else {
-			size_t l = strlen(c->others);
-			snprintf(c->others + l, sizeof(c->others) - l, " %s", ifname);
-		}
-		c->n++;
-	}
-	unet_iface__close(ifc);
-	return 0;
-}
-
-int ufi_resolve_iface(char *ifname, size_t len)
-{
-	struct find_ctx c = { .n = 0 };
-	int r;
-
-	if (ufi_params.iface && *ufi_params.iface) {
-		if (if_nametoindex(ufi_params.iface) == 0) {
-			ufi_why("FI_UNET_IFACE=%s: no such interface here", ufi_params.iface);
-			return -FI_ENODEV;
-		}
-		snprintf(ifname, len, "%s", ufi_params.iface);
-		return 0;
-	}
-	r = unet_iface__for_each(NULL, find_one, &c);
-	if (r < 0 || c.n == 0) {
-		ufi_why("no interface with the unet XDP program attached here (%s); attach one "
-			"(unetctl attach IFACE) or set FI_UNET_IFACE",
-			r < 0 ? strerror(-r) : "none found under the pin root");
-		return -FI_ENODATA;
-	}
-	if (c.n > 1) {
-		ufi_why("several interfaces have the unet program (%s and%s): set FI_UNET_IFACE",
-			c.found, c.others);
-		return -FI_ENODATA;
-	}
-	snprintf(ifname, len, "%s", c.found);
-	return 0;
-}
-
-static int iface_ipv4(const char *ifname, struct in_addr *out)
-{
-	struct ifaddrs *ifa, *i;
-	int r = -FI_EADDRNOTAVAIL;
-
-	if (getifaddrs(&ifa))
-		return -errno;
-	for (i = ifa; i; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
-		    strcmp(i->ifa_name, ifname) == 0) {
-			*out = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
-			r = 0;
-			break;
-		}
-	freeifaddrs(ifa);
-	return r;
-}
+/* ---- the setup socket ---- */
 
 /* The setup socket and our name's address part. */
 int ufi_conn_init(struct ufi_ep *ep, const char *ifname)
@@ -207,7 +61,7 @@ int ufi_conn_init(struct ufi_ep *ep, const char *ifname)
 	socklen_t sl = sizeof(sa);
 	int r;
 
-	r = iface_ipv4(ifname, &sa.sin_addr);
+	r = ufi_iface_ipv4(ifname, &sa.sin_addr);
 	if (r) {
 		FI_WARN(&ufi_prov, FI_LOG_EP_CTRL,
 			"%s has no IPv4 address: the unet provider agrees channel tags with its "
@@ -238,7 +92,7 @@ static uint16_t random_tag(void)
 
 	if (getrandom(&t, sizeof(t), GRND_NONBLOCK) != sizeof(t))
 		t = (uint16_t)rand();
-	return (uint16_t)(TAG_MIN + t % (TAG_MAX - TAG_MIN + 1));
+	return (uint16_t)(UFI_TAG_MIN + t % (UFI_TAG_MAX - UFI_TAG_MIN + 1));
 }
 
 /* Reserve a free tag of ours: a channel to the peer whose peer tag is a
@@ -287,28 +141,20 @@ static int open_real(struct ufi_ep *ep, struct ufi_peer *p)
 	return 0;
 }
 
-void ufi_conn_close_peer(struct ufi_peer *p)
-{
-	uam_chan__close(p->ch);
-	p->ch = NULL;
-	unet_channel__close(p->uch);
-	p->uch = NULL;
-}
-
 static void send_hello(struct ufi_ep *ep, struct ufi_peer *p)
 {
-	struct hello h = { .magic = htonl(HELLO_MAGIC), .from = ep->name, .to = p->name };
+	struct ufi_hello h = { .from = ep->name, .from_tag = p->ltag, .to_tag = p->rtag };
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = p->name.ip,
 				  .sin_port = p->name.port };
+	unsigned char buf[UFI_HELLO_LEN];
 
 	if (!p->my_nonce)
 		p->my_nonce = ufi_hello_nonce();
-	h.from_tag = htons(p->ltag);
-	h.to_tag = htons(p->rtag);
-	h.my_nonce = p->my_nonce; /* opaque: byte order is the sender's */
+	h.my_nonce = p->my_nonce;
 	h.your_nonce = p->peer_nonce;
+	ufi_hello_pack(&h, &p->name, buf);
 	/* Lost or refused: the retry (or the peer's) covers it. */
-	(void)sendto(ep->udp_fd, &h, sizeof(h), 0, (struct sockaddr *)&sa, sizeof(sa));
+	(void)sendto(ep->udp_fd, buf, sizeof(buf), 0, (struct sockaddr *)&sa, sizeof(sa));
 }
 
 void ufi_conn_start(struct ufi_ep *ep, struct ufi_peer *p)
@@ -346,37 +192,6 @@ static void go_up(struct ufi_ep *ep, struct ufi_peer *p)
 		return;
 	}
 	ufi_peer_up(ep, p);
-}
-
-int ufi_hello_parse(const struct ufi_name *self, const void *buf, size_t len,
-		    const struct sockaddr_in *from, socklen_t fromlen, struct ufi_hello *out)
-{
-	struct hello h;
-
-	if (len != sizeof(h) || fromlen != sizeof(*from) || from->sin_family != AF_INET)
-		return -EPROTO;
-	memcpy(&h, buf, sizeof(h));
-	if (ntohl(h.magic) != HELLO_MAGIC || memcmp(&h.to, self, UFI_NAME_LEN) != 0 ||
-	    !ufi_name_valid(&h.from) || h.from.ip != from->sin_addr.s_addr ||
-	    h.from.port != from->sin_port ||
-	    (ntohs(h.from_tag) < TAG_MIN && ntohs(h.from_tag) != 0) || !h.my_nonce)
-		return -EPROTO;
-	out->from = h.from;
-	out->from_tag = ntohs(h.from_tag);
-	out->to_tag = ntohs(h.to_tag);
-	out->my_nonce = h.my_nonce;
-	out->your_nonce = h.your_nonce;
-	return 0;
-}
-
-uint32_t ufi_hello_nonce(void)
-{
-	uint32_t n = 0;
-
-	while (!n)
-		if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != sizeof(n))
-			n = (uint32_t)(ufi_now_ns() * 0x9E3779B97F4A7C15ull >> 32) ^ (uint32_t)rand();
-	return n;
 }
 
 /* Take the peer's tag ft and bring its channel up, answering if asked. */
@@ -464,18 +279,18 @@ void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct
 
 void ufi_conn_poll(struct ufi_ep *ep, uint64_t now)
 {
-	struct hello h;
+	unsigned char buf[UFI_HELLO_LEN];
 	struct sockaddr_in from;
 
 	for (int i = 0; i < 64; i++) {
 		socklen_t fl = sizeof(from);
 		/* MSG_TRUNC: n is the datagram's own length, so a longer one
 		 * is refused by its size instead of read as its first bytes */
-		ssize_t n = recvfrom(ep->udp_fd, &h, sizeof(h), MSG_TRUNC, (struct sockaddr *)&from,
-				     &fl);
+		ssize_t n = recvfrom(ep->udp_fd, buf, sizeof(buf), MSG_TRUNC,
+				     (struct sockaddr *)&from, &fl);
 		if (n < 0)
 			break;
-		ufi_conn_hello(ep, &h, (size_t)n, &from, fl);
+		ufi_conn_hello(ep, buf, (size_t)n, &from, fl);
 	}
 	if (!ep->connecting)
 		return;

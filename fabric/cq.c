@@ -62,8 +62,8 @@ static struct ufi_cqe *cqe_make(struct ufi_cq *cq, const char *what, void *ctx, 
 	return e;
 }
 
-void ufi_cq_complete(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
-		     uint64_t data, uint64_t tag, fi_addr_t src)
+static void cq_complete(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
+			uint64_t data, uint64_t tag, fi_addr_t src)
 {
 	struct ufi_cqe *e = cqe_make(cq, "completion", ctx, flags, len, buf, data, tag);
 
@@ -77,8 +77,8 @@ void ufi_cq_complete(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, v
 	cq->tail = e;
 }
 
-void ufi_cq_error(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
-		  uint64_t data, uint64_t tag, size_t olen, int err, int prov_errno)
+static void cq_error(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
+		     uint64_t data, uint64_t tag, size_t olen, int err, int prov_errno)
 {
 	struct ufi_cqe *e = cqe_make(cq, "error completion", ctx, flags, len, buf, data, tag);
 
@@ -93,6 +93,12 @@ void ufi_cq_error(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void
 		cq->ehead = e;
 	cq->etail = e;
 }
+
+/* How the messaging floor below reaches us (ufi.h: struct ufi_cq_report). */
+const struct ufi_cq_report ufi_cq_report = {
+	.complete = cq_complete,
+	.error = cq_error,
+};
 
 static size_t entry_size(enum fi_cq_format f)
 {
@@ -445,6 +451,7 @@ int ufi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
 	cq->fid.fid.context = context;
 	cq->fid.fid.ops = &cq_fi_ops;
 	cq->fid.ops = &cq_ops;
+	cq->report = &ufi_cq_report;
 	cq->dom = dom;
 	cq->fmt = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_TAGGED : attr->format;
 	attr->format = cq->fmt;

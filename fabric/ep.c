@@ -453,6 +453,7 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			return -FI_EINVAL;
 		ep->av = (struct ufi_av *)bfid;
 		ep->av->refs++;
+		ep->addrs = &ep->av->addrs;
 		return 0;
 	case FI_CLASS_CQ:
 		cq = (struct ufi_cq *)bfid;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * prov.c - the `unet` provider's entry (fi_prov_ini), its parameters,
- * fi_getinfo's matching of hints, the fabric object and a minimal EQ.
+ * prov.c - the `unet` provider's entry (fi_prov_ini: its parameters
+ * declared, the record's entry points), fi_getinfo's matching of hints,
+ * the fabric object and a minimal EQ.  The top floor (ufi.h).
  *
  * getinfo answers only what the provider serves: FI_EP_RDM with the caps
  * of UFI_CAPS, manual progress, FI_THREAD_DOMAIN.  Anything else gets
@@ -15,34 +16,6 @@
 #include <time.h>
 
 #include "ufi.h"
-
-struct ufi_params ufi_params = {
-	.timeout_ms = 10000,
-	.connect_timeout_ms = 30000,
-	.window = 32,
-	.linger_ms = 1000,
-};
-
-static void get_int(const char *name, int *v, int lo, int hi)
-{
-	int x;
-
-	if (fi_param_get_int(&ufi_prov, name, &x) == FI_SUCCESS && x >= lo && x <= hi)
-		*v = x;
-}
-
-void ufi_params_load(void)
-{
-	char *s = NULL;
-
-	if (fi_param_get_str(&ufi_prov, "iface", &s) == FI_SUCCESS)
-		ufi_params.iface = s;
-	get_int("timeout_ms", &ufi_params.timeout_ms, 100, 3600000);
-	get_int("connect_timeout_ms", &ufi_params.connect_timeout_ms, 100, 3600000);
-	get_int("window", &ufi_params.window, 4, UAM_MAX_WINDOW);
-	get_int("linger_ms", &ufi_params.linger_ms, 0, 60000);
-	get_int("max_queued", &ufi_params.max_queued, 1, 1 << 20);
-}
 
 /* ---- getinfo ---- */
 
@@ -257,26 +230,6 @@ fail:
 	return r;
 }
 
-/* ---- the fi_ops slots an object does not support (ufi.h) ---- */
-
-int ufi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
-{
-	(void)fid, (void)bfid, (void)flags;
-	return -FI_ENOSYS;
-}
-
-int ufi_no_control(struct fid *fid, int cmd, void *arg)
-{
-	(void)fid, (void)cmd, (void)arg;
-	return -FI_ENOSYS;
-}
-
-int ufi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *ctx)
-{
-	(void)fid, (void)name, (void)flags, (void)ops, (void)ctx;
-	return -FI_ENOSYS;
-}
-
 /* ---- EQ: only what an RDM endpoint needs (nothing reports to it) ---- */
 
 static ssize_t eq_read(struct fid_eq *fid, uint32_t *event, void *buf, size_t len,
@@ -478,17 +431,13 @@ static void ufi_cleanup(void)
 {
 }
 
-struct fi_provider ufi_prov = {
-	.version = UFI_PROV_VERSION,
-	.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
-	.name = UFI_PROV_NAME,
-	.getinfo = ufi_getinfo,
-	.fabric = ufi_fabric,
-	.cleanup = ufi_cleanup,
-};
-
 FI_EXT_INI
 {
+	/* the record is base.c's (every floor logs under it); its entry
+	 * points are ours */
+	ufi_prov.getinfo = ufi_getinfo;
+	ufi_prov.fabric = ufi_fabric;
+	ufi_prov.cleanup = ufi_cleanup;
 	fi_param_define(&ufi_prov, "iface", FI_PARAM_STRING,
 			"interface to use (default: the only one with the unet XDP program)");
 	fi_param_define(&ufi_prov, "timeout_ms", FI_PARAM_INT,

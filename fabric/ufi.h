@@ -6,9 +6,27 @@
  * Peers are reached through one UAM channel each, set up on first use by
  * a small handshake over kernel UDP (conn.c).  Messages are eager (short
  * UAM requests carrying the data) or rendezvous (an RTS request, the
- * receiver pulls the data with uam_get, then sends FIN): proto.c.
- * Objects (fabric, domain, AV, CQ, EQ, endpoint) and their ops tables
- * live in prov.c, domain.c, cq.c and ep.c.
+ * receiver pulls the data with uam_get, then sends FIN).
+ *
+ * The source in floors: each file calls only files of its own floor
+ * listed before it or of lower floors, never one above (nm shows it:
+ * docs/libfabric.md, "Source layout").  Where a lower floor must tell a
+ * higher one something, the higher one registered a callback:
+ *
+ *   5  objects    prov.c (fi_prov_ini, getinfo, fabric, EQ), domain.c
+ *                 (domain, MR), ep.c (endpoint and its fi_ops)
+ *   4  queues     cq.c (completion queues; each carries a ufi_cq_report
+ *                 the messaging floor completes through), av.c (fi_ops_av
+ *                 over the address table)
+ *   3  messaging  match.c, eager.c, rndv.c, send.c, proto.c, post.c, in
+ *                 that order (msg.h); ends a failed peer's operations
+ *                 through ep->on_peer_fail, registered with the peer table
+ *   2  channels   conn.c (HELLO exchange, tags, the U-Net and UAM channel)
+ *   1  peers      peer.c (peer table, strangers and their quota, failure),
+ *                 iface.c (which interface, its IPv4 address)
+ *   0  ground     base.c (provider record, parameters, clock, errors),
+ *                 names.c (names, the address table), hello.c (the HELLO
+ *                 datagram and its nonces)
  *
  * Threading: FI_THREAD_DOMAIN, so no locks anywhere.
  */
@@ -74,7 +92,22 @@ int ufi_name_to_str(const struct ufi_name *n, char *buf, size_t len);
 int ufi_name_from_str(const char *s, struct ufi_name *n);
 bool ufi_name_valid(const struct ufi_name *n);
 
-/* ---- parameters (prov.c; env FI_UNET_*) ---- */
+/* The address table (names.c): fi_addr_t i is names[i], while valid[i]. */
+struct ufi_addrs {
+	struct ufi_name *names;
+	bool *valid;
+	size_t n, cap;
+};
+const struct ufi_name *ufi_addrs_name(const struct ufi_addrs *t, fi_addr_t addr);
+fi_addr_t ufi_addrs_find(const struct ufi_addrs *t, const struct ufi_name *n);
+int ufi_addrs_grow(struct ufi_addrs *t, size_t need);
+/* Append n (checked: ufi_name_valid); *out is its address, or
+ * FI_ADDR_NOTAVAIL with the error. */
+int ufi_addrs_add(struct ufi_addrs *t, const struct ufi_name *n, fi_addr_t *out);
+void ufi_addrs_remove(struct ufi_addrs *t, fi_addr_t addr);
+void ufi_addrs_free(struct ufi_addrs *t);
+
+/* ---- parameters (base.c; env FI_UNET_*) ---- */
 struct ufi_params {
 	char *iface;		/* FI_UNET_IFACE */
 	int timeout_ms;		/* FI_UNET_TIMEOUT_MS: a silent peer is dead after this */
@@ -91,8 +124,10 @@ void ufi_params_load(void);
 extern char ufi_why_buf[256];
 void ufi_why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Interface resolution (conn.c): FI_UNET_IFACE, else the only attached one. */
+/* Interface resolution (iface.c): FI_UNET_IFACE, else the only attached one. */
 int ufi_resolve_iface(char *ifname, size_t len);
+/* The IPv4 address of ifname (where channel setup listens). */
+int ufi_iface_ipv4(const char *ifname, struct in_addr *out);
 
 /* ---- objects ---- */
 struct ufi_fabric {
@@ -113,9 +148,7 @@ struct ufi_av {
 	struct fid_av fid;
 	struct ufi_domain *dom;
 	enum fi_av_type type;
-	struct ufi_name *names;
-	bool *valid;
-	size_t n, cap;
+	struct ufi_addrs addrs;
 	int refs;
 };
 
@@ -129,9 +162,24 @@ struct ufi_cqe {
 };
 
 struct ufi_ep;
+struct ufi_cq;
+
+/*
+ * How the messaging floor hands completions to the CQ above it: each CQ
+ * carries its own (cq.c: ufi_cq_report), so nothing below calls the CQ
+ * by name.  complete: a completion; error: an error entry (olen: bytes
+ * truncated).
+ */
+struct ufi_cq_report {
+	void (*complete)(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
+			 uint64_t data, uint64_t tag, fi_addr_t src);
+	void (*error)(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
+		      uint64_t data, uint64_t tag, size_t olen, int err, int prov_errno);
+};
 
 struct ufi_cq {
 	struct fid_cq fid;
+	const struct ufi_cq_report *report;
 	struct ufi_domain *dom;
 	enum fi_cq_format fmt;
 	enum fi_wait_obj wait_obj;
@@ -293,6 +341,12 @@ struct ufi_ep {
 	size_t frag_max;  /* and up to this in several (UAM medium messages) */
 
 	struct ufi_peer *peers;
+	/* The address table of the bound AV (names.c), where the peer table
+	 * looks names and addresses up */
+	const struct ufi_addrs *addrs;
+	/* Called by ufi_peer_fail once p is failed, before its channel goes:
+	 * the messaging floor ends what waits on p (ufi_proto_attach) */
+	void (*on_peer_fail)(struct ufi_ep *ep, struct ufi_peer *p);
 	unsigned int strangers; /* peers not (yet) in the AV: ufi_peer_stranger */
 	unsigned int stranger_quota; /* of them, not failed, at most (0: 1) */
 	/* Unexpected messages held: bytes in all, and the bounds past which
@@ -315,67 +369,42 @@ struct ufi_ep {
 	int outstanding;	   /* txs + gets */
 };
 
-/* ---- shared helpers ---- */
+/* ---- floor 0: base.c ---- */
 uint64_t ufi_now_ns(void);
 int ufi_errno_to_fi(int neg_errno);
-
-/* prov.c: -FI_ENOSYS for the fi_ops slots an object does not support. */
+/* -FI_ENOSYS for the fi_ops slots an object does not support. */
 int ufi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int ufi_no_control(struct fid *fid, int cmd, void *arg);
 int ufi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *ctx);
 
-/* cq.c */
-int ufi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
-		void *context);
-void ufi_cq_complete(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
-		     uint64_t data, uint64_t tag, fi_addr_t src);
-void ufi_cq_error(struct ufi_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
-		  uint64_t data, uint64_t tag, size_t olen, int err, int prov_errno);
-int ufi_cq_bind_ep(struct ufi_cq *cq, struct ufi_ep *ep);
-void ufi_cq_unbind_ep(struct ufi_cq *cq, struct ufi_ep *ep);
-int ufi_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+/* ---- floor 0: hello.c ---- */
+/* Our tags for channels: U-Net tags below are kept for other uses. */
+#define UFI_TAG_MIN 1024
+#define UFI_TAG_MAX 65535
+/* A HELLO: the sender's name and the two tags (host order). */
+struct ufi_hello {
+	struct ufi_name from;
+	uint16_t from_tag, to_tag; /* from_tag 0: a challenge, no tag yet */
+	uint32_t my_nonce, your_nonce;
+};
+#define UFI_HELLO_LEN 64
+/* A random nonzero nonce. */
+uint32_t ufi_hello_nonce(void);
+/* h, addressed to `to`, as it goes on the wire. */
+void ufi_hello_pack(const struct ufi_hello *h, const struct ufi_name *to,
+		    unsigned char buf[UFI_HELLO_LEN]);
+/* A datagram of len bytes from `from` (fromlen: its address length)
+ * checked as a HELLO to self: its size, magic, our exact name, a valid
+ * sender name whose address is the one it came from, a tag in our range.
+ * Returns 0 with *out filled, or -EPROTO.  Pure. */
+int ufi_hello_parse(const struct ufi_name *self, const void *buf, size_t len,
+		    const struct sockaddr_in *from, socklen_t fromlen, struct ufi_hello *out);
 
-/* domain.c */
-int ufi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
-		    void *context);
-int ufi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
-		void *context);
-const struct ufi_name *ufi_av_name(struct ufi_av *av, fi_addr_t addr);
-fi_addr_t ufi_av_find(struct ufi_av *av, const struct ufi_name *n);
-
-/* prov.c */
-int ufi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
-		void *context);
-
-/* ep.c */
-int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
-		void *context);
-
-/* proto.c: matching, eager/rendezvous, progress */
-int ufi_proto_init(struct ufi_ep *ep);
-/* A message from peer p (NULL: a channel that is no peer's), dispatched
- * by m->handler: what UAM's handlers do.  Every argument in m is the
- * peer's and is checked; a message that fails a check is ignored (a
- * fragmented message under way is abandoned).  Needs no channel. */
-void ufi_proto_input(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *m);
-size_t ufi_eager_max(void);
-size_t ufi_ep_eager_max(struct ufi_ep *ep);
-size_t ufi_ep_frag_max(struct ufi_ep *ep);
-void ufi_progress(struct ufi_ep *ep);
-/* Whether a blocked caller must wake up soon (retransmissions, handshakes):
- * the timeout in ms, or -1. */
-int ufi_ep_wake_ms(struct ufi_ep *ep);
-ssize_t ufi_send(struct ufi_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag,
-		 uint64_t data, uint64_t flags, void *ctx);
-ssize_t ufi_recv(struct ufi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
-		 uint64_t ignore, uint64_t flags, void *ctx);
-ssize_t ufi_cancel(struct ufi_ep *ep, void *ctx);
-void ufi_ep_shutdown(struct ufi_ep *ep);
-/* Free the posted receives, the unexpected messages and the sends under
- * way (no completions: the endpoint is going away). */
-void ufi_ep_free_queues(struct ufi_ep *ep);
+/* ---- floor 1: peer.c ---- */
 struct ufi_peer *ufi_peer_of_addr(struct ufi_ep *ep, fi_addr_t addr);
 struct ufi_peer *ufi_peer_find(struct ufi_ep *ep, const struct ufi_name *n);
+/* Not (yet) in our AV, and not ourselves. */
+bool ufi_peer_is_stranger(const struct ufi_peer *p);
 /* Unexpected bytes (data and records) held per peer and per endpoint
  * before the peer's UAM credit is withheld (uam_chan__pause). */
 #define UFI_UX_PEER_MAX (4u << 20)
@@ -395,31 +424,67 @@ struct ufi_peer *ufi_peer_stranger(struct ufi_ep *ep, const struct ufi_name *n);
  * one: under ep->stranger_quota of strangers holding or setting up a
  * channel, after reclaiming a silent one if need be. */
 bool ufi_stranger_admit(struct ufi_ep *ep, struct ufi_peer *p);
-void ufi_peer_fail(struct ufi_ep *ep, struct ufi_peer *p, int err);
 void ufi_peer_up(struct ufi_ep *ep, struct ufi_peer *p);
+/* p failed for good (err: why): ep->on_peer_fail, then its channel goes. */
+void ufi_peer_fail(struct ufi_ep *ep, struct ufi_peer *p, int err);
+/* p's U-Net and UAM channels closed (if any). */
+void ufi_peer_close_chan(struct ufi_peer *p);
 
-/* conn.c: channel setup over UDP */
+/* ---- floor 2: conn.c, channel setup over UDP ---- */
 int ufi_conn_init(struct ufi_ep *ep, const char *ifname);
 void ufi_conn_start(struct ufi_ep *ep, struct ufi_peer *p);
 void ufi_conn_poll(struct ufi_ep *ep, uint64_t now);
-/* A HELLO, parsed: the sender's name and the two tags (host order). */
-struct ufi_hello {
-	struct ufi_name from;
-	uint16_t from_tag, to_tag; /* from_tag 0: a challenge, no tag yet */
-	uint32_t my_nonce, your_nonce;
-};
-#define UFI_HELLO_LEN 64
-/* A random nonzero nonce (conn.c). */
-uint32_t ufi_hello_nonce(void);
-/* A datagram of len bytes from `from` (fromlen: its address length)
- * checked as a HELLO to self: its size, magic, our exact name, a valid
- * sender name whose address is the one it came from, a tag in our range.
- * Returns 0 with *out filled, or -EPROTO.  Pure. */
-int ufi_hello_parse(const struct ufi_name *self, const void *buf, size_t len,
-		    const struct sockaddr_in *from, socklen_t fromlen, struct ufi_hello *out);
-/* A datagram on the setup socket: parsed, then acted on (conn.c). */
+/* A datagram on the setup socket: parsed, then acted on. */
 void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct sockaddr_in *from,
 		    socklen_t fromlen);
-void ufi_conn_close_peer(struct ufi_peer *p);
+
+/* ---- floor 3: messaging (msg.h has its inner parts) ---- */
+/* eager.c */
+size_t ufi_eager_max(void);
+size_t ufi_ep_eager_max(struct ufi_ep *ep);
+size_t ufi_ep_frag_max(struct ufi_ep *ep);
+/* proto.c */
+int ufi_proto_init(struct ufi_ep *ep);
+/* Register the messaging floor's answer to the peer table's events
+ * (ep->on_peer_fail); ufi_proto_init does, with UAM's handlers. */
+void ufi_proto_attach(struct ufi_ep *ep);
+/* A message from peer p (NULL: a channel that is no peer's), dispatched
+ * by m->handler: what UAM's handlers do.  Every argument in m is the
+ * peer's and is checked; a message that fails a check is ignored (a
+ * fragmented message under way is abandoned).  Needs no channel. */
+void ufi_proto_input(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *m);
+void ufi_progress(struct ufi_ep *ep);
+/* Whether a blocked caller must wake up soon (retransmissions, handshakes):
+ * the timeout in ms, or -1. */
+int ufi_ep_wake_ms(struct ufi_ep *ep);
+void ufi_ep_shutdown(struct ufi_ep *ep);
+/* Free the posted receives, the unexpected messages and the sends under
+ * way (no completions: the endpoint is going away). */
+void ufi_ep_free_queues(struct ufi_ep *ep);
+/* post.c */
+ssize_t ufi_send(struct ufi_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag,
+		 uint64_t data, uint64_t flags, void *ctx);
+ssize_t ufi_recv(struct ufi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
+		 uint64_t ignore, uint64_t flags, void *ctx);
+ssize_t ufi_cancel(struct ufi_ep *ep, void *ctx);
+
+/* ---- floor 4: cq.c, av.c ---- */
+int ufi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
+		void *context);
+/* What every CQ carries (struct ufi_cq_report). */
+extern const struct ufi_cq_report ufi_cq_report;
+int ufi_cq_bind_ep(struct ufi_cq *cq, struct ufi_ep *ep);
+void ufi_cq_unbind_ep(struct ufi_cq *cq, struct ufi_ep *ep);
+int ufi_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+int ufi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
+		void *context);
+
+/* ---- floor 5: domain.c, ep.c, prov.c ---- */
+int ufi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
+		    void *context);
+int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+		void *context);
+int ufi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
+		void *context);
 
 #endif /* UFI_H */

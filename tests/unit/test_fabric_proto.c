@@ -84,6 +84,10 @@ static void fx_init(struct fx *f)
 	f->ep.udp_fd = -1;
 	f->rxcq.fmt = FI_CQ_FORMAT_TAGGED;
 	f->txcq.fmt = FI_CQ_FORMAT_TAGGED;
+	/* what ufi_cq_open and ufi_proto_init wire up */
+	f->rxcq.report = &ufi_cq_report;
+	f->txcq.report = &ufi_cq_report;
+	ufi_proto_attach(&f->ep);
 	for (int i = 0; i < 2; i++) {
 		struct ufi_peer *p = i ? &f->b : &f->a;
 

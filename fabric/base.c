@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * base.c - what every floor of the provider uses (ufi.h): the provider
+ * record FI_WARN logs under, the FI_UNET_* parameters, the reason
+ * getinfo prints, the clock, errno to fi_errno, and the fi_ops slots an
+ * object does not support.  It calls nothing else of the provider.
+ *
+ * The record's entry points (getinfo, fabric, cleanup) are the top
+ * floor's: prov.c fills them in fi_prov_ini, so nothing here names them.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "ufi.h"
+
+struct fi_provider ufi_prov = {
+	.version = UFI_PROV_VERSION,
+	.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
+	.name = UFI_PROV_NAME,
+};
+
+struct ufi_params ufi_params = {
+	.timeout_ms = 10000,
+	.connect_timeout_ms = 30000,
+	.window = 32,
+	.linger_ms = 1000,
+};
+
+static void get_int(const char *name, int *v, int lo, int hi)
+{
+	int x;
+
+	if (fi_param_get_int(&ufi_prov, name, &x) == FI_SUCCESS && x >= lo && x <= hi)
+		*v = x;
+}
+
+void ufi_params_load(void)
+{
+	char *s = NULL;
+
+	if (fi_param_get_str(&ufi_prov, "iface", &s) == FI_SUCCESS)
+		ufi_params.iface = s;
+	get_int("timeout_ms", &ufi_params.timeout_ms, 100, 3600000);
+	get_int("connect_timeout_ms", &ufi_params.connect_timeout_ms, 100, 3600000);
+	get_int("window", &ufi_params.window, 4, UAM_MAX_WINDOW);
+	get_int("linger_ms", &ufi_params.linger_ms, 0, 60000);
+	get_int("max_queued", &ufi_params.max_queued, 1, 1 << 20);
+}
+
+char ufi_why_buf[256];
+
+void ufi_why(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ufi_why_buf, sizeof(ufi_why_buf), fmt, ap);
+	va_end(ap);
+	FI_WARN(&ufi_prov, FI_LOG_CORE, "%s\n", ufi_why_buf);
+}
+
+uint64_t ufi_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int ufi_errno_to_fi(int e)
+{
+	switch (e) {
+	case -EAGAIN:
+		return -FI_EAGAIN;
+	case -ETIMEDOUT:
+	case -ECONNRESET:
+	case -ENETDOWN:
+		return -FI_EIO;
+	case -ENOMEM:
+		return -FI_ENOMEM;
+	case -EINVAL:
+		return -FI_EINVAL;
+	default:
+		return e < 0 ? e : -FI_EOTHER;
+	}
+}
+
+/* ---- the fi_ops slots an object does not support (ufi.h) ---- */
+
+int ufi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid, (void)bfid, (void)flags;
+	return -FI_ENOSYS;
+}
+
+int ufi_no_control(struct fid *fid, int cmd, void *arg)
+{
+	(void)fid, (void)cmd, (void)arg;
+	return -FI_ENOSYS;
+}
+
+int ufi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *ctx)
+{
+	(void)fid, (void)name, (void)flags, (void)ops, (void)ctx;
+	return -FI_ENOSYS;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * iface.c - which interface the provider serves (FI_UNET_IFACE, else the
+ * only one with the unet XDP program attached), and its IPv4 address
+ * (where channel setup listens: conn.c).  Calls nothing of the provider
+ * but base.c.
+ */
+#include <errno.h>
+#include <ifaddrs.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "ufi.h"
+
+struct find_ctx {
+	char found[IF_NAMESIZE];
+	int n;
+	char others[128];
+};
+
+static int find_one(const char *ifname, void *vctx)
+{
+	struct find_ctx *c = vctx;
+	struct unet_iface_status st;
+	struct unet_iface *ifc;
+
+	if (if_nametoindex(ifname) == 0)
+		return 0; /* pins of another namespace's interface */
+	ifc = unet_iface__open(ifname, NULL);
+	if (!ifc)
+		return 0;
+	if (unet_iface__status(ifc, &st) == 0 && st.link_alive &&
+	    st.ifindex == (int)if_nametoindex(ifname)) {
+		if (c->n == 0)
+			snprintf(c->found, sizeof(c->found), "%s", ifname);
+		else {
+			size_t l = strlen(c->others);
+			snprintf(c->others + l, sizeof(c->others) - l, " %s", ifname);
+		}
+		c->n++;
+	}
+	unet_iface__close(ifc);
+	return 0;
+}
+
+int ufi_resolve_iface(char *ifname, size_t len)
+{
+	struct find_ctx c = { .n = 0 };
+	int r;
+
+	if (ufi_params.iface && *ufi_params.iface) {
+		if (if_nametoindex(ufi_params.iface) == 0) {
+			ufi_why("FI_UNET_IFACE=%s: no such interface here", ufi_params.iface);
+			return -FI_ENODEV;
+		}
+		snprintf(ifname, len, "%s", ufi_params.iface);
+		return 0;
+	}
+	r = unet_iface__for_each(NULL, find_one, &c);
+	if (r < 0 || c.n == 0) {
+		ufi_why("no interface with the unet XDP program attached here (%s); attach one "
+			"(unetctl attach IFACE) or set FI_UNET_IFACE",
+			r < 0 ? strerror(-r) : "none found under the pin root");
+		return -FI_ENODATA;
+	}
+	if (c.n > 1) {
+		ufi_why("several interfaces have the unet program (%s and%s): set FI_UNET_IFACE",
+			c.found, c.others);
+		return -FI_ENODATA;
+	}
+	snprintf(ifname, len, "%s", c.found);
+	return 0;
+}
+
+int ufi_iface_ipv4(const char *ifname, struct in_addr *out)
+{
+	struct ifaddrs *ifa, *i;
+	int r = -FI_EADDRNOTAVAIL;
+
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (i = ifa; i; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    strcmp(i->ifa_name, ifname) == 0) {
+			*out = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+			r = 0;
+			break;
+		}
+	freeifaddrs(ifa);
+	return r;
+}
+
