@@ -439,11 +439,16 @@ static void route_destroy(void *state)
 	(void)state;
 }
 
-const struct unet_layer unetd_route_layer = {
+static const struct unet_layer route_layer = {
 	.name = "unetd-route",
 	.rx = route_rx,
 	.destroy = route_destroy,
 };
+
+void unetd_emul_register(struct unetd *d)
+{
+	d->iface_layer = &route_layer;
+}
 
 /* ---- The data plane ------------------------------------------------------- */
 

@@ -207,9 +207,9 @@ static struct unetd_iface *iface_new(struct unetd *d, const struct unetd_client 
 		if (*err)
 			goto fail;
 	}
-	if (f->ep) {
+	if (f->ep && d->iface_layer) {
 		/* Routes the UDP datagrams and ARP of emulated endpoints. */
-		*err = unet_layer_attach(f->ep, &unetd_route_layer, f);
+		*err = unet_layer_attach(f->ep, d->iface_layer, f);
 		if (*err)
 			goto fail;
 	}

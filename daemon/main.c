@@ -236,6 +236,7 @@ int main(int argc, char **argv)
 		perror("unetd: /proc/self/ns/net");
 		return 1;
 	}
+	unetd_emul_register(d);
 	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->epoll_fd < 0 || unetd_server_open(d))
 		return 1;

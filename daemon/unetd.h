@@ -192,6 +192,11 @@ struct unetd {
 	uint64_t linger_checked_ns;
 	unsigned int nthrottled;   /* clients whose requests wait for budget */
 	struct unetd_iface *ifaces;
+	/* Attached to each interface's real endpoint (iface.c): the router
+	 * of emulated endpoints' UDP and ARP, registered by the floor that
+	 * has them (emul.c: unetd_emul_register), so that iface.c names
+	 * nothing above it. */
+	const struct unet_layer *iface_layer;
 	uint32_t next_handle;
 	uint32_t grant_queues;	   /* --grant-queues: queue mask for direct grants */
 	uint32_t spin_us;	   /* busy-poll this long after work before sleeping */
@@ -297,9 +302,9 @@ int unetd_udp_close(struct unetd_iface *f, uint32_t slot, struct unetd_udp_port 
 uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len);
 
 /* emul.c */
-/* The layer on a real endpoint that routes emulated endpoints' UDP and
- * ARP frames to them. */
-extern const struct unet_layer unetd_route_layer;
+/* Register the layer on real endpoints that routes emulated endpoints'
+ * UDP and ARP frames to them (d->iface_layer). */
+void unetd_emul_register(struct unetd *d);
 /* Make an emulated endpoint for c on ifname.  Returns it, or NULL with
  * *err (negative errno) and msg filled. */
 struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
