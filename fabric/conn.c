@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * conn.c - which interface, and setting up the U-Net channel to a peer.
+ * conn.c - setting up the U-Net channel to a peer (floor 2: ufi.h).
  *
  * A U-Net channel is (our tag, peer MAC, peer tag) on both sides, and the
  * XDP program delivers a frame only to the channel whose peer MAC and tag
@@ -35,13 +35,11 @@
  *     set its side up anew: we renegotiate (reopen the channel with it).
  * A HELLO is accepted from the address its sender's name gives, addressed
  * to our exact name (nonce included).  A first HELLO from a name not in
- * our address vector makes a "stranger" peer (proto.c: ufi_peer_stranger,
+ * our address vector makes a "stranger" peer (peer.c: ufi_peer_stranger,
  * bounded), because Open MPI inserts peers lazily; it gets a channel only
  * once authenticated (ufi_stranger_admit).
  */
 #include <errno.h>
-#include <ifaddrs.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

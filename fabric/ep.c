@@ -2,7 +2,7 @@
 /*
  * ep.c - the FI_EP_RDM endpoint: its U-Net and UAM endpoints, binding,
  * its name, and the fi_ops_msg / fi_ops_tagged entry points, which all
- * land in ufi_send / ufi_recv (proto.c) with FI_MSG or FI_TAGGED and
+ * land in ufi_send / ufi_recv (post.c) with FI_MSG or FI_TAGGED and
  * whether a success completion is wanted (FI_SELECTIVE_COMPLETION).
  */
 #include <errno.h>

@@ -225,7 +225,7 @@ struct ufi_ux {
 	size_t len;
 	/* eager: the data (len bytes, after the struct); rendezvous: */
 	uint32_t region, cookie;
-	size_t cost; /* bytes charged to its peer and the endpoint (proto.c: ux_charge) */
+	size_t cost; /* bytes charged to its peer and the endpoint (match.c: ufi_ux_charge) */
 	unsigned char eager[];
 };
 
@@ -265,7 +265,7 @@ struct ufi_ctl {
 	unsigned nargs;
 };
 
-/* An accepted send waiting for a free region (proto.c: pend_send). */
+/* An accepted send waiting for a free region (send.c: ufi_pend_send). */
 struct ufi_pend {
 	struct ufi_pend *next;
 	struct ufi_peer *peer;
@@ -278,7 +278,7 @@ struct ufi_pend {
 	unsigned char copy[]; /* eager data */
 };
 
-/* A fragmented eager message arriving (proto.c: h_frag). */
+/* A fragmented eager message arriving (eager.c: ufi_h_frag). */
 struct ufi_inmsg {
 	struct ufi_rx *rx; /* the receive it matched, or */
 	struct ufi_ux *ux; /* the unexpected message it becomes when complete */
@@ -350,7 +350,7 @@ struct ufi_ep {
 	unsigned int strangers; /* peers not (yet) in the AV: ufi_peer_stranger */
 	unsigned int stranger_quota; /* of them, not failed, at most (0: 1) */
 	/* Unexpected messages held: bytes in all, and the bounds past which
-	 * a peer's channel is paused (proto.c: ux_flow) */
+	 * a peer's channel is paused (match.c: ux_flow) */
 	size_t ux_bytes, ux_max, ux_peer_max;
 	struct ufi_peer **by_addr;
 	size_t by_addr_n;
@@ -361,7 +361,7 @@ struct ufi_ep {
 	struct ufi_get *gets;	   /* all rendezvous receives in progress */
 	struct ufi_ctl *ctls, *ctls_tail;
 	struct ufi_pend *pend, *pend_tail;
-	uint64_t regions_used;	   /* bit i: region slot i in use (proto.c) */
+	uint64_t regions_used;	   /* bit i: region slot i in use (rndv.c) */
 	uint32_t region_ids[64];   /* slot i's UAM region id: random, low bits i */
 	uint32_t next_cookie;
 	uint64_t last_send_ns, next_slow_ns, next_keepalive_ns;

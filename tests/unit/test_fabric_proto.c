@@ -9,7 +9,7 @@
  *     through ufi_conn_hello, each checked against the rules written out
  *     again here (hello_model); what the accepted ones may do (an answer
  *     to a known peer, a bounded number of strangers) counted exactly.
- *   - UAM messages a peer sends (fabric/proto.c: EAGER, FRAG, RTS, FIN
+ *   - UAM messages a peer sends (fabric/msg.h: EAGER, FRAG, RTS, FIN
  *     and the rest) through ufi_proto_input, from a valid sender mutated
  *     (argument counts, lengths, offsets, totals, cookies, regions at
  *     their edges, payload length and pointer), against a model of what
@@ -41,7 +41,7 @@
 #include "ufi.h"
 #include "fuzz.h"
 
-/* The wire's handler indices (proto.c) and limits (proto.c, conn.c),
+/* The wire's handler indices (msg.h) and limits (eager.c, hello.c),
  * written out again: a change there must show up here. */
 enum { H_EAGER = 1, H_RTS, H_FIN, H_PING, H_SYNC, H_SYNC_ACK, H_BYE, H_FRAG };
 #define EAGER_MAX 1024
@@ -188,7 +188,7 @@ static void fx_free(struct fx *f)
 /* ---- UAM messages: the model ------------------------------------------------ */
 
 /*
- * What proto.c's handlers document, from the message alone plus the
+ * What the handlers document (msg.h), from the message alone plus the
  * state a peer's messages build up (a fragmented message under way) and
  * the receives posted.  Every receive the test posts matches any message
  * of its queue (tagged, all tag bits ignored; or untagged).
