@@ -44,7 +44,7 @@ size_t ufi_ep_eager_max(struct ufi_ep *ep)
 }
 
 int ufi_eager_send(struct ufi_ep *ep, struct ufi_peer *p, uint64_t tag, uint64_t data,
-		       uint32_t mf, const void *buf, size_t len)
+		   uint32_t mf, const void *buf, size_t len)
 {
 	uint64_t a[UAM_MAX_ARGS] = { 0 };
 
@@ -109,8 +109,8 @@ void ufi_frag_end(struct ufi_ep *ep, struct ufi_peer *p, int err)
 	if (!in)
 		return;
 	if (in->rx) {
-		ufi_rx_done(ep, in->rx->ctx, in->rx->flags, in->rx->buf, in->rx->len, in->total, in->tag,
-			in->data, in->mf, p, err ? FI_EIO : 0, err);
+		ufi_rx_done(ep, in->rx->ctx, in->rx->flags, in->rx->buf, in->rx->len, in->total,
+			    in->tag, in->data, in->mf, p, err ? FI_EIO : 0, err);
 		free(in->rx);
 	} else if (in->ux) {
 		if (err)
@@ -181,7 +181,7 @@ void ufi_h_frag(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *m)
  * rest must go before anything else: the pend queue), or an error.
  */
 int ufi_frag_send(struct ufi_ep *ep, struct ufi_peer *p, const unsigned char *buf,
-		      size_t len, uint64_t tag, uint64_t data, uint32_t mf, size_t *off)
+		  size_t len, uint64_t tag, uint64_t data, uint32_t mf, size_t *off)
 {
 	size_t chunk = ep->eager_max;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * hello.c - the HELLO datagram channel setup exchanges (conn.c tells
+ * hello.c - the HELLO datagram that channel setup exchanges (conn.c tells
  * what each side does with it): its layout, packing, the checks a
  * received one must pass, and the secret nonces ("cookies") that
  * authenticate it.  Pure but for the random source; calls nothing else

@@ -13,7 +13,7 @@
 /* ---- completions ---- */
 
 void ufi_tx_done(struct ufi_ep *ep, void *ctx, uint64_t flags, uint64_t tag, int err,
-		    int prov_errno)
+		 int prov_errno)
 {
 	uint64_t f = FI_SEND | (flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
 
@@ -27,8 +27,8 @@ void ufi_tx_done(struct ufi_ep *ep, void *ctx, uint64_t flags, uint64_t tag, int
 
 /* A receive is over: msglen bytes arrived for a buffer of buflen. */
 void ufi_rx_done(struct ufi_ep *ep, void *ctx, uint64_t rflags, void *buf, size_t buflen,
-		    size_t msglen, uint64_t tag, uint64_t data, uint32_t mf, struct ufi_peer *p,
-		    int err, int prov_errno)
+		 size_t msglen, uint64_t tag, uint64_t data, uint32_t mf, struct ufi_peer *p,
+		 int err, int prov_errno)
 {
 	uint64_t f = FI_RECV | (rflags & FI_TAGGED ? FI_TAGGED : FI_MSG) |
 		     (mf & UFI_MF_DATA ? FI_REMOTE_CQ_DATA : 0);
@@ -41,10 +41,11 @@ void ufi_rx_done(struct ufi_ep *ep, void *ctx, uint64_t rflags, void *buf, size_
 	if (err)
 		ep->rx_cq->report->error(ep->rx_cq, ctx, f, 0, buf, data, tag, 0, err, prov_errno);
 	else if (msglen > buflen)
-		ep->rx_cq->report->error(ep->rx_cq, ctx, f, got, buf, data, tag, msglen - buflen, FI_ETRUNC, 0);
+		ep->rx_cq->report->error(ep->rx_cq, ctx, f, got, buf, data, tag, msglen - buflen,
+					 FI_ETRUNC, 0);
 	else if (rflags & FI_COMPLETION)
 		ep->rx_cq->report->complete(ep->rx_cq, ctx, f, got, buf, data, tag,
-				p ? p->addr : FI_ADDR_NOTAVAIL);
+					    p ? p->addr : FI_ADDR_NOTAVAIL);
 }
 
 /* ---- matching ---- */
@@ -72,7 +73,7 @@ struct ufi_rx *ufi_take_posted(struct ufi_ep *ep, int q, const struct ufi_peer *
 }
 
 bool ufi_ux_matches(struct ufi_ep *ep, const struct ufi_ux *u, fi_addr_t src, uint64_t tag,
-		       uint64_t ignore, int q)
+		    uint64_t ignore, int q)
 {
 	if (ep->directed && src != FI_ADDR_UNSPEC && u->peer->addr != src)
 		return false;
@@ -80,7 +81,7 @@ bool ufi_ux_matches(struct ufi_ep *ep, const struct ufi_ux *u, fi_addr_t src, ui
 }
 
 struct ufi_ux *ufi_find_ux(struct ufi_ep *ep, int q, fi_addr_t src, uint64_t tag,
-			      uint64_t ignore, bool unlink)
+			   uint64_t ignore, bool unlink)
 {
 	struct ufi_ux **pp = &ep->ux[q], *prev = NULL;
 
@@ -173,14 +174,15 @@ int ufi_fail_posted(struct ufi_ep *ep, struct ufi_peer *p, int failed)
 			bool mine = ep->directed && r->src != FI_ADDR_UNSPEC && r->src == p->addr;
 			/* a stranger's failure is nobody's business here:
 			 * no receive of ours can be waiting for it */
-			bool wild = (r->src == FI_ADDR_UNSPEC || !ep->directed) && !ufi_peer_is_stranger(p);
+			bool wild = (r->src == FI_ADDR_UNSPEC || !ep->directed) &&
+				    !ufi_peer_is_stranger(p);
 			if (mine || (wild && !failed && q == Q_TAG)) {
 				struct ufi_rx *next = r->next;
 				*pp = next;
 				if (ep->posted_tail[q] == r)
 					ep->posted_tail[q] = prev;
-				ufi_rx_done(ep, r->ctx, r->flags, r->buf, r->len, 0, r->tag, 0, 0, p,
-					FI_EIO, -p->err);
+				ufi_rx_done(ep, r->ctx, r->flags, r->buf, r->len, 0, r->tag, 0, 0,
+					    p, FI_EIO, -p->err);
 				free(r);
 				failed++;
 				r = next;

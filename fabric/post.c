@@ -58,7 +58,7 @@ static void consume_ux(struct ufi_ep *ep, struct ufi_ux *u, void *buf, size_t le
 
 	if (u->mflags & UX_RNDV) {
 		ufi_start_get(ep, u->peer, buf, len, u->len, ctx, rflags, u->tag, u->data, mf,
-			  u->region, u->cookie);
+			      u->region, u->cookie);
 	} else {
 		size_t n = u->len < len ? u->len : len;
 		if (n)
@@ -105,7 +105,8 @@ ssize_t ufi_recv(struct ufi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64
 			uint64_t t = u->tag;
 			discard_ux(ep, u);
 			if (ep->rx_cq)
-				ep->rx_cq->report->complete(ep->rx_cq, ctx, f, 0, NULL, 0, t, FI_ADDR_NOTAVAIL);
+				ep->rx_cq->report->complete(ep->rx_cq, ctx, f, 0, NULL, 0, t,
+							    FI_ADDR_NOTAVAIL);
 			return 0;
 		}
 		consume_ux(ep, u, buf, len, ctx, (flags & (FI_TAGGED | FI_MSG)) | FI_COMPLETION);
@@ -117,13 +118,15 @@ ssize_t ufi_recv(struct ufi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64
 		if (!ep->rx_cq)
 			return 0;
 		if (!u) {
-			ep->rx_cq->report->error(ep->rx_cq, ctx, f, 0, NULL, 0, tag, 0, FI_ENOMSG, 0);
+			ep->rx_cq->report->error(ep->rx_cq, ctx, f, 0, NULL, 0, tag, 0, FI_ENOMSG,
+						 0);
 			return 0;
 		}
 		if (u->mflags & UFI_MF_DATA)
 			f |= FI_REMOTE_CQ_DATA;
 		ep->rx_cq->report->complete(ep->rx_cq, ctx, f, u->len, NULL,
-				u->mflags & UFI_MF_DATA ? u->data : 0, u->tag, u->peer->addr);
+					    u->mflags & UFI_MF_DATA ? u->data : 0, u->tag,
+					    u->peer->addr);
 		if (flags & FI_CLAIM)
 			((struct fi_context *)ctx)->internal[0] = u;
 		else if (flags & FI_DISCARD)
@@ -169,7 +172,9 @@ ssize_t ufi_recv(struct ufi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64
 ssize_t ufi_cancel(struct ufi_ep *ep, void *ctx)
 {
 	for (int q = 0; q < 2; q++) {
+		uint64_t f = FI_RECV | (q == Q_TAG ? FI_TAGGED : FI_MSG);
 		struct ufi_rx **pp = &ep->posted[q], *prev = NULL;
+
 		for (struct ufi_rx *r = *pp; r; prev = r, pp = &r->next, r = r->next) {
 			if (r->ctx != ctx)
 				continue;
@@ -177,9 +182,8 @@ ssize_t ufi_cancel(struct ufi_ep *ep, void *ctx)
 			if (ep->posted_tail[q] == r)
 				ep->posted_tail[q] = prev;
 			if (ep->rx_cq)
-				ep->rx_cq->report->error(ep->rx_cq, ctx,
-					     FI_RECV | (q == Q_TAG ? FI_TAGGED : FI_MSG), 0, r->buf,
-					     0, r->tag, 0, FI_ECANCELED, 0);
+				ep->rx_cq->report->error(ep->rx_cq, ctx, f, 0, r->buf, 0, r->tag, 0,
+							 FI_ECANCELED, 0);
 			free(r);
 			return 0;
 		}

@@ -146,7 +146,7 @@ static void finish_get(struct ufi_ep *ep, struct ufi_get *g, int status)
 	/* The sender completes its send on FIN, whatever we did with it. */
 	ufi_send_ctl(ep, g->peer, H_FIN, g->cookie, (uint64_t)(int64_t)status);
 	ufi_rx_done(ep, g->ctx, g->flags, g->buf, g->buflen, g->msglen, g->tag, g->data, g->mflags,
-		g->peer, status ? FI_EIO : 0, -status);
+		    g->peer, status ? FI_EIO : 0, -status);
 	free(g);
 }
 
@@ -219,14 +219,15 @@ static void get_try(struct ufi_ep *ep, struct ufi_get *g)
 }
 
 void ufi_start_get(struct ufi_ep *ep, struct ufi_peer *p, void *buf, size_t buflen,
-		      size_t msglen, void *ctx, uint64_t rflags, uint64_t tag, uint64_t data,
-		      uint32_t mf, uint32_t region, uint32_t cookie)
+		   size_t msglen, void *ctx, uint64_t rflags, uint64_t tag, uint64_t data,
+		   uint32_t mf, uint32_t region, uint32_t cookie)
 {
 	struct ufi_get *g = calloc(1, sizeof(*g));
 
 	if (!g) {
 		ufi_send_ctl(ep, p, H_FIN, cookie, (uint64_t)(int64_t)-ENOMEM);
-		ufi_rx_done(ep, ctx, rflags, buf, buflen, msglen, tag, data, mf, p, FI_ENOMEM, ENOMEM);
+		ufi_rx_done(ep, ctx, rflags, buf, buflen, msglen, tag, data, mf, p, FI_ENOMEM,
+			    ENOMEM);
 		return;
 	}
 	*g = (struct ufi_get){ .ep = ep, .peer = p, .buf = buf, .buflen = buflen,
@@ -273,7 +274,7 @@ static void deliver_rts(struct ufi_ep *ep, struct ufi_peer *p, uint64_t tag, uin
 
 	if (r) {
 		ufi_start_get(ep, p, r->buf, r->len, len, r->ctx, r->flags, tag, data, mf, region,
-			  cookie);
+			      cookie);
 		free(r);
 		return;
 	}

@@ -25,7 +25,8 @@ int ufi_send_now(struct ufi_ep *ep, struct ufi_peer *p, const void *buf, size_t 
 		if (r < 0)
 			return r;
 		ep->last_send_ns = ufi_now_ns();
-		ufi_tx_done(ep, ctx, flags, tag, 0, 0); /* if FI_COMPLETION: the data is on its way */
+		/* if FI_COMPLETION: the data is on its way */
+		ufi_tx_done(ep, ctx, flags, tag, 0, 0);
 		return 0;
 	}
 	if (len <= ep->frag_max) {
@@ -46,8 +47,8 @@ int ufi_send_now(struct ufi_ep *ep, struct ufi_peer *p, const void *buf, size_t 
  * the send completes anyway.
  */
 ssize_t ufi_pend_send(struct ufi_ep *ep, struct ufi_peer *p, const void *buf, size_t len,
-			 uint64_t tag, uint64_t data, uint32_t mf, uint64_t flags, void *ctx,
-			 size_t off)
+		      uint64_t tag, uint64_t data, uint32_t mf, uint64_t flags, void *ctx,
+		      size_t off)
 {
 	bool copy = len <= ep->eager_max || len <= ep->frag_max;
 	struct ufi_pend *q = calloc(1, sizeof(*q) + (copy ? len : 0));
@@ -72,14 +73,14 @@ void ufi_flush_pend(struct ufi_ep *ep)
 		struct ufi_pend *q = ep->pend;
 		int r = 0;
 		if (q->peer->state == UFI_PEER_UP) {
-			r = ufi_send_now(ep, q->peer, q->buf, q->len, q->tag, q->data, q->mf, q->flags,
-				     q->ctx, &q->off);
+			r = ufi_send_now(ep, q->peer, q->buf, q->len, q->tag, q->data, q->mf,
+					 q->flags, q->ctx, &q->off);
 			if (r == -EAGAIN)
 				return;
 		}
 		if (r || q->peer->state != UFI_PEER_UP)
 			ufi_tx_done(ep, q->ctx, q->flags, q->tag, FI_EIO,
-				r ? -r : (q->peer->err ? -q->peer->err : ECONNRESET));
+				    r ? -r : (q->peer->err ? -q->peer->err : ECONNRESET));
 		ep->pend = q->next;
 		if (!ep->pend)
 			ep->pend_tail = NULL;
