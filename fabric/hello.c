@@ -4,7 +4,7 @@
  * what each side does with it): its layout, packing, the checks a
  * received one must pass, and the secret nonces ("cookies") that
  * authenticate it.  Pure but for the random source; calls nothing else
- * of the provider but the clock.
+ * of the provider but the clock and names.c.
  */
 #include <errno.h>
 #include <stdlib.h>
