@@ -13,8 +13,8 @@
  * docs/libfabric.md, "Source layout").  Where a lower floor must tell a
  * higher one something, the higher one registered a callback:
  *
- *   5  objects    prov.c (fi_prov_ini, getinfo, fabric, EQ), domain.c
- *                 (domain, MR), ep.c (endpoint and its fi_ops)
+ *   5  objects    ep.c (endpoint and its fi_ops), domain.c (domain, MR),
+ *                 prov.c (fi_prov_ini, getinfo, fabric, EQ)
  *   4  queues     cq.c (completion queues; each carries a ufi_cq_report
  *                 the messaging floor completes through), av.c (fi_ops_av
  *                 over the address table)
@@ -479,7 +479,7 @@ int ufi_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
 int ufi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
 		void *context);
 
-/* ---- floor 5: domain.c, ep.c, prov.c ---- */
+/* ---- floor 5: ep.c, domain.c, prov.c ---- */
 int ufi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
 		    void *context);
 int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
