@@ -9,7 +9,7 @@ Sends to the server's setup socket, with raw IPv4 so that the source port
 is whatever a name says: NFORGED HELLOs from made-up names (each its own
 port), then one HELLO from the client's name (its address and port: a
 spoofed datagram) with a tag of the forger's own.  Each in both forms:
-the 56-byte HELLO of the provider before issue 23 and the 64-byte one
+the provider's older 56-byte HELLO and the 64-byte one
 with nonces (docs/libfabric.md), so the same test runs against either.
 Every name is the string form fi_av_straddr gives."""
 import os

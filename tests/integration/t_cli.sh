@@ -213,12 +213,12 @@ t_bench_smoke() {
 	done
 	jq -e '[.results[] | select(.kind == "demux-pingpong" and .status == "ok")] | length >= 2' \
 		"$f" >/dev/null || fail "results.json lacks the demux entries (1 and 16 channels)"
-	# UAM calls under injected loss (issue 11): 6 rows, each with calls/s.
+	# UAM calls under injected loss: 6 rows, each with calls/s.
 	jq -e '[.results[] | select((.kind | startswith("calls-")) and .status == "ok" and
 		.calls_per_s > 0 and (.loss_ppm | type) == "number")] | length == 6' \
 		"$f" >/dev/null || fail "results.json lacks the 6 UAM calls rows (0/1/10% loss, 1 and 16 in flight)"
 	grep -q '^UAM calls/s' "$T_DIR/bench.out" || fail "the table has no UAM calls/s section"
-	# UAM against raw U-Net interleaved (issue 11's round-trip target):
+	# UAM against raw U-Net interleaved (the round-trip target, UAM <= 1.15x raw):
 	# a row per size with the ratio inside its range (printed to 0.01),
 	# and the table's section with the target's verdict.
 	jq -e '[.results[] | select(.kind == "vs" and .status == "ok" and .vs == "unet" and
@@ -227,7 +227,7 @@ t_bench_smoke() {
 		"$f" >/dev/null || fail "results.json lacks the 2 interleaved UAM/raw rows (64 and 1472 B)"
 	grep -Eq '^  round trip p50, 1472 B: [0-9.]+x \[.*\(target <= 1.15x\)  (met|NOT met)$' "$T_DIR/bench.out" ||
 		fail "the table has no interleaved UAM/raw row with its target"
-	# UAM bulk (issue 11): stores and gets, at 0% and 1% loss, each row
+	# UAM bulk: stores and gets, at 0% and 1% loss, each row
 	# with its ratio to raw streaming.
 	jq -e '[.results[] | select((.kind | test("^bulk(-get)?(-1)?$")) and .status == "ok" and
 		.gbit_s > 0 and (.op == "store" or .op == "get"))] | length == 4' \

@@ -220,7 +220,7 @@ t_fabric_mpi() {
 	grep -q '^mpi-pingpong ok' <<<"$out" || fail "the MPI program did not verify its messages"
 }
 
-# Issue 23 (3) and (4): made-up names and a spoofed HELLO must not cost
+# Made-up names and a spoofed HELLO must not cost
 # the real ranks their channel.  Both sides learn the names, then wait
 # (--wait) while hello_forge.py sends the forged datagrams; then they run.
 t_fabric_spoof() {

@@ -180,7 +180,7 @@ static int kid_end(struct kid *k, bool kill_it)
 /*
  * A slot owner dies (SIGKILL) holding slot s and a channel; then two
  * processes create endpoints at the same moment, with the reclaim of the
- * dead slot slowed down (test hook) to widen the race the review hit:
+ * dead slot slowed down (test hook) to widen the race an attacker hit:
  * both got slot s and one read the other's messages.  Many rounds.
  */
 static void test_concurrent_claim_over_stale_slot(void **state)
@@ -572,7 +572,7 @@ static void test_unsafe_pin_dirs_refused(void **state)
 	assert_int_equal(chmod(root, 01777), 0);
 	assert_int_equal(unet_iface__attach(if_a, mode, &io), -EPERM);
 	/* Ours, but the interface directory was made by someone else
-	 * before the attach (the review's reproduction). */
+	 * before the attach (how the attack was reproduced). */
 	assert_int_equal(chmod(root, 0700), 0);
 	dev_dir(dir, sizeof(dir), root, if_a);
 	assert_int_equal(mkdir(dir, 0700), 0);

@@ -1050,7 +1050,7 @@ static void test_fuzz_hello(void **state)
 }
 
 /*
- * Issue 23 (3): made-up names in HELLOs.  A first HELLO from a name not in
+ * Made-up names in HELLOs.  A first HELLO from a name not in
  * our AV makes only a record (bounded, 4096); a channel comes once its
  * HELLO is authenticated (conn.c), and strangers holding one are at most
  * a quarter of the endpoint's channels (8 of the default 32,
@@ -1146,7 +1146,7 @@ static void test_strangers_bounded(void **state)
 }
 
 /*
- * Issue 23 (5): unexpected messages are bounded by withholding credit,
+ * Unexpected messages are bounded by withholding credit,
  * never by dropping.  Peer a floods eager messages nobody receives: once
  * it holds ep.ux_peer_max (64 KiB here) its channel is paused (in a real
  * endpoint UAM then takes no more of its messages: test_uam_proto
@@ -1217,7 +1217,7 @@ static void test_ux_bounded(void **state)
 }
 
 /*
- * Issue 23 (4): one spoofed datagram must not break a pair.  A host that
+ * One spoofed datagram must not break a pair.  A host that
  * can send from peer a's address (but not receive a's traffic) sends a
  * HELLO with a tag of its own before a does: we take no tag from it, we
  * only challenge the address in a's name (our HELLO, from_tag 0, our
