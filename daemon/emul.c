@@ -14,8 +14,9 @@
  *
  * Send: a client's frame is copied into a buffer of the real endpoint,
  * then checked: a U-Net frame (EtherType, version, lengths), from a tag
- * this endpoint owns, to that channel's peer MAC and peer tag; the source
- * MAC is written by us.  Anything else is dropped and counted by reason
+ * this endpoint owns, to that channel's peer MAC and peer tag; or IPv4
+ * UDP, TCP or ARP from an address and port it holds (udp.c,
+ * tcp_check.c); the source MAC is written by us.  Anything else is dropped and counted by reason
  * (struct unetd_ep_counters).  Clients are served in deficit round robin,
  * weighted by their policy share, so one flooding client cannot starve
  * another.
@@ -23,9 +24,10 @@
  * Receive: the real endpoint's channels are the clients' channels; each
  * frame goes to the owner's free buffer and receive ring, or, when the
  * owner has no free buffer or no room, is dropped and counted for that
- * owner alone.  UDP datagrams and ARP for the addresses and ports its
- * emulated endpoints opened (daemon/udp.c) reach the real endpoint too,
- * and a layer of ours on it routes each to its owner the same way.
+ * owner alone.  UDP datagrams, TCP segments and ARP for the addresses
+ * and ports its emulated endpoints hold (daemon/udp.c, daemon/tcp.c)
+ * reach the real endpoint too, and a layer of ours on it routes each to
+ * its owner the same way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -234,6 +236,9 @@ static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t le
 	uint16_t proto, dst_tag, src_tag, plen;
 
 	/* Frames shorter than 60 bytes are padded to 60 by the library. */
+	if (len >= UNET_ETH_HLEN + UNET_IP_HLEN && (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IP &&
+	    f[23] == IPPROTO_TCP)
+		return unetd_tcp_check(e, f, len);
 	if (len >= UNET_ETH_HLEN && (uint16_t)(f[12] << 8 | f[13]) != UNET_ETH_P)
 		return unetd_udp_check(e, (uint8_t *)f, len); /* IPv4/UDP, ARP */
 	if (len < UNET_PAYLOAD_OFF ||
@@ -393,6 +398,17 @@ static struct unetd_emul *owner_of(struct unetd_iface *f, uint32_t addr, uint16_
 	return NULL;
 }
 
+/* The endpoint that holds TCP port addr:port: only it gets the port's
+ * segments. */
+static struct unetd_emul *tcp_owner_of(struct unetd_iface *f, uint32_t addr, uint16_t port)
+{
+	for (struct unetd_emul *e = f->emuls; e; e = e->next)
+		for (struct unetd_tcp_port *p = e->tcp; p; p = p->next)
+			if (p->laddr == addr && p->lport == port)
+				return e;
+	return NULL;
+}
+
 static uint16_t be16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
@@ -412,13 +428,18 @@ static enum unet_layer_verdict route_rx(void *state, uint16_t proto, uint8_t *fr
 	if (proto == UNET_ETH_P_IP) {
 		uint32_t hl;
 
-		if (len < UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN || frame[23] != IPPROTO_UDP)
+		/* UDP's header is the shorter: both have their ports first. */
+		if (len < UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN ||
+		    (frame[23] != IPPROTO_UDP && frame[23] != IPPROTO_TCP))
 			return UNET_LAYER_CONSUMED;
 		hl = (frame[14] & 0xf) * 4u;
 		if (hl < UNET_IP_HLEN || len < UNET_ETH_HLEN + hl + UNET_UDP_HLEN)
 			return UNET_LAYER_CONSUMED;
 		memcpy(&addr, frame + 30, 4);
-		e = owner_of(f, addr, be16(frame + UNET_ETH_HLEN + hl + 2), false);
+		if (frame[23] == IPPROTO_TCP)
+			e = tcp_owner_of(f, addr, be16(frame + UNET_ETH_HLEN + hl + 2));
+		else
+			e = owner_of(f, addr, be16(frame + UNET_ETH_HLEN + hl + 2), false);
 	} else if (proto == UNET_ETH_P_ARP) {
 		if (len < UNET_ETH_HLEN + 28)
 			return UNET_LAYER_CONSUMED;
@@ -660,8 +681,11 @@ void unetd_emul_free(struct unetd *d, struct unetd_emul *e)
 	while (e->chans)
 		unetd_emul_chan_close(d, e, e->chans->tag);
 	while (e->udp)
-		unetd_udp_close(e->iface, e->iface->info.id, &e->udp, false, e->udp->laddr,
+		unetd_udp_close(e->iface, e->iface->info.id, &e->udp, NULL, false, e->udp->laddr,
 				e->udp->lport);
+	while (e->tcp)
+		unetd_tcp_close(e->iface, e->iface->info.id, &e->tcp, NULL, false, e->tcp->laddr,
+				e->tcp->lport);
 	for (pp = &e->iface->emuls; *pp; pp = &(*pp)->next)
 		if (*pp == e) {
 			*pp = e->next;

@@ -113,7 +113,11 @@ static void grant_unhook(struct unetd_direct *g)
 	while (g->chans)
 		unetd_direct_chan_close(g, g->chans->tag);
 	while (g->slot_claimed && g->udp)
-		unetd_udp_close(g->iface, g->slot, &g->udp, true, g->udp->laddr, g->udp->lport);
+		unetd_udp_close(g->iface, g->slot, &g->udp, g->tcp, true, g->udp->laddr,
+				g->udp->lport);
+	while (g->slot_claimed && g->tcp)
+		unetd_tcp_close(g->iface, g->slot, &g->tcp, g->udp, true, g->tcp->laddr,
+				g->tcp->lport);
 	if (g->slot_claimed) {
 		unet_iface_xsk_set(g->iface->maps, g->slot, g->queue, -1);
 		unet_iface_slot_release(g->iface->maps, g->slot, g->token);

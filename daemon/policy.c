@@ -1162,6 +1162,13 @@ bool unetd_grant_udp_port(const struct unetd_grant *g, uint16_t port)
 	return r && g->allowed && port != 0 && in_ranges(r->udp, r->nudp, port);
 }
 
+bool unetd_grant_any_port(const struct unetd_grant *g)
+{
+	const struct rule *r = g ? g->priv : NULL;
+
+	return r && g->allowed && r->nudp > 0;
+}
+
 /* The ranges v[0..n) as "a-b,c" in buf (adjacent ones joined), "none"
  * for none, cut with "..." when they do not fit.  As many steps as there
  * are ranges: a request's cost does not grow with the numbers. */

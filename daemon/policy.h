@@ -138,6 +138,9 @@ bool unetd_grant_addr(const struct unetd_grant *g, uint32_t addr);
 /* Whether the grant allows tag (resp. UDP port); false when !g->allowed, for tag or port 0. */
 bool unetd_grant_tag(const struct unetd_grant *g, uint16_t tag);
 bool unetd_grant_udp_port(const struct unetd_grant *g, uint16_t port);
+/* Whether the grant allows any IP port at all (its `udp` list is not
+ * empty): the condition for an ephemeral TCP port (docs/unetd-policy.md). */
+bool unetd_grant_any_port(const struct unetd_grant *g);
 
 /* The tags (resp. UDP ports) the grant allows, as "1-100,200" in buf,
  * "none" for none, ending in "..." when cut to size.  Costs one step per

@@ -63,6 +63,10 @@ static long body_size(uint16_t type)
 		return sizeof(struct unetd_udp_open);
 	case UNETD_REQ_UDP_CLOSE:
 		return sizeof(struct unetd_udp_close);
+	case UNETD_REQ_TCP_OPEN:
+		return sizeof(struct unetd_tcp_open);
+	case UNETD_REQ_TCP_CLOSE:
+		return sizeof(struct unetd_tcp_close);
 	default:
 		return -1;
 	}
@@ -669,6 +673,34 @@ static void do_udp_open(struct unetd *d, struct unetd_client *c, const struct un
 		close(nfd);
 }
 
+static void do_tcp_open(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
+			const struct unetd_tcp_open *req)
+{
+	struct unetd_emul *e = emul_of(c, req->ep);
+	struct unetd_direct *x = e ? NULL : direct_of(c, req->ep);
+	struct unetd_tcp_opened rep = { 0 };
+	struct unetd_iface *f;
+	struct unetd_grant g;
+	char msg[96] = "";
+	int err, nfd = -1;
+
+	if (!e && !x) {
+		reply(c, h, -ENOENT, "no such endpoint", NULL, 0, NULL, 0);
+		return;
+	}
+	f = e ? e->iface : x->iface;
+	reap_closed(d, c);
+	err = grant_for(d, c, f->ifname, &g, msg, sizeof(msg));
+	if (!err)
+		err = unetd_tcp_open(d, f, e ? f->info.id : x->slot, e ? &e->tcp : &x->tcp, req, &g,
+				     &rep, &nfd, msg, sizeof(msg));
+	if (err == -EACCES)
+		d->req_denied++;
+	reply(c, h, err, msg, &rep, sizeof(rep), &nfd, nfd >= 0 ? 1 : 0);
+	if (nfd >= 0)
+		close(nfd);
+}
+
 static void do_status(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h)
 {
 	struct unetd_status st = { 0 };
@@ -911,11 +943,37 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		e = emul_of(c, req.ep);
 		x = e ? NULL : direct_of(c, req.ep);
 		if (e)
-			err = unetd_udp_close(e->iface, e->iface->info.id, &e->udp, false, req.laddr,
-					      req.lport);
+			err = unetd_udp_close(e->iface, e->iface->info.id, &e->udp, NULL, false,
+					      req.laddr, req.lport);
 		else if (x)
-			err = unetd_udp_close(x->iface, x->slot, &x->udp, true, req.laddr, req.lport);
+			err = unetd_udp_close(x->iface, x->slot, &x->udp, x->tcp, true, req.laddr,
+					      req.lport);
 		reply(c, &m.h, err, err ? "no such UDP port" : NULL, NULL, 0, NULL, 0);
+		break;
+	}
+	case UNETD_REQ_TCP_OPEN: {
+		struct unetd_tcp_open req;
+
+		memcpy(&req, body, sizeof(req));
+		do_tcp_open(d, c, &m.h, &req);
+		break;
+	}
+	case UNETD_REQ_TCP_CLOSE: {
+		struct unetd_tcp_close req;
+		struct unetd_emul *e;
+		struct unetd_direct *x;
+		int err = -ENOENT;
+
+		memcpy(&req, body, sizeof(req));
+		e = emul_of(c, req.ep);
+		x = e ? NULL : direct_of(c, req.ep);
+		if (e)
+			err = unetd_tcp_close(e->iface, e->iface->info.id, &e->tcp, NULL, false,
+					      req.laddr, req.lport);
+		else if (x)
+			err = unetd_tcp_close(x->iface, x->slot, &x->tcp, x->udp, true, req.laddr,
+					      req.lport);
+		reply(c, &m.h, err, err ? "no such TCP port" : NULL, NULL, 0, NULL, 0);
 		break;
 	}
 	}

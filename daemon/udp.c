@@ -35,7 +35,7 @@
 /* Whether the device itself (f, in its namespace) has addr: then the
  * kernel answers ARP for it, and any user the policy lets use the device
  * may send from it. */
-static bool device_has(struct unetd *d, struct unetd_iface *f, uint32_t addr)
+bool unetd_device_has(struct unetd *d, struct unetd_iface *f, uint32_t addr)
 {
 	struct ifaddrs *ifa, *i;
 	bool found = false;
@@ -56,7 +56,7 @@ static bool device_has(struct unetd *d, struct unetd_iface *f, uint32_t addr)
 
 /* A read-only descriptor of the interface's neighbour map, for the
  * client's ARP resolver (it only reads what the XDP program learnt). */
-static int neigh_ro(struct unetd_iface *f)
+int unetd_neigh_ro(struct unetd_iface *f)
 {
 	LIBBPF_OPTS(bpf_get_fd_by_id_opts, o, .open_flags = BPF_F_RDONLY);
 	struct bpf_map_info info;
@@ -73,24 +73,33 @@ static int neigh_ro(struct unetd_iface *f)
 	return fd < 0 ? -errno : fd;
 }
 
-static bool addr_in_use(struct unetd_udp_port *list, uint32_t laddr)
+static bool udp_uses(const struct unetd_udp_port *list, uint32_t laddr)
 {
-	for (struct unetd_udp_port *p = list; p; p = p->next)
+	for (const struct unetd_udp_port *p = list; p; p = p->next)
 		if (p->laddr == laddr)
 			return true;
 	return false;
 }
 
-/* Whether any endpoint registered under slot still has a port on laddr:
- * for emulated endpoints, all of them share the real endpoint's slot. */
-static bool slot_uses_addr(struct unetd_iface *f, struct unetd_udp_port *own, uint32_t laddr)
+static bool tcp_uses(const struct unetd_tcp_port *list, uint32_t laddr)
 {
-	if (own && addr_in_use(own, laddr))
-		return true;
-	if (!own)
-		for (struct unetd_emul *e = f->emuls; e; e = e->next)
-			if (addr_in_use(e->udp, laddr))
-				return true;
+	for (const struct unetd_tcp_port *p = list; p; p = p->next)
+		if (p->laddr == laddr)
+			return true;
+	return false;
+}
+
+/* UDP and TCP share the address's registration: for emulated endpoints,
+ * all of them share the real endpoint's slot too. */
+bool unetd_slot_uses_addr(struct unetd_iface *f, bool per_endpoint_slot,
+			  const struct unetd_udp_port *udp, const struct unetd_tcp_port *tcp,
+			  uint32_t laddr)
+{
+	if (per_endpoint_slot)
+		return udp_uses(udp, laddr) || tcp_uses(tcp, laddr);
+	for (struct unetd_emul *e = f->emuls; e; e = e->next)
+		if (udp_uses(e->udp, laddr) || tcp_uses(e->tcp, laddr))
+			return true;
 	return false;
 }
 
@@ -114,7 +123,7 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 	/* Only the device's own addresses, or those the policy gives the
 	 * user: an address the daemon answers ARP for is taken from every
 	 * other host on the link that has it. */
-	kernel = device_has(d, f, req->laddr);
+	kernel = unetd_device_has(d, f, req->laddr);
 	if (!kernel && !unetd_grant_addr(g, ntohl(req->laddr))) {
 		char a[INET_ADDRSTRLEN];
 
@@ -131,7 +140,7 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	*neigh_fd = neigh_ro(f);
+	*neigh_fd = unetd_neigh_ro(f);
 	if (*neigh_fd < 0) {
 		err = *neigh_fd;
 		snprintf(msg, msglen, "neighbour map: %s", strerror(-err));
@@ -167,7 +176,8 @@ fail:
 }
 
 int unetd_udp_close(struct unetd_iface *f, uint32_t slot, struct unetd_udp_port **list,
-		    bool per_endpoint_slot, uint32_t laddr, uint16_t lport)
+		    const struct unetd_tcp_port *own_tcp, bool per_endpoint_slot, uint32_t laddr,
+		    uint16_t lport)
 {
 	for (struct unetd_udp_port **pp = list; *pp; pp = &(*pp)->next) {
 		struct unetd_udp_port *p = *pp;
@@ -176,7 +186,7 @@ int unetd_udp_close(struct unetd_iface *f, uint32_t slot, struct unetd_udp_port 
 			continue;
 		*pp = p->next;
 		unet_udp_port_remove(f->maps, slot, laddr, lport);
-		if (!slot_uses_addr(f, per_endpoint_slot ? *list : NULL, laddr))
+		if (!unetd_slot_uses_addr(f, per_endpoint_slot, *list, own_tcp, laddr))
 			unet_inet_addr_release(f->maps, slot, laddr);
 		free(p);
 		return 0;

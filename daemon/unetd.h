@@ -15,6 +15,10 @@
  *             handed to the client
  *   peer.c    the connecting process: its pidfd, namespaces, limits
  *   policy.c  who may do what (docs/unetd-policy.md)
+ *   udp.c     UDP ports of endpoints from the daemon, the check of
+ *             emulated endpoints' UDP and ARP sends
+ *   tcp.c     TCP ports of endpoints from the daemon (tcp_check.c: the
+ *             check of emulated endpoints' TCP sends)
  *
  * One thread.  The daemon owns, per interface it serves, one real
  * endpoint (AF_XDP sockets on every queue) made with the library as root;
@@ -107,6 +111,7 @@ struct unetd_emul {
 	struct unetd_ring fill, rx, tx, comp;
 	struct unetd_chan *chans;
 	struct unetd_udp_port *udp;	/* its UDP ports (on the real endpoint's slot) */
+	struct unetd_tcp_port *tcp;	/* its TCP ports (the same) */
 	struct unetd_chan *by_tag_hint; /* last used, for the common one-channel case */
 	int deficit;			/* fair service: frames it may still send */
 	uint32_t user_share;		/* the policy's share of its user */
@@ -122,6 +127,14 @@ struct unetd_udp_port {
 	uint32_t laddr; /* network order */
 	uint16_t lport; /* host order */
 	struct unetd_udp_port *next;
+};
+
+/* A TCP port an endpoint from the daemon holds (daemon/tcp.c). */
+struct unetd_tcp_port {
+	uint32_t laddr; /* network order */
+	uint16_t lport; /* host order */
+	int kfd;	/* the daemon's kernel socket on it, in the device's namespace */
+	struct unetd_tcp_port *next;
 };
 
 /* A channel of a direct grant: an entry in the maps for its slot. */
@@ -143,6 +156,7 @@ struct unetd_direct {
 	size_t umem_size;
 	struct unetd_dchan *chans;
 	struct unetd_udp_port *udp;
+	struct unetd_tcp_port *tcp;
 	uint32_t uid;		    /* whose: charged to it while the socket lives */
 	struct unetd_direct *cnext; /* the client's list, or the daemon's lingering list */
 };
@@ -293,13 +307,58 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 		   struct unetd_udp_port **list, const struct unetd_udp_open *req,
 		   const struct unetd_grant *g, struct unetd_udp_opened *rep, int *neigh_fd,
 		   char *msg, size_t msglen);
-/* Close it; per_endpoint_slot: the slot is this endpoint's alone (a
- * grant), else shared by every emulated endpoint of f.  0 or -ENOENT. */
+/* Close it; own_tcp: the endpoint's TCP ports when the slot is its
+ * alone (a grant), NULL when it is shared by every emulated endpoint of
+ * f; per_endpoint_slot says which.  0 or -ENOENT. */
 int unetd_udp_close(struct unetd_iface *f, uint32_t slot, struct unetd_udp_port **list,
-		    bool per_endpoint_slot, uint32_t laddr, uint16_t lport);
+		    const struct unetd_tcp_port *own_tcp, bool per_endpoint_slot, uint32_t laddr,
+		    uint16_t lport);
+/* Whether a port of the slot still uses laddr: for a slot of one
+ * endpoint's own (per_endpoint_slot), its lists udp and tcp; else any
+ * emulated endpoint's of f.  Its registration goes with the last. */
+bool unetd_slot_uses_addr(struct unetd_iface *f, bool per_endpoint_slot,
+			  const struct unetd_udp_port *udp, const struct unetd_tcp_port *tcp,
+			  uint32_t laddr);
+/* Whether the device f (in its namespace) has addr: then the kernel
+ * answers ARP for it. */
+bool unetd_device_has(struct unetd *d, struct unetd_iface *f, uint32_t addr);
+/* A read-only descriptor of f's neighbour map, or -errno. */
+int unetd_neigh_ro(struct unetd_iface *f);
 /* The check of an emulated endpoint's non-U-Net frame (IPv4/UDP, ARP):
  * NULL if it may go, else the counter to charge. */
 uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len);
+
+/* tcp.c */
+/* The most TCP ports one endpoint may hold (each is a kernel socket and
+ * an entry of the interface's unet_tcp_ports). */
+#define UNETD_MAX_TCP_PORTS_PER_EP 256
+/* Hold a TCP port for an endpoint registered under slot, after the
+ * policy allows it (lport 0: an ephemeral one, chosen by a kernel socket
+ * in the device's namespace); list is the endpoint's TCP ports.  Fills rep and a read-only fd of the
+ * neighbour map.  Returns 0 or -errno with msg. */
+int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
+		   struct unetd_tcp_port **list, const struct unetd_tcp_open *req, const struct unetd_grant *g,
+		   struct unetd_tcp_opened *rep, int *neigh_fd, char *msg, size_t msglen);
+/* Release it (as unetd_udp_close).  0 or -ENOENT. */
+int unetd_tcp_close(struct unetd_iface *f, uint32_t slot, struct unetd_tcp_port **list,
+		    const struct unetd_udp_port *own_udp, bool per_endpoint_slot, uint32_t laddr,
+		    uint16_t lport);
+/* The check of an emulated endpoint's IPv4/TCP frame: NULL if it may go,
+ * else the counter to charge (tx_bad_frame, or tx_foreign_tag for a
+ * source address or port it does not hold). */
+uint64_t *unetd_tcp_check(struct unetd_emul *e, const uint8_t *f, uint32_t len);
+
+/* tcp_check.c: the frame check itself, on f[0..len) (from the Ethernet
+ * header) against the ports held. */
+enum unetd_tcp_verdict {
+	UNETD_TCP_OK,
+	UNETD_TCP_BAD_FRAME,	/* not IPv4 without options, not TCP, a fragment, a
+				 * length or data offset outside the frame */
+	UNETD_TCP_FOREIGN_ADDR, /* no port held on the source address */
+	UNETD_TCP_FOREIGN_PORT, /* the source port not one held on that address */
+};
+enum unetd_tcp_verdict unetd_tcp_check_frame(const uint8_t *f, uint32_t len,
+					     const struct unetd_tcp_port *held);
 
 /* emul.c */
 /* Register the layer on real endpoints that routes emulated endpoints'

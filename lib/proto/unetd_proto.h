@@ -36,6 +36,9 @@ enum unetd_req_type {
 	UNETD_REQ_UDP_OPEN,	 /* body: struct unetd_udp_open; reply: struct unetd_udp_opened,
 				  * fd: the interface's neighbour map, read-only */
 	UNETD_REQ_UDP_CLOSE,	 /* body: struct unetd_udp_close */
+	UNETD_REQ_TCP_OPEN,	 /* body: struct unetd_tcp_open; reply: struct unetd_tcp_opened,
+				  * fd: the interface's neighbour map, read-only */
+	UNETD_REQ_TCP_CLOSE,	 /* body: struct unetd_tcp_close */
 	UNETD_REQ__COUNT
 };
 
@@ -275,6 +278,44 @@ struct unetd_udp_opened {
 };
 
 struct unetd_udp_close {
+	uint32_t ep;
+	uint32_t laddr;
+	uint16_t lport;
+	uint16_t pad;
+};
+
+/* ---- UNETD_REQ_TCP_OPEN / _CLOSE: TCP/IPv4 ports (unet_tcp.h) --------- */
+
+/*
+ * A TCP port for lib/tcp on an endpoint from unetd, as UDP's above: the
+ * daemon checks the port against the policy (the `udp` list names the
+ * user's IP ports, TCP's too; lport 0 asks for an ephemeral port, which
+ * the daemon's kernel socket gets from the device's namespace, for a
+ * connection, to a user the policy gives any port), holds it with a
+ * kernel socket in the device's namespace (so that the kernel's own TCP
+ * never takes it), registers port and address in the interface's maps
+ * and, for an emulated endpoint, routes that port's segments to it and
+ * checks its TCP sends against the ports it holds.  Added after version
+ * 1 without a bump, as WHOAMI: a daemon that predates them drops the
+ * client (an unknown request type), and unet_tcp__connect/listen fail.
+ */
+#define UNETD_TCP_LISTEN 1u /* unetd_tcp_open.flags: a listening port */
+
+struct unetd_tcp_open {
+	uint32_t ep;
+	uint32_t laddr;	 /* network order */
+	uint16_t lport;	 /* host order; 0: an ephemeral one (not with UNETD_TCP_LISTEN) */
+	uint16_t flags;	 /* UNETD_TCP_LISTEN */
+};
+
+struct unetd_tcp_opened {
+	uint32_t kernel_addr; /* 1: the kernel has laddr (it answers ARP for it) */
+	uint32_t owns_addr;   /* 1: this endpoint registered laddr now */
+	uint16_t lport;	      /* the port held (the ephemeral one chosen) */
+	uint16_t pad;
+};
+
+struct unetd_tcp_close {
 	uint32_t ep;
 	uint32_t laddr;
 	uint16_t lport;

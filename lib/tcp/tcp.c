@@ -50,6 +50,7 @@
 
 #include "core/layer.h"
 #include "inet/inet.h"
+#include "proto/unetd_proto.h"
 #include "tcp/tcp_impl.h"
 #include "unet-xdp/unet_tcp.h"
 
@@ -576,40 +577,105 @@ static err_t netif_init_cb(struct netif *netif)
 
 /* ---- Ports -------------------------------------------------------------------- */
 
-/* Hold laddr:*lport (0: an ephemeral one) for st.  Returns the port with
- * one reference, or NULL with errno. */
-static struct tcp_port *port_get(struct utcp_state *st, uint32_t laddr, uint16_t *lport,
-				 bool listen)
+/* Hold laddr:*lport (0: an ephemeral one) ourselves: we are root and
+ * opened the interface's maps.  Returns the kernel socket that keeps the
+ * kernel's own TCP off the port, or -errno. */
+static int port_hold_local(struct utcp_state *st, uint32_t laddr, uint16_t *lport, bool listen)
 {
-	struct tcp_port *pt;
 	int fd, err;
 
-	for (pt = st->ports; pt && *lport; pt = pt->next)
-		if (pt->laddr == laddr && pt->lport == *lport) {
-			errno = EADDRINUSE;
-			return NULL;
-		}
 	/* Bound first (fails if a kernel socket listens there: its traffic is
 	 * never diverted), then the map entry, then a listening port's socket
 	 * listens (tcp_admin.c). */
 	fd = unet_tcp_reserve(laddr, lport, listen);
-	if (fd < 0) {
-		errno = -fd;
-		return NULL;
-	}
+	if (fd < 0)
+		return fd;
 	err = unet_tcp_port_add(st->inet.iface, st->inet.slot, laddr, *lport,
 				listen ? UNET_TCP_PORT_LISTEN : 0);
 	if (!err && listen && (err = unet_tcp_reserve_listen(fd)))
 		unet_tcp_port_remove(st->inet.iface, st->inet.slot, laddr, *lport);
 	if (err) {
 		close(fd);
-		errno = -err;
+		return err;
+	}
+	return fd;
+}
+
+static void port_release(struct utcp_state *st, uint32_t laddr, uint16_t lport, int kfd);
+
+/* Ask unetd to hold it: it checks the port against its policy, holds it
+ * with a kernel socket of its own in the device's namespace, registers
+ * port and address, and gives us the neighbour map to read (the first
+ * time; later ones are the same map). */
+static int port_hold_remote(struct utcp_state *st, uint32_t laddr, uint16_t *lport, bool listen)
+{
+	struct unetd_tcp_open req = { .ep = unet_layer_daemon_ep(st->inet.ep),
+				      .laddr = laddr,
+				      .lport = *lport,
+				      .flags = listen ? UNETD_TCP_LISTEN : 0 };
+	struct unetd_tcp_opened rep;
+	int fd = -1, err;
+
+	err = unet_layer_daemon_call(st->inet.ep, UNETD_REQ_TCP_OPEN, &req, sizeof(req), &rep,
+				     sizeof(rep), &fd);
+	if (err)
+		return err;
+	if (st->inet.neigh_fd < 0)
+		st->inet.neigh_fd = fd;
+	else if (fd >= 0)
+		close(fd);
+	if (st->inet.neigh_fd < 0 || !rep.lport || (*lport && rep.lport != *lport)) {
+		port_release(st, laddr, rep.lport, -1);
+		return -EPROTO;
+	}
+	*lport = rep.lport;
+	st->kernel_addr = rep.kernel_addr;
+	st->owns_addr = st->owns_addr || rep.owns_addr;
+	return -1; /* no kernel socket of ours: the daemon's holds it */
+}
+
+/* Give a port back: to the interface's maps, or to unetd. */
+static void port_release(struct utcp_state *st, uint32_t laddr, uint16_t lport, int kfd)
+{
+	if (!st->inet.iface) {
+		/* The daemon releases the address with its last port. */
+		struct unetd_tcp_close req = { .ep = unet_layer_daemon_ep(st->inet.ep),
+					       .laddr = laddr,
+					       .lport = lport };
+
+		unet_layer_daemon_call(st->inet.ep, UNETD_REQ_TCP_CLOSE, &req, sizeof(req), NULL, 0,
+				       NULL);
+		return;
+	}
+	/* The map first: the kernel must not see segments for a port it
+	 * would then own with no socket... it answers them with a reset,
+	 * which is right once we are gone. */
+	unet_tcp_port_remove(st->inet.iface, st->inet.slot, laddr, lport);
+	close(kfd);
+}
+
+/* Hold laddr:*lport (0: an ephemeral one) for st.  Returns the port with
+ * one reference, or NULL with errno. */
+static struct tcp_port *port_get(struct utcp_state *st, uint32_t laddr, uint16_t *lport,
+				 bool listen)
+{
+	struct tcp_port *pt;
+	int fd;
+
+	for (pt = st->ports; pt && *lport; pt = pt->next)
+		if (pt->laddr == laddr && pt->lport == *lport) {
+			errno = EADDRINUSE;
+			return NULL;
+		}
+	fd = st->inet.iface ? port_hold_local(st, laddr, lport, listen)
+			    : port_hold_remote(st, laddr, lport, listen);
+	if (fd < -1) {
+		errno = -fd;
 		return NULL;
 	}
 	pt = calloc(1, sizeof(*pt));
 	if (!pt) {
-		unet_tcp_port_remove(st->inet.iface, st->inet.slot, laddr, *lport);
-		close(fd);
+		port_release(st, laddr, *lport, fd);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -631,11 +697,7 @@ static void port_put(struct utcp_state *st, struct tcp_port *pt)
 			*pp = pt->next;
 			break;
 		}
-	/* The map first: the kernel must not see segments for a port it
-	 * would then own with no socket... it answers them with a reset,
-	 * which is right once we are gone. */
-	unet_tcp_port_remove(st->inet.iface, st->inet.slot, pt->laddr, pt->lport);
-	close(pt->kfd);
+	port_release(st, pt->laddr, pt->lport, pt->kfd);
 	free(pt);
 }
 
@@ -1632,11 +1694,10 @@ static void tcp_layer_destroy(void *state)
 		struct tcp_port *pt = st->ports;
 
 		st->ports = pt->next;
-		unet_tcp_port_remove(st->inet.iface, st->inet.slot, pt->laddr, pt->lport);
-		close(pt->kfd);
+		port_release(st, pt->laddr, pt->lport, pt->kfd);
 		free(pt);
 	}
-	if (st->owns_addr)
+	if (st->owns_addr && st->inet.iface)
 		unet_inet_addr_release(st->inet.iface, st->inet.slot, st->addr);
 	unet_inet_ep_fini(&st->inet);
 	free(st);
@@ -1663,10 +1724,6 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr,
 		}
 		return st;
 	}
-	if (!unet_layer_iface(ep)) {
-		errno = EOPNOTSUPP; /* unetd's endpoints: the daemon would have to hold ports */
-		return NULL;
-	}
 	st = calloc(1, sizeof(*st));
 	if (!st) {
 		errno = ENOMEM;
@@ -1686,10 +1743,14 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr,
 	room = st->inet.frame_size - XDP_PACKET_HEADROOM - TX_OFF - UNET_ETH_HLEN;
 	if (st->inet.mtu > room)
 		st->inet.mtu = room;
-	st->kernel_addr = unet_inet_kernel_addr(laddr);
-	err = unet_inet_addr_claim(st->inet.iface, st->inet.slot, laddr,
-				  st->kernel_addr ? 0 : UNET_INET_ADDR_ARP);
-	st->owns_addr = err == 1;
+	/* An endpoint from unetd: the daemon registers the address with the
+	 * first port (port_hold_remote). */
+	if (st->inet.iface) {
+		st->kernel_addr = unet_inet_kernel_addr(laddr);
+		err = unet_inet_addr_claim(st->inet.iface, st->inet.slot, laddr,
+					  st->kernel_addr ? 0 : UNET_INET_ADDR_ARP);
+		st->owns_addr = err == 1;
+	}
 	lock(st);
 	st->netif_added = netif_add(&st->netif, &a, &any, &any, st, netif_init_cb,
 				    ethernet_input) != NULL;

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * tcp.c - TCP/IPv4 over U-Net (unet_tcp.h, lib/tcp) for endpoints the
+ * daemon serves: the ports, held as udp.c holds UDP ones.
+ *
+ * A port a client asks for is, after the policy allows it (its `udp`
+ * list names the user's IP ports; an ephemeral port goes to a user who
+ * has any), held three ways: by a kernel socket of the daemon's, bound
+ * in the device's namespace (so that the kernel's own TCP neither takes
+ * it nor answers its segments; a listening port's socket listens, which
+ * keeps every other socket off it); by an entry in the interface's
+ * unet_tcp_ports under the grant's own slot (direct) or the daemon's real
+ * endpoint's (emulated: emul.c routes those segments to the endpoint that
+ * holds the port); and in the endpoint's list, which the check of its
+ * sends reads (tcp_check.c).  All three go when the client closes the
+ * port or goes away.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unetd.h"
+#include "inet/inet.h"
+#include "tcp/tcp_impl.h"
+#include "unet-xdp/unet_tcp.h"
+
+static unsigned int count(const struct unetd_tcp_port *list)
+{
+	unsigned int n = 0;
+
+	for (; list; list = list->next)
+		n++;
+	return n;
+}
+
+/* The kernel socket that holds laddr:*lport, made in f's namespace (the
+ * device's, where the kernel's TCP would otherwise answer). */
+static int reserve(struct unetd *d, struct unetd_iface *f, uint32_t laddr, uint16_t *lport,
+		   bool listen)
+{
+	int fd, err;
+
+	err = unetd_netns_enter(d, f->ns_fd, &f->ns);
+	if (err)
+		return err;
+	fd = unet_tcp_reserve(laddr, lport, listen);
+	unetd_netns_leave(d, f->ns_fd, &f->ns);
+	return fd;
+}
+
+int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
+		   struct unetd_tcp_port **list, const struct unetd_tcp_open *req, const struct unetd_grant *g,
+		   struct unetd_tcp_opened *rep, int *neigh_fd, char *msg, size_t msglen)
+{
+	bool listen = req->flags & UNETD_TCP_LISTEN;
+	struct unetd_tcp_port *p;
+	uint16_t lport = req->lport;
+	int err, claim, kfd;
+	bool kernel;
+
+	*neigh_fd = -1;
+	if (!req->laddr || (req->flags & ~UNETD_TCP_LISTEN) || (listen && !lport)) {
+		snprintf(msg, msglen, "address must be set, a listening port too");
+		return -EINVAL;
+	}
+	/* An ephemeral port is the kernel's pick, from its range, as any
+	 * user of the kernel's TCP gets one: any user with ports may. */
+	if (lport ? !unetd_grant_udp_port(g, lport) : !unetd_grant_any_port(g)) {
+		snprintf(msg, msglen, "TCP port %u not granted (%.60s)", lport, g->rule);
+		return -EACCES;
+	}
+	if (count(*list) >= UNETD_MAX_TCP_PORTS_PER_EP) {
+		snprintf(msg, msglen, "this endpoint holds %u TCP ports, the most it may",
+			 UNETD_MAX_TCP_PORTS_PER_EP);
+		return -EDQUOT;
+	}
+	/* The address as for UDP: the device's own, or one the policy gives
+	 * the user (the daemon then answers ARP for it). */
+	kernel = unetd_device_has(d, f, req->laddr);
+	if (!kernel && !unetd_grant_addr(g, ntohl(req->laddr))) {
+		char a[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &req->laddr, a, sizeof(a));
+		snprintf(msg, msglen, "address %s is not %s's and not granted (policy addrs)", a,
+			 f->ifname);
+		return -EACCES;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	kfd = reserve(d, f, req->laddr, &lport, listen);
+	if (kfd < 0) {
+		err = kfd;
+		snprintf(msg, msglen, "TCP port %u: %s", lport,
+			 err == -EADDRINUSE ? "in use on the device" : strerror(-err));
+		free(p);
+		return err;
+	}
+	*neigh_fd = unetd_neigh_ro(f);
+	if (*neigh_fd < 0) {
+		err = *neigh_fd;
+		snprintf(msg, msglen, "neighbour map: %s", strerror(-err));
+		goto fail;
+	}
+	err = unet_tcp_port_add(f->maps, slot, req->laddr, lport,
+				listen ? UNET_TCP_PORT_LISTEN : 0);
+	if (!err && listen && (err = unet_tcp_reserve_listen(kfd)))
+		unet_tcp_port_remove(f->maps, slot, req->laddr, lport);
+	if (err) {
+		snprintf(msg, msglen, "TCP port %u: %s", lport,
+			 err == -EADDRINUSE ? "held by another endpoint" : strerror(-err));
+		goto fail;
+	}
+	claim = unet_inet_addr_claim(f->maps, slot, req->laddr, kernel ? 0 : UNET_INET_ADDR_ARP);
+	if (claim < 0) {
+		err = claim;
+		unet_tcp_port_remove(f->maps, slot, req->laddr, lport);
+		snprintf(msg, msglen, "address: %s", strerror(-err));
+		goto fail;
+	}
+	rep->kernel_addr = kernel;
+	rep->owns_addr = claim == 1;
+	rep->lport = lport;
+	p->laddr = req->laddr;
+	p->lport = lport;
+	p->kfd = kfd;
+	p->next = *list;
+	*list = p;
+	return 0;
+fail:
+	if (*neigh_fd >= 0)
+		close(*neigh_fd);
+	*neigh_fd = -1;
+	close(kfd);
+	free(p);
+	return err;
+}
+
+int unetd_tcp_close(struct unetd_iface *f, uint32_t slot, struct unetd_tcp_port **list,
+		    const struct unetd_udp_port *own_udp, bool per_endpoint_slot, uint32_t laddr,
+		    uint16_t lport)
+{
+	for (struct unetd_tcp_port **pp = list; *pp; pp = &(*pp)->next) {
+		struct unetd_tcp_port *p = *pp;
+
+		if (p->laddr != laddr || p->lport != lport)
+			continue;
+		*pp = p->next;
+		/* The map first: once the kernel socket is gone the kernel
+		 * answers the port's segments with resets, right once the
+		 * endpoint is gone. */
+		unet_tcp_port_remove(f->maps, slot, laddr, lport);
+		close(p->kfd);
+		if (!unetd_slot_uses_addr(f, per_endpoint_slot, own_udp, *list, laddr))
+			unet_inet_addr_release(f->maps, slot, laddr);
+		free(p);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+uint64_t *unetd_tcp_check(struct unetd_emul *e, const uint8_t *f, uint32_t len)
+{
+	struct unetd_ep_counters *k = &e->region->counters;
+
+	switch (unetd_tcp_check_frame(f, len, e->tcp)) {
+	case UNETD_TCP_OK:
+		return NULL;
+	case UNETD_TCP_BAD_FRAME:
+		return &k->tx_bad_frame;
+	default:
+		/* As UDP's: a source that is not the endpoint's own. */
+		return &k->tx_foreign_tag;
+	}
+}
