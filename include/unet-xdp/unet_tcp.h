@@ -78,7 +78,8 @@ struct unet_tcp_opts {
  * included); then the port goes into the interface's unet_tcp_ports.
  * Returns NULL with errno EINVAL, EADDRINUSE (a kernel socket or a live
  * endpoint has it), EADDRNOTAVAIL (another address than the endpoint's
- * first TCP address), EOPNOTSUPP (endpoint from unetd), ENOSPC, ENOMEM.
+ * first TCP address), EACCES (an endpoint from unetd whose policy does not
+ * grant the port: the daemon logs why), ENOSPC, ENOMEM.
  */
 UNET_API struct unet_tcp *unet_tcp__listen(struct unet_endpoint *ep, uint32_t local_addr,
 					   uint16_t local_port, const struct unet_tcp_opts *opts);

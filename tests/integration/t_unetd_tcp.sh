@@ -1,0 +1,124 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# t_unetd_tcp.sh - TCP over U-Net (lib/tcp) on endpoints unetd serves:
+# the daemon holds the ports, routes their segments to the emulated
+# endpoint that holds them, and checks every TCP segment such an
+# endpoint sends.  Sourced by run.sh; uses t_unetd.sh's helpers
+# (start_unetd, as_nobody).  The daemon and nobody's clients are in
+# namespace b, the kernel's TCP peers in a.
+
+# name|modes (xdp: once per mode, -: once)|timeout s|what it checks
+TESTS+=(
+	"unetd_tcp|xdp|180|TCP over an emulated endpoint as user nobody against the kernel's TCP in namespace a: nobody's listener echoes every write size 1..65536 of a kernel client, and nobody's client (an ephemeral port from the daemon) gets every size back from a kernel echo, byte for byte; the daemon holds each port with a kernel socket; a port the policy does not grant is refused; a SIGKILLed client's ports are released (its socket gone, the port usable again)"
+	"unetd_tcp_forge|xdp|90|an emulated endpoint holding one TCP port forges segments from another address, from a port it does not hold, from a port another client holds, and with data offsets past the segment and below the header: the daemon drops and counts each (tx_foreign_tag, tx_bad_frame), and namespace a sees none of them, only the one honest SYN"
+)
+
+# unetd_tcp_setup: namespaces, the program on b (where unetd serves), the
+# daemon with TCP ports 7000-7200 for nobody.  In skb mode a's
+# segmentation offload goes off: generic XDP hands b's endpoint a's GSO
+# super-segments whole, longer than a U-Net frame (t_tcp.sh, tcp_setup).
+unetd_tcp_setup() {
+	UTCP=$BUILD/tools/unet-tcp
+	TPEER=$ROOT/tests/tools/tcp-peer.py
+	[[ -x $UTCP ]] || fail "$UTCP not built"
+	setup_ns
+	attach b
+	if [[ $T_MODE == skb ]]; then
+		in_a ethtool -K "$IF_A" tso off gso off >/dev/null 2>&1 || fail "ethtool -K $IF_A tso off gso off"
+	fi
+	start_unetd "user 65534 kinds emulated tags 1-100 udp 7000-7200"
+}
+
+# b_listens PORT: whether a kernel socket listens on PORT in namespace b.
+b_listens() {
+	in_b ss -Hltn "sport = :$1" | grep -q .
+}
+
+t_unetd_tcp() {
+	local pid i out
+	unetd_tcp_setup
+
+	note "kernel client (a) -> nobody's U-Net echo (b)"
+	as_user_cmd 65534
+	"${AS[@]}" "$UTCP" "$IF_B" --local "$IP_B" --timeout 100 echo --port 7000 --conns 1 \
+		>"$T_DIR/uecho.log" 2>&1 &
+	pid=$!
+	_UNET_BG_PIDS+=("$pid")
+	wait_ready "$T_DIR/uecho.log" "$pid" >/dev/null
+	grep -q "emulated endpoint" "$T_DIR/unetd.log" || fail "the TCP server did not get an emulated endpoint"
+	b_listens 7000 || fail "no kernel socket holds nobody's listening port 7000 in b"
+	in_a timeout 90 python3 "$TPEER" sizes "$IP_B:7000" >"$T_DIR/ksizes.log" 2>&1 ||
+		{ cat "$T_DIR/ksizes.log"; fail "kernel sizes against nobody's U-Net echo failed"; }
+	cat "$T_DIR/ksizes.log"
+	grep -q "^sizes ok 2112 sizes 1..65536" "$T_DIR/ksizes.log" || fail "not every size was checked"
+	finish "$pid" "$T_DIR/uecho.log" 20 "nobody's U-Net echo"
+	grep -q "^echo conns=1 bytes=4302688 errors=0" "$T_DIR/uecho.log" ||
+		fail "nobody's U-Net echo did not echo exactly the stream"
+
+	note "nobody's U-Net client (b, an ephemeral port) -> kernel echo (a)"
+	unet_bg_a python3 "$TPEER" echo "$IP_A:7100" --conns 1 >"$T_DIR/kecho.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/kecho.log" "$pid" >/dev/null
+	as_nobody "$UTCP" "$IF_B" --local "$IP_B" --timeout 90 sizes --remote "$IP_A:7100" \
+		>"$T_DIR/usizes.log" 2>&1 ||
+		{ cat "$T_DIR/usizes.log"; fail "nobody's U-Net sizes against the kernel echo failed"; }
+	cat "$T_DIR/usizes.log"
+	grep -q "^sizes ok 2112 sizes 1..65536" "$T_DIR/usizes.log" || fail "not every size was checked"
+	finish "$pid" "$T_DIR/kecho.log" 10 "kernel echo"
+
+	note "a port outside the policy"
+	out=$(as_nobody "$UTCP" "$IF_B" --local "$IP_B" --timeout 5 echo --port 9000 2>&1)
+	echo "port 9000: $out"
+	grep -q 'TCP port 9000 not granted' <<<"$out" || fail "a TCP port outside the policy was not refused clearly"
+	b_listens 9000 && fail "a refused port is held"
+
+	note "a SIGKILLed client's ports are released"
+	as_user_cmd 65534
+	"${AS[@]}" "$UTCP" "$IF_B" --local "$IP_B" --timeout 60 echo --port 7002 >"$T_DIR/ukill.log" 2>&1 &
+	pid=$!
+	_UNET_BG_PIDS+=("$pid")
+	wait_ready "$T_DIR/ukill.log" "$pid" >/dev/null
+	b_listens 7002 || fail "no kernel socket holds port 7002 while its client lives"
+	kill -KILL "$pid"
+	unet_bg_wait "$pid" 10
+	for ((i = 0; i < 100; i++)); do
+		b_listens 7002 || break
+		sleep 0.05
+	done
+	b_listens 7002 && fail "the daemon still holds port 7002 after its client was killed"
+	as_user_cmd 65534
+	"${AS[@]}" "$UTCP" "$IF_B" --local "$IP_B" --timeout 60 echo --port 7002 >"$T_DIR/uagain.log" 2>&1 &
+	pid=$!
+	_UNET_BG_PIDS+=("$pid")
+	wait_ready "$T_DIR/uagain.log" "$pid" >/dev/null
+	stop "$pid" "$T_DIR/uagain.log" "the second listener on port 7002"
+	stop_unetd
+}
+
+t_unetd_tcp_forge() {
+	local other cnt out
+	unetd_tcp_setup
+	# Another client of nobody's holds port 7050.
+	as_user_cmd 65534
+	"${AS[@]}" "$UTCP" "$IF_B" --local "$IP_B" --timeout 60 echo --port 7050 >"$T_DIR/other.log" 2>&1 &
+	other=$!
+	_UNET_BG_PIDS+=("$other")
+	wait_ready "$T_DIR/other.log" "$other" >/dev/null
+	# What reaches namespace a, counted on its interface (before its TCP).
+	unet_bg_a python3 "$ROOT/tests/tools/tcp-count.py" "$IF_A" 7999 7998 >"$T_DIR/count.log" 2>&1
+	cnt=$UNET_BG_PID
+	wait_ready "$T_DIR/count.log" "$cnt" >/dev/null
+	as_nobody "$BUILD/tools/unet-forge-tcp" "$IF_B" --local "$IP_B:7010" --remote "$IP_A:7999" \
+		--forge-addr 10.201.0.77 --other 7050 --honest 7998 >"$T_DIR/forge.log" 2>&1
+	out=$?
+	cat "$T_DIR/forge.log"
+	((out == 0)) || fail "the daemon let a forged TCP segment go, or did not count it"
+	# The honest SYN has had time to arrive once the forger saw its send
+	# completed; the counter's socket reads what the link brought.
+	stop "$cnt" "$T_DIR/count.log" "the counter in a"
+	grep -qx "tcp-count 7999=0 7998=1" "$T_DIR/count.log" ||
+		fail "namespace a did not see exactly the one honest segment: $(tail -1 "$T_DIR/count.log")"
+	stop "$other" "$T_DIR/other.log" "the other client"
+	stop_unetd
+}
