@@ -389,12 +389,18 @@ static int iface_rx(struct unetd_iface *f)
 
 /* ---- UDP/IPv4 and ARP for emulated endpoints: routing what comes in --------------------------- */
 
+/* The endpoint with UDP port addr:port, or (any_port, for ARP) with any
+ * port on addr, UDP or TCP. */
 static struct unetd_emul *owner_of(struct unetd_iface *f, uint32_t addr, uint16_t port, bool any_port)
 {
-	for (struct unetd_emul *e = f->emuls; e; e = e->next)
+	for (struct unetd_emul *e = f->emuls; e; e = e->next) {
 		for (struct unetd_udp_port *p = e->udp; p; p = p->next)
 			if (p->laddr == addr && (any_port || p->lport == port))
 				return e;
+		for (struct unetd_tcp_port *p = any_port ? e->tcp : NULL; p; p = p->next)
+			if (p->laddr == addr)
+				return e;
+	}
 	return NULL;
 }
 

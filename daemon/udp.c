@@ -15,7 +15,7 @@
  *
  * (The routing of what comes in is emul.c's, with the rest of the
  * emulated endpoints' data plane.)  An emulated endpoint may send IPv4/UDP only from an address and port it
- * opened, and ARP only for an address it has a port on; the daemon writes
+ * opened, and ARP only for an address it has a port on (UDP or TCP); the daemon writes
  * the Ethernet source and, in ARP, the sender's hardware address.
  */
 #include <arpa/inet.h>
@@ -201,12 +201,14 @@ static uint16_t be16(const uint8_t *p)
 
 /* ---- Emulated endpoints: checking what goes out ------------------------ */
 
+/* Whether e holds UDP port addr:port, or (any_port) any port, UDP or
+ * TCP, on addr: ARP is the address's, whichever protocol holds it. */
 static bool owns(const struct unetd_emul *e, uint32_t addr, uint16_t port, bool any_port)
 {
 	for (struct unetd_udp_port *p = e->udp; p; p = p->next)
 		if (p->laddr == addr && (any_port || p->lport == port))
 			return true;
-	return false;
+	return any_port && tcp_uses(e->tcp, addr);
 }
 
 uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len)

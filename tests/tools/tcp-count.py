@@ -6,7 +6,7 @@ before the kernel's TCP does): what a peer namespace got.
 
   tcp-count.py IFACE PORT [PORT...] [--seconds S]
 
-Prints "ready" once it listens; on SIGTERM (or after S seconds, default
+Prints "ready iface=IFACE" once it listens; on SIGTERM (or after S seconds, default
 60) prints "tcp-count PORT=N ..." and exits 0.
 """
 import argparse
@@ -31,7 +31,7 @@ def main():
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     s.bind((a.iface, 0))
     s.settimeout(0.1)
-    print("ready", flush=True)
+    print("ready iface=%s" % a.iface, flush=True)
     end = time.monotonic() + a.seconds
     while not stop and time.monotonic() < end:
         try:
