@@ -113,12 +113,12 @@ t_unetd_tcp_forge() {
 		--forge-addr 10.201.0.77 --other 7050 --honest 7998 >"$T_DIR/forge.log" 2>&1
 	out=$?
 	cat "$T_DIR/forge.log"
-	((out == 0)) || fail "the daemon let a forged TCP segment go, or did not count it"
 	# The honest SYN has had time to arrive once the forger saw its send
 	# completed; the counter's socket reads what the link brought.
 	stop "$cnt" "$T_DIR/count.log" "the counter in a"
 	grep -qx "tcp-count 7999=0 7998=1" "$T_DIR/count.log" ||
 		fail "namespace a did not see exactly the one honest segment: $(tail -1 "$T_DIR/count.log")"
+	((out == 0)) || fail "the daemon let a forged TCP segment go, or did not count it"
 	stop "$other" "$T_DIR/other.log" "the other client"
 	stop_unetd
 }
