@@ -217,7 +217,8 @@ $(BUILD)/tests/test_tcp_fuzz: tests/unit/test_tcp_fuzz.c $(ALIB) $(SKEL) | $(BUI
 	$(CC) $(ALL_CFLAGS) $(LWIP_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lcmocka
 
 # The daemon's modules (daemon/, not part of the library).  test_policy
-# links the policy module alone; it needs neither the library nor libbpf.
+# links the policy module alone, test_tcp_check the TCP check alone; they
+# need neither the library nor libbpf.
 $(BUILD)/daemon/%.o: daemon/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Idaemon -c $< -o $@
@@ -228,6 +229,10 @@ $(BUILD)/unetd: $(DAEMON_OBJS) $(ALIB)
 
 $(BUILD)/tests/test_policy: tests/unit/test_policy.c $(BUILD)/daemon/policy.o | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -Idaemon -o $@ $< $(BUILD)/daemon/policy.o $(ALL_LDFLAGS) -lcmocka
+
+# The check of emulated endpoints' TCP sends, alone: a pure function.
+$(BUILD)/tests/test_tcp_check: tests/unit/test_tcp_check.c $(BUILD)/daemon/tcp_check.o | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) -Idaemon -o $@ $< $(BUILD)/daemon/tcp_check.o $(ALL_LDFLAGS) -lcmocka
 
 $(BUILD)/tools/%: tests/tools/%.c $(ALIB) | $(BUILD)/tools
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
