@@ -387,7 +387,7 @@ static int iface_rx(struct unetd_iface *f)
 	return n > 0 ? n : 0;
 }
 
-/* ---- UDP/IPv4 and ARP for emulated endpoints: routing what comes in --------------------------- */
+/* ---- UDP, TCP and ARP for emulated endpoints: routing what comes in ---- */
 
 /* The endpoint with UDP port addr:port, or (any_port, for ARP) with any
  * port on addr, UDP or TCP. */

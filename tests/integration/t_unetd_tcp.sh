@@ -11,11 +11,13 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"unetd_tcp|xdp|180|TCP over an emulated endpoint as user nobody against the kernel's TCP in namespace a: nobody's listener echoes every write size 1..65536 of a kernel client, and nobody's client (an ephemeral port from the daemon) gets every size back from a kernel echo, byte for byte; the daemon holds each port with a kernel socket; a port the policy does not grant is refused; a SIGKILLed client's ports are released (its socket gone, the port usable again)"
+	"unetd_tcp_direct|xdp|150|TCP over a direct grant as user nobody (the daemon holds the ports under the grant's slot): a kernel client's every write size through nobody's echo, and nobody's client through a kernel echo, byte for byte"
 	"unetd_tcp_forge|xdp|90|an emulated endpoint holding one TCP port forges segments from another address, from a port it does not hold, from a port another client holds, and with data offsets past the segment and below the header: the daemon drops and counts each (tx_foreign_tag, tx_bad_frame), and namespace a sees none of them, only the one honest SYN"
 )
 
-# unetd_tcp_setup: namespaces, the program on b (where unetd serves), the
-# daemon with TCP ports 7000-7200 for nobody.  In skb mode a's
+# unetd_tcp_setup [KIND] [UNETD_OPTION...]: namespaces, the program on b
+# (where unetd serves), the daemon with TCP ports 7000-7200 for nobody's
+# KIND of endpoint (emulated by default).  In skb mode a's
 # segmentation offload goes off: generic XDP hands b's endpoint a's GSO
 # super-segments whole, longer than a U-Net frame (t_tcp.sh, tcp_setup).
 unetd_tcp_setup() {
@@ -27,7 +29,9 @@ unetd_tcp_setup() {
 	if [[ $T_MODE == skb ]]; then
 		in_a ethtool -K "$IF_A" tso off gso off >/dev/null 2>&1 || fail "ethtool -K $IF_A tso off gso off"
 	fi
-	start_unetd "user 65534 kinds emulated tags 1-100 udp 7000-7200"
+	local kind=${1:-emulated}
+	shift
+	start_unetd "user 65534 kinds $kind tags 1-100 udp 7000-7200" "$@"
 }
 
 # b_listens PORT: whether a kernel socket listens on PORT in namespace b.
@@ -35,37 +39,51 @@ b_listens() {
 	in_b ss -Hltn "sport = :$1" | grep -q .
 }
 
+# tcp_rounds KIND: a kernel client's sizes through nobody's U-Net echo on
+# port 7000, then nobody's sizes (from an ephemeral port) through a
+# kernel echo, byte for byte; the daemon holds the listening port with a
+# kernel socket in b while the echo lives.
+tcp_rounds() {
+	local kind=$1 pid seg=32
+	# A grant's segment is locked memory: nobody's limit (8 MiB here,
+	# which root cannot raise without CAP_SYS_RESOURCE) must hold it.
+	[[ $kind == direct ]] && seg=4
+	note "kernel client (a) -> nobody's U-Net echo (b, $kind)"
+	as_user_cmd 65534
+	"${AS[@]}" "$UTCP" "$IF_B" --local "$IP_B" --timeout 100 --segment-mib "$seg" \
+		echo --port 7000 --conns 1 \
+		>"$T_DIR/uecho-$kind.log" 2>&1 &
+	pid=$!
+	_UNET_BG_PIDS+=("$pid")
+	wait_ready "$T_DIR/uecho-$kind.log" "$pid" >/dev/null
+	grep -q "$kind endpoint" "$T_DIR/unetd.log" || fail "the TCP server did not get a $kind endpoint"
+	b_listens 7000 || fail "no kernel socket holds nobody's listening port 7000 in b"
+	in_a timeout 90 python3 "$TPEER" sizes "$IP_B:7000" >"$T_DIR/ksizes-$kind.log" 2>&1 ||
+		{ cat "$T_DIR/ksizes-$kind.log"; fail "kernel sizes against nobody's U-Net echo ($kind) failed"; }
+	cat "$T_DIR/ksizes-$kind.log"
+	grep -q "^sizes ok 2112 sizes 1..65536" "$T_DIR/ksizes-$kind.log" || fail "not every size was checked"
+	finish "$pid" "$T_DIR/uecho-$kind.log" 20 "nobody's U-Net echo ($kind)"
+	grep -q "^echo conns=1 bytes=4302688 errors=0" "$T_DIR/uecho-$kind.log" ||
+		fail "nobody's U-Net echo ($kind) did not echo exactly the stream"
+
+	note "nobody's U-Net client (b, $kind, an ephemeral port) -> kernel echo (a)"
+	unet_bg_a python3 "$TPEER" echo "$IP_A:7100" --conns 1 >"$T_DIR/kecho-$kind.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/kecho-$kind.log" "$pid" >/dev/null
+	as_user_cmd 65534
+	"${AS[@]}" "$UTCP" "$IF_B" --local "$IP_B" --timeout 90 --segment-mib "$seg" \
+		sizes --remote "$IP_A:7100" \
+		>"$T_DIR/usizes-$kind.log" 2>&1 ||
+		{ cat "$T_DIR/usizes-$kind.log"; fail "nobody's U-Net sizes ($kind) against the kernel echo failed"; }
+	cat "$T_DIR/usizes-$kind.log"
+	grep -q "^sizes ok 2112 sizes 1..65536" "$T_DIR/usizes-$kind.log" || fail "not every size was checked"
+	finish "$pid" "$T_DIR/kecho-$kind.log" 10 "kernel echo"
+}
+
 t_unetd_tcp() {
 	local pid i out
 	unetd_tcp_setup
-
-	note "kernel client (a) -> nobody's U-Net echo (b)"
-	as_user_cmd 65534
-	"${AS[@]}" "$UTCP" "$IF_B" --local "$IP_B" --timeout 100 echo --port 7000 --conns 1 \
-		>"$T_DIR/uecho.log" 2>&1 &
-	pid=$!
-	_UNET_BG_PIDS+=("$pid")
-	wait_ready "$T_DIR/uecho.log" "$pid" >/dev/null
-	grep -q "emulated endpoint" "$T_DIR/unetd.log" || fail "the TCP server did not get an emulated endpoint"
-	b_listens 7000 || fail "no kernel socket holds nobody's listening port 7000 in b"
-	in_a timeout 90 python3 "$TPEER" sizes "$IP_B:7000" >"$T_DIR/ksizes.log" 2>&1 ||
-		{ cat "$T_DIR/ksizes.log"; fail "kernel sizes against nobody's U-Net echo failed"; }
-	cat "$T_DIR/ksizes.log"
-	grep -q "^sizes ok 2112 sizes 1..65536" "$T_DIR/ksizes.log" || fail "not every size was checked"
-	finish "$pid" "$T_DIR/uecho.log" 20 "nobody's U-Net echo"
-	grep -q "^echo conns=1 bytes=4302688 errors=0" "$T_DIR/uecho.log" ||
-		fail "nobody's U-Net echo did not echo exactly the stream"
-
-	note "nobody's U-Net client (b, an ephemeral port) -> kernel echo (a)"
-	unet_bg_a python3 "$TPEER" echo "$IP_A:7100" --conns 1 >"$T_DIR/kecho.log" 2>&1
-	pid=$UNET_BG_PID
-	wait_ready "$T_DIR/kecho.log" "$pid" >/dev/null
-	as_nobody "$UTCP" "$IF_B" --local "$IP_B" --timeout 90 sizes --remote "$IP_A:7100" \
-		>"$T_DIR/usizes.log" 2>&1 ||
-		{ cat "$T_DIR/usizes.log"; fail "nobody's U-Net sizes against the kernel echo failed"; }
-	cat "$T_DIR/usizes.log"
-	grep -q "^sizes ok 2112 sizes 1..65536" "$T_DIR/usizes.log" || fail "not every size was checked"
-	finish "$pid" "$T_DIR/kecho.log" 10 "kernel echo"
+	tcp_rounds emulated
 
 	note "a port outside the policy"
 	out=$(as_nobody "$UTCP" "$IF_B" --local "$IP_B" --timeout 5 echo --port 9000 2>&1)
@@ -93,6 +111,13 @@ t_unetd_tcp() {
 	_UNET_BG_PIDS+=("$pid")
 	wait_ready "$T_DIR/uagain.log" "$pid" >/dev/null
 	stop "$pid" "$T_DIR/uagain.log" "the second listener on port 7002"
+	stop_unetd
+}
+
+# The same over a direct grant (the daemon keeps no queue for itself).
+t_unetd_tcp_direct() {
+	unetd_tcp_setup direct --grant-queues 0x1
+	tcp_rounds direct
 	stop_unetd
 }
 

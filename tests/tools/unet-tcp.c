@@ -39,7 +39,9 @@
  *          `iperf3 -s`: prints "iperf-client bytes=N server_bytes=B"
  * Common: [--xdp-mode native|skb] [--timeout S] (default 60): the whole
  * run must finish in S seconds; [--partial auto|accept|reject]: the
- * endpoint's policy for partial checksums (unet_tcp_opts.partial_csum).  At exit: "tcpstats k=v ..." (the
+ * endpoint's policy for partial checksums (unet_tcp_opts.partial_csum);
+ * [--segment-mib M]: the endpoint's segment (default 32; below 32 with
+ * the default rings: a direct grant under an 8 MiB locked-memory limit).  At exit: "tcpstats k=v ..." (the
  * endpoint's counters).  Exit 0 on success.
  *
  * The stream pattern: byte i of a connection is (i + seed) % 251.
@@ -844,7 +846,7 @@ int main(int argc, char **argv)
 		{ "conns", 1, 0, 'n' }, { "count", 1, 0, 'n' }, { "backlog", 1, 0, 'B' },
 		{ "max", 1, 0, 'm' },	{ "bytes", 1, 0, 'b' },	 { "size", 1, 0, 's' },
 		{ "block", 0, 0, 'k' }, { "xdp-mode", 1, 0, 'x' }, { "timeout", 1, 0, 't' },
-		{ "partial", 1, 0, 'P' }, { 0, 0, 0, 0 }
+		{ "partial", 1, 0, 'P' }, { "segment-mib", 1, 0, 'S' }, { 0, 0, 0, 0 }
 	};
 	UNET_OPTS_INIT(unet_endpoint_opts, eo);
 	uint32_t laddr = 0, raddr = 0, backlog = 0;
@@ -854,6 +856,7 @@ int main(int argc, char **argv)
 	size_t max = 65536, size = 64;
 	bool block = false;
 	int timeout = 60, opt, rc = 2;
+	unsigned int segment_mib = 32;
 	const char *ifname, *mode;
 	struct unet_tcp *c = NULL;
 
@@ -870,6 +873,7 @@ int main(int argc, char **argv)
 		case 'k': block = true; break;
 		case 'x': eo.mode = !strcmp(optarg, "skb") ? UNET_XDP_MODE_SKB : UNET_XDP_MODE_NATIVE; break;
 		case 't': timeout = atoi(optarg); break;
+		case 'S': segment_mib = (unsigned int)atoi(optarg); break;
 		case 'P':
 			partial = !strcmp(optarg, "accept")   ? UNET_TCP_PARTIAL_ACCEPT :
 				  !strcmp(optarg, "reject") ? UNET_TCP_PARTIAL_REJECT :
@@ -890,9 +894,12 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	unet_set_log_fn(on_log, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	/* Room for 64 KiB windows each way on hundreds of connections. */
-	eo.segment_size = 32u << 20;
-	eo.rx_size = eo.fill_size = 4096;
+	/* Room for 64 KiB windows each way on hundreds of connections; a
+	 * smaller segment (a grant under an 8 MiB locked-memory limit) keeps
+	 * the default rings. */
+	eo.segment_size = segment_mib << 20;
+	if (segment_mib >= 32)
+		eo.rx_size = eo.fill_size = 4096;
 	ep = unet_endpoint__create(ifname, &eo);
 	if (!ep) {
 		fprintf(stderr, "unet-tcp: endpoint on %s: %s\n", ifname, strerror(errno));
