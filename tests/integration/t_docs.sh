@@ -14,7 +14,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"docs_hosts_installed|-|180|scripts/hosts.sh from a tree that was never built uses what make install installed: unetctl from PATH and the provider from libfabric's provider directory by default (hosts.env says which), --provider-dir names another; an MPI ping-pong over the unet provider installed in a DESTDIR runs on 2 hosts"
-	"docs_facts|-|60|what the docs say matches the code: the segment and ring defaults of unet.h and unetd.md are the library's (lib/core/endpoint.c) and the daemon's (daemon/emul.c, daemon/grant.c); unetd(8)'s 'not served' and unetd.md's 'not built' lists name neither UDP (daemon/server.c serves UDP_OPEN) nor serving other namespaces (it takes the client's); the README's Limits carry tcp.md's ethtool needs on veth"
+	"docs_facts|-|60|what the docs say matches the code: the segment and ring defaults of unet.h and unetd.md are the library's (lib/core/endpoint.c) and the daemon's (daemon/emul.c, daemon/grant.c); unetd(8)'s 'not served' and unetd.md's 'not built' lists name neither UDP (daemon/server.c serves UDP_OPEN) nor TCP (it serves TCP_OPEN; nor do the README and tcp.md say TCP is not on its endpoints) nor serving other namespaces (it takes the client's); the README's Limits carry tcp.md's ethtool needs on veth"
 	"docs_examples|-|300|make install PREFIX=/usr into a DESTDIR: the provider lands in the directory of the installed libfabric (pkg-config libfabric's libdir/libfabric); every \`\`\`c block of README.md and docs/*.md compiles with -Wall -Werror and links with pkg-config libunet-xdp of that DESTDIR only, failing with the doc and line; any other C info string is refused"
 )
 
@@ -199,6 +199,12 @@ t_docs_facts() {
 	if grep -q 'case UNETD_REQ_UDP_OPEN:' "$ROOT/daemon/server.c"; then
 		! grep -qi 'udp' <<<"$man$md" || fail "the daemon serves UDP_OPEN, yet unetd(8) or unetd.md lists UDP as not served"
 		grep -qi 'UDP sockets are served on both kinds' "$ROOT/man/unetd.8" || fail "unetd(8) does not say UDP is served"
+	fi
+	if grep -q 'case UNETD_REQ_TCP_OPEN:' "$ROOT/daemon/server.c"; then
+		! grep -qi 'tcp' <<<"$man$md" || fail "the daemon serves TCP_OPEN, yet unetd(8) or unetd.md lists TCP as not served"
+		grep -qi 'TCP connections and listeners too' "$ROOT/man/unetd.8" || fail "unetd(8) does not say TCP is served"
+		! grep -qi 'not on emulated endpoints\|not on endpoints from unetd' "$ROOT/README.md" "$ROOT/docs/tcp.md" ||
+			fail "the daemon serves TCP, yet the README or tcp.md says TCP is not on its endpoints"
 	fi
 	if grep -q 'netns_fd' "$ROOT/daemon/server.c"; then
 		! grep -qiE 'several (network )?namespaces|other (network )?namespaces|more than one (network )?namespace|namespaces? of (its|their) own' <<<"$man$md" ||
