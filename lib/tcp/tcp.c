@@ -578,9 +578,10 @@ static err_t netif_init_cb(struct netif *netif)
 /* ---- Ports -------------------------------------------------------------------- */
 
 /* Hold laddr:*lport (0: an ephemeral one) ourselves: we are root and
- * opened the interface's maps.  Returns the kernel socket that keeps the
- * kernel's own TCP off the port, or -errno. */
-static int port_hold_local(struct utcp_state *st, uint32_t laddr, uint16_t *lport, bool listen)
+ * opened the interface's maps.  *kfd gets the kernel socket that keeps
+ * the kernel's own TCP off the port.  Returns 0 or -errno. */
+static int port_hold_local(struct utcp_state *st, uint32_t laddr, uint16_t *lport, bool listen,
+			   int *kfd)
 {
 	int fd, err;
 
@@ -598,7 +599,8 @@ static int port_hold_local(struct utcp_state *st, uint32_t laddr, uint16_t *lpor
 		close(fd);
 		return err;
 	}
-	return fd;
+	*kfd = fd;
+	return 0;
 }
 
 static void port_release(struct utcp_state *st, uint32_t laddr, uint16_t lport, int kfd);
@@ -607,7 +609,8 @@ static void port_release(struct utcp_state *st, uint32_t laddr, uint16_t lport, 
  * with a kernel socket of its own in the device's namespace, registers
  * port and address, and gives us the neighbour map to read (the first
  * time; later ones are the same map). */
-static int port_hold_remote(struct utcp_state *st, uint32_t laddr, uint16_t *lport, bool listen)
+static int port_hold_remote(struct utcp_state *st, uint32_t laddr, uint16_t *lport, bool listen,
+			    int *kfd)
 {
 	struct unetd_tcp_open req = { .ep = unet_layer_daemon_ep(st->inet.ep),
 				      .laddr = laddr,
@@ -631,7 +634,8 @@ static int port_hold_remote(struct utcp_state *st, uint32_t laddr, uint16_t *lpo
 	*lport = rep.lport;
 	st->kernel_addr = rep.kernel_addr;
 	st->owns_addr = st->owns_addr || rep.owns_addr;
-	return -1; /* no kernel socket of ours: the daemon's holds it */
+	*kfd = -1; /* no kernel socket of ours: the daemon's holds it */
+	return 0;
 }
 
 /* Give a port back: to the interface's maps, or to unetd. */
@@ -660,17 +664,17 @@ static struct tcp_port *port_get(struct utcp_state *st, uint32_t laddr, uint16_t
 				 bool listen)
 {
 	struct tcp_port *pt;
-	int fd;
+	int fd = -1, err;
 
 	for (pt = st->ports; pt && *lport; pt = pt->next)
 		if (pt->laddr == laddr && pt->lport == *lport) {
 			errno = EADDRINUSE;
 			return NULL;
 		}
-	fd = st->inet.iface ? port_hold_local(st, laddr, lport, listen)
-			    : port_hold_remote(st, laddr, lport, listen);
-	if (fd < -1) {
-		errno = -fd;
+	err = st->inet.iface ? port_hold_local(st, laddr, lport, listen, &fd)
+			     : port_hold_remote(st, laddr, lport, listen, &fd);
+	if (err) {
+		errno = -err;
 		return NULL;
 	}
 	pt = calloc(1, sizeof(*pt));
