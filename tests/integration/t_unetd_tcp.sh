@@ -10,7 +10,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unetd_tcp|xdp|180|TCP over an emulated endpoint as user nobody against the kernel's TCP in namespace a: nobody's listener echoes every write size 1..65536 of a kernel client, and nobody's client (an ephemeral port from the daemon) gets every size back from a kernel echo, byte for byte; the daemon holds each port with a kernel socket; a port the policy does not grant is refused; a SIGKILLed client's ports are released (its socket gone, the port usable again)"
+	"unetd_tcp|xdp|180|TCP over an emulated endpoint as user nobody against the kernel's TCP in namespace a: nobody's listener echoes every write size 1..65536 of a kernel client, and nobody's client (an ephemeral port from the daemon) gets every size back from a kernel echo, byte for byte; another endpoint listening on the same address gets none of those segments; the daemon holds each port with a kernel socket; a port the policy does not grant is refused; a SIGKILLed client's ports are released (its socket gone, the port usable again)"
 	"unetd_tcp_direct|xdp|150|TCP over a direct grant as user nobody (the daemon holds the ports under the grant's slot): a kernel client's every write size through nobody's echo, and nobody's client through a kernel echo, byte for byte"
 	"unetd_tcp_forge|xdp|90|an emulated endpoint holding one TCP port forges segments from another address, from a port it does not hold, from a port another client holds, and with data offsets past the segment and below the header: the daemon drops and counts each (tx_foreign_tag, tx_bad_frame), and namespace a sees none of them, only the one honest SYN"
 )
@@ -44,7 +44,7 @@ b_listens() {
 # kernel echo, byte for byte; the daemon holds the listening port with a
 # kernel socket in b while the echo lives.
 tcp_rounds() {
-	local kind=$1 pid seg=32
+	local kind=$1 pid seg=32 by=
 	# A grant's segment is locked memory: nobody's limit (8 MiB here,
 	# which root cannot raise without CAP_SYS_RESOURCE) must hold it.
 	[[ $kind == direct ]] && seg=4
@@ -58,11 +58,28 @@ tcp_rounds() {
 	wait_ready "$T_DIR/uecho-$kind.log" "$pid" >/dev/null
 	grep -q "$kind endpoint" "$T_DIR/unetd.log" || fail "the TCP server did not get a $kind endpoint"
 	b_listens 7000 || fail "no kernel socket holds nobody's listening port 7000 in b"
+	if [[ $kind == emulated ]]; then
+		# A bystander: another emulated endpoint on the same address,
+		# newer (the daemon's lists put it first), listening on 7001.
+		as_user_cmd 65534
+		"${AS[@]}" "$UTCP" "$IF_B" --local "$IP_B" --timeout 100 echo --port 7001 \
+			>"$T_DIR/bystander.log" 2>&1 &
+		by=$!
+		_UNET_BG_PIDS+=("$by")
+		wait_ready "$T_DIR/bystander.log" "$by" >/dev/null
+	fi
 	in_a timeout 90 python3 "$TPEER" sizes "$IP_B:7000" >"$T_DIR/ksizes-$kind.log" 2>&1 ||
 		{ cat "$T_DIR/ksizes-$kind.log"; fail "kernel sizes against nobody's U-Net echo ($kind) failed"; }
 	cat "$T_DIR/ksizes-$kind.log"
 	grep -q "^sizes ok 2112 sizes 1..65536" "$T_DIR/ksizes-$kind.log" || fail "not every size was checked"
 	finish "$pid" "$T_DIR/uecho-$kind.log" 20 "nobody's U-Net echo ($kind)"
+	if [[ -n $by ]]; then
+		stop "$by" "$T_DIR/bystander.log" "the bystander"
+		# The daemon routes a segment to the endpoint that holds its
+		# port, no other.
+		[[ $(tcpstat "$T_DIR/bystander.log" rx_frames) == 0 ]] ||
+			fail "the bystander on port 7001 got segments for port 7000"
+	fi
 	grep -q "^echo conns=1 bytes=4302688 errors=0" "$T_DIR/uecho-$kind.log" ||
 		fail "nobody's U-Net echo ($kind) did not echo exactly the stream"
 
