@@ -28,6 +28,12 @@
  * knows it, the frame is held (up to PENDING_MAX) and lwIP sends an ARP
  * request.  ARP that reaches the endpoint (an address the kernel does not
  * have) goes to lwIP, which answers requests.
+ *
+ * Ports: held here (a kernel socket, the interface's map) when the
+ * process opened the interface itself; on an endpoint from unetd the
+ * daemon holds them for us (port_hold_remote), checks them against its
+ * policy, and for an emulated endpoint routes their segments to us and
+ * checks ours (docs/unetd.md).
  */
 #include <arpa/inet.h>
 #include <errno.h>
