@@ -200,8 +200,14 @@ PC_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(IN
 $(BUILD)/libunet-xdp.pc: lib/libunet-xdp.pc.in $(VERSION_H) | $(BUILD)
 	$(PC_SUBST) $< > $@
 
-$(BUILD)/unetctl: cli/unetctl.c $(TOOL_LIB_DEP)
-	$(CC) $(ALL_CFLAGS) -o $@ cli/unetctl.c $(TOOL_LIB) $(ALL_LDFLAGS) $(LIBS)
+# unetctl: one file per object (cli/unetctl.h says which floor is which).
+CLI_SRCS := $(wildcard cli/*.c)
+CLI_OBJS := $(patsubst cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRCS))
+$(BUILD)/cli/%.o: cli/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+$(BUILD)/unetctl: $(CLI_OBJS) $(TOOL_LIB_DEP)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJS) $(TOOL_LIB) $(ALL_LDFLAGS) $(LIBS)
 
 # Unit tests may reach library internals: link the static archive and let
 # them include lib/core/internal.h.

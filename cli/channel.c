@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* channel.c - unetctl channel list, add and del. */
+#include <errno.h>
+
+#include "unetctl.h"
+
+static int do_channel_list(const struct cmd *c, int argc, char **argv)
+{
+	return list_over(c, argc, argv, LIST_CHANNELS);
+}
+
+static int do_channel_add(const struct cmd *c, int argc, char **argv)
+{
+	const char *ep_s = NULL, *tag_s = NULL, *peer_s = NULL, *ptag_s = NULL;
+	const struct optdef defs[] = {
+		{ "--endpoint", &ep_s }, { "--tag", &tag_s },	      { "--peer", &peer_s },
+		{ "--peer-tag", &ptag_s }, { NULL, NULL },
+	};
+	struct unet_iface *iface;
+	uint16_t tag = 0, peer_tag = 0;
+	unsigned long ep;
+	uint8_t mac[6];
+	char macs[18];
+	char *pos[1];
+	int n, r, err;
+
+	r = parse_args(c, argc, argv, defs, pos, 1, 1, &n);
+	if (r)
+		return r < 0;
+	if (require_root())
+		return 1;
+	if (!ep_s || !tag_s || !peer_s || !ptag_s)
+		return fail("missing option (usage: unetctl %s %s)", c->full, c->args);
+	if (parse_uint(ep_s, 0, UNET_MAX_ENDPOINTS - 1, &ep))
+		return fail("invalid endpoint: %s (0..%d)", ep_s, UNET_MAX_ENDPOINTS - 1);
+	if (parse_tag("tag", tag_s, &tag) || parse_tag("peer tag", ptag_s, &peer_tag))
+		return 1;
+	if (unet_parse_mac(peer_s, mac))
+		return fail("invalid MAC address: %s (aa:bb:cc:dd:ee:ff)", peer_s);
+
+	iface = open_iface(pos[0]);
+	if (!iface)
+		return 1;
+	err = unet_iface__channel_add(iface, (uint32_t)ep, tag, mac, peer_tag);
+	unet_iface__close(iface);
+	if (err == -EADDRINUSE)
+		return fail("tag %u in use on %s", tag, pos[0]);
+	if (err == -ESRCH)
+		return fail("no live endpoint %lu on %s (unetctl endpoint list %s)", ep, pos[0],
+			    pos[0]);
+	if (err)
+		return fail_iface(err, pos[0]);
+	em_open(NULL, EM_LINE);
+	em_str("iface", pos[0]);
+	em_u64("tag", tag);
+	em_str("peer_mac", unet_format_mac(mac, macs));
+	em_u64("peer_tag", peer_tag);
+	em_u64("endpoint", ep);
+	em_close();
+	return 0;
+}
+
+static int do_channel_del(const struct cmd *c, int argc, char **argv)
+{
+	struct unet_iface *iface;
+	uint16_t tag = 0;
+	char *pos[2];
+	int n, r, err;
+
+	r = parse_args(c, argc, argv, NULL, pos, 2, 2, &n);
+	if (r)
+		return r < 0;
+	if (require_root())
+		return 1;
+	if (parse_tag("tag", pos[1], &tag))
+		return 1;
+	iface = open_iface(pos[0]);
+	if (!iface)
+		return 1;
+	err = unet_iface__channel_del(iface, tag);
+	unet_iface__close(iface);
+	if (err == -ENOENT)
+		return fail("no channel with tag %u on %s", tag, pos[0]);
+	if (err)
+		return fail_iface(err, pos[0]);
+	em_open(NULL, EM_LINE);
+	em_str("iface", pos[0]);
+	em_u64("tag", tag);
+	em_bool("deleted", true);
+	em_close();
+	return 0;
+}
+
+const struct cmd channel_cmds[] = {
+	{ "list", do_channel_list, "[IFACE]",
+	  "list channels: tag, peer, endpoint, owner, stale, counters", NULL, "channel list" },
+	{ "add", do_channel_add, "IFACE --endpoint ID --tag T --peer MAC --peer-tag P",
+	  "bind tag T to live endpoint ID, accepting frames from MAC with tag P", NULL,
+	  "channel add" },
+	{ "del", do_channel_del, "IFACE TAG", "remove a channel, whoever owns it", NULL,
+	  "channel del" },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
