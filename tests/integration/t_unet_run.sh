@@ -1,145 +1,203 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# t_unet_run.sh - unet-run and libunet-preload.so (docs/unet-run.md): an
-# unmodified program under unet-run.  Sourced by run.sh (see lib.sh for
-# the helpers).
+# t_unet_run.sh - unet-run and libunet-preload.so (docs/unet-run.md):
+# unmodified programs under it behave as without it, and its log says,
+# per socket, where the socket went and why.  Sourced by run.sh (see
+# lib.sh for the helpers).
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unet_run_passthrough|-|90|a Python program (UDP and TCP to a kernel server in the other namespace, AF_UNIX, loopback, IPv6) prints the same under unet-run as without it, with and without --iface; the log names each socket and why it stayed with the kernel"
+	"unet_run_passthrough|-|90|curl and a Python client under unet-run against kernel servers in the other namespace: same bytes as without it; the log gives each socket's reason (AF_UNIX, loopback, interface not U-Net's, not attached, protocol not built)"
+	"unet_run_library|-|60|libunet-preload.so exports only the libc names it interposes, leaves programs that use no socket alone, is found beside unet-run and under PREFIX/lib/unet-xdp; unet-run's exit codes and option errors"
 )
 
-# The program run under unet-run: every kind of socket the preload library
-# must pass through, each exchange checked byte for byte by the program
-# itself (it exits non-zero on a mismatch) and its results printed.
-unet_run_client_py() {
-	cat <<'PY'
-import socket, sys
+# The python3 of the system (not a user's shim): the tests run it in
+# other namespaces and under the preload.
+RUN_PY=/usr/bin/python3
+
+# unet_run_env: print the environment a program under the preload needs
+# in this build: a sanitized library needs the sanitizer's runtime loaded
+# before it (LD_PRELOAD's first entry; unet-run appends its own library),
+# and the program's own leaks are not the library's to report.
+unet_run_env() {
+	if [[ ${UNET_SANITIZED:-0} == 1 ]]; then
+		local asan
+		asan=$(gcc -print-file-name=libasan.so)
+		[[ -e $asan ]] || fail "sanitized build, but no libasan.so to preload"
+		echo "LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0"
+	fi
+}
+
+# urun SIDE ARGS...: unet-run ARGS... in that side's namespace.
+urun() {
+	local side=$1
+	shift
+	# shellcheck disable=SC2046
+	in_"$side" env $(unet_run_env) "$BUILD/unet-run" "$@"
+}
+
+# log_has LOG REGEX WHAT: the log has a line matching REGEX.
+log_has() {
+	grep -qE "$2" "$1" || { cat "$1"; fail "log $1 has no line for $3 (/$2/)"; }
+}
+
+# The client both runs use: talks to the kernel's TCP and UDP echo in
+# namespace b, opens an AF_UNIX pair and a loopback connection, and
+# prints what came back.
+write_client() {
+	cat >"$T_DIR/client.py" <<'PY'
+import os, socket, sys
 peer = sys.argv[1]
-out = []
-# UDP to the kernel echo server, connected and not.
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-u.settimeout(5)
-for i in range(20):
-    msg = bytes([i % 256]) * (1 + i * 61)
-    u.sendto(msg, (peer, 7101))
-    got, src = u.recvfrom(4096)
-    assert got == msg and src == (peer, 7101), (i, len(got), src)
-out.append("udp sendto/recvfrom 20 ok")
-c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-c.settimeout(5)
-c.connect((peer, 7101))
-c.send(b"connected")
-assert c.recv(64) == b"connected"
-out.append("udp connect/send/recv ok")
-# TCP to the kernel echo server.
-t = socket.create_connection((peer, 7102), timeout=5)
-data = bytes(range(256)) * 400
-t.sendall(data)
-t.shutdown(socket.SHUT_WR)
+a, b = socket.socketpair()
+a.sendall(b"unix"); print("unix", b.recv(16))
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen()
+c = socket.create_connection(srv.getsockname()); x, _ = srv.accept()
+c.sendall(b"loop"); print("loop", x.recv(16))
+t = socket.create_connection((peer, 7200))
+msg = bytes(range(256)) * 300
+t.sendall(msg); t.shutdown(socket.SHUT_WR)
 got = b""
 while True:
-    b = t.recv(65536)
-    if not b:
-        break
-    got += b
-assert got == data, len(got)
-out.append("tcp %d bytes echoed" % len(got))
-# AF_UNIX, loopback and IPv6: never U-Net's.
-a, b = socket.socketpair()
-a.sendall(b"unix")
-assert b.recv(4) == b"unix"
-out.append("unix socketpair ok")
-l = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-l.bind(("127.0.0.1", 0))
-l.sendto(b"lo", l.getsockname())
-assert l.recv(2) == b"lo"
-out.append("loopback udp ok")
-try:
-    s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-    s6.close()
-    out.append("ipv6 socket ok")
-except OSError as e:
-    out.append("ipv6 socket: %s" % e.strerror)
-for s in (u, c, t, a, b, l):
-    s.close()
-print("\n".join(out))
+    d = t.recv(65536)
+    if not d: break
+    got += d
+print("tcp", len(got), got == msg)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(5)
+for i in range(20):
+    u.sendto(b"d%03d" % i, (peer, 7201)); print("udp", u.recv(64))
+d = os.dup(u.fileno()); os.close(d)
 PY
-}
-
-# The kernel echo servers (UDP 7101, TCP 7102) in namespace b.
-unet_run_server_py() {
-	cat <<'PY'
+	cat >"$T_DIR/server.py" <<'PY'
 import socket, sys, threading
 ip = sys.argv[1]
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-u.bind((ip, 7101))
-t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-t.bind((ip, 7102))
-t.listen(8)
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind((ip, 7200)); ls.listen()
+us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); us.bind((ip, 7201))
 def udp():
     while True:
-        d, a = u.recvfrom(65536)
-        u.sendto(d, a)
-def tcp():
-    while True:
-        s, _ = t.accept()
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            s.sendall(d)
-        s.close()
+        d, a = us.recvfrom(64); us.sendto(d, a)
 threading.Thread(target=udp, daemon=True).start()
-print("ready server", flush=True)
-tcp()
+print("ready endpoint=0", flush=True)
+while True:
+    c, _ = ls.accept()
+    while True:
+        d = c.recv(65536)
+        if not d: break
+        c.sendall(d)
+    c.close()
 PY
-}
-
-# expect_log LOG REGEX WHAT: a line of the unet-run log matches.
-expect_log() {
-	grep -qE "$2" "$1" || fail "unet-run log has no line for $3 (/$2/): $(cat "$1")"
 }
 
 t_unet_run_passthrough() {
-	local run=$BUILD/unet-run py=/usr/bin/python3 pid want got lg
-	[[ -x $run && -f $BUILD/libunet-preload.so ]] || fail "unet-run or libunet-preload.so not built in $BUILD"
-	[[ -x $py ]] || skip "no /usr/bin/python3"
 	setup_ns
-	unet_run_server_py >"$T_DIR/server.py"
-	unet_run_client_py >"$T_DIR/client.py"
-	in_b "$py" "$T_DIR/server.py" "$IP_B" >"$T_DIR/server.log" 2>&1 &
-	pid=$!
-	T_CLEANUP+=("kill $pid")
+	write_client
+	local pid
+	unet_bg_b "$RUN_PY" "$T_DIR/server.py" "$IP_B" >"$T_DIR/server.log" 2>&1
+	pid=$UNET_BG_PID
 	wait_ready "$T_DIR/server.log" "$pid" >/dev/null
+	mkdir -p "$T_DIR/www" && head -c 100000 /dev/urandom >"$T_DIR/www/blob"
+	unet_bg_b "$RUN_PY" -m http.server --bind "$IP_B" 7280 --directory "$T_DIR/www" \
+		>"$T_DIR/http.log" 2>&1
+	local i
+	for ((i = 0; i < 100; i++)); do
+		in_a curl -sf -o /dev/null "http://$IP_B:7280/blob" && break
+		sleep 0.1
+	done
 
-	want=$(in_a "$py" "$T_DIR/client.py" "$IP_B" 2>&1) || fail "client without unet-run failed: $want"
-	echo "$want"
+	in_a "$RUN_PY" "$T_DIR/client.py" "$IP_B" >"$T_DIR/plain.out" 2>&1 ||
+		{ cat "$T_DIR/plain.out"; fail "the client failed without unet-run"; }
+	grep -qx "tcp 76800 True" "$T_DIR/plain.out" || fail "the client's TCP echo is wrong without unet-run"
+	# The interface named: it would be U-Net's, and says that the
+	# protocol is what is missing.
+	urun a --iface "$IF_A" --log "$T_DIR/named.log" "$RUN_PY" "$T_DIR/client.py" "$IP_B" \
+		>"$T_DIR/named.out" 2>&1 || { cat "$T_DIR/named.out"; fail "the client failed under unet-run"; }
+	cmp "$T_DIR/plain.out" "$T_DIR/named.out" || fail "output differs under unet-run"
+	cat "$T_DIR/named.log"
+	log_has "$T_DIR/named.log" "fd [0-9]+,[0-9]+ AF_UNIX socketpair: kernel \(not AF_INET\)" "the AF_UNIX pair"
+	log_has "$T_DIR/named.log" "fd [0-9]+ tcp bind 127\.0\.0\.1:0: kernel \(loopback\)" "the loopback listener"
+	log_has "$T_DIR/named.log" "fd [0-9]+ tcp connect 127\.0\.0\.1:[0-9]+: kernel \(loopback\)" "the loopback client"
+	log_has "$T_DIR/named.log" "fd [0-9]+ accepted on fd [0-9]+: kernel" "the accepted connection"
+	log_has "$T_DIR/named.log" \
+		"fd [0-9]+ tcp connect $IP_B:7200: kernel \(by $IF_A: TCP over U-Net is not built in this version\)" \
+		"the TCP client"
+	log_has "$T_DIR/named.log" \
+		"fd [0-9]+ udp sendto $IP_B:7201: kernel \(by $IF_A: UDP over U-Net is not built in this version\)" \
+		"the UDP client"
+	# One line per socket: the UDP socket is decided once, not per datagram.
+	[[ $(grep -c "udp sendto" "$T_DIR/named.log") == 1 ]] || fail "the UDP socket was decided more than once"
 
-	# No interface named and none attached: every socket is the kernel's.
-	lg=$T_DIR/run.log
-	got=$(in_a "$run" --log "$lg" "$py" "$T_DIR/client.py" "$IP_B" 2>&1) ||
-		fail "client under unet-run failed: $got"
-	[[ $got == "$want" ]] || fail "output differs under unet-run: $got"
-	cat "$lg"
-	expect_log "$lg" "udp sendto $IP_B:7101: kernel \(by $IF_A, which has no XDP program attached\)" "the UDP socket"
-	expect_log "$lg" "udp connect $IP_B:7101: kernel \(by $IF_A, which has no XDP program attached\)" "the connected UDP socket"
-	expect_log "$lg" "tcp connect $IP_B:7102: kernel \(by $IF_A, which has no XDP program attached\)" "the TCP socket"
-	expect_log "$lg" "AF_UNIX socketpair: kernel \(not AF_INET\)" "the AF_UNIX pair"
-	expect_log "$lg" "udp bind 127\.0\.0\.1:0: kernel \(loopback\)" "the loopback socket"
-	expect_log "$lg" "AF_INET6 socket: kernel \(not AF_INET\)" "the IPv6 socket"
+	# Another interface named: traffic by IF_A is not U-Net's.
+	urun a --iface nosuch0 --log "$T_DIR/other.log" "$RUN_PY" "$T_DIR/client.py" "$IP_B" \
+		>"$T_DIR/other.out" 2>&1 || fail "the client failed under unet-run --iface nosuch0"
+	cmp "$T_DIR/plain.out" "$T_DIR/other.out" || fail "output differs under unet-run --iface nosuch0"
+	log_has "$T_DIR/other.log" \
+		"tcp connect $IP_B:7200: kernel \(by $IF_A, not a U-Net interface \(UNET_RUN_IFACE=nosuch0\)\)" \
+		"the TCP client, interface not named"
 
-	# The interface named (UNET_RUN_IFACE, as the environment gives it):
-	# the sockets U-Net would serve are named as such, and still work
-	# through the kernel while their protocol is not built.
-	lg=$T_DIR/run_iface.log
-	got=$(in_a env UNET_RUN_IFACE="$IF_A" "$run" --log "$lg" "$py" "$T_DIR/client.py" "$IP_B" 2>&1) ||
-		fail "client under unet-run with UNET_RUN_IFACE failed: $got"
-	[[ $got == "$want" ]] || fail "output differs under unet-run with UNET_RUN_IFACE: $got"
-	cat "$lg"
-	expect_log "$lg" "udp sendto $IP_B:7101: kernel \(by $IF_A: UDP over U-Net is not built in this version\)" "the UDP socket with the interface named"
-	expect_log "$lg" "tcp connect $IP_B:7102: kernel \(by $IF_A: TCP over U-Net is not built in this version\)" "the TCP socket with the interface named"
-	expect_log "$lg" "udp bind 127\.0\.0\.1:0: kernel \(loopback\)" "the loopback socket with the interface named"
+	# Nothing named, nothing attached (the environment, not the options).
+	in_a env $(unet_run_env) UNET_RUN_LOG="$T_DIR/none.log" UNET_PIN_ROOT="$UNET_PIN_ROOT" \
+		"$BUILD/unet-run" "$RUN_PY" "$T_DIR/client.py" "$IP_B" >"$T_DIR/none.out" 2>&1 ||
+		fail "the client failed under unet-run without --iface"
+	cmp "$T_DIR/plain.out" "$T_DIR/none.out" || fail "output differs under unet-run without --iface"
+	log_has "$T_DIR/none.log" "tcp connect $IP_B:7200: kernel \(by $IF_A, which has no XDP program attached\)" \
+		"the TCP client, nothing attached"
+
+	# curl (a C program, non-blocking connect) gets the same bytes.
+	in_a curl -sf -o "$T_DIR/plain.blob" "http://$IP_B:7280/blob" || fail "curl failed without unet-run"
+	urun a --iface "$IF_A" --log "$T_DIR/curl.log" curl -sf -o "$T_DIR/run.blob" \
+		"http://$IP_B:7280/blob" || fail "curl failed under unet-run"
+	cmp "$T_DIR/www/blob" "$T_DIR/run.blob" || fail "curl under unet-run got other bytes"
+	cat "$T_DIR/curl.log"
+	log_has "$T_DIR/curl.log" "tcp connect $IP_B:7280: kernel \(by $IF_A: TCP over U-Net is not built" "curl's connection"
+}
+
+t_unet_run_library() {
+	local so=$BUILD/libunet-preload.so want got
+	[[ -r $so ]] || fail "$so not built"
+	want="accept accept4 bind close connect dup dup2 dup3 fcntl fcntl64 listen sendmsg sendto socket socketpair"
+	got=$(nm -D --defined-only "$so" | awk '$2 == "T" || $2 == "W" || $2 == "D" || $2 == "B" {print $3}' |
+		sed 's/@.*//' | sort | tr '\n' ' ')
+	[[ ${got% } == "$want" ]] || fail "libunet-preload.so exports '$got', want '$want'"
+
+	# Programs that use no socket: unchanged output and exit status.
+	local pre
+	pre=$(unet_run_env)
+	[[ $(env $pre LD_PRELOAD="${pre:+$(sed -n 's/^LD_PRELOAD=\([^ ]*\).*/\1 /p' <<<"$pre")}$so" \
+		sh -c 'echo hello; exit 3'; echo "rc=$?") == $'hello\nrc=3' ]] ||
+		fail "a shell under LD_PRELOAD=libunet-preload.so behaved differently"
+	# shellcheck disable=SC2086
+	env $pre "$BUILD/unet-run" sh -c 'exit 7'
+	[[ $? == 7 ]] || fail "unet-run did not pass on the program's exit status"
+	# shellcheck disable=SC2086
+	env $pre "$BUILD/unet-run" /nonexistent/prog 2>"$T_DIR/enoent.err"
+	[[ $? == 127 ]] || fail "unet-run of a missing program did not exit 127"
+	grep -q "nonexistent/prog" "$T_DIR/enoent.err" || fail "unet-run did not name the missing program"
+	# shellcheck disable=SC2086
+	env $pre "$BUILD/unet-run" --spin-us x true 2>"$T_DIR/bad.err"
+	[[ $? == 2 ]] || fail "unet-run --spin-us x did not exit 2"
+	grep -q "spin-us" "$T_DIR/bad.err" || fail "unet-run did not say what was wrong with --spin-us"
+	# shellcheck disable=SC2086
+	env $pre "$BUILD/unet-run" --help | grep -q "^usage: unet-run" || fail "unet-run --help"
+
+	# The library is found beside unet-run (the build tree) and under
+	# PREFIX/lib/unet-xdp for an install under any prefix.
+	local prefix=$T_DIR/prefix with_space="$T_DIR/a prefix"
+	for p in "$prefix" "$with_space"; do
+		mkdir -p "$p/bin" "$p/lib/unet-xdp"
+		cp "$BUILD/unet-run" "$p/bin/" && cp "$so" "$p/lib/unet-xdp/" || fail "copying into $p"
+		# shellcheck disable=SC2086
+		env $pre "$p/bin/unet-run" sh -c 'echo "$LD_PRELOAD"' >"$T_DIR/ldp.out"
+		grep -qF "$p/lib/unet-xdp/libunet-preload.so" "$T_DIR/ldp.out" ||
+			fail "unet-run under $p did not preload its library: $(cat "$T_DIR/ldp.out")"
+	done
+	# shellcheck disable=SC2086
+	env $pre "$BUILD/unet-run" sh -c 'echo "$LD_PRELOAD"' >"$T_DIR/ldp.out"
+	grep -qF "$(readlink -f "$BUILD")/libunet-preload.so" "$T_DIR/ldp.out" ||
+		fail "unet-run in the build tree did not preload the library beside it: $(cat "$T_DIR/ldp.out")"
+	# The library really is loaded: its log appears.
+	# shellcheck disable=SC2086
+	env $pre "$prefix/bin/unet-run" --log "$T_DIR/lib.log" "$RUN_PY" -c \
+		'import socket; socket.socket(socket.AF_UNIX)' || fail "python under the installed unet-run"
+	log_has "$T_DIR/lib.log" "AF_UNIX socket: kernel \(not AF_INET\)" "the AF_UNIX socket"
 }
