@@ -218,8 +218,11 @@ $(RUN_PRELOAD): $(RUN_PRELOAD_OBJS) run/preload/libunet-preload.map
 	$(CC) -shared -Wl,--version-script=run/preload/libunet-preload.map -Wl,--no-undefined \
 		$(ALL_LDFLAGS) -o $@ $(RUN_PRELOAD_OBJS)
 
+# unet-run finds its library relative to itself (LIBDIR/unet-xdp seen
+# from BINDIR), so the install can move under another prefix.
+RUN_PRELOAD_REL = $(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)/unet-xdp')
 $(RUN_BIN): run/unet-run.c $(BUILD)/run/options.o
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/run/options.o $(ALL_LDFLAGS)
+	$(CC) $(ALL_CFLAGS) '-DRUN_PRELOAD_REL="$(RUN_PRELOAD_REL)"' -o $@ $< $(BUILD)/run/options.o $(ALL_LDFLAGS)
 
 $(BUILD)/tests/test_unet_run: tests/unit/test_unet_run.c $(RUN_PURE_OBJS) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -Irun -Irun/preload -o $@ $< $(RUN_PURE_OBJS) $(ALL_LDFLAGS) -lcmocka

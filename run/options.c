@@ -100,20 +100,22 @@ int run_opts_parse(struct run_opts *o, int argc, char **argv, char *err, size_t 
 	return 0;
 }
 
-int run_preload_candidates(const char *exe, char out[][PATH_MAX], int max)
+int run_preload_candidates(const char *exe, const char *rel, char out[][PATH_MAX], int max)
 {
+	const char *dirs[] = { rel, RUN_PRELOAD_REL_DEFAULT, "." };
 	const char *slash = strrchr(exe, '/');
 	int dirlen, n = 0;
 
 	if (!slash)
 		return 0;
 	dirlen = (int)(slash - exe);
-	if (n < max && snprintf(out[n], PATH_MAX, "%.*s/../lib/unet-xdp/%s", dirlen, exe,
-				RUN_PRELOAD_NAME) < PATH_MAX)
-		n++;
-	if (n < max && snprintf(out[n], PATH_MAX, "%.*s/%s", dirlen, exe, RUN_PRELOAD_NAME) <
-			       PATH_MAX)
-		n++;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && n < max; i++) {
+		if (!dirs[i] || !*dirs[i] || (i == 1 && rel && strcmp(rel, dirs[i]) == 0))
+			continue;
+		if (snprintf(out[n], PATH_MAX, "%.*s/%s/%s", dirlen, exe, dirs[i],
+			     RUN_PRELOAD_NAME) < PATH_MAX)
+			n++;
+	}
 	return n;
 }
 

@@ -25,11 +25,17 @@ struct run_opts {
 /* Parse argv; on error returns -1 with a message in err[errlen]. */
 int run_opts_parse(struct run_opts *o, int argc, char **argv, char *err, size_t errlen);
 
+/* Where an install puts the library, relative to unet-run's directory,
+ * when LIBDIR is PREFIX/lib. */
+#define RUN_PRELOAD_REL_DEFAULT "../lib/unet-xdp"
+
 /* The places unet-run looks for its library, in order, given the path of
- * its own executable: DIR/../lib/unet-xdp/ (an install under any
- * prefix), then DIR (the build tree).  Writes up to 2 paths; returns how
- * many. */
-int run_preload_candidates(const char *exe, char out[][PATH_MAX], int max);
+ * its own executable in directory DIR: DIR/rel (rel: LIBDIR/unet-xdp
+ * relative to BINDIR as built, e.g. ../lib/x86_64-linux-gnu/unet-xdp on
+ * Debian; NULL or "" for none), DIR/../lib/unet-xdp (an install under
+ * any prefix), then DIR itself (the build tree).  Writes up to max (3)
+ * paths; returns how many. */
+int run_preload_candidates(const char *exe, const char *rel, char out[][PATH_MAX], int max);
 
 /* The LD_PRELOAD value for the program: old (may be NULL or empty) with
  * lib appended -- preloads the user chose come first (a sanitizer's

@@ -15,6 +15,11 @@
 #include "options.h"
 #include "unet-xdp/version.h"
 
+/* LIBDIR/unet-xdp relative to BINDIR, from the Makefile. */
+#ifndef RUN_PRELOAD_REL
+#define RUN_PRELOAD_REL RUN_PRELOAD_REL_DEFAULT
+#endif
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: unet-run [--iface IF[,IF...]] [--log FILE] [--spin-us N] [--] PROG [ARGS...]\n"
@@ -30,13 +35,13 @@ static void usage(FILE *f)
  * bare name for the dynamic loader's search path. */
 static const char *find_preload(char *buf)
 {
-	char exe[PATH_MAX], cand[2][PATH_MAX];
+	char exe[PATH_MAX], cand[3][PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int k;
 
 	if (n > 0) {
 		exe[n] = '\0';
-		k = run_preload_candidates(exe, cand, 2);
+		k = run_preload_candidates(exe, RUN_PRELOAD_REL, cand, 3);
 		for (int i = 0; i < k; i++) {
 			if (access(cand[i], R_OK) == 0 && realpath(cand[i], buf))
 				return buf;

@@ -266,17 +266,25 @@ static void opts_bad(void **state)
 
 static void preload_search(void **state)
 {
-	char out[2][PATH_MAX];
+	char out[3][PATH_MAX];
 
 	(void)state;
-	assert_int_equal(run_preload_candidates("/opt/unet/bin/unet-run", out, 2), 2);
+	assert_int_equal(run_preload_candidates("/usr/bin/unet-run", "../lib/x86_64-linux-gnu/unet-xdp",
+						out, 3),
+			 3);
+	assert_string_equal(out[0], "/usr/bin/../lib/x86_64-linux-gnu/unet-xdp/libunet-preload.so");
+	assert_string_equal(out[1], "/usr/bin/../lib/unet-xdp/libunet-preload.so");
+	assert_string_equal(out[2], "/usr/bin/./libunet-preload.so");
+	/* The built-in place equal to the default is looked at once. */
+	assert_int_equal(run_preload_candidates("/opt/unet/bin/unet-run", "../lib/unet-xdp", out, 3), 2);
 	assert_string_equal(out[0], "/opt/unet/bin/../lib/unet-xdp/libunet-preload.so");
-	assert_string_equal(out[1], "/opt/unet/bin/libunet-preload.so");
-	assert_int_equal(run_preload_candidates("/unet-run", out, 2), 2);
+	assert_string_equal(out[1], "/opt/unet/bin/./libunet-preload.so");
+	assert_int_equal(run_preload_candidates("/unet-run", NULL, out, 3), 2);
 	assert_string_equal(out[0], "/../lib/unet-xdp/libunet-preload.so");
-	assert_string_equal(out[1], "/libunet-preload.so");
-	assert_int_equal(run_preload_candidates("unet-run", out, 2), 0);
-	assert_int_equal(run_preload_candidates("/a/unet-run", out, 1), 1);
+	assert_string_equal(out[1], "/./libunet-preload.so");
+	assert_int_equal(run_preload_candidates("unet-run", "", out, 3), 0);
+	assert_int_equal(run_preload_candidates("/a/unet-run", "x", out, 1), 1);
+	assert_string_equal(out[0], "/a/x/libunet-preload.so");
 }
 
 static void preload_env(void **state)
