@@ -214,9 +214,15 @@ $(BUILD)/run/%.o: run/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
-$(RUN_PRELOAD): $(RUN_PRELOAD_OBJS) run/preload/libunet-preload.map
+$(BUILD)/run/preload/%.o: run/preload/%.c $(SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+# The library's objects linked in (PIC, hidden by the version script):
+# the preloaded process needs no libunet-xdp.so of its own.
+$(RUN_PRELOAD): $(RUN_PRELOAD_OBJS) $(LIB_OBJS) run/preload/libunet-preload.map
 	$(CC) -shared -Wl,--version-script=run/preload/libunet-preload.map -Wl,--no-undefined \
-		$(ALL_LDFLAGS) -o $@ $(RUN_PRELOAD_OBJS)
+		$(ALL_LDFLAGS) -o $@ $(RUN_PRELOAD_OBJS) $(LIB_OBJS) $(LIBS)
 
 # unet-run finds its library relative to itself (LIBDIR/unet-xdp seen
 # from BINDIR), so the install can move under another prefix.

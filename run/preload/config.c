@@ -58,20 +58,36 @@ bool run_config_serves(const struct run_config *cfg, const char *ifname)
 	return stat(path, &st) == 0;
 }
 
-bool run_config_any(const struct run_config *cfg)
+bool run_config_any(const struct run_config *cfg, char name[IF_NAMESIZE])
 {
 	struct dirent *de;
 	bool found = false;
 	DIR *d;
 
-	if (cfg->ifaces[0])
-		return true;
+	if (cfg->ifaces[0]) {
+		size_t n = strcspn(cfg->ifaces, ",");
+
+		/* The first listed name (a leading comma: the next one). */
+		for (const char *p = cfg->ifaces; *p; p += n + 1, n = strcspn(p, ",")) {
+			if (n > 0 && n < IF_NAMESIZE) {
+				memcpy(name, p, n);
+				name[n] = '\0';
+				return true;
+			}
+			if (!p[n])
+				break;
+		}
+		return false;
+	}
 	d = opendir(cfg->pin_root);
 	if (!d)
 		return false;
-	while (!found && (de = readdir(d)))
+	while (!found && (de = readdir(d))) {
 		found = de->d_name[0] != '.' && strlen(de->d_name) < IF_NAMESIZE &&
 			run_config_serves(cfg, de->d_name);
+		if (found)
+			snprintf(name, IF_NAMESIZE, "%s", de->d_name);
+	}
 	closedir(d);
 	return found;
 }

@@ -15,6 +15,7 @@
 #define UNET_RUN_CONFIG_H
 
 #include <limits.h>
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -39,7 +40,8 @@ void run_config_parse(struct run_config *cfg, const char *iface, const char *log
 bool run_config_serves(const struct run_config *cfg, const char *ifname);
 
 /* Whether any interface is U-Net's under cfg (a wildcard bind): one is
- * listed, or (no list) one has the program attached. */
-bool run_config_any(const struct run_config *cfg);
+ * listed, or (no list) one has the program attached; its name (the first
+ * listed, or the first attached found) in name. */
+bool run_config_any(const struct run_config *cfg, char name[IF_NAMESIZE]);
 
 #endif /* UNET_RUN_CONFIG_H */

@@ -25,13 +25,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "fdtab.h"
 #include "log.h"
 #include "route.h"
+#include "stack.h"
+#include "udp.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -40,6 +47,11 @@
 struct run_sock {
 	atomic_uint refs;
 	int type; /* SOCK_DGRAM or SOCK_STREAM */
+	/* What the kernel socket would keep, tracked from socket(),
+	 * fcntl, ioctl and setsockopt so U-Net's socket can follow it. */
+	bool nonblock;
+	int rcvtimeo_ms; /* -1: none */
+	struct run_udp *udp; /* on U-Net; NULL: not decided yet */
 };
 
 static struct fdtab table = FDTAB_INIT;
@@ -55,11 +67,26 @@ static int (*real_socketpair)(int, int, int, int[2]);
 static int (*real_accept)(int, struct sockaddr *, socklen_t *);
 static int (*real_accept4)(int, struct sockaddr *, socklen_t *, int);
 static int (*real_close)(int);
+static ssize_t (*real_send)(int, const void *, size_t, int);
+static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_writev)(int, const struct iovec *, int);
+static ssize_t (*real_recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
+static ssize_t (*real_recv)(int, void *, size_t, int);
+static ssize_t (*real_read)(int, void *, size_t);
+static ssize_t (*real_readv)(int, const struct iovec *, int);
+static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
+static int (*real_poll)(struct pollfd *, nfds_t, int);
+static int (*real_ioctl)(int, unsigned long, ...);
+static int (*real_setsockopt)(int, int, int, const void *, socklen_t);
 static int (*real_dup)(int);
 static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
 static int (*real_fcntl)(int, int, ...);
 static int (*real_fcntl64)(int, int, ...);
+
+/* Set while the U-Net library itself runs on this thread (creating an
+ * endpoint): its own sockets are not the program's to track or log. */
+static __thread bool inside_library;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -70,9 +97,11 @@ static void *next(const char *name)
 	if (!f) {
 		/* Without libc's own function there is nothing to pass through to. */
 		static const char msg[] = "libunet-preload: libc function missing: ";
-		(void)!write(2, msg, sizeof(msg) - 1);
-		(void)!write(2, name, strlen(name));
-		(void)!write(2, "\n", 1);
+
+		/* Raw system calls: write() is one of ours. */
+		syscall(SYS_write, 2, msg, sizeof(msg) - 1);
+		syscall(SYS_write, 2, name, strlen(name));
+		syscall(SYS_write, 2, "\n", 1);
 		abort();
 	}
 	return f;
@@ -92,6 +121,17 @@ static void init(void)
 	real_accept = next("accept");
 	real_accept4 = next("accept4");
 	real_close = next("close");
+	real_send = next("send");
+	real_write = next("write");
+	real_writev = next("writev");
+	real_recvfrom = next("recvfrom");
+	real_recv = next("recv");
+	real_read = next("read");
+	real_readv = next("readv");
+	real_recvmsg = next("recvmsg");
+	real_poll = next("poll");
+	real_ioctl = next("ioctl");
+	real_setsockopt = next("setsockopt");
 	real_dup = next("dup");
 	real_dup2 = next("dup2");
 	real_dup3 = next("dup3");
@@ -120,10 +160,24 @@ __attribute__((constructor)) static void preload_start(void)
 	ready();
 }
 
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static void sock_unref(struct run_sock *s)
 {
-	if (s && atomic_fetch_sub(&s->refs, 1) == 1)
-		free(s);
+	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+		return;
+	if (s->udp) {
+		run_log("udp socket closed: %llu datagrams received, %llu sent over U-Net",
+			(unsigned long long)s->udp->rx, (unsigned long long)s->udp->tx);
+		run_udp_close(s->udp);
+	}
+	free(s);
 }
 
 /* Drop whatever the table holds for fd (the descriptor is gone or is
@@ -166,14 +220,13 @@ static void format_addr(const struct sockaddr *sa, socklen_t len, char *buf, siz
 			 ntohs(sin->sin_port));
 }
 
-/* Why socket s, for op on addr, stays with the kernel (in this version
- * every socket does).  local: addr is the socket's own (bind, listen),
- * else a peer's. */
-static void kernel_reason(const struct run_sock *s, bool local, const struct sockaddr *addr,
-			  socklen_t len, char *why, size_t n)
+/* Where socket s's traffic goes for op on addr: returns true with the
+ * U-Net interface in ifname, or false with why it is the kernel's in
+ * why.  local: addr is the socket's own (bind, listen), else a peer's. */
+static bool route_choice(const struct run_sock *s, bool local, const struct sockaddr *addr,
+			 socklen_t len, char ifname[IF_NAMESIZE], char *why, size_t n)
 {
 	const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
-	char ifname[IF_NAMESIZE];
 	uint32_t ip, src;
 	int err;
 
@@ -181,58 +234,117 @@ static void kernel_reason(const struct run_sock *s, bool local, const struct soc
 		ip = htonl(INADDR_ANY);
 	} else if (len < sizeof(*sin) || addr->sa_family != AF_INET) {
 		snprintf(why, n, "the address is not IPv4");
-		return;
+		return false;
 	} else {
 		ip = sin->sin_addr.s_addr;
 	}
 	if (local && ip == htonl(INADDR_ANY)) {
-		if (!run_config_any(&cfg)) {
+		if (!run_config_any(&cfg, ifname)) {
 			snprintf(why, n, "wildcard address, and no interface named or attached");
-			return;
+			return false;
 		}
-		snprintf(why, n, "wildcard address: %s over U-Net is not built in this version",
-			 s->type == SOCK_DGRAM ? "UDP" : "TCP");
-		return;
+	} else {
+		if (route_is_loopback(ip)) {
+			snprintf(why, n, "loopback");
+			return false;
+		}
+		err = local ? route_local(ip, ifname) : route_lookup(ip, &src, ifname);
+		if (err) {
+			snprintf(why, n, "%s: %s",
+				 local ? "no interface holds the address" : "no route",
+				 strerror(-err));
+			return false;
+		}
+		if (strcmp(ifname, "lo") == 0) {
+			snprintf(why, n, "loopback (the address is local)");
+			return false;
+		}
+		if (!run_config_serves(&cfg, ifname)) {
+			if (cfg.ifaces[0])
+				snprintf(why, n, "by %s, not a U-Net interface (UNET_RUN_IFACE=%.160s)",
+					 ifname, cfg.ifaces);
+			else
+				snprintf(why, n, "by %s, which has no XDP program attached", ifname);
+			return false;
+		}
 	}
-	if (route_is_loopback(ip)) {
-		snprintf(why, n, "loopback");
-		return;
+	if (s->type != SOCK_DGRAM) {
+		snprintf(why, n, "by %s: TCP over U-Net is not built in this version", ifname);
+		return false;
 	}
-	err = local ? route_local(ip, ifname) : route_lookup(ip, &src, ifname);
-	if (err) {
-		snprintf(why, n, "%s: %s", local ? "no interface holds the address" : "no route",
-			 strerror(-err));
-		return;
-	}
-	if (strcmp(ifname, "lo") == 0) {
-		snprintf(why, n, "loopback (the address is local)");
-		return;
-	}
-	if (!run_config_serves(&cfg, ifname)) {
-		if (cfg.ifaces[0])
-			snprintf(why, n, "by %s, not a U-Net interface (UNET_RUN_IFACE=%.160s)", ifname,
-				 cfg.ifaces);
-		else
-			snprintf(why, n, "by %s, which has no XDP program attached", ifname);
-		return;
-	}
-	snprintf(why, n, "by %s: %s over U-Net is not built in this version", ifname,
-		 s->type == SOCK_DGRAM ? "UDP" : "TCP");
+	return true;
 }
 
-/* The first call that says where fd's traffic goes: decide, log, and
- * (this version) leave the socket to the kernel. */
-static void decide(int fd, struct run_sock *s, const char *op, bool local,
-		   const struct sockaddr *addr, socklen_t len)
+/* Put UDP socket fd on U-Net's interface ifname.  The kernel socket is
+ * bound already (by the program's bind or connect, or by us): its port
+ * is the U-Net socket's, so no kernel socket can take it meanwhile.
+ * peer: the connected peer or NULL.  Returns true, or false with why. */
+static bool udp_accelerate(int fd, struct run_sock *s, const char *ifname,
+			   const struct sockaddr_in *peer, char *why, size_t n)
 {
-	if (run_log_on()) {
-		char a[64], why[256];
+	struct sockaddr_in me;
+	socklen_t len = sizeof(me);
+	const char *ewhy;
+	struct run_ep *e;
+	uint32_t local;
 
-		format_addr(addr, len, a, sizeof(a));
-		kernel_reason(s, local, addr, len, why, sizeof(why));
-		run_log("fd %d %s %s %s: kernel (%s)", fd, proto_name(s), op, a, why);
+	if (getsockname(fd, (struct sockaddr *)&me, &len) < 0 || me.sin_family != AF_INET) {
+		snprintf(why, n, "getsockname: %s", strerror(errno));
+		return false;
 	}
-	forget(fd);
+	pthread_mutex_lock(&stack_lock);
+	inside_library = true;
+	e = stack_ep(ifname, cfg.pin_root, cfg.spin_us, &ewhy);
+	inside_library = false;
+	pthread_mutex_unlock(&stack_lock);
+	if (!e) {
+		snprintf(why, n, "%s", ewhy);
+		return false;
+	}
+	local = me.sin_addr.s_addr == htonl(INADDR_ANY) ? e->addr : me.sin_addr.s_addr;
+	s->udp = run_udp_open(e, local, ntohs(me.sin_port), peer ? peer->sin_addr.s_addr : 0,
+			      peer ? ntohs(peer->sin_port) : 0, s->nonblock, cfg.spin_us);
+	if (!s->udp) {
+		snprintf(why, n, "the UDP layer refused %s:%u: %s", ifname, ntohs(me.sin_port),
+			 strerror(errno));
+		return false;
+	}
+	s->udp->rcvtimeo_ms = s->rcvtimeo_ms;
+	snprintf(why, n, "%s, port %u", e->why, ntohs(me.sin_port));
+	return true;
+}
+
+/* The first call that says where fd's traffic goes: decide and log.
+ * bound: the kernel socket has its address now (after the program's
+ * bind or connect succeeded); else (an addressed send) we bind it to
+ * the wildcard address and a port of the kernel's choice first.
+ * Returns whether fd is on U-Net now. */
+static bool decide(int fd, struct run_sock *s, const char *op, bool local,
+		   const struct sockaddr *addr, socklen_t len, bool bound, bool connecting)
+{
+	char a[64], why[256], ifname[IF_NAMESIZE];
+	bool served = route_choice(s, local, addr, len, ifname, why, sizeof(why));
+
+	if (served && !bound) {
+		struct sockaddr_in any = { .sin_family = AF_INET };
+
+		if (real_bind(fd, (struct sockaddr *)&any, sizeof(any)) < 0) {
+			snprintf(why, sizeof(why), "binding a port: %s", strerror(errno));
+			served = false;
+		}
+	}
+	if (served)
+		served = udp_accelerate(fd, s, ifname,
+					connecting ? (const struct sockaddr_in *)addr : NULL, why,
+					sizeof(why));
+	if (run_log_on()) {
+		format_addr(addr, len, a, sizeof(a));
+		run_log("fd %d %s %s %s: %s (%s)", fd, proto_name(s), op, a,
+			served ? "U-Net" : "kernel", why);
+	}
+	if (!served)
+		forget(fd);
+	return served;
 }
 
 static const char *domain_name(int domain)
@@ -262,7 +374,7 @@ EXPORT int socket(int domain, int type, int protocol)
 
 	ready();
 	fd = real_socket(domain, type, protocol);
-	if (fd < 0)
+	if (fd < 0 || inside_library)
 		return fd;
 	if (domain != AF_INET) {
 		if (run_log_on()) {
@@ -286,6 +398,9 @@ EXPORT int socket(int domain, int type, int protocol)
 	if (s) {
 		atomic_init(&s->refs, 1);
 		s->type = base;
+		s->nonblock = (type & SOCK_NONBLOCK) != 0;
+		s->rcvtimeo_ms = -1;
+		s->udp = NULL;
 	}
 	if (!s || fdtab_set(&table, fd, s, &old) < 0) {
 		free(s);
@@ -341,26 +456,53 @@ EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	return r;
 }
 
+/* The socket of fd if it is on U-Net, else NULL. */
+static inline struct run_sock *unet_sock(int fd)
+{
+	struct run_sock *s = fdtab_get(&table, fd);
+
+	return s && s->udp ? s : NULL;
+}
+
 EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct run_sock *s;
+	int r;
 
 	ready();
 	s = fdtab_get(&table, fd);
-	if (s)
-		decide(fd, s, "bind", true, addr, len);
-	return real_bind(fd, addr, len);
+	if (s && s->udp) {
+		errno = EINVAL; /* bound already, as the kernel says */
+		return -1;
+	}
+	r = real_bind(fd, addr, len);
+	if (s && r == 0)
+		decide(fd, s, "bind", true, addr, len, true, false);
+	return r;
 }
 
 EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct run_sock *s;
+	int r;
 
 	ready();
 	s = fdtab_get(&table, fd);
-	if (s)
-		decide(fd, s, "connect", false, addr, len);
-	return real_connect(fd, addr, len);
+	if (s && s->udp) {
+		/* Connecting a socket already on U-Net is not built: refused
+		 * rather than silently half done. */
+		run_log("fd %d udp connect after bind or send: not supported on U-Net", fd);
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	if (s && s->type == SOCK_STREAM) {
+		decide(fd, s, "connect", false, addr, len, true, true);
+		return real_connect(fd, addr, len);
+	}
+	r = real_connect(fd, addr, len);
+	if (s && r == 0)
+		decide(fd, s, "connect", false, addr, len, true, true);
+	return r;
 }
 
 EXPORT int listen(int fd, int backlog)
@@ -370,8 +512,14 @@ EXPORT int listen(int fd, int backlog)
 	ready();
 	s = fdtab_get(&table, fd);
 	if (s)
-		decide(fd, s, "listen", true, NULL, 0);
+		decide(fd, s, "listen", true, NULL, 0, true, false);
 	return real_listen(fd, backlog);
+}
+
+static ssize_t send_iov(struct run_sock *s, const struct iovec *iov, size_t n, int flags,
+			const struct sockaddr *to, socklen_t tolen)
+{
+	return run_udp_send(s->udp, iov, n, flags, to, tolen);
 }
 
 EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *addr,
@@ -381,9 +529,50 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct
 
 	ready();
 	s = fdtab_get(&table, fd);
-	if (s && addr)
-		decide(fd, s, "sendto", false, addr, len);
+	if (s && !s->udp && addr)
+		decide(fd, s, "sendto", false, addr, len, false, false);
+	if (s && s->udp) {
+		struct iovec v = { (void *)buf, n };
+
+		return send_iov(s, &v, 1, flags, addr, len);
+	}
 	return real_sendto(fd, buf, n, flags, addr, len);
+}
+
+EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s) {
+		struct iovec v = { (void *)buf, n };
+
+		return send_iov(s, &v, 1, flags, NULL, 0);
+	}
+	return real_send(fd, buf, n, flags);
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s) {
+		struct iovec v = { (void *)buf, n };
+
+		return send_iov(s, &v, 1, 0, NULL, 0);
+	}
+	return real_write(fd, buf, n);
+}
+
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s)
+		return n < 0 ? (errno = EINVAL, -1) : send_iov(s, iov, (size_t)n, 0, NULL, 0);
+	return real_writev(fd, iov, n);
 }
 
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
@@ -392,9 +581,208 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 
 	ready();
 	s = fdtab_get(&table, fd);
-	if (s && msg && msg->msg_name)
-		decide(fd, s, "sendmsg", false, msg->msg_name, msg->msg_namelen);
+	if (s && !s->udp && msg && msg->msg_name)
+		decide(fd, s, "sendmsg", false, msg->msg_name, msg->msg_namelen, false, false);
+	if (s && s->udp)
+		return send_iov(s, msg->msg_iov, msg->msg_iovlen, flags, msg->msg_name,
+				msg->msg_namelen);
 	return real_sendmsg(fd, msg, flags);
+}
+
+EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
+			socklen_t *len)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s) {
+		struct iovec v = { buf, n };
+
+		return run_udp_recv(s->udp, &v, 1, flags, addr, len, NULL);
+	}
+	return real_recvfrom(fd, buf, n, flags, addr, len);
+}
+
+EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s) {
+		struct iovec v = { buf, n };
+
+		return run_udp_recv(s->udp, &v, 1, flags, NULL, NULL, NULL);
+	}
+	return real_recv(fd, buf, n, flags);
+}
+
+EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s) {
+		struct iovec v = { buf, n };
+
+		return run_udp_recv(s->udp, &v, 1, 0, NULL, NULL, NULL);
+	}
+	return real_read(fd, buf, n);
+}
+
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s)
+		return n < 0 ? (errno = EINVAL, -1)
+			     : run_udp_recv(s->udp, iov, (size_t)n, 0, NULL, NULL, NULL);
+	return real_readv(fd, iov, n);
+}
+
+EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s) {
+		socklen_t len = msg->msg_namelen;
+		ssize_t r = run_udp_recv(s->udp, msg->msg_iov, msg->msg_iovlen, flags,
+					 msg->msg_name, msg->msg_name ? &len : NULL,
+					 &msg->msg_flags);
+
+		if (r >= 0) {
+			if (msg->msg_name)
+				msg->msg_namelen = len;
+			msg->msg_controllen = 0;
+		}
+		return r;
+	}
+	return real_recvmsg(fd, msg, flags);
+}
+
+/* poll over a mix: U-Net sockets' readiness is computed here (drain the
+ * endpoint, look at the socket's queue; always writable), the kernel's
+ * descriptors are asked with a zero timeout, and the wait sleeps on the
+ * kernel descriptors and the endpoints' wait descriptors together, a
+ * slice at a time, after spinning for the configured budget. */
+EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	struct pollfd *k;
+	nfds_t nu = 0;
+	int64_t deadline, spin_until;
+	int ready_n;
+
+	ready();
+	for (nfds_t i = 0; i < n; i++)
+		if (unet_sock(fds[i].fd))
+			nu++;
+	if (!nu)
+		return real_poll(fds, n, timeout);
+	/* The kernel's descriptors, then one wait descriptor per U-Net socket. */
+	k = calloc(n + nu, sizeof(*k));
+	if (!k) {
+		errno = ENOMEM;
+		return -1;
+	}
+	deadline = timeout >= 0 ? mono_us() + (int64_t)timeout * 1000 : -1;
+	spin_until = mono_us() + cfg.spin_us;
+	for (;;) {
+		nfds_t j = 0, w = n;
+		int r;
+
+		ready_n = 0;
+		for (nfds_t i = 0; i < n; i++) {
+			struct run_sock *s = unet_sock(fds[i].fd);
+
+			k[i] = fds[i];
+			if (!s)
+				continue;
+			k[i].fd = -1; /* not the kernel's to answer */
+			fds[i].revents = 0;
+			if ((fds[i].events & POLLIN) && run_udp_readable(s->udp))
+				fds[i].revents |= POLLIN;
+			if (fds[i].events & POLLOUT)
+				fds[i].revents |= POLLOUT;
+			if (fds[i].revents)
+				ready_n++;
+			k[w].fd = s->udp->e->wait_fd;
+			k[w++].events = POLLIN;
+		}
+		r = real_poll(k, n, 0);
+		if (r < 0) {
+			free(k);
+			return r;
+		}
+		for (nfds_t i = 0; i < n; i++) {
+			if (k[i].fd < 0 && unet_sock(fds[i].fd))
+				continue;
+			fds[i].revents = k[i].revents;
+			if (k[i].revents)
+				ready_n++;
+		}
+		(void)j;
+		if (ready_n || (deadline >= 0 && mono_us() >= deadline))
+			break;
+		if (mono_us() < spin_until)
+			continue;
+		{
+			int ms = 10;
+
+			if (deadline >= 0 && (deadline - mono_us()) / 1000 < ms)
+				ms = (int)((deadline - mono_us() + 999) / 1000);
+			if (real_poll(k, w, ms) < 0 && errno == EINTR) {
+				free(k);
+				return -1;
+			}
+		}
+	}
+	free(k);
+	return ready_n;
+}
+
+EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+	struct run_sock *s;
+	va_list ap;
+	void *arg;
+
+	ready();
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	s = fdtab_get(&table, fd);
+	if (s && req == FIONBIO && arg) {
+		s->nonblock = *(int *)arg != 0;
+		if (s->udp)
+			s->udp->nonblock = s->nonblock;
+	}
+	if (s && s->udp && req == FIONREAD && arg) {
+		*(int *)arg = run_udp_next_len(s->udp);
+		return 0;
+	}
+	return real_ioctl(fd, req, arg);
+}
+
+EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	struct run_sock *s;
+	int r;
+
+	ready();
+	r = real_setsockopt(fd, level, name, val, len);
+	s = fdtab_get(&table, fd);
+	if (r == 0 && s && level == SOL_SOCKET && name == SO_RCVTIMEO &&
+	    len >= sizeof(struct timeval)) {
+		const struct timeval *tv = val;
+
+		s->rcvtimeo_ms = tv->tv_sec || tv->tv_usec
+				 ? (int)(tv->tv_sec * 1000 + (tv->tv_usec + 999) / 1000)
+				 : -1;
+		if (s->udp)
+			s->udp->rcvtimeo_ms = s->rcvtimeo_ms;
+	}
+	return r;
 }
 
 EXPORT int close(int fd)
@@ -459,6 +847,15 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
 {
 	int r = real(fd, cmd, arg);
 
+	if (r >= 0 && cmd == F_SETFL) {
+		struct run_sock *s = fdtab_get(&table, fd);
+
+		if (s) {
+			s->nonblock = ((long)arg & O_NONBLOCK) != 0;
+			if (s->udp)
+				s->udp->nonblock = s->nonblock;
+		}
+	}
 	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) {
 		struct run_sock *s = fdtab_get(&table, fd);
 

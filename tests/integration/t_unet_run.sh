@@ -122,7 +122,7 @@ t_unet_run_passthrough() {
 		"fd [0-9]+ tcp connect $IP_B:7200: kernel \(by $IF_A: TCP over U-Net is not built in this version\)" \
 		"the TCP client"
 	log_has "$T_DIR/named.log" \
-		"fd [0-9]+ udp sendto $IP_B:7201: kernel \(by $IF_A: UDP over U-Net is not built in this version\)" \
+		"fd [0-9]+ udp sendto $IP_B:7201: U-Net \(endpoint [0-9]+ on $IF_A \(direct\), port [0-9]+\)" \
 		"the UDP client"
 	# One line per socket: the UDP socket is decided once, not per datagram.
 	[[ $(grep -c "udp sendto" "$T_DIR/named.log") == 1 ]] || fail "the UDP socket was decided more than once"
@@ -155,7 +155,7 @@ t_unet_run_passthrough() {
 t_unet_run_library() {
 	local so=$BUILD/libunet-preload.so want got
 	[[ -r $so ]] || fail "$so not built"
-	want="accept accept4 bind close connect dup dup2 dup3 fcntl fcntl64 listen sendmsg sendto socket socketpair"
+	want="accept accept4 bind close connect dup dup2 dup3 fcntl fcntl64 ioctl listen poll read readv recv recvfrom recvmsg send sendmsg sendto setsockopt socket socketpair write writev"
 	got=$(nm -D --defined-only "$so" | awk '$2 == "T" || $2 == "W" || $2 == "D" || $2 == "B" {print $3}' |
 		sed 's/@.*//' | sort | tr '\n' ' ')
 	[[ ${got% } == "$want" ]] || fail "libunet-preload.so exports '$got', want '$want'"

@@ -121,6 +121,7 @@ static void addr_to_iface(void **state)
 
 static void config_defaults_and_values(void **state)
 {
+	char name[IF_NAMESIZE];
 	struct run_config c;
 	char err[256];
 
@@ -140,7 +141,11 @@ static void config_defaults_and_values(void **state)
 	assert_int_equal(c.spin_us, 0);
 	assert_true(run_config_serves(&c, "eth1"));
 	assert_false(run_config_serves(&c, "eth"));
-	assert_true(run_config_any(&c));
+	assert_true(run_config_any(&c, name));
+	assert_string_equal(name, "veth-a");
+	run_config_parse(&c, ",eth2,x", NULL, NULL, NULL, err, sizeof(err));
+	assert_true(run_config_any(&c, name));
+	assert_string_equal(name, "eth2");
 
 	run_config_parse(&c, NULL, NULL, "1000000", "", err, sizeof(err));
 	assert_string_equal(err, "");
@@ -170,26 +175,27 @@ static void config_bad_values(void **state)
 
 static void config_attached(void **state)
 {
-	char dir[] = "/tmp/unet-run-test.XXXXXX", path[PATH_MAX], err[256];
+	char dir[] = "/tmp/unet-run-test.XXXXXX", path[PATH_MAX], err[256], name[IF_NAMESIZE];
 	struct run_config c;
 	FILE *f;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	run_config_parse(&c, NULL, NULL, NULL, dir, err, sizeof(err));
-	assert_false(run_config_any(&c));
+	assert_false(run_config_any(&c, name));
 	snprintf(path, sizeof(path), "%s/veth-x", dir);
 	assert_int_equal(mkdir(path, 0700), 0);
 	/* A directory without the program's link is not attached. */
 	assert_false(run_config_serves(&c, "veth-x"));
-	assert_false(run_config_any(&c));
+	assert_false(run_config_any(&c, name));
 	snprintf(path, sizeof(path), "%s/veth-x/link", dir);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fclose(f);
 	assert_true(run_config_serves(&c, "veth-x"));
 	assert_false(run_config_serves(&c, "veth-y"));
-	assert_true(run_config_any(&c));
+	assert_true(run_config_any(&c, name));
+	assert_string_equal(name, "veth-x");
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/veth-x", dir);
 	rmdir(path);
