@@ -17,11 +17,12 @@ TESTS+=(
 RUN_PY=/usr/bin/python3
 
 # unet_run_env: print the environment a program under the preload needs
-# in this build: a sanitized library needs the sanitizer's runtime loaded
-# before it (LD_PRELOAD's first entry; unet-run appends its own library),
-# and the program's own leaks are not the library's to report.
+# in this build: a library built with ASan (make SAN=1: it needs
+# libasan) needs the sanitizer's runtime loaded before it (LD_PRELOAD's
+# first entry; unet-run appends its own library), and the program's own
+# leaks are not the library's to report.
 unet_run_env() {
-	if [[ ${UNET_SANITIZED:-0} == 1 ]]; then
+	if readelf -d "$BUILD/libunet-preload.so" | grep -q 'NEEDED.*\[libasan'; then
 		local asan
 		asan=$(gcc -print-file-name=libasan.so)
 		[[ -e $asan ]] || fail "sanitized build, but no libasan.so to preload"
@@ -143,7 +144,13 @@ t_unet_run_passthrough() {
 	log_has "$T_DIR/none.log" "tcp connect $IP_B:7200: kernel \(by $IF_A, which has no XDP program attached\)" \
 		"the TCP client, nothing attached"
 
-	# curl (a C program, non-blocking connect) gets the same bytes.
+	# curl (a C program, non-blocking connect) gets the same bytes.  Not
+	# in a sanitized build: curl with libasan preloaded hangs before
+	# main (even `curl --version`, without this library).
+	if [[ -n $(unet_run_env) ]]; then
+		note "curl step left out: curl does not start with libasan preloaded"
+		return 0
+	fi
 	in_a curl -sf -o "$T_DIR/plain.blob" "http://$IP_B:7280/blob" || fail "curl failed without unet-run"
 	urun a --iface "$IF_A" --log "$T_DIR/curl.log" curl -sf -o "$T_DIR/run.blob" \
 		"http://$IP_B:7280/blob" || fail "curl failed under unet-run"
