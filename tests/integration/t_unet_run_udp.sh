@@ -7,6 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
+	"unet_run_sockperf_udp|xdp|150|Debian's sockperf, unmodified, UDP ping-pong (poll and recvfrom loops): server under unet-run and kernel client, the other way round, and both under unet-run; no message lost, duplicated or out of order, every reply over U-Net (the XDP program's counter, the namespace's kernel UDP counters unmoved)"
 	"unet_run_udp|xdp|120|a Python UDP echo server (wildcard bind) and client (connect, sendto, poll timeouts, MSG_PEEK, FIONREAD) under unet-run talk to the kernel's UDP in the other namespace byte for byte; the XDP program delivered every datagram and the namespace's kernel UDP counters did not move"
 )
 
@@ -98,4 +99,99 @@ PY
 	after=$(kernel_udp_count a)
 	((after == before)) || fail "namespace a's kernel UDP counted $((after - before)) datagrams"
 	expect_stat a udp_delivered $((2 * n))
+}
+
+# sockperf_check LOG: a ping-pong client's summary with every message
+# answered, none dropped, duplicated or out of order; prints the count.
+sockperf_check() {
+	local log=$1 sent recv
+	sent=$(sed -n 's/.*SentMessages=\([0-9]*\).*/\1/p' "$log" | tail -1)
+	recv=$(sed -n 's/.*ReceivedMessages=\([0-9]*\).*/\1/p' "$log" | tail -1)
+	[[ $sent =~ ^[0-9]+$ && $recv =~ ^[0-9]+$ ]] || { cat "$log"; fail "no sockperf summary in $log"; }
+	((sent > 100)) || fail "sockperf sent only $sent messages"
+	grep -qE "dropped messages = 0; # duplicated messages = 0; # out-of-order messages = 0" "$log" ||
+		{ cat "$log"; fail "sockperf saw lost, duplicated or reordered messages ($log)"; }
+	# The client stops sending at the deadline: at most the one in flight is not answered.
+	((recv >= sent - 1)) || fail "sockperf: $sent sent, $recv received"
+	echo "$recv"
+}
+
+t_unet_run_sockperf_udp() {
+	command -v sockperf >/dev/null || skip "sockperf is not installed"
+	local run_env=(env) pid before after n delivered=0 mux
+	[[ ${UNET_SANITIZED:-0} == 1 ]] &&
+		run_env=(env LD_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0)
+	setup_ns
+	attach a
+	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
+	# sockperf blocks in recvfrom on one socket given by -i/-p, and
+	# multiplexes with -F over the sockets of a feed file (-f).
+	echo "U:$IP_A:7400" >"$T_DIR/feed_a"
+	echo "U:$IP_B:7401" >"$T_DIR/feed_b"
+	local -A how=([recvfrom]="-i $IP_A -p 7400" [poll]="-f $T_DIR/feed_a -F p")
+	for mux in recvfrom poll; do
+		# U-Net server (a) <- kernel client (b).
+		before=$(kernel_udp_count a)
+		# shellcheck disable=SC2086
+		unet_bg_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/sr_$mux.log" \
+			sockperf sr ${how[$mux]} >"$T_DIR/sr_$mux.out" 2>&1
+		pid=$UNET_BG_PID
+		sleep 1
+		in_b sockperf pp -i "$IP_A" -p 7400 -m 200 -t 2 >"$T_DIR/pp_$mux.out" 2>&1
+		n=$(sockperf_check "$T_DIR/pp_$mux.out") || exit 1
+		kill -INT "$pid"; unet_bg_wait "$pid" 10
+		cat "$T_DIR/sr_$mux.log"
+		grep -q "udp bind $IP_A:7400: U-Net" "$T_DIR/sr_$mux.log" || fail "sockperf server ($mux) not on U-Net"
+		after=$(kernel_udp_count a)
+		((after == before)) || fail "namespace a's kernel UDP counted $((after - before)) datagrams ($mux)"
+		# Every request the server answered came through the XDP program
+		# (the warm-up's messages come on top).
+		delivered=$((delivered + n))
+		after=$(counter a udp_delivered) || exit 1
+		((after >= delivered)) || fail "the XDP program delivered $after datagrams, fewer than $delivered answered"
+		note "server under unet-run, -F $mux: $n round trips"
+	done
+	# Kernel server (b) <- U-Net client (a), and both under unet-run
+	# (b gets the program attached too).
+	unet_bg_b sockperf sr -i "$IP_B" -p 7401 >"$T_DIR/ksr.out" 2>&1
+	pid=$UNET_BG_PID
+	sleep 1
+	before=$(kernel_udp_count a)
+	in_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/pp_u.log" \
+		sockperf pp -f "$T_DIR/feed_b" -F p -m 64 -t 2 >"$T_DIR/pp_u.out" 2>&1
+	n=$(sockperf_check "$T_DIR/pp_u.out") || exit 1
+	cat "$T_DIR/pp_u.log"
+	grep -qE "udp (connect|sendto) $IP_B:7401: U-Net" "$T_DIR/pp_u.log" || fail "sockperf client not on U-Net"
+	after=$(kernel_udp_count a)
+	((after == before)) || fail "namespace a's kernel UDP counted $((after - before)) datagrams (client)"
+	delivered=$((delivered + n))
+	after=$(counter a udp_delivered) || exit 1
+	((after >= delivered)) || fail "the XDP program delivered $after datagrams, fewer than $delivered replies"
+	kill -INT "$pid"; unet_bg_wait "$pid" 10
+	note "client under unet-run: $n round trips"
+
+	# Both under unet-run: b gets the program attached as well.
+	attach b
+	echo "U:$IP_B:7402" >"$T_DIR/feed_b2"
+	unet_bg_b "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_B" --log "$T_DIR/sr_b.log" \
+		sockperf sr -i "$IP_B" -p 7402 >"$T_DIR/sr_b.out" 2>&1
+	pid=$UNET_BG_PID
+	sleep 1
+	before=$(kernel_udp_count a)
+	local before_b after_b
+	before_b=$(kernel_udp_count b)
+	in_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/pp_uu.log" \
+		sockperf pp -f "$T_DIR/feed_b2" -F p -m 1000 -t 2 >"$T_DIR/pp_uu.out" 2>&1
+	n=$(sockperf_check "$T_DIR/pp_uu.out") || exit 1
+	kill -INT "$pid"; unet_bg_wait "$pid" 10
+	cat "$T_DIR/pp_uu.log" "$T_DIR/sr_b.log"
+	grep -q "udp bind $IP_B:7402: U-Net" "$T_DIR/sr_b.log" || fail "sockperf server on b not on U-Net"
+	grep -qE "udp (connect|sendto) $IP_B:7402: U-Net" "$T_DIR/pp_uu.log" || fail "sockperf client not on U-Net"
+	after=$(kernel_udp_count a)
+	after_b=$(kernel_udp_count b)
+	((after == before && after_b == before_b)) ||
+		fail "the kernels' UDP counted datagrams: a $((after - before)), b $((after_b - before_b))"
+	after_b=$(counter b udp_delivered) || exit 1
+	((after_b >= n)) || fail "b's XDP program delivered $after_b datagrams, fewer than $n answered"
+	note "both under unet-run: $n round trips"
 }
