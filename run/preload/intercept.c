@@ -529,8 +529,9 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct
 
 	ready();
 	s = fdtab_get(&table, fd);
-	if (s && !s->udp && addr)
-		decide(fd, s, "sendto", false, addr, len, false, false);
+	/* decide() frees s when it leaves the socket to the kernel. */
+	if (s && !s->udp && addr && !decide(fd, s, "sendto", false, addr, len, false, false))
+		s = NULL;
 	if (s && s->udp) {
 		struct iovec v = { (void *)buf, n };
 
@@ -581,8 +582,9 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 
 	ready();
 	s = fdtab_get(&table, fd);
-	if (s && !s->udp && msg && msg->msg_name)
-		decide(fd, s, "sendmsg", false, msg->msg_name, msg->msg_namelen, false, false);
+	if (s && !s->udp && msg && msg->msg_name &&
+	    !decide(fd, s, "sendmsg", false, msg->msg_name, msg->msg_namelen, false, false))
+		s = NULL;
 	if (s && s->udp)
 		return send_iov(s, msg->msg_iov, msg->msg_iovlen, flags, msg->msg_name,
 				msg->msg_namelen);
@@ -752,13 +754,19 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	arg = va_arg(ap, void *);
 	va_end(ap);
 	s = fdtab_get(&table, fd);
+	/* The int behind arg may be unaligned (a byte buffer): memcpy. */
 	if (s && req == FIONBIO && arg) {
-		s->nonblock = *(int *)arg != 0;
+		int on;
+
+		memcpy(&on, arg, sizeof(on));
+		s->nonblock = on != 0;
 		if (s->udp)
 			s->udp->nonblock = s->nonblock;
 	}
 	if (s && s->udp && req == FIONREAD && arg) {
-		*(int *)arg = run_udp_next_len(s->udp);
+		int n = run_udp_next_len(s->udp);
+
+		memcpy(arg, &n, sizeof(n));
 		return 0;
 	}
 	return real_ioctl(fd, req, arg);

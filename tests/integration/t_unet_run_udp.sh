@@ -19,8 +19,9 @@ kernel_udp_count() {
 
 t_unet_run_udp() {
 	local run_env=() pid n=200
-	[[ ${UNET_SANITIZED:-0} == 1 ]] &&
-		run_env=(LD_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0)
+	# A sanitized preload needs libasan first (t_unet_run.sh's unet_run_env).
+	# shellcheck disable=SC2207
+	run_env=($(unet_run_env))
 	setup_ns
 	attach a
 	cat >"$T_DIR/echo.py" <<'PY'
@@ -118,9 +119,9 @@ sockperf_check() {
 
 t_unet_run_sockperf_udp() {
 	command -v sockperf >/dev/null || skip "sockperf is not installed"
-	local run_env=(env) pid before after n delivered=0 mux
-	[[ ${UNET_SANITIZED:-0} == 1 ]] &&
-		run_env=(env LD_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0)
+	local run_env=() pid before after n delivered=0 mux
+	# shellcheck disable=SC2207
+	run_env=(env $(unet_run_env))
 	setup_ns
 	attach a
 	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
