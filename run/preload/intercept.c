@@ -26,7 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -76,6 +79,15 @@ static ssize_t (*real_read)(int, void *, size_t);
 static ssize_t (*real_readv)(int, const struct iovec *, int);
 static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
 static int (*real_poll)(struct pollfd *, nfds_t, int);
+static int (*real_ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+static int (*real_select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+static int (*real_pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
+			   const sigset_t *);
+static int (*real_sendmmsg)(int, struct mmsghdr *, unsigned int, int);
+static int (*real_recvmmsg)(int, struct mmsghdr *, unsigned int, int, struct timespec *);
+static int (*real_epoll_ctl)(int, int, int, struct epoll_event *);
+static int (*real_epoll_wait)(int, struct epoll_event *, int, int);
+static int (*real_epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
 static int (*real_ioctl)(int, unsigned long, ...);
 static int (*real_setsockopt)(int, int, int, const void *, socklen_t);
 static int (*real_dup)(int);
@@ -130,6 +142,14 @@ static void init(void)
 	real_readv = next("readv");
 	real_recvmsg = next("recvmsg");
 	real_poll = next("poll");
+	real_ppoll = next("ppoll");
+	real_select = next("select");
+	real_pselect = next("pselect");
+	real_sendmmsg = next("sendmmsg");
+	real_recvmmsg = next("recvmmsg");
+	real_epoll_ctl = next("epoll_ctl");
+	real_epoll_wait = next("epoll_wait");
+	real_epoll_pwait = next("epoll_pwait");
 	real_ioctl = next("ioctl");
 	real_setsockopt = next("setsockopt");
 	real_dup = next("dup");
@@ -141,6 +161,7 @@ static void init(void)
 	real_fcntl64 = dlsym(RTLD_NEXT, "fcntl64");
 	if (!real_fcntl64)
 		real_fcntl64 = real_fcntl;
+	stack_atfork();
 	run_config_parse(&cfg, getenv("UNET_RUN_IFACE"), getenv("UNET_RUN_LOG"),
 			 getenv("UNET_RUN_SPIN_US"), getenv("UNET_PIN_ROOT"), err, sizeof(err));
 	run_log_set(cfg.log);
@@ -314,6 +335,8 @@ static bool udp_accelerate(int fd, struct run_sock *s, const char *ifname,
 	return true;
 }
 
+static void reg_decided(int fd, bool to_unet);
+
 /* The first call that says where fd's traffic goes: decide and log.
  * bound: the kernel socket has its address now (after the program's
  * bind or connect succeeded); else (an addressed send) we bind it to
@@ -342,6 +365,7 @@ static bool decide(int fd, struct run_sock *s, const char *op, bool local,
 		run_log("fd %d %s %s %s: %s (%s)", fd, proto_name(s), op, a,
 			served ? "U-Net" : "kernel", why);
 	}
+	reg_decided(fd, served);
 	if (!served)
 		forget(fd);
 	return served;
@@ -743,6 +767,394 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 	return ready_n;
 }
 
+/* ppoll and the select family over U-Net sockets: our poll, with the
+ * signal mask swapped around it (not atomically, unlike the kernel's:
+ * a signal in the window is taken before or after the wait). */
+static int timeout_ms(const struct timespec *ts)
+{
+	if (!ts)
+		return -1;
+	return (int)(ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000);
+}
+
+static int poll_masked(struct pollfd *fds, nfds_t n, int ms, const sigset_t *mask)
+{
+	sigset_t old;
+	int r, err;
+
+	if (mask)
+		pthread_sigmask(SIG_SETMASK, mask, &old);
+	r = poll(fds, n, ms);
+	err = errno;
+	if (mask)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = err;
+	return r;
+}
+
+static bool any_unet(struct pollfd *fds, nfds_t n)
+{
+	for (nfds_t i = 0; i < n; i++)
+		if (unet_sock(fds[i].fd))
+			return true;
+	return false;
+}
+
+EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
+{
+	ready();
+	if (!any_unet(fds, n))
+		return real_ppoll(fds, n, ts, mask);
+	return poll_masked(fds, n, timeout_ms(ts), mask);
+}
+
+/* select's sets as poll's array and back.  Returns the ready count. */
+static int select_poll(int nfds, fd_set *r, fd_set *w, fd_set *e, int ms, const sigset_t *mask)
+{
+	struct pollfd *p = calloc((size_t)nfds, sizeof(*p));
+	nfds_t n = 0;
+	int got, ready_n = 0;
+
+	if (!p) {
+		errno = ENOMEM;
+		return -1;
+	}
+	for (int fd = 0; fd < nfds; fd++) {
+		short ev = (short)((r && FD_ISSET(fd, r) ? POLLIN : 0) |
+				   (w && FD_ISSET(fd, w) ? POLLOUT : 0) |
+				   (e && FD_ISSET(fd, e) ? POLLPRI : 0));
+
+		if (ev) {
+			p[n].fd = fd;
+			p[n++].events = ev;
+		}
+	}
+	got = poll_masked(p, n, ms, mask);
+	if (got >= 0) {
+		if (r)
+			FD_ZERO(r);
+		if (w)
+			FD_ZERO(w);
+		if (e)
+			FD_ZERO(e);
+		for (nfds_t i = 0; i < n; i++) {
+			if (r && (p[i].revents & (POLLIN | POLLHUP | POLLERR)) && (p[i].events & POLLIN)) {
+				FD_SET(p[i].fd, r);
+				ready_n++;
+			}
+			if (w && (p[i].revents & (POLLOUT | POLLERR)) && (p[i].events & POLLOUT)) {
+				FD_SET(p[i].fd, w);
+				ready_n++;
+			}
+			if (e && (p[i].revents & POLLPRI)) {
+				FD_SET(p[i].fd, e);
+				ready_n++;
+			}
+		}
+		got = ready_n;
+	}
+	free(p);
+	return got;
+}
+
+static bool sets_have_unet(int nfds, fd_set *r, fd_set *w)
+{
+	for (int fd = 0; fd < nfds && fd < FD_SETSIZE; fd++)
+		if (((r && FD_ISSET(fd, r)) || (w && FD_ISSET(fd, w))) && unet_sock(fd))
+			return true;
+	return false;
+}
+
+EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	ready();
+	if (nfds <= 0 || nfds > FD_SETSIZE || !sets_have_unet(nfds, r, w))
+		return real_select(nfds, r, w, e, tv);
+	return select_poll(nfds, r, w, e,
+			   tv ? (int)(tv->tv_sec * 1000 + (tv->tv_usec + 999) / 1000) : -1, NULL);
+}
+
+EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
+		   const sigset_t *mask)
+{
+	ready();
+	if (nfds <= 0 || nfds > FD_SETSIZE || !sets_have_unet(nfds, r, w))
+		return real_pselect(nfds, r, w, e, ts, mask);
+	return select_poll(nfds, r, w, e, timeout_ms(ts), mask);
+}
+
+EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
+{
+	struct run_sock *s = unet_sock(fd);
+	unsigned int i;
+
+	ready();
+	if (!s)
+		return real_sendmmsg(fd, v, n, flags);
+	for (i = 0; i < n; i++) {
+		ssize_t r = send_iov(s, v[i].msg_hdr.msg_iov, v[i].msg_hdr.msg_iovlen, flags,
+				     v[i].msg_hdr.msg_name, v[i].msg_hdr.msg_namelen);
+
+		if (r < 0)
+			return i ? (int)i : -1;
+		v[i].msg_len = (unsigned int)r;
+	}
+	return (int)i;
+}
+
+/* The timeout is not applied (as the kernel's, it is only checked after
+ * each datagram): SO_RCVTIMEO and MSG_DONTWAIT bound the wait. */
+EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *ts)
+{
+	struct run_sock *s = unet_sock(fd);
+	unsigned int i;
+
+	ready();
+	if (!s)
+		return real_recvmmsg(fd, v, n, flags, ts);
+	for (i = 0; i < n; i++) {
+		struct msghdr *m = &v[i].msg_hdr;
+		socklen_t len = m->msg_namelen;
+		int f = flags & ~MSG_WAITFORONE;
+		ssize_t r;
+
+		if (i > 0 && (flags & MSG_WAITFORONE))
+			f |= MSG_DONTWAIT;
+		r = run_udp_recv(s->udp, m->msg_iov, m->msg_iovlen, f, m->msg_name,
+				 m->msg_name ? &len : NULL, &m->msg_flags);
+		if (r < 0)
+			return i ? (int)i : -1;
+		if (m->msg_name)
+			m->msg_namelen = len;
+		m->msg_controllen = 0;
+		v[i].msg_len = (unsigned int)r;
+	}
+	return (int)i;
+}
+
+/*
+ * epoll.  A U-Net socket is never added to the kernel's epoll set (its
+ * kernel socket would always look writable and never readable): its
+ * registration is kept here, per epoll descriptor, and epoll_wait
+ * reports it from user space beside what the kernel reports, waiting on
+ * the epoll descriptor and the endpoints' wait descriptors together.
+ * Edge-triggered: a socket is reported once per becoming readable
+ * (again after a receive found it empty).
+ */
+struct ep_reg {
+	int epfd, fd;
+	struct epoll_event ev;
+	bool reported;	/* edge-triggered: reported since last not ready */
+	/* A socket not decided yet is in the kernel's set; mirrored here so
+	 * that, once on U-Net, it moves out of the kernel's set to ours. */
+	bool in_kernel;
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ep_reg *regs;
+static size_t nregs, regs_cap;
+static atomic_size_t nregs_pub; /* nregs, read without the lock by close() */
+
+static struct ep_reg *reg_find(int epfd, int fd)
+{
+	for (size_t i = 0; i < nregs; i++)
+		if (regs[i].epfd == epfd && regs[i].fd == fd)
+			return &regs[i];
+	return NULL;
+}
+
+/* Forget registrations naming fd as socket or as epoll descriptor. */
+static void reg_forget(int fd)
+{
+	if (!atomic_load_explicit(&nregs_pub, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&reg_lock);
+	for (size_t i = 0; i < nregs;) {
+		if (regs[i].fd == fd || regs[i].epfd == fd)
+			regs[i] = regs[--nregs];
+		else
+			i++;
+	}
+	atomic_store(&nregs_pub, nregs);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* Socket fd was decided: on U-Net (to_unet), its registrations leave
+ * the kernel's sets for ours; else the mirrors go. */
+static void reg_decided(int fd, bool to_unet)
+{
+	if (!atomic_load_explicit(&nregs_pub, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&reg_lock);
+	for (size_t i = 0; i < nregs;) {
+		if (regs[i].fd != fd || !regs[i].in_kernel) {
+			i++;
+		} else if (to_unet) {
+			real_epoll_ctl(regs[i].epfd, EPOLL_CTL_DEL, fd, NULL);
+			regs[i++].in_kernel = false;
+		} else {
+			regs[i] = regs[--nregs];
+		}
+	}
+	atomic_store(&nregs_pub, nregs);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	struct run_sock *s;
+	struct ep_reg *r;
+	bool undecided;
+	int ret = 0;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (!s)
+		return real_epoll_ctl(epfd, op, fd, ev);
+	undecided = !s->udp;
+	if (undecided && real_epoll_ctl(epfd, op, fd, ev) < 0)
+		return -1;
+	pthread_mutex_lock(&reg_lock);
+	r = reg_find(epfd, fd);
+	if (op == EPOLL_CTL_ADD && r) {
+		ret = EEXIST;
+	} else if (op == EPOLL_CTL_ADD) {
+		if (nregs == regs_cap) {
+			size_t cap = regs_cap ? regs_cap * 2 : 16;
+			struct ep_reg *n = realloc(regs, cap * sizeof(*n));
+
+			if (!n) {
+				ret = ENOMEM;
+				goto out;
+			}
+			regs = n;
+			regs_cap = cap;
+		}
+		regs[nregs++] = (struct ep_reg){ .epfd = epfd, .fd = fd, .ev = *ev,
+						 .in_kernel = undecided };
+	} else if (!r) {
+		ret = ENOENT;
+	} else if (op == EPOLL_CTL_MOD) {
+		r->ev = *ev;
+		r->reported = false;
+	} else if (op == EPOLL_CTL_DEL) {
+		*r = regs[--nregs];
+	} else {
+		ret = EINVAL;
+	}
+out:
+	atomic_store(&nregs_pub, nregs);
+	pthread_mutex_unlock(&reg_lock);
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return 0;
+}
+
+/* The U-Net sockets of epfd that are ready, into evs (at most max); the
+ * endpoints' wait descriptors into w (at most wmax, *nw of them).
+ * Returns how many events, or -1 when epfd has no U-Net socket. */
+static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct pollfd *w,
+			    int wmax, int *nw)
+{
+	int n = 0;
+	bool any = false;
+
+	*nw = 0;
+	pthread_mutex_lock(&reg_lock);
+	for (size_t i = 0; i < nregs; i++) {
+		struct ep_reg *r = &regs[i];
+		struct run_sock *s;
+		uint32_t got = 0;
+
+		if (r->epfd != epfd || r->in_kernel)
+			continue;
+		any = true;
+		s = unet_sock(r->fd);
+		if (!s)
+			continue;
+		if (*nw < wmax) {
+			w[*nw].fd = s->udp->e->wait_fd;
+			w[(*nw)++].events = POLLIN;
+		}
+		if ((r->ev.events & EPOLLIN) && run_udp_readable(s->udp))
+			got |= EPOLLIN;
+		if (r->ev.events & EPOLLOUT)
+			got |= EPOLLOUT;
+		if (!got) {
+			r->reported = false;
+			continue;
+		}
+		if ((r->ev.events & EPOLLET) && r->reported)
+			continue;
+		if (n == max)
+			continue;
+		evs[n].events = got;
+		evs[n++].data = r->ev.data;
+		r->reported = true;
+		if (r->ev.events & EPOLLONESHOT)
+			r->ev.events = 0;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return any ? n : -1;
+}
+
+static int epoll_common(int epfd, struct epoll_event *evs, int max, int timeout,
+			const sigset_t *mask)
+{
+	struct pollfd w[17];
+	int64_t deadline, spin_until;
+	int nw, n;
+
+	if (max <= 0 || !atomic_load_explicit(&nregs_pub, memory_order_relaxed))
+		return mask ? real_epoll_pwait(epfd, evs, max, timeout, mask)
+			    : real_epoll_wait(epfd, evs, max, timeout);
+	deadline = timeout >= 0 ? mono_us() + (int64_t)timeout * 1000 : -1;
+	spin_until = mono_us() + cfg.spin_us;
+	for (;;) {
+		int k;
+
+		n = unet_epoll_ready(epfd, evs, max, w + 1, 16, &nw);
+		if (n < 0)
+			return mask ? real_epoll_pwait(epfd, evs, max, timeout, mask)
+				    : real_epoll_wait(epfd, evs, max, timeout);
+		if (n < max) {
+			k = real_epoll_wait(epfd, evs + n, max - n, 0);
+			if (k < 0)
+				return n ? n : k;
+			n += k;
+		}
+		if (n || (deadline >= 0 && mono_us() >= deadline))
+			return n;
+		if (mono_us() < spin_until)
+			continue;
+		{
+			int ms = 10;
+
+			if (deadline >= 0 && (deadline - mono_us()) / 1000 < ms)
+				ms = (int)((deadline - mono_us() + 999) / 1000);
+			w[0].fd = epfd;
+			w[0].events = POLLIN;
+			if (poll_masked(w, (nfds_t)nw + 1, ms, mask) < 0 && errno == EINTR)
+				return -1;
+		}
+	}
+}
+
+EXPORT int epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
+{
+	ready();
+	return epoll_common(epfd, evs, max, timeout, NULL);
+}
+
+EXPORT int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout,
+		       const sigset_t *mask)
+{
+	ready();
+	return epoll_common(epfd, evs, max, timeout, mask);
+}
+
 EXPORT int ioctl(int fd, unsigned long req, ...)
 {
 	struct run_sock *s;
@@ -793,9 +1205,12 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 	return r;
 }
 
+static void reg_forget(int fd);
+
 EXPORT int close(int fd)
 {
 	ready();
+	reg_forget(fd);
 	if (fdtab_get(&table, fd))
 		forget(fd);
 	return real_close(fd);

@@ -94,10 +94,26 @@ struct run_ep *stack_ep(const char *ifname, const char *pin_root, uint32_t spin_
 	return e;
 }
 
-void stack_forget_all(void)
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&stack_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&stack_lock);
+}
+
+static void fork_child(void)
 {
 	for (int i = 0; i < neps; i++) {
 		eps[i].ep = NULL;
 		snprintf(eps[i].why, sizeof(eps[i].why), "the endpoint is the parent process's");
 	}
+	pthread_mutex_unlock(&stack_lock);
+}
+
+void stack_atfork(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

@@ -38,8 +38,11 @@ extern pthread_mutex_t stack_lock;
 struct run_ep *stack_ep(const char *ifname, const char *pin_root, uint32_t spin_us,
 			const char **why);
 
-/* fork: the child has no right to the parent's endpoints (their rings
- * and maps stay the parent's); forget them without closing. */
-void stack_forget_all(void);
+/* Register the fork handlers: fork waits for stack_lock (no child
+ * inherits it held), and the child forgets the endpoints without closing
+ * them: their rings and ports stay the parent's, and calls on the U-Net
+ * sockets it inherited fail with EOPNOTSUPP (a new socket of the child's
+ * gets no endpoint on that interface either: the kernel serves it). */
+void stack_atfork(void);
 
 #endif /* UNET_RUN_STACK_H */

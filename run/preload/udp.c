@@ -148,6 +148,11 @@ ssize_t run_udp_send(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 	bool nonblock = u->nonblock || (flags & MSG_DONTWAIT);
 	int r = -EAGAIN;
 
+	if (!u->e->ep) {
+		/* A fork's child: the endpoint is the parent's (stack.h). */
+		errno = EOPNOTSUPP;
+		return -1;
+	}
 	if (to) {
 		if (tolen < sizeof(*sin) || to->sa_family != AF_INET) {
 			errno = to->sa_family == AF_INET ? EINVAL : EAFNOSUPPORT;
@@ -237,6 +242,10 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 	struct unet_recv_desc d;
 	size_t off = 0;
 
+	if (!u->e->ep) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
 	for (;;) {
 		pthread_mutex_lock(&stack_lock);
 		if (!u->count)

@@ -162,7 +162,7 @@ t_unet_run_passthrough() {
 t_unet_run_library() {
 	local so=$BUILD/libunet-preload.so want got
 	[[ -r $so ]] || fail "$so not built"
-	want="accept accept4 bind close connect dup dup2 dup3 fcntl fcntl64 ioctl listen poll read readv recv recvfrom recvmsg send sendmsg sendto setsockopt socket socketpair write writev"
+	want="accept accept4 bind close connect dup dup2 dup3 epoll_ctl epoll_pwait epoll_wait fcntl fcntl64 ioctl listen poll ppoll pselect read readv recv recvfrom recvmmsg recvmsg select send sendmmsg sendmsg sendto setsockopt socket socketpair write writev"
 	got=$(nm -D --defined-only "$so" | awk '$2 == "T" || $2 == "W" || $2 == "D" || $2 == "B" {print $3}' |
 		sed 's/@.*//' | sort | tr '\n' ' ')
 	[[ ${got% } == "$want" ]] || fail "libunet-preload.so exports '$got', want '$want'"

@@ -7,8 +7,8 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unet_run_sockperf_udp|xdp|150|Debian's sockperf, unmodified, UDP ping-pong (poll and recvfrom loops): server under unet-run and kernel client, the other way round, and both under unet-run; no message lost, duplicated or out of order, every reply over U-Net (the XDP program's counter, the namespace's kernel UDP counters unmoved)"
-	"unet_run_udp|xdp|120|a Python UDP echo server (wildcard bind) and client (connect, sendto, poll timeouts, MSG_PEEK, FIONREAD) under unet-run talk to the kernel's UDP in the other namespace byte for byte; the XDP program delivered every datagram and the namespace's kernel UDP counters did not move"
+	"unet_run_sockperf_udp|xdp|240|Debian's sockperf, unmodified, UDP ping-pong (its recvfrom, poll, epoll and select loops): server under unet-run and kernel client, the other way round, and both under unet-run; no message lost, duplicated or out of order, every reply over U-Net (the XDP program's counter, the namespace's kernel UDP counters unmoved)"
+	"unet_run_udp|xdp|120|a Python UDP echo server (wildcard bind) and client (connect, sendto, poll timeouts, MSG_PEEK, FIONREAD, fork: the child's inherited socket refuses, the parent's works) under unet-run talk to the kernel's UDP in the other namespace byte for byte; the XDP program delivered every datagram and the namespace's kernel UDP counters did not move"
 )
 
 # kernel_udp_count NS: InDatagrams+OutDatagrams of the kernel's UDP in
@@ -60,6 +60,19 @@ try:
     u.recvfrom(2048); print("unexpected datagram"); sys.exit(1)
 except socket.timeout:
     pass
+if sys.argv[4:] == ["fork"]:
+    # A child of fork has no right to the parent's endpoint: its
+    # inherited U-Net socket refuses; the parent's keeps working.
+    import errno, os
+    pid = os.fork()
+    if pid == 0:
+        try:
+            c.send(b"child"); os._exit(3)
+        except OSError as e:
+            os._exit(0 if e.errno == errno.EOPNOTSUPP else 4)
+    _, st = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(st) == 0, ("child", os.WEXITSTATUS(st))
+    c.send(payload(1)); assert c.recv(2048) == payload(1)
 print("client ok", n, local[0] != "0.0.0.0")
 PY
 	local before after
@@ -83,12 +96,12 @@ PY
 	expect_stat a udp_delivered "$n"
 
 	# U-Net client (a) -> kernel echo server (b).
-	unet_bg_b /usr/bin/python3 "$T_DIR/echo.py" "$IP_B" 7301 "$n" >"$T_DIR/kserver.out" 2>&1
+	unet_bg_b /usr/bin/python3 "$T_DIR/echo.py" "$IP_B" 7301 $((n + 1)) >"$T_DIR/kserver.out" 2>&1
 	pid=$UNET_BG_PID
 	wait_ready "$T_DIR/kserver.out" "$pid" >/dev/null
 	before=$(kernel_udp_count a)
 	in_a env "${run_env[@]}" UNET_PIN_ROOT="$UNET_PIN_ROOT" "$BUILD/unet-run" --iface "$IF_A" \
-		--log "$T_DIR/client.log" /usr/bin/python3 "$T_DIR/client.py" "$IP_B" 7301 "$n" \
+		--log "$T_DIR/client.log" /usr/bin/python3 "$T_DIR/client.py" "$IP_B" 7301 "$n" fork \
 		>"$T_DIR/uclient.out" 2>&1
 	local rc=$?
 	cat "$T_DIR/uclient.out" "$T_DIR/client.log"
@@ -99,7 +112,7 @@ PY
 		fail "the client's two sockets were not both put on U-Net"
 	after=$(kernel_udp_count a)
 	((after == before)) || fail "namespace a's kernel UDP counted $((after - before)) datagrams"
-	expect_stat a udp_delivered $((2 * n))
+	expect_stat a udp_delivered $((2 * n + 1))
 }
 
 # sockperf_check LOG: a ping-pong client's summary with every message
@@ -129,8 +142,9 @@ t_unet_run_sockperf_udp() {
 	# multiplexes with -F over the sockets of a feed file (-f).
 	echo "U:$IP_A:7400" >"$T_DIR/feed_a"
 	echo "U:$IP_B:7401" >"$T_DIR/feed_b"
-	local -A how=([recvfrom]="-i $IP_A -p 7400" [poll]="-f $T_DIR/feed_a -F p")
-	for mux in recvfrom poll; do
+	local -A how=([recvfrom]="-i $IP_A -p 7400" [poll]="-f $T_DIR/feed_a -F p"
+		[epoll]="-f $T_DIR/feed_a -F e" [select]="-f $T_DIR/feed_a -F s")
+	for mux in recvfrom poll epoll select; do
 		# U-Net server (a) <- kernel client (b).
 		before=$(kernel_udp_count a)
 		# shellcheck disable=SC2086
@@ -182,7 +196,7 @@ t_unet_run_sockperf_udp() {
 	local before_b after_b
 	before_b=$(kernel_udp_count b)
 	in_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/pp_uu.log" \
-		sockperf pp -f "$T_DIR/feed_b2" -F p -m 1000 -t 2 >"$T_DIR/pp_uu.out" 2>&1
+		sockperf pp -f "$T_DIR/feed_b2" -F e -m 1000 -t 2 >"$T_DIR/pp_uu.out" 2>&1
 	n=$(sockperf_check "$T_DIR/pp_uu.out") || exit 1
 	kill -INT "$pid"; unet_bg_wait "$pid" 10
 	cat "$T_DIR/pp_uu.log" "$T_DIR/sr_b.log"
