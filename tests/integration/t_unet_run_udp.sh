@@ -29,7 +29,7 @@ import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], int(sys.argv[2])))
 print("ready endpoint=0", s.getsockname(), flush=True)
-for i in range(int(sys.argv[3])):
+for i in range(int(sys.argv[3]) * int((sys.argv[4:] or [1])[0])):
     d, a = s.recvfrom(2048)
     s.sendto(d, a)
 print("echo done", flush=True)
@@ -79,21 +79,39 @@ PY
 	# Kernel client (b) -> U-Net echo server (a), wildcard address.
 	before=$(kernel_udp_count a)
 	unet_bg_a env "${run_env[@]}" UNET_PIN_ROOT="$UNET_PIN_ROOT" "$BUILD/unet-run" --iface "$IF_A" \
-		--log "$T_DIR/server.log" /usr/bin/python3 "$T_DIR/echo.py" 0.0.0.0 7300 "$n" \
+		--log "$T_DIR/server.log" /usr/bin/python3 "$T_DIR/echo.py" 0.0.0.0 7300 "$n" 2 \
 		>"$T_DIR/server.out" 2>&1
 	pid=$UNET_BG_PID
 	wait_ready "$T_DIR/server.out" "$pid" >/dev/null
 	in_b /usr/bin/python3 "$T_DIR/client.py" "$IP_A" 7300 "$n" >"$T_DIR/kclient.out" 2>&1 ||
 		{ cat "$T_DIR/kclient.out" "$T_DIR/server.log"; fail "kernel client -> U-Net echo failed"; }
+	# A second process under unet-run meanwhile: the queue's one UMEM is
+	# the server's (EBUSY), unetd does not run here, so its socket falls
+	# back to the kernel before any data moved, and says why.
+	local kpid
+	unet_bg_b /usr/bin/python3 "$T_DIR/echo.py" "$IP_B" 7302 10 >"$T_DIR/kecho2.out" 2>&1
+	kpid=$UNET_BG_PID
+	wait_ready "$T_DIR/kecho2.out" "$kpid" >/dev/null
+	in_a env "${run_env[@]}" UNET_PIN_ROOT="$UNET_PIN_ROOT" UNET_DAEMON_SOCKET="$T_DIR/no-unetd.sock" \
+		"$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/second.log" \
+		/usr/bin/python3 "$T_DIR/client.py" "$IP_B" 7302 10 >"$T_DIR/second.out" 2>&1 ||
+		{ cat "$T_DIR/second.out" "$T_DIR/second.log"; fail "the second process's client failed"; }
+	cat "$T_DIR/second.log"
+	grep -q "udp sendto $IP_B:7302: kernel (no endpoint on $IF_A: direct: Device or resource busy; through unetd: " \
+		"$T_DIR/second.log" || fail "the second process did not fall back to the kernel with the reason"
+	finish "$kpid" "$T_DIR/kecho2.out" 30 "kernel echo server for the second process"
+	before=$(kernel_udp_count a)
+	in_b /usr/bin/python3 "$T_DIR/client.py" "$IP_A" 7300 "$n" >"$T_DIR/kclient2.out" 2>&1 ||
+		fail "kernel client -> U-Net echo failed (second round)"
 	finish "$pid" "$T_DIR/server.out" 30 "U-Net echo server"
 	cat "$T_DIR/server.log"
 	grep -q "udp bind 0\.0\.0\.0:7300: U-Net (endpoint [0-9]* on $IF_A (direct), port 7300)" \
 		"$T_DIR/server.log" || fail "the server's socket was not put on U-Net"
-	grep -q "udp socket closed: $n datagrams received, $n sent over U-Net" "$T_DIR/server.log" ||
-		fail "the server's socket did not count $n datagrams each way over U-Net"
+	grep -q "udp socket closed: $((2 * n)) datagrams received, $((2 * n)) sent over U-Net" "$T_DIR/server.log" ||
+		fail "the server's socket did not count $((2 * n)) datagrams each way over U-Net"
 	after=$(kernel_udp_count a)
 	((after == before)) || fail "namespace a's kernel UDP counted $((after - before)) datagrams"
-	expect_stat a udp_delivered "$n"
+	expect_stat a udp_delivered $((2 * n))
 
 	# U-Net client (a) -> kernel echo server (b).
 	unet_bg_b /usr/bin/python3 "$T_DIR/echo.py" "$IP_B" 7301 $((n + 1)) >"$T_DIR/kserver.out" 2>&1
@@ -112,7 +130,7 @@ PY
 		fail "the client's two sockets were not both put on U-Net"
 	after=$(kernel_udp_count a)
 	((after == before)) || fail "namespace a's kernel UDP counted $((after - before)) datagrams"
-	expect_stat a udp_delivered $((2 * n + 1))
+	expect_stat a udp_delivered $((3 * n + 1))
 }
 
 # sockperf_check LOG: a ping-pong client's summary with every message
