@@ -158,10 +158,7 @@ ssize_t run_udp_send(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 			errno = to->sa_family == AF_INET ? EINVAL : EAFNOSUPPORT;
 			return -1;
 		}
-		if (u->peer_addr) {
-			errno = EISCONN;
-			return -1;
-		}
+		/* Linux lets a connected UDP socket name a destination. */
 		addr = sin->sin_addr.s_addr;
 		port = ntohs(sin->sin_port);
 	} else if (!u->peer_addr) {

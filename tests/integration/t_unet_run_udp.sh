@@ -8,7 +8,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"unet_run_sockperf_udp|xdp|240|Debian's sockperf, unmodified, UDP ping-pong (its recvfrom, poll, epoll and select loops): server under unet-run and kernel client, the other way round, and both under unet-run; no message lost, duplicated or out of order, every reply over U-Net (the XDP program's counter, the namespace's kernel UDP counters unmoved)"
-	"unet_run_udp|xdp|120|a Python UDP echo server (wildcard bind) and client (connect, sendto, poll timeouts, MSG_PEEK, FIONREAD, fork: the child's inherited socket refuses, the parent's works) under unet-run talk to the kernel's UDP in the other namespace byte for byte; the XDP program delivered every datagram and the namespace's kernel UDP counters did not move"
+	"unet_run_udp|xdp|120|a Python UDP echo server (wildcard bind) and client (connect, sendto, poll timeouts, MSG_PEEK, FIONREAD, fork: the child's inherited socket refuses, the parent's works; two threads on two sockets of the one endpoint; a second process gets EBUSY and the kernel, with the reason) under unet-run talk to the kernel's UDP in the other namespace byte for byte; the XDP program delivered every datagram and the namespace's kernel UDP counters did not move"
 )
 
 # kernel_udp_count NS: InDatagrams+OutDatagrams of the kernel's UDP in
@@ -73,6 +73,23 @@ if sys.argv[4:] == ["fork"]:
     _, st = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(st) == 0, ("child", os.WEXITSTATUS(st))
     c.send(payload(1)); assert c.recv(2048) == payload(1)
+    # Two threads, each on its own socket of the one shared endpoint,
+    # at once: whichever drains the endpoint hands the other its replies.
+    import threading
+    u.settimeout(None)
+    errs = []
+    def pingpong(sock, first):
+        try:
+            for i in range(first, first + 100):
+                sock.sendto(payload(i), peer)
+                d, a = sock.recvfrom(2048)
+                assert d == payload(i) and a == peer, (first, i, len(d))
+        except Exception as e:
+            errs.append(repr(e))
+    ts = [threading.Thread(target=pingpong, args=(x, f)) for x, f in ((u, 1000), (c, 2000))]
+    for t in ts: t.start()
+    for t in ts: t.join()
+    assert not errs, errs
 print("client ok", n, local[0] != "0.0.0.0")
 PY
 	local before after
@@ -114,7 +131,7 @@ PY
 	expect_stat a udp_delivered $((2 * n))
 
 	# U-Net client (a) -> kernel echo server (b).
-	unet_bg_b /usr/bin/python3 "$T_DIR/echo.py" "$IP_B" 7301 $((n + 1)) >"$T_DIR/kserver.out" 2>&1
+	unet_bg_b /usr/bin/python3 "$T_DIR/echo.py" "$IP_B" 7301 $((n + 201)) >"$T_DIR/kserver.out" 2>&1
 	pid=$UNET_BG_PID
 	wait_ready "$T_DIR/kserver.out" "$pid" >/dev/null
 	before=$(kernel_udp_count a)
@@ -130,7 +147,7 @@ PY
 		fail "the client's two sockets were not both put on U-Net"
 	after=$(kernel_udp_count a)
 	((after == before)) || fail "namespace a's kernel UDP counted $((after - before)) datagrams"
-	expect_stat a udp_delivered $((3 * n + 1))
+	expect_stat a udp_delivered $((3 * n + 201))
 }
 
 # sockperf_check LOG: a ping-pong client's summary with every message
