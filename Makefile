@@ -226,8 +226,16 @@ $(RUN_PRELOAD): $(RUN_PRELOAD_OBJS) $(LIB_OBJS) run/preload/libunet-preload.map
 
 # unet-run finds its library relative to itself (LIBDIR/unet-xdp seen
 # from BINDIR), so the install can move under another prefix.
+# The value is compiled in, so unet-run depends on a stamp holding it,
+# rewritten only when it differs: `make install LIBDIR=...` after a
+# `make` with another LIBDIR rebuilds unet-run instead of installing one
+# that looks in the wrong place.
 RUN_PRELOAD_REL = $(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)/unet-xdp')
-$(RUN_BIN): run/unet-run.c $(BUILD)/run/options.o
+RUN_REL_STAMP := $(BUILD)/run/preload-rel
+.PHONY: run-rel-force
+$(RUN_REL_STAMP): run-rel-force
+	@mkdir -p $(@D); echo '$(RUN_PRELOAD_REL)' | cmp -s - $@ || echo '$(RUN_PRELOAD_REL)' >$@
+$(RUN_BIN): run/unet-run.c $(BUILD)/run/options.o $(RUN_REL_STAMP)
 	$(CC) $(ALL_CFLAGS) '-DRUN_PRELOAD_REL="$(RUN_PRELOAD_REL)"' -o $@ $< $(BUILD)/run/options.o $(ALL_LDFLAGS)
 
 $(BUILD)/tests/test_unet_run: tests/unit/test_unet_run.c $(RUN_PURE_OBJS) | $(BUILD)/tests

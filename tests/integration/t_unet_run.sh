@@ -9,6 +9,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"unet_run_passthrough|-|90|curl and a Python client under unet-run against kernel servers in the other namespace: same bytes as without it; the log gives each socket's reason (AF_UNIX, loopback, interface not U-Net's, not attached, protocol not built)"
+	"unet_run_install|-|120|unet-run built for one LIBDIR and then for another (make ... LIBDIR=/usr/lib/<multiarch>, as the Debian build and make install pass it) finds its library under the LIBDIR it was last built for, relative to itself, wherever the tree is copied"
 	"unet_run_library|-|60|libunet-preload.so exports only the libc names it interposes, leaves programs that use no socket alone, is found beside unet-run and under PREFIX/lib/unet-xdp; unet-run's exit codes and option errors"
 )
 
@@ -207,4 +208,25 @@ t_unet_run_library() {
 	env $pre "$prefix/bin/unet-run" --log "$T_DIR/lib.log" "$RUN_PY" -c \
 		'import socket; socket.socket(socket.AF_UNIX)' || fail "python under the installed unet-run"
 	log_has "$T_DIR/lib.log" "AF_UNIX socket: kernel \(not AF_INET\)" "the AF_UNIX socket"
+}
+
+# unet-run looks for its library at LIBDIR/unet-xdp as seen from BINDIR,
+# a path compiled in: building it again with another LIBDIR must change
+# it, or `make install LIBDIR=...` after `make` installs a unet-run that
+# preloads nothing (ld.so ignores the bare name it falls back to).
+t_unet_run_install() {
+	local b=$T_DIR/build lib=usr/lib/unet-test-multiarch d
+	make -s -C "$ROOT" BUILD="$b" "$b/unet-run" >"$T_DIR/make.log" 2>&1 ||
+		{ cat "$T_DIR/make.log"; fail "make unet-run failed"; }
+	make -s -C "$ROOT" BUILD="$b" PREFIX=/usr LIBDIR="/$lib" "$b/unet-run" >>"$T_DIR/make.log" 2>&1 ||
+		{ cat "$T_DIR/make.log"; fail "make unet-run LIBDIR=/$lib failed"; }
+	for d in "$T_DIR/root" "$T_DIR/a root"; do
+		mkdir -p "$d/usr/bin" "$d/$lib/unet-xdp"
+		cp "$b/unet-run" "$d/usr/bin/" || fail "copying unet-run into $d"
+		cp "$BUILD/libunet-preload.so" "$d/$lib/unet-xdp/" || fail "copying the library into $d"
+		# shellcheck disable=SC2016
+		"$d/usr/bin/unet-run" sh -c 'echo "$LD_PRELOAD"' >"$T_DIR/ldp.out" 2>&1
+		grep -qxF "$d/$lib/unet-xdp/libunet-preload.so" "$T_DIR/ldp.out" ||
+			fail "unet-run built for LIBDIR=/$lib, copied under $d, did not preload $d/$lib/unet-xdp/libunet-preload.so: $(cat "$T_DIR/ldp.out")"
+	done
 }
