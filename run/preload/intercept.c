@@ -41,6 +41,7 @@
 #include "log.h"
 #include "route.h"
 #include "stack.h"
+#include "tcp.h"
 #include "udp.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -54,8 +55,24 @@ struct run_sock {
 	 * fcntl, ioctl and setsockopt so U-Net's socket can follow it. */
 	bool nonblock;
 	int rcvtimeo_ms; /* -1: none */
-	struct run_udp *udp; /* on U-Net; NULL: not decided yet */
+	struct run_udp *udp; /* on U-Net (UDP) */
+	struct run_tcp *tcp; /* on U-Net (TCP); both NULL: not decided yet */
+	int sndtimeo_ms;     /* -1: none */
+	/* TCP: bind's address, kept until listen or connect decides (the
+	 * kernel socket stays unbound: the layer binds its own). */
+	bool bound;
+	struct sockaddr_in bound_addr;
 };
+
+static inline bool on_unet(const struct run_sock *s)
+{
+	return s->udp || s->tcp;
+}
+
+static inline struct run_ep *sock_ep(const struct run_sock *s)
+{
+	return s->udp ? s->udp->e : s->tcp->e;
+}
 
 static struct fdtab table = FDTAB_INIT;
 static struct run_config cfg;
@@ -90,15 +107,15 @@ static int (*real_epoll_wait)(int, struct epoll_event *, int, int);
 static int (*real_epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
 static int (*real_ioctl)(int, unsigned long, ...);
 static int (*real_setsockopt)(int, int, int, const void *, socklen_t);
+static int (*real_getsockopt)(int, int, int, void *, socklen_t *);
+static int (*real_getsockname)(int, struct sockaddr *, socklen_t *);
+static int (*real_getpeername)(int, struct sockaddr *, socklen_t *);
+static int (*real_shutdown)(int, int);
 static int (*real_dup)(int);
 static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
 static int (*real_fcntl)(int, int, ...);
 static int (*real_fcntl64)(int, int, ...);
-
-/* Set while the U-Net library itself runs on this thread (creating an
- * endpoint): its own sockets are not the program's to track or log. */
-static __thread bool inside_library;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -152,6 +169,10 @@ static void init(void)
 	real_epoll_pwait = next("epoll_pwait");
 	real_ioctl = next("ioctl");
 	real_setsockopt = next("setsockopt");
+	real_getsockopt = next("getsockopt");
+	real_getsockname = next("getsockname");
+	real_getpeername = next("getpeername");
+	real_shutdown = next("shutdown");
 	real_dup = next("dup");
 	real_dup2 = next("dup2");
 	real_dup3 = next("dup3");
@@ -197,6 +218,13 @@ static void sock_unref(struct run_sock *s)
 		run_log("udp socket closed: %llu datagrams received, %llu sent over U-Net",
 			(unsigned long long)s->udp->rx, (unsigned long long)s->udp->tx);
 		run_udp_close(s->udp);
+	}
+	if (s->tcp) {
+		if (!s->tcp->listener)
+			run_log("tcp socket closed: %llu bytes received, %llu sent over U-Net",
+				(unsigned long long)s->tcp->rx_bytes,
+				(unsigned long long)s->tcp->tx_bytes);
+		run_tcp_close(s->tcp);
 	}
 	free(s);
 }
@@ -251,6 +279,7 @@ static bool route_choice(const struct run_sock *s, bool local, const struct sock
 	uint32_t ip, src;
 	int err;
 
+	(void)s; /* UDP and TCP are chosen alike */
 	if (!addr) {
 		ip = htonl(INADDR_ANY);
 	} else if (len < sizeof(*sin) || addr->sa_family != AF_INET) {
@@ -289,10 +318,6 @@ static bool route_choice(const struct run_sock *s, bool local, const struct sock
 			return false;
 		}
 	}
-	if (s->type != SOCK_DGRAM) {
-		snprintf(why, n, "by %s: TCP over U-Net is not built in this version", ifname);
-		return false;
-	}
 	return true;
 }
 
@@ -313,11 +338,9 @@ static bool udp_accelerate(int fd, struct run_sock *s, const char *ifname,
 		snprintf(why, n, "getsockname: %s", strerror(errno));
 		return false;
 	}
-	pthread_mutex_lock(&stack_lock);
-	inside_library = true;
+	stack_enter();
 	e = stack_ep(ifname, cfg.pin_root, cfg.spin_us, &ewhy);
-	inside_library = false;
-	pthread_mutex_unlock(&stack_lock);
+	stack_leave();
 	if (!e) {
 		snprintf(why, n, "%s", ewhy);
 		return false;
@@ -355,6 +378,10 @@ static bool decide(int fd, struct run_sock *s, const char *op, bool local,
 			snprintf(why, sizeof(why), "binding a port: %s", strerror(errno));
 			served = false;
 		}
+	}
+	if (served && s->type != SOCK_DGRAM) {
+		snprintf(why, sizeof(why), "by %s: TCP is decided at listen or connect", ifname);
+		served = false;
 	}
 	if (served)
 		served = udp_accelerate(fd, s, ifname,
@@ -398,8 +425,8 @@ EXPORT int socket(int domain, int type, int protocol)
 
 	ready();
 	fd = real_socket(domain, type, protocol);
-	if (fd < 0 || inside_library)
-		return fd;
+	if (fd < 0 || stack_depth)
+		return fd; /* the U-Net library's own (stack.h) */
 	if (domain != AF_INET) {
 		if (run_log_on()) {
 			const char *d = domain_name(domain);
@@ -425,6 +452,9 @@ EXPORT int socket(int domain, int type, int protocol)
 		s->nonblock = (type & SOCK_NONBLOCK) != 0;
 		s->rcvtimeo_ms = -1;
 		s->udp = NULL;
+		s->tcp = NULL;
+		s->sndtimeo_ms = -1;
+		s->bound = false;
 	}
 	if (!s || fdtab_set(&table, fd, s, &old) < 0) {
 		free(s);
@@ -453,6 +483,14 @@ EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 	return r;
 }
 
+/* The socket of fd if it is on U-Net, else NULL. */
+static inline struct run_sock *unet_sock(int fd)
+{
+	struct run_sock *s = fdtab_get(&table, fd);
+
+	return s && on_unet(s) ? s : NULL;
+}
+
 /* A connection accepted on a kernel listener is the kernel's. */
 static void log_accepted(int lfd, int fd)
 {
@@ -460,11 +498,65 @@ static void log_accepted(int lfd, int fd)
 		run_log("fd %d accepted on fd %d: kernel (the listener is the kernel's)", fd, lfd);
 }
 
+static void fill_addr(const struct sockaddr_in *a, struct sockaddr *out, socklen_t *len)
+{
+	if (!out || !len)
+		return;
+	memcpy(out, a, *len < sizeof(*a) ? *len : sizeof(*a));
+	*len = sizeof(*a);
+}
+
+/* accept on a U-Net listener: the connection gets a descriptor of its
+ * own, a fresh (never used) kernel TCP socket, as every U-Net socket is
+ * a real descriptor. */
+static int unet_accept(int lfd, struct run_sock *l, struct sockaddr *addr, socklen_t *len,
+		       int flags)
+{
+	struct run_tcp *c = run_tcp_accept(l->tcp, false);
+	struct run_sock *s;
+	void *old = NULL;
+	int fd;
+
+	if (!c)
+		return -1;
+	fd = real_socket(AF_INET, SOCK_STREAM | (flags & SOCK_CLOEXEC), 0);
+	s = fd >= 0 ? calloc(1, sizeof(*s)) : NULL;
+	if (!s || fdtab_set(&table, fd, s, &old) < 0) {
+		int err = fd < 0 ? errno : ENOMEM;
+
+		free(s);
+		if (fd >= 0)
+			real_close(fd);
+		run_tcp_close(c);
+		errno = err;
+		return -1;
+	}
+	sock_unref(old);
+	atomic_init(&s->refs, 1);
+	s->type = SOCK_STREAM;
+	s->nonblock = (flags & SOCK_NONBLOCK) != 0;
+	s->rcvtimeo_ms = s->sndtimeo_ms = -1;
+	c->nonblock = s->nonblock;
+	s->tcp = c;
+	fill_addr(&c->peer, addr, len);
+	if (run_log_on()) {
+		char a[64];
+
+		format_addr((struct sockaddr *)&c->peer, sizeof(c->peer), a, sizeof(a));
+		run_log("fd %d tcp accepted on fd %d from %s: U-Net", fd, lfd, a);
+	}
+	return fd;
+}
+
 EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
+	struct run_sock *s;
 	int r;
 
 	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp)
+		return unet_accept(fd, s, addr, len, 0);
 	r = real_accept(fd, addr, len);
 	log_accepted(fd, r);
 	return r;
@@ -472,20 +564,46 @@ EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 
 EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
+	struct run_sock *s;
 	int r;
 
 	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp)
+		return unet_accept(fd, s, addr, len, flags);
 	r = real_accept4(fd, addr, len, flags);
 	log_accepted(fd, r);
 	return r;
 }
 
-/* The socket of fd if it is on U-Net, else NULL. */
-static inline struct run_sock *unet_sock(int fd)
+/* The U-Net endpoint for TCP socket s's traffic by addr (local or a
+ * peer's), or NULL with why. */
+static struct run_ep *tcp_route(struct run_sock *s, bool local, const struct sockaddr *addr,
+				socklen_t len, char *why, size_t n)
 {
-	struct run_sock *s = fdtab_get(&table, fd);
+	char ifname[IF_NAMESIZE];
+	const char *ewhy;
+	struct run_ep *e;
 
-	return s && s->udp ? s : NULL;
+	if (!route_choice(s, local, addr, len, ifname, why, n))
+		return NULL;
+	stack_enter();
+	e = stack_ep(ifname, cfg.pin_root, cfg.spin_us, &ewhy);
+	stack_leave();
+	if (!e)
+		snprintf(why, n, "%s", ewhy);
+	return e;
+}
+
+static void log_tcp(int fd, const char *op, const struct sockaddr *addr, socklen_t len,
+		    bool unet, const char *why)
+{
+	if (run_log_on()) {
+		char a[64];
+
+		format_addr(addr, len, a, sizeof(a));
+		run_log("fd %d tcp %s %s: %s (%s)", fd, op, a, unet ? "U-Net" : "kernel", why);
+	}
 }
 
 EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
@@ -495,9 +613,22 @@ EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 
 	ready();
 	s = fdtab_get(&table, fd);
-	if (s && s->udp) {
+	if (s && (on_unet(s) || s->bound)) {
 		errno = EINVAL; /* bound already, as the kernel says */
 		return -1;
+	}
+	if (s && s->type == SOCK_STREAM && addr && len >= sizeof(struct sockaddr_in) &&
+	    addr->sa_family == AF_INET && ((const struct sockaddr_in *)addr)->sin_port) {
+		char why[256], ifname[IF_NAMESIZE];
+
+		/* A listener to be: U-Net's if its address is; the layer
+		 * binds the port itself at listen (a bound kernel socket
+		 * here would hold it against the layer). */
+		if (route_choice(s, true, addr, len, ifname, why, sizeof(why))) {
+			memcpy(&s->bound_addr, addr, sizeof(s->bound_addr));
+			s->bound = true;
+			return 0;
+		}
 	}
 	r = real_bind(fd, addr, len);
 	if (s && r == 0)
@@ -512,6 +643,10 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 	ready();
 	s = fdtab_get(&table, fd);
+	if (s && s->tcp) {
+		errno = s->tcp->listener ? EINVAL : EISCONN;
+		return -1;
+	}
 	if (s && s->udp) {
 		/* Connecting a socket already on U-Net is not built: refused
 		 * rather than silently half done. */
@@ -520,7 +655,42 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		return -1;
 	}
 	if (s && s->type == SOCK_STREAM) {
-		decide(fd, s, "connect", false, addr, len, true, true);
+		char why[256];
+		struct run_ep *e = s->bound ? NULL : tcp_route(s, false, addr, len, why, sizeof(why));
+
+		if (s->bound)
+			snprintf(why, sizeof(why), "bound before connect: not built on U-Net");
+		if (e) {
+			struct run_tcp *c = run_tcp_connect(e, (const struct sockaddr_in *)addr,
+							    s->nonblock, cfg.spin_us, s->sndtimeo_ms);
+			int err = errno;
+
+			if (c) {
+				c->rcvtimeo_ms = s->rcvtimeo_ms;
+				c->sndtimeo_ms = s->sndtimeo_ms;
+				s->tcp = c;
+				reg_decided(fd, true);
+				snprintf(why, sizeof(why), "%s, port %u", e->why,
+					 ntohs(c->local.sin_port));
+				log_tcp(fd, "connect", addr, len, true, why);
+				errno = err;
+				return err == EINPROGRESS ? -1 : 0;
+			}
+			if (err == ECONNREFUSED || err == ETIMEDOUT || err == EHOSTUNREACH ||
+			    err == ENETUNREACH || err == EINTR) {
+				/* The peer's answer (or its silence): the kernel would
+				 * have had the same. */
+				log_tcp(fd, "connect", addr, len, true, strerror(err));
+				errno = err;
+				return -1;
+			}
+			snprintf(why, sizeof(why), "the TCP layer refused: %s", strerror(err));
+		}
+		log_tcp(fd, "connect", addr, len, false, why);
+		if (s->bound)
+			r = real_bind(fd, (struct sockaddr *)&s->bound_addr, sizeof(s->bound_addr));
+		reg_decided(fd, false);
+		forget(fd);
 		return real_connect(fd, addr, len);
 	}
 	r = real_connect(fd, addr, len);
@@ -535,6 +705,48 @@ EXPORT int listen(int fd, int backlog)
 
 	ready();
 	s = fdtab_get(&table, fd);
+	if (s && s->tcp && s->tcp->listener)
+		return 0; /* listening already (a new backlog is not applied) */
+	if (s && s->bound) {
+		char why[256];
+		struct run_ep *e = tcp_route(s, true, (struct sockaddr *)&s->bound_addr,
+					     sizeof(s->bound_addr), why, sizeof(why));
+
+		if (e) {
+			struct sockaddr_in local = s->bound_addr;
+			struct run_tcp *l;
+
+			if (local.sin_addr.s_addr == htonl(INADDR_ANY))
+				local.sin_addr.s_addr = e->addr;
+			l = run_tcp_listen(e, &local, backlog, cfg.spin_us);
+			if (l) {
+				l->nonblock = s->nonblock;
+				l->rcvtimeo_ms = s->rcvtimeo_ms;
+				s->tcp = l;
+				reg_decided(fd, true);
+				snprintf(why, sizeof(why), "%s, port %u", e->why,
+					 ntohs(local.sin_port));
+				log_tcp(fd, "listen", (struct sockaddr *)&s->bound_addr,
+					sizeof(s->bound_addr), true, why);
+				return 0;
+			}
+			snprintf(why, sizeof(why), "the TCP layer refused: %s", strerror(errno));
+		}
+		log_tcp(fd, "listen", (struct sockaddr *)&s->bound_addr, sizeof(s->bound_addr),
+			false, why);
+		/* Back to the kernel before any data moved: the bind it never saw. */
+		if (real_bind(fd, (struct sockaddr *)&s->bound_addr, sizeof(s->bound_addr)) < 0) {
+			int err = errno;
+
+			reg_decided(fd, false);
+			forget(fd);
+			errno = err;
+			return -1;
+		}
+		reg_decided(fd, false);
+		forget(fd);
+		return real_listen(fd, backlog);
+	}
 	if (s)
 		decide(fd, s, "listen", true, NULL, 0, true, false);
 	return real_listen(fd, backlog);
@@ -543,6 +755,8 @@ EXPORT int listen(int fd, int backlog)
 static ssize_t send_iov(struct run_sock *s, const struct iovec *iov, size_t n, int flags,
 			const struct sockaddr *to, socklen_t tolen)
 {
+	if (s->tcp)
+		return run_tcp_send(s->tcp, iov, n, flags);
 	return run_udp_send(s->udp, iov, n, flags, to, tolen);
 }
 
@@ -615,6 +829,22 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	return real_sendmsg(fd, msg, flags);
 }
 
+static ssize_t recv_iov(struct run_sock *s, const struct iovec *iov, size_t n, int flags,
+			struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
+{
+	if (s->tcp) {
+		ssize_t r = run_tcp_recv(s->tcp, iov, n, flags);
+
+		if (r >= 0) {
+			fill_addr(&s->tcp->peer, from, fromlen);
+			if (msg_flags)
+				*msg_flags = 0;
+		}
+		return r;
+	}
+	return run_udp_recv(s->udp, iov, n, flags, from, fromlen, msg_flags);
+}
+
 EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
 			socklen_t *len)
 {
@@ -624,7 +854,7 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr 
 	if (s) {
 		struct iovec v = { buf, n };
 
-		return run_udp_recv(s->udp, &v, 1, flags, addr, len, NULL);
+		return recv_iov(s, &v, 1, flags, addr, len, NULL);
 	}
 	return real_recvfrom(fd, buf, n, flags, addr, len);
 }
@@ -637,7 +867,7 @@ EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 	if (s) {
 		struct iovec v = { buf, n };
 
-		return run_udp_recv(s->udp, &v, 1, flags, NULL, NULL, NULL);
+		return recv_iov(s, &v, 1, flags, NULL, NULL, NULL);
 	}
 	return real_recv(fd, buf, n, flags);
 }
@@ -650,7 +880,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t n)
 	if (s) {
 		struct iovec v = { buf, n };
 
-		return run_udp_recv(s->udp, &v, 1, 0, NULL, NULL, NULL);
+		return recv_iov(s, &v, 1, 0, NULL, NULL, NULL);
 	}
 	return real_read(fd, buf, n);
 }
@@ -662,7 +892,7 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 	ready();
 	if (s)
 		return n < 0 ? (errno = EINVAL, -1)
-			     : run_udp_recv(s->udp, iov, (size_t)n, 0, NULL, NULL, NULL);
+			     : recv_iov(s, iov, (size_t)n, 0, NULL, NULL, NULL);
 	return real_readv(fd, iov, n);
 }
 
@@ -673,7 +903,7 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	ready();
 	if (s) {
 		socklen_t len = msg->msg_namelen;
-		ssize_t r = run_udp_recv(s->udp, msg->msg_iov, msg->msg_iovlen, flags,
+		ssize_t r = recv_iov(s, msg->msg_iov, msg->msg_iovlen, flags,
 					 msg->msg_name, msg->msg_name ? &len : NULL,
 					 &msg->msg_flags);
 
@@ -685,6 +915,19 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 		return r;
 	}
 	return real_recvmsg(fd, msg, flags);
+}
+
+/* What poll would say of U-Net socket s for events (POLLERR and
+ * POLLHUP whether asked or not). */
+static short sock_revents(struct run_sock *s, short events)
+{
+	short r;
+
+	if (s->tcp)
+		r = run_tcp_poll(s->tcp);
+	else
+		r = (short)((run_udp_readable(s->udp) ? POLLIN : 0) | POLLOUT);
+	return (short)(r & (events | POLLERR | POLLHUP));
 }
 
 /* poll over a mix: U-Net sockets' readiness is computed here (drain the
@@ -726,13 +969,10 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 				continue;
 			k[i].fd = -1; /* not the kernel's to answer */
 			fds[i].revents = 0;
-			if ((fds[i].events & POLLIN) && run_udp_readable(s->udp))
-				fds[i].revents |= POLLIN;
-			if (fds[i].events & POLLOUT)
-				fds[i].revents |= POLLOUT;
+			fds[i].revents = sock_revents(s, fds[i].events);
 			if (fds[i].revents)
 				ready_n++;
-			k[w].fd = s->udp->e->wait_fd;
+			k[w].fd = sock_ep(s)->wait_fd;
 			k[w++].events = POLLIN;
 		}
 		r = real_poll(k, n, 0);
@@ -920,7 +1160,7 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct
 
 		if (i > 0 && (flags & MSG_WAITFORONE))
 			f |= MSG_DONTWAIT;
-		r = run_udp_recv(s->udp, m->msg_iov, m->msg_iovlen, f, m->msg_name,
+		r = recv_iov(s, m->msg_iov, m->msg_iovlen, f, m->msg_name,
 				 m->msg_name ? &len : NULL, &m->msg_flags);
 		if (r < 0)
 			return i ? (int)i : -1;
@@ -1011,7 +1251,7 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	s = fdtab_get(&table, fd);
 	if (!s)
 		return real_epoll_ctl(epfd, op, fd, ev);
-	undecided = !s->udp;
+	undecided = !on_unet(s);
 	if (undecided && real_epoll_ctl(epfd, op, fd, ev) < 0)
 		return -1;
 	pthread_mutex_lock(&reg_lock);
@@ -1075,13 +1315,18 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 		if (!s)
 			continue;
 		if (*nw < wmax) {
-			w[*nw].fd = s->udp->e->wait_fd;
+			w[*nw].fd = sock_ep(s)->wait_fd;
 			w[(*nw)++].events = POLLIN;
 		}
-		if ((r->ev.events & EPOLLIN) && run_udp_readable(s->udp))
-			got |= EPOLLIN;
-		if (r->ev.events & EPOLLOUT)
-			got |= EPOLLOUT;
+		{
+			short p = sock_revents(s, (short)(((r->ev.events & EPOLLIN) ? POLLIN : 0) |
+							  ((r->ev.events & EPOLLOUT) ? POLLOUT : 0) |
+							  ((r->ev.events & EPOLLRDHUP) ? POLLRDHUP : 0)));
+
+			got = (p & POLLIN ? EPOLLIN : 0) | (p & POLLOUT ? EPOLLOUT : 0) |
+			      (p & POLLERR ? EPOLLERR : 0) | (p & POLLHUP ? EPOLLHUP : 0) |
+			      (p & POLLRDHUP ? EPOLLRDHUP : 0);
+		}
 		if (!got) {
 			r->reported = false;
 			continue;
@@ -1155,6 +1400,74 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout,
 	return epoll_common(epfd, evs, max, timeout, mask);
 }
 
+EXPORT int shutdown(int fd, int how)
+{
+	struct run_sock *s;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp && !s->tcp->listener)
+		return run_tcp_shutdown(s->tcp, how);
+	if (s && s->udp) {
+		errno = ENOTCONN; /* Linux: a UDP socket has nothing to shut down but this */
+		return -1;
+	}
+	return real_shutdown(fd, how);
+}
+
+/* A TCP socket on U-Net has an unbound kernel socket: the addresses are
+ * the layer's. */
+EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	struct run_sock *s;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp) {
+		fill_addr(&s->tcp->local, addr, len);
+		return 0;
+	}
+	if (s && s->bound) {
+		fill_addr(&s->bound_addr, addr, len);
+		return 0;
+	}
+	return real_getsockname(fd, addr, len);
+}
+
+EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	struct run_sock *s;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp) {
+		if (s->tcp->listener) {
+			errno = ENOTCONN;
+			return -1;
+		}
+		fill_addr(&s->tcp->peer, addr, len);
+		return 0;
+	}
+	return real_getpeername(fd, addr, len);
+}
+
+EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	struct run_sock *s;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp && level == SOL_SOCKET && name == SO_ERROR && val && len &&
+	    *len >= sizeof(int)) {
+		int e = run_tcp_error(s->tcp);
+
+		memcpy(val, &e, sizeof(e));
+		*len = sizeof(e);
+		return 0;
+	}
+	return real_getsockopt(fd, level, name, val, len);
+}
+
 EXPORT int ioctl(int fd, unsigned long req, ...)
 {
 	struct run_sock *s;
@@ -1174,6 +1487,8 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 		s->nonblock = on != 0;
 		if (s->udp)
 			s->udp->nonblock = s->nonblock;
+		if (s->tcp)
+			s->tcp->nonblock = s->nonblock;
 	}
 	if (s && s->udp && req == FIONREAD && arg) {
 		int n = run_udp_next_len(s->udp);
@@ -1192,15 +1507,23 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 	ready();
 	r = real_setsockopt(fd, level, name, val, len);
 	s = fdtab_get(&table, fd);
-	if (r == 0 && s && level == SOL_SOCKET && name == SO_RCVTIMEO &&
+	if (r == 0 && s && level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO) &&
 	    len >= sizeof(struct timeval)) {
 		const struct timeval *tv = val;
-
-		s->rcvtimeo_ms = tv->tv_sec || tv->tv_usec
+		int ms = tv->tv_sec || tv->tv_usec
 				 ? (int)(tv->tv_sec * 1000 + (tv->tv_usec + 999) / 1000)
 				 : -1;
+
+		if (name == SO_RCVTIMEO)
+			s->rcvtimeo_ms = ms;
+		else
+			s->sndtimeo_ms = ms;
 		if (s->udp)
 			s->udp->rcvtimeo_ms = s->rcvtimeo_ms;
+		if (s->tcp) {
+			s->tcp->rcvtimeo_ms = s->rcvtimeo_ms;
+			s->tcp->sndtimeo_ms = s->sndtimeo_ms;
+		}
 	}
 	return r;
 }
@@ -1277,6 +1600,8 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
 			s->nonblock = ((long)arg & O_NONBLOCK) != 0;
 			if (s->udp)
 				s->udp->nonblock = s->nonblock;
+			if (s->tcp)
+				s->tcp->nonblock = s->nonblock;
 		}
 	}
 	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) {

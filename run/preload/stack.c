@@ -3,14 +3,17 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "stack.h"
 
 #define MAX_EPS 8
 
 pthread_mutex_t stack_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+__thread int stack_depth;
 
 static struct run_ep eps[MAX_EPS];
 static int neps;
@@ -116,4 +119,46 @@ static void fork_child(void)
 void stack_atfork(void)
 {
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* How long one sleep of a blocking call lasts at most: the endpoint's
+ * wait descriptor wakes it sooner; the cap bounds what a lost wake-up
+ * (another thread drained the frames) could cost, and keeps TCP's timers
+ * running. */
+#define WAIT_SLICE_MS 10
+
+int64_t stack_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t stack_deadline(int timeo_ms)
+{
+	return timeo_ms > 0 ? stack_now_us() + (int64_t)timeo_ms * 1000 : -1;
+}
+
+int stack_wait(struct run_ep *e, int64_t deadline, int64_t spin_until)
+{
+	struct pollfd p = { .fd = e->wait_fd, .events = POLLIN };
+	int64_t now = stack_now_us();
+	int ms = WAIT_SLICE_MS;
+
+	if (deadline >= 0 && now >= deadline)
+		return -EAGAIN;
+	if (now < spin_until)
+		return 0; /* the caller looks again at once */
+	if (deadline >= 0 && (deadline - now) / 1000 < ms)
+		ms = (int)((deadline - now + 999) / 1000);
+	if (p.fd < 0) {
+		struct timespec ts = { 0, 100000 };
+
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	if (poll(&p, 1, ms) < 0 && errno == EINTR)
+		return -EINTR;
+	return 0;
 }

@@ -30,6 +30,22 @@ struct run_ep {
 };
 
 extern pthread_mutex_t stack_lock;
+/* How deep this thread is in stack_lock: while > 0 the U-Net library
+ * runs on this thread, and the sockets it makes for itself (AF_XDP, the
+ * TCP layer's port holders) are not the program's to track or log. */
+extern __thread int stack_depth;
+
+static inline void stack_enter(void)
+{
+	pthread_mutex_lock(&stack_lock);
+	stack_depth++;
+}
+
+static inline void stack_leave(void)
+{
+	stack_depth--;
+	pthread_mutex_unlock(&stack_lock);
+}
 
 /* The endpoint on ifname, created now if this is the first call for it;
  * NULL when it cannot be had, with the reason in *why (kept: the next
@@ -44,5 +60,15 @@ struct run_ep *stack_ep(const char *ifname, const char *pin_root, uint32_t spin_
  * sockets it inherited fail with EOPNOTSUPP (a new socket of the child's
  * gets no endpoint on that interface either: the kernel serves it). */
 void stack_atfork(void);
+
+/* Monotonic microseconds; the deadline timeo_ms from now (-1: none for
+ * timeo_ms <= 0). */
+int64_t stack_now_us(void);
+int64_t stack_deadline(int timeo_ms);
+/* Wait for e to have frames, at most until deadline (monotonic us, -1:
+ * none): spin until spin_until (return at once, the caller looks
+ * again), then sleep on e's wait descriptor, one slice.  Called without
+ * stack_lock.  Returns 0 (look again), -EAGAIN (deadline), -EINTR. */
+int stack_wait(struct run_ep *e, int64_t deadline, int64_t spin_until);
 
 #endif /* UNET_RUN_STACK_H */

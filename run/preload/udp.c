@@ -2,18 +2,12 @@
 /* udp.c - UDP sockets of the program's on U-Net (udp.h). */
 #include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "udp.h"
 #include "unet-xdp/unet_udp.h"
 
-/* How long one sleep of a blocking call lasts at most: the endpoint's
- * wait descriptor wakes it sooner; the cap bounds what a lost wake-up
- * could cost. */
-#define WAIT_SLICE_MS 10
 /* Sends that found the send queue full or the peer's MAC unresolved are
  * retried this often before a blocking send gives up. */
 #define SEND_TRIES 1000
@@ -29,12 +23,12 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
 		return NULL;
 	o.remote_addr = peer_addr;
 	o.remote_port = peer_port;
-	pthread_mutex_lock(&stack_lock);
+	stack_enter();
 	u->us = unet_udp__open(e->ep, local_addr, local_port, &o);
 	if (!u->us) {
 		int err = errno;
 
-		pthread_mutex_unlock(&stack_lock);
+		stack_leave();
 		free(u);
 		errno = err;
 		return NULL;
@@ -47,7 +41,7 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
 	u->spin_us = spin_us;
 	u->next = e->udp;
 	e->udp = u;
-	pthread_mutex_unlock(&stack_lock);
+	stack_leave();
 	return u;
 }
 
@@ -55,7 +49,7 @@ void run_udp_close(struct run_udp *u)
 {
 	struct run_udp **pp;
 
-	pthread_mutex_lock(&stack_lock);
+	stack_enter();
 	for (pp = &u->e->udp; *pp; pp = &(*pp)->next) {
 		if (*pp == u) {
 			*pp = u->next;
@@ -67,7 +61,7 @@ void run_udp_close(struct run_udp *u)
 			unet_endpoint__release(u->e->ep, &u->q[(u->head + i) % RUN_UDP_QLEN], 1);
 		unet_udp__close(u->us);
 	}
-	pthread_mutex_unlock(&stack_lock);
+	stack_leave();
 	free(u);
 }
 
@@ -97,45 +91,6 @@ void run_udp_pump(struct run_ep *e)
 	}
 }
 
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* Wait for the endpoint to have frames, at most until deadline (us,
- * monotonic; -1: forever): spin for the budget, then sleep on the
- * endpoint's descriptor.  Called without stack_lock.  Returns 0, or
- * -EAGAIN at the deadline, -EINTR. */
-static int wait_frames(struct run_udp *u, int64_t deadline, int64_t spin_until)
-{
-	struct pollfd p = { .fd = u->e->wait_fd, .events = POLLIN };
-	int64_t now = now_us();
-	int ms = WAIT_SLICE_MS;
-
-	if (deadline >= 0 && now >= deadline)
-		return -EAGAIN;
-	if (now < spin_until)
-		return 0; /* the caller looks again at once */
-	if (deadline >= 0 && (deadline - now) / 1000 < ms)
-		ms = (int)((deadline - now + 999) / 1000);
-	if (p.fd < 0) {
-		struct timespec ts = { 0, 100000 };
-
-		nanosleep(&ts, NULL);
-		return 0;
-	}
-	if (poll(&p, 1, ms) < 0 && errno == EINTR)
-		return -EINTR;
-	return 0;
-}
-
-static int64_t deadline_of(int timeo_ms)
-{
-	return timeo_ms > 0 ? now_us() + (int64_t)timeo_ms * 1000 : -1;
-}
 
 ssize_t run_udp_send(struct run_udp *u, const struct iovec *iov, size_t iovcnt, int flags,
 		     const struct sockaddr *to, socklen_t tolen)
@@ -173,9 +128,9 @@ ssize_t run_udp_send(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 		memcpy(buf + len, iov[i].iov_base, iov[i].iov_len);
 		len += iov[i].iov_len;
 	}
-	pthread_mutex_lock(&stack_lock);
+	stack_enter();
 	if (len > unet_udp__max_payload(u->us)) {
-		pthread_mutex_unlock(&stack_lock);
+		stack_leave();
 		errno = EMSGSIZE;
 		return -1;
 	}
@@ -198,7 +153,7 @@ ssize_t run_udp_send(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 	}
 	if (r == 0)
 		u->tx++;
-	pthread_mutex_unlock(&stack_lock);
+	stack_leave();
 	if (r < 0) {
 		errno = r == -EAGAIN && !nonblock ? ENOBUFS : -r;
 		return -1;
@@ -210,11 +165,11 @@ bool run_udp_readable(struct run_udp *u)
 {
 	bool r;
 
-	pthread_mutex_lock(&stack_lock);
+	stack_enter();
 	if (!u->count)
 		run_udp_pump(u->e);
 	r = u->count > 0;
-	pthread_mutex_unlock(&stack_lock);
+	stack_leave();
 	return r;
 }
 
@@ -222,11 +177,11 @@ int run_udp_next_len(struct run_udp *u)
 {
 	int n;
 
-	pthread_mutex_lock(&stack_lock);
+	stack_enter();
 	if (!u->count)
 		run_udp_pump(u->e);
 	n = u->count ? (int)u->q[u->head].len : 0;
-	pthread_mutex_unlock(&stack_lock);
+	stack_leave();
 	return n;
 }
 
@@ -234,8 +189,8 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 		     struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
 {
 	bool nonblock = u->nonblock || (flags & MSG_DONTWAIT);
-	int64_t deadline = deadline_of(u->rcvtimeo_ms);
-	int64_t spin_until = now_us() + u->spin_us;
+	int64_t deadline = stack_deadline(u->rcvtimeo_ms);
+	int64_t spin_until = stack_now_us() + u->spin_us;
 	struct unet_recv_desc d;
 	size_t off = 0;
 
@@ -244,17 +199,17 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 		return -1;
 	}
 	for (;;) {
-		pthread_mutex_lock(&stack_lock);
+		stack_enter();
 		if (!u->count)
 			run_udp_pump(u->e);
 		if (u->count)
 			break;
-		pthread_mutex_unlock(&stack_lock);
+		stack_leave();
 		if (nonblock) {
 			errno = EAGAIN;
 			return -1;
 		}
-		int r = wait_frames(u, deadline, spin_until);
+		int r = stack_wait(u->e, deadline, spin_until);
 		if (r < 0) {
 			errno = -r;
 			return -1;
@@ -282,6 +237,6 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 		u->rx++;
 		unet_endpoint__release(u->e->ep, &d, 1);
 	}
-	pthread_mutex_unlock(&stack_lock);
+	stack_leave();
 	return (flags & MSG_TRUNC) ? (ssize_t)d.len : (ssize_t)off;
 }
