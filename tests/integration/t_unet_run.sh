@@ -190,14 +190,18 @@ t_unet_run_library() {
 
 	# The library is found beside unet-run (the build tree) and under
 	# PREFIX/lib/unet-xdp for an install under any prefix.
-	local prefix=$T_DIR/prefix with_space="$T_DIR/a prefix"
-	for p in "$prefix" "$with_space"; do
+	# (Not a prefix with a space: ld.so splits LD_PRELOAD at spaces, so
+	# that one would name the library and not load it; docs/unet-run.md.)
+	local prefix=$T_DIR/prefix other=$T_DIR/other/prefix
+	for p in "$prefix" "$other"; do
 		mkdir -p "$p/bin" "$p/lib/unet-xdp"
-		cp "$BUILD/unet-run" "$p/bin/" && cp "$so" "$p/lib/unet-xdp/" || fail "copying into $p"
+		cp "$BUILD/unet-run" "$p/bin/" || fail "copying unet-run into $p"
+		cp "$so" "$p/lib/unet-xdp/" || fail "copying the library into $p"
 		# shellcheck disable=SC2086
-		env $pre "$p/bin/unet-run" sh -c 'echo "$LD_PRELOAD"' >"$T_DIR/ldp.out"
+		env $pre "$p/bin/unet-run" sh -c 'echo "$LD_PRELOAD"' >"$T_DIR/ldp.out" 2>"$T_DIR/ldp.err"
 		grep -qF "$p/lib/unet-xdp/libunet-preload.so" "$T_DIR/ldp.out" ||
 			fail "unet-run under $p did not preload its library: $(cat "$T_DIR/ldp.out")"
+		[[ ! -s $T_DIR/ldp.err ]] || fail "preloading under $p: $(cat "$T_DIR/ldp.err")"
 	done
 	# shellcheck disable=SC2086
 	env $pre "$BUILD/unet-run" sh -c 'echo "$LD_PRELOAD"' >"$T_DIR/ldp.out"
@@ -220,13 +224,18 @@ t_unet_run_install() {
 		{ cat "$T_DIR/make.log"; fail "make unet-run failed"; }
 	make -s -C "$ROOT" BUILD="$b" PREFIX=/usr LIBDIR="/$lib" "$b/unet-run" >>"$T_DIR/make.log" 2>&1 ||
 		{ cat "$T_DIR/make.log"; fail "make unet-run LIBDIR=/$lib failed"; }
-	for d in "$T_DIR/root" "$T_DIR/a root"; do
+	# (No prefix with a space: ld.so splits LD_PRELOAD at spaces, see
+	# docs/unet-run.md's limits.)
+	for d in "$T_DIR/root" "$T_DIR/other/root"; do
 		mkdir -p "$d/usr/bin" "$d/$lib/unet-xdp"
 		cp "$b/unet-run" "$d/usr/bin/" || fail "copying unet-run into $d"
 		cp "$BUILD/libunet-preload.so" "$d/$lib/unet-xdp/" || fail "copying the library into $d"
-		# shellcheck disable=SC2016
-		"$d/usr/bin/unet-run" sh -c 'echo "$LD_PRELOAD"' >"$T_DIR/ldp.out" 2>&1
-		grep -qxF "$d/$lib/unet-xdp/libunet-preload.so" "$T_DIR/ldp.out" ||
+		# The library is LD_PRELOAD's last entry (a sanitized build's
+		# runtime comes first, from unet_run_env).
+		# shellcheck disable=SC2016,SC2046
+		env $(unet_run_env) "$d/usr/bin/unet-run" sh -c 'echo "$LD_PRELOAD"' >"$T_DIR/ldp.out" 2>"$T_DIR/ldp.err"
+		[[ $(sed 's/.*[ :]//' "$T_DIR/ldp.out") == "$d/$lib/unet-xdp/libunet-preload.so" ]] ||
 			fail "unet-run built for LIBDIR=/$lib, copied under $d, did not preload $d/$lib/unet-xdp/libunet-preload.so: $(cat "$T_DIR/ldp.out")"
+		[[ ! -s $T_DIR/ldp.err ]] || fail "preloading under $d: $(cat "$T_DIR/ldp.err")"
 	done
 }
