@@ -768,9 +768,9 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct
 	ready();
 	s = fdtab_get(&table, fd);
 	/* decide() frees s when it leaves the socket to the kernel. */
-	if (s && !s->udp && addr && !decide(fd, s, "sendto", false, addr, len, false, false))
+	if (s && !on_unet(s) && addr && !decide(fd, s, "sendto", false, addr, len, false, false))
 		s = NULL;
-	if (s && s->udp) {
+	if (s && on_unet(s)) {
 		struct iovec v = { (void *)buf, n };
 
 		return send_iov(s, &v, 1, flags, addr, len);
@@ -820,10 +820,10 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 
 	ready();
 	s = fdtab_get(&table, fd);
-	if (s && !s->udp && msg && msg->msg_name &&
+	if (s && !on_unet(s) && msg && msg->msg_name &&
 	    !decide(fd, s, "sendmsg", false, msg->msg_name, msg->msg_namelen, false, false))
 		s = NULL;
-	if (s && s->udp)
+	if (s && on_unet(s))
 		return send_iov(s, msg->msg_iov, msg->msg_iovlen, flags, msg->msg_name,
 				msg->msg_namelen);
 	return real_sendmsg(fd, msg, flags);
