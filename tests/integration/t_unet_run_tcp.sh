@@ -7,6 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
+	"unet_run_redis|xdp|180|redis-server, unmodified, under unet-run (epoll, accept4, non-blocking sockets) driven by redis-cli and redis-benchmark (20 clients, 5 commands, 20000 requests each) from the other namespace: every request answered, the INCR counter exact, every connection on U-Net; skipped without redis"
 	"unet_run_sockperf_tcp|xdp|150|Debian's sockperf, unmodified, TCP ping-pong: server under unet-run and kernel client, then the other way round; no message lost, duplicated or out of order, over U-Net (the namespace's kernel TCP counters unmoved)"
 	"unet_run_iperf3|xdp|180|Debian's iperf3, unmodified, TCP: server under unet-run with a kernel client, then a client under unet-run against a kernel server (both directions with -R); the bytes each side counts agree, over U-Net (the namespace's kernel TCP counters unmoved)"
 	"unet_run_tcp|xdp|120|a Python TCP echo server (wildcard bind, listen, accept) and client (blocking and non-blocking connect with SO_ERROR, sendall, shutdown) under unet-run against the kernel's TCP in the other namespace: 1 MB each way byte for byte, over U-Net (the endpoint's log, the namespace's kernel TCP segment counters unmoved)"
@@ -217,6 +218,41 @@ t_unet_run_iperf3() {
 		note "iperf3 client under unet-run ${dir:-(client sends)}: $n bytes"
 	done
 	kill -TERM "$pid"; unet_bg_wait "$pid" 10
+	after=$(kernel_tcp_segs a)
+	kernel_tcp_quiet "$before" "$after"
+}
+
+t_unet_run_redis() {
+	command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
+		skip "redis-server and redis-benchmark (redis-tools) are not installed"
+	local pid before after n
+	tcp_run_setup
+	before=$(kernel_tcp_segs a)
+	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/redis.log" \
+		redis-server --bind "$IP_A" --port 7800 --save "" --appendonly no --protected-mode no \
+		--dir "$T_DIR" >"$T_DIR/redis.out" 2>&1
+	pid=$UNET_BG_PID
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[[ $(in_b redis-cli -h "$IP_A" -p 7800 ping 2>/dev/null) == PONG ]] && break
+		sleep 0.1
+	done
+	((i < 100)) || { cat "$T_DIR/redis.out" "$T_DIR/redis.log"; fail "redis-server under unet-run does not answer"; }
+	in_b redis-cli -h "$IP_A" -p 7800 set unet-run-key "over U-Net" >/dev/null || fail "redis-cli set"
+	[[ $(in_b redis-cli -h "$IP_A" -p 7800 get unet-run-key) == "over U-Net" ]] || fail "redis-cli get gave another value"
+	in_b redis-benchmark -h "$IP_A" -p 7800 -c 20 -n 20000 -t set,get,incr,lpush,lpop -q \
+		>"$T_DIR/bench.out" 2>&1 || { cat "$T_DIR/bench.out"; fail "redis-benchmark failed"; }
+	cat "$T_DIR/bench.out"
+	n=$(grep -c "requests per second" "$T_DIR/bench.out")
+	((n == 5)) || fail "redis-benchmark finished $n of its 5 tests"
+	# 20000 INCRs by 20 clients: the counter says every one arrived.
+	[[ $(in_b redis-cli -h "$IP_A" -p 7800 get counter:__rand_int__) == 20000 ]] ||
+		fail "INCR counter is not 20000: $(in_b redis-cli -h "$IP_A" -p 7800 get counter:__rand_int__)"
+	kill -TERM "$pid"; unet_bg_wait "$pid" 10
+	grep -q "tcp listen $IP_A:7800: U-Net" "$T_DIR/redis.log" || { cat "$T_DIR/redis.log"; fail "redis-server's listener was not on U-Net"; }
+	n=$(grep -c "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net" "$T_DIR/redis.log")
+	((n > 100)) || fail "only $n connections accepted on U-Net"
+	note "$n connections accepted on U-Net"
 	after=$(kernel_tcp_segs a)
 	kernel_tcp_quiet "$before" "$after"
 }
