@@ -128,8 +128,18 @@ PAR_SRCS := $(wildcard examples/parallel/*.c)
 PAR_BINS := $(if $(shell command -v $(MPICC) 2>/dev/null),\
 	$(patsubst examples/parallel/%.c,$(BUILD)/parallel/%,$(PAR_SRCS)))
 
+# unet-run and the library it preloads (docs/unet-run.md): the library
+# exports only the libc names it interposes (run/preload/libunet-preload.map).
+RUN_PRELOAD_SRCS := $(wildcard run/preload/*.c)
+RUN_PRELOAD_OBJS := $(patsubst run/%.c,$(BUILD)/run/%.o,$(RUN_PRELOAD_SRCS))
+RUN_PRELOAD := $(BUILD)/libunet-preload.so
+RUN_BIN := $(BUILD)/unet-run
+# The parts without a network its unit test links.
+RUN_PURE_OBJS := $(BUILD)/run/options.o $(BUILD)/run/preload/fdtab.o \
+	$(BUILD)/run/preload/route.o $(BUILD)/run/preload/config.o
+
 .PHONY: all dist deps check check-unit check-integration check-san soak demo bench bench-parallel install deb version clean tsan
-all: $(ALIB) $(SO) $(FABRIC_SO) $(FABRIC_TESTS) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS) \
+all: $(ALIB) $(SO) $(FABRIC_SO) $(RUN_BIN) $(RUN_PRELOAD) $(FABRIC_TESTS) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS) \
      $(BUILD)/unet-bench $(PAR_BINS)
 
 # The ThreadSanitizer build of the two-thread TCP test (tcp_threads_tsan in
@@ -138,7 +148,7 @@ tsan:
 	$(MAKE) SAN=tsan BUILD=build-tsan build-tsan/tools/unet-tcp-threads
 
 # What `make install` installs, built (no tests, tools or benchmark).
-dist: $(ALIB) $(SO) $(FABRIC_SO) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(EXAMPLE_BINS)
+dist: $(ALIB) $(SO) $(FABRIC_SO) $(RUN_BIN) $(RUN_PRELOAD) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(EXAMPLE_BINS)
 
 version:
 	@echo $(VERSION)
@@ -199,6 +209,38 @@ PC_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(IN
 
 $(BUILD)/libunet-xdp.pc: lib/libunet-xdp.pc.in $(VERSION_H) | $(BUILD)
 	$(PC_SUBST) $< > $@
+
+$(BUILD)/run/%.o: run/%.c
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/run/preload/%.o: run/preload/%.c $(SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+# The library's objects linked in (PIC, hidden by the version script):
+# the preloaded process needs no libunet-xdp.so of its own.
+$(RUN_PRELOAD): $(RUN_PRELOAD_OBJS) $(LIB_OBJS) run/preload/libunet-preload.map
+	$(CC) -shared -Wl,--version-script=run/preload/libunet-preload.map -Wl,--no-undefined \
+		$(ALL_LDFLAGS) -o $@ $(RUN_PRELOAD_OBJS) $(LIB_OBJS) $(LIBS)
+
+# unet-run finds its library relative to itself (LIBDIR/unet-xdp seen
+# from BINDIR), so the install can move under another prefix.
+# The value is compiled in, so unet-run depends on a stamp holding it,
+# rewritten only when it differs: `make install LIBDIR=...` after a
+# `make` with another LIBDIR rebuilds unet-run instead of installing one
+# that looks in the wrong place.
+RUN_PRELOAD_REL = $(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)/unet-xdp')
+RUN_REL_STAMP := $(BUILD)/run/preload-rel
+.PHONY: run-rel-force
+$(RUN_REL_STAMP): run-rel-force
+	@mkdir -p $(@D); echo '$(RUN_PRELOAD_REL)' | cmp -s - $@ || echo '$(RUN_PRELOAD_REL)' >$@
+$(RUN_BIN): run/unet-run.c $(BUILD)/run/options.o $(RUN_REL_STAMP)
+	$(CC) $(ALL_CFLAGS) '-DRUN_PRELOAD_REL="$(RUN_PRELOAD_REL)"' -o $@ $< $(BUILD)/run/options.o $(ALL_LDFLAGS)
+
+$(BUILD)/tests/test_unet_run: tests/unit/test_unet_run.c $(RUN_PURE_OBJS) | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) -Irun -Irun/preload -o $@ $< $(RUN_PURE_OBJS) $(ALL_LDFLAGS) -lcmocka
+
 
 # unetctl: one file per object (cli/unetctl.h says which floor is which).
 CLI_SRCS := $(wildcard cli/*.c)
@@ -316,7 +358,7 @@ bench-parallel: deps
 # explicitly: a root shell with umask 077 must not install a library or a
 # directory that other users cannot read.
 install: dist
-	umask 022 && install -d "$(DESTDIR)$(LIBDIR)/pkgconfig" "$(DESTDIR)$(INCDIR)/unet-xdp" "$(DESTDIR)$(BINDIR)" \
+	umask 022 && install -d "$(DESTDIR)$(LIBDIR)/pkgconfig" "$(DESTDIR)$(LIBDIR)/unet-xdp" "$(DESTDIR)$(INCDIR)/unet-xdp" "$(DESTDIR)$(BINDIR)" \
 		"$(DESTDIR)$(LIBEXECDIR)/unet-xdp" "$(DESTDIR)$(BASHCOMPDIR)" "$(DESTDIR)$(SBINDIR)" \
 		"$(DESTDIR)$(SYSTEMDUNITDIR)"
 	install -m 644 $(PUB_HDRS) "$(DESTDIR)$(INCDIR)/unet-xdp/"
@@ -330,6 +372,8 @@ install: dist
 	$(PC_SUBST) lib/libunet-xdp.pc.in > "$(DESTDIR)$(LIBDIR)/pkgconfig/libunet-xdp.pc"
 	chmod 644 "$(DESTDIR)$(LIBDIR)/pkgconfig/libunet-xdp.pc"
 	install -m 755 $(BUILD)/unetctl "$(DESTDIR)$(BINDIR)/"
+	install -m 755 $(RUN_BIN) "$(DESTDIR)$(BINDIR)/"
+	install -m 644 $(RUN_PRELOAD) "$(DESTDIR)$(LIBDIR)/unet-xdp/"
 	install -m 755 $(EXAMPLE_BINS) "$(DESTDIR)$(LIBEXECDIR)/unet-xdp/"
 	for m in $(MAN_PAGES); do \
 		s=$${m##*.}; (umask 022 && install -d "$(DESTDIR)$(MANDIR)/man$$s") && \

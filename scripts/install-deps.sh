@@ -7,6 +7,9 @@ pkgs=(make gcc clang llvm pkg-config libbpf-dev libxdp-dev xdp-tools bpftool
       util-linux procps jq sockperf gnuplot-nox
       # TCP over U-Net: lwIP (the TCP engine), and the tests' kernel peers
       liblwip-dev iperf3 python3
+      # unet-run's tests: unmodified programs under it (redis-server, whose
+      # package starts a service, is left to the user: unet_run_redis skips)
+      curl
       # the libfabric provider, its tests (fi_info) and Open MPI over it;
       # the MPI programs (examples/parallel); column for bench-parallel
       libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin bsdextrautils

@@ -1,0 +1,1638 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * intercept.c - the libc calls libunet-preload.so interposes, and the
+ * decision, per AF_INET socket, whether it runs on U-Net (docs/unet-run.md).
+ *
+ * socket() always makes the kernel socket first: its descriptor is the
+ * program's, and the kernel socket is the fallback.  An AF_INET datagram
+ * or stream socket is a candidate until its first bind, connect, listen
+ * or addressed send says where its traffic goes; the decision is logged
+ * and a socket left to the kernel leaves the table, so every later call
+ * on it costs one table lookup.  Every other socket never enters it.
+ *
+ * This version decides and logs but accelerates nothing: every socket
+ * stays the kernel's, and the log says why (for a socket U-Net would
+ * serve: that its protocol is not built yet).
+ */
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fdtab.h"
+#include "log.h"
+#include "route.h"
+#include "stack.h"
+#include "tcp.h"
+#include "udp.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* An AF_INET socket whose fate is not decided yet; shared (counted) by
+ * the descriptors dup() made of it. */
+struct run_sock {
+	atomic_uint refs;
+	int type; /* SOCK_DGRAM or SOCK_STREAM */
+	/* What the kernel socket would keep, tracked from socket(),
+	 * fcntl, ioctl and setsockopt so U-Net's socket can follow it. */
+	bool nonblock;
+	int rcvtimeo_ms; /* -1: none */
+	struct run_udp *udp; /* on U-Net (UDP) */
+	struct run_tcp *tcp; /* on U-Net (TCP); both NULL: not decided yet */
+	int sndtimeo_ms;     /* -1: none */
+	/* TCP: bind's address, kept until listen or connect decides (the
+	 * kernel socket stays unbound: the layer binds its own). */
+	bool bound;
+	struct sockaddr_in bound_addr;
+};
+
+static inline bool on_unet(const struct run_sock *s)
+{
+	return s->udp || s->tcp;
+}
+
+static inline struct run_ep *sock_ep(const struct run_sock *s)
+{
+	return s->udp ? s->udp->e : s->tcp->e;
+}
+
+static struct fdtab table = FDTAB_INIT;
+static struct run_config cfg;
+
+static int (*real_socket)(int, int, int);
+static int (*real_bind)(int, const struct sockaddr *, socklen_t);
+static int (*real_connect)(int, const struct sockaddr *, socklen_t);
+static int (*real_listen)(int, int);
+static ssize_t (*real_sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+static ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
+static int (*real_socketpair)(int, int, int, int[2]);
+static int (*real_accept)(int, struct sockaddr *, socklen_t *);
+static int (*real_accept4)(int, struct sockaddr *, socklen_t *, int);
+static int (*real_close)(int);
+static ssize_t (*real_send)(int, const void *, size_t, int);
+static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_writev)(int, const struct iovec *, int);
+static ssize_t (*real_recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
+static ssize_t (*real_recv)(int, void *, size_t, int);
+static ssize_t (*real_read)(int, void *, size_t);
+static ssize_t (*real_readv)(int, const struct iovec *, int);
+static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
+static int (*real_poll)(struct pollfd *, nfds_t, int);
+static int (*real_ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+static int (*real_select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+static int (*real_pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
+			   const sigset_t *);
+static int (*real_sendmmsg)(int, struct mmsghdr *, unsigned int, int);
+static int (*real_recvmmsg)(int, struct mmsghdr *, unsigned int, int, struct timespec *);
+static int (*real_epoll_ctl)(int, int, int, struct epoll_event *);
+static int (*real_epoll_wait)(int, struct epoll_event *, int, int);
+static int (*real_epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
+static int (*real_ioctl)(int, unsigned long, ...);
+static int (*real_setsockopt)(int, int, int, const void *, socklen_t);
+static int (*real_getsockopt)(int, int, int, void *, socklen_t *);
+static int (*real_getsockname)(int, struct sockaddr *, socklen_t *);
+static int (*real_getpeername)(int, struct sockaddr *, socklen_t *);
+static int (*real_shutdown)(int, int);
+static int (*real_dup)(int);
+static int (*real_dup2)(int, int);
+static int (*real_dup3)(int, int, int);
+static int (*real_fcntl)(int, int, ...);
+static int (*real_fcntl64)(int, int, ...);
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void *next(const char *name)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+
+	if (!f) {
+		/* Without libc's own function there is nothing to pass through to. */
+		static const char msg[] = "libunet-preload: libc function missing: ";
+
+		/* Raw system calls: write() is one of ours. */
+		syscall(SYS_write, 2, msg, sizeof(msg) - 1);
+		syscall(SYS_write, 2, name, strlen(name));
+		syscall(SYS_write, 2, "\n", 1);
+		abort();
+	}
+	return f;
+}
+
+static void init(void)
+{
+	char err[256];
+
+	real_socket = next("socket");
+	real_bind = next("bind");
+	real_connect = next("connect");
+	real_listen = next("listen");
+	real_sendto = next("sendto");
+	real_sendmsg = next("sendmsg");
+	real_socketpair = next("socketpair");
+	real_accept = next("accept");
+	real_accept4 = next("accept4");
+	real_close = next("close");
+	real_send = next("send");
+	real_write = next("write");
+	real_writev = next("writev");
+	real_recvfrom = next("recvfrom");
+	real_recv = next("recv");
+	real_read = next("read");
+	real_readv = next("readv");
+	real_recvmsg = next("recvmsg");
+	real_poll = next("poll");
+	real_ppoll = next("ppoll");
+	real_select = next("select");
+	real_pselect = next("pselect");
+	real_sendmmsg = next("sendmmsg");
+	real_recvmmsg = next("recvmmsg");
+	real_epoll_ctl = next("epoll_ctl");
+	real_epoll_wait = next("epoll_wait");
+	real_epoll_pwait = next("epoll_pwait");
+	real_ioctl = next("ioctl");
+	real_setsockopt = next("setsockopt");
+	real_getsockopt = next("getsockopt");
+	real_getsockname = next("getsockname");
+	real_getpeername = next("getpeername");
+	real_shutdown = next("shutdown");
+	real_dup = next("dup");
+	real_dup2 = next("dup2");
+	real_dup3 = next("dup3");
+	real_fcntl = next("fcntl");
+	/* fcntl64 is what programs built with 64-bit off_t on 32-bit
+	 * systems call; glibc has it everywhere since 2.28. */
+	real_fcntl64 = dlsym(RTLD_NEXT, "fcntl64");
+	if (!real_fcntl64)
+		real_fcntl64 = real_fcntl;
+	stack_atfork();
+	run_config_parse(&cfg, getenv("UNET_RUN_IFACE"), getenv("UNET_RUN_LOG"),
+			 getenv("UNET_RUN_SPIN_US"), getenv("UNET_PIN_ROOT"), err, sizeof(err));
+	run_log_set(cfg.log);
+	if (err[0])
+		run_log("%s", err);
+}
+
+/* Every interposed function starts here: the first call of any of them
+ * (possibly before our constructor, from another library's) sets up. */
+static inline void ready(void)
+{
+	pthread_once(&init_once, init);
+}
+
+__attribute__((constructor)) static void preload_start(void)
+{
+	ready();
+}
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void sock_unref(struct run_sock *s)
+{
+	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+		return;
+	if (s->udp) {
+		run_log("udp socket closed: %llu datagrams received, %llu sent over U-Net",
+			(unsigned long long)s->udp->rx, (unsigned long long)s->udp->tx);
+		run_udp_close(s->udp);
+	}
+	if (s->tcp) {
+		if (!s->tcp->listener)
+			run_log("tcp socket closed: %llu bytes received, %llu sent over U-Net",
+				(unsigned long long)s->tcp->rx_bytes,
+				(unsigned long long)s->tcp->tx_bytes);
+		run_tcp_close(s->tcp);
+	}
+	free(s);
+}
+
+/* Drop whatever the table holds for fd (the descriptor is gone or is
+ * being reused by the kernel). */
+static void forget(int fd)
+{
+	sock_unref(fdtab_take(&table, fd));
+}
+
+/* fd became a copy of the socket s (dup and friends). */
+static void share(int fd, struct run_sock *s)
+{
+	void *old = NULL;
+
+	atomic_fetch_add(&s->refs, 1);
+	if (fdtab_set(&table, fd, s, &old) < 0) {
+		/* No memory for the table: the copy is the kernel's alone. */
+		sock_unref(s);
+		run_log("fd %d: no memory to track this copy of a socket: kernel", fd);
+	}
+	sock_unref(old);
+}
+
+static const char *proto_name(const struct run_sock *s)
+{
+	return s->type == SOCK_DGRAM ? "udp" : "tcp";
+}
+
+static void format_addr(const struct sockaddr *sa, socklen_t len, char *buf, size_t n)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+	char ip[INET_ADDRSTRLEN];
+
+	if (!sa)
+		snprintf(buf, n, "(none)");
+	else if (len < sizeof(*sin) || sa->sa_family != AF_INET)
+		snprintf(buf, n, "(family %d)", len >= sizeof(sa_family_t) ? sa->sa_family : -1);
+	else
+		snprintf(buf, n, "%s:%u", inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip)),
+			 ntohs(sin->sin_port));
+}
+
+/* Where socket s's traffic goes for op on addr: returns true with the
+ * U-Net interface in ifname, or false with why it is the kernel's in
+ * why.  local: addr is the socket's own (bind, listen), else a peer's. */
+static bool route_choice(const struct run_sock *s, bool local, const struct sockaddr *addr,
+			 socklen_t len, char ifname[IF_NAMESIZE], char *why, size_t n)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+	uint32_t ip, src;
+	int err;
+
+	(void)s; /* UDP and TCP are chosen alike */
+	if (!addr) {
+		ip = htonl(INADDR_ANY);
+	} else if (len < sizeof(*sin) || addr->sa_family != AF_INET) {
+		snprintf(why, n, "the address is not IPv4");
+		return false;
+	} else {
+		ip = sin->sin_addr.s_addr;
+	}
+	if (local && ip == htonl(INADDR_ANY)) {
+		if (!run_config_any(&cfg, ifname)) {
+			snprintf(why, n, "wildcard address, and no interface named or attached");
+			return false;
+		}
+	} else {
+		if (route_is_loopback(ip)) {
+			snprintf(why, n, "loopback");
+			return false;
+		}
+		err = local ? route_local(ip, ifname) : route_lookup(ip, &src, ifname);
+		if (err) {
+			snprintf(why, n, "%s: %s",
+				 local ? "no interface holds the address" : "no route",
+				 strerror(-err));
+			return false;
+		}
+		if (strcmp(ifname, "lo") == 0) {
+			snprintf(why, n, "loopback (the address is local)");
+			return false;
+		}
+		if (!run_config_serves(&cfg, ifname)) {
+			if (cfg.ifaces[0])
+				snprintf(why, n, "by %s, not a U-Net interface (UNET_RUN_IFACE=%.160s)",
+					 ifname, cfg.ifaces);
+			else
+				snprintf(why, n, "by %s, which has no XDP program attached", ifname);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Put UDP socket fd on U-Net's interface ifname.  The kernel socket is
+ * bound already (by the program's bind or connect, or by us): its port
+ * is the U-Net socket's, so no kernel socket can take it meanwhile.
+ * peer: the connected peer or NULL.  Returns true, or false with why. */
+static bool udp_accelerate(int fd, struct run_sock *s, const char *ifname,
+			   const struct sockaddr_in *peer, char *why, size_t n)
+{
+	struct sockaddr_in me;
+	socklen_t len = sizeof(me);
+	const char *ewhy;
+	struct run_ep *e;
+	uint32_t local;
+
+	if (getsockname(fd, (struct sockaddr *)&me, &len) < 0 || me.sin_family != AF_INET) {
+		snprintf(why, n, "getsockname: %s", strerror(errno));
+		return false;
+	}
+	stack_enter();
+	e = stack_ep(ifname, cfg.pin_root, cfg.spin_us, &ewhy);
+	stack_leave();
+	if (!e) {
+		snprintf(why, n, "%s", ewhy);
+		return false;
+	}
+	local = me.sin_addr.s_addr == htonl(INADDR_ANY) ? e->addr : me.sin_addr.s_addr;
+	s->udp = run_udp_open(e, local, ntohs(me.sin_port), peer ? peer->sin_addr.s_addr : 0,
+			      peer ? ntohs(peer->sin_port) : 0, s->nonblock, cfg.spin_us);
+	if (!s->udp) {
+		snprintf(why, n, "the UDP layer refused %s:%u: %s", ifname, ntohs(me.sin_port),
+			 strerror(errno));
+		return false;
+	}
+	s->udp->rcvtimeo_ms = s->rcvtimeo_ms;
+	snprintf(why, n, "%s, port %u", e->why, ntohs(me.sin_port));
+	return true;
+}
+
+static void reg_decided(int fd, bool to_unet);
+
+/* The first call that says where fd's traffic goes: decide and log.
+ * bound: the kernel socket has its address now (after the program's
+ * bind or connect succeeded); else (an addressed send) we bind it to
+ * the wildcard address and a port of the kernel's choice first.
+ * Returns whether fd is on U-Net now. */
+static bool decide(int fd, struct run_sock *s, const char *op, bool local,
+		   const struct sockaddr *addr, socklen_t len, bool bound, bool connecting)
+{
+	char a[64], why[256], ifname[IF_NAMESIZE];
+	bool served = route_choice(s, local, addr, len, ifname, why, sizeof(why));
+
+	if (served && !bound) {
+		struct sockaddr_in any = { .sin_family = AF_INET };
+
+		if (real_bind(fd, (struct sockaddr *)&any, sizeof(any)) < 0) {
+			snprintf(why, sizeof(why), "binding a port: %s", strerror(errno));
+			served = false;
+		}
+	}
+	if (served && s->type != SOCK_DGRAM) {
+		snprintf(why, sizeof(why), "by %s: TCP is decided at listen or connect", ifname);
+		served = false;
+	}
+	if (served)
+		served = udp_accelerate(fd, s, ifname,
+					connecting ? (const struct sockaddr_in *)addr : NULL, why,
+					sizeof(why));
+	if (run_log_on()) {
+		format_addr(addr, len, a, sizeof(a));
+		run_log("fd %d %s %s %s: %s (%s)", fd, proto_name(s), op, a,
+			served ? "U-Net" : "kernel", why);
+	}
+	reg_decided(fd, served);
+	if (!served)
+		forget(fd);
+	return served;
+}
+
+static const char *domain_name(int domain)
+{
+	switch (domain) {
+	case AF_UNIX:
+		return "AF_UNIX";
+	case AF_INET6:
+		return "AF_INET6";
+	case AF_NETLINK:
+		return "AF_NETLINK";
+	case AF_PACKET:
+		return "AF_PACKET";
+	case AF_XDP:
+		return "AF_XDP";
+	default:
+		return NULL;
+	}
+}
+
+EXPORT int socket(int domain, int type, int protocol)
+{
+	int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct run_sock *s;
+	void *old = NULL;
+	int fd;
+
+	ready();
+	fd = real_socket(domain, type, protocol);
+	if (fd < 0 || stack_depth)
+		return fd; /* the U-Net library's own (stack.h) */
+	if (domain != AF_INET) {
+		if (run_log_on()) {
+			const char *d = domain_name(domain);
+
+			if (d)
+				run_log("fd %d %s socket: kernel (not AF_INET)", fd, d);
+			else
+				run_log("fd %d family %d socket: kernel (not AF_INET)", fd, domain);
+		}
+		return fd;
+	}
+	if ((base != SOCK_DGRAM && base != SOCK_STREAM) ||
+	    (base == SOCK_DGRAM && protocol != 0 && protocol != IPPROTO_UDP) ||
+	    (base == SOCK_STREAM && protocol != 0 && protocol != IPPROTO_TCP)) {
+		run_log("fd %d AF_INET type %d protocol %d socket: kernel (neither UDP nor TCP)", fd,
+			base, protocol);
+		return fd;
+	}
+	s = malloc(sizeof(*s));
+	if (s) {
+		atomic_init(&s->refs, 1);
+		s->type = base;
+		s->nonblock = (type & SOCK_NONBLOCK) != 0;
+		s->rcvtimeo_ms = -1;
+		s->udp = NULL;
+		s->tcp = NULL;
+		s->sndtimeo_ms = -1;
+		s->bound = false;
+	}
+	if (!s || fdtab_set(&table, fd, s, &old) < 0) {
+		free(s);
+		run_log("fd %d %s socket: kernel (no memory to track it)", fd,
+			base == SOCK_DGRAM ? "udp" : "tcp");
+		return fd;
+	}
+	/* A stale entry: the descriptor was closed behind our back
+	 * (close_range, or a raw system call). */
+	sock_unref(old);
+	return fd;
+}
+
+EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
+{
+	int r;
+
+	ready();
+	r = real_socketpair(domain, type, protocol, sv);
+	if (r == 0 && run_log_on()) {
+		const char *d = domain_name(domain);
+
+		run_log("fd %d,%d %s socketpair: kernel (not AF_INET)", sv[0], sv[1],
+			d ? d : "(other family)");
+	}
+	return r;
+}
+
+/* The socket of fd if it is on U-Net, else NULL. */
+static inline struct run_sock *unet_sock(int fd)
+{
+	struct run_sock *s = fdtab_get(&table, fd);
+
+	return s && on_unet(s) ? s : NULL;
+}
+
+/* A connection accepted on a kernel listener is the kernel's. */
+static void log_accepted(int lfd, int fd)
+{
+	if (fd >= 0 && run_log_on())
+		run_log("fd %d accepted on fd %d: kernel (the listener is the kernel's)", fd, lfd);
+}
+
+static void fill_addr(const struct sockaddr_in *a, struct sockaddr *out, socklen_t *len)
+{
+	if (!out || !len)
+		return;
+	memcpy(out, a, *len < sizeof(*a) ? *len : sizeof(*a));
+	*len = sizeof(*a);
+}
+
+/* accept on a U-Net listener: the connection gets a descriptor of its
+ * own, a fresh (never used) kernel TCP socket, as every U-Net socket is
+ * a real descriptor. */
+static int unet_accept(int lfd, struct run_sock *l, struct sockaddr *addr, socklen_t *len,
+		       int flags)
+{
+	struct run_tcp *c = run_tcp_accept(l->tcp, false);
+	struct run_sock *s;
+	void *old = NULL;
+	int fd;
+
+	if (!c)
+		return -1;
+	fd = real_socket(AF_INET, SOCK_STREAM | (flags & SOCK_CLOEXEC), 0);
+	s = fd >= 0 ? calloc(1, sizeof(*s)) : NULL;
+	if (!s || fdtab_set(&table, fd, s, &old) < 0) {
+		int err = fd < 0 ? errno : ENOMEM;
+
+		free(s);
+		if (fd >= 0)
+			real_close(fd);
+		run_tcp_close(c);
+		errno = err;
+		return -1;
+	}
+	sock_unref(old);
+	atomic_init(&s->refs, 1);
+	s->type = SOCK_STREAM;
+	s->nonblock = (flags & SOCK_NONBLOCK) != 0;
+	s->rcvtimeo_ms = s->sndtimeo_ms = -1;
+	c->nonblock = s->nonblock;
+	s->tcp = c;
+	fill_addr(&c->peer, addr, len);
+	if (run_log_on()) {
+		char a[64];
+
+		format_addr((struct sockaddr *)&c->peer, sizeof(c->peer), a, sizeof(a));
+		run_log("fd %d tcp accepted on fd %d from %s: U-Net", fd, lfd, a);
+	}
+	return fd;
+}
+
+EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	struct run_sock *s;
+	int r;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp)
+		return unet_accept(fd, s, addr, len, 0);
+	r = real_accept(fd, addr, len);
+	log_accepted(fd, r);
+	return r;
+}
+
+EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+	struct run_sock *s;
+	int r;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp)
+		return unet_accept(fd, s, addr, len, flags);
+	r = real_accept4(fd, addr, len, flags);
+	log_accepted(fd, r);
+	return r;
+}
+
+/* The U-Net endpoint for TCP socket s's traffic by addr (local or a
+ * peer's), or NULL with why. */
+static struct run_ep *tcp_route(struct run_sock *s, bool local, const struct sockaddr *addr,
+				socklen_t len, char *why, size_t n)
+{
+	char ifname[IF_NAMESIZE];
+	const char *ewhy;
+	struct run_ep *e;
+
+	if (!route_choice(s, local, addr, len, ifname, why, n))
+		return NULL;
+	stack_enter();
+	e = stack_ep(ifname, cfg.pin_root, cfg.spin_us, &ewhy);
+	stack_leave();
+	if (!e)
+		snprintf(why, n, "%s", ewhy);
+	return e;
+}
+
+static void log_tcp(int fd, const char *op, const struct sockaddr *addr, socklen_t len,
+		    bool unet, const char *why)
+{
+	if (run_log_on()) {
+		char a[64];
+
+		format_addr(addr, len, a, sizeof(a));
+		run_log("fd %d tcp %s %s: %s (%s)", fd, op, a, unet ? "U-Net" : "kernel", why);
+	}
+}
+
+EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct run_sock *s;
+	int r;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && (on_unet(s) || s->bound)) {
+		errno = EINVAL; /* bound already, as the kernel says */
+		return -1;
+	}
+	if (s && s->type == SOCK_STREAM && addr && len >= sizeof(struct sockaddr_in) &&
+	    addr->sa_family == AF_INET && ((const struct sockaddr_in *)addr)->sin_port) {
+		char why[256], ifname[IF_NAMESIZE];
+
+		/* A listener to be: U-Net's if its address is; the layer
+		 * binds the port itself at listen (a bound kernel socket
+		 * here would hold it against the layer). */
+		if (route_choice(s, true, addr, len, ifname, why, sizeof(why))) {
+			memcpy(&s->bound_addr, addr, sizeof(s->bound_addr));
+			s->bound = true;
+			return 0;
+		}
+	}
+	r = real_bind(fd, addr, len);
+	if (s && r == 0)
+		decide(fd, s, "bind", true, addr, len, true, false);
+	return r;
+}
+
+EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct run_sock *s;
+	int r;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp) {
+		errno = s->tcp->listener ? EINVAL : EISCONN;
+		return -1;
+	}
+	if (s && s->udp) {
+		/* Connecting a socket already on U-Net is not built: refused
+		 * rather than silently half done. */
+		run_log("fd %d udp connect after bind or send: not supported on U-Net", fd);
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	if (s && s->type == SOCK_STREAM) {
+		char why[256];
+		struct run_ep *e = s->bound ? NULL : tcp_route(s, false, addr, len, why, sizeof(why));
+
+		if (s->bound)
+			snprintf(why, sizeof(why), "bound before connect: not built on U-Net");
+		if (e) {
+			struct run_tcp *c = run_tcp_connect(e, (const struct sockaddr_in *)addr,
+							    s->nonblock, cfg.spin_us, s->sndtimeo_ms);
+			int err = errno;
+
+			if (c) {
+				c->rcvtimeo_ms = s->rcvtimeo_ms;
+				c->sndtimeo_ms = s->sndtimeo_ms;
+				s->tcp = c;
+				reg_decided(fd, true);
+				snprintf(why, sizeof(why), "%s, port %u", e->why,
+					 ntohs(c->local.sin_port));
+				log_tcp(fd, "connect", addr, len, true, why);
+				errno = err;
+				return err == EINPROGRESS ? -1 : 0;
+			}
+			if (err == ECONNREFUSED || err == ETIMEDOUT || err == EHOSTUNREACH ||
+			    err == ENETUNREACH || err == EINTR) {
+				/* The peer's answer (or its silence): the kernel would
+				 * have had the same. */
+				log_tcp(fd, "connect", addr, len, true, strerror(err));
+				errno = err;
+				return -1;
+			}
+			snprintf(why, sizeof(why), "the TCP layer refused: %s", strerror(err));
+		}
+		log_tcp(fd, "connect", addr, len, false, why);
+		if (s->bound)
+			r = real_bind(fd, (struct sockaddr *)&s->bound_addr, sizeof(s->bound_addr));
+		reg_decided(fd, false);
+		forget(fd);
+		return real_connect(fd, addr, len);
+	}
+	r = real_connect(fd, addr, len);
+	if (s && r == 0)
+		decide(fd, s, "connect", false, addr, len, true, true);
+	return r;
+}
+
+EXPORT int listen(int fd, int backlog)
+{
+	struct run_sock *s;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp && s->tcp->listener)
+		return 0; /* listening already (a new backlog is not applied) */
+	if (s && s->bound) {
+		char why[256];
+		struct run_ep *e = tcp_route(s, true, (struct sockaddr *)&s->bound_addr,
+					     sizeof(s->bound_addr), why, sizeof(why));
+
+		if (e) {
+			struct sockaddr_in local = s->bound_addr;
+			struct run_tcp *l;
+
+			if (local.sin_addr.s_addr == htonl(INADDR_ANY))
+				local.sin_addr.s_addr = e->addr;
+			l = run_tcp_listen(e, &local, backlog, cfg.spin_us);
+			if (l) {
+				l->nonblock = s->nonblock;
+				l->rcvtimeo_ms = s->rcvtimeo_ms;
+				s->tcp = l;
+				reg_decided(fd, true);
+				snprintf(why, sizeof(why), "%s, port %u", e->why,
+					 ntohs(local.sin_port));
+				log_tcp(fd, "listen", (struct sockaddr *)&s->bound_addr,
+					sizeof(s->bound_addr), true, why);
+				return 0;
+			}
+			snprintf(why, sizeof(why), "the TCP layer refused: %s", strerror(errno));
+		}
+		log_tcp(fd, "listen", (struct sockaddr *)&s->bound_addr, sizeof(s->bound_addr),
+			false, why);
+		/* Back to the kernel before any data moved: the bind it never saw. */
+		if (real_bind(fd, (struct sockaddr *)&s->bound_addr, sizeof(s->bound_addr)) < 0) {
+			int err = errno;
+
+			reg_decided(fd, false);
+			forget(fd);
+			errno = err;
+			return -1;
+		}
+		reg_decided(fd, false);
+		forget(fd);
+		return real_listen(fd, backlog);
+	}
+	if (s)
+		decide(fd, s, "listen", true, NULL, 0, true, false);
+	return real_listen(fd, backlog);
+}
+
+static ssize_t send_iov(struct run_sock *s, const struct iovec *iov, size_t n, int flags,
+			const struct sockaddr *to, socklen_t tolen)
+{
+	if (s->tcp)
+		return run_tcp_send(s->tcp, iov, n, flags);
+	return run_udp_send(s->udp, iov, n, flags, to, tolen);
+}
+
+EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *addr,
+		      socklen_t len)
+{
+	struct run_sock *s;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	/* decide() frees s when it leaves the socket to the kernel. */
+	if (s && !on_unet(s) && addr && !decide(fd, s, "sendto", false, addr, len, false, false))
+		s = NULL;
+	if (s && on_unet(s)) {
+		struct iovec v = { (void *)buf, n };
+
+		return send_iov(s, &v, 1, flags, addr, len);
+	}
+	return real_sendto(fd, buf, n, flags, addr, len);
+}
+
+EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s) {
+		struct iovec v = { (void *)buf, n };
+
+		return send_iov(s, &v, 1, flags, NULL, 0);
+	}
+	return real_send(fd, buf, n, flags);
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s) {
+		struct iovec v = { (void *)buf, n };
+
+		return send_iov(s, &v, 1, 0, NULL, 0);
+	}
+	return real_write(fd, buf, n);
+}
+
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s)
+		return n < 0 ? (errno = EINVAL, -1) : send_iov(s, iov, (size_t)n, 0, NULL, 0);
+	return real_writev(fd, iov, n);
+}
+
+EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	struct run_sock *s;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && !on_unet(s) && msg && msg->msg_name &&
+	    !decide(fd, s, "sendmsg", false, msg->msg_name, msg->msg_namelen, false, false))
+		s = NULL;
+	if (s && on_unet(s))
+		return send_iov(s, msg->msg_iov, msg->msg_iovlen, flags, msg->msg_name,
+				msg->msg_namelen);
+	return real_sendmsg(fd, msg, flags);
+}
+
+static ssize_t recv_iov(struct run_sock *s, const struct iovec *iov, size_t n, int flags,
+			struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
+{
+	if (s->tcp) {
+		ssize_t r = run_tcp_recv(s->tcp, iov, n, flags);
+
+		if (r >= 0) {
+			fill_addr(&s->tcp->peer, from, fromlen);
+			if (msg_flags)
+				*msg_flags = 0;
+		}
+		return r;
+	}
+	return run_udp_recv(s->udp, iov, n, flags, from, fromlen, msg_flags);
+}
+
+EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
+			socklen_t *len)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s) {
+		struct iovec v = { buf, n };
+
+		return recv_iov(s, &v, 1, flags, addr, len, NULL);
+	}
+	return real_recvfrom(fd, buf, n, flags, addr, len);
+}
+
+EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s) {
+		struct iovec v = { buf, n };
+
+		return recv_iov(s, &v, 1, flags, NULL, NULL, NULL);
+	}
+	return real_recv(fd, buf, n, flags);
+}
+
+EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s) {
+		struct iovec v = { buf, n };
+
+		return recv_iov(s, &v, 1, 0, NULL, NULL, NULL);
+	}
+	return real_read(fd, buf, n);
+}
+
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s)
+		return n < 0 ? (errno = EINVAL, -1)
+			     : recv_iov(s, iov, (size_t)n, 0, NULL, NULL, NULL);
+	return real_readv(fd, iov, n);
+}
+
+EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	struct run_sock *s = unet_sock(fd);
+
+	ready();
+	if (s) {
+		socklen_t len = msg->msg_namelen;
+		ssize_t r = recv_iov(s, msg->msg_iov, msg->msg_iovlen, flags,
+					 msg->msg_name, msg->msg_name ? &len : NULL,
+					 &msg->msg_flags);
+
+		if (r >= 0) {
+			if (msg->msg_name)
+				msg->msg_namelen = len;
+			msg->msg_controllen = 0;
+		}
+		return r;
+	}
+	return real_recvmsg(fd, msg, flags);
+}
+
+/* What poll would say of U-Net socket s for events (POLLERR and
+ * POLLHUP whether asked or not). */
+static short sock_revents(struct run_sock *s, short events)
+{
+	short r;
+
+	if (s->tcp)
+		r = run_tcp_poll(s->tcp);
+	else
+		r = (short)((run_udp_readable(s->udp) ? POLLIN : 0) | POLLOUT);
+	return (short)(r & (events | POLLERR | POLLHUP));
+}
+
+/* poll over a mix: U-Net sockets' readiness is computed here (drain the
+ * endpoint, look at the socket's queue; always writable), the kernel's
+ * descriptors are asked with a zero timeout, and the wait sleeps on the
+ * kernel descriptors and the endpoints' wait descriptors together, a
+ * slice at a time, after spinning for the configured budget. */
+EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	struct pollfd *k;
+	nfds_t nu = 0;
+	int64_t deadline, spin_until;
+	int ready_n;
+
+	ready();
+	for (nfds_t i = 0; i < n; i++)
+		if (unet_sock(fds[i].fd))
+			nu++;
+	if (!nu)
+		return real_poll(fds, n, timeout);
+	/* The kernel's descriptors, then one wait descriptor per U-Net socket. */
+	k = calloc(n + nu, sizeof(*k));
+	if (!k) {
+		errno = ENOMEM;
+		return -1;
+	}
+	deadline = timeout >= 0 ? mono_us() + (int64_t)timeout * 1000 : -1;
+	spin_until = mono_us() + cfg.spin_us;
+	for (;;) {
+		nfds_t j = 0, w = n;
+		int r;
+
+		ready_n = 0;
+		for (nfds_t i = 0; i < n; i++) {
+			struct run_sock *s = unet_sock(fds[i].fd);
+
+			k[i] = fds[i];
+			if (!s)
+				continue;
+			k[i].fd = -1; /* not the kernel's to answer */
+			fds[i].revents = 0;
+			fds[i].revents = sock_revents(s, fds[i].events);
+			if (fds[i].revents)
+				ready_n++;
+			k[w].fd = sock_ep(s)->wait_fd;
+			k[w++].events = POLLIN;
+		}
+		r = real_poll(k, n, 0);
+		if (r < 0) {
+			free(k);
+			return r;
+		}
+		for (nfds_t i = 0; i < n; i++) {
+			if (k[i].fd < 0 && unet_sock(fds[i].fd))
+				continue;
+			fds[i].revents = k[i].revents;
+			if (k[i].revents)
+				ready_n++;
+		}
+		(void)j;
+		if (ready_n || (deadline >= 0 && mono_us() >= deadline))
+			break;
+		if (mono_us() < spin_until)
+			continue;
+		{
+			int ms = 10;
+
+			if (deadline >= 0 && (deadline - mono_us()) / 1000 < ms)
+				ms = (int)((deadline - mono_us() + 999) / 1000);
+			if (real_poll(k, w, ms) < 0 && errno == EINTR) {
+				free(k);
+				return -1;
+			}
+		}
+	}
+	free(k);
+	return ready_n;
+}
+
+/* ppoll and the select family over U-Net sockets: our poll, with the
+ * signal mask swapped around it (not atomically, unlike the kernel's:
+ * a signal in the window is taken before or after the wait). */
+static int timeout_ms(const struct timespec *ts)
+{
+	if (!ts)
+		return -1;
+	return (int)(ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000);
+}
+
+static int poll_masked(struct pollfd *fds, nfds_t n, int ms, const sigset_t *mask)
+{
+	sigset_t old;
+	int r, err;
+
+	if (mask)
+		pthread_sigmask(SIG_SETMASK, mask, &old);
+	r = poll(fds, n, ms);
+	err = errno;
+	if (mask)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = err;
+	return r;
+}
+
+static bool any_unet(struct pollfd *fds, nfds_t n)
+{
+	for (nfds_t i = 0; i < n; i++)
+		if (unet_sock(fds[i].fd))
+			return true;
+	return false;
+}
+
+EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
+{
+	ready();
+	if (!any_unet(fds, n))
+		return real_ppoll(fds, n, ts, mask);
+	return poll_masked(fds, n, timeout_ms(ts), mask);
+}
+
+/* select's sets as poll's array and back.  Returns the ready count. */
+static int select_poll(int nfds, fd_set *r, fd_set *w, fd_set *e, int ms, const sigset_t *mask)
+{
+	struct pollfd *p = calloc((size_t)nfds, sizeof(*p));
+	nfds_t n = 0;
+	int got, ready_n = 0;
+
+	if (!p) {
+		errno = ENOMEM;
+		return -1;
+	}
+	for (int fd = 0; fd < nfds; fd++) {
+		short ev = (short)((r && FD_ISSET(fd, r) ? POLLIN : 0) |
+				   (w && FD_ISSET(fd, w) ? POLLOUT : 0) |
+				   (e && FD_ISSET(fd, e) ? POLLPRI : 0));
+
+		if (ev) {
+			p[n].fd = fd;
+			p[n++].events = ev;
+		}
+	}
+	got = poll_masked(p, n, ms, mask);
+	if (got >= 0) {
+		if (r)
+			FD_ZERO(r);
+		if (w)
+			FD_ZERO(w);
+		if (e)
+			FD_ZERO(e);
+		for (nfds_t i = 0; i < n; i++) {
+			if (r && (p[i].revents & (POLLIN | POLLHUP | POLLERR)) && (p[i].events & POLLIN)) {
+				FD_SET(p[i].fd, r);
+				ready_n++;
+			}
+			if (w && (p[i].revents & (POLLOUT | POLLERR)) && (p[i].events & POLLOUT)) {
+				FD_SET(p[i].fd, w);
+				ready_n++;
+			}
+			if (e && (p[i].revents & POLLPRI)) {
+				FD_SET(p[i].fd, e);
+				ready_n++;
+			}
+		}
+		got = ready_n;
+	}
+	free(p);
+	return got;
+}
+
+static bool sets_have_unet(int nfds, fd_set *r, fd_set *w)
+{
+	for (int fd = 0; fd < nfds && fd < FD_SETSIZE; fd++)
+		if (((r && FD_ISSET(fd, r)) || (w && FD_ISSET(fd, w))) && unet_sock(fd))
+			return true;
+	return false;
+}
+
+EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	ready();
+	if (nfds <= 0 || nfds > FD_SETSIZE || !sets_have_unet(nfds, r, w))
+		return real_select(nfds, r, w, e, tv);
+	return select_poll(nfds, r, w, e,
+			   tv ? (int)(tv->tv_sec * 1000 + (tv->tv_usec + 999) / 1000) : -1, NULL);
+}
+
+EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
+		   const sigset_t *mask)
+{
+	ready();
+	if (nfds <= 0 || nfds > FD_SETSIZE || !sets_have_unet(nfds, r, w))
+		return real_pselect(nfds, r, w, e, ts, mask);
+	return select_poll(nfds, r, w, e, timeout_ms(ts), mask);
+}
+
+EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
+{
+	struct run_sock *s = unet_sock(fd);
+	unsigned int i;
+
+	ready();
+	if (!s)
+		return real_sendmmsg(fd, v, n, flags);
+	for (i = 0; i < n; i++) {
+		ssize_t r = send_iov(s, v[i].msg_hdr.msg_iov, v[i].msg_hdr.msg_iovlen, flags,
+				     v[i].msg_hdr.msg_name, v[i].msg_hdr.msg_namelen);
+
+		if (r < 0)
+			return i ? (int)i : -1;
+		v[i].msg_len = (unsigned int)r;
+	}
+	return (int)i;
+}
+
+/* The timeout is not applied (as the kernel's, it is only checked after
+ * each datagram): SO_RCVTIMEO and MSG_DONTWAIT bound the wait. */
+EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *ts)
+{
+	struct run_sock *s = unet_sock(fd);
+	unsigned int i;
+
+	ready();
+	if (!s)
+		return real_recvmmsg(fd, v, n, flags, ts);
+	for (i = 0; i < n; i++) {
+		struct msghdr *m = &v[i].msg_hdr;
+		socklen_t len = m->msg_namelen;
+		int f = flags & ~MSG_WAITFORONE;
+		ssize_t r;
+
+		if (i > 0 && (flags & MSG_WAITFORONE))
+			f |= MSG_DONTWAIT;
+		r = recv_iov(s, m->msg_iov, m->msg_iovlen, f, m->msg_name,
+				 m->msg_name ? &len : NULL, &m->msg_flags);
+		if (r < 0)
+			return i ? (int)i : -1;
+		if (m->msg_name)
+			m->msg_namelen = len;
+		m->msg_controllen = 0;
+		v[i].msg_len = (unsigned int)r;
+	}
+	return (int)i;
+}
+
+/*
+ * epoll.  A U-Net socket is never added to the kernel's epoll set (its
+ * kernel socket would always look writable and never readable): its
+ * registration is kept here, per epoll descriptor, and epoll_wait
+ * reports it from user space beside what the kernel reports, waiting on
+ * the epoll descriptor and the endpoints' wait descriptors together.
+ * Edge-triggered: a socket is reported once per becoming readable
+ * (again after a receive found it empty).
+ */
+struct ep_reg {
+	int epfd, fd;
+	struct epoll_event ev;
+	bool reported;	/* edge-triggered: reported since last not ready */
+	/* A socket not decided yet is in the kernel's set; mirrored here so
+	 * that, once on U-Net, it moves out of the kernel's set to ours. */
+	bool in_kernel;
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ep_reg *regs;
+static size_t nregs, regs_cap;
+static atomic_size_t nregs_pub; /* nregs, read without the lock by close() */
+
+static struct ep_reg *reg_find(int epfd, int fd)
+{
+	for (size_t i = 0; i < nregs; i++)
+		if (regs[i].epfd == epfd && regs[i].fd == fd)
+			return &regs[i];
+	return NULL;
+}
+
+/* Forget registrations naming fd as socket or as epoll descriptor. */
+static void reg_forget(int fd)
+{
+	if (!atomic_load_explicit(&nregs_pub, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&reg_lock);
+	for (size_t i = 0; i < nregs;) {
+		if (regs[i].fd == fd || regs[i].epfd == fd)
+			regs[i] = regs[--nregs];
+		else
+			i++;
+	}
+	atomic_store(&nregs_pub, nregs);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* Socket fd was decided: on U-Net (to_unet), its registrations leave
+ * the kernel's sets for ours; else the mirrors go. */
+static void reg_decided(int fd, bool to_unet)
+{
+	if (!atomic_load_explicit(&nregs_pub, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&reg_lock);
+	for (size_t i = 0; i < nregs;) {
+		if (regs[i].fd != fd || !regs[i].in_kernel) {
+			i++;
+		} else if (to_unet) {
+			real_epoll_ctl(regs[i].epfd, EPOLL_CTL_DEL, fd, NULL);
+			regs[i++].in_kernel = false;
+		} else {
+			regs[i] = regs[--nregs];
+		}
+	}
+	atomic_store(&nregs_pub, nregs);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	struct run_sock *s;
+	struct ep_reg *r;
+	bool undecided;
+	int ret = 0;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (!s)
+		return real_epoll_ctl(epfd, op, fd, ev);
+	undecided = !on_unet(s);
+	if (undecided && real_epoll_ctl(epfd, op, fd, ev) < 0)
+		return -1;
+	pthread_mutex_lock(&reg_lock);
+	r = reg_find(epfd, fd);
+	if (op == EPOLL_CTL_ADD && r) {
+		ret = EEXIST;
+	} else if (op == EPOLL_CTL_ADD) {
+		if (nregs == regs_cap) {
+			size_t cap = regs_cap ? regs_cap * 2 : 16;
+			struct ep_reg *n = realloc(regs, cap * sizeof(*n));
+
+			if (!n) {
+				ret = ENOMEM;
+				goto out;
+			}
+			regs = n;
+			regs_cap = cap;
+		}
+		regs[nregs++] = (struct ep_reg){ .epfd = epfd, .fd = fd, .ev = *ev,
+						 .in_kernel = undecided };
+	} else if (!r) {
+		ret = ENOENT;
+	} else if (op == EPOLL_CTL_MOD) {
+		r->ev = *ev;
+		r->reported = false;
+	} else if (op == EPOLL_CTL_DEL) {
+		*r = regs[--nregs];
+	} else {
+		ret = EINVAL;
+	}
+out:
+	atomic_store(&nregs_pub, nregs);
+	pthread_mutex_unlock(&reg_lock);
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return 0;
+}
+
+/* The U-Net sockets of epfd that are ready, into evs (at most max); the
+ * endpoints' wait descriptors into w (at most wmax, *nw of them).
+ * Returns how many events, or -1 when epfd has no U-Net socket. */
+static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct pollfd *w,
+			    int wmax, int *nw)
+{
+	int n = 0;
+	bool any = false;
+
+	*nw = 0;
+	pthread_mutex_lock(&reg_lock);
+	for (size_t i = 0; i < nregs; i++) {
+		struct ep_reg *r = &regs[i];
+		struct run_sock *s;
+		uint32_t got = 0;
+
+		if (r->epfd != epfd || r->in_kernel)
+			continue;
+		any = true;
+		s = unet_sock(r->fd);
+		if (!s)
+			continue;
+		if (*nw < wmax) {
+			w[*nw].fd = sock_ep(s)->wait_fd;
+			w[(*nw)++].events = POLLIN;
+		}
+		{
+			short p = sock_revents(s, (short)(((r->ev.events & EPOLLIN) ? POLLIN : 0) |
+							  ((r->ev.events & EPOLLOUT) ? POLLOUT : 0) |
+							  ((r->ev.events & EPOLLRDHUP) ? POLLRDHUP : 0)));
+
+			got = (p & POLLIN ? EPOLLIN : 0) | (p & POLLOUT ? EPOLLOUT : 0) |
+			      (p & POLLERR ? EPOLLERR : 0) | (p & POLLHUP ? EPOLLHUP : 0) |
+			      (p & POLLRDHUP ? EPOLLRDHUP : 0);
+		}
+		if (!got) {
+			r->reported = false;
+			continue;
+		}
+		if ((r->ev.events & EPOLLET) && r->reported)
+			continue;
+		if (n == max)
+			continue;
+		evs[n].events = got;
+		evs[n++].data = r->ev.data;
+		r->reported = true;
+		if (r->ev.events & EPOLLONESHOT)
+			r->ev.events = 0;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return any ? n : -1;
+}
+
+static int epoll_common(int epfd, struct epoll_event *evs, int max, int timeout,
+			const sigset_t *mask)
+{
+	struct pollfd w[17];
+	int64_t deadline, spin_until;
+	int nw, n;
+
+	if (max <= 0 || !atomic_load_explicit(&nregs_pub, memory_order_relaxed))
+		return mask ? real_epoll_pwait(epfd, evs, max, timeout, mask)
+			    : real_epoll_wait(epfd, evs, max, timeout);
+	deadline = timeout >= 0 ? mono_us() + (int64_t)timeout * 1000 : -1;
+	spin_until = mono_us() + cfg.spin_us;
+	for (;;) {
+		int k;
+
+		n = unet_epoll_ready(epfd, evs, max, w + 1, 16, &nw);
+		if (n < 0)
+			return mask ? real_epoll_pwait(epfd, evs, max, timeout, mask)
+				    : real_epoll_wait(epfd, evs, max, timeout);
+		if (n < max) {
+			k = real_epoll_wait(epfd, evs + n, max - n, 0);
+			if (k < 0)
+				return n ? n : k;
+			n += k;
+		}
+		if (n || (deadline >= 0 && mono_us() >= deadline))
+			return n;
+		if (mono_us() < spin_until)
+			continue;
+		{
+			int ms = 10;
+
+			if (deadline >= 0 && (deadline - mono_us()) / 1000 < ms)
+				ms = (int)((deadline - mono_us() + 999) / 1000);
+			w[0].fd = epfd;
+			w[0].events = POLLIN;
+			if (poll_masked(w, (nfds_t)nw + 1, ms, mask) < 0 && errno == EINTR)
+				return -1;
+		}
+	}
+}
+
+EXPORT int epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
+{
+	ready();
+	return epoll_common(epfd, evs, max, timeout, NULL);
+}
+
+EXPORT int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout,
+		       const sigset_t *mask)
+{
+	ready();
+	return epoll_common(epfd, evs, max, timeout, mask);
+}
+
+EXPORT int shutdown(int fd, int how)
+{
+	struct run_sock *s;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp && !s->tcp->listener)
+		return run_tcp_shutdown(s->tcp, how);
+	if (s && s->udp) {
+		errno = ENOTCONN; /* Linux: a UDP socket has nothing to shut down but this */
+		return -1;
+	}
+	return real_shutdown(fd, how);
+}
+
+/* A TCP socket on U-Net has an unbound kernel socket: the addresses are
+ * the layer's. */
+EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	struct run_sock *s;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp) {
+		fill_addr(&s->tcp->local, addr, len);
+		return 0;
+	}
+	if (s && s->bound) {
+		fill_addr(&s->bound_addr, addr, len);
+		return 0;
+	}
+	return real_getsockname(fd, addr, len);
+}
+
+EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	struct run_sock *s;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp) {
+		if (s->tcp->listener) {
+			errno = ENOTCONN;
+			return -1;
+		}
+		fill_addr(&s->tcp->peer, addr, len);
+		return 0;
+	}
+	return real_getpeername(fd, addr, len);
+}
+
+EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	struct run_sock *s;
+
+	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->tcp && level == SOL_SOCKET && name == SO_ERROR && val && len &&
+	    *len >= sizeof(int)) {
+		int e = run_tcp_error(s->tcp);
+
+		memcpy(val, &e, sizeof(e));
+		*len = sizeof(e);
+		return 0;
+	}
+	return real_getsockopt(fd, level, name, val, len);
+}
+
+EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+	struct run_sock *s;
+	va_list ap;
+	void *arg;
+
+	ready();
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	s = fdtab_get(&table, fd);
+	/* The int behind arg may be unaligned (a byte buffer): memcpy. */
+	if (s && req == FIONBIO && arg) {
+		int on;
+
+		memcpy(&on, arg, sizeof(on));
+		s->nonblock = on != 0;
+		if (s->udp)
+			s->udp->nonblock = s->nonblock;
+		if (s->tcp)
+			s->tcp->nonblock = s->nonblock;
+	}
+	if (s && s->udp && req == FIONREAD && arg) {
+		int n = run_udp_next_len(s->udp);
+
+		memcpy(arg, &n, sizeof(n));
+		return 0;
+	}
+	return real_ioctl(fd, req, arg);
+}
+
+EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	struct run_sock *s;
+	int r;
+
+	ready();
+	r = real_setsockopt(fd, level, name, val, len);
+	s = fdtab_get(&table, fd);
+	if (r == 0 && s && level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO) &&
+	    len >= sizeof(struct timeval)) {
+		const struct timeval *tv = val;
+		int ms = tv->tv_sec || tv->tv_usec
+				 ? (int)(tv->tv_sec * 1000 + (tv->tv_usec + 999) / 1000)
+				 : -1;
+
+		if (name == SO_RCVTIMEO)
+			s->rcvtimeo_ms = ms;
+		else
+			s->sndtimeo_ms = ms;
+		if (s->udp)
+			s->udp->rcvtimeo_ms = s->rcvtimeo_ms;
+		if (s->tcp) {
+			s->tcp->rcvtimeo_ms = s->rcvtimeo_ms;
+			s->tcp->sndtimeo_ms = s->sndtimeo_ms;
+		}
+	}
+	return r;
+}
+
+static void reg_forget(int fd);
+
+EXPORT int close(int fd)
+{
+	ready();
+	reg_forget(fd);
+	if (fdtab_get(&table, fd))
+		forget(fd);
+	return real_close(fd);
+}
+
+EXPORT int dup(int fd)
+{
+	struct run_sock *s;
+	int r;
+
+	ready();
+	r = real_dup(fd);
+	s = fdtab_get(&table, fd);
+	if (r >= 0 && s)
+		share(r, s);
+	return r;
+}
+
+/* After the kernel made newfd a copy of oldfd: newfd's old socket (if
+ * it was ours) is gone, and it now is whatever oldfd is. */
+static void copied(int oldfd, int newfd)
+{
+	struct run_sock *s = fdtab_get(&table, oldfd);
+
+	if (s)
+		share(newfd, s);
+	else if (fdtab_get(&table, newfd))
+		forget(newfd);
+}
+
+EXPORT int dup2(int oldfd, int newfd)
+{
+	int r;
+
+	ready();
+	r = real_dup2(oldfd, newfd);
+	if (r >= 0 && oldfd != newfd)
+		copied(oldfd, newfd);
+	return r;
+}
+
+EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	int r;
+
+	ready();
+	r = real_dup3(oldfd, newfd, flags);
+	if (r >= 0)
+		copied(oldfd, newfd);
+	return r;
+}
+
+/* fcntl's third argument is an int or a pointer by command; both travel
+ * in the same register class on the ABIs glibc supports, so it is
+ * passed on as a pointer (as glibc's own wrapper reads it). */
+static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
+{
+	int r = real(fd, cmd, arg);
+
+	if (r >= 0 && cmd == F_SETFL) {
+		struct run_sock *s = fdtab_get(&table, fd);
+
+		if (s) {
+			s->nonblock = ((long)arg & O_NONBLOCK) != 0;
+			if (s->udp)
+				s->udp->nonblock = s->nonblock;
+			if (s->tcp)
+				s->tcp->nonblock = s->nonblock;
+		}
+	}
+	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) {
+		struct run_sock *s = fdtab_get(&table, fd);
+
+		if (s)
+			share(r, s);
+	}
+	return r;
+}
+
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	ready();
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_common(real_fcntl, fd, cmd, arg);
+}
+
+EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	ready();
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_common(real_fcntl64, fd, cmd, arg);
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * stack.h - the process's U-Net endpoints, one per interface, created on
+ * the first accelerated socket that needs it and shared by all threads.
+ *
+ * One mutex (stack_lock) serialises everything the preload library does
+ * on U-Net: endpoint creation, sends, receive-queue draining, socket
+ * open and close.  The library's endpoints are not thread-safe, and one
+ * lock keeps the order of sends and of handing datagrams to sockets
+ * simple; blocking waits happen outside it.
+ */
+#ifndef UNET_RUN_STACK_H
+#define UNET_RUN_STACK_H
+
+#include <net/if.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "unet-xdp/unet.h"
+
+struct run_udp;
+
+struct run_ep {
+	char ifname[IF_NAMESIZE];
+	struct unet_endpoint *ep; /* NULL: could not be had (see why) */
+	char why[160];
+	uint32_t addr;		  /* the interface's first IPv4 address */
+	int wait_fd;		  /* readable when frames wait (or -1) */
+	struct run_udp *udp;	  /* its UDP sockets (linked by next) */
+};
+
+extern pthread_mutex_t stack_lock;
+/* How deep this thread is in stack_lock: while > 0 the U-Net library
+ * runs on this thread, and the sockets it makes for itself (AF_XDP, the
+ * TCP layer's port holders) are not the program's to track or log. */
+extern __thread int stack_depth;
+
+static inline void stack_enter(void)
+{
+	pthread_mutex_lock(&stack_lock);
+	stack_depth++;
+}
+
+static inline void stack_leave(void)
+{
+	stack_depth--;
+	pthread_mutex_unlock(&stack_lock);
+}
+
+/* The endpoint on ifname, created now if this is the first call for it;
+ * NULL when it cannot be had, with the reason in *why (kept: the next
+ * socket on ifname gets the same answer without a second try).  Under
+ * stack_lock.  spin_us: the wait's spin budget. */
+struct run_ep *stack_ep(const char *ifname, const char *pin_root, uint32_t spin_us,
+			const char **why);
+
+/* Register the fork handlers: fork waits for stack_lock (no child
+ * inherits it held), and the child forgets the endpoints without closing
+ * them: their rings and ports stay the parent's, and calls on the U-Net
+ * sockets it inherited fail with EOPNOTSUPP (a new socket of the child's
+ * gets no endpoint on that interface either: the kernel serves it). */
+void stack_atfork(void);
+
+/* Monotonic microseconds; the deadline timeo_ms from now (-1: none for
+ * timeo_ms <= 0). */
+int64_t stack_now_us(void);
+int64_t stack_deadline(int timeo_ms);
+/* Wait for e to have frames, at most until deadline (monotonic us, -1:
+ * none): spin until spin_until (return at once, the caller looks
+ * again), then sleep on e's wait descriptor, one slice.  Called without
+ * stack_lock.  Returns 0 (look again), -EAGAIN (deadline), -EINTR. */
+int stack_wait(struct run_ep *e, int64_t deadline, int64_t spin_until);
+
+#endif /* UNET_RUN_STACK_H */

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* tcp.c - TCP sockets of the program's on U-Net (tcp.h). */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcp.h"
+#include "udp.h"
+#include "unet-xdp/unet_tcp.h"
+
+static struct run_tcp *wrap(struct run_ep *e, struct unet_tcp *t, uint32_t spin_us)
+{
+	struct run_tcp *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->e = e;
+	c->t = t;
+	c->spin_us = spin_us;
+	c->rcvtimeo_ms = c->sndtimeo_ms = -1;
+	c->local.sin_family = c->peer.sin_family = AF_INET;
+	return c;
+}
+
+/* Drive the endpoint (frames in, timers) without waiting.  Under stack_lock. */
+static void progress(struct run_ep *e)
+{
+	run_udp_pump(e);
+}
+
+struct run_tcp *run_tcp_listen(struct run_ep *e, const struct sockaddr_in *local, int backlog,
+			       uint32_t spin_us)
+{
+	UNET_OPTS_INIT(unet_tcp_opts, o);
+	struct unet_tcp *t;
+	struct run_tcp *c;
+
+	o.backlog = backlog > 0 ? (uint32_t)(backlog > 1024 ? 1024 : backlog) : 0;
+	stack_enter();
+	t = unet_tcp__listen(e->ep, local->sin_addr.s_addr, ntohs(local->sin_port), &o);
+	stack_leave();
+	if (!t)
+		return NULL;
+	c = wrap(e, t, spin_us);
+	if (!c) {
+		stack_enter();
+		unet_tcp__close(t);
+		stack_leave();
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->listener = true;
+	c->local = *local;
+	return c;
+}
+
+/* Wait until c's events have any of want (or an error), or the
+ * deadline.  Returns 0, -EAGAIN, -EINTR. */
+static int wait_events(struct run_tcp *c, unsigned int want, int timeo_ms)
+{
+	int64_t deadline = stack_deadline(timeo_ms), spin_until = stack_now_us() + c->spin_us;
+
+	for (;;) {
+		unsigned int ev;
+		int r;
+
+		stack_enter();
+		progress(c->e);
+		ev = unet_tcp__events(c->t);
+		stack_leave();
+		if (ev & (want | UNET_TCP_ERR))
+			return 0;
+		r = stack_wait(c->e, deadline, spin_until);
+		if (r < 0)
+			return r;
+	}
+}
+
+struct run_tcp *run_tcp_connect(struct run_ep *e, const struct sockaddr_in *peer, bool nonblock,
+				uint32_t spin_us, int timeo_ms)
+{
+	UNET_OPTS_INIT(unet_tcp_opts, o);
+	struct unet_tcp *t;
+	struct run_tcp *c;
+
+	stack_enter();
+	t = unet_tcp__connect(e->ep, e->addr, peer->sin_addr.s_addr, ntohs(peer->sin_port), &o, 0);
+	stack_leave();
+	if (!t)
+		return NULL;
+	c = wrap(e, t, spin_us);
+	if (!c) {
+		stack_enter();
+		unet_tcp__abort(t);
+		stack_leave();
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->nonblock = nonblock;
+	c->peer = *peer;
+	c->local.sin_addr.s_addr = e->addr;
+	stack_enter();
+	c->local.sin_port = htons(unet_tcp__local_port(t));
+	stack_leave();
+	if (nonblock) {
+		errno = EINPROGRESS;
+		return c;
+	}
+	if (wait_events(c, UNET_TCP_OUT, timeo_ms) < 0 || unet_tcp__error(c->t)) {
+		int err = unet_tcp__error(c->t);
+
+		run_tcp_close(c);
+		errno = err ? -err : ETIMEDOUT;
+		return NULL;
+	}
+	errno = 0;
+	return c;
+}
+
+struct run_tcp *run_tcp_accept(struct run_tcp *l, bool nonblock)
+{
+	int64_t deadline = stack_deadline(l->rcvtimeo_ms), spin_until = stack_now_us() + l->spin_us;
+	struct unet_tcp *t;
+	struct run_tcp *c;
+
+	for (;;) {
+		int r;
+
+		stack_enter();
+		progress(l->e);
+		t = unet_tcp__accept(l->t, 0);
+		stack_leave();
+		if (t)
+			break;
+		if (errno != EAGAIN)
+			return NULL;
+		if (nonblock || l->nonblock) {
+			errno = EAGAIN;
+			return NULL;
+		}
+		r = stack_wait(l->e, deadline, spin_until);
+		if (r < 0) {
+			errno = -r;
+			return NULL;
+		}
+	}
+	c = wrap(l->e, t, l->spin_us);
+	if (!c) {
+		stack_enter();
+		unet_tcp__abort(t);
+		stack_leave();
+		errno = ENOMEM;
+		return NULL;
+	}
+	stack_enter();
+	c->local = l->local;
+	c->local.sin_port = htons(unet_tcp__local_port(t));
+	c->peer.sin_addr.s_addr = unet_tcp__remote_addr(t);
+	c->peer.sin_port = htons(unet_tcp__remote_port(t));
+	stack_leave();
+	return c;
+}
+
+void run_tcp_close(struct run_tcp *c)
+{
+	stack_enter();
+	if (c->e->ep)
+		unet_tcp__close(c->t);
+	stack_leave();
+	free(c);
+}
+
+ssize_t run_tcp_send(struct run_tcp *c, const struct iovec *iov, size_t n, int flags)
+{
+	bool nonblock = c->nonblock || (flags & MSG_DONTWAIT);
+	int64_t deadline = stack_deadline(c->sndtimeo_ms), spin_until = stack_now_us() + c->spin_us;
+	size_t done = 0, total = 0;
+
+	if (!c->e->ep || c->listener) {
+		errno = c->listener ? ENOTCONN : EOPNOTSUPP;
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	/* Like a blocking kernel socket: all of it, unless interrupted or
+	 * timed out after some went. */
+	for (size_t i = 0; i < n; i++) {
+		size_t off = 0;
+
+		while (off < iov[i].iov_len) {
+			ssize_t r;
+
+			stack_enter();
+			r = unet_tcp__send(c->t, (const char *)iov[i].iov_base + off,
+					   iov[i].iov_len - off, 0);
+			progress(c->e);
+			stack_leave();
+			if (r > 0) {
+				off += (size_t)r;
+				done += (size_t)r;
+				c->tx_bytes += (uint64_t)r;
+				continue;
+			}
+			if (r != -EAGAIN) {
+				if (done)
+					return (ssize_t)done;
+				errno = (int)-r;
+				if (errno == EPIPE && !(flags & MSG_NOSIGNAL))
+					raise(SIGPIPE);
+				return -1;
+			}
+			if (nonblock) {
+				if (done)
+					return (ssize_t)done;
+				errno = EAGAIN;
+				return -1;
+			}
+			r = stack_wait(c->e, deadline, spin_until);
+			if (r < 0) {
+				if (done)
+					return (ssize_t)done;
+				errno = (int)-r;
+				return -1;
+			}
+		}
+	}
+	(void)total;
+	return (ssize_t)done;
+}
+
+ssize_t run_tcp_recv(struct run_tcp *c, const struct iovec *iov, size_t n, int flags)
+{
+	bool nonblock = c->nonblock || (flags & MSG_DONTWAIT);
+	int64_t deadline = stack_deadline(c->rcvtimeo_ms), spin_until = stack_now_us() + c->spin_us;
+
+	if (!c->e->ep || c->listener) {
+		errno = c->listener ? ENOTCONN : EOPNOTSUPP;
+		return -1;
+	}
+	if (flags & (MSG_PEEK | MSG_OOB)) {
+		errno = EOPNOTSUPP; /* not built for TCP on U-Net */
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		for (;;) {
+			ssize_t r;
+			int w;
+
+			stack_enter();
+			progress(c->e);
+			r = unet_tcp__recv(c->t, iov[i].iov_base, iov[i].iov_len, 0);
+			stack_leave();
+			if (r >= 0) {
+				c->rx_bytes += (uint64_t)r;
+				return r; /* one buffer's worth: as much as was there */
+			}
+			if (r != -EAGAIN) {
+				errno = (int)-r;
+				return -1;
+			}
+			if (nonblock) {
+				errno = EAGAIN;
+				return -1;
+			}
+			w = stack_wait(c->e, deadline, spin_until);
+			if (w < 0) {
+				errno = -w;
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+int run_tcp_shutdown(struct run_tcp *c, int how)
+{
+	int r = 0;
+
+	if (how == SHUT_WR || how == SHUT_RDWR) {
+		stack_enter();
+		r = unet_tcp__shutdown(c->t);
+		progress(c->e);
+		stack_leave();
+	}
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return 0;
+}
+
+short run_tcp_poll(struct run_tcp *c)
+{
+	unsigned int ev;
+	short p = 0;
+
+	stack_enter();
+	progress(c->e);
+	ev = unet_tcp__events(c->t);
+	stack_leave();
+	if (ev & UNET_TCP_IN)
+		p |= POLLIN;
+	if (ev & UNET_TCP_OUT)
+		p |= POLLOUT;
+	if (ev & UNET_TCP_ERR)
+		p |= POLLERR;
+	if (ev & UNET_TCP_HUP)
+		p |= POLLIN | POLLRDHUP;
+	return p;
+}
+
+int run_tcp_error(struct run_tcp *c)
+{
+	int e;
+
+	stack_enter();
+	e = unet_tcp__error(c->t);
+	stack_leave();
+	return -e;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * tcp.h - a TCP socket of the program's on U-Net: the TCP layer's
+ * listener or connection (unet_tcp.h) on the interface's endpoint.
+ * Every call into the layer is made under stack_lock with no wait; the
+ * blocking calls wait outside it (stack_wait) and look again.
+ */
+#ifndef UNET_RUN_TCP_H
+#define UNET_RUN_TCP_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "stack.h"
+
+struct run_tcp {
+	struct run_ep *e;
+	struct unet_tcp *t;
+	bool listener;
+	bool nonblock;
+	int rcvtimeo_ms, sndtimeo_ms; /* -1: none */
+	uint32_t spin_us;
+	struct sockaddr_in local, peer;
+	uint64_t rx_bytes, tx_bytes;
+};
+
+/* Listen on local (address and port non-zero).  NULL with errno. */
+struct run_tcp *run_tcp_listen(struct run_ep *e, const struct sockaddr_in *local, int backlog,
+			       uint32_t spin_us);
+/* Start connecting to peer from e's address; wait for the handshake
+ * unless nonblock (then *inprogress).  NULL with errno. */
+struct run_tcp *run_tcp_connect(struct run_ep *e, const struct sockaddr_in *peer, bool nonblock,
+				uint32_t spin_us, int timeo_ms);
+/* The next connection of listener l (blocking unless nonblock or
+ * MSG_DONTWAIT-like).  NULL with errno (EAGAIN). */
+struct run_tcp *run_tcp_accept(struct run_tcp *l, bool nonblock);
+void run_tcp_close(struct run_tcp *c);
+
+ssize_t run_tcp_send(struct run_tcp *c, const struct iovec *iov, size_t n, int flags);
+ssize_t run_tcp_recv(struct run_tcp *c, const struct iovec *iov, size_t n, int flags);
+int run_tcp_shutdown(struct run_tcp *c, int how);
+/* poll's view: POLLIN, POLLOUT, POLLERR, POLLHUP (drives the endpoint
+ * first). */
+short run_tcp_poll(struct run_tcp *c);
+/* SO_ERROR: the pending error (positive errno), cleared. */
+int run_tcp_error(struct run_tcp *c);
+
+#endif /* UNET_RUN_TCP_H */

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* udp.c - UDP sockets of the program's on U-Net (udp.h). */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "udp.h"
+#include "unet-xdp/unet_udp.h"
+
+/* Sends that found the send queue full or the peer's MAC unresolved are
+ * retried this often before a blocking send gives up. */
+#define SEND_TRIES 1000
+
+struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t local_port,
+			     uint32_t peer_addr, uint16_t peer_port, bool nonblock,
+			     uint32_t spin_us)
+{
+	UNET_OPTS_INIT(unet_udp_opts, o);
+	struct run_udp *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	o.remote_addr = peer_addr;
+	o.remote_port = peer_port;
+	stack_enter();
+	u->us = unet_udp__open(e->ep, local_addr, local_port, &o);
+	if (!u->us) {
+		int err = errno;
+
+		stack_leave();
+		free(u);
+		errno = err;
+		return NULL;
+	}
+	u->e = e;
+	u->peer_addr = peer_addr;
+	u->peer_port = peer_port;
+	u->nonblock = nonblock;
+	u->rcvtimeo_ms = u->sndtimeo_ms = -1;
+	u->spin_us = spin_us;
+	u->next = e->udp;
+	e->udp = u;
+	stack_leave();
+	return u;
+}
+
+void run_udp_close(struct run_udp *u)
+{
+	struct run_udp **pp;
+
+	stack_enter();
+	for (pp = &u->e->udp; *pp; pp = &(*pp)->next) {
+		if (*pp == u) {
+			*pp = u->next;
+			break;
+		}
+	}
+	if (u->e->ep) {
+		for (unsigned int i = 0; i < u->count; i++)
+			unet_endpoint__release(u->e->ep, &u->q[(u->head + i) % RUN_UDP_QLEN], 1);
+		unet_udp__close(u->us);
+	}
+	stack_leave();
+	free(u);
+}
+
+void run_udp_pump(struct run_ep *e)
+{
+	struct unet_recv_desc d[64];
+	int n;
+
+	if (!e->ep)
+		return;
+	while ((n = unet_endpoint__recv(e->ep, d, 64)) > 0) {
+		for (int i = 0; i < n; i++) {
+			struct unet_udp_sock *us = unet_udp__desc_sock(&d[i]);
+			struct run_udp *u;
+
+			for (u = e->udp; u && u->us != us; u = u->next)
+				;
+			if (!u || u->count == RUN_UDP_QLEN) {
+				unet_endpoint__release(e->ep, &d[i], 1);
+				continue;
+			}
+			u->q[(u->head + u->count) % RUN_UDP_QLEN] = d[i];
+			u->count++;
+		}
+		if (n < 64)
+			break;
+	}
+}
+
+
+ssize_t run_udp_send(struct run_udp *u, const struct iovec *iov, size_t iovcnt, int flags,
+		     const struct sockaddr *to, socklen_t tolen)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)to;
+	uint8_t buf[9216];
+	uint32_t addr = 0;
+	uint16_t port = 0;
+	size_t len = 0;
+	bool nonblock = u->nonblock || (flags & MSG_DONTWAIT);
+	int r = -EAGAIN;
+
+	if (!u->e->ep) {
+		/* A fork's child: the endpoint is the parent's (stack.h). */
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	if (to) {
+		if (tolen < sizeof(*sin) || to->sa_family != AF_INET) {
+			errno = to->sa_family == AF_INET ? EINVAL : EAFNOSUPPORT;
+			return -1;
+		}
+		/* Linux lets a connected UDP socket name a destination. */
+		addr = sin->sin_addr.s_addr;
+		port = ntohs(sin->sin_port);
+	} else if (!u->peer_addr) {
+		errno = EDESTADDRREQ;
+		return -1;
+	}
+	for (size_t i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > sizeof(buf) - len) {
+			errno = EMSGSIZE;
+			return -1;
+		}
+		memcpy(buf + len, iov[i].iov_base, iov[i].iov_len);
+		len += iov[i].iov_len;
+	}
+	stack_enter();
+	if (len > unet_udp__max_payload(u->us)) {
+		stack_leave();
+		errno = EMSGSIZE;
+		return -1;
+	}
+	for (int tries = 0; tries < SEND_TRIES; tries++) {
+		/* A zero-length datagram is legal UDP; the layer refuses it. */
+		r = unet_udp__send_copy(u->us, buf, len, addr, port);
+		if (r != -EAGAIN)
+			break;
+		/* Either the peer is being resolved (wait for its ARP
+		 * answer, once, up to the layer's timeout) or the send queue
+		 * or the buffers are full (take back what was sent). */
+		if (tries == 0 && !nonblock)
+			r = unet_udp__resolve(u->us, addr, -1);
+		unet_endpoint__complete(u->e->ep);
+		run_udp_pump(u->e);
+		if (r < 0 && r != -EAGAIN)
+			break;
+		if (nonblock && tries > 0)
+			break;
+	}
+	if (r == 0)
+		u->tx++;
+	stack_leave();
+	if (r < 0) {
+		errno = r == -EAGAIN && !nonblock ? ENOBUFS : -r;
+		return -1;
+	}
+	return (ssize_t)len;
+}
+
+bool run_udp_readable(struct run_udp *u)
+{
+	bool r;
+
+	stack_enter();
+	if (!u->count)
+		run_udp_pump(u->e);
+	r = u->count > 0;
+	stack_leave();
+	return r;
+}
+
+int run_udp_next_len(struct run_udp *u)
+{
+	int n;
+
+	stack_enter();
+	if (!u->count)
+		run_udp_pump(u->e);
+	n = u->count ? (int)u->q[u->head].len : 0;
+	stack_leave();
+	return n;
+}
+
+ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, int flags,
+		     struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
+{
+	bool nonblock = u->nonblock || (flags & MSG_DONTWAIT);
+	int64_t deadline = stack_deadline(u->rcvtimeo_ms);
+	int64_t spin_until = stack_now_us() + u->spin_us;
+	struct unet_recv_desc d;
+	size_t off = 0;
+
+	if (!u->e->ep) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	for (;;) {
+		stack_enter();
+		if (!u->count)
+			run_udp_pump(u->e);
+		if (u->count)
+			break;
+		stack_leave();
+		if (nonblock) {
+			errno = EAGAIN;
+			return -1;
+		}
+		int r = stack_wait(u->e, deadline, spin_until);
+		if (r < 0) {
+			errno = -r;
+			return -1;
+		}
+	}
+	d = u->q[u->head];
+	for (size_t i = 0; i < iovcnt && off < d.len; i++) {
+		size_t n = iov[i].iov_len < d.len - off ? iov[i].iov_len : d.len - off;
+
+		memcpy(iov[i].iov_base, (const uint8_t *)d.data + off, n);
+		off += n;
+	}
+	if (msg_flags)
+		*msg_flags = off < d.len ? MSG_TRUNC : 0;
+	if (from && fromlen) {
+		struct sockaddr_in sin = { .sin_family = AF_INET,
+					   .sin_port = htons(d.src_port),
+					   .sin_addr.s_addr = d.src_addr };
+		memcpy(from, &sin, *fromlen < sizeof(sin) ? *fromlen : sizeof(sin));
+		*fromlen = sizeof(sin);
+	}
+	if (!(flags & MSG_PEEK)) {
+		u->head = (u->head + 1) % RUN_UDP_QLEN;
+		u->count--;
+		u->rx++;
+		unet_endpoint__release(u->e->ep, &d, 1);
+	}
+	stack_leave();
+	return (flags & MSG_TRUNC) ? (ssize_t)d.len : (ssize_t)off;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * udp.h - a UDP socket of the program's that runs on U-Net: the UDP
+ * layer's socket (unet_udp.h) on the interface's endpoint, plus the
+ * queue of datagrams received for it and the socket flags the kernel
+ * would otherwise keep.
+ *
+ * The endpoint's receive queue is shared by all its sockets: whoever
+ * drains it (any socket's receive, or poll) hands each datagram to its
+ * socket's queue; a datagram for a socket whose queue is full is dropped,
+ * as the kernel drops one for a full socket buffer.  All under
+ * stack_lock; blocking waits are outside it.
+ */
+#ifndef UNET_RUN_UDP_H
+#define UNET_RUN_UDP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "stack.h"
+
+#define RUN_UDP_QLEN 256
+
+struct run_udp {
+	struct run_udp *next; /* on its endpoint's list */
+	struct run_ep *e;
+	struct unet_udp_sock *us;
+	uint32_t peer_addr;   /* connected peer (network order), 0: none */
+	uint16_t peer_port;   /* host order */
+	struct unet_recv_desc q[RUN_UDP_QLEN];
+	unsigned int head, count;
+	bool nonblock;
+	int rcvtimeo_ms, sndtimeo_ms; /* -1: none */
+	uint32_t spin_us;
+	uint64_t rx, tx;      /* datagrams, for the log at close */
+};
+
+/* Open the U-Net socket for local_addr:local_port (network order, host
+ * order) on e, connected to peer if peer_addr != 0.  Returns it, or
+ * NULL with errno. */
+struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t local_port,
+			     uint32_t peer_addr, uint16_t peer_port, bool nonblock,
+			     uint32_t spin_us);
+/* Close it: the port goes back to the kernel, queued datagrams are
+ * released. */
+void run_udp_close(struct run_udp *u);
+
+/* The send and receive family, with the kernel's results and errno. */
+ssize_t run_udp_send(struct run_udp *u, const struct iovec *iov, size_t iovcnt, int flags,
+		     const struct sockaddr *to, socklen_t tolen);
+ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, int flags,
+		     struct sockaddr *from, socklen_t *fromlen, int *msg_flags);
+
+/* Whether a receive would not block now (drains the endpoint first). */
+bool run_udp_readable(struct run_udp *u);
+/* FIONREAD: the size of the next datagram, 0 when none. */
+int run_udp_next_len(struct run_udp *u);
+
+/* Drain e's receive queue into its sockets' queues.  Under stack_lock. */
+void run_udp_pump(struct run_ep *e);
+
+#endif /* UNET_RUN_UDP_H */

@@ -1,0 +1,258 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# t_unet_run_tcp.sh - TCP sockets of unmodified programs on U-Net under
+# unet-run (docs/unet-run.md) against the kernel's TCP in the other
+# namespace.  Sourced by run.sh (see lib.sh for the helpers).
+
+# name|modes (xdp: once per mode, -: once)|timeout s|what it checks
+TESTS+=(
+	"unet_run_redis|xdp|180|redis-server, unmodified, under unet-run (epoll, accept4, non-blocking sockets) driven by redis-cli and redis-benchmark (20 clients, 5 commands, 20000 requests each) from the other namespace: every request answered, the INCR counter exact, every connection on U-Net; skipped without redis"
+	"unet_run_sockperf_tcp|xdp|150|Debian's sockperf, unmodified, TCP ping-pong: server under unet-run and kernel client, then the other way round; no message lost, duplicated or out of order, over U-Net (the namespace's kernel TCP counters unmoved)"
+	"unet_run_iperf3|xdp|180|Debian's iperf3, unmodified, TCP: server under unet-run with a kernel client, then a client under unet-run against a kernel server (both directions with -R); the bytes each side counts agree, over U-Net (the namespace's kernel TCP counters unmoved)"
+	"unet_run_tcp|xdp|120|a Python TCP echo server (wildcard bind, listen, accept) and client (blocking and non-blocking connect with SO_ERROR, sendall, shutdown) under unet-run against the kernel's TCP in the other namespace: 1 MB each way byte for byte, over U-Net (the endpoint's log, the namespace's kernel TCP segment counters unmoved)"
+)
+
+# kernel_tcp_segs NS: InSegs+OutSegs of the kernel's TCP in that namespace.
+kernel_tcp_segs() {
+	in_"$1" awk '/^Tcp:/ { if (h) { print $11 + $12; exit } h = 1 }' /proc/net/snmp
+}
+
+# kernel_tcp_quiet BEFORE AFTER: namespace a's kernel TCP carried none of
+# the test's data.  A handful of segments is allowed: once a program under
+# unet-run exits, its endpoint and ports are gone, and the peer's last
+# segments (an ACK of the FIN, a retransmitted FIN) reach the kernel,
+# which answers with a reset; the data itself is thousands of segments.
+kernel_tcp_quiet() {
+	local d=$(($2 - $1))
+	((d <= 8)) || fail "namespace a's kernel TCP counted $d segments"
+	note "namespace a's kernel TCP: $d segments (after the endpoints closed)"
+}
+
+t_unet_run_tcp() {
+	local run_env=() pid before after
+	# shellcheck disable=SC2207
+	run_env=(env $(unet_run_env))
+	setup_ns
+	attach a
+	# skb mode: b's kernel must not hand U-Net segments longer than a frame
+	# (docs/tcp.md, as t_tcp.sh's tcp_gso).
+	[[ $T_MODE == skb ]] && { in_b ethtool -K "$IF_B" tso off gso off >/dev/null 2>&1 || fail "ethtool -K $IF_B"; }
+	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
+	cat >"$T_DIR/echo.py" <<'PY'
+import socket, sys
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind((sys.argv[1], int(sys.argv[2]))); ls.listen(8)
+print("ready endpoint=0", ls.getsockname(), flush=True)
+for _ in range(int(sys.argv[3])):
+    c, a = ls.accept()
+    total = 0
+    while True:
+        d = c.recv(65536)
+        if not d: break
+        c.sendall(d); total += len(d)
+    c.close()
+    print("echoed", total, a[0], flush=True)
+PY
+	cat >"$T_DIR/client.py" <<'PY'
+import errno, select, socket, sys
+peer = (sys.argv[1], int(sys.argv[2])); size = 1 << 20
+msg = bytes((i * 131 + 7) % 256 for i in range(size))
+def run(c):
+    got = bytearray(); sent = 0
+    c.setblocking(False)
+    while len(got) < size:
+        r, w, _ = select.select([c], [c] if sent < size else [], [], 10)
+        assert r or w, "stalled"
+        if w:
+            sent += c.send(msg[sent:sent + 65536])
+            if sent == size: c.shutdown(socket.SHUT_WR)
+        if r:
+            d = c.recv(65536)
+            assert d, "early EOF"
+            got += d
+    assert bytes(got) == msg
+    c.setblocking(True)
+    assert c.recv(10) == b""
+    c.close()
+c = socket.create_connection(peer)         # blocking connect
+print("peer", c.getpeername() == peer, flush=True)
+run(c)
+c = socket.socket(); c.setblocking(False)  # non-blocking connect
+e = c.connect_ex(peer); assert e in (0, errno.EINPROGRESS), e
+select.select([], [c], [], 10)
+assert c.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0
+run(c)
+print("client ok", flush=True)
+PY
+	# Kernel client (b) -> U-Net echo server (a).
+	before=$(kernel_tcp_segs a)
+	unet_bg_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/server.log" \
+		/usr/bin/python3 "$T_DIR/echo.py" 0.0.0.0 7500 2 >"$T_DIR/server.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/server.out" "$pid" >/dev/null
+	in_b /usr/bin/python3 "$T_DIR/client.py" "$IP_A" 7500 >"$T_DIR/kclient.out" 2>&1 ||
+		{ cat "$T_DIR/kclient.out" "$T_DIR/server.log"; fail "kernel client -> U-Net echo failed"; }
+	finish "$pid" "$T_DIR/server.out" 30 "U-Net echo server"
+	cat "$T_DIR/server.log"
+	grep -q "tcp listen 0\.0\.0\.0:7500: U-Net (endpoint" "$T_DIR/server.log" || fail "the listener was not put on U-Net"
+	[[ $(grep -c "tcp socket closed: 1048576 bytes received, 1048576 sent over U-Net" "$T_DIR/server.log") == 2 ]] ||
+		fail "the server's two connections did not carry 1 MB each way over U-Net"
+	after=$(kernel_tcp_segs a)
+	kernel_tcp_quiet "$before" "$after"
+
+	# U-Net client (a) -> kernel echo server (b).
+	unet_bg_b /usr/bin/python3 "$T_DIR/echo.py" "$IP_B" 7501 2 >"$T_DIR/kserver.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/kserver.out" "$pid" >/dev/null
+	before=$(kernel_tcp_segs a)
+	in_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/client.log" \
+		/usr/bin/python3 "$T_DIR/client.py" "$IP_B" 7501 >"$T_DIR/uclient.out" 2>&1
+	local rc=$?
+	cat "$T_DIR/uclient.out" "$T_DIR/client.log"
+	((rc == 0)) || fail "U-Net client -> kernel echo failed"
+	grep -qx "client ok" "$T_DIR/uclient.out" || fail "the U-Net client did not finish"
+	finish "$pid" "$T_DIR/kserver.out" 30 "kernel echo server"
+	[[ $(grep -c "echoed 1048576 $IP_A" "$T_DIR/kserver.out") == 2 ]] || fail "the kernel server did not echo 1 MB twice"
+	[[ $(grep -c "tcp connect $IP_B:7501: U-Net (endpoint" "$T_DIR/client.log") == 2 ]] ||
+		fail "the client's two connections were not put on U-Net"
+	after=$(kernel_tcp_segs a)
+	kernel_tcp_quiet "$before" "$after"
+}
+
+# tcp_run_setup: namespaces, the program on a, b's offloads as TCP on
+# U-Net needs them in skb mode; sets RUN_ENV.
+tcp_run_setup() {
+	# shellcheck disable=SC2207
+	RUN_ENV=(env $(unet_run_env))
+	setup_ns
+	attach a
+	[[ $T_MODE == skb ]] && { in_b ethtool -K "$IF_B" tso off gso off >/dev/null 2>&1 || fail "ethtool -K $IF_B"; }
+	RUN_ENV+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
+}
+
+t_unet_run_sockperf_tcp() {
+	command -v sockperf >/dev/null || skip "sockperf is not installed"
+	local pid before after n
+	tcp_run_setup
+	before=$(kernel_tcp_segs a)
+	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/sr.log" \
+		sockperf sr --tcp -i "$IP_A" -p 7600 >"$T_DIR/sr.out" 2>&1
+	pid=$UNET_BG_PID
+	sleep 1
+	in_b sockperf pp --tcp -i "$IP_A" -p 7600 -m 300 -t 2 >"$T_DIR/pp.out" 2>&1
+	n=$(sockperf_check "$T_DIR/pp.out") || exit 1
+	kill -INT "$pid"; unet_bg_wait "$pid" 10
+	cat "$T_DIR/sr.log"
+	grep -q "tcp listen $IP_A:7600: U-Net" "$T_DIR/sr.log" || fail "sockperf server not on U-Net"
+	grep -q "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net" "$T_DIR/sr.log" || fail "the connection was not on U-Net"
+	after=$(kernel_tcp_segs a)
+	kernel_tcp_quiet "$before" "$after"
+	note "server under unet-run: $n round trips"
+
+	unet_bg_b sockperf sr --tcp -i "$IP_B" -p 7601 >"$T_DIR/ksr.out" 2>&1
+	pid=$UNET_BG_PID
+	sleep 1
+	before=$(kernel_tcp_segs a)
+	in_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/pp_u.log" \
+		sockperf pp --tcp -i "$IP_B" -p 7601 -m 300 -t 2 >"$T_DIR/pp_u.out" 2>&1
+	n=$(sockperf_check "$T_DIR/pp_u.out") || exit 1
+	kill -INT "$pid"; unet_bg_wait "$pid" 10
+	cat "$T_DIR/pp_u.log"
+	grep -q "tcp connect $IP_B:7601: U-Net" "$T_DIR/pp_u.log" || fail "sockperf client not on U-Net"
+	after=$(kernel_tcp_segs a)
+	kernel_tcp_quiet "$before" "$after"
+	note "client under unet-run: $n round trips"
+}
+
+# iperf3_check JSON: the receiver got more than 1 MB, no more than the
+# sender wrote, and at most what socket buffers can hold at the stop
+# less (iperf3 stops the clock with data still in flight); prints it.
+iperf3_check() {
+	local sent recv
+	sent=$(jq -r '.end.sum_sent.bytes // empty' "$1")
+	recv=$(jq -r '.end.sum_received.bytes // empty' "$1")
+	[[ $sent =~ ^[0-9]+$ && $recv =~ ^[0-9]+$ ]] || { cat "$1"; fail "no iperf3 totals in $1"; }
+	((recv > 1000000)) || fail "iperf3 moved only $recv bytes"
+	((recv <= sent && sent - recv <= 16 << 20)) || fail "iperf3: $sent bytes sent, $recv received"
+	echo "$recv"
+}
+
+t_unet_run_iperf3() {
+	command -v iperf3 >/dev/null || skip "iperf3 is not installed"
+	local pid before after n dir
+	tcp_run_setup
+	# Server under unet-run (a), kernel client (b), both directions.  One
+	# test per server (-1): iperf3 -s listens anew after each test while
+	# the last test's connections linger, which the TCP layer refuses
+	# (the port is still held): that listener would be the kernel's.
+	before=$(kernel_tcp_segs a)
+	for dir in "" -R; do
+		unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/s$dir.log" \
+			iperf3 -s -1 -B "$IP_A" -p 7700 >"$T_DIR/s$dir.out" 2>&1
+		pid=$UNET_BG_PID
+		sleep 1
+		in_b iperf3 -c "$IP_A" -p 7700 -t 2 -J $dir >"$T_DIR/c$dir.json" 2>&1 ||
+			{ cat "$T_DIR/c$dir.json" "$T_DIR/s$dir.log"; fail "iperf3 client $dir -> server under unet-run failed"; }
+		n=$(iperf3_check "$T_DIR/c$dir.json") || exit 1
+		finish "$pid" "$T_DIR/s$dir.out" 20 "iperf3 server under unet-run"
+		cat "$T_DIR/s$dir.log"
+		grep -q "tcp listen $IP_A:7700: U-Net" "$T_DIR/s$dir.log" || fail "iperf3 server not on U-Net"
+		grep -q "tcp listen .*: kernel" "$T_DIR/s$dir.log" && fail "a listener of the iperf3 server went to the kernel"
+		note "iperf3 server under unet-run ${dir:-(client sends)}: $n bytes"
+	done
+	after=$(kernel_tcp_segs a)
+	kernel_tcp_quiet "$before" "$after"
+
+	# Kernel server (b), client under unet-run (a).
+	unet_bg_b iperf3 -s -B "$IP_B" -p 7701 >"$T_DIR/ks.out" 2>&1
+	pid=$UNET_BG_PID
+	sleep 1
+	before=$(kernel_tcp_segs a)
+	for dir in "" -R; do
+		in_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/c$dir.log" \
+			iperf3 -c "$IP_B" -p 7701 -t 2 -J $dir >"$T_DIR/u$dir.json" 2>&1 ||
+			{ cat "$T_DIR/u$dir.json" "$T_DIR/c$dir.log"; fail "iperf3 client $dir under unet-run failed"; }
+		n=$(iperf3_check "$T_DIR/u$dir.json") || exit 1
+		grep -q "tcp connect $IP_B:7701: U-Net" "$T_DIR/c$dir.log" || fail "iperf3 client $dir not on U-Net"
+		note "iperf3 client under unet-run ${dir:-(client sends)}: $n bytes"
+	done
+	kill -TERM "$pid"; unet_bg_wait "$pid" 10
+	after=$(kernel_tcp_segs a)
+	kernel_tcp_quiet "$before" "$after"
+}
+
+t_unet_run_redis() {
+	command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
+		skip "redis-server and redis-benchmark (redis-tools) are not installed"
+	local pid before after n
+	tcp_run_setup
+	before=$(kernel_tcp_segs a)
+	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/redis.log" \
+		redis-server --bind "$IP_A" --port 7800 --save "" --appendonly no --protected-mode no \
+		--dir "$T_DIR" >"$T_DIR/redis.out" 2>&1
+	pid=$UNET_BG_PID
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[[ $(in_b redis-cli -h "$IP_A" -p 7800 ping 2>/dev/null) == PONG ]] && break
+		sleep 0.1
+	done
+	((i < 100)) || { cat "$T_DIR/redis.out" "$T_DIR/redis.log"; fail "redis-server under unet-run does not answer"; }
+	in_b redis-cli -h "$IP_A" -p 7800 set unet-run-key "over U-Net" >/dev/null || fail "redis-cli set"
+	[[ $(in_b redis-cli -h "$IP_A" -p 7800 get unet-run-key) == "over U-Net" ]] || fail "redis-cli get gave another value"
+	in_b redis-benchmark -h "$IP_A" -p 7800 -c 20 -n 20000 -t set,get,incr,lpush,lpop -q \
+		>"$T_DIR/bench.out" 2>&1 || { cat "$T_DIR/bench.out"; fail "redis-benchmark failed"; }
+	cat "$T_DIR/bench.out"
+	n=$(grep -c "requests per second" "$T_DIR/bench.out")
+	((n == 5)) || fail "redis-benchmark finished $n of its 5 tests"
+	# 20000 INCRs by 20 clients: the counter says every one arrived.
+	[[ $(in_b redis-cli -h "$IP_A" -p 7800 get counter:__rand_int__) == 20000 ]] ||
+		fail "INCR counter is not 20000: $(in_b redis-cli -h "$IP_A" -p 7800 get counter:__rand_int__)"
+	kill -TERM "$pid"; unet_bg_wait "$pid" 10
+	grep -q "tcp listen $IP_A:7800: U-Net" "$T_DIR/redis.log" || { cat "$T_DIR/redis.log"; fail "redis-server's listener was not on U-Net"; }
+	n=$(grep -c "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net" "$T_DIR/redis.log")
+	((n > 100)) || fail "only $n connections accepted on U-Net"
+	note "$n connections accepted on U-Net"
+	after=$(kernel_tcp_segs a)
+	kernel_tcp_quiet "$before" "$after"
+}

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Unit tests of unet-run's parts that need no network (run/): the
+ * preload library's descriptor table, address choice and settings, and
+ * the launcher's command line, library search and LD_PRELOAD. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "config.h"
+#include "fdtab.h"
+#include "options.h"
+#include "route.h"
+
+/* ---- the descriptor table ---- */
+
+static void fdtab_set_get_take(void **state)
+{
+	static struct fdtab t = FDTAB_INIT;
+	int a, b, c;
+	void *old = &a;
+
+	(void)state;
+	assert_null(fdtab_get(&t, 0));
+	assert_null(fdtab_get(&t, 5000));
+	assert_int_equal(fdtab_set(&t, 3, &a, &old), 0);
+	assert_null(old);
+	assert_ptr_equal(fdtab_get(&t, 3), &a);
+	assert_null(fdtab_get(&t, 4));
+	/* Replacing hands back what was there. */
+	assert_int_equal(fdtab_set(&t, 3, &b, &old), 0);
+	assert_ptr_equal(old, &a);
+	/* Another page, and the last descriptor the table can hold. */
+	assert_int_equal(fdtab_set(&t, 70000, &c, &old), 0);
+	assert_int_equal(fdtab_set(&t, FDTAB_MAX_FD - 1, &a, &old), 0);
+	assert_ptr_equal(fdtab_get(&t, 70000), &c);
+	assert_ptr_equal(fdtab_get(&t, FDTAB_MAX_FD - 1), &a);
+	assert_ptr_equal(fdtab_take(&t, 3), &b);
+	assert_null(fdtab_get(&t, 3));
+	assert_null(fdtab_take(&t, 3));
+	assert_ptr_equal(fdtab_take(&t, 70000), &c);
+	fdtab_free(&t);
+	assert_null(fdtab_get(&t, FDTAB_MAX_FD - 1));
+}
+
+static void fdtab_out_of_range(void **state)
+{
+	static struct fdtab t = FDTAB_INIT;
+	int a;
+	void *old;
+
+	(void)state;
+	assert_int_equal(fdtab_set(&t, -1, &a, &old), -EBADF);
+	assert_int_equal(fdtab_set(&t, FDTAB_MAX_FD, &a, &old), -EBADF);
+	assert_int_equal(fdtab_set(&t, 1, NULL, &old), -EBADF);
+	assert_null(fdtab_get(&t, -1));
+	assert_null(fdtab_get(&t, FDTAB_MAX_FD));
+	assert_null(fdtab_get(&t, -2147483647 - 1));
+	assert_null(fdtab_take(&t, -5));
+	fdtab_free(&t);
+}
+
+/* ---- address choice ---- */
+
+static void iface_lists(void **state)
+{
+	(void)state;
+	assert_true(route_iface_listed("eth0", "eth0"));
+	assert_true(route_iface_listed("eth0,veth1", "veth1"));
+	assert_true(route_iface_listed(",,veth1,", "veth1"));
+	assert_false(route_iface_listed("eth0,veth1", "eth"));
+	assert_false(route_iface_listed("eth0,veth1", "veth10"));
+	assert_false(route_iface_listed("", "eth0"));
+	assert_false(route_iface_listed(NULL, "eth0"));
+	assert_false(route_iface_listed("eth0", ""));
+}
+
+static void loopback(void **state)
+{
+	(void)state;
+	assert_true(route_is_loopback(inet_addr("127.0.0.1")));
+	assert_true(route_is_loopback(inet_addr("127.255.1.2")));
+	assert_false(route_is_loopback(inet_addr("128.0.0.1")));
+	assert_false(route_is_loopback(inet_addr("10.0.0.127")));
+	assert_false(route_is_loopback(0));
+}
+
+static void addr_to_iface(void **state)
+{
+	struct sockaddr_in a1 = { .sin_family = AF_INET }, a2 = { .sin_family = AF_INET };
+	struct sockaddr_in6 six = { .sin6_family = AF_INET6 };
+	struct ifaddrs i3 = { .ifa_name = (char *)"veth-b", .ifa_addr = (struct sockaddr *)&a2 };
+	struct ifaddrs i2 = { .ifa_next = &i3, .ifa_name = (char *)"veth-a",
+			      .ifa_addr = (struct sockaddr *)&six };
+	struct ifaddrs i1 = { .ifa_next = &i2, .ifa_name = (char *)"lo",
+			      .ifa_addr = (struct sockaddr *)&a1 };
+	struct ifaddrs i0 = { .ifa_next = &i1, .ifa_name = (char *)"noaddr" };
+	char name[IF_NAMESIZE];
+
+	(void)state;
+	a1.sin_addr.s_addr = inet_addr("127.0.0.1");
+	a2.sin_addr.s_addr = inet_addr("10.201.0.1");
+	assert_int_equal(route_iface_of_addr(&i0, inet_addr("10.201.0.1"), name), 0);
+	assert_string_equal(name, "veth-b");
+	assert_int_equal(route_iface_of_addr(&i0, inet_addr("127.0.0.1"), name), 0);
+	assert_string_equal(name, "lo");
+	assert_int_equal(route_iface_of_addr(&i0, inet_addr("10.201.0.2"), name), -ENOENT);
+	assert_int_equal(route_iface_of_addr(NULL, inet_addr("10.201.0.1"), name), -ENOENT);
+}
+
+/* ---- the preload library's settings ---- */
+
+static void config_defaults_and_values(void **state)
+{
+	char name[IF_NAMESIZE];
+	struct run_config c;
+	char err[256];
+
+	(void)state;
+	run_config_parse(&c, NULL, NULL, NULL, NULL, err, sizeof(err));
+	assert_string_equal(err, "");
+	assert_string_equal(c.ifaces, "");
+	assert_string_equal(c.log, "");
+	assert_string_equal(c.pin_root, "/sys/fs/bpf/unet");
+	assert_int_equal(c.spin_us, RUN_SPIN_US_DEFAULT);
+
+	run_config_parse(&c, "veth-a,eth1", "/tmp/x.log", "0", "/run/pins", err, sizeof(err));
+	assert_string_equal(err, "");
+	assert_string_equal(c.ifaces, "veth-a,eth1");
+	assert_string_equal(c.log, "/tmp/x.log");
+	assert_string_equal(c.pin_root, "/run/pins");
+	assert_int_equal(c.spin_us, 0);
+	assert_true(run_config_serves(&c, "eth1"));
+	assert_false(run_config_serves(&c, "eth"));
+	assert_true(run_config_any(&c, name));
+	assert_string_equal(name, "veth-a");
+	run_config_parse(&c, ",eth2,x", NULL, NULL, NULL, err, sizeof(err));
+	assert_true(run_config_any(&c, name));
+	assert_string_equal(name, "eth2");
+
+	run_config_parse(&c, NULL, NULL, "1000000", "", err, sizeof(err));
+	assert_string_equal(err, "");
+	assert_int_equal(c.spin_us, 1000000);
+	assert_string_equal(c.pin_root, "/sys/fs/bpf/unet");
+}
+
+static void config_bad_values(void **state)
+{
+	const char *bad[] = { "-1", "abc", "12x", "1000001", "99999999999999999999999" };
+	char longlist[2000];
+	struct run_config c;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		run_config_parse(&c, NULL, NULL, bad[i], NULL, err, sizeof(err));
+		assert_int_equal(c.spin_us, RUN_SPIN_US_DEFAULT);
+		assert_non_null(strstr(err, "UNET_RUN_SPIN_US"));
+	}
+	memset(longlist, 'a', sizeof(longlist) - 1);
+	longlist[sizeof(longlist) - 1] = '\0';
+	run_config_parse(&c, longlist, NULL, NULL, NULL, err, sizeof(err));
+	assert_string_equal(c.ifaces, "");
+	assert_non_null(strstr(err, "UNET_RUN_IFACE"));
+}
+
+static void config_attached(void **state)
+{
+	char dir[] = "/tmp/unet-run-test.XXXXXX", path[PATH_MAX], err[256], name[IF_NAMESIZE];
+	struct run_config c;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	run_config_parse(&c, NULL, NULL, NULL, dir, err, sizeof(err));
+	assert_false(run_config_any(&c, name));
+	snprintf(path, sizeof(path), "%s/veth-x", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	/* A directory without the program's link is not attached. */
+	assert_false(run_config_serves(&c, "veth-x"));
+	assert_false(run_config_any(&c, name));
+	snprintf(path, sizeof(path), "%s/veth-x/link", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_true(run_config_serves(&c, "veth-x"));
+	assert_false(run_config_serves(&c, "veth-y"));
+	assert_true(run_config_any(&c, name));
+	assert_string_equal(name, "veth-x");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/veth-x", dir);
+	rmdir(path);
+	rmdir(dir);
+}
+
+/* ---- the launcher ---- */
+
+static int parse(struct run_opts *o, char *err, ...)
+{
+	char *argv[16];
+	int argc = 0;
+	va_list ap;
+
+	argv[argc++] = (char *)"unet-run";
+	va_start(ap, err);
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	return run_opts_parse(o, argc, argv, err, 256);
+}
+
+static void opts_good(void **state)
+{
+	struct run_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, "prog", NULL), 0);
+	assert_int_equal(o.prog, 1);
+	assert_string_equal(o.iface, "");
+	assert_null(o.log);
+	assert_null(o.spin_us);
+
+	assert_int_equal(parse(&o, err, "--iface", "a", "--iface=b,c", "--log", "/tmp/l",
+			       "--spin-us=20", "prog", "--iface", "x", NULL),
+			 0);
+	assert_int_equal(o.prog, 7);
+	assert_string_equal(o.iface, "a,b,c");
+	assert_string_equal(o.log, "/tmp/l");
+	assert_string_equal(o.spin_us, "20");
+
+	/* "--" ends the options, even before a name starting with '-'. */
+	assert_int_equal(parse(&o, err, "--log=stderr", "--", "-prog", NULL), 0);
+	assert_int_equal(o.prog, 3);
+	assert_int_equal(parse(&o, err, "--help", NULL), 0);
+	assert_true(o.help);
+	assert_int_equal(parse(&o, err, "--version", "x", NULL), 0);
+	assert_true(o.version);
+}
+
+static void opts_bad(void **state)
+{
+	struct run_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, NULL), -1);
+	assert_non_null(strstr(err, "no program"));
+	assert_int_equal(parse(&o, err, "--iface", "a", NULL), -1);
+	assert_non_null(strstr(err, "no program"));
+	assert_int_equal(parse(&o, err, "--iface", NULL), -1);
+	assert_non_null(strstr(err, "needs a value"));
+	assert_int_equal(parse(&o, err, "--iface=", "p", NULL), -1);
+	assert_int_equal(parse(&o, err, "--iface=a b", "p", NULL), -1);
+	assert_int_equal(parse(&o, err, "--log=", "p", NULL), -1);
+	assert_int_equal(parse(&o, err, "--spin-us", "-3", "p", NULL), -1);
+	assert_int_equal(parse(&o, err, "--spin-us", "1000001", "p", NULL), -1);
+	assert_int_equal(parse(&o, err, "--spin-us", "", "p", NULL), -1);
+	assert_int_equal(parse(&o, err, "--frobnicate", "p", NULL), -1);
+	assert_non_null(strstr(err, "unknown option"));
+	assert_int_equal(parse(&o, err, "--ifaces", "a", "p", NULL), -1);
+}
+
+static void preload_search(void **state)
+{
+	char out[3][PATH_MAX];
+
+	(void)state;
+	assert_int_equal(run_preload_candidates("/usr/bin/unet-run", "../lib/x86_64-linux-gnu/unet-xdp",
+						out, 3),
+			 3);
+	assert_string_equal(out[0], "/usr/bin/../lib/x86_64-linux-gnu/unet-xdp/libunet-preload.so");
+	assert_string_equal(out[1], "/usr/bin/../lib/unet-xdp/libunet-preload.so");
+	assert_string_equal(out[2], "/usr/bin/./libunet-preload.so");
+	/* The built-in place equal to the default is looked at once. */
+	assert_int_equal(run_preload_candidates("/opt/unet/bin/unet-run", "../lib/unet-xdp", out, 3), 2);
+	assert_string_equal(out[0], "/opt/unet/bin/../lib/unet-xdp/libunet-preload.so");
+	assert_string_equal(out[1], "/opt/unet/bin/./libunet-preload.so");
+	assert_int_equal(run_preload_candidates("/unet-run", NULL, out, 3), 2);
+	assert_string_equal(out[0], "/../lib/unet-xdp/libunet-preload.so");
+	assert_string_equal(out[1], "/./libunet-preload.so");
+	assert_int_equal(run_preload_candidates("unet-run", "", out, 3), 0);
+	assert_int_equal(run_preload_candidates("/a/unet-run", "x", out, 1), 1);
+	assert_string_equal(out[0], "/a/x/libunet-preload.so");
+}
+
+static void preload_env(void **state)
+{
+	char out[64];
+
+	(void)state;
+	assert_int_equal(run_preload_env(NULL, "/l/p.so", out, sizeof(out)), 0);
+	assert_string_equal(out, "/l/p.so");
+	assert_int_equal(run_preload_env("", "/l/p.so", out, sizeof(out)), 0);
+	assert_string_equal(out, "/l/p.so");
+	/* The user's preloads (a sanitizer runtime) stay first. */
+	assert_int_equal(run_preload_env("libasan.so.8", "/l/p.so", out, sizeof(out)), 0);
+	assert_string_equal(out, "libasan.so.8 /l/p.so");
+	assert_int_equal(run_preload_env("a.so:/l/p.so", "/l/p.so", out, sizeof(out)), 0);
+	assert_string_equal(out, "a.so:/l/p.so");
+	assert_int_equal(run_preload_env("/l/p.so.1", "/l/p.so", out, sizeof(out)), 0);
+	assert_string_equal(out, "/l/p.so.1 /l/p.so");
+	assert_int_equal(run_preload_env("x", "/l/p.so", out, 8), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(fdtab_set_get_take),
+		cmocka_unit_test(fdtab_out_of_range),
+		cmocka_unit_test(iface_lists),
+		cmocka_unit_test(loopback),
+		cmocka_unit_test(addr_to_iface),
+		cmocka_unit_test(config_defaults_and_values),
+		cmocka_unit_test(config_bad_values),
+		cmocka_unit_test(config_attached),
+		cmocka_unit_test(opts_good),
+		cmocka_unit_test(opts_bad),
+		cmocka_unit_test(preload_search),
+		cmocka_unit_test(preload_env),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
