@@ -404,4 +404,6 @@ clean:
 
 # (Not a BUILD/tools/NAME.d left from when tool NAME was one file: it
 # would name the vanished tests/tools/NAME.c.)
--include $(filter-out $(TOOL_DIRS:%=$(BUILD)/tools/%.d),$(shell find $(BUILD) -name '*.d' 2>/dev/null))
+# $(BUILD)/unetctl.d is what the one-file unetctl left behind: it names
+# cli/unetctl.c, which no longer exists.
+-include $(filter-out $(TOOL_DIRS:%=$(BUILD)/tools/%.d) $(BUILD)/unetctl.d,$(shell find $(BUILD) -name '*.d' 2>/dev/null))
