@@ -35,11 +35,8 @@ int do_attach(const struct cmd *c, int argc, char **argv)
 	unsigned int devq;
 	int n, r, err;
 
-	r = parse_args(c, argc, argv, defs, pos, 1, 1, &n);
-	if (r)
-		return r < 0;
-	if (require_root())
-		return 1;
+	if (root_cmd_start(c, argc, argv, defs, pos, 1, 1, &n, &r))
+		return r;
 	opts = iface_opts();
 	if (mode_s) {
 		if (!strcmp(mode_s, "native"))
@@ -83,11 +80,8 @@ int do_detach(const struct cmd *c, int argc, char **argv)
 	char *pos[1];
 	int n, r, err;
 
-	r = parse_args(c, argc, argv, NULL, pos, 1, 1, &n);
-	if (r)
-		return r < 0;
-	if (require_root())
-		return 1;
+	if (root_cmd_start(c, argc, argv, NULL, pos, 1, 1, &n, &r))
+		return r;
 	opts = iface_opts();
 	err = unet_iface__detach(pos[0], &opts);
 	if (err)
@@ -148,11 +142,8 @@ int do_status(const struct cmd *c, int argc, char **argv)
 	char *pos[1];
 	int n, r;
 
-	r = parse_args(c, argc, argv, NULL, pos, 0, 1, &n);
-	if (r)
-		return r < 0;
-	if (require_root())
-		return 1;
+	if (root_cmd_start(c, argc, argv, NULL, pos, 0, 1, &n, &r))
+		return r;
 	if (n == 1)
 		return status_one(pos[0]);
 	r = all_ifaces(&ns);

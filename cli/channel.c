@@ -24,11 +24,8 @@ static int do_channel_add(const struct cmd *c, int argc, char **argv)
 	char *pos[1];
 	int n, r, err;
 
-	r = parse_args(c, argc, argv, defs, pos, 1, 1, &n);
-	if (r)
-		return r < 0;
-	if (require_root())
-		return 1;
+	if (root_cmd_start(c, argc, argv, defs, pos, 1, 1, &n, &r))
+		return r;
 	if (!ep_s || !tag_s || !peer_s || !ptag_s)
 		return fail("missing option (usage: unetctl %s %s)", c->full, c->args);
 	if (parse_uint(ep_s, 0, UNET_MAX_ENDPOINTS - 1, &ep))
@@ -67,11 +64,8 @@ static int do_channel_del(const struct cmd *c, int argc, char **argv)
 	char *pos[2];
 	int n, r, err;
 
-	r = parse_args(c, argc, argv, NULL, pos, 2, 2, &n);
-	if (r)
-		return r < 0;
-	if (require_root())
-		return 1;
+	if (root_cmd_start(c, argc, argv, NULL, pos, 2, 2, &n, &r))
+		return r;
 	if (parse_tag("tag", pos[1], &tag))
 		return 1;
 	iface = open_iface(pos[0]);

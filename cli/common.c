@@ -292,6 +292,18 @@ int parse_args(const struct cmd *c, int argc, char **argv, const struct optdef *
 	return 0;
 }
 
+/* The start of a command that needs root: its arguments (parse_args),
+ * then require_root.  Returns true when the command ends here, with exit
+ * status *status (0 after --help, 1 after an error, already printed). */
+bool root_cmd_start(const struct cmd *c, int argc, char **argv, const struct optdef *defs,
+		    char **pos, int minpos, int maxpos, int *npos, int *status)
+{
+	int r = parse_args(c, argc, argv, defs, pos, minpos, maxpos, npos);
+
+	*status = r < 0 || (!r && require_root());
+	return r || *status;
+}
+
 /* Decimal in [min, max]. Returns 0 or -1. */
 int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
 {

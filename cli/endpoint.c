@@ -15,11 +15,8 @@ int do_reclaim(const struct cmd *c, int argc, char **argv)
 	char *pos[1];
 	int n, r;
 
-	r = parse_args(c, argc, argv, NULL, pos, 1, 1, &n);
-	if (r)
-		return r < 0;
-	if (require_root())
-		return 1;
+	if (root_cmd_start(c, argc, argv, NULL, pos, 1, 1, &n, &r))
+		return r;
 	iface = open_iface(pos[0]);
 	if (!iface)
 		return 1;

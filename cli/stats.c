@@ -11,11 +11,8 @@ int do_stats(const struct cmd *c, int argc, char **argv)
 	char *pos[1];
 	int n, r, err;
 
-	r = parse_args(c, argc, argv, NULL, pos, 1, 1, &n);
-	if (r)
-		return r < 0;
-	if (require_root())
-		return 1;
+	if (root_cmd_start(c, argc, argv, NULL, pos, 1, 1, &n, &r))
+		return r;
 	iface = open_iface(pos[0]);
 	if (!iface)
 		return 1;
@@ -41,11 +38,8 @@ int do_fault(const struct cmd *c, int argc, char **argv)
 	char *pos[1];
 	int n, r, err;
 
-	r = parse_args(c, argc, argv, defs, pos, 1, 1, &n);
-	if (r)
-		return r < 0;
-	if (require_root())
-		return 1;
+	if (root_cmd_start(c, argc, argv, defs, pos, 1, 1, &n, &r))
+		return r;
 	if (!ppm_s)
 		return fail("--drop-ppm is required (usage: unetctl %s %s)", c->full, c->args);
 	if (parse_uint(ppm_s, 0, 1000000, &ppm))

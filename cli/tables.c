@@ -265,11 +265,8 @@ int list_over(const struct cmd *c, int argc, char **argv, enum list_kind kind)
 	char *pos[1];
 	int n, r, err = 0;
 
-	r = parse_args(c, argc, argv, NULL, pos, 0, 1, &n);
-	if (r)
-		return r < 0;
-	if (require_root())
-		return 1;
+	if (root_cmd_start(c, argc, argv, NULL, pos, 0, 1, &n, &r))
+		return r;
 	if (n == 1) {
 		if (collect_name(pos[0], &ns)) {
 			free_names(&ns);
@@ -345,11 +342,8 @@ int port_del(const struct cmd *c, int argc, char **argv, bool tcp)
 	char *pos[2], buf[32], *colon;
 	int n, r, err;
 
-	r = parse_args(c, argc, argv, NULL, pos, 2, 2, &n);
-	if (r)
-		return r < 0;
-	if (require_root())
-		return 1;
+	if (root_cmd_start(c, argc, argv, NULL, pos, 2, 2, &n, &r))
+		return r;
 	if (strlen(pos[1]) >= sizeof(buf) || !(colon = strchr(strcpy(buf, pos[1]), ':')))
 		return fail("invalid ADDR:PORT: %s", pos[1]);
 	*colon = '\0';

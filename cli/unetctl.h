@@ -131,6 +131,8 @@ struct unet_iface *open_iface(const char *ifname);
 int parse_args(const struct cmd *c, int argc, char **argv, const struct optdef *defs,
 		      char **pos, int minpos, int maxpos, int *npos);
 int parse_tag(const char *what, const char *s, uint16_t *tag);
+bool root_cmd_start(const struct cmd *c, int argc, char **argv, const struct optdef *defs,
+		    char **pos, int minpos, int maxpos, int *npos, int *status);
 int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out);
 const char *pin_root(void);
 int require_root(void);
