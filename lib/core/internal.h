@@ -65,7 +65,7 @@ struct unet_iface {
 void unet_log(enum unet_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* iface.c */
+/* iface_pin.c, iface_alive.c, iface_slot.c, iface_channel.c, iface.c */
 /* Resolve the pin root: opts->pin_root, $UNET_PIN_ROOT, or the default. */
 const char *unet_pin_root(const char *opt_root);
 /* 0 if path (or its closest existing parent) is on a bpffs, else

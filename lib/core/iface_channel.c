@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * iface_channel.c - the channel map's entries: listing them with their
+ * counters, adding and removing them, and reaping those whose owner is
+ * gone (for iface_slot.c's reclaim).  Above iface_alive.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "core/iface_impl.h"
+
+static void channel_stats(struct unet_iface *iface, uint32_t tag, struct unet_channel_entry *e)
+{
+	struct unet_channel_stats *vals;
+
+	vals = calloc((size_t)iface->ncpus, sizeof(*vals));
+	if (!vals)
+		return;
+	if (bpf_map_lookup_elem(iface->chan_stats_fd, &tag, vals) == 0) {
+		for (int c = 0; c < iface->ncpus; c++) {
+			e->delivered += vals[c].delivered;
+			e->delivered_bytes += vals[c].delivered_bytes;
+			e->drop_wrong_src += vals[c].drop_wrong_src;
+			e->drop_no_socket += vals[c].drop_no_socket;
+		}
+	}
+	free(vals);
+}
+
+int unet_iface__for_each_channel(struct unet_iface *iface,
+				 int (*fn)(const struct unet_channel_entry *, void *ctx), void *ctx)
+{
+	uint64_t cache[UNET_MAX_ENDPOINTS];
+	bool cached[UNET_MAX_ENDPOINTS] = { false };
+	struct unet_channel_entry e;
+	struct unet_channel_val cv;
+	__u32 *keys;
+	size_t n;
+	int ret;
+
+	if (!iface || !fn)
+		return -EINVAL;
+	ret = unet_map_keys_u32(iface->channels_fd, &keys, &n);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n && !ret; i++) {
+		if (bpf_map_lookup_elem(iface->channels_fd, &keys[i], &cv))
+			continue; /* deleted meanwhile */
+		memset(&e, 0, sizeof(e));
+		e.tag = (uint16_t)keys[i];
+		e.peer_tag = cv.peer_tag;
+		memcpy(e.peer_mac, cv.peer_mac, sizeof(e.peer_mac));
+		e.endpoint = cv.endpoint;
+		e.pid = cv.owner_pid;
+		e.stale = !unet_channel_owner_alive(iface, &cv, cache, cached);
+		channel_stats(iface, keys[i], &e);
+		ret = fn(&e, ctx);
+	}
+	free(keys);
+	return ret;
+}
+
+/* Delete the channels whose owner is gone, with the interface lock held
+ * (unet_iface_reclaim_locked).  Returns how many, or -errno. */
+int unet_iface_channels_reap_locked(struct unet_iface *iface)
+{
+	uint64_t cache[UNET_MAX_ENDPOINTS];
+	bool cached[UNET_MAX_ENDPOINTS] = { false };
+	struct unet_channel_val cv;
+	__u32 *keys;
+	size_t n;
+	int err, removed = 0;
+
+	err = unet_map_keys_u32(iface->channels_fd, &keys, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(iface->channels_fd, &keys[i], &cv))
+			continue;
+		if (unet_channel_owner_alive(iface, &cv, cache, cached))
+			continue;
+		if (bpf_map_delete_elem(iface->channels_fd, &keys[i]) == 0) {
+			unet_log(UNET_LOG_INFO, "%s: reclaimed channel %u (endpoint %u)",
+				 iface->ifname, keys[i], cv.endpoint);
+			removed++;
+		}
+	}
+	free(keys);
+	return removed;
+}
+
+static int channel_add_locked(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
+			      const uint8_t peer_mac[6], uint16_t peer_tag)
+{
+	uint64_t cache[UNET_MAX_ENDPOINTS];
+	bool cached[UNET_MAX_ENDPOINTS] = { false };
+	struct unet_channel_stats *zero;
+	struct unet_channel_val cv, old;
+	struct unet_endpoint_val ev;
+	__u32 key = tag;
+	int err;
+
+	if (endpoint >= UNET_MAX_ENDPOINTS ||
+	    bpf_map_lookup_elem(iface->endpoints_fd, &endpoint, &ev) ||
+	    !unet_endpoint_val_alive(&ev)) {
+		unet_log(UNET_LOG_ERROR, "%s: no live endpoint %u", iface->ifname, endpoint);
+		return -ESRCH;
+	}
+	if (bpf_map_lookup_elem(iface->channels_fd, &key, &old) == 0) {
+		if (unet_channel_owner_alive(iface, &old, cache, cached)) {
+			unet_log(UNET_LOG_ERROR, "%s: tag %u in use by endpoint %u (pid %u)",
+				 iface->ifname, tag, old.endpoint, old.owner_pid);
+			return -EADDRINUSE;
+		}
+		unet_log(UNET_LOG_INFO, "%s: replacing stale channel %u", iface->ifname, tag);
+		if (bpf_map_delete_elem(iface->channels_fd, &key) && errno != ENOENT)
+			return -errno;
+	}
+
+	/* Fresh counters for the new channel, before frames can arrive. */
+	zero = calloc((size_t)iface->ncpus, sizeof(*zero));
+	if (!zero)
+		return -ENOMEM;
+	err = bpf_map_update_elem(iface->chan_stats_fd, &key, zero, BPF_ANY) ? -errno : 0;
+	free(zero);
+	if (err)
+		return err;
+
+	memset(&cv, 0, sizeof(cv));
+	memcpy(cv.peer_mac, peer_mac, sizeof(cv.peer_mac));
+	cv.peer_tag = peer_tag;
+	cv.endpoint = endpoint;
+	cv.owner_pid = ev.pid;
+	cv.owner_token = ev.token;
+	/* NOEXIST: a writer that does not take the lock (an older library)
+	 * still cannot make us overwrite its channel. */
+	if (bpf_map_update_elem(iface->channels_fd, &key, &cv, BPF_NOEXIST)) {
+		err = -errno;
+		if (err == -EEXIST) {
+			unet_log(UNET_LOG_ERROR, "%s: tag %u in use", iface->ifname, tag);
+			return -EADDRINUSE;
+		}
+		return err;
+	}
+	unet_log(UNET_LOG_INFO, "%s: channel %u -> endpoint %u added", iface->ifname, tag,
+		 endpoint);
+	return 0;
+}
+
+int unet_iface__channel_add(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
+			    const uint8_t peer_mac[6], uint16_t peer_tag)
+{
+	int err;
+
+	if (!iface || !peer_mac || tag == UNET_TAG_INVALID || peer_tag == UNET_TAG_INVALID)
+		return -EINVAL;
+	err = unet_iface_lock(iface);
+	if (err)
+		return err;
+	err = channel_add_locked(iface, endpoint, tag, peer_mac, peer_tag);
+	unet_iface_unlock(iface);
+	return err;
+}
+
+int unet_iface_channel_remove(struct unet_iface *iface, uint16_t tag, uint32_t endpoint,
+			      uint64_t token)
+{
+	struct unet_channel_val cv;
+	__u32 key = tag;
+	int err;
+
+	if (!iface)
+		return -EINVAL;
+	if (tag == UNET_TAG_INVALID)
+		return -ENOENT;
+	err = unet_iface_lock(iface);
+	if (err)
+		return err;
+	if (bpf_map_lookup_elem(iface->channels_fd, &key, &cv))
+		err = -errno;
+	else if (token && (cv.endpoint != endpoint || cv.owner_token != token))
+		err = -ENOENT; /* not ours (any more): leave it */
+	else if (bpf_map_delete_elem(iface->channels_fd, &key))
+		err = -errno;
+	unet_iface_unlock(iface);
+	return err;
+}
+
+int unet_iface__channel_del(struct unet_iface *iface, uint16_t tag)
+{
+	return unet_iface_channel_remove(iface, tag, 0, 0);
+}
