@@ -438,5 +438,18 @@ void uamp_defer(struct uam_ep *ep);
 void uamp_undefer(struct uam_ep *ep);
 /* Fail the channel with err (negative). */
 void uamp_chan_fail(struct uam_chan *ch, int err);
+/* What uam_timers.c calls of the protocol core (uam_proto.c): */
+/* One frame to the transport: header f (len bytes), then dlen bytes of
+ * data, copied from data or, if kbuf is a kept buffer sent for the
+ * first time, already in it. */
+int uamp_raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, const uint8_t *data,
+		  uint32_t dlen, uint64_t kbuf);
+/* Fill the window from the queue, then send every frame marked need_tx. */
+void uamp_push(struct uam_chan *ch);
+/* An ACK on its own, now. */
+void uamp_send_ack(struct uam_chan *ch);
+/* Deliver the frames held from rcv_next on, in order, as long as none
+ * must wait for the peer queue. */
+void uamp_drain_held(struct uam_chan *ch);
 
 #endif /* UAM_IMPL_H */

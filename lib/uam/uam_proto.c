@@ -38,7 +38,7 @@
 
 #include "core/internal.h"
 #include "core/hot.h"
-#include "uam/uam_impl.h"
+#include "uam/uam_proto.h"
 
 #define DEF_WINDOW 64
 #define DEF_MAX_QUEUED 1024
@@ -51,8 +51,6 @@
 /* Before the first round-trip sample (RFC 6298 says 1 s for the
  * Internet; this is one link). */
 #define DEF_RTO_INIT_US 1000
-/* Least tail-loss probe timeout: below it a probe would race the ack. */
-#define PTO_MIN_NS 20000
 #define DEF_TIMEOUT_MS 2000
 #define DEF_ACK_DELAY_US 50
 /* Requests of uam_call have the top bit of their token set, so a reply
@@ -73,21 +71,7 @@ static uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return b
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return be32toh(v); }
 static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return be64toh(v); }
 
-/* Sequence arithmetic modulo 2^32. */
-static int32_t seq_diff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }
 
-/* The clock: read once per poll (ep->clock_hold), else at each call (a
- * read costs ~30 ns; a poll would otherwise take several). */
-UNET_HOT static uint64_t now_ns(struct uam_ep *ep)
-{
-	if (!ep->clock_hold)
-		return ep->tr.now_ns(ep->tr.ctx);
-	if (!ep->clock_ok) {
-		ep->clock_ns = ep->tr.now_ns(ep->tr.ctx);
-		ep->clock_ok = true;
-	}
-	return ep->clock_ns;
-}
 
 /* xorshift64*: the test hooks' dice; deterministic per seed. */
 static uint32_t rnd_ppm(struct uam_ep *ep)
@@ -102,16 +86,6 @@ static uint32_t rnd_ppm(struct uam_ep *ep)
 }
 
 static uint32_t window(const struct uam_chan *ch) { return ch->ep->o.window; }
-/* Frames received without an ack before one goes out on its own. */
-static uint32_t ack_every(const struct uam_chan *ch) { return ch->ep->o.window / 4; }
-/* An ack is owed and must not wait for a reply to carry it: the sender
- * needs our SACK now (ack_now), or a quarter window went unacknowledged.
- * Sent at the end of the receive round (uamp_round_acks); ack_overdue
- * adds the delayed ack's timeout. */
-static bool ack_owed_now(const struct uam_chan *ch)
-{
-	return ch->ack_due && (ch->ack_now || ch->rx_unacked >= ack_every(ch));
-}
 /* Frames past a known gap that make the SACK go out at once: every one
  * (at the end of its round) for windows under 128, as request/reply
  * traffic wants its loss evidence (test_loss_recovery); one in window/64
@@ -153,10 +127,6 @@ static bool is_compact(const uint8_t *f)
  * (new_slot).
  */
 static uint32_t nslots(const struct uam_ep *ep) { return ep->slot_mask + 1; }
-static struct uam_tx_slot *txs(const struct uam_chan *ch, uint32_t seq)
-{
-	return &ch->tx[(seq + ch->tx_rot) & ch->ep->slot_mask];
-}
 /*
  * The slot for a new frame, seq snd_next.  While nothing is in flight no
  * slot is in use (every one outside [snd_una, snd_next) is free and keeps
@@ -173,19 +143,7 @@ UNET_HOT static struct uam_tx_slot *new_slot(struct uam_chan *ch)
 		ch->tx_rot = -ch->snd_next;
 	return txs(ch, ch->snd_next);
 }
-static struct uam_rx_slot *rxs(const struct uam_chan *ch, uint32_t seq)
-{
-	return &ch->rx[seq & ch->ep->slot_mask];
-}
 
-/* Frame seq must be (re)sent at the next push.  push scans from
- * ch->tx_hint, so a window of frames that need nothing costs nothing. */
-UNET_HOT static void mark_tx(struct uam_chan *ch, struct uam_tx_slot *s, uint32_t seq)
-{
-	s->need_tx = true;
-	if (seq_diff(seq, ch->tx_hint) < 0)
-		ch->tx_hint = seq;
-}
 
 /* ---- Retransmission timer ---------------------------------------------- */
 
@@ -220,19 +178,6 @@ UNET_HOT static void rtt_sample(struct uam_chan *ch, uint64_t r)
 	}
 	ch->rttvar_ns = (3 * ch->rttvar_ns + (ch->srtt_ns > r ? ch->srtt_ns - r : r - ch->srtt_ns)) / 4;
 	ch->srtt_ns = (7 * ch->srtt_ns + r) / 8;
-}
-
-/* The tail-loss probe timeout (RFC 8985's PTO): two smoothed round
- * trips; never beyond the retransmission timeout.  A probe that was not
- * needed costs one frame, which the peer drops as a duplicate and
- * acknowledges at once. */
-static uint64_t pto_ns(const struct uam_chan *ch)
-{
-	uint64_t t = 2 * ch->srtt_ns, rto = (uint64_t)ch->rto_us * 1000;
-
-	if (t < PTO_MIN_NS)
-		t = PTO_MIN_NS;
-	return t < rto ? t : rto;
 }
 
 /* Copy the caller's options struct of size sz (its first field) into ours
@@ -780,8 +725,8 @@ UNET_HOT static void put_ack_compact(struct uam_chan *ch, uint8_t *f)
 /* One frame to the transport: header f (len bytes), then dlen bytes of
  * data, copied from data or, if kbuf is a kept buffer sent for the
  * first time, already in it. */
-UNET_HOT static int raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len,
-			     const uint8_t *data, uint32_t dlen, uint64_t kbuf)
+UNET_HOT int uamp_raw_xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len,
+			   const uint8_t *data, uint32_t dlen, uint64_t kbuf)
 {
 	struct uam_ep *ep = ch->ep;
 	int err = kbuf != UAM_NO_KBUF
@@ -809,16 +754,16 @@ UNET_HOT static int xmit(struct uam_chan *ch, const uint8_t *f, uint32_t len, co
 		ch->held_len = len + dlen;
 		return 0;
 	}
-	err = raw_xmit(ch, f, len, data, dlen, kbuf);
+	err = uamp_raw_xmit(ch, f, len, data, dlen, kbuf);
 	if (err)
 		return err;
 	if (ch->held_len) {
 		/* a failure is a loss */
-		raw_xmit(ch, ch->held, ch->held_len, NULL, 0, UAM_NO_KBUF);
+		uamp_raw_xmit(ch, ch->held, ch->held_len, NULL, 0, UAM_NO_KBUF);
 		ch->held_len = 0;
 	}
 	if (in->dup_ppm && rnd_ppm(ch->ep) < in->dup_ppm)
-		raw_xmit(ch, f, len, data, dlen, UAM_NO_KBUF);
+		uamp_raw_xmit(ch, f, len, data, dlen, UAM_NO_KBUF);
 	return 0;
 }
 
@@ -994,7 +939,7 @@ static bool build_frame(struct uam_chan *ch, struct uam_item *it, struct uam_tx_
 }
 
 /* Fill the window from the queue, then send every frame marked need_tx. */
-UNET_HOT static void push(struct uam_chan *ch)
+UNET_HOT void uamp_push(struct uam_chan *ch)
 {
 	uint32_t w = window(ch), lim = ch->peer_credit < w ? ch->peer_credit : w, seq;
 	uint64_t now, kb;
@@ -1065,7 +1010,7 @@ UNET_HOT static void push(struct uam_chan *ch)
 		tx_flush(ch->ep);
 }
 
-static void send_ack(struct uam_chan *ch)
+void uamp_send_ack(struct uam_chan *ch)
 {
 	uint8_t *f = ch->scratch;
 	uint32_t ext = 0;
@@ -1073,7 +1018,7 @@ static void send_ack(struct uam_chan *ch)
 	hdr_init(ch, f, UAM_T_ACK, 0, 0, 0, 0, 0, 0, 0);
 	put_ack(ch, f, f + UAM_HDR_LEN, &ext);
 	put32(f + UAM_OFF_DLEN, ext);
-	if (raw_xmit(ch, f, UAM_HDR_LEN, ext ? f + UAM_HDR_LEN : NULL, ext, UAM_NO_KBUF) == 0)
+	if (uamp_raw_xmit(ch, f, UAM_HDR_LEN, ext ? f + UAM_HDR_LEN : NULL, ext, UAM_NO_KBUF) == 0)
 		ch->st.tx_acks++;
 	else
 		ch->ack_due = true;
@@ -1106,7 +1051,7 @@ static void item_queue(struct uam_chan *ch, struct uam_item *it)
 		ch->nqueued++;
 	else
 		ch->npeer++;
-	push(ch);
+	uamp_push(ch);
 }
 
 /* A new item for a message (request, reply): handler, args, and a medium
@@ -1156,7 +1101,7 @@ UNET_HOT static bool send_direct(struct uam_chan *ch, uint8_t type, unsigned int
 	s->ntx = 0;
 	mark_tx(ch, s, ch->snd_next);
 	ch->snd_next++;
-	push(ch);
+	uamp_push(ch);
 	return true;
 }
 
@@ -2008,11 +1953,6 @@ static bool queues_for_peer(const uint8_t *h)
 	       (type == UAM_T_STORE && (h[UAM_OFF_FLAGS] & UAM_F_LAST));
 }
 
-static bool peer_full(const struct uam_chan *ch)
-{
-	/* head first: nothing queued (the usual case) reads no more */
-	return ch->head && ch->npeer >= ch->ep->o.max_peer_queued;
-}
 
 /* Whether the frame (h) must wait in its slot at rcv_next: the peer
  * queue is full and it would add to it, or the application paused the
@@ -2025,7 +1965,7 @@ static bool must_wait(const struct uam_chan *ch, const uint8_t *h)
 
 /* Deliver the frames held from rcv_next on, in order, as long as none
  * must wait for the peer queue (above). */
-UNET_HOT static void drain_held(struct uam_chan *ch)
+UNET_HOT void uamp_drain_held(struct uam_chan *ch)
 {
 	uint8_t hb[UAM_HDR_LEN];
 	const uint8_t *h, *body;
@@ -2161,7 +2101,7 @@ UNET_HOT static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 		/* Then whatever was waiting for this one (checked when it
 		 * came; a placed fragment's slot keeps its header, extension
 		 * and args, all frame_hdr and deliver read). */
-		drain_held(ch);
+		uamp_drain_held(ch);
 	}
 	/* Owed now, not at the end of the poll: uamp_round_acks (a handler's
 	 * reply may have carried it meanwhile: ack_due is false then). */
@@ -2172,11 +2112,11 @@ out:
 	 * to resend (mark_tx lowers tx_hint): otherwise, as for a request
 	 * answered by nothing yet, push has nothing to do. */
 	if (ch->head || ch->tx_hint != ch->snd_next)
-		push(ch);
+		uamp_push(ch);
 	/* The acks may have drained the peer queue below its bound: a
 	 * frame held for it goes now. */
 	if (ch->rx_held && rxs(ch, ch->rcv_next)->present && !ch->paused && !peer_full(ch)) {
-		drain_held(ch);
+		uamp_drain_held(ch);
 		if (ack_owed_now(ch))
 			ch->ep->acks_owed = true;
 	}
@@ -2194,243 +2134,6 @@ UNET_HOT void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	uamp_enter(ep);
 	input(ch, f, len);
 	uamp_leave(ep);
-}
-
-/* ---- Timers ------------------------------------------------------------ */
-
-/*
- * An explicit ACK costs a frame (a system call in copy mode) that a reply
- * sent a moment later would carry for free, so it waits: until the owed
- * ack is ack_delay_us old, or a quarter of the window is unacknowledged
- * (ack_every: a bulk sender gets its credit back in steps, while it still
- * has three quarters of a window to send, instead of stalling on it).
- */
-static bool ack_overdue(const struct uam_chan *ch, uint64_t now)
-{
-	return ack_owed_now(ch) ||
-	       (ch->ack_due && now - ch->ack_due_ns >= (uint64_t)ch->ep->o.ack_delay_us * 1000);
-}
-
-void uamp_round_acks(struct uam_ep *ep)
-{
-	if (!ep->acks_owed)
-		return;
-	ep->acks_owed = false;
-	for (struct uam_chan *ch = ep->chans; ch; ch = ch->next)
-		if (!ch->err && ack_owed_now(ch))
-			send_ack(ch);
-}
-
-/*
- * What a tail-loss probe resends: the newest frame, whose acknowledgement
- * (the peer acks a duplicate at once) SACKs what arrived; if the peer
- * already SACKed that one, the hole is known and the oldest frame still
- * unanswered goes again itself (its fast retransmit was lost).  NULL if
- * nothing is waiting for an answer.
- */
-static struct uam_tx_slot *tlp_frame(struct uam_chan *ch)
-{
-	struct uam_tx_slot *s = txs(ch, ch->snd_next - 1);
-
-	if (ch->snd_una == ch->snd_next)
-		return NULL;
-	if (s->state == SLOT_INFLIGHT)
-		return s->ntx && !s->need_tx ? s : NULL;
-	for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
-		s = txs(ch, seq);
-		if (s->state == SLOT_INFLIGHT)
-			return s->ntx && !s->need_tx ? s : NULL;
-	}
-	return NULL;
-}
-
-/*
- * When a frame sent at sent_ns can have timed out: rto after it left, and
- * never sooner than rto after the last acknowledgement that advanced the
- * window (RFC 6298 5.3: the timer restarts on every ack of new data).  A
- * receiver draining a window of full frames acknowledges every quarter
- * window or 50 us: timing each frame from its own send
- * would resend the whole window while the acks still come.  Nor while
- * frames the peer sent before it had ours are still coming (queue_ns:
- * our ack is behind them).  The tail-loss probe counts from here too.
- */
-static uint64_t rto_base_ns(const struct uam_chan *ch, uint64_t sent_ns)
-{
-	uint64_t t = sent_ns > ch->last_progress_ns ? sent_ns : ch->last_progress_ns;
-
-	return t > ch->queue_ns ? t : ch->queue_ns;
-}
-
-static void chan_timers(struct uam_chan *ch, uint64_t now)
-{
-	bool expired = false;
-
-	if (ch->err)
-		return;
-	/*
-	 * The peer is declared dead after timeout_ms of silence while it
-	 * owes us an ack: only once the oldest frame it has not acked has
-	 * left (first transmissions go out in order, so nothing has if that
-	 * one has not), counted from then or the last ack, whichever is
-	 * later, and restarted whenever a send met a full transport (push).
-	 */
-	if (ch->snd_una != ch->snd_next && txs(ch, ch->snd_una)->ntx) {
-		/* An ACK that acknowledges nothing new still says the peer
-		 * runs: it holds our frames (uam_chan__pause, its peer queue
-		 * full) and answers our repeats.  Silence is no frame at all. */
-		uint64_t since = ch->heard_ns > ch->last_progress_ns ? ch->heard_ns
-								     : ch->last_progress_ns;
-
-		if (now - since > (uint64_t)ch->ep->o.timeout_ms * 1000000) {
-			uamp_chan_fail(ch, -ETIMEDOUT);
-			return;
-		}
-		/*
-		 * Tail-loss probe: the newest frame has had no answer for
-		 * two round trips.  If it (or a frame before it) was lost,
-		 * nothing sent after it can show the gap, so resend it once:
-		 * its acknowledgement SACKs what arrived and the holes go by
-		 * fast retransmit, long before the timeout.
-		 */
-		if (!ch->tlp_sent && ch->have_rtt && !ch->backoff &&
-		    now - rto_base_ns(ch, ch->last_tx_ns) >= pto_ns(ch)) {
-			struct uam_tx_slot *s = tlp_frame(ch);
-
-			if (s) {
-				s->need_tx = true;
-				ch->tx_hint = ch->snd_una; /* push finds it */
-				ch->tlp_sent = true;
-			}
-		}
-		/*
-		 * Timeout: resend the oldest frame whose timer ran out (the
-		 * tail of a burst was the tail-loss probe's to recover, and
-		 * the ack of this repeat re-arms it); each further expiry
-		 * doubles the timeout, so a peer that stopped polling gets a
-		 * probe now and then, not a flood while its ring fills.
-		 */
-		/* The walk only when a frame could have expired: none was
-		 * sent before min_sent_ns (a lower bound: sends only add
-		 * later times), so until then there is nothing to find. */
-		if (rto_base_ns(ch, ch->min_sent_ns) > now ||
-		    now - rto_base_ns(ch, ch->min_sent_ns) >= (uint64_t)ch->rto_us * 1000) {
-			uint64_t min_sent = UINT64_MAX;
-
-			for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
-				struct uam_tx_slot *s = txs(ch, seq);
-
-				if (s->state != SLOT_INFLIGHT)
-					continue;
-				if (!s->need_tx && s->ntx &&
-				    now - rto_base_ns(ch, s->sent_ns) >= (uint64_t)ch->rto_us * 1000) {
-					/* The oldest only (as TCP): its ack SACKs
-					 * what arrived, and the other holes go by
-					 * fast retransmit, where resending the whole
-					 * window would double a stream that was
-					 * only slow to be acknowledged. */
-					mark_tx(ch, s, seq);
-					expired = true;
-					min_sent = 0; /* a partial walk: no bound */
-					break;
-				}
-				if (ch->backoff) {
-					min_sent = 0;
-					break; /* backing off: only the oldest can expire */
-				}
-				if (!s->need_tx && s->ntx && s->sent_ns < min_sent)
-					min_sent = s->sent_ns;
-			}
-			/* Frames marked now get their time when push sends them. */
-			ch->min_sent_ns = min_sent;
-		}
-		if (expired) {
-			ch->st.timeouts++;
-			ch->backoff++;
-			ch->rto_us = ch->rto_us * 2 > ch->ep->o.rto_max_us ? ch->ep->o.rto_max_us
-									  : ch->rto_us * 2;
-		}
-	}
-	push(ch);
-	if (ack_overdue(ch, now))
-		send_ack(ch);
-	if (ch->held_len) {
-		/* The reorder hook never holds a frame past the poll. */
-		raw_xmit(ch, ch->held, ch->held_len, NULL, 0, UAM_NO_KBUF);
-		ch->held_len = 0;
-	}
-}
-
-UNET_HOT void uamp_tick(struct uam_ep *ep)
-{
-	uint64_t now = 0;
-
-	/* A timeout runs op callbacks, which may close channels, this one
-	 * or the next: they stay allocated until the walk is over. */
-	uamp_enter(ep);
-	for (struct uam_chan *ch = ep->chans; ch; ch = ch->next) {
-		/* An idle channel has no timer to run: spinning on an idle
-		 * endpoint then reads no clock. */
-		/* Nothing in flight, queued or held back: no timer, only a
-		 * delayed ack can be due (a request's, until its reply
-		 * carries it). */
-		bool idle = ch->snd_una == ch->snd_next && !ch->head && !ch->held_len;
-
-		/* a frame held for the peer queue or a pause that is over
-		 * (uam_chan__resume): it goes now, not at the peer's repeat */
-		if (ch->rx_held && !ch->err && rxs(ch, ch->rcv_next)->present && !ch->paused &&
-		    !peer_full(ch)) {
-			drain_held(ch);
-			if (ack_owed_now(ch))
-				ep->acks_owed = true;
-		}
-		if (ch->err || (idle && !ch->ack_due))
-			continue;
-		if (!now)
-			now = now_ns(ep);
-		if (!idle)
-			chan_timers(ch, now);
-		else if (ack_overdue(ch, now))
-			send_ack(ch);
-	}
-	uamp_leave(ep);
-}
-
-uint64_t uamp_next_timer_ns(struct uam_ep *ep)
-{
-	uint64_t now = now_ns(ep), best = UINT64_MAX;
-
-	for (struct uam_chan *ch = ep->chans; ch; ch = ch->next) {
-		uint64_t t;
-
-		if (!ch->err && ch->ack_now)
-			best = now;
-		if (!ch->err && ch->ack_due &&
-		    ch->ack_due_ns + (uint64_t)ep->o.ack_delay_us * 1000 < best)
-			best = ch->ack_due_ns + (uint64_t)ep->o.ack_delay_us * 1000;
-		if (ch->err || ch->snd_una == ch->snd_next)
-			continue;
-		t = ch->last_progress_ns + (uint64_t)ep->o.timeout_ms * 1000000;
-		if (!ch->tlp_sent && ch->have_rtt && !ch->backoff && tlp_frame(ch) &&
-		    rto_base_ns(ch, ch->last_tx_ns) + pto_ns(ch) < t)
-			t = rto_base_ns(ch, ch->last_tx_ns) + pto_ns(ch);
-		for (uint32_t seq = ch->snd_una; seq != ch->snd_next; seq++) {
-			const struct uam_tx_slot *s = txs(ch, seq);
-
-			if (s->state != SLOT_INFLIGHT)
-				continue;
-			if (s->need_tx || !s->ntx) {
-				t = now; /* waiting for transport room */
-				break;
-			}
-			if (rto_base_ns(ch, s->sent_ns) + (uint64_t)ch->rto_us * 1000 < t)
-				t = rto_base_ns(ch, s->sent_ns) + (uint64_t)ch->rto_us * 1000;
-		}
-		if (t < best)
-			best = t;
-	}
-	if (best == UINT64_MAX)
-		return best;
-	return best > now ? best - now : 0;
 }
 
 /* ---- Registration, stats -------------------------------------------------- */
