@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "unet-xdp/uam.h"
 
@@ -451,5 +452,33 @@ void uamp_send_ack(struct uam_chan *ch);
 /* Deliver the frames held from rcv_next on, in order, as long as none
  * must wait for the peer queue. */
 void uamp_drain_held(struct uam_chan *ch);
+
+/* Copy the caller's options struct of size sz (its first field) into ours
+ * of our_size, which the caller has initialised with defaults: an older
+ * caller's shorter struct leaves our later fields as they are; a newer
+ * caller's longer one is taken only if the fields we do not know are zero.
+ * Sets our size field to our_size.  Returns 0 or -EINVAL. */
+static inline int uamp_copy_opts(void *ours, size_t our_size, const void *theirs, size_t sz)
+{
+	if (sz < sizeof(size_t))
+		return -EINVAL;
+	for (size_t i = our_size; i < sz; i++)
+		if (((const uint8_t *)theirs)[i])
+			return -EINVAL;
+	memcpy(ours, theirs, sz < our_size ? sz : our_size);
+	*(size_t *)ours = our_size;
+	return 0;
+}
+
+/* uam_region.c: the endpoint's regions. */
+/* Region id, registered, or NULL. */
+struct uam_region *uamp_region_find(struct uam_ep *ep, uint32_t id);
+/* Region id as the peer of ch may reach it: registered, and for every
+ * channel or bound to ch (uam_region_opts.chan).  NULL if not: a region
+ * bound to another peer is refused as if it did not exist. */
+struct uam_region *uamp_region_for(struct uam_chan *ch, uint32_t id);
+/* ch is closing: its regions stay bound, to no channel, so that a
+ * channel allocated later at the same address does not inherit them. */
+void uamp_regions_unbind(struct uam_ep *ep, const struct uam_chan *ch);
 
 #endif /* UAM_IMPL_H */

@@ -180,23 +180,6 @@ UNET_HOT static void rtt_sample(struct uam_chan *ch, uint64_t r)
 	ch->srtt_ns = (7 * ch->srtt_ns + r) / 8;
 }
 
-/* Copy the caller's options struct of size sz (its first field) into ours
- * of our_size, which the caller has initialised with defaults: an older
- * caller's shorter struct leaves our later fields as they are; a newer
- * caller's longer one is taken only if the fields we do not know are zero.
- * Sets our size field to our_size.  Returns 0 or -EINVAL. */
-static int copy_opts(void *ours, size_t our_size, const void *theirs, size_t sz)
-{
-	if (sz < sizeof(size_t))
-		return -EINVAL;
-	for (size_t i = our_size; i < sz; i++)
-		if (((const uint8_t *)theirs)[i])
-			return -EINVAL;
-	memcpy(ours, theirs, sz < our_size ? sz : our_size);
-	*(size_t *)ours = our_size;
-	return 0;
-}
-
 /* ---- Endpoint --------------------------------------------------------- */
 
 int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct uam_transport *tr)
@@ -209,7 +192,7 @@ int uamp_ep_init(struct uam_ep *ep, const struct uam_ep_opts *opts, const struct
 	if (!tr->buf_get != !tr->xmit_buf || !tr->buf_get != !tr->buf_put ||
 	    (tr->buf_get && !tr->flush))
 		return -EINVAL;
-	if (opts && copy_opts(&o, sizeof(o), opts, opts->sz))
+	if (opts && uamp_copy_opts(&o, sizeof(o), opts, opts->sz))
 		return -EINVAL;
 	if (!o.window)
 		o.window = DEF_WINDOW;
@@ -626,11 +609,7 @@ void uamp_chan_free(struct uam_chan *ch)
 			break;
 		}
 	ep->nchans--;
-	/* Its regions stay bound, to no channel: a channel allocated later
-	 * at the same address must not inherit them. */
-	for (int i = 0; i < UAM_MAX_REGIONS; i++)
-		if (ep->regions[i].used && ep->regions[i].bound && ep->regions[i].chan == ch)
-			ep->regions[i].chan = NULL;
+	uamp_regions_unbind(ep, ch);
 	add_stats(&ep->closed, &ch->st);
 	drop_items(ch);
 	ch->zombie_next = ep->zombies;
@@ -1277,23 +1256,6 @@ int uam_store(struct uam_chan *ch, const void *src, size_t len, uint32_t region,
 	return op->id;
 }
 
-static struct uam_region *region_find(struct uam_ep *ep, uint32_t id)
-{
-	for (int i = 0; i < UAM_MAX_REGIONS; i++)
-		if (ep->regions[i].used && ep->regions[i].id == id)
-			return &ep->regions[i];
-	return NULL;
-}
-
-/* Region id as the peer of ch may reach it: registered, and for every
- * channel or bound to ch (uam_region_opts.chan).  NULL if not: a region
- * bound to another peer is refused as if it did not exist. */
-static struct uam_region *region_for(struct uam_chan *ch, uint32_t id)
-{
-	struct uam_region *r = region_find(ch->ep, id);
-
-	return r && (!r->bound || r->chan == ch) ? r : NULL;
-}
 
 int uam_get(struct uam_chan *ch, uint32_t remote_region, uint64_t remote_offset, size_t len,
 	    uint32_t local_region, uint64_t local_offset, uam_op_fn cb, void *ctx)
@@ -1306,7 +1268,7 @@ int uam_get(struct uam_chan *ch, uint32_t remote_region, uint64_t remote_offset,
 		return -EINVAL;
 	/* Our own side is checked here, the peer's there: the data comes
 	 * on ch, so the region must be one ch may write. */
-	r = region_for(ch, local_region);
+	r = uamp_region_for(ch, local_region);
 	if (!r || !(r->flags & UAM_REGION_WRITE) || local_offset > r->len ||
 	    len > r->len - local_offset)
 		return -EINVAL;
@@ -1398,7 +1360,7 @@ static void frag_parse(const uint8_t *f, const uint8_t *h, struct frag *fr)
  * it meanwhile.  NULL if not. */
 static struct uam_region *xfer_region(struct uam_chan *ch)
 {
-	struct uam_region *r = region_for(ch, ch->xfer.region);
+	struct uam_region *r = uamp_region_for(ch, ch->xfer.region);
 
 	if (!r || !(r->flags & UAM_REGION_WRITE) || ch->xfer.base > r->len ||
 	    ch->xfer.total > r->len - ch->xfer.base)
@@ -1634,7 +1596,7 @@ UNET_HOT static void deliver(struct uam_chan *ch, const uint8_t *f, const uint8_
 	case UAM_T_GET_REQ: {
 		uint64_t roff = get64(p), glen = get64(p + 8), loff = get64(p + 16);
 		uint32_t lreg = (uint32_t)get64(p + 24);
-		struct uam_region *r = region_for(ch, aux);
+		struct uam_region *r = uamp_region_for(ch, aux);
 		struct uam_item *it;
 
 		if (!r || !(r->flags & UAM_REGION_READ) || roff > r->len || glen > r->len - roff) {
@@ -2136,7 +2098,7 @@ UNET_HOT void uamp_input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 	uamp_leave(ep);
 }
 
-/* ---- Registration, stats -------------------------------------------------- */
+/* ---- Handlers, channel state, stats -------------------------------------------------- */
 
 int uam_ep__set_handler(struct uam_ep *ep, unsigned int idx, uam_handler_fn fn, void *ctx)
 {
@@ -2144,49 +2106,6 @@ int uam_ep__set_handler(struct uam_ep *ep, unsigned int idx, uam_handler_fn fn, 
 		return -EINVAL;
 	ep->h[idx].fn = fn;
 	ep->h[idx].ctx = ctx;
-	return 0;
-}
-
-int uam_region__register(struct uam_ep *ep, uint32_t id, void *base, size_t len, unsigned int flags)
-{
-	return uam_region__register_opts(ep, id, base, len, flags, NULL);
-}
-
-int uam_region__register_opts(struct uam_ep *ep, uint32_t id, void *base, size_t len,
-			      unsigned int flags, const struct uam_region_opts *opts)
-{
-	struct uam_region_opts o = { .sz = sizeof(o) };
-	struct uam_region *free_r = NULL;
-
-	if (!ep || (!base && len) || !flags || (flags & ~(UAM_REGION_READ | UAM_REGION_WRITE)))
-		return -EINVAL;
-	if (opts && copy_opts(&o, sizeof(o), opts, opts->sz))
-		return -EINVAL;
-	if (o.chan && (o.chan->ep != ep || o.chan->closing || o.chan->err))
-		return -EINVAL;
-	for (int i = 0; i < UAM_MAX_REGIONS; i++) {
-		if (ep->regions[i].used && ep->regions[i].id == id)
-			return -EEXIST;
-		if (!ep->regions[i].used && !free_r)
-			free_r = &ep->regions[i];
-	}
-	if (!free_r)
-		return -ENOSPC;
-	*free_r = (struct uam_region){ .used = true, .bound = o.chan != NULL, .chan = o.chan,
-				       .id = id, .base = base, .len = len, .flags = flags };
-	return 0;
-}
-
-int uam_region__unregister(struct uam_ep *ep, uint32_t id)
-{
-	struct uam_region *r;
-
-	if (!ep)
-		return -EINVAL;
-	r = region_find(ep, id);
-	if (!r)
-		return -ENOENT;
-	r->used = false;
 	return 0;
 }
 
