@@ -439,7 +439,8 @@ void uamp_defer(struct uam_ep *ep);
 void uamp_undefer(struct uam_ep *ep);
 /* Fail the channel with err (negative). */
 void uamp_chan_fail(struct uam_chan *ch, int err);
-/* What uam_timers.c calls of the protocol core (uam_proto.c): */
+/* What uam_timers.c calls of the sending core (uam_proto.c) and the
+ * receive path (uam_input.c, uamp_drain_held): */
 /* One frame to the transport: header f (len bytes), then dlen bytes of
  * data, copied from data or, if kbuf is a kept buffer sent for the
  * first time, already in it. */
