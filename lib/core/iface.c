@@ -620,10 +620,21 @@ int unet_map_keys(int fd, size_t key_size, size_t max, void **keys, size_t *n)
 	return 0;
 }
 
-/* unet_map_keys for our __u32-keyed maps. */
-int unet_map_keys_u32(int fd, __u32 **keys, size_t *n)
+/* Every entry of our __u32-keyed maps (iface_impl.h); at most twice the
+ * channels' keys, as unet_map_keys allows for a map churning under us. */
+int unet_map_walk_u32(int fd, void *val, int (*fn)(__u32 key, void *val, void *ctx), void *ctx)
 {
-	return unet_map_keys(fd, sizeof(**keys), 2 * UNET_MAX_CHANNELS, (void **)keys, n);
+	__u32 *keys;
+	size_t n;
+	int ret = unet_map_keys(fd, sizeof(*keys), 2 * UNET_MAX_CHANNELS, (void **)&keys, &n);
+
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n && !ret; i++)
+		if (!bpf_map_lookup_elem(fd, &keys[i], val)) /* else deleted meanwhile */
+			ret = fn(keys[i], val, ctx);
+	free(keys);
+	return ret;
 }
 
 /* ---- MAC addresses ------------------------------------------------------- */

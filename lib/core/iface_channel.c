@@ -30,66 +30,71 @@ static void channel_stats(struct unet_iface *iface, uint32_t tag, struct unet_ch
 	free(vals);
 }
 
+/* One walk of the channel map: its owners' liveness cached per slot. */
+struct channel_walk {
+	struct unet_iface *iface;
+	uint64_t cache[UNET_MAX_ENDPOINTS];
+	bool cached[UNET_MAX_ENDPOINTS];
+	int (*fn)(const struct unet_channel_entry *, void *ctx);
+	void *ctx;
+	int removed;
+};
+
+static bool walk_owner_alive(struct channel_walk *w, const struct unet_channel_val *cv)
+{
+	return unet_channel_owner_alive(w->iface, cv, w->cache, w->cached);
+}
+
+static int list_channel(__u32 key, void *val, void *ctx)
+{
+	const struct unet_channel_val *cv = val;
+	struct channel_walk *w = ctx;
+	struct unet_channel_entry e;
+
+	memset(&e, 0, sizeof(e));
+	e.tag = (uint16_t)key;
+	e.peer_tag = cv->peer_tag;
+	memcpy(e.peer_mac, cv->peer_mac, sizeof(e.peer_mac));
+	e.endpoint = cv->endpoint;
+	e.pid = cv->owner_pid;
+	e.stale = !walk_owner_alive(w, cv);
+	channel_stats(w->iface, key, &e);
+	return w->fn(&e, w->ctx);
+}
+
 int unet_iface__for_each_channel(struct unet_iface *iface,
 				 int (*fn)(const struct unet_channel_entry *, void *ctx), void *ctx)
 {
-	uint64_t cache[UNET_MAX_ENDPOINTS];
-	bool cached[UNET_MAX_ENDPOINTS] = { false };
-	struct unet_channel_entry e;
+	struct channel_walk w = { .iface = iface, .fn = fn, .ctx = ctx };
 	struct unet_channel_val cv;
-	__u32 *keys;
-	size_t n;
-	int ret;
 
 	if (!iface || !fn)
 		return -EINVAL;
-	ret = unet_map_keys_u32(iface->channels_fd, &keys, &n);
-	if (ret)
-		return ret;
-	for (size_t i = 0; i < n && !ret; i++) {
-		if (bpf_map_lookup_elem(iface->channels_fd, &keys[i], &cv))
-			continue; /* deleted meanwhile */
-		memset(&e, 0, sizeof(e));
-		e.tag = (uint16_t)keys[i];
-		e.peer_tag = cv.peer_tag;
-		memcpy(e.peer_mac, cv.peer_mac, sizeof(e.peer_mac));
-		e.endpoint = cv.endpoint;
-		e.pid = cv.owner_pid;
-		e.stale = !unet_channel_owner_alive(iface, &cv, cache, cached);
-		channel_stats(iface, keys[i], &e);
-		ret = fn(&e, ctx);
-	}
-	free(keys);
-	return ret;
+	return unet_map_walk_u32(iface->channels_fd, &cv, list_channel, &w);
 }
 
 /* Delete the channels whose owner is gone, with the interface lock held
  * (unet_iface_reclaim_locked).  Returns how many, or -errno. */
+static int reap_channel(__u32 key, void *val, void *ctx)
+{
+	const struct unet_channel_val *cv = val;
+	struct channel_walk *w = ctx;
+
+	if (!walk_owner_alive(w, cv) && bpf_map_delete_elem(w->iface->channels_fd, &key) == 0) {
+		unet_log(UNET_LOG_INFO, "%s: reclaimed channel %u (endpoint %u)", w->iface->ifname,
+			 key, cv->endpoint);
+		w->removed++;
+	}
+	return 0;
+}
+
 int unet_iface_channels_reap_locked(struct unet_iface *iface)
 {
-	uint64_t cache[UNET_MAX_ENDPOINTS];
-	bool cached[UNET_MAX_ENDPOINTS] = { false };
+	struct channel_walk w = { .iface = iface };
 	struct unet_channel_val cv;
-	__u32 *keys;
-	size_t n;
-	int err, removed = 0;
+	int err = unet_map_walk_u32(iface->channels_fd, &cv, reap_channel, &w);
 
-	err = unet_map_keys_u32(iface->channels_fd, &keys, &n);
-	if (err)
-		return err;
-	for (size_t i = 0; i < n; i++) {
-		if (bpf_map_lookup_elem(iface->channels_fd, &keys[i], &cv))
-			continue;
-		if (unet_channel_owner_alive(iface, &cv, cache, cached))
-			continue;
-		if (bpf_map_delete_elem(iface->channels_fd, &keys[i]) == 0) {
-			unet_log(UNET_LOG_INFO, "%s: reclaimed channel %u (endpoint %u)",
-				 iface->ifname, keys[i], cv.endpoint);
-			removed++;
-		}
-	}
-	free(keys);
-	return removed;
+	return err ? err : w.removed;
 }
 
 static int channel_add_locked(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,

@@ -41,8 +41,10 @@ void unet_unlock_dir(int fd);
 int unet_pinned_link_state(const char *dir, int ifindex, uint32_t *prog_id);
 
 /* iface.c */
-/* unet_map_keys for our __u32-keyed maps. */
-int unet_map_keys_u32(int fd, __u32 **keys, size_t *n);
+/* fn(key, value, ctx) for every entry of a __u32-keyed map still there
+ * when its turn comes (the keys are taken first, unet_map_keys), value
+ * read into val, until fn returns non-zero: that, 0, or -errno. */
+int unet_map_walk_u32(int fd, void *val, int (*fn)(__u32 key, void *val, void *ctx), void *ctx);
 
 /* iface_alive.c */
 /* Whether the channel's owner (its slot, and the incarnation that opened

@@ -28,35 +28,39 @@ void unet_iface_layer_register(struct unet_iface_layer *l)
 	iface_layers = l;
 }
 
+struct endpoint_walk {
+	struct unet_iface *iface;
+	int (*fn)(const struct unet_endpoint_entry *, void *ctx);
+	void *ctx;
+	int removed;
+};
+
+static int list_endpoint(__u32 key, void *val, void *ctx)
+{
+	const struct unet_endpoint_val *ev = val;
+	struct endpoint_walk *w = ctx;
+	struct unet_endpoint_entry e;
+
+	memset(&e, 0, sizeof(e));
+	e.id = key;
+	e.pid = ev->pid;
+	e.nqueues = ev->nqueues;
+	memcpy(e.comm, ev->comm, sizeof(e.comm));
+	e.comm[sizeof(e.comm) - 1] = '\0';
+	e.stale = !unet_endpoint_val_alive(ev);
+	return w->fn(&e, w->ctx);
+}
+
 int unet_iface__for_each_endpoint(struct unet_iface *iface,
 				  int (*fn)(const struct unet_endpoint_entry *, void *ctx),
 				  void *ctx)
 {
-	struct unet_endpoint_entry e;
+	struct endpoint_walk w = { .iface = iface, .fn = fn, .ctx = ctx };
 	struct unet_endpoint_val ev;
-	__u32 *keys;
-	size_t n;
-	int ret;
 
 	if (!iface || !fn)
 		return -EINVAL;
-	ret = unet_map_keys_u32(iface->endpoints_fd, &keys, &n);
-	if (ret)
-		return ret;
-	for (size_t i = 0; i < n && !ret; i++) {
-		if (bpf_map_lookup_elem(iface->endpoints_fd, &keys[i], &ev))
-			continue;
-		memset(&e, 0, sizeof(e));
-		e.id = keys[i];
-		e.pid = ev.pid;
-		e.nqueues = ev.nqueues;
-		memcpy(e.comm, ev.comm, sizeof(e.comm));
-		e.comm[sizeof(e.comm) - 1] = '\0';
-		e.stale = !unet_endpoint_val_alive(&ev);
-		ret = fn(&e, ctx);
-	}
-	free(keys);
-	return ret;
+	return unet_map_walk_u32(iface->endpoints_fd, &ev, list_endpoint, &w);
 }
 
 /* Test hook: widen a race window by sleeping $var microseconds (at most
@@ -70,6 +74,22 @@ static void test_delay(const char *var)
 		usleep((useconds_t)(us > 1000000 ? 1000000 : us));
 }
 
+static int reap_endpoint(__u32 key, void *val, void *ctx)
+{
+	const struct unet_endpoint_val *ev = val;
+	struct endpoint_walk *w = ctx;
+
+	if (unet_endpoint_val_alive(ev))
+		return 0;
+	test_delay("UNET_TEST_RECLAIM_DELAY_US");
+	if (bpf_map_delete_elem(w->iface->endpoints_fd, &key) == 0) {
+		unet_log(UNET_LOG_INFO, "%s: reclaimed endpoint %u (pid %u gone)", w->iface->ifname,
+			 key, ev->pid);
+		w->removed++;
+	}
+	return 0;
+}
+
 /*
  * With the interface lock held.  Channels first, then the layers' tables,
  * then the slots: an entry must never outlive the slot it names, or a
@@ -79,9 +99,8 @@ static void test_delay(const char *var)
  */
 int unet_iface_reclaim_locked(struct unet_iface *iface)
 {
+	struct endpoint_walk w = { .iface = iface };
 	struct unet_endpoint_val ev;
-	__u32 *keys;
-	size_t n;
 	int err, removed;
 
 	removed = unet_iface_channels_reap_locked(iface);
@@ -98,23 +117,9 @@ int unet_iface_reclaim_locked(struct unet_iface *iface)
 		removed += err;
 	}
 
-	err = unet_map_keys_u32(iface->endpoints_fd, &keys, &n);
-	if (err)
-		return err;
-	for (size_t i = 0; i < n; i++) {
-		if (bpf_map_lookup_elem(iface->endpoints_fd, &keys[i], &ev))
-			continue;
-		if (unet_endpoint_val_alive(&ev))
-			continue;
-		test_delay("UNET_TEST_RECLAIM_DELAY_US");
-		if (bpf_map_delete_elem(iface->endpoints_fd, &keys[i]) == 0) {
-			unet_log(UNET_LOG_INFO, "%s: reclaimed endpoint %u (pid %u gone)",
-				 iface->ifname, keys[i], ev.pid);
-			removed++;
-		}
-	}
-	free(keys);
-	return removed;
+	w.removed = removed;
+	err = unet_map_walk_u32(iface->endpoints_fd, &ev, reap_endpoint, &w);
+	return err ? err : w.removed;
 }
 
 /*
