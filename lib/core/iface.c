@@ -2,7 +2,8 @@
 /*
  * iface.c - an opened interface: its pinned maps opened and checked
  * against the attached program, the interface lock, its devices' queues,
- * its status and counters, and listing the attached interfaces.  Above
+ * its status and counters, listing the attached interfaces, walking its
+ * maps, and MAC addresses as text.  Above
  * iface_pin.c; the slot and channel tables kept in its maps are
  * iface_alive.c, iface_channel.c and iface_slot.c.
  */

@@ -30,6 +30,11 @@
  *     (SRTT/RTTVAR, rto_min..rto_max), doubles on each expiry and resets
  *     on progress; no progress for timeout_ms with data
  *     outstanding fails the channel with -ETIMEDOUT.
+ *
+ * This file is the core the others stand on: the endpoint, its ops and
+ * channels, and the sending side (queue, window, frames, acks put on
+ * them).  The receive path is uam_input.c, the timers uam_timers.c, the
+ * memory regions uam_region.c (docs/uam.md).
  */
 #include <endian.h>
 #include <errno.h>
