@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "unetd.h"
@@ -171,6 +172,24 @@ static void run(struct unetd *d)
 	}
 }
 
+/* Every port a client holds is a kernel socket of ours and every client
+ * a connection: at systemd's default soft limit (1024) one user's ports
+ * left no descriptor for anyone else's connection.  The hard limit is
+ * what the administrator allows; the per-user bounds (quota.c, tcp.c)
+ * keep each user's share of it. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		unetd_log(UNET_LOG_WARN, "cannot raise the open-file limit: %s", strerror(errno));
+	else
+		unetd_log(UNET_LOG_INFO, "open-file limit %llu", (unsigned long long)rl.rlim_cur);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -252,6 +271,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	raise_fd_limit();
 	if (!spin_set) {
 		cpu_set_t cpus;
 		int n = sched_getaffinity(0, sizeof(cpus), &cpus) ? 0 : CPU_COUNT(&cpus);

@@ -645,58 +645,42 @@ static void do_ch_open(struct unetd *d, struct unetd_client *c, const struct une
 	reply(c, h, err, msg, NULL, 0, NULL, 0);
 }
 
-static void do_udp_open(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
-			const struct unetd_udp_open *req)
+/* UDP_OPEN and TCP_OPEN: the same endpoint look-up, grant and reply
+ * around the protocol's own open (udp.c, tcp.c).  req is the request of
+ * that protocol, ep its endpoint id. */
+static void do_port_open(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
+			 bool tcp, uint32_t ep, const void *req)
 {
-	struct unetd_emul *e = emul_of(c, req->ep);
-	struct unetd_direct *x = e ? NULL : direct_of(c, req->ep);
-	struct unetd_udp_opened rep = { 0 };
+	struct unetd_emul *e = emul_of(c, ep);
+	struct unetd_direct *x = e ? NULL : direct_of(c, ep);
+	union {
+		struct unetd_udp_opened udp;
+		struct unetd_tcp_opened tcp;
+	} rep;
 	struct unetd_iface *f;
 	struct unetd_grant g;
 	char msg[96] = "";
+	uint32_t slot;
 	int err, nfd = -1;
 
+	memset(&rep, 0, sizeof(rep));
 	if (!e && !x) {
 		reply(c, h, -ENOENT, "no such endpoint", NULL, 0, NULL, 0);
 		return;
 	}
 	f = e ? e->iface : x->iface;
+	slot = e ? f->info.id : x->slot;
 	reap_closed(d, c);
 	err = grant_for(d, c, f->ifname, &g, msg, sizeof(msg));
-	if (!err)
-		err = unetd_udp_open(d, f, e ? f->info.id : x->slot, e ? &e->udp : &x->udp, req, &g,
-				     &rep, &nfd, msg, sizeof(msg));
+	if (!err && tcp)
+		err = unetd_tcp_open(d, f, slot, c->uid, e ? &e->tcp : &x->tcp, req, &g, &rep.tcp, &nfd, msg,
+				     sizeof(msg));
+	else if (!err)
+		err = unetd_udp_open(d, f, slot, e ? &e->udp : &x->udp, req, &g, &rep.udp, &nfd, msg,
+				     sizeof(msg));
 	if (err == -EACCES)
 		d->req_denied++;
-	reply(c, h, err, msg, &rep, sizeof(rep), &nfd, nfd >= 0 ? 1 : 0);
-	if (nfd >= 0)
-		close(nfd);
-}
-
-static void do_tcp_open(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
-			const struct unetd_tcp_open *req)
-{
-	struct unetd_emul *e = emul_of(c, req->ep);
-	struct unetd_direct *x = e ? NULL : direct_of(c, req->ep);
-	struct unetd_tcp_opened rep = { 0 };
-	struct unetd_iface *f;
-	struct unetd_grant g;
-	char msg[96] = "";
-	int err, nfd = -1;
-
-	if (!e && !x) {
-		reply(c, h, -ENOENT, "no such endpoint", NULL, 0, NULL, 0);
-		return;
-	}
-	f = e ? e->iface : x->iface;
-	reap_closed(d, c);
-	err = grant_for(d, c, f->ifname, &g, msg, sizeof(msg));
-	if (!err)
-		err = unetd_tcp_open(d, f, e ? f->info.id : x->slot, e ? &e->tcp : &x->tcp, req, &g,
-				     &rep, &nfd, msg, sizeof(msg));
-	if (err == -EACCES)
-		d->req_denied++;
-	reply(c, h, err, msg, &rep, sizeof(rep), &nfd, nfd >= 0 ? 1 : 0);
+	reply(c, h, err, msg, &rep, tcp ? sizeof(rep.tcp) : sizeof(rep.udp), &nfd, nfd >= 0 ? 1 : 0);
 	if (nfd >= 0)
 		close(nfd);
 }
@@ -930,7 +914,7 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		struct unetd_udp_open req;
 
 		memcpy(&req, body, sizeof(req));
-		do_udp_open(d, c, &m.h, &req);
+		do_port_open(d, c, &m.h, false, req.ep, &req);
 		break;
 	}
 	case UNETD_REQ_UDP_CLOSE: {
@@ -955,7 +939,7 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		struct unetd_tcp_open req;
 
 		memcpy(&req, body, sizeof(req));
-		do_tcp_open(d, c, &m.h, &req);
+		do_port_open(d, c, &m.h, true, req.ep, &req);
 		break;
 	}
 	case UNETD_REQ_TCP_CLOSE: {

@@ -36,22 +36,45 @@ static unsigned int count(const struct unetd_tcp_port *list)
 	return n;
 }
 
+/* The TCP ports uid's endpoints hold, over all its connections: each is
+ * a kernel socket of ours and an entry of the interface's table, so the
+ * bound is the user's, not only each endpoint's (eight endpoints of 256
+ * ports took a daemon's 1024 file descriptors from everyone else). */
+static unsigned int user_ports(const struct unetd *d, uint32_t uid)
+{
+	unsigned int n = 0;
+
+	for (const struct unetd_client *c = d->clients; c; c = c->next) {
+		if (c->uid != uid)
+			continue;
+		for (const struct unetd_emul *e = c->emuls; e; e = e->cnext)
+			n += count(e->tcp);
+		for (const struct unetd_direct *x = c->directs; x; x = x->cnext)
+			n += count(x->tcp);
+	}
+	return n;
+}
+
 /* The kernel socket that holds laddr:*lport, made in f's namespace (the
  * device's, where the kernel's TCP would otherwise answer). */
-static int reserve(struct unetd *d, struct unetd_iface *f, uint32_t laddr, uint16_t *lport,
-		   bool listen)
+static int reserve(struct unetd *d, struct unetd_iface *f, uint32_t laddr, uint16_t *lport)
 {
 	int fd, err;
 
 	err = unetd_netns_enter(d, f->ns_fd, &f->ns);
 	if (err)
 		return err;
-	fd = unet_tcp_reserve(laddr, lport, listen);
+	/* Never SO_REUSEADDR: with it our bind and listen succeed beside
+	 * another user's established connection bound with SO_REUSEADDR,
+	 * and the XDP program then hands that connection's segments to our
+	 * client.  Without it the port must be free of every kernel socket
+	 * (unet_tcp_reserve's listening flag only sets it). */
+	fd = unet_tcp_reserve(laddr, lport, false);
 	unetd_netns_leave(d, f->ns_fd, &f->ns);
 	return fd;
 }
 
-int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
+int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32_t uid,
 		   struct unetd_tcp_port **list, const struct unetd_tcp_open *req, const struct unetd_grant *g,
 		   struct unetd_tcp_opened *rep, int *neigh_fd, char *msg, size_t msglen)
 {
@@ -77,6 +100,11 @@ int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 			 UNETD_MAX_TCP_PORTS_PER_EP);
 		return -EDQUOT;
 	}
+	if (user_ports(d, uid) >= UNETD_MAX_TCP_PORTS_PER_USER) {
+		snprintf(msg, msglen, "user %u holds %u TCP ports, the most one user may", uid,
+			 UNETD_MAX_TCP_PORTS_PER_USER);
+		return -EDQUOT;
+	}
 	/* The address as for UDP: the device's own, or one the policy gives
 	 * the user (the daemon then answers ARP for it). */
 	kernel = unetd_device_has(d, f, req->laddr);
@@ -91,7 +119,7 @@ int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	kfd = reserve(d, f, req->laddr, &lport, listen);
+	kfd = reserve(d, f, req->laddr, &lport);
 	if (kfd < 0) {
 		err = kfd;
 		snprintf(msg, msglen, "TCP port %u: %s", lport,

@@ -332,11 +332,14 @@ uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len);
 /* The most TCP ports one endpoint may hold (each is a kernel socket and
  * an entry of the interface's unet_tcp_ports). */
 #define UNETD_MAX_TCP_PORTS_PER_EP 256
+/* The most all of one user's endpoints may hold together. */
+#define UNETD_MAX_TCP_PORTS_PER_USER 256
 /* Hold a TCP port for an endpoint registered under slot, after the
  * policy allows it (lport 0: an ephemeral one, chosen by a kernel socket
- * in the device's namespace); list is the endpoint's TCP ports.  Fills rep and a read-only fd of the
+ * in the device's namespace); uid the client's (its ports count together);
+ * list is the endpoint's TCP ports.  Fills rep and a read-only fd of the
  * neighbour map.  Returns 0 or -errno with msg. */
-int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
+int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32_t uid,
 		   struct unetd_tcp_port **list, const struct unetd_tcp_open *req, const struct unetd_grant *g,
 		   struct unetd_tcp_opened *rep, int *neigh_fd, char *msg, size_t msglen);
 /* Release it (as unetd_udp_close).  0 or -ENOENT. */

@@ -12,6 +12,8 @@
 TESTS+=(
 	"unetd_tcp|xdp|180|TCP over an emulated endpoint as user nobody against the kernel's TCP in namespace a: nobody's listener echoes every write size 1..65536 of a kernel client, and nobody's client (an ephemeral port from the daemon) gets every size back from a kernel echo, byte for byte; another endpoint listening on the same address gets none of those segments; the daemon holds each port with a kernel socket; a port the policy does not grant is refused; a SIGKILLed client's ports are released (its socket gone, the port usable again)"
 	"unetd_tcp_direct|xdp|150|TCP over a direct grant as user nobody (the daemon holds the ports under the grant's slot): a kernel client's every write size through nobody's echo, and nobody's client through a kernel echo, byte for byte"
+	"unetd_tcp_user_ports|-|120|unetd raises its open-file limit to the hard one; one user's TCP ports count together over its endpoints: nobody listening on ports across 3 endpoints holds 256 and the next is refused (EDQUOT), while another user still gets its port"
+	"unetd_tcp_reuse|-|90|a port another user's kernel connection is bound to (SO_REUSEADDR, established) is refused to nobody's listener (the daemon reserves without SO_REUSEADDR), and the connection's segments keep going to the kernel: its second echo arrives"
 	"unetd_tcp_forge|xdp|90|an emulated endpoint holding one TCP port forges segments from another address, from a port it does not hold, from a port another client holds, and with data offsets past the segment and below the header: the daemon drops and counts each (tx_foreign_tag, tx_bad_frame), and namespace a sees none of them, only the one honest SYN"
 )
 
@@ -162,5 +164,70 @@ t_unetd_tcp_forge() {
 		fail "namespace a did not see exactly the one honest segment: $(tail -1 "$T_DIR/count.log")"
 	((out == 0)) || fail "the daemon let a forged TCP segment go, or did not count it"
 	stop "$other" "$T_DIR/other.log" "the other client"
+	stop_unetd
+}
+
+t_unetd_tcp_user_ports() {
+	T_MODE=${T_MODE:-skb}
+	local hog out
+	# As systemd starts it: a soft open-file limit of 1024 below the
+	# hard one (this test's process only).
+	(($(ulimit -Hn) > 1024)) && ulimit -Sn 1024
+	setup_ns
+	attach b
+	start_unetd "user 65534 kinds emulated tags 1-100 udp 7000-7999 endpoints 4
+user 65533 kinds emulated tags 101-200 udp 8000"
+	# Its ports are its sockets: the daemon runs at its hard open-file
+	# limit, not at a soft one like systemd's 1024.
+	local soft hard
+	read -r soft hard < <(awk '/^Max open files/ { print $4, $5 }' "/proc/$UNETD_PID/limits")
+	note "unetd's open-file limit: soft $soft, hard $hard"
+	[[ $soft == "$hard" ]] || fail "unetd runs with $soft open files of its hard limit $hard"
+	local AS
+	as_user_cmd 65534
+	"${AS[@]}" "$BUILD/tools/unet-tcp-ports" "$IF_B" "$IP_B" 7000 3 200 30 >"$T_DIR/hog.log" 2>&1 &
+	hog=$!
+	_UNET_BG_PIDS+=("$hog")
+	wait_line "$T_DIR/hog.log" '^held ' "$hog"
+	cat "$T_DIR/hog.log"
+	grep -qx 'held 256 refused EDQUOT' "$T_DIR/hog.log" ||
+		fail "one user's endpoints held other than 256 TCP ports before EDQUOT: $(grep '^held' "$T_DIR/hog.log")"
+	out=$(as_user 65533 "$BUILD/tools/unet-tcp-ports" "$IF_B" "$IP_B" 8000 1 1 0 2>&1)
+	echo "uid 65533: $out"
+	[[ $out == *"held 1 refused"* ]] || fail "another user got no port beside the first user's 256: $out"
+	kill -TERM "$hog"
+	unet_bg_wait "$hog" 10 >/dev/null
+	stop_unetd
+}
+
+t_unetd_tcp_reuse() {
+	T_MODE=${T_MODE:-skb}
+	local k u go
+	unetd_tcp_setup
+	# The go file where uid 65533 can see it (T_DIR is root's, 0700).
+	go=$(mktemp -d /tmp/unet-reuse.XXXXXX) || fail "mktemp failed"
+	chmod 755 "$go"
+	T_CLEANUP+=("rm -rf '$go'")
+	unet_bg_a python3 "$TPEER" echo "$IP_A:7100" --conns 1 >"$T_DIR/kecho.log" 2>&1
+	wait_ready "$T_DIR/kecho.log" "$UNET_BG_PID" >/dev/null
+	# uid 65533's kernel client from IP_B:7000, SO_REUSEADDR, established.
+	ip netns exec "$NS_B" setpriv --reuid=65533 --regid=65533 --clear-groups \
+		/usr/bin/python3 "$ROOT/tests/tools/tcp-reuse-client.py" "$IP_B" 7000 "$IP_A" 7100 "$go/go" \
+		>"$T_DIR/kc.log" 2>&1 &
+	k=$!
+	_UNET_BG_PIDS+=("$k")
+	wait_line "$T_DIR/kc.log" '^ready' "$k"
+	local AS
+	as_user_cmd 65534
+	"${AS[@]}" "$UTCP" "$IF_B" --local "$IP_B" --timeout 10 echo --port 7000 >"$T_DIR/u.log" 2>&1 &
+	u=$!
+	_UNET_BG_PIDS+=("$u")
+	unet_bg_wait "$u" 10 && { cat "$T_DIR/u.log"; fail "nobody's listener on a port another user's connection holds started"; }
+	cat "$T_DIR/u.log"
+	grep -q "in use" "$T_DIR/u.log" || fail "nobody's listener was refused, but not because the port is in use"
+	touch "$go/go"
+	unet_bg_wait "$k" 10 || { cat "$T_DIR/kc.log"; fail "the kernel client failed"; }
+	cat "$T_DIR/kc.log"
+	grep -q "^second echo: b'two" "$T_DIR/kc.log" || fail "the other user's connection lost its second echo"
 	stop_unetd
 }
