@@ -7,9 +7,9 @@ pkgs=(make gcc clang llvm pkg-config libbpf-dev libxdp-dev xdp-tools bpftool
       util-linux procps jq sockperf gnuplot-nox
       # TCP over U-Net: lwIP (the TCP engine), and the tests' kernel peers
       liblwip-dev iperf3 python3
-      # unet-run's tests: unmodified programs under it (redis-server, whose
-      # package starts a service, is left to the user: unet_run_redis skips)
-      curl
+      # unet-run's tests: unmodified programs under it (redis-server's
+      # service is kept from starting: see below)
+      curl redis-server redis-tools
       # the libfabric provider, its tests (fi_info) and Open MPI over it;
       # the MPI programs (examples/parallel); column for bench-parallel
       libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin bsdextrautils
@@ -31,4 +31,14 @@ fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
+# Packages that start a service on install (redis-server) must not leave
+# one running: a policy-rc.d that refuses every start, for this install
+# only, where the administrator has none of their own.
+norc=""
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod 755 /usr/sbin/policy-rc.d
+	norc=/usr/sbin/policy-rc.d
+fi
+trap 'if [[ -n $norc ]]; then rm -f "$norc"; fi' EXIT
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
