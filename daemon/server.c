@@ -685,6 +685,27 @@ static void do_port_open(struct unetd *d, struct unetd_client *c, const struct u
 		close(nfd);
 }
 
+/* UDP_CLOSE and TCP_CLOSE: a port of one of c's own endpoints.  A direct
+ * grant's slot is its own: the address it holds goes with its last port
+ * of either protocol; an emulated endpoint's is the daemon's. */
+static void do_port_close(struct unetd_client *c, const struct unetd_req_hdr *h, bool tcp,
+			  uint32_t ep, uint32_t laddr, uint16_t lport)
+{
+	struct unetd_emul *e = emul_of(c, ep);
+	struct unetd_direct *x = e ? NULL : direct_of(c, ep);
+	int err = -ENOENT;
+
+	if (e && tcp)
+		err = unetd_tcp_close(e->iface, e->iface->info.id, &e->tcp, NULL, false, laddr, lport);
+	else if (e)
+		err = unetd_udp_close(e->iface, e->iface->info.id, &e->udp, NULL, false, laddr, lport);
+	else if (x && tcp)
+		err = unetd_tcp_close(x->iface, x->slot, &x->tcp, x->udp, true, laddr, lport);
+	else if (x)
+		err = unetd_udp_close(x->iface, x->slot, &x->udp, x->tcp, true, laddr, lport);
+	reply(c, h, err, err ? (tcp ? "no such TCP port" : "no such UDP port") : NULL, NULL, 0, NULL, 0);
+}
+
 static void do_status(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h)
 {
 	struct unetd_status st = { 0 };
@@ -919,20 +940,9 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 	}
 	case UNETD_REQ_UDP_CLOSE: {
 		struct unetd_udp_close req;
-		struct unetd_emul *e;
-		struct unetd_direct *x;
-		int err = -ENOENT;
 
 		memcpy(&req, body, sizeof(req));
-		e = emul_of(c, req.ep);
-		x = e ? NULL : direct_of(c, req.ep);
-		if (e)
-			err = unetd_udp_close(e->iface, e->iface->info.id, &e->udp, NULL, false,
-					      req.laddr, req.lport);
-		else if (x)
-			err = unetd_udp_close(x->iface, x->slot, &x->udp, x->tcp, true, req.laddr,
-					      req.lport);
-		reply(c, &m.h, err, err ? "no such UDP port" : NULL, NULL, 0, NULL, 0);
+		do_port_close(c, &m.h, false, req.ep, req.laddr, req.lport);
 		break;
 	}
 	case UNETD_REQ_TCP_OPEN: {
@@ -944,20 +954,9 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 	}
 	case UNETD_REQ_TCP_CLOSE: {
 		struct unetd_tcp_close req;
-		struct unetd_emul *e;
-		struct unetd_direct *x;
-		int err = -ENOENT;
 
 		memcpy(&req, body, sizeof(req));
-		e = emul_of(c, req.ep);
-		x = e ? NULL : direct_of(c, req.ep);
-		if (e)
-			err = unetd_tcp_close(e->iface, e->iface->info.id, &e->tcp, NULL, false,
-					      req.laddr, req.lport);
-		else if (x)
-			err = unetd_tcp_close(x->iface, x->slot, &x->tcp, x->udp, true, req.laddr,
-					      req.lport);
-		reply(c, &m.h, err, err ? "no such TCP port" : NULL, NULL, 0, NULL, 0);
+		do_port_close(c, &m.h, true, req.ep, req.laddr, req.lport);
 		break;
 	}
 	}
