@@ -204,15 +204,17 @@ t_unetd_tcp_reuse() {
 	T_MODE=${T_MODE:-skb}
 	local k u go
 	unetd_tcp_setup
-	# The go file where uid 65533 can see it (T_DIR is root's, 0700).
+	# The go file and the client's script where uid 65533 can reach them
+	# (T_DIR and the clone may be 0700).
 	go=$(mktemp -d /tmp/unet-reuse.XXXXXX) || fail "mktemp failed"
-	chmod 755 "$go"
 	T_CLEANUP+=("rm -rf '$go'")
+	cp "$ROOT/tests/tools/tcp-reuse-client.py" "$go/" && chmod 755 "$go" && chmod 644 "$go/tcp-reuse-client.py" ||
+		fail "cannot stage the client's script in $go"
 	unet_bg_a python3 "$TPEER" echo "$IP_A:7100" --conns 1 >"$T_DIR/kecho.log" 2>&1
 	wait_ready "$T_DIR/kecho.log" "$UNET_BG_PID" >/dev/null
 	# uid 65533's kernel client from IP_B:7000, SO_REUSEADDR, established.
 	ip netns exec "$NS_B" setpriv --reuid=65533 --regid=65533 --clear-groups \
-		/usr/bin/python3 "$ROOT/tests/tools/tcp-reuse-client.py" "$IP_B" 7000 "$IP_A" 7100 "$go/go" \
+		/usr/bin/python3 "$go/tcp-reuse-client.py" "$IP_B" 7000 "$IP_A" 7100 "$go/go" \
 		>"$T_DIR/kc.log" 2>&1 &
 	k=$!
 	_UNET_BG_PIDS+=("$k")
