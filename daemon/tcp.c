@@ -95,11 +95,6 @@ int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 		snprintf(msg, msglen, "TCP port %u not granted (%.60s)", lport, g->rule);
 		return -EACCES;
 	}
-	if (count(*list) >= UNETD_MAX_TCP_PORTS_PER_EP) {
-		snprintf(msg, msglen, "this endpoint holds %u TCP ports, the most it may",
-			 UNETD_MAX_TCP_PORTS_PER_EP);
-		return -EDQUOT;
-	}
 	if (user_ports(d, uid) >= UNETD_MAX_TCP_PORTS_PER_USER) {
 		snprintf(msg, msglen, "user %u holds %u TCP ports, the most one user may", uid,
 			 UNETD_MAX_TCP_PORTS_PER_USER);

@@ -329,10 +329,8 @@ int unetd_neigh_ro(struct unetd_iface *f);
 uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len);
 
 /* tcp.c */
-/* The most TCP ports one endpoint may hold (each is a kernel socket and
- * an entry of the interface's unet_tcp_ports). */
-#define UNETD_MAX_TCP_PORTS_PER_EP 256
-/* The most all of one user's endpoints may hold together. */
+/* The most TCP ports all of one user's endpoints may hold together (each
+ * is a kernel socket and an entry of the interface's unet_tcp_ports). */
 #define UNETD_MAX_TCP_PORTS_PER_USER 256
 /* Hold a TCP port for an endpoint registered under slot, after the
  * policy allows it (lport 0: an ephemeral one, chosen by a kernel socket
