@@ -13,7 +13,7 @@
 # line in an area file, and adding an area is one new t_AREA.sh.
 
 usage() {
-	echo "usage: $0 [--build DIR] [--mode native|skb|both] [--list] [NAME[/MODE]...]"
+	echo "usage: $0 [--build DIR] [--mode native|skb|both|alternate] [--list] [NAME[/MODE]...]"
 }
 
 # ---- helpers used inside a test (they run in the test's own shell) --------
@@ -270,7 +270,7 @@ main() {
 	while (($#)); do
 		case $1 in
 		--build) BUILD=${2:?--build needs a directory}; shift 2 ;;
-		--mode) mode=${2:?--mode needs native, skb or both}; shift 2 ;;
+		--mode) mode=${2:?--mode needs native, skb, both or alternate}; shift 2 ;;
 		--list) list=1; shift ;;
 		--internal-run) internal=${2:?}; shift 2 ;;
 		-h | --help) usage; exit 0 ;;
@@ -278,7 +278,9 @@ main() {
 		*) sel+=("$1"); shift ;;
 		esac
 	done
-	case $mode in native) modes=(native) ;; skb) modes=(skb) ;; both) modes=(native skb) ;;
+	# alternate: each data-path test once, native and skb in turn down the
+	# table, so that both modes are still exercised across the suite.
+	case $mode in native) modes=(native) ;; skb) modes=(skb) ;; both | alternate) modes=(native skb) ;;
 	*) echo "run.sh: bad --mode '$mode'" >&2; exit 2 ;; esac
 	[[ $BUILD == /* ]] || BUILD=$PWD/$BUILD
 
@@ -306,11 +308,16 @@ main() {
 	fi
 
 	# Expand the table into test ids with timeouts.
-	local ids=() tos=() descs=() entry name kind to desc m
+	local ids=() tos=() descs=() entry name kind to desc m turn=0 test_modes
 	for entry in "${TESTS[@]}"; do
 		IFS='|' read -r name kind to desc <<<"$entry"
 		if [[ $kind == xdp ]]; then
-			for m in "${modes[@]}"; do
+			test_modes=("${modes[@]}")
+			if [[ $mode == alternate ]]; then
+				test_modes=("${modes[turn % 2]}")
+				turn=$((turn + 1))
+			fi
+			for m in "${test_modes[@]}"; do
 				ids+=("$name/$m")
 				tos+=("$to")
 				descs+=("$desc")
