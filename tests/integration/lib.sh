@@ -155,6 +155,33 @@ wait_ready() {
 	fail "process $pid not ready after ${t}s"
 }
 
+# wait_until TIMEOUT WHAT CMD...: poll CMD (quietly) until it succeeds;
+# fail saying WHAT after TIMEOUT seconds.  A condition, not a fixed sleep.
+wait_until() {
+	local t=$1 what=$2 i
+	shift 2
+	for ((i = 0; i < t * 20; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	fail "not ready after ${t}s: $what"
+}
+
+# wait_log TIMEOUT FILE PATTERN: wait until FILE has a line matching the
+# extended regular expression PATTERN (a server's "listening" line).
+wait_log() {
+	wait_until "$1" "'$3' in $2" grep -qE -- "$3" "$2"
+}
+
+# wait_port SIDE udp|tcp PORT: wait until a kernel socket of namespace
+# SIDE is bound to UDP PORT or listens on TCP PORT.
+wait_port() {
+	local opt=-Hlun
+	[[ $2 == tcp ]] && opt=-Hltn
+	wait_until 15 "$2 port $3 in namespace $1" _port_open "$1" "$opt" "$3"
+}
+_port_open() { [[ -n $(in_"$1" ss "$2" "sport = :$3") ]]; }
+
 # finish PID LOG TIMEOUT WHAT: wait for a background tool, fail if it did
 # not exit 0.
 finish() {

@@ -139,8 +139,8 @@ t_unet_run_sockperf_tcp() {
 	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/sr.log" \
 		sockperf sr --tcp -i "$IP_A" -p 7600 >"$T_DIR/sr.out" 2>&1
 	pid=$UNET_BG_PID
-	sleep 1
-	in_b sockperf pp --tcp -i "$IP_A" -p 7600 -m 300 -t 2 >"$T_DIR/pp.out" 2>&1
+	wait_log 15 "$T_DIR/sr.log" "tcp listen $IP_A:7600: "
+	in_b sockperf pp --tcp -i "$IP_A" -p 7600 -m 300 -t 1 >"$T_DIR/pp.out" 2>&1
 	n=$(sockperf_check "$T_DIR/pp.out") || exit 1
 	kill -INT "$pid"; unet_bg_wait "$pid" 10
 	cat "$T_DIR/sr.log"
@@ -152,10 +152,10 @@ t_unet_run_sockperf_tcp() {
 
 	unet_bg_b sockperf sr --tcp -i "$IP_B" -p 7601 >"$T_DIR/ksr.out" 2>&1
 	pid=$UNET_BG_PID
-	sleep 1
+	wait_port b tcp 7601
 	before=$(kernel_tcp_segs a)
 	in_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/pp_u.log" \
-		sockperf pp --tcp -i "$IP_B" -p 7601 -m 300 -t 2 >"$T_DIR/pp_u.out" 2>&1
+		sockperf pp --tcp -i "$IP_B" -p 7601 -m 300 -t 1 >"$T_DIR/pp_u.out" 2>&1
 	n=$(sockperf_check "$T_DIR/pp_u.out") || exit 1
 	kill -INT "$pid"; unet_bg_wait "$pid" 10
 	cat "$T_DIR/pp_u.log"
@@ -191,8 +191,8 @@ t_unet_run_iperf3() {
 		unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/s$dir.log" \
 			iperf3 -s -1 -B "$IP_A" -p 7700 >"$T_DIR/s$dir.out" 2>&1
 		pid=$UNET_BG_PID
-		sleep 1
-		in_b iperf3 -c "$IP_A" -p 7700 -t 2 -J $dir >"$T_DIR/c$dir.json" 2>&1 ||
+		wait_log 15 "$T_DIR/s$dir.log" "tcp listen $IP_A:7700: "
+		in_b iperf3 -c "$IP_A" -p 7700 -t 1 -J $dir >"$T_DIR/c$dir.json" 2>&1 ||
 			{ cat "$T_DIR/c$dir.json" "$T_DIR/s$dir.log"; fail "iperf3 client $dir -> server under unet-run failed"; }
 		n=$(iperf3_check "$T_DIR/c$dir.json") || exit 1
 		finish "$pid" "$T_DIR/s$dir.out" 20 "iperf3 server under unet-run"
@@ -207,11 +207,11 @@ t_unet_run_iperf3() {
 	# Kernel server (b), client under unet-run (a).
 	unet_bg_b iperf3 -s -B "$IP_B" -p 7701 >"$T_DIR/ks.out" 2>&1
 	pid=$UNET_BG_PID
-	sleep 1
+	wait_port b tcp 7701
 	before=$(kernel_tcp_segs a)
 	for dir in "" -R; do
 		in_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/c$dir.log" \
-			iperf3 -c "$IP_B" -p 7701 -t 2 -J $dir >"$T_DIR/u$dir.json" 2>&1 ||
+			iperf3 -c "$IP_B" -p 7701 -t 1 -J $dir >"$T_DIR/u$dir.json" 2>&1 ||
 			{ cat "$T_DIR/u$dir.json" "$T_DIR/c$dir.log"; fail "iperf3 client $dir under unet-run failed"; }
 		n=$(iperf3_check "$T_DIR/u$dir.json") || exit 1
 		grep -q "tcp connect $IP_B:7701: U-Net" "$T_DIR/c$dir.log" || fail "iperf3 client $dir not on U-Net"

@@ -186,8 +186,8 @@ t_unet_run_sockperf_udp() {
 		unet_bg_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/sr_$mux.log" \
 			sockperf sr ${how[$mux]} >"$T_DIR/sr_$mux.out" 2>&1
 		pid=$UNET_BG_PID
-		sleep 1
-		in_b sockperf pp -i "$IP_A" -p 7400 -m 200 -t 2 >"$T_DIR/pp_$mux.out" 2>&1
+		wait_log 15 "$T_DIR/sr_$mux.log" "udp bind $IP_A:7400: "
+		in_b sockperf pp -i "$IP_A" -p 7400 -m 200 -t 1 >"$T_DIR/pp_$mux.out" 2>&1
 		n=$(sockperf_check "$T_DIR/pp_$mux.out") || exit 1
 		kill -INT "$pid"; unet_bg_wait "$pid" 10
 		cat "$T_DIR/sr_$mux.log"
@@ -205,10 +205,10 @@ t_unet_run_sockperf_udp() {
 	# (b gets the program attached too).
 	unet_bg_b sockperf sr -i "$IP_B" -p 7401 >"$T_DIR/ksr.out" 2>&1
 	pid=$UNET_BG_PID
-	sleep 1
+	wait_port b udp 7401
 	before=$(kernel_udp_count a)
 	in_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/pp_u.log" \
-		sockperf pp -f "$T_DIR/feed_b" -F p -m 64 -t 2 >"$T_DIR/pp_u.out" 2>&1
+		sockperf pp -f "$T_DIR/feed_b" -F p -m 64 -t 1 >"$T_DIR/pp_u.out" 2>&1
 	n=$(sockperf_check "$T_DIR/pp_u.out") || exit 1
 	cat "$T_DIR/pp_u.log"
 	grep -qE "udp (connect|sendto) $IP_B:7401: U-Net" "$T_DIR/pp_u.log" || fail "sockperf client not on U-Net"
@@ -226,12 +226,12 @@ t_unet_run_sockperf_udp() {
 	unet_bg_b "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_B" --log "$T_DIR/sr_b.log" \
 		sockperf sr -i "$IP_B" -p 7402 >"$T_DIR/sr_b.out" 2>&1
 	pid=$UNET_BG_PID
-	sleep 1
+	wait_log 15 "$T_DIR/sr_b.log" "udp bind $IP_B:7402: "
 	before=$(kernel_udp_count a)
 	local before_b after_b
 	before_b=$(kernel_udp_count b)
 	in_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/pp_uu.log" \
-		sockperf pp -f "$T_DIR/feed_b2" -F e -m 1000 -t 2 >"$T_DIR/pp_uu.out" 2>&1
+		sockperf pp -f "$T_DIR/feed_b2" -F e -m 1000 -t 1 >"$T_DIR/pp_uu.out" 2>&1
 	n=$(sockperf_check "$T_DIR/pp_uu.out") || exit 1
 	kill -INT "$pid"; unet_bg_wait "$pid" 10
 	cat "$T_DIR/pp_uu.log" "$T_DIR/sr_b.log"
