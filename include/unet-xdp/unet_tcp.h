@@ -132,6 +132,12 @@ UNET_API void unet_tcp__abort(struct unet_tcp *c);
 #define UNET_TCP_ERR 4u /* reset, aborted or timed out: unet_tcp__error */
 #define UNET_TCP_HUP 8u /* the peer sent FIN (reading gives 0 once drained) */
 UNET_API unsigned int unet_tcp__events(const struct unet_tcp *c);
+/* A count that moves each time something arrives that makes c readable
+ * (data, the peer's FIN, an error; a listener: a connection), whether or
+ * not the last arrival was read.  An edge-triggered event loop compares
+ * it with the value at its last report: the events alone cannot tell new
+ * input from input already reported. */
+UNET_API uint64_t unet_tcp__arrivals(const struct unet_tcp *c);
 /* The connection's error (-ECONNRESET, ...), 0 if none. */
 UNET_API int unet_tcp__error(const struct unet_tcp *c);
 /* Bytes sent but not yet acknowledged, or queued. */

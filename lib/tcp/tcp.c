@@ -315,6 +315,7 @@ struct unet_tcp {
 	uint32_t rx_room;
 	bool eof, connected, shut;
 	int err;
+	uint64_t arrivals; /* unet_tcp__arrivals */
 	uint32_t raddr;
 	uint16_t lport, rport;
 	struct unet_tcp *next;	/* st->conns */
@@ -848,6 +849,7 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 			pbuf_free(p);
 		return ERR_OK;
 	}
+	c->arrivals++;
 	if (!p) {
 		c->eof = true;
 		return ERR_OK;
@@ -880,6 +882,7 @@ static void on_err(void *arg, err_t err)
 		return;
 	c->pcb = NULL;
 	c->err = err_errno(err, c->connected);
+	c->arrivals++;
 }
 
 /*
@@ -964,6 +967,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 		l->acq_head = c;
 	l->acq_tail = c;
 	l->nacq++;
+	l->arrivals++;
 	return ERR_OK;
 }
 
@@ -2277,6 +2281,18 @@ unsigned int unet_tcp__events(const struct unet_tcp *c)
 	}
 	unlock();
 	return ev;
+}
+
+uint64_t unet_tcp__arrivals(const struct unet_tcp *c)
+{
+	uint64_t n;
+
+	if (!c)
+		return 0;
+	lock(NULL);
+	n = c->arrivals;
+	unlock();
+	return n;
 }
 
 int unet_tcp__error(const struct unet_tcp *c)

@@ -1178,13 +1178,20 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct
  * registration is kept here, per epoll descriptor, and epoll_wait
  * reports it from user space beside what the kernel reports, waiting on
  * the epoll descriptor and the endpoints' wait descriptors together.
- * Edge-triggered: a socket is reported once per becoming readable
- * (again after a receive found it empty).
+ * Edge-triggered, as the kernel: an event is reported when a condition
+ * appears that was not there at the last look (connected, writable,
+ * hung up), and EPOLLIN again on every new arrival, EPOLLOUT again after
+ * a send found the buffer full, even when the condition never went away
+ * between two looks (a connection stays writable while requests come:
+ * nginx reads each request on a new EPOLLIN edge).
  */
 struct ep_reg {
 	int epfd, fd;
 	struct epoll_event ev;
-	bool reported;	/* edge-triggered: reported since last not ready */
+	/* Edge-triggered: what the last look saw, and the socket's arrival
+	 * and blocked-send counts then. */
+	uint32_t seen;
+	uint64_t seen_arrivals, seen_blocked;
 	/* A socket not decided yet is in the kernel's set; mirrored here so
 	 * that, once on U-Net, it moves out of the kernel's set to ours. */
 	bool in_kernel;
@@ -1276,7 +1283,7 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		ret = ENOENT;
 	} else if (op == EPOLL_CTL_MOD) {
 		r->ev = *ev;
-		r->reported = false;
+		r->seen = 0; /* re-armed: what is ready now is reported */
 	} else if (op == EPOLL_CTL_DEL) {
 		*r = regs[--nregs];
 	} else {
@@ -1327,17 +1334,27 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 			      (p & POLLERR ? EPOLLERR : 0) | (p & POLLHUP ? EPOLLHUP : 0) |
 			      (p & POLLRDHUP ? EPOLLRDHUP : 0);
 		}
-		if (!got) {
-			r->reported = false;
+		if (r->ev.events & EPOLLET) {
+			uint64_t arr = s->tcp ? run_tcp_arrivals(s->tcp) : run_udp_arrivals(s->udp);
+			uint64_t blk = s->tcp ? s->tcp->send_blocked : 0;
+			uint32_t edge = got & ~r->seen;
+
+			if ((got & EPOLLIN) && arr != r->seen_arrivals)
+				edge |= EPOLLIN;
+			if ((got & EPOLLOUT) && blk != r->seen_blocked)
+				edge |= EPOLLOUT;
+			if (edge && n == max)
+				continue; /* no room: still owed at the next look */
+			r->seen = got;
+			r->seen_arrivals = arr;
+			r->seen_blocked = blk;
+			if (!edge)
+				continue;
+		} else if (!got || n == max) {
 			continue;
 		}
-		if ((r->ev.events & EPOLLET) && r->reported)
-			continue;
-		if (n == max)
-			continue;
 		evs[n].events = got;
 		evs[n++].data = r->ev.data;
-		r->reported = true;
 		if (r->ev.events & EPOLLONESHOT)
 			r->ev.events = 0;
 	}

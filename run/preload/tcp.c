@@ -212,6 +212,7 @@ ssize_t run_tcp_send(struct run_tcp *c, const struct iovec *iov, size_t n, int f
 				return -1;
 			}
 			if (nonblock) {
+				c->send_blocked++;
 				if (done)
 					return (ssize_t)done;
 				errno = EAGAIN;
@@ -311,6 +312,16 @@ short run_tcp_poll(struct run_tcp *c)
 	if (ev & UNET_TCP_HUP)
 		p |= POLLIN | POLLRDHUP;
 	return p;
+}
+
+uint64_t run_tcp_arrivals(struct run_tcp *c)
+{
+	uint64_t n;
+
+	stack_enter();
+	n = unet_tcp__arrivals(c->t);
+	stack_leave();
+	return n;
 }
 
 int run_tcp_error(struct run_tcp *c)

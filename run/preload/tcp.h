@@ -24,6 +24,9 @@ struct run_tcp {
 	uint32_t spin_us;
 	struct sockaddr_in local, peer;
 	uint64_t rx_bytes, tx_bytes;
+	/* Sends that found the buffer full (EAGAIN or a short write): an
+	 * edge-triggered EPOLLOUT is owed once there is room again. */
+	uint64_t send_blocked;
 };
 
 /* Listen on local (address and port non-zero).  NULL with errno. */
@@ -44,6 +47,8 @@ int run_tcp_shutdown(struct run_tcp *c, int how);
 /* poll's view: POLLIN, POLLOUT, POLLERR, POLLHUP (drives the endpoint
  * first). */
 short run_tcp_poll(struct run_tcp *c);
+/* unet_tcp__arrivals: moves with every arrival (epoll's edges). */
+uint64_t run_tcp_arrivals(struct run_tcp *c);
 /* SO_ERROR: the pending error (positive errno), cleared. */
 int run_tcp_error(struct run_tcp *c);
 

@@ -85,6 +85,7 @@ void run_udp_pump(struct run_ep *e)
 			}
 			u->q[(u->head + u->count) % RUN_UDP_QLEN] = d[i];
 			u->count++;
+			u->arrivals++;
 		}
 		if (n < 64)
 			break;
@@ -171,6 +172,16 @@ bool run_udp_readable(struct run_udp *u)
 	r = u->count > 0;
 	stack_leave();
 	return r;
+}
+
+uint64_t run_udp_arrivals(struct run_udp *u)
+{
+	uint64_t n;
+
+	stack_enter();
+	n = u->arrivals;
+	stack_leave();
+	return n;
 }
 
 int run_udp_next_len(struct run_udp *u)

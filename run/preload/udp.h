@@ -35,6 +35,7 @@ struct run_udp {
 	int rcvtimeo_ms, sndtimeo_ms; /* -1: none */
 	uint32_t spin_us;
 	uint64_t rx, tx;      /* datagrams, for the log at close */
+	uint64_t arrivals;    /* datagrams queued here, ever: epoll's edges */
 };
 
 /* Open the U-Net socket for local_addr:local_port (network order, host
@@ -55,6 +56,8 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 
 /* Whether a receive would not block now (drains the endpoint first). */
 bool run_udp_readable(struct run_udp *u);
+/* Datagrams ever queued to u: moves with every arrival (epoll's edges). */
+uint64_t run_udp_arrivals(struct run_udp *u);
 /* FIONREAD: the size of the next datagram, 0 when none. */
 int run_udp_next_len(struct run_udp *u);
 

@@ -10,6 +10,7 @@ TESTS+=(
 	"unet_run_redis|xdp|180|redis-server, unmodified, under unet-run (epoll, accept4, non-blocking sockets) driven by redis-cli and redis-benchmark (20 clients, 5 commands, 20000 requests each) from the other namespace: every request answered, the INCR counter exact, every connection on U-Net; skipped without redis"
 	"unet_run_sockperf_tcp|xdp|150|Debian's sockperf, unmodified, TCP ping-pong: server under unet-run and kernel client, then the other way round; no message lost, duplicated or out of order, over U-Net (the namespace's kernel TCP counters unmoved)"
 	"unet_run_iperf3|xdp|180|Debian's iperf3, unmodified, TCP: server under unet-run with a kernel client, then a client under unet-run against a kernel server (both directions with -R); the bytes each side counts agree, over U-Net (the namespace's kernel TCP counters unmoved)"
+	"unet_run_epoll_et|xdp|90|edge-triggered epoll as nginx and libuv use it, first between the kernel's sockets (the expectations are the kernel's), then with the server under unet-run: a new EPOLLIN edge for every request though EPOLLOUT stays set, none after a partial read until new data, an EPOLLOUT edge after EAGAIN; 200 requests and 4 MiB byte for byte"
 	"unet_run_tcp|xdp|120|a Python TCP echo server (wildcard bind, listen, accept) and client (blocking and non-blocking connect with SO_ERROR, sendall, shutdown) under unet-run against the kernel's TCP in the other namespace: 1 MB each way byte for byte, over U-Net (the endpoint's log, the namespace's kernel TCP segment counters unmoved)"
 )
 
@@ -255,4 +256,23 @@ t_unet_run_redis() {
 	note "$n connections accepted on U-Net"
 	after=$(kernel_tcp_segs a)
 	kernel_tcp_quiet "$before" "$after"
+}
+
+t_unet_run_epoll_et() {
+	local pid srv=$ROOT/tests/tools/epoll-et-server.py cli=$ROOT/tests/tools/epoll-et-client.py which
+	tcp_run_setup
+	for which in kernel unet; do
+		local wrap=()
+		[[ $which == unet ]] && wrap=("${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/server.log")
+		unet_bg_a "${wrap[@]}" /usr/bin/python3 "$srv" "$IP_A" 7800 >"$T_DIR/server-$which.out" 2>&1
+		pid=$UNET_BG_PID
+		wait_ready "$T_DIR/server-$which.out" "$pid" >/dev/null
+		in_b /usr/bin/python3 "$cli" "$IP_A" 7800 >"$T_DIR/client-$which.out" 2>&1 ||
+			{ cat "$T_DIR/client-$which.out"; unet_bg_wait "$pid" 5; cat "$T_DIR/server-$which.out"; fail "the client against the $which server failed"; }
+		finish "$pid" "$T_DIR/server-$which.out" 20 "the $which server"
+		grep -q '^ok rounds=200 eagain=[1-9]' "$T_DIR/server-$which.out" || fail "the $which server did not finish"
+	done
+	cat "$T_DIR/server.log"
+	grep -q "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net" "$T_DIR/server.log" ||
+		fail "the connection was not on U-Net"
 }
