@@ -334,12 +334,14 @@ demo: deps
 	bash scripts/demo.sh $(BUILD)
 
 # U-Net against kernel UDP and AF_PACKET, side by side, then unetd's fair
-# service in time (docs/performance.md).
+# service in time, then unmodified programs under unet-run against the
+# kernel (docs/performance.md).
 # The MPI programs over U-Net against the kernel's paths: make bench-parallel.
 bench: deps
 	$(call build_locked,$(BUILD),all)
 	bash scripts/bench.sh $(BUILD)
 	bash scripts/bench-fair.sh $(BUILD)
+	bash scripts/bench-run.sh $(BUILD)
 	@echo "bench: MPI programs over U-Net and the kernel's paths: make bench-parallel (docs/parallel.md)"
 
 # The MPI micro-benchmarks and the paper's Split-C programs on 8 namespace
