@@ -197,6 +197,11 @@ static uint64_t read_addr(const struct unetd_ring *r, uint32_t idx)
 
 /* Whether the current pass woke a client that was sleeping. */
 static bool woke_sleeper;
+/* Some endpoint was given frames it has not been told of: deliver sets
+ * it, iface_rx pays it.  Frames come both as descriptors of channels and
+ * through the UDP, TCP and ARP layers, which take theirs inside
+ * unet_endpoint__recv and return none: a pass may deliver and return 0. */
+static bool notify_owed;
 
 static void notify(struct unetd_emul *e)
 {
@@ -362,6 +367,7 @@ static void deliver(struct unetd_emul *e, const uint8_t *frame, uint32_t len)
 	ring_publish(&e->rx);
 	k->rx_delivered++;
 	e->notify_pending = true;
+	notify_owed = true;
 }
 
 static int iface_rx(struct unetd_iface *f)
@@ -378,8 +384,10 @@ static int iface_rx(struct unetd_iface *f)
 			deliver(c->owner, (const uint8_t *)ds[i].data - UNET_PAYLOAD_OFF,
 				ds[i].len + UNET_PAYLOAD_OFF);
 	}
-	if (n > 0) {
+	if (n > 0)
 		unet_endpoint__release(f->ep, ds, (unsigned int)n);
+	if (notify_owed) {
+		notify_owed = false;
 		for (struct unetd_emul *e = f->emuls; e; e = e->next)
 			if (e->notify_pending)
 				notify(e);
