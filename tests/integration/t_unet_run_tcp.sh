@@ -11,6 +11,7 @@ TESTS+=(
 	"unet_run_sockperf_tcp|xdp|150|Debian's sockperf, unmodified, TCP ping-pong: server under unet-run and kernel client, then the other way round; no message lost, duplicated or out of order, over U-Net (the namespace's kernel TCP counters unmoved)"
 	"unet_run_iperf3|xdp|180|Debian's iperf3, unmodified, TCP: server under unet-run with a kernel client, then a client under unet-run against a kernel server (both directions with -R); the bytes each side counts agree, over U-Net (the namespace's kernel TCP counters unmoved)"
 	"unet_run_epoll_et|xdp|90|edge-triggered epoll as nginx and libuv use it, first between the kernel's sockets (the expectations are the kernel's), then with the server under unet-run: a new EPOLLIN edge for every request though EPOLLOUT stays set, none after a partial read until new data, an EPOLLOUT edge after EAGAIN; 200 requests and 4 MiB byte for byte"
+	"unet_run_careless|xdp|90|a server under unet-run meets careless peers: a client that resets mid-request (the server sees ECONNRESET or the end, and serves the next client), a UDP datagram past the MTU (EMSGSIZE, nothing sent; 1472 bytes go), the server SIGKILLed with a connection open (its ports released: the same port on U-Net again at once, serving a client)"
 	"unet_run_tcp|xdp|120|a Python TCP echo server (wildcard bind, listen, accept) and client (blocking and non-blocking connect with SO_ERROR, sendall, shutdown) under unet-run against the kernel's TCP in the other namespace: 1 MB each way byte for byte, over U-Net (the endpoint's log, the namespace's kernel TCP segment counters unmoved)"
 )
 
@@ -275,4 +276,34 @@ t_unet_run_epoll_et() {
 	cat "$T_DIR/server.log"
 	grep -q "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net" "$T_DIR/server.log" ||
 		fail "the connection was not on U-Net"
+}
+
+t_unet_run_careless() {
+	local pid srv=$ROOT/tests/tools/careless-server.py cli=$ROOT/tests/tools/careless-client.py
+	tcp_run_setup
+	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/server.log" \
+		/usr/bin/python3 "$srv" "$IP_A" 7810 7811 "$IP_B" 7812 >"$T_DIR/server.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/server.out" "$pid" >/dev/null
+	in_b /usr/bin/python3 "$cli" "$IP_A" 7810 7812 >"$T_DIR/client.out" 2>&1 ||
+		{ cat "$T_DIR/client.out" "$T_DIR/server.out"; fail "the careless client failed"; }
+	wait_log 15 "$T_DIR/server.out" "^hold$"
+	cat "$T_DIR/server.out"
+	grep -qE "^reset seen as (ECONNRESET|end of stream) after (0|16) bytes" "$T_DIR/server.out" ||
+		fail "the server did not see the reset"
+	grep -q "^udp: EMSGSIZE past the MTU, 1472 bytes sent" "$T_DIR/server.out" || fail "no EMSGSIZE"
+	grep -q "tcp listen $IP_A:7810: U-Net" "$T_DIR/server.log" || fail "the server was not on U-Net"
+	grep -q "udp bind $IP_A:7811: U-Net" "$T_DIR/server.log" || fail "the UDP socket was not on U-Net"
+	# SIGKILL with a connection open; the same port at once.
+	kill -KILL "$pid"
+	unet_bg_wait "$pid" 10
+	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/server2.log" \
+		/usr/bin/python3 "$ROOT/tests/tools/epoll-et-server.py" "$IP_A" 7810 >"$T_DIR/server2.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/server2.out" "$pid" >/dev/null
+	in_b /usr/bin/python3 "$ROOT/tests/tools/epoll-et-client.py" "$IP_A" 7810 >"$T_DIR/client2.out" 2>&1 ||
+		{ cat "$T_DIR/client2.out" "$T_DIR/server2.out"; fail "the client of the server started after the SIGKILL failed"; }
+	finish "$pid" "$T_DIR/server2.out" 20 "the server started after the SIGKILL"
+	grep -q "tcp listen $IP_A:7810: U-Net" "$T_DIR/server2.log" ||
+		{ cat "$T_DIR/server2.log"; fail "the port was not on U-Net again after the SIGKILL"; }
 }
