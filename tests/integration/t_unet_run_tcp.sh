@@ -12,6 +12,7 @@ TESTS+=(
 	"unet_run_iperf3|xdp|180|Debian's iperf3, unmodified, TCP: server under unet-run with a kernel client, then a client under unet-run against a kernel server (both directions with -R); the bytes each side counts agree, over U-Net (the namespace's kernel TCP counters unmoved)"
 	"unet_run_epoll_et|xdp|90|edge-triggered epoll as nginx and libuv use it, first between the kernel's sockets (the expectations are the kernel's), then with the server under unet-run: a new EPOLLIN edge for every request though EPOLLOUT stays set, none after a partial read until new data, an EPOLLOUT edge after EAGAIN; 200 requests and 4 MiB byte for byte"
 	"unet_run_careless|xdp|90|a server under unet-run meets careless peers: a client that resets mid-request (the server sees ECONNRESET or the end, and serves the next client), a UDP datagram past the MTU (EMSGSIZE, nothing sent; 1472 bytes go), the server SIGKILLed with a connection open (its ports released: the same port on U-Net again at once, serving a client)"
+	"unet_run_asyncio|xdp|90|a Python asyncio server (epoll, level-triggered readers and writers) under unet-run: 4 TCP connections at once, 256 KiB each echoed byte for byte, and 200 UDP datagrams of sizes 1..1400 echoed, from the kernel's sockets in the other namespace, over U-Net"
 	"unet_run_tcp|xdp|120|a Python TCP echo server (wildcard bind, listen, accept) and client (blocking and non-blocking connect with SO_ERROR, sendall, shutdown) under unet-run against the kernel's TCP in the other namespace: 1 MB each way byte for byte, over U-Net (the endpoint's log, the namespace's kernel TCP segment counters unmoved)"
 )
 
@@ -306,4 +307,27 @@ t_unet_run_careless() {
 	finish "$pid" "$T_DIR/server2.out" 20 "the server started after the SIGKILL"
 	grep -q "tcp listen $IP_A:7810: U-Net" "$T_DIR/server2.log" ||
 		{ cat "$T_DIR/server2.log"; fail "the port was not on U-Net again after the SIGKILL"; }
+}
+
+t_unet_run_asyncio() {
+	local pid before after
+	tcp_run_setup
+	before=$(kernel_tcp_segs a)
+	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/server.log" \
+		/usr/bin/python3 "$ROOT/tests/tools/asyncio-echo.py" "$IP_A" 7820 4 >"$T_DIR/server.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/server.out" "$pid" >/dev/null
+	in_b /usr/bin/python3 "$ROOT/tests/tools/asyncio-client.py" "$IP_A" 7820 4 >"$T_DIR/client.out" 2>&1 ||
+		{ cat "$T_DIR/client.out" "$T_DIR/server.out" "$T_DIR/server.log"; fail "the asyncio client failed"; }
+	finish "$pid" "$T_DIR/server.out" 20 "the asyncio server under unet-run"
+	cat "$T_DIR/server.log"
+	[[ $(grep -c "^echoed 262144$" "$T_DIR/server.out") == 4 ]] || fail "not 4 connections echoed whole"
+	grep -q "tcp listen $IP_A:7820: U-Net" "$T_DIR/server.log" || fail "the listener was not on U-Net"
+	grep -q "udp bind $IP_A:7820: U-Net" "$T_DIR/server.log" || fail "the UDP socket was not on U-Net"
+	[[ $(grep -c "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net" "$T_DIR/server.log") == 4 ]] ||
+		fail "not every connection was on U-Net"
+	grep -q "udp socket closed: 200 datagrams received, 200 sent over U-Net" "$T_DIR/server.log" ||
+		fail "the UDP socket did not count 200 datagrams each way over U-Net"
+	after=$(kernel_tcp_segs a)
+	kernel_tcp_quiet "$before" "$after"
 }
