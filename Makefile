@@ -2,8 +2,10 @@
 # `make demo` first install missing Debian packages (scripts/install-deps.sh).
 # SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer into
 # build-san/.  `make tsan` builds the two-thread TCP test program
-# (tests/tools/unet-tcp-threads.c) and the library objects it needs with
-# ThreadSanitizer into build-tsan/ (SAN=tsan; nothing else is built there).
+# (tests/tools/unet-tcp-threads.c), unet-run with its preload library and
+# the threaded socket program run under it (tests/tools/socket-threads.c),
+# and the library objects they need, with ThreadSanitizer into build-tsan/
+# (SAN=tsan; nothing else is built there).
 
 SAN ?= 0
 ifeq ($(SAN),1)
@@ -145,7 +147,8 @@ all: $(ALIB) $(SO) $(FABRIC_SO) $(RUN_BIN) $(RUN_PRELOAD) $(FABRIC_TESTS) $(BUIL
 # The ThreadSanitizer build of the two-thread TCP test (tcp_threads_tsan in
 # tests/integration/t_tcp.sh): that program and the static archive only.
 tsan:
-	$(MAKE) SAN=tsan BUILD=build-tsan build-tsan/tools/unet-tcp-threads
+	$(MAKE) SAN=tsan BUILD=build-tsan build-tsan/tools/unet-tcp-threads build-tsan/tools/socket-threads \
+		build-tsan/unet-run build-tsan/libunet-preload.so
 
 # What `make install` installs, built (no tests, tools or benchmark).
 dist: $(ALIB) $(SO) $(FABRIC_SO) $(RUN_BIN) $(RUN_PRELOAD) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(EXAMPLE_BINS)

@@ -1309,6 +1309,10 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 	bool any = false;
 
 	*nw = 0;
+	/* Lock order: stack_lock, then reg_lock (as close() inside the
+	 * library and bind/connect deciding a socket take them): the
+	 * readiness below runs the stack. */
+	stack_enter();
 	pthread_mutex_lock(&reg_lock);
 	for (size_t i = 0; i < nregs; i++) {
 		struct ep_reg *r = &regs[i];
@@ -1336,7 +1340,7 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 		}
 		if (r->ev.events & EPOLLET) {
 			uint64_t arr = s->tcp ? run_tcp_arrivals(s->tcp) : run_udp_arrivals(s->udp);
-			uint64_t blk = s->tcp ? s->tcp->send_blocked : 0;
+			uint64_t blk = s->tcp ? __atomic_load_n(&s->tcp->send_blocked, __ATOMIC_RELAXED) : 0;
 			uint32_t edge = got & ~r->seen;
 
 			if ((got & EPOLLIN) && arr != r->seen_arrivals)
@@ -1359,6 +1363,7 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 			r->ev.events = 0;
 	}
 	pthread_mutex_unlock(&reg_lock);
+	stack_leave();
 	return any ? n : -1;
 }
 
@@ -1550,6 +1555,11 @@ static void reg_forget(int fd);
 EXPORT int close(int fd)
 {
 	ready();
+	/* The U-Net library closing a descriptor of its own (it runs under
+	 * stack_lock): not one of the program's, and reg_lock must not be
+	 * taken under stack_lock's holder's feet here (see below). */
+	if (stack_depth > 0)
+		return real_close(fd);
 	reg_forget(fd);
 	if (fdtab_get(&table, fd))
 		forget(fd);

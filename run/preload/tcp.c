@@ -212,7 +212,8 @@ ssize_t run_tcp_send(struct run_tcp *c, const struct iovec *iov, size_t n, int f
 				return -1;
 			}
 			if (nonblock) {
-				c->send_blocked++;
+				/* epoll_wait reads it from another thread */
+				__atomic_fetch_add(&c->send_blocked, 1, __ATOMIC_RELAXED);
 				if (done)
 					return (ssize_t)done;
 				errno = EAGAIN;

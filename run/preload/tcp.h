@@ -25,7 +25,8 @@ struct run_tcp {
 	struct sockaddr_in local, peer;
 	uint64_t rx_bytes, tx_bytes;
 	/* Sends that found the buffer full (EAGAIN or a short write): an
-	 * edge-triggered EPOLLOUT is owed once there is room again. */
+	 * edge-triggered EPOLLOUT is owed once there is room again.
+	 * Atomic: epoll_wait reads it in whichever thread waits. */
 	uint64_t send_blocked;
 };
 

@@ -13,6 +13,7 @@ TESTS+=(
 	"unet_run_epoll_et|xdp|90|edge-triggered epoll as nginx and libuv use it, first between the kernel's sockets (the expectations are the kernel's), then with the server under unet-run: a new EPOLLIN edge for every request though EPOLLOUT stays set, none after a partial read until new data, an EPOLLOUT edge after EAGAIN; 200 requests and 4 MiB byte for byte"
 	"unet_run_careless|xdp|90|a server under unet-run meets careless peers: a client that resets mid-request (the server sees ECONNRESET or the end, and serves the next client), a UDP datagram past the MTU (EMSGSIZE, nothing sent; 1472 bytes go), the server SIGKILLed with a connection open (its ports released: the same port on U-Net again at once, serving a client)"
 	"unet_run_asyncio|xdp|90|a Python asyncio server (epoll, level-triggered readers and writers) under unet-run: 4 TCP connections at once, 256 KiB each echoed byte for byte, and 200 UDP datagrams of sizes 1..1400 echoed, from the kernel's sockets in the other namespace, over U-Net"
+	"unet_run_threads|xdp|240|tests/tools/socket-threads under unet-run: 4 threads each with its own TCP connection, a UDP sender and an edge-triggered epoll reader on one socket, and a thread opening and closing sockets, all at once against the kernel's echo servers, every byte and datagram back in order; then the same built with ThreadSanitizer (make tsan: program, unet-run and the preload library): no data race reported (that half runs in the plain pass)"
 	"unet_run_tcp|xdp|120|a Python TCP echo server (wildcard bind, listen, accept) and client (blocking and non-blocking connect with SO_ERROR, sendall, shutdown) under unet-run against the kernel's TCP in the other namespace: 1 MB each way byte for byte, over U-Net (the endpoint's log, the namespace's kernel TCP segment counters unmoved)"
 )
 
@@ -330,4 +331,57 @@ t_unet_run_asyncio() {
 		fail "the UDP socket did not count 200 datagrams each way over U-Net"
 	after=$(kernel_tcp_segs a)
 	kernel_tcp_quiet "$before" "$after"
+}
+
+# threads_run BUILD_DIR WHAT: socket-threads from BUILD_DIR under that
+# build's unet-run against b's echo servers; fails on any report.
+threads_run() {
+	local dir=$1 what=$2 tpid upid rc
+	unet_bg_b /usr/bin/python3 "$ROOT/tests/tools/tcp-peer.py" echo "$IP_B:7830" --conns 4 >"$T_DIR/techo-$what.out" 2>&1
+	tpid=$UNET_BG_PID
+	unet_bg_b /usr/bin/python3 -c '
+import socket, sys
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind((sys.argv[1], 7831))
+u.settimeout(60)
+print("ready endpoint=0", flush=True)
+for _ in range(500):
+    d, a = u.recvfrom(100)
+    u.sendto(d, a)
+' "$IP_B" >"$T_DIR/uecho-$what.out" 2>&1
+	upid=$UNET_BG_PID
+	wait_ready "$T_DIR/techo-$what.out" "$tpid" >/dev/null
+	wait_ready "$T_DIR/uecho-$what.out" "$upid" >/dev/null
+	in_a env "${UNET_RUN_EXTRA[@]}" UNET_PIN_ROOT="$UNET_PIN_ROOT" "$dir/unet-run" --iface "$IF_A" \
+		--log "$T_DIR/threads-$what.log" timeout 90 "$dir/tools/socket-threads" "$IP_B" 7830 7831 4 \
+		>"$T_DIR/threads-$what.out" 2>&1
+	rc=$?
+	cat "$T_DIR/threads-$what.out"
+	grep -q "ThreadSanitizer" "$T_DIR/threads-$what.out" && fail "ThreadSanitizer reported ($what)"
+	((rc == 0)) && grep -qx ok "$T_DIR/threads-$what.out" || fail "socket-threads ($what) exited $rc"
+	finish "$tpid" "$T_DIR/techo-$what.out" 20 "the TCP echo ($what)"
+	finish "$upid" "$T_DIR/uecho-$what.out" 20 "the UDP echo ($what)"
+	[[ $(grep -c "tcp connect $IP_B:7830: U-Net" "$T_DIR/threads-$what.log") == 4 ]] ||
+		{ cat "$T_DIR/threads-$what.log"; fail "not every connection was on U-Net ($what)"; }
+	grep -q "udp connect $IP_B:7831: U-Net" "$T_DIR/threads-$what.log" || fail "the UDP socket was not on U-Net ($what)"
+}
+
+t_unet_run_threads() {
+	local UNET_RUN_EXTRA=()
+	tcp_run_setup
+	# shellcheck disable=SC2207
+	UNET_RUN_EXTRA=($(unet_run_env))
+	threads_run "$BUILD" plain
+	if [[ ${UNET_SANITIZED:-0} == 1 ]]; then
+		note "the ThreadSanitizer half runs in the plain pass"
+		return 0
+	fi
+	make -s -C "$ROOT" tsan >"$T_DIR/make-tsan.log" 2>&1 || {
+		cat "$T_DIR/make-tsan.log"
+		grep -qE 'tsan|fsanitize=thread' "$T_DIR/make-tsan.log" &&
+			skip "the compiler cannot build with -fsanitize=thread"
+		fail "make tsan failed"
+	}
+	UNET_RUN_EXTRA=(TSAN_OPTIONS="halt_on_error=1 exitcode=66")
+	threads_run "$ROOT/build-tsan" tsan
 }

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * socket-threads - plain BSD sockets from several threads at once, the
+ * way a threaded server uses them, for running under unet-run (built with
+ * ThreadSanitizer by make tsan, with the preload library, so that a data
+ * race in the library's shared state is reported):
+ *
+ *   - NCONN threads, each with its own TCP connection to an echo server,
+ *     send pattern bytes and check every byte that comes back;
+ *   - one thread sends datagrams on a UDP socket and a second thread
+ *     waits for the echoes in epoll_wait (edge-triggered) and reads them;
+ *   - one thread opens, binds and closes UDP sockets in a loop, so that
+ *     the descriptor table changes while the others look up theirs.
+ *
+ *   socket-threads ADDR TCP_PORT UDP_PORT [NCONN]
+ *
+ * Prints "ok" and exits 0 when every byte and datagram came back as sent.
+ * Every loop is bounded: 256 KiB per connection, 500 datagrams, 200
+ * socket cycles, and a 30 s time limit on every wait.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define STREAM_BYTES (256u << 10)
+#define DGRAMS 500
+#define CYCLES 200
+#define MAX_CONN 8
+
+static struct sockaddr_in tcp_peer, udp_peer;
+static atomic_int failures;
+
+static void failf(const char *what)
+{
+	fprintf(stderr, "socket-threads: %s: %s\n", what, strerror(errno));
+	atomic_fetch_add(&failures, 1);
+}
+
+static void timeouts(int fd)
+{
+	struct timeval tv = { .tv_sec = 30 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static unsigned char pattern(unsigned int id, size_t off)
+{
+	return (unsigned char)((off * 7 + id * 31) % 251);
+}
+
+static void *tcp_worker(void *arg)
+{
+	unsigned int id = (unsigned int)(uintptr_t)arg;
+	unsigned char out[8192], in[8192];
+	size_t sent = 0, got = 0;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&tcp_peer, sizeof(tcp_peer))) {
+		failf("tcp connect");
+		goto out;
+	}
+	timeouts(fd);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	while (got < STREAM_BYTES) {
+		/* At most one chunk in flight: the echo's window never fills. */
+		if (sent < STREAM_BYTES && sent == got) {
+			size_t n = STREAM_BYTES - sent < sizeof(out) ? STREAM_BYTES - sent : sizeof(out);
+
+			for (size_t i = 0; i < n; i++)
+				out[i] = pattern(id, sent + i);
+			if (send(fd, out, n, MSG_NOSIGNAL) != (ssize_t)n) {
+				failf("tcp send");
+				goto out;
+			}
+			sent += n;
+		}
+		ssize_t r = recv(fd, in, sizeof(in), 0);
+
+		if (r <= 0) {
+			failf(r ? "tcp recv" : "tcp recv: end of stream early");
+			goto out;
+		}
+		for (ssize_t i = 0; i < r; i++)
+			if (in[i] != pattern(id, got + (size_t)i)) {
+				errno = EILSEQ;
+				failf("tcp echo differs");
+				goto out;
+			}
+		got += (size_t)r;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static int udp_fd;
+
+static void *udp_reader(void *arg)
+{
+	int ep = epoll_create1(0), seen = 0;
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.fd = udp_fd };
+
+	(void)arg;
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, udp_fd, &ev)) {
+		failf("epoll");
+		return NULL;
+	}
+	while (seen < DGRAMS) {
+		int n = epoll_wait(ep, &ev, 1, 30000);
+
+		if (n <= 0) {
+			failf(n ? "epoll_wait" : "epoll_wait: no datagram in 30 s");
+			break;
+		}
+		for (;;) {
+			char buf[64], want[64];
+			ssize_t r = recv(udp_fd, buf, sizeof(buf), MSG_DONTWAIT);
+			int len;
+
+			if (r < 0)
+				break; /* drained: wait for the next edge */
+			len = snprintf(want, sizeof(want), "datagram %d", seen);
+			if (r != len || memcmp(buf, want, (size_t)len)) {
+				errno = EILSEQ;
+				failf("udp echo out of order or wrong");
+				close(ep);
+				return NULL;
+			}
+			seen++;
+		}
+	}
+	close(ep);
+	return NULL;
+}
+
+static void *udp_writer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < DGRAMS; i++) {
+		char buf[64];
+		int len = snprintf(buf, sizeof(buf), "datagram %d", i);
+
+		if (send(udp_fd, buf, (size_t)len, 0) != len) {
+			failf("udp send");
+			return NULL;
+		}
+		/* Paced: the echo and our queue never overflow. */
+		usleep(200);
+	}
+	return NULL;
+}
+
+static void *churn(void *arg)
+{
+	struct sockaddr_in a = *(struct sockaddr_in *)arg;
+
+	a.sin_port = 0;
+	for (int i = 0; i < CYCLES; i++) {
+		int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+		if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+			failf("churn socket");
+			if (fd >= 0)
+				close(fd);
+			return NULL;
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t[MAX_CONN + 3];
+	struct sockaddr_in local = { .sin_family = AF_INET };
+	unsigned int nconn = argc > 4 ? (unsigned int)atoi(argv[4]) : 4, nt = 0;
+
+	if (argc < 4 || nconn < 1 || nconn > MAX_CONN) {
+		fprintf(stderr, "usage: socket-threads ADDR TCP_PORT UDP_PORT [NCONN 1..%d]\n", MAX_CONN);
+		return 2;
+	}
+	tcp_peer.sin_family = udp_peer.sin_family = AF_INET;
+	if (inet_pton(AF_INET, argv[1], &tcp_peer.sin_addr) != 1) {
+		fprintf(stderr, "socket-threads: bad address %s\n", argv[1]);
+		return 2;
+	}
+	udp_peer.sin_addr = tcp_peer.sin_addr;
+	tcp_peer.sin_port = htons((uint16_t)atoi(argv[2]));
+	udp_peer.sin_port = htons((uint16_t)atoi(argv[3]));
+	udp_fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (udp_fd < 0 || connect(udp_fd, (struct sockaddr *)&udp_peer, sizeof(udp_peer))) {
+		failf("udp connect");
+		return 1;
+	}
+	{
+		socklen_t len = sizeof(local);
+
+		getsockname(udp_fd, (struct sockaddr *)&local, &len);
+	}
+	pthread_create(&t[nt++], NULL, udp_reader, NULL);
+	pthread_create(&t[nt++], NULL, udp_writer, NULL);
+	pthread_create(&t[nt++], NULL, churn, &local);
+	for (unsigned int i = 0; i < nconn; i++)
+		pthread_create(&t[nt++], NULL, tcp_worker, (void *)(uintptr_t)i);
+	for (unsigned int i = 0; i < nt; i++)
+		pthread_join(t[i], NULL);
+	close(udp_fd);
+	if (atomic_load(&failures))
+		return 1;
+	printf("ok\n");
+	return 0;
+}
