@@ -65,7 +65,7 @@ static uint64_t now_us(void)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: unetd [--foreground] [--socket PATH] [--policy FILE] [--pin-root DIR]\n"
-		   "             [--spin-us N] [--verbose]\n"
+		   "             [--grant-queues MASK] [--max-tcp-ports N] [--spin-us N] [--verbose]\n"
 		   "  --socket    where clients connect (default $%s, else %s)\n"
 		   "  --policy    who may do what (default %s if it exists, else the built-in\n"
 		   "              default: root everything, group unet emulated endpoints)\n"
@@ -73,8 +73,11 @@ static void usage(FILE *f)
 		   "  --spin-us   poll this long after the last frame before sleeping (default\n"
 		   "              %d, or 0 when the daemon may run on fewer than %d CPUs)\n"
 		   "  --grant-queues MASK  device queues set aside for direct-access grants\n"
-		   "              (default 0: none; the others serve emulated endpoints)\n",
-		UNETD_SOCKET_ENV, UNETD_DEFAULT_SOCKET, DEFAULT_POLICY, DEFAULT_SPIN_US, SPIN_MIN_CPUS);
+		   "              (default 0: none; the others serve emulated endpoints)\n"
+		   "  --max-tcp-ports N  TCP ports all clients may hold together (default %d,\n"
+		   "              3/4 of an interface's table; one user: at most %d)\n",
+		UNETD_SOCKET_ENV, UNETD_DEFAULT_SOCKET, DEFAULT_POLICY, DEFAULT_SPIN_US, SPIN_MIN_CPUS,
+		UNETD_MAX_TCP_PORTS_DEFAULT, UNETD_MAX_TCP_PORTS_PER_USER);
 }
 
 static int load_policy(struct unetd *d, const char *path)
@@ -197,6 +200,7 @@ int main(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'p' }, { "pin-root", required_argument, NULL, 'r' },
 		{ "spin-us", required_argument, NULL, 'u' }, { "verbose", no_argument, NULL, 'v' },
 		{ "grant-queues", required_argument, NULL, 'g' },
+		{ "max-tcp-ports", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },	   { NULL, 0, NULL, 0 },
 	};
 	struct unetd *d = &daemon_state;
@@ -207,7 +211,8 @@ int main(int argc, char **argv)
 
 	d->socket_path = (env = getenv(UNETD_SOCKET_ENV)) && *env ? env : UNETD_DEFAULT_SOCKET;
 	d->spin_us = DEFAULT_SPIN_US;
-	while ((c = getopt_long(argc, argv, "fs:p:r:u:g:vh", opts, NULL)) != -1) {
+	d->max_tcp_ports = UNETD_MAX_TCP_PORTS_DEFAULT;
+	while ((c = getopt_long(argc, argv, "fs:p:r:u:g:t:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			foreground = true;
@@ -228,6 +233,18 @@ int main(int argc, char **argv)
 		case 'g':
 			d->grant_queues = (uint32_t)strtoul(optarg, NULL, 0);
 			break;
+		case 't': {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*optarg < '0' || *optarg > '9' || *end || n < 1 || n > UNET_MAX_TCP_PORTS) {
+				fprintf(stderr, "unetd: --max-tcp-ports takes 1..%u, not '%s'\n",
+					UNET_MAX_TCP_PORTS, optarg);
+				return 2;
+			}
+			d->max_tcp_ports = (uint32_t)n;
+			break;
+		}
 		case 'v':
 			unetd_log_level = UNET_LOG_DEBUG;
 			break;

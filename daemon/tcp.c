@@ -55,6 +55,20 @@ static unsigned int user_ports(const struct unetd *d, uint32_t uid)
 	return n;
 }
 
+/* The TCP ports all clients hold together. */
+static unsigned int all_ports(const struct unetd *d)
+{
+	unsigned int n = 0;
+
+	for (const struct unetd_client *c = d->clients; c; c = c->next) {
+		for (const struct unetd_emul *e = c->emuls; e; e = e->cnext)
+			n += count(e->tcp);
+		for (const struct unetd_direct *x = c->directs; x; x = x->cnext)
+			n += count(x->tcp);
+	}
+	return n;
+}
+
 /* The kernel socket that holds laddr:*lport, made in f's namespace (the
  * device's, where the kernel's TCP would otherwise answer). */
 static int reserve(struct unetd *d, struct unetd_iface *f, uint32_t laddr, uint16_t *lport)
@@ -94,6 +108,11 @@ int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 	if (lport ? !unetd_grant_udp_port(g, lport) : !unetd_grant_any_port(g)) {
 		snprintf(msg, msglen, "TCP port %u not granted (%.60s)", lport, g->rule);
 		return -EACCES;
+	}
+	if (all_ports(d) >= d->max_tcp_ports) {
+		snprintf(msg, msglen, "unetd's clients hold %u TCP ports, the most they may together "
+			 "(--max-tcp-ports)", d->max_tcp_ports);
+		return -ENOSPC;
 	}
 	if (user_ports(d, uid) >= UNETD_MAX_TCP_PORTS_PER_USER) {
 		snprintf(msg, msglen, "user %u holds %u TCP ports, the most one user may", uid,

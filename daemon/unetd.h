@@ -213,6 +213,7 @@ struct unetd {
 	const struct unet_layer *iface_layer;
 	uint32_t next_handle;
 	uint32_t grant_queues;	   /* --grant-queues: queue mask for direct grants */
+	uint32_t max_tcp_ports;	   /* --max-tcp-ports: all clients' TCP ports together */
 	uint32_t spin_us;	   /* busy-poll this long after work before sleeping */
 	uint64_t req_bad, req_denied; /* counters for status */
 	uint64_t req_throttled;	   /* times a user's requests had to wait */
@@ -332,6 +333,10 @@ uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len);
 /* The most TCP ports all of one user's endpoints may hold together (each
  * is a kernel socket and an entry of the interface's unet_tcp_ports). */
 #define UNETD_MAX_TCP_PORTS_PER_USER 256
+/* What all clients together may hold by default: 3/4 of an interface's
+ * TCP port table, so that users at their 256 fill the daemon's share,
+ * not the table (the rest is for processes with their own endpoints). */
+#define UNETD_MAX_TCP_PORTS_DEFAULT (UNET_MAX_TCP_PORTS * 3 / 4)
 /* Hold a TCP port for an endpoint registered under slot, after the
  * policy allows it (lport 0: an ephemeral one, chosen by a kernel socket
  * in the device's namespace); uid the client's (its ports count together);

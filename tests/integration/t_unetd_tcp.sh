@@ -12,7 +12,7 @@
 TESTS+=(
 	"unetd_tcp|xdp|180|TCP over an emulated endpoint as user nobody against the kernel's TCP in namespace a: nobody's listener echoes every write size 1..65536 of a kernel client, and nobody's client (an ephemeral port from the daemon) gets every size back from a kernel echo, byte for byte; another endpoint listening on the same address gets none of those segments; the daemon holds each port with a kernel socket; a port the policy does not grant is refused; a SIGKILLed client's ports are released (its socket gone, the port usable again)"
 	"unetd_tcp_direct|xdp|150|TCP over a direct grant as user nobody (the daemon holds the ports under the grant's slot): a kernel client's every write size through nobody's echo, and nobody's client through a kernel echo, byte for byte"
-	"unetd_tcp_user_ports|-|120|unetd raises its open-file limit to the hard one; one user's TCP ports count together over its endpoints: nobody listening on ports across 3 endpoints holds 256 and the next is refused (EDQUOT), while another user still gets its port"
+	"unetd_tcp_user_ports|-|120|unetd raises its open-file limit to the hard one; one user's TCP ports count together over its endpoints: nobody listening on ports across 3 endpoints holds 256 and the next is refused (EDQUOT), while another user still gets its port; all clients together hold at most --max-tcp-ports (300 here: the second user gets 44, then ENOSPC, and its 100 once the first is gone); a bad --max-tcp-ports is refused"
 	"unetd_tcp_reuse|-|90|a port another user's kernel connection is bound to (SO_REUSEADDR, established) is refused to nobody's listener (the daemon reserves without SO_REUSEADDR), and the connection's segments keep going to the kernel: its second echo arrives"
 	"unetd_tcp_forge|xdp|90|an emulated endpoint holding one TCP port forges segments from another address, from a port it does not hold, from a port another client holds, and with data offsets past the segment and below the header: the daemon drops and counts each (tx_foreign_tag, tx_bad_frame), and namespace a sees none of them, only the one honest SYN"
 )
@@ -198,6 +198,29 @@ user 65533 kinds emulated tags 101-200 udp 8000"
 	kill -TERM "$hog"
 	unet_bg_wait "$hog" 10 >/dev/null
 	stop_unetd
+	# All clients together: at most --max-tcp-ports (here 300), so that
+	# users at their 256 fill the daemon's share, not the interface's
+	# table.
+	start_unetd "user 65534 kinds emulated tags 1-100 udp 7000-7999 endpoints 4
+user 65533 kinds emulated tags 101-200 udp 8000-8099" --max-tcp-ports 300
+	as_user_cmd 65534
+	"${AS[@]}" "$BUILD/tools/unet-tcp-ports" "$IF_B" "$IP_B" 7000 3 200 30 >"$T_DIR/hog2.log" 2>&1 &
+	hog=$!
+	_UNET_BG_PIDS+=("$hog")
+	wait_line "$T_DIR/hog2.log" '^held ' "$hog"
+	grep -qx 'held 256 refused EDQUOT' "$T_DIR/hog2.log" || fail "nobody: $(grep '^held' "$T_DIR/hog2.log")"
+	out=$(as_user 65533 "$BUILD/tools/unet-tcp-ports" "$IF_B" "$IP_B" 8000 1 100 0 2>&1)
+	echo "uid 65533 beside 256 of nobody's, under --max-tcp-ports 300: $out"
+	[[ $out == *"held 44 refused ENOSPC"* ]] || fail "the daemon's clients held other than 300 ports together: $out"
+	kill -TERM "$hog"
+	unet_bg_wait "$hog" 10 >/dev/null
+	# Once nobody's ports are gone, uid 65533 gets its 100.
+	out=$(as_user 65533 "$BUILD/tools/unet-tcp-ports" "$IF_B" "$IP_B" 8000 1 100 0 2>&1)
+	[[ $out == *"held 100 refused none"* || $out == *"held 100 refused"* ]] ||
+		fail "uid 65533 alone did not get its 100 ports: $out"
+	stop_unetd
+	out=$("$BUILD/unetd" --max-tcp-ports 0 2>&1)
+	[[ $? == 2 && $out == *"--max-tcp-ports takes 1..4096, not '0'"* ]] || fail "--max-tcp-ports 0 accepted: $out"
 }
 
 t_unetd_tcp_reuse() {
