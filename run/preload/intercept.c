@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "exec.h"
 #include "fdtab.h"
 #include "log.h"
 #include "route.h"
@@ -1635,4 +1636,73 @@ EXPORT int fcntl64(int fd, int cmd, ...)
 	arg = va_arg(ap, void *);
 	va_end(ap);
 	return fcntl_common(real_fcntl64, fd, cmd, arg);
+}
+
+/* exec.h.  Runs in the exec caller (possibly a vfork child): no malloc,
+ * no lock; the table is only read. */
+int preload_exec_hide(struct exec_hidden *h)
+{
+	h->n = 0;
+	ready();
+	for (unsigned int p = 0; p < FDTAB_PAGES; p++) {
+		if (!atomic_load_explicit(&table.page[p], memory_order_acquire))
+			continue;
+		for (unsigned int i = 0; i < FDTAB_PAGE_SIZE; i++) {
+			int fd = (int)(p * FDTAB_PAGE_SIZE + i);
+			struct run_sock *s = fdtab_get(&table, fd);
+			int flags, dead, saved;
+
+			if (!s || !on_unet(s))
+				continue;
+			flags = real_fcntl(fd, F_GETFD);
+			if (flags < 0 || (flags & FD_CLOEXEC))
+				continue; /* gone with exec anyway */
+			if (h->n == EXEC_MAX_HIDDEN) {
+				preload_exec_restore(h);
+				run_log("exec refused: more than %d inheritable U-Net sockets",
+					EXEC_MAX_HIDDEN);
+				errno = EMFILE;
+				return -1;
+			}
+			dead = real_socket(AF_INET, s->type, 0);
+			saved = dead < 0 ? -1 : real_fcntl(fd, F_DUPFD_CLOEXEC, 0);
+			if (saved < 0 || real_dup2(dead, fd) < 0) {
+				int err = errno;
+
+				if (saved >= 0)
+					real_close(saved);
+				if (dead >= 0)
+					real_close(dead);
+				preload_exec_restore(h);
+				errno = err;
+				return -1;
+			}
+			/* Unconnected, yet shut down both ways: Linux records
+			 * the shutdown (and answers ENOTCONN), after which
+			 * reads give end of file and writes EPIPE. */
+			real_shutdown(fd, SHUT_RDWR);
+			real_close(dead);
+			h->fd[h->n] = fd;
+			h->saved[h->n] = saved;
+			h->n++;
+			run_log("fd %d %s exec: a shut-down kernel socket in the new image "
+				"(U-Net sockets do not outlive exec)",
+				fd, s->udp ? "udp" : "tcp");
+		}
+	}
+	return 0;
+}
+
+void preload_exec_restore(struct exec_hidden *h)
+{
+	int err = errno;
+
+	for (int i = 0; i < h->n; i++) {
+		real_dup2(h->saved[i], h->fd[i]);
+		real_close(h->saved[i]);
+	}
+	if (h->n)
+		run_log("exec failed: %d U-Net sockets put back", h->n);
+	h->n = 0;
+	errno = err;
 }
