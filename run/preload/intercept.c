@@ -30,6 +30,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -63,6 +64,10 @@ struct run_sock {
 	 * kernel socket stays unbound: the layer binds its own). */
 	bool bound;
 	struct sockaddr_in bound_addr;
+	/* Bumped when a send or receive found the socket full or drained
+	 * (EAGAIN, or it took less than asked): an edge-triggered epoll
+	 * registration reports the socket again after that. */
+	atomic_uint edges;
 };
 
 static inline bool on_unet(const struct run_sock *s)
@@ -117,6 +122,7 @@ static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
 static int (*real_fcntl)(int, int, ...);
 static int (*real_fcntl64)(int, int, ...);
+static ssize_t (*real_sendfile)(int, int, off_t *, size_t);
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -178,6 +184,7 @@ static void init(void)
 	real_dup2 = next("dup2");
 	real_dup3 = next("dup3");
 	real_fcntl = next("fcntl");
+	real_sendfile = next("sendfile");
 	/* fcntl64 is what programs built with 64-bit off_t on 32-bit
 	 * systems call; glibc has it everywhere since 2.28. */
 	real_fcntl64 = dlsym(RTLD_NEXT, "fcntl64");
@@ -449,6 +456,7 @@ EXPORT int socket(int domain, int type, int protocol)
 	s = malloc(sizeof(*s));
 	if (s) {
 		atomic_init(&s->refs, 1);
+		atomic_init(&s->edges, 0);
 		s->type = base;
 		s->nonblock = (type & SOCK_NONBLOCK) != 0;
 		s->rcvtimeo_ms = -1;
@@ -753,12 +761,36 @@ EXPORT int listen(int fd, int backlog)
 	return real_listen(fd, backlog);
 }
 
+/* After a send or receive of want bytes that returned r: re-arm the
+ * socket's edge-triggered registrations when it found the socket full or
+ * drained (the kernel reports the next edge in that case: the program
+ * now waits for it). */
+static void note_edge(struct run_sock *s, const struct iovec *iov, size_t n, ssize_t r)
+{
+	size_t want = 0;
+
+	if (r < 0) {
+		if (errno == EAGAIN)
+			atomic_fetch_add_explicit(&s->edges, 1, memory_order_relaxed);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		want += iov[i].iov_len;
+	if ((size_t)r < want)
+		atomic_fetch_add_explicit(&s->edges, 1, memory_order_relaxed);
+}
+
 static ssize_t send_iov(struct run_sock *s, const struct iovec *iov, size_t n, int flags,
 			const struct sockaddr *to, socklen_t tolen)
 {
+	ssize_t r;
+
 	if (s->tcp)
-		return run_tcp_send(s->tcp, iov, n, flags);
-	return run_udp_send(s->udp, iov, n, flags, to, tolen);
+		r = run_tcp_send(s->tcp, iov, n, flags);
+	else
+		r = run_udp_send(s->udp, iov, n, flags, to, tolen);
+	note_edge(s, iov, n, r);
+	return r;
 }
 
 EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *addr,
@@ -815,6 +847,71 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 	return real_writev(fd, iov, n);
 }
 
+/* How much sendfile reads from the file per step onto a U-Net socket. */
+#define SENDFILE_CHUNK (64 * 1024)
+
+/* sendfile onto a U-Net socket: the kernel's would write to the unused
+ * kernel socket, so the file is read here and sent as write() would,
+ * chunk by chunk, until count is sent or the socket takes less (a
+ * non-blocking socket's partial write, as the kernel's sendfile gives).
+ * Without offset the file's position ends just past what was sent. */
+static ssize_t sendfile_unet(struct run_sock *s, int in_fd, off_t *offset, size_t count)
+{
+	char *buf = malloc(count < SENDFILE_CHUNK ? (count ? count : 1) : SENDFILE_CHUNK);
+	size_t total = 0;
+	ssize_t r = 0;
+
+	if (!buf) {
+		errno = ENOMEM;
+		return -1;
+	}
+	while (total < count) {
+		size_t want = count - total < SENDFILE_CHUNK ? count - total : SENDFILE_CHUNK;
+		struct iovec v;
+		ssize_t w;
+
+		r = offset ? pread(in_fd, buf, want, *offset) : real_read(in_fd, buf, want);
+		if (r <= 0)
+			break;
+		v = (struct iovec){ buf, (size_t)r };
+		w = send_iov(s, &v, 1, 0, NULL, 0);
+		if (w < 0) {
+			int err = errno;
+
+			if (!offset)
+				lseek(in_fd, -r, SEEK_CUR);
+			errno = err;
+			r = -1;
+			break;
+		}
+		total += (size_t)w;
+		if (offset)
+			*offset += w;
+		else if (w < r)
+			lseek(in_fd, -(r - w), SEEK_CUR);
+		if (w < r)
+			break;
+	}
+	free(buf);
+	/* An error after some bytes went is reported as the count sent (the
+	 * next call sees the error), as write() does. */
+	return total || r >= 0 ? (ssize_t)total : -1;
+}
+
+EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
+{
+	struct run_sock *s = unet_sock(out_fd);
+
+	ready();
+	if (s)
+		return sendfile_unet(s, in_fd, offset, count);
+	return real_sendfile(out_fd, in_fd, offset, count);
+}
+
+/* The same function under its large-file name (off_t is 64-bit here). */
+EXPORT ssize_t sendfile64(int out_fd, int in_fd, off_t *offset, size_t count)
+	__attribute__((alias("sendfile")));
+
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	struct run_sock *s;
@@ -833,17 +930,20 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 static ssize_t recv_iov(struct run_sock *s, const struct iovec *iov, size_t n, int flags,
 			struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
 {
-	if (s->tcp) {
-		ssize_t r = run_tcp_recv(s->tcp, iov, n, flags);
+	ssize_t r;
 
+	if (s->tcp) {
+		r = run_tcp_recv(s->tcp, iov, n, flags);
 		if (r >= 0) {
 			fill_addr(&s->tcp->peer, from, fromlen);
 			if (msg_flags)
 				*msg_flags = 0;
 		}
-		return r;
+	} else {
+		r = run_udp_recv(s->udp, iov, n, flags, from, fromlen, msg_flags);
 	}
-	return run_udp_recv(s->udp, iov, n, flags, from, fromlen, msg_flags);
+	note_edge(s, iov, n, r);
+	return r;
 }
 
 EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
@@ -1179,13 +1279,16 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct
  * registration is kept here, per epoll descriptor, and epoll_wait
  * reports it from user space beside what the kernel reports, waiting on
  * the epoll descriptor and the endpoints' wait descriptors together.
- * Edge-triggered: a socket is reported once per becoming readable
- * (again after a receive found it empty).
+ * Edge-triggered: a socket is reported when an event it waits for
+ * becomes ready, and again after a send or receive found it full or
+ * drained (EAGAIN or a short count, after which a program waits for the
+ * next edge).
  */
 struct ep_reg {
 	int epfd, fd;
 	struct epoll_event ev;
-	bool reported;	/* edge-triggered: reported since last not ready */
+	uint32_t reported;	/* edge-triggered: events reported since last not ready */
+	unsigned int edges_seen; /* the socket's edges when last reported */
 	/* A socket not decided yet is in the kernel's set; mirrored here so
 	 * that, once on U-Net, it moves out of the kernel's set to ours. */
 	bool in_kernel;
@@ -1277,7 +1380,7 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		ret = ENOENT;
 	} else if (op == EPOLL_CTL_MOD) {
 		r->ev = *ev;
-		r->reported = false;
+		r->reported = 0;
 	} else if (op == EPOLL_CTL_DEL) {
 		*r = regs[--nregs];
 	} else {
@@ -1328,17 +1431,24 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 			      (p & POLLERR ? EPOLLERR : 0) | (p & POLLHUP ? EPOLLHUP : 0) |
 			      (p & POLLRDHUP ? EPOLLRDHUP : 0);
 		}
-		if (!got) {
-			r->reported = false;
-			continue;
+		{
+			unsigned int edges = atomic_load_explicit(&s->edges, memory_order_relaxed);
+
+			if (edges != r->edges_seen) {
+				r->edges_seen = edges;
+				r->reported = 0;
+			}
 		}
-		if ((r->ev.events & EPOLLET) && r->reported)
+		r->reported &= got; /* what is no longer ready re-arms */
+		if (!got)
+			continue;
+		if ((r->ev.events & EPOLLET) && !(got & ~r->reported))
 			continue;
 		if (n == max)
 			continue;
 		evs[n].events = got;
 		evs[n++].data = r->ev.data;
-		r->reported = true;
+		r->reported |= got;
 		if (r->ev.events & EPOLLONESHOT)
 			r->ev.events = 0;
 	}
