@@ -41,6 +41,7 @@
 #include "exec.h"
 #include "fdtab.h"
 #include "log.h"
+#include "publish.h"
 #include "route.h"
 #include "stack.h"
 #include "tcp.h"
@@ -68,6 +69,7 @@ struct run_sock {
 	 * (EAGAIN, or it took less than asked): an edge-triggered epoll
 	 * registration reports the socket again after that. */
 	atomic_uint edges;
+	int pub_slot; /* its slot in the process's socket file, -1: none */
 };
 
 static inline bool on_unet(const struct run_sock *s)
@@ -218,10 +220,26 @@ static int64_t mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* s went onto U-Net as fd: list it for unetctl (publish.h). */
+static void publish(int fd, struct run_sock *s)
+{
+	if (s->udp)
+		s->pub_slot = pub_add(fd, RUN_SOCK_UDP,
+				      s->udp->peer_addr ? RUN_SOCK_CONNECTED : RUN_SOCK_BOUND,
+				      s->udp->local_addr, htons(s->udp->local_port),
+				      s->udp->peer_addr, htons(s->udp->peer_port));
+	else
+		s->pub_slot = pub_add(fd, RUN_SOCK_TCP,
+				      s->tcp->listener ? RUN_SOCK_LISTENING : RUN_SOCK_CONNECTED,
+				      s->tcp->local.sin_addr.s_addr, s->tcp->local.sin_port,
+				      s->tcp->peer.sin_addr.s_addr, s->tcp->peer.sin_port);
+}
+
 static void sock_unref(struct run_sock *s)
 {
 	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
+	pub_remove(s->pub_slot);
 	if (s->udp) {
 		run_log("udp socket closed: %llu datagrams received, %llu sent over U-Net",
 			(unsigned long long)s->udp->rx, (unsigned long long)s->udp->tx);
@@ -362,6 +380,7 @@ static bool udp_accelerate(int fd, struct run_sock *s, const char *ifname,
 		return false;
 	}
 	s->udp->rcvtimeo_ms = s->rcvtimeo_ms;
+	publish(fd, s);
 	snprintf(why, n, "%s, port %u", e->why, ntohs(me.sin_port));
 	return true;
 }
@@ -457,6 +476,7 @@ EXPORT int socket(int domain, int type, int protocol)
 	if (s) {
 		atomic_init(&s->refs, 1);
 		atomic_init(&s->edges, 0);
+		s->pub_slot = -1;
 		s->type = base;
 		s->nonblock = (type & SOCK_NONBLOCK) != 0;
 		s->rcvtimeo_ms = -1;
@@ -530,6 +550,8 @@ static int unet_accept(int lfd, struct run_sock *l, struct sockaddr *addr, sockl
 		return -1;
 	fd = real_socket(AF_INET, SOCK_STREAM | (flags & SOCK_CLOEXEC), 0);
 	s = fd >= 0 ? calloc(1, sizeof(*s)) : NULL;
+	if (s)
+		s->pub_slot = -1;
 	if (!s || fdtab_set(&table, fd, s, &old) < 0) {
 		int err = fd < 0 ? errno : ENOMEM;
 
@@ -547,6 +569,7 @@ static int unet_accept(int lfd, struct run_sock *l, struct sockaddr *addr, sockl
 	s->rcvtimeo_ms = s->sndtimeo_ms = -1;
 	c->nonblock = s->nonblock;
 	s->tcp = c;
+	publish(fd, s);
 	fill_addr(&c->peer, addr, len);
 	if (run_log_on()) {
 		char a[64];
@@ -678,6 +701,7 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 				c->rcvtimeo_ms = s->rcvtimeo_ms;
 				c->sndtimeo_ms = s->sndtimeo_ms;
 				s->tcp = c;
+				publish(fd, s);
 				reg_decided(fd, true);
 				snprintf(why, sizeof(why), "%s, port %u", e->why,
 					 ntohs(c->local.sin_port));
@@ -732,6 +756,7 @@ EXPORT int listen(int fd, int backlog)
 				l->nonblock = s->nonblock;
 				l->rcvtimeo_ms = s->rcvtimeo_ms;
 				s->tcp = l;
+				publish(fd, s);
 				reg_decided(fd, true);
 				snprintf(why, sizeof(why), "%s, port %u", e->why,
 					 ntohs(local.sin_port));
@@ -774,6 +799,10 @@ static void note_edge(struct run_sock *s, const struct iovec *iov, size_t n, ssi
 			atomic_fetch_add_explicit(&s->edges, 1, memory_order_relaxed);
 		return;
 	}
+	if (s->udp)
+		pub_count(s->pub_slot, s->udp->rx, s->udp->tx);
+	else
+		pub_count(s->pub_slot, s->tcp->rx_bytes, s->tcp->tx_bytes);
 	for (size_t i = 0; i < n; i++)
 		want += iov[i].iov_len;
 	if ((size_t)r < want)

@@ -34,6 +34,8 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
 		return NULL;
 	}
 	u->e = e;
+	u->local_addr = local_addr;
+	u->local_port = local_port;
 	u->peer_addr = peer_addr;
 	u->peer_port = peer_port;
 	u->nonblock = nonblock;

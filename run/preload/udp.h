@@ -27,6 +27,8 @@ struct run_udp {
 	struct run_udp *next; /* on its endpoint's list */
 	struct run_ep *e;
 	struct unet_udp_sock *us;
+	uint32_t local_addr;  /* network order */
+	uint16_t local_port;  /* host order */
 	uint32_t peer_addr;   /* connected peer (network order), 0: none */
 	uint16_t peer_port;   /* host order */
 	struct unet_recv_desc q[RUN_UDP_QLEN];
