@@ -7,7 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone; a forking server's child finds the parent's U-Net connection refused (EOPNOTSUPP) and its own socket on the kernel, and the parent then serves that connection, 300 kB byte for byte"
+	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone; a forking server's child finds the parent's U-Net connection and listener refused (recv, send, shutdown, accept: EOPNOTSUPP), closes them and exits, and its own socket is on the kernel; the parent then serves that connection, 300 kB byte for byte"
 )
 
 t_unet_run_fd() {
@@ -154,7 +154,9 @@ c, a = ls.accept()
 pid = os.fork()
 if pid == 0:
     rc = 0
-    for what, op in (("recv", lambda: c.recv(10)), ("send", lambda: c.send(b"x"))):
+    for what, op in (("recv", lambda: c.recv(10)), ("send", lambda: c.send(b"x")),
+                     ("shutdown", lambda: c.shutdown(socket.SHUT_WR)),
+                     ("accept", lambda: ls.accept())):
         try:
             op()
             print("child: %s on the parent's connection worked" % what, flush=True)
@@ -169,7 +171,10 @@ if pid == 0:
     if k.recv(100) != b"child via the kernel":
         rc = 1
     print("child: own socket ok", flush=True)
-    os._exit(rc)
+    # As a forking server's child ends: its copies closed, a normal exit
+    # (neither may touch the parent's connection or listener).
+    c.close(); ls.close(); k.close()
+    sys.exit(rc)
 _, st = os.waitpid(pid, 0)
 assert os.waitstatus_to_exitcode(st) == 0, st
 total = 0
@@ -226,8 +231,10 @@ PY
 		{ cat "$T_DIR/forkclient.out" "$T_DIR/fork.out" "$T_DIR/fork.log"; fail "the forking server's client failed"; }
 	finish "$pid" "$T_DIR/fork.out" 30 "forking server under unet-run"
 	cat "$T_DIR/fork.log"
-	grep -qx "child: recv: EOPNOTSUPP" "$T_DIR/fork.out" && grep -qx "child: send: EOPNOTSUPP" "$T_DIR/fork.out" ||
-		fail "the child's use of the parent's connection was not refused with EOPNOTSUPP"
+	for op in recv send shutdown accept; do
+		grep -qx "child: $op: EOPNOTSUPP" "$T_DIR/fork.out" ||
+			fail "the child's $op on the parent's socket was not refused with EOPNOTSUPP"
+	done
 	grep -qx "parent echoed 300000" "$T_DIR/fork.out" || fail "the parent did not serve the connection"
 	grep -q "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net" "$T_DIR/fork.log" || fail "the connection was not on U-Net"
 	grep -q "udp sendto $IP_B:7900: kernel (the endpoint is the parent process's)" "$T_DIR/fork.log" ||
