@@ -70,6 +70,11 @@ struct run_sock {
 	 * registration reports the socket again after that. */
 	atomic_uint edges;
 	int pub_slot; /* its slot in the process's socket file, -1: none */
+	/* UDP, not decided yet: the groups the kernel socket joined (to
+	 * join on U-Net too if it goes there), and whether it asked for a
+	 * membership U-Net does not serve (then it stays the kernel's). */
+	uint32_t groups[RUN_UDP_GROUPS];
+	bool mcast_kernel;
 };
 
 static inline bool on_unet(const struct run_sock *s)
@@ -360,6 +365,11 @@ static bool udp_accelerate(int fd, struct run_sock *s, const char *ifname,
 	struct run_ep *e;
 	uint32_t local;
 
+	if (s->mcast_kernel) {
+		snprintf(why, n, "a multicast membership U-Net does not serve (source-specific, "
+				 "or more than %d groups)", RUN_UDP_GROUPS);
+		return false;
+	}
 	if (getsockname(fd, (struct sockaddr *)&me, &len) < 0 || me.sin_family != AF_INET) {
 		snprintf(why, n, "getsockname: %s", strerror(errno));
 		return false;
@@ -380,6 +390,18 @@ static bool udp_accelerate(int fd, struct run_sock *s, const char *ifname,
 		return false;
 	}
 	s->udp->rcvtimeo_ms = s->rcvtimeo_ms;
+	for (int g = 0; g < RUN_UDP_GROUPS; g++) {
+		char a[INET_ADDRSTRLEN];
+
+		if (!s->groups[g])
+			continue;
+		inet_ntop(AF_INET, &s->groups[g], a, sizeof(a));
+		if (run_udp_join(s->udp, s->groups[g]) < 0)
+			run_log("fd %d udp group %s joined before bind: not on U-Net: %s", fd, a,
+				strerror(errno));
+		else
+			run_log("fd %d udp join %s (before bind): U-Net", fd, a);
+	}
 	publish(fd, s);
 	snprintf(why, n, "%s, port %u", e->why, ntohs(me.sin_port));
 	return true;
@@ -477,6 +499,8 @@ EXPORT int socket(int domain, int type, int protocol)
 		atomic_init(&s->refs, 1);
 		atomic_init(&s->edges, 0);
 		s->pub_slot = -1;
+		memset(s->groups, 0, sizeof(s->groups));
+		s->mcast_kernel = false;
 		s->type = base;
 		s->nonblock = (type & SOCK_NONBLOCK) != 0;
 		s->rcvtimeo_ms = -1;
@@ -1639,12 +1663,129 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	return real_ioctl(fd, req, arg);
 }
 
+/* Whether name (at IPPROTO_IP) asks for a source-specific membership or
+ * filter: not built on U-Net. */
+static bool ssm_option(int name)
+{
+	switch (name) {
+	case IP_ADD_SOURCE_MEMBERSHIP:
+	case IP_DROP_SOURCE_MEMBERSHIP:
+	case IP_BLOCK_SOURCE:
+	case IP_UNBLOCK_SOURCE:
+	case IP_MSFILTER:
+	case MCAST_JOIN_GROUP:
+	case MCAST_LEAVE_GROUP:
+	case MCAST_BLOCK_SOURCE:
+	case MCAST_UNBLOCK_SOURCE:
+	case MCAST_JOIN_SOURCE_GROUP:
+	case MCAST_LEAVE_SOURCE_GROUP:
+	case MCAST_MSFILTER:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * IP_ADD_MEMBERSHIP / IP_DROP_MEMBERSHIP (ip_mreq or ip_mreqn) on a UDP
+ * socket in the table.  The kernel socket joins as asked, so that the
+ * kernel announces the membership (IGMP) and opens the device's
+ * multicast filter; on U-Net, the group is joined on the socket's own
+ * interface (the kernel is told that interface when the program left it
+ * to the route) and the UDP layer takes group:port for the socket.  A
+ * socket not decided yet only records the group.  Returns the call's
+ * result, or -2 to pass it to the kernel unchanged.
+ */
+static int udp_membership(int fd, struct run_sock *s, int name, const void *val, socklen_t len)
+{
+	struct ip_mreqn m = { 0 };
+	bool join = name == IP_ADD_MEMBERSHIP;
+	char a[INET_ADDRSTRLEN];
+	unsigned int ifindex;
+	uint32_t group;
+	int r;
+
+	if (!val || len < sizeof(struct ip_mreq))
+		return -2; /* the kernel's EINVAL */
+	memcpy(&m, val, len >= sizeof(m) ? sizeof(m) : sizeof(struct ip_mreq));
+	if (len < sizeof(m))
+		m.imr_ifindex = 0; /* an ip_mreq: imr_interface is its address */
+	group = m.imr_multiaddr.s_addr;
+	if (!IN_MULTICAST(ntohl(group)))
+		return -2;
+	inet_ntop(AF_INET, &group, a, sizeof(a));
+	if (!s->udp) {
+		int g;
+
+		r = real_setsockopt(fd, IPPROTO_IP, name, val, len);
+		if (r < 0)
+			return r;
+		for (g = 0; g < RUN_UDP_GROUPS; g++) {
+			if (join ? !s->groups[g] : s->groups[g] == group) {
+				s->groups[g] = join ? group : 0;
+				break;
+			}
+		}
+		if (join && g == RUN_UDP_GROUPS)
+			s->mcast_kernel = true;
+		return r;
+	}
+	ifindex = if_nametoindex(s->udp->e->ifname);
+	if ((m.imr_ifindex && (unsigned int)m.imr_ifindex != ifindex) ||
+	    (!m.imr_ifindex && m.imr_address.s_addr != htonl(INADDR_ANY) &&
+	     m.imr_address.s_addr != s->udp->e->addr)) {
+		run_log("fd %d udp %s %s on another interface than %s: not supported on U-Net", fd,
+			join ? "join" : "leave", a, s->udp->e->ifname);
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	m.imr_address.s_addr = htonl(INADDR_ANY);
+	m.imr_ifindex = (int)ifindex;
+	if (!join) {
+		r = run_udp_leave(s->udp, group);
+		if (r == 0)
+			run_log("fd %d udp leave %s: U-Net", fd, a);
+		return real_setsockopt(fd, IPPROTO_IP, name, &m, sizeof(m));
+	}
+	r = real_setsockopt(fd, IPPROTO_IP, name, &m, sizeof(m));
+	if (r < 0)
+		return r;
+	if (run_udp_join(s->udp, group) < 0) {
+		int err = errno;
+
+		real_setsockopt(fd, IPPROTO_IP, IP_DROP_MEMBERSHIP, &m, sizeof(m));
+		run_log("fd %d udp join %s on %s: refused on U-Net: %s", fd, a, s->udp->e->ifname,
+			strerror(err));
+		errno = err;
+		return -1;
+	}
+	run_log("fd %d udp join %s on %s: U-Net (port %u)", fd, a, s->udp->e->ifname,
+		s->udp->local_port);
+	return 0;
+}
+
 EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
 	struct run_sock *s;
 	int r;
 
 	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->type == SOCK_DGRAM && level == IPPROTO_IP) {
+		if (name == IP_ADD_MEMBERSHIP || name == IP_DROP_MEMBERSHIP) {
+			r = udp_membership(fd, s, name, val, len);
+			if (r != -2)
+				return r;
+		} else if (ssm_option(name)) {
+			if (s->udp) {
+				run_log("fd %d udp source-specific multicast option %d: not supported "
+					"on U-Net",
+					fd, name);
+				errno = EOPNOTSUPP;
+				return -1;
+			}
+			s->mcast_kernel = true; /* it will stay the kernel's */
+		}
+	}
 	r = real_setsockopt(fd, level, name, val, len);
 	s = fdtab_get(&table, fd);
 	if (r == 0 && s && level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO) &&
