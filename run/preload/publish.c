@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -82,6 +84,35 @@ static void pub_atfork_child(void)
 	pthread_mutex_init(&pub_lock, NULL);
 }
 
+/* Remove the files our uid's processes left when they were killed:
+ * ours, their process gone, and nobody holding their lock (a process
+ * between creating its file and locking it is alive, so skipped). */
+static void sweep(void)
+{
+	DIR *d = opendir(RUN_SOCKETS_DIR);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		struct stat st;
+		int fd;
+
+		if (*end || pid <= 0 || pid > INT32_MAX || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0)
+			unlinkat(dirfd(d), de->d_name, 0);
+		syscall(SYS_close, fd);
+	}
+	closedir(d);
+}
+
 /* Make the file; under pub_lock. */
 static void pub_open(void)
 {
@@ -94,6 +125,7 @@ static void pub_open(void)
 	pthread_atfork(NULL, NULL, pub_atfork_child);
 	if (check_dir(why, sizeof(why)) < 0)
 		goto fail;
+	sweep();
 	snprintf(path, sizeof(path), "%s/%d", RUN_SOCKETS_DIR, (int)getpid());
 	for (int tries = 0; tries < 2 && fd < 0; tries++) {
 		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -7,7 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unet_run_sockets|-|90|unetctl sockets (text and --json) lists the U-Net sockets of two processes under unet-run (native mode): owner, kind, state, addresses and counters exact; after one execs, its sockets are no longer listed, and the other, exiting, leaves no file; user nobody sees none of root's sockets, and its forged files (one naming pid 1, one naming its own pid but root as owner) are not believed"
+	"unet_run_sockets|-|90|unetctl sockets (text and --json) lists the U-Net sockets of two processes under unet-run (native mode): owner, kind, state, addresses and counters exact; after one execs, its sockets are no longer listed, and the other, exiting, leaves no file; a seeded fuzz (300 files of random slots) lists exactly the well-formed slots; a dead process's file of root's is removed by the next root process that publishes; user nobody sees none of root's sockets, and its forged files (one naming pid 1, one naming its own pid but root as owner) are not believed"
 )
 
 t_unet_run_sockets() {
@@ -89,6 +89,16 @@ PY
 	T_CLEANUP+=("kill $UNET_BG_PID")
 	wait_ready "$T_DIR/peer_a.out" "$UNET_BG_PID" >/dev/null
 	mkfifo "$T_DIR/in1" "$T_DIR/in2"
+	# A file as a process killed with SIGKILL leaves it: root's, its pid
+	# gone, unlocked.  The next process of root's that publishes removes
+	# it.
+	local dead
+	true &
+	dead=$!
+	wait "$dead"
+	mkdir -p -m 1777 /run/unet-run
+	head -c 40992 /dev/zero >"/run/unet-run/$dead"
+	T_CLEANUP+=("rm -f /run/unet-run/$dead")
 	unet_bg_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/h1.log" \
 		/usr/bin/python3 "$T_DIR/holder.py" "$IP_B" 7930 "$T_DIR/in1" listen >"$T_DIR/h1.out" 2>&1
 	pid1=$UNET_BG_PID
@@ -98,6 +108,7 @@ PY
 	T_CLEANUP+=("rm -f /run/unet-run/$pid1 /run/unet-run/$pid2")
 	wait_ready "$T_DIR/h1.out" "$pid1" >/dev/null
 	wait_ready "$T_DIR/h2.out" "$pid2" >/dev/null
+	[[ -e /run/unet-run/$dead ]] && fail "the file of dead process $dead was not removed"
 	[[ -e /run/unet-run/1 ]] && fail "/run/unet-run/1 exists before the test made it"
 	T_CLEANUP+=("rm -f /run/unet-run/1")
 	unet_bg_a setpriv --reuid=65534 --regid=65534 --clear-groups \
@@ -133,6 +144,62 @@ PY
 		fail "unetctl sockets as nobody failed"
 	echo "$out"
 	jq -e '.sockets | length == 0' <<<"$out" >/dev/null || fail "user nobody was shown sockets: $out"
+
+	# A seeded fuzz of what unetctl parses: root's own file (so every
+	# check of the file passes) with random slots, 300 rounds; unetctl
+	# must list exactly the well-formed ones, each as it is.
+	cat >"$T_DIR/fuzz.py" <<'PY'
+import fcntl, ipaddress, json, os, random, struct, subprocess, sys
+unetctl, seed = sys.argv[1], int(sys.argv[2])
+rnd = random.Random(seed)
+pid = os.getpid()
+s = open("/proc/self/stat").read()
+stime = int(s[s.rindex(")") + 2:].split()[19])
+path = "/run/unet-run/%d" % pid
+fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+hdr = struct.pack("=IIiIQII", 0x53524e55, 1, pid, os.geteuid(), stime, 1024, 0)
+STATES = {1: {1: "bound", 2: "connected"}, 2: {2: "connected", 3: "listening"}}
+listed = 0
+try:
+    for rnd_i in range(300):
+        slots, want = [], []
+        for i in range(1024):
+            if rnd.random() < 0.97:
+                slots.append(bytes(40)); continue
+            b = bytearray(rnd.randbytes(40))
+            if rnd.random() < 0.7:      # often well formed, to list some
+                b[0:4] = struct.pack("=I", rnd.randrange(0, 1 << 32, 2))
+                b[8] = rnd.choice([1, 2]); b[9] = rnd.choice([1, 2, 3])
+            seq, fdn, kind, state, lp, pp, _, la, pa, rx, tx = struct.unpack("=IIBBHHHIIQQ", b)
+            if seq % 2 == 0 and kind in STATES and state in STATES[kind] and fdn <= 0x7fffffff:
+                want.append((fdn, "udp" if kind == 1 else "tcp", STATES[kind][state], la, lp, pa, pp, rx, tx))
+            slots.append(bytes(b))
+        os.pwrite(fd, hdr + b"".join(slots), 0)
+        out = json.loads(subprocess.run([unetctl, "--json", "sockets", "--pid", str(pid)],
+                                        check=True, capture_output=True).stdout)
+        got = []
+        for e in out["sockets"]:
+            assert e["pid"] == pid and e["uid"] == os.geteuid(), e
+            got.append(e)
+        assert len(got) == len(want), (rnd_i, len(got), len(want))
+        listed += len(got)
+        for e, w in zip(got, want):
+            ntoa = lambda a, p: "%s:%d" % (ipaddress.IPv4Address(struct.pack("=I", a)),
+                                           int.from_bytes(struct.pack("=H", p), "big"))
+            rxk = "rx_datagrams" if w[1] == "udp" else "rx_bytes"
+            txk = "tx_datagrams" if w[1] == "udp" else "tx_bytes"
+            assert (e["fd"], e["kind"], e["state"], e["local"], e["peer"], e[rxk], e[txk]) == \
+                (w[0], w[1], w[2], ntoa(w[3], w[4]), ntoa(w[5], w[6]), w[7], w[8]), (e, w)
+    assert listed > 300, listed  # the rounds did list sockets
+    print("fuzz ok", listed, flush=True)
+finally:
+    os.unlink(path)
+PY
+	in_a /usr/bin/python3 "$T_DIR/fuzz.py" "$UNETCTL" 20261127 >"$T_DIR/fuzz.out" 2>&1 ||
+		{ cat "$T_DIR/fuzz.out"; fail "the seeded fuzz of unetctl sockets failed"; }
+	grep -q "^fuzz ok" "$T_DIR/fuzz.out" || fail "the fuzz did not finish"
+	note "$(cat "$T_DIR/fuzz.out")"
 
 	# After exec the file is still there, with the same pid, owner and
 	# start time, but unlocked: not believed.  Exited: the file is gone.
