@@ -13,14 +13,17 @@ TESTS+=(
 
 # kernel_udp_in NS: InDatagrams+OutDatagrams of the namespace's kernel UDP.
 kernel_udp_in() {
+	# shellcheck disable=SC2016
 	in_"$1" awk '/^Udp:/ { if (h) { print $2 + $5; exit } h = 1 }' /proc/net/snmp
 }
 
 # igmp_has NS IF GROUP: the kernel's membership list of IF holds GROUP
 # (/proc/net/igmp prints groups as little-endian hex on x86).
 igmp_has() {
-	local hex
-	hex=$(printf '%02X' $(tr . ' ' <<<"$3" | awk '{ print $4, $3, $2, $1 }'))
+	local hex o1 o2 o3 o4
+	IFS=. read -r o1 o2 o3 o4 <<<"$3"
+	hex=$(printf '%02X%02X%02X%02X' "$o4" "$o3" "$o2" "$o1")
+	# shellcheck disable=SC2016
 	in_"$1" awk -v dev="$2" -v g="$hex" '
 		/^[0-9]/ { cur = $2 }
 		/^\t/ && cur == dev && $1 == g { found = 1 }
@@ -92,8 +95,10 @@ PY
 	wait_ready "$T_DIR/recv.out" "$pid" >/dev/null
 	grep -qx "source membership: EOPNOTSUPP" "$T_DIR/recv.out" ||
 		{ cat "$T_DIR/recv.out"; fail "IP_ADD_SOURCE_MEMBERSHIP on a U-Net socket was not refused"; }
-	igmp_has a "$IF_A" "$g1" && igmp_has a "$IF_A" "$g2" ||
-		{ in_a cat /proc/net/igmp; fail "the kernel did not join both groups on $IF_A"; }
+	if ! igmp_has a "$IF_A" "$g1" || ! igmp_has a "$IF_A" "$g2"; then
+		in_a cat /proc/net/igmp
+		fail "the kernel did not join both groups on $IF_A"
+	fi
 	in_b /usr/bin/python3 "$T_DIR/send.py" "$IP_B" 20 - "$g1" "$g2" || fail "the sender failed"
 	for ((i = 0; i < 100; i++)); do
 		grep -qx dropped "$T_DIR/recv.out" && break
@@ -105,9 +110,12 @@ PY
 	after=$(kernel_udp_in a)
 	((after == before)) || fail "namespace a's kernel UDP counted $((after - before)) datagrams"
 	expect_stat a udp_delivered $((d0 + 40))
-	igmp_has a "$IF_A" "$g1" || igmp_has a "$IF_A" "$g2" && fail "a group is still joined after IP_DROP_MEMBERSHIP"
+	if igmp_has a "$IF_A" "$g1" || igmp_has a "$IF_A" "$g2"; then
+		fail "a group is still joined after IP_DROP_MEMBERSHIP"
+	fi
 	# After the drop: 10 more to each group, then a unicast marker.
 	in_b /usr/bin/python3 "$T_DIR/send.py" "$IP_B" 10 "$IP_A" "$g1" "$g2" || fail "the sender failed"
+	# shellcheck disable=SC2016
 	timeout 10 sh -c ': >"$1"' sh "$T_DIR/go" || fail "the receiver does not wait on its FIFO"
 	finish "$pid" "$T_DIR/recv.out" 20 "multicast receiver under unet-run"
 	cat "$T_DIR/recv.log"

@@ -51,8 +51,10 @@ CONF
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	((i < 100)) && kill -0 "$pid" 2>/dev/null ||
-		{ cat "$T_DIR/nginx.out" "$T_DIR/error.log" "$T_DIR/nginx.log"; fail "nginx under unet-run does not answer"; }
+	if ((i == 100)) || ! kill -0 "$pid" 2>/dev/null; then
+		cat "$T_DIR/nginx.out" "$T_DIR/error.log" "$T_DIR/nginx.log"
+		fail "nginx under unet-run does not answer"
+	fi
 	in_b curl -sf -o "$T_DIR/got" "http://$IP_A:7950/blob" || fail "curl of the 600 kB file failed"
 	cmp "$T_DIR/www/blob" "$T_DIR/got" || fail "the file curl got differs from the one nginx served"
 	in_b wrk -t1 -c2 -d1s "http://$IP_A:7950/blob" >"$T_DIR/wrk.out" 2>&1 || { cat "$T_DIR/wrk.out"; fail "wrk failed"; }
@@ -61,7 +63,8 @@ CONF
 	n=$(sed -n 's/^ *\([0-9][0-9]*\) requests in .*/\1/p' "$T_DIR/wrk.out")
 	# More than one request per connection: nginx waits for the next
 	# request of a kept-alive connection on an edge-triggered epoll.
-	[[ $n =~ ^[0-9]+$ ]] && ((n > 2)) || fail "wrk got $n answers on its 2 kept-alive connections"
+	[[ $n =~ ^[0-9]+$ ]] || fail "wrk printed no request count"
+	((n > 2)) || fail "wrk got $n answers on its 2 kept-alive connections"
 	kill -TERM "$pid"; unet_bg_wait "$pid" 10
 	cat "$T_DIR/nginx.log"
 	grep -q "tcp listen $IP_A:7950: U-Net" "$T_DIR/nginx.log" || fail "nginx's listener was not on U-Net"

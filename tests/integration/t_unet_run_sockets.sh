@@ -96,7 +96,7 @@ PY
 	true &
 	dead=$!
 	wait "$dead"
-	mkdir -p -m 1777 /run/unet-run
+	[[ -d /run/unet-run ]] || mkdir -m 1777 /run/unet-run
 	head -c 40992 /dev/zero >"/run/unet-run/$dead"
 	T_CLEANUP+=("rm -f /run/unet-run/$dead")
 	unet_bg_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/h1.log" \
@@ -203,6 +203,7 @@ PY
 
 	# After exec the file is still there, with the same pid, owner and
 	# start time, but unlocked: not believed.  Exited: the file is gone.
+	# shellcheck disable=SC2016
 	timeout 10 sh -c ': >"$1"' sh "$T_DIR/in1" || fail "holder 1 does not wait on its FIFO"
 	local i
 	for ((i = 0; i < 100; i++)); do
@@ -211,6 +212,7 @@ PY
 	done
 	((i < 100)) || fail "holder 1 did not exec sleep"
 	[[ -e /run/unet-run/$pid1 ]] || fail "the file of holder 1 went at exec (the test needs it there)"
+	# shellcheck disable=SC2016
 	timeout 10 sh -c ': >"$1"' sh "$T_DIR/in2" || fail "holder 2 does not wait on its FIFO"
 	unet_bg_wait "$pid2" 10 || fail "holder 2 failed"
 	[[ -e /run/unet-run/$pid2 ]] && fail "the file of a process that exited is still there"
