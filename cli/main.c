@@ -33,6 +33,8 @@ static const struct cmd cmds[] = {
 	  udp_cmds, "udp" },
 	{ "tcp", do_group, "{list|del} ...", "TCP/IPv4 ports over U-Net (default: list)",
 	  tcp_cmds, "tcp" },
+	{ "sockets", do_sockets, "[--pid PID]",
+	  "U-Net sockets of processes under unet-run (yours; root: everyone's)", NULL, "sockets" },
 	{ "stats", do_stats, "IFACE", "the XDP program's counters on IFACE", NULL, "stats" },
 	{ "reclaim", do_reclaim, "IFACE",
 	  "remove endpoints whose owner died, their channels and UDP ports", NULL, "reclaim" },

@@ -7,6 +7,7 @@
  *   tables.c          the library's tables (endpoints, channels, UDP and
  *                     TCP ports): gathered, sorted, printed, listed
  *   attach.c endpoint.c channel.c udp.c tcp.c stats.c daemon.c doctor.c
+ *   sockets.c
  *                     one file per object: its commands (and its command
  *                     table, for a group); objects do not call each other
  *   main.c            the command table, usage, dispatch
@@ -166,6 +167,9 @@ void em_open(const char *key, enum em_style style);
 void em_open_array(const char *key);
 void em_str(const char *key, const char *val);
 void em_u64(const char *key, uint64_t v);
+
+/* sockets.c */
+int do_sockets(const struct cmd *c, int argc, char **argv);
 
 /* stats.c */
 int do_fault(const struct cmd *c, int argc, char **argv);

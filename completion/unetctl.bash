@@ -37,7 +37,7 @@ _unetctl()
 	fi
 
 	local globals="--json --pin-root --socket --verbose --help --version"
-	local cmds="attach detach status channel endpoint udp tcp stats reclaim fault daemon doctor help"
+	local cmds="attach detach status channel endpoint udp tcp sockets stats reclaim fault daemon doctor help"
 	local _unetctl_cmd=${words[0]} _unetctl_pin_root=""
 	local -a pos=()
 	local i w
@@ -69,7 +69,7 @@ _unetctl()
 		COMPREPLY=($(compgen -W "native skb auto" -- "$cur"))
 		return
 		;;
-	--endpoint | --tag | --peer | --peer-tag | --drop-ppm)
+	--endpoint | --tag | --peer | --peer-tag | --drop-ppm | --pid)
 		return
 		;;
 	esac
@@ -81,6 +81,7 @@ _unetctl()
 		attach) opts+=" --mode" ;;
 		channel) [[ ${pos[1]-} == add ]] && opts+=" --endpoint --tag --peer --peer-tag" ;;
 		fault) opts+=" --drop-ppm" ;;
+		sockets) opts+=" --pid" ;;
 		esac
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		return

@@ -30,6 +30,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -37,8 +38,10 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "exec.h"
 #include "fdtab.h"
 #include "log.h"
+#include "publish.h"
 #include "route.h"
 #include "stack.h"
 #include "tcp.h"
@@ -62,6 +65,12 @@ struct run_sock {
 	 * kernel socket stays unbound: the layer binds its own). */
 	bool bound;
 	struct sockaddr_in bound_addr;
+	int pub_slot; /* its slot in the process's socket file, -1: none */
+	/* UDP, not decided yet: the groups the kernel socket joined (to
+	 * join on U-Net too if it goes there), and whether it asked for a
+	 * membership U-Net does not serve (then it stays the kernel's). */
+	uint32_t groups[RUN_UDP_GROUPS];
+	bool mcast_kernel;
 };
 
 static inline bool on_unet(const struct run_sock *s)
@@ -116,6 +125,7 @@ static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
 static int (*real_fcntl)(int, int, ...);
 static int (*real_fcntl64)(int, int, ...);
+static ssize_t (*real_sendfile)(int, int, off_t *, size_t);
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -177,6 +187,7 @@ static void init(void)
 	real_dup2 = next("dup2");
 	real_dup3 = next("dup3");
 	real_fcntl = next("fcntl");
+	real_sendfile = next("sendfile");
 	/* fcntl64 is what programs built with 64-bit off_t on 32-bit
 	 * systems call; glibc has it everywhere since 2.28. */
 	real_fcntl64 = dlsym(RTLD_NEXT, "fcntl64");
@@ -210,10 +221,26 @@ static int64_t mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* s went onto U-Net as fd: list it for unetctl (publish.h). */
+static void publish(int fd, struct run_sock *s)
+{
+	if (s->udp)
+		s->pub_slot = pub_add(fd, RUN_SOCK_UDP,
+				      s->udp->peer_addr ? RUN_SOCK_CONNECTED : RUN_SOCK_BOUND,
+				      s->udp->local_addr, htons(s->udp->local_port),
+				      s->udp->peer_addr, htons(s->udp->peer_port));
+	else
+		s->pub_slot = pub_add(fd, RUN_SOCK_TCP,
+				      s->tcp->listener ? RUN_SOCK_LISTENING : RUN_SOCK_CONNECTED,
+				      s->tcp->local.sin_addr.s_addr, s->tcp->local.sin_port,
+				      s->tcp->peer.sin_addr.s_addr, s->tcp->peer.sin_port);
+}
+
 static void sock_unref(struct run_sock *s)
 {
 	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
+	pub_remove(s->pub_slot);
 	if (s->udp) {
 		run_log("udp socket closed: %llu datagrams received, %llu sent over U-Net",
 			(unsigned long long)s->udp->rx, (unsigned long long)s->udp->tx);
@@ -334,6 +361,11 @@ static bool udp_accelerate(int fd, struct run_sock *s, const char *ifname,
 	struct run_ep *e;
 	uint32_t local;
 
+	if (s->mcast_kernel) {
+		snprintf(why, n, "a multicast membership U-Net does not serve (source-specific, "
+				 "or more than %d groups)", RUN_UDP_GROUPS);
+		return false;
+	}
 	if (getsockname(fd, (struct sockaddr *)&me, &len) < 0 || me.sin_family != AF_INET) {
 		snprintf(why, n, "getsockname: %s", strerror(errno));
 		return false;
@@ -354,6 +386,19 @@ static bool udp_accelerate(int fd, struct run_sock *s, const char *ifname,
 		return false;
 	}
 	s->udp->rcvtimeo_ms = s->rcvtimeo_ms;
+	for (int g = 0; g < RUN_UDP_GROUPS; g++) {
+		char a[INET_ADDRSTRLEN];
+
+		if (!s->groups[g])
+			continue;
+		inet_ntop(AF_INET, &s->groups[g], a, sizeof(a));
+		if (run_udp_join(s->udp, s->groups[g]) < 0)
+			run_log("fd %d udp group %s joined before bind: not on U-Net: %s", fd, a,
+				strerror(errno));
+		else
+			run_log("fd %d udp join %s (before bind): U-Net", fd, a);
+	}
+	publish(fd, s);
 	snprintf(why, n, "%s, port %u", e->why, ntohs(me.sin_port));
 	return true;
 }
@@ -448,6 +493,9 @@ EXPORT int socket(int domain, int type, int protocol)
 	s = malloc(sizeof(*s));
 	if (s) {
 		atomic_init(&s->refs, 1);
+		s->pub_slot = -1;
+		memset(s->groups, 0, sizeof(s->groups));
+		s->mcast_kernel = false;
 		s->type = base;
 		s->nonblock = (type & SOCK_NONBLOCK) != 0;
 		s->rcvtimeo_ms = -1;
@@ -521,6 +569,8 @@ static int unet_accept(int lfd, struct run_sock *l, struct sockaddr *addr, sockl
 		return -1;
 	fd = real_socket(AF_INET, SOCK_STREAM | (flags & SOCK_CLOEXEC), 0);
 	s = fd >= 0 ? calloc(1, sizeof(*s)) : NULL;
+	if (s)
+		s->pub_slot = -1;
 	if (!s || fdtab_set(&table, fd, s, &old) < 0) {
 		int err = fd < 0 ? errno : ENOMEM;
 
@@ -538,6 +588,7 @@ static int unet_accept(int lfd, struct run_sock *l, struct sockaddr *addr, sockl
 	s->rcvtimeo_ms = s->sndtimeo_ms = -1;
 	c->nonblock = s->nonblock;
 	s->tcp = c;
+	publish(fd, s);
 	fill_addr(&c->peer, addr, len);
 	if (run_log_on()) {
 		char a[64];
@@ -669,6 +720,7 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 				c->rcvtimeo_ms = s->rcvtimeo_ms;
 				c->sndtimeo_ms = s->sndtimeo_ms;
 				s->tcp = c;
+				publish(fd, s);
 				reg_decided(fd, true);
 				snprintf(why, sizeof(why), "%s, port %u", e->why,
 					 ntohs(c->local.sin_port));
@@ -723,6 +775,7 @@ EXPORT int listen(int fd, int backlog)
 				l->nonblock = s->nonblock;
 				l->rcvtimeo_ms = s->rcvtimeo_ms;
 				s->tcp = l;
+				publish(fd, s);
 				reg_decided(fd, true);
 				snprintf(why, sizeof(why), "%s, port %u", e->why,
 					 ntohs(local.sin_port));
@@ -752,12 +805,30 @@ EXPORT int listen(int fd, int backlog)
 	return real_listen(fd, backlog);
 }
 
+/* After a send or receive that returned r: the socket's counters in the
+ * process's socket file (unetctl sockets).  Edge-triggered epoll needs
+ * nothing here: it follows the sockets' arrivals and blocked sends. */
+static void note_io(struct run_sock *s, ssize_t r)
+{
+	if (r < 0)
+		return;
+	if (s->udp)
+		pub_count(s->pub_slot, s->udp->rx, s->udp->tx);
+	else
+		pub_count(s->pub_slot, s->tcp->rx_bytes, s->tcp->tx_bytes);
+}
+
 static ssize_t send_iov(struct run_sock *s, const struct iovec *iov, size_t n, int flags,
 			const struct sockaddr *to, socklen_t tolen)
 {
+	ssize_t r;
+
 	if (s->tcp)
-		return run_tcp_send(s->tcp, iov, n, flags);
-	return run_udp_send(s->udp, iov, n, flags, to, tolen);
+		r = run_tcp_send(s->tcp, iov, n, flags);
+	else
+		r = run_udp_send(s->udp, iov, n, flags, to, tolen);
+	note_io(s, r);
+	return r;
 }
 
 EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *addr,
@@ -814,6 +885,71 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 	return real_writev(fd, iov, n);
 }
 
+/* How much sendfile reads from the file per step onto a U-Net socket. */
+#define SENDFILE_CHUNK (64 * 1024)
+
+/* sendfile onto a U-Net socket: the kernel's would write to the unused
+ * kernel socket, so the file is read here and sent as write() would,
+ * chunk by chunk, until count is sent or the socket takes less (a
+ * non-blocking socket's partial write, as the kernel's sendfile gives).
+ * Without offset the file's position ends just past what was sent. */
+static ssize_t sendfile_unet(struct run_sock *s, int in_fd, off_t *offset, size_t count)
+{
+	char *buf = malloc(count < SENDFILE_CHUNK ? (count ? count : 1) : SENDFILE_CHUNK);
+	size_t total = 0;
+	ssize_t r = 0;
+
+	if (!buf) {
+		errno = ENOMEM;
+		return -1;
+	}
+	while (total < count) {
+		size_t want = count - total < SENDFILE_CHUNK ? count - total : SENDFILE_CHUNK;
+		struct iovec v;
+		ssize_t w;
+
+		r = offset ? pread(in_fd, buf, want, *offset) : real_read(in_fd, buf, want);
+		if (r <= 0)
+			break;
+		v = (struct iovec){ buf, (size_t)r };
+		w = send_iov(s, &v, 1, 0, NULL, 0);
+		if (w < 0) {
+			int err = errno;
+
+			if (!offset)
+				lseek(in_fd, -r, SEEK_CUR);
+			errno = err;
+			r = -1;
+			break;
+		}
+		total += (size_t)w;
+		if (offset)
+			*offset += w;
+		else if (w < r)
+			lseek(in_fd, -(r - w), SEEK_CUR);
+		if (w < r)
+			break;
+	}
+	free(buf);
+	/* An error after some bytes went is reported as the count sent (the
+	 * next call sees the error), as write() does. */
+	return total || r >= 0 ? (ssize_t)total : -1;
+}
+
+EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
+{
+	struct run_sock *s = unet_sock(out_fd);
+
+	ready();
+	if (s)
+		return sendfile_unet(s, in_fd, offset, count);
+	return real_sendfile(out_fd, in_fd, offset, count);
+}
+
+/* The same function under its large-file name (off_t is 64-bit here). */
+EXPORT ssize_t sendfile64(int out_fd, int in_fd, off_t *offset, size_t count)
+	__attribute__((alias("sendfile")));
+
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	struct run_sock *s;
@@ -832,17 +968,20 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 static ssize_t recv_iov(struct run_sock *s, const struct iovec *iov, size_t n, int flags,
 			struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
 {
-	if (s->tcp) {
-		ssize_t r = run_tcp_recv(s->tcp, iov, n, flags);
+	ssize_t r;
 
+	if (s->tcp) {
+		r = run_tcp_recv(s->tcp, iov, n, flags);
 		if (r >= 0) {
 			fill_addr(&s->tcp->peer, from, fromlen);
 			if (msg_flags)
 				*msg_flags = 0;
 		}
-		return r;
+	} else {
+		r = run_udp_recv(s->udp, iov, n, flags, from, fromlen, msg_flags);
 	}
-	return run_udp_recv(s->udp, iov, n, flags, from, fromlen, msg_flags);
+	note_io(s, r);
+	return r;
 }
 
 EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
@@ -1521,12 +1660,129 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	return real_ioctl(fd, req, arg);
 }
 
+/* Whether name (at IPPROTO_IP) asks for a source-specific membership or
+ * filter: not built on U-Net. */
+static bool ssm_option(int name)
+{
+	switch (name) {
+	case IP_ADD_SOURCE_MEMBERSHIP:
+	case IP_DROP_SOURCE_MEMBERSHIP:
+	case IP_BLOCK_SOURCE:
+	case IP_UNBLOCK_SOURCE:
+	case IP_MSFILTER:
+	case MCAST_JOIN_GROUP:
+	case MCAST_LEAVE_GROUP:
+	case MCAST_BLOCK_SOURCE:
+	case MCAST_UNBLOCK_SOURCE:
+	case MCAST_JOIN_SOURCE_GROUP:
+	case MCAST_LEAVE_SOURCE_GROUP:
+	case MCAST_MSFILTER:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * IP_ADD_MEMBERSHIP / IP_DROP_MEMBERSHIP (ip_mreq or ip_mreqn) on a UDP
+ * socket in the table.  The kernel socket joins as asked, so that the
+ * kernel announces the membership (IGMP) and opens the device's
+ * multicast filter; on U-Net, the group is joined on the socket's own
+ * interface (the kernel is told that interface when the program left it
+ * to the route) and the UDP layer takes group:port for the socket.  A
+ * socket not decided yet only records the group.  Returns the call's
+ * result, or -2 to pass it to the kernel unchanged.
+ */
+static int udp_membership(int fd, struct run_sock *s, int name, const void *val, socklen_t len)
+{
+	struct ip_mreqn m = { 0 };
+	bool join = name == IP_ADD_MEMBERSHIP;
+	char a[INET_ADDRSTRLEN];
+	unsigned int ifindex;
+	uint32_t group;
+	int r;
+
+	if (!val || len < sizeof(struct ip_mreq))
+		return -2; /* the kernel's EINVAL */
+	memcpy(&m, val, len >= sizeof(m) ? sizeof(m) : sizeof(struct ip_mreq));
+	if (len < sizeof(m))
+		m.imr_ifindex = 0; /* an ip_mreq: imr_interface is its address */
+	group = m.imr_multiaddr.s_addr;
+	if (!IN_MULTICAST(ntohl(group)))
+		return -2;
+	inet_ntop(AF_INET, &group, a, sizeof(a));
+	if (!s->udp) {
+		int g;
+
+		r = real_setsockopt(fd, IPPROTO_IP, name, val, len);
+		if (r < 0)
+			return r;
+		for (g = 0; g < RUN_UDP_GROUPS; g++) {
+			if (join ? !s->groups[g] : s->groups[g] == group) {
+				s->groups[g] = join ? group : 0;
+				break;
+			}
+		}
+		if (join && g == RUN_UDP_GROUPS)
+			s->mcast_kernel = true;
+		return r;
+	}
+	ifindex = if_nametoindex(s->udp->e->ifname);
+	if ((m.imr_ifindex && (unsigned int)m.imr_ifindex != ifindex) ||
+	    (!m.imr_ifindex && m.imr_address.s_addr != htonl(INADDR_ANY) &&
+	     m.imr_address.s_addr != s->udp->e->addr)) {
+		run_log("fd %d udp %s %s on another interface than %s: not supported on U-Net", fd,
+			join ? "join" : "leave", a, s->udp->e->ifname);
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	m.imr_address.s_addr = htonl(INADDR_ANY);
+	m.imr_ifindex = (int)ifindex;
+	if (!join) {
+		r = run_udp_leave(s->udp, group);
+		if (r == 0)
+			run_log("fd %d udp leave %s: U-Net", fd, a);
+		return real_setsockopt(fd, IPPROTO_IP, name, &m, sizeof(m));
+	}
+	r = real_setsockopt(fd, IPPROTO_IP, name, &m, sizeof(m));
+	if (r < 0)
+		return r;
+	if (run_udp_join(s->udp, group) < 0) {
+		int err = errno;
+
+		real_setsockopt(fd, IPPROTO_IP, IP_DROP_MEMBERSHIP, &m, sizeof(m));
+		run_log("fd %d udp join %s on %s: refused on U-Net: %s", fd, a, s->udp->e->ifname,
+			strerror(err));
+		errno = err;
+		return -1;
+	}
+	run_log("fd %d udp join %s on %s: U-Net (port %u)", fd, a, s->udp->e->ifname,
+		s->udp->local_port);
+	return 0;
+}
+
 EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
 	struct run_sock *s;
 	int r;
 
 	ready();
+	s = fdtab_get(&table, fd);
+	if (s && s->type == SOCK_DGRAM && level == IPPROTO_IP) {
+		if (name == IP_ADD_MEMBERSHIP || name == IP_DROP_MEMBERSHIP) {
+			r = udp_membership(fd, s, name, val, len);
+			if (r != -2)
+				return r;
+		} else if (ssm_option(name)) {
+			if (s->udp) {
+				run_log("fd %d udp source-specific multicast option %d: not supported "
+					"on U-Net",
+					fd, name);
+				errno = EOPNOTSUPP;
+				return -1;
+			}
+			s->mcast_kernel = true; /* it will stay the kernel's */
+		}
+	}
 	r = real_setsockopt(fd, level, name, val, len);
 	s = fdtab_get(&table, fd);
 	if (r == 0 && s && level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO) &&
@@ -1662,4 +1918,73 @@ EXPORT int fcntl64(int fd, int cmd, ...)
 	arg = va_arg(ap, void *);
 	va_end(ap);
 	return fcntl_common(real_fcntl64, fd, cmd, arg);
+}
+
+/* exec.h.  Runs in the exec caller (possibly a vfork child): no malloc,
+ * no lock; the table is only read. */
+int preload_exec_hide(struct exec_hidden *h)
+{
+	h->n = 0;
+	ready();
+	for (unsigned int p = 0; p < FDTAB_PAGES; p++) {
+		if (!atomic_load_explicit(&table.page[p], memory_order_acquire))
+			continue;
+		for (unsigned int i = 0; i < FDTAB_PAGE_SIZE; i++) {
+			int fd = (int)(p * FDTAB_PAGE_SIZE + i);
+			struct run_sock *s = fdtab_get(&table, fd);
+			int flags, dead, saved;
+
+			if (!s || !on_unet(s))
+				continue;
+			flags = real_fcntl(fd, F_GETFD);
+			if (flags < 0 || (flags & FD_CLOEXEC))
+				continue; /* gone with exec anyway */
+			if (h->n == EXEC_MAX_HIDDEN) {
+				preload_exec_restore(h);
+				run_log("exec refused: more than %d inheritable U-Net sockets",
+					EXEC_MAX_HIDDEN);
+				errno = EMFILE;
+				return -1;
+			}
+			dead = real_socket(AF_INET, s->type, 0);
+			saved = dead < 0 ? -1 : real_fcntl(fd, F_DUPFD_CLOEXEC, 0);
+			if (saved < 0 || real_dup2(dead, fd) < 0) {
+				int err = errno;
+
+				if (saved >= 0)
+					real_close(saved);
+				if (dead >= 0)
+					real_close(dead);
+				preload_exec_restore(h);
+				errno = err;
+				return -1;
+			}
+			/* Unconnected, yet shut down both ways: Linux records
+			 * the shutdown (and answers ENOTCONN), after which
+			 * reads give end of file and writes EPIPE. */
+			real_shutdown(fd, SHUT_RDWR);
+			real_close(dead);
+			h->fd[h->n] = fd;
+			h->saved[h->n] = saved;
+			h->n++;
+			run_log("fd %d %s exec: a shut-down kernel socket in the new image "
+				"(U-Net sockets do not outlive exec)",
+				fd, s->udp ? "udp" : "tcp");
+		}
+	}
+	return 0;
+}
+
+void preload_exec_restore(struct exec_hidden *h)
+{
+	int err = errno;
+
+	for (int i = 0; i < h->n; i++) {
+		real_dup2(h->saved[i], h->fd[i]);
+		real_close(h->saved[i]);
+	}
+	if (h->n)
+		run_log("exec failed: %d U-Net sockets put back", h->n);
+	h->n = 0;
+	errno = err;
 }

@@ -113,7 +113,13 @@ static void fork_child(void)
 		eps[i].ep = NULL;
 		snprintf(eps[i].why, sizeof(eps[i].why), "the endpoint is the parent process's");
 	}
-	pthread_mutex_unlock(&stack_lock);
+	/* Not unlocked: a recursive mutex records its owner's thread id,
+	 * which the child's thread does not have (the unlock would fail with
+	 * EPERM and leave the child's next lock waiting forever).  The child
+	 * has one thread, so a fresh mutex is the same as a released one. */
+	pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+	stack_lock = fresh;
 }
 
 void stack_atfork(void)

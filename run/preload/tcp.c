@@ -125,6 +125,13 @@ struct run_tcp *run_tcp_accept(struct run_tcp *l, bool nonblock)
 	struct unet_tcp *t;
 	struct run_tcp *c;
 
+	if (!l->e->ep) {
+		/* A fork's child: the listener is the parent's (stack.h); its
+		 * state here is a copy the layer must not run (it would send
+		 * on the parent's rings). */
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	for (;;) {
 		int r;
 
@@ -282,6 +289,10 @@ int run_tcp_shutdown(struct run_tcp *c, int how)
 {
 	int r = 0;
 
+	if (!c->e->ep) {
+		errno = EOPNOTSUPP; /* a fork's child: see run_tcp_accept */
+		return -1;
+	}
 	if (how == SHUT_WR || how == SHUT_RDWR) {
 		stack_enter();
 		r = unet_tcp__shutdown(c->t);
@@ -300,6 +311,8 @@ short run_tcp_poll(struct run_tcp *c)
 	unsigned int ev;
 	short p = 0;
 
+	if (!c->e->ep)
+		return POLLERR; /* a fork's child: every call but close fails */
 	stack_enter();
 	progress(c->e);
 	ev = unet_tcp__events(c->t);

@@ -34,6 +34,8 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
 		return NULL;
 	}
 	u->e = e;
+	u->local_addr = local_addr;
+	u->local_port = local_port;
 	u->peer_addr = peer_addr;
 	u->peer_port = peer_port;
 	u->nonblock = nonblock;
@@ -60,9 +62,81 @@ void run_udp_close(struct run_udp *u)
 		for (unsigned int i = 0; i < u->count; i++)
 			unet_endpoint__release(u->e->ep, &u->q[(u->head + i) % RUN_UDP_QLEN], 1);
 		unet_udp__close(u->us);
+		for (int g = 0; g < RUN_UDP_GROUPS; g++)
+			if (u->group_addr[g])
+				unet_udp__close(u->group_us[g]);
 	}
 	stack_leave();
 	free(u);
+}
+
+/* Whether datagrams of the UDP layer's socket us are u's: its own, or a
+ * group's it joined. */
+static bool owns(const struct run_udp *u, const struct unet_udp_sock *us)
+{
+	if (u->us == us)
+		return true;
+	for (int g = 0; g < RUN_UDP_GROUPS; g++)
+		if (u->group_addr[g] && u->group_us[g] == us)
+			return true;
+	return false;
+}
+
+int run_udp_join(struct run_udp *u, uint32_t group)
+{
+	UNET_OPTS_INIT(unet_udp_opts, o);
+	int free_slot = -1, err = 0;
+
+	stack_enter();
+	if (!u->e->ep)
+		err = EOPNOTSUPP;
+	for (int g = 0; !err && g < RUN_UDP_GROUPS; g++) {
+		if (u->group_addr[g] == group)
+			err = EADDRINUSE; /* the kernel's answer to a second join */
+		else if (!u->group_addr[g] && free_slot < 0)
+			free_slot = g;
+	}
+	if (!err && free_slot < 0)
+		err = ENOBUFS;
+	if (!err) {
+		/* Unconnected whatever the socket is: a group's sender is
+		 * not its peer.  The key is the group's address, which no
+		 * unicast datagram carries: the entry catches the group's
+		 * traffic for this port and nothing else. */
+		u->group_us[free_slot] = unet_udp__open(u->e->ep, group, u->local_port, &o);
+		if (u->group_us[free_slot])
+			u->group_addr[free_slot] = group;
+		else
+			err = errno;
+	}
+	stack_leave();
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+int run_udp_leave(struct run_udp *u, uint32_t group)
+{
+	int err = EADDRNOTAVAIL;
+
+	stack_enter();
+	for (int g = 0; g < RUN_UDP_GROUPS; g++) {
+		if (u->group_addr[g] != group)
+			continue;
+		if (u->e->ep)
+			unet_udp__close(u->group_us[g]);
+		u->group_addr[g] = 0;
+		u->group_us[g] = NULL;
+		err = 0;
+	}
+	stack_leave();
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
 }
 
 void run_udp_pump(struct run_ep *e)
@@ -77,7 +151,7 @@ void run_udp_pump(struct run_ep *e)
 			struct unet_udp_sock *us = unet_udp__desc_sock(&d[i]);
 			struct run_udp *u;
 
-			for (u = e->udp; u && u->us != us; u = u->next)
+			for (u = e->udp; u && !owns(u, us); u = u->next)
 				;
 			if (!u || u->count == RUN_UDP_QLEN) {
 				unet_endpoint__release(e->ep, &d[i], 1);

@@ -22,11 +22,16 @@
 #include "stack.h"
 
 #define RUN_UDP_QLEN 256
+/* Multicast groups one socket may join on U-Net (the kernel's default
+ * limit per socket, igmp_max_memberships, is 20). */
+#define RUN_UDP_GROUPS 8
 
 struct run_udp {
 	struct run_udp *next; /* on its endpoint's list */
 	struct run_ep *e;
 	struct unet_udp_sock *us;
+	uint32_t local_addr;  /* network order */
+	uint16_t local_port;  /* host order */
 	uint32_t peer_addr;   /* connected peer (network order), 0: none */
 	uint16_t peer_port;   /* host order */
 	struct unet_recv_desc q[RUN_UDP_QLEN];
@@ -36,6 +41,10 @@ struct run_udp {
 	uint32_t spin_us;
 	uint64_t rx, tx;      /* datagrams, for the log at close */
 	uint64_t arrivals;    /* datagrams queued here, ever: epoll's edges */
+	/* Joined groups: a UDP-layer socket of its own for each
+	 * (group, local_port), whose datagrams land in q as the socket's. */
+	uint32_t group_addr[RUN_UDP_GROUPS]; /* network order, 0: free */
+	struct unet_udp_sock *group_us[RUN_UDP_GROUPS];
 };
 
 /* Open the U-Net socket for local_addr:local_port (network order, host
@@ -44,6 +53,15 @@ struct run_udp {
 struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t local_port,
 			     uint32_t peer_addr, uint16_t peer_port, bool nonblock,
 			     uint32_t spin_us);
+/* Receive the datagrams sent to group (a multicast address, network
+ * order) on the socket's port too; leave it again.  The kernel's side of
+ * the membership (IGMP, the device's filter) is the caller's.  0, or -1
+ * with errno: EADDRINUSE (another socket on this interface has
+ * group:port), ENOBUFS (RUN_UDP_GROUPS joined), EADDRNOTAVAIL (leave: not
+ * joined), EOPNOTSUPP (a fork's child). */
+int run_udp_join(struct run_udp *u, uint32_t group);
+int run_udp_leave(struct run_udp *u, uint32_t group);
+
 /* Close it: the port goes back to the kernel, queued datagrams are
  * released. */
 void run_udp_close(struct run_udp *u);

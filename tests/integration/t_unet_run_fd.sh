@@ -1,0 +1,244 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# t_unet_run_fd.sh - what becomes of U-Net sockets under unet-run when a
+# program duplicates its descriptors, forks and execs
+# (docs/unet-run.md, "Descriptors").  Sourced by run.sh (see lib.sh).
+
+# name|modes (xdp: once per mode, -: once)|timeout s|what it checks
+TESTS+=(
+	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone; a forking server's child finds the parent's U-Net connection and listener refused (recv, send, shutdown, accept: EOPNOTSUPP), closes them and exits, and its own socket is on the kernel; the parent then serves that connection, 300 kB byte for byte"
+)
+
+t_unet_run_fd() {
+	local run_env=() pid
+	# shellcheck disable=SC2207
+	run_env=(env $(unet_run_env))
+	T_MODE=${T_MODE:-native}
+	setup_ns
+	attach a
+	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
+	cat >"$T_DIR/peer.py" <<'PY'
+import socket, sys, threading
+ip = sys.argv[1]
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind((ip, 7900))
+def udp():
+    while True:
+        d, a = u.recvfrom(65536)
+        u.sendto(d, a)
+threading.Thread(target=udp, daemon=True).start()
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind((ip, 7902)); ls.listen(8)
+print("ready endpoint=0", flush=True)
+def serve(c):
+    while True:
+        d = c.recv(65536)
+        if not d: break
+        c.sendall(d)
+    c.close()
+while True:
+    c, _ = ls.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+	cat >"$T_DIR/fdprog.py" <<'PY'
+# Under unet-run: dup, dup2, dup3 of U-Net sockets, then exec (a failed
+# one, then a real one into fdchild.py).
+import errno, os, socket, sys
+peer = sys.argv[1]
+U, T = (peer, 7900), (peer, 7902)
+blob = bytes((i * 151 + 3) % 256 for i in range(200000))
+
+def udp_echo(s, msg):
+    s.sendto(msg, U)
+    got = s.recv(65536)
+    assert got == msg, (got, msg)
+
+def tcp_echo(s, data):
+    s.sendall(data)
+    got = bytearray()
+    while len(got) < len(data):
+        d = s.recv(65536)
+        assert d, "early EOF"
+        got += d
+    assert bytes(got) == data
+
+# UDP: dup, close the original, the copy is the same socket.
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.settimeout(10)
+u.bind(("0.0.0.0", 7901))
+udp_echo(u, b"one")
+fd = os.dup(u.fileno())
+u.close()
+v = socket.socket(fileno=fd); v.settimeout(10)
+udp_echo(v, b"two")
+# dup2 (inheritable) and dup3 (O_CLOEXEC) onto chosen numbers.
+os.dup2(v.fileno(), 40, inheritable=True)
+os.dup2(v.fileno(), 41, inheritable=False)
+v.close()
+w = socket.socket(fileno=40); w.settimeout(10)
+udp_echo(w, b"three")
+w.detach(); os.close(40)
+x = socket.socket(fileno=41); x.settimeout(10)
+udp_echo(x, b"four")
+assert x.getsockname()[1] == 7901
+x.close()
+print("udp dup ok", flush=True)
+
+# TCP: the same with a connection, 200 kB byte for byte.
+c = socket.create_connection(T, timeout=10)
+tcp_echo(c, blob[:1000])
+fd = os.dup(c.fileno())
+c.close()
+d = socket.socket(fileno=fd); d.settimeout(10)
+tcp_echo(d, blob)
+d.close()
+print("tcp dup ok", flush=True)
+
+# exec: u2 and t2 inheritable, k close-on-exec (Python's default).
+u2 = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u2.settimeout(10)
+u2.bind(("0.0.0.0", 7903))
+udp_echo(u2, b"before exec")
+t2 = socket.create_connection(T, timeout=10)
+tcp_echo(t2, b"before exec")
+k = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); k.settimeout(10)
+udp_echo(k, b"cloexec")
+u2.set_inheritable(True); t2.set_inheritable(True)
+try:
+    os.execv("/nonexistent/program", ["x"])
+except OSError as e:
+    assert e.errno == errno.ENOENT, e
+udp_echo(u2, b"after a failed exec")
+tcp_echo(t2, b"after a failed exec")
+udp_echo(k, b"after a failed exec")
+print("failed exec ok", flush=True)
+os.execv(sys.executable, [sys.executable, sys.argv[2], str(u2.fileno()), str(t2.fileno()),
+                          str(k.fileno()), peer])
+PY
+	cat >"$T_DIR/fdchild.py" <<'PY'
+# The image exec'ed by fdprog.py: inherited U-Net sockets are dead kernel
+# sockets (reads: end of file; writes: EPIPE); close-on-exec ones are gone.
+import errno, os, socket, sys
+u, t, k = (int(a) for a in sys.argv[1:4])
+peer = (sys.argv[4], 7900)
+try:
+    os.fstat(k)
+    raise SystemExit("the close-on-exec socket survived exec")
+except OSError as e:
+    assert e.errno == errno.EBADF, e
+for fd, kind in ((u, socket.SOCK_DGRAM), (t, socket.SOCK_STREAM)):
+    s = socket.socket(fileno=fd)
+    assert s.type == kind, (fd, s.type)
+    assert s.recv(100) == b"", fd
+    try:
+        if kind == socket.SOCK_DGRAM:
+            s.sendto(b"x", peer)
+        else:
+            s.send(b"x")
+        raise SystemExit("fd %d: a send after exec succeeded" % fd)
+    except OSError as e:
+        assert e.errno == errno.EPIPE, (fd, e)
+    s.close()
+print("exec child ok", flush=True)
+PY
+	cat >"$T_DIR/forkprog.py" <<'PY'
+# Under unet-run: a forking server.  The parent accepts; the child, given
+# the accepted U-Net connection, finds it refused (EOPNOTSUPP) and its own
+# new socket on the kernel; the parent then serves the connection itself.
+import errno, os, socket, sys
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("0.0.0.0", 7904)); ls.listen(4)
+peer_udp = (sys.argv[1], 7900)
+print("ready endpoint=0", flush=True)
+c, a = ls.accept()
+pid = os.fork()
+if pid == 0:
+    rc = 0
+    for what, op in (("recv", lambda: c.recv(10)), ("send", lambda: c.send(b"x")),
+                     ("shutdown", lambda: c.shutdown(socket.SHUT_WR)),
+                     ("accept", lambda: ls.accept())):
+        try:
+            op()
+            print("child: %s on the parent's connection worked" % what, flush=True)
+            rc = 1
+        except OSError as e:
+            ok = e.errno == errno.EOPNOTSUPP
+            print("child: %s: %s" % (what, "EOPNOTSUPP" if ok else e), flush=True)
+            if not ok:
+                rc = 1
+    k = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); k.settimeout(10)
+    k.sendto(b"child via the kernel", peer_udp)
+    if k.recv(100) != b"child via the kernel":
+        rc = 1
+    print("child: own socket ok", flush=True)
+    # As a forking server's child ends: its copies closed, a normal exit
+    # (neither may touch the parent's connection or listener).
+    c.close(); ls.close(); k.close()
+    sys.exit(rc)
+_, st = os.waitpid(pid, 0)
+assert os.waitstatus_to_exitcode(st) == 0, st
+total = 0
+while True:
+    d = c.recv(65536)
+    if not d: break
+    c.sendall(d); total += len(d)
+c.close()
+print("parent echoed", total, flush=True)
+PY
+	cat >"$T_DIR/forkclient.py" <<'PY'
+import socket, sys
+blob = bytes((i * 37 + 11) % 256 for i in range(300000))
+c = socket.create_connection((sys.argv[1], 7904), timeout=20)
+c.sendall(blob); c.shutdown(socket.SHUT_WR)
+got = bytearray()
+while True:
+    d = c.recv(65536)
+    if not d: break
+    got += d
+assert bytes(got) == blob, len(got)
+print("fork client ok", flush=True)
+PY
+	unet_bg_b /usr/bin/python3 "$T_DIR/peer.py" "$IP_B" >"$T_DIR/peer.out" 2>&1
+	pid=$UNET_BG_PID
+	T_CLEANUP+=("kill $pid")
+	wait_ready "$T_DIR/peer.out" "$pid" >/dev/null
+
+	# dup and exec.
+	in_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/fd.log" \
+		/usr/bin/python3 "$T_DIR/fdprog.py" "$IP_B" "$T_DIR/fdchild.py" >"$T_DIR/fd.out" 2>&1
+	local rc=$?
+	cat "$T_DIR/fd.out" "$T_DIR/fd.log"
+	((rc == 0)) || fail "the dup/exec program failed (exit $rc)"
+	[[ $(cat "$T_DIR/fd.out") == $'udp dup ok\ntcp dup ok\nfailed exec ok\nexec child ok' ]] ||
+		fail "the dup/exec program did not finish every step"
+	# The UDP socket on 7901 went to U-Net once and was closed once, with
+	# its four echoes counted on U-Net (the dups shared it).
+	grep -q "udp bind 0\.0\.0\.0:7901: U-Net" "$T_DIR/fd.log" || fail "the UDP socket was not on U-Net"
+	grep -q "udp socket closed: 4 datagrams received, 4 sent over U-Net" "$T_DIR/fd.log" ||
+		fail "the dups of the UDP socket did not carry its four datagrams over U-Net"
+	grep -q "tcp socket closed: 201000 bytes received, 201000 sent over U-Net" "$T_DIR/fd.log" ||
+		fail "the dup of the TCP connection did not carry 201000 bytes over U-Net"
+	[[ $(grep -c "exec: a shut-down kernel socket in the new image" "$T_DIR/fd.log") == 4 ]] ||
+		fail "not two inheritable U-Net sockets replaced at each of the two execs"
+	grep -q "exec failed: 2 U-Net sockets put back" "$T_DIR/fd.log" || fail "the failed exec did not put the sockets back"
+
+	# fork.
+	unet_bg_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/fork.log" \
+		/usr/bin/python3 "$T_DIR/forkprog.py" "$IP_B" >"$T_DIR/fork.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/fork.out" "$pid" >/dev/null
+	in_b /usr/bin/python3 "$T_DIR/forkclient.py" "$IP_A" >"$T_DIR/forkclient.out" 2>&1 ||
+		{ cat "$T_DIR/forkclient.out" "$T_DIR/fork.out" "$T_DIR/fork.log"; fail "the forking server's client failed"; }
+	finish "$pid" "$T_DIR/fork.out" 30 "forking server under unet-run"
+	cat "$T_DIR/fork.log"
+	for op in recv send shutdown accept; do
+		grep -qx "child: $op: EOPNOTSUPP" "$T_DIR/fork.out" ||
+			fail "the child's $op on the parent's socket was not refused with EOPNOTSUPP"
+	done
+	grep -qx "parent echoed 300000" "$T_DIR/fork.out" || fail "the parent did not serve the connection"
+	grep -q "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net" "$T_DIR/fork.log" || fail "the connection was not on U-Net"
+	grep -q "udp sendto $IP_B:7900: kernel (the endpoint is the parent process's)" "$T_DIR/fork.log" ||
+		fail "the child's own socket did not go to the kernel"
+	grep -q "tcp socket closed: 300000 bytes received, 300000 sent over U-Net" "$T_DIR/fork.log" ||
+		fail "the parent's connection did not carry 300000 bytes each way over U-Net"
+}

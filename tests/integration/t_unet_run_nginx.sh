@@ -1,0 +1,75 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# t_unet_run_nginx.sh - Debian's nginx, unmodified, serving files over
+# U-Net under unet-run (docs/unet-run.md) to curl and wrk on the kernel's
+# TCP in the other namespace.  Sourced by run.sh (see lib.sh).
+
+# name|modes (xdp: once per mode, -: once)|timeout s|what it checks
+TESTS+=(
+	"unet_run_nginx|-|120|Debian's nginx, unmodified, under unet-run (native mode; one process, its sendfile on): a 600 kB file fetched by curl from the other namespace byte for byte, then wrk (1 s, 2 connections): every response 200, no socket error, every connection on U-Net (the namespace's kernel TCP counters unmoved); skipped without nginx or wrk"
+)
+
+t_unet_run_nginx() {
+	command -v nginx >/dev/null || skip "nginx is not installed"
+	command -v wrk >/dev/null || skip "wrk is not installed"
+	local pid before after n i
+	T_MODE=${T_MODE:-native}
+	tcp_run_setup
+	mkdir -p "$T_DIR/www" "$T_DIR/tmp"
+	head -c 614400 /dev/urandom >"$T_DIR/www/blob"
+	echo "small page" >"$T_DIR/www/index.html"
+	# One process: nginx's workers would be fork children of the process
+	# that opened the listener, and a fork's child cannot use its
+	# parent's U-Net sockets (docs/unet-run.md, "Descriptors").
+	cat >"$T_DIR/nginx.conf" <<CONF
+master_process off;
+daemon off;
+pid $T_DIR/nginx.pid;
+error_log $T_DIR/error.log info;
+events { worker_connections 64; }
+http {
+	access_log off;
+	sendfile on;
+	client_body_temp_path $T_DIR/tmp/body;
+	proxy_temp_path $T_DIR/tmp/proxy;
+	fastcgi_temp_path $T_DIR/tmp/fastcgi;
+	uwsgi_temp_path $T_DIR/tmp/uwsgi;
+	scgi_temp_path $T_DIR/tmp/scgi;
+	server {
+		listen $IP_A:7950;
+		root $T_DIR/www;
+	}
+}
+CONF
+	before=$(kernel_tcp_segs a)
+	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/nginx.log" \
+		nginx -p "$T_DIR" -c "$T_DIR/nginx.conf" >"$T_DIR/nginx.out" 2>&1
+	pid=$UNET_BG_PID
+	for ((i = 0; i < 100; i++)); do
+		[[ $(in_b curl -s "http://$IP_A:7950/" 2>/dev/null) == "small page" ]] && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ((i == 100)) || ! kill -0 "$pid" 2>/dev/null; then
+		cat "$T_DIR/nginx.out" "$T_DIR/error.log" "$T_DIR/nginx.log"
+		fail "nginx under unet-run does not answer"
+	fi
+	in_b curl -sf -o "$T_DIR/got" "http://$IP_A:7950/blob" || fail "curl of the 600 kB file failed"
+	cmp "$T_DIR/www/blob" "$T_DIR/got" || fail "the file curl got differs from the one nginx served"
+	in_b wrk -t1 -c2 -d1s "http://$IP_A:7950/blob" >"$T_DIR/wrk.out" 2>&1 || { cat "$T_DIR/wrk.out"; fail "wrk failed"; }
+	cat "$T_DIR/wrk.out"
+	grep -qE "Socket errors|Non-2xx" "$T_DIR/wrk.out" && fail "wrk reports errors"
+	n=$(sed -n 's/^ *\([0-9][0-9]*\) requests in .*/\1/p' "$T_DIR/wrk.out")
+	# More than one request per connection: nginx waits for the next
+	# request of a kept-alive connection on an edge-triggered epoll.
+	[[ $n =~ ^[0-9]+$ ]] || fail "wrk printed no request count"
+	((n > 2)) || fail "wrk got $n answers on its 2 kept-alive connections"
+	kill -TERM "$pid"; unet_bg_wait "$pid" 10
+	cat "$T_DIR/nginx.log"
+	grep -q "tcp listen $IP_A:7950: U-Net" "$T_DIR/nginx.log" || fail "nginx's listener was not on U-Net"
+	grep -q "tcp .*: kernel" "$T_DIR/nginx.log" && fail "a TCP socket of nginx went to the kernel"
+	note "wrk: $n requests of 600 kB over U-Net"
+	after=$(kernel_tcp_segs a)
+	kernel_tcp_quiet "$before" "$after"
+}
