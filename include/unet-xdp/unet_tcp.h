@@ -147,6 +147,13 @@ UNET_API uint16_t unet_tcp__local_port(const struct unet_tcp *c);
 UNET_API uint16_t unet_tcp__remote_port(const struct unet_tcp *c);
 UNET_API uint32_t unet_tcp__remote_addr(const struct unet_tcp *c);
 
+/* Connections of ep the application closed whose data or FIN the peer
+ * has not acknowledged yet: lwIP still sends them, as the kernel does
+ * after close(), but only while the process lives and drives the
+ * endpoint.  A process about to exit waits until this is 0 (bounded):
+ * unet-run does so at exit. */
+UNET_API unsigned int unet_tcp__closing(struct unet_endpoint *ep);
+
 /* The endpoint's TCP counters (all its connections). */
 struct unet_tcp_stats {
 	uint64_t rx_frames;	    /* IPv4/TCP frames handed to lwIP */

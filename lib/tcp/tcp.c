@@ -2335,6 +2335,25 @@ uint32_t unet_tcp__remote_addr(const struct unet_tcp *c)
 	return c ? c->raddr : 0;
 }
 
+unsigned int unet_tcp__closing(struct unet_endpoint *ep)
+{
+	struct utcp_state *st;
+	unsigned int n = 0;
+
+	if (!ep)
+		return 0;
+	st = unet_layer_state(ep, &tcp_layer);
+	lock(NULL);
+	for (const struct tcp_closing *cl = st ? st->closing : NULL; cl; cl = cl->next) {
+		/* FIN_WAIT_2 and TIME_WAIT: everything of ours was acknowledged. */
+		if (pcb_active(cl) && (cl->pcb->state == FIN_WAIT_1 || cl->pcb->state == CLOSING ||
+				       cl->pcb->state == LAST_ACK || cl->pcb->unsent || cl->pcb->unacked))
+			n++;
+	}
+	unlock();
+	return n;
+}
+
 int unet_tcp__stats(struct unet_endpoint *ep, struct unet_tcp_stats *out)
 {
 	struct utcp_state *st;

@@ -122,6 +122,11 @@ static void fork_child(void)
 	stack_lock = fresh;
 }
 
+struct run_ep *stack_ep_at(int i)
+{
+	return i >= 0 && i < neps ? &eps[i] : NULL;
+}
+
 void stack_atfork(void)
 {
 	pthread_atfork(fork_prepare, fork_parent, fork_child);

@@ -35,6 +35,10 @@ extern pthread_mutex_t stack_lock;
  * TCP layer's port holders) are not the program's to track or log. */
 extern __thread int stack_depth;
 
+/* The process's i-th endpoint (i from 0), NULL past the last; under
+ * stack_lock. */
+struct run_ep *stack_ep_at(int i);
+
 static inline void stack_enter(void)
 {
 	pthread_mutex_lock(&stack_lock);

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tcp.h"
 #include "udp.h"
@@ -168,6 +169,48 @@ struct run_tcp *run_tcp_accept(struct run_tcp *l, bool nonblock)
 	c->peer.sin_port = htons(unet_tcp__remote_port(t));
 	stack_leave();
 	return c;
+}
+
+/*
+ * At exit.  A connection the program closed may still have data or its
+ * FIN unacknowledged: the kernel would send them after the process is
+ * gone, a stack in the process only while the process drives it (a
+ * server that writes its answer, closes and exits lost the answer's
+ * tail).  Drive the endpoints until every such connection is done, at
+ * most EXIT_LINGER_MS; a thread still inside the stack at exit (it holds
+ * the lock) gets the same bound.
+ */
+#define EXIT_LINGER_MS 5000
+
+__attribute__((destructor)) static void exit_linger(void)
+{
+	int64_t deadline = stack_now_us() + EXIT_LINGER_MS * 1000;
+	struct timespec abs;
+
+	clock_gettime(CLOCK_REALTIME, &abs);
+	abs.tv_sec += EXIT_LINGER_MS / 1000;
+	if (pthread_mutex_timedlock(&stack_lock, &abs))
+		return;
+	stack_depth++;
+	for (;;) {
+		struct pollfd w[8];
+		unsigned int left = 0;
+		nfds_t nw = 0;
+		struct run_ep *e;
+
+		for (int i = 0; (e = stack_ep_at(i)); i++) {
+			if (!e->ep)
+				continue;
+			progress(e);
+			left += unet_tcp__closing(e->ep);
+			if (e->wait_fd >= 0 && nw < 8)
+				w[nw++] = (struct pollfd){ .fd = e->wait_fd, .events = POLLIN };
+		}
+		if (!left || stack_now_us() >= deadline)
+			break;
+		poll(w, nw, 10);
+	}
+	stack_leave();
 }
 
 void run_tcp_close(struct run_tcp *c)

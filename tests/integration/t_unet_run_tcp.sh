@@ -11,7 +11,7 @@ TESTS+=(
 	"unet_run_sockperf_tcp|xdp|150|Debian's sockperf, unmodified, TCP ping-pong: server under unet-run and kernel client, then the other way round; no message lost, duplicated or out of order, over U-Net (the namespace's kernel TCP counters unmoved)"
 	"unet_run_iperf3|xdp|180|Debian's iperf3, unmodified, TCP: server under unet-run with a kernel client, then a client under unet-run against a kernel server (both directions with -R); the bytes each side counts agree, over U-Net (the namespace's kernel TCP counters unmoved)"
 	"unet_run_epoll_et|xdp|90|edge-triggered epoll as nginx and libuv use it, first between the kernel's sockets (the expectations are the kernel's), then with the server under unet-run: a new EPOLLIN edge for every request though EPOLLOUT stays set, none after a partial read until new data, an EPOLLOUT edge after EAGAIN; 200 requests and 4 MiB byte for byte"
-	"unet_run_careless|xdp|90|a server under unet-run meets careless peers: a client that resets mid-request (the server sees ECONNRESET or the end, and serves the next client), a UDP datagram past the MTU (EMSGSIZE, nothing sent; 1472 bytes go), the server SIGKILLed with a connection open (its ports released: the same port on U-Net again at once, serving a client)"
+	"unet_run_careless|xdp|90|a server under unet-run meets careless peers: a client that resets mid-request (the server sees ECONNRESET or the end, and serves the next client), a UDP datagram past the MTU (EMSGSIZE, nothing sent; 1472 bytes go), the server SIGKILLed with a connection open (its ports released: the same port on U-Net again at once, serving a client), a server that writes 4 MiB, closes and exits at once (the client gets all of it)"
 	"unet_run_asyncio|xdp|90|a Python asyncio server (epoll, level-triggered readers and writers) under unet-run: 4 TCP connections at once, 256 KiB each echoed byte for byte, and 200 UDP datagrams of sizes 1..1400 echoed, from the kernel's sockets in the other namespace, over U-Net"
 	"unet_run_threads|xdp|240|tests/tools/socket-threads under unet-run: 4 threads each with its own TCP connection, a UDP sender and an edge-triggered epoll reader on one socket, and a thread opening and closing sockets, all at once against the kernel's echo servers, every byte and datagram back in order; then the same built with ThreadSanitizer (make tsan: program, unet-run and the preload library): no data race reported (that half runs in the plain pass)"
 	"unet_run_tcp|xdp|120|a Python TCP echo server (wildcard bind, listen, accept) and client (blocking and non-blocking connect with SO_ERROR, sendall, shutdown) under unet-run against the kernel's TCP in the other namespace: 1 MB each way byte for byte, over U-Net (the endpoint's log, the namespace's kernel TCP segment counters unmoved)"
@@ -308,6 +308,43 @@ t_unet_run_careless() {
 	finish "$pid" "$T_DIR/server2.out" 20 "the server started after the SIGKILL"
 	grep -q "tcp listen $IP_A:7810: U-Net" "$T_DIR/server2.log" ||
 		{ cat "$T_DIR/server2.log"; fail "the port was not on U-Net again after the SIGKILL"; }
+	# A server that writes 4 MiB, closes and exits at once: the kernel
+	# would send the tail after the process is gone; unet-run drives the
+	# endpoint at exit until the peer has it all (bounded).
+	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/server3.log" \
+		/usr/bin/python3 -c '
+import socket, sys
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind((sys.argv[1], 7813)); ls.listen(1)
+print("ready endpoint=0", flush=True)
+c, _ = ls.accept()
+c.sendall(bytes(i % 251 for i in range(4 << 20)))
+c.close()
+' "$IP_A" >"$T_DIR/server3.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/server3.out" "$pid" >/dev/null
+	in_b /usr/bin/python3 -c '
+import socket, sys, time
+# A small window that the client leaves full for a while: the server
+# closes and exits with data lwIP has not sent yet.
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)
+s.settimeout(10)
+s.connect((sys.argv[1], 7813))
+time.sleep(2)
+got = bytearray()
+while True:
+    d = s.recv(1 << 16)
+    if not d:
+        break
+    got += d
+want = bytes(i % 251 for i in range(4 << 20))
+print("got", len(got), "bytes, intact" if got == want else "bytes, NOT as sent")
+' "$IP_A" >"$T_DIR/client3.out" 2>&1
+	cat "$T_DIR/client3.out"
+	finish "$pid" "$T_DIR/server3.out" 20 "the server that exits after close"
+	grep -qx "got 4194304 bytes, intact" "$T_DIR/client3.out" ||
+		fail "a server's last write before close and exit did not all arrive"
 }
 
 t_unet_run_asyncio() {
