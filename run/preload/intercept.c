@@ -810,12 +810,17 @@ EXPORT int listen(int fd, int backlog)
  * nothing here: it follows the sockets' arrivals and blocked sends. */
 static void note_io(struct run_sock *s, ssize_t r)
 {
-	if (r < 0)
+	uint64_t rx, tx;
+
+	if (r < 0 || s->pub_slot < 0)
 		return;
-	if (s->udp)
-		pub_count(s->pub_slot, s->udp->rx, s->udp->tx);
-	else
-		pub_count(s->pub_slot, s->tcp->rx_bytes, s->tcp->tx_bytes);
+	/* The counts move under the stack's lock, in whichever thread sends
+	 * or receives. */
+	stack_enter();
+	rx = s->udp ? s->udp->rx : s->tcp->rx_bytes;
+	tx = s->udp ? s->udp->tx : s->tcp->tx_bytes;
+	stack_leave();
+	pub_count(s->pub_slot, rx, tx);
 }
 
 static ssize_t send_iov(struct run_sock *s, const struct iovec *iov, size_t n, int flags,

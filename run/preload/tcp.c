@@ -246,11 +246,12 @@ ssize_t run_tcp_send(struct run_tcp *c, const struct iovec *iov, size_t n, int f
 			r = unet_tcp__send(c->t, (const char *)iov[i].iov_base + off,
 					   iov[i].iov_len - off, 0);
 			progress(c->e);
+			if (r > 0)
+				c->tx_bytes += (uint64_t)r; /* under the lock: unetctl sockets reads it */
 			stack_leave();
 			if (r > 0) {
 				off += (size_t)r;
 				done += (size_t)r;
-				c->tx_bytes += (uint64_t)r;
 				continue;
 			}
 			if (r != -EAGAIN) {
@@ -305,11 +306,11 @@ ssize_t run_tcp_recv(struct run_tcp *c, const struct iovec *iov, size_t n, int f
 			stack_enter();
 			progress(c->e);
 			r = unet_tcp__recv(c->t, iov[i].iov_base, iov[i].iov_len, 0);
-			stack_leave();
-			if (r >= 0) {
+			if (r > 0)
 				c->rx_bytes += (uint64_t)r;
+			stack_leave();
+			if (r >= 0)
 				return r; /* one buffer's worth: as much as was there */
-			}
 			if (r != -EAGAIN) {
 				errno = (int)-r;
 				return -1;
