@@ -131,6 +131,13 @@ enum {
 	UNET_STAT_DROP_QUEUE_RANGE, /* arrived on a queue >= UNET_MAX_QUEUES (16): no socket can be there */
 	UNET_STAT_TCP_DELIVERED,    /* TCP segment for a U-Net TCP port, to its endpoint */
 	UNET_STAT_DROP_TCP_MALFORMED, /* for a U-Net TCP port, lengths do not add up */
+	/* Routable channels (U-Net inside UDP/IPv4, docs/wire-format.md) */
+	UNET_STAT_DROP_CHAN_IP,	    /* IP header: version, ihl/options, total length */
+	UNET_STAT_DROP_CHAN_FRAG,   /* an IP fragment */
+	UNET_STAT_DROP_CHAN_UDPLEN, /* UDP length not the IP payload's */
+	UNET_STAT_DROP_CHAN_CSUM,   /* non-zero UDP checksum */
+	UNET_STAT_DROP_CHAN_KIND,   /* raw frame for a routable channel, or UDP for a raw one */
+	UNET_STAT_CHAN_DELIVERED,   /* routable-channel frames delivered (in delivered too) */
 	UNET_STAT__COUNT
 };
 /* Fill out[UNET_STAT__COUNT]. Returns 0 or -errno. */

@@ -31,6 +31,7 @@
 #define UNET_MAP_IF_STATS "unet_if_stats"
 #define UNET_MAP_XSKS "unet_xsks"
 #define UNET_MAP_FAULTS "unet_faults"
+#define UNET_MAP_CHAN_CFG "unet_chan_cfg"
 
 /* An attached interface's pinned maps, opened. */
 struct unet_iface {
