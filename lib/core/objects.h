@@ -53,6 +53,7 @@ struct unet_channel {
 	 * that no other local process can send from them (chan_udp.c). */
 	bool udp;
 	struct unet_wire_udp w;
+	uint16_t peer_port; /* the peer's UDP source port, checked on receive */
 	int port_fd;
 	uint32_t txq; /* index into ep->q[] */
 	unet_recv_handler handler;
@@ -96,6 +97,8 @@ struct unet_endpoint {
 	unet_recv_handler handler;
 	void *handler_ctx;
 	int dead; /* 0, or -ENETDOWN once the link is found gone or down */
+
+	uint16_t chan_port; /* routable channels' UDP port (host order), once one is open */
 
 	uint64_t rx_msgs, tx_msgs, rx_unknown_channel, rx_no_handler, rx_malformed;
 
