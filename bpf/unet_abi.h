@@ -90,7 +90,7 @@ struct unet_channel_val {
  * destination port per interface.  61955 is in IANA's dynamic range
  * (49152-65535) and above Linux's default ephemeral range (32768-60999),
  * so a kernel socket's automatically chosen port never collides with it.
- * The source port is derived from the channel (UNET_CHAN_SPORT) so that
+ * The source port is derived from the channel (unet_chan_sport) so that
  * ECMP and RSS hashing on the 5-tuple spread channels over paths and
  * queues while one channel's frames stay in order on one.
  */
