@@ -7,7 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"chan_integrity|xdp|90|a routable channel (U-Net in UDP/IPv4): every payload size 1..max_payload both ways byte for byte, chan_delivered counted, no drops"
+	"chan_integrity|xdp|90|a routable channel (U-Net in UDP/IPv4) on a channel port set at attach: every payload size 1..max_payload both ways byte for byte, chan_delivered counted, no drops; unetctl channel add --peer-ip refuses a peer not in the neighbour table and lists --peer-port"
 	"chan_spoof|xdp|90|routable channel: frames forged from another address, another source port, with a checksum or as a fragment are dropped by reason, never delivered; the channel's source port cannot be bound by another process"
 )
 
@@ -29,12 +29,30 @@ t_chan_integrity() {
 	attach a
 	attach b
 	chan_neigh
-	local want=1464 max log pid
+	local want=1464 max log pid id s out
+	# Both sides on a port of their own: frames sent to the default one
+	# would go to the kernel, and nothing would be delivered.
+	for s in a b; do
+		ctl_"$s" attach "$([[ $s == a ]] && echo "$IF_A" || echo "$IF_B")" --mode "$T_MODE" \
+			--chan-port 62000 >/dev/null || fail "attach --chan-port on $s failed"
+	done
+	[[ $(ctl_b --json status "$IF_B" | jq -r '[.. | objects | select(has("chan_port")) | .chan_port] | first') == 62000 ]] ||
+		fail "status of $IF_B does not show chan_port 62000"
 	log=$T_DIR/echo.log
 	unet_bg_b "$PEER" echo "$IF_B" --tag 2 --peer-ip "$IP_A" --peer-tag 1 \
 		--xdp-mode "$T_MODE" --timeout 60 >"$log" 2>&1
 	pid=$UNET_BG_PID
-	wait_ready "$log" "$pid" >/dev/null
+	id=$(wait_ready "$log" "$pid")
+
+	note "unetctl channel add --peer-ip"
+	out=$(ctl_b channel add "$IF_B" --endpoint "$id" --tag 3 --peer-ip 10.201.0.77 --peer-tag 4 2>&1) &&
+		fail "channel add to a peer not in the neighbour table succeeded: $out"
+	grep -q 'neighbour table' <<<"$out" || fail "channel add did not say why it failed: $out"
+	ctl_b channel add "$IF_B" --endpoint "$id" --tag 3 --peer-ip "$IP_A" --peer-port 4000 \
+		--peer-tag 4 >/dev/null || fail "channel add --peer-ip $IP_A failed"
+	[[ $(chan_field b 3 peer_port) == 4000 && $(chan_field b 3 transport) == udp4 ]] ||
+		fail "channel 3 is not listed as udp4 from port 4000: $(channel_json b)"
+	ctl_b channel del "$IF_B" 3 >/dev/null || fail "channel del 3 failed"
 	max=$(sed -n 's/^ready .*max_payload=\([0-9]*\).*/\1/p' "$log")
 	[[ $max == "$want" ]] || fail "routable max_payload is '$max', want $want for MTU 1500"
 	[[ $(chan_field b 2 transport) == udp4 ]] || fail "channel 2 on b is not listed as udp4: $(channel_json b)"
