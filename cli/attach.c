@@ -65,8 +65,8 @@ int do_attach(const struct cmd *c, int argc, char **argv)
 	unet_iface__close(iface);
 	if (err)
 		return fail_iface(err, pos[0]);
-	if (port < 0)
-		return fail_iface(port, pos[0]);
+	/* Unreadable without --chan-port: a program attached before routable
+	 * channels existed; it is attached, there is just no port to show. */
 	if (mode != UNET_XDP_MODE_AUTO && st.mode != mode)
 		fprintf(stderr,
 			"unetctl: note: %s was already attached in %s mode (unetctl detach %s "
@@ -81,7 +81,8 @@ int do_attach(const struct cmd *c, int argc, char **argv)
 	em_u64("prog_id", st.prog_id);
 	em_u64("queues", st.nqueues);
 	em_u64("device_queues", devq);
-	em_u64("chan_port", (uint64_t)port);
+	if (port > 0)
+		em_u64("chan_port", (uint64_t)port);
 	em_close();
 	return 0;
 }
