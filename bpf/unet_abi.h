@@ -63,10 +63,58 @@ struct unet_channel_val {
 	__u16 peer_tag;	  /* source tag every frame must carry (host order) */
 	__u32 endpoint;	  /* owning endpoint slot */
 	__u32 owner_pid;  /* pid that opened it (for listings only) */
-	__u32 flags;	  /* reserved, 0 */
+	__u32 flags;	  /* UNET_CHAN_F_*; other bits reserved, 0 */
 	__u64 owner_token; /* token of the endpoint incarnation that owns it
 			    * (unet_endpoint_val.token): a slot reused by
 			    * another process never inherits the channel */
+	/*
+	 * Routable channels (UNET_CHAN_F_UDP4, docs/wire-format.md): the
+	 * peer is named by IPv4 address and UDP source port, and peer_mac
+	 * is only the next hop's (where sends go), never checked on
+	 * receive.  peer_addr is 16 bytes so that IPv6 (a UNET_CHAN_F_UDP6
+	 * kind) fits the same entry: an IPv4 peer uses bytes 0..3 and
+	 * leaves the rest 0.
+	 */
+	__u8 peer_addr[16]; /* IPv4: bytes 0..3, network order */
+	__be16 peer_port;   /* UDP source port every frame must carry */
+	__u16 pad;	    /* 0 */
+	__u32 pad2;	    /* 0 */
+};
+
+/* unet_channel_val.flags: the channel's kind.  None set: a raw Ethernet
+ * channel (EtherType UNET_ETH_P) checked by peer MAC. */
+#define UNET_CHAN_F_UDP4 1u
+
+/*
+ * Routable channels: U-Net frames inside UDP/IPv4, to one well-known
+ * destination port per interface.  61955 is in IANA's dynamic range
+ * (49152-65535) and above Linux's default ephemeral range (32768-60999),
+ * so a kernel socket's automatically chosen port never collides with it.
+ * The source port is derived from the channel (unet_chan_sport) so that
+ * ECMP and RSS hashing on the 5-tuple spread channels over paths and
+ * queues while one channel's frames stay in order on one.
+ */
+#define UNET_CHAN_PORT_DEFAULT 61955
+#define UNET_IP_HLEN 20
+#define UNET_UDP_HLEN 8
+/* Offset of the payload in a routable channel's frame (no IP options). */
+#define UNET_UDP_PAYLOAD_OFF (UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN + UNET_HDR_LEN)
+
+/* Source port of the channel (local tag, peer tag): in 49152..65535, a
+ * multiplicative hash of both tags so neighbouring tags land far apart. */
+static inline __u16 unet_chan_sport(__u16 tag, __u16 peer_tag)
+{
+	__u32 x = ((__u32)tag << 16 | peer_tag) * 0x9E3779B1u;
+
+	return (__u16)(0xC000u | (x >> 18));
+}
+
+/* "unet_chan_cfg": ARRAY, one entry (key 0), written at attach time.
+ * udp_port 0 means UNET_CHAN_PORT_DEFAULT. */
+struct unet_chan_cfg {
+	__u16 udp_port; /* host order */
+	__u16 pad;
+	__u32 reserved;
 };
 
 /*
@@ -126,6 +174,19 @@ enum unet_if_counter {
 	UNET_CTR_TCP_DELIVERED,	     /* TCP segment redirected into its endpoint */
 	UNET_CTR_DROP_TCP_MALFORMED, /* for a U-Net TCP port, but lengths do not add
 				      * up (IP or TCP header, data offset) */
+	/* Routable channels (UDP/IPv4 to the channel port); appended so
+	 * the others keep their indices.  Header checks of the U-Net header
+	 * inside count as for raw frames (drop_malformed, drop_version,
+	 * drop_unknown_tag, drop_wrong_src, ...). */
+	UNET_CTR_DROP_CHAN_IP,	     /* IP header bad: version, ihl, options,
+				      * total length against the frame */
+	UNET_CTR_DROP_CHAN_FRAG,     /* a fragment (MF or offset set) */
+	UNET_CTR_DROP_CHAN_UDPLEN,   /* UDP length not the IP payload's */
+	UNET_CTR_DROP_CHAN_CSUM,     /* non-zero UDP checksum (we send 0) */
+	UNET_CTR_DROP_CHAN_KIND,     /* raw frame for a routable channel or
+				      * UDP for a raw one */
+	UNET_CTR_CHAN_DELIVERED,     /* routable-channel frames delivered (also
+				      * counted in delivered) */
 	UNET_CTR__COUNT
 };
 

@@ -10,6 +10,7 @@
  * EtherType to one handler per protocol:
  *
  *   xdp_unet.h  U-Net frames (UNET_ETH_P): docs/wire-format.md
+ *   xdp_chan.h  IPv4: U-Net inside UDP (routable channels): docs/wire-format.md
  *   xdp_udp.h   IPv4: UDP over U-Net: docs/udp.md
  *   xdp_tcp.h   IPv4: TCP over U-Net: docs/tcp.md
  *   xdp_arp.h   ARP for U-Net-owned addresses: docs/udp.md
@@ -20,7 +21,8 @@
  *
  * Per frame: count it (rx); shorter than an Ethernet header -> pass;
  * an 802.1Q / 802.1ad tag -> pass (see below); then by EtherType: U-Net ->
- * unet_rx(), IPv4 -> tcp_rx() for TCP, udp_rx() for the rest, ARP -> arp_rx(), anything else -> pass
+ * unet_rx(), IPv4 -> chan_rx() for the channel port, tcp_rx() for TCP,
+ * udp_rx() for the rest, ARP -> arp_rx(), anything else -> pass
  * (untouched).
  *
  * The maps are in unet_abi.h.
@@ -116,6 +118,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } unet_neigh SEC(".maps");
 
+/* Routable channels' configuration (xdp_chan.h), written at attach. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unet_chan_cfg);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} unet_chan_cfg SEC(".maps");
+
 /* ---- Counters ---------------------------------------------------------- */
 
 /*
@@ -150,6 +161,7 @@ static __always_inline int pass(void)
 #include "xdp_common.h"
 #include "xdp_unet.h"
 #include "xdp_udp.h"
+#include "xdp_chan.h"
 #include "xdp_tcp.h"
 #include "xdp_arp.h"
 
@@ -191,6 +203,10 @@ int unet_xdp_rx(struct xdp_md *ctx)
 		return unet_rx(ctx, eth, l3, data_end);
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = l3;
+		int verdict = chan_rx(ctx, l3, data_end);
+
+		if (verdict != CHAN_NOT_OURS)
+			return verdict;
 
 		if ((void *)(ip + 1) <= data_end && ip->protocol == IPPROTO_TCP)
 			return tcp_rx(ctx, l3, data_end);

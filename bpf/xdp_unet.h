@@ -12,7 +12,9 @@
  *      token of the endpoint now in its slot -> drop_unknown_tag;
  *   3. source MAC or src_tag not the channel's peer -> drop_wrong_src
  *      (U-Net's receive-side protection: a process only ever sees frames
- *      from the peer its channel was set up with);
+ *      from the peer its channel was set up with); for a routable channel
+ *      (xdp_chan.h) the source is the IPv4 address and UDP port instead;
+ *      a raw frame for a routable channel or the reverse -> drop_chan_kind;
  *   4. arrival queue >= UNET_MAX_QUEUES -> drop_queue_range; no socket of
  *      the owning endpoint on the arrival queue -> drop_no_socket;
  *      otherwise redirect into that socket (delivered),
@@ -46,10 +48,61 @@ static __always_inline int fault_drop(void)
 	return bpf_get_prandom_u32() % 1000000 < f->drop_ppm;
 }
 
+/*
+ * Who sent a U-Net header, as the frame around it says: a raw frame's
+ * source MAC, or a routable channel's source IPv4 address and UDP port
+ * (mac NULL).  Compared with the channel's peer by unet_demux().
+ */
+struct unet_src {
+	const __u8 *mac;
+	__be32 addr;
+	__be16 port;
+};
+
+static __always_inline int unet_demux(struct xdp_md *ctx, struct unet_hdr *uh, void *data_end,
+				      const struct unet_src *src);
+
+/* Whether the frame is of the channel's kind: raw (by MAC) for a raw
+ * channel, UDP/IPv4 for a routable one. */
+static __always_inline int unet_src_kind_matches(const struct unet_channel_val *ch,
+						 const struct unet_src *src)
+{
+	return !(ch->flags & UNET_CHAN_F_UDP4) == !!src->mac;
+}
+
+/* Protection: the frame comes from the channel's peer -- its MAC for a
+ * raw channel; its IPv4 address and UDP source port for a routable one
+ * (where the MAC is a router's and says nothing). */
+static __always_inline int unet_src_is_peer(const struct unet_channel_val *ch,
+					    const struct unet_src *src)
+{
+	__be32 peer;
+
+	if (!unet_src_kind_matches(ch, src))
+		return 0;
+	if (src->mac)
+		return mac_equal(src->mac, ch->peer_mac);
+	__builtin_memcpy(&peer, ch->peer_addr, sizeof(peer));
+	return src->addr == peer && src->port == ch->peer_port;
+}
+
 /* A frame whose EtherType is UNET_ETH_P; uh points just past the Ethernet
  * header (nothing of it checked yet). */
 static __always_inline int unet_rx(struct xdp_md *ctx, struct ethhdr *eth, struct unet_hdr *uh,
 				   void *data_end)
+{
+	struct unet_src src = { .mac = eth->h_source };
+
+	return unet_demux(ctx, uh, data_end, &src);
+}
+
+/*
+ * The U-Net header at uh (nothing of it checked yet), of a raw frame or
+ * of a routable channel's UDP datagram (xdp_chan.h): check it, find its
+ * channel by tag, check the sender against the channel's peer, deliver.
+ */
+static __always_inline int unet_demux(struct xdp_md *ctx, struct unet_hdr *uh, void *data_end,
+				      const struct unet_src *src)
 {
 	struct unet_channel_stats *cs;
 	struct unet_channel_val *ch;
@@ -111,7 +164,13 @@ static __always_inline int unet_rx(struct xdp_md *ctx, struct ethhdr *eth, struc
 	 * someone else speaking on this channel, and the owner must not see
 	 * it.  This is the check U-Net's interface did on the tag alone.
 	 */
-	if (!mac_equal(eth->h_source, ch->peer_mac) || bpf_ntohs(uh->src_tag) != ch->peer_tag) {
+	if (!unet_src_is_peer(ch, src)) {
+		if (cs)
+			cs->drop_wrong_src += 1;
+		return drop(unet_src_kind_matches(ch, src) ? UNET_CTR_DROP_WRONG_SRC
+							   : UNET_CTR_DROP_CHAN_KIND);
+	}
+	if (bpf_ntohs(uh->src_tag) != ch->peer_tag) {
 		if (cs)
 			cs->drop_wrong_src += 1;
 		return drop(UNET_CTR_DROP_WRONG_SRC);
@@ -142,6 +201,8 @@ static __always_inline int unet_rx(struct xdp_md *ctx, struct ethhdr *eth, struc
 		cs->delivered_bytes += len;
 	}
 	if_count(UNET_CTR_DELIVERED);
+	if (!src->mac)
+		if_count(UNET_CTR_CHAN_DELIVERED);
 	return XDP_REDIRECT;
 }
 

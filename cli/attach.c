@@ -24,8 +24,10 @@ static const char *queue_warning(const char *ifname, unsigned int devq, char *bu
 
 int do_attach(const struct cmd *c, int argc, char **argv)
 {
-	const char *mode_s = NULL;
-	const struct optdef defs[] = { { "--mode", &mode_s }, { NULL, NULL } };
+	const char *mode_s = NULL, *port_s = NULL;
+	const struct optdef defs[] = { { "--mode", &mode_s }, { "--chan-port", &port_s }, { NULL, NULL } };
+	unsigned long chan_port = 0;
+	int port;
 	enum unet_xdp_mode mode = UNET_XDP_MODE_AUTO;
 	struct unet_iface_opts opts;
 	struct unet_iface_status st;
@@ -46,6 +48,8 @@ int do_attach(const struct cmd *c, int argc, char **argv)
 		else if (strcmp(mode_s, "auto"))
 			return fail("invalid mode: %s (native, skb or auto)", mode_s);
 	}
+	if (port_s && parse_uint(port_s, 1, 65535, &chan_port))
+		return fail("invalid channel port: %s (1..65535)", port_s);
 	err = unet_iface__attach(pos[0], mode, &opts);
 	if (err)
 		return fail_iface(err, pos[0]);
@@ -53,9 +57,16 @@ int do_attach(const struct cmd *c, int argc, char **argv)
 	if (!iface)
 		return fail_iface(errno, pos[0]);
 	err = unet_iface__status(iface, &st);
+	/* The routable channels' port: set only when asked, so attaching an
+	 * attached interface again keeps what it had. */
+	if (!err && port_s)
+		err = unet_iface__set_chan_port(iface, (uint16_t)chan_port);
+	port = err ? err : unet_iface__chan_port(iface);
 	unet_iface__close(iface);
 	if (err)
 		return fail_iface(err, pos[0]);
+	/* Unreadable without --chan-port: a program attached before routable
+	 * channels existed; it is attached, there is just no port to show. */
 	if (mode != UNET_XDP_MODE_AUTO && st.mode != mode)
 		fprintf(stderr,
 			"unetctl: note: %s was already attached in %s mode (unetctl detach %s "
@@ -70,6 +81,8 @@ int do_attach(const struct cmd *c, int argc, char **argv)
 	em_u64("prog_id", st.prog_id);
 	em_u64("queues", st.nqueues);
 	em_u64("device_queues", devq);
+	if (port > 0)
+		em_u64("chan_port", (uint64_t)port);
 	em_close();
 	return 0;
 }
@@ -106,7 +119,10 @@ static int status_one(const char *ifname)
 	iface = open_iface(ifname);
 	if (!iface)
 		return 1;
+	int port;
+
 	err = unet_iface__status(iface, &st);
+	port = unet_iface__chan_port(iface);
 	devq = st.device_queues;
 	queue_warning(ifname, devq, warn, sizeof(warn));
 	if (!err)
@@ -126,6 +142,8 @@ static int status_one(const char *ifname)
 	em_u64("device_queues", devq);
 	if (*warn)
 		em_str("warning", warn);
+	if (port > 0) /* < 0: pins of a program from before routable channels */
+		em_u64("chan_port", (uint64_t)port);
 	em_u64("channels", st.n_channels);
 	em_open_array("endpoints");
 	for (size_t i = 0; i < eps.n; i++)

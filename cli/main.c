@@ -18,7 +18,7 @@ static int do_group(const struct cmd *c, int argc, char **argv);
 static int do_help(const struct cmd *c, int argc, char **argv);
 
 static const struct cmd cmds[] = {
-	{ "attach", do_attach, "IFACE [--mode native|skb|auto]",
+	{ "attach", do_attach, "IFACE [--mode native|skb|auto] [--chan-port PORT]",
 	  "load the XDP program, attach it to IFACE and pin it", NULL, "attach" },
 	{ "detach", do_detach, "IFACE", "detach the XDP program and remove its pins", NULL,
 	  "detach" },

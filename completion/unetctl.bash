@@ -69,7 +69,7 @@ _unetctl()
 		COMPREPLY=($(compgen -W "native skb auto" -- "$cur"))
 		return
 		;;
-	--endpoint | --tag | --peer | --peer-tag | --drop-ppm | --pid)
+	--endpoint | --tag | --peer | --peer-tag | --peer-ip | --peer-port | --chan-port | --drop-ppm | --pid)
 		return
 		;;
 	esac
@@ -78,8 +78,8 @@ _unetctl()
 	if [[ $cur == -* ]]; then
 		local opts=$globals
 		case $cmd in
-		attach) opts+=" --mode" ;;
-		channel) [[ ${pos[1]-} == add ]] && opts+=" --endpoint --tag --peer --peer-tag" ;;
+		attach) opts+=" --mode --chan-port" ;;
+		channel) [[ ${pos[1]-} == add ]] && opts+=" --endpoint --tag --peer --peer-ip --peer-port --peer-tag" ;;
 		fault) opts+=" --drop-ppm" ;;
 		sockets) opts+=" --pid" ;;
 		esac

@@ -201,6 +201,15 @@ static uint16_t be16(const uint8_t *p)
 
 /* ---- Emulated endpoints: checking what goes out ------------------------ */
 
+uint16_t unetd_chan_port(struct unetd_iface *f)
+{
+	int port = f->maps ? unet_iface__chan_port(f->maps) : -ENOENT;
+
+	/* Unreadable (pins of a program from before routable channels):
+	 * the default, the port such a program would use once updated. */
+	return port > 0 ? (uint16_t)port : UNET_CHAN_PORT_DEFAULT;
+}
+
 /* Whether e holds UDP port addr:port, or (any_port) any port, UDP or
  * TCP, on addr: ARP is the address's, whichever protocol holds it. */
 static bool owns(const struct unetd_emul *e, uint32_t addr, uint16_t port, bool any_port)
@@ -231,6 +240,17 @@ uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len)
 		memcpy(&saddr, f + 26, 4);
 		if (!owns(e, saddr, be16(f + 34), false))
 			return &k->tx_foreign_tag;
+		/*
+		 * Never to the routable channels' port, whatever the address:
+		 * from a port of its own a client could otherwise write a
+		 * U-Net header of its choosing into a datagram that a peer's
+		 * routable channel to this host would take for its peer's, if
+		 * the port is the one that channel's source derives
+		 * (docs/security.md).  Read per datagram, so a port changed
+		 * after the daemon opened the interface is still the one kept.
+		 */
+		if (be16(f + 36) == unetd_chan_port(e->iface))
+			return &k->tx_foreign_peer;
 		return NULL;
 	}
 	if (proto == UNET_ETH_P_ARP) {

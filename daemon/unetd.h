@@ -328,6 +328,9 @@ int unetd_neigh_ro(struct unetd_iface *f);
 /* The check of an emulated endpoint's non-U-Net frame (IPv4/UDP, ARP):
  * NULL if it may go, else the counter to charge. */
 uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len);
+/* The interface's routable-channel UDP port, which no client datagram may
+ * be sent to (docs/security.md). */
+uint16_t unetd_chan_port(struct unetd_iface *f);
 
 /* tcp.c */
 /* The most TCP ports all of one user's endpoints may hold together (each

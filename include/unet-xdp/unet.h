@@ -131,6 +131,13 @@ enum {
 	UNET_STAT_DROP_QUEUE_RANGE, /* arrived on a queue >= UNET_MAX_QUEUES (16): no socket can be there */
 	UNET_STAT_TCP_DELIVERED,    /* TCP segment for a U-Net TCP port, to its endpoint */
 	UNET_STAT_DROP_TCP_MALFORMED, /* for a U-Net TCP port, lengths do not add up */
+	/* Routable channels (U-Net inside UDP/IPv4, docs/wire-format.md) */
+	UNET_STAT_DROP_CHAN_IP,	    /* IP header: version, ihl/options, total length */
+	UNET_STAT_DROP_CHAN_FRAG,   /* an IP fragment */
+	UNET_STAT_DROP_CHAN_UDPLEN, /* UDP length not the IP payload's */
+	UNET_STAT_DROP_CHAN_CSUM,   /* non-zero UDP checksum */
+	UNET_STAT_DROP_CHAN_KIND,   /* raw frame for a routable channel, or UDP for a raw one */
+	UNET_STAT_CHAN_DELIVERED,   /* routable-channel frames delivered (in delivered too) */
 	UNET_STAT__COUNT
 };
 /* Fill out[UNET_STAT__COUNT]. Returns 0 or -errno. */
@@ -148,6 +155,13 @@ UNET_API const char *unet_stat_name(int idx);
 UNET_API int unet_iface__set_fault(struct unet_iface *iface, uint32_t drop_ppm);
 
 /* One channel as the interface's maps see it. */
+/* How a channel's frames travel (docs/wire-format.md). */
+enum unet_channel_kind {
+	UNET_CHANNEL_RAW = 0, /* Ethernet, EtherType 0x88B5; peer named by MAC */
+	UNET_CHANNEL_UDP4,    /* routable: inside UDP/IPv4; peer named by address
+			       * and UDP source port */
+};
+
 struct unet_channel_entry {
 	uint16_t tag;
 	uint16_t peer_tag;
@@ -156,6 +170,9 @@ struct unet_channel_entry {
 	uint32_t pid;	   /* owning process */
 	bool stale;	   /* owner gone: its slot is free or another process's */
 	uint64_t delivered, delivered_bytes, drop_wrong_src, drop_no_socket;
+	enum unet_channel_kind kind;
+	uint8_t peer_addr[16]; /* UNET_CHANNEL_UDP4: IPv4 in bytes 0..3, network order */
+	uint16_t peer_port;    /* UNET_CHANNEL_UDP4: the peer's UDP source port */
 };
 
 /* One endpoint slot in use. */
@@ -188,6 +205,21 @@ UNET_API int unet_iface__reclaim(struct unet_iface *iface);
  * owner), -ESRCH (no such live endpoint), -EINVAL, -errno. */
 UNET_API int unet_iface__channel_add(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
 				     const uint8_t peer_mac[6], uint16_t peer_tag);
+/* The same for a routable channel: frames inside UDP/IPv4 to the
+ * interface's channel port, accepted only from peer_addr (IPv4, network
+ * order) and UDP source port peer_port (0: the port the peer's channel
+ * derives, unet_chan_sport(peer_tag, tag)).  The peer must be on-link and
+ * in the kernel's neighbour table.  Returns as unet_iface__channel_add, or
+ * -EHOSTUNREACH (no neighbour entry for peer_addr on the interface). */
+UNET_API int unet_iface__channel_add_ipv4(struct unet_iface *iface, uint32_t endpoint,
+					  uint16_t tag, uint32_t peer_addr, uint16_t peer_port,
+					  uint16_t peer_tag);
+/* The interface's channel port for routable channels (host order), or
+ * -errno.  Set it with unet_iface__set_chan_port (0: the default,
+ * UNET_CHAN_PORT_DEFAULT, 61955), normally right after attaching; every
+ * host of a channel must use the same.  Returns 0 or -errno. */
+UNET_API int unet_iface__chan_port(struct unet_iface *iface);
+UNET_API int unet_iface__set_chan_port(struct unet_iface *iface, uint16_t port);
 /* Remove a channel whatever its owner.  Returns 0, -ENOENT, -errno. */
 UNET_API int unet_iface__channel_del(struct unet_iface *iface, uint16_t tag);
 
@@ -336,6 +368,21 @@ struct unet_channel_opts {
 UNET_API struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local_tag,
 						 const uint8_t peer_mac[6], uint16_t peer_tag,
 						 const struct unet_channel_opts *opts);
+/* Open a routable channel (docs/wire-format.md): as unet_channel__open,
+ * but the peer is named by IPv4 address (network order) and UDP source
+ * port (0: the one the peer's channel derives) and frames travel inside
+ * UDP to the interface's channel port.  Messages are at most
+ * info.max_payload - 28 bytes (unet_channel__max_payload).  NULL with
+ * errno as unet_channel__open, or EHOSTUNREACH (peer not in the kernel's
+ * neighbour table), EADDRNOTAVAIL (the interface has no IPv4 address),
+ * EADDRINUSE (the channel's source port is taken on this host),
+ * EOPNOTSUPP (an endpoint served by unetd). */
+UNET_API struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep,
+						      uint16_t local_tag, uint32_t peer_addr,
+						      uint16_t peer_port, uint16_t peer_tag,
+						      const struct unet_channel_opts *opts);
+/* The largest message the channel carries. */
+UNET_API uint32_t unet_channel__max_payload(const struct unet_channel *ch);
 /* Find the channel with local_tag: one this endpoint opened, or one an
  * administrator added for it (unetctl channel add).  An administrator's
  * channel becomes the endpoint's only here: until the application looks

@@ -61,7 +61,8 @@ struct unet_udp_opts {
  * address need not be the kernel's: then the endpoint answers ARP for it).
  * Installs the port in the interface's unet_udp_ports map: from now on
  * datagrams for it reach this endpoint, not the kernel.  Returns NULL with
- * errno EINVAL, EADDRINUSE (the port is held by a live endpoint), ENOSPC
+ * errno EINVAL, EADDRINUSE (the port is held by a live endpoint, or is the
+ * interface's channel port for routable channels: unet_iface__chan_port), ENOSPC
  * (map full), ENOMEM, ...
  */
 UNET_API struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_addr,

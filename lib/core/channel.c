@@ -5,6 +5,7 @@
  * XDP program demultiplexes and checks by; the unet_channel object is the
  * endpoint's handle for sending and for upcalls.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include <bpf/bpf.h>
 
+#include "core/chan_udp.h"
 #include "core/objects.h"
 
 static struct unet_channel *channel_new(struct unet_endpoint *ep, uint16_t tag,
@@ -27,6 +29,7 @@ static struct unet_channel *channel_new(struct unet_endpoint *ep, uint16_t tag,
 	ch->peer_tag = peer_tag;
 	memcpy(ch->peer_mac, peer_mac, 6);
 	ch->txq = txq;
+	ch->port_fd = -1;
 	ch->next = ep->channels;
 	ep->channels = ch;
 	ep->by_tag[tag] = ch;
@@ -39,6 +42,10 @@ static void channel_unlink(struct unet_channel *ch)
 {
 	struct unet_endpoint *ep = ch->ep;
 
+	if (ch->port_fd >= 0) {
+		close(ch->port_fd);
+		ch->port_fd = -1;
+	}
 	for (struct unet_channel **pp = &ep->channels; *pp; pp = &(*pp)->next) {
 		if (*pp == ch) {
 			*pp = ch->next;
@@ -65,6 +72,117 @@ void unet_channel_free_closed(struct unet_endpoint *ep)
 	}
 }
 
+/* The index into ep->q[] of opts' tx_queue (0: none asked).  Returns 0
+ * or -EINVAL. */
+static int opts_txq(struct unet_endpoint *ep, const struct unet_channel_opts *opts,
+		    uint32_t *txq)
+{
+	*txq = 0;
+	if (opts && opts->sz < sizeof(size_t))
+		return -EINVAL;
+	if (opts && opts->sz >= offsetof(struct unet_channel_opts, tx_queue) + sizeof(int) &&
+	    opts->tx_queue > 0) {
+		int q = opts->tx_queue;
+
+		if (q >= UNET_MAX_QUEUES || !(ep->queue_mask & (1u << q))) {
+			unet_log(UNET_LOG_ERROR, "tx_queue %d: not a queue of this endpoint", q);
+			return -EINVAL;
+		}
+		while (ep->q[*txq].queue_id != (uint32_t)q)
+			(*txq)++;
+	}
+	return 0;
+}
+
+/*
+ * Make ch a routable channel to the peer of cv (UNET_CHAN_F_UDP4): the
+ * headers its frames carry, and its source port held on this host so no
+ * other local process can send as the channel.  Returns 0 or -errno.
+ */
+static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
+			     const struct unet_channel_val *cv)
+{
+	int port, fd;
+
+	port = unet_chan_port_of(ep->iface);
+	if (port < 0)
+		return port;
+	memset(&ch->w, 0, sizeof(ch->w));
+	if (unet_chan_local_ipv4(ep->iface->ifname, &ch->w.saddr)) {
+		unet_log(UNET_LOG_ERROR, "%s: no IPv4 address for a routable channel",
+			 ep->iface->ifname);
+		return -EADDRNOTAVAIL;
+	}
+	memcpy(&ch->w.daddr, cv->peer_addr, 4);
+	memcpy(ch->w.dst_mac, cv->peer_mac, 6);
+	memcpy(ch->w.src_mac, ep->mac, 6);
+	ch->w.sport = unet_chan_sport(ch->tag, ch->peer_tag);
+	ch->w.dport = (uint16_t)port;
+	ch->w.dst_tag = ch->peer_tag;
+	ch->w.src_tag = ch->tag;
+	fd = unet_chan_hold_port(ch->w.saddr, ch->w.sport);
+	if (fd < 0) {
+		unet_log(UNET_LOG_ERROR, "channel %u: source port %u: %s", ch->tag, ch->w.sport,
+			 strerror(-fd));
+		return fd;
+	}
+	ch->port_fd = fd;
+	ch->peer_port = ntohs(cv->peer_port);
+	ch->udp = true;
+	ep->chan_port = (uint16_t)port;
+	return 0;
+}
+
+struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep, uint16_t local_tag,
+					     uint32_t peer_addr, uint16_t peer_port,
+					     uint16_t peer_tag, const struct unet_channel_opts *opts)
+{
+	struct unet_channel_val peer;
+	struct unet_channel *ch;
+	uint32_t txq;
+	int err;
+
+	if (!ep) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (ep->daemon_fd >= 0) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	err = opts_txq(ep, opts, &txq);
+	if (!err)
+		err = unet_chan_udp_peer(ep->iface, local_tag, peer_addr, peer_port, peer_tag, &peer);
+	if (!err && ep->by_tag[local_tag])
+		err = -EADDRINUSE;
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	ch = channel_new(ep, local_tag, peer.peer_mac, peer_tag, txq);
+	if (!ch) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* The source port first: a taken one must not leave a map entry. */
+	err = channel_udp_setup(ep, ch, &peer);
+	if (!err)
+		err = unet_iface_channel_add_val(ep->iface, ep->id, local_tag, &peer);
+	if (err) {
+		channel_unlink(ch);
+		errno = -err;
+		return NULL;
+	}
+	return ch;
+}
+
+uint32_t unet_channel__max_payload(const struct unet_channel *ch)
+{
+	if (!ch)
+		return 0;
+	return ch->udp ? ch->ep->max_payload - (UNET_IP_HLEN + UNET_UDP_HLEN) : ch->ep->max_payload;
+}
+
 struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local_tag,
 					const uint8_t peer_mac[6], uint16_t peer_tag,
 					const struct unet_channel_opts *opts)
@@ -73,22 +191,14 @@ struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local
 	uint32_t txq = 0;
 	int err;
 
-	if (!ep || !peer_mac || local_tag == UNET_TAG_INVALID || peer_tag == UNET_TAG_INVALID ||
-	    (opts && opts->sz < sizeof(size_t))) {
+	if (!ep || !peer_mac || local_tag == UNET_TAG_INVALID || peer_tag == UNET_TAG_INVALID) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (opts && opts->sz >= offsetof(struct unet_channel_opts, tx_queue) + sizeof(int) &&
-	    opts->tx_queue > 0) {
-		int q = opts->tx_queue;
-
-		if (q >= UNET_MAX_QUEUES || !(ep->queue_mask & (1u << q))) {
-			unet_log(UNET_LOG_ERROR, "tx_queue %d: not a queue of this endpoint", q);
-			errno = EINVAL;
-			return NULL;
-		}
-		while (ep->q[txq].queue_id != (uint32_t)q)
-			txq++;
+	err = opts_txq(ep, opts, &txq);
+	if (err) {
+		errno = -err;
+		return NULL;
 	}
 	if (ep->by_tag[local_tag]) {
 		errno = EADDRINUSE;
@@ -142,8 +252,20 @@ struct unet_channel *unet_channel__lookup(struct unet_endpoint *ep, uint16_t loc
 		return NULL;
 	}
 	ch = channel_new(ep, local_tag, val.peer_mac, val.peer_tag, 0);
-	if (!ch)
+	if (!ch) {
 		errno = ENOMEM;
+		return NULL;
+	}
+	if (val.flags & UNET_CHAN_F_UDP4) {
+		int err = channel_udp_setup(ep, ch, &val);
+
+		if (err) {
+			/* The administrator's entry stays: only our handle goes. */
+			channel_unlink(ch);
+			errno = -err;
+			return NULL;
+		}
+	}
 	return ch;
 }
 

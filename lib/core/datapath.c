@@ -382,7 +382,7 @@ static int check_send(struct unet_endpoint *ep, const struct unet_send_desc *d)
 {
 	if (!d->channel || d->channel->ep != ep)
 		return -EINVAL;
-	if (!d->len || d->len > ep->max_payload)
+	if (!d->len || d->len > unet_channel__max_payload(d->channel))
 		return -EMSGSIZE;
 	return app_holds(ep, d->buf) ? 0 : -EINVAL;
 }
@@ -393,13 +393,17 @@ static int enqueue(struct unet_endpoint *ep, const struct unet_send_desc *d)
 {
 	struct unet_channel *ch = d->channel;
 	struct unet_queue *q = &ep->q[ch->txq];
-	uint64_t addr = d->buf + UNET_ALIGN_PAD;
+	/* The frame ends its headers where the payload starts. */
+	uint64_t addr = d->buf + UNET_TX_PAYLOAD - (ch->udp ? UNET_UDP_PAYLOAD_OFF : UNET_PAYLOAD_OFF);
 	uint32_t idx, flen;
 
 	if (tx_reserve(ep, q, &idx))
 		return -EAGAIN;
-	flen = unet_wire_build((uint8_t *)ep->segment + addr, ch->peer_mac, ep->mac, ch->peer_tag,
-			       ch->tag, d->len);
+	if (ch->udp)
+		flen = unet_wire_udp_build((uint8_t *)ep->segment + addr, &ch->w, d->len);
+	else
+		flen = unet_wire_build((uint8_t *)ep->segment + addr, ch->peer_mac, ep->mac,
+				       ch->peer_tag, ch->tag, d->len);
 	tx_submit(ep, q, idx, d->buf, addr, flen);
 	return 0;
 }
@@ -456,7 +460,7 @@ int unet_channel__send_copy(struct unet_channel *ch, const void *data, size_t le
 	if (!ch || (!data && len))
 		return -EINVAL;
 	ep = ch->ep;
-	if (!len || len > ep->max_payload)
+	if (!len || len > unet_channel__max_payload(ch))
 		return -EMSGSIZE;
 	buf = unet_endpoint__buf_alloc(ep);
 	if (buf == UNET_NO_BUF)
@@ -497,6 +501,52 @@ static bool take_layer_frame(struct unet_endpoint *ep, uint16_t proto, uint8_t *
 }
 
 /*
+ * A routable channel's frame (U-Net inside UDP/IPv4 to the channel port),
+ * checked again as bpf/xdp_chan.h does: the sender must be the channel's
+ * peer address and port, the tags its own.  Returns 1 with desc filled,
+ * 0 (refused, counted), or -1: not to the channel port (for the layers).
+ */
+static int take_chan_frame(struct unet_endpoint *ep, uint8_t *frame, uint32_t flen,
+			   struct unet_recv_desc *desc)
+{
+	const uint8_t *ip = frame + UNET_ETH_HLEN;
+	struct unet_channel *ch;
+	struct unet_wire_udp w;
+	uint32_t off, len;
+	uint16_t port;
+
+	/* Only frames to the channel port are ours; a UDP layer never gets
+	 * them (the XDP program never gives them to it either). */
+	if (!ep->chan_port || flen < UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN ||
+	    frame[12] != 0x08 || frame[13] != 0x00 || (ip[0] >> 4) != 4 || ip[9] != 17)
+		return -1;
+	{
+		uint32_t hl = (ip[0] & 0xfu) * 4u;
+
+		if (flen < UNET_ETH_HLEN + hl + UNET_UDP_HLEN)
+			return -1;
+		port = (uint16_t)(ip[hl + 2] << 8 | ip[hl + 3]);
+		if (port != ep->chan_port)
+			return -1;
+	}
+	if (unet_wire_udp_parse(frame, flen, port, &w, &off, &len)) {
+		ep->rx_malformed++;
+		return 0;
+	}
+	ch = ep->by_tag[w.dst_tag];
+	if (!ch || !ch->udp || w.src_tag != ch->peer_tag || w.saddr != ch->w.daddr ||
+	    w.sport != ch->peer_port || len > unet_channel__max_payload(ch)) {
+		ep->rx_unknown_channel++;
+		return 0;
+	}
+	memset(desc, 0, sizeof(*desc));
+	desc->channel = ch;
+	desc->data = frame + off;
+	desc->len = len;
+	return 1;
+}
+
+/*
  * Turn one RX descriptor into a message for the application, or give the
  * frame straight back.  Returns true if desc was filled.  Everything in
  * the descriptor and the frame is checked again here, whatever the XDP
@@ -527,7 +577,9 @@ bool unet_take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct un
 	frame = (uint8_t *)ep->segment + xd->addr;
 	proto = (uint16_t)(frame[12] << 8 | frame[13]);
 	if (proto != UNET_ETH_P) {
-		ok = take_layer_frame(ep, proto, frame, xd->len, desc);
+		int r = take_chan_frame(ep, frame, xd->len, desc);
+
+		ok = r < 0 ? take_layer_frame(ep, proto, frame, xd->len, desc) : r;
 		goto out;
 	}
 	if (unet_wire_parse(frame, xd->len, &dst_tag, &src_tag, &off, &len) ||
@@ -536,7 +588,7 @@ bool unet_take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct un
 		goto out;
 	}
 	ch = ep->by_tag[dst_tag];
-	if (!ch || src_tag != ch->peer_tag) {
+	if (!ch || ch->udp || src_tag != ch->peer_tag) {
 		ep->rx_unknown_channel++;
 		goto out;
 	}

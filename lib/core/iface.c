@@ -533,6 +533,12 @@ const char *unet_stat_name(int idx)
 		[UNET_STAT_DROP_QUEUE_RANGE] = "drop_queue_range",
 		[UNET_STAT_TCP_DELIVERED] = "tcp_delivered",
 		[UNET_STAT_DROP_TCP_MALFORMED] = "drop_tcp_malformed",
+		[UNET_STAT_DROP_CHAN_IP] = "drop_chan_ip",
+		[UNET_STAT_DROP_CHAN_FRAG] = "drop_chan_frag",
+		[UNET_STAT_DROP_CHAN_UDPLEN] = "drop_chan_udplen",
+		[UNET_STAT_DROP_CHAN_CSUM] = "drop_chan_csum",
+		[UNET_STAT_DROP_CHAN_KIND] = "drop_chan_kind",
+		[UNET_STAT_CHAN_DELIVERED] = "chan_delivered",
 	};
 
 	if (idx < 0 || idx >= UNET_STAT__COUNT)

@@ -4,12 +4,14 @@
  * counters, adding and removing them, and reaping those whose owner is
  * gone (for iface_slot.c's reclaim).  Above iface_alive.c.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <bpf/bpf.h>
 
+#include "core/chan_udp.h"
 #include "core/iface_impl.h"
 
 static void channel_stats(struct unet_iface *iface, uint32_t tag, struct unet_channel_entry *e)
@@ -58,6 +60,11 @@ static int list_channel(__u32 key, void *val, void *ctx)
 	e.endpoint = cv->endpoint;
 	e.pid = cv->owner_pid;
 	e.stale = !walk_owner_alive(w, cv);
+	if (cv->flags & UNET_CHAN_F_UDP4) {
+		e.kind = UNET_CHANNEL_UDP4;
+		memcpy(e.peer_addr, cv->peer_addr, sizeof(e.peer_addr));
+		e.peer_port = ntohs(cv->peer_port);
+	}
 	channel_stats(w->iface, key, &e);
 	return w->fn(&e, w->ctx);
 }
@@ -97,8 +104,10 @@ int unet_iface_channels_reap_locked(struct unet_iface *iface)
 	return err ? err : w.removed;
 }
 
+/* Add the channel tag -> endpoint with the peer fields of peer (its
+ * peer_mac, peer_tag, flags, peer_addr, peer_port). */
 static int channel_add_locked(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
-			      const uint8_t peer_mac[6], uint16_t peer_tag)
+			      const struct unet_channel_val *peer)
 {
 	uint64_t cache[UNET_MAX_ENDPOINTS];
 	bool cached[UNET_MAX_ENDPOINTS] = { false };
@@ -135,8 +144,11 @@ static int channel_add_locked(struct unet_iface *iface, uint32_t endpoint, uint1
 		return err;
 
 	memset(&cv, 0, sizeof(cv));
-	memcpy(cv.peer_mac, peer_mac, sizeof(cv.peer_mac));
-	cv.peer_tag = peer_tag;
+	memcpy(cv.peer_mac, peer->peer_mac, sizeof(cv.peer_mac));
+	cv.peer_tag = peer->peer_tag;
+	cv.flags = peer->flags & UNET_CHAN_F_UDP4;
+	memcpy(cv.peer_addr, peer->peer_addr, sizeof(cv.peer_addr));
+	cv.peer_port = peer->peer_port;
 	cv.endpoint = endpoint;
 	cv.owner_pid = ev.pid;
 	cv.owner_token = ev.token;
@@ -165,9 +177,70 @@ int unet_iface__channel_add(struct unet_iface *iface, uint32_t endpoint, uint16_
 	err = unet_iface_lock(iface);
 	if (err)
 		return err;
-	err = channel_add_locked(iface, endpoint, tag, peer_mac, peer_tag);
+	{
+		struct unet_channel_val peer = { .peer_tag = peer_tag };
+
+		memcpy(peer.peer_mac, peer_mac, sizeof(peer.peer_mac));
+		err = channel_add_locked(iface, endpoint, tag, &peer);
+	}
 	unet_iface_unlock(iface);
 	return err;
+}
+
+int unet_iface_channel_add_val(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
+			       const struct unet_channel_val *peer)
+{
+	int err = unet_iface_lock(iface);
+
+	if (err)
+		return err;
+	err = channel_add_locked(iface, endpoint, tag, peer);
+	unet_iface_unlock(iface);
+	return err;
+}
+
+int unet_chan_udp_peer(struct unet_iface *iface, uint16_t tag, uint32_t peer_addr,
+		       uint16_t peer_port, uint16_t peer_tag, struct unet_channel_val *peer)
+{
+	int err;
+
+	if (!iface || tag == UNET_TAG_INVALID || peer_tag == UNET_TAG_INVALID || !peer_addr ||
+	    peer_addr == INADDR_BROADCAST || (ntohl(peer_addr) >> 28) == 0xe)
+		return -EINVAL;
+	memset(peer, 0, sizeof(*peer));
+	err = unet_chan_nexthop_mac(iface->ifname, peer_addr, peer->peer_mac);
+	if (err) {
+		char a[INET_ADDRSTRLEN] = "?";
+
+		inet_ntop(AF_INET, &peer_addr, a, sizeof(a));
+		unet_log(UNET_LOG_ERROR, "%s: no neighbour entry for %s (on-link peers only: "
+			 "reach it once, e.g. ping it)", iface->ifname, a);
+		return err;
+	}
+	peer->peer_tag = peer_tag;
+	peer->flags = UNET_CHAN_F_UDP4;
+	memcpy(peer->peer_addr, &peer_addr, 4);
+	peer->peer_port = htons(peer_port ? peer_port : unet_chan_sport(peer_tag, tag));
+	return 0;
+}
+
+int unet_iface__channel_add_ipv4(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
+				 uint32_t peer_addr, uint16_t peer_port, uint16_t peer_tag)
+{
+	struct unet_channel_val peer;
+	int err = unet_chan_udp_peer(iface, tag, peer_addr, peer_port, peer_tag, &peer);
+
+	return err ? err : unet_iface_channel_add_val(iface, endpoint, tag, &peer);
+}
+
+int unet_iface__chan_port(struct unet_iface *iface)
+{
+	return iface ? unet_chan_port_of(iface) : -EINVAL;
+}
+
+int unet_iface__set_chan_port(struct unet_iface *iface, uint16_t port)
+{
+	return iface ? unet_chan_set_port(iface, port) : -EINVAL;
 }
 
 int unet_iface_channel_remove(struct unet_iface *iface, uint16_t tag, uint32_t endpoint,

@@ -31,6 +31,7 @@
 #define UNET_MAP_IF_STATS "unet_if_stats"
 #define UNET_MAP_XSKS "unet_xsks"
 #define UNET_MAP_FAULTS "unet_faults"
+#define UNET_MAP_CHAN_CFG "unet_chan_cfg"
 
 /* An attached interface's pinned maps, opened. */
 struct unet_iface {
@@ -105,6 +106,24 @@ uint32_t unet_wire_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t
  * should have dropped (the library checks again: it trusts nobody). */
 int unet_wire_parse(const uint8_t *frame, uint32_t frame_len, uint16_t *dst_tag,
 		    uint16_t *src_tag, uint32_t *payload_off, uint32_t *len);
+
+/* wire_udp.c: the same for routable channels (U-Net inside UDP/IPv4). */
+struct unet_wire_udp {
+	uint8_t dst_mac[6], src_mac[6]; /* next hop's, ours */
+	uint32_t saddr, daddr;		/* network order */
+	uint16_t sport, dport;		/* host order */
+	uint16_t dst_tag, src_tag;
+};
+/* Write Ethernet + IPv4 + UDP + U-Net headers (IP checksum filled, UDP
+ * checksum 0, DF set) for len payload bytes.  Returns the frame length
+ * (at least 60, padded with zeros). */
+uint32_t unet_wire_udp_build(uint8_t *frame, const struct unet_wire_udp *w, uint32_t len);
+/* Parse a received frame to the channel port `port`: no IP options, no
+ * fragment, UDP length the IP payload's, UDP checksum 0, the U-Net len
+ * the rest of the datagram.  Returns 0 and fills *w, *payload_off, *len,
+ * or -EINVAL. */
+int unet_wire_udp_parse(const uint8_t *frame, uint32_t frame_len, uint16_t port,
+			struct unet_wire_udp *w, uint32_t *payload_off, uint32_t *len);
 
 /* pool.c: the free frames of a segment, and who holds each frame. */
 enum unet_frame_owner {

@@ -16,8 +16,18 @@
  * trick).  A VLAN tag shifts received payloads by 4.
  */
 #define UNET_ALIGN_PAD 2
-/* Where a send buffer's payload starts, from the buffer's offset. */
-#define UNET_TX_PAYLOAD (UNET_ALIGN_PAD + UNET_PAYLOAD_OFF)
+/*
+ * Where a send buffer's payload starts, from the buffer's offset: fixed,
+ * because the application writes the payload before it says which
+ * channel the buffer goes on.  Room for the longer headers of a routable
+ * channel (Ethernet + IPv4 + UDP + U-Net, UNET_UDP_PAYLOAD_OFF = 50) and
+ * still 8-byte aligned: a raw frame starts 34 bytes into the buffer, a
+ * routable channel's 6 bytes in.
+ */
+#define UNET_TX_PAYLOAD 56
+_Static_assert(UNET_TX_PAYLOAD >= UNET_ALIGN_PAD + UNET_UDP_PAYLOAD_OFF &&
+		       UNET_TX_PAYLOAD % 8 == 0,
+	       "send payload offset: room for every header, 8-byte aligned");
 
 /* One AF_XDP socket: the endpoint's view of one receive queue. */
 struct unet_queue {
@@ -37,6 +47,14 @@ struct unet_channel {
 	struct unet_endpoint *ep;
 	uint16_t tag, peer_tag;
 	uint8_t peer_mac[6];
+	/* A routable channel (U-Net inside UDP/IPv4): the headers its frames
+	 * carry (peer_mac is then the next hop's), and a kernel UDP socket
+	 * bound to its source address and port for the channel's life, so
+	 * that no other local process can send from them (chan_udp.c). */
+	bool udp;
+	struct unet_wire_udp w;
+	uint16_t peer_port; /* the peer's UDP source port, checked on receive */
+	int port_fd;
 	uint32_t txq; /* index into ep->q[] */
 	unet_recv_handler handler;
 	void *handler_ctx;
@@ -79,6 +97,8 @@ struct unet_endpoint {
 	unet_recv_handler handler;
 	void *handler_ctx;
 	int dead; /* 0, or -ENETDOWN once the link is found gone or down */
+
+	uint16_t chan_port; /* routable channels' UDP port (host order), once one is open */
 
 	uint64_t rx_msgs, tx_msgs, rx_unknown_channel, rx_no_handler, rx_malformed;
 

@@ -304,6 +304,14 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 		}
 		txq = (uint32_t)i;
 	}
+	/* The interface's channel port belongs to routable channels
+	 * (docs/wire-format.md): the XDP program never hands a datagram to
+	 * it to a UDP socket. */
+	if (unet_layer_iface(ep) && unet_iface__chan_port(unet_layer_iface(ep)) == local_port) {
+		unet_log(UNET_LOG_ERROR, "UDP port %u is the interface's channel port", local_port);
+		errno = EADDRINUSE;
+		return NULL;
+	}
 	st = state(ep);
 	if (!st)
 		return NULL;

@@ -7,11 +7,12 @@
  *   unet-forge-udp IFACE --local ADDR:PORT --remote ADDR:PORT
  *
  * From a port it did not open; from an address it did not open; an ARP
- * reply for an address it has no port on; ICMP; IPv4 with options.  Then
- * prints the daemon's counters as
- *   forge-udp tx_sent=N tx_foreign_tag=N tx_bad_frame=N
- * and exits 0 if the three foreign frames and the two bad ones were
- * refused and nothing was sent.  Needs unetd (UNET_DAEMON_SOCKET) and a
+ * reply for an address it has no port on; ICMP; IPv4 with options; from
+ * its own port to the routable channels' port.  Then prints the daemon's
+ * counters as
+ *   forge-udp tx_sent=N tx_foreign_tag=N tx_bad_frame=N tx_foreign_peer=N
+ * and exits 0 if the three foreign frames, the two bad ones and the one
+ * to the channel port were refused and nothing was sent.  Needs unetd (UNET_DAEMON_SOCKET) and a
  * policy that grants PORT.
  */
 #include <arpa/inet.h>
@@ -137,12 +138,20 @@ int main(int argc, char **argv)
 	raw(ep, build_udp, &u, 60);
 	u.kind = 2;
 	raw(ep, build_udp, &u, 60);
+	/* From its own address and port, to the routable channels' port:
+	 * a forged channel frame for any peer that has a channel to us. */
+	u.kind = 0;
+	u.sport = lport;
+	u.dport = UNET_CHAN_PORT_DEFAULT;
+	raw(ep, build_udp, &u, 60);
 	if (unet_endpoint__flush(ep, 2000))
 		fprintf(stderr, "unet-forge-udp: flush did not complete\n");
 	k = &ep->region->counters;
-	printf("forge-udp tx_sent=%" PRIu64 " tx_foreign_tag=%" PRIu64 " tx_bad_frame=%" PRIu64 "\n",
-	       k->tx_sent, k->tx_foreign_tag, k->tx_bad_frame);
-	ok = k->tx_sent == 0 && k->tx_foreign_tag == 3 && k->tx_bad_frame == 2;
+	printf("forge-udp tx_sent=%" PRIu64 " tx_foreign_tag=%" PRIu64 " tx_bad_frame=%" PRIu64
+	       " tx_foreign_peer=%" PRIu64 "\n",
+	       k->tx_sent, k->tx_foreign_tag, k->tx_bad_frame, k->tx_foreign_peer);
+	ok = k->tx_sent == 0 && k->tx_foreign_tag == 3 && k->tx_bad_frame == 2 &&
+	     k->tx_foreign_peer == 1;
 	unet_endpoint__destroy(ep);
 	return ok ? 0 : 1;
 }

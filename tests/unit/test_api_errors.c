@@ -345,6 +345,53 @@ static void test_layer_table_full(void **state)
 	unet_endpoint__destroy(ep);
 }
 
+/* Routable channels' argument errors, and the channel port kept from
+ * UDP sockets (the XDP program would never give them a datagram). */
+static void test_routable_channel_errors(void **state)
+{
+	uint32_t nobody = htonl(0x0afe0001); /* 10.254.0.1: in no neighbour table */
+	struct unet_endpoint *ep;
+	int port;
+
+	(void)state;
+	NEED_IFACE();
+	ep = ep_create();
+	errno = 0;
+	assert_null(unet_channel__open_ipv4(ep, 5, nobody, 0, 6, NULL));
+	assert_int_equal(errno, EHOSTUNREACH);
+	errno = 0;
+	assert_null(unet_channel__open_ipv4(ep, 0, nobody, 0, 6, NULL));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(unet_channel__open_ipv4(ep, 5, nobody, 0, 0, NULL));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(unet_channel__open_ipv4(ep, 5, 0, 0, 6, NULL));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(unet_channel__open_ipv4(ep, 5, htonl(0xe0000001), 0, 6, NULL)); /* multicast */
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(unet_channel__open_ipv4(NULL, 5, nobody, 0, 6, NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(unet_channel__max_payload(NULL), 0);
+	/* nothing was left in the map */
+	assert_null(unet_channel__lookup(ep, 5));
+
+	{
+		struct unet_iface *iface = unet_iface__open(ifname, NULL);
+
+		assert_non_null(iface);
+		port = unet_iface__chan_port(iface);
+		unet_iface__close(iface);
+	}
+	assert_true(port > 0);
+	errno = 0;
+	assert_null(unet_udp__open(ep, nobody, (uint16_t)port, NULL));
+	assert_int_equal(errno, EADDRINUSE);
+	unet_endpoint__destroy(ep);
+}
+
 static void test_helpers(void **state)
 {
 	uint8_t mac[6];
@@ -376,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_batch_one_oversize),
 		cmocka_unit_test(test_release_bogus),
 		cmocka_unit_test(test_layer_table_full),
+		cmocka_unit_test(test_routable_channel_errors),
 	};
 	const char *mac = getenv("UNET_TEST_PEER_MAC");
 

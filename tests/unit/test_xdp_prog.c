@@ -69,8 +69,9 @@ static const uint8_t OTHER_MAC[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x03 };
 
 /* Tags whose channel counters every case checks (all must stay 0 unless
  * the case expects otherwise).  Tag 0 has a stats slot too. */
-static const uint32_t watched_tags[] = { TAG_GOOD, TAG_NOSOCK, TAG_UNKNOWN, 0 };
-enum { W_GOOD, W_NOSOCK, W_UNKNOWN, W_ZERO, W__COUNT };
+#define TAG_CHAN 0x0555 /* a routable channel (UDP/IPv4) owned by EP_SOCK */
+static const uint32_t watched_tags[] = { TAG_GOOD, TAG_NOSOCK, TAG_UNKNOWN, 0, TAG_CHAN };
+enum { W_GOOD, W_NOSOCK, W_UNKNOWN, W_ZERO, W_CHAN, W__COUNT };
 
 static const char *const ctr_names[UNET_CTR__COUNT] = {
 	[UNET_CTR_RX] = "rx",
@@ -90,6 +91,12 @@ static const char *const ctr_names[UNET_CTR__COUNT] = {
 	[UNET_CTR_DROP_QUEUE_RANGE] = "drop_queue_range",
 	[UNET_CTR_TCP_DELIVERED] = "tcp_delivered",
 	[UNET_CTR_DROP_TCP_MALFORMED] = "drop_tcp_malformed",
+	[UNET_CTR_DROP_CHAN_IP] = "drop_chan_ip",
+	[UNET_CTR_DROP_CHAN_FRAG] = "drop_chan_frag",
+	[UNET_CTR_DROP_CHAN_UDPLEN] = "drop_chan_udplen",
+	[UNET_CTR_DROP_CHAN_CSUM] = "drop_chan_csum",
+	[UNET_CTR_DROP_CHAN_KIND] = "drop_chan_kind",
+	[UNET_CTR_CHAN_DELIVERED] = "chan_delivered",
 };
 
 #define NFRAMES 64
@@ -554,6 +561,8 @@ static void setup_multiqueue_dev(void)
 	g.mq_ifindex = (int)if_nametoindex("unetq0");
 }
 
+static int add_chan_fixture(void);
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -582,7 +591,7 @@ static int group_setup(void **state)
 		g.load_err = -EIO;
 		return 0;
 	}
-	if (add_udp_fixture()) {
+	if (add_udp_fixture() || add_chan_fixture()) {
 		g.load_err = -EIO;
 		return 0;
 	}
@@ -607,6 +616,268 @@ static int group_teardown(void **state)
 }
 
 /* ---- Cases -------------------------------------------------------------------- */
+
+/* ---- Routable channels: U-Net inside UDP/IPv4 (bpf/xdp_chan.h) ----------------- */
+
+#define CHAN_PEER_ADDR 0x0a000102u /* 10.0.1.2 */
+#define CHAN_PEER_PORT 50001
+#define CHAN_PEER_TAG 0x0066
+
+/* TAG_CHAN: EP_SOCK's routable channel to CHAN_PEER_ADDR:CHAN_PEER_PORT,
+ * peer tag CHAN_PEER_TAG; the port is the default (unet_chan_cfg left 0). */
+static int add_chan_fixture(void)
+{
+	struct unet_channel_val v = { .peer_tag = CHAN_PEER_TAG, .endpoint = EP_SOCK,
+				      .owner_pid = 1, .owner_token = TOKEN_SOCK,
+				      .flags = UNET_CHAN_F_UDP4, .peer_port = htons(CHAN_PEER_PORT) };
+	uint32_t addr = htonl(CHAN_PEER_ADDR), tag = TAG_CHAN;
+
+	memcpy(v.peer_mac, OTHER_MAC, 6);
+	memcpy(v.peer_addr, &addr, 4);
+	return bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_channels), &tag, &v, BPF_ANY) ? -errno
+											  : 0;
+}
+
+struct chan_spec {
+	uint32_t saddr;
+	uint16_t sport, dport;
+	uint8_t version, ihl;
+	uint16_t frag;	     /* frag_off field */
+	int tot_len_adj;     /* added to the right total length */
+	int udp_len_adj;     /* added to the right UDP length */
+	int unet_len_adj;    /* added to the right U-Net len */
+	uint16_t csum;
+	uint16_t dst_tag, src_tag;
+	uint16_t payload;
+	uint16_t pad;	     /* Ethernet padding after the datagram */
+	uint32_t cut;	     /* if non-zero, the frame ends here */
+};
+
+static struct chan_spec chan_good(void)
+{
+	return (struct chan_spec){ .saddr = CHAN_PEER_ADDR, .sport = CHAN_PEER_PORT,
+				   .dport = UNET_CHAN_PORT_DEFAULT, .version = 4, .ihl = 5,
+				   .dst_tag = TAG_CHAN, .src_tag = CHAN_PEER_TAG, .payload = 40 };
+}
+
+static uint32_t build_chan(uint8_t *buf, size_t cap, const struct chan_spec *c)
+{
+	uint32_t hl = c->ihl * 4u, ip = 14, udp, uh, n;
+	uint32_t tot = hl + 8 + 8 + c->payload;
+
+	assert_true(cap >= ip + 60 + 16 + (size_t)c->payload + c->pad);
+	memset(buf, 0, cap);
+	memcpy(buf, LOCAL_MAC, 6);
+	memcpy(buf + 6, OTHER_MAC, 6);
+	put16(buf + 12, 0x0800);
+	buf[ip] = (uint8_t)(c->version << 4 | c->ihl);
+	put16(buf + ip + 2, (uint16_t)(tot + c->tot_len_adj));
+	put16(buf + ip + 6, c->frag);
+	buf[ip + 8] = 64;
+	buf[ip + 9] = 17;
+	put16(buf + ip + 12, (uint16_t)(c->saddr >> 16));
+	put16(buf + ip + 14, (uint16_t)c->saddr);
+	put16(buf + ip + 16, (uint16_t)(UDP_DST >> 16));
+	put16(buf + ip + 18, (uint16_t)UDP_DST);
+	udp = ip + hl;
+	put16(buf + udp, c->sport);
+	put16(buf + udp + 2, c->dport);
+	put16(buf + udp + 4, (uint16_t)(tot - hl + c->udp_len_adj));
+	put16(buf + udp + 6, c->csum);
+	uh = udp + 8;
+	buf[uh] = UNET_WIRE_VERSION;
+	put16(buf + uh + 2, c->dst_tag);
+	put16(buf + uh + 4, c->src_tag);
+	put16(buf + uh + 6, (uint16_t)(c->payload + c->unet_len_adj));
+	for (uint32_t i = 0; i < c->payload; i++)
+		buf[uh + 8 + i] = (uint8_t)(0x50 + i);
+	n = uh + 8 + c->payload + c->pad;
+	if (c->cut && c->cut < n)
+		n = c->cut;
+	return n;
+}
+
+static void expect_chan(const struct chan_spec *c, uint32_t verdict, const struct snap *want)
+{
+	uint8_t buf[2048];
+	uint32_t n = build_chan(buf, sizeof(buf), c);
+
+	expect_run(buf, n, NULL, verdict, want);
+}
+
+/* A routable channel's frame from its peer's address and port, with its
+ * tag, is delivered and counted both as delivered and chan_delivered. */
+static void test_chan_good_delivered(void **state)
+{
+	struct chan_spec c = chan_good();
+	struct snap want = one(UNET_CTR_DELIVERED);
+
+	(void)state;
+	need_xsk();
+	want.ifc[UNET_CTR_CHAN_DELIVERED] = 1;
+	want.ch[W_CHAN].delivered = 1;
+	want.ch[W_CHAN].delivered_bytes = 40;
+	expect_chan(&c, XDP_REDIRECT, &want);
+	/* Ethernet padding after the datagram is not payload, and allowed. */
+	c.payload = 1;
+	c.pad = 17;
+	want.ch[W_CHAN].delivered_bytes = 1;
+	expect_chan(&c, XDP_REDIRECT, &want);
+}
+
+/* Protection: another source address, another source port, another peer
+ * tag -- each dropped as wrong_src on the channel. */
+static void test_chan_spoofed_source_dropped(void **state)
+{
+	struct chan_spec c = chan_good();
+	struct snap want = one(UNET_CTR_DROP_WRONG_SRC);
+
+	(void)state;
+	need_prog();
+	want.ch[W_CHAN].drop_wrong_src = 1;
+	c.saddr = CHAN_PEER_ADDR + 1;
+	expect_chan(&c, XDP_DROP, &want);
+	c = chan_good();
+	c.sport = CHAN_PEER_PORT + 1;
+	expect_chan(&c, XDP_DROP, &want);
+	c = chan_good();
+	c.src_tag = CHAN_PEER_TAG + 1;
+	expect_chan(&c, XDP_DROP, &want);
+	/* A tag that names no channel. */
+	c = chan_good();
+	c.dst_tag = TAG_UNKNOWN;
+	want = one(UNET_CTR_DROP_UNKNOWN_TAG);
+	expect_chan(&c, XDP_DROP, &want);
+}
+
+/* A raw frame for a routable channel (even from the MAC its sends go to)
+ * and a UDP-encapsulated one for a raw channel: drop_chan_kind. */
+static void test_chan_kind_mismatch_dropped(void **state)
+{
+	struct frame_spec s = good_spec();
+	struct chan_spec c = chan_good();
+	struct snap want = one(UNET_CTR_DROP_CHAN_KIND);
+
+	(void)state;
+	need_prog();
+	s.dst_tag = TAG_CHAN;
+	s.src_tag = CHAN_PEER_TAG;
+	s.src_mac = OTHER_MAC;
+	want.ch[W_CHAN].drop_wrong_src = 1;
+	expect_spec(&s, XDP_DROP, &want);
+	want = one(UNET_CTR_DROP_CHAN_KIND);
+	want.ch[W_GOOD].drop_wrong_src = 1;
+	c.dst_tag = TAG_GOOD;
+	c.src_tag = PEER_TAG;
+	expect_chan(&c, XDP_DROP, &want);
+}
+
+/* The IP and UDP header checks, each with its own counter. */
+static void test_chan_bad_headers_dropped(void **state)
+{
+	struct chan_spec c;
+	struct snap want;
+
+	(void)state;
+	need_prog();
+	/* IP options */
+	c = chan_good();
+	c.ihl = 6;
+	want = one(UNET_CTR_DROP_CHAN_IP);
+	expect_chan(&c, XDP_DROP, &want);
+	/* total length past the frame, and shorter than IP + UDP */
+	c = chan_good();
+	c.tot_len_adj = 1;
+	expect_chan(&c, XDP_DROP, &want);
+	c = chan_good();
+	c.tot_len_adj = -(int)(8 + 8 + c.payload + 1);
+	expect_chan(&c, XDP_DROP, &want);
+	/* truncated UDP header (ports present, length missing) */
+	c = chan_good();
+	c.cut = 14 + 20 + 6;
+	expect_chan(&c, XDP_DROP, &want);
+	/* a first fragment (MF) */
+	c = chan_good();
+	c.frag = 0x2000;
+	want = one(UNET_CTR_DROP_CHAN_FRAG);
+	expect_chan(&c, XDP_DROP, &want);
+	/* UDP length not the IP payload's, either way */
+	c = chan_good();
+	c.udp_len_adj = -1;
+	want = one(UNET_CTR_DROP_CHAN_UDPLEN);
+	expect_chan(&c, XDP_DROP, &want);
+	c.udp_len_adj = 1;
+	expect_chan(&c, XDP_DROP, &want);
+	/* U-Net len not the rest of the datagram */
+	c = chan_good();
+	c.unet_len_adj = -1;
+	expect_chan(&c, XDP_DROP, &want);
+	c.unet_len_adj = 1;
+	expect_chan(&c, XDP_DROP, &want);
+	/* a checksum: we send 0 and take nothing else */
+	c = chan_good();
+	c.csum = 0x1234;
+	want = one(UNET_CTR_DROP_CHAN_CSUM);
+	expect_chan(&c, XDP_DROP, &want);
+	/* a datagram too short for the U-Net header */
+	c = chan_good();
+	c.payload = 0;
+	c.cut = 14 + 20 + 8 + 4;
+	c.tot_len_adj = -4;
+	c.udp_len_adj = -4;
+	want = one(UNET_CTR_DROP_MALFORMED);
+	expect_chan(&c, XDP_DROP, &want);
+	/* U-Net version inside */
+	c = chan_good();
+	{
+		uint8_t buf[256];
+		uint32_t n = build_chan(buf, sizeof(buf), &c);
+
+		buf[14 + 20 + 8] = UNET_WIRE_VERSION + 1;
+		want = one(UNET_CTR_DROP_VERSION);
+		expect_run(buf, n, NULL, XDP_DROP, &want);
+	}
+}
+
+/* Not ours, passed untouched: another UDP port, a non-first fragment (no
+ * UDP header to tell), IPv4 of another version field. */
+static void test_chan_other_traffic_passed(void **state)
+{
+	struct chan_spec c;
+	uint8_t buf[256];
+
+	(void)state;
+	need_prog();
+	c = chan_good();
+	c.dport = UNET_CHAN_PORT_DEFAULT + 1;
+	expect_pass_untouched(buf, build_chan(buf, sizeof(buf), &c));
+	c = chan_good();
+	c.frag = 0x0010;
+	expect_pass_untouched(buf, build_chan(buf, sizeof(buf), &c));
+}
+
+/* The port is the interface's (unet_chan_cfg): once another is set, the
+ * default is not ours any more and the new one is. */
+static void test_chan_port_configurable(void **state)
+{
+	int fd;
+	uint32_t key = 0;
+	struct unet_chan_cfg cfg = { .udp_port = 40000 }, zero = { 0 };
+	struct chan_spec c = chan_good();
+	uint8_t buf[256];
+	struct snap want = one(UNET_CTR_DROP_CHAN_CSUM);
+
+	(void)state;
+	need_prog();
+	fd = bpf_map__fd(g.skel->maps.unet_chan_cfg);
+	assert_int_equal(bpf_map_update_elem(fd, &key, &cfg, BPF_ANY), 0);
+	c.csum = 1; /* a verdict that needs no socket */
+	expect_pass_untouched(buf, build_chan(buf, sizeof(buf), &c));
+	c.dport = 40000;
+	expect_chan(&c, XDP_DROP, &want);
+	assert_int_equal(bpf_map_update_elem(fd, &key, &zero, BPF_ANY), 0);
+}
+
 
 /* The layout the program and this file both assume (bpf/unet_abi.h). */
 static void test_abi_layout(void **state)
@@ -1753,7 +2024,7 @@ static void test_every_pinned_map_used(void **state)
 		UNET_MAP_CHANNELS,  UNET_MAP_ENDPOINTS, UNET_MAP_CHAN_STATS,
 		UNET_MAP_IF_STATS,  UNET_MAP_XSKS,	UNET_MAP_FAULTS,
 		UNET_MAP_UDP_PORTS, UNET_MAP_INET_ADDRS, UNET_MAP_NEIGH,
-		UNET_MAP_TCP_PORTS,
+		UNET_MAP_TCP_PORTS, UNET_MAP_CHAN_CFG,
 	};
 	enum { N_LIB = sizeof(lib_maps) / sizeof(lib_maps[0]) };
 	char names[UNET_MAX_PROG_MAPS][BPF_OBJ_NAME_LEN] = { { 0 } };
@@ -2195,6 +2466,12 @@ int main(void)
 		cmocka_unit_test(test_good_frame_delivered),
 		cmocka_unit_test(test_min_payload_delivered),
 		cmocka_unit_test(test_padded_frame_delivered),
+		cmocka_unit_test(test_chan_good_delivered),
+		cmocka_unit_test(test_chan_spoofed_source_dropped),
+		cmocka_unit_test(test_chan_kind_mismatch_dropped),
+		cmocka_unit_test(test_chan_bad_headers_dropped),
+		cmocka_unit_test(test_chan_other_traffic_passed),
+		cmocka_unit_test(test_chan_port_configurable),
 		cmocka_unit_test(test_vlan_8021q_unet_passed),
 		cmocka_unit_test(test_vlan_8021ad_unet_passed),
 		cmocka_unit_test(test_flags_ignored),

@@ -95,8 +95,12 @@ int peer_open(struct peer *p)
 			co.tx_queue = cfg->queue;
 		else /* the lowest queue the endpoint has */
 			co.tx_queue = p->info.queue_mask ? __builtin_ctz(p->info.queue_mask) : 0;
-		p->ch[i] = unet_channel__open(p->ep, cfg->ch[i].tag, cfg->ch[i].peer_mac,
-					      cfg->ch[i].peer_tag, &co);
+		if (cfg->peer_ip)
+			p->ch[i] = unet_channel__open_ipv4(p->ep, cfg->ch[i].tag, cfg->peer_ip, 0,
+							   cfg->ch[i].peer_tag, &co);
+		else
+			p->ch[i] = unet_channel__open(p->ep, cfg->ch[i].tag, cfg->ch[i].peer_mac,
+						      cfg->ch[i].peer_tag, &co);
 		if (!p->ch[i]) {
 			err("cannot open channel tag %u (peer %s tag %u, queue %d): %s",
 			    cfg->ch[i].tag, unet_format_mac(cfg->ch[i].peer_mac, mac),
@@ -105,7 +109,8 @@ int peer_open(struct peer *p)
 		}
 	}
 	printf("ready endpoint=%u nqueues=%u queue_mask=%#x max_payload=%u mode=%s zerocopy=%d\n",
-	       p->info.id, p->info.nqueues, p->info.queue_mask, p->info.max_payload,
+	       p->info.id, p->info.nqueues, p->info.queue_mask,
+	       cfg->nch ? unet_channel__max_payload(p->ch[0]) : p->info.max_payload,
 	       mode_name(p->info.mode), p->info.zerocopy ? 1 : 0);
 	fflush(stdout);
 	return 0;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* options.c - unet-peer's command line. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ void usage(FILE *f)
 		"modes: echo | sizes | send | recv | hold | stats\n"
 		"channels (one per --tag; --peer once applies to all):\n"
 		"  --tag T --peer MAC --peer-tag P   (repeatable, in order)\n"
+		"  --peer-ip ADDR     routable channels (U-Net in UDP/IPv4) to ADDR, no --peer\n"
 		"  --channels T:P:MAC[/Q][,...]      (local tag, peer tag, peer MAC,\n"
 		"                                     send queue)\n"
 		"options:\n"
@@ -69,6 +71,7 @@ enum {
 	OPT_EXPECT_NONE,
 	OPT_LINGER,
 	OPT_SEQ_BASE,
+	OPT_PEER_IP,
 };
 
 static int add_channel_list(struct cfg *cfg, const char *arg)
@@ -130,6 +133,7 @@ int parse_args(int argc, char **argv, struct cfg *cfg)
 		{ "expect-none", no_argument, NULL, OPT_EXPECT_NONE },
 		{ "linger", required_argument, NULL, OPT_LINGER },
 		{ "seq-base", required_argument, NULL, OPT_SEQ_BASE },
+		{ "peer-ip", required_argument, NULL, OPT_PEER_IP },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -273,6 +277,12 @@ int parse_args(int argc, char **argv, struct cfg *cfg)
 		case OPT_EXPECT_NONE:
 			cfg->expect = 0;
 			break;
+		case OPT_PEER_IP:
+			if (inet_pton(AF_INET, optarg, &cfg->peer_ip) != 1 || !cfg->peer_ip) {
+				err("bad --peer-ip '%s' (IPv4 address)", optarg);
+				return 2;
+			}
+			break;
 		case OPT_LINGER:
 			if (parse_u64(optarg, 60000, &v)) {
 				err("bad --linger '%s' (ms)", optarg);
@@ -313,6 +323,9 @@ int parse_args(int argc, char **argv, struct cfg *cfg)
 		return 2;
 	}
 
+	/* Routable channels name their peer by --peer-ip: no --peer needed. */
+	if (cfg->peer_ip && cfg->npeers == 0)
+		cfg->npeers = cfg->ntags;
 	/* Complete the --tag/--peer/--peer-tag channels. */
 	if (cfg->ntags > cfg->nch) {
 		unsigned int i;

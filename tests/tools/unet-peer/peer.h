@@ -38,6 +38,7 @@ struct cfg {
 	struct chan_spec ch[MAX_CHANNELS];
 	unsigned int nch;
 	unsigned int ntags, npeers, npeer_tags;
+	uint32_t peer_ip; /* --peer-ip: routable channels to this IPv4 (network order), 0: raw */
 	enum unet_xdp_mode xdp_mode;
 	double timeout;	     /* seconds */
 	uint64_t count;	     /* messages (per channel for send/recv) */

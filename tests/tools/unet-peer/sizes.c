@@ -10,7 +10,7 @@ int mode_sizes(struct peer *p)
 {
 	struct cfg *cfg = p->cfg;
 	struct unet_channel *ch = p->ch[0];
-	uint32_t max = p->info.max_payload, n, j;
+	uint32_t max = unet_channel__max_payload(ch), n, j;
 	double deadline = now_s() + cfg->timeout;
 	uint8_t *buf;
 	int ret, failed = 0;
