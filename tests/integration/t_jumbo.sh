@@ -8,6 +8,8 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"jumbo_attach|xdp|60|the program attaches at MTU 9000 on veth (a program without fragment support cannot, natively), and frames still reach the kernel beside it"
+	"jumbo_sizes|xdp|120|MTU 9000: max_payload 8992; raw U-Net messages of the sizes around one chunk, two and three chunks and the largest, both directions, byte for byte; max + 1 refused"
+	"jumbo_mixed_mtu|xdp|90|MTU 9000 on one end, 1500 on the other: each endpoint follows its own link, the smaller side refuses a message over 1492 with EMSGSIZE, messages that fit flow both ways, a big one toward the small side is dropped by the link without hanging the sender"
 )
 
 # set_mtu MTU: both ends of the test link.
@@ -28,4 +30,46 @@ t_jumbo_attach() {
 	local p
 	p=$(counter a pass)
 	((p > 0)) || fail "program on a saw no frames (pass=$p)"
+}
+
+# The size windows sizes_windows checks: a send buffer's edge (1768 with
+# 2048-byte chunks), where a frame needs a second and a third piece on
+# receive (1790 bytes a piece after the kernel's headroom) or on send,
+# and the top.
+JUMBO_WINDOWS=(1..16 1740..1810 3540..3620 5340..5400 8960..8992)
+
+# sizes_windows FROM TO FROMIF TOIF FROMMAC TOMAC: echo on TO, every
+# window of JUMBO_WINDOWS sent from FROM and checked byte for byte.
+sizes_windows() {
+	local s=$1 e=$2 sif=$3 eif=$4 smac=$5 emac=$6 log pid w lo hi max want=$7
+	log=$T_DIR/echo_$s$e.log
+	unet_bg_"$e" "$PEER" echo "$eif" --tag 2 --peer "$smac" --peer-tag 1 \
+		--xdp-mode "$T_MODE" --timeout 90 >"$log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$log" "$pid" >/dev/null
+	max=$(sed -n 's/^ready .*max_payload=\([0-9]*\).*/\1/p' "$log")
+	[[ $max == "$want" ]] || fail "max_payload on $e is '$max', want $want"
+	for w in "${JUMBO_WINDOWS[@]}"; do
+		lo=${w%..*} hi=${w#*..}
+		((lo <= want)) || continue
+		((hi <= want)) || hi=$want
+		in_"$s" "$PEER" sizes "$sif" --tag 1 --peer "$emac" --peer-tag 2 \
+			--min-size "$lo" --max-size "$hi" \
+			--xdp-mode "$T_MODE" --timeout 30 >"$T_DIR/sizes.log" 2>&1 ||
+			{ cat "$T_DIR/sizes.log"; fail "sizes $lo..$hi $s -> $e failed"; }
+		grep -qx "sizes ok $lo..$hi" "$T_DIR/sizes.log" ||
+			{ cat "$T_DIR/sizes.log"; fail "sizes $s -> $e: no 'sizes ok $lo..$hi'"; }
+	done
+	stop "$pid" "$log" "echo on $e"
+}
+
+t_jumbo_sizes() {
+	setup_ns
+	set_mtu 9000
+	attach a
+	attach b
+	sizes_windows a b "$IF_A" "$IF_B" "$MAC_A" "$MAC_B" 8992
+	sizes_windows b a "$IF_B" "$IF_A" "$MAC_B" "$MAC_A" 8992
+	expect_stat a drop_malformed 0
+	expect_stat b drop_malformed 0
 }

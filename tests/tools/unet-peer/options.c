@@ -43,6 +43,7 @@ void usage(FILE *f)
 		"  --queue-mask M     bind only the receive queues in bit mask M (default all)\n"
 		"  --queues N         fail unless the endpoint bound N queues\n"
 		"  --max-size B       sizes: stop at B instead of max_payload\n"
+		"  --min-size B       sizes: start at B instead of 1\n"
 		"  --expect N         hold: exactly N messages must arrive\n"
 		"  --expect-none      hold: nothing may arrive (= --expect 0)\n"
 		"  --linger MS        recv: keep receiving MS after the last (default 200)\n"
@@ -65,6 +66,7 @@ enum {
 	OPT_QUEUES,
 	OPT_QUEUE_MASK,
 	OPT_MAX_SIZE,
+	OPT_MIN_SIZE,
 	OPT_EXPECT,
 	OPT_EXPECT_NONE,
 	OPT_LINGER,
@@ -126,6 +128,7 @@ int parse_args(int argc, char **argv, struct cfg *cfg)
 		{ "queues", required_argument, NULL, OPT_QUEUES },
 		{ "queue-mask", required_argument, NULL, OPT_QUEUE_MASK },
 		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+		{ "min-size", required_argument, NULL, OPT_MIN_SIZE },
 		{ "expect", required_argument, NULL, OPT_EXPECT },
 		{ "expect-none", no_argument, NULL, OPT_EXPECT_NONE },
 		{ "linger", required_argument, NULL, OPT_LINGER },
@@ -262,6 +265,13 @@ int parse_args(int argc, char **argv, struct cfg *cfg)
 				return 2;
 			}
 			cfg->max_size = (uint32_t)v;
+			break;
+		case OPT_MIN_SIZE:
+			if (parse_u64(optarg, 65535, &v) || v == 0) {
+				err("bad --min-size '%s'", optarg);
+				return 2;
+			}
+			cfg->min_size = (uint32_t)v;
 			break;
 		case OPT_EXPECT:
 			if (parse_u64(optarg, 100000000, &v)) {
