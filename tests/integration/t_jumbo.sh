@@ -36,12 +36,13 @@ t_jumbo_attach() {
 # 2048-byte chunks), where a frame needs a second and a third piece on
 # receive (1790 bytes a piece after the kernel's headroom) or on send,
 # and the top.
-JUMBO_WINDOWS=(1..16 1740..1810 3540..3620 5340..5400 8960..8992)
+JUMBO_WINDOWS=(1..16 1480..1492 1740..1810 3540..3620 5340..5400 8960..8992)
 
-# sizes_windows FROM TO FROMIF TOIF FROMMAC TOMAC: echo on TO, every
-# window of JUMBO_WINDOWS sent from FROM and checked byte for byte.
+# sizes_windows FROM TO FROMIF TOIF FROMMAC TOMAC WANT [CAP]: echo on TO,
+# whose max_payload must be WANT; every window of JUMBO_WINDOWS up to CAP
+# (default WANT) sent from FROM and checked byte for byte.
 sizes_windows() {
-	local s=$1 e=$2 sif=$3 eif=$4 smac=$5 emac=$6 log pid w lo hi max want=$7
+	local s=$1 e=$2 sif=$3 eif=$4 smac=$5 emac=$6 log pid w lo hi max want=$7 cap=${8:-$7}
 	log=$T_DIR/echo_$s$e.log
 	unet_bg_"$e" "$PEER" echo "$eif" --tag 2 --peer "$smac" --peer-tag 1 \
 		--xdp-mode "$T_MODE" --timeout 90 >"$log" 2>&1
@@ -51,8 +52,8 @@ sizes_windows() {
 	[[ $max == "$want" ]] || fail "max_payload on $e is '$max', want $want"
 	for w in "${JUMBO_WINDOWS[@]}"; do
 		lo=${w%..*} hi=${w#*..}
-		((lo <= want)) || continue
-		((hi <= want)) || hi=$want
+		((lo <= cap)) || continue
+		((hi <= cap)) || hi=$cap
 		in_"$s" "$PEER" sizes "$sif" --tag 1 --peer "$emac" --peer-tag 2 \
 			--min-size "$lo" --max-size "$hi" \
 			--xdp-mode "$T_MODE" --timeout 30 >"$T_DIR/sizes.log" 2>&1 ||
@@ -72,4 +73,25 @@ t_jumbo_sizes() {
 	sizes_windows b a "$IF_B" "$IF_A" "$MAC_B" "$MAC_A" 8992
 	expect_stat a drop_malformed 0
 	expect_stat b drop_malformed 0
+}
+
+t_jumbo_mixed_mtu() {
+	setup_ns
+	in_a ip link set "$IF_A" mtu 9000 || fail "cannot set MTU 9000 on $IF_A"
+	attach a
+	attach b
+	# The small side's messages both ways (its sizes end with 1493 refused:
+	# EMSGSIZE); the big side sends only what the small one takes.
+	sizes_windows b a "$IF_B" "$IF_A" "$MAC_B" "$MAC_A" 8992 1492
+	sizes_windows a b "$IF_A" "$IF_B" "$MAC_A" "$MAC_B" 1492
+	# Too big for the small side's link: the veth drops each frame, the
+	# sender's sends complete and it finishes.
+	local before after
+	before=$(counter b rx)
+	in_a timeout 30 "$PEER" send "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 --size 5000 \
+		--count 20 --xdp-mode "$T_MODE" --timeout 10 >"$T_DIR/send.log" 2>&1 ||
+		{ cat "$T_DIR/send.log"; fail "send of 5000-byte messages toward MTU 1500 did not finish"; }
+	grep -q "^send sent=20 " "$T_DIR/send.log" || { cat "$T_DIR/send.log"; fail "not all 20 sends queued"; }
+	after=$(counter b rx)
+	((after == before)) || fail "b's program saw $((after - before)) frames over its MTU"
 }
