@@ -238,6 +238,10 @@ struct unet_endpoint_opts {
 	/* unetd's socket for emulated endpoints: NULL means
 	 * $UNET_DAEMON_SOCKET, else /run/unet/unetd.sock. */
 	const char *daemon_socket;
+	/* One chunk per message even on a jumbo MTU: no AF_XDP
+	 * multi-buffer, max_payload what one send buffer holds (as on a
+	 * kernel without multi-buffer). */
+	bool no_multi_buffer;
 };
 
 struct unet_endpoint;

@@ -48,6 +48,7 @@ struct ep_config {
 	uint32_t queue_mask;
 	enum unet_endpoint_kind kind;
 	const char *daemon_socket;
+	bool no_multi_buffer;
 	/* As the caller gave them (0: unset), for unetd's own defaults. */
 	uint32_t asked_segment, asked_ring;
 };
@@ -76,6 +77,7 @@ static int ep_config_from_opts(const struct unet_endpoint_opts *o, struct ep_con
 	c->queue_mask = UNET_OPT(o, queue_mask, 0);
 	c->kind = UNET_OPT(o, kind, UNET_ENDPOINT_AUTO);
 	c->daemon_socket = UNET_OPT(o, daemon_socket, NULL);
+	c->no_multi_buffer = UNET_OPT(o, no_multi_buffer, false);
 	c->asked_segment = UNET_OPT(o, segment_size, 0);
 	c->asked_ring = UNET_OPT(o, rx_size, 0);
 
@@ -288,17 +290,22 @@ static int setup_sockets(struct unet_endpoint *ep, const char *ifname, const str
 	int err;
 
 	if (ep->jumbo.nslots) {
-		err = setup_sockets_sg(ep, ifname, c, wake | XDP_USE_SG);
-		if (!err) {
-			ep->jumbo.sg = true;
-			return 0;
+		const char *why = "not asked for (no_multi_buffer)";
+
+		if (!c->no_multi_buffer) {
+			err = setup_sockets_sg(ep, ifname, c, wake | XDP_USE_SG);
+			if (!err) {
+				ep->jumbo.sg = true;
+				return 0;
+			}
+			destroy_sockets(ep);
+			if (err == -EBUSY)
+				return err;
+			why = strerror(-err);
 		}
-		destroy_sockets(ep);
-		if (err == -EBUSY)
-			return err;
 		unet_log(UNET_LOG_INFO,
 			 "%s: no AF_XDP multi-buffer (%s): messages of at most %u bytes, not %u",
-			 ifname, strerror(-err), ep->buf_payload, ep->max_payload);
+			 ifname, why, ep->buf_payload, ep->max_payload);
 		ep->max_payload = ep->buf_payload;
 		unet_jumbo_fini(&ep->jumbo);
 	}

@@ -9,6 +9,7 @@
 TESTS+=(
 	"jumbo_attach|xdp|60|the program attaches at MTU 9000 on veth (a program without fragment support cannot, natively), and frames still reach the kernel beside it"
 	"jumbo_sizes|xdp|120|MTU 9000: max_payload 8992; raw U-Net messages of the sizes around one chunk, two and three chunks and the largest, both directions, byte for byte; max + 1 refused"
+	"jumbo_one_chunk|xdp|90|MTU 9000, one side without multi-buffer (as on a kernel that lacks it): its max_payload is what a chunk holds (1768), sizes up to that flow both ways, 1769 is refused with EMSGSIZE, a jumbo message toward it is dropped by its socket without hanging the sender"
 	"jumbo_mixed_mtu|xdp|90|MTU 9000 on one end, 1500 on the other: each endpoint follows its own link, the smaller side refuses a message over 1492 with EMSGSIZE, messages that fit flow both ways, a big one toward the small side is dropped by the link without hanging the sender"
 )
 
@@ -37,6 +38,9 @@ t_jumbo_attach() {
 # receive (1790 bytes a piece after the kernel's headroom) or on send,
 # and the top.
 JUMBO_WINDOWS=(1..16 1480..1492 1740..1810 3540..3620 5340..5400 8960..8992)
+# Extra unet-peer options for the echo and the sizes side.
+JUMBO_ECHO_OPTS=()
+JUMBO_SIZES_OPTS=()
 
 # sizes_windows FROM TO FROMIF TOIF FROMMAC TOMAC WANT [CAP]: echo on TO,
 # whose max_payload must be WANT; every window of JUMBO_WINDOWS up to CAP
@@ -45,7 +49,7 @@ sizes_windows() {
 	local s=$1 e=$2 sif=$3 eif=$4 smac=$5 emac=$6 log pid w lo hi max want=$7 cap=${8:-$7}
 	log=$T_DIR/echo_$s$e.log
 	unet_bg_"$e" "$PEER" echo "$eif" --tag 2 --peer "$smac" --peer-tag 1 \
-		--xdp-mode "$T_MODE" --timeout 90 >"$log" 2>&1
+		--xdp-mode "$T_MODE" --timeout 90 "${JUMBO_ECHO_OPTS[@]}" >"$log" 2>&1
 	pid=$UNET_BG_PID
 	wait_ready "$log" "$pid" >/dev/null
 	max=$(sed -n 's/^ready .*max_payload=\([0-9]*\).*/\1/p' "$log")
@@ -55,7 +59,7 @@ sizes_windows() {
 		((lo <= cap)) || continue
 		((hi <= cap)) || hi=$cap
 		in_"$s" "$PEER" sizes "$sif" --tag 1 --peer "$emac" --peer-tag 2 \
-			--min-size "$lo" --max-size "$hi" \
+			--min-size "$lo" --max-size "$hi" "${JUMBO_SIZES_OPTS[@]}" \
 			--xdp-mode "$T_MODE" --timeout 30 >"$T_DIR/sizes.log" 2>&1 ||
 			{ cat "$T_DIR/sizes.log"; fail "sizes $lo..$hi $s -> $e failed"; }
 		grep -qx "sizes ok $lo..$hi" "$T_DIR/sizes.log" ||
@@ -94,4 +98,25 @@ t_jumbo_mixed_mtu() {
 	grep -q "^send sent=20 " "$T_DIR/send.log" || { cat "$T_DIR/send.log"; fail "not all 20 sends queued"; }
 	after=$(counter b rx)
 	((after == before)) || fail "b's program saw $((after - before)) frames over its MTU"
+}
+
+t_jumbo_one_chunk() {
+	setup_ns
+	set_mtu 9000
+	attach a
+	attach b
+	# b without multi-buffer: echo there, sizes from a up to b's 1768.
+	JUMBO_ECHO_OPTS=(--no-multi-buffer)
+	sizes_windows a b "$IF_A" "$IF_B" "$MAC_A" "$MAC_B" 1768
+	JUMBO_ECHO_OPTS=()
+	# and b's sizes (ending with 1769 refused: EMSGSIZE) against a's echo.
+	JUMBO_SIZES_OPTS=(--no-multi-buffer)
+	sizes_windows b a "$IF_B" "$IF_A" "$MAC_B" "$MAC_A" 8992 1768
+	JUMBO_SIZES_OPTS=()
+	# A 5000-byte message toward a socket bound without multi-buffer:
+	# its kernel drops it; the sender finishes.
+	in_a timeout 30 "$PEER" send "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 --size 5000 \
+		--count 20 --xdp-mode "$T_MODE" --timeout 10 >"$T_DIR/send.log" 2>&1 ||
+		{ cat "$T_DIR/send.log"; fail "send of 5000-byte messages did not finish"; }
+	grep -q "^send sent=20 " "$T_DIR/send.log" || { cat "$T_DIR/send.log"; fail "not all 20 sends queued"; }
 }

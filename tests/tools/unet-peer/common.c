@@ -69,6 +69,7 @@ int peer_open(struct peer *p)
 
 	eo.mode = cfg->xdp_mode;
 	eo.queue_mask = cfg->queue_mask;
+	eo.no_multi_buffer = cfg->no_multi_buffer;
 	/* The library itself waits out a queue still held by a socket the
 	 * kernel is freeing (EBUSY for a few ms after its owner exited). */
 	p->ep = unet_endpoint__create(cfg->ifname, &eo);
