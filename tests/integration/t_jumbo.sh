@@ -26,8 +26,8 @@ t_jumbo_attach() {
 	attach b
 	# The kernel's traffic beside the program, in pieces: a ping of a
 	# full jumbo frame each way.
-	in_a ping -c 1 -W 5 -M do -s 8972 "$IP_B" >/dev/null || fail "8972-byte ping a -> b lost"
-	in_b ping -c 1 -W 5 -M do -s 8972 "$IP_A" >/dev/null || fail "8972-byte ping b -> a lost"
+	in_a ping -c 1 -W 5 -M "do" -s 8972 "$IP_B" >/dev/null || fail "8972-byte ping a -> b lost"
+	in_b ping -c 1 -W 5 -M "do" -s 8972 "$IP_A" >/dev/null || fail "8972-byte ping b -> a lost"
 	local p
 	p=$(counter a pass)
 	((p > 0)) || fail "program on a saw no frames (pass=$p)"
