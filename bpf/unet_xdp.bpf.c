@@ -167,7 +167,20 @@ static __always_inline int pass(void)
 
 /* ---- The program: Ethernet, then dispatch by EtherType -------------------- */
 
-SEC("xdp")
+/*
+ * Loaded frags-aware (libbpf sets BPF_F_XDP_HAS_FRAGS for "xdp.frags"):
+ * without it a driver refuses to attach native XDP to a device whose MTU
+ * is larger than one page (veth at MTU 9000: ERANGE), and the kernel
+ * drops frames in several pieces before we see them.  Frames may now
+ * come in pieces: ctx->data .. ctx->data_end is only the first piece.
+ * Every header read below stays inside it, because each is checked
+ * against data_end (the verifier enforces that) and never against the
+ * frame's total length; a header that does not fit in the first piece
+ * is treated as truncated.  The frame's whole length, where a check
+ * needs it, comes from bpf_xdp_get_buff_len() and is only compared,
+ * never used to read.
+ */
+SEC("xdp.frags")
 int unet_xdp_rx(struct xdp_md *ctx)
 {
 	void *data_end = (void *)(long)ctx->data_end;

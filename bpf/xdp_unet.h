@@ -108,7 +108,6 @@ static __always_inline int unet_demux(struct xdp_md *ctx, struct unet_hdr *uh, v
 	struct unet_channel_val *ch;
 	struct unet_endpoint_val *ev;
 	__u32 tag, slot;
-	void *payload;
 	__u16 len;
 
 	/* From here on the frame claims to be U-Net: never pass it. */
@@ -127,12 +126,12 @@ static __always_inline int unet_demux(struct xdp_md *ctx, struct unet_hdr *uh, v
 	 * len counts the payload only.  It must be non-zero (an empty message
 	 * has no use and would hide a zeroed header) and must fit in the
 	 * frame; the frame may be longer (Ethernet pads to 60 bytes), and the
-	 * padding is not payload.  len is at most 0xffff, so the pointer
-	 * arithmetic below stays within the verifier's packet offset range.
+	 * padding is not payload.  The frame may come in pieces (a jumbo
+	 * MTU): its whole length is bpf_xdp_get_buff_len(), and the payload
+	 * is never read here, only measured.
 	 */
 	len = bpf_ntohs(uh->len);
-	payload = (void *)(uh + 1);
-	if (len == 0 || payload + len > data_end)
+	if (len == 0 || sizeof(*eth) + sizeof(*uh) + (__u64)len > bpf_xdp_get_buff_len(ctx))
 		return drop(UNET_CTR_DROP_MALFORMED);
 
 	/* Tag 0 is reserved (UNET_TAG_INVALID) and never a channel: reject it

@@ -270,6 +270,10 @@ struct unet_endpoint_opts {
 	/* unetd's socket for emulated endpoints: NULL means
 	 * $UNET_DAEMON_SOCKET, else /run/unet/unetd.sock. */
 	const char *daemon_socket;
+	/* One chunk per message even on a jumbo MTU: no AF_XDP
+	 * multi-buffer, max_payload what one send buffer holds (as on a
+	 * kernel without multi-buffer). */
+	bool no_multi_buffer;
 };
 
 struct unet_endpoint;
@@ -304,13 +308,18 @@ struct unet_endpoint_info {
 	enum unet_xdp_mode mode; /* how the program is attached */
 	uint32_t frame_size;
 	uint32_t nframes;
-	uint32_t max_payload; /* largest message: min(MTU, frame) - headers; longer
+	uint32_t max_payload; /* largest message: MTU - 8 (up to MTU 9216); longer
 			       * frames from a peer are dropped, never handed up */
 	uint8_t mac[6];	      /* the interface's address */
 	int ifindex;
 	uint32_t rx_buffers;  /* receive buffers kept on each queue's free queue */
 	enum unet_endpoint_kind kind; /* DIRECT or EMULATED: what it got */
 	char kind_reason[64];	      /* and why (policy rule, privilege) */
+	/* What one send buffer (buf_alloc) holds: max_payload, or less when
+	 * the MTU is larger than a chunk; bigger messages (up to max_payload)
+	 * go through unet_channel__send_copy, in pieces. */
+	uint32_t buf_payload;
+	bool multi_buffer;	      /* messages larger than a chunk (XDP_USE_SG) */
 };
 /* Returns 0 or -errno. */
 UNET_API int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_endpoint_info *info);
@@ -329,6 +338,11 @@ struct unet_endpoint_stats {
 	uint64_t rx_no_handler;		/* dispatched with no handler set */
 	uint64_t rx_malformed;		/* refused by the library: bad header, or
 					 * longer than info.max_payload */
+	uint64_t rx_bad_pieces;		/* frames in pieces refused: a piece outside
+					 * its buffer, more than 18 pieces, longer
+					 * than the largest frame, no end */
+	uint64_t rx_no_jumbo_slot;	/* frames in pieces dropped: every
+					 * reassembly slot held by the application */
 };
 /* Returns 0 or -errno. */
 UNET_API int unet_endpoint__stats(struct unet_endpoint *ep, struct unet_endpoint_stats *st);
@@ -348,7 +362,7 @@ UNET_API uint64_t unet_endpoint__buf_alloc(struct unet_endpoint *ep);
 /* Give an unsent buffer back.  Returns 0 or -EINVAL (not a buffer). */
 UNET_API int unet_endpoint__buf_free(struct unet_endpoint *ep, uint64_t buf);
 /* Where the message payload of buf goes (headers are written in front of
- * it by send).  At most info.max_payload bytes, 8-byte aligned (so are
+ * it by send).  At most info.buf_payload bytes, 8-byte aligned (so are
  * received payloads, unless the frame carried a VLAN tag).  NULL with
  * EINVAL for a buffer the application does not hold. */
 UNET_API void *unet_endpoint__buf_payload(struct unet_endpoint *ep, uint64_t buf);

@@ -384,6 +384,13 @@ static int check_send(struct unet_endpoint *ep, const struct unet_send_desc *d)
 		return -EINVAL;
 	if (!d->len || d->len > unet_channel__max_payload(d->channel))
 		return -EMSGSIZE;
+	if (d->len > ep->buf_payload) {
+		unet_log(UNET_LOG_DEBUG,
+			 "send of %u bytes: a send buffer holds %u; larger messages (up to "
+			 "max_payload %u) go in pieces through unet_channel__send_copy",
+			 d->len, ep->buf_payload, ep->max_payload);
+		return -EMSGSIZE;
+	}
 	return app_holds(ep, d->buf) ? 0 : -EINVAL;
 }
 
@@ -462,6 +469,17 @@ int unet_channel__send_copy(struct unet_channel *ch, const void *data, size_t le
 	ep = ch->ep;
 	if (!len || len > unet_channel__max_payload(ch))
 		return -EMSGSIZE;
+	if (len > ep->buf_payload) {
+		/* Larger than one buffer: a chain of them (pieces.c). */
+		if (ep->dead)
+			return ep->dead;
+		err = unet_send_pieces(ch, data, (uint32_t)len);
+		if (!err) {
+			ep->tx_msgs++;
+			kick_tx(ep, &ep->q[ch->txq]);
+		}
+		return err;
+	}
 	buf = unet_endpoint__buf_alloc(ep);
 	if (buf == UNET_NO_BUF)
 		return -EAGAIN;
@@ -658,7 +676,8 @@ int unet_endpoint__recv(struct unet_endpoint *ep, struct unet_recv_desc *descs, 
 
 		got = xsk_ring_cons__peek(&q->rx, max - n, &idx);
 		for (uint32_t i = 0; i < got; i++)
-			if (unet_take_rx(ep, xsk_ring_cons__rx_desc(&q->rx, idx + i), &descs[n]))
+			if (unet_take_rx_desc(ep, &q->rx_asm, xsk_ring_cons__rx_desc(&q->rx, idx + i),
+					      &descs[n]))
 				n++;
 		xsk_ring_cons__release(&q->rx, got);
 		q->in_fill -= got;
@@ -686,12 +705,15 @@ int unet_endpoint__release(struct unet_endpoint *ep, const struct unet_recv_desc
 	for (unsigned int i = 0; i < n; i++) {
 		int64_t idx = unet_pool_index(&ep->pool, descs[i].buf);
 
+		if (unet_jumbo_holds(&ep->jumbo, descs[i].buf))
+			continue; /* a message that came in pieces (pieces.c) */
 		if (!frame_aligned(ep, descs[i].buf) || idx < 0 ||
 		    ep->pool.owner[idx] != UNET_FRAME_RX)
 			return -EINVAL;
 	}
 	for (unsigned int i = 0; i < n; i++)
-		unet_pool_put(&ep->pool, descs[i].buf, UNET_FRAME_RX);
+		if (unet_jumbo_put(&ep->jumbo, descs[i].buf))
+			unet_pool_put(&ep->pool, descs[i].buf, UNET_FRAME_RX);
 	unet_refill(ep);
 	return 0;
 }

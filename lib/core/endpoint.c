@@ -48,6 +48,7 @@ struct ep_config {
 	uint32_t queue_mask;
 	enum unet_endpoint_kind kind;
 	const char *daemon_socket;
+	bool no_multi_buffer;
 	/* As the caller gave them (0: unset), for unetd's own defaults. */
 	uint32_t asked_segment, asked_ring;
 };
@@ -76,6 +77,7 @@ static int ep_config_from_opts(const struct unet_endpoint_opts *o, struct ep_con
 	c->queue_mask = UNET_OPT(o, queue_mask, 0);
 	c->kind = UNET_OPT(o, kind, UNET_ENDPOINT_AUTO);
 	c->daemon_socket = UNET_OPT(o, daemon_socket, NULL);
+	c->no_multi_buffer = UNET_OPT(o, no_multi_buffer, false);
 	c->asked_segment = UNET_OPT(o, segment_size, 0);
 	c->asked_ring = UNET_OPT(o, rx_size, 0);
 
@@ -243,7 +245,10 @@ static int create_sockets(struct unet_endpoint *ep, const char *ifname,
 	};
 	int err;
 
-	err = xsk_umem__create(&ep->umem, ep->segment, ep->segment_size, &ep->q[0].fill,
+	/* Only the frames: the reassembly slots after them (pieces.c) are
+	 * never the kernel's to write. */
+	err = xsk_umem__create(&ep->umem, ep->segment, (uint64_t)ep->nframes * ep->frame_size,
+			       &ep->q[0].fill,
 			       &ep->q[0].comp, &ucfg);
 	if (err) {
 		ep->umem = NULL;
@@ -270,9 +275,46 @@ static int create_sockets(struct unet_endpoint *ep, const char *ifname,
 	return 0;
 }
 
+static int setup_sockets_sg(struct unet_endpoint *ep, const char *ifname,
+			    const struct ep_config *c, uint16_t wake);
+
+/*
+ * Bind the sockets.  An endpoint whose MTU wants messages larger than a
+ * chunk (ep->jumbo.nslots set) asks for multi-buffer (XDP_USE_SG) first;
+ * a kernel without it (before 6.6) refuses the flag, and the endpoint
+ * then takes frames of one chunk only, its max_payload cut to match.
+ */
 static int setup_sockets(struct unet_endpoint *ep, const char *ifname, const struct ep_config *c)
 {
 	uint16_t wake = c->need_wakeup ? XDP_USE_NEED_WAKEUP : 0;
+	int err;
+
+	if (ep->jumbo.nslots) {
+		const char *why = "not asked for (no_multi_buffer)";
+
+		if (!c->no_multi_buffer) {
+			err = setup_sockets_sg(ep, ifname, c, wake | XDP_USE_SG);
+			if (!err) {
+				ep->jumbo.sg = true;
+				return 0;
+			}
+			destroy_sockets(ep);
+			if (err == -EBUSY)
+				return err;
+			why = strerror(-err);
+		}
+		unet_log(UNET_LOG_INFO,
+			 "%s: no AF_XDP multi-buffer (%s): messages of at most %u bytes, not %u",
+			 ifname, why, ep->buf_payload, ep->max_payload);
+		ep->max_payload = ep->buf_payload;
+		unet_jumbo_fini(&ep->jumbo);
+	}
+	return setup_sockets_sg(ep, ifname, c, wake);
+}
+
+static int setup_sockets_sg(struct unet_endpoint *ep, const char *ifname,
+			    const struct ep_config *c, uint16_t wake)
+{
 	int err;
 
 	if (c->copy != UNET_COPY_FORCE) {
@@ -357,9 +399,12 @@ static struct unet_endpoint *create_remote(struct unet_endpoint *ep, const char 
 				 c->frame_size, c->asked_ring);
 	if (!err && !ep->emulated) {
 		err = read_link_info(ep, ifname);
+		/* A granted endpoint's sockets are unetd's, bound without
+		 * multi-buffer: one chunk per message. */
 		ep->max_payload = ep->mtu - UNET_HDR_LEN;
 		if (ep->max_payload > ep->frame_size - XDP_PACKET_HEADROOM - UNET_TX_PAYLOAD)
 			ep->max_payload = ep->frame_size - XDP_PACKET_HEADROOM - UNET_TX_PAYLOAD;
+		ep->buf_payload = ep->max_payload;
 	}
 	if (!err)
 		err = unet_pool_init(&ep->pool, ep->nframes, ep->frame_size);
@@ -457,10 +502,26 @@ struct unet_endpoint *unet_endpoint__create(const char *ifname,
 	ep->frame_size = c.frame_size;
 	ep->nframes = c.segment_size / c.frame_size;
 	ep->segment_size = (size_t)ep->nframes * c.frame_size;
-	/* The MTU counts everything after the Ethernet header. */
-	ep->max_payload = ep->mtu - UNET_HDR_LEN;
-	if (ep->max_payload > c.frame_size - XDP_PACKET_HEADROOM - UNET_TX_PAYLOAD)
-		ep->max_payload = c.frame_size - XDP_PACKET_HEADROOM - UNET_TX_PAYLOAD;
+	/* The MTU counts everything after the Ethernet header.  What one
+	 * chunk holds is a send buffer's payload; a larger MTU (up to
+	 * UNET_JUMBO_MTU_MAX) takes messages in pieces, reassembled in slots
+	 * after the frames (pieces.c) if the kernel has multi-buffer. */
+	ep->buf_payload = c.frame_size - XDP_PACKET_HEADROOM - UNET_TX_PAYLOAD;
+	ep->max_payload = (ep->mtu < UNET_JUMBO_MTU_MAX ? ep->mtu : UNET_JUMBO_MTU_MAX) -
+			  UNET_HDR_LEN;
+	if (ep->max_payload <= ep->buf_payload) {
+		ep->buf_payload = ep->max_payload;
+	} else {
+		/* A slot holds the largest frame the link delivers: the MTU
+		 * plus Ethernet and a VLAN tag (veth takes MTU + 18). */
+		uint32_t slot = UNET_ALIGN_PAD + UNET_ETH_HLEN + 4 + ep->max_payload + UNET_HDR_LEN;
+
+		slot = (slot + c.frame_size - 1) & ~(c.frame_size - 1);
+		err = unet_jumbo_init(&ep->jumbo, ep->segment_size, slot, UNET_JUMBO_SLOTS);
+		if (err)
+			goto fail;
+		ep->segment_size += (size_t)slot * UNET_JUMBO_SLOTS;
+	}
 	ep->batch = c.tx_size < 64 ? c.tx_size : 64;
 	/* Keep half of the segment for receiving, shared out among the
 	 * queues, the rest for sending. */
@@ -542,6 +603,7 @@ void unet_endpoint__destroy(struct unet_endpoint *ep)
 	if (ep->segment)
 		munmap(ep->segment, ep->segment_size);
 	unet_pool_fini(&ep->pool);
+	unet_jumbo_fini(&ep->jumbo);
 	free(ep->by_tag);
 	free(ep);
 }
@@ -560,6 +622,8 @@ int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_endpoint_inf
 	info->frame_size = ep->frame_size;
 	info->nframes = ep->nframes;
 	info->max_payload = ep->max_payload;
+	info->buf_payload = ep->buf_payload;
+	info->multi_buffer = ep->jumbo.sg;
 	memcpy(info->mac, ep->mac, 6);
 	info->ifindex = ep->iface ? ep->iface->ifindex : ep->ifindex;
 	info->rx_buffers = ep->fill_target;
@@ -594,6 +658,8 @@ int unet_endpoint__stats(struct unet_endpoint *ep, struct unet_endpoint_stats *s
 	st->rx_unknown_channel = ep->rx_unknown_channel;
 	st->rx_malformed = ep->rx_malformed;
 	st->rx_no_handler = ep->rx_no_handler;
+	st->rx_bad_pieces = ep->rx_bad_pieces;
+	st->rx_no_jumbo_slot = ep->rx_no_jumbo_slot;
 	return 0;
 }
 

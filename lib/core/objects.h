@@ -7,6 +7,7 @@
 #include <xdp/xsk.h>
 
 #include "core/layer.h"
+#include "core/pieces.h"
 
 /*
  * Frames start 2 bytes into their buffer (sent ones) or 2 bytes after the
@@ -41,6 +42,7 @@ struct unet_queue {
 	uint32_t in_fill;    /* frames the kernel holds for receiving */
 	uint32_t tx_pending; /* frames on TX not yet completed */
 	uint32_t tx_owed;    /* frames a layer queued that no kick has covered yet */
+	struct unet_rx_asm rx_asm; /* a frame arriving in pieces (pieces.c) */
 };
 
 struct unet_channel {
@@ -79,6 +81,8 @@ struct unet_endpoint {
 	void *segment;
 	size_t segment_size;
 	uint32_t frame_size, nframes, max_payload;
+	uint32_t buf_payload; /* what one send buffer holds (<= max_payload without pieces) */
+	struct unet_jumbo jumbo; /* messages larger than a chunk (pieces.c) */
 	uint32_t fill_target; /* frames to keep on each queue's FILL ring */
 	uint32_t batch;	      /* largest ring operation at once */
 	struct xsk_umem *umem;
@@ -101,6 +105,7 @@ struct unet_endpoint {
 	uint16_t chan_port; /* routable channels' UDP port (host order), once one is open */
 
 	uint64_t rx_msgs, tx_msgs, rx_unknown_channel, rx_no_handler, rx_malformed;
+	uint64_t rx_bad_pieces, rx_no_jumbo_slot;
 
 	/* Adaptive wait (wait.c): spin budget per wait, and what waits did. */
 	uint32_t spin_us;
@@ -183,6 +188,25 @@ void unet_remote_stats(const struct unet_endpoint *ep, struct unet_endpoint_stat
  * in the pool, any other left as it was. */
 bool unet_take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd,
 		  struct unet_recv_desc *desc);
+
+/* pieces.c */
+/* Make the reassembly slots: nslots of slot_size bytes at segment offset
+ * base (the caller's segment has room).  Returns 0 or -ENOMEM. */
+int unet_jumbo_init(struct unet_jumbo *j, uint64_t base, uint32_t slot_size, uint32_t nslots);
+void unet_jumbo_fini(struct unet_jumbo *j);
+/* Whether buf names a reassembly slot the application holds. */
+bool unet_jumbo_holds(const struct unet_jumbo *j, uint64_t buf);
+/* Give a held slot back; 0 or -EINVAL. */
+int unet_jumbo_put(struct unet_jumbo *j, uint64_t buf);
+/* One receive descriptor of queue q's ring, in pieces or not: a frame
+ * in one piece goes to unet_take_rx; a piece is copied into a slot and
+ * its chunk goes back to the pool at once.  True with *desc filled when
+ * a whole message is ready (desc->buf a slot, or a frame). */
+bool unet_take_rx_desc(struct unet_endpoint *ep, struct unet_rx_asm *a,
+		       const struct xdp_desc *xd, struct unet_recv_desc *desc);
+/* Queue len bytes of data as one message on ch in several pieces (no
+ * kick).  Returns 0, -EAGAIN (no buffers or ring room), -EMSGSIZE. */
+int unet_send_pieces(struct unet_channel *ch, const void *data, uint32_t len);
 
 /* channel.c */
 void unet_channel_free_all(struct unet_endpoint *ep);

@@ -462,6 +462,7 @@ int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char 
 	memcpy(ep->mac, rep.mac, 6);
 	ep->mtu = rep.mtu;
 	ep->max_payload = rep.max_payload;
+	ep->buf_payload = rep.max_payload; /* no pieces through unetd yet */
 	ep->ifindex = rep.ifindex;
 	ep->need_wakeup = true;
 	ep->mode = UNET_XDP_MODE_AUTO;

@@ -155,7 +155,9 @@ struct uam_ep *uam_ep__create(struct unet_endpoint *uep, const struct uam_ep_opt
 		errno = -err;
 		return NULL;
 	}
-	tr.max_frame = info.max_payload;
+	/* One send buffer per frame: messages in pieces go only through
+	 * unet_channel__send_copy, which Active Messages do not use. */
+	tr.max_frame = info.buf_payload;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep) {
 		errno = ENOMEM;

@@ -14,6 +14,17 @@
  * count matches its owners.  No socket is needed: the endpoint is built
  * by hand, as far as unet_take_rx reads it.  UNET_FUZZ_SEED and
  * UNET_FUZZ_COUNT as in fuzz.h.
+ *
+ * The same for frames in pieces (lib/core/pieces.c, unet_take_rx_desc):
+ * true frames cut into 2..6 pieces in chunks on the FILL ring, among
+ * hostile descriptors with and without XDP_PKT_CONTD and frames whose
+ * pieces lie (no end, more than 18 pieces, longer than a slot, a piece
+ * outside its chunk or in a chunk not on the FILL ring).  After each: a
+ * message handed out is whole (a true frame arriving on an idle queue
+ * comes out byte for byte), inside its slot and within max_payload; a
+ * lying frame is never handed out and is counted in rx_bad_pieces; no
+ * chunk stays with the library (every piece's chunk is back in the
+ * pool) and every slot not handed out is free.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -194,10 +205,242 @@ static void test_hostile_rx_ring(void **state)
 	free(r);
 }
 
+/* ---- Frames in pieces ---------------------------------------------------- */
+
+#define P_NFRAMES 64
+#define P_SLOT (5 * FRAME) /* 10240: a 9216-byte MTU's frame and more */
+#define P_NSLOTS 4
+#define P_MAX_PAYLOAD 9208
+#define P_ROOM 1790 /* bytes a piece carries, as the kernel fills a chunk */
+
+struct prig {
+	struct unet_endpoint ep;
+	struct unet_channel ch;
+	struct unet_rx_asm a;
+};
+
+static void prig_init(struct prig *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->ep.frame_size = FRAME;
+	r->ep.nframes = P_NFRAMES;
+	r->ep.max_payload = P_MAX_PAYLOAD;
+	r->ep.segment = calloc(1, (size_t)P_NFRAMES * FRAME + (size_t)P_SLOT * P_NSLOTS);
+	r->ep.by_tag = calloc(UNET_MAX_CHANNELS, sizeof(*r->ep.by_tag));
+	assert_non_null(r->ep.segment);
+	assert_non_null(r->ep.by_tag);
+	assert_int_equal(unet_pool_init(&r->ep.pool, P_NFRAMES, FRAME), 0);
+	assert_int_equal(unet_jumbo_init(&r->ep.jumbo, (uint64_t)P_NFRAMES * FRAME, P_SLOT,
+					 P_NSLOTS), 0);
+	r->ep.jumbo.sg = true;
+	r->ch.ep = &r->ep;
+	r->ch.tag = TAG;
+	r->ch.peer_tag = PEER_TAG;
+	r->ep.by_tag[TAG] = &r->ch;
+}
+
+static void prig_fini(struct prig *r)
+{
+	unet_jumbo_fini(&r->ep.jumbo);
+	unet_pool_fini(&r->ep.pool);
+	free(r->ep.by_tag);
+	free(r->ep.segment);
+}
+
+/* Keep the FILL ring full, as the library does after each batch, less a
+ * few frames that stay free, one being sent and one the application
+ * holds (chunks of other owners for the hostile descriptors to name). */
+static void prig_refill(struct prig *r)
+{
+	while (r->ep.pool.nfree > 2)
+		unet_pool_get(&r->ep.pool, UNET_FRAME_FILL);
+}
+
+/* A chunk on the FILL ring, picked at random; UNET_NO_BUF if none. */
+static uint64_t fill_chunk(struct prig *r, uint64_t *s)
+{
+	uint32_t start = (uint32_t)(fuzz_next(s) % P_NFRAMES);
+
+	for (uint32_t k = 0; k < P_NFRAMES; k++) {
+		uint32_t i = (start + k) % P_NFRAMES;
+
+		if (r->ep.pool.owner[i] == UNET_FRAME_FILL)
+			return (uint64_t)i * FRAME;
+	}
+	return UNET_NO_BUF;
+}
+
+/* What a lying frame does wrong. */
+enum lie { LIE_NONE, LIE_NO_END, LIE_TOO_MANY, LIE_TOO_LONG, LIE_OUTSIDE, LIE_NOT_FILL, LIE__N };
+
+/* One descriptor into the rig; a delivered message is checked and
+ * released.  Returns 1 if a message came out (*got: its bytes). */
+static int feed(struct prig *r, const struct xdp_desc *xd, uint8_t *got, uint32_t *got_len)
+{
+	struct unet_recv_desc d;
+	uint8_t *seg = r->ep.segment;
+
+	if (!unet_take_rx_desc(&r->ep, &r->a, xd, &d))
+		return 0;
+	assert_ptr_equal(d.channel, &r->ch);
+	assert_true(d.len <= P_MAX_PAYLOAD);
+	if (unet_jumbo_holds(&r->ep.jumbo, d.buf)) {
+		assert_true((uint8_t *)d.data >= seg + d.buf);
+		assert_true((uint8_t *)d.data + d.len <= seg + d.buf + P_SLOT);
+	} else {
+		assert_int_equal(r->ep.pool.owner[d.buf / FRAME], UNET_FRAME_RX);
+		assert_true((uint8_t *)d.data + d.len <= seg + d.buf + FRAME);
+	}
+	if (got) {
+		memcpy(got, d.data, d.len);
+		*got_len = d.len;
+	}
+	assert_int_equal(unet_endpoint__release(&r->ep, &d, 1), 0);
+	return 1;
+}
+
+/* A true U-Net frame of payload len cut into pieces on FILL chunks,
+ * with one lie (or none).  Returns messages handed out. */
+static int feed_frame(struct prig *r, uint32_t len, enum lie lie, const uint8_t *payload,
+		      uint8_t *got, uint32_t *got_len, uint64_t *s)
+{
+	static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 1 };
+	uint8_t *frame = malloc(UNET_PAYLOAD_OFF + len + 64);
+	uint32_t flen, off = 0, npieces = 0, room = P_ROOM - (uint32_t)(fuzz_next(s) % 600);
+	int out = 0;
+
+	assert_non_null(frame);
+	flen = unet_wire_build(frame, mac, mac, TAG, PEER_TAG, len);
+	memcpy(frame + UNET_PAYLOAD_OFF, payload, len);
+	if (lie == LIE_TOO_MANY)
+		room = 64; /* pieces of 64 bytes: well over 18 */
+	while (off < flen || (lie == LIE_TOO_MANY && npieces <= UNET_MAX_PIECES)) {
+		uint64_t chunk = fill_chunk(r, s);
+		uint32_t take = flen - off < room ? flen - off : room;
+		struct xdp_desc xd;
+
+		if (chunk == UNET_NO_BUF) {
+			prig_refill(r);
+			chunk = fill_chunk(r, s);
+			assert_int_not_equal(chunk, UNET_NO_BUF);
+		}
+		xd.addr = chunk + XDP_PACKET_HEADROOM + UNET_ALIGN_PAD;
+		xd.len = take;
+		memcpy((uint8_t *)r->ep.segment + xd.addr, frame + off, take);
+		off += take;
+		npieces++;
+		xd.options = off < flen ? XDP_PKT_CONTD : 0;
+		if (lie == LIE_TOO_MANY && off >= flen && npieces <= UNET_MAX_PIECES) {
+			off = 0; /* go round again: the chain goes on */
+			xd.options = XDP_PKT_CONTD;
+		}
+		if (lie == LIE_NO_END && !xd.options)
+			xd.options = XDP_PKT_CONTD; /* the last piece says more comes */
+		if (lie == LIE_OUTSIDE && npieces == 2)
+			xd.len = FRAME; /* past its chunk's end */
+		if (lie == LIE_NOT_FILL && npieces == 2) {
+			/* a chunk being sent */
+			for (uint32_t i = 0; i < P_NFRAMES; i++)
+				if (r->ep.pool.owner[i] == UNET_FRAME_TX) {
+					xd.addr = (uint64_t)i * FRAME + 300;
+					break;
+				}
+		}
+		out += feed(r, &xd, got, got_len);
+		if (npieces % 8 == 0)
+			prig_refill(r);
+	}
+	free(frame);
+	return out;
+}
+
+/* Frames in pieces, true and lying, among hostile descriptors. */
+static void test_hostile_pieces(void **state)
+{
+	uint64_t seed = fuzz_seed(FUZZ_SEED ^ 0x9ece5), s, n = fuzz_count(FUZZ_INPUTS / 10);
+	uint64_t whole = 0, lies = 0;
+	struct prig *r = malloc(sizeof(*r));
+	uint8_t *payload = malloc(P_SLOT), *got = malloc(P_SLOT);
+	uint64_t tx;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(payload);
+	assert_non_null(got);
+	prig_init(r);
+	/* one chunk being sent, one the application holds */
+	tx = unet_pool_get(&r->ep.pool, UNET_FRAME_APP);
+	assert_int_equal(unet_pool_move(&r->ep.pool, tx, UNET_FRAME_APP, UNET_FRAME_TX), 0);
+	unet_pool_get(&r->ep.pool, UNET_FRAME_APP);
+	prig_refill(r);
+	s = seed;
+	print_message("rx pieces fuzz: seed %#llx, %llu rounds\n", (unsigned long long)seed,
+		      (unsigned long long)n);
+	for (uint64_t i = 0; i < n; i++) {
+		bool idle = !r->a.active && !r->a.discard;
+		uint64_t bad = r->ep.rx_bad_pieces;
+		uint32_t kind = (uint32_t)(fuzz_next(&s) % 4), got_len = 0;
+
+		if (kind == 0) {
+			/* a hostile descriptor: anywhere, any length, flagged or not */
+			struct xdp_desc xd = { .addr = pick_addr(&s) };
+			int64_t idx = unet_pool_index(&r->ep.pool, xd.addr);
+
+			xd.len = pick_len(xd.addr, &s);
+			xd.options = fuzz_next(&s) % 2 ? XDP_PKT_CONTD : 0;
+			if (idx >= 0)
+				write_frame((uint8_t *)r->ep.segment + xd.addr,
+					    FRAME - (uint32_t)(xd.addr % FRAME), &s);
+			feed(r, &xd, NULL, NULL);
+		} else {
+			/* a true frame (kind 1, 2) or a lying one (kind 3) */
+			enum lie lie = kind == 3 ? (enum lie)(1 + fuzz_next(&s) % (LIE__N - 1)) : LIE_NONE;
+			uint32_t len = 1 + (uint32_t)(fuzz_next(&s) % P_MAX_PAYLOAD);
+
+			if (lie == LIE_TOO_LONG)
+				len = P_SLOT - UNET_PAYLOAD_OFF;
+			if ((lie == LIE_OUTSIDE || lie == LIE_NOT_FILL) && len < 2 * P_ROOM)
+				len += 2 * P_ROOM; /* it lies in its second piece */
+			int out;
+
+			for (uint32_t k = 0; k < len; k++)
+				payload[k] = (uint8_t)fuzz_next(&s);
+			out = feed_frame(r, len, lie, payload, got, &got_len, &s);
+			if (lie == LIE_NONE && idle) {
+				assert_int_equal(out, 1);
+				assert_int_equal(got_len, len);
+				assert_memory_equal(got, payload, len);
+				whole++;
+			} else if (lie != LIE_NONE && idle) {
+				assert_int_equal(out, 0);
+				if (lie != LIE_NO_END) {
+					assert_int_equal(r->ep.rx_bad_pieces, bad + 1);
+					lies++;
+				}
+			}
+		}
+		/* No chunk stays with the library, no slot leaks. */
+		for (uint32_t f = 0; f < P_NFRAMES; f++)
+			assert_int_not_equal(r->ep.pool.owner[f], UNET_FRAME_RX);
+		assert_int_equal(count_free(&r->ep.pool), r->ep.pool.nfree);
+		assert_int_equal(r->ep.jumbo.nfree, P_NSLOTS - (r->a.active ? 1 : 0));
+		prig_refill(r);
+	}
+	print_message("rx pieces fuzz: %llu whole frames, %llu lying ones refused\n",
+		      (unsigned long long)whole, (unsigned long long)lies);
+	assert_true(whole > n / 10);
+	assert_true(lies > n / 40);
+	prig_fini(r);
+	free(r);
+	free(payload);
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hostile_rx_ring),
+		cmocka_unit_test(test_hostile_pieces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,6 +69,7 @@ int peer_open(struct peer *p)
 
 	eo.mode = cfg->xdp_mode;
 	eo.queue_mask = cfg->queue_mask;
+	eo.no_multi_buffer = cfg->no_multi_buffer;
 	/* The library itself waits out a queue still held by a socket the
 	 * kernel is freeing (EBUSY for a few ms after its owner exited). */
 	p->ep = unet_endpoint__create(cfg->ifname, &eo);
@@ -205,9 +206,11 @@ void print_ep_stats(struct peer *p, const char *who)
 	fprintf(stderr,
 		"%s: %s endpoint stats: rx_msgs=%" PRIu64 " tx_msgs=%" PRIu64
 		" rx_dropped=%" PRIu64 " rx_ring_full=%" PRIu64 " rx_fill_empty=%" PRIu64
-		" rx_invalid=%" PRIu64 " tx_invalid=%" PRIu64 " rx_unknown_channel=%" PRIu64 "\n",
+		" rx_invalid=%" PRIu64 " tx_invalid=%" PRIu64 " rx_unknown_channel=%" PRIu64
+		" rx_bad_pieces=%" PRIu64 " rx_no_jumbo_slot=%" PRIu64 "\n",
 		prog, who, st.rx_msgs, st.tx_msgs, st.rx_dropped, st.rx_ring_full,
-		st.rx_fill_empty, st.rx_invalid_descs, st.tx_invalid_descs, st.rx_unknown_channel);
+		st.rx_fill_empty, st.rx_invalid_descs, st.tx_invalid_descs, st.rx_unknown_channel,
+		st.rx_bad_pieces, st.rx_no_jumbo_slot);
 }
 
 uint64_t foreign_msgs(struct peer *p)

@@ -45,6 +45,8 @@ void usage(FILE *f)
 		"  --queue-mask M     bind only the receive queues in bit mask M (default all)\n"
 		"  --queues N         fail unless the endpoint bound N queues\n"
 		"  --max-size B       sizes: stop at B instead of max_payload\n"
+		"  --min-size B       sizes: start at B instead of 1\n"
+		"  --no-multi-buffer  one chunk per message even on a jumbo MTU\n"
 		"  --expect N         hold: exactly N messages must arrive\n"
 		"  --expect-none      hold: nothing may arrive (= --expect 0)\n"
 		"  --linger MS        recv: keep receiving MS after the last (default 200)\n"
@@ -67,6 +69,8 @@ enum {
 	OPT_QUEUES,
 	OPT_QUEUE_MASK,
 	OPT_MAX_SIZE,
+	OPT_MIN_SIZE,
+	OPT_NO_MULTI_BUFFER,
 	OPT_EXPECT,
 	OPT_EXPECT_NONE,
 	OPT_LINGER,
@@ -129,6 +133,8 @@ int parse_args(int argc, char **argv, struct cfg *cfg)
 		{ "queues", required_argument, NULL, OPT_QUEUES },
 		{ "queue-mask", required_argument, NULL, OPT_QUEUE_MASK },
 		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+		{ "min-size", required_argument, NULL, OPT_MIN_SIZE },
+		{ "no-multi-buffer", no_argument, NULL, OPT_NO_MULTI_BUFFER },
 		{ "expect", required_argument, NULL, OPT_EXPECT },
 		{ "expect-none", no_argument, NULL, OPT_EXPECT_NONE },
 		{ "linger", required_argument, NULL, OPT_LINGER },
@@ -266,6 +272,16 @@ int parse_args(int argc, char **argv, struct cfg *cfg)
 				return 2;
 			}
 			cfg->max_size = (uint32_t)v;
+			break;
+		case OPT_NO_MULTI_BUFFER:
+			cfg->no_multi_buffer = true;
+			break;
+		case OPT_MIN_SIZE:
+			if (parse_u64(optarg, 65535, &v) || v == 0) {
+				err("bad --min-size '%s'", optarg);
+				return 2;
+			}
+			cfg->min_size = (uint32_t)v;
 			break;
 		case OPT_EXPECT:
 			if (parse_u64(optarg, 100000000, &v)) {

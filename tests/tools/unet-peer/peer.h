@@ -50,6 +50,8 @@ struct cfg {
 	uint32_t size;	     /* payload size for send */
 	uint64_t seq_base;   /* send: first sequence number */
 	uint32_t max_size;   /* sizes: largest size to try, 0: max_payload */
+	uint32_t min_size;   /* sizes: smallest size to try, 0: 1 */
+	bool no_multi_buffer; /* unet_endpoint_opts.no_multi_buffer */
 	long long expect;    /* hold: exact number of messages expected, -1 any */
 	uint32_t linger_ms;  /* recv: keep receiving after the last one */
 	bool verbose;

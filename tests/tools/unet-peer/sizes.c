@@ -10,7 +10,7 @@ int mode_sizes(struct peer *p)
 {
 	struct cfg *cfg = p->cfg;
 	struct unet_channel *ch = p->ch[0];
-	uint32_t max = unet_channel__max_payload(ch), n, j;
+	uint32_t max = unet_channel__max_payload(ch), min = cfg->min_size ? cfg->min_size : 1, n, j;
 	double deadline = now_s() + cfg->timeout;
 	uint8_t *buf;
 	int ret, failed = 0;
@@ -26,7 +26,11 @@ int mode_sizes(struct peer *p)
 		err("out of memory");
 		return 1;
 	}
-	for (n = 1; n <= max && !failed; n++) {
+	if (min > max) {
+		err("--min-size %u is above the largest size %u", min, max);
+		return 1;
+	}
+	for (n = min; n <= max && !failed; n++) {
 		bool got = false;
 
 		for (j = 0; j < n; j++)
@@ -94,7 +98,7 @@ int mode_sizes(struct peer *p)
 			err("send of %u bytes (max_payload + 1) returned %d, want -EMSGSIZE", big, ret);
 			failed = 1;
 		} else {
-			printf("sizes ok 1..%u\n", max);
+			printf("sizes ok %u..%u\n", min, max);
 		}
 	}
 	free(buf);
