@@ -108,6 +108,7 @@ static __always_inline int unet_demux(struct xdp_md *ctx, struct unet_hdr *uh, v
 	struct unet_channel_val *ch;
 	struct unet_endpoint_val *ev;
 	__u32 tag, slot;
+	__u64 end;
 	__u16 len;
 
 	/* From here on the frame claims to be U-Net: never pass it. */
@@ -128,10 +129,13 @@ static __always_inline int unet_demux(struct xdp_md *ctx, struct unet_hdr *uh, v
 	 * frame; the frame may be longer (Ethernet pads to 60 bytes), and the
 	 * padding is not payload.  The frame may come in pieces (a jumbo
 	 * MTU): its whole length is bpf_xdp_get_buff_len(), and the payload
-	 * is never read here, only measured.
+	 * is never read here, only measured (from the frame's start to the
+	 * end of the payload: the header sits after Ethernet on a raw frame,
+	 * after IP and UDP on a routable channel's).
 	 */
 	len = bpf_ntohs(uh->len);
-	if (len == 0 || sizeof(*eth) + sizeof(*uh) + (__u64)len > bpf_xdp_get_buff_len(ctx))
+	end = (__u64)((void *)(uh + 1) - (void *)(long)ctx->data) + len;
+	if (len == 0 || end > bpf_xdp_get_buff_len(ctx))
 		return drop(UNET_CTR_DROP_MALFORMED);
 
 	/* Tag 0 is reserved (UNET_TAG_INVALID) and never a channel: reject it
