@@ -676,7 +676,7 @@ static void do_port_open(struct unetd *d, struct unetd_client *c, const struct u
 		err = unetd_tcp_open(d, f, slot, c->uid, e ? &e->tcp : &x->tcp, req, &g, &rep.tcp, &nfd, msg,
 				     sizeof(msg));
 	else if (!err)
-		err = unetd_udp_open(d, f, slot, e ? &e->udp : &x->udp, req, &g, &rep.udp, &nfd, msg,
+		err = unetd_udp_open(d, f, slot, c->uid, e ? &e->udp : &x->udp, req, &g, &rep.udp, &nfd, msg,
 				     sizeof(msg));
 	if (err == -EACCES)
 		d->req_denied++;

@@ -21,6 +21,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +106,139 @@ bool unetd_slot_uses_addr(struct unetd_iface *f, bool per_endpoint_slot,
 	return false;
 }
 
-int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
+/*
+ * The kernel's side of a port.  The port must be free of every other
+ * user's kernel socket in the device's namespace, or the XDP program
+ * would hand that socket's datagrams to our client: the daemon binds a
+ * socket of its own to it (no SO_REUSEADDR, so any holder refuses it),
+ * which also keeps later kernel sockets off the port while the client
+ * has it.  A port already held only by the client's own sockets (a
+ * program under unet-run keeps its socket bound) is the client's to
+ * take.  Returns the daemon's socket, -1 (the client's own hold it), or
+ * -errno with msg.
+ */
+static bool port_holders_all(uint32_t laddr, uint16_t lport, uint32_t uid);
+
+static int udp_reserve(struct unetd *d, struct unetd_iface *f, uint32_t laddr, uint16_t lport,
+		       uint32_t uid, char *msg, size_t msglen)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = laddr,
+				  .sin_port = htons(lport) };
+	int one = 1, fd, err;
+
+	err = unetd_netns_enter(d, f->ns_fd, &f->ns);
+	if (err) {
+		snprintf(msg, msglen, "the device's namespace: %s", strerror(-err));
+		return err;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		snprintf(msg, msglen, "UDP port %u: socket: %s", lport, strerror(errno));
+	} else {
+		/* The address may be one only U-Net answers for. */
+		setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+			err = -errno;
+			close(fd);
+			fd = err;
+			if (err == -EADDRINUSE && port_holders_all(laddr, lport, uid)) {
+				fd = -1;
+			} else {
+				snprintf(msg, msglen, "UDP port %u: %s", lport,
+					 err == -EADDRINUSE ? "a kernel socket of another user holds it"
+							    : strerror(-err));
+			}
+		}
+	}
+	unetd_netns_leave(d, f->ns_fd, &f->ns);
+	return fd;
+}
+
+/* Whether every kernel UDP socket on lport (at laddr or the wildcard) in
+ * the current namespace belongs to uid (sock_diag; at least one, and a
+ * reply that cannot be read counts as someone else's). */
+static bool port_holders_all(uint32_t laddr, uint16_t lport, uint32_t uid)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct inet_diag_req_v2 r;
+	} req = {
+		.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.r = { .sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_UDP, .idiag_states = ~0u },
+	};
+	struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
+	static uint8_t buf[16384];
+	unsigned int found = 0, rounds = 0;
+	bool ok = true, done = false;
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+
+	if (fd < 0)
+		return false;
+	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&nl, sizeof(nl)) < 0) {
+		close(fd);
+		return false;
+	}
+	/* Bounded: a namespace with a great many UDP sockets is refused. */
+	while (!done && ok && rounds++ < 4096) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		if (n <= 0) {
+			ok = false;
+			break;
+		}
+		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			const struct inet_diag_msg *m;
+
+			if (h->nlmsg_type == NLMSG_DONE) {
+				done = true;
+				break;
+			}
+			if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_len < NLMSG_LENGTH(sizeof(*m))) {
+				ok = false;
+				break;
+			}
+			m = NLMSG_DATA(h);
+			if (ntohs(m->id.idiag_sport) != lport ||
+			    (m->id.idiag_src[0] != laddr && m->id.idiag_src[0] != 0))
+				continue;
+			found++;
+			if (m->idiag_uid != uid)
+				ok = false;
+		}
+	}
+	close(fd);
+	return ok && done && found > 0;
+}
+
+static unsigned int count_udp(const struct unetd_udp_port *p)
+{
+	unsigned int n = 0;
+
+	for (; p; p = p->next)
+		n++;
+	return n;
+}
+
+/* The UDP ports uid's endpoints hold (all users' with uid_any). */
+static unsigned int udp_ports(const struct unetd *d, uint32_t uid, bool uid_any)
+{
+	unsigned int n = 0;
+
+	for (const struct unetd_client *c = d->clients; c; c = c->next) {
+		if (!uid_any && c->uid != uid)
+			continue;
+		for (const struct unetd_emul *e = c->emuls; e; e = e->cnext)
+			n += count_udp(e->udp);
+		for (const struct unetd_direct *x = c->directs; x; x = x->cnext)
+			n += count_udp(x->udp);
+	}
+	return n;
+}
+
+int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32_t uid,
 		   struct unetd_udp_port **list, const struct unetd_udp_open *req,
 		   const struct unetd_grant *g, struct unetd_udp_opened *rep, int *neigh_fd,
 		   char *msg, size_t msglen)
@@ -137,13 +272,31 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 			snprintf(msg, msglen, "UDP port %u already open on this endpoint", req->lport);
 			return -EADDRINUSE;
 		}
+	if (udp_ports(d, 0, true) >= UNETD_MAX_UDP_PORTS_ALL) {
+		snprintf(msg, msglen, "unetd's clients hold %u UDP ports, the most they may together",
+			 UNETD_MAX_UDP_PORTS_ALL);
+		return -ENOSPC;
+	}
+	if (udp_ports(d, uid, false) >= UNETD_MAX_UDP_PORTS_PER_USER) {
+		snprintf(msg, msglen, "user %u holds %u UDP ports, the most one user may", uid,
+			 UNETD_MAX_UDP_PORTS_PER_USER);
+		return -EDQUOT;
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	p->kfd = udp_reserve(d, f, req->laddr, req->lport, uid, msg, msglen);
+	if (p->kfd < -1) {
+		err = p->kfd;
+		free(p);
+		return err;
+	}
 	*neigh_fd = unetd_neigh_ro(f);
 	if (*neigh_fd < 0) {
 		err = *neigh_fd;
 		snprintf(msg, msglen, "neighbour map: %s", strerror(-err));
+		if (p->kfd >= 0)
+			close(p->kfd);
 		free(p);
 		return err;
 	}
@@ -171,6 +324,8 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 fail:
 	close(*neigh_fd);
 	*neigh_fd = -1;
+	if (p->kfd >= 0)
+		close(p->kfd);
 	free(p);
 	return err;
 }
@@ -186,6 +341,8 @@ int unetd_udp_close(struct unetd_iface *f, uint32_t slot, struct unetd_udp_port 
 			continue;
 		*pp = p->next;
 		unet_udp_port_remove(f->maps, slot, laddr, lport);
+		if (p->kfd >= 0)
+			close(p->kfd);
 		if (!unetd_slot_uses_addr(f, per_endpoint_slot, *list, own_tcp, laddr))
 			unet_inet_addr_release(f->maps, slot, laddr);
 		free(p);

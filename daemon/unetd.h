@@ -126,6 +126,7 @@ struct unetd_emul {
 struct unetd_udp_port {
 	uint32_t laddr; /* network order */
 	uint16_t lport; /* host order */
+	int kfd;	/* the daemon's kernel socket on it, or -1: the client's own holds it */
 	struct unetd_udp_port *next;
 };
 
@@ -304,7 +305,7 @@ int unetd_direct_chan_close(struct unetd_direct *g, uint16_t tag);
  * or the real endpoint's for an emulated one), after the policy allows
  * it; list is the endpoint's ports.  Fills rep and a read-only fd of the
  * neighbour map.  Returns 0 or -errno with msg. */
-int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot,
+int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32_t uid,
 		   struct unetd_udp_port **list, const struct unetd_udp_open *req,
 		   const struct unetd_grant *g, struct unetd_udp_opened *rep, int *neigh_fd,
 		   char *msg, size_t msglen);
@@ -340,6 +341,12 @@ uint16_t unetd_chan_port(struct unetd_iface *f);
  * TCP port table, so that users at their 256 fill the daemon's share,
  * not the table (the rest is for processes with their own endpoints). */
 #define UNETD_MAX_TCP_PORTS_DEFAULT (UNET_MAX_TCP_PORTS * 3 / 4)
+/* The same bounds for UDP ports (each an entry of the interface's UDP
+ * table and, since a port is held against the kernel's sockets, a kernel
+ * socket of the daemon's): a policy that grants a wide range must not
+ * let one user fill the table. */
+#define UNETD_MAX_UDP_PORTS_PER_USER 256
+#define UNETD_MAX_UDP_PORTS_ALL (UNET_MAX_UDP_PORTS * 3 / 4)
 /* Hold a TCP port for an endpoint registered under slot, after the
  * policy allows it (lport 0: an ephemeral one, chosen by a kernel socket
  * in the device's namespace); uid the client's (its ports count together);
