@@ -269,6 +269,7 @@ struct utcp_state {
 		uint8_t mac[6];
 		uint64_t t_ns;
 	} neigh[NEIGH_SLOTS];
+	struct unet_inet_routes routes; /* next hops from the kernel */
 	struct {
 		struct pbuf *p;
 		uint32_t ip;
@@ -452,6 +453,37 @@ static int neigh_find(struct utcp_state *st, uint32_t ip, uint8_t mac[6])
 	return -ENOENT;
 }
 
+/*
+ * The MAC a frame for dst goes to: the gateway's when the kernel's
+ * routing table names one (its neighbour table gives the MAC), else
+ * dst's own on the link.  Segments from a routed peer carry its
+ * gateway's MAC, but which gateway we send through is the routing
+ * table's to say (docs/tcp.md, "Routing").  *ask gets the address to ARP
+ * for ourselves when the answer is not there (0: the kernel is asking).
+ * Returns 0, -ENOENT/-EAGAIN (not yet), -ENETUNREACH, -EHOSTUNREACH.
+ */
+static int hop_find(struct utcp_state *st, uint32_t dst, uint8_t mac[6], uint32_t *ask)
+{
+	uint64_t now = unet_inet_now_ns();
+	struct unet_inet_hop *h =
+		unet_inet_route(&st->routes, &st->inet, dst, st->kernel_addr ? st->addr : 0, now);
+	int err;
+
+	*ask = dst;
+	if (h->err == -ENETUNREACH || h->err == -EHOSTUNREACH)
+		return h->err;
+	if (!h->gateway)
+		return neigh_find(st, dst, mac);
+	err = unet_inet_hop_mac(&st->routes, &st->inet, h, now, mac);
+	if (err != -EPERM && err != -EACCES) {
+		*ask = 0;
+		return err;
+	}
+	/* not allowed to make the kernel resolve it: ARP for it ourselves */
+	*ask = h->via;
+	return neigh_find(st, h->via, mac);
+}
+
 static void ask_arp(struct utcp_state *st, uint32_t ip)
 {
 	uint64_t now = now_ms();
@@ -470,18 +502,22 @@ static void flush_pending(struct utcp_state *st)
 	uint64_t now = now_ms();
 	unsigned int i = 0;
 	uint8_t mac[6];
+	uint32_t ask;
 
 	while (i < st->npend) {
 		struct pbuf *p = st->pend[i].p;
 		bool done = true;
+		int err = hop_find(st, st->pend[i].ip, mac, &ask);
 
-		if (neigh_find(st, st->pend[i].ip, mac) == 0)
+		if (err == 0)
 			ethernet_output(&st->netif, p, (const struct eth_addr *)st->netif.hwaddr,
 					(const struct eth_addr *)mac, ETHTYPE_IP);
-		else if (now - st->pend[i].since < PENDING_MS)
+		else if (err != -ENETUNREACH && err != -EHOSTUNREACH &&
+			 now - st->pend[i].since < PENDING_MS)
 			done = false;
 		if (!done) {
-			ask_arp(st, st->pend[i].ip);
+			if (ask)
+				ask_arp(st, ask);
 			i++;
 			continue;
 		}
@@ -492,17 +528,22 @@ static void flush_pending(struct utcp_state *st)
 
 /* ---- The netif ---------------------------------------------------------------- */
 
-/* lwIP's IPv4 output: one hop, on the link (no gateway: docs/tcp.md). */
+/* lwIP's IPv4 output: to the next hop the kernel's routing table gives
+ * (hop_find). */
 static err_t netif_ip_output(struct netif *netif, struct pbuf *p, const ip4_addr_t *ip)
 {
 	struct utcp_state *st = netif->state;
 	uint8_t mac[6];
 	struct pbuf *q;
+	uint32_t ask;
+	int err = hop_find(st, ip->addr, mac, &ask);
 
-	if (neigh_find(st, ip->addr, mac) == 0)
+	if (err == 0)
 		return ethernet_output(netif, p, (const struct eth_addr *)netif->hwaddr,
 				       (const struct eth_addr *)mac, ETHTYPE_IP);
 	st->st.tx_unresolved++;
+	if (err == -ENETUNREACH || err == -EHOSTUNREACH)
+		return ERR_RTE; /* lwIP retransmits; the route may come back */
 	/* Held as a copy: lwIP reuses p (retransmission) as it likes.  Not
 	 * while the endpoint goes (the resets it sends then), nor from
 	 * another endpoint's section (its timers: sent again later). */
@@ -517,7 +558,8 @@ static err_t netif_ip_output(struct netif *netif, struct pbuf *p, const ip4_addr
 			pbuf_free(q);
 		}
 	}
-	ask_arp(st, ip->addr);
+	if (ask)
+		ask_arp(st, ask);
 	return ERR_OK;
 }
 
@@ -1740,6 +1782,7 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr,
 		return NULL;
 	}
 	err = unet_inet_ep_init(&st->inet, ep);
+	unet_inet_routes_init(&st->routes);
 	if (err) {
 		free(st);
 		errno = -err;
