@@ -2142,8 +2142,11 @@ ssize_t unet_tcp__send(struct unet_tcp *c, const void *data, size_t len, int tim
 		return -EINVAL;
 	if (!len)
 		return 0;
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout_ms;
+
 	for (;;) {
 		ssize_t r = 0;
+		bool queue_full = false;
 
 		lock(c->st);
 		if (c->err) {
@@ -2161,18 +2164,50 @@ ssize_t unet_tcp__send(struct unet_tcp *c, const void *data, size_t len, int tim
 			if (n > 0xffff)
 				n = 0xffff;
 			e = n ? tcp_write(c->pcb, data, (u16_t)n, TCP_WRITE_FLAG_COPY) : ERR_MEM;
+			/* The segment queue (TCP_SND_QUEUELEN) may take fewer
+			 * segments than n needs when the MSS is small (a route
+			 * MTU, a peer's MSS): try less, down to one segment. */
+			while (e == ERR_MEM && n > c->pcb->mss) {
+				n /= 2;
+				e = tcp_write(c->pcb, data, (u16_t)n, TCP_WRITE_FLAG_COPY);
+			}
 			if (e == ERR_OK) {
 				tcp_output(c->pcb);
 				c->st->next_ms = 0;
 				r = (ssize_t)n;
 			} else if (e != ERR_MEM) {
 				r = -EIO;
+			} else {
+				queue_full = tcp_sndbuf(c->pcb) > 0;
 			}
 		}
 		unlock();
 		if (r)
 			return r;
-		err = wait_for(c, writable, timeout_ms);
+		if (queue_full) {
+			/* writable() holds but lwIP refuses even one segment:
+			 * take what arrived (the acknowledgements that free
+			 * the queue) rather than spin on writable() */
+			uint64_t now = now_ms();
+			int n;
+
+			if (timeout_ms == 0 || now >= deadline)
+				return -EAGAIN;
+			n = unet_endpoint__dispatch(c->st->inet.ep, 0, 64);
+			if (n < 0 && n != -EBUSY)
+				return n;
+			if (n <= 0)
+				unet_endpoint__wait(c->st->inet.ep, 1);
+			continue;
+		}
+		{
+			uint64_t now = now_ms();
+
+			if (timeout_ms > 0 && now >= deadline)
+				return -EAGAIN;
+			err = wait_for(c, writable,
+				       timeout_ms < 0 ? -1 : (int)(timeout_ms ? deadline - now : 0));
+		}
 		if (err)
 			return err;
 		/* writable() may hold while tcp_write still refuses (queue
