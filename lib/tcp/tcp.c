@@ -1090,6 +1090,62 @@ static void tcp_opts(const uint8_t *t, uint32_t doff, uint32_t *mss, int *ws)
 	}
 }
 
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+static void set16_csum(uint8_t *p, uint16_t v, uint8_t *c)
+{
+	uint64_t sum = (uint16_t)~get16(c);
+	uint16_t n;
+
+	sum += (uint16_t)~get16(p) + v;
+	n = (uint16_t)~unet_csum_fold(sum);
+	c[0] = (uint8_t)(n >> 8);
+	c[1] = (uint8_t)n;
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* The largest segment the kernel's route to peer carries (its MTU, or
+ * the interface's, less 40), at most lwIP's TCP_MSS (docs/tcp.md,
+ * "Routing"). */
+static uint32_t route_mss(struct utcp_state *st, uint32_t peer)
+{
+	struct unet_inet_hop *h = unet_inet_route(&st->routes, &st->inet, peer,
+						  st->kernel_addr ? st->addr : 0, unet_inet_now_ns());
+	uint32_t mss = h->mtu > 40 + 536 ? h->mtu - 40 : 536;
+
+	return mss > TCP_MSS ? TCP_MSS : mss;
+}
+
+/* Lower the MSS option of the SYN at t (doff bytes of header) to max,
+ * the checksum kept: lwIP then sends no segment the route cannot carry,
+ * as a router clamping the MSS would make it.  An option at an odd
+ * offset (never seen from a real stack) is left. */
+static void clamp_mss(uint8_t *t, uint32_t doff, uint32_t max)
+{
+	for (uint32_t i = 20; i < doff;) {
+		uint8_t kind = t[i];
+
+		if (kind == 0)
+			break;
+		if (kind == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= doff || t[i + 1] < 2 || i + t[i + 1] > doff)
+			break;
+		if (kind == 2 && t[i + 1] == 4) {
+			if (!(i & 1) && get16(t + i + 2) > max)
+				set16_csum(t + i + 2, (uint16_t)max, t + 16);
+			return;
+		}
+		i += t[i + 1];
+	}
+}
+
 /* A frame of ours (no lwIP: SYN-ACKs with cookies) onto the send queue.
  * Returns 0 or -EBUSY (no buffer, queue full). */
 static int tx_frame(struct utcp_state *st, const uint8_t *f, uint32_t len)
@@ -1175,7 +1231,7 @@ static void cookie_answer(struct utcp_state *st, const uint8_t *frame, const uin
 			  uint32_t doff, uint32_t saddr, uint32_t daddr)
 {
 	uint16_t sport = get16(t), dport = get16(t + 2);
-	uint32_t seq = get32(t + 4), mss, mi = 0, hdr, isn, mymss = st->inet.mtu - 40;
+	uint32_t seq = get32(t + 4), mss, mi = 0, hdr, isn, mymss = route_mss(st, saddr);
 	uint8_t f[UNET_ETH_HLEN + 20 + 28];
 	int ws;
 
@@ -1240,7 +1296,8 @@ static int cookie_take(struct utcp_state *st, struct unet_tcp *l, const uint8_t 
 	}
 	/* The SYN again, as the cookie remembers it (and the ACK's window). */
 	n = build_seg(f, frame, frame + 6, saddr, sport, daddr, dport, seq, 0, TCP_SYN,
-		      get16(t + 14), cookie_mss[hdr >> 28 & 3], ws == 15 ? -1 : (int)ws);
+		      get16(t + 14), min_u32(cookie_mss[hdr >> 28 & 3], route_mss(st, saddr)),
+		      ws == 15 ? -1 : (int)ws);
 	p = pbuf_alloc(PBUF_RAW, (u16_t)n, PBUF_RAM);
 	if (!p) {
 		st->st.rx_nomem++;
@@ -1549,6 +1606,8 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	 * would push real peers out of the table. */
 	if (pcb) {
 		neigh_learn(st, saddr, frame + 6);
+		if (t[13] & TCP_SYN) /* the answer to our connect */
+			clamp_mss(t, doff, route_mss(st, saddr));
 		if (out_of_window(pcb, t[13], seq, seqlen)) {
 			st->st.rx_out_of_window++;
 		} else if (tl > doff && pcb->state >= ESTABLISHED && !held_room(st, pcb, seq, tl - doff)) {

@@ -8,7 +8,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"routed_udp|xdp|90|U-Net UDP <-> kernel UDP across a router, 1..1472 bytes both ways byte for byte; the default route moved to a second gateway mid-run and the echoes follow; a route mtu 1200: 1172 bytes go, 1173 get EMSGSIZE"
-	"routed_tcp|xdp|90|iperf3 (1 s) across a router, a U-Net client under unet-run both ways; with a route mtu 1200 and a 1200-byte link behind the router, data still moves"
+	"routed_tcp|xdp|120|iperf3 (1 s) across a router, a U-Net client under unet-run both ways; a 1200-byte link behind the router, a route mtu 1200 on the U-Net side and a peer advertising MSS 1460: data still moves both ways"
 )
 
 # The fixture (after setup_ns):
@@ -126,7 +126,7 @@ routed_iperf() {
 	local tag=$1 dir n
 	for dir in "" -R; do
 		in_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/c$tag$dir.log" \
-			timeout 30 iperf3 -c "$IP_C" -p 7701 -t 1 -J $dir >"$T_DIR/u$tag$dir.json" 2>&1 ||
+			timeout -s KILL 20 iperf3 -c "$IP_C" -p 7701 -t 1 -J $dir >"$T_DIR/u$tag$dir.json" 2>&1 ||
 			{ cat "$T_DIR/u$tag$dir.json" "$T_DIR/c$tag$dir.log"; fail "iperf3 client $dir ($tag) under unet-run failed"; }
 		grep -q "tcp connect $IP_C:7701: U-Net" "$T_DIR/c$tag$dir.log" || fail "iperf3 client $dir ($tag) not on U-Net"
 		n=$(jq -r '.end.sum_received.bytes // 0' "$T_DIR/u$tag$dir.json")
@@ -154,9 +154,12 @@ t_routed_tcp() {
 		sleep 0.1
 	done
 	routed_iperf plain
-	# A smaller link behind the router, and the route on a says so.
-	ip -n "$NS_B" link set "$IF_RC" mtu 1200 && ip -n "$NS_C" link set "$IF_C" mtu 1200 ||
-		fail "link mtu 1200"
+	# A 1200-byte link behind the router that c does not tell of: its
+	# route sends 1200-byte frames but advertises an MSS of 1460.  a's
+	# route says mtu 1200: its segments must follow the route, not the
+	# peer's MSS (the router drops larger ones, DF).
+	ip -n "$NS_B" link set "$IF_RC" mtu 1200 || fail "link mtu 1200"
+	ip -n "$NS_C" route replace default via 10.202.0.1 mtu 1200 advmss 1460 || fail "c's route"
 	ip -n "$NS_A" route replace default via "$GW1" mtu 1200 || fail "route mtu"
 	routed_iperf mtu1200
 	kill -TERM "$pid"
