@@ -120,6 +120,11 @@ t_routed_udp() {
 	stop "$pid" "$T_DIR/kecho.log" "kernel echo"
 }
 
+# router_frags: datagrams the router had to fragment (its FragOKs).
+router_frags() {
+	ip netns exec "$NS_B" awk '/^Ip: [0-9]/ { print $18 }' /proc/net/snmp
+}
+
 # iperf3 client under unet-run on a against iperf3 -s on c, -t 1, both
 # directions; tag names the round.
 routed_iperf() {
@@ -161,7 +166,14 @@ t_routed_tcp() {
 	ip -n "$NS_B" link set "$IF_RC" mtu 1200 || fail "link mtu 1200"
 	ip -n "$NS_C" route replace default via 10.202.0.1 mtu 1200 advmss 1460 || fail "c's route"
 	ip -n "$NS_A" route replace default via "$GW1" mtu 1200 || fail "route mtu"
+	# lwIP sends without DF: a segment too large for the route would
+	# still arrive, cut by the router.  None may be.
+	local frag_before frag_after
+	frag_before=$(router_frags)
 	routed_iperf mtu1200
+	frag_after=$(router_frags)
+	note "router fragmented $((frag_after - frag_before)) datagrams"
+	((frag_after == frag_before)) || fail "U-Net sent segments larger than the route MTU (the router cut them)"
 	kill -TERM "$pid"
 	unet_bg_wait "$pid" 10 || true
 }
