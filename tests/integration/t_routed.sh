@@ -7,7 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"routed_udp|xdp|90|U-Net UDP <-> kernel UDP across a router, 1..1472 bytes both ways byte for byte; the default route moved to a second gateway mid-run and the echoes follow; a route mtu 1200: 1172 bytes go, 1173 get EMSGSIZE"
+	"routed_udp|xdp|90|U-Net UDP <-> kernel UDP across a router, 1..1472 bytes both ways byte for byte; the default route moved to a second gateway mid-run and the echoes follow; a route mtu 1200: 1172 bytes go, 1173 get EMSGSIZE; a peer routed by another interface gets ENETUNREACH"
 	"routed_tcp|xdp|120|iperf3 (1 s) across a router, a U-Net client under unet-run both ways; a 1200-byte link behind the router, a route mtu 1200 on the U-Net side and a peer advertising MSS 1460: data still moves both ways"
 )
 
@@ -118,6 +118,18 @@ t_routed_udp() {
 	cat "$T_DIR/usizes_big.log"
 	grep -q "send 1173: Message too long" "$T_DIR/usizes_big.log" || fail "1173 bytes past a route MTU of 1200: not EMSGSIZE"
 	stop "$pid" "$T_DIR/kecho.log" "kernel echo"
+
+	# A peer routed by another interface of a's: not this endpoint's.
+	local dummy="${NS_A%a}d0"
+	{ ip -n "$NS_A" link add "$dummy" type veth peer name "${dummy%0}1" &&
+		ip -n "$NS_A" addr add 10.203.0.1/24 dev "$dummy" &&
+		ip -n "$NS_A" link set "$dummy" up; } || fail "a second interface on a"
+	in_a "$UUDP" sizes "$IF_A" --local "$IP_A:7104" --remote 10.203.0.9:7100 --max 1 \
+		--xdp-mode "$T_MODE" --timeout 10 >"$T_DIR/usizes_other.log" 2>&1 &&
+		fail "a datagram went to a peer routed by another interface"
+	cat "$T_DIR/usizes_other.log"
+	grep -q "send 1: Network is unreachable" "$T_DIR/usizes_other.log" ||
+		fail "a peer routed by another interface: not ENETUNREACH"
 }
 
 # router_frags: datagrams the router had to fragment (its FragOKs).
