@@ -97,6 +97,8 @@ struct unet_inet_hop {
 	uint64_t checked_ns; /* when the route was asked; 0: a free slot */
 	uint64_t mac_ns;     /* when the kernel gave mac */
 	uint64_t asked_ns;   /* when we last asked the kernel to resolve via */
+	uint64_t failed_ns;  /* when its resolution was first seen FAILED */
+	uint64_t denied_ns;  /* when we were last refused asking (EPERM) */
 };
 
 /* A small per-endpoint cache of hops (oldest replaced). */
@@ -115,8 +117,9 @@ struct unet_inet_hop *unet_inet_route(struct unet_inet_routes *rs, const struct 
 /* The MAC of h's gateway from the kernel's neighbour table, cached for the
  * TTL; when the kernel has none, ask it to resolve.  Returns 0 (*mac
  * set), -EAGAIN (the kernel is resolving: try again), -EHOSTUNREACH (the
- * kernel's resolution failed), -EPERM (not allowed to ask the kernel:
- * resolve it yourself), -errno. */
+ * kernel's resolution failed; asked again a TTL later), -EPERM (not
+ * allowed to ask the kernel: resolve it yourself; not asked again for a
+ * TTL), -errno. */
 int unet_inet_hop_mac(struct unet_inet_routes *rs, const struct unet_inet_ep *in,
 		      struct unet_inet_hop *h, uint64_t now, uint8_t mac[6]);
 

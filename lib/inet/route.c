@@ -264,6 +264,7 @@ struct unet_inet_hop *unet_inet_route(struct unet_inet_routes *rs, const struct 
 		memcpy(fresh.mac, h->mac, 6);
 		fresh.mac_ns = h->mac_ns;
 		fresh.asked_ns = h->asked_ns;
+		fresh.failed_ns = h->failed_ns;
 	}
 	fresh.checked_ns = now ? now : 1;
 	if (!h)
@@ -275,30 +276,48 @@ struct unet_inet_hop *unet_inet_route(struct unet_inet_routes *rs, const struct 
 int unet_inet_hop_mac(struct unet_inet_routes *rs, const struct unet_inet_ep *in,
 		      struct unet_inet_hop *h, uint64_t now, uint8_t mac[6])
 {
+	uint64_t stamp = now ? now : 1;
 	int err;
 
 	if (h->mac_ns && since(now, h->mac_ns) < rs->ttl_ns) {
 		memcpy(mac, h->mac, 6);
 		return 0;
 	}
+	/* Refused the right to ask lately: the caller resolves it itself,
+	 * without two system calls per send until the next look. */
+	if (h->denied_ns && since(now, h->denied_ns) < rs->ttl_ns)
+		return -EPERM;
 	err = unet_inet_kneigh_get(in->ifindex, h->via, mac);
 	if (err >= 0) {
 		if (err == 1 && since(now, h->asked_ns) >= rs->ttl_ns) {
-			h->asked_ns = now ? now : 1;
+			h->asked_ns = stamp;
 			unet_inet_kneigh_use(in->ifindex, h->via);
 		}
 		memcpy(h->mac, mac, 6);
-		h->mac_ns = now ? now : 1;
+		h->mac_ns = stamp;
+		h->failed_ns = 0;
 		return 0;
 	}
-	if (err == -EHOSTUNREACH && h->asked_ns && since(now, h->asked_ns) < rs->ttl_ns)
-		return err; /* the kernel gave up on our own question */
+	/* The kernel gave up on our question: unreachable for a TTL, then
+	 * asked again (its resolution takes longer than a TTL). */
+	if (err == -EHOSTUNREACH && h->asked_ns) {
+		if (!h->failed_ns) {
+			h->failed_ns = stamp;
+			unet_log(UNET_LOG_WARN, "%s: gateway %s did not answer ARP (the kernel's entry is FAILED)",
+				 in->ifname, inet_ntoa((struct in_addr){ .s_addr = h->via }));
+		}
+		if (since(now, h->failed_ns) < rs->ttl_ns)
+			return err;
+	}
 	if (err == -EHOSTUNREACH || err == -ENOENT || (err == -EAGAIN && !h->asked_ns)) {
 		int u = unet_inet_kneigh_use(in->ifindex, h->via);
 
-		if (u < 0)
-			return u; /* not allowed to ask: the caller asks itself */
-		h->asked_ns = now ? now : 1;
+		if (u < 0) {
+			h->denied_ns = stamp;
+			return -EPERM; /* not allowed to ask: the caller asks itself */
+		}
+		h->asked_ns = stamp;
+		h->failed_ns = 0;
 		return -EAGAIN;
 	}
 	return err;

@@ -7,7 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"routed_udp|xdp|90|U-Net UDP <-> kernel UDP across a router, 1..1472 bytes both ways byte for byte; the default route moved to a second gateway mid-run and the echoes follow; a route mtu 1200: 1172 bytes go, 1173 get EMSGSIZE; a peer routed by another interface gets ENETUNREACH"
+	"routed_udp|xdp|90|U-Net UDP <-> kernel UDP across a router, 1..1472 bytes both ways byte for byte; the default route moved to a second gateway mid-run and the echoes follow; a route mtu 1200: 1172 bytes go, 1173 get EMSGSIZE; a silent gateway gives EAGAIN then EHOSTUNREACH, logged; a peer routed by another interface gets ENETUNREACH"
 	"routed_tcp|xdp|120|iperf3 (1 s) across a router, a U-Net client under unet-run both ways; a 1200-byte link behind the router, a route mtu 1200 on the U-Net side and a peer advertising MSS 1460: data still moves both ways"
 )
 
@@ -118,6 +118,21 @@ t_routed_udp() {
 	cat "$T_DIR/usizes_big.log"
 	grep -q "send 1173: Message too long" "$T_DIR/usizes_big.log" || fail "1173 bytes past a route MTU of 1200: not EMSGSIZE"
 	stop "$pid" "$T_DIR/kecho.log" "kernel echo"
+
+	# A gateway that never answers ARP: -EAGAIN while the kernel asks,
+	# then -EHOSTUNREACH, with the reason logged.  The kernel asks 3
+	# times, 100 ms apart here.
+	in_a sysctl -qw "net.ipv4.neigh.$IF_A.retrans_time_ms=100" >/dev/null || fail "retrans_time_ms"
+	ip -n "$NS_A" route add 10.204.0.0/24 via 10.201.0.77 || fail "a route through a silent gateway"
+	in_a "$UUDP" unreach "$IF_A" --local "$IP_A:7105" --remote 10.204.0.9:7100 --count 20 \
+		--gap-ms 100 --xdp-mode "$T_MODE" --timeout 10 >"$T_DIR/unreach.log" 2>&1
+	cat "$T_DIR/unreach.log"
+	local line
+	line=$(grep '^unreach ' "$T_DIR/unreach.log") || fail "no unreach summary"
+	[[ $line =~ \ ok=0\  ]] || fail "a datagram went out through a gateway that never answered"
+	[[ $line =~ ehostunreach=([0-9]+) ]] && ((BASH_REMATCH[1] > 0)) ||
+		fail "a silent gateway never gave EHOSTUNREACH"
+	grep -q "gateway 10.201.0.77 did not answer ARP" "$T_DIR/unreach.log" || fail "the reason was not logged"
 
 	# A peer routed by another interface of a's: not this endpoint's.
 	local dummy="${NS_A%a}d0"
