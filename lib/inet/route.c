@@ -15,6 +15,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -151,7 +152,7 @@ int unet_inet_route_get(int ifindex, uint32_t dst, uint32_t src, struct unet_ine
 	if (rt->rtm_type != RTN_UNICAST || oif != ifindex) {
 		/* local, broadcast, or through another interface: not a
 		 * peer this endpoint's link reaches */
-		hop->other_oif = oif;
+		hop->other_oif = oif != ifindex ? oif : 0;
 		return -ENETUNREACH;
 	}
 	return 0;
@@ -250,11 +251,16 @@ struct unet_inet_hop *unet_inet_route(struct unet_inet_routes *rs, const struct 
 		return h;
 	err = unet_inet_route_get(in->ifindex, dst, src, &fresh);
 	fresh.err = err;
-	if (err && (!h || h->err != err))
+	if (err && (!h || h->err != err)) {
+		char other[IF_NAMESIZE] = "";
+
+		if (fresh.other_oif && !if_indextoname((unsigned int)fresh.other_oif, other))
+			snprintf(other, sizeof(other), "ifindex %d", fresh.other_oif);
 		unet_log(UNET_LOG_WARN, "%s: %s: %s%s", in->ifname,
 			 inet_ntoa((struct in_addr){ .s_addr = dst }),
-			 fresh.other_oif ? "routed by another interface" : "no route: ",
-			 fresh.other_oif ? "" : strerror(-err));
+			 fresh.other_oif ? "not sent: the kernel routes it by " : "no route: ",
+			 fresh.other_oif ? other : strerror(-err));
+	}
 	fresh.mtu = in->mtu;
 	if (fresh.route_mtu && fresh.route_mtu < fresh.mtu)
 		fresh.mtu = fresh.route_mtu;
