@@ -104,14 +104,23 @@ struct unet_inet_hop {
 /* A small per-endpoint cache of hops (oldest replaced). */
 struct unet_inet_routes {
 	struct unet_inet_hop e[UNET_INET_ROUTE_SLOTS];
+	struct unet_inet_hop over; /* what a lookup over the budget returns */
 	uint64_t ttl_ns;
+	uint64_t budget_tat; /* lookups: UNET_INET_ROUTE_RATE a second */
 };
+
+/* At most this many kernel lookups a second per endpoint (a burst of as
+ * many): a peer that makes us answer many forged sources (a reset to
+ * each) cannot make us ask the kernel for each. */
+#define UNET_INET_ROUTE_RATE 200
 
 void unet_inet_routes_init(struct unet_inet_routes *rs);
 /* The hop for dst (network order) from in's endpoint, from the cache or
  * asked again when older than the TTL.  src: our address if the kernel
  * has it (the lookup honours it), else 0.  Never NULL; its err says
- * whether dst is reachable by this interface. */
+ * whether dst is reachable by this interface: -EAGAIN when dst is not
+ * cached and the lookup budget is spent (try again later; an expired
+ * entry is used a while longer instead). */
 struct unet_inet_hop *unet_inet_route(struct unet_inet_routes *rs, const struct unet_inet_ep *in,
 				      uint32_t dst, uint32_t src, uint64_t now);
 /* The MAC of h's gateway from the kernel's neighbour table, cached for the

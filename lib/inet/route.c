@@ -230,6 +230,19 @@ static uint64_t since(uint64_t now, uint64_t then)
 	return now > then ? now - then : 0;
 }
 
+/* One lookup from the budget (a token bucket of UNET_INET_ROUTE_RATE a
+ * second, as many at once). */
+static bool budget_take(struct unet_inet_routes *rs, uint64_t now)
+{
+	const uint64_t interval = 1000000000ull / UNET_INET_ROUTE_RATE;
+	uint64_t tat = rs->budget_tat > now ? rs->budget_tat : now;
+
+	if (tat - now > (uint64_t)(UNET_INET_ROUTE_RATE - 1) * interval)
+		return false;
+	rs->budget_tat = tat + interval;
+	return true;
+}
+
 struct unet_inet_hop *unet_inet_route(struct unet_inet_routes *rs, const struct unet_inet_ep *in,
 				      uint32_t dst, uint32_t src, uint64_t now)
 {
@@ -249,6 +262,15 @@ struct unet_inet_hop *unet_inet_route(struct unet_inet_routes *rs, const struct 
 	}
 	if (h && since(now, h->checked_ns) < rs->ttl_ns)
 		return h;
+	if (!budget_take(rs, now)) {
+		if (h)
+			return h; /* expired, still the best we know */
+		memset(&rs->over, 0, sizeof(rs->over));
+		rs->over.dst = rs->over.via = dst;
+		rs->over.err = -EAGAIN;
+		rs->over.mtu = in->mtu;
+		return &rs->over;
+	}
 	err = unet_inet_route_get(in->ifindex, dst, src, &fresh);
 	fresh.err = err;
 	if (err && (!h || h->err != err)) {

@@ -472,6 +472,10 @@ static int hop_find(struct utcp_state *st, uint32_t dst, uint8_t mac[6], uint32_
 	*ask = dst;
 	if (h->err == -ENETUNREACH || h->err == -EHOSTUNREACH)
 		return h->err;
+	if (h->err == -EAGAIN) { /* over the lookup budget: held, asked later */
+		*ask = 0;
+		return -EAGAIN;
+	}
 	if (!h->gateway)
 		return neigh_find(st, dst, mac);
 	err = unet_inet_hop_mac(&st->routes, &st->inet, h, now, mac);
@@ -1231,7 +1235,10 @@ static void cookie_answer(struct utcp_state *st, const uint8_t *frame, const uin
 			  uint32_t doff, uint32_t saddr, uint32_t daddr)
 {
 	uint16_t sport = get16(t), dport = get16(t + 2);
-	uint32_t seq = get32(t + 4), mss, mi = 0, hdr, isn, mymss = route_mss(st, saddr);
+	/* The interface's MTU, not the route's: a SYN (its source may be
+	 * forged, one per packet of a flood) costs no route lookup; the
+	 * route's MSS is applied when the cookie comes back (cookie_take). */
+	uint32_t seq = get32(t + 4), mss, mi = 0, hdr, isn, mymss = st->inet.mtu - 40;
 	uint8_t f[UNET_ETH_HLEN + 20 + 28];
 	int ws;
 

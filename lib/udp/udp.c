@@ -515,7 +515,7 @@ static int resolve_step(struct unet_udp_sock *s, uint32_t ip, uint64_t now, uint
 	h = unet_inet_route(&st->routes, &st->inet, ip, s->kernel_addr ? s->laddr : 0, now);
 	if (mtu)
 		*mtu = h->mtu;
-	if (h->err == -ENETUNREACH || h->err == -EHOSTUNREACH)
+	if (h->err == -ENETUNREACH || h->err == -EHOSTUNREACH || h->err == -EAGAIN)
 		return h->err;
 	if (h->gateway) {
 		err = unet_inet_hop_mac(&st->routes, &st->inet, h, now, mac);
