@@ -133,8 +133,9 @@ int unet_inet_hop_mac(struct unet_inet_routes *rs, const struct unet_inet_ep *in
 		      struct unet_inet_hop *h, uint64_t now, uint8_t mac[6]);
 
 /* One RTM_GETROUTE for dst (src as above) on ifindex's behalf.  Returns 0
- * (*hop filled but for mtu and the cache fields), -ENETUNREACH (the route
- * is not a unicast one by ifindex; hop->other_oif says which), -errno. */
+ * (*hop filled but for mtu and the cache fields), -ENOENT (the kernel has
+ * no route), -ENETUNREACH (the route is not a unicast one by ifindex;
+ * hop->other_oif says which, 0 if it is ifindex's), -errno. */
 int unet_inet_route_get(int ifindex, uint32_t dst, uint32_t src, struct unet_inet_hop *hop);
 /* The kernel's neighbour entry for ip on ifindex.  Returns 0 (*mac set),
  * 1 (*mac set, STALE), -EAGAIN (being resolved, or no MAC), -EHOSTUNREACH

@@ -127,6 +127,8 @@ int unet_inet_route_get(int ifindex, uint32_t dst, uint32_t src, struct unet_ine
 		add_attr(&r, RTA_SRC, &src, 4);
 	}
 	n = nl_ask(&r, buf, sizeof(buf));
+	if (n == -ENETUNREACH)
+		return -ENOENT; /* no route at all */
 	if (n < 0)
 		return n;
 	if (n == 0 || !NLMSG_OK(h, (unsigned int)n) || h->nlmsg_type != RTM_NEWROUTE ||
@@ -272,6 +274,11 @@ struct unet_inet_hop *unet_inet_route(struct unet_inet_routes *rs, const struct 
 		return &rs->over;
 	}
 	err = unet_inet_route_get(in->ifindex, dst, src, &fresh);
+	/* No route at all: an address range the kernel knows nothing of
+	 * (U-Net-owned addresses on an interface the kernel has none on) is
+	 * this link's, reached directly as it always was. */
+	if (err == -ENOENT)
+		err = 0;
 	fresh.err = err;
 	if (err && (!h || h->err != err)) {
 		char other[IF_NAMESIZE] = "";
