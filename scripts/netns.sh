@@ -137,6 +137,26 @@ unet_netns_setup() {
 	return 0
 }
 
+# unet_netns_add NAME
+#   After unet_netns_setup: one more namespace NAME (lo up, IPv6 off),
+#   deleted by unet_netns_cleanup with the others.  For fixtures with more
+#   hosts than a and b (a router between two subnets).  Returns 0 or 1.
+unet_netns_add() {
+	local ns=$1
+	[[ $ns =~ ^[A-Za-z0-9_.-]+$ ]] || { _unet_ns_err "bad namespace name '$ns'"; return 1; }
+	if ip netns list | awk '{print $1}' | grep -qxF "$ns"; then
+		_unet_ns_err "namespace $ns already exists"
+		return 1
+	fi
+	ip netns add "$ns" || { _unet_ns_err "ip netns add $ns failed"; return 1; }
+	_UNET_NS_CREATED+=("$ns")
+	_unet_ns_record ns "$ns"
+	ip -n "$ns" link set lo up || { _unet_ns_err "lo up in $ns failed"; return 1; }
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1 >/dev/null 2>&1 || true
+	return 0
+}
+
 # unet_netns_rescue FILE
 #   Remove what a killed shell recorded in FILE (see UNET_NETNS_RECORD):
 #   delete its namespaces, unmount and remove its directories.  For a

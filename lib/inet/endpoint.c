@@ -17,6 +17,7 @@ int unet_inet_ep_init(struct unet_inet_ep *in, struct unet_endpoint *ep)
 		return err;
 	in->ep = ep;
 	in->iface = unet_layer_iface(ep);
+	in->ifindex = info.ifindex;
 	if (!if_indextoname((unsigned int)info.ifindex, in->ifname))
 		snprintf(in->ifname, sizeof(in->ifname), "ifindex %d", info.ifindex);
 	in->slot = unet_layer_slot(ep);

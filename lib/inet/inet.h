@@ -23,6 +23,7 @@ struct unet_inet_ep {
 	struct unet_iface *iface; /* NULL: an endpoint from unetd, which keeps
 				   * the interface's maps for it (remote) */
 	char ifname[IF_NAMESIZE]; /* for logs ("ifindex N" if it has none) */
+	int ifindex;
 	uint32_t slot;		  /* the endpoint's slot */
 	uint32_t mtu, frame_size;
 	uint8_t mac[6]; /* the interface's */
@@ -73,6 +74,76 @@ int unet_inet_neigh_open(struct unet_iface *iface);
  * was learnt.  Returns 0 or -ENOENT. */
 int unet_inet_neigh(int fd, uint32_t ip, uint64_t now, uint64_t max_age_ns, uint8_t mac[6],
 		    uint64_t *when);
+
+/* ---- route.c: next hops from the kernel's routing and neighbour tables -- */
+
+/* How long an answer is used before the kernel is asked again: how fast
+ * a route or neighbour change is followed (docs/udp.md, "Routing"). */
+#define UNET_INET_ROUTE_TTL_NS 1000000000ull
+#define UNET_INET_ROUTE_SLOTS 16
+
+/* How the kernel reaches dst, as this endpoint sends to it. */
+struct unet_inet_hop {
+	uint32_t dst;	     /* network order; the key */
+	uint32_t via;	     /* the next hop: the gateway, or dst on the link */
+	bool gateway;	     /* via is a gateway */
+	int err;	     /* 0; -ENETUNREACH: no route by this endpoint's
+			      * interface (other_oif: the route's), or the
+			      * kernel's error for the lookup */
+	int other_oif;
+	uint32_t route_mtu;  /* the route's RTAX_MTU; 0: none */
+	uint32_t mtu;	     /* what fits: the interface's, or the route's if lower */
+	uint8_t mac[6];	     /* the gateway's, when mac_ns */
+	uint64_t checked_ns; /* when the route was asked; 0: a free slot */
+	uint64_t mac_ns;     /* when the kernel gave mac */
+	uint64_t asked_ns;   /* when we last asked the kernel to resolve via */
+	uint64_t failed_ns;  /* when its resolution was first seen FAILED */
+	uint64_t denied_ns;  /* when we were last refused asking (EPERM) */
+};
+
+/* A small per-endpoint cache of hops (oldest replaced). */
+struct unet_inet_routes {
+	struct unet_inet_hop e[UNET_INET_ROUTE_SLOTS];
+	struct unet_inet_hop over; /* what a lookup over the budget returns */
+	uint64_t ttl_ns;
+	uint64_t budget_tat; /* lookups: UNET_INET_ROUTE_RATE a second */
+};
+
+/* At most this many kernel lookups a second per endpoint (a burst of as
+ * many): a peer that makes us answer many forged sources (a reset to
+ * each) cannot make us ask the kernel for each. */
+#define UNET_INET_ROUTE_RATE 200
+
+void unet_inet_routes_init(struct unet_inet_routes *rs);
+/* The hop for dst (network order) from in's endpoint, from the cache or
+ * asked again when older than the TTL.  src: our address if the kernel
+ * has it (the lookup honours it), else 0.  Never NULL; its err says
+ * whether dst is reachable by this interface: -EAGAIN when dst is not
+ * cached and the lookup budget is spent (try again later; an expired
+ * entry is used a while longer instead). */
+struct unet_inet_hop *unet_inet_route(struct unet_inet_routes *rs, const struct unet_inet_ep *in,
+				      uint32_t dst, uint32_t src, uint64_t now);
+/* The MAC of h's gateway from the kernel's neighbour table, cached for the
+ * TTL; when the kernel has none, ask it to resolve.  Returns 0 (*mac
+ * set), -EAGAIN (the kernel is resolving: try again), -EHOSTUNREACH (the
+ * kernel's resolution failed; asked again a TTL later), -EPERM (not
+ * allowed to ask the kernel: resolve it yourself; not asked again for a
+ * TTL), -errno. */
+int unet_inet_hop_mac(struct unet_inet_routes *rs, const struct unet_inet_ep *in,
+		      struct unet_inet_hop *h, uint64_t now, uint8_t mac[6]);
+
+/* One RTM_GETROUTE for dst (src as above) on ifindex's behalf.  Returns 0
+ * (*hop filled but for mtu and the cache fields), -ENOENT (the kernel has
+ * no route), -ENETUNREACH (the route is not a unicast one by ifindex;
+ * hop->other_oif says which, 0 if it is ifindex's), -errno. */
+int unet_inet_route_get(int ifindex, uint32_t dst, uint32_t src, struct unet_inet_hop *hop);
+/* The kernel's neighbour entry for ip on ifindex.  Returns 0 (*mac set),
+ * 1 (*mac set, STALE), -EAGAIN (being resolved, or no MAC), -EHOSTUNREACH
+ * (FAILED), -ENOENT (none), -errno. */
+int unet_inet_kneigh_get(int ifindex, uint32_t ip, uint8_t mac[6]);
+/* Ask the kernel to resolve (or confirm) ip on ifindex (NTF_USE).
+ * Returns 0 or -errno (-EPERM without CAP_NET_ADMIN). */
+int unet_inet_kneigh_use(int ifindex, uint32_t ip);
 
 /* ---- csum.c: the Internet checksum (RFC 1071), for IPv4, UDP and TCP -- */
 

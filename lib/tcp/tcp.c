@@ -269,6 +269,7 @@ struct utcp_state {
 		uint8_t mac[6];
 		uint64_t t_ns;
 	} neigh[NEIGH_SLOTS];
+	struct unet_inet_routes routes; /* next hops from the kernel */
 	struct {
 		struct pbuf *p;
 		uint32_t ip;
@@ -453,6 +454,41 @@ static int neigh_find(struct utcp_state *st, uint32_t ip, uint8_t mac[6])
 	return -ENOENT;
 }
 
+/*
+ * The MAC a frame for dst goes to: the gateway's when the kernel's
+ * routing table names one (its neighbour table gives the MAC), else
+ * dst's own on the link.  Segments from a routed peer carry its
+ * gateway's MAC, but which gateway we send through is the routing
+ * table's to say (docs/tcp.md, "Routing").  *ask gets the address to ARP
+ * for ourselves when the answer is not there (0: the kernel is asking).
+ * Returns 0, -ENOENT/-EAGAIN (not yet), -ENETUNREACH, -EHOSTUNREACH.
+ */
+static int hop_find(struct utcp_state *st, uint32_t dst, uint8_t mac[6], uint32_t *ask)
+{
+	uint64_t now = unet_inet_now_ns();
+	struct unet_inet_hop *h =
+		unet_inet_route(&st->routes, &st->inet, dst, st->kernel_addr ? st->addr : 0, now);
+	int err;
+
+	*ask = dst;
+	if (h->err == -ENETUNREACH || h->err == -EHOSTUNREACH)
+		return h->err;
+	if (h->err == -EAGAIN) { /* over the lookup budget: held, asked later */
+		*ask = 0;
+		return -EAGAIN;
+	}
+	if (!h->gateway)
+		return neigh_find(st, dst, mac);
+	err = unet_inet_hop_mac(&st->routes, &st->inet, h, now, mac);
+	if (err != -EPERM && err != -EACCES) {
+		*ask = 0;
+		return err;
+	}
+	/* not allowed to make the kernel resolve it: ARP for it ourselves */
+	*ask = h->via;
+	return neigh_find(st, h->via, mac);
+}
+
 static void ask_arp(struct utcp_state *st, uint32_t ip)
 {
 	uint64_t now = now_ms();
@@ -471,18 +507,22 @@ static void flush_pending(struct utcp_state *st)
 	uint64_t now = now_ms();
 	unsigned int i = 0;
 	uint8_t mac[6];
+	uint32_t ask;
 
 	while (i < st->npend) {
 		struct pbuf *p = st->pend[i].p;
 		bool done = true;
+		int err = hop_find(st, st->pend[i].ip, mac, &ask);
 
-		if (neigh_find(st, st->pend[i].ip, mac) == 0)
+		if (err == 0)
 			ethernet_output(&st->netif, p, (const struct eth_addr *)st->netif.hwaddr,
 					(const struct eth_addr *)mac, ETHTYPE_IP);
-		else if (now - st->pend[i].since < PENDING_MS)
+		else if (err != -ENETUNREACH && err != -EHOSTUNREACH &&
+			 now - st->pend[i].since < PENDING_MS)
 			done = false;
 		if (!done) {
-			ask_arp(st, st->pend[i].ip);
+			if (ask)
+				ask_arp(st, ask);
 			i++;
 			continue;
 		}
@@ -493,17 +533,22 @@ static void flush_pending(struct utcp_state *st)
 
 /* ---- The netif ---------------------------------------------------------------- */
 
-/* lwIP's IPv4 output: one hop, on the link (no gateway: docs/tcp.md). */
+/* lwIP's IPv4 output: to the next hop the kernel's routing table gives
+ * (hop_find). */
 static err_t netif_ip_output(struct netif *netif, struct pbuf *p, const ip4_addr_t *ip)
 {
 	struct utcp_state *st = netif->state;
 	uint8_t mac[6];
 	struct pbuf *q;
+	uint32_t ask;
+	int err = hop_find(st, ip->addr, mac, &ask);
 
-	if (neigh_find(st, ip->addr, mac) == 0)
+	if (err == 0)
 		return ethernet_output(netif, p, (const struct eth_addr *)netif->hwaddr,
 				       (const struct eth_addr *)mac, ETHTYPE_IP);
 	st->st.tx_unresolved++;
+	if (err == -ENETUNREACH || err == -EHOSTUNREACH)
+		return ERR_RTE; /* lwIP retransmits; the route may come back */
 	/* Held as a copy: lwIP reuses p (retransmission) as it likes.  Not
 	 * while the endpoint goes (the resets it sends then), nor from
 	 * another endpoint's section (its timers: sent again later). */
@@ -518,7 +563,8 @@ static err_t netif_ip_output(struct netif *netif, struct pbuf *p, const ip4_addr
 			pbuf_free(q);
 		}
 	}
-	ask_arp(st, ip->addr);
+	if (ask)
+		ask_arp(st, ask);
 	return ERR_OK;
 }
 
@@ -1052,6 +1098,62 @@ static void tcp_opts(const uint8_t *t, uint32_t doff, uint32_t *mss, int *ws)
 	}
 }
 
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+static void set16_csum(uint8_t *p, uint16_t v, uint8_t *c)
+{
+	uint64_t sum = (uint16_t)~get16(c);
+	uint16_t n;
+
+	sum += (uint16_t)~get16(p) + v;
+	n = (uint16_t)~unet_csum_fold(sum);
+	c[0] = (uint8_t)(n >> 8);
+	c[1] = (uint8_t)n;
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* The largest segment the kernel's route to peer carries (its MTU, or
+ * the interface's, less 40), at most lwIP's TCP_MSS (docs/tcp.md,
+ * "Routing"). */
+static uint32_t route_mss(struct utcp_state *st, uint32_t peer)
+{
+	struct unet_inet_hop *h = unet_inet_route(&st->routes, &st->inet, peer,
+						  st->kernel_addr ? st->addr : 0, unet_inet_now_ns());
+	uint32_t mss = h->mtu > 40 + 536 ? h->mtu - 40 : 536;
+
+	return mss > TCP_MSS ? TCP_MSS : mss;
+}
+
+/* Lower the MSS option of the SYN at t (doff bytes of header) to max,
+ * the checksum kept: lwIP then sends no segment the route cannot carry,
+ * as a router clamping the MSS would make it.  An option at an odd
+ * offset (never seen from a real stack) is left. */
+static void clamp_mss(uint8_t *t, uint32_t doff, uint32_t max)
+{
+	for (uint32_t i = 20; i < doff;) {
+		uint8_t kind = t[i];
+
+		if (kind == 0)
+			break;
+		if (kind == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= doff || t[i + 1] < 2 || i + t[i + 1] > doff)
+			break;
+		if (kind == 2 && t[i + 1] == 4) {
+			if (!(i & 1) && get16(t + i + 2) > max)
+				set16_csum(t + i + 2, (uint16_t)max, t + 16);
+			return;
+		}
+		i += t[i + 1];
+	}
+}
+
 /* A frame of ours (no lwIP: SYN-ACKs with cookies) onto the send queue.
  * Returns 0 or -EBUSY (no buffer, queue full). */
 static int tx_frame(struct utcp_state *st, const uint8_t *f, uint32_t len)
@@ -1137,6 +1239,9 @@ static void cookie_answer(struct utcp_state *st, const uint8_t *frame, const uin
 			  uint32_t doff, uint32_t saddr, uint32_t daddr)
 {
 	uint16_t sport = get16(t), dport = get16(t + 2);
+	/* The interface's MTU, not the route's: a SYN (its source may be
+	 * forged, one per packet of a flood) costs no route lookup; the
+	 * route's MSS is applied when the cookie comes back (cookie_take). */
 	uint32_t seq = get32(t + 4), mss, mi = 0, hdr, isn, mymss = st->inet.mtu - 40;
 	uint8_t f[UNET_ETH_HLEN + 20 + 28];
 	int ws;
@@ -1202,7 +1307,8 @@ static int cookie_take(struct utcp_state *st, struct unet_tcp *l, const uint8_t 
 	}
 	/* The SYN again, as the cookie remembers it (and the ACK's window). */
 	n = build_seg(f, frame, frame + 6, saddr, sport, daddr, dport, seq, 0, TCP_SYN,
-		      get16(t + 14), cookie_mss[hdr >> 28 & 3], ws == 15 ? -1 : (int)ws);
+		      get16(t + 14), min_u32(cookie_mss[hdr >> 28 & 3], route_mss(st, saddr)),
+		      ws == 15 ? -1 : (int)ws);
 	p = pbuf_alloc(PBUF_RAW, (u16_t)n, PBUF_RAM);
 	if (!p) {
 		st->st.rx_nomem++;
@@ -1511,6 +1617,8 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	 * would push real peers out of the table. */
 	if (pcb) {
 		neigh_learn(st, saddr, frame + 6);
+		if (t[13] & TCP_SYN) /* the answer to our connect */
+			clamp_mss(t, doff, route_mss(st, saddr));
 		if (out_of_window(pcb, t[13], seq, seqlen)) {
 			st->st.rx_out_of_window++;
 		} else if (tl > doff && pcb->state >= ESTABLISHED && !held_room(st, pcb, seq, tl - doff)) {
@@ -1744,6 +1852,7 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr,
 		return NULL;
 	}
 	err = unet_inet_ep_init(&st->inet, ep);
+	unet_inet_routes_init(&st->routes);
 	if (err) {
 		free(st);
 		errno = -err;
@@ -2103,8 +2212,11 @@ ssize_t unet_tcp__send(struct unet_tcp *c, const void *data, size_t len, int tim
 		return -EINVAL;
 	if (!len)
 		return 0;
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout_ms;
+
 	for (;;) {
 		ssize_t r = 0;
+		bool queue_full = false;
 
 		lock(c->st);
 		if (c->err) {
@@ -2122,18 +2234,50 @@ ssize_t unet_tcp__send(struct unet_tcp *c, const void *data, size_t len, int tim
 			if (n > 0xffff)
 				n = 0xffff;
 			e = n ? tcp_write(c->pcb, data, (u16_t)n, TCP_WRITE_FLAG_COPY) : ERR_MEM;
+			/* The segment queue (TCP_SND_QUEUELEN) may take fewer
+			 * segments than n needs when the MSS is small (a route
+			 * MTU, a peer's MSS): try less, down to one segment. */
+			while (e == ERR_MEM && n > c->pcb->mss) {
+				n /= 2;
+				e = tcp_write(c->pcb, data, (u16_t)n, TCP_WRITE_FLAG_COPY);
+			}
 			if (e == ERR_OK) {
 				tcp_output(c->pcb);
 				c->st->next_ms = 0;
 				r = (ssize_t)n;
 			} else if (e != ERR_MEM) {
 				r = -EIO;
+			} else {
+				queue_full = tcp_sndbuf(c->pcb) > 0;
 			}
 		}
 		unlock();
 		if (r)
 			return r;
-		err = wait_for(c, writable, timeout_ms);
+		if (queue_full) {
+			/* writable() holds but lwIP refuses even one segment:
+			 * take what arrived (the acknowledgements that free
+			 * the queue) rather than spin on writable() */
+			uint64_t now = now_ms();
+			int n;
+
+			if (timeout_ms == 0 || now >= deadline)
+				return -EAGAIN;
+			n = unet_endpoint__dispatch(c->st->inet.ep, 0, 64);
+			if (n < 0 && n != -EBUSY)
+				return n;
+			if (n <= 0)
+				unet_endpoint__wait(c->st->inet.ep, 1);
+			continue;
+		}
+		{
+			uint64_t now = now_ms();
+
+			if (timeout_ms > 0 && now >= deadline)
+				return -EAGAIN;
+			err = wait_for(c, writable,
+				       timeout_ms < 0 ? -1 : (int)(timeout_ms ? deadline - now : 0));
+		}
 		if (err)
 			return err;
 		/* writable() may hold while tcp_write still refuses (queue

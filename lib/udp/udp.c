@@ -203,6 +203,7 @@ static struct unet_udp_state *state(struct unet_endpoint *ep)
 		return NULL;
 	}
 	unet_arp_cache_init(&st->arp, DEFAULT_ARP_TTL_MS * 1000000ull);
+	unet_inet_routes_init(&st->routes);
 	st->ip_id = (uint16_t)(getpid() ^ (uint32_t)unet_inet_now_ns());
 	err = unet_layer_attach(ep, &udp_layer, st);
 	if (err) {
@@ -501,15 +502,36 @@ static bool neigh_lookup(struct unet_udp_state *st, uint32_t ip, uint64_t now, u
  * Returns 0 (*mac set), -EAGAIN (being resolved: try again),
  * -EHOSTUNREACH (no answer; remembered for a while).
  */
-static int resolve_step(struct unet_udp_sock *s, uint32_t ip, uint64_t now, uint8_t mac[6])
+static int resolve_step(struct unet_udp_sock *s, uint32_t ip, uint64_t now, uint8_t mac[6],
+			uint32_t *mtu)
 {
 	struct unet_udp_state *st = s->st;
+	struct unet_inet_hop *h;
 	struct unet_arp_msg m;
 	uint64_t when;
+	int err;
 
+	if (mtu)
+		*mtu = st->inet.mtu;
 	if (ip == INADDR_BROADCAST) {
 		memcpy(mac, BCAST_MAC, 6);
 		return 0;
+	}
+	/* The kernel's routing table: which way, how large (docs/udp.md,
+	 * "Routing").  A lookup that fails for another reason than "not by
+	 * this interface" or "unreachable" leaves the peer on the link. */
+	h = unet_inet_route(&st->routes, &st->inet, ip, s->kernel_addr ? s->laddr : 0, now);
+	if (mtu)
+		*mtu = h->mtu;
+	if (h->err == -ENETUNREACH || h->err == -EHOSTUNREACH || h->err == -EAGAIN)
+		return h->err;
+	if (h->gateway) {
+		err = unet_inet_hop_mac(&st->routes, &st->inet, h, now, mac);
+		if (err != -EPERM && err != -EACCES)
+			return err;
+		/* not allowed to make the kernel resolve it: ARP for the
+		 * gateway ourselves, as for a peer on the link */
+		ip = h->via;
 	}
 	if (!unet_arp_cache_lookup(&st->arp, ip, now, mac))
 		return 0;
@@ -572,7 +594,7 @@ int unet_udp__resolve(struct unet_udp_sock *s, uint32_t addr, int timeout_ms)
 	if (unet_arp_cache_unreachable(&st->arp, addr, now))
 		unet_arp_cache_forget(&st->arp, addr);
 	for (;;) {
-		err = resolve_step(s, addr, now, mac);
+		err = resolve_step(s, addr, now, mac, NULL);
 		if (err != -EAGAIN)
 			return err;
 		unet_endpoint__complete(st->inet.ep);
@@ -588,7 +610,7 @@ int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t
 {
 	struct unet_udp_state *st;
 	uint8_t mac[6], *p;
-	uint32_t flen;
+	uint32_t flen, mtu;
 	int err;
 
 	if (!s)
@@ -606,7 +628,10 @@ int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t
 	}
 	if (!addr || !port)
 		return -EDESTADDRREQ;
-	err = resolve_step(s, addr, unet_inet_now_ns(), mac);
+	err = resolve_step(s, addr, unet_inet_now_ns(), mac, &mtu);
+	/* No fragments: what the route does not carry is refused. */
+	if (len + UNET_IP_HLEN + UNET_UDP_HLEN > mtu)
+		return -EMSGSIZE;
 	if (err) {
 		st->st.tx_unresolved++;
 		return err;

@@ -202,6 +202,7 @@ struct unet_udp_state {
 	struct unet_inet_ep inet; /* the endpoint, its interface (inet/inet.h) */
 	struct unet_udp_sock *socks;
 	struct unet_arp_cache arp;
+	struct unet_inet_routes routes; /* next hops from the kernel */
 	struct unet_rate arp_replies; /* what a remote host can make us send */
 	uint16_t ip_id;
 	struct unet_udp_stats st;
