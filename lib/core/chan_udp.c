@@ -100,12 +100,22 @@ int unet_chan_nexthop_mac(const char *ifname, uint32_t addr, uint8_t mac[6])
 
 int unet_chan_hold_port(uint32_t addr, uint16_t port)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	/*
+	 * The port on every address, not only addr's: a socket another user
+	 * binds to the port on another local address (127.0.0.1) could still
+	 * send from addr with IP_PKTINFO, and the peer would take it for the
+	 * channel.  No SO_REUSEADDR, so no other socket gets the port on any
+	 * address while we hold it.  Nobody reads it: its queue is the
+	 * smallest the kernel allows.
+	 */
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_ANY) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), zero = 0;
 
+	(void)addr;
 	if (fd < 0)
 		return -errno;
-	sa.sin_addr.s_addr = addr;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &zero, sizeof(zero));
 	if (bind(fd, (const struct sockaddr *)&sa, sizeof(sa))) {
 		int err = -errno;
 

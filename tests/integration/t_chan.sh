@@ -8,7 +8,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"chan_integrity|xdp|90|a routable channel (U-Net in UDP/IPv4) on a channel port set at attach: every payload size 1..max_payload both ways byte for byte, chan_delivered counted, no drops; unetctl channel add --peer-ip refuses a peer not in the neighbour table and lists --peer-port"
-	"chan_spoof|xdp|90|routable channel: frames forged from another address, another source port, with a checksum or as a fragment are dropped by reason, never delivered; the channel's source port cannot be bound by another process"
+	"chan_spoof|xdp|90|routable channel: frames forged from another address, another source port, with a checksum or as a fragment are dropped by reason, never delivered; the channel's source port cannot be bound by another user on any address (one bound to 127.0.0.1 could send as the channel with IP_PKTINFO)"
 )
 
 CHAN_FORGE=$ROOT/tests/tools/chan-forge.py
@@ -115,14 +115,21 @@ t_chan_spoof() {
 		--xdp-mode "$T_MODE" --timeout 60 >"$T_DIR/hold_a.log" 2>&1
 	local ha=$UNET_BG_PID
 	wait_ready "$T_DIR/hold_a.log" "$ha" >/dev/null
-	in_a python3 -c "
+	# On every address: a socket bound to the port on 127.0.0.1 could
+	# still send from $IP_A with IP_PKTINFO, and b would take it for the
+	# channel.  As another user, as an attacker on the peer's host is.
+	in_a setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-try:
-    s.bind(('$IP_A', $sport))
-except OSError as e:
-    sys.exit(0 if e.errno == 98 else 1)
-sys.exit(2)" || fail "port $sport on $IP_A could be bound while the channel holds it (rc $?)"
+for a in ('$IP_A', '127.0.0.1', '0.0.0.0'):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.bind((a, $sport))
+    except OSError as e:
+        if e.errno != 98:
+            sys.exit(1)
+        continue
+    print('bound', a)
+    sys.exit(2)" || fail "port $sport could be bound by another user while the channel holds it (rc $?)"
 	stop "$ha" "$T_DIR/hold_a.log" "holder on a"
 
 	note "control: one well-formed frame from the peer's address and port is delivered"
