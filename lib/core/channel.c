@@ -180,7 +180,15 @@ uint32_t unet_channel__max_payload(const struct unet_channel *ch)
 {
 	if (!ch)
 		return 0;
-	return ch->udp ? ch->ep->max_payload - (UNET_IP_HLEN + UNET_UDP_HLEN) : ch->ep->max_payload;
+	if (ch->udp) {
+		/* A routable channel's frame is built in one send buffer: frames
+		 * in pieces (pieces.c) are raw U-Net only, and a larger message
+		 * would leave as a raw frame, not as the channel's UDP. */
+		uint32_t m = ch->ep->max_payload - (UNET_IP_HLEN + UNET_UDP_HLEN);
+
+		return m < ch->ep->buf_payload ? m : ch->ep->buf_payload;
+	}
+	return ch->ep->max_payload;
 }
 
 struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local_tag,

@@ -120,7 +120,10 @@ static bool deliver(struct unet_endpoint *ep, struct unet_rx_asm *a, struct unet
 		goto drop;
 	}
 	ch = ep->by_tag[dst_tag];
-	if (!ch || src_tag != ch->peer_tag) {
+	/* A raw frame (the only kind that comes in pieces yet) for a
+	 * routable channel is not the channel's, as unet_take_rx says for
+	 * one in one piece. */
+	if (!ch || ch->udp || src_tag != ch->peer_tag) {
 		ep->rx_unknown_channel++;
 		goto drop;
 	}

@@ -9,6 +9,7 @@
 TESTS+=(
 	"jumbo_attach|xdp|60|the program attaches at MTU 9000 on veth (a program without fragment support cannot, natively), and frames still reach the kernel beside it"
 	"jumbo_sizes|xdp|120|MTU 9000: max_payload 8992; raw U-Net messages of the sizes around one chunk, two and three chunks and the largest, both directions, byte for byte; max + 1 refused"
+	"jumbo_routable|xdp|90|MTU 9000, a routable channel: its max_payload is one send buffer's (frames in pieces are raw U-Net only), every size from 1700 to it echoed byte for byte and one more refused with EMSGSIZE, no raw frame on the peer's routable tag"
 	"jumbo_one_chunk|xdp|90|MTU 9000, one side without multi-buffer (as on a kernel that lacks it): its max_payload is what a chunk holds (1736), sizes up to that flow both ways, 1737 is refused with EMSGSIZE, a jumbo message toward it is dropped by its socket without hanging the sender"
 	"jumbo_mixed_mtu|xdp|90|MTU 9000 on one end, 1500 on the other: each endpoint follows its own link, the smaller side refuses a message over 1492 with EMSGSIZE, messages that fit flow both ways, a big one toward the small side is dropped by the link without hanging the sender"
 )
@@ -119,4 +120,28 @@ t_jumbo_one_chunk() {
 		--count 20 --xdp-mode "$T_MODE" --timeout 10 >"$T_DIR/send.log" 2>&1 ||
 		{ cat "$T_DIR/send.log"; fail "send of 5000-byte messages did not finish"; }
 	grep -q "^send sent=20 " "$T_DIR/send.log" || { cat "$T_DIR/send.log"; fail "not all 20 sends queued"; }
+}
+
+t_jumbo_routable() {
+	local log pid max
+	setup_ns
+	set_mtu 9000
+	attach a
+	attach b
+	chan_neigh
+	log=$T_DIR/echo.log
+	unet_bg_b "$PEER" echo "$IF_B" --tag 2 --peer-ip "$IP_A" --peer-tag 1 \
+		--xdp-mode "$T_MODE" --timeout 60 >"$log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$log" "$pid" >/dev/null
+	max=$(sed -n 's/^ready .*max_payload=\([0-9]*\).*/\1/p' "$log")
+	note "routable channel at MTU 9000: max_payload $max"
+	[[ $max =~ ^[0-9]+$ ]] && ((max <= 1736)) ||
+		fail "a routable channel offers $max bytes, more than one send buffer holds (1736)"
+	in_a timeout 30 "$PEER" sizes "$IF_A" --tag 1 --peer-ip "$IP_B" --peer-tag 2 \
+		--min-size 1700 --xdp-mode "$T_MODE" --timeout 10 >"$T_DIR/sizes.log" 2>&1 ||
+		{ tail -5 "$T_DIR/sizes.log"; fail "sizes over the routable channel failed"; }
+	tail -3 "$T_DIR/sizes.log"
+	stop "$pid" "$log" "echo on b"
+	expect_stat b drop_chan_kind 0
 }
