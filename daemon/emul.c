@@ -282,6 +282,19 @@ static uint32_t max_tx_len(const struct unetd_emul *e)
 	return buf < wire ? buf : wire;
 }
 
+uint32_t unetd_emul_max_payload(const struct unetd_emul *e)
+{
+	uint32_t m = e->iface->info.max_payload, tx = max_tx_len(e) - UNET_PAYLOAD_OFF;
+
+	/* What the daemon sends for the client (one of its own send
+	 * buffers, not frames in pieces) and what fits the client's frames. */
+	if (m > tx)
+		m = tx;
+	if (m > e->frame_size - 256)
+		m = e->frame_size - 256;
+	return m;
+}
+
 static int emul_tx(struct unetd_emul *e, int budget)
 {
 	struct unet_endpoint *real = e->iface->ep;

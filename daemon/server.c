@@ -578,9 +578,7 @@ static void do_ep_create(struct unetd *d, struct unetd_client *c, const struct u
 	rep.kind = UNETD_KIND_EMULATED;
 	rep.region_size = (uint32_t)e->region_size;
 	rep.mtu = e->iface->info.max_payload + UNET_HDR_LEN;
-	rep.max_payload = e->iface->info.max_payload;
-	if (rep.max_payload > e->frame_size - 256)
-		rep.max_payload = e->frame_size - 256;
+	rep.max_payload = unetd_emul_max_payload(e);
 	rep.frame_size = e->frame_size;
 	rep.nframes = e->nframes;
 	rep.ifindex = e->iface->info.ifindex;

@@ -305,6 +305,9 @@ int unetd_direct_chan_close(struct unetd_direct *g, uint16_t tag);
  * or the real endpoint's for an emulated one), after the policy allows
  * it; list is the endpoint's ports.  Fills rep and a read-only fd of the
  * neighbour map.  Returns 0 or -errno with msg. */
+/* The largest message an emulated endpoint may send and receive: what the
+ * daemon forwards (emul.c). */
+uint32_t unetd_emul_max_payload(const struct unetd_emul *e);
 int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32_t uid,
 		   struct unetd_udp_port **list, const struct unetd_udp_open *req,
 		   const struct unetd_grant *g, struct unetd_udp_opened *rep, int *neigh_fd,

@@ -10,6 +10,7 @@ TESTS+=(
 	"jumbo_attach|xdp|60|the program attaches at MTU 9000 on veth (a program without fragment support cannot, natively), and frames still reach the kernel beside it"
 	"jumbo_sizes|xdp|120|MTU 9000: max_payload 8992; raw U-Net messages of the sizes around one chunk, two and three chunks and the largest, both directions, byte for byte; max + 1 refused"
 	"jumbo_routable|xdp|90|MTU 9000, a routable channel: its max_payload is one send buffer's (frames in pieces are raw U-Net only), every size from 1700 to it echoed byte for byte and one more refused with EMSGSIZE, no raw frame on the peer's routable tag"
+	"jumbo_unetd|xdp|90|MTU 9000, an emulated endpoint (user nobody, through unetd): the max_payload it is told is what the daemon forwards, and every size from 1700 to it reaches root's echo and comes back byte for byte"
 	"jumbo_one_chunk|xdp|90|MTU 9000, one side without multi-buffer (as on a kernel that lacks it): its max_payload is what a chunk holds (1736), sizes up to that flow both ways, 1737 is refused with EMSGSIZE, a jumbo message toward it is dropped by its socket without hanging the sender"
 	"jumbo_mixed_mtu|xdp|90|MTU 9000 on one end, 1500 on the other: each endpoint follows its own link, the smaller side refuses a message over 1492 with EMSGSIZE, messages that fit flow both ways, a big one toward the small side is dropped by the link without hanging the sender"
 )
@@ -144,4 +145,24 @@ t_jumbo_routable() {
 	tail -3 "$T_DIR/sizes.log"
 	stop "$pid" "$log" "echo on b"
 	expect_stat b drop_chan_kind 0
+}
+
+t_jumbo_unetd() {
+	local log pid
+	setup_ns
+	set_mtu 9000
+	attach a
+	attach b
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	log=$T_DIR/echo.log
+	unet_bg_a "$PEER" echo "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
+		--xdp-mode "$T_MODE" --timeout 60 >"$log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$log" "$pid" >/dev/null
+	as_nobody timeout 30 "$PEER" sizes "$IF_B" --tag 2 --peer "$MAC_A" --peer-tag 1 \
+		--min-size 1700 --timeout 5 >"$T_DIR/sizes.log" 2>&1 ||
+		{ tail -5 "$T_DIR/sizes.log"; fail "nobody's sizes through unetd failed"; }
+	grep -E '^ready|^sizes' "$T_DIR/sizes.log"
+	stop "$pid" "$log" "echo on a"
+	stop_unetd
 }
