@@ -66,8 +66,10 @@ static void proc_comm(int pid, char *comm, size_t n)
 		snprintf(comm, n, "?");
 		return;
 	}
+	/* The kernel ends it with one newline; any before are the name's. */
+	if (comm[r - 1] == '\n')
+		r--;
 	comm[r] = 0;
-	comm[strcspn(comm, "\n")] = 0;
 }
 
 static void emit_addr(const char *key, uint32_t addr, uint16_t port)

@@ -201,6 +201,93 @@ PY
 	grep -q "^fuzz ok" "$T_DIR/fuzz.out" || fail "the fuzz did not finish"
 	note "$(cat "$T_DIR/fuzz.out")"
 
+	# A process's name (comm) is its owner's to set to any bytes: 50 of
+	# user nobody's processes, each with a file of its own, named to
+	# move root's cursor, end or forge a row, break the JSON (the first
+	# ones), or at random from a seed.  Root's listing shows each once,
+	# escaped: text all printable ASCII with \xNN for the rest, JSON
+	# valid UTF-8 with what was not UTF-8 replaced.
+	cat >"$T_DIR/comm.py" <<'PY'
+import ctypes, fcntl, json, os, random, select, struct, subprocess, sys
+unetctl, seed = sys.argv[1], int(sys.argv[2])
+rnd = random.Random(seed)
+libc = ctypes.CDLL(None)
+comms = [b"\x1b[Gpid 1  uid 0", b"\xff\xfe", b"a\nb", b"\rpid 1", b"\\x1b", b"\x9b2J",
+         b"\xe2\x82A", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", "\u00e9\U0001f600".encode(),
+         b'"}],"x":[{"']
+comms += [bytes(rnd.randrange(1, 256) for _ in range(rnd.randrange(1, 16)))
+          for _ in range(50 - len(comms))]
+def child(comm, ready, go):
+    os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)
+    libc.prctl(4, 1, 0, 0, 0)                          # PR_SET_DUMPABLE: /proc/PID is nobody's
+    libc.prctl(15, ctypes.c_char_p(comm), 0, 0, 0)     # PR_SET_NAME
+    pid = os.getpid()
+    s = open("/proc/self/stat", "rb").read()
+    stime = int(s[s.rindex(b")") + 2:].split()[19])
+    path = "/run/unet-run/%d" % pid
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        hdr = struct.pack("=IIiIQII", 0x53524e55, 1, pid, 65534, stime, 1024, 0)
+        slot = struct.pack("=IIBBHHHIIQQ", 0, 3, 1, 1, 0, 0, 0, 0, 0, 0, 0)  # fd 3, UDP, bound
+        os.pwrite(fd, hdr + slot + bytes(40 * 1023), 0)
+        os.write(ready, b"r")
+        os.read(go, 1)                                 # until the parent closes it
+    finally:
+        os.unlink(path)
+ready_r, ready_w = os.pipe()
+go_r, go_w = os.pipe()
+pids = {}
+try:
+    for comm in comms:
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.close(ready_r); os.close(go_w)
+                child(comm, ready_w, go_r)
+                code = 0
+            finally:
+                os._exit(code)
+        pids[pid] = comm
+    os.close(ready_w)
+    n = 0
+    while n < len(comms):
+        assert select.select([ready_r], [], [], 10)[0], "the processes are not ready"
+        got = os.read(ready_r, 64)
+        assert got, "a process ended before it was ready"
+        n += len(got)
+    raw = subprocess.run([unetctl, "--json", "sockets"], check=True, capture_output=True).stdout
+    rows = {}
+    for e in json.loads(raw)["sockets"]:                # bytes: must be UTF-8
+        rows.setdefault(e["pid"], []).append(e)
+    for pid, comm in pids.items():
+        r = rows.get(pid, [])
+        assert len(r) == 1 and r[0]["uid"] == 65534, (comm, r)
+        assert r[0]["comm"] == comm.decode("utf-8", "replace"), (comm, r[0]["comm"])
+    text = subprocess.run([unetctl, "sockets"], check=True, capture_output=True).stdout
+    bad = [b for b in text if not (0x20 <= b < 0x7f or b == 0x0a)]
+    assert not bad, "the text holds bytes outside printable ASCII: %r" % bytes(bad)
+    lines = text.split(b"\n")[:-1]
+    assert all(l.startswith(b"pid ") for l in lines), "a row does not begin with its pid"
+    for pid, comm in pids.items():
+        esc = "".join("\\\\" if b == 0x5c else chr(b) if 0x20 <= b < 0x7f else "\\x%02x" % b
+                      for b in comm)
+        want = ("pid %d  uid 65534  comm %s  fd 3  kind udp  state bound  local 0.0.0.0:0  "
+                "peer 0.0.0.0:0  rx_datagrams 0  tx_datagrams 0" % (pid, esc)).encode()
+        mine = [l for l in lines if l.startswith(b"pid %d " % pid)]
+        assert mine == [want], (comm, mine, want)
+    print("comm fuzz ok", len(pids), flush=True)
+finally:
+    os.close(go_w)
+    for pid in pids:
+        os.waitpid(pid, 0)
+PY
+	/usr/bin/python3 "$T_DIR/comm.py" "$UNETCTL" 20261127 >"$T_DIR/comm.out" 2>&1 ||
+		{ cat "$T_DIR/comm.out"; fail "unetctl sockets does not print process names escaped"; }
+	grep -q "^comm fuzz ok" "$T_DIR/comm.out" || fail "the comm fuzz did not finish"
+	note "$(cat "$T_DIR/comm.out")"
+
 	# After exec the file is still there, with the same pid, owner and
 	# start time, but unlocked: not believed.  Exited: the file is gone.
 	# shellcheck disable=SC2016
