@@ -7,7 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unet_run_sockets|-|90|unetctl sockets (text and --json) lists the U-Net sockets of two processes under unet-run (native mode): owner, kind, state, addresses and counters exact; after one execs, its sockets are no longer listed, and the other, exiting, leaves no file; a seeded fuzz (300 files of random slots) lists exactly the well-formed slots; a dead process's file of root's is removed by the next root process that publishes; user nobody sees none of root's sockets, and its forged files (one naming pid 1, one naming its own pid but root as owner) are not believed"
+	"unet_run_sockets|-|90|unetctl sockets (text and --json) lists the U-Net sockets of two processes under unet-run (native mode): owner, kind, state, addresses and counters exact; after one execs, its sockets are no longer listed, and the other, exiting, leaves no file; a seeded fuzz (300 files of random slots) lists exactly the well-formed slots; a dead process's file of root's is removed by the next root process that publishes; user nobody sees none of root's sockets, and its forged files (naming pid 1, or its own pid but root as owner, under PID and PID.N) are not believed; a process whose file name nobody took first publishes under PID.N and is listed; names that are no publisher's (0PID, 00PID, ' PID', PID.0) and a second name of a file list no process twice; a seeded fuzz of 50 process names (comm) chosen by user nobody, control bytes and bytes that are not UTF-8 among them, prints them escaped: text in printable ASCII, one row each, JSON valid"
 )
 
 t_unet_run_sockets() {
@@ -62,9 +62,9 @@ if sys.argv[4:] == ["listen"]:
     os.execv("/bin/sleep", ["sleep", "60"])
 PY
 	# User nobody's forgeries (the script goes by -c: nobody cannot read
-	# the test's directory), both locked as a live publisher's are and
-	# otherwise well made: one for pid 1 (root's), one for its own pid
-	# whose header claims root.
+	# the test's directory), all locked as a live publisher's are and
+	# otherwise well made: for pid 1 (root's), and for its own pid with
+	# a header that claims root, each under both forms of name.
 	cat >"$T_DIR/forge.py" <<'PY'
 import fcntl, os, signal, struct
 def stime(pid):
@@ -77,7 +77,8 @@ def forge(name, pid, uid):
     f.write(hdr + slot + bytes(40 * 1023)); f.flush()
     fcntl.flock(f, fcntl.LOCK_EX)
     return f
-keep = [forge("1", 1, os.getuid()), forge(str(os.getpid()), os.getpid(), 0)]
+keep = [forge("1", 1, os.getuid()), forge(str(os.getpid()), os.getpid(), 0),
+        forge("1.5", 1, os.getuid()), forge("%d.9" % os.getpid(), os.getpid(), 0)]
 print("ready endpoint=0 pid", os.getpid(), flush=True)
 while True:
     signal.pause()
@@ -88,7 +89,7 @@ PY
 	unet_bg_a /usr/bin/python3 "$T_DIR/peer.py" "$IP_A" >"$T_DIR/peer_a.out" 2>&1
 	T_CLEANUP+=("kill $UNET_BG_PID")
 	wait_ready "$T_DIR/peer_a.out" "$UNET_BG_PID" >/dev/null
-	mkfifo "$T_DIR/in1" "$T_DIR/in2"
+	mkfifo "$T_DIR/go1" "$T_DIR/in1" "$T_DIR/in2"
 	# A file as a process killed with SIGKILL leaves it: root's, its pid
 	# gone, unlocked.  The next process of root's that publishes removes
 	# it.
@@ -99,24 +100,48 @@ PY
 	[[ -d /run/unet-run ]] || mkdir -m 1777 /run/unet-run
 	head -c 40992 /dev/zero >"/run/unet-run/$dead"
 	T_CLEANUP+=("rm -f /run/unet-run/$dead")
-	unet_bg_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/h1.log" \
+	# Holder 1's pid is known before it publishes (the shell that execs
+	# unet-run waits on go1): user nobody takes the file name first, as
+	# a squatter could for every pid, or a killed process of theirs that
+	# had the pid leaves it.  Holder 1 publishes under PID.N instead.
+	# shellcheck disable=SC2016
+	unet_bg_a bash -c 'read -r _ <"$1"; shift; exec "$@"' _ "$T_DIR/go1" \
+		"${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/h1.log" \
 		/usr/bin/python3 "$T_DIR/holder.py" "$IP_B" 7930 "$T_DIR/in1" listen >"$T_DIR/h1.out" 2>&1
 	pid1=$UNET_BG_PID
+	T_CLEANUP+=("rm -f /run/unet-run/$pid1 /run/unet-run/$pid1.*")
+	setpriv --reuid=65534 --regid=65534 --clear-groups touch "/run/unet-run/$pid1" ||
+		fail "user nobody cannot make /run/unet-run/$pid1"
+	# shellcheck disable=SC2016
+	timeout 10 sh -c 'echo go >"$1"' sh "$T_DIR/go1" || fail "holder 1 does not wait on go1"
 	unet_bg_b "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_B" --log "$T_DIR/h2.log" \
 		/usr/bin/python3 "$T_DIR/holder.py" "$IP_A" 7940 "$T_DIR/in2" >"$T_DIR/h2.out" 2>&1
 	pid2=$UNET_BG_PID
-	T_CLEANUP+=("rm -f /run/unet-run/$pid1 /run/unet-run/$pid2")
+	T_CLEANUP+=("rm -f /run/unet-run/$pid2 /run/unet-run/$pid2.7")
 	wait_ready "$T_DIR/h1.out" "$pid1" >/dev/null
 	wait_ready "$T_DIR/h2.out" "$pid2" >/dev/null
+	local alt1=(/run/unet-run/"$pid1".*)
+	[[ ${#alt1[@]} == 1 && -f ${alt1[0]} && $(stat -c %u "${alt1[0]}") == 0 &&
+		$(stat -c %u "/run/unet-run/$pid1") == 65534 ]] ||
+		fail "holder 1 did not publish under PID.N beside nobody's $pid1: $(ls -ln "/run/unet-run/$pid1" "${alt1[@]}" 2>&1)"
+	# Names no publisher makes (nobody's, empty): a reader that took the
+	# first ones for PID would list holder 2 again for each.  And a
+	# second name of holder 2's own file, a link as its owner may make.
+	setpriv --reuid=65534 --regid=65534 --clear-groups touch "/run/unet-run/0$pid2" \
+		"/run/unet-run/00$pid2" "/run/unet-run/ $pid2" "/run/unet-run/+$pid2" \
+		"/run/unet-run/$pid2.0" "/run/unet-run/$pid2.01" ||
+		fail "user nobody cannot make files under /run/unet-run"
+	T_CLEANUP+=("rm -f /run/unet-run/0$pid2 /run/unet-run/00$pid2 '/run/unet-run/ $pid2' /run/unet-run/+$pid2 /run/unet-run/$pid2.0 /run/unet-run/$pid2.01")
+	ln "/run/unet-run/$pid2" "/run/unet-run/$pid2.7" || fail "cannot link holder 2's file"
 	[[ -e /run/unet-run/$dead ]] && fail "the file of dead process $dead was not removed"
-	[[ -e /run/unet-run/1 ]] && fail "/run/unet-run/1 exists before the test made it"
-	T_CLEANUP+=("rm -f /run/unet-run/1")
+	[[ -e /run/unet-run/1 || -e /run/unet-run/1.5 ]] && fail "/run/unet-run/1 or 1.5 exists before the test made it"
+	T_CLEANUP+=("rm -f /run/unet-run/1 /run/unet-run/1.5")
 	unet_bg_a setpriv --reuid=65534 --regid=65534 --clear-groups \
 		/usr/bin/python3 -c "$(cat "$T_DIR/forge.py")" >"$T_DIR/forge.out" 2>&1
 	T_CLEANUP+=("kill $UNET_BG_PID")
 	wait_ready "$T_DIR/forge.out" "$UNET_BG_PID" >/dev/null
 	fake=$(sed -n 's/^ready endpoint=0 pid \([0-9]*\)/\1/p' "$T_DIR/forge.out")
-	T_CLEANUP+=("rm -f /run/unet-run/$fake")
+	T_CLEANUP+=("rm -f /run/unet-run/$fake /run/unet-run/$fake.9")
 
 	# The sockets each holder made, as root sees them (its own pid's
 	# sockets only: other tests' processes may be listed too).
@@ -298,7 +323,7 @@ PY
 		sleep 0.1
 	done
 	((i < 100)) || fail "holder 1 did not exec sleep"
-	[[ -e /run/unet-run/$pid1 ]] || fail "the file of holder 1 went at exec (the test needs it there)"
+	[[ -e ${alt1[0]} ]] || fail "the file of holder 1 went at exec (the test needs it there)"
 	# shellcheck disable=SC2016
 	timeout 10 sh -c ': >"$1"' sh "$T_DIR/in2" || fail "holder 2 does not wait on its FIFO"
 	unet_bg_wait "$pid2" 10 || fail "holder 2 failed"
