@@ -23,22 +23,102 @@ static struct {
 	int top_blocks; /* text ROWS blocks printed at indent 0 */
 } em;
 
+/*
+ * Strings printed here come from other users too: a process's name, a
+ * device's, a client's.  Whatever their bytes, the text output cannot
+ * move root's cursor, end a row or forge one, and the JSON output stays
+ * valid: both print ASCII only, escaped.
+ */
+
+/* The UTF-8 sequence at p: its length, with its code point in *cp.  Bytes
+ * that are not UTF-8 (overlong, a surrogate, beyond U+10FFFF, cut short,
+ * a stray continuation) give U+FFFD for their longest start that could
+ * have been valid, at least one byte (Unicode's "maximal subpart", as
+ * most decoders replace them).  A NUL ends a sequence as any ASCII does,
+ * so nothing past the string is read. */
+static size_t utf8_next(const unsigned char *p, uint32_t *cp)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len, i;
+	uint32_t v;
+
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	}
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		len = 2;
+		v = p[0] & 0x1f;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		len = 3;
+		v = p[0] & 0x0f;
+		if (p[0] == 0xe0)
+			lo = 0xa0; /* overlong below */
+		if (p[0] == 0xed)
+			hi = 0x9f; /* surrogates above */
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		len = 4;
+		v = p[0] & 0x07;
+		if (p[0] == 0xf0)
+			lo = 0x90; /* overlong below */
+		if (p[0] == 0xf4)
+			hi = 0x8f; /* beyond U+10FFFF above */
+	} else {
+		*cp = 0xfffd;
+		return 1;
+	}
+	for (i = 1; i < len; i++) {
+		if (p[i] < lo || p[i] > hi) {
+			*cp = 0xfffd;
+			return i;
+		}
+		v = v << 6 | (p[i] & 0x3f);
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	*cp = v;
+	return len;
+}
+
+/* JSON: printable ASCII as it is, the rest as \u escapes of its code
+ * points (UTF-16 pairs beyond U+FFFF), what is not UTF-8 as U+FFFD. */
 static void em_json_str(const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	uint32_t cp;
+
 	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p == '\n')
+	while (*p) {
+		p += utf8_next(p, &cp);
+		if (cp == '"' || cp == '\\')
+			printf("\\%c", (int)cp);
+		else if (cp == '\n')
 			fputs("\\n", stdout);
-		else if (*p == '\t')
+		else if (cp == '\t')
 			fputs("\\t", stdout);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
+		else if (cp >= 0x20 && cp < 0x7f)
+			putchar((int)cp);
+		else if (cp < 0x10000)
+			printf("\\u%04x", (unsigned int)cp);
 		else
-			putchar(*p);
+			printf("\\u%04x\\u%04x", 0xd800u + ((cp - 0x10000) >> 10),
+			       0xdc00u + ((cp - 0x10000) & 0x3ff));
 	}
 	putchar('"');
+}
+
+/* Text: printable ASCII as it is, every other byte as \xNN, and a
+ * backslash as \\ so that an escape reads one way only. */
+static void em_text_str(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '\\')
+			fputs("\\\\", stdout);
+		else if (*p >= 0x20 && *p < 0x7f)
+			putchar(*p);
+		else
+			printf("\\x%02x", *p);
+	}
 }
 
 static struct em_frame *em_top(void)
@@ -182,10 +262,13 @@ static void em_value(const char *key, const char *val, bool quote)
 		else
 			fputs("  ", stdout);
 		f->line_open = true;
-		printf("%s %s", key, val);
+		printf("%s ", key);
+		em_text_str(val);
 	} else {
 		em_indent();
-		printf("%s: %s\n", key, val);
+		printf("%s: ", key);
+		em_text_str(val);
+		putchar('\n');
 	}
 }
 
@@ -212,17 +295,16 @@ void em_bool(const char *key, bool v)
 void em_bare(const char *key, const char *label, const char *val)
 {
 	struct em_frame *f = em_top();
-	char buf[1024];
 
 	if (ctl.json || !f || f->style != EM_LINE) {
 		em_str(key, val);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%s%s", label, val);
 	if (!f->line_open)
 		em_indent();
 	else
 		fputs("  ", stdout);
 	f->line_open = true;
-	fputs(buf, stdout);
+	fputs(label, stdout);
+	em_text_str(val);
 }

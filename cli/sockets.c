@@ -8,7 +8,10 @@
  * file of the exact size, owned by the owner of the process it names,
  * still locked by that process, and its header agrees with the process
  * (pid, owner, start time); every slot is checked field by field.  A
- * user who is not root reads only their own files (they are 0600).
+ * user who is not root reads only their own files (they are 0600).  Only
+ * names a publisher makes are read (PID or PID.N, canonical), and a
+ * process is listed from its first believed file only.  Its name
+ * (comm) is its owner's to choose: the emitter escapes it.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -66,8 +69,10 @@ static void proc_comm(int pid, char *comm, size_t n)
 		snprintf(comm, n, "?");
 		return;
 	}
+	/* The kernel ends it with one newline; any before are the name's. */
+	if (comm[r - 1] == '\n')
+		r--;
 	comm[r] = 0;
-	comm[strcspn(comm, "\n")] = 0;
 }
 
 static void emit_addr(const char *key, uint32_t addr, uint16_t port)
@@ -110,17 +115,19 @@ static bool read_slot(int fd, unsigned int i, struct run_sockets_slot *out)
 	return false;
 }
 
-/* The process pid's file, if it passes for that process's. */
-static void list_file(int dirfd, const char *name, int pid)
+/* The process pid's file, if it passes for that process's: true when it
+ * did (whether or not it holds sockets). */
+static bool list_file(int dirfd, const char *name, int pid)
 {
 	struct run_sockets_file hdr;
 	struct stat st, pst;
 	char proc[64], comm[32];
+	bool believed = false;
 	int fd;
 
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return; /* another user's (0600), or gone */
+		return false; /* another user's (0600), or gone */
 	snprintf(proc, sizeof(proc), "/proc/%d", pid);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != (off_t)sizeof(hdr) ||
 	    stat(proc, &pst) < 0 || pst.st_uid != st.st_uid)
@@ -134,6 +141,7 @@ static void list_file(int dirfd, const char *name, int pid)
 	    hdr.pid != pid || hdr.uid != st.st_uid || hdr.nslots != RUN_SOCKETS_SLOTS ||
 	    hdr.starttime == 0 || hdr.starttime != proc_starttime(pid))
 		goto out;
+	believed = true;
 	proc_comm(pid, comm, sizeof(comm));
 	for (unsigned int i = 0; i < RUN_SOCKETS_SLOTS; i++) {
 		struct run_sockets_slot s;
@@ -160,13 +168,22 @@ static void list_file(int dirfd, const char *name, int pid)
 	}
 out:
 	close(fd);
+	return believed;
 }
 
-static int cmp_pid(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
+/* A file found in the directory, by the parts of its name. */
+struct sockets_file {
+	int32_t pid;
+	uint32_t alt; /* N of PID.N, 0 for PID */
+};
 
-	return (x > y) - (x < y);
+static int cmp_file(const void *a, const void *b)
+{
+	const struct sockets_file *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	return (x->alt > y->alt) - (x->alt < y->alt);
 }
 
 int do_sockets(const struct cmd *c, int argc, char **argv)
@@ -176,7 +193,7 @@ int do_sockets(const struct cmd *c, int argc, char **argv)
 	unsigned long want = 0;
 	struct dirent *de;
 	struct stat st;
-	int *pids = NULL;
+	struct sockets_file *files = NULL;
 	size_t n = 0, cap = 0;
 	char *pos[1];
 	int npos, r, dfd = -1;
@@ -198,31 +215,39 @@ int do_sockets(const struct cmd *c, int argc, char **argv)
 			return fail("%s is not a root-owned directory of mode 1777", RUN_SOCKETS_DIR);
 		}
 		while ((de = readdir(d))) {
-			unsigned long pid;
+			uint32_t alt;
+			int32_t pid = run_sockets_name_parse(de->d_name, &alt);
 
-			if (parse_uint(de->d_name, 1, INT32_MAX, &pid) || (want && pid != want))
+			if (pid < 0 || (want && (unsigned long)pid != want))
 				continue;
 			if (n == cap) {
-				int *v = realloc(pids, (cap ? cap * 2 : 64) * sizeof(*v));
+				struct sockets_file *v = realloc(files, (cap ? cap * 2 : 64) * sizeof(*v));
 
-				if (!v)
-					break;
-				pids = v;
+				if (!v) {
+					free(files);
+					closedir(d);
+					return fail("%s", strerror(ENOMEM));
+				}
+				files = v;
 				cap = cap ? cap * 2 : 64;
 			}
-			pids[n++] = (int)pid;
+			files[n++] = (struct sockets_file){ .pid = pid, .alt = alt };
 		}
-		qsort(pids, n, sizeof(*pids), cmp_pid);
+		qsort(files, n, sizeof(*files), cmp_file);
 	}
 	em_open_array("sockets");
 	for (size_t i = 0; i < n; i++) {
-		char name[16];
+		char name[RUN_SOCKETS_NAME_MAX];
 
-		snprintf(name, sizeof(name), "%d", pids[i]);
-		list_file(dfd, name, pids[i]);
+		run_sockets_name(name, files[i].pid, files[i].alt);
+		if (!list_file(dfd, name, files[i].pid))
+			continue;
+		/* Listed: the process's other names (a link) are passed over. */
+		while (i + 1 < n && files[i + 1].pid == files[i].pid)
+			i++;
 	}
 	em_close_array();
-	free(pids);
+	free(files);
 	if (d)
 		closedir(d);
 	return 0;

@@ -12,8 +12,10 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -23,6 +25,12 @@ static pthread_mutex_t pub_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct run_sockets_file *pub;
 static int pub_fd = -1;
 static bool pub_tried;
+static char pub_path[64]; /* the file, to remove at exit */
+
+/* Random names a process tries when its pid's name is another user's
+ * file; each is new, so only a collision with a name of the same pid's
+ * making fails one. */
+#define PUB_ALT_TRIES 4
 
 /* Field 22 of /proc/self/stat: after the command, which ends with the
  * last ')'. */
@@ -84,9 +92,10 @@ static void pub_atfork_child(void)
 	pthread_mutex_init(&pub_lock, NULL);
 }
 
-/* Remove the files our uid's processes left when they were killed:
- * ours, their process gone, and nobody holding their lock (a process
- * between creating its file and locking it is alive, so skipped). */
+/* Remove the files our uid's processes left: ours, named for a process
+ * that is gone or for ourselves (our image before exec, whose lock went
+ * with it), and nobody holding their lock (a process between creating
+ * its file and locking it is alive and not us, so skipped). */
 static void sweep(void)
 {
 	DIR *d = opendir(RUN_SOCKETS_DIR);
@@ -95,12 +104,12 @@ static void sweep(void)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
+		uint32_t alt;
+		int32_t pid = run_sockets_name_parse(de->d_name, &alt);
 		struct stat st;
 		int fd;
 
-		if (*end || pid <= 0 || pid > INT32_MAX || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+		if (pid < 0 || (pid != (int32_t)getpid() && (kill((pid_t)pid, 0) == 0 || errno != ESRCH)))
 			continue;
 		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
@@ -113,30 +122,71 @@ static void sweep(void)
 	closedir(d);
 }
 
+/* A random N for the name PID.N, never 0: a squatter cannot make that
+ * name ahead of us. */
+static uint32_t alt_number(void)
+{
+	struct timespec ts;
+	uint32_t n;
+
+	if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != (ssize_t)sizeof(n)) {
+		/* Only before the kernel's pool is ready: guessable, so a
+		 * squatter might still hide us, which costs the listing only. */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		n = (uint32_t)ts.tv_nsec ^ ((uint32_t)getpid() << 10);
+	}
+	return n ? n : 1;
+}
+
+static int create_file(const char *path)
+{
+	return open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+/* Create our file, its path in path: under our pid's name, replacing a
+ * file of our own there; when that name is another user's file (a
+ * squatter's, or one a killed process of theirs with our pid left), under
+ * PID.N with a random N.  The descriptor, or -1 with errno. */
+static int pub_create(char *path, size_t n)
+{
+	char name[RUN_SOCKETS_NAME_MAX];
+	bool taken = false;
+	struct stat st;
+	int fd;
+
+	run_sockets_name(name, (int32_t)getpid(), 0);
+	snprintf(path, n, "%s/%s", RUN_SOCKETS_DIR, name);
+	fd = create_file(path);
+	if (fd < 0 && errno == EEXIST) {
+		/* Our uid's (sweep took our image's from before exec
+		 * unless it was held): ours to replace. */
+		if (lstat(path, &st) == 0 && st.st_uid == geteuid() && unlink(path) == 0)
+			fd = create_file(path);
+		else
+			taken = true;
+	}
+	for (int tries = 0; fd < 0 && taken && tries < PUB_ALT_TRIES; tries++) {
+		run_sockets_name(name, (int32_t)getpid(), alt_number());
+		snprintf(path, n, "%s/%s", RUN_SOCKETS_DIR, name);
+		fd = create_file(path);
+		taken = fd < 0 && errno == EEXIST;
+	}
+	return fd;
+}
+
 /* Make the file; under pub_lock. */
 static void pub_open(void)
 {
-	char path[64], why[160];
+	char *path = pub_path, why[160];
 	struct run_sockets_file *f;
-	struct stat st;
-	int fd = -1;
+	int fd;
 
 	pub_tried = true;
 	pthread_atfork(NULL, NULL, pub_atfork_child);
 	if (check_dir(why, sizeof(why)) < 0)
 		goto fail;
 	sweep();
-	snprintf(path, sizeof(path), "%s/%d", RUN_SOCKETS_DIR, (int)getpid());
-	for (int tries = 0; tries < 2 && fd < 0; tries++) {
-		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0 || errno != EEXIST)
-			break;
-		/* A file of an earlier process with our pid, or of our image
-		 * before exec: ours to replace.  Another user's is left
-		 * alone (and we go unlisted). */
-		if (lstat(path, &st) < 0 || st.st_uid != geteuid() || unlink(path) < 0)
-			break;
-	}
+	fd = pub_create(path, sizeof(pub_path));
 	if (fd < 0) {
 		snprintf(why, sizeof(why), "%s: %s", path, strerror(errno));
 		goto fail;
@@ -236,10 +286,7 @@ void pub_remove(int slot)
  * it, unlocked, and readers skip it. */
 __attribute__((destructor)) static void pub_end(void)
 {
-	char path[64];
-
 	if (!pub || pub->pid != (int32_t)getpid())
 		return;
-	snprintf(path, sizeof(path), "%s/%d", RUN_SOCKETS_DIR, (int)getpid());
-	unlink(path);
+	unlink(pub_path);
 }

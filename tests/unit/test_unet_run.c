@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Unit tests of unet-run's parts that need no network (run/): the
- * preload library's descriptor table, address choice and settings, and
- * the launcher's command line, library search and LD_PRELOAD. */
+ * preload library's descriptor table, address choice and settings, the
+ * launcher's command line, library search and LD_PRELOAD, and the names
+ * of the socket listing's files. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
@@ -20,6 +21,7 @@
 #include "fdtab.h"
 #include "options.h"
 #include "route.h"
+#include "run_sockets.h"
 
 /* ---- the descriptor table ---- */
 
@@ -312,6 +314,72 @@ static void preload_env(void **state)
 	assert_int_equal(run_preload_env("x", "/l/p.so", out, 8), -1);
 }
 
+/* ---- the socket listing's file names ---- */
+
+static void socket_file_names(void **state)
+{
+	static const char *const bad[] = {
+		"", ".", "..", "0", "00", "01", "007", " 7", "7 ", "+7", "-7", "7.", ".7",
+		"7.0", "7.01", "7.-1", "7.+1", "7. 1", "7.1.2", "7..1", "7x", "x7", "2147483648",
+		"99999999999", "7.4294967296", "7.99999999999", "0x7",
+	};
+	char name[RUN_SOCKETS_NAME_MAX];
+	uint32_t alt = 99;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(run_sockets_name_parse(bad[i], &alt), -1);
+	assert_int_equal(run_sockets_name_parse("7", &alt), 7);
+	assert_int_equal(alt, 0);
+	assert_int_equal(run_sockets_name_parse("4711.3141592653", &alt), 4711);
+	assert_int_equal(alt, 3141592653u);
+	assert_int_equal(run_sockets_name_parse("2147483647.4294967295", &alt), INT32_MAX);
+	assert_int_equal(alt, UINT32_MAX);
+	run_sockets_name(name, INT32_MAX, UINT32_MAX);
+	assert_string_equal(name, "2147483647.4294967295");
+	run_sockets_name(name, 10, 0);
+	assert_string_equal(name, "10");
+}
+
+/* Seeded: a name read back is the one name its pid and N are written as
+ * (so one file cannot be listed under two names of one process), and
+ * every name written reads back. */
+static void socket_file_names_fuzz(void **state)
+{
+	static const char alphabet[] = "0123456789012345678901234.. +-x";
+	unsigned int seed = 20261127;
+	char s[16], name[RUN_SOCKETS_NAME_MAX];
+	int accepted = 0;
+
+	(void)state;
+	for (int i = 0; i < 200000; i++) {
+		size_t len = (size_t)(rand_r(&seed) % 14);
+		int32_t pid;
+		uint32_t alt;
+
+		for (size_t j = 0; j < len; j++)
+			s[j] = alphabet[rand_r(&seed) % (sizeof(alphabet) - 1)];
+		s[len] = 0;
+		pid = run_sockets_name_parse(s, &alt);
+		if (pid < 0)
+			continue;
+		accepted++;
+		assert_true(pid >= 1);
+		run_sockets_name(name, pid, alt);
+		assert_string_equal(name, s);
+	}
+	assert_true(accepted > 1000); /* the strings did hit names */
+	for (int i = 0; i < 100000; i++) {
+		int32_t pid = (int32_t)((uint32_t)rand_r(&seed) % INT32_MAX) + 1, back;
+		uint32_t alt = i % 2 ? (uint32_t)rand_r(&seed) * 2u + (uint32_t)(i % 3) : 0, got;
+
+		run_sockets_name(name, pid, alt);
+		back = run_sockets_name_parse(name, &got);
+		assert_int_equal(back, pid);
+		assert_int_equal(got, alt);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +395,8 @@ int main(void)
 		cmocka_unit_test(opts_bad),
 		cmocka_unit_test(preload_search),
 		cmocka_unit_test(preload_env),
+		cmocka_unit_test(socket_file_names),
+		cmocka_unit_test(socket_file_names_fuzz),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
