@@ -423,6 +423,14 @@ t_unet_run_threads() {
 			skip "the compiler cannot build with -fsanitize=thread"
 		fail "make tsan failed"
 	}
+	# From a copy: the loader splits LD_PRELOAD at spaces, and the clone
+	# may sit under a path with one (docs/unet-run.md, Limits).
+	local tsan
+	tsan=$(mktemp -d /tmp/unet-tsan.XXXXXX) || fail "mktemp"
+	T_CLEANUP+=("rm -rf '$tsan'")
+	mkdir -p "$tsan/tools" &&
+		cp "$ROOT/build-tsan/unet-run" "$ROOT/build-tsan/libunet-preload.so" "$tsan/" &&
+		cp "$ROOT/build-tsan/tools/socket-threads" "$tsan/tools/" || fail "cannot copy the ThreadSanitizer build"
 	UNET_RUN_EXTRA=(TSAN_OPTIONS="halt_on_error=1 exitcode=66")
-	threads_run "$ROOT/build-tsan" tsan
+	threads_run "$tsan" tsan
 }
