@@ -9,6 +9,39 @@
 
 #include "unetd.h"
 
+static unsigned int list_len_udp(const struct unetd_udp_port *p)
+{
+	unsigned int n = 0;
+
+	for (; p; p = p->next)
+		n++;
+	return n;
+}
+
+static unsigned int list_len_tcp(const struct unetd_tcp_port *p)
+{
+	unsigned int n = 0;
+
+	for (; p; p = p->next)
+		n++;
+	return n;
+}
+
+unsigned int unetd_ports_held(const struct unetd *d, bool tcp, bool any_uid, uint32_t uid)
+{
+	unsigned int n = 0;
+
+	for (const struct unetd_client *c = d->clients; c; c = c->next) {
+		if (!any_uid && c->uid != uid)
+			continue;
+		for (const struct unetd_emul *e = c->emuls; e; e = e->cnext)
+			n += tcp ? list_len_tcp(e->tcp) : list_len_udp(e->udp);
+		for (const struct unetd_direct *x = c->directs; x; x = x->cnext)
+			n += tcp ? list_len_tcp(x->tcp) : list_len_udp(x->udp);
+	}
+	return n;
+}
+
 void unetd_direct_lingering_charge(const struct unetd *d, uint32_t uid, uint32_t *eps,
 				   uint64_t *bytes)
 {

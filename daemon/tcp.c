@@ -27,48 +27,6 @@
 #include "tcp/tcp_impl.h"
 #include "unet-xdp/unet_tcp.h"
 
-static unsigned int count(const struct unetd_tcp_port *list)
-{
-	unsigned int n = 0;
-
-	for (; list; list = list->next)
-		n++;
-	return n;
-}
-
-/* The TCP ports uid's endpoints hold, over all its connections: each is
- * a kernel socket of ours and an entry of the interface's table, so the
- * bound is the user's, not only each endpoint's (eight endpoints of 256
- * ports took a daemon's 1024 file descriptors from everyone else). */
-static unsigned int user_ports(const struct unetd *d, uint32_t uid)
-{
-	unsigned int n = 0;
-
-	for (const struct unetd_client *c = d->clients; c; c = c->next) {
-		if (c->uid != uid)
-			continue;
-		for (const struct unetd_emul *e = c->emuls; e; e = e->cnext)
-			n += count(e->tcp);
-		for (const struct unetd_direct *x = c->directs; x; x = x->cnext)
-			n += count(x->tcp);
-	}
-	return n;
-}
-
-/* The TCP ports all clients hold together. */
-static unsigned int all_ports(const struct unetd *d)
-{
-	unsigned int n = 0;
-
-	for (const struct unetd_client *c = d->clients; c; c = c->next) {
-		for (const struct unetd_emul *e = c->emuls; e; e = e->cnext)
-			n += count(e->tcp);
-		for (const struct unetd_direct *x = c->directs; x; x = x->cnext)
-			n += count(x->tcp);
-	}
-	return n;
-}
-
 /* The kernel socket that holds laddr:*lport, made in f's namespace (the
  * device's, where the kernel's TCP would otherwise answer). */
 static int reserve(struct unetd *d, struct unetd_iface *f, uint32_t laddr, uint16_t *lport)
@@ -109,12 +67,12 @@ int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 		snprintf(msg, msglen, "TCP port %u not granted (%.60s)", lport, g->rule);
 		return -EACCES;
 	}
-	if (all_ports(d) >= d->max_tcp_ports) {
+	if (unetd_ports_held(d, true, true, 0) >= d->max_tcp_ports) {
 		snprintf(msg, msglen, "unetd's clients hold %u TCP ports, the most they may together "
 			 "(--max-tcp-ports)", d->max_tcp_ports);
 		return -ENOSPC;
 	}
-	if (user_ports(d, uid) >= UNETD_MAX_TCP_PORTS_PER_USER) {
+	if (unetd_ports_held(d, true, false, uid) >= UNETD_MAX_TCP_PORTS_PER_USER) {
 		snprintf(msg, msglen, "user %u holds %u TCP ports, the most one user may", uid,
 			 UNETD_MAX_TCP_PORTS_PER_USER);
 		return -EDQUOT;

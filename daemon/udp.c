@@ -213,31 +213,6 @@ static bool port_holders_all(uint32_t laddr, uint16_t lport, uint32_t uid)
 	return ok && done && found > 0;
 }
 
-static unsigned int count_udp(const struct unetd_udp_port *p)
-{
-	unsigned int n = 0;
-
-	for (; p; p = p->next)
-		n++;
-	return n;
-}
-
-/* The UDP ports uid's endpoints hold (all users' with uid_any). */
-static unsigned int udp_ports(const struct unetd *d, uint32_t uid, bool uid_any)
-{
-	unsigned int n = 0;
-
-	for (const struct unetd_client *c = d->clients; c; c = c->next) {
-		if (!uid_any && c->uid != uid)
-			continue;
-		for (const struct unetd_emul *e = c->emuls; e; e = e->cnext)
-			n += count_udp(e->udp);
-		for (const struct unetd_direct *x = c->directs; x; x = x->cnext)
-			n += count_udp(x->udp);
-	}
-	return n;
-}
-
 int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32_t uid,
 		   struct unetd_udp_port **list, const struct unetd_udp_open *req,
 		   const struct unetd_grant *g, struct unetd_udp_opened *rep, int *neigh_fd,
@@ -272,12 +247,12 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 			snprintf(msg, msglen, "UDP port %u already open on this endpoint", req->lport);
 			return -EADDRINUSE;
 		}
-	if (udp_ports(d, 0, true) >= UNETD_MAX_UDP_PORTS_ALL) {
+	if (unetd_ports_held(d, false, true, 0) >= UNETD_MAX_UDP_PORTS_ALL) {
 		snprintf(msg, msglen, "unetd's clients hold %u UDP ports, the most they may together",
 			 UNETD_MAX_UDP_PORTS_ALL);
 		return -ENOSPC;
 	}
-	if (udp_ports(d, uid, false) >= UNETD_MAX_UDP_PORTS_PER_USER) {
+	if (unetd_ports_held(d, false, false, uid) >= UNETD_MAX_UDP_PORTS_PER_USER) {
 		snprintf(msg, msglen, "user %u holds %u UDP ports, the most one user may", uid,
 			 UNETD_MAX_UDP_PORTS_PER_USER);
 		return -EDQUOT;

@@ -276,6 +276,11 @@ void unetd_netns_leave(struct unetd *d, int fd, const struct unetd_ns *ns);
  * unetctl attach leaves it). */
 void unetd_iface_put(struct unetd *d, struct unetd_iface *f);
 void unetd_iface_free_all(struct unetd *d);
+/* quota.c: the TCP (tcp) or UDP ports the endpoints of uid's clients
+ * hold (of every client with any_uid): each is a kernel socket of ours
+ * and an entry of an interface's table, so the bounds are the user's and
+ * the daemon's, not each endpoint's. */
+unsigned int unetd_ports_held(const struct unetd *d, bool tcp, bool any_uid, uint32_t uid);
 /* quota.c: whether c's user may have one more endpoint of seg bytes under g.
  * Returns 0 or -EDQUOT with msg. */
 int unetd_quota_check(struct unetd *d, struct unetd_client *c, const struct unetd_grant *g,
