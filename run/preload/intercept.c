@@ -224,16 +224,27 @@ static int64_t mono_us(void)
 /* s went onto U-Net as fd: list it for unetctl (publish.h). */
 static void publish(int fd, struct run_sock *s)
 {
+	int slot;
+
 	if (s->udp)
-		s->pub_slot = pub_add(fd, RUN_SOCK_UDP,
+		slot = pub_add(fd, RUN_SOCK_UDP,
 				      s->udp->peer_addr ? RUN_SOCK_CONNECTED : RUN_SOCK_BOUND,
 				      s->udp->local_addr, htons(s->udp->local_port),
 				      s->udp->peer_addr, htons(s->udp->peer_port));
 	else
-		s->pub_slot = pub_add(fd, RUN_SOCK_TCP,
+		slot = pub_add(fd, RUN_SOCK_TCP,
 				      s->tcp->listener ? RUN_SOCK_LISTENING : RUN_SOCK_CONNECTED,
 				      s->tcp->local.sin_addr.s_addr, s->tcp->local.sin_port,
 				      s->tcp->peer.sin_addr.s_addr, s->tcp->peer.sin_port);
+	/* The layer's send and receive publish the counters as they move,
+	 * under the stack's lock (udp.h, tcp.h). */
+	stack_enter();
+	s->pub_slot = slot;
+	if (s->udp)
+		s->udp->pub_slot = slot;
+	else
+		s->tcp->pub_slot = slot;
+	stack_leave();
 }
 
 static void sock_unref(struct run_sock *s)
@@ -805,24 +816,6 @@ EXPORT int listen(int fd, int backlog)
 	return real_listen(fd, backlog);
 }
 
-/* After a send or receive that returned r: the socket's counters in the
- * process's socket file (unetctl sockets).  Edge-triggered epoll needs
- * nothing here: it follows the sockets' arrivals and blocked sends. */
-static void note_io(struct run_sock *s, ssize_t r)
-{
-	uint64_t rx, tx;
-
-	if (r < 0 || s->pub_slot < 0)
-		return;
-	/* The counts move under the stack's lock, in whichever thread sends
-	 * or receives. */
-	stack_enter();
-	rx = s->udp ? s->udp->rx : s->tcp->rx_bytes;
-	tx = s->udp ? s->udp->tx : s->tcp->tx_bytes;
-	stack_leave();
-	pub_count(s->pub_slot, rx, tx);
-}
-
 static ssize_t send_iov(struct run_sock *s, const struct iovec *iov, size_t n, int flags,
 			const struct sockaddr *to, socklen_t tolen)
 {
@@ -832,7 +825,6 @@ static ssize_t send_iov(struct run_sock *s, const struct iovec *iov, size_t n, i
 		r = run_tcp_send(s->tcp, iov, n, flags);
 	else
 		r = run_udp_send(s->udp, iov, n, flags, to, tolen);
-	note_io(s, r);
 	return r;
 }
 
@@ -985,7 +977,6 @@ static ssize_t recv_iov(struct run_sock *s, const struct iovec *iov, size_t n, i
 	} else {
 		r = run_udp_recv(s->udp, iov, n, flags, from, fromlen, msg_flags);
 	}
-	note_io(s, r);
 	return r;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "publish.h"
 #include "tcp.h"
 #include "udp.h"
 #include "unet-xdp/unet_tcp.h"
@@ -21,6 +22,7 @@ static struct run_tcp *wrap(struct run_ep *e, struct unet_tcp *t, uint32_t spin_
 	c->t = t;
 	c->spin_us = spin_us;
 	c->rcvtimeo_ms = c->sndtimeo_ms = -1;
+	c->pub_slot = -1;
 	c->local.sin_family = c->peer.sin_family = AF_INET;
 	return c;
 }
@@ -246,8 +248,10 @@ ssize_t run_tcp_send(struct run_tcp *c, const struct iovec *iov, size_t n, int f
 			r = unet_tcp__send(c->t, (const char *)iov[i].iov_base + off,
 					   iov[i].iov_len - off, 0);
 			progress(c->e);
-			if (r > 0)
-				c->tx_bytes += (uint64_t)r; /* under the lock: unetctl sockets reads it */
+			if (r > 0) {
+				c->tx_bytes += (uint64_t)r;
+				pub_count(c->pub_slot, c->rx_bytes, c->tx_bytes);
+			}
 			stack_leave();
 			if (r > 0) {
 				off += (size_t)r;
@@ -306,8 +310,10 @@ ssize_t run_tcp_recv(struct run_tcp *c, const struct iovec *iov, size_t n, int f
 			stack_enter();
 			progress(c->e);
 			r = unet_tcp__recv(c->t, iov[i].iov_base, iov[i].iov_len, 0);
-			if (r > 0)
+			if (r > 0) {
 				c->rx_bytes += (uint64_t)r;
+				pub_count(c->pub_slot, c->rx_bytes, c->tx_bytes);
+			}
 			stack_leave();
 			if (r >= 0)
 				return r; /* one buffer's worth: as much as was there */

@@ -24,6 +24,7 @@ struct run_tcp {
 	uint32_t spin_us;
 	struct sockaddr_in local, peer;
 	uint64_t rx_bytes, tx_bytes;
+	int pub_slot; /* as run_udp's: published under the stack's lock */
 	/* Sends that found the buffer full (EAGAIN or a short write): an
 	 * edge-triggered EPOLLOUT is owed once there is room again.
 	 * Atomic: epoll_wait reads it in whichever thread waits. */

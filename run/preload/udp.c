@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "publish.h"
 #include "udp.h"
 #include "unet-xdp/unet_udp.h"
 
@@ -40,6 +41,7 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
 	u->peer_port = peer_port;
 	u->nonblock = nonblock;
 	u->rcvtimeo_ms = u->sndtimeo_ms = -1;
+	u->pub_slot = -1;
 	u->spin_us = spin_us;
 	u->next = e->udp;
 	e->udp = u;
@@ -226,8 +228,10 @@ ssize_t run_udp_send(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 		if (nonblock && tries > 0)
 			break;
 	}
-	if (r == 0)
+	if (r == 0) {
 		u->tx++;
+		pub_count(u->pub_slot, u->rx, u->tx);
+	}
 	stack_leave();
 	if (r < 0) {
 		errno = r == -EAGAIN && !nonblock ? ENOBUFS : -r;
@@ -320,6 +324,7 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 		u->head = (u->head + 1) % RUN_UDP_QLEN;
 		u->count--;
 		u->rx++;
+		pub_count(u->pub_slot, u->rx, u->tx);
 		unet_endpoint__release(u->e->ep, &d, 1);
 	}
 	stack_leave();

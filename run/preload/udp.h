@@ -40,6 +40,10 @@ struct run_udp {
 	int rcvtimeo_ms, sndtimeo_ms; /* -1: none */
 	uint32_t spin_us;
 	uint64_t rx, tx;      /* datagrams, for the log at close */
+	/* Its slot in the process's socket file (publish.h), -1: none.
+	 * The counters are published where they move, under the stack's
+	 * lock, which also keeps two threads from writing one slot. */
+	int pub_slot;
 	uint64_t arrivals;    /* datagrams queued here, ever: epoll's edges */
 	/* Joined groups: a UDP-layer socket of its own for each
 	 * (group, local_port), whose datagrams land in q as the socket's. */
