@@ -122,6 +122,16 @@ UNET_API int unet_tcp__shutdown(struct unet_tcp *c);
 UNET_API void unet_tcp__close(struct unet_tcp *c);
 /* Reset the connection (RST) and free c. */
 UNET_API void unet_tcp__abort(struct unet_tcp *c);
+/* Keepalive probes on an idle connection (the kernel's SO_KEEPALIVE with
+ * TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, in seconds and probes; the
+ * kernel's ranges, else -EINVAL).  A peer that answers none of count
+ * probes makes the connection fail with -ETIMEDOUT.  0 or -errno
+ * (-ENOTCONN once the connection is gone). */
+UNET_API int unet_tcp__keepalive(struct unet_tcp *c, bool on, unsigned int idle_s,
+				 unsigned int intvl_s, unsigned int count);
+/* The IPv4 TOS byte of c's segments from now on (the kernel's IP_TOS).
+ * 0 or -errno. */
+UNET_API int unet_tcp__set_tos(struct unet_tcp *c, uint8_t tos);
 
 /* What c is ready for, without waiting.  Segments are taken off the
  * receive queue by unet_endpoint__recv and __dispatch (and by the calls

@@ -2403,6 +2403,47 @@ void unet_tcp__abort(struct unet_tcp *c)
 	conn_free(c, true);
 }
 
+int unet_tcp__keepalive(struct unet_tcp *c, bool on, unsigned int idle_s, unsigned int intvl_s,
+			unsigned int count)
+{
+	int r = 0;
+
+	/* The kernel's limits (TCP_KEEPIDLE/INTVL 1..32767 s, TCP_KEEPCNT
+	 * 1..127); in ms the idle time fits lwIP's u32. */
+	if (!c || c->listener || idle_s < 1 || idle_s > 32767 || intvl_s < 1 || intvl_s > 32767 ||
+	    count < 1 || count > 127)
+		return -EINVAL;
+	lock(NULL);
+	if (!c->pcb) {
+		r = c->err ? c->err : -ENOTCONN;
+	} else {
+		if (on)
+			ip_set_option(c->pcb, SOF_KEEPALIVE);
+		else
+			ip_reset_option(c->pcb, SOF_KEEPALIVE);
+		c->pcb->keep_idle = idle_s * 1000u;
+		c->pcb->keep_intvl = intvl_s * 1000u;
+		c->pcb->keep_cnt = count;
+	}
+	unlock();
+	return r;
+}
+
+int unet_tcp__set_tos(struct unet_tcp *c, uint8_t tos)
+{
+	int r = 0;
+
+	if (!c || c->listener)
+		return -EINVAL;
+	lock(NULL);
+	if (c->pcb)
+		c->pcb->tos = tos;
+	else
+		r = c->err ? c->err : -ENOTCONN;
+	unlock();
+	return r;
+}
+
 unsigned int unet_tcp__events(const struct unet_tcp *c)
 {
 	unsigned int ev = 0;

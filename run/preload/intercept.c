@@ -9,16 +9,13 @@
  * or addressed send says where its traffic goes; the decision is logged
  * and a socket left to the kernel leaves the table, so every later call
  * on it costs one table lookup.  Every other socket never enters it.
- *
- * This version decides and logs but accelerates nothing: every socket
- * stays the kernel's, and the log says why (for a socket U-Net would
- * serve: that its protocol is not built yet).
  */
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -565,6 +562,104 @@ static void fill_addr(const struct sockaddr_in *a, struct sockaddr *out, socklen
 	*len = sizeof(*a);
 }
 
+/* SO_RCVTIMEO/SO_SNDTIMEO's value as the waits take it: ms, -1 none. */
+static int timeo_ms(const struct timeval *tv)
+{
+	return tv->tv_sec || tv->tv_usec ? (int)(tv->tv_sec * 1000 + (tv->tv_usec + 999) / 1000) : -1;
+}
+
+/* The kernel socket behind a U-Net TCP socket keeps every option the
+ * program set, and getsockopt answers from it, as the kernel would.
+ * The U-Net connection follows these, read back from it: SO_KEEPALIVE
+ * with TCP_KEEPIDLE/INTVL/CNT, IP_TOS and SO_LINGER.  Called when the
+ * connection is made and whenever one of them is set. */
+static void tcp_follow_options(int fd, struct run_sock *s)
+{
+	int on = 0, idle = 7200, intvl = 75, cnt = 9, tos = 0;
+	struct linger lg = { 0, 0 };
+	socklen_t n;
+
+	if (!s->tcp || s->tcp->listener)
+		return;
+	n = sizeof(on);
+	real_getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, &n);
+	n = sizeof(idle);
+	real_getsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, &n);
+	n = sizeof(intvl);
+	real_getsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, &n);
+	n = sizeof(cnt);
+	real_getsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, &n);
+	if (run_tcp_keepalive(s->tcp, on != 0, idle, intvl, cnt) < 0)
+		run_log("fd %d tcp keepalive not applied on U-Net: %s", fd, strerror(errno));
+	n = sizeof(tos);
+	if (real_getsockopt(fd, IPPROTO_IP, IP_TOS, &tos, &n) == 0 && run_tcp_tos(s->tcp, tos) < 0)
+		run_log("fd %d tcp IP_TOS not applied on U-Net: %s", fd, strerror(errno));
+	n = sizeof(lg);
+	if (real_getsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, &n) == 0)
+		s->tcp->linger_s = lg.l_onoff ? lg.l_linger : -1;
+}
+
+/* What an accepted connection inherits from its listener in the kernel
+ * (the new socket is a clone of the listening one); the U-Net
+ * connection's fresh kernel socket is given the same, so getsockopt and
+ * the U-Net connection both see them.  Buffer sizes are left out: the
+ * kernel reports them doubled, and they do not change lwIP's fixed
+ * windows anyway. */
+static void tcp_inherit_options(int lfd, int fd, struct run_sock *s)
+{
+	static const int opts[][2] = {
+		{ SOL_SOCKET, SO_KEEPALIVE },	{ SOL_SOCKET, SO_LINGER },
+		{ SOL_SOCKET, SO_RCVTIMEO },	{ SOL_SOCKET, SO_SNDTIMEO },
+		{ IPPROTO_TCP, TCP_NODELAY },	{ IPPROTO_TCP, TCP_KEEPIDLE },
+		{ IPPROTO_TCP, TCP_KEEPINTVL }, { IPPROTO_TCP, TCP_KEEPCNT },
+		{ IPPROTO_IP, IP_TOS },
+	};
+	struct timeval tv;
+	socklen_t n;
+
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		unsigned char v[32];
+
+		n = sizeof(v);
+		if (real_getsockopt(lfd, opts[i][0], opts[i][1], v, &n) == 0)
+			real_setsockopt(fd, opts[i][0], opts[i][1], v, n);
+	}
+	n = sizeof(tv);
+	if (real_getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &n) == 0)
+		s->rcvtimeo_ms = s->tcp->rcvtimeo_ms = timeo_ms(&tv);
+	n = sizeof(tv);
+	if (real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &n) == 0)
+		s->sndtimeo_ms = s->tcp->sndtimeo_ms = timeo_ms(&tv);
+	tcp_follow_options(fd, s);
+}
+
+/* An option set on a U-Net TCP socket that the U-Net connection cannot
+ * follow: said in the log (the kernel socket keeps it, and getsockopt
+ * answers it). */
+static void tcp_option_unfollowed(int fd, int level, int name, const void *val, socklen_t len)
+{
+	int v = 0;
+
+	if (val && len >= sizeof(int))
+		memcpy(&v, val, sizeof(v));
+	if (level == IPPROTO_TCP && name == TCP_NODELAY && !v)
+		run_log("fd %d tcp TCP_NODELAY 0: the U-Net connection sends at once all the "
+			"same (no Nagle)",
+			fd);
+	else if (level == SOL_SOCKET && (name == SO_RCVBUF || name == SO_SNDBUF))
+		run_log("fd %d tcp %s %d: the kernel socket's only; the U-Net connection's "
+			"window and send buffer are fixed",
+			fd, name == SO_RCVBUF ? "SO_RCVBUF" : "SO_SNDBUF", v);
+}
+
+static bool tcp_option_followed(int level, int name)
+{
+	return (level == SOL_SOCKET && (name == SO_KEEPALIVE || name == SO_LINGER)) ||
+	       (level == IPPROTO_TCP &&
+		(name == TCP_KEEPIDLE || name == TCP_KEEPINTVL || name == TCP_KEEPCNT)) ||
+	       (level == IPPROTO_IP && name == IP_TOS);
+}
+
 /* accept on a U-Net listener: the connection gets a descriptor of its
  * own, a fresh (never used) kernel TCP socket, as every U-Net socket is
  * a real descriptor. */
@@ -599,6 +694,7 @@ static int unet_accept(int lfd, struct run_sock *l, struct sockaddr *addr, sockl
 	s->rcvtimeo_ms = s->sndtimeo_ms = -1;
 	c->nonblock = s->nonblock;
 	s->tcp = c;
+	tcp_inherit_options(lfd, fd, s);
 	publish(fd, s);
 	fill_addr(&c->peer, addr, len);
 	if (run_log_on()) {
@@ -731,6 +827,7 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 				c->rcvtimeo_ms = s->rcvtimeo_ms;
 				c->sndtimeo_ms = s->sndtimeo_ms;
 				s->tcp = c;
+				tcp_follow_options(fd, s);
 				publish(fd, s);
 				reg_decided(fd, true);
 				snprintf(why, sizeof(why), "%s, port %u", e->why,
@@ -1781,12 +1878,15 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 	}
 	r = real_setsockopt(fd, level, name, val, len);
 	s = fdtab_get(&table, fd);
+	if (r == 0 && s && s->tcp) {
+		if (tcp_option_followed(level, name))
+			tcp_follow_options(fd, s);
+		else
+			tcp_option_unfollowed(fd, level, name, val, len);
+	}
 	if (r == 0 && s && level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO) &&
 	    len >= sizeof(struct timeval)) {
-		const struct timeval *tv = val;
-		int ms = tv->tv_sec || tv->tv_usec
-				 ? (int)(tv->tv_sec * 1000 + (tv->tv_usec + 999) / 1000)
-				 : -1;
+		int ms = timeo_ms(val);
 
 		if (name == SO_RCVTIMEO)
 			s->rcvtimeo_ms = ms;

@@ -23,6 +23,7 @@ static struct run_tcp *wrap(struct run_ep *e, struct unet_tcp *t, uint32_t spin_
 	c->spin_us = spin_us;
 	c->rcvtimeo_ms = c->sndtimeo_ms = -1;
 	c->pub_slot = -1;
+	c->linger_s = -1;
 	c->local.sin_family = c->peer.sin_family = AF_INET;
 	return c;
 }
@@ -215,13 +216,72 @@ __attribute__((destructor)) static void exit_linger(void)
 	stack_leave();
 }
 
+/* SO_LINGER N > 0: until what was sent is acknowledged, N s at most
+ * (the kernel's close then goes on sending in the background, as lwIP
+ * does after unet_tcp__close). */
+static void linger_wait(struct run_tcp *c)
+{
+	int64_t deadline = stack_deadline(c->linger_s * 1000);
+	int64_t spin_until = stack_now_us() + c->spin_us;
+
+	for (;;) {
+		size_t left;
+
+		stack_enter();
+		progress(c->e);
+		left = unet_tcp__error(c->t) ? 0 : unet_tcp__unacked(c->t);
+		stack_leave();
+		if (!left || stack_wait(c->e, deadline, spin_until) < 0)
+			return;
+	}
+}
+
 void run_tcp_close(struct run_tcp *c)
 {
+	if (c->e->ep && !c->listener && c->linger_s > 0)
+		linger_wait(c);
 	stack_enter();
-	if (c->e->ep)
-		unet_tcp__close(c->t);
+	if (c->e->ep) {
+		if (!c->listener && c->linger_s == 0)
+			unet_tcp__abort(c->t);
+		else
+			unet_tcp__close(c->t);
+	}
 	stack_leave();
 	free(c);
+}
+
+int run_tcp_keepalive(struct run_tcp *c, bool on, int idle_s, int intvl_s, int count)
+{
+	int r;
+
+	if (!c->e->ep || c->listener)
+		return 0; /* a listener's options reach its connections at accept */
+	stack_enter();
+	r = unet_tcp__keepalive(c->t, on, (unsigned int)idle_s, (unsigned int)intvl_s,
+				(unsigned int)count);
+	stack_leave();
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return 0;
+}
+
+int run_tcp_tos(struct run_tcp *c, int tos)
+{
+	int r;
+
+	if (!c->e->ep || c->listener)
+		return 0;
+	stack_enter();
+	r = unet_tcp__set_tos(c->t, (uint8_t)tos);
+	stack_leave();
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return 0;
 }
 
 ssize_t run_tcp_send(struct run_tcp *c, const struct iovec *iov, size_t n, int flags)

@@ -25,6 +25,10 @@ struct run_tcp {
 	struct sockaddr_in local, peer;
 	uint64_t rx_bytes, tx_bytes;
 	int pub_slot; /* as run_udp's: published under the stack's lock */
+	/* SO_LINGER: -1 off (close sends FIN and returns), 0 close resets
+	 * (RST), N > 0 close waits up to N s for the peer to acknowledge
+	 * what was sent, then sends FIN. */
+	int linger_s;
 	/* Sends that found the buffer full (EAGAIN or a short write): an
 	 * edge-triggered EPOLLOUT is owed once there is room again.
 	 * Atomic: epoll_wait reads it in whichever thread waits. */
@@ -53,5 +57,9 @@ short run_tcp_poll(struct run_tcp *c);
 uint64_t run_tcp_arrivals(struct run_tcp *c);
 /* SO_ERROR: the pending error (positive errno), cleared. */
 int run_tcp_error(struct run_tcp *c);
+/* SO_KEEPALIVE with TCP_KEEPIDLE/INTVL/CNT, and IP_TOS, on the U-Net
+ * connection (unet_tcp.h).  0, or -1 with errno. */
+int run_tcp_keepalive(struct run_tcp *c, bool on, int idle_s, int intvl_s, int count);
+int run_tcp_tos(struct run_tcp *c, int tos);
 
 #endif /* UNET_RUN_TCP_H */

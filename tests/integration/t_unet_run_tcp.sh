@@ -14,6 +14,7 @@ TESTS+=(
 	"unet_run_careless|xdp|90|a server under unet-run meets careless peers: a client that resets mid-request (the server sees ECONNRESET or the end, and serves the next client), a UDP datagram past the MTU (EMSGSIZE, nothing sent; 1472 bytes go), the server SIGKILLed with a connection open (its ports released: the same port on U-Net again at once, serving a client), a server that writes 4 MiB, closes and exits at once (the client gets all of it)"
 	"unet_run_asyncio|xdp|90|a Python asyncio server (epoll, level-triggered readers and writers) under unet-run: 4 TCP connections at once, 256 KiB each echoed byte for byte, and 200 UDP datagrams of sizes 1..1400 echoed, from the kernel's sockets in the other namespace, over U-Net"
 	"unet_run_threads|xdp|240|tests/tools/socket-threads under unet-run: 4 threads each with its own TCP connection, a UDP sender and an edge-triggered epoll reader on one socket (echoes in order, at least 9 in 10), and a thread opening and closing sockets, all at once against the kernel's echo servers, every byte and datagram back in order; then the same built with ThreadSanitizer (make tsan: program, unet-run and the preload library): no data race reported (that half runs in the plain pass)"
+	"unet_run_tcp_options|-|60|TCP socket options a U-Net connection follows under unet-run: a U-Net listener's SO_KEEPALIVE, TCP_KEEPIDLE and SO_LINGER {1, 0} are inherited by the accepted connection (getsockopt says so) and its close resets the kernel client's connection (ECONNRESET, not the end of stream); SO_LINGER {1, 10}: close returns only once a slow kernel client has acknowledged 160 KiB (a SIGKILL right after close loses nothing); a U-Net client with keepalive (1 s, 1 s, 2 probes) whose kernel peer goes silent (its link down) gets ETIMEDOUT before its 15 s receive timeout"
 	"unet_run_tcp|xdp|120|a Python TCP echo server (wildcard bind, listen, accept) and client (blocking and non-blocking connect with SO_ERROR, sendall, shutdown) under unet-run against the kernel's TCP in the other namespace: 1 MB each way byte for byte, over U-Net (the endpoint's log, the namespace's kernel TCP segment counters unmoved)"
 )
 
@@ -345,6 +346,53 @@ print("got", len(got), "bytes, intact" if got == want else "bytes, NOT as sent")
 	finish "$pid" "$T_DIR/server3.out" 20 "the server that exits after close"
 	grep -qx "got 4194304 bytes, intact" "$T_DIR/client3.out" ||
 		fail "a server's last write before close and exit did not all arrive"
+}
+
+t_unet_run_tcp_options() {
+	local pid kpid tool=$ROOT/tests/tools/tcp-options.py
+	T_MODE=${T_MODE:-native} # options are the layer's: one XDP mode is enough
+	tcp_run_setup
+	# The listener's options reach the accepted connection; linger 0 resets.
+	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/listener.log" \
+		/usr/bin/python3 "$tool" listener "$IP_A" 7840 >"$T_DIR/listener.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/listener.out" "$pid" >/dev/null
+	in_b /usr/bin/python3 "$tool" reset-client "$IP_A" 7840 >"$T_DIR/reset.out" 2>&1 ||
+		{ cat "$T_DIR/reset.out"; fail "the reset client failed"; }
+	finish "$pid" "$T_DIR/listener.out" 15 "the listener"
+	cat "$T_DIR/reset.out"
+	grep -q "tcp listen $IP_A:7840: U-Net" "$T_DIR/listener.log" || fail "the listener was not on U-Net"
+	grep -qx "accepted keepalive 1 idle 3 linger 1 0" "$T_DIR/listener.out" ||
+		fail "the accepted connection did not inherit the listener's options"
+	grep -qx "request b'hello'" "$T_DIR/listener.out" || fail "the request did not arrive"
+	grep -qx "reset" "$T_DIR/reset.out" || fail "SO_LINGER {1, 0}: the close did not reset the connection"
+	# SO_LINGER {1, 10}: close returns once the data is acknowledged, so a
+	# SIGKILL right after it loses nothing (the exit linger never runs).
+	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/linger.log" \
+		/usr/bin/python3 "$tool" linger-server "$IP_A" 7842 >"$T_DIR/linger.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/linger.out" "$pid" >/dev/null
+	in_b /usr/bin/python3 "$tool" slow-client "$IP_A" 7842 >"$T_DIR/slow.out" 2>&1
+	unet_bg_wait "$pid" 15 || true
+	cat "$T_DIR/linger.out" "$T_DIR/slow.out"
+	grep -qx "closed" "$T_DIR/linger.out" || fail "the lingering server did not close"
+	grep -qx "got 163840 bytes, intact" "$T_DIR/slow.out" ||
+		fail "SO_LINGER {1, 10}: close returned before the peer had the data"
+	# Keepalive gives up on a silent peer.
+	unet_bg_b /usr/bin/python3 "$tool" silent-server "$IP_B" 7841 >"$T_DIR/silent.out" 2>&1
+	kpid=$UNET_BG_PID
+	wait_ready "$T_DIR/silent.out" "$kpid" >/dev/null
+	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/ka.log" \
+		/usr/bin/python3 "$tool" keepalive-client "$IP_B" 7841 >"$T_DIR/ka.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/ka.out" "$pid" >/dev/null
+	grep -q "tcp connect $IP_B:7841: U-Net" "$T_DIR/ka.log" ||
+		{ cat "$T_DIR/ka.log"; fail "the keepalive client was not on U-Net"; }
+	in_b ip link set "$IF_B" down
+	finish "$pid" "$T_DIR/ka.out" 25 "the keepalive client"
+	in_b ip link set "$IF_B" up
+	kill "$kpid" 2>/dev/null; unet_bg_wait "$kpid" 5 || true
+	grep -qx "ETIMEDOUT" "$T_DIR/ka.out" || fail "keepalive did not end the connection to a silent peer"
 }
 
 t_unet_run_asyncio() {
