@@ -4,12 +4,14 @@
 (docs/unet-run.md, "Socket options").
 
   tcp-options.py listener ADDR PORT   (the side under unet-run)
-      a listener with SO_KEEPALIVE, TCP_KEEPIDLE 3 and SO_LINGER {1, 0}:
+      a listener with SO_KEEPALIVE, TCP_KEEPIDLE 3, SO_LINGER {1, 0} and
+      IP_TOS 0x28:
       prints what the accepted socket reports (it inherits them, as the
       kernel's does), reads one request and closes: linger 0 resets.
   tcp-options.py reset-client ADDR PORT   (a kernel socket)
       sends a request and prints "reset" if the connection is reset,
-      "end" if it ends with FIN.
+      "end" if it ends with FIN; then the TOS bytes of the server's
+      segments after its SYN-ACK ("server tos 0x28").
   tcp-options.py keepalive-client ADDR PORT   (the side under unet-run)
       connects, sets keepalive (idle 1 s, interval 1 s, 2 probes) and a
       15 s receive timeout, prints "ready", and waits for data that never
@@ -41,6 +43,7 @@ def listener(addr, port):
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
     ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 3)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    ls.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x28)
     ls.bind((addr, port))
     ls.listen(1)
     print("ready endpoint=0", flush=True)
@@ -57,6 +60,8 @@ def listener(addr, port):
 
 
 def reset_client(addr, port):
+    # Every IPv4 frame the namespace receives, to read the server's TOS.
+    raw = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0800))
     s = socket.create_connection((addr, port), timeout=10)
     s.sendall(b"hello")
     try:
@@ -65,6 +70,18 @@ def reset_client(addr, port):
         print("end")
     except ConnectionResetError:
         print("reset")
+    raw.setblocking(False)
+    tos = set()
+    while True:
+        try:
+            ip = raw.recv(2048)
+        except BlockingIOError:
+            break
+        ihl = (ip[0] & 15) * 4
+        if ip[9] == 6 and socket.inet_ntoa(ip[12:16]) == addr and \
+                struct.unpack("!H", ip[ihl:ihl + 2])[0] == port and not ip[ihl + 13] & 0x02:
+            tos.add(ip[1])  # segments after the SYN-ACK
+    print("server tos", " ".join("0x%02x" % t for t in sorted(tos)))
 
 
 def keepalive_client(addr, port):
