@@ -129,6 +129,10 @@ UNET_API void unet_tcp__abort(struct unet_tcp *c);
  * (-ENOTCONN once the connection is gone). */
 UNET_API int unet_tcp__keepalive(struct unet_tcp *c, bool on, unsigned int idle_s,
 				 unsigned int intvl_s, unsigned int count);
+/* The largest segment c sends (the kernel's TCP_MAXSEG): agreed in the
+ * handshake, bounded by the route's MTU.  0 for a listener or once the
+ * connection is gone. */
+UNET_API unsigned int unet_tcp__mss(const struct unet_tcp *c);
 /* The IPv4 TOS byte of c's segments from now on (the kernel's IP_TOS).
  * 0 or -errno. */
 UNET_API int unet_tcp__set_tos(struct unet_tcp *c, uint8_t tos);

@@ -2429,6 +2429,19 @@ int unet_tcp__keepalive(struct unet_tcp *c, bool on, unsigned int idle_s, unsign
 	return r;
 }
 
+unsigned int unet_tcp__mss(const struct unet_tcp *c)
+{
+	unsigned int mss = 0;
+
+	if (!c || c->listener)
+		return 0;
+	lock(NULL);
+	if (c->pcb)
+		mss = c->pcb->mss;
+	unlock();
+	return mss;
+}
+
 int unet_tcp__set_tos(struct unet_tcp *c, uint8_t tos)
 {
 	int r = 0;

@@ -794,6 +794,52 @@ EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	return r;
 }
 
+/* connect() on a UDP socket already on U-Net (bound, or a send bound
+ * it; a server that answers its first client from a connected socket,
+ * as iperf3's does).  The peer must be reached through the socket's own
+ * interface: its datagrams cannot move to the kernel or another
+ * endpoint once it has been used.  AF_UNSPEC disconnects. */
+static int udp_connect_again(int fd, struct run_sock *s, const struct sockaddr *addr,
+			     socklen_t len)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+	char ifname[IF_NAMESIZE], why[256], a[64];
+
+	if (!addr || len < sizeof(sa_family_t)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (addr->sa_family == AF_INET) {
+		if (!route_choice(s, false, addr, len, ifname, why, sizeof(why))) {
+			run_log("fd %d udp connect after bind or send: %s: refused", fd, why);
+			errno = ENETUNREACH;
+			return -1;
+		}
+		if (strcmp(ifname, s->udp->e->ifname) != 0) {
+			run_log("fd %d udp connect after bind or send: reached by %s, not by the "
+				"socket's %s: refused",
+				fd, ifname, s->udp->e->ifname);
+			errno = ENETUNREACH;
+			return -1;
+		}
+	}
+	/* The kernel socket first: it checks the address as for any
+	 * socket, and getpeername answers from it. */
+	if (real_connect(fd, addr, len) < 0)
+		return -1;
+	run_udp_connect(s->udp, addr->sa_family == AF_INET ? sin->sin_addr.s_addr : 0,
+			addr->sa_family == AF_INET ? ntohs(sin->sin_port) : 0);
+	/* A socket file entry shows the peer: a fresh one. */
+	pub_remove(s->pub_slot);
+	publish(fd, s);
+	if (run_log_on()) {
+		format_addr(addr, len, a, sizeof(a));
+		run_log("fd %d udp connect %s after bind: U-Net", fd,
+			addr->sa_family == AF_UNSPEC ? "AF_UNSPEC" : a);
+	}
+	return 0;
+}
+
 EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct run_sock *s;
@@ -805,13 +851,8 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		errno = s->tcp->listener ? EINVAL : EISCONN;
 		return -1;
 	}
-	if (s && s->udp) {
-		/* Connecting a socket already on U-Net is not built: refused
-		 * rather than silently half done. */
-		run_log("fd %d udp connect after bind or send: not supported on U-Net", fd);
-		errno = EOPNOTSUPP;
-		return -1;
-	}
+	if (s && s->udp)
+		return udp_connect_again(fd, s, addr, len);
 	if (s && s->type == SOCK_STREAM) {
 		char why[256];
 		struct run_ep *e = s->bound ? NULL : tcp_route(s, false, addr, len, why, sizeof(why));
@@ -1718,6 +1759,19 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 		memcpy(val, &e, sizeof(e));
 		*len = sizeof(e);
 		return 0;
+	}
+	/* The MSS is the U-Net connection's (the unused kernel socket would
+	 * say 536); a listener's is the kernel socket's, as before a
+	 * connection exists. */
+	if (s && s->tcp && !s->tcp->listener && level == IPPROTO_TCP && name == TCP_MAXSEG &&
+	    val && len && *len >= sizeof(int)) {
+		int mss = run_tcp_mss(s->tcp);
+
+		if (mss > 0) {
+			memcpy(val, &mss, sizeof(mss));
+			*len = sizeof(mss);
+			return 0;
+		}
 	}
 	return real_getsockopt(fd, level, name, val, len);
 }

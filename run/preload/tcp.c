@@ -268,6 +268,18 @@ int run_tcp_keepalive(struct run_tcp *c, bool on, int idle_s, int intvl_s, int c
 	return 0;
 }
 
+int run_tcp_mss(struct run_tcp *c)
+{
+	unsigned int mss;
+
+	if (!c->e->ep || c->listener)
+		return 0;
+	stack_enter();
+	mss = unet_tcp__mss(c->t);
+	stack_leave();
+	return (int)mss;
+}
+
 int run_tcp_tos(struct run_tcp *c, int tos)
 {
 	int r;

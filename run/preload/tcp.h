@@ -61,5 +61,7 @@ int run_tcp_error(struct run_tcp *c);
  * connection (unet_tcp.h).  0, or -1 with errno. */
 int run_tcp_keepalive(struct run_tcp *c, bool on, int idle_s, int intvl_s, int count);
 int run_tcp_tos(struct run_tcp *c, int tos);
+/* TCP_MAXSEG: the connection's MSS (0 for a listener). */
+int run_tcp_mss(struct run_tcp *c);
 
 #endif /* UNET_RUN_TCP_H */

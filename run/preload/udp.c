@@ -141,6 +141,24 @@ int run_udp_leave(struct run_udp *u, uint32_t group)
 	return 0;
 }
 
+void run_udp_connect(struct run_udp *u, uint32_t peer_addr, uint16_t peer_port)
+{
+	stack_enter();
+	u->peer_addr = peer_addr;
+	u->peer_port = peer_addr ? peer_port : 0;
+	stack_leave();
+}
+
+/* A datagram of u's own socket (not a group's) from other than the
+ * peer it connected to after it was bound: the kernel's connected
+ * socket never sees it. */
+static bool from_elsewhere(const struct run_udp *u, const struct unet_udp_sock *us,
+			   const struct unet_recv_desc *d)
+{
+	return us == u->us && u->peer_addr &&
+	       (d->src_addr != u->peer_addr || (u->peer_port && d->src_port != u->peer_port));
+}
+
 void run_udp_pump(struct run_ep *e)
 {
 	struct unet_recv_desc d[64];
@@ -155,7 +173,7 @@ void run_udp_pump(struct run_ep *e)
 
 			for (u = e->udp; u && !owns(u, us); u = u->next)
 				;
-			if (!u || u->count == RUN_UDP_QLEN) {
+			if (!u || u->count == RUN_UDP_QLEN || from_elsewhere(u, us, &d[i])) {
 				unet_endpoint__release(e->ep, &d[i], 1);
 				continue;
 			}
@@ -196,6 +214,9 @@ ssize_t run_udp_send(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 	} else if (!u->peer_addr) {
 		errno = EDESTADDRREQ;
 		return -1;
+	} else {
+		addr = u->peer_addr;
+		port = u->peer_port;
 	}
 	for (size_t i = 0; i < iovcnt; i++) {
 		if (iov[i].iov_len > sizeof(buf) - len) {

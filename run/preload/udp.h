@@ -63,6 +63,13 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
  * with errno: EADDRINUSE (another socket on this interface has
  * group:port), ENOBUFS (RUN_UDP_GROUPS joined), EADDRNOTAVAIL (leave: not
  * joined), EOPNOTSUPP (a fork's child). */
+/* connect() on a socket already on U-Net (bind first, or a send that
+ * bound it): from now on it takes datagrams from peer_addr:peer_port
+ * only (port 0: any of the address's) and sends there when no
+ * destination is named; peer_addr 0 (AF_UNSPEC) undoes it.  The port
+ * stays the socket's own in the XDP program: the filter is here, where
+ * the datagrams are sorted to sockets. */
+void run_udp_connect(struct run_udp *u, uint32_t peer_addr, uint16_t peer_port);
 int run_udp_join(struct run_udp *u, uint32_t group);
 int run_udp_leave(struct run_udp *u, uint32_t group);
 
