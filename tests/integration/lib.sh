@@ -173,6 +173,13 @@ wait_log() {
 	wait_until "$1" "'$3' in $2" grep -qE -- "$3" "$2"
 }
 
+# kernel_udp_in NS: InDatagrams+OutDatagrams of the namespace's kernel
+# UDP (a test that says its datagrams went over U-Net checks it unmoved).
+kernel_udp_in() {
+	# shellcheck disable=SC2016
+	in_"$1" awk '/^Udp:/ { if (h) { print $2 + $5; exit } h = 1 }' /proc/net/snmp
+}
+
 # wait_port SIDE udp|tcp PORT: wait until a kernel socket of namespace
 # SIDE is bound to UDP PORT or listens on TCP PORT.
 wait_port() {

@@ -11,12 +11,6 @@ TESTS+=(
 	"unet_run_mcast|-|90|a Python receiver under unet-run (native mode) joins two groups on its wildcard-bound UDP socket (ip_mreq and ip_mreqn); a kernel sender in the other namespace sends 20 datagrams to each: all 40 arrive byte for byte over U-Net (the XDP program's udp_delivered +40, the namespace's kernel UDP counters unmoved), the kernel announced both memberships (/proc/net/igmp); IP_ADD_SOURCE_MEMBERSHIP is refused (EOPNOTSUPP); after IP_DROP_MEMBERSHIP both groups are gone from igmp and 10 more datagrams to each reach neither U-Net nor the program, whose next datagram is a unicast marker sent after them"
 )
 
-# kernel_udp_in NS: InDatagrams+OutDatagrams of the namespace's kernel UDP.
-kernel_udp_in() {
-	# shellcheck disable=SC2016
-	in_"$1" awk '/^Udp:/ { if (h) { print $2 + $5; exit } h = 1 }' /proc/net/snmp
-}
-
 # igmp_has NS IF GROUP: the kernel's membership list of IF holds GROUP
 # (/proc/net/igmp prints groups as little-endian hex on x86).
 igmp_has() {

@@ -349,11 +349,6 @@ print("got", len(got), "bytes, intact" if got == want else "bytes, NOT as sent")
 		fail "a server's last write before close and exit did not all arrive"
 }
 
-# kernel_udp_dgrams NS: InDatagrams+OutDatagrams of the kernel's UDP there.
-kernel_udp_dgrams() {
-	in_"$1" awk '/^Udp:/ { if (h) { print $2 + $5; exit } h = 1 }' /proc/net/snmp
-}
-
 # iperf3_udp_check JSON: the UDP test's totals agree; prints them.
 # The receiver's "packets" is the highest sequence number it saw and
 # "lost_packets" the gaps below it; it stops counting when the control
@@ -379,7 +374,7 @@ t_unet_run_iperf3_udp() {
 	local pid before after n dir
 	T_MODE=${T_MODE:-native} # the UDP layer's path is the same in both modes
 	tcp_run_setup
-	before=$(kernel_udp_dgrams a)
+	before=$(kernel_udp_in a)
 	for dir in "" -R; do
 		unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/s$dir.log" \
 			iperf3 -s -1 -B "$IP_A" -p 7702 >"$T_DIR/s$dir.out" 2>&1
@@ -445,7 +440,7 @@ print("got", peer.recv(100).decode())
 	grep -qx "got answer" "$T_DIR/conn-peer.out" || fail "connect after bind: send() did not reach the peer"
 	grep -q "udp connect $IP_B:7705 after bind: U-Net" "$T_DIR/conn.log" ||
 		{ cat "$T_DIR/conn.log"; fail "connect after bind was not on U-Net"; }
-	after=$(kernel_udp_dgrams a)
+	after=$(kernel_udp_in a)
 	((after - before <= 8)) || fail "namespace a's kernel UDP counted $((after - before)) datagrams"
 }
 
