@@ -173,11 +173,15 @@ wait_log() {
 	wait_until "$1" "'$3' in $2" grep -qE -- "$3" "$2"
 }
 
-# kernel_udp_in NS: InDatagrams+OutDatagrams of the namespace's kernel
-# UDP (a test that says its datagrams went over U-Net checks it unmoved).
+# kernel_udp_in a|b|NETNS: InDatagrams+OutDatagrams of that namespace's
+# kernel UDP (a test that says its datagrams went over U-Net checks it
+# unmoved).
 kernel_udp_in() {
+	local ns=$1
+	[[ $ns == a ]] && ns=$NS_A
+	[[ $ns == b ]] && ns=$NS_B
 	# shellcheck disable=SC2016
-	in_"$1" awk '/^Udp:/ { if (h) { print $2 + $5; exit } h = 1 }' /proc/net/snmp
+	ip netns exec "$ns" awk '/^Udp:/ { if (h) { print $2 + $5; exit } h = 1 }' /proc/net/snmp
 }
 
 # wait_port SIDE udp|tcp PORT: wait until a kernel socket of namespace

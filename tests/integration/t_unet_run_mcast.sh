@@ -8,6 +8,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
+	"unet_run_mcast_hosts|-|90|three namespace hosts on a bridge (scripts/hosts.sh, skb mode): two Python receivers under unet-run on two hosts join one group; a kernel sender on the third joins nothing and sends 200 datagrams: each receiver gets all 200, in order, byte for byte, over U-Net (its host's kernel UDP counters unmoved)"
 	"unet_run_mcast|-|90|a Python receiver under unet-run (native mode) joins two groups on its wildcard-bound UDP socket (ip_mreq and ip_mreqn); a kernel sender in the other namespace sends 20 datagrams to each: all 40 arrive byte for byte over U-Net (the XDP program's udp_delivered +40, the namespace's kernel UDP counters unmoved), the kernel announced both memberships (/proc/net/igmp); IP_ADD_SOURCE_MEMBERSHIP is refused (EOPNOTSUPP); after IP_DROP_MEMBERSHIP both groups are gone from igmp and 10 more datagrams to each reach neither U-Net nor the program, whose next datagram is a unicast marker sent after them"
 )
 
@@ -117,4 +118,51 @@ PY
 	expect_stat a udp_delivered $((d0 + 41))
 	grep -q "udp join $g1 on $IF_A: U-Net (port 7950)" "$T_DIR/recv.log" || fail "the join was not logged as on U-Net"
 	grep -q "udp leave $g2: U-Net" "$T_DIR/recv.log" || fail "the leave was not logged"
+}
+
+t_unet_run_mcast_hosts() {
+	local name="m$$" hs=$ROOT/scripts/hosts.sh g=239.7.8.1 k pids=() before=() after
+	grep -qw bpf /proc/filesystems || skip "this kernel has no bpffs"
+	T_CLEANUP+=("\"$hs\" down $name")
+	"$hs" up 3 --name "$name" --build "$BUILD" --mode skb >"$T_DIR/up.log" 2>&1 ||
+		{ cat "$T_DIR/up.log"; fail "hosts.sh up 3 failed"; }
+	cat >"$T_DIR/recv.py" <<'PY'
+import socket, sys
+g = sys.argv[1]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 7960))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton(g) + socket.inet_aton("0.0.0.0"))
+s.settimeout(20)
+print("ready endpoint=0", flush=True)
+got = [s.recv(2048) for _ in range(200)]
+want = [b"%d " % i + bytes(i % 251 for _ in range(100 + i)) for i in range(200)]
+print("received 200 in order" if got == want else "received 200, NOT as sent", flush=True)
+PY
+	for k in 2 3; do
+		before[k]=$(kernel_udp_in "${name}h$k")
+		"$hs" exec "$name" "$k" -- env $(unet_run_env) "$BUILD/unet-run" --iface eth0 --log "$T_DIR/recv$k.log" \
+			/usr/bin/python3 "$T_DIR/recv.py" "$g" >"$T_DIR/recv$k.out" 2>&1 &
+		pids[k]=$!
+	done
+	for k in 2 3; do
+		wait_ready "$T_DIR/recv$k.out" "${pids[k]}" >/dev/null
+	done
+	# The sender joins nothing; 2 ms apart, so neither receiver's queue
+	# can overflow on a loaded machine (the property is delivery to both).
+	"$hs" exec "$name" 1 -- /usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("10.202.0.1"))
+for i in range(200):
+    s.sendto(b"%d " % i + bytes(i % 251 for _ in range(100 + i)), (sys.argv[1], 7960))
+    time.sleep(0.002)
+' "$g" || fail "the sender failed"
+	for k in 2 3; do
+		finish "${pids[k]}" "$T_DIR/recv$k.out" 20 "receiver on host $k"
+		grep -qx "received 200 in order" "$T_DIR/recv$k.out" || fail "host $k did not get all 200 datagrams in order"
+		grep -q "udp join $g on eth0: U-Net (port 7960)" "$T_DIR/recv$k.log" ||
+			{ cat "$T_DIR/recv$k.log"; fail "host $k's join was not on U-Net"; }
+		after=$(kernel_udp_in "${name}h$k")
+		((after == before[k])) || fail "host $k's kernel UDP counted $((after - before[k])) datagrams"
+	done
 }
