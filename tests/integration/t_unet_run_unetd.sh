@@ -10,6 +10,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
+	"unet_run_unetd_mcast|-|90|as user nobody through unetd (emulated endpoint), a Python receiver under unet-run joins two groups on one socket: the group the policy's addrs grants comes over U-Net (30 datagrams from a kernel sender, byte for byte, in order); the join of the other fails with the daemon's EACCES (logged), and none of that group's 30 datagrams reaches the socket"
 	"unet_run_unetd|xdp|150|as user nobody through unetd (emulated endpoints): redis-server under unet-run answers redis-benchmark (50 clients, SET/GET/INCR) and redis-cli from the other namespace, the INCR counter exact, every connection on U-Net; sockperf's UDP server under unet-run answers a kernel ping-pong with nothing lost, duplicated or reordered, over U-Net"
 )
 
@@ -78,4 +79,63 @@ t_unet_run_unetd() {
 	grep -q "udp bind $IP_B:7020: U-Net (endpoint [0-9]* on $IF_B (emulated by unetd)" "$wd/sr.log" ||
 		fail "nobody's sockperf server was not on an emulated endpoint"
 	note "nobody's sockperf server under unet-run: $n round trips"
+}
+
+t_unet_run_unetd_mcast() {
+	local run_env=() pid wd g1=239.7.9.1 g2=239.7.9.2
+	T_MODE=${T_MODE:-native}
+	setup_ns
+	attach b
+	start_unetd "user 65534 kinds emulated tags 1-10 udp 7970 addrs $g1"
+	wd=$(mktemp -d /tmp/unet-run-nobody.XXXXXX) || fail "mktemp"
+	T_CLEANUP+=("rm -rf '$wd'")
+	chmod 777 "$wd"
+	cat >"$wd/recv.py" <<'PY'
+import errno, socket, sys
+g1, g2 = sys.argv[1:3]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 7970))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton(g1) + socket.inet_aton("0.0.0.0"))
+try:
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton(g2) + socket.inet_aton("0.0.0.0"))
+    print(g2, "joined", flush=True)
+except OSError as e:
+    print(g2, errno.errorcode.get(e.errno, e.errno), flush=True)
+s.settimeout(20)
+print("ready endpoint=0", flush=True)
+got = [s.recv(2048) for _ in range(30)]
+print(g1, "in order" if got == [b"%s %d" % (g1.encode(), i) for i in range(30)] else "NOT as sent", flush=True)
+s.settimeout(1)
+try:
+    print("then", s.recv(2048).decode(), flush=True)
+except socket.timeout:
+    print("then nothing", flush=True)
+PY
+	chmod 644 "$wd/recv.py"
+	# shellcheck disable=SC2207
+	run_env=($(unet_run_env))
+	as_user_cmd 65534
+	"${AS[@]}" "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_B" --log "$wd/recv.log" \
+		/usr/bin/python3 "$wd/recv.py" "$g1" "$g2" >"$wd/recv.out" 2>&1 &
+	pid=$!
+	_UNET_BG_PIDS+=("$pid")
+	wait_ready "$wd/recv.out" "$pid" >/dev/null
+	in_a /usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(sys.argv[1]))
+for i in range(30):
+    for g in sys.argv[2:]:
+        s.sendto(b"%s %d" % (g.encode(), i), (g, 7970))
+    time.sleep(0.002)
+' "$IP_A" "$g1" "$g2" || fail "the sender failed"
+	finish "$pid" "$wd/recv.out" 20 "nobody's multicast receiver"
+	cat "$wd/recv.log"
+	grep -qx "$g1 in order" "$wd/recv.out" || fail "the granted group's datagrams did not all arrive"
+	grep -qx "then nothing" "$wd/recv.out" || fail "a datagram of the group the policy does not grant reached the socket"
+	grep -qx "$g2 EACCES" "$wd/recv.out" || fail "the join of the group the policy does not grant was not refused (EACCES)"
+	grep -q "udp join $g1 on $IF_B: U-Net (port 7970)" "$wd/recv.log" ||
+		fail "the granted group was not joined on U-Net"
+	grep -q "udp join $g2 on $IF_B: refused on U-Net: Permission denied" "$wd/recv.log" ||
+		fail "the refusal was not logged"
 }
