@@ -54,8 +54,14 @@ for _area in "$HERE"/t_*.sh; do
 	[[ $_area == "${_areas[0]}" ]] || _areas+=("$_area")
 done
 for _area in "${_areas[@]}"; do
+	# A file bash cannot parse is sourced in part, and the tests it still
+	# defines could pass: refuse to run any.  (A test file's last
+	# command is a definition, so anything but 0 is a parse error.)
 	# shellcheck disable=SC1090
-	source "$_area"
+	source "$_area" || {
+		echo "run.sh: $_area does not parse: no test runs" >&2
+		exit 2
+	}
 done
 unset _area _areas
 
