@@ -7,17 +7,23 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unet_run_nginx|-|120|Debian's nginx, unmodified, under unet-run (native mode; one process, its sendfile on): a 600 kB file fetched by curl from the other namespace byte for byte, then wrk (1 s, 2 connections): every response 200, no socket error, every connection on U-Net (the namespace's kernel TCP counters unmoved); skipped without nginx or wrk"
+	"unet_run_nginx|-|120|Debian's nginx, unmodified, under unet-run (native mode; one process, its sendfile on): a 600 kB file fetched by curl from the other namespace byte for byte, 12 files of 0 bytes to 3 MB (around one segment, 64 KiB and nginx's sendfile steps) on one kept-alive connection, each one's SHA-256 checked, then wrk (1 s, 2 connections): every response 200, no socket error, every connection on U-Net (the namespace's kernel TCP counters unmoved); skipped without nginx or wrk"
 )
 
 t_unet_run_nginx() {
 	command -v nginx >/dev/null || skip "nginx is not installed"
 	command -v wrk >/dev/null || skip "wrk is not installed"
-	local pid before after n i
+	local pid before after n i sizes
 	T_MODE=${T_MODE:-native}
 	tcp_run_setup
 	mkdir -p "$T_DIR/www" "$T_DIR/tmp"
 	head -c 614400 /dev/urandom >"$T_DIR/www/blob"
+	# Files of sizes around nginx's and the layer's boundaries: empty, one
+	# byte, one segment and around it, nginx's sendfile steps, 3 MB.
+	sizes=(0 1 1459 1460 1461 4096 65535 65536 65537 262144 1048575 3000000)
+	for i in "${sizes[@]}"; do
+		head -c "$i" /dev/urandom >"$T_DIR/www/f$i"
+	done
 	echo "small page" >"$T_DIR/www/index.html"
 	# One process: nginx's workers would be fork children of the process
 	# that opened the listener, and a fork's child cannot use its
@@ -57,6 +63,14 @@ CONF
 	fi
 	in_b curl -sf -o "$T_DIR/got" "http://$IP_A:7950/blob" || fail "curl of the 600 kB file failed"
 	cmp "$T_DIR/www/blob" "$T_DIR/got" || fail "the file curl got differs from the one nginx served"
+	# All the sizes on one kept-alive connection, each file's digest checked.
+	(cd "$T_DIR/www" && sha256sum "${sizes[@]/#/f}") >"$T_DIR/want.sha"
+	mkdir -p "$T_DIR/got.d"
+	in_b curl -sf --parallel-max 1 $(for i in "${sizes[@]}"; do
+		printf -- '-o %s http://%s:7950/f%s ' "$T_DIR/got.d/f$i" "$IP_A" "$i"
+	done) || fail "curl of the files of many sizes failed"
+	(cd "$T_DIR/got.d" && sha256sum -c --quiet "$T_DIR/want.sha") ||
+		fail "a file of the many sizes differs from the one nginx served"
 	in_b wrk -t1 -c2 -d1s "http://$IP_A:7950/blob" >"$T_DIR/wrk.out" 2>&1 || { cat "$T_DIR/wrk.out"; fail "wrk failed"; }
 	cat "$T_DIR/wrk.out"
 	grep -qE "Socket errors|Non-2xx" "$T_DIR/wrk.out" && fail "wrk reports errors"
