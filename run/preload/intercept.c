@@ -250,8 +250,10 @@ static void sock_unref(struct run_sock *s)
 		return;
 	pub_remove(s->pub_slot);
 	if (s->udp) {
-		run_log("udp socket closed: %llu datagrams received, %llu sent over U-Net",
-			(unsigned long long)s->udp->rx, (unsigned long long)s->udp->tx);
+		run_log("udp socket closed: %llu datagrams received, %llu sent over U-Net, %llu "
+			"dropped (its queue full)",
+			(unsigned long long)s->udp->rx, (unsigned long long)s->udp->tx,
+			(unsigned long long)s->udp->drop_full);
 		run_udp_close(s->udp);
 	}
 	if (s->tcp) {

@@ -20,8 +20,15 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
 	UNET_OPTS_INIT(unet_udp_opts, o);
 	struct run_udp *u = calloc(1, sizeof(*u));
 
-	if (!u)
+	if (u) {
+		u->qcap = RUN_UDP_QMIN;
+		u->q = calloc(u->qcap, sizeof(*u->q));
+	}
+	if (!u || !u->q) {
+		free(u);
+		errno = ENOMEM;
 		return NULL;
+	}
 	o.remote_addr = peer_addr;
 	o.remote_port = peer_port;
 	stack_enter();
@@ -30,6 +37,7 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
 		int err = errno;
 
 		stack_leave();
+		free(u->q);
 		free(u);
 		errno = err;
 		return NULL;
@@ -62,13 +70,14 @@ void run_udp_close(struct run_udp *u)
 	}
 	if (u->e->ep) {
 		for (unsigned int i = 0; i < u->count; i++)
-			unet_endpoint__release(u->e->ep, &u->q[(u->head + i) % RUN_UDP_QLEN], 1);
+			unet_endpoint__release(u->e->ep, &u->q[(u->head + i) % u->qcap], 1);
 		unet_udp__close(u->us);
 		for (int g = 0; g < RUN_UDP_GROUPS; g++)
 			if (u->group_addr[g])
 				unet_udp__close(u->group_us[g]);
 	}
 	stack_leave();
+	free(u->q);
 	free(u);
 }
 
@@ -159,6 +168,27 @@ static bool from_elsewhere(const struct run_udp *u, const struct unet_udp_sock *
 	       (d->src_addr != u->peer_addr || (u->peer_port && d->src_port != u->peer_port));
 }
 
+/* Double u's queue (RUN_UDP_QMAX at most), the oldest datagram first
+ * in the new ring.  False when it cannot grow. */
+static bool grow(struct run_udp *u)
+{
+	unsigned int cap = u->qcap * 2;
+	struct unet_recv_desc *q;
+
+	if (cap > RUN_UDP_QMAX)
+		return false;
+	q = malloc(cap * sizeof(*q));
+	if (!q)
+		return false;
+	for (unsigned int i = 0; i < u->count; i++)
+		q[i] = u->q[(u->head + i) % u->qcap];
+	free(u->q);
+	u->q = q;
+	u->qcap = cap;
+	u->head = 0;
+	return true;
+}
+
 void run_udp_pump(struct run_ep *e)
 {
 	struct unet_recv_desc d[64];
@@ -173,11 +203,16 @@ void run_udp_pump(struct run_ep *e)
 
 			for (u = e->udp; u && !owns(u, us); u = u->next)
 				;
-			if (!u || u->count == RUN_UDP_QLEN || from_elsewhere(u, us, &d[i])) {
+			if (!u || from_elsewhere(u, us, &d[i])) {
 				unet_endpoint__release(e->ep, &d[i], 1);
 				continue;
 			}
-			u->q[(u->head + u->count) % RUN_UDP_QLEN] = d[i];
+			if (u->count == u->qcap && !grow(u)) {
+				u->drop_full++;
+				unet_endpoint__release(e->ep, &d[i], 1);
+				continue;
+			}
+			u->q[(u->head + u->count) % u->qcap] = d[i];
 			u->count++;
 			u->arrivals++;
 		}
@@ -342,7 +377,7 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 		*fromlen = sizeof(sin);
 	}
 	if (!(flags & MSG_PEEK)) {
-		u->head = (u->head + 1) % RUN_UDP_QLEN;
+		u->head = (u->head + 1) % u->qcap;
 		u->count--;
 		u->rx++;
 		pub_count(u->pub_slot, u->rx, u->tx);

@@ -21,7 +21,15 @@
 
 #include "stack.h"
 
-#define RUN_UDP_QLEN 256
+/* A socket's queue of datagrams taken off the endpoint, not read yet:
+ * it starts small and doubles as datagrams wait, up to RUN_UDP_QMAX (a
+ * burst the program is too slow for, on a loaded machine, waits here
+ * instead of being dropped; each waiting datagram holds a frame of the
+ * endpoint's, and the default free queue has 2048).  Past that a
+ * datagram is dropped and counted, as the kernel drops one for a full
+ * socket buffer. */
+#define RUN_UDP_QMIN 64
+#define RUN_UDP_QMAX 1024
 /* Multicast groups one socket may join on U-Net (the kernel's default
  * limit per socket, igmp_max_memberships, is 20). */
 #define RUN_UDP_GROUPS 8
@@ -34,12 +42,14 @@ struct run_udp {
 	uint16_t local_port;  /* host order */
 	uint32_t peer_addr;   /* connected peer (network order), 0: none */
 	uint16_t peer_port;   /* host order */
-	struct unet_recv_desc q[RUN_UDP_QLEN];
-	unsigned int head, count;
+	struct unet_recv_desc *q; /* a ring of qcap, head the oldest */
+	unsigned int qcap, head, count;
 	bool nonblock;
 	int rcvtimeo_ms, sndtimeo_ms; /* -1: none */
 	uint32_t spin_us;
 	uint64_t rx, tx;      /* datagrams, for the log at close */
+	uint64_t drop_full;   /* arrived while q was full: dropped, as the
+			       * kernel drops for a full socket buffer */
 	/* Its slot in the process's socket file (publish.h), -1: none.
 	 * The counters are published where they move, under the stack's
 	 * lock, which also keeps two threads from writing one slot. */

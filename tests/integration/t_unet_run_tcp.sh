@@ -15,6 +15,7 @@ TESTS+=(
 	"unet_run_asyncio|xdp|90|a Python asyncio server (epoll, level-triggered readers and writers) under unet-run: 4 TCP connections at once, 256 KiB each echoed byte for byte, and 200 UDP datagrams of sizes 1..1400 echoed, from the kernel's sockets in the other namespace, over U-Net"
 	"unet_run_threads|xdp|240|tests/tools/socket-threads under unet-run: 4 threads each with its own TCP connection, a UDP sender and an edge-triggered epoll reader on one socket (echoes in order, at least 9 in 10), and a thread opening and closing sockets, all at once against the kernel's echo servers, every byte and datagram back in order; then the same built with ThreadSanitizer (make tsan: program, unet-run and the preload library): no data race reported (that half runs in the plain pass)"
 	"unet_run_iperf3_udp|-|90|Debian's iperf3, unmodified, UDP (-u, 1400-byte datagrams at 10 Mbit/s, 1 s): server under unet-run with a kernel client and a client under unet-run against a kernel server, each both directions (-R); the receiver sees the sender's sequence up to its last 2% (those still queued when it stops counting) and at least 9 in 10 arrive, and the data socket is on U-Net (the namespace's kernel UDP counters unmoved); a UDP socket connected after bind (as iperf3's server does) takes the peer's datagrams only and send() goes to it"
+	"unet_run_sockperf_tp|-|90|Debian's sockperf throughput mode (1 s), UDP (1400-byte messages at 20000/s) and TCP: the server under unet-run with a kernel client, and the client under unet-run against a kernel server; each server counts what its client sent (TCP: every message; UDP under unet-run: at least 9 in 10; UDP from unet-run: every datagram reached the kernel's UDP, received or dropped for its full buffer), over U-Net (a UDP socket's queue grows to hold a burst the program is slow for: before, a loaded machine lost a third)"
 	"unet_run_tcp_options|-|60|TCP socket options a U-Net connection follows under unet-run: a U-Net listener's SO_KEEPALIVE, TCP_KEEPIDLE, IP_TOS and SO_LINGER {1, 0} are inherited by the accepted connection (getsockopt says so, its segments carry the TOS) and its close resets the kernel client's connection (ECONNRESET, not the end of stream); SO_LINGER {1, 10}: close returns only once a slow kernel client has acknowledged 160 KiB (a SIGKILL right after close loses nothing); a U-Net client with keepalive (1 s, 1 s, 2 probes) whose kernel peer goes silent (its link down) gets ETIMEDOUT before its 15 s receive timeout"
 	"unet_run_tcp|xdp|120|a Python TCP echo server (wildcard bind, listen, accept) and client (blocking and non-blocking connect with SO_ERROR, sendall, shutdown) under unet-run against the kernel's TCP in the other namespace: 1 MB each way byte for byte, over U-Net (the endpoint's log, the namespace's kernel TCP segment counters unmoved)"
 )
@@ -442,6 +443,83 @@ print("got", peer.recv(100).decode())
 		{ cat "$T_DIR/conn.log"; fail "connect after bind was not on U-Net"; }
 	after=$(kernel_udp_in a)
 	((after - before <= 8)) || fail "namespace a's kernel UDP counted $((after - before)) datagrams"
+}
+
+# sockperf_tp_check CLIENT_OUT SERVER_OUT PROTO: the messages the server
+# handled against those the client sent (TCP: all; UDP: 9 in 10); prints
+# "handled of sent".
+sockperf_tp_check() {
+	local sent got
+	sent=$(sed -n 's/.*Total of \([0-9]*\) messages sent.*/\1/p' "$1" | tail -1)
+	got=$(sed -n 's/.*Total \([0-9]*\) messages received and handled.*/\1/p' "$2" | tail -1)
+	[[ $sent =~ ^[0-9]+$ && $got =~ ^[0-9]+$ ]] || { cat "$1" "$2"; fail "no sockperf totals"; }
+	((sent > 1000)) || fail "sockperf tp sent only $sent messages"
+	if [[ $3 == tcp ]]; then
+		((got == sent)) || fail "sockperf tp over TCP: $sent sent, $got handled"
+	else
+		((got <= sent && got * 10 >= sent * 9)) || fail "sockperf tp over UDP: $sent sent, $got handled"
+	fi
+	echo "$got of $sent"
+}
+
+# udp_arrived a|b: datagrams that reached the namespace's kernel UDP,
+# delivered or dropped for a full socket buffer (InDatagrams+RcvbufErrors).
+udp_arrived() {
+	# shellcheck disable=SC2016
+	in_"$1" awk '/^Udp:/ { if (h) { print $2 + $6; exit } h = 1 }' /proc/net/snmp
+}
+
+t_unet_run_sockperf_tp() {
+	command -v sockperf >/dev/null || skip "sockperf is not installed"
+	local pid proto p=7710 flags srv n before after sent
+	T_MODE=${T_MODE:-native}
+	tcp_run_setup
+	for proto in udp tcp; do
+		# UDP paced (a datagram protocol loses what the receiver cannot
+		# take); TCP as fast as it goes.
+		flags=(-m 1400 --mps 20000) srv=()
+		[[ $proto == tcp ]] && flags=(--tcp -m 1400 --mps max) srv=(--tcp)
+		# Server under unet-run (a), kernel client (b).
+		unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/sr-$proto.log" \
+			sockperf sr "${srv[@]}" -i "$IP_A" -p $p >"$T_DIR/sr-$proto.out" 2>&1
+		pid=$UNET_BG_PID
+		wait_log 15 "$T_DIR/sr-$proto.log" "$proto (bind|listen) $IP_A:$p: "
+		in_b sockperf tp "${flags[@]}" -i "$IP_A" -p $p -t 1 >"$T_DIR/tp-$proto.out" 2>&1 ||
+			{ cat "$T_DIR/tp-$proto.out"; fail "sockperf tp ($proto) against the server under unet-run failed"; }
+		kill -INT "$pid"; unet_bg_wait "$pid" 10
+		cat "$T_DIR/sr-$proto.log"
+		n=$(sockperf_tp_check "$T_DIR/tp-$proto.out" "$T_DIR/sr-$proto.out" $proto) || exit 1
+		grep -qE "$proto (bind|listen) $IP_A:$p: U-Net" "$T_DIR/sr-$proto.log" ||
+			fail "the sockperf $proto server was not on U-Net"
+		note "sockperf tp $proto, server under unet-run: $n"
+		p=$((p + 1))
+		# Kernel server (b), client under unet-run (a).
+		unet_bg_b sockperf sr "${srv[@]}" -i "$IP_B" -p $p >"$T_DIR/ksr-$proto.out" 2>&1
+		pid=$UNET_BG_PID
+		wait_port b "$proto" $p
+		before=$(udp_arrived b)
+		in_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/tp-$proto.log" \
+			sockperf tp "${flags[@]}" -i "$IP_B" -p $p -t 1 >"$T_DIR/utp-$proto.out" 2>&1 ||
+			{ cat "$T_DIR/utp-$proto.out" "$T_DIR/tp-$proto.log"; fail "sockperf tp ($proto) under unet-run failed"; }
+		kill -INT "$pid"; unet_bg_wait "$pid" 10
+		cat "$T_DIR/tp-$proto.log"
+		if [[ $proto == udp ]]; then
+			# The kernel's receiver drops what its socket buffer cannot
+			# hold when it is slow (a loaded machine): U-Net's part is
+			# that every datagram reached it (received or dropped there).
+			after=$(udp_arrived b)
+			sent=$(sed -n 's/.*Total of \([0-9]*\) messages sent.*/\1/p' "$T_DIR/utp-$proto.out" | tail -1)
+			((after - before >= sent)) ||
+				fail "of $sent datagrams from U-Net, the kernel's UDP saw $((after - before))"
+			note "the kernel's UDP saw $((after - before)) datagrams (received or dropped for a full buffer)"
+		else
+			n=$(sockperf_tp_check "$T_DIR/utp-$proto.out" "$T_DIR/ksr-$proto.out" $proto) || exit 1
+		fi
+		grep -qE "$proto (connect|sendto) $IP_B:$p: U-Net" "$T_DIR/tp-$proto.log" ||
+			fail "the sockperf $proto client was not on U-Net"
+		note "sockperf tp $proto, client under unet-run: $n"
+		p=$((p + 1))
+	done
 }
 
 t_unet_run_tcp_options() {
