@@ -9,6 +9,7 @@
  * (XDP_SHARED_UMEM) lets all of them draw from one segment.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/if_xdp.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -225,6 +226,21 @@ static int bind_queue(struct unet_endpoint *ep, struct unet_queue *q, const char
 }
 
 /* Register the segment and bind a socket to every queue with bind_flags. */
+/*
+ * libxdp makes its AF_XDP sockets without close-on-exec: a process that
+ * execs would hand the new image a socket still bound to the queue, and
+ * the image's own endpoint would find the queue taken (EBUSY) while the
+ * old socket lives on unseen.  The endpoint is the process's memory's,
+ * which exec ends: its sockets go with it.
+ */
+static void keep_from_exec(int fd)
+{
+	int flags = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
+
+	if (flags >= 0)
+		fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
 static int create_sockets(struct unet_endpoint *ep, const char *ifname,
 			  const struct ep_config *c, uint16_t bind_flags)
 {
@@ -254,6 +270,7 @@ static int create_sockets(struct unet_endpoint *ep, const char *ifname,
 		ep->umem = NULL;
 		return err;
 	}
+	keep_from_exec(xsk_umem__fd(ep->umem));
 	for (uint32_t i = 0; i < ep->nqueues; i++) {
 		struct unet_queue *q = &ep->q[i];
 
@@ -271,6 +288,7 @@ static int create_sockets(struct unet_endpoint *ep, const char *ifname,
 			return err;
 		}
 		q->fd = xsk_socket__fd(q->xsk);
+		keep_from_exec(q->fd);
 	}
 	return 0;
 }

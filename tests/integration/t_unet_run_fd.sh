@@ -7,7 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone; a forking server's child finds the parent's U-Net connection and listener refused (recv, send, shutdown, accept: EOPNOTSUPP), closes them and exits, and its own socket is on the kernel; the parent then serves that connection, 300 kB byte for byte"
+	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); a forking server's child finds the parent's U-Net connection and listener refused (recv, send, shutdown, accept: EOPNOTSUPP), closes them and exits, and its own socket is on the kernel; the parent then serves that connection, 300 kB byte for byte"
 )
 
 t_unet_run_fd() {
@@ -139,6 +139,13 @@ for fd, kind in ((u, socket.SOCK_DGRAM), (t, socket.SOCK_STREAM)):
     except OSError as e:
         assert e.errno == errno.EPIPE, (fd, e)
     s.close()
+# The new image's own socket gets an endpoint of its own: the old
+# image's AF_XDP socket did not outlive exec and hold the queue.
+n = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+n.bind(("0.0.0.0", 7905))
+n.settimeout(10)
+n.sendto(b"after exec", peer)
+assert n.recv(100) == b"after exec"
 print("exec child ok", flush=True)
 PY
 	cat >"$T_DIR/forkprog.py" <<'PY'
@@ -221,6 +228,8 @@ PY
 	[[ $(grep -c "exec: a shut-down kernel socket in the new image" "$T_DIR/fd.log") == 4 ]] ||
 		fail "not two inheritable U-Net sockets replaced at each of the two execs"
 	grep -q "exec failed: 2 U-Net sockets put back" "$T_DIR/fd.log" || fail "the failed exec did not put the sockets back"
+	grep -q "udp bind 0\.0\.0\.0:7905: U-Net" "$T_DIR/fd.log" ||
+		fail "a socket of the exec'ed image was not on U-Net (the old image's endpoint held the queue)"
 
 	# fork.
 	unet_bg_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/fork.log" \
