@@ -427,13 +427,16 @@ a = (sys.argv[1], 7704)
 peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); peer.bind(("", 7705))
 stranger = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); stranger.bind(("", 7706))
 peer.sendto(b"first", a)
-time.sleep(0.5)
+# Until the socket under unet-run says it connected (10 s at most).
+for _ in range(1000):
+    if "connected" in open(sys.argv[2]).read():
+        break
+    time.sleep(0.01)
 stranger.sendto(b"stranger", a)
-time.sleep(0.2)
-peer.sendto(b"peer", a)
+peer.sendto(b"peer", a)  # behind the stranger'"'"'s, on the same path
 peer.settimeout(10)
 print("got", peer.recv(100).decode())
-' "$IP_A" >"$T_DIR/conn-peer.out" 2>&1 || { cat "$T_DIR/conn-peer.out"; fail "the UDP peer failed"; }
+' "$IP_A" "$T_DIR/conn.out" >"$T_DIR/conn-peer.out" 2>&1 || { cat "$T_DIR/conn-peer.out"; fail "the UDP peer failed"; }
 	finish "$pid" "$T_DIR/conn.out" 15 "the UDP socket connected after bind"
 	cat "$T_DIR/conn-peer.out"
 	grep -qx "connected 7705 7705" "$T_DIR/conn.out" || fail "connect after bind: getpeername wrong"

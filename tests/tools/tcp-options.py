@@ -105,13 +105,18 @@ def keepalive_client(addr, port):
 DATA = bytes(i % 251 for i in range(160 << 10))
 
 
-def linger_server(addr, port):
+def accept_one(addr, port):
+    """Listen on addr:port, say ready, and accept one connection."""
     ls = socket.socket()
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind((addr, port))
     ls.listen(1)
     print("ready endpoint=0", flush=True)
-    c, _ = ls.accept()
+    return ls.accept()[0]
+
+
+def linger_server(addr, port):
+    c = accept_one(addr, port)
     c.sendall(DATA)
     c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 10))
     c.close()
@@ -138,12 +143,7 @@ def slow_client(addr, port):
 
 
 def silent_server(addr, port):
-    ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind((addr, port))
-    ls.listen(1)
-    print("ready endpoint=0", flush=True)
-    c, _ = ls.accept()
+    c = accept_one(addr, port)  # held, without a word
     time.sleep(30)  # the test ends it, by pid
 
 
