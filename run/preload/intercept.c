@@ -358,6 +358,15 @@ static bool route_choice(const struct run_sock *s, bool local, const struct sock
 	return true;
 }
 
+/* Whether the program set SO_REUSEPORT on fd's kernel socket. */
+static bool reuseport_set(int fd)
+{
+	int on = 0;
+	socklen_t n = sizeof(on);
+
+	return real_getsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, &n) == 0 && on;
+}
+
 /* Put UDP socket fd on U-Net's interface ifname.  The kernel socket is
  * bound already (by the program's bind or connect, or by us): its port
  * is the U-Net socket's, so no kernel socket can take it meanwhile.
@@ -390,6 +399,14 @@ static bool udp_accelerate(int fd, struct run_sock *s, const char *ifname,
 	local = me.sin_addr.s_addr == htonl(INADDR_ANY) ? e->addr : me.sin_addr.s_addr;
 	s->udp = run_udp_open(e, local, ntohs(me.sin_port), peer ? peer->sin_addr.s_addr : 0,
 			      peer ? ntohs(peer->sin_port) : 0, s->nonblock, cfg.spin_us);
+	/* The kernel let this socket bind a port another socket holds: with
+	 * SO_REUSEPORT on both, of the same user.  The other is this
+	 * process's on U-Net: share its port (another process's cannot be
+	 * shared: docs/unet-run.md). */
+	if (!s->udp && errno == EADDRINUSE && !peer && reuseport_set(fd))
+		s->udp = run_udp_share(e, local, ntohs(me.sin_port), s->nonblock, cfg.spin_us);
+	if (s->udp && !peer && reuseport_set(fd))
+		s->udp->reuseport = true;
 	if (!s->udp) {
 		snprintf(why, n, "the UDP layer refused %s:%u: %s", ifname, ntohs(me.sin_port),
 			 strerror(errno));
@@ -811,6 +828,15 @@ static int udp_connect_again(int fd, struct run_sock *s, const struct sockaddr *
 		errno = EINVAL;
 		return -1;
 	}
+	if (s->udp->rp_next != s->udp) {
+		/* The kernel would prefer the connected member for the peer's
+		 * datagrams; the group here spreads by source alone. */
+		run_log("fd %d udp connect after bind: the socket shares its port (SO_REUSEPORT): "
+			"not supported on U-Net",
+			fd);
+		errno = EOPNOTSUPP;
+		return -1;
+	}
 	if (addr->sa_family == AF_INET) {
 		if (!route_choice(s, false, addr, len, ifname, why, sizeof(why))) {
 			run_log("fd %d udp connect after bind or send: %s: refused", fd, why);
@@ -922,6 +948,13 @@ EXPORT int listen(int fd, int backlog)
 			if (local.sin_addr.s_addr == htonl(INADDR_ANY))
 				local.sin_addr.s_addr = e->addr;
 			l = run_tcp_listen(e, &local, backlog, cfg.spin_us);
+			/* As for UDP: a port this process's reuseport listener
+			 * holds is shared (the kernel socket is not bound yet:
+			 * the option on it is the program's word). */
+			if (!l && errno == EADDRINUSE && reuseport_set(fd))
+				l = run_tcp_listen_shared(e, &local, cfg.spin_us);
+			if (l && reuseport_set(fd))
+				run_tcp_reuseport(l);
 			if (l) {
 				l->nonblock = s->nonblock;
 				l->rcvtimeo_ms = s->rcvtimeo_ms;

@@ -24,6 +24,7 @@ static struct run_tcp *wrap(struct run_ep *e, struct unet_tcp *t, uint32_t spin_
 	c->rcvtimeo_ms = c->sndtimeo_ms = -1;
 	c->pub_slot = -1;
 	c->linger_s = -1;
+	c->rp_next = c;
 	c->local.sin_family = c->peer.sin_family = AF_INET;
 	return c;
 }
@@ -57,6 +58,59 @@ struct run_tcp *run_tcp_listen(struct run_ep *e, const struct sockaddr_in *local
 	}
 	c->listener = true;
 	c->local = *local;
+	return c;
+}
+
+/* This process's reuseport listeners (under stack_lock). */
+static struct run_tcp *reuseport_listeners[64];
+
+static void reuseport_note(struct run_tcp *c, bool add)
+{
+	for (size_t i = 0; i < sizeof(reuseport_listeners) / sizeof(reuseport_listeners[0]); i++) {
+		if (add ? !reuseport_listeners[i] : reuseport_listeners[i] == c) {
+			reuseport_listeners[i] = add ? c : NULL;
+			return;
+		}
+	}
+}
+
+void run_tcp_reuseport(struct run_tcp *c)
+{
+	stack_enter();
+	if (!c->reuseport) {
+		c->reuseport = true;
+		reuseport_note(c, true);
+	}
+	stack_leave();
+}
+
+struct run_tcp *run_tcp_listen_shared(struct run_ep *e, const struct sockaddr_in *local,
+				      uint32_t spin_us)
+{
+	struct run_tcp *g = NULL, *c;
+
+	stack_enter();
+	for (size_t i = 0; i < sizeof(reuseport_listeners) / sizeof(reuseport_listeners[0]); i++) {
+		struct run_tcp *l = reuseport_listeners[i];
+
+		if (l && l->e == e && l->local.sin_addr.s_addr == local->sin_addr.s_addr &&
+		    l->local.sin_port == local->sin_port) {
+			g = l;
+			break;
+		}
+	}
+	c = g && e->ep ? wrap(e, g->t, spin_us) : NULL;
+	if (c) {
+		c->listener = true;
+		c->local = *local;
+		c->rp_next = g->rp_next;
+		g->rp_next = c;
+		c->reuseport = true;
+		reuseport_note(c, true);
+	}
+	stack_leave();
+	if (!c)
+		errno = g ? ENOMEM : EADDRINUSE;
 	return c;
 }
 
@@ -241,7 +295,16 @@ void run_tcp_close(struct run_tcp *c)
 	if (c->e->ep && !c->listener && c->linger_s > 0)
 		linger_wait(c);
 	stack_enter();
-	if (c->e->ep) {
+	if (c->reuseport)
+		reuseport_note(c, false);
+	if (c->rp_next != c) {
+		/* Another listener shares the layer's: it stays open. */
+		struct run_tcp *p = c->rp_next;
+
+		while (p->rp_next != c)
+			p = p->rp_next;
+		p->rp_next = c->rp_next;
+	} else if (c->e->ep) {
 		if (!c->listener && c->linger_s == 0)
 			unet_tcp__abort(c->t);
 		else

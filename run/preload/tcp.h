@@ -29,6 +29,13 @@ struct run_tcp {
 	 * (RST), N > 0 close waits up to N s for the peer to acknowledge
 	 * what was sent, then sends FIN. */
 	int linger_s;
+	/* Listeners: SO_REUSEPORT.  Listeners of this process on the same
+	 * address and port share the layer's listener t, and each accept
+	 * takes the next connection from it.  rp_next: the ring of the
+	 * listeners sharing t (c itself when alone); t is closed with the
+	 * last of them. */
+	bool reuseport;
+	struct run_tcp *rp_next;
 	/* Sends that found the buffer full (EAGAIN or a short write): an
 	 * edge-triggered EPOLLOUT is owed once there is room again.
 	 * Atomic: epoll_wait reads it in whichever thread waits. */
@@ -38,6 +45,13 @@ struct run_tcp {
 /* Listen on local (address and port non-zero).  NULL with errno. */
 struct run_tcp *run_tcp_listen(struct run_ep *e, const struct sockaddr_in *local, int backlog,
 			       uint32_t spin_us);
+/* c (a listener the program set SO_REUSEPORT on) may be shared. */
+void run_tcp_reuseport(struct run_tcp *c);
+/* A listener on local that shares the layer's listener of a reuseport
+ * listener of this process on e already there.  NULL with errno
+ * EADDRINUSE when there is none. */
+struct run_tcp *run_tcp_listen_shared(struct run_ep *e, const struct sockaddr_in *local,
+				      uint32_t spin_us);
 /* Start connecting to peer from e's address; wait for the handshake
  * unless nonblock (then *inprogress).  NULL with errno. */
 struct run_tcp *run_tcp_connect(struct run_ep *e, const struct sockaddr_in *peer, bool nonblock,

@@ -51,6 +51,52 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
 	u->rcvtimeo_ms = u->sndtimeo_ms = -1;
 	u->pub_slot = -1;
 	u->spin_us = spin_us;
+	u->rp_next = u;
+	u->next = e->udp;
+	e->udp = u;
+	stack_leave();
+	return u;
+}
+
+struct run_udp *run_udp_share(struct run_ep *e, uint32_t local_addr, uint16_t local_port,
+			      bool nonblock, uint32_t spin_us)
+{
+	struct run_udp *g, *u = calloc(1, sizeof(*u));
+
+	if (u) {
+		u->qcap = RUN_UDP_QMIN;
+		u->q = calloc(u->qcap, sizeof(*u->q));
+	}
+	if (!u || !u->q) {
+		if (u)
+			free(u->q);
+		free(u);
+		errno = ENOMEM;
+		return NULL;
+	}
+	stack_enter();
+	for (g = e->udp; g; g = g->next)
+		if (g->reuseport && !g->peer_addr && g->local_addr == local_addr &&
+		    g->local_port == local_port)
+			break;
+	if (!g || !e->ep) {
+		stack_leave();
+		free(u->q);
+		free(u);
+		errno = EADDRINUSE;
+		return NULL;
+	}
+	u->e = e;
+	u->us = g->us;
+	u->local_addr = local_addr;
+	u->local_port = local_port;
+	u->nonblock = nonblock;
+	u->rcvtimeo_ms = u->sndtimeo_ms = -1;
+	u->pub_slot = -1;
+	u->spin_us = spin_us;
+	u->reuseport = true;
+	u->rp_next = g->rp_next;
+	g->rp_next = u;
 	u->next = e->udp;
 	e->udp = u;
 	stack_leave();
@@ -69,9 +115,19 @@ void run_udp_close(struct run_udp *u)
 		}
 	}
 	if (u->e->ep) {
+		bool last = u->rp_next == u;
+
 		for (unsigned int i = 0; i < u->count; i++)
 			unet_endpoint__release(u->e->ep, &u->q[(u->head + i) % u->qcap], 1);
-		unet_udp__close(u->us);
+		if (!last) {
+			struct run_udp *p = u->rp_next;
+
+			while (p->rp_next != u)
+				p = p->rp_next;
+			p->rp_next = u->rp_next;
+		} else {
+			unet_udp__close(u->us);
+		}
 		for (int g = 0; g < RUN_UDP_GROUPS; g++)
 			if (u->group_addr[g])
 				unet_udp__close(u->group_us[g]);
@@ -168,6 +224,23 @@ static bool from_elsewhere(const struct run_udp *u, const struct unet_udp_sock *
 	       (d->src_addr != u->peer_addr || (u->peer_port && d->src_port != u->peer_port));
 }
 
+/* The member of u's reuseport group that a datagram from d's source
+ * goes to: the same one for every datagram of a source while the group
+ * stays as it is (a flow keeps its order and its socket). */
+static struct run_udp *reuseport_member(struct run_udp *u, const struct unet_recv_desc *d)
+{
+	uint32_t h = (ntohl(d->src_addr) ^ ((uint32_t)d->src_port << 16 | d->src_port)) *
+		     2654435761u;
+	unsigned int n = 1, k;
+	struct run_udp *m;
+
+	for (m = u->rp_next; m != u; m = m->rp_next)
+		n++;
+	for (k = (h >> 16) % n, m = u; k; k--)
+		m = m->rp_next;
+	return m;
+}
+
 /* Double u's queue (RUN_UDP_QMAX at most), the oldest datagram first
  * in the new ring.  False when it cannot grow. */
 static bool grow(struct run_udp *u)
@@ -203,6 +276,8 @@ void run_udp_pump(struct run_ep *e)
 
 			for (u = e->udp; u && !owns(u, us); u = u->next)
 				;
+			if (u && u->rp_next != u && us == u->us)
+				u = reuseport_member(u, &d[i]);
 			if (!u || from_elsewhere(u, us, &d[i])) {
 				unet_endpoint__release(e->ep, &d[i], 1);
 				continue;

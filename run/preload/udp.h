@@ -48,6 +48,14 @@ struct run_udp {
 	int rcvtimeo_ms, sndtimeo_ms; /* -1: none */
 	uint32_t spin_us;
 	uint64_t rx, tx;      /* datagrams, for the log at close */
+	/* SO_REUSEPORT: sockets of this process bound to the same address
+	 * and port share the UDP layer's socket us, and its datagrams are
+	 * spread over them by source (address, port), as the kernel's
+	 * reuseport group does.  rp_next: the ring of the sockets sharing
+	 * us (u itself when alone).  The layer's socket is closed with the
+	 * last of them. */
+	bool reuseport;
+	struct run_udp *rp_next;
 	uint64_t drop_full;   /* arrived while q was full: dropped, as the
 			       * kernel drops for a full socket buffer */
 	/* Its slot in the process's socket file (publish.h), -1: none.
@@ -73,6 +81,11 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
  * with errno: EADDRINUSE (another socket on this interface has
  * group:port), ENOBUFS (RUN_UDP_GROUPS joined), EADDRNOTAVAIL (leave: not
  * joined), EOPNOTSUPP (a fork's child). */
+/* A socket bound to local_addr:local_port that joins the reuseport
+ * group of a socket of e already there (one opened with reuseport set,
+ * unconnected).  NULL with errno EADDRINUSE when there is none. */
+struct run_udp *run_udp_share(struct run_ep *e, uint32_t local_addr, uint16_t local_port,
+			      bool nonblock, uint32_t spin_us);
 /* connect() on a socket already on U-Net (bind first, or a send that
  * bound it): from now on it takes datagrams from peer_addr:peer_port
  * only (port 0: any of the address's) and sends there when no

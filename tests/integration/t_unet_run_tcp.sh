@@ -16,6 +16,7 @@ TESTS+=(
 	"unet_run_threads|xdp|240|tests/tools/socket-threads under unet-run: 4 threads each with its own TCP connection, a UDP sender and an edge-triggered epoll reader on one socket (echoes in order, at least 9 in 10), and a thread opening and closing sockets, all at once against the kernel's echo servers, every byte and datagram back in order; then the same built with ThreadSanitizer (make tsan: program, unet-run and the preload library): no data race reported (that half runs in the plain pass)"
 	"unet_run_iperf3_udp|-|90|Debian's iperf3, unmodified, UDP (-u, 1400-byte datagrams at 10 Mbit/s, 1 s): server under unet-run with a kernel client and a client under unet-run against a kernel server, each both directions (-R); the receiver sees the sender's sequence up to its last 2% (those still queued when it stops counting) and at least 9 in 10 arrive, and the data socket is on U-Net (the namespace's kernel UDP counters unmoved); a UDP socket connected after bind (as iperf3's server does) takes the peer's datagrams only and send() goes to it"
 	"unet_run_sockperf_tp|-|90|Debian's sockperf throughput mode (1 s), UDP (1400-byte messages at 20000/s) and TCP: the server under unet-run with a kernel client, and the client under unet-run against a kernel server; each server counts what its client sent (TCP: every message; UDP under unet-run: at least 9 in 10; UDP from unet-run: every datagram reached the kernel's UDP, received or dropped for its full buffer), over U-Net (a UDP socket's queue grows to hold a burst the program is slow for: before, a loaded machine lost a third)"
+	"unet_run_reuseport|-|60|one process under unet-run with two UDP sockets and two TCP listeners on the same ports (SO_REUSEPORT, as a server opens one per worker thread): all four on U-Net; datagrams of 16 kernel senders spread over both UDP sockets, each sender's datagrams whole and in order on one of them; 6 kernel clients' connections accepted and echoed 64 KiB byte for byte (the namespace's kernel UDP and TCP counters unmoved)"
 	"unet_run_tcp_options|-|60|TCP socket options a U-Net connection follows under unet-run: a U-Net listener's SO_KEEPALIVE, TCP_KEEPIDLE, IP_TOS and SO_LINGER {1, 0} are inherited by the accepted connection (getsockopt says so, its segments carry the TOS) and its close resets the kernel client's connection (ECONNRESET, not the end of stream); SO_LINGER {1, 10}: close returns only once a slow kernel client has acknowledged 160 KiB (a SIGKILL right after close loses nothing); a U-Net client with keepalive (1 s, 1 s, 2 probes) whose kernel peer goes silent (its link down) gets ETIMEDOUT before its 15 s receive timeout"
 	"unet_run_tcp|xdp|120|a Python TCP echo server (wildcard bind, listen, accept) and client (blocking and non-blocking connect with SO_ERROR, sendall, shutdown) under unet-run against the kernel's TCP in the other namespace: 1 MB each way byte for byte, over U-Net (the endpoint's log, the namespace's kernel TCP segment counters unmoved)"
 )
@@ -523,6 +524,59 @@ t_unet_run_sockperf_tp() {
 		note "sockperf tp $proto, client under unet-run: $n"
 		p=$((p + 1))
 	done
+}
+
+t_unet_run_reuseport() {
+	local pid before_u before_t
+	T_MODE=${T_MODE:-native}
+	tcp_run_setup
+	before_u=$(kernel_udp_in a)
+	before_t=$(kernel_tcp_segs a)
+	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/rp.log" \
+		/usr/bin/python3 "$ROOT/tests/tools/reuseport-server.py" "$IP_A" 7850 7851 16 20 6 \
+		>"$T_DIR/rp.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/rp.out" "$pid" >/dev/null
+	in_b /usr/bin/python3 -c '
+import socket, sys, time
+a = sys.argv[1]
+srcs = []
+for i in range(16):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("", 7860 + i))
+    srcs.append(s)
+for n in range(20):
+    for s in srcs:
+        s.sendto(b"seq %d" % n, (a, 7850))
+    time.sleep(0.002)
+blob = bytes(i % 253 for i in range(65536))
+ok = 0
+for i in range(6):
+    c = socket.create_connection((a, 7851), timeout=20)
+    c.sendall(blob)
+    got = b""
+    while len(got) < len(blob):
+        d = c.recv(65536)
+        if not d:
+            break
+        got += d
+    ok += got == blob
+    c.close()
+print("echoed", ok)
+' "$IP_A" >"$T_DIR/clients.out" 2>&1 || { cat "$T_DIR/clients.out"; fail "the kernel clients failed"; }
+	finish "$pid" "$T_DIR/rp.out" 20 "the reuseport server"
+	cat "$T_DIR/rp.log" "$T_DIR/clients.out"
+	[[ $(grep -c "udp bind $IP_A:7850: U-Net" "$T_DIR/rp.log") == 2 ]] ||
+		fail "not both UDP sockets of the port on U-Net"
+	[[ $(grep -c "tcp listen $IP_A:7851: U-Net" "$T_DIR/rp.log") == 2 ]] ||
+		fail "not both TCP listeners of the port on U-Net"
+	grep -qx "udp flows whole" "$T_DIR/rp.out" || fail "a sender's datagrams were split over the sockets, reordered or lost"
+	grep -qE "^udp counts [1-9][0-9]* [1-9][0-9]*$" "$T_DIR/rp.out" ||
+		fail "the datagrams did not spread over both UDP sockets"
+	grep -qx "tcp served 6" "$T_DIR/rp.out" || fail "not every connection was accepted"
+	grep -qx "echoed 6" "$T_DIR/clients.out" || fail "not every connection echoed its 64 KiB"
+	(($(kernel_udp_in a) == before_u)) || fail "namespace a's kernel UDP counted datagrams"
+	kernel_tcp_quiet "$before_t" "$(kernel_tcp_segs a)"
 }
 
 t_unet_run_tcp_options() {
