@@ -488,6 +488,7 @@ static void grant_direct(struct unetd *d, struct unetd_client *c, const struct u
 	rep.headroom = 2;
 	rep.slot = x->slot;
 	rep.zerocopy = x->zerocopy;
+	rep.flags = x->multi_buffer ? UNETD_EP_MULTI_BUFFER : 0;
 	snprintf(rep.reason, sizeof(rep.reason), "granted by unetd (%.44s)", g->rule);
 	fds[0] = x->memfd;
 	fds[1] = x->xsk_fd;
@@ -579,6 +580,7 @@ static void do_ep_create(struct unetd *d, struct unetd_client *c, const struct u
 	rep.region_size = (uint32_t)e->region_size;
 	rep.mtu = e->iface->info.max_payload + UNET_HDR_LEN;
 	rep.max_payload = unetd_emul_max_payload(e);
+	rep.flags = unetd_emul_multi_buffer(e) ? UNETD_EP_MULTI_BUFFER : 0;
 	rep.frame_size = e->frame_size;
 	rep.nframes = e->nframes;
 	rep.ifindex = e->iface->info.ifindex;

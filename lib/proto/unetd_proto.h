@@ -101,8 +101,15 @@ struct unetd_ep_created {
 	uint32_t headroom;
 	uint32_t slot;
 	uint32_t zerocopy;
-	uint32_t reserved;
+	uint32_t flags;	       /* UNETD_EP_*; 0 from a daemon that predates them */
 };
+
+/* unetd_ep_created.flags: frames larger than one chunk come and go in
+ * pieces (AF_XDP multi-buffer, XDP_PKT_CONTD on every descriptor but a
+ * frame's last).  A direct grant: the socket is bound with XDP_USE_SG.
+ * An emulated endpoint: the daemon delivers such frames as chains on rx
+ * and takes chains on tx, up to max_payload (docs/unetd.md). */
+#define UNETD_EP_MULTI_BUFFER 1u
 
 struct unetd_ep_ref {
 	uint32_t ep;
@@ -171,6 +178,9 @@ struct unetd_ep_counters {
 	uint64_t tx_foreign_tag;    /* source tag not a channel of this endpoint */
 	uint64_t tx_foreign_peer;   /* destination not the channel's peer */
 	uint64_t tx_dropped;	    /* daemon's own send queue full */
+	uint64_t tx_bad_pieces;	    /* frames in pieces refused: more than 18 pieces, longer
+				     * than the largest frame, an empty piece, or in pieces
+				     * where the endpoint was not told it may */
 };
 
 struct unetd_region {
