@@ -726,7 +726,12 @@ static void do_status(struct unetd *d, struct unetd_client *c, const struct unet
 
 	for (struct unetd_client *k = d->clients; k; k = k->next)
 		st.nclients += all || k->uid == c->uid;
-	for (struct unetd_iface *f = d->ifaces; f; f = f->next)
+	for (struct unetd_iface *f = d->ifaces; f; f = f->next) {
+		struct unet_endpoint_stats real = { 0 };
+
+		/* What the link sent the daemon: root's to see. */
+		if (all && f->ep)
+			unet_endpoint__stats(f->ep, &real);
 		for (struct unetd_emul *e = f->emuls; e; e = e->next) {
 			if (!all && e->client->uid != c->uid)
 				continue;
@@ -734,7 +739,9 @@ static void do_status(struct unetd *d, struct unetd_client *c, const struct unet
 						      .uid = e->client->uid,
 						      .pid = e->client->pid,
 						      .share = e->share,
-						      .counters = e->region->counters };
+						      .counters = e->region->counters,
+						      .iface_rx_bad_pieces = real.rx_bad_pieces,
+						      .iface_rx_no_jumbo_slot = real.rx_no_jumbo_slot };
 
 			st.nendpoints++;
 			if (off + sizeof(se) > sizeof(buf))
@@ -746,6 +753,7 @@ static void do_status(struct unetd *d, struct unetd_client *c, const struct unet
 			off += sizeof(se);
 			st.nlisted++;
 		}
+	}
 	memcpy(buf, &st, sizeof(st));
 	reply(c, h, 0, NULL, buf, (uint32_t)off, NULL, 0);
 }

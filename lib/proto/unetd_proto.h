@@ -223,6 +223,11 @@ struct unetd_status_ep {
 			    * divided among the user's endpoints on ifname */
 	uint32_t reserved;
 	struct unetd_ep_counters counters;
+	/* The daemon's own endpoint on ifname (root's to see, else 0):
+	 * frames in pieces from the link it refused (unet_endpoint_stats'
+	 * rx_bad_pieces) or had no reassembly slot for (rx_no_jumbo_slot). */
+	uint64_t iface_rx_bad_pieces;
+	uint64_t iface_rx_no_jumbo_slot;
 };
 
 /* ---- UNETD_REQ_WHOAMI: "may I?" without asking for anything ----------- */

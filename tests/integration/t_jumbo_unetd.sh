@@ -38,7 +38,7 @@ t_jumbo_grant() {
 
 t_jumbo_unetd_forge() {
 	T_MODE=${T_MODE:-skb}
-	local s rc before after i
+	local s f rc before after i out AS
 	setup_ns
 	set_mtu 9000
 	attach a
@@ -48,8 +48,19 @@ t_jumbo_unetd_forge() {
 	s=$UNET_BG_PID
 	wait_ready "$T_DIR/hold.log" "$s" >/dev/null
 	before=$(stat_a rx)
-	as_nobody timeout 30 "$BUILD/tools/unet-forge-pieces" "$IF_B" --tag 2 --peer "$MAC_A" \
-		--peer-tag 1 >"$T_DIR/forge.log" 2>&1
+	# The forge keeps its endpoint once done, for unetctl stats to see.
+	as_user_cmd 65534
+	"${AS[@]}" timeout 30 "$BUILD/tools/unet-forge-pieces" "$IF_B" --tag 2 \
+		--peer "$MAC_A" --peer-tag 1 --linger 20 >"$T_DIR/forge.log" 2>&1 &
+	f=$!
+	_UNET_BG_PIDS+=("$f")
+	wait_line "$T_DIR/forge.log" '^pieces ' "$f" || { cat "$T_DIR/forge.log"; fail "the forge did not finish"; }
+	out=$(in_b env UNET_DAEMON_SOCKET="$UNETD_SOCK" "$UNETCTL" --json stats "$IF_B") || fail "unetctl stats $IF_B: $out"
+	echo "$out" | jq -c '{unetd_rx_bad_pieces, unetd_rx_no_jumbo_slot, unetd_endpoints}'
+	jq_is "the forge's refused chains in unetctl stats" "$out" \
+		'.unetd_rx_bad_pieces == 0 and (.unetd_endpoints | map(select(.uid == 65534 and .tx_bad_pieces == 2 and .tx_sent == 2)) | length == 1)'
+	kill -TERM "$f" 2>/dev/null
+	unet_bg_wait "$f" 10
 	rc=$?
 	cat "$T_DIR/forge.log"
 	((rc == 0)) || fail "the daemon did not refuse and count each lying chain as it must"

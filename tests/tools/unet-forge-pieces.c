@@ -29,13 +29,16 @@
  * then prints the daemon's counters for the endpoint:
  *   pieces tx_sent=N tx_bad_frame=N tx_bad_desc=N tx_foreign_tag=N
  *          tx_foreign_peer=N tx_bad_pieces=N
- * and exits 0 if they are 2, 3, 2, 2, 2, 2.  The peer must see exactly
+ * and exits 0 if they are 2, 3, 2, 2, 2, 2 (with --linger S, after
+ * keeping the endpoint S seconds more, or until SIGTERM, for a look at
+ * it from outside).  The peer must see exactly
  * the two honest messages.  Needs unetd (UNET_DAEMON_SOCKET) serving an
  * MTU of at least 6000 with multi-buffer; run as any user the policy
  * lets have an emulated endpoint with tag T.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +49,14 @@
 #include "proto/unetd_proto.h"
 
 #define HONEST 5000u
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
 #define MAX_CHAIN 20
 
 static void on_log(enum unet_log_level l, const char *msg, void *ctx)
@@ -136,10 +147,8 @@ static void frame_in_pieces(struct forge *f, struct piece *p, const uint32_t *le
 			    uint16_t src_tag, uint16_t plen)
 {
 	uint8_t frame[16384];
-	uint32_t off = 0, flen = 0;
+	uint32_t off = 0;
 
-	for (uint32_t i = 0; i < n; i++)
-		flen += lens[i];
 	memset(frame, 0xa5, sizeof(frame));
 	memcpy(frame, dst, 6);
 	memcpy(frame + 6, src, 6);
@@ -156,10 +165,10 @@ static void frame_in_pieces(struct forge *f, struct piece *p, const uint32_t *le
 	for (uint32_t i = 0; i < n; i++) {
 		p[i].addr = take_buf(f);
 		p[i].len = lens[i];
-		memcpy(at(f, p[i].addr), frame + off, lens[i] < sizeof(frame) - off ? lens[i] : 0);
+		/* Every chain here is shorter than frame[]. */
+		memcpy(at(f, p[i].addr), frame + off, lens[i]);
 		off += lens[i];
 	}
-	(void)flen;
 }
 
 /* An honest-looking chain of n pieces of piece bytes (the last holds
@@ -181,6 +190,7 @@ int main(int argc, char **argv)
 		{ "tag", required_argument, NULL, 't' },
 		{ "peer", required_argument, NULL, 'p' },
 		{ "peer-tag", required_argument, NULL, 'P' },
+		{ "linger", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
 	UNET_OPTS_INIT(unet_endpoint_opts, o);
@@ -192,7 +202,7 @@ int main(int argc, char **argv)
 	struct forge f = { 0 };
 	uint8_t msg[HONEST];
 	struct unet_channel *ch;
-	long tag = 0, peer_tag = 0;
+	long tag = 0, peer_tag = 0, linger = 0;
 	int c, ok;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -205,6 +215,11 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			if (unet_parse_mac(optarg, f.peer))
+				return 2;
+			break;
+		case 'l':
+			linger = strtol(optarg, NULL, 10);
+			if (linger < 0 || linger > 600)
 				return 2;
 			break;
 		default:
@@ -310,6 +325,10 @@ int main(int argc, char **argv)
 	       k->tx_bad_pieces);
 	ok = k->tx_sent == 2 && k->tx_bad_frame == 3 && k->tx_bad_desc == 2 &&
 	     k->tx_foreign_tag == 2 && k->tx_foreign_peer == 2 && k->tx_bad_pieces == 2;
+	fflush(stdout);
+	signal(SIGTERM, on_term);
+	for (long i = 0; i < linger * 100 && !stop_flag; i++)
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
 	unet_channel__close(ch);
 	unet_endpoint__destroy(f.ep);
 	return ok ? 0 : 1;
