@@ -281,6 +281,63 @@ static void test_fuzz(void **state)
 	assert_true(frames > 100 && refused > 100);
 }
 
+/* The whole-frame check on frames of random bytes and U-Net frames with
+ * a byte or a length changed: it passes only what its rules say. */
+static void test_fuzz_chain_check(void **state)
+{
+	uint64_t seed = fuzz_seed(0x636861696e5f6b31ull), n = fuzz_count(200000), s = seed;
+	uint32_t ok = 0;
+
+	(void)state;
+	printf("test_emul_pieces chain fuzz: seed 0x%llx, %llu frames\n", (unsigned long long)seed,
+	       (unsigned long long)n);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t r = fuzz_next(&s);
+		uint32_t len = (uint32_t)(fuzz_next(&s) % (CAP + 1)), plen;
+		uint8_t *f = malloc(len ? len : 1);
+		uint16_t dt = 0, st = 0, pl = 0;
+		enum unetd_chain got;
+		bool want;
+
+		assert_non_null(f);
+		/* Random where the check looks (the headers), filler after. */
+		for (uint32_t k = 0; k < len && k < 64; k++)
+			f[k] = (uint8_t)fuzz_next(&s);
+		if (len > 64)
+			memset(f + 64, 0x5a, len - 64);
+		if ((r & 3) && len >= UNET_PAYLOAD_OFF) {
+			/* A U-Net frame, its length right or near. */
+			unet_frame(f, 0, UNET_PAYLOAD_OFF);
+			plen = len - UNET_PAYLOAD_OFF + (uint32_t)((r >> 8) % 5) - 2;
+			f[20] = (uint8_t)(plen >> 8);
+			f[21] = (uint8_t)plen;
+			if (r & (1u << 16))
+				f[(r >> 20) % UNET_PAYLOAD_OFF] ^= (uint8_t)(1u << ((r >> 40) % 8));
+		}
+		/* Exactly the block's bytes: ASan sees a read past it. */
+		got = unetd_chain_check(f, len, own, 8992, &dt, &st, &pl);
+		plen = len >= UNET_PAYLOAD_OFF ? (uint32_t)(f[20] << 8 | f[21]) : 0;
+		want = len >= UNET_PAYLOAD_OFF && f[12] == 0x88 && f[13] == 0xb5 &&
+		       f[14] == UNET_WIRE_VERSION && plen >= 1 && plen <= 8992 &&
+		       (UNET_PAYLOAD_OFF + plen == len || (len <= 60 && UNET_PAYLOAD_OFF + plen <= len));
+		if (want && memcmp(f + 6, own, 6))
+			assert_int_equal(got, UNETD_CHAIN_FOREIGN_SRC);
+		else if (want)
+			assert_int_equal(got, UNETD_CHAIN_OK);
+		else
+			assert_int_equal(got, UNETD_CHAIN_BAD_FRAME);
+		if (got == UNETD_CHAIN_OK) {
+			assert_int_equal(pl, plen);
+			assert_int_equal(dt, f[16] << 8 | f[17]);
+			assert_int_equal(st, f[18] << 8 | f[19]);
+			ok++;
+		}
+		free(f);
+	}
+	printf("test_emul_pieces chain fuzz: %u passed the check\n", ok);
+	assert_true(ok > 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_nothing_in_pieces_without_cap),
 		cmocka_unit_test(test_chain_check),
 		cmocka_unit_test(test_fuzz),
+		cmocka_unit_test(test_fuzz_chain_check),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
