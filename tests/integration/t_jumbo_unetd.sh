@@ -9,7 +9,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"jumbo_grant|-|60|MTU 9000, a direct grant to user nobody: max_payload 8992 (multi-buffer), every size from 1700 (a chunk's edge) to it reaches root's echo and comes back byte for byte, one more refused"
-	"jumbo_unetd_forge|-|60|MTU 9000, an emulated client (user nobody) whose messages in pieces lie (lengths that do not add up, a piece outside its segment or frame, a foreign source tag or MAC in the second piece, a foreign destination, 19 pieces, longer than a frame, a header rewritten after its piece was taken): none reaches the wire, each counted by reason; the daemon then serves the next client's jumbo messages"
+	"jumbo_unetd_forge|-|60|MTU 9000, an emulated client (user nobody) whose messages in pieces lie (lengths that do not add up, a piece outside its segment or frame, a foreign source tag or MAC in the second piece, a foreign destination, 19 pieces, longer than a frame, a header rewritten after its piece was taken): none reaches the wire, each counted by reason, unetctl stats shows them; a client scribbling its region for 2 s lets no bad frame out; the daemon then serves the next client's jumbo messages"
 )
 
 t_jumbo_grant() {
@@ -38,7 +38,7 @@ t_jumbo_grant() {
 
 t_jumbo_unetd_forge() {
 	T_MODE=${T_MODE:-skb}
-	local s f rc before after i out AS
+	local s f rc before after i k out AS drops=()
 	setup_ns
 	set_mtu 9000
 	attach a
@@ -78,15 +78,32 @@ t_jumbo_unetd_forge() {
 	note "frames that reached $IF_A's program: $((after - before))"
 	((after - before == 2)) || fail "$((after - before)) frames reached the peer, want the 2 honest ones"
 
-	# The daemon serves the next client, in pieces too.
+	# A client rewriting its region at random for 2 s, its descriptors'
+	# flag of a frame in pieces too (unet-forge --hostile, as in
+	# unetd_hostile, here with the daemon gathering pieces); then the
+	# daemon serves the next client, in pieces too, and let no bad frame
+	# out meanwhile.
 	unet_bg_a "$PEER" echo "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 --timeout 30 \
 		>"$T_DIR/echo.log" 2>&1
 	s=$UNET_BG_PID
 	wait_ready "$T_DIR/echo.log" "$s" >/dev/null
+	for k in drop_malformed drop_version drop_wrong_src; do
+		drops+=("$(stat_a "$k")")
+	done
+	as_nobody timeout 20 "$BUILD/tools/unet-forge" "$IF_B" --tag 2 --peer "$MAC_A" --peer-tag 1 \
+		--hostile 2 --seed 0x6a756d62 >"$T_DIR/hostile.log" 2>&1 ||
+		{ cat "$T_DIR/hostile.log"; fail "the hostile tool failed"; }
+	grep '^hostile ' "$T_DIR/hostile.log"
+	kill -0 "$UNETD_PID" 2>/dev/null || { tail -20 "$T_DIR/unetd.log"; fail "the daemon died under the hostile region"; }
 	as_nobody timeout 30 "$PEER" sizes "$IF_B" --tag 2 --peer "$MAC_A" --peer-tag 1 \
 		--min-size 8900 --timeout 5 >"$T_DIR/sizes.log" 2>&1 ||
 		{ tail -5 "$T_DIR/sizes.log"; fail "the next client's sizes through unetd failed"; }
 	grep -qx 'sizes ok 8900..8992' "$T_DIR/sizes.log" || fail "the next client was not served up to 8992"
+	i=0
+	for k in drop_malformed drop_version drop_wrong_src; do
+		((drops[i] == $(stat_a "$k"))) || fail "$k rose on $IF_A: the daemon let a bad frame out"
+		i=$((i + 1))
+	done
 	stop "$s" "$T_DIR/echo.log" "echo on a"
 	stop_unetd
 }

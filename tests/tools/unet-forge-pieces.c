@@ -319,6 +319,8 @@ int main(int argc, char **argv)
 
 	if (unet_channel__send_copy(ch, msg, HONEST) || settle(f.ep))
 		return 1;
+	/* Before the line the test waits for: it sends SIGTERM after it. */
+	signal(SIGTERM, on_term);
 	printf("pieces tx_sent=%" PRIu64 " tx_bad_frame=%" PRIu64 " tx_bad_desc=%" PRIu64
 	       " tx_foreign_tag=%" PRIu64 " tx_foreign_peer=%" PRIu64 " tx_bad_pieces=%" PRIu64 "\n",
 	       k->tx_sent, k->tx_bad_frame, k->tx_bad_desc, k->tx_foreign_tag, k->tx_foreign_peer,
@@ -326,7 +328,6 @@ int main(int argc, char **argv)
 	ok = k->tx_sent == 2 && k->tx_bad_frame == 3 && k->tx_bad_desc == 2 &&
 	     k->tx_foreign_tag == 2 && k->tx_foreign_peer == 2 && k->tx_bad_pieces == 2;
 	fflush(stdout);
-	signal(SIGTERM, on_term);
 	for (long i = 0; i < linger * 100 && !stop_flag; i++)
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
 	unet_channel__close(ch);
