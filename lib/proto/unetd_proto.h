@@ -146,6 +146,9 @@ struct unetd_ch_ref {
  *   rx    daemon -> client  struct xdp_desc: a received frame
  *   tx    client -> daemon  struct xdp_desc: a frame to check and send
  *   comp  daemon -> client  u64 offsets of sent buffers, free again
+ * A frame larger than one buffer (UNETD_EP_MULTI_BUFFER) is a chain of
+ * descriptors on rx or tx, every one but the last with XDP_PKT_CONTD in
+ * its options, as on an AF_XDP socket with multi-buffer.
  * The daemon plays the kernel's part: it never trusts what the client
  * wrote (indices, descriptors, frames): it reads each once into its own
  * memory and checks that copy.
