@@ -285,6 +285,10 @@ $(BUILD)/tests/test_policy: tests/unit/test_policy.c $(BUILD)/daemon/policy.o | 
 $(BUILD)/tests/test_tcp_check: tests/unit/test_tcp_check.c $(BUILD)/daemon/tcp_check.o | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -Idaemon -o $@ $< $(BUILD)/daemon/tcp_check.o $(ALL_LDFLAGS) -lcmocka
 
+# The gathering and check of emulated endpoints' frames in pieces, alone.
+$(BUILD)/tests/test_emul_pieces: tests/unit/test_emul_pieces.c $(BUILD)/daemon/emul_pieces.o | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) -Idaemon -o $@ $< $(BUILD)/daemon/emul_pieces.o $(ALL_LDFLAGS) -lcmocka
+
 $(BUILD)/tools/%: tests/tools/%.c $(ALIB) | $(BUILD)/tools
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
 

@@ -54,6 +54,7 @@ static int do_daemon_status(const struct cmd *c, int argc, char **argv)
 		em_u64("tx_foreign_tag", k->tx_foreign_tag);
 		em_u64("tx_foreign_peer", k->tx_foreign_peer);
 		em_u64("tx_dropped", k->tx_dropped);
+		em_u64("tx_bad_pieces", k->tx_bad_pieces);
 		em_u64("share", se->share);
 		em_close();
 	}

@@ -16,13 +16,18 @@
  * then checked: a U-Net frame (EtherType, version, lengths), from a tag
  * this endpoint owns, to that channel's peer MAC and peer tag; or IPv4
  * UDP, TCP or ARP from an address and port it holds (udp.c,
- * tcp_check.c); the source MAC is written by us.  Anything else is dropped and counted by reason
+ * tcp_check.c); the source MAC is written by us.  A frame larger than one
+ * buffer comes as a chain of descriptors (XDP_PKT_CONTD): each piece is
+ * copied into the endpoint's own gathering buffer as it is taken, and the
+ * whole copy is checked, then sent by the real endpoint from its channel
+ * (emul_pieces.c).  Anything else is dropped and counted by reason
  * (struct unetd_ep_counters).  Clients are served in deficit round robin,
  * weighted by their policy share, so one flooding client cannot starve
  * another.
  *
  * Receive: the real endpoint's channels are the clients' channels; each
- * frame goes to the owner's free buffer and receive ring, or, when the
+ * frame goes to the owner's free buffer (or buffers, as a chain, for a
+ * frame larger than one) and receive ring, or, when the
  * owner has no free buffer or no room, is dropped and counted for that
  * owner alone.  UDP datagrams, TCP segments and ARP for the addresses
  * and ports its emulated endpoints hold (daemon/udp.c, daemon/tcp.c)
@@ -46,6 +51,7 @@
 #include <linux/if_xdp.h>
 
 #include "unetd.h"
+#include "core/pieces.h" /* XDP_PKT_CONTD, UNET_MAX_PIECES */
 #include "udp/udp_impl.h"
 
 #define DEFAULT_SEGMENT (2u << 20)
@@ -282,9 +288,19 @@ static uint32_t max_tx_len(const struct unetd_emul *e)
 	return buf < wire ? buf : wire;
 }
 
+bool unetd_emul_multi_buffer(const struct unetd_emul *e)
+{
+	return e->multi_buffer;
+}
+
 uint32_t unetd_emul_max_payload(const struct unetd_emul *e)
 {
 	uint32_t m = e->iface->info.max_payload, tx = max_tx_len(e) - UNET_PAYLOAD_OFF;
+
+	/* Frames in pieces both ways: whatever the real endpoint takes and
+	 * sends (its own pieces), gathered in the daemon's memory. */
+	if (e->multi_buffer)
+		return m;
 
 	/* What the daemon sends for the client (one of its own send
 	 * buffers, not frames in pieces) and what fits the client's frames. */
@@ -295,56 +311,154 @@ uint32_t unetd_emul_max_payload(const struct unetd_emul *e)
 	return m;
 }
 
-static int emul_tx(struct unetd_emul *e, int budget)
+/* Send e's checked frame in pieces, e->txa.buf[0..len): rebuilt by the
+ * real endpoint from the channel (the same bytes: every header field was
+ * checked equal to the channel's).  Returns 0, or -EAGAIN when our own
+ * buffers or send queue are full (the frame stays ready). */
+static int send_gathered(struct unetd_emul *e)
+{
+	struct unetd_tx_asm *a = &e->txa;
+	struct unetd_ep_counters *k = &e->region->counters;
+	uint16_t dst_tag = 0, src_tag = 0, plen = 0;
+	struct unetd_chan *c = NULL;
+	uint64_t *bad = NULL;
+	int err;
+
+	if (!a->ready) {
+		switch (unetd_chain_check(a->buf, a->len, e->iface->info.mac,
+					  e->iface->info.max_payload, &dst_tag, &src_tag, &plen)) {
+		case UNETD_CHAIN_OK:
+			c = chan_of(e, src_tag);
+			if (!c)
+				bad = &k->tx_foreign_tag;
+			else if (dst_tag != c->peer_tag || memcmp(a->buf, c->peer_mac, 6))
+				bad = &k->tx_foreign_peer;
+			break;
+		case UNETD_CHAIN_FOREIGN_SRC:
+			bad = &k->tx_foreign_tag;
+			break;
+		default:
+			bad = &k->tx_bad_frame;
+			break;
+		}
+		if (bad) {
+			(*bad)++;
+			return 0;
+		}
+		a->ready = true;
+	} else {
+		src_tag = (uint16_t)(a->buf[18] << 8 | a->buf[19]);
+		plen = (uint16_t)(a->buf[20] << 8 | a->buf[21]);
+		c = chan_of(e, src_tag);
+		if (!c) {
+			/* Closed while the frame waited: refused as sent now. */
+			a->ready = false;
+			k->tx_foreign_tag++;
+			return 0;
+		}
+	}
+	err = unet_channel__send_copy(c->ch, a->buf + UNET_PAYLOAD_OFF, plen);
+	if (err == -EAGAIN)
+		return err;
+	a->ready = false;
+	if (err)
+		k->tx_dropped++;
+	else
+		k->tx_sent++;
+	return 0;
+}
+
+/* One frame in one descriptor d (the common case): copied into a buffer
+ * of the real endpoint, checked there, sent.  Returns 0, or -EAGAIN
+ * when our own buffers or send queue are full (d not taken). */
+static int send_single(struct unetd_emul *e, const struct xdp_desc *d, uint32_t max_len)
 {
 	struct unet_endpoint *real = e->iface->ep;
+	uint64_t in_frame = d->addr & (e->frame_size - 1);
+	uint64_t *bad;
+	uint64_t buf;
+	uint8_t *p;
+	int err;
+
+	if (d->addr >= e->segment_size || d->len > e->frame_size - in_frame || d->len > max_len) {
+		e->region->counters.tx_bad_desc++;
+		return 0;
+	}
+	buf = unet_endpoint__buf_alloc(real);
+	if (buf == UNET_NO_BUF)
+		return -EAGAIN;
+	p = unet_layer_buf(real, buf) + TX_OFF;
+	memcpy(p, e->segment + d->addr, d->len);
+	bad = check_frame(e, p, d->len);
+	if (!bad) {
+		memcpy(p + 6, e->iface->info.mac, 6);
+		err = unet_layer_xmit(real, 0, buf, TX_OFF, d->len);
+		if (err == -EAGAIN) {
+			unet_endpoint__buf_free(real, buf);
+			return err;
+		}
+		if (err) {
+			unet_endpoint__buf_free(real, buf);
+			bad = &e->region->counters.tx_dropped;
+		} else {
+			e->region->counters.tx_sent++;
+		}
+	} else {
+		unet_endpoint__buf_free(real, buf);
+	}
+	if (bad)
+		(*bad)++;
+	return 0;
+}
+
+/* Serve up to budget descriptors of e's send ring.  Returns how many it
+ * took.  A frame in pieces takes one descriptor a piece, so a small
+ * share still gets its jumbo message out, over several rounds. */
+static int emul_tx(struct unetd_emul *e, int budget)
+{
+	struct unetd_tx_asm *a = &e->txa;
 	uint32_t n = ring_avail(&e->tx), room = ring_room(&e->comp), done = 0;
 	uint32_t max_len = max_tx_len(e);
 
+	/* A frame in pieces checked earlier, waiting for our send queue. */
+	if (a->ready && send_gathered(e) == -EAGAIN)
+		return 0;
 	if (n > (uint32_t)budget)
 		n = (uint32_t)budget;
 	if (n > room)
 		n = room;
 	for (; done < n; done++) {
 		struct xdp_desc d = read_desc(&e->tx, e->tx.local + done);
-		uint64_t in_frame = d.addr & (e->frame_size - 1);
-		uint64_t *bad = NULL;
-		uint64_t buf;
-		uint8_t *p;
-		int err;
+		bool piece = (d.options & XDP_PKT_CONTD) || a->active || a->discard;
+		int err = 0;
 
-		if (d.addr >= e->segment_size || d.len > e->frame_size - in_frame ||
-		    d.len > max_len) {
-			bad = &e->region->counters.tx_bad_desc;
+		if (!piece) {
+			err = send_single(e, &d, max_len);
+			if (err == -EAGAIN)
+				break; /* our own buffers or queue are full: later */
 		} else {
-			buf = unet_endpoint__buf_alloc(real);
-			if (buf == UNET_NO_BUF)
-				break; /* our own buffers are out: later */
-			p = unet_layer_buf(real, buf) + TX_OFF;
-			memcpy(p, e->segment + d.addr, d.len);
-			bad = check_frame(e, p, d.len);
-			if (!bad) {
-				memcpy(p + 6, e->iface->info.mac, 6);
-				err = unet_layer_xmit(real, 0, buf, TX_OFF, d.len);
-				if (err == -EAGAIN) {
-					unet_endpoint__buf_free(real, buf);
-					break; /* our send queue is full: later */
-				}
-				if (err) {
-					unet_endpoint__buf_free(real, buf);
-					bad = &e->region->counters.tx_dropped;
-				} else {
-					e->region->counters.tx_sent++;
-				}
-			} else {
-				unet_endpoint__buf_free(real, buf);
+			switch (unetd_piece_take(a, e->segment, e->segment_size, e->frame_size, &d)) {
+			case UNETD_PIECE_BAD_DESC:
+				e->region->counters.tx_bad_desc++;
+				break;
+			case UNETD_PIECE_BAD_PIECES:
+				e->region->counters.tx_bad_pieces++;
+				break;
+			case UNETD_PIECE_FRAME:
+				err = send_gathered(e);
+				break;
+			default:
+				break;
 			}
 		}
-		if (bad)
-			(*bad)++;
 		/* The buffer goes back to the client either way, as the
-		 * kernel completes what it refused. */
+		 * kernel completes what it refused: its bytes, if wanted,
+		 * are in our memory now. */
 		((uint64_t *)e->comp.desc)[e->comp.local++ & e->comp.mask] = d.addr;
+		if (err == -EAGAIN) {
+			done++;
+			break; /* the gathered frame waits (a->ready) */
+		}
 	}
 	if (done) {
 		ring_consumed(&e->tx, done);
@@ -356,27 +470,42 @@ static int emul_tx(struct unetd_emul *e, int budget)
 
 /* ---- Receiving: into the owner's buffers -------------------------------- */
 
+/* Put frame[0..len) in e's free buffers and on its receive ring: one
+ * buffer, or, for a frame larger than one (a jumbo frame, when e takes
+ * them), a chain of them, every one but the last flagged XDP_PKT_CONTD,
+ * which the client reassembles as it does a socket's.  All or nothing:
+ * without enough free buffers and room, the frame is the owner's loss. */
 static void deliver(struct unetd_emul *e, const uint8_t *frame, uint32_t len)
 {
 	struct unetd_ep_counters *k = &e->region->counters;
-	struct xdp_desc *rd;
-	uint64_t base;
+	uint32_t room = e->frame_size - RX_HEADROOM, n = (len + room - 1) / room, done = 0;
+	uint64_t base[UNET_MAX_PIECES];
+	bool bad = false;
 
-	if (!ring_avail(&e->fill) || !ring_room(&e->rx)) {
+	if ((n > 1 && !e->multi_buffer) || n > UNET_MAX_PIECES || ring_avail(&e->fill) < n ||
+	    ring_room(&e->rx) < n) {
 		k->rx_dropped++;
 		return;
 	}
-	base = read_addr(&e->fill, e->fill.local) & ~(uint64_t)(e->frame_size - 1);
-	ring_consumed(&e->fill, 1);
-	if (base >= e->segment_size || RX_HEADROOM + len > e->frame_size) {
+	for (uint32_t i = 0; i < n; i++) {
+		base[i] = read_addr(&e->fill, e->fill.local + i) & ~(uint64_t)(e->frame_size - 1);
+		bad |= base[i] >= e->segment_size;
+	}
+	ring_consumed(&e->fill, n);
+	if (bad) {
 		k->rx_dropped++; /* a buffer that is not one: the client's loss */
 		return;
 	}
-	memcpy(e->segment + base + RX_HEADROOM, frame, len);
-	rd = (struct xdp_desc *)e->rx.desc + (e->rx.local++ & e->rx.mask);
-	rd->addr = base + RX_HEADROOM;
-	rd->len = len;
-	rd->options = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct xdp_desc *rd = (struct xdp_desc *)e->rx.desc + (e->rx.local++ & e->rx.mask);
+		uint32_t take = len - done < room ? len - done : room;
+
+		memcpy(e->segment + base[i] + RX_HEADROOM, frame + done, take);
+		rd->addr = base[i] + RX_HEADROOM;
+		rd->len = take;
+		rd->options = i + 1 < n ? XDP_PKT_CONTD : 0;
+		done += take;
+	}
 	ring_publish(&e->rx);
 	k->rx_delivered++;
 	e->notify_pending = true;
@@ -514,7 +643,8 @@ static int serve_round(struct unetd_iface *f, bool light, bool *backlog)
 	int work = 0;
 
 	for (struct unetd_emul *e = f->emuls; e; e = e->next) {
-		uint32_t avail = ring_avail(&e->tx);
+		/* A frame in pieces waiting for our send queue counts. */
+		uint32_t avail = ring_avail(&e->tx) + e->txa.ready;
 		int q = QUANTUM * (int)e->share, sent;
 
 		if (!avail || (avail * SHARE_UNIT <= (uint32_t)q) != light)
@@ -526,7 +656,7 @@ static int serve_round(struct unetd_iface *f, bool light, bool *backlog)
 			e->deficit = DEFICIT_ROUNDS * q + SHARE_UNIT;
 		sent = emul_tx(e, e->deficit / SHARE_UNIT);
 		e->deficit -= sent * SHARE_UNIT;
-		if (e->deficit < 0 || !ring_avail(&e->tx))
+		if (e->deficit < 0 || (!ring_avail(&e->tx) && !e->txa.ready))
 			e->deficit = 0;
 		else
 			*backlog = true;
@@ -577,7 +707,7 @@ bool unetd_dataplane_arm(struct unetd *d)
 		if (f->ep && unet_endpoint__tx_pending(f->ep))
 			return true;
 		for (struct unetd_emul *e = f->emuls; e; e = e->next)
-			if (ring_avail(&e->tx))
+			if (ring_avail(&e->tx) || e->txa.ready)
 				return true;
 	}
 	return false;
@@ -671,6 +801,18 @@ struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
 		snprintf(msg, msglen, "epoll: %s", strerror(errno));
 		goto fail;
 	}
+	/* Frames in pieces when the real endpoint takes and sends them. */
+	e->multi_buffer = e->iface->info.multi_buffer;
+	if (e->multi_buffer) {
+		e->txa.cap = UNET_PAYLOAD_OFF + e->iface->info.max_payload;
+		e->txa.buf = malloc(e->txa.cap);
+		if (!e->txa.buf) {
+			*err = -ENOMEM;
+			snprintf(msg, msglen, "out of memory");
+			epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, e->kick_fd, NULL);
+			goto fail;
+		}
+	}
 	e->handle = ++d->next_handle;
 	e->client = c;
 	e->user_share = g->share ? g->share : 1;
@@ -731,6 +873,8 @@ void unetd_emul_free(struct unetd *d, struct unetd_emul *e)
 	close(e->notify_fd);
 	munmap(e->region, e->region_size);
 	close(e->memfd);
+	free(e->txa.buf);
+	e->txa.buf = NULL;
 	unetd_log(UNET_LOG_INFO, "%s: emulated endpoint %u freed", e->iface->ifname, e->handle);
 	/* Its kick event may still be in the batch being handled. */
 	unetd_defer_free(d, &e->src);

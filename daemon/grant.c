@@ -34,6 +34,7 @@
 #include <linux/if_xdp.h>
 
 #include "unetd.h"
+#include "core/pieces.h" /* XDP_USE_SG, on older kernel headers */
 
 #ifndef AF_XDP
 #define AF_XDP 44
@@ -88,19 +89,27 @@ static int make_socket(struct unetd_direct *g, int ifindex, uint32_t frame, uint
 		return -errno;
 	/* Bound once, never retried here: a closed socket lets go of its
 	 * queue some milliseconds later (EBUSY meanwhile), and the serving
-	 * thread never waits for that: the client retries EBUSY. */
-	for (int i = 0; i < 2; i++) {
+	 * thread never waits for that: the client retries EBUSY.  Multi-buffer
+	 * first, as the library binds its own sockets: a link whose MTU wants
+	 * more than a chunk then carries messages in pieces (the client sets
+	 * up its reassembly slots when the reply says so); a kernel before
+	 * 6.6 refuses the flag, and the client stays at one chunk. */
+	for (int i = 0; i < 4; i++) {
+		uint16_t sg = i < 2 ? XDP_USE_SG : 0;
 		struct sockaddr_xdp sa = {
 			.sxdp_family = AF_XDP,
 			.sxdp_ifindex = (uint32_t)ifindex,
 			.sxdp_queue_id = g->queue,
-			.sxdp_flags = (uint16_t)(modes[i] | XDP_USE_NEED_WAKEUP),
+			.sxdp_flags = (uint16_t)(modes[i % 2] | sg | XDP_USE_NEED_WAKEUP),
 		};
 
 		if (!bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-			g->zerocopy = modes[i] == XDP_ZEROCOPY;
+			g->zerocopy = modes[i % 2] == XDP_ZEROCOPY;
+			g->multi_buffer = sg != 0;
 			return 0;
 		}
+		if (errno == EBUSY)
+			break;
 	}
 	return -errno;
 }

@@ -488,6 +488,7 @@ static void grant_direct(struct unetd *d, struct unetd_client *c, const struct u
 	rep.headroom = 2;
 	rep.slot = x->slot;
 	rep.zerocopy = x->zerocopy;
+	rep.flags = x->multi_buffer ? UNETD_EP_MULTI_BUFFER : 0;
 	snprintf(rep.reason, sizeof(rep.reason), "granted by unetd (%.44s)", g->rule);
 	fds[0] = x->memfd;
 	fds[1] = x->xsk_fd;
@@ -579,6 +580,7 @@ static void do_ep_create(struct unetd *d, struct unetd_client *c, const struct u
 	rep.region_size = (uint32_t)e->region_size;
 	rep.mtu = e->iface->info.max_payload + UNET_HDR_LEN;
 	rep.max_payload = unetd_emul_max_payload(e);
+	rep.flags = unetd_emul_multi_buffer(e) ? UNETD_EP_MULTI_BUFFER : 0;
 	rep.frame_size = e->frame_size;
 	rep.nframes = e->nframes;
 	rep.ifindex = e->iface->info.ifindex;
@@ -724,7 +726,12 @@ static void do_status(struct unetd *d, struct unetd_client *c, const struct unet
 
 	for (struct unetd_client *k = d->clients; k; k = k->next)
 		st.nclients += all || k->uid == c->uid;
-	for (struct unetd_iface *f = d->ifaces; f; f = f->next)
+	for (struct unetd_iface *f = d->ifaces; f; f = f->next) {
+		struct unet_endpoint_stats real = { 0 };
+
+		/* What the link sent the daemon: root's to see. */
+		if (all && f->ep)
+			unet_endpoint__stats(f->ep, &real);
 		for (struct unetd_emul *e = f->emuls; e; e = e->next) {
 			if (!all && e->client->uid != c->uid)
 				continue;
@@ -732,7 +739,9 @@ static void do_status(struct unetd *d, struct unetd_client *c, const struct unet
 						      .uid = e->client->uid,
 						      .pid = e->client->pid,
 						      .share = e->share,
-						      .counters = e->region->counters };
+						      .counters = e->region->counters,
+						      .iface_rx_bad_pieces = real.rx_bad_pieces,
+						      .iface_rx_no_jumbo_slot = real.rx_no_jumbo_slot };
 
 			st.nendpoints++;
 			if (off + sizeof(se) > sizeof(buf))
@@ -744,6 +753,7 @@ static void do_status(struct unetd *d, struct unetd_client *c, const struct unet
 			off += sizeof(se);
 			st.nlisted++;
 		}
+	}
 	memcpy(buf, &st, sizeof(st));
 	reply(c, h, 0, NULL, buf, (uint32_t)off, NULL, 0);
 }

@@ -36,6 +36,7 @@
 #include "core/layer.h"
 #include "policy.h"
 #include "proto/unetd_proto.h"
+#include "emul_pieces.h"
 
 struct unetd_emul;
 struct unetd_client;
@@ -117,6 +118,8 @@ struct unetd_emul {
 	uint32_t user_share;		/* the policy's share of its user */
 	uint32_t share;			/* its part: user_share / the user's endpoints here */
 	bool notify_pending;
+	bool multi_buffer;		/* frames larger than a chunk go both ways in pieces */
+	struct unetd_tx_asm txa;	/* its frame in pieces being gathered (emul_pieces.c) */
 	struct unetd_src src;
 	struct unetd_emul *next;	/* the interface's list */
 	struct unetd_emul *cnext;	/* the client's list */
@@ -150,6 +153,7 @@ struct unetd_direct {
 	struct unetd_iface *iface;
 	uint32_t queue, slot, ring, frame_size;
 	bool zerocopy, slot_claimed, queue_taken;
+	bool multi_buffer; /* bound with XDP_USE_SG: frames in pieces */
 	uint64_t token;
 	uint32_t alive_id;
 	int alive_fd, memfd, xsk_fd;
@@ -313,6 +317,8 @@ int unetd_direct_chan_close(struct unetd_direct *g, uint16_t tag);
 /* The largest message an emulated endpoint may send and receive: what the
  * daemon forwards (emul.c). */
 uint32_t unetd_emul_max_payload(const struct unetd_emul *e);
+/* Whether e sends and receives frames larger than a chunk in pieces. */
+bool unetd_emul_multi_buffer(const struct unetd_emul *e);
 int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32_t uid,
 		   struct unetd_udp_port **list, const struct unetd_udp_open *req,
 		   const struct unetd_grant *g, struct unetd_udp_opened *rep, int *neigh_fd,

@@ -272,7 +272,8 @@ struct unet_endpoint_opts {
 	const char *daemon_socket;
 	/* One chunk per message even on a jumbo MTU: no AF_XDP
 	 * multi-buffer, max_payload what one send buffer holds (as on a
-	 * kernel without multi-buffer). */
+	 * kernel without multi-buffer).  For endpoints of the process's own
+	 * only: unetd decides for the endpoints it grants or emulates. */
 	bool no_multi_buffer;
 };
 

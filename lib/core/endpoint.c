@@ -413,17 +413,12 @@ static struct unet_endpoint *create_remote(struct unet_endpoint *ep, const char 
 	int err;
 
 	ep->busy_poll_usec = 0;
-	err = unet_remote_create(ep, ifname, c->daemon_socket, c->kind, c->asked_segment,
-				 c->frame_size, c->asked_ring);
-	if (!err && !ep->emulated) {
-		err = read_link_info(ep, ifname);
-		/* A granted endpoint's sockets are unetd's, bound without
-		 * multi-buffer: one chunk per message. */
-		ep->max_payload = ep->mtu - UNET_HDR_LEN;
-		if (ep->max_payload > ep->frame_size - XDP_PACKET_HEADROOM - UNET_TX_PAYLOAD)
-			ep->max_payload = ep->frame_size - XDP_PACKET_HEADROOM - UNET_TX_PAYLOAD;
-		ep->buf_payload = ep->max_payload;
-	}
+	/* A direct grant follows this link's MTU, as an endpoint of our own
+	 * does; an emulated endpoint is told its figures by the daemon. */
+	err = read_link_info(ep, ifname);
+	if (!err)
+		err = unet_remote_create(ep, ifname, c->daemon_socket, c->kind, c->asked_segment,
+					 c->frame_size, c->asked_ring);
 	if (!err)
 		err = unet_pool_init(&ep->pool, ep->nframes, ep->frame_size);
 	if (!err) {
@@ -530,11 +525,8 @@ struct unet_endpoint *unet_endpoint__create(const char *ifname,
 	if (ep->max_payload <= ep->buf_payload) {
 		ep->buf_payload = ep->max_payload;
 	} else {
-		/* A slot holds the largest frame the link delivers: the MTU
-		 * plus Ethernet and a VLAN tag (veth takes MTU + 18). */
-		uint32_t slot = UNET_ALIGN_PAD + UNET_ETH_HLEN + 4 + ep->max_payload + UNET_HDR_LEN;
+		uint32_t slot = unet_jumbo_slot_bytes(ep->max_payload, c.frame_size);
 
-		slot = (slot + c.frame_size - 1) & ~(c.frame_size - 1);
 		err = unet_jumbo_init(&ep->jumbo, ep->segment_size, slot, UNET_JUMBO_SLOTS);
 		if (err)
 			goto fail;

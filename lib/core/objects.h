@@ -190,6 +190,9 @@ bool unet_take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd,
 		  struct unet_recv_desc *desc);
 
 /* pieces.c */
+/* Bytes of one reassembly slot for messages of max_payload bytes, a
+ * multiple of frame_size. */
+uint32_t unet_jumbo_slot_bytes(uint32_t max_payload, uint32_t frame_size);
 /* Make the reassembly slots: nslots of slot_size bytes at segment offset
  * base (the caller's segment has room).  Returns 0 or -ENOMEM. */
 int unet_jumbo_init(struct unet_jumbo *j, uint64_t base, uint32_t slot_size, uint32_t nslots);

@@ -28,6 +28,15 @@
 
 #include "core/objects.h"
 
+uint32_t unet_jumbo_slot_bytes(uint32_t max_payload, uint32_t frame_size)
+{
+	/* The largest frame the link delivers: the MTU plus Ethernet and a
+	 * VLAN tag (veth takes MTU + 18), after our alignment pad. */
+	uint32_t slot = UNET_ALIGN_PAD + UNET_ETH_HLEN + 4 + max_payload + UNET_HDR_LEN;
+
+	return (slot + frame_size - 1) & ~(frame_size - 1);
+}
+
 int unet_jumbo_init(struct unet_jumbo *j, uint64_t base, uint32_t slot_size, uint32_t nslots)
 {
 	j->free = calloc(nslots, sizeof(*j->free));

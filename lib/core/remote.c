@@ -267,16 +267,56 @@ static bool sealed_against_shrinking(int memfd)
 	return seals >= 0 && (seals & F_SEAL_SHRINK);
 }
 
-static int map_region(struct unet_endpoint *ep, int memfd, const struct unetd_ep_created *rep)
+/*
+ * Map size bytes of memfd with tail bytes of our own memory right after
+ * them: the reassembly slots of messages in pieces (pieces.c) live at
+ * segment offsets past the frames, and only we ever write them.  Returns
+ * the mapping or MAP_FAILED with errno set.
+ */
+static void *map_with_tail(int memfd, size_t size, size_t tail, int flags)
+{
+	uint8_t *base = mmap(NULL, size + tail, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (base == MAP_FAILED || !tail) {
+		if (base != MAP_FAILED)
+			munmap(base, size);
+		return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | flags, memfd, 0);
+	}
+	if (mmap(base, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | flags, memfd, 0) ==
+	    MAP_FAILED) {
+		int err = errno;
+
+		munmap(base, size + tail);
+		errno = err;
+		return MAP_FAILED;
+	}
+	return base;
+}
+
+/* The reassembly slots for messages of max_payload bytes in frames of
+ * frame_size, placed at segment offset base: 0 or -ENOMEM. */
+static int jumbo_setup(struct unet_endpoint *ep, uint64_t base, uint32_t slot)
+{
+	int err = unet_jumbo_init(&ep->jumbo, base, slot, UNET_JUMBO_SLOTS);
+
+	if (!err)
+		ep->jumbo.sg = true;
+	return err;
+}
+
+static int map_region(struct unet_endpoint *ep, int memfd, const struct unetd_ep_created *rep,
+		      uint32_t slot)
 {
 	const struct unetd_region *hd;
+	size_t tail = (size_t)slot * UNET_JUMBO_SLOTS;
 	struct stat st;
 	uint8_t *base;
 
 	if (fstat(memfd, &st) || (uint64_t)st.st_size != rep->region_size ||
 	    rep->region_size < sizeof(*hd) || !sealed_against_shrinking(memfd))
 		return -EPROTO;
-	base = mmap(NULL, rep->region_size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	base = map_with_tail(memfd, rep->region_size, tail, 0);
 	if (base == MAP_FAILED)
 		return -errno;
 	hd = (const struct unetd_region *)base;
@@ -287,17 +327,21 @@ static int map_region(struct unet_endpoint *ep, int memfd, const struct unetd_ep
 	    (hd->segment_off & (hd->frame_size - 1)) ||
 	    !ring_fits(&hd->fill, 8, hd->segment_off) || !ring_fits(&hd->comp, 8, hd->segment_off) ||
 	    !ring_fits(&hd->rx, sizeof(struct xdp_desc), hd->segment_off) ||
-	    !ring_fits(&hd->tx, sizeof(struct xdp_desc), hd->segment_off)) {
-		munmap(base, rep->region_size);
+	    !ring_fits(&hd->tx, sizeof(struct xdp_desc), hd->segment_off) ||
+	    (tail && hd->segment_off + hd->segment_size != rep->region_size)) {
+		munmap(base, rep->region_size + tail);
 		unet_log(UNET_LOG_ERROR, "unetd: the endpoint's region does not add up");
 		return -EPROTO;
 	}
 	ep->region = (struct unetd_region *)base;
-	ep->region_size = rep->region_size;
+	ep->region_size = rep->region_size + tail;
 	ep->segment = base + hd->segment_off;
 	ep->segment_size = hd->segment_size;
 	ep->frame_size = hd->frame_size;
 	ep->nframes = hd->nframes;
+	/* The slots follow the segment, the region's last part. */
+	if (tail && jumbo_setup(ep, ep->segment_size, slot))
+		return -ENOMEM;
 	ring_map(&ep->q[0].fill, base, &hd->fill, true);
 	ring_map(&ep->q[0].comp, base, &hd->comp, false);
 	ring_map(&ep->q[0].rx, base, &hd->rx, false);
@@ -341,8 +385,9 @@ static int map_xsk_ring(struct unet_endpoint *ep, int i, int fd, const struct xd
 }
 
 static int map_direct(struct unet_endpoint *ep, int memfd, int xsk,
-		      const struct unetd_ep_created *rep)
+		      const struct unetd_ep_created *rep, uint32_t slot)
 {
+	size_t tail = (size_t)slot * UNET_JUMBO_SLOTS;
 	struct xdp_mmap_offsets off;
 	socklen_t olen = sizeof(off);
 	struct unet_queue *q = &ep->q[0];
@@ -358,13 +403,16 @@ static int map_direct(struct unet_endpoint *ep, int memfd, int xsk,
 		unet_log(UNET_LOG_ERROR, "unetd: the granted endpoint does not add up");
 		return -EPROTO;
 	}
-	ep->segment = mmap(NULL, rep->region_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-			   memfd, 0);
+	ep->segment = map_with_tail(memfd, rep->region_size, tail, MAP_POPULATE);
 	if (ep->segment == MAP_FAILED) {
 		ep->segment = NULL;
 		return -errno;
 	}
-	ep->segment_size = rep->region_size;
+	ep->segment_size = rep->region_size + tail;
+	/* Only the frames are the socket's UMEM: the slots after them are
+	 * never the kernel's to write. */
+	if (tail && jumbo_setup(ep, rep->region_size, slot))
+		return -ENOMEM;
 	ep->frame_size = rep->frame_size;
 	ep->nframes = rep->nframes;
 	if (getsockopt(xsk, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen))
@@ -391,6 +439,40 @@ static int map_direct(struct unet_endpoint *ep, int memfd, int xsk,
 
 /* ---- Endpoints ---------------------------------------------------------------- */
 
+/*
+ * An endpoint from unetd's largest message (max_payload) and what one
+ * send buffer holds (buf_payload).  A direct grant follows its link's MTU
+ * (ep->mtu, read by the caller) as an endpoint of our own does; an
+ * emulated one takes the daemon's figure.  Messages larger than a buffer
+ * travel in pieces when the daemon says so (UNETD_EP_MULTI_BUFFER), else
+ * the endpoint stays at one chunk per message.  Returns the bytes of a
+ * reassembly slot to set up, 0 for none.
+ */
+static uint32_t plan_payload(struct unet_endpoint *ep, const struct unetd_ep_created *rep)
+{
+	uint32_t buf = rep->frame_size - XDP_PACKET_HEADROOM - UNET_TX_PAYLOAD, max;
+	bool sg = rep->flags & UNETD_EP_MULTI_BUFFER;
+
+	if (rep->kind == UNETD_KIND_DIRECT) {
+		max = (ep->mtu < UNET_JUMBO_MTU_MAX ? ep->mtu : UNET_JUMBO_MTU_MAX) - UNET_HDR_LEN;
+	} else {
+		max = rep->max_payload < UNET_JUMBO_MTU_MAX - UNET_HDR_LEN
+			      ? rep->max_payload
+			      : UNET_JUMBO_MTU_MAX - UNET_HDR_LEN;
+		/* One chunk per message: the daemon's figure stands for
+		 * both, as it always did. */
+		if (!sg)
+			buf = max;
+	}
+	if (max <= buf || !sg) {
+		ep->max_payload = ep->buf_payload = max < buf ? max : buf;
+		return 0;
+	}
+	ep->max_payload = max;
+	ep->buf_payload = buf;
+	return unet_jumbo_slot_bytes(max, rep->frame_size);
+}
+
 int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char *socket_path,
 		       enum unet_endpoint_kind kind, uint32_t segment_size, uint32_t frame_size,
 		       uint32_t ring_size)
@@ -403,6 +485,7 @@ int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char 
 				       .ring_size = ring_size };
 	struct unetd_ep_created rep;
 	int fds[3] = { -1, -1, -1 }, nfds = 3, fd, err, netns;
+	uint32_t slot = 0;
 
 	snprintf(req.ifname, sizeof(req.ifname), "%s", ifname);
 	fd = connect_daemon(socket_path);
@@ -426,9 +509,13 @@ int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char 
 	}
 	if (netns >= 0)
 		close(netns);
+	if (!err && rep.frame_size != 2048 && rep.frame_size != 4096)
+		err = -EPROTO;
+	if (!err)
+		slot = plan_payload(ep, &rep);
 	if (!err && rep.kind == UNETD_KIND_DIRECT) {
 		/* fds: the segment, the bound socket. */
-		err = nfds == 2 ? map_direct(ep, fds[0], fds[1], &rep) : -EPROTO;
+		err = nfds == 2 ? map_direct(ep, fds[0], fds[1], &rep, slot) : -EPROTO;
 		if (fds[0] >= 0)
 			close(fds[0]);
 		if (err && fds[1] >= 0)
@@ -447,7 +534,7 @@ int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char 
 	if (!err && (nfds != 3 || rep.kind != UNETD_KIND_EMULATED))
 		err = -EPROTO;
 	if (!err)
-		err = map_region(ep, fds[0], &rep);
+		err = map_region(ep, fds[0], &rep, slot);
 	if (fds[0] >= 0)
 		close(fds[0]); /* the mapping keeps the region */
 	ep->kick_fd = fds[1];
@@ -461,8 +548,6 @@ int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char 
 	snprintf(ep->kind_reason, sizeof(ep->kind_reason), "%s", rep.reason);
 	memcpy(ep->mac, rep.mac, 6);
 	ep->mtu = rep.mtu;
-	ep->max_payload = rep.max_payload;
-	ep->buf_payload = rep.max_payload; /* no pieces through unetd yet */
 	ep->ifindex = rep.ifindex;
 	ep->need_wakeup = true;
 	ep->mode = UNET_XDP_MODE_AUTO;

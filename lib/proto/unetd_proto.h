@@ -101,8 +101,15 @@ struct unetd_ep_created {
 	uint32_t headroom;
 	uint32_t slot;
 	uint32_t zerocopy;
-	uint32_t reserved;
+	uint32_t flags;	       /* UNETD_EP_*; 0 from a daemon that predates them */
 };
+
+/* unetd_ep_created.flags: frames larger than one chunk come and go in
+ * pieces (AF_XDP multi-buffer, XDP_PKT_CONTD on every descriptor but a
+ * frame's last).  A direct grant: the socket is bound with XDP_USE_SG.
+ * An emulated endpoint: the daemon delivers such frames as chains on rx
+ * and takes chains on tx, up to max_payload (docs/unetd.md). */
+#define UNETD_EP_MULTI_BUFFER 1u
 
 struct unetd_ep_ref {
 	uint32_t ep;
@@ -139,6 +146,9 @@ struct unetd_ch_ref {
  *   rx    daemon -> client  struct xdp_desc: a received frame
  *   tx    client -> daemon  struct xdp_desc: a frame to check and send
  *   comp  daemon -> client  u64 offsets of sent buffers, free again
+ * A frame larger than one buffer (UNETD_EP_MULTI_BUFFER) is a chain of
+ * descriptors on rx or tx, every one but the last with XDP_PKT_CONTD in
+ * its options, as on an AF_XDP socket with multi-buffer.
  * The daemon plays the kernel's part: it never trusts what the client
  * wrote (indices, descriptors, frames): it reads each once into its own
  * memory and checks that copy.
@@ -171,6 +181,9 @@ struct unetd_ep_counters {
 	uint64_t tx_foreign_tag;    /* source tag not a channel of this endpoint */
 	uint64_t tx_foreign_peer;   /* destination not the channel's peer */
 	uint64_t tx_dropped;	    /* daemon's own send queue full */
+	uint64_t tx_bad_pieces;	    /* frames in pieces refused: more than 18 pieces, longer
+				     * than the largest frame, an empty piece, or in pieces
+				     * where the endpoint was not told it may */
 };
 
 struct unetd_region {
@@ -213,6 +226,11 @@ struct unetd_status_ep {
 			    * divided among the user's endpoints on ifname */
 	uint32_t reserved;
 	struct unetd_ep_counters counters;
+	/* The daemon's own endpoint on ifname (root's to see, else 0):
+	 * frames in pieces from the link it refused (unet_endpoint_stats'
+	 * rx_bad_pieces) or had no reassembly slot for (rx_no_jumbo_slot). */
+	uint64_t iface_rx_bad_pieces;
+	uint64_t iface_rx_no_jumbo_slot;
 };
 
 /* ---- UNETD_REQ_WHOAMI: "may I?" without asking for anything ----------- */

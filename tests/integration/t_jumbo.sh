@@ -10,7 +10,7 @@ TESTS+=(
 	"jumbo_attach|xdp|60|the program attaches at MTU 9000 on veth (a program without fragment support cannot, natively), and frames still reach the kernel beside it"
 	"jumbo_sizes|xdp|120|MTU 9000: max_payload 8992; raw U-Net messages of the sizes around one chunk, two and three chunks and the largest, both directions, byte for byte; max + 1 refused"
 	"jumbo_routable|xdp|90|MTU 9000, a routable channel: its max_payload is one send buffer's (frames in pieces are raw U-Net only), every size from 1700 to it echoed byte for byte and one more refused with EMSGSIZE, no raw frame on the peer's routable tag"
-	"jumbo_unetd|xdp|90|MTU 9000, an emulated endpoint (user nobody, through unetd): the max_payload it is told is what the daemon forwards, and every size from 1700 to it reaches root's echo and comes back byte for byte"
+	"jumbo_unetd|xdp|90|MTU 9000, an emulated endpoint (user nobody, through unetd): it is told max_payload 8992 (messages in pieces both ways), and every size from 1700 to it reaches root's echo and comes back byte for byte"
 	"jumbo_one_chunk|xdp|90|MTU 9000, one side without multi-buffer (as on a kernel that lacks it): its max_payload is what a chunk holds (1736), sizes up to that flow both ways, 1737 is refused with EMSGSIZE, a jumbo message toward it is dropped by its socket without hanging the sender"
 	"jumbo_mixed_mtu|xdp|90|MTU 9000 on one end, 1500 on the other: each endpoint follows its own link, the smaller side refuses a message over 1492 with EMSGSIZE, messages that fit flow both ways, a big one toward the small side is dropped by the link without hanging the sender"
 )
@@ -163,6 +163,9 @@ t_jumbo_unetd() {
 		--min-size 1700 --timeout 5 >"$T_DIR/sizes.log" 2>&1 ||
 		{ tail -5 "$T_DIR/sizes.log"; fail "nobody's sizes through unetd failed"; }
 	grep -E '^ready|^sizes' "$T_DIR/sizes.log"
+	grep -q '^ready .*max_payload=8992 ' "$T_DIR/sizes.log" ||
+		fail "the emulated endpoint is not told MTU 9000's max_payload (8992)"
+	grep -qx 'sizes ok 1700..8992' "$T_DIR/sizes.log" || fail "not every size reached the echo and back"
 	stop "$pid" "$log" "echo on a"
 	stop_unetd
 }

@@ -27,11 +27,13 @@
  * default 2000000) by writing frames and descriptors straight onto the
  * send ring, keeps the free queue stocked and empties the receive queue;
  * the second thread meanwhile rewrites, at random (seeded, --seed), the
- * send ring's descriptors, the frames in the segment, every ring index
- * and descriptor the client may write, and the region's header, for
- * SECONDS, in storms of 20 ms with 5 ms of calm between them.  Prints
+ * send ring's descriptors (their flag of a frame in pieces too), the
+ * frames in the segment, every ring index and descriptor the client may
+ * write, and the region's header, for SECONDS, in storms of 20 ms with
+ * 5 ms of calm between them.  Prints
  *   hostile honest=N scribbles=N tx_sent=N tx_bad_desc=N tx_bad_frame=N
  *           tx_foreign_tag=N tx_foreign_peer=N rx_delivered=N rx_dropped=N
+ *           tx_bad_pieces=N
  * (the daemon's counters for the endpoint: the one part of the region the
  * scribbler spares) and exits 0 once
  * the time is up.  What must hold is checked elsewhere: the daemon lives,
@@ -270,8 +272,10 @@ static void scribble(struct hostile *h)
 
 		if (r & (1u << 4))
 			d->addr = val;
-		else
+		else if (r & (1u << 6))
 			d->len = (uint32_t)val;
+		else /* a piece of a frame, or its last (XDP_PKT_CONTD) */
+			d->options ^= 1;
 		break;
 	}
 	case 2: { /* a ring index: anything, or a near miss */
@@ -350,9 +354,10 @@ static int hostile(struct unet_endpoint *ep, const uint8_t peer[6], uint16_t tag
 	pthread_join(th, NULL);
 	printf("hostile honest=%" PRIu64 " scribbles=%" PRIu64 " tx_sent=%" PRIu64
 	       " tx_bad_desc=%" PRIu64 " tx_bad_frame=%" PRIu64 " tx_foreign_tag=%" PRIu64
-	       " tx_foreign_peer=%" PRIu64 " rx_delivered=%" PRIu64 " rx_dropped=%" PRIu64 "\n",
+	       " tx_foreign_peer=%" PRIu64 " rx_delivered=%" PRIu64 " rx_dropped=%" PRIu64
+	       " tx_bad_pieces=%" PRIu64 "\n",
 	       h.honest, h.scribbles, k->tx_sent, k->tx_bad_desc, k->tx_bad_frame, k->tx_foreign_tag,
-	       k->tx_foreign_peer, k->rx_delivered, k->rx_dropped);
+	       k->tx_foreign_peer, k->rx_delivered, k->rx_dropped, k->tx_bad_pieces);
 	return 0;
 }
 

@@ -1,0 +1,109 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# t_jumbo_unetd.sh - endpoints from unetd at a jumbo MTU: a direct grant
+# bound with multi-buffer, and an emulated client whose messages in
+# pieces lie.  Sourced by run.sh (see lib.sh for the helpers; t_jumbo.sh
+# for set_mtu and jumbo_unetd, t_unetd.sh for start_unetd).
+
+# name|modes (xdp: once per mode, -: once)|timeout s|what it checks
+TESTS+=(
+	"jumbo_grant|-|60|MTU 9000, a direct grant to user nobody: max_payload 8992 (multi-buffer), every size from 1700 (a chunk's edge) to it reaches root's echo and comes back byte for byte, one more refused"
+	"jumbo_unetd_forge|-|60|MTU 9000, an emulated client (user nobody) whose messages in pieces lie (lengths that do not add up, a piece outside its segment or frame, a foreign source tag or MAC in the second piece, a foreign destination, 19 pieces, longer than a frame, a header rewritten after its piece was taken): none reaches the wire, each counted by reason, unetctl stats shows them; a client scribbling its region for 2 s lets no bad frame out; the daemon then serves the next client's jumbo messages"
+)
+
+t_jumbo_grant() {
+	T_MODE=${T_MODE:-skb}
+	local log pid
+	setup_ns
+	set_mtu 9000
+	attach a
+	start_unetd "user 65534 kinds direct tags 1-100" --grant-queues 0x1
+	log=$T_DIR/echo.log
+	unet_bg_a "$PEER" echo "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 \
+		--xdp-mode "$T_MODE" --timeout 60 >"$log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$log" "$pid" >/dev/null
+	as_nobody timeout 40 "$PEER" sizes "$IF_B" --tag 2 --peer "$MAC_A" --peer-tag 1 \
+		--min-size 1700 --timeout 5 >"$T_DIR/sizes.log" 2>&1 ||
+		{ tail -5 "$T_DIR/sizes.log"; fail "nobody's sizes over a grant failed"; }
+	grep -E '^ready|^sizes' "$T_DIR/sizes.log"
+	grep -q '^ready .*max_payload=8992 ' "$T_DIR/sizes.log" ||
+		fail "the granted endpoint does not follow MTU 9000 (want max_payload 8992)"
+	grep -qx 'sizes ok 1700..8992' "$T_DIR/sizes.log" || fail "not every size reached the echo and back"
+	grep -q 'direct endpoint .* for uid 65534' "$T_DIR/unetd.log" || fail "no direct grant logged"
+	stop "$pid" "$log" "echo on a"
+	stop_unetd
+}
+
+t_jumbo_unetd_forge() {
+	T_MODE=${T_MODE:-skb}
+	local s f rc before after i k out AS drops=()
+	setup_ns
+	set_mtu 9000
+	attach a
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	unet_bg_a "$PEER" hold "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 --timeout 30 \
+		--expect 2 >"$T_DIR/hold.log" 2>&1
+	s=$UNET_BG_PID
+	wait_ready "$T_DIR/hold.log" "$s" >/dev/null
+	before=$(stat_a rx)
+	# The forge keeps its endpoint once done, for unetctl stats to see.
+	as_user_cmd 65534
+	"${AS[@]}" timeout 30 "$BUILD/tools/unet-forge-pieces" "$IF_B" --tag 2 \
+		--peer "$MAC_A" --peer-tag 1 --linger 20 >"$T_DIR/forge.log" 2>&1 &
+	f=$!
+	_UNET_BG_PIDS+=("$f")
+	wait_line "$T_DIR/forge.log" '^pieces ' "$f" || { cat "$T_DIR/forge.log"; fail "the forge did not finish"; }
+	out=$(in_b env UNET_DAEMON_SOCKET="$UNETD_SOCK" "$UNETCTL" --json stats "$IF_B") || fail "unetctl stats $IF_B: $out"
+	echo "$out" | jq -c '{unetd_rx_bad_pieces, unetd_rx_no_jumbo_slot, unetd_endpoints}'
+	jq_is "the forge's refused chains in unetctl stats" "$out" \
+		'.unetd_rx_bad_pieces == 0 and (.unetd_endpoints | map(select(.uid == 65534 and .tx_bad_pieces == 2 and .tx_sent == 2)) | length == 1)'
+	kill -TERM "$f" 2>/dev/null
+	unet_bg_wait "$f" 10
+	rc=$?
+	cat "$T_DIR/forge.log"
+	((rc == 0)) || fail "the daemon did not refuse and count each lying chain as it must"
+	# The second honest message is the forge's last frame: once the hold
+	# has it, everything before it has reached a's program.
+	for ((i = 0; i < 100; i++)); do
+		(($(grep -c '^got ' "$T_DIR/hold.log") >= 2)) && break
+		sleep 0.05
+	done
+	kill -INT "$s" 2>/dev/null
+	unet_bg_wait "$s" 10
+	cat "$T_DIR/hold.log"
+	grep -q 'received=2 foreign=0' "$T_DIR/hold.log" || fail "the peer did not get exactly the 2 honest messages"
+	after=$(stat_a rx)
+	note "frames that reached $IF_A's program: $((after - before))"
+	((after - before == 2)) || fail "$((after - before)) frames reached the peer, want the 2 honest ones"
+
+	# A client rewriting its region at random for 2 s, its descriptors'
+	# flag of a frame in pieces too (unet-forge --hostile, as in
+	# unetd_hostile, here with the daemon gathering pieces); then the
+	# daemon serves the next client, in pieces too, and let no bad frame
+	# out meanwhile.
+	unet_bg_a "$PEER" echo "$IF_A" --tag 1 --peer "$MAC_B" --peer-tag 2 --timeout 30 \
+		>"$T_DIR/echo.log" 2>&1
+	s=$UNET_BG_PID
+	wait_ready "$T_DIR/echo.log" "$s" >/dev/null
+	for k in drop_malformed drop_version drop_wrong_src; do
+		drops+=("$(stat_a "$k")")
+	done
+	as_nobody timeout 20 "$BUILD/tools/unet-forge" "$IF_B" --tag 2 --peer "$MAC_A" --peer-tag 1 \
+		--hostile 2 --seed 0x6a756d62 >"$T_DIR/hostile.log" 2>&1 ||
+		{ cat "$T_DIR/hostile.log"; fail "the hostile tool failed"; }
+	grep '^hostile ' "$T_DIR/hostile.log"
+	kill -0 "$UNETD_PID" 2>/dev/null || { tail -20 "$T_DIR/unetd.log"; fail "the daemon died under the hostile region"; }
+	as_nobody timeout 30 "$PEER" sizes "$IF_B" --tag 2 --peer "$MAC_A" --peer-tag 1 \
+		--min-size 8900 --timeout 5 >"$T_DIR/sizes.log" 2>&1 ||
+		{ tail -5 "$T_DIR/sizes.log"; fail "the next client's sizes through unetd failed"; }
+	grep -qx 'sizes ok 8900..8992' "$T_DIR/sizes.log" || fail "the next client was not served up to 8992"
+	i=0
+	for k in drop_malformed drop_version drop_wrong_src; do
+		((drops[i] == $(stat_a "$k"))) || fail "$k rose on $IF_A: the daemon let a bad frame out"
+		i=$((i + 1))
+	done
+	stop "$s" "$T_DIR/echo.log" "echo on a"
+	stop_unetd
+}
