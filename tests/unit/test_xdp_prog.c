@@ -97,6 +97,8 @@ static const char *const ctr_names[UNET_CTR__COUNT] = {
 	[UNET_CTR_DROP_CHAN_CSUM] = "drop_chan_csum",
 	[UNET_CTR_DROP_CHAN_KIND] = "drop_chan_kind",
 	[UNET_CTR_CHAN_DELIVERED] = "chan_delivered",
+	[UNET_CTR_DROP_IP6_EXTHDR] = "drop_ip6_exthdr",
+	[UNET_CTR_ND_DELIVERED] = "nd_delivered",
 };
 
 #define NFRAMES 64
