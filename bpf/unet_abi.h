@@ -187,6 +187,13 @@ enum unet_if_counter {
 				      * UDP for a raw one */
 	UNET_CTR_CHAN_DELIVERED,     /* routable-channel frames delivered (also
 				      * counted in delivered) */
+	/* UDP/IPv6 over U-Net (docs/udp.md); appended so the others keep
+	 * their indices.  IPv6 datagrams are otherwise counted with IPv4's
+	 * (udp_delivered, drop_udp_filter, drop_ip_malformed, ...). */
+	UNET_CTR_DROP_IP6_EXTHDR,    /* an extension header after the fixed IPv6
+				      * header, to a U-Net-owned address */
+	UNET_CTR_ND_DELIVERED,	     /* neighbour solicitation for a U-Net-owned
+				      * IPv6 address, to its endpoint */
 	UNET_CTR__COUNT
 };
 
@@ -302,5 +309,44 @@ struct unet_tcp_val {
 	__u64 drop_no_socket;  /* owner has no socket on the arrival queue */
 	__u64 drop_injected;   /* dropped by unet_faults */
 };
+
+/* ---- UDP/IPv6 over U-Net (docs/udp.md) ---------------------------------- */
+
+/*
+ * "unet_udp6_ports": HASH, key struct unet_udp6_key.  As unet_udp_ports,
+ * for IPv6: a datagram whose (destination address, destination port) is a
+ * key goes to the value's endpoint; everything else stays with the kernel.
+ * A second map rather than a wider key in the first: the IPv4 map's layout
+ * is ABI that pinned maps and older programs share.
+ */
+struct unet_udp6_key {
+	__u8 addr[16]; /* local IPv6 address, network order */
+	__be16 port;   /* local UDP port, network order */
+	__u16 pad;     /* 0 */
+};
+
+struct unet_udp6_val {
+	__u32 endpoint;	       /* owning endpoint slot */
+	__be16 remote_port;    /* only from this source port; 0: any */
+	__u16 flags;	       /* reserved, 0 */
+	__u8 remote_addr[16];  /* only from this source address; all 0: any */
+	__u32 owner_pid;       /* pid that opened it (for listings) */
+	__u32 pad;	       /* 0 */
+	__u64 owner_token;     /* as unet_udp_val.owner_token */
+	/* Counters, added to by the XDP program with atomic adds. */
+	__u64 delivered;       /* datagrams redirected to the owner */
+	__u64 delivered_bytes; /* their UDP payload bytes */
+	__u64 drop_filter;     /* from a source the remote filter refuses */
+	__u64 drop_no_socket;  /* owner has no socket on the arrival queue */
+};
+
+/*
+ * "unet_udp6_addrs": HASH, key __u8[16] local IPv6 address -> struct
+ * unet_udp_addr_val, one entry per local IPv6 address with U-Net UDP
+ * ports.  With UNET_UDP6_ADDR_ND (the kernel does not have the address)
+ * neighbour solicitations for it go to `endpoint`, which answers them,
+ * and a frame to it with an extension header is dropped and counted.
+ */
+#define UNET_UDP6_ADDR_ND 1u
 
 #endif /* UNET_ABI_H */

@@ -13,6 +13,7 @@
  *   xdp_chan.h  IPv4: U-Net inside UDP (routable channels): docs/wire-format.md
  *   xdp_udp.h   IPv4: UDP over U-Net: docs/udp.md
  *   xdp_tcp.h   IPv4: TCP over U-Net: docs/tcp.md
+ *   xdp_udp6.h  IPv6: UDP over U-Net, neighbour solicitations: docs/udp.md
  *   xdp_arp.h   ARP for U-Net-owned addresses: docs/udp.md
  *   xdp_common.h  helpers they share (MAC compare, redirect)
  *
@@ -22,7 +23,7 @@
  * Per frame: count it (rx); shorter than an Ethernet header -> pass;
  * an 802.1Q / 802.1ad tag -> pass (see below); then by EtherType: U-Net ->
  * unet_rx(), IPv4 -> chan_rx() for the channel port, tcp_rx() for TCP,
- * udp_rx() for the rest, ARP -> arp_rx(), anything else -> pass
+ * udp_rx() for the rest, IPv6 -> udp6_rx(), ARP -> arp_rx(), anything else -> pass
  * (untouched).
  *
  * The maps are in unet_abi.h.
@@ -118,6 +119,23 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } unet_neigh SEC(".maps");
 
+/* UDP/IPv6 (xdp_udp6.h): ports, and the addresses U-Net owns. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UNET_MAX_UDP_PORTS);
+	__type(key, struct unet_udp6_key);
+	__type(value, struct unet_udp6_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} unet_udp6_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UNET_MAX_UDP_ADDRS);
+	__type(key, __u8[16]);
+	__type(value, struct unet_udp_addr_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} unet_udp6_addrs SEC(".maps");
+
 /* Routable channels' configuration (xdp_chan.h), written at attach. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -161,6 +179,7 @@ static __always_inline int pass(void)
 #include "xdp_common.h"
 #include "xdp_unet.h"
 #include "xdp_udp.h"
+#include "xdp_udp6.h"
 #include "xdp_chan.h"
 #include "xdp_tcp.h"
 #include "xdp_arp.h"
@@ -225,6 +244,8 @@ int unet_xdp_rx(struct xdp_md *ctx)
 			return tcp_rx(ctx, l3, data_end);
 		return udp_rx(ctx, l3, data_end);
 	}
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6))
+		return udp6_rx(ctx, l3, data_end);
 	if (eth->h_proto == bpf_htons(ETH_P_ARP))
 		return arp_rx(ctx, eth, l3, data_end);
 	return pass();

@@ -75,11 +75,18 @@ static int cmp_addr_port(uint32_t xaddr, uint16_t xport, uint32_t yaddr, uint16_
 	return (int)xport - (int)yport;
 }
 
+/* IPv4 ports first, then IPv6, each by address and port. */
 static int cmp_udp(const void *a, const void *b)
 {
 	const struct unet_udp_entry *x = a, *y = b;
+	int c;
 
-	return cmp_addr_port(x->addr, x->port, y->addr, y->port);
+	if (x->v6 != y->v6)
+		return x->v6 ? 1 : -1;
+	if (!x->v6)
+		return cmp_addr_port(x->addr, x->port, y->addr, y->port);
+	c = memcmp(&x->addr6, &y->addr6, sizeof(x->addr6));
+	return c ? c : (int)x->port - (int)y->port;
 }
 
 static int get_udp(struct unet_iface *iface, struct list *l)
@@ -223,15 +230,25 @@ static void print_channel(const char *ifname, const struct unet_channel_entry *e
 
 static void print_udp(const char *ifname, const struct unet_udp_entry *e)
 {
-	char a[INET_ADDRSTRLEN], r[INET_ADDRSTRLEN];
+	static const struct in6_addr any6;
+	char a[INET6_ADDRSTRLEN], r[INET6_ADDRSTRLEN];
+	bool any;
 
-	inet_ntop(AF_INET, &e->addr, a, sizeof(a));
-	inet_ntop(AF_INET, &e->remote_addr, r, sizeof(r));
+	if (e->v6) {
+		inet_ntop(AF_INET6, &e->addr6, a, sizeof(a));
+		inet_ntop(AF_INET6, &e->remote_addr6, r, sizeof(r));
+		any = !memcmp(&e->remote_addr6, &any6, sizeof(any6));
+	} else {
+		inet_ntop(AF_INET, &e->addr, a, sizeof(a));
+		inet_ntop(AF_INET, &e->remote_addr, r, sizeof(r));
+		any = !e->remote_addr;
+	}
 	em_open(NULL, EM_LINE);
 	em_str("iface", ifname);
+	em_str("family", e->v6 ? "ipv6" : "ipv4");
 	em_str("addr", a);
 	em_u64("port", e->port);
-	em_str("remote_addr", e->remote_addr ? r : "any");
+	em_str("remote_addr", any ? "any" : r);
 	em_u64("remote_port", e->remote_port);
 	em_u64("endpoint", e->endpoint);
 	em_u64("pid", e->pid);
@@ -346,22 +363,33 @@ int port_del(const struct cmd *c, int argc, char **argv, bool tcp)
 {
 	struct unet_iface *iface;
 	struct in_addr a;
+	struct in6_addr a6;
 	unsigned long port;
-	char *pos[2], buf[32], *colon;
+	char *pos[2], buf[64], *colon;
+	bool v6, ok;
 	int n, r, err;
 
 	if (root_cmd_start(c, argc, argv, NULL, pos, 2, 2, &n, &r))
 		return r;
-	if (strlen(pos[1]) >= sizeof(buf) || !(colon = strchr(strcpy(buf, pos[1]), ':')))
+	if (strlen(pos[1]) >= sizeof(buf) || !(colon = strrchr(strcpy(buf, pos[1]), ':')))
 		return fail("invalid ADDR:PORT: %s", pos[1]);
 	*colon = '\0';
-	if (inet_pton(AF_INET, buf, &a) != 1 || parse_uint(colon + 1, 1, 65535, &port))
+	/* IPv6 as [ADDR]:PORT (UDP only): the address has colons of its own. */
+	v6 = !tcp && buf[0] == '[' && colon > buf + 1 && colon[-1] == ']';
+	if (v6) {
+		colon[-1] = '\0';
+		ok = inet_pton(AF_INET6, buf + 1, &a6) == 1;
+	} else {
+		ok = inet_pton(AF_INET, buf, &a) == 1;
+	}
+	if (!ok || parse_uint(colon + 1, 1, 65535, &port))
 		return fail("invalid ADDR:PORT: %s", pos[1]);
 	iface = open_iface(pos[0]);
 	if (!iface)
 		return 1;
-	err = tcp ? unet_iface__tcp_del(iface, a.s_addr, (uint16_t)port)
-		  : unet_iface__udp_del(iface, a.s_addr, (uint16_t)port);
+	err = tcp  ? unet_iface__tcp_del(iface, a.s_addr, (uint16_t)port)
+	      : v6 ? unet_iface__udp_del6(iface, &a6, (uint16_t)port)
+		   : unet_iface__udp_del(iface, a.s_addr, (uint16_t)port);
 	unet_iface__close(iface);
 	if (err == -ENOENT)
 		return fail("no %s port %s on %s", tcp ? "TCP" : "UDP", pos[1], pos[0]);
@@ -369,7 +397,7 @@ int port_del(const struct cmd *c, int argc, char **argv, bool tcp)
 		return fail_iface(err, pos[0]);
 	em_open(NULL, EM_LINE);
 	em_str("iface", pos[0]);
-	em_str("addr", buf);
+	em_str("addr", v6 ? buf + 1 : buf);
 	em_u64("port", port);
 	em_bool("deleted", true);
 	em_close();

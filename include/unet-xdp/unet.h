@@ -138,6 +138,10 @@ enum {
 	UNET_STAT_DROP_CHAN_CSUM,   /* non-zero UDP checksum */
 	UNET_STAT_DROP_CHAN_KIND,   /* raw frame for a routable channel, or UDP for a raw one */
 	UNET_STAT_CHAN_DELIVERED,   /* routable-channel frames delivered (in delivered too) */
+	/* UDP/IPv6 over U-Net (unet_udp.h, docs/udp.md); its datagrams are
+	 * otherwise counted with IPv4's (udp_delivered, drop_ip_malformed, ...) */
+	UNET_STAT_DROP_IP6_EXTHDR,  /* an IPv6 extension header, to a U-Net-owned address */
+	UNET_STAT_ND_DELIVERED,     /* neighbour solicitation for a U-Net-owned address */
 	UNET_STAT__COUNT
 };
 /* Fill out[UNET_STAT__COUNT]. Returns 0 or -errno. */

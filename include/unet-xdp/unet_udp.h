@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * unet_udp.h - UDP/IPv4 over U-Net: user-level UDP sockets on an endpoint
+ * unet_udp.h - UDP/IPv4 and UDP/IPv6 over U-Net: user-level UDP sockets on an endpoint
  * that talk to ordinary (kernel) UDP sockets on other hosts.
  *
  * The paper's "UDP over U-Net": the XDP program demultiplexes datagrams
@@ -24,6 +24,8 @@
  */
 #ifndef UNET_UDP_H
 #define UNET_UDP_H
+
+#include <netinet/in.h>
 
 #include "unet.h"
 
@@ -54,6 +56,9 @@ struct unet_udp_opts {
 	uint32_t arp_ttl_ms;	 /* a resolved MAC is used this long, then re-resolved */
 	uint32_t arp_timeout_ms; /* how long a peer is asked (ARP) before it counts as
 				  * unreachable (then remembered so for 1 s) */
+	/* unet_udp__open6 only: connect to this peer (all zero:
+	 * unconnected); remote_port as above.  remote_addr is ignored. */
+	struct in6_addr remote_addr6;
 };
 
 /*
@@ -146,6 +151,46 @@ struct unet_udp_stats {
 /* Returns 0 or -EINVAL. */
 UNET_API int unet_udp__stats(struct unet_endpoint *ep, struct unet_udp_stats *st);
 
+/* ---- IPv6 (docs/udp.md, "IPv6") ------------------------------------------
+ *
+ * The same sockets over IPv6: open one with unet_udp__open6, send with
+ * unet_udp__send6 / unet_udp__send_copy6 (the IPv4 calls refuse an IPv6
+ * socket with -EAFNOSUPPORT, and these an IPv4 one).  Received datagrams
+ * come out of unet_endpoint__recv as for IPv4, with src_addr 0:
+ * unet_udp__desc_src6 gives the sender's address.  Next hops, on the
+ * link or through a gateway, are resolved by the kernel's neighbour
+ * discovery (the process needs CAP_NET_ADMIN to ask it: endpoints from
+ * unetd have no IPv6 sockets yet); an address the kernel does not have is
+ * U-Net's, and its endpoint answers neighbour solicitations for it.  The
+ * ARP counters of struct unet_udp_stats count neighbour discovery too.
+ */
+
+/* Open a UDP socket on ep for [local_addr]:local_port (not the
+ * unspecified address, not multicast; port non-zero).  opts as for
+ * unet_udp__open, with remote_addr6 instead of remote_addr.  Returns NULL
+ * with errno as unet_udp__open, or EOPNOTSUPP (an endpoint from unetd). */
+UNET_API struct unet_udp_sock *unet_udp__open6(struct unet_endpoint *ep,
+					       const struct in6_addr *local_addr,
+					       uint16_t local_port,
+					       const struct unet_udp_opts *opts);
+/* Largest payload of one IPv6 datagram is MTU - 48 (1452 at MTU 1500):
+ * unet_udp__max_payload of an IPv6 socket says so. */
+
+/* As unet_udp__send / unet_udp__send_copy / unet_udp__resolve, to
+ * [addr]:port (addr NULL: the connected peer).  The peer's MAC comes from
+ * the kernel's neighbour table: -EAGAIN while the kernel resolves it,
+ * -EHOSTUNREACH when it failed.  -EAFNOSUPPORT for an IPv4 socket. */
+UNET_API int unet_udp__send6(struct unet_udp_sock *s, uint64_t buf, uint32_t len,
+			     const struct in6_addr *addr, uint16_t port);
+UNET_API int unet_udp__send_copy6(struct unet_udp_sock *s, const void *data, size_t len,
+				  const struct in6_addr *addr, uint16_t port);
+UNET_API int unet_udp__resolve6(struct unet_udp_sock *s, const struct in6_addr *addr,
+				int timeout_ms);
+
+/* The sender's address of a datagram received on an IPv6 socket (*src).
+ * Returns 0, or -EINVAL (d is not an IPv6 datagram). */
+UNET_API int unet_udp__desc_src6(const struct unet_recv_desc *d, struct in6_addr *src);
+
 /* ---- Administration (unetctl udp ...) ---------------------------------- */
 
 struct unet_udp_entry {
@@ -158,6 +203,11 @@ struct unet_udp_entry {
 	bool stale;	      /* owning endpoint is gone */
 	bool answers_arp;     /* the address is U-Net's: its endpoint answers ARP */
 	uint64_t delivered, delivered_bytes, drop_filter, drop_no_socket;
+	/* An IPv6 port: addr and remote_addr are 0, these are the addresses
+	 * (remote_addr6 all zero: any); answers_arp: answers neighbour
+	 * solicitations. */
+	bool v6;
+	struct in6_addr addr6, remote_addr6;
 };
 
 /* Call fn for every UDP port on the interface (in no particular order).
@@ -168,6 +218,9 @@ UNET_API int unet_iface__for_each_udp(struct unet_iface *iface,
 /* Remove a UDP port whoever owns it (its datagrams go to the kernel
  * again).  Returns 0, -ENOENT, -errno. */
 UNET_API int unet_iface__udp_del(struct unet_iface *iface, uint32_t addr, uint16_t port);
+/* The same for an IPv6 port. */
+UNET_API int unet_iface__udp_del6(struct unet_iface *iface, const struct in6_addr *addr,
+				  uint16_t port);
 
 #ifdef __cplusplus
 }

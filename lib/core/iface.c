@@ -539,6 +539,8 @@ const char *unet_stat_name(int idx)
 		[UNET_STAT_DROP_CHAN_CSUM] = "drop_chan_csum",
 		[UNET_STAT_DROP_CHAN_KIND] = "drop_chan_kind",
 		[UNET_STAT_CHAN_DELIVERED] = "chan_delivered",
+		[UNET_STAT_DROP_IP6_EXTHDR] = "drop_ip6_exthdr",
+		[UNET_STAT_ND_DELIVERED] = "nd_delivered",
 	};
 
 	if (idx < 0 || idx >= UNET_STAT__COUNT)

@@ -87,7 +87,7 @@ int unet_iface_channel_remove(struct unet_iface *iface, uint16_t tag, uint32_t e
 /* Every key of a HASH map (keys of at most UNET_MAP_KEY_MAX bytes, at
  * most max of them), collected before the caller deletes any.  Returns 0
  * with *keys (free it) and *n, or -errno. */
-#define UNET_MAP_KEY_MAX 16
+#define UNET_MAP_KEY_MAX 20 /* struct unet_udp6_key */
 int unet_map_keys(int fd, size_t key_size, size_t max, void **keys, size_t *n);
 /* Number of receive queues of the device (ethtool, then sysfs), >= 1,
  * at most UNET_MAX_QUEUES; _raw: not capped. */

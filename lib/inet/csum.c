@@ -47,6 +47,17 @@ uint64_t unet_csum_pseudo(uint32_t saddr, uint32_t daddr, uint8_t proto, uint16_
 	return sum + proto + len;
 }
 
+uint64_t unet_csum_pseudo6(const uint8_t saddr[16], const uint8_t daddr[16], uint8_t proto,
+			   uint32_t len)
+{
+	uint64_t sum = unet_csum_add(0, saddr, 16);
+
+	/* RFC 8200 8.1: addresses, a 32-bit length, 3 zero bytes, the next
+	 * header: as 16-bit words, the length's two halves and proto. */
+	sum = unet_csum_add(sum, daddr, 16);
+	return sum + (len >> 16) + (len & 0xffff) + proto;
+}
+
 bool unet_inet_is_veth(const char *ifname)
 {
 	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };

@@ -161,4 +161,65 @@ uint64_t unet_csum_pseudo(uint32_t saddr, uint32_t daddr, uint8_t proto, uint16_
  * send partial checksums (docs/udp.md, "Partial checksums"). */
 bool unet_inet_is_veth(const char *ifname);
 
+/* ---- IPv6 (inet6.h's share of this layer: addr6.c, route6.c) ------------ */
+
+/* The IPv6 addresses U-Net has UDP ports on (bpf/unet_abi.h,
+ * "unet_udp6_addrs"), and the flag: U-Net owns it alone, so its endpoint
+ * answers neighbour solicitations for it. */
+#define UNET_MAP_INET6_ADDRS "unet_udp6_addrs"
+#define UNET_INET6_ADDR_ND 1u
+
+/* As unet_inet_addr_claim / _release / _reclaim, for IPv6 addresses. */
+int unet_inet6_addr_claim(struct unet_iface *iface, uint32_t endpoint, const uint8_t addr[16],
+			  uint32_t flags);
+void unet_inet6_addr_release(struct unet_iface *iface, uint32_t endpoint, const uint8_t addr[16]);
+int unet_inet6_addr_reclaim(struct unet_iface *iface);
+/* 1 if addr is registered and answered by U-Net (ND), 0 if not, -errno. */
+int unet_inet6_addr_answers_nd(struct unet_iface *iface, const uint8_t addr[16]);
+/* Whether this network namespace has addr on any interface. */
+bool unet_inet6_kernel_addr(const uint8_t addr[16]);
+
+/* The IPv6 pseudo-header of UDP or TCP (RFC 8200 8.1), as a running sum. */
+uint64_t unet_csum_pseudo6(const uint8_t saddr[16], const uint8_t daddr[16], uint8_t proto,
+			   uint32_t len);
+
+/* How the kernel reaches an IPv6 destination, as this endpoint sends to
+ * it: as struct unet_inet_hop, and the next hop's MAC always from the
+ * kernel's neighbour table (on the link too: IPv6 neighbour discovery is
+ * the kernel's, docs/udp.md "IPv6"). */
+struct unet_inet6_hop {
+	uint8_t dst[16], via[16];
+	bool gateway;
+	int err;
+	int other_oif;
+	uint32_t mtu;
+	uint8_t mac[6];
+	uint64_t checked_ns, mac_ns, asked_ns, failed_ns;
+};
+
+struct unet_inet6_routes {
+	struct unet_inet6_hop e[UNET_INET_ROUTE_SLOTS];
+	struct unet_inet6_hop over;
+	uint64_t ttl_ns;
+	uint64_t budget_tat;
+};
+
+void unet_inet6_routes_init(struct unet_inet6_routes *rs);
+/* As unet_inet_route, for IPv6 (src: our address if the kernel has it,
+ * else NULL).  Never NULL. */
+struct unet_inet6_hop *unet_inet6_route(struct unet_inet6_routes *rs,
+					const struct unet_inet_ep *in, const uint8_t dst[16],
+					const uint8_t *src, uint64_t now);
+/* The MAC of h's next hop (the gateway, or dst on the link) from the
+ * kernel's neighbour table, cached for the TTL; when the kernel has none,
+ * ask it to resolve.  Returns 0 (*mac set), -EAGAIN (being resolved),
+ * -EHOSTUNREACH (the kernel's resolution failed; asked again a TTL later),
+ * -EPERM (not allowed to ask the kernel), -errno. */
+int unet_inet6_hop_mac(struct unet_inet6_routes *rs, const struct unet_inet_ep *in,
+		       struct unet_inet6_hop *h, uint64_t now, uint8_t mac[6]);
+/* One RTM_GETROUTE for dst: as unet_inet_route_get, with hop->mtu the
+ * route's RTAX_MTU (0: none). */
+int unet_inet6_route_get(int ifindex, const uint8_t dst[16], const uint8_t *src,
+			 struct unet_inet6_hop *hop);
+
 #endif /* UNET_INET_H */

@@ -28,22 +28,10 @@
 
 #include "core/internal.h"
 #include "inet/inet.h"
+#include "inet/netlink.h"
 
-#define NL_BUF 4096
-/* the kernel's NUD_VALID (not exported): states that hold a usable MAC */
-#define KNEIGH_VALID \
-	(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE | NUD_DELAY)
 
-struct nl_req {
-	struct nlmsghdr nh;
-	union {
-		struct rtmsg rt;
-		struct ndmsg nd;
-	};
-	char attrs[64];
-};
-
-static void add_attr(struct nl_req *r, uint16_t type, const void *data, uint16_t len)
+void unet_nl_add_attr(struct unet_nl_req *r, uint16_t type, const void *data, uint16_t len)
 {
 	struct rtattr *a = (struct rtattr *)((char *)r + NLMSG_ALIGN(r->nh.nlmsg_len));
 
@@ -53,12 +41,7 @@ static void add_attr(struct nl_req *r, uint16_t type, const void *data, uint16_t
 	r->nh.nlmsg_len = NLMSG_ALIGN(r->nh.nlmsg_len) + RTA_ALIGN(a->rta_len);
 }
 
-/*
- * Send r on a new NETLINK_ROUTE socket and read its answer into buf.
- * Returns the answer's length, 0 for a bare acknowledgement, or -errno
- * (the kernel's error for the request).
- */
-static int nl_ask(struct nl_req *r, char *buf, size_t size)
+int unet_nl_ask(struct unet_nl_req *r, char *buf, size_t size)
 {
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	struct timeval tv = { .tv_sec = 1 };
@@ -102,7 +85,7 @@ out:
 
 int unet_inet_route_get(int ifindex, uint32_t dst, uint32_t src, struct unet_inet_hop *hop)
 {
-	struct nl_req r;
+	struct unet_nl_req r;
 	char buf[NL_BUF];
 	struct nlmsghdr *h = (struct nlmsghdr *)buf;
 	struct rtmsg *rt;
@@ -118,15 +101,15 @@ int unet_inet_route_get(int ifindex, uint32_t dst, uint32_t src, struct unet_ine
 	r.nh.nlmsg_flags = NLM_F_REQUEST;
 	r.rt.rtm_family = AF_INET;
 	r.rt.rtm_dst_len = 32;
-	add_attr(&r, RTA_DST, &dst, 4);
+	unet_nl_add_attr(&r, RTA_DST, &dst, 4);
 	/* The source only when the kernel has it: a lookup from an address
 	 * the kernel does not own fails (ENETUNREACH), and routing by
 	 * destination is all the kernel itself would do for it then. */
 	if (src) {
 		r.rt.rtm_src_len = 32;
-		add_attr(&r, RTA_SRC, &src, 4);
+		unet_nl_add_attr(&r, RTA_SRC, &src, 4);
 	}
-	n = nl_ask(&r, buf, sizeof(buf));
+	n = unet_nl_ask(&r, buf, sizeof(buf));
 	if (n == -ENETUNREACH)
 		return -ENOENT; /* no route at all */
 	if (n < 0)
@@ -160,9 +143,9 @@ int unet_inet_route_get(int ifindex, uint32_t dst, uint32_t src, struct unet_ine
 	return 0;
 }
 
-int unet_inet_kneigh_get(int ifindex, uint32_t ip, uint8_t mac[6])
+int unet_nl_kneigh_get(int family, int ifindex, const void *ip, uint16_t alen, uint8_t mac[6])
 {
-	struct nl_req r;
+	struct unet_nl_req r;
 	char buf[NL_BUF];
 	struct nlmsghdr *h = (struct nlmsghdr *)buf;
 	struct ndmsg *nd;
@@ -174,10 +157,10 @@ int unet_inet_kneigh_get(int ifindex, uint32_t ip, uint8_t mac[6])
 	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg));
 	r.nh.nlmsg_type = RTM_GETNEIGH;
 	r.nh.nlmsg_flags = NLM_F_REQUEST;
-	r.nd.ndm_family = AF_INET;
+	r.nd.ndm_family = (uint8_t)family;
 	r.nd.ndm_ifindex = ifindex;
-	add_attr(&r, NDA_DST, &ip, 4);
-	n = nl_ask(&r, buf, sizeof(buf));
+	unet_nl_add_attr(&r, NDA_DST, ip, alen);
+	n = unet_nl_ask(&r, buf, sizeof(buf));
 	if (n < 0)
 		return n;
 	if (n == 0 || !NLMSG_OK(h, (unsigned int)n) || h->nlmsg_type != RTM_NEWNEIGH ||
@@ -200,9 +183,9 @@ int unet_inet_kneigh_get(int ifindex, uint32_t ip, uint8_t mac[6])
 	return (nd->ndm_state & NUD_STALE) ? 1 : 0;
 }
 
-int unet_inet_kneigh_use(int ifindex, uint32_t ip)
+int unet_nl_kneigh_use(int family, int ifindex, const void *ip, uint16_t alen)
 {
-	struct nl_req r;
+	struct unet_nl_req r;
 	char buf[NL_BUF];
 	int n;
 
@@ -213,12 +196,22 @@ int unet_inet_kneigh_use(int ifindex, uint32_t ip)
 	 * confirms resolution exactly as a packet of the kernel's would;
 	 * it changes no state we name.  Needs CAP_NET_ADMIN. */
 	r.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
-	r.nd.ndm_family = AF_INET;
+	r.nd.ndm_family = (uint8_t)family;
 	r.nd.ndm_ifindex = ifindex;
 	r.nd.ndm_flags = NTF_USE;
-	add_attr(&r, NDA_DST, &ip, 4);
-	n = nl_ask(&r, buf, sizeof(buf));
+	unet_nl_add_attr(&r, NDA_DST, ip, alen);
+	n = unet_nl_ask(&r, buf, sizeof(buf));
 	return n < 0 ? n : 0;
+}
+
+int unet_inet_kneigh_get(int ifindex, uint32_t ip, uint8_t mac[6])
+{
+	return unet_nl_kneigh_get(AF_INET, ifindex, &ip, 4, mac);
+}
+
+int unet_inet_kneigh_use(int ifindex, uint32_t ip)
+{
+	return unet_nl_kneigh_use(AF_INET, ifindex, &ip, 4);
 }
 
 void unet_inet_routes_init(struct unet_inet_routes *rs)

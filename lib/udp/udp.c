@@ -38,9 +38,7 @@
 #include "udp/udp_impl.h"
 
 #define DEFAULT_ARP_TTL_MS 60000u
-/* ARP replies the endpoint sends, all requesters together: this many a
- * second, and as many at once (tests/integration/t_udp.sh knows it). */
-#define ARP_REPLY_RATE 20
+#define ARP_REPLY_RATE UNET_UDP_REPLY_RATE
 
 static const uint8_t BCAST_MAC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
@@ -184,7 +182,7 @@ static const struct unet_layer udp_layer;
  * socket opens (NULL with errno if that fails).  An endpoint from unetd
  * has no interface (inet.iface NULL): its ports are asked of the daemon,
  * which also hands over the neighbour map (read-only) with the first. */
-static struct unet_udp_state *state(struct unet_endpoint *ep)
+struct unet_udp_state *unet_udp_state_get(struct unet_endpoint *ep)
 {
 	struct unet_udp_state *st = unet_layer_state(ep, &udp_layer);
 	int err;
@@ -204,6 +202,7 @@ static struct unet_udp_state *state(struct unet_endpoint *ep)
 	}
 	unet_arp_cache_init(&st->arp, DEFAULT_ARP_TTL_MS * 1000000ull);
 	unet_inet_routes_init(&st->routes);
+	unet_inet6_routes_init(&st->routes6);
 	st->ip_id = (uint16_t)(getpid() ^ (uint32_t)unet_inet_now_ns());
 	err = unet_layer_attach(ep, &udp_layer, st);
 	if (err) {
@@ -218,7 +217,7 @@ static struct unet_udp_state *state(struct unet_endpoint *ep)
 static struct unet_udp_sock *find_sock(struct unet_udp_state *st, uint32_t laddr, uint16_t lport)
 {
 	for (struct unet_udp_sock *s = st ? st->socks : NULL; s; s = s->next)
-		if (s->laddr == laddr && s->lport == lport)
+		if (!s->v6 && s->laddr == laddr && s->lport == lport)
 			return s;
 	return NULL;
 }
@@ -313,7 +312,7 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 		errno = EADDRINUSE;
 		return NULL;
 	}
-	st = state(ep);
+	st = unet_udp_state_get(ep);
 	if (!st)
 		return NULL;
 	if (find_sock(st, local_addr, local_port)) {
@@ -368,6 +367,11 @@ void unet_udp__close(struct unet_udp_sock *s)
 			break;
 		}
 	}
+	if (s->v6) {
+		unet_udp6_close_maps(s);
+		free(s);
+		return;
+	}
 	if (!st->inet.iface) {
 		/* The daemon releases the address with its last port. */
 		struct unetd_udp_close req = { .ep = unet_layer_daemon_ep(st->inet.ep),
@@ -412,7 +416,7 @@ uint32_t unet_udp__max_payload(const struct unet_udp_sock *s)
 		return 0;
 	/* The MTU counts IP and UDP headers; the frame must also hold the
 	 * send offset, the headers and the kernel's headroom on receive. */
-	m = s->st->inet.mtu - UNET_IP_HLEN - UNET_UDP_HLEN;
+	m = s->st->inet.mtu - (s->v6 ? UNET_IP6_HLEN : UNET_IP_HLEN) - UNET_UDP_HLEN;
 	if (m > s->st->inet.frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD)
 		m = s->st->inet.frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD;
 	return m;
@@ -583,6 +587,8 @@ int unet_udp__resolve(struct unet_udp_sock *s, uint32_t addr, int timeout_ms)
 
 	if (!s)
 		return -EINVAL;
+	if (s->v6)
+		return -EAFNOSUPPORT;
 	st = s->st;
 	if (!addr)
 		addr = s->raddr;
@@ -615,6 +621,8 @@ int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t
 
 	if (!s)
 		return -EINVAL;
+	if (s->v6)
+		return -EAFNOSUPPORT;
 	st = s->st;
 	if (!len || len > unet_udp__max_payload(s))
 		return -EMSGSIZE;
@@ -654,6 +662,8 @@ int unet_udp__send_copy(struct unet_udp_sock *s, const void *data, size_t len, u
 
 	if (!s || (!data && len))
 		return -EINVAL;
+	if (s->v6)
+		return -EAFNOSUPPORT;
 	ep = s->st->inet.ep;
 	if (!len || len > unet_udp__max_payload(s))
 		return -EMSGSIZE;
@@ -682,7 +692,7 @@ static void take_arp(struct unet_udp_state *st, const struct unet_arp_msg *m)
 
 	st->st.arp_rx++;
 	for (s = st->socks; s; s = s->next)
-		if (s->laddr == m->tpa)
+		if (!s->v6 && s->laddr == m->tpa)
 			break;
 	switch (unet_arp_learn(&st->arp, m, s != NULL, now)) {
 	case UNET_ARP_REJECTED:
@@ -726,6 +736,8 @@ static enum unet_layer_verdict udp_layer_rx(void *state, uint16_t proto, uint8_t
 			st->st.rx_malformed++;
 		return UNET_LAYER_CONSUMED;
 	}
+	if (proto == UNET_ETH_P_IPV6)
+		return unet_udp6_rx(st, frame, len, desc);
 	if (proto != UNET_ETH_P_IP)
 		return UNET_LAYER_NOT_MINE;
 	switch (unet_udp_parse(frame, len, true, &f)) {

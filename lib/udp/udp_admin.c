@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * udp_admin.c - UDP ports in the interface's pinned map (unet_udp_ports):
+ * udp_admin.c - UDP ports in the interface's pinned maps (unet_udp_ports,
+ * and unet_udp6_ports for IPv6):
  * installing and removing them for a socket, listing, deleting and
  * reclaiming them for unetctl (the addresses are lib/inet's).  Ownership
  * works as for channels (docs/control-plane.md): an entry names its
@@ -78,6 +79,68 @@ void unet_udp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t 
 		unet_owned_remove(iface, pfd, &ports_map, &key, endpoint);
 }
 
+/* The IPv6 ports: the same, in their own map (bpf/unet_abi.h). */
+static int ports6_fd(struct unet_iface *iface)
+{
+	return unet_iface_map(iface, UNET_MAP_UDP6_PORTS, BPF_MAP_TYPE_HASH,
+			      sizeof(struct unet_udp6_key), sizeof(struct unet_udp6_val));
+}
+
+static const struct unet_owned_map ports6_map = {
+	.key_size = sizeof(struct unet_udp6_key),
+	.val_size = sizeof(struct unet_udp6_val),
+	.max_entries = UNET_MAX_UDP_PORTS,
+	.endpoint_off = offsetof(struct unet_udp6_val, endpoint),
+	.token_off = offsetof(struct unet_udp6_val, owner_token),
+};
+
+static struct unet_udp6_key key6(const uint8_t addr[16], uint16_t port)
+{
+	struct unet_udp6_key k;
+
+	memset(&k, 0, sizeof(k));
+	memcpy(k.addr, addr, 16);
+	k.port = htons(port);
+	return k;
+}
+
+int unet_udp6_port_add(struct unet_iface *iface, uint32_t endpoint, const uint8_t laddr[16],
+		       uint16_t lport, const uint8_t raddr[16], uint16_t rport)
+{
+	int pfd = ports6_fd(iface);
+	struct unet_udp6_key key = key6(laddr, lport);
+	struct unet_udp6_val v, old;
+	uint64_t token;
+	int err;
+
+	if (pfd < 0)
+		return pfd;
+	token = unet_iface_slot_token(iface, endpoint);
+	if (!token)
+		return -ESRCH;
+	memset(&v, 0, sizeof(v));
+	v.endpoint = endpoint;
+	memcpy(v.remote_addr, raddr, 16);
+	v.remote_port = htons(rport);
+	v.owner_pid = (uint32_t)getpid();
+	v.owner_token = token;
+	err = unet_owned_put(iface, pfd, &ports6_map, &key, &v, &old);
+	if (err == -EADDRINUSE)
+		unet_log(UNET_LOG_ERROR, "%s: UDP/IPv6 port %u in use by endpoint %u (pid %u)",
+			 iface->ifname, lport, old.endpoint, old.owner_pid);
+	return err == -EEXIST ? -EADDRINUSE : err < 0 ? err : 0;
+}
+
+void unet_udp6_port_remove(struct unet_iface *iface, uint32_t endpoint, const uint8_t laddr[16],
+			   uint16_t lport)
+{
+	int pfd = ports6_fd(iface);
+	struct unet_udp6_key key = key6(laddr, lport);
+
+	if (pfd >= 0)
+		unet_owned_remove(iface, pfd, &ports6_map, &key, endpoint);
+}
+
 /* unet_iface__for_each_udp's walk: the caller's fn, and the address map
  * (whether the entry's address answers ARP). */
 struct udp_each {
@@ -109,18 +172,49 @@ static int udp_each_entry(const void *key, const void *val, bool stale, void *ct
 	return w->fn(&e, w->ctx);
 }
 
+static int udp6_each_entry(const void *key, const void *val, bool stale, void *ctx)
+{
+	const struct unet_udp6_key *k = key;
+	const struct unet_udp6_val *v = val;
+	struct udp_each *w = ctx;
+	struct unet_udp_entry e;
+
+	memset(&e, 0, sizeof(e));
+	e.v6 = true;
+	memcpy(e.addr6.s6_addr, k->addr, 16);
+	memcpy(e.remote_addr6.s6_addr, v->remote_addr, 16);
+	e.port = ntohs(k->port);
+	e.remote_port = ntohs(v->remote_port);
+	e.endpoint = v->endpoint;
+	e.pid = v->owner_pid;
+	e.stale = stale;
+	e.answers_arp = unet_inet6_addr_answers_nd(w->iface, k->addr) == 1;
+	e.delivered = v->delivered;
+	e.delivered_bytes = v->delivered_bytes;
+	e.drop_filter = v->drop_filter;
+	e.drop_no_socket = v->drop_no_socket;
+	return w->fn(&e, w->ctx);
+}
+
 int unet_iface__for_each_udp(struct unet_iface *iface,
 			     int (*fn)(const struct unet_udp_entry *, void *ctx), void *ctx)
 {
 	int pfd = ports_fd(iface);
 	struct udp_each w = { .fn = fn, .ctx = ctx, .iface = iface };
+	int err, p6fd;
 
 	if (pfd < 0)
 		return pfd;
-
 	if (!iface || !fn)
 		return -EINVAL;
-	return unet_owned_each(iface, pfd, &ports_map, udp_each_entry, &w);
+	err = unet_owned_each(iface, pfd, &ports_map, udp_each_entry, &w);
+	if (err)
+		return err;
+	/* A program attached before IPv6 has no IPv6 map: no IPv6 ports. */
+	p6fd = ports6_fd(iface);
+	if (p6fd < 0)
+		return p6fd == -ENOENT ? 0 : p6fd;
+	return unet_owned_each(iface, p6fd, &ports6_map, udp6_each_entry, &w);
 }
 
 int unet_iface__udp_del(struct unet_iface *iface, uint32_t addr, uint16_t port)
@@ -133,6 +227,22 @@ int unet_iface__udp_del(struct unet_iface *iface, uint32_t addr, uint16_t port)
 
 	if (!iface)
 		return -EINVAL;
+	if (bpf_map_delete_elem(pfd, &key))
+		return -errno;
+	return 0;
+}
+
+int unet_iface__udp_del6(struct unet_iface *iface, const struct in6_addr *addr, uint16_t port)
+{
+	int pfd;
+	struct unet_udp6_key key;
+
+	if (!iface || !addr)
+		return -EINVAL;
+	pfd = ports6_fd(iface);
+	if (pfd < 0)
+		return pfd;
+	key = key6(addr->s6_addr, port);
 	if (bpf_map_delete_elem(pfd, &key))
 		return -errno;
 	return 0;
@@ -159,7 +269,19 @@ int unet_udp_reclaim(struct unet_iface *iface)
 	addrs = unet_inet_addr_reclaim(iface);
 	if (addrs < 0)
 		return ports ? ports : addrs;
-	return ports + addrs;
+	ports += addrs;
+	/* IPv6, if the attached program has its maps. */
+	pfd = ports6_fd(iface);
+	if (pfd >= 0) {
+		int n = unet_owned_reclaim(iface, pfd, &ports6_map, NULL);
+
+		if (n > 0)
+			ports += n;
+		n = unet_inet6_addr_reclaim(iface);
+		if (n > 0)
+			ports += n;
+	}
+	return ports;
 }
 
 /* The core reclaims our tables with its own (under the interface lock)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* udp_impl.h - UDP/IPv4 over U-Net inside the library: checksums
+/* udp_impl.h - UDP/IPv4 and IPv6 over U-Net inside the library: checksums
  * (inet_csum.c), ARP frames and the ARP cache (arp.c), UDP frames and
- * sockets (udp.c), the pinned-map side (udp_admin.c).  Never installed.
+ * sockets (udp.c), IPv6 frames, neighbour solicitations and sockets
+ * (udp6.c), the pinned-map side (udp_admin.c).  Never installed.
  * The pure functions here are unit-tested (tests/unit/test_udp.c). */
 #ifndef UNET_UDP_IMPL_H
 #define UNET_UDP_IMPL_H
@@ -11,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/internal.h"
+#include "core/layer.h" /* enum unet_layer_verdict */
 #include "inet/inet.h" /* UNET_MAP_NEIGH, the address map */
 #include "unet-xdp/unet_udp.h"
 
@@ -24,11 +26,18 @@
 #define UNET_UDP_HLEN 8
 /* Ethernet + IPv4 (no options) + UDP: what we send. */
 #define UNET_UDP_HDRS (UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN)
-/* A UDP send buffer's frame starts this far into the buffer, so the
- * payload after the 42 bytes of headers is 8-byte aligned (6 + 42 = 48).
- * Completions find the buffer by the frame it is in, whatever the offset. */
-#define UNET_UDP_TX_PAD 6
-#define UNET_UDP_TX_PAYLOAD (UNET_UDP_TX_PAD + UNET_UDP_HDRS)
+#define UNET_IP6_HLEN 40
+#define UNET_ETH_P_IPV6 0x86DD
+/* Ethernet + IPv6 (no extension headers) + UDP: what we send over IPv6. */
+#define UNET_UDP6_HDRS (UNET_ETH_HLEN + UNET_IP6_HLEN + UNET_UDP_HLEN)
+/* The payload of a UDP send buffer is this far into the buffer, for
+ * either IP version (unet_udp__buf_payload does not know the socket), and
+ * 8-byte aligned; the frame starts 64 - 42 bytes in for IPv4, 64 - 62 for
+ * IPv6.  Completions find the buffer by the frame it is in, whatever the
+ * offset. */
+#define UNET_UDP_TX_PAYLOAD 64
+#define UNET_UDP_TX_PAD (UNET_UDP_TX_PAYLOAD - UNET_UDP_HDRS)
+#define UNET_UDP6_TX_PAD (UNET_UDP_TX_PAYLOAD - UNET_UDP6_HDRS)
 #define UNET_ARP_FRAME_LEN 60 /* 14 + 28, padded to the Ethernet minimum */
 
 /* ---- arp.c ------------------------------------------------------------- */
@@ -180,6 +189,64 @@ enum unet_udp_verdict {
 enum unet_udp_verdict unet_udp_parse(const uint8_t *frame, uint32_t len, bool accept_partial,
 				     struct unet_udp_frame *f);
 
+/* ---- udp6.c: IPv6 frames -------------------------------------------------- */
+
+struct unet_udp6_frame {
+	uint8_t saddr[16], daddr[16];
+	uint16_t sport, dport; /* host order */
+	uint32_t payload_off;  /* from the frame start */
+	uint32_t len;	       /* payload bytes */
+	bool partial;	       /* the UDP checksum was the partial kind */
+};
+
+/* Write Ethernet, IPv6 and UDP headers in front of a payload of len bytes
+ * already at frame + UNET_UDP6_HDRS, with a complete checksum (hop limit
+ * 64, no extension headers).  Returns the frame length. */
+uint32_t unet_udp6_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
+			 const uint8_t saddr[16], const uint8_t daddr[16], uint16_t sport,
+			 uint16_t dport, uint32_t len);
+/* Check an untagged Ethernet frame as IPv6/UDP: UDP directly after the
+ * fixed header (anything else is UNET_UDP_NOT_UDP if it is not an
+ * extension header, UNET_UDP_MALFORMED if it is), lengths against the
+ * frame, the checksum (mandatory: 0 is UNET_UDP_BAD_UDP_CSUM; a partial
+ * one only if accept_partial).  Fills *f on UNET_UDP_OK. */
+enum unet_udp_verdict unet_udp6_parse(const uint8_t *frame, uint32_t len, bool accept_partial,
+				      struct unet_udp6_frame *f);
+
+/* A neighbour solicitation, checked (unet_nd_parse_ns). */
+struct unet_nd_ns {
+	uint8_t saddr[16], target[16];
+	uint8_t reply_mac[6]; /* where an answer goes: the source link-layer
+			       * address option, else the Ethernet source */
+};
+
+enum unet_nd_verdict {
+	UNET_ND_NS = 0,	   /* a valid solicitation from a host: answer it */
+	UNET_ND_NOT_NS,	   /* IPv6, not a solicitation: not ours to judge */
+	UNET_ND_MALFORMED, /* lengths, options, hop limit, code */
+	UNET_ND_BAD_CSUM,
+	UNET_ND_REJECTED,  /* valid, but not to be answered: duplicate address
+			    * detection (unspecified source), a group or zero
+			    * MAC to answer to, a destination that is neither
+			    * the target nor its solicited-node group */
+};
+/* Check an untagged Ethernet frame as a neighbour solicitation (RFC 4861
+ * 7.1.1).  Fills *ns on UNET_ND_NS. */
+enum unet_nd_verdict unet_nd_parse_ns(const uint8_t *frame, uint32_t len, struct unet_nd_ns *ns);
+/* Write a solicited neighbour advertisement answering ns for our_mac
+ * (flags S and O, the target link-layer address option).  Returns the
+ * frame length. */
+uint32_t unet_nd_build_na(uint8_t *frame, const uint8_t our_mac[6], const struct unet_nd_ns *ns);
+#define UNET_ND_NA_FRAME_LEN (UNET_ETH_HLEN + UNET_IP6_HLEN + 32)
+
+struct unet_udp_state;
+struct unet_udp_sock;
+/* The layer's receive hook for IPv6 frames (udp_layer_rx hands them on). */
+enum unet_layer_verdict unet_udp6_rx(struct unet_udp_state *st, uint8_t *frame, uint32_t len,
+				     struct unet_recv_desc *desc);
+/* An IPv6 socket's maps, when it closes. */
+void unet_udp6_close_maps(struct unet_udp_sock *s);
+
 /* ---- udp.c: the endpoint's UDP state ------------------------------------ */
 
 struct unet_udp_state;
@@ -192,6 +259,8 @@ struct unet_udp_sock {
 	bool accept_partial;
 	bool owns_addr; /* registered laddr in unet_udp_addrs */
 	bool kernel_addr; /* the kernel has laddr (decided at open): it answers ARP */
+	bool v6;	  /* an IPv6 socket: laddr6, raddr6 (laddr, raddr 0) */
+	uint8_t laddr6[16], raddr6[16];
 	unet_recv_handler handler;
 	void *handler_ctx;
 	struct unet_udp_sock *next;
@@ -203,10 +272,20 @@ struct unet_udp_state {
 	struct unet_udp_sock *socks;
 	struct unet_arp_cache arp;
 	struct unet_inet_routes routes; /* next hops from the kernel */
+	struct unet_inet6_routes routes6; /* the same for IPv6 */
 	struct unet_rate arp_replies; /* what a remote host can make us send */
 	uint16_t ip_id;
 	struct unet_udp_stats st;
 };
+
+/* The endpoint's UDP state, attached as a layer when its first socket
+ * opens.  Returns NULL with errno if that fails. */
+struct unet_udp_state *unet_udp_state_get(struct unet_endpoint *ep);
+
+/* ARP replies and neighbour advertisements the endpoint sends, all
+ * requesters together: this many a second, and as many at once
+ * (tests/integration/t_udp.sh knows it). */
+#define UNET_UDP_REPLY_RATE 20
 
 /* ---- udp_admin.c: the pinned maps ------------------------------------ */
 
@@ -222,5 +301,12 @@ int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 /* Remove laddr:lport if endpoint still owns it. */
 void unet_udp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 			  uint16_t lport);
+
+/* The same for IPv6 ports (unet_udp6_ports). */
+#define UNET_MAP_UDP6_PORTS "unet_udp6_ports"
+int unet_udp6_port_add(struct unet_iface *iface, uint32_t endpoint, const uint8_t laddr[16],
+		       uint16_t lport, const uint8_t raddr[16], uint16_t rport);
+void unet_udp6_port_remove(struct unet_iface *iface, uint32_t endpoint, const uint8_t laddr[16],
+			   uint16_t lport);
 
 #endif /* UNET_UDP_IMPL_H */
