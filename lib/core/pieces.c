@@ -100,44 +100,28 @@ static void refuse_frame(struct unet_endpoint *ep, struct unet_rx_asm *a, bool m
 	a->discard = more;
 }
 
-/* The assembled frame in slot a->slot, a->len bytes, as a message. */
+/* The assembled frame in slot a->slot, a->len bytes, as a message: the
+ * same checks (rx_frame.c) as for a frame in one piece, then the slot is
+ * the application's until released. */
 static bool deliver(struct unet_endpoint *ep, struct unet_rx_asm *a, struct unet_recv_desc *desc)
 {
 	uint8_t *frame = slot_addr(ep, a->slot) + UNET_ALIGN_PAD;
-	uint16_t dst_tag, src_tag;
-	struct unet_channel *ch;
-	uint32_t off, len;
 
 	if (a->len < UNET_ETH_HLEN || (uint16_t)(frame[12] << 8 | frame[13]) != UNET_ETH_P) {
 		/* No layer above takes frames in pieces yet: their XDP
 		 * handlers only pass what fits in the first piece. */
 		ep->rx_unknown_channel++;
-		goto drop;
+		refuse_frame(ep, a, false);
+		return false;
 	}
-	if (unet_wire_parse(frame, a->len, &dst_tag, &src_tag, &off, &len) ||
-	    len > ep->max_payload) {
-		ep->rx_malformed++;
-		goto drop;
+	if (!unet_take_frame(ep, frame, a->len, desc)) {
+		refuse_frame(ep, a, false);
+		return false;
 	}
-	ch = ep->by_tag[dst_tag];
-	/* A raw frame (the only kind that comes in pieces yet) for a
-	 * routable channel is not the channel's, as unet_take_rx says for
-	 * one in one piece. */
-	if (!ch || ch->udp || src_tag != ch->peer_tag) {
-		ep->rx_unknown_channel++;
-		goto drop;
-	}
-	memset(desc, 0, sizeof(*desc));
-	desc->channel = ch;
-	desc->data = frame + off;
-	desc->len = len;
 	desc->buf = ep->jumbo.base + (uint64_t)a->slot * ep->jumbo.slot_size;
 	ep->jumbo.held[a->slot] = 1;
 	a->active = false;
 	return true;
-drop:
-	refuse_frame(ep, a, false);
-	return false;
 }
 
 bool unet_take_rx_desc(struct unet_endpoint *ep, struct unet_rx_asm *a,
