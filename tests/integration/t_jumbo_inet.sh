@@ -73,8 +73,9 @@ t_jumbo_tcp() {
 	setup_ns
 	set_mtu 9000
 	attach a
-	# skb mode: the kernel's GSO super-segments would come in more
-	# pieces than a frame may have (docs/tcp.md, "Jumbo MTUs").
+	# skb mode: the kernel's GSO super-segments come in more pieces than
+	# a frame may have, and are refused (rx_bad_pieces): the connection
+	# stalls (docs/tcp.md, "Jumbo MTUs").
 	[[ $T_MODE == skb ]] && { in_b ethtool -K "$IF_B" tso off gso off >/dev/null 2>&1 ||
 		fail "ethtool -K $IF_B tso off gso off"; }
 
@@ -88,6 +89,8 @@ t_jumbo_tcp() {
 	finish "$pid" "$T_DIR/usink.log" 10 "U-Net sink"
 	grep -q "^sink conns=1 bytes=$n errors=0" "$T_DIR/usink.log" ||
 		fail "the U-Net sink did not get the $n bytes: $(grep '^sink' "$T_DIR/usink.log")"
+	grep -q "^epstats .* rx_bad_pieces=0 " "$T_DIR/usink.log" ||
+		fail "frames in pieces refused: $(grep '^epstats' "$T_DIR/usink.log")"
 	note "$(sed -n 's/ tcp_info: .*//p' "$T_DIR/ksrc.log")"
 	grep -q "^source ok bytes=$n .* snd_mss=8960 " "$T_DIR/ksrc.log" ||
 		fail "the kernel did not send 8960-byte segments (U-Net's MSS option)"

@@ -308,12 +308,13 @@ int main(int argc, char **argv)
 				int err = send_one(ep, socks[0], copy, msg, size, 0, 0);
 				double until = now_s() + 1.0;
 
+				if (err)
+					fprintf(stderr, "unet-udp: send %u: %s\n", size, strerror(-err));
 				if (err == -EMSGSIZE) {
 					printf("sizes refused %u: %s\n", size, strerror(-err));
 					goto out;
 				}
 				if (err) {
-					fprintf(stderr, "unet-udp: send %u: %s\n", size, strerror(-err));
 					if (err != -EAGAIN)
 						goto out;
 					continue;
