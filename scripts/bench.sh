@@ -261,7 +261,8 @@ done
 PLAN+=("rate tcp spin 1472 1" "rate unet-tcp spin 1472 1")
 # The same bulk with the link at MTU 9000 (both ends, for these two only:
 # segments of 8960 bytes, U-Net's in pieces), the same 1472-byte writes.
-PLAN+=("rate-jumbo tcp spin 1472 1" "rate-jumbo unet-tcp spin 1472 1")
+# Not in --quick (make check's form check): a figure, not a form.
+((QUICK)) || PLAN+=("rate-jumbo tcp spin 1472 1" "rate-jumbo unet-tcp spin 1472 1")
 # LogP overheads at every size (g comes from the rate rows); --quick:
 # 64 bytes only.
 LOGP_SIZES=("${SIZES[@]}")
