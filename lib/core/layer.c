@@ -2,7 +2,7 @@
 /*
  * layer.c - the endpoint's side of layer.h: which layers above the core
  * are attached to an endpoint, and what they may know of it.  The
- * receive path that offers them frames is in datapath.c, the interface's
+ * receive path that offers them frames is in rx_frame.c, the interface's
  * side (reclaim of their tables, their maps) in iface.c.
  */
 #include <errno.h>

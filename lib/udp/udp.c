@@ -4,8 +4,9 @@
  *
  * A socket is a (local address, port) in the interface's unet_udp_ports
  * map, so the XDP program puts its datagrams on the endpoint's receive
- * queue; take_rx() in datapath.c hands every non-U-Net frame to
- * unet_udp_take() here, which checks it (lengths, IP and UDP checksums)
+ * queue; unet_take_frame() in lib/core/rx_frame.c offers every
+ * non-U-Net frame (whole: reassembled if it came in pieces) to
+ * udp_layer_rx() here, which checks it (lengths, IP and UDP checksums)
  * and turns it into a receive descriptor, or answers it (ARP).  Sending
  * writes Ethernet, IPv4 and UDP headers in front of the payload in the
  * segment buffer and puts the frame on the TX ring, as U-Net sends do.
