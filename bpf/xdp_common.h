@@ -79,4 +79,23 @@ static __always_inline int endpoint_has_socket(__u32 endpoint)
 	return 0;
 }
 
+/*
+ * Whether an IPv4 datagram of tot_len bytes starting at l3 lies inside
+ * the frame, which may come in pieces (a jumbo MTU: ctx->data ..
+ * data_end is only the first piece).  Measured against the whole
+ * frame, bpf_xdp_get_buff_len(), and never read past the first piece:
+ * the headers the handlers read must sit in the first piece (the
+ * verifier checks every read against data_end), and the payload is the
+ * library's to check (it gets the whole frame, reassembled).  A header
+ * that is not all in the first piece is taken as truncated: a kernel or
+ * NIC puts at least the first 1500 or so bytes in the first piece, so
+ * no honest sender's IP or transport header ever straddles two.
+ */
+static __always_inline int ip_fits(struct xdp_md *ctx, void *l3, __u32 tot_len)
+{
+	__u64 start = (__u64)(l3 - (void *)(long)ctx->data);
+
+	return start + tot_len <= bpf_xdp_get_buff_len(ctx);
+}
+
 #endif /* UNET_XDP_COMMON_H */

@@ -56,9 +56,13 @@ static __always_inline int tcp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 		return pass();
 
 	/* From here on the segment is for a U-Net TCP port. */
+	/* The TCP header is read from the first piece; the segment may go
+	 * on in more pieces (a jumbo MTU, or a peer's GSO super-segment in
+	 * skb mode): its length is checked against the whole frame
+	 * (ip_fits).  Options are not read here. */
 	tot_len = bpf_ntohs(ip->tot_len);
 	if ((frag & IP_MF) || (void *)(tcp + 1) > data_end ||
-	    tot_len < hlen + sizeof(*tcp) || (void *)ip + tot_len > data_end)
+	    tot_len < hlen + sizeof(*tcp) || !ip_fits(ctx, l3, tot_len))
 		return drop(UNET_CTR_DROP_TCP_MALFORMED);
 	doff = tcp->doff * 4;
 	if (doff < sizeof(*tcp) || doff > tot_len - hlen)

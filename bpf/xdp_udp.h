@@ -77,9 +77,12 @@ static __always_inline int udp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	/* From here on the datagram is for a U-Net socket. */
 	if (frag & IP_MF)
 		return drop(UNET_CTR_DROP_IP_FRAGMENT);
+	/* The UDP header is read from the first piece; the datagram may go
+	 * on in more pieces (a jumbo MTU): its length is checked against the
+	 * whole frame (ip_fits). */
 	tot_len = bpf_ntohs(ip->tot_len);
 	if ((void *)(udp + 1) > data_end || tot_len < hlen + sizeof(*udp) ||
-	    (void *)ip + tot_len > data_end)
+	    !ip_fits(ctx, l3, tot_len))
 		return drop(UNET_CTR_DROP_IP_MALFORMED);
 	ulen = bpf_ntohs(udp->len);
 	if (ulen < sizeof(*udp) || ulen > tot_len - hlen)

@@ -43,6 +43,10 @@
 #             BENCH_VS_REPS runs' ratios of the p50s, at every size (the
 #             pingpong rows run them a second apart: tens of percent of
 #             noise in their ratio)
+#   tcp       TCP over U-Net (unet-tcp, both ends) against kernel TCP:
+#             64-byte round trips, one connection's bulk (1472-byte
+#             writes) at MTU 1500 and again with the link at MTU 9000
+#             (rate-jumbo), with the ratios
 #   logp      LogP (unet-bench logp against a spinning echo): o_s, o_r,
 #             rtt and L = rtt/2 - o_s - o_r for unet, uam, unet-udp and
 #             udp at every size; g = 1 / msgs_per_s of the same run's
@@ -255,6 +259,10 @@ for mode in spin block; do
 	PLAN+=("pingpong tcp $mode 64 1" "pingpong unet-tcp $mode 64 1")
 done
 PLAN+=("rate tcp spin 1472 1" "rate unet-tcp spin 1472 1")
+# The same bulk with the link at MTU 9000 (both ends, for these two only:
+# segments of 8960 bytes, U-Net's in pieces), the same 1472-byte writes.
+# Not in --quick (make check's form check): a figure, not a form.
+((QUICK)) || PLAN+=("rate-jumbo tcp spin 1472 1" "rate-jumbo unet-tcp spin 1472 1")
 # LogP overheads at every size (g comes from the rate rows); --quick:
 # 64 bytes only.
 LOGP_SIZES=("${SIZES[@]}")
@@ -667,6 +675,12 @@ m_rate() {
 		(if (.reps_msgs_per_s | length) > 1 then " (median of \(.reps_msgs_per_s | map(floor) | join(" ")))" else "" end)' <<<"$RATE_J")
 }
 
+# link_mtu MTU: both ends of the link (the XDP program, loaded
+# frags-aware, stays attached; endpoints read the MTU when made).
+link_mtu() {
+	in_a ip link set "$IF_A" mtu "$1" && in_b ip link set "$IF_B" mtu "$1"
+}
+
 # m_bulk: UAM bulk stores (BULK_BYTES each, 2 in flight) from a into b's
 # registered memory; the echo on b only serves them.  Bandwidth counts
 # data the peer confirmed it has (the store's completion).
@@ -894,6 +908,7 @@ for entry in "${PLAN[@]}"; do
 	sockperf) desc="pingpong sockperf $mode ${size}B" ;;
 	demux-pingpong) desc="demux pingpong unet $mode ${size}B, $ch channels" ;;
 	demux-rate) desc="demux rate unet ${size}B, $ch channels" ;;
+	rate-jumbo) desc="rate $t ${size}B writes at MTU 9000" ;;
 	bulk) desc="bulk uam, $BULK_COUNT stores of $BULK_BYTES bytes" ;;
 	bulk-get) desc="bulk uam, $BULK_COUNT gets of $BULK_BYTES bytes" ;;
 	bulk-get-*) desc="bulk uam, $BULK_COUNT gets of $BULK_BYTES bytes, ${kind#bulk-get-}% loss" ;;
@@ -917,6 +932,14 @@ for entry in "${PLAN[@]}"; do
 	logp) m_logp "$t" "$size" && ok=1 ;;
 	sockperf) m_sockperf "$mode" "$size" && ok=1 ;;
 	rate | demux-rate) m_rate "$kind" "$t" "$mode" "$size" "$ch" && ok=1 ;;
+	rate-jumbo)
+		if ! link_mtu 9000; then
+			record_fail "$kind" "$t" "$mode" "$size" "$ch" rate "cannot set the link's MTU to 9000"
+		else
+			m_rate "$kind" "$t" "$mode" "$size" "$ch" && ok=1
+		fi
+		link_mtu 1500 || die "cannot set the link's MTU back to 1500"
+		;;
 	bulk) m_bulk && ok=1 ;;
 	bulk-get) m_bulk 0 get && ok=1 ;;
 	bulk-get-*) m_bulk "${kind#bulk-get-}" get && ok=1 ;;
@@ -1245,7 +1268,11 @@ jq -r '
 	(["spin", "block"][] as $m | pick("pingpong"; "unet-tcp"; $m) as $u | pick("pingpong"; "tcp"; $m) as $k |
 	 "  64 B round trip, \($m): p50 \($u.p50_us // "-") us vs \($k.p50_us // "-") us = \(ratio($u.p50_us; $k.p50_us))"),
 	(pick("rate"; "unet-tcp"; "spin") as $u | pick("rate"; "tcp"; "spin") as $k |
-	 "  bulk, one connection: \($u.gbit_s // "-") Gbit/s vs \($k.gbit_s // "-") Gbit/s = \(ratio($u.gbit_s; $k.gbit_s))")
+	 "  bulk, one connection: \($u.gbit_s // "-") Gbit/s vs \($k.gbit_s // "-") Gbit/s = \(ratio($u.gbit_s; $k.gbit_s))"),
+	(pick("rate"; "unet-tcp"; "spin") as $u | pick("rate"; "tcp"; "spin") as $k |
+	 pick("rate-jumbo"; "unet-tcp"; "spin") as $uj | pick("rate-jumbo"; "tcp"; "spin") as $kj |
+	 "  bulk at MTU 9000: \($uj.gbit_s // "-") Gbit/s vs \($kj.gbit_s // "-") Gbit/s = \(ratio($uj.gbit_s; $kj.gbit_s))",
+	 "  MTU 9000 over MTU 1500: unet-tcp \(ratio($uj.gbit_s; $u.gbit_s)), tcp \(ratio($kj.gbit_s; $k.gbit_s))")
 ' "$OUT/results.json" >>"$OUT/table.txt" 2>/dev/null || true
 cat "$OUT/table.txt"
 

@@ -76,8 +76,12 @@ UNET_API struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t
 /* Remove the port from the interface and free the socket. */
 UNET_API void unet_udp__close(struct unet_udp_sock *s);
 
-/* Largest payload of one datagram: MTU - 28 (1472 at MTU 1500), or less
- * if the segment's frames are smaller.  0 for s NULL. */
+/* Largest payload of one datagram: MTU - 28 (1472 at MTU 1500, 8972 at
+ * 9000, the MTU counted up to 9216), as a kernel socket with
+ * IP_PMTUDISC_DO.  A datagram larger than one send buffer holds goes out
+ * in pieces (unet_udp__send_copy), which needs AF_XDP multi-buffer
+ * (unet_endpoint_info.multi_buffer); without it, what one send buffer
+ * holds.  0 for s NULL. */
 UNET_API uint32_t unet_udp__max_payload(const struct unet_udp_sock *s);
 
 /* Where the UDP payload of send buffer buf goes (buf from
@@ -95,15 +99,18 @@ UNET_API void *unet_udp__buf_payload(struct unet_endpoint *ep, uint64_t buf);
  * picked up by the next call.  A peer that has not answered within
  * arp_timeout_ms is remembered as unreachable for 1 s (a negative cache):
  * sends to it fail at once with -EHOSTUNREACH and send no ARP.  The
- * library owns buf from here.  Returns 0, -EMSGSIZE (len 0 or >
- * max_payload), -EDESTADDRREQ (addr 0, not connected), -EAGAIN (peer
+ * library owns buf from here.  One send buffer carries at most its
+ * frame size - 320 bytes of payload (1728 with 2048-byte frames): a
+ * larger datagram is unet_udp__send_copy's.  Returns 0, -EMSGSIZE (len
+ * 0, > max_payload, or more than the buffer holds), -EDESTADDRREQ (addr 0, not connected), -EAGAIN (peer
  * being resolved, or send queue full), -EHOSTUNREACH (no ARP answer),
  * -EINVAL; on error buf is still the caller's.
  */
 UNET_API int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t addr,
 			    uint16_t port);
-/* Copy data into a segment buffer and send it.  Returns as unet_udp__send
- * (-EAGAIN also when no buffer is free). */
+/* Copy data into a segment buffer and send it: up to max_payload bytes,
+ * into as many buffers as it needs, queued as one frame in pieces.
+ * Returns as unet_udp__send (-EAGAIN also when no buffer is free). */
 UNET_API int unet_udp__send_copy(struct unet_udp_sock *s, const void *data, size_t len,
 				 uint32_t addr, uint16_t port);
 

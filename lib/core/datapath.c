@@ -65,92 +65,6 @@ int unet_endpoint_epoll(struct unet_endpoint *ep)
 	return ep->epoll_fd;
 }
 
-/* Whether err from a socket call means the device is gone or down for
- * good (the socket is unbound: ENXIO; the device is down: ENETDOWN). */
-static bool link_dead(int err)
-{
-	return err == ENXIO || err == ENETDOWN || err == ENODEV;
-}
-
-/* Tell the kernel to process the TX ring.  In copy mode this is where the
- * frames are actually sent (at most 32 per call in the kernel), so it is
- * also called while completions are outstanding.  Transient errors
- * (EAGAIN, EBUSY, ENOBUFS) just mean "try again later"; a dead link is
- * remembered, and reported by send, flush and wait from then on. */
-/* Sent frames back to the pool, or to the layer that keeps them (layer.h),
- * from q's completion ring; how many. */
-static uint32_t reap_completions(struct unet_endpoint *ep, struct unet_queue *q)
-{
-	uint32_t idx, n;
-
-	if (!q->tx_pending)
-		return 0;
-	n = xsk_ring_cons__peek(&q->comp, q->tx_pending, &idx);
-	for (uint32_t k = 0; k < n; k++)
-		unet_pool_completed(&ep->pool,
-				    *xsk_ring_cons__comp_addr(&q->comp, idx + k) - UNET_ALIGN_PAD);
-	xsk_ring_cons__release(&q->comp, n);
-	q->tx_pending -= n;
-	return n;
-}
-
-static void kick_tx(struct unet_endpoint *ep, struct unet_queue *q)
-{
-	q->tx_owed = 0; /* this kick covers what layers queued (layer.h) */
-	if (ep->emulated) {
-		/* The producer index we just stored and the flag we load
-		 * next must not pass each other (x86 may load before its
-		 * own store is visible): unetd sets the flag, fences, then
-		 * looks at our producer (unetd_dataplane_arm).  Without a
-		 * full fence on both sides each can miss the other, and
-		 * the frame waits until something else wakes the daemon. */
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (!ep->need_wakeup || xsk_ring_prod__needs_wakeup(&q->tx))
-			unet_remote_kick(ep);
-		return;
-	}
-	if (ep->need_wakeup && !xsk_ring_prod__needs_wakeup(&q->tx))
-		return;
-	/* In copy mode a kick transmits at most the socket's TX budget (32
-	 * descriptors by default) and answers EAGAIN while more wait; EAGAIN
-	 * also comes when the completion ring is full.  Kick again until the
-	 * queue is empty, reaping completions in between, so that everything
-	 * submitted goes out now: a sender that then sleeps kicks nothing
-	 * more.  Bounded: a queue of size S needs S/32 kicks. */
-	for (uint32_t i = 0; i <= q->tx.size / 32 + 1; i++) {
-		if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) == 0)
-			return;
-		if (link_dead(errno)) {
-			unet_endpoint_set_dead(ep, -errno);
-			return;
-		}
-		if (errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
-			return;
-		reap_completions(ep, q);
-	}
-}
-
-void unet_endpoint_set_dead(struct unet_endpoint *ep, int err)
-{
-	if (ep->dead)
-		return;
-	ep->dead = err == -ENXIO || err == -ENODEV ? -ENETDOWN : err;
-	unet_log(UNET_LOG_ERROR, "%s: endpoint %u: the interface is gone or down (%s)",
-		 ep->iface->ifname, ep->id, strerror(-err));
-}
-
-/* Probe the link: a zero-length send on an unbound socket fails with
- * ENXIO, on a downed device with ENETDOWN; on a live one it only kicks an
- * empty ring.  Returns ep->dead (0 while alive). */
-static int probe_link(struct unet_endpoint *ep)
-{
-	if (ep->emulated)
-		return unet_remote_probe(ep);
-	for (uint32_t i = 0; i < ep->nqueues && !ep->dead; i++)
-		if (sendto(ep->q[i].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && link_dead(errno))
-			unet_endpoint_set_dead(ep, -errno);
-	return ep->dead;
-}
 
 void unet_refill(struct unet_endpoint *ep)
 {
@@ -206,31 +120,6 @@ uint8_t *unet_layer_buf(struct unet_endpoint *ep, uint64_t buf)
 	return (uint8_t *)ep->segment + buf;
 }
 
-/* Reserve one TX descriptor on q, reaping completions (and kicking) once
- * if the ring is full.  Returns 0 with *idx, or -EAGAIN. */
-static int tx_reserve(struct unet_endpoint *ep, struct unet_queue *q, uint32_t *idx)
-{
-	if (xsk_ring_prod__reserve(&q->tx, 1, idx) == 1)
-		return 0;
-	kick_tx(ep, q);
-	unet_endpoint__complete(ep);
-	return xsk_ring_prod__reserve(&q->tx, 1, idx) == 1 ? 0 : -EAGAIN;
-}
-
-/* Hand the reserved descriptor idx on q, holding the frame at addr of
- * len bytes in buf, to the kernel. */
-static void tx_submit(struct unet_endpoint *ep, struct unet_queue *q, uint32_t idx, uint64_t buf,
-		      uint64_t addr, uint32_t len)
-{
-	struct xdp_desc *xd = xsk_ring_prod__tx_desc(&q->tx, idx);
-
-	xd->addr = addr;
-	xd->len = len;
-	xd->options = 0;
-	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_TX);
-	xsk_ring_prod__submit(&q->tx, 1);
-	q->tx_pending++;
-}
 
 /* Check and queue a layer's frame on txq without kicking.  Returns 0
  * or what unet_layer_xmit returns. */
@@ -248,9 +137,9 @@ static int layer_queue(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uin
 	if (ep->dead)
 		return ep->dead;
 	q = &ep->q[txq];
-	if (tx_reserve(ep, q, &idx))
+	if (unet_tx_reserve(ep, q, &idx))
 		return -EAGAIN;
-	tx_submit(ep, q, idx, buf, buf + off, flen);
+	unet_tx_submit(ep, q, idx, buf, buf + off, flen);
 	ep->tx_msgs++;
 	return 0;
 }
@@ -261,7 +150,7 @@ int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32
 	int err = layer_queue(ep, txq, buf, off, flen);
 
 	if (!err)
-		kick_tx(ep, &ep->q[txq]);
+		unet_tx_kick(ep, &ep->q[txq]);
 	return err;
 }
 
@@ -281,36 +170,10 @@ void unet_layer_kick(struct unet_endpoint *ep)
 		struct unet_queue *q = &ep->q[i];
 
 		if (q->tx_owed)
-			kick_tx(ep, q); /* repeats until the queue is empty (copy mode) */
+			unet_tx_kick(ep, q); /* repeats until the queue is empty (copy mode) */
 	}
 }
 
-int unet_endpoint__complete(struct unet_endpoint *ep)
-{
-	int total = 0;
-
-	if (!ep)
-		return -EINVAL;
-	for (uint32_t i = 0; i < ep->nqueues; i++) {
-		struct unet_queue *q = &ep->q[i];
-
-		if (!q->tx_pending)
-			continue;
-		total += (int)reap_completions(ep, q);
-		if (q->tx_pending)
-			kick_tx(ep, q);
-	}
-	return total;
-}
-
-unsigned int unet_endpoint__tx_pending(const struct unet_endpoint *ep)
-{
-	unsigned int n = 0;
-
-	for (uint32_t i = 0; ep && i < ep->nqueues; i++)
-		n += ep->q[i].tx_pending;
-	return n;
-}
 
 static int64_t now_ms(void)
 {
@@ -330,11 +193,11 @@ int unet_endpoint__flush(struct unet_endpoint *ep, int timeout_ms)
 	while (unet_endpoint__tx_pending(ep)) {
 		for (uint32_t i = 0; i < ep->nqueues; i++)
 			if (ep->q[i].tx_pending)
-				kick_tx(ep, &ep->q[i]);
+				unet_tx_kick(ep, &ep->q[i]);
 		if (unet_endpoint__complete(ep))
 			continue;
 		/* Frames queued on a dead link never complete. */
-		if (ep->dead || probe_link(ep))
+		if (ep->dead || unet_probe_link(ep))
 			return ep->dead;
 		if (timeout_ms >= 0 && now_ms() >= deadline)
 			return -ETIMEDOUT;
@@ -404,14 +267,14 @@ static int enqueue(struct unet_endpoint *ep, const struct unet_send_desc *d)
 	uint64_t addr = d->buf + UNET_TX_PAYLOAD - (ch->udp ? UNET_UDP_PAYLOAD_OFF : UNET_PAYLOAD_OFF);
 	uint32_t idx, flen;
 
-	if (tx_reserve(ep, q, &idx))
+	if (unet_tx_reserve(ep, q, &idx))
 		return -EAGAIN;
 	if (ch->udp)
 		flen = unet_wire_udp_build((uint8_t *)ep->segment + addr, &ch->w, d->len);
 	else
 		flen = unet_wire_build((uint8_t *)ep->segment + addr, ch->peer_mac, ep->mac,
 				       ch->peer_tag, ch->tag, d->len);
-	tx_submit(ep, q, idx, d->buf, addr, flen);
+	unet_tx_submit(ep, q, idx, d->buf, addr, flen);
 	return 0;
 }
 
@@ -439,7 +302,7 @@ int unet_endpoint__send_batch(struct unet_endpoint *ep, const struct unet_send_d
 	}
 	for (uint32_t i = 0; i < ep->nqueues; i++)
 		if (touched[i])
-			kick_tx(ep, &ep->q[i]);
+			unet_tx_kick(ep, &ep->q[i]);
 	ep->tx_msgs += sent;
 	/* Queued messages are the library's now even if the kick found the
 	 * link dead: the next call reports that. */
@@ -476,7 +339,7 @@ int unet_channel__send_copy(struct unet_channel *ch, const void *data, size_t le
 		err = unet_send_pieces(ch, data, (uint32_t)len);
 		if (!err) {
 			ep->tx_msgs++;
-			kick_tx(ep, &ep->q[ch->txq]);
+			unet_tx_kick(ep, &ep->q[ch->txq]);
 		}
 		return err;
 	}
@@ -490,138 +353,6 @@ int unet_channel__send_copy(struct unet_channel *ch, const void *data, size_t le
 	return err;
 }
 
-/* A frame a layer above the core may want (EtherType not U-Net's): offer
- * it to each attached layer in turn. */
-static bool take_layer_frame(struct unet_endpoint *ep, uint16_t proto, uint8_t *frame,
-			     uint32_t len, struct unet_recv_desc *desc)
-{
-	for (unsigned int i = 0; i < ep->nlayers; i++) {
-		const struct unet_layer *l = ep->layers[i].layer;
-
-		memset(desc, 0, sizeof(*desc));
-		switch (l->rx(ep->layers[i].state, proto, frame, len, desc)) {
-		case UNET_LAYER_NOT_MINE:
-			continue;
-		case UNET_LAYER_DELIVER:
-			/* The layer promised data inside the frame: hold it to
-			 * that, as to everything else. */
-			if ((uint8_t *)desc->data < frame ||
-			    (uint8_t *)desc->data + desc->len > frame + len)
-				return false;
-			desc->layer = l;
-			return true;
-		case UNET_LAYER_CONSUMED:
-			return false;
-		}
-	}
-	ep->rx_unknown_channel++;
-	return false;
-}
-
-/*
- * A routable channel's frame (U-Net inside UDP/IPv4 to the channel port),
- * checked again as bpf/xdp_chan.h does: the sender must be the channel's
- * peer address and port, the tags its own.  Returns 1 with desc filled,
- * 0 (refused, counted), or -1: not to the channel port (for the layers).
- */
-static int take_chan_frame(struct unet_endpoint *ep, uint8_t *frame, uint32_t flen,
-			   struct unet_recv_desc *desc)
-{
-	const uint8_t *ip = frame + UNET_ETH_HLEN;
-	struct unet_channel *ch;
-	struct unet_wire_udp w;
-	uint32_t off, len;
-	uint16_t port;
-
-	/* Only frames to the channel port are ours; a UDP layer never gets
-	 * them (the XDP program never gives them to it either). */
-	if (!ep->chan_port || flen < UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN ||
-	    frame[12] != 0x08 || frame[13] != 0x00 || (ip[0] >> 4) != 4 || ip[9] != 17)
-		return -1;
-	{
-		uint32_t hl = (ip[0] & 0xfu) * 4u;
-
-		if (flen < UNET_ETH_HLEN + hl + UNET_UDP_HLEN)
-			return -1;
-		port = (uint16_t)(ip[hl + 2] << 8 | ip[hl + 3]);
-		if (port != ep->chan_port)
-			return -1;
-	}
-	if (unet_wire_udp_parse(frame, flen, port, &w, &off, &len)) {
-		ep->rx_malformed++;
-		return 0;
-	}
-	ch = ep->by_tag[w.dst_tag];
-	if (!ch || !ch->udp || w.src_tag != ch->peer_tag || w.saddr != ch->w.daddr ||
-	    w.sport != ch->peer_port || len > unet_channel__max_payload(ch)) {
-		ep->rx_unknown_channel++;
-		return 0;
-	}
-	memset(desc, 0, sizeof(*desc));
-	desc->channel = ch;
-	desc->data = frame + off;
-	desc->len = len;
-	return 1;
-}
-
-/*
- * Turn one RX descriptor into a message for the application, or give the
- * frame straight back.  Returns true if desc was filled.  Everything in
- * the descriptor and the frame is checked again here, whatever the XDP
- * program let through: the frame lies inside the buffer the kernel was
- * given, a U-Net payload is at most max_payload (veth, for one, accepts
- * frames of MTU + 18 bytes), and the tag is a channel this endpoint has
- * open with the right peer tag.
- */
-bool unet_take_rx(struct unet_endpoint *ep, const struct xdp_desc *xd, struct unet_recv_desc *desc)
-{
-	uint64_t base = xd->addr & ~(uint64_t)(ep->frame_size - 1);
-	uint8_t *frame;
-	uint16_t dst_tag, src_tag, proto;
-	struct unet_channel *ch;
-	uint32_t off, len;
-	bool ok = false;
-
-	/* Only a frame we put on a FILL ring: not one on its way out (a
-	 * receive descriptor from a buggy or hostile ring writer, such as
-	 * a daemon serving an emulated endpoint, naming a frame we are
-	 * sending, which a layer may keep for a retransmission). */
-	if (unet_pool_move(&ep->pool, base, UNET_FRAME_FILL, UNET_FRAME_RX))
-		return false; /* not a frame we gave the kernel to fill: ignore it */
-	if ((xd->addr & (ep->frame_size - 1)) + xd->len > ep->frame_size ||
-	    xd->len < UNET_ETH_HLEN)
-		goto out;
-	/* Only now: a hostile address is not even added to the segment's. */
-	frame = (uint8_t *)ep->segment + xd->addr;
-	proto = (uint16_t)(frame[12] << 8 | frame[13]);
-	if (proto != UNET_ETH_P) {
-		int r = take_chan_frame(ep, frame, xd->len, desc);
-
-		ok = r < 0 ? take_layer_frame(ep, proto, frame, xd->len, desc) : r;
-		goto out;
-	}
-	if (unet_wire_parse(frame, xd->len, &dst_tag, &src_tag, &off, &len) ||
-	    len > ep->max_payload) {
-		ep->rx_malformed++;
-		goto out;
-	}
-	ch = ep->by_tag[dst_tag];
-	if (!ch || ch->udp || src_tag != ch->peer_tag) {
-		ep->rx_unknown_channel++;
-		goto out;
-	}
-	memset(desc, 0, sizeof(*desc));
-	desc->channel = ch;
-	desc->data = frame + off;
-	desc->len = len;
-	ok = true;
-out:
-	if (ok)
-		desc->buf = base;
-	else
-		unet_pool_put(&ep->pool, base, UNET_FRAME_RX);
-	return ok;
-}
 
 /* Run every attached layer's progress hook (layer.h).  Returns the
  * earliest deadline they asked for in ms from now, -1 if none. */
@@ -797,7 +528,7 @@ int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
 		r = wait_once(ep, slice);
 		if (r)
 			return r;
-		if (left && !cut && probe_link(ep))
+		if (left && !cut && unet_probe_link(ep))
 			return ep->dead;
 		if (deadline != INT64_MAX && now_ms() >= deadline)
 			return 0;

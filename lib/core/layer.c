@@ -2,7 +2,7 @@
 /*
  * layer.c - the endpoint's side of layer.h: which layers above the core
  * are attached to an endpoint, and what they may know of it.  The
- * receive path that offers them frames is in datapath.c, the interface's
+ * receive path that offers them frames is in rx_frame.c, the interface's
  * side (reclaim of their tables, their maps) in iface.c.
  */
 #include <errno.h>
@@ -43,7 +43,9 @@ uint32_t unet_layer_slot(const struct unet_endpoint *ep)
 
 uint32_t unet_layer_mtu(const struct unet_endpoint *ep)
 {
-	return ep->mtu;
+	/* A frame in pieces is reassembled in a slot sized for this much
+	 * (pieces.h); above it the link still works, frames stop growing. */
+	return ep->mtu < UNET_JUMBO_MTU_MAX ? ep->mtu : UNET_JUMBO_MTU_MAX;
 }
 
 int unet_layer_txq(const struct unet_endpoint *ep, int qid)

@@ -78,6 +78,7 @@ void *unet_layer_state(const struct unet_endpoint *ep, const struct unet_layer *
 /* What a layer needs to know about its endpoint. */
 struct unet_iface *unet_layer_iface(const struct unet_endpoint *ep);
 uint32_t unet_layer_slot(const struct unet_endpoint *ep); /* endpoint slot */
+/* The link's MTU, at most 9216 (the largest frame a layer gets whole). */
 uint32_t unet_layer_mtu(const struct unet_endpoint *ep);
 /* Index into the endpoint's queues of device queue qid (for sending), or
  * -EINVAL if the endpoint did not bind it. */
@@ -143,6 +144,37 @@ int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32
 int unet_layer_queue(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
 		     uint32_t flen);
 void unet_layer_kick(struct unet_endpoint *ep);
+
+/*
+ * Frames larger than one send buffer (jumbo MTUs, docs/platform.md):
+ * whether the endpoint can send and receive them (its sockets have
+ * AF_XDP multi-buffer); without it a layer's frames are one send buffer
+ * each, and the kernel drops larger ones on receive.  Received frames
+ * in pieces reach the layer's rx whole, reassembled.  False for an
+ * endpoint emulated by unetd (its daemon forwards U-Net chains only).
+ */
+bool unet_layer_multi_buffer(const struct unet_endpoint *ep);
+/* Writes len bytes of the frame, from frame offset off, at dst. */
+typedef void (*unet_layer_fill_fn)(void *ctx, uint8_t *dst, uint32_t off, uint32_t len);
+/*
+ * Queue a frame of flen bytes (at most the MTU, up to 9216, + 14) on
+ * txq as one chain of send buffers, without a kick (owed, as
+ * unet_layer_queue): fill writes each piece.  The first piece holds at
+ * least 1790 bytes (2048-byte chunks), so headers written at offset 0
+ * lie whole in it.  The frame is the core's once queued (no kept
+ * buffers: a layer that retransmits keeps its own copy).  Returns 0,
+ * -EINVAL, -EMSGSIZE (too long, or no multi-buffer), -EAGAIN (no
+ * buffers or ring room: nothing queued), -ENETDOWN.
+ */
+int unet_layer_queue_frame(struct unet_endpoint *ep, uint32_t txq, uint32_t flen,
+			   unet_layer_fill_fn fill, void *ctx);
+/* A frame in two parts (head, hlen bytes, then body): a fill for it. */
+struct unet_layer_parts {
+	const void *head;
+	uint32_t hlen;
+	const void *body;
+};
+void unet_layer_fill_copy(void *ctx, uint8_t *dst, uint32_t off, uint32_t len);
 
 /* ---- Per interface: shared tables ------------------------------------ */
 

@@ -142,8 +142,22 @@ struct unet_endpoint {
 int unet_endpoint_epoll(struct unet_endpoint *ep);
 /* Put free frames on every queue's FILL ring up to fill_target. */
 void unet_refill(struct unet_endpoint *ep);
+
+/* tx_ring.c */
 /* Remember that the link is gone (err from a socket call). */
 void unet_endpoint_set_dead(struct unet_endpoint *ep, int err);
+/* Probe the link (a zero-length send); returns ep->dead (0 while alive). */
+int unet_probe_link(struct unet_endpoint *ep);
+/* Have the kernel send what is on q's TX ring (repeats until it is empty
+ * in copy mode; pays what layers owed). */
+void unet_tx_kick(struct unet_endpoint *ep, struct unet_queue *q);
+/* Reserve one TX descriptor on q (reaping completions once if full).
+ * Returns 0 with *idx, or -EAGAIN. */
+int unet_tx_reserve(struct unet_endpoint *ep, struct unet_queue *q, uint32_t *idx);
+/* Hand reserved descriptor idx on q (the frame at addr, len bytes, in
+ * buf, which moves from APP to TX) to the kernel. */
+void unet_tx_submit(struct unet_endpoint *ep, struct unet_queue *q, uint32_t idx, uint64_t buf,
+		    uint64_t addr, uint32_t len);
 
 /* Whether a receive ring holds a message (no system call). */
 bool unet_rx_ready(struct unet_endpoint *ep);
@@ -181,7 +195,11 @@ int unet_remote_wait(struct unet_endpoint *ep, int timeout_ms,
 		     bool (*ready)(struct unet_endpoint *ep));
 void unet_remote_stats(const struct unet_endpoint *ep, struct unet_endpoint_stats *st);
 
-/* datapath.c: one descriptor from a receive ring, written by the kernel
+/* rx_frame.c: a whole frame in contiguous memory (flen bytes at frame),
+ * checked and made a message: true with *desc filled but for buf. */
+bool unet_take_frame(struct unet_endpoint *ep, uint8_t *frame, uint32_t flen,
+		     struct unet_recv_desc *desc);
+/* rx_frame.c: one descriptor from a receive ring, written by the kernel
  * or, for an emulated endpoint, by unetd (so: checked like any input).
  * True with *desc filled: the frame is the application's (RX) until
  * released.  False: not taken; a frame that was on a FILL ring is back

@@ -17,15 +17,19 @@
  * UNET_MAX_PIECES pieces and at most a slot's bytes; a refused frame is
  * dropped to its last piece (the first one without XDP_PKT_CONTD),
  * counted once in rx_bad_pieces, and every chunk of it goes back to the
- * pool.  The whole frame is then parsed as a single-chunk frame is.
+ * pool.  The whole frame is then parsed as a single-chunk frame is
+ * (rx_frame.c): a raw U-Net message, or offered to the layers above
+ * (UDP, TCP), which get it whole, in the slot.
  *
- * Send: a message larger than one send buffer is written into as many
- * buffers as it needs and queued as one chain of descriptors.
+ * Send: a message (or a layer's frame, unet_layer_queue_frame) larger
+ * than one send buffer is written into as many buffers as it needs and
+ * queued as one chain of descriptors.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/layer.h"
 #include "core/objects.h"
 
 uint32_t unet_jumbo_slot_bytes(uint32_t max_payload, uint32_t frame_size)
@@ -109,44 +113,23 @@ static void refuse_frame(struct unet_endpoint *ep, struct unet_rx_asm *a, bool m
 	a->discard = more;
 }
 
-/* The assembled frame in slot a->slot, a->len bytes, as a message. */
+/* The assembled frame in slot a->slot, a->len bytes, as a message: the
+ * same checks (rx_frame.c) as for a frame in one piece, raw U-Net or a
+ * layer's (UDP, TCP), then the slot is the application's until
+ * released.  A layer that consumes the frame (TCP copies it) leaves the
+ * slot free again at once. */
 static bool deliver(struct unet_endpoint *ep, struct unet_rx_asm *a, struct unet_recv_desc *desc)
 {
 	uint8_t *frame = slot_addr(ep, a->slot) + UNET_ALIGN_PAD;
-	uint16_t dst_tag, src_tag;
-	struct unet_channel *ch;
-	uint32_t off, len;
 
-	if (a->len < UNET_ETH_HLEN || (uint16_t)(frame[12] << 8 | frame[13]) != UNET_ETH_P) {
-		/* No layer above takes frames in pieces yet: their XDP
-		 * handlers only pass what fits in the first piece. */
-		ep->rx_unknown_channel++;
-		goto drop;
+	if (!unet_take_frame(ep, frame, a->len, desc)) {
+		refuse_frame(ep, a, false);
+		return false;
 	}
-	if (unet_wire_parse(frame, a->len, &dst_tag, &src_tag, &off, &len) ||
-	    len > ep->max_payload) {
-		ep->rx_malformed++;
-		goto drop;
-	}
-	ch = ep->by_tag[dst_tag];
-	/* A raw frame (the only kind that comes in pieces yet) for a
-	 * routable channel is not the channel's, as unet_take_rx says for
-	 * one in one piece. */
-	if (!ch || ch->udp || src_tag != ch->peer_tag) {
-		ep->rx_unknown_channel++;
-		goto drop;
-	}
-	memset(desc, 0, sizeof(*desc));
-	desc->channel = ch;
-	desc->data = frame + off;
-	desc->len = len;
 	desc->buf = ep->jumbo.base + (uint64_t)a->slot * ep->jumbo.slot_size;
 	ep->jumbo.held[a->slot] = 1;
 	a->active = false;
 	return true;
-drop:
-	refuse_frame(ep, a, false);
-	return false;
 }
 
 bool unet_take_rx_desc(struct unet_endpoint *ep, struct unet_rx_asm *a,
@@ -211,16 +194,21 @@ static uint32_t piece_room(const struct unet_endpoint *ep)
 	return ep->frame_size - XDP_PACKET_HEADROOM - UNET_ALIGN_PAD;
 }
 
-int unet_send_pieces(struct unet_channel *ch, const void *data, uint32_t len)
+/*
+ * Queue a frame of flen bytes on q as one chain of descriptors, each
+ * piece written by fill (frame offset, length) into its own send
+ * buffer.  The first piece holds piece_room() bytes (1790 with
+ * 2048-byte chunks), so every header a caller writes lies in it.  No
+ * kick.  Returns 0, -EMSGSIZE (no multi-buffer, too many pieces) or
+ * -EAGAIN (no buffers or ring room: nothing queued).
+ */
+static int queue_chain(struct unet_endpoint *ep, struct unet_queue *q, uint32_t flen,
+		       unet_layer_fill_fn fill, void *ctx)
 {
-	struct unet_endpoint *ep = ch->ep;
-	struct unet_queue *q = &ep->q[ch->txq];
-	uint32_t room = piece_room(ep), flen = UNET_PAYLOAD_OFF + len, n, idx, done = 0;
+	uint32_t room = piece_room(ep), n = (flen + room - 1) / room, idx, off = 0;
 	uint64_t bufs[UNET_MAX_PIECES];
-	uint8_t *first;
 
-	n = (flen + room - 1) / room;
-	if (!ep->jumbo.sg || n > UNET_MAX_PIECES || len > ep->max_payload)
+	if (!ep->jumbo.sg || !n || n > UNET_MAX_PIECES)
 		return -EMSGSIZE;
 	for (uint32_t i = 0; i < n; i++) {
 		bufs[i] = unet_pool_get(&ep->pool, UNET_FRAME_APP);
@@ -244,22 +232,78 @@ int unet_send_pieces(struct unet_channel *ch, const void *data, uint32_t len)
 			return -EAGAIN;
 		}
 	}
-	first = (uint8_t *)ep->segment + bufs[0] + UNET_ALIGN_PAD;
-	unet_wire_build(first, ch->peer_mac, ep->mac, ch->peer_tag, ch->tag, len);
 	for (uint32_t i = 0; i < n; i++) {
 		struct xdp_desc *xd = xsk_ring_prod__tx_desc(&q->tx, idx + i);
-		uint32_t hdr = i ? 0 : UNET_PAYLOAD_OFF;
-		uint32_t take = len - done < room - hdr ? len - done : room - hdr;
+		uint32_t take = flen - off < room ? flen - off : room;
 
-		memcpy((uint8_t *)ep->segment + bufs[i] + UNET_ALIGN_PAD + hdr,
-		       (const uint8_t *)data + done, take);
-		done += take;
+		fill(ctx, (uint8_t *)ep->segment + bufs[i] + UNET_ALIGN_PAD, off, take);
+		off += take;
 		xd->addr = bufs[i] + UNET_ALIGN_PAD;
-		xd->len = hdr + take;
+		xd->len = take;
 		xd->options = i + 1 < n ? XDP_PKT_CONTD : 0;
 		unet_pool_move(&ep->pool, bufs[i], UNET_FRAME_APP, UNET_FRAME_TX);
 	}
 	xsk_ring_prod__submit(&q->tx, n);
 	q->tx_pending += n;
 	return 0;
+}
+
+void unet_layer_fill_copy(void *ctx, uint8_t *dst, uint32_t off, uint32_t len)
+{
+	const struct unet_layer_parts *p = ctx;
+
+	if (off < p->hlen) {
+		uint32_t h = p->hlen - off < len ? p->hlen - off : len;
+
+		memcpy(dst, (const uint8_t *)p->head + off, h);
+		dst += h;
+		off += h;
+		len -= h;
+	}
+	if (len)
+		memcpy(dst, (const uint8_t *)p->body + (off - p->hlen), len);
+}
+
+int unet_send_pieces(struct unet_channel *ch, const void *data, uint32_t len)
+{
+	struct unet_endpoint *ep = ch->ep;
+	uint8_t head[UNET_PAYLOAD_OFF];
+	struct unet_layer_parts parts = { .head = head, .hlen = UNET_PAYLOAD_OFF, .body = data };
+
+	if (len > ep->max_payload)
+		return -EMSGSIZE;
+	/* No padding written past head: the caller sends more than a
+	 * buffer holds, far above Ethernet's minimum. */
+	unet_wire_build(head, ch->peer_mac, ep->mac, ch->peer_tag, ch->tag, len);
+	return queue_chain(ep, &ep->q[ch->txq], UNET_PAYLOAD_OFF + len, unet_layer_fill_copy,
+			   &parts);
+}
+
+bool unet_layer_multi_buffer(const struct unet_endpoint *ep)
+{
+	/* An emulated endpoint's chains go through unetd, which checks and
+	 * forwards chains of U-Net messages only (an IPv4 chain is
+	 * tx_bad_frame there): its layers stay at one buffer per frame. */
+	return ep && ep->jumbo.sg && !ep->emulated;
+}
+
+int unet_layer_queue_frame(struct unet_endpoint *ep, uint32_t txq, uint32_t flen,
+			   unet_layer_fill_fn fill, void *ctx)
+{
+	uint32_t mtu;
+	int err;
+
+	if (!ep || txq >= ep->nqueues || !fill)
+		return -EINVAL;
+	mtu = ep->mtu < UNET_JUMBO_MTU_MAX ? ep->mtu : UNET_JUMBO_MTU_MAX;
+	if (flen < UNET_ETH_HLEN || flen > mtu + UNET_ETH_HLEN)
+		return -EMSGSIZE;
+	if (ep->dead)
+		return ep->dead;
+	err = queue_chain(ep, &ep->q[txq], flen, fill, ctx);
+	if (!err) {
+		ep->q[txq].tx_owed++;
+		ep->tx_msgs++;
+	}
+	return err;
 }

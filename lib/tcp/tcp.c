@@ -292,6 +292,7 @@ struct utcp_state {
 	bool ho_refused, ho_waiting;
 	bool dying; /* being destroyed: hold no frame for ARP */
 	bool swallow; /* lwIP's frames are not sent (cookie_take) */
+	uint32_t syn_mss; /* the MSS of the SYN-ACK being fed (on_connected) */
 	struct unet_tcp *listeners; /* also on conns; by lnext */
 	uint64_t next_ms; /* when progress must run lwIP's timers next */
 	struct unet_tcp_stats st;
@@ -568,8 +569,33 @@ static err_t netif_ip_output(struct netif *netif, struct pbuf *p, const ip4_addr
 	return ERR_OK;
 }
 
-/* A whole Ethernet frame from lwIP: copied into a segment buffer (lwIP
- * keeps p for retransmission) and put on the send queue. */
+static void out_fix(struct utcp_state *st, uint8_t *f, uint32_t len);
+
+/* A frame from lwIP larger than one send buffer, copied piece by piece
+ * (unet_layer_queue_frame): the first piece holds every header. */
+struct pbuf_fill {
+	struct utcp_state *st;
+	struct pbuf *p;
+};
+
+static void fill_pbuf(void *ctx, uint8_t *dst, uint32_t off, uint32_t len)
+{
+	struct pbuf_fill *pf = ctx;
+
+	pbuf_copy_partial(pf->p, dst, (u16_t)len, (u16_t)off);
+	if (!off)
+		out_fix(pf->st, dst, len);
+}
+
+/* Bytes of frame one send buffer holds after TX_OFF. */
+static uint32_t buf_frame_room(const struct utcp_state *st)
+{
+	return st->inet.frame_size - XDP_PACKET_HEADROOM - TX_OFF;
+}
+
+/* A whole Ethernet frame from lwIP: copied into a segment buffer, or a
+ * chain of them if it is larger (lwIP keeps p for retransmission), and
+ * put on the send queue. */
 static err_t netif_linkoutput(struct netif *netif, struct pbuf *p)
 {
 	struct utcp_state *st = netif->state;
@@ -588,12 +614,19 @@ static err_t netif_linkoutput(struct netif *netif, struct pbuf *p)
 	 * TX ring, where the core would reap them itself. */
 	if (unet_endpoint__tx_pending(st->inet.ep) >= TX_REAP)
 		unet_endpoint__complete(st->inet.ep);
+	if (flen > buf_frame_room(st)) {
+		struct pbuf_fill pf = { .st = st, .p = p };
+
+		if (unet_layer_queue_frame(st->inet.ep, st->txq, flen, fill_pbuf, &pf))
+			goto busy;
+		goto queued;
+	}
 	buf = unet_endpoint__buf_alloc(st->inet.ep);
 	if (buf == UNET_NO_BUF)
 		goto busy;
 	frame = unet_layer_buf(st->inet.ep, buf) + TX_OFF;
 	pbuf_copy_partial(p, frame, (u16_t)flen, 0);
-	seq_out(frame, flen);
+	out_fix(st, frame, flen);
 	if (flen < 60) {
 		memset(frame + flen, 0, 60 - flen);
 		flen = 60;
@@ -602,6 +635,7 @@ static err_t netif_linkoutput(struct netif *netif, struct pbuf *p)
 		unet_endpoint__buf_free(st->inet.ep, buf);
 		goto busy;
 	}
+queued:
 	st->kick_owed = true;
 	st->st.tx_frames++;
 	return ERR_OK;
@@ -946,6 +980,8 @@ static void on_err(void *arg, err_t err)
  * window that far.  The peer's window still bounds the flight, and loss
  * still shrinks it (ssthresh, cwnd).  docs/tcp.md, "What limits bulk".
  */
+static void set_mss(struct tcp_pcb *pcb, uint32_t mss);
+
 #define SND_BUF (170u * 1460u)
 _Static_assert(SND_BUF / 1460 + 4 < TCP_SND_QUEUELEN, "SND_BUF beyond what lwIP queues");
 
@@ -964,6 +1000,8 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 
 	if (err == ERR_OK) {
 		c->connected = true;
+		/* The SYN-ACK's MSS, clamped to the route's (tcp_layer_rx). */
+		set_mss(pcb, c->st->syn_mss);
 		widen(pcb);
 	}
 	return ERR_OK;
@@ -1045,7 +1083,22 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
  * plus seq_offset, as for every connection).
  */
 #define COOKIE_SLOT_S 64
-static const uint16_t cookie_mss[4] = { 536, 1220, 1440, 1460 };
+static uint32_t mtu_mss(uint32_t mtu);
+
+static const uint16_t cookie_mss_std[4] = { 536, 1220, 1440, 1460 };
+
+/* The MSS a cookie's 2 bits mean on this endpoint: the table above at
+ * MTU 1500 and below; at a jumbo MTU the top entry is the endpoint's own
+ * MSS (MTU - 40) and 1460 moves down to take 1440's place (a peer that
+ * offers between 1440 and 1459 gets 1220 then). */
+static uint32_t cookie_mss(const struct utcp_state *st, uint32_t i)
+{
+	uint32_t mine = mtu_mss(st->inet.mtu);
+
+	if (mine <= cookie_mss_std[3])
+		return cookie_mss_std[i];
+	return i == 3 ? mine : i == 2 ? cookie_mss_std[3] : cookie_mss_std[i];
+}
 
 static uint32_t cookie_slot(void)
 {
@@ -1116,23 +1169,44 @@ static void set16_csum(uint8_t *p, uint16_t v, uint8_t *c)
 	p[1] = (uint8_t)v;
 }
 
-/* The largest segment the kernel's route to peer carries (its MTU, or
- * the interface's, less 40), at most lwIP's TCP_MSS (docs/tcp.md,
- * "Routing"). */
-static uint32_t route_mss(struct utcp_state *st, uint32_t peer)
+/* The MSS a link or route of this MTU carries: the MTU less the IPv4
+ * and TCP headers, at least 536 (RFC 9293's default).  Not capped at
+ * lwIP's TCP_MSS (1460): above it, set_mss raises what lwIP uses. */
+static uint32_t mtu_mss(uint32_t mtu)
 {
-	struct unet_inet_hop *h = unet_inet_route(&st->routes, &st->inet, peer,
-						  st->kernel_addr ? st->addr : 0, unet_inet_now_ns());
-	uint32_t mss = h->mtu > 40 + 536 ? h->mtu - 40 : 536;
-
-	return mss > TCP_MSS ? TCP_MSS : mss;
+	return mtu > 40 + 536 ? mtu - 40 : 536;
 }
 
-/* Lower the MSS option of the SYN at t (doff bytes of header) to max,
- * the checksum kept: lwIP then sends no segment the route cannot carry,
- * as a router clamping the MSS would make it.  An option at an odd
- * offset (never seen from a real stack) is left. */
-static void clamp_mss(uint8_t *t, uint32_t doff, uint32_t max)
+/* The largest segment the kernel's route to peer carries (its MTU, or
+ * the interface's), docs/tcp.md, "Routing". */
+static uint32_t route_mss(struct utcp_state *st, uint32_t peer)
+{
+	return mtu_mss(unet_inet_route(&st->routes, &st->inet, peer,
+				       st->kernel_addr ? st->addr : 0, unet_inet_now_ns())->mtu);
+}
+
+/*
+ * Debian's lwIP is built with TCP_MSS 1460 and caps every connection's
+ * MSS there (the peer's option, its own); at a jumbo MTU the layer sets
+ * the MSS lwIP segments by itself, once the handshake has given it:
+ * mss, the smaller of the peer's option and the route's.  The initial
+ * congestion window lwIP derived from the old MSS follows.  Never lowers
+ * what lwIP chose.
+ */
+static void set_mss(struct tcp_pcb *pcb, uint32_t mss)
+{
+	if (!pcb || mss <= pcb->mss || mss > 0xffff)
+		return;
+	pcb->mss = (u16_t)mss;
+	/* RFC 5681's initial window, as lwIP computes it (tcp_in.c) */
+	if (pcb->state == ESTABLISHED)
+		pcb->cwnd = (tcpwnd_size_t)min_u32(4 * mss, 2 * mss > 4380 ? 2 * mss : 4380);
+}
+
+/* The offset of the MSS option in the TCP header at t (doff bytes), or 0
+ * if it has none (or one at an odd offset, never seen from a real
+ * stack: left alone). */
+static uint32_t mss_option(const uint8_t *t, uint32_t doff)
 {
 	for (uint32_t i = 20; i < doff;) {
 		uint8_t kind = t[i];
@@ -1145,30 +1219,76 @@ static void clamp_mss(uint8_t *t, uint32_t doff, uint32_t max)
 		}
 		if (i + 1 >= doff || t[i + 1] < 2 || i + t[i + 1] > doff)
 			break;
-		if (kind == 2 && t[i + 1] == 4) {
-			if (!(i & 1) && get16(t + i + 2) > max)
-				set16_csum(t + i + 2, (uint16_t)max, t + 16);
-			return;
-		}
+		if (kind == 2 && t[i + 1] == 4)
+			return i & 1 ? 0 : i + 2;
 		i += t[i + 1];
 	}
+	return 0;
 }
 
-/* A frame of ours (no lwIP: SYN-ACKs with cookies) onto the send queue.
- * Returns 0 or -EBUSY (no buffer, queue full). */
+/* Lower the MSS option of the SYN at t (doff bytes of header) to max,
+ * the checksum kept: lwIP then sends no segment the route cannot carry,
+ * as a router clamping the MSS would make it. */
+static void clamp_mss(uint8_t *t, uint32_t doff, uint32_t max)
+{
+	uint32_t o = mss_option(t, doff);
+
+	if (o && get16(t + o) > max)
+		set16_csum(t + o, (uint16_t)max, t + 16);
+}
+
+/*
+ * A frame lwIP sends (len bytes at f, in our send buffer; lwIP's own
+ * copy is never touched): an IPv4/TCP segment's sequence number gets F
+ * added (seq_out); the MSS option of a SYN (our connect) is raised to
+ * the route's MSS where that is above lwIP's TCP_MSS (a jumbo MTU: lwIP
+ * offers at most 1460).  At MTU 1500 the two agree and nothing changes.
+ */
+static void out_fix(struct utcp_state *st, uint8_t *f, uint32_t len)
+{
+	uint8_t *ip = f + UNET_ETH_HLEN, *t;
+	uint32_t hlen, doff, o, mss, daddr;
+
+	seq_out(f, len);
+	if (len < UNET_ETH_HLEN + 20 || get16(f + 12) != 0x0800 || ip[9] != 6)
+		return;
+	hlen = (ip[0] & 0xfu) * 4;
+	if (len < UNET_ETH_HLEN + hlen + 20)
+		return;
+	t = ip + hlen;
+	doff = (t[12] >> 4) * 4u;
+	if ((t[13] & (TCP_SYN | TCP_ACK)) != TCP_SYN || doff < 20 ||
+	    len < UNET_ETH_HLEN + hlen + doff || !(o = mss_option(t, doff)))
+		return;
+	memcpy(&daddr, ip + 16, 4);
+	mss = route_mss(st, daddr);
+	if (mss > get16(t + o) && mss <= 0xffff)
+		set16_csum(t + o, (uint16_t)mss, t + 16);
+}
+
+/* A frame of ours (SYN-ACKs with cookies) or handed over (handoff) onto
+ * the send queue, in pieces if one buffer does not hold it.  Returns 0
+ * or -EBUSY (no buffer, queue full). */
 static int tx_frame(struct utcp_state *st, const uint8_t *f, uint32_t len)
 {
 	uint64_t buf;
 
 	if (unet_endpoint__tx_pending(st->inet.ep) >= TX_REAP)
 		unet_endpoint__complete(st->inet.ep);
-	buf = unet_endpoint__buf_alloc(st->inet.ep);
-	if (buf == UNET_NO_BUF)
-		return -EBUSY;
-	memcpy(unet_layer_buf(st->inet.ep, buf) + TX_OFF, f, len);
-	if (unet_layer_queue(st->inet.ep, st->txq, buf, TX_OFF, len)) {
-		unet_endpoint__buf_free(st->inet.ep, buf);
-		return -EBUSY;
+	if (len > buf_frame_room(st)) {
+		struct unet_layer_parts parts = { .head = f, .hlen = len, .body = NULL };
+
+		if (unet_layer_queue_frame(st->inet.ep, st->txq, len, unet_layer_fill_copy, &parts))
+			return -EBUSY;
+	} else {
+		buf = unet_endpoint__buf_alloc(st->inet.ep);
+		if (buf == UNET_NO_BUF)
+			return -EBUSY;
+		memcpy(unet_layer_buf(st->inet.ep, buf) + TX_OFF, f, len);
+		if (unet_layer_queue(st->inet.ep, st->txq, buf, TX_OFF, len)) {
+			unet_endpoint__buf_free(st->inet.ep, buf);
+			return -EBUSY;
+		}
 	}
 	st->kick_owed = true;
 	st->st.tx_frames++;
@@ -1242,19 +1362,17 @@ static void cookie_answer(struct utcp_state *st, const uint8_t *frame, const uin
 	/* The interface's MTU, not the route's: a SYN (its source may be
 	 * forged, one per packet of a flood) costs no route lookup; the
 	 * route's MSS is applied when the cookie comes back (cookie_take). */
-	uint32_t seq = get32(t + 4), mss, mi = 0, hdr, isn, mymss = st->inet.mtu - 40;
+	uint32_t seq = get32(t + 4), mss, mi = 0, hdr, isn, mymss = mtu_mss(st->inet.mtu);
 	uint8_t f[UNET_ETH_HLEN + 20 + 28];
 	int ws;
 
 	tcp_opts(t, doff, &mss, &ws);
 	if (!mss)
 		mss = 536;
-	while (mi < 3 && cookie_mss[mi + 1] <= mss)
+	while (mi < 3 && cookie_mss(st, mi + 1) <= mss)
 		mi++;
 	hdr = (cookie_slot() & 3) << 30 | mi << 28 | (uint32_t)(ws < 0 ? 15 : ws) << 24;
 	isn = cookie_make(saddr, sport, daddr, dport, seq, hdr);
-	if (mymss > TCP_MSS)
-		mymss = TCP_MSS;
 	/* the window and scale lwIP's own SYN-ACK would carry */
 	if (tx_frame(st, f, build_seg(f, frame + 6, st->inet.mac, daddr, dport, saddr, sport, isn,
 				       seq + 1, TCP_SYN | TCP_ACK, TCP_WND > 0xffff ? 0xffff : TCP_WND,
@@ -1296,7 +1414,7 @@ static int cookie_take(struct utcp_state *st, struct unet_tcp *l, const uint8_t 
 	uint8_t f[UNET_ETH_HLEN + 20 + 28];
 	struct tcp_pcb *pcb;
 	struct pbuf *p;
-	uint32_t n;
+	uint32_t n, mss;
 
 	if (((slot - (cookie >> 30)) & 3) > 1 ||
 	    cookie_make(saddr, sport, daddr, dport, seq, hdr) != cookie)
@@ -1306,9 +1424,9 @@ static int cookie_take(struct utcp_state *st, struct unet_tcp *l, const uint8_t 
 		return -1;
 	}
 	/* The SYN again, as the cookie remembers it (and the ACK's window). */
+	mss = min_u32(cookie_mss(st, hdr >> 28 & 3), route_mss(st, saddr));
 	n = build_seg(f, frame, frame + 6, saddr, sport, daddr, dport, seq, 0, TCP_SYN,
-		      get16(t + 14), min_u32(cookie_mss[hdr >> 28 & 3], route_mss(st, saddr)),
-		      ws == 15 ? -1 : (int)ws);
+		      get16(t + 14), mss, ws == 15 ? -1 : (int)ws);
 	p = pbuf_alloc(PBUF_RAW, (u16_t)n, PBUF_RAM);
 	if (!p) {
 		st->st.rx_nomem++;
@@ -1323,6 +1441,7 @@ static int cookie_take(struct utcp_state *st, struct unet_tcp *l, const uint8_t 
 	    ip_2_ip4(&pcb->remote_ip)->addr != saddr)
 		return 0;
 	cookie_shift(pcb, cookie - seq_offset(daddr, dport, saddr, sport) - pcb->lastack);
+	set_mss(pcb, mss); /* lwIP stopped at 1460 (set_mss) */
 	st->st.syn_cookie_conns++;
 	return 1;
 }
@@ -1617,8 +1736,15 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	 * would push real peers out of the table. */
 	if (pcb) {
 		neigh_learn(st, saddr, frame + 6);
-		if (t[13] & TCP_SYN) /* the answer to our connect */
+		if (t[13] & TCP_SYN) { /* the answer to our connect */
+			uint32_t peer_mss;
+			int ws;
+
 			clamp_mss(t, doff, route_mss(st, saddr));
+			tcp_opts(t, doff, &peer_mss, &ws);
+			/* for on_connected, which lwIP calls on it */
+			st->syn_mss = peer_mss ? peer_mss : 536;
+		}
 		if (out_of_window(pcb, t[13], seq, seqlen)) {
 			st->st.rx_out_of_window++;
 		} else if (tl > doff && pcb->state >= ESTABLISHED && !held_room(st, pcb, seq, tl - doff)) {
@@ -1862,9 +1988,10 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr,
 	st->partial = partial;
 	st->accept_partial = partial == UNET_TCP_PARTIAL_ACCEPT ||
 			     (partial == UNET_TCP_PARTIAL_AUTO && unet_inet_is_veth(st->inet.ifname));
-	/* A frame must fit the link and the send buffer. */
+	/* A frame must fit the link, and one send buffer unless the
+	 * endpoint sends and receives frames in pieces (multi-buffer). */
 	room = st->inet.frame_size - XDP_PACKET_HEADROOM - TX_OFF - UNET_ETH_HLEN;
-	if (st->inet.mtu > room)
+	if (st->inet.mtu > room && !unet_layer_multi_buffer(ep))
 		st->inet.mtu = room;
 	/* An endpoint from unetd: the daemon registers the address with the
 	 * first port (port_hold_remote). */

@@ -4,8 +4,9 @@
  *
  * A socket is a (local address, port) in the interface's unet_udp_ports
  * map, so the XDP program puts its datagrams on the endpoint's receive
- * queue; take_rx() in datapath.c hands every non-U-Net frame to
- * unet_udp_take() here, which checks it (lengths, IP and UDP checksums)
+ * queue; unet_take_frame() in lib/core/rx_frame.c offers every
+ * non-U-Net frame (whole: reassembled if it came in pieces) to
+ * udp_layer_rx() here, which checks it (lengths, IP and UDP checksums)
  * and turns it into a receive descriptor, or answers it (ARP).  Sending
  * writes Ethernet, IPv4 and UDP headers in front of the payload in the
  * segment buffer and puts the frame on the TX ring, as U-Net sends do.
@@ -44,13 +45,16 @@ static const uint8_t BCAST_MAC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
 /* ---- Frames ---------------------------------------------------------------- */
 
-uint32_t unet_udp_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
-			uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport,
-			uint32_t len, uint16_t ip_id)
+/* Ethernet, IPv4 and UDP headers (UNET_UDP_HDRS bytes) at frame for the
+ * len payload bytes at payload (anywhere: right after the headers, or in
+ * the caller's memory for a frame sent in pieces), both checksums
+ * complete.  Returns the frame's length, unpadded. */
+static uint32_t udp_headers(uint8_t *frame, const uint8_t *payload, const uint8_t dst_mac[6],
+			    const uint8_t src_mac[6], uint32_t saddr, uint32_t daddr,
+			    uint16_t sport, uint16_t dport, uint32_t len, uint16_t ip_id)
 {
 	uint8_t *ip = frame + UNET_ETH_HLEN, *udp = ip + UNET_IP_HLEN;
 	uint16_t v, ulen = (uint16_t)(UNET_UDP_HLEN + len), csum;
-	uint32_t flen = UNET_UDP_HDRS + len;
 	uint64_t sum;
 
 	memcpy(frame, dst_mac, 6);
@@ -82,13 +86,25 @@ uint32_t unet_udp_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t 
 	memcpy(udp + 4, &v, 2);
 	memset(udp + 6, 0, 2);
 	sum = unet_csum_pseudo(saddr, daddr, IPPROTO_UDP, ulen);
-	sum = unet_csum_add(sum, udp, ulen);
+	/* The header's 8 bytes are even: the payload's sum goes on from
+	 * there as if it followed in memory. */
+	sum = unet_csum_add(sum, udp, UNET_UDP_HLEN);
+	sum = unet_csum_add(sum, payload, len);
 	csum = (uint16_t)~unet_csum_fold(sum);
 	/* 0 means "no checksum" in UDP over IPv4: send its other form. */
 	if (!csum)
 		csum = 0xffff;
 	csum = htons(csum);
 	memcpy(udp + 6, &csum, 2);
+	return UNET_UDP_HDRS + len;
+}
+
+uint32_t unet_udp_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
+			uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport,
+			uint32_t len, uint16_t ip_id)
+{
+	uint32_t flen = udp_headers(frame, frame + UNET_UDP_HDRS, dst_mac, src_mac, saddr, daddr,
+				    sport, dport, len, ip_id);
 
 	if (flen < 60) {
 		memset(frame + flen, 0, 60 - flen);
@@ -408,17 +424,26 @@ static void udp_layer_destroy(void *state)
 	free(st);
 }
 
+/* Payload bytes one send buffer holds (unet_udp__send): the frame
+ * starts UNET_UDP_TX_PAD into it, and the kernel keeps its headroom. */
+static uint32_t buf_room(const struct unet_udp_state *st)
+{
+	return st->inet.frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD;
+}
+
 uint32_t unet_udp__max_payload(const struct unet_udp_sock *s)
 {
 	uint32_t m;
 
 	if (!s)
 		return 0;
-	/* The MTU counts IP and UDP headers; the frame must also hold the
-	 * send offset, the headers and the kernel's headroom on receive. */
+	/* The MTU counts IP and UDP headers.  A larger datagram than one
+	 * send buffer holds goes in pieces (unet_udp__send_copy) when the
+	 * endpoint has multi-buffer; without it, and for IPv6 (whose sends
+	 * are one buffer each), one buffer is the limit. */
 	m = s->st->inet.mtu - (s->v6 ? UNET_IP6_HLEN : UNET_IP_HLEN) - UNET_UDP_HLEN;
-	if (m > s->st->inet.frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD)
-		m = s->st->inet.frame_size - XDP_PACKET_HEADROOM - UNET_UDP_TX_PAYLOAD;
+	if ((s->v6 || !unet_layer_multi_buffer(s->st->inet.ep)) && m > buf_room(s->st))
+		m = buf_room(s->st);
 	return m;
 }
 
@@ -611,12 +636,40 @@ int unet_udp__resolve(struct unet_udp_sock *s, uint32_t addr, int timeout_ms)
 	}
 }
 
+/* What every send checks before it writes a frame: the size against the
+ * socket and the route (no fragments: what the route does not carry is
+ * refused), the destination (*addr, *port: 0 for the connected peer),
+ * and the peer's MAC (resolved without waiting).  Returns 0 or what
+ * unet_udp__send returns. */
+static int send_prepare(struct unet_udp_sock *s, uint32_t len, uint32_t *addr, uint16_t *port,
+			uint8_t mac[6])
+{
+	uint32_t mtu;
+	int err;
+
+	if (!len || len > unet_udp__max_payload(s))
+		return -EMSGSIZE;
+	if (!*addr) {
+		*addr = s->raddr;
+		if (!*port)
+			*port = s->rport;
+	}
+	if (!*addr || !*port)
+		return -EDESTADDRREQ;
+	err = resolve_step(s, *addr, unet_inet_now_ns(), mac, &mtu);
+	if (len + UNET_IP_HLEN + UNET_UDP_HLEN > mtu)
+		return -EMSGSIZE;
+	if (err)
+		s->st->st.tx_unresolved++;
+	return err;
+}
+
 int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t addr,
 		   uint16_t port)
 {
 	struct unet_udp_state *st;
 	uint8_t mac[6], *p;
-	uint32_t flen, mtu;
+	uint32_t flen;
 	int err;
 
 	if (!s)
@@ -624,31 +677,43 @@ int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t
 	if (s->v6)
 		return -EAFNOSUPPORT;
 	st = s->st;
-	if (!len || len > unet_udp__max_payload(s))
+	/* One buffer, one frame: a larger datagram is send_copy's. */
+	if (len > buf_room(st))
 		return -EMSGSIZE;
 	p = unet_layer_buf(st->inet.ep, buf);
 	if (!p)
-		return -EINVAL;
-	if (!addr) {
-		addr = s->raddr;
-		if (!port)
-			port = s->rport;
-	}
-	if (!addr || !port)
-		return -EDESTADDRREQ;
-	err = resolve_step(s, addr, unet_inet_now_ns(), mac, &mtu);
-	/* No fragments: what the route does not carry is refused. */
-	if (len + UNET_IP_HLEN + UNET_UDP_HLEN > mtu)
-		return -EMSGSIZE;
-	if (err) {
-		st->st.tx_unresolved++;
+		return len && len <= unet_udp__max_payload(s) ? -EINVAL : -EMSGSIZE;
+	err = send_prepare(s, len, &addr, &port, mac);
+	if (err)
 		return err;
-	}
 	flen = unet_udp_build(p + UNET_UDP_TX_PAD, mac, st->inet.mac, s->laddr, addr, s->lport,
 			      port, len, st->ip_id++);
 	err = unet_layer_xmit(st->inet.ep, s->txq, buf, UNET_UDP_TX_PAD, flen);
 	if (err)
 		return err;
+	st->st.tx_datagrams++;
+	return 0;
+}
+
+/* A datagram larger than one send buffer: headers built here, the whole
+ * frame copied into a chain of buffers (unet_layer_queue_frame). */
+static int send_pieces(struct unet_udp_sock *s, const void *data, uint32_t len, uint32_t addr,
+		       uint16_t port)
+{
+	struct unet_udp_state *st = s->st;
+	uint8_t mac[6], head[UNET_UDP_HDRS];
+	struct unet_layer_parts parts = { .head = head, .hlen = UNET_UDP_HDRS, .body = data };
+	uint32_t flen;
+	int err = send_prepare(s, len, &addr, &port, mac);
+
+	if (err)
+		return err;
+	flen = udp_headers(head, data, mac, st->inet.mac, s->laddr, addr, s->lport, port, len,
+			   st->ip_id++);
+	err = unet_layer_queue_frame(st->inet.ep, s->txq, flen, unet_layer_fill_copy, &parts);
+	if (err)
+		return err;
+	unet_layer_kick(st->inet.ep);
 	st->st.tx_datagrams++;
 	return 0;
 }
@@ -667,6 +732,8 @@ int unet_udp__send_copy(struct unet_udp_sock *s, const void *data, size_t len, u
 	ep = s->st->inet.ep;
 	if (!len || len > unet_udp__max_payload(s))
 		return -EMSGSIZE;
+	if (len > buf_room(s->st))
+		return send_pieces(s, data, (uint32_t)len, addr, port);
 	buf = unet_endpoint__buf_alloc(ep);
 	if (buf == UNET_NO_BUF)
 		return -EAGAIN;

@@ -70,7 +70,15 @@ def echo_conn(c):
             c.sendall(d)
 
 
-sink_total = [0, 0]
+sink_total = [0, 0, 0]
+
+
+def mss_of(c):
+    """(snd_mss, rcv_mss) of the socket's struct tcp_info: the MSS it
+    sends with, and the largest segment it has seen come in."""
+    import struct
+    i = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    return struct.unpack_from("8B24I", i)[10:12] if len(i) >= 104 else (0, 0)
 
 
 def sink_conn(c):
@@ -84,9 +92,11 @@ def sink_conn(c):
             if not bad and d != pat(off, len(d)):
                 bad = True
             off += len(d)
+        rcv_mss = mss_of(c)[1]
         c.sendall(b"%d%s\n" % (off, b" bad" if bad else b""))
     sink_total[0] += off
     sink_total[1] += bad
+    sink_total[2] = max(sink_total[2], rcv_mss)
 
 
 def sizes(a, mx):
@@ -152,7 +162,8 @@ def source(a, n):
     dt = time.monotonic() - t0
     if ans.strip() != b"%d" % n:
         sys.exit("source: sent %d, peer says %r" % (n, ans))
-    print("source ok bytes=%d MBps=%.1f tcp_info: %s" % (n, n / dt / 1e6, tcp_info(c)))
+    print("source ok bytes=%d MBps=%.1f snd_mss=%d tcp_info: %s" %
+          (n, n / dt / 1e6, mss_of(c)[0], tcp_info(c)))
 
 
 def rr(a, count, size):
@@ -186,7 +197,8 @@ def main():
         serve(a, o.conns, echo_conn)
     elif o.mode == "sink":
         serve(a, o.conns, sink_conn)
-        print("sink conns=%d bytes=%d bad=%d" % (o.conns, sink_total[0], sink_total[1]))
+        print("sink conns=%d bytes=%d bad=%d rcv_mss=%d" %
+              (o.conns, sink_total[0], sink_total[1], sink_total[2]))
     elif o.mode == "sizes":
         sizes(a, o.max)
     elif o.mode == "source":

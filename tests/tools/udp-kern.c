@@ -6,9 +6,9 @@
  *   udp-kern echo  --local A:P [--timeout S]
  *       kernel UDP echo server; prints "ready", on SIGTERM/timeout prints
  *       "echo echoed=N" and exits 0.
- *   udp-kern sizes --local A:P --remote A:P --max N [--timeout S]
- *       kernel UDP client: payloads of 1..N bytes to an echo service,
- *       each echo checked byte for byte; prints "sizes ok 1..N".
+ *   udp-kern sizes --local A:P --remote A:P [--min M] --max N [--timeout S]
+ *       kernel UDP client: payloads of M (default 1)..N bytes to an echo
+ *       service, each echo checked byte for byte; prints "sizes ok M..N".
  *   udp-kern inject IFACE --dst-mac MAC --local A:P --remote A:P
  *               --kind good|bad-ip-csum|bad-udp-csum|truncated|short-udp|
  *                      frag-first|frag-rest|partial|ip-options [--len N] [--count N]
@@ -243,11 +243,12 @@ int main(int argc, char **argv)
 		{ "local", 1, 0, 'l' }, { "remote", 1, 0, 'r' }, { "max", 1, 0, 'm' },
 		{ "timeout", 1, 0, 't' }, { "dst-mac", 1, 0, 'd' }, { "kind", 1, 0, 'k' },
 		{ "len", 1, 0, 'L' }, { "count", 1, 0, 'c' }, { "sha", 1, 0, 's' },
-		{ "src-mac", 1, 0, 'S' }, { "interval-us", 1, 0, 'i' }, { 0, 0, 0, 0 },
+		{ "src-mac", 1, 0, 'S' }, { "interval-us", 1, 0, 'i' }, { "min", 1, 0, 'M' },
+		{ 0, 0, 0, 0 },
 	};
 	struct sockaddr_in l = { 0 }, r = { 0 };
 	const char *mode, *ifname = NULL, *dmac = NULL, *kind = "good", *sha = NULL, *smac = NULL;
-	uint64_t max = 0, timeout = 30, len = 32, count = 1, interval_us = 200;
+	uint64_t min = 1, max = 0, timeout = 30, len = 32, count = 1, interval_us = 200;
 	bool have_l = false, have_r = false;
 	int c, fd;
 
@@ -266,6 +267,7 @@ int main(int argc, char **argv)
 		case 'l': have_l = !parse_addr(optarg, &l); if (!have_l) goto usage; break;
 		case 'r': have_r = !parse_addr(optarg, &r); if (!have_r) goto usage; break;
 		case 'm': if (parse_u64(optarg, 65507, &max)) goto usage; break;
+		case 'M': if (parse_u64(optarg, 65507, &min) || !min) goto usage; break;
 		case 't': if (parse_u64(optarg, 3600, &timeout)) goto usage; break;
 		case 'd': dmac = optarg; break;
 		case 'k': kind = optarg; break;
@@ -321,7 +323,7 @@ int main(int argc, char **argv)
 		goto usage;
 	if (connect(fd, (struct sockaddr *)&r, sizeof(r)))
 		return perror("udp-kern: connect"), 1;
-	for (uint32_t size = 1; size <= max && !stop_flag; size++) {
+	for (uint32_t size = (uint32_t)min; size <= max && !stop_flag; size++) {
 		bool ok = false;
 
 		for (uint32_t j = 0; j < size; j++)
@@ -352,10 +354,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	printf("sizes ok 1..%llu\n", (unsigned long long)max);
+	printf("sizes ok %llu..%llu\n", (unsigned long long)min, (unsigned long long)max);
 	return 0;
 usage:
-	fprintf(stderr, "usage: udp-kern echo|sizes --local A:P [--remote A:P] [--max N] [--timeout S]\n"
+	fprintf(stderr, "usage: udp-kern echo|sizes --local A:P [--remote A:P] [--min M] [--max N] [--timeout S]\n"
 			"       udp-kern inject IFACE --dst-mac MAC --local A:P --remote A:P --kind K [--len N] [--count N]\n"
 			"               [--interval-us U] [--sha MAC] [--src-mac MAC] (kind arp-request|arp-reply)\n");
 	return 2;

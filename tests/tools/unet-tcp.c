@@ -41,8 +41,8 @@
  * run must finish in S seconds; [--partial auto|accept|reject]: the
  * endpoint's policy for partial checksums (unet_tcp_opts.partial_csum);
  * [--segment-mib M]: the endpoint's segment (default 32; below 32 with
- * the default rings: a direct grant under an 8 MiB locked-memory limit).  At exit: "tcpstats k=v ..." (the
- * endpoint's counters).  Exit 0 on success.
+ * the default rings: a direct grant under an 8 MiB locked-memory limit).  At exit: "epstats k=v ..." and
+ * "tcpstats k=v ..." (the endpoint's counters).  Exit 0 on success.
  *
  * The stream pattern: byte i of a connection is (i + seed) % 251.
  */
@@ -125,8 +125,13 @@ static size_t pattern_check(const uint8_t *p, size_t len, uint64_t off, unsigned
 
 static void print_stats(void)
 {
+	struct unet_endpoint_stats es;
 	struct unet_tcp_stats s;
 
+	if (ep && !unet_endpoint__stats(ep, &es))
+		printf("epstats rx_dropped=%llu rx_bad_pieces=%llu rx_no_jumbo_slot=%llu\n",
+		       (unsigned long long)es.rx_dropped, (unsigned long long)es.rx_bad_pieces,
+		       (unsigned long long)es.rx_no_jumbo_slot);
 	if (!ep || unet_tcp__stats(ep, &s))
 		return;
 	printf("tcpstats rx_frames=%llu rx_arp=%llu rx_not_ours=%llu rx_malformed=%llu "

@@ -7,9 +7,10 @@
  *       echo every datagram to its sender from the socket it came to
  *       (ports P..P+N-1, one socket each); on SIGTERM or --timeout print
  *       "echo echoed=N" and "udpstats key=value ...", exit 0.
- *   unet-udp sizes IFACE --local A:P --remote A:P --max N [opts]
- *       send payloads of 1..N bytes to an echo service, check each echo
- *       byte for byte, print "sizes ok 1..N".
+ *   unet-udp sizes IFACE --local A:P --remote A:P [--min M] --max N [opts]
+ *       send payloads of M (default 1)..N bytes to an echo service, check
+ *       each echo byte for byte, print "sizes ok M..N"; a send refused
+ *       for its size prints "sizes refused N: <strerror>".
  *   unet-udp unreach IFACE --local A:P --remote A:P --count N [--gap-ms G]
  *       send N datagrams to a peer that does not answer ARP, G ms apart,
  *       each with one unet_udp__send_copy call (no retry), and print
@@ -108,7 +109,7 @@ static int send_one(struct unet_endpoint *ep, struct unet_udp_sock *s, bool copy
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: unet-udp echo|sizes|unreach IFACE --local A:P [--ports N] [--remote A[:P]]\n"
-		   "       [--max N] [--count N] [--partial auto|accept|reject] [--queue-mask M]\n"
+		   "       [--min M] [--max N] [--count N] [--partial auto|accept|reject] [--queue-mask M]\n"
 		   "       [--xdp-mode native|skb] [--timeout S] [--arp-ttl-ms T] [--copy]\n");
 }
 
@@ -119,7 +120,7 @@ int main(int argc, char **argv)
 		{ "max", 1, 0, 'm' },	     { "partial", 1, 0, 'p' }, { "queue-mask", 1, 0, 'q' },
 		{ "xdp-mode", 1, 0, 'x' },   { "timeout", 1, 0, 't' }, { "arp-ttl-ms", 1, 0, 'a' },
 		{ "copy", 0, 0, 'c' },	     { "help", 0, 0, 'h' },    { "gap-ms", 1, 0, 'g' },
-		{ "count", 1, 0, 'C' },	     { 0, 0, 0, 0 },
+		{ "count", 1, 0, 'C' },	     { "min", 1, 0, 'M' },     { 0, 0, 0, 0 },
 	};
 	UNET_OPTS_INIT(unet_endpoint_opts, eo);
 	UNET_OPTS_INIT(unet_udp_opts, uo);
@@ -128,7 +129,7 @@ int main(int argc, char **argv)
 	struct unet_endpoint *ep;
 	uint32_t laddr = 0, raddr = 0;
 	uint16_t lport = 0, rport = 0;
-	uint64_t nports = 1, max = 0, timeout = 30, gap_ms = 0, count = 0, v;
+	uint64_t nports = 1, min = 1, max = 0, timeout = 30, gap_ms = 0, count = 0, v;
 	const char *mode, *ifname;
 	bool copy = false;
 	int c, rc = 1;
@@ -157,6 +158,10 @@ int main(int argc, char **argv)
 		case 'm':
 			if (parse_u64(optarg, 65535, &max))
 				return fprintf(stderr, "bad --max\n"), 2;
+			break;
+		case 'M':
+			if (parse_u64(optarg, 65535, &min) || !min)
+				return fprintf(stderr, "bad --min\n"), 2;
 			break;
 		case 'p':
 			uo.partial_csum = !strcmp(optarg, "accept")   ? UNET_UDP_PARTIAL_ACCEPT
@@ -292,10 +297,10 @@ int main(int argc, char **argv)
 	} else {
 		uint8_t msg[65536];
 
-		for (uint32_t size = 1; size <= max && !stop_flag; size++) {
+		for (uint32_t size = (uint32_t)min; size <= max && !stop_flag; size++) {
 			bool ok = false;
 
-			if (gap_ms && size > 1)
+			if (gap_ms && size > min)
 				sleep_ms(gap_ms);
 			for (uint32_t j = 0; j < size; j++)
 				msg[j] = seq_pattern(size, j);
@@ -303,8 +308,13 @@ int main(int argc, char **argv)
 				int err = send_one(ep, socks[0], copy, msg, size, 0, 0);
 				double until = now_s() + 1.0;
 
-				if (err) {
+				if (err)
 					fprintf(stderr, "unet-udp: send %u: %s\n", size, strerror(-err));
+				if (err == -EMSGSIZE) {
+					printf("sizes refused %u: %s\n", size, strerror(-err));
+					goto out;
+				}
+				if (err) {
 					if (err != -EAGAIN)
 						goto out;
 					continue;
@@ -337,7 +347,7 @@ int main(int argc, char **argv)
 				goto out;
 			}
 		}
-		printf("sizes ok 1..%llu\n", (unsigned long long)max);
+		printf("sizes ok %llu..%llu\n", (unsigned long long)min, (unsigned long long)max);
 		rc = 0;
 	}
 out:

@@ -25,6 +25,12 @@
  * lying frame is never handed out and is counted in rx_bad_pieces; no
  * chunk stays with the library (every piece's chunk is back in the
  * pool) and every slot not handed out is free.
+ *
+ * Half the true frames are IPv4 (UDP, TCP at a jumbo MTU) for a layer
+ * above the core: the layer is handed the whole frame, byte for byte,
+ * inside its slot, and nothing of a lying frame; what it delivers comes
+ * out, a delivery that points past the frame is refused, a frame it
+ * consumes leaves its slot free at once.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -36,6 +42,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/layer.h"
 #include "core/objects.h"
 #include "fuzz.h"
 
@@ -213,10 +220,70 @@ static void test_hostile_rx_ring(void **state)
 #define P_MAX_PAYLOAD 9208
 #define P_ROOM 1790 /* bytes a piece carries, as the kernel fills a chunk */
 
+/* What the layer above the core does with the next IPv4 frame. */
+enum rec_verdict { REC_DELIVER, REC_DELIVER_PAST_END, REC_CONSUME, REC__N };
+
+/* A layer that records what the core hands it (rec_rx). */
+struct rec {
+	struct unet_endpoint *ep;
+	enum rec_verdict verdict;
+	uint8_t *seen; /* the last frame, copied */
+	uint32_t seen_len, calls;
+};
+
 struct prig {
 	struct unet_endpoint ep;
 	struct unet_channel ch;
 	struct unet_rx_asm a;
+	struct rec rec;
+};
+
+static enum unet_layer_verdict rec_rx(void *state, uint16_t proto, uint8_t *frame, uint32_t len,
+				      struct unet_recv_desc *desc)
+{
+	struct rec *r = state;
+	uint8_t *slots = (uint8_t *)r->ep->segment + r->ep->jumbo.base;
+	uint64_t at;
+
+	(void)proto; /* a hostile descriptor's random bytes may claim anything */
+	if (frame >= slots) {
+		/* reassembled: whole, inside one slot */
+		assert_true(frame + len <= slots + (uint64_t)P_NSLOTS * P_SLOT);
+		at = (uint64_t)(frame - slots);
+		assert_true(at % P_SLOT + len <= P_SLOT);
+	} else {
+		/* one piece: inside its chunk */
+		at = (uint64_t)(frame - (uint8_t *)r->ep->segment);
+		assert_true(at % FRAME + len <= FRAME);
+	}
+	if (len < UNET_PAYLOAD_OFF)
+		return UNET_LAYER_CONSUMED;
+	memcpy(r->seen, frame, len);
+	r->seen_len = len;
+	r->calls++;
+	switch (r->verdict) {
+	case REC_DELIVER:
+		desc->data = frame + UNET_PAYLOAD_OFF;
+		desc->len = len - UNET_PAYLOAD_OFF;
+		return UNET_LAYER_DELIVER;
+	case REC_DELIVER_PAST_END:
+		desc->data = frame + UNET_PAYLOAD_OFF;
+		desc->len = len; /* UNET_PAYLOAD_OFF bytes past the frame */
+		return UNET_LAYER_DELIVER;
+	default:
+		return UNET_LAYER_CONSUMED;
+	}
+}
+
+static void rec_destroy(void *state)
+{
+	(void)state;
+}
+
+static const struct unet_layer rec_layer = {
+	.name = "rec",
+	.rx = rec_rx,
+	.destroy = rec_destroy,
 };
 
 static void prig_init(struct prig *r)
@@ -237,10 +304,17 @@ static void prig_init(struct prig *r)
 	r->ch.tag = TAG;
 	r->ch.peer_tag = PEER_TAG;
 	r->ep.by_tag[TAG] = &r->ch;
+	r->rec.ep = &r->ep;
+	r->rec.seen = malloc(P_SLOT);
+	assert_non_null(r->rec.seen);
+	r->ep.layers[0].layer = &rec_layer;
+	r->ep.layers[0].state = &r->rec;
+	r->ep.nlayers = 1;
 }
 
 static void prig_fini(struct prig *r)
 {
+	free(r->rec.seen);
 	unet_jumbo_fini(&r->ep.jumbo);
 	unet_pool_fini(&r->ep.pool);
 	free(r->ep.by_tag);
@@ -282,8 +356,13 @@ static int feed(struct prig *r, const struct xdp_desc *xd, uint8_t *got, uint32_
 
 	if (!unet_take_rx_desc(&r->ep, &r->a, xd, &d))
 		return 0;
-	assert_ptr_equal(d.channel, &r->ch);
-	assert_true(d.len <= P_MAX_PAYLOAD);
+	/* a U-Net message within max_payload; a layer's within its frame */
+	if (d.layer) {
+		assert_ptr_equal(d.layer, &rec_layer);
+	} else {
+		assert_ptr_equal(d.channel, &r->ch);
+		assert_true(d.len <= P_MAX_PAYLOAD);
+	}
 	if (unet_jumbo_holds(&r->ep.jumbo, d.buf)) {
 		assert_true((uint8_t *)d.data >= seg + d.buf);
 		assert_true((uint8_t *)d.data + d.len <= seg + d.buf + P_SLOT);
@@ -299,10 +378,12 @@ static int feed(struct prig *r, const struct xdp_desc *xd, uint8_t *got, uint32_
 	return 1;
 }
 
-/* A true U-Net frame of payload len cut into pieces on FILL chunks,
- * with one lie (or none).  Returns messages handed out. */
-static int feed_frame(struct prig *r, uint32_t len, enum lie lie, const uint8_t *payload,
-		      uint8_t *got, uint32_t *got_len, uint64_t *s)
+/* A true U-Net frame of payload len (or, ipv4, the same bytes as an
+ * IPv4 frame for the layer) cut into pieces on FILL chunks, with one lie
+ * (or none).  Returns messages handed out; *sent the frame as sent. */
+static int feed_frame(struct prig *r, uint32_t len, enum lie lie, bool ipv4,
+		      const uint8_t *payload, uint8_t *got, uint32_t *got_len, uint8_t *sent,
+		      uint32_t *sent_len, uint64_t *s)
 {
 	static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 1 };
 	uint8_t *frame = malloc(UNET_PAYLOAD_OFF + len + 64);
@@ -312,6 +393,12 @@ static int feed_frame(struct prig *r, uint32_t len, enum lie lie, const uint8_t 
 	assert_non_null(frame);
 	flen = unet_wire_build(frame, mac, mac, TAG, PEER_TAG, len);
 	memcpy(frame + UNET_PAYLOAD_OFF, payload, len);
+	if (ipv4) {
+		frame[12] = 0x08;
+		frame[13] = 0x00;
+	}
+	memcpy(sent, frame, flen);
+	*sent_len = flen;
 	if (lie == LIE_TOO_MANY)
 		room = 64; /* pieces of 64 bytes: well over 18 */
 	while (off < flen || (lie == LIE_TOO_MANY && npieces <= UNET_MAX_PIECES)) {
@@ -360,13 +447,15 @@ static void test_hostile_pieces(void **state)
 	uint64_t seed = fuzz_seed(FUZZ_SEED ^ 0x9ece5), s, n = fuzz_count(FUZZ_INPUTS / 10);
 	uint64_t whole = 0, lies = 0;
 	struct prig *r = malloc(sizeof(*r));
-	uint8_t *payload = malloc(P_SLOT), *got = malloc(P_SLOT);
+	uint8_t *payload = malloc(P_SLOT), *got = malloc(P_SLOT), *sent = malloc(P_SLOT + 64);
+	uint64_t layer_whole = 0;
 	uint64_t tx;
 
 	(void)state;
 	assert_non_null(r);
 	assert_non_null(payload);
 	assert_non_null(got);
+	assert_non_null(sent);
 	prig_init(r);
 	/* one chunk being sent, one the application holds */
 	tx = unet_pool_get(&r->ep.pool, UNET_FRAME_APP);
@@ -401,17 +490,34 @@ static void test_hostile_pieces(void **state)
 				len = P_SLOT - UNET_PAYLOAD_OFF;
 			if ((lie == LIE_OUTSIDE || lie == LIE_NOT_FILL) && len < 2 * P_ROOM)
 				len += 2 * P_ROOM; /* it lies in its second piece */
+			bool ipv4 = fuzz_next(&s) % 2;
+			uint32_t calls = r->rec.calls, sent_len;
 			int out;
 
+			r->rec.verdict = (enum rec_verdict)(fuzz_next(&s) % REC__N);
 			for (uint32_t k = 0; k < len; k++)
 				payload[k] = (uint8_t)fuzz_next(&s);
-			out = feed_frame(r, len, lie, payload, got, &got_len, &s);
-			if (lie == LIE_NONE && idle) {
+			out = feed_frame(r, len, lie, ipv4, payload, got, &got_len, sent, &sent_len,
+					 &s);
+			if (lie == LIE_NONE && idle && ipv4) {
+				/* the layer saw the whole frame, once */
+				assert_int_equal(r->rec.calls, calls + 1);
+				assert_int_equal(r->rec.seen_len, sent_len);
+				assert_memory_equal(r->rec.seen, sent, sent_len);
+				assert_int_equal(out, r->rec.verdict == REC_DELIVER);
+				if (out) {
+					assert_int_equal(got_len, sent_len - UNET_PAYLOAD_OFF);
+					assert_memory_equal(got, sent + UNET_PAYLOAD_OFF, got_len);
+				}
+				layer_whole++;
+			} else if (lie == LIE_NONE && idle) {
 				assert_int_equal(out, 1);
 				assert_int_equal(got_len, len);
 				assert_memory_equal(got, payload, len);
 				whole++;
 			} else if (lie != LIE_NONE && idle) {
+				/* nothing of a lying frame reaches the layer */
+				assert_int_equal(r->rec.calls, calls);
 				assert_int_equal(out, 0);
 				if (lie != LIE_NO_END) {
 					assert_int_equal(r->ep.rx_bad_pieces, bad + 1);
@@ -426,14 +532,18 @@ static void test_hostile_pieces(void **state)
 		assert_int_equal(r->ep.jumbo.nfree, P_NSLOTS - (r->a.active ? 1 : 0));
 		prig_refill(r);
 	}
-	print_message("rx pieces fuzz: %llu whole frames, %llu lying ones refused\n",
-		      (unsigned long long)whole, (unsigned long long)lies);
-	assert_true(whole > n / 10);
+	print_message("rx pieces fuzz: %llu whole frames, %llu to the layer, %llu lying ones "
+		      "refused\n",
+		      (unsigned long long)whole, (unsigned long long)layer_whole,
+		      (unsigned long long)lies);
+	assert_true(whole > n / 20);
+	assert_true(layer_whole > n / 20);
 	assert_true(lies > n / 40);
 	prig_fini(r);
 	free(r);
 	free(payload);
 	free(got);
+	free(sent);
 }
 
 int main(void)
