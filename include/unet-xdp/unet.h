@@ -274,6 +274,11 @@ struct unet_endpoint_opts {
 	 * multi-buffer, max_payload what one send buffer holds (as on a
 	 * kernel without multi-buffer). */
 	bool no_multi_buffer;
+	/* UDP sends compute their checksums in software even where the
+	 * kernel lets the device do it (AF_XDP TX metadata, Linux 6.11+,
+	 * copy mode): the default asks the device wherever it can
+	 * (unet_endpoint_info.tx_csum_offload says whether it does). */
+	bool no_tx_csum_offload;
 };
 
 struct unet_endpoint;
@@ -320,6 +325,8 @@ struct unet_endpoint_info {
 	 * go through unet_channel__send_copy, in pieces. */
 	uint32_t buf_payload;
 	bool multi_buffer;	      /* messages larger than a chunk (XDP_USE_SG) */
+	bool tx_csum_offload;	      /* UDP checksums computed by the device or
+				       * the kernel (AF_XDP TX metadata), not by us */
 };
 /* Returns 0 or -errno. */
 UNET_API int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_endpoint_info *info);
