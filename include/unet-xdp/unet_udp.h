@@ -142,6 +142,9 @@ struct unet_udp_stats {
 				      * MAC than a fresh entry's */
 	uint64_t tx_unresolved;	     /* sends refused: peer being resolved (-EAGAIN)
 				      * or unreachable (-EHOSTUNREACH) */
+	uint64_t tx_csum_offload;    /* datagrams sent whose UDP checksum the device
+				      * (or the kernel) computes: AF_XDP TX metadata,
+				      * unet_endpoint_info.tx_csum_offload */
 };
 /* Returns 0 or -EINVAL. */
 UNET_API int unet_udp__stats(struct unet_endpoint *ep, struct unet_udp_stats *st);

@@ -46,9 +46,9 @@ static const uint8_t BCAST_MAC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
 /* ---- Frames ---------------------------------------------------------------- */
 
-uint32_t unet_udp_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
-			uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport,
-			uint32_t len, uint16_t ip_id)
+static uint32_t build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
+		      uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport, uint32_t len,
+		      uint16_t ip_id, bool device_csum)
 {
 	uint8_t *ip = frame + UNET_ETH_HLEN, *udp = ip + UNET_IP_HLEN;
 	uint16_t v, ulen = (uint16_t)(UNET_UDP_HLEN + len), csum;
@@ -84,11 +84,17 @@ uint32_t unet_udp_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t 
 	memcpy(udp + 4, &v, 2);
 	memset(udp + 6, 0, 2);
 	sum = unet_csum_pseudo(saddr, daddr, IPPROTO_UDP, ulen);
-	sum = unet_csum_add(sum, udp, ulen);
-	csum = (uint16_t)~unet_csum_fold(sum);
-	/* 0 means "no checksum" in UDP over IPv4: send its other form. */
-	if (!csum)
-		csum = 0xffff;
+	if (device_csum) {
+		/* The device sums from the UDP header on, this included,
+		 * and stores the complement (0 as 0xffff, as we would). */
+		csum = unet_csum_fold(sum);
+	} else {
+		sum = unet_csum_add(sum, udp, ulen);
+		csum = (uint16_t)~unet_csum_fold(sum);
+		/* 0 means "no checksum" in UDP over IPv4: send its other form. */
+		if (!csum)
+			csum = 0xffff;
+	}
 	csum = htons(csum);
 	memcpy(udp + 6, &csum, 2);
 
@@ -97,6 +103,20 @@ uint32_t unet_udp_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t 
 		flen = 60;
 	}
 	return flen;
+}
+
+uint32_t unet_udp_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
+			uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport,
+			uint32_t len, uint16_t ip_id)
+{
+	return build(frame, dst_mac, src_mac, saddr, daddr, sport, dport, len, ip_id, false);
+}
+
+uint32_t unet_udp_build_offload(uint8_t *frame, const uint8_t dst_mac[6],
+				const uint8_t src_mac[6], uint32_t saddr, uint32_t daddr,
+				uint16_t sport, uint16_t dport, uint32_t len, uint16_t ip_id)
+{
+	return build(frame, dst_mac, src_mac, saddr, daddr, sport, dport, len, ip_id, true);
 }
 
 enum unet_udp_verdict unet_udp_parse(const uint8_t *frame, uint32_t len, bool accept_partial,
@@ -636,11 +656,23 @@ int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t
 		st->st.tx_unresolved++;
 		return err;
 	}
-	flen = unet_udp_build(p + UNET_UDP_TX_PAD, mac, st->inet.mac, s->laddr, addr, s->lport,
-			      port, len, st->ip_id++);
-	err = unet_layer_xmit(st->inet.ep, s->txq, buf, UNET_UDP_TX_PAD, flen);
-	if (err)
-		return err;
+	if (unet_layer_tx_csum(st->inet.ep, UNET_UDP_TX_PAD)) {
+		static const struct unet_tx_csum at = { .start = UNET_UDP_CSUM_START,
+							.offset = UNET_UDP_CSUM_OFFSET };
+
+		flen = unet_udp_build_offload(p + UNET_UDP_TX_PAD, mac, st->inet.mac, s->laddr,
+					      addr, s->lport, port, len, st->ip_id++);
+		err = unet_layer_xmit_csum(st->inet.ep, s->txq, buf, UNET_UDP_TX_PAD, flen, &at);
+		if (err)
+			return err;
+		st->st.tx_csum_offload++;
+	} else {
+		flen = unet_udp_build(p + UNET_UDP_TX_PAD, mac, st->inet.mac, s->laddr, addr,
+				      s->lport, port, len, st->ip_id++);
+		err = unet_layer_xmit(st->inet.ep, s->txq, buf, UNET_UDP_TX_PAD, flen);
+		if (err)
+			return err;
+	}
 	st->st.tx_datagrams++;
 	return 0;
 }

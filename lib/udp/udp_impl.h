@@ -25,9 +25,11 @@
 /* Ethernet + IPv4 (no options) + UDP: what we send. */
 #define UNET_UDP_HDRS (UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN)
 /* A UDP send buffer's frame starts this far into the buffer, so the
- * payload after the 42 bytes of headers is 8-byte aligned (6 + 42 = 48).
- * Completions find the buffer by the frame it is in, whatever the offset. */
-#define UNET_UDP_TX_PAD 6
+ * payload after the 42 bytes of headers is 8-byte aligned (22 + 42 = 64),
+ * with room in front for the TX metadata that asks the device for the
+ * checksum (16 bytes, lib/core/txmd.h).  Completions find the buffer by
+ * the frame it is in, whatever the offset. */
+#define UNET_UDP_TX_PAD 22
 #define UNET_UDP_TX_PAYLOAD (UNET_UDP_TX_PAD + UNET_UDP_HDRS)
 #define UNET_ARP_FRAME_LEN 60 /* 14 + 28, padded to the Ethernet minimum */
 
@@ -163,6 +165,15 @@ struct unet_udp_frame {
 uint32_t unet_udp_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
 			uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport,
 			uint32_t len, uint16_t ip_id);
+/* The same with the UDP checksum left to the device: the field holds the
+ * folded pseudo-header sum (what a CHECKSUM_PARTIAL skb carries), to be
+ * completed over the UDP header and payload (UNET_UDP_CSUM_START,
+ * UNET_UDP_CSUM_OFFSET). */
+uint32_t unet_udp_build_offload(uint8_t *frame, const uint8_t dst_mac[6],
+				const uint8_t src_mac[6], uint32_t saddr, uint32_t daddr,
+				uint16_t sport, uint16_t dport, uint32_t len, uint16_t ip_id);
+#define UNET_UDP_CSUM_START (UNET_ETH_HLEN + UNET_IP_HLEN)
+#define UNET_UDP_CSUM_OFFSET 6
 
 enum unet_udp_verdict {
 	UNET_UDP_OK = 0,
