@@ -77,6 +77,8 @@ struct bench_opts {
 	const char *vs_transport;
 	long vs_tag, vs_peer_tag, vs_block;
 	int tx_queue; /* unet, uam: the channels' send queue (0: the first bound) */
+	bool no_tx_csum; /* unet-udp, unet-tcp: software checksums only
+			  * (unet_endpoint_opts.no_tx_csum_offload) */
 };
 
 /* One message to send.  The transport writes it into its own buffer (for
@@ -139,6 +141,9 @@ void bench_unet_log(enum unet_log_level l, const char *msg, void *ctx);
  * adaptive: --spin-us, or the library's default) and remember the
  * endpoint for bench_unet_wait_stats.  Returns 0 or -errno. */
 int bench_unet_wait_mode(struct unet_endpoint *ep, const struct bench_opts *o);
+/* Whether the endpoint bench_unet_wait_mode last saw asks the device for
+ * transmit checksums (1) or not (0); -1 before any. */
+extern int bench_unet_tx_csum;
 /* The wait counters of the endpoint last set up (until it is closed).
  * Returns 0, or -ENOENT for a transport without one (kernel UDP). */
 int bench_unet_wait_stats(struct unet_wait_stats *st);

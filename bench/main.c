@@ -77,6 +77,8 @@ static void usage(FILE *f)
 		"udp, udp-mmsg: --local IP:PORT --remote IP:PORT\n"
 		"unet-udp:   --iface IF --local IP:PORT --remote IP:PORT [--queue-mask M]\n"
 		"            [--busy-poll USEC] [--xdp-mode M]: UDP/IPv4 over U-Net\n"
+		"unet-udp, unet-tcp: [--no-tx-csum-offload]: checksums in software even\n"
+		"            where the device could compute them (AF_XDP TX metadata)\n"
 		"packet:     --iface IF --peer MAC   (EtherType 0x88B6, TPACKET_V3 receive ring)\n"
 		"uam:        Active Messages over the unet channel: up to 64 bytes as a short\n"
 		"            request, up to the medium limit (1472 with no args at MTU 1500:\n"
@@ -175,6 +177,9 @@ static void json_head(const char *test, const struct bench_opts *o)
 	json_str("test", test);
 	json_str("transport", o->transport);
 	json_str("mode", mode_name(o));
+	/* U-Net endpoints: whether sent checksums were the device's. */
+	if (bench_unet_tx_csum >= 0)
+		json_int("tx_csum_offload", bench_unet_tx_csum);
 	if (strcmp(test, "echo")) /* the echo reflects whatever size comes */
 		json_int("size", o->size);
 }
@@ -766,7 +771,7 @@ int main(int argc, char **argv)
 		O_TRANSPORT = 256, O_MODE, O_CPU, O_TIMEOUT, O_COUNT, O_WARMUP, O_SIZE, O_BATCH,
 		O_IDLE, O_IFACE, O_TAG, O_PEER, O_PEER_TAG, O_CHANNELS, O_BUSY, O_QMASK, O_XDP,
 		O_LOCAL, O_REMOTE, O_BULK, O_SEGMENT, O_RING, O_SPIN_US, O_BULK_GET, O_VS, O_VS_TAG,
-		O_VS_PEER_TAG, O_VS_BLOCK, O_HELP
+		O_VS_PEER_TAG, O_VS_BLOCK, O_NO_TX_CSUM, O_HELP
 	};
 	static const struct option lopts[] = {
 		{ "transport", 1, 0, O_TRANSPORT }, { "mode", 1, 0, O_MODE },
@@ -783,7 +788,7 @@ int main(int argc, char **argv)
 		{ "spin-us", 1, 0, O_SPIN_US },	    { "help", 0, 0, O_HELP },
 		{ "bulk-get", 0, 0, O_BULK_GET },   { "vs", 1, 0, O_VS },
 		{ "vs-tag", 1, 0, O_VS_TAG },	    { "vs-peer-tag", 1, 0, O_VS_PEER_TAG },
-		{ "vs-block", 1, 0, O_VS_BLOCK },
+		{ "vs-block", 1, 0, O_VS_BLOCK },   { "no-tx-csum-offload", 0, 0, O_NO_TX_CSUM },
 		{ 0, 0, 0, 0 }
 	};
 	struct bench_opts o = {
@@ -847,6 +852,7 @@ int main(int argc, char **argv)
 		case O_REMOTE: o.remote = optarg; break;
 		case O_BULK: if (parse_long(optarg, 1, 1L << 30, &o.bulk_bytes)) bad = "--bulk-bytes"; break;
 		case O_BULK_GET: o.bulk_get = true; break;
+		case O_NO_TX_CSUM: o.no_tx_csum = true; break;
 		case O_SPIN_US: if (parse_long(optarg, 0, UNET_SPIN_US_MAX, &o.spin_us)) bad = "--spin-us"; break;
 		case O_VS: o.vs_transport = optarg; break;
 		case O_VS_TAG: if (parse_long(optarg, 1, 65535, &o.vs_tag)) bad = "--vs-tag"; break;

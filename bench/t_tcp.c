@@ -109,6 +109,7 @@ static struct bench_conn *t_open(const struct bench_opts *o, bool unet)
 		eo.mode = (enum unet_xdp_mode)o->xdp_mode;
 		eo.busy_poll_usec = (uint32_t)o->busy_poll_usec;
 		eo.queue_mask = o->queue_mask;
+		eo.no_tx_csum_offload = o->no_tx_csum;
 		c->ep = o->iface ? unet_endpoint__create(o->iface, &eo) : NULL;
 		if (!c->ep) {
 			fprintf(stderr, "unet-bench: unet-tcp needs --iface: %s\n", strerror(errno));

@@ -37,11 +37,15 @@ void bench_unet_log(enum unet_log_level l, const char *msg, void *ctx)
 /* ---- waiting: the mode's spin budget, and the counters for the JSON ---- */
 
 static struct unet_endpoint *wait_ep; /* one endpoint per run */
+int bench_unet_tx_csum = -1;
 
 int bench_unet_wait_mode(struct unet_endpoint *ep, const struct bench_opts *o)
 {
+	struct unet_endpoint_info info;
 	int err = 0;
 
+	if (!unet_endpoint__info(ep, &info))
+		bench_unet_tx_csum = info.tx_csum_offload;
 	if (o->mode == BENCH_BLOCK)
 		err = unet_endpoint__set_spin_us(ep, 0);
 	else if (o->mode == BENCH_ADAPTIVE && o->spin_us >= 0)

@@ -94,6 +94,7 @@ static struct bench_conn *uu_open(const struct bench_opts *o)
 	eo.mode = (enum unet_xdp_mode)o->xdp_mode;
 	eo.busy_poll_usec = (uint32_t)o->busy_poll_usec;
 	eo.queue_mask = o->queue_mask;
+	eo.no_tx_csum_offload = o->no_tx_csum;
 	c->ep = unet_endpoint__create(o->iface, &eo);
 	if (!c->ep) {
 		fprintf(stderr, "unet-bench: unet_endpoint__create %s: %s\n", o->iface,

@@ -44,6 +44,10 @@ static int real_endpoint(struct unetd *d, struct unetd_iface *f, uint32_t mask)
 	o.pin_root = d->pin_root;
 	o.kind = UNET_ENDPOINT_DIRECT; /* the daemon's own: never ask a daemon */
 	o.queue_mask = mask;
+	/* Clients' frames come built, checksums and all: the room TX
+	 * metadata takes in front of a frame would only cost a move of
+	 * every relayed frame (datapath.c). */
+	o.no_tx_csum_offload = true;
 	f->ep = unet_endpoint__create(f->ifname, &o);
 	if (!f->ep)
 		return -errno;

@@ -47,6 +47,10 @@
 #             64-byte round trips, one connection's bulk (1472-byte
 #             writes) at MTU 1500 and again with the link at MTU 9000
 #             (rate-jumbo), with the ratios
+#   txcsum    unet-udp (64 and 1472 bytes) and unet-tcp (bulk) rates with
+#             transmit checksums asked of the device (the default, where
+#             the kernel has AF_XDP TX metadata) against the same computed
+#             in software (unet-udp-sw, unet-tcp-sw), with the ratios
 #   logp      LogP (unet-bench logp against a spinning echo): o_s, o_r,
 #             rtt and L = rtt/2 - o_s - o_r for unet, uam, unet-udp and
 #             udp at every size; g = 1 / msgs_per_s of the same run's
@@ -201,7 +205,7 @@ rate_count() {
 	unet) ((small)) && echo 2000000 || echo 600000 ;;
 	uam) ((small)) && echo 600000 || echo 300000 ;;
 	udp) ((small)) && echo 500000 || echo 200000 ;;
-	unet-udp) ((small)) && echo 1000000 || echo 400000 ;;
+	unet-udp | unet-udp-sw) ((small)) && echo 1000000 || echo 400000 ;;
 	unet-emul | unet-emul-tx) ((small)) && echo 500000 || echo 200000 ;;
 	udp-mmsg) ((small)) && echo 800000 || echo 300000 ;;
 	packet) ((small)) && echo 800000 || echo 600000 ;;
@@ -263,6 +267,11 @@ PLAN+=("rate tcp spin 1472 1" "rate unet-tcp spin 1472 1")
 # segments of 8960 bytes, U-Net's in pieces), the same 1472-byte writes.
 # Not in --quick (make check's form check): a figure, not a form.
 ((QUICK)) || PLAN+=("rate-jumbo tcp spin 1472 1" "rate-jumbo unet-tcp spin 1472 1")
+# Transmit checksums: the rows above ask the device where the kernel lets
+# them (AF_XDP TX metadata, docs/platform.md); the -sw rows compute them
+# in software, same run (--quick, a form check: one row).
+PLAN+=("rate unet-udp-sw spin 1472 1")
+((QUICK)) || PLAN+=("rate unet-udp-sw spin 64 1" "rate unet-tcp-sw spin 1472 1")
 # LogP overheads at every size (g comes from the rate rows); --quick:
 # 64 bytes only.
 LOGP_SIZES=("${SIZES[@]}")
@@ -375,9 +384,11 @@ tp_args() {
 	unet-emul* | unet-grant) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch" ;;
 	unet | uam) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch --xdp-mode $XDP_MODE" ;;
 	udp | udp-mmsg | udp-napi) echo "--local $laddr --remote $raddr" ;;
-	unet-udp) echo "--iface $ifn --local $laddr --remote $raddr --xdp-mode $XDP_MODE" ;;
+	unet-udp | unet-tcp) echo "--iface $ifn --local $laddr --remote $raddr --xdp-mode $XDP_MODE" ;;
+	unet-udp-sw | unet-tcp-sw)
+		echo "--iface $ifn --local $laddr --remote $raddr --xdp-mode $XDP_MODE --no-tx-csum-offload"
+		;;
 	tcp) echo "--local $laddr --remote $raddr" ;;
-	unet-tcp) echo "--iface $ifn --local $laddr --remote $raddr --xdp-mode $XDP_MODE" ;;
 	packet) echo "--iface $ifn --peer $mac_peer" ;;
 	esac
 }
@@ -484,6 +495,7 @@ bench_tp() {
 	case $1 in
 	unet-emul* | unet-grant) echo unet ;;
 	udp-napi) echo udp ;;
+	*-sw) echo "${1%-sw}" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -493,6 +505,7 @@ bench_tp() {
 relabel_json() {
 	case $2 in
 	udp-napi) jq -c '. + {transport: "udp-napi", veth_napi: true}' <<<"$1" ;;
+	*-sw) jq -c --arg t "$2" '. + {transport: $t}' <<<"$1" ;;
 	*) emul_json "$1" "$2" ;;
 	esac
 }
@@ -603,7 +616,8 @@ rate_once() {
 	unet-emul | unet-grant) sink_pre=("${NOBODY[@]}") ;;
 	unet-emul-tx) sink_side=a src_side=b CLIENT_NS=$NS_B CLIENT_PRE=("${NOBODY[@]}") ;;
 	esac
-	if [[ $t != "$bt" ]] && ! EMUL_GRANT=$([[ $t == unet-grant ]] && echo 1 || echo 0) emul_start; then
+	if [[ $t == unet-emul* || $t == unet-grant ]] &&
+		! EMUL_GRANT=$([[ $t == unet-grant ]] && echo 1 || echo 0) emul_start; then
 		RATE_WHY=$EMUL_WHY
 		return 1
 	fi
@@ -646,7 +660,7 @@ rate_once() {
 		js=$(json_line "$p.out") || js=null
 		RATE_J=$(jq -c --argjson s "$js" --argjson b "$batch" \
 			'. + {source: $s, recv_batch: .batch, batch: $b}' <<<"$j")
-		[[ $t == "$bt" ]] || RATE_J=$(emul_json "$RATE_J" "$t")
+		[[ $t == "$bt" ]] || RATE_J=$(relabel_json "$RATE_J" "$t")
 		return 0
 	fi
 	return 1
@@ -1273,6 +1287,19 @@ jq -r '
 	 pick("rate-jumbo"; "unet-tcp"; "spin") as $uj | pick("rate-jumbo"; "tcp"; "spin") as $kj |
 	 "  bulk at MTU 9000: \($uj.gbit_s // "-") Gbit/s vs \($kj.gbit_s // "-") Gbit/s = \(ratio($uj.gbit_s; $kj.gbit_s))",
 	 "  MTU 9000 over MTU 1500: unet-tcp \(ratio($uj.gbit_s; $u.gbit_s)), tcp \(ratio($kj.gbit_s; $k.gbit_s))")
+' "$OUT/results.json" >>"$OUT/table.txt" 2>/dev/null || true
+# Transmit checksums asked of the device (AF_XDP TX metadata; on veth the
+# receiver takes them partial) against computed in software (-sw), same
+# run: message rate and the sender's CPU per message.
+jq -r '
+	def pick(t; s): [.results[] | select(.kind == "rate" and .transport == t and .size == s
+		and .status == "ok")] | first;
+	def ratio(a; b): if a == null or b == null or b == 0 then "-" else "\(a / b * 100 | round / 100)x" end;
+	"", "Transmit checksums by the device (default) against software (-sw), same run:",
+	(["unet-udp", "unet-tcp"][] as $t | [64, 1472][] as $s | pick($t; $s) as $d |
+	 pick($t + "-sw"; $s) as $w | select($d != null or $w != null) |
+	 "  \($t) \($s) B: \($d.msgs_per_s // "-" | if type == "number" then floor else . end) vs \($w.msgs_per_s // "-" | if type == "number" then floor else . end) msgs/s = \(ratio($d.msgs_per_s; $w.msgs_per_s))" +
+	 " (device used: \($d.source.tx_csum_offload // "-") / \($w.source.tx_csum_offload // "-"))")
 ' "$OUT/results.json" >>"$OUT/table.txt" 2>/dev/null || true
 cat "$OUT/table.txt"
 

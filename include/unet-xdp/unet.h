@@ -279,6 +279,11 @@ struct unet_endpoint_opts {
 	 * kernel without multi-buffer).  For endpoints of the process's own
 	 * only: unetd decides for the endpoints it grants or emulates. */
 	bool no_multi_buffer;
+	/* UDP sends compute their checksums in software even where the
+	 * kernel lets the device do it (AF_XDP TX metadata, Linux 6.11+,
+	 * copy mode): the default asks the device wherever it can
+	 * (unet_endpoint_info.tx_csum_offload says whether it does). */
+	bool no_tx_csum_offload;
 };
 
 struct unet_endpoint;
@@ -325,6 +330,8 @@ struct unet_endpoint_info {
 	 * go through unet_channel__send_copy, in pieces. */
 	uint32_t buf_payload;
 	bool multi_buffer;	      /* messages larger than a chunk (XDP_USE_SG) */
+	bool tx_csum_offload;	      /* UDP checksums computed by the device or
+				       * the kernel (AF_XDP TX metadata), not by us */
 };
 /* Returns 0 or -errno. */
 UNET_API int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_endpoint_info *info);

@@ -100,7 +100,7 @@ UNET_API void *unet_udp__buf_payload(struct unet_endpoint *ep, uint64_t buf);
  * arp_timeout_ms is remembered as unreachable for 1 s (a negative cache):
  * sends to it fail at once with -EHOSTUNREACH and send no ARP.  The
  * library owns buf from here.  One send buffer carries at most its
- * frame size - 320 bytes of payload (1728 with 2048-byte frames): a
+ * frame size - 336 bytes of payload (1712 with 2048-byte frames): a
  * larger datagram is unet_udp__send_copy's.  Returns 0, -EMSGSIZE (len
  * 0, > max_payload, or more than the buffer holds), -EDESTADDRREQ (addr 0, not connected), -EAGAIN (peer
  * being resolved, or send queue full), -EHOSTUNREACH (no ARP answer),
@@ -154,6 +154,9 @@ struct unet_udp_stats {
 				      * MAC than a fresh entry's */
 	uint64_t tx_unresolved;	     /* sends refused: peer being resolved (-EAGAIN)
 				      * or unreachable (-EHOSTUNREACH) */
+	uint64_t tx_csum_offload;    /* datagrams sent whose UDP checksum the device
+				      * (or the kernel) computes: AF_XDP TX metadata,
+				      * unet_endpoint_info.tx_csum_offload */
 };
 /* Returns 0 or -EINVAL. */
 UNET_API int unet_udp__stats(struct unet_endpoint *ep, struct unet_udp_stats *st);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/objects.h"
+#include "core/txmd.h"
 #include "proto/unetd_proto.h"
 
 #define RX_BATCH 64
@@ -121,15 +122,21 @@ uint8_t *unet_layer_buf(struct unet_endpoint *ep, uint64_t buf)
 }
 
 
-/* Check and queue a layer's frame on txq without kicking.  Returns 0
- * or what unet_layer_xmit returns. */
+/* Check and queue a layer's frame on txq without kicking, its
+ * checksum asked of the device when csum is set.  Returns 0 or what
+ * unet_layer_xmit returns. */
 static int layer_queue(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
-		       uint32_t flen)
+		       uint32_t flen, const struct unet_tx_csum *csum)
 {
+	uint32_t opts = 0;
 	struct unet_queue *q;
 	uint32_t idx;
 
 	if (!ep || txq >= ep->nqueues || !unet_layer_buf(ep, buf))
+		return -EINVAL;
+	/* With room for TX metadata the kernel refuses a frame that
+	 * starts closer to its chunk's start than the room (txmd.c). */
+	if (off < ep->txmd_len)
 		return -EINVAL;
 	if (flen < UNET_ETH_HLEN || flen > ep->mtu + UNET_ETH_HLEN ||
 	    (uint64_t)off + flen > ep->frame_size - XDP_PACKET_HEADROOM)
@@ -139,7 +146,9 @@ static int layer_queue(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uin
 	q = &ep->q[txq];
 	if (unet_tx_reserve(ep, q, &idx))
 		return -EAGAIN;
-	unet_tx_submit(ep, q, idx, buf, buf + off, flen);
+	if (csum)
+		opts = unet_txmd_csum(ep, buf + off, csum->start, csum->offset);
+	unet_tx_submit(ep, q, idx, buf, buf + off, flen, opts);
 	ep->tx_msgs++;
 	return 0;
 }
@@ -147,7 +156,7 @@ static int layer_queue(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uin
 int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
 		    uint32_t flen)
 {
-	int err = layer_queue(ep, txq, buf, off, flen);
+	int err = layer_queue(ep, txq, buf, off, flen, NULL);
 
 	if (!err)
 		unet_tx_kick(ep, &ep->q[txq]);
@@ -157,10 +166,28 @@ int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32
 int unet_layer_queue(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
 		     uint32_t flen)
 {
-	int err = layer_queue(ep, txq, buf, off, flen);
+	int err = layer_queue(ep, txq, buf, off, flen, NULL);
 
 	if (!err)
 		ep->q[txq].tx_owed++;
+	return err;
+}
+
+bool unet_layer_tx_csum(const struct unet_endpoint *ep, uint32_t off)
+{
+	return ep && ep->tx_csum && off >= ep->txmd_len;
+}
+
+int unet_layer_xmit_csum(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
+			 uint32_t flen, const struct unet_tx_csum *csum)
+{
+	int err;
+
+	if (!csum || !unet_layer_tx_csum(ep, off) || (uint32_t)csum->start + csum->offset + 2 > flen)
+		return -EINVAL;
+	err = layer_queue(ep, txq, buf, off, flen, csum);
+	if (!err)
+		unet_tx_kick(ep, &ep->q[txq]);
 	return err;
 }
 
@@ -237,7 +264,7 @@ void *unet_endpoint__buf_payload(struct unet_endpoint *ep, uint64_t buf)
 {
 	uint8_t *p = unet_layer_buf(ep, buf);
 
-	return p ? p + UNET_TX_PAYLOAD : NULL;
+	return p ? p + ep->tx_payload : NULL;
 }
 
 /* Check a message before anything is queued. */
@@ -264,7 +291,7 @@ static int enqueue(struct unet_endpoint *ep, const struct unet_send_desc *d)
 	struct unet_channel *ch = d->channel;
 	struct unet_queue *q = &ep->q[ch->txq];
 	/* The frame ends its headers where the payload starts. */
-	uint64_t addr = d->buf + UNET_TX_PAYLOAD - (ch->udp ? UNET_UDP_PAYLOAD_OFF : UNET_PAYLOAD_OFF);
+	uint64_t addr = d->buf + ep->tx_payload - (ch->udp ? UNET_UDP_PAYLOAD_OFF : UNET_PAYLOAD_OFF);
 	uint32_t idx, flen;
 
 	if (unet_tx_reserve(ep, q, &idx))
@@ -274,7 +301,7 @@ static int enqueue(struct unet_endpoint *ep, const struct unet_send_desc *d)
 	else
 		flen = unet_wire_build((uint8_t *)ep->segment + addr, ch->peer_mac, ep->mac,
 				       ch->peer_tag, ch->tag, d->len);
-	unet_tx_submit(ep, q, idx, d->buf, addr, flen);
+	unet_tx_submit(ep, q, idx, d->buf, addr, flen, 0);
 	return 0;
 }
 
@@ -346,7 +373,7 @@ int unet_channel__send_copy(struct unet_channel *ch, const void *data, size_t le
 	buf = unet_endpoint__buf_alloc(ep);
 	if (buf == UNET_NO_BUF)
 		return -EAGAIN;
-	memcpy((uint8_t *)ep->segment + buf + UNET_TX_PAYLOAD, data, len);
+	memcpy((uint8_t *)ep->segment + buf + ep->tx_payload, data, len);
 	err = unet_channel__send(ch, buf, (uint32_t)len);
 	if (err)
 		unet_pool_put(&ep->pool, buf, UNET_FRAME_APP);

@@ -25,6 +25,7 @@
 #include <bpf/bpf.h>
 
 #include "core/objects.h"
+#include "core/txmd.h"
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL 69
@@ -50,6 +51,7 @@ struct ep_config {
 	enum unet_endpoint_kind kind;
 	const char *daemon_socket;
 	bool no_multi_buffer;
+	bool no_tx_csum_offload;
 	/* As the caller gave them (0: unset), for unetd's own defaults. */
 	uint32_t asked_segment, asked_ring;
 };
@@ -79,6 +81,7 @@ static int ep_config_from_opts(const struct unet_endpoint_opts *o, struct ep_con
 	c->kind = UNET_OPT(o, kind, UNET_ENDPOINT_AUTO);
 	c->daemon_socket = UNET_OPT(o, daemon_socket, NULL);
 	c->no_multi_buffer = UNET_OPT(o, no_multi_buffer, false);
+	c->no_tx_csum_offload = UNET_OPT(o, no_tx_csum_offload, false);
 	c->asked_segment = UNET_OPT(o, segment_size, 0);
 	c->asked_ring = UNET_OPT(o, rx_size, 0);
 
@@ -191,13 +194,16 @@ static void destroy_sockets(struct unet_endpoint *ep)
 	for (uint32_t i = 0; i < ep->nqueues; i++) {
 		uint32_t idx = UNET_XSK_INDEX(ep->id, ep->q[i].queue_id);
 
-		if (!ep->q[i].xsk)
+		if (!ep->q[i].xsk && !ep->txmd)
 			continue;
 		if (ep->iface)
 			bpf_map_delete_elem(ep->iface->xsks_fd, &idx);
-		xsk_socket__delete(ep->q[i].xsk);
+		if (ep->q[i].xsk)
+			xsk_socket__delete(ep->q[i].xsk);
 		ep->q[i].xsk = NULL;
 	}
+	unet_txmd_destroy(ep);
+	ep->tx_csum = false;
 	if (ep->umem) {
 		xsk_umem__delete(ep->umem);
 		ep->umem = NULL;
@@ -261,6 +267,34 @@ static int create_sockets(struct unet_endpoint *ep, const char *ifname,
 	};
 	int err;
 
+	/* Room for TX metadata (chosen with the payload offset), for
+	 * checksums computed by the device: asked of the device only in
+	 * copy mode, where the kernel's stack computes what the device
+	 * cannot; a zero-copy driver might ignore the request. */
+	if (ep->tx_payload == UNET_TX_PAYLOAD_TXMD) {
+		const struct unet_txmd_cfg tcfg = {
+			.fill_size = c->fill_size,
+			.comp_size = c->comp_size,
+			.rx_size = c->rx_size,
+			.tx_size = c->tx_size,
+			.frame_size = c->frame_size,
+			.headroom = UNET_ALIGN_PAD,
+			.bind_flags = bind_flags,
+		};
+
+		err = unet_txmd_create(ep, (int)if_nametoindex(ifname), &tcfg);
+		if (!err)
+			ep->tx_csum = !(bind_flags & XDP_ZEROCOPY);
+		else if (err == -EBUSY)
+			unet_log(UNET_LOG_ERROR,
+				 "%s: a queue is taken by another endpoint (one UMEM per "
+				 "queue: give each endpoint its own queues, queue_mask)",
+				 ifname);
+		else
+			unet_log(UNET_LOG_DEBUG, "%s: AF_XDP bind failed: %s", ifname,
+				 strerror(-err));
+		return err;
+	}
 	/* Only the frames: the reassembly slots after them (pieces.c) are
 	 * never the kernel's to write. */
 	err = xsk_umem__create(&ep->umem, ep->segment, (uint64_t)ep->nframes * ep->frame_size,
@@ -470,6 +504,7 @@ struct unet_endpoint *unet_endpoint__create(const char *ifname,
 	ep->alive_fd = -1;
 	ep->daemon_fd = -1;
 	ep->kick_fd = -1;
+	ep->tx_payload = UNET_TX_PAYLOAD;
 	ep->need_wakeup = c.need_wakeup;
 	ep->busy_poll_usec = c.busy_poll_usec;
 	ep->spin_us = unet_spin_default();
@@ -524,6 +559,14 @@ struct unet_endpoint *unet_endpoint__create(const char *ifname,
 			  UNET_HDR_LEN;
 	if (ep->max_payload <= ep->buf_payload) {
 		ep->buf_payload = ep->max_payload;
+		/* Checksums computed by the device (txmd.c) need room in
+		 * front of every sent frame: payloads start later in their
+		 * buffers where they still fit.  Not with pieces (frames
+		 * larger than a chunk): pieces.c leaves no room. */
+		if (!c.no_tx_csum_offload &&
+		    ep->max_payload <= c.frame_size - XDP_PACKET_HEADROOM - UNET_TX_PAYLOAD_TXMD &&
+		    unet_txmd_supported())
+			ep->tx_payload = UNET_TX_PAYLOAD_TXMD;
 	} else {
 		uint32_t slot = unet_jumbo_slot_bytes(ep->max_payload, c.frame_size);
 
@@ -582,9 +625,9 @@ void unet_endpoint__destroy(struct unet_endpoint *ep)
 	if (!ep)
 		return;
 	/* Messages the application handed over should still leave. */
-	if ((ep->umem || ep->emulated) && unet_endpoint__flush(ep, 200))
+	if ((ep->umem || ep->txmd || ep->emulated) && unet_endpoint__flush(ep, 200))
 		unet_log(UNET_LOG_WARN, "endpoint %u: destroyed with sends still queued", ep->id);
-	if (ep->umem) {
+	if (ep->umem || ep->txmd) {
 		uint32_t in_fill = 0;
 
 		for (uint32_t i = 0; i < ep->nqueues; i++)
@@ -634,6 +677,7 @@ int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_endpoint_inf
 	info->max_payload = ep->max_payload;
 	info->buf_payload = ep->buf_payload;
 	info->multi_buffer = ep->jumbo.sg;
+	info->tx_csum_offload = ep->tx_csum;
 	memcpy(info->mac, ep->mac, 6);
 	info->ifindex = ep->iface ? ep->iface->ifindex : ep->ifindex;
 	info->rx_buffers = ep->fill_target;

@@ -120,8 +120,10 @@ int unet_layer_buf_unkeep(struct unet_endpoint *ep, uint64_t buf);
 /*
  * Put the frame of flen bytes that starts off bytes into buf on send
  * queue txq and kick it.  The frame must fit the buffer and the link
- * (flen <= MTU + 14).  Returns 0 (the core owns buf from here), -EINVAL,
- * -EMSGSIZE, -EAGAIN (queue full: buf still the caller's), -ENETDOWN.
+ * (flen <= MTU + 14), and start past the room for TX metadata where the
+ * endpoint has it (16 bytes into the buffer: txmd.c).  Returns 0
+ * (the core owns buf from here), -EINVAL, -EMSGSIZE, -EAGAIN (queue
+ * full: buf still the caller's), -ENETDOWN.
  */
 int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
 		    uint32_t flen);
@@ -144,6 +146,23 @@ int unet_layer_xmit(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32
 int unet_layer_queue(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
 		     uint32_t flen);
 void unet_layer_kick(struct unet_endpoint *ep);
+/*
+ * Transmit checksums computed by the device (or the kernel, in copy
+ * mode: AF_XDP TX metadata, txmd.c).  unet_layer_tx_csum(ep, off): true
+ * when the endpoint has it and a frame off bytes into its buffer leaves
+ * the room it takes.  unet_layer_xmit_csum: unet_layer_xmit of a frame
+ * whose checksum field, csum->offset bytes after csum->start (both from
+ * the frame's first byte), holds the folded pseudo-header sum and is to
+ * be completed over the bytes from csum->start to the frame's end.
+ * Returns what unet_layer_xmit returns, -EINVAL also without the
+ * feature or for a field outside the frame.
+ */
+struct unet_tx_csum {
+	uint16_t start, offset;
+};
+bool unet_layer_tx_csum(const struct unet_endpoint *ep, uint32_t off);
+int unet_layer_xmit_csum(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint32_t off,
+			 uint32_t flen, const struct unet_tx_csum *csum);
 
 /*
  * Frames larger than one send buffer (jumbo MTUs, docs/platform.md):

@@ -29,6 +29,11 @@
 _Static_assert(UNET_TX_PAYLOAD >= UNET_ALIGN_PAD + UNET_UDP_PAYLOAD_OFF &&
 		       UNET_TX_PAYLOAD % 8 == 0,
 	       "send payload offset: room for every header, 8-byte aligned");
+/* The same on a segment with room for TX metadata in front of every sent
+ * frame (txmd.c: 16 bytes): a routable channel's frame 22 bytes in. */
+#define UNET_TX_PAYLOAD_TXMD 72
+_Static_assert(UNET_TX_PAYLOAD_TXMD >= 16 + UNET_UDP_PAYLOAD_OFF && UNET_TX_PAYLOAD_TXMD % 8 == 0,
+	       "send payload offset with TX metadata: room for it and every header");
 
 /* One AF_XDP socket: the endpoint's view of one receive queue. */
 struct unet_queue {
@@ -82,10 +87,17 @@ struct unet_endpoint {
 	size_t segment_size;
 	uint32_t frame_size, nframes, max_payload;
 	uint32_t buf_payload; /* what one send buffer holds (<= max_payload without pieces) */
+	uint32_t tx_payload;  /* where in a send buffer its payload starts */
 	struct unet_jumbo jumbo; /* messages larger than a chunk (pieces.c) */
 	uint32_t fill_target; /* frames to keep on each queue's FILL ring */
 	uint32_t batch;	      /* largest ring operation at once */
 	struct xsk_umem *umem;
+	/* Sockets on a segment with room for TX metadata (txmd.c): their
+	 * ring mappings, the room in front of each sent frame (0: none), and
+	 * whether UDP asks the device for its checksums. */
+	struct unet_txmd_maps *txmd;
+	uint32_t txmd_len;
+	bool tx_csum;
 	struct unet_pool pool;
 
 	struct unet_queue q[UNET_MAX_QUEUES]; /* q[0..nqueues) */
@@ -155,9 +167,10 @@ void unet_tx_kick(struct unet_endpoint *ep, struct unet_queue *q);
  * Returns 0 with *idx, or -EAGAIN. */
 int unet_tx_reserve(struct unet_endpoint *ep, struct unet_queue *q, uint32_t *idx);
 /* Hand reserved descriptor idx on q (the frame at addr, len bytes, in
- * buf, which moves from APP to TX) to the kernel. */
+ * buf, which moves from APP to TX) to the kernel, with the descriptor
+ * options opts (XDP_TX_METADATA when the frame asks for a checksum). */
 void unet_tx_submit(struct unet_endpoint *ep, struct unet_queue *q, uint32_t idx, uint64_t buf,
-		    uint64_t addr, uint32_t len);
+		    uint64_t addr, uint32_t len, uint32_t opts);
 
 /* Whether a receive ring holds a message (no system call). */
 bool unet_rx_ready(struct unet_endpoint *ep);

@@ -114,13 +114,13 @@ int unet_tx_reserve(struct unet_endpoint *ep, struct unet_queue *q, uint32_t *id
 /* Hand the reserved descriptor idx on q, holding the frame at addr of
  * len bytes in buf, to the kernel. */
 void unet_tx_submit(struct unet_endpoint *ep, struct unet_queue *q, uint32_t idx, uint64_t buf,
-		      uint64_t addr, uint32_t len)
+		    uint64_t addr, uint32_t len, uint32_t opts)
 {
 	struct xdp_desc *xd = xsk_ring_prod__tx_desc(&q->tx, idx);
 
 	xd->addr = addr;
 	xd->len = len;
-	xd->options = 0;
+	xd->options = opts;
 	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_TX);
 	xsk_ring_prod__submit(&q->tx, 1);
 	q->tx_pending++;

@@ -47,11 +47,14 @@ static const uint8_t BCAST_MAC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
 /* Ethernet, IPv4 and UDP headers (UNET_UDP_HDRS bytes) at frame for the
  * len payload bytes at payload (anywhere: right after the headers, or in
- * the caller's memory for a frame sent in pieces), both checksums
- * complete.  Returns the frame's length, unpadded. */
+ * the caller's memory for a frame sent in pieces).  The IP checksum is
+ * complete; the UDP one too, or with device_csum only the pseudo-header
+ * sum, for the device to finish (payload is not read then).  Returns
+ * the frame's length, unpadded. */
 static uint32_t udp_headers(uint8_t *frame, const uint8_t *payload, const uint8_t dst_mac[6],
 			    const uint8_t src_mac[6], uint32_t saddr, uint32_t daddr,
-			    uint16_t sport, uint16_t dport, uint32_t len, uint16_t ip_id)
+			    uint16_t sport, uint16_t dport, uint32_t len, uint16_t ip_id,
+			    bool device_csum)
 {
 	uint8_t *ip = frame + UNET_ETH_HLEN, *udp = ip + UNET_IP_HLEN;
 	uint16_t v, ulen = (uint16_t)(UNET_UDP_HLEN + len), csum;
@@ -86,31 +89,53 @@ static uint32_t udp_headers(uint8_t *frame, const uint8_t *payload, const uint8_
 	memcpy(udp + 4, &v, 2);
 	memset(udp + 6, 0, 2);
 	sum = unet_csum_pseudo(saddr, daddr, IPPROTO_UDP, ulen);
-	/* The header's 8 bytes are even: the payload's sum goes on from
-	 * there as if it followed in memory. */
-	sum = unet_csum_add(sum, udp, UNET_UDP_HLEN);
-	sum = unet_csum_add(sum, payload, len);
-	csum = (uint16_t)~unet_csum_fold(sum);
-	/* 0 means "no checksum" in UDP over IPv4: send its other form. */
-	if (!csum)
-		csum = 0xffff;
+	if (device_csum) {
+		/* The device sums from the UDP header on, this included,
+		 * and stores the complement (0 as 0xffff, as we would). */
+		csum = unet_csum_fold(sum);
+	} else {
+		/* The header's 8 bytes are even: the payload's sum goes on
+		 * from there as if it followed in memory. */
+		sum = unet_csum_add(sum, udp, UNET_UDP_HLEN);
+		sum = unet_csum_add(sum, payload, len);
+		csum = (uint16_t)~unet_csum_fold(sum);
+		/* 0 means "no checksum" in UDP over IPv4: send its other form. */
+		if (!csum)
+			csum = 0xffff;
+	}
 	csum = htons(csum);
 	memcpy(udp + 6, &csum, 2);
 	return UNET_UDP_HDRS + len;
 }
 
-uint32_t unet_udp_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
-			uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport,
-			uint32_t len, uint16_t ip_id)
+/* A frame in one buffer: the headers before the payload already at
+ * frame + UNET_UDP_HDRS, padded to Ethernet's minimum. */
+static uint32_t build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
+		      uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport, uint32_t len,
+		      uint16_t ip_id, bool device_csum)
 {
 	uint32_t flen = udp_headers(frame, frame + UNET_UDP_HDRS, dst_mac, src_mac, saddr, daddr,
-				    sport, dport, len, ip_id);
+				    sport, dport, len, ip_id, device_csum);
 
 	if (flen < 60) {
 		memset(frame + flen, 0, 60 - flen);
 		flen = 60;
 	}
 	return flen;
+}
+
+uint32_t unet_udp_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
+			uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport,
+			uint32_t len, uint16_t ip_id)
+{
+	return build(frame, dst_mac, src_mac, saddr, daddr, sport, dport, len, ip_id, false);
+}
+
+uint32_t unet_udp_build_offload(uint8_t *frame, const uint8_t dst_mac[6],
+				const uint8_t src_mac[6], uint32_t saddr, uint32_t daddr,
+				uint16_t sport, uint16_t dport, uint32_t len, uint16_t ip_id)
+{
+	return build(frame, dst_mac, src_mac, saddr, daddr, sport, dport, len, ip_id, true);
 }
 
 enum unet_udp_verdict unet_udp_parse(const uint8_t *frame, uint32_t len, bool accept_partial,
@@ -686,11 +711,23 @@ int unet_udp__send(struct unet_udp_sock *s, uint64_t buf, uint32_t len, uint32_t
 	err = send_prepare(s, len, &addr, &port, mac);
 	if (err)
 		return err;
-	flen = unet_udp_build(p + UNET_UDP_TX_PAD, mac, st->inet.mac, s->laddr, addr, s->lport,
-			      port, len, st->ip_id++);
-	err = unet_layer_xmit(st->inet.ep, s->txq, buf, UNET_UDP_TX_PAD, flen);
-	if (err)
-		return err;
+	if (unet_layer_tx_csum(st->inet.ep, UNET_UDP_TX_PAD)) {
+		static const struct unet_tx_csum at = { .start = UNET_UDP_CSUM_START,
+							.offset = UNET_UDP_CSUM_OFFSET };
+
+		flen = unet_udp_build_offload(p + UNET_UDP_TX_PAD, mac, st->inet.mac, s->laddr,
+					      addr, s->lport, port, len, st->ip_id++);
+		err = unet_layer_xmit_csum(st->inet.ep, s->txq, buf, UNET_UDP_TX_PAD, flen, &at);
+		if (err)
+			return err;
+		st->st.tx_csum_offload++;
+	} else {
+		flen = unet_udp_build(p + UNET_UDP_TX_PAD, mac, st->inet.mac, s->laddr, addr,
+				      s->lport, port, len, st->ip_id++);
+		err = unet_layer_xmit(st->inet.ep, s->txq, buf, UNET_UDP_TX_PAD, flen);
+		if (err)
+			return err;
+	}
 	st->st.tx_datagrams++;
 	return 0;
 }
@@ -709,7 +746,7 @@ static int send_pieces(struct unet_udp_sock *s, const void *data, uint32_t len, 
 	if (err)
 		return err;
 	flen = udp_headers(head, data, mac, st->inet.mac, s->laddr, addr, s->lport, port, len,
-			   st->ip_id++);
+			   st->ip_id++, false);
 	err = unet_layer_queue_frame(st->inet.ep, s->txq, flen, unet_layer_fill_copy, &parts);
 	if (err)
 		return err;

@@ -32,10 +32,12 @@
 #define UNET_UDP6_HDRS (UNET_ETH_HLEN + UNET_IP6_HLEN + UNET_UDP_HLEN)
 /* The payload of a UDP send buffer is this far into the buffer, for
  * either IP version (unet_udp__buf_payload does not know the socket), and
- * 8-byte aligned; the frame starts 64 - 42 bytes in for IPv4, 64 - 62 for
- * IPv6.  Completions find the buffer by the frame it is in, whatever the
- * offset. */
-#define UNET_UDP_TX_PAYLOAD 64
+ * 8-byte aligned; the frame starts 80 - 42 bytes in for IPv4, 80 - 62 for
+ * IPv6: either way past the 16 bytes of TX metadata in front of it that
+ * ask the device for the checksum (lib/core/txmd.h; the kernel refuses a
+ * frame that starts inside that room).  Completions find the buffer by
+ * the frame it is in, whatever the offset. */
+#define UNET_UDP_TX_PAYLOAD 80
 #define UNET_UDP_TX_PAD (UNET_UDP_TX_PAYLOAD - UNET_UDP_HDRS)
 #define UNET_UDP6_TX_PAD (UNET_UDP_TX_PAYLOAD - UNET_UDP6_HDRS)
 #define UNET_ARP_FRAME_LEN 60 /* 14 + 28, padded to the Ethernet minimum */
@@ -172,6 +174,15 @@ struct unet_udp_frame {
 uint32_t unet_udp_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
 			uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport,
 			uint32_t len, uint16_t ip_id);
+/* The same with the UDP checksum left to the device: the field holds the
+ * folded pseudo-header sum (what a CHECKSUM_PARTIAL skb carries), to be
+ * completed over the UDP header and payload (UNET_UDP_CSUM_START,
+ * UNET_UDP_CSUM_OFFSET). */
+uint32_t unet_udp_build_offload(uint8_t *frame, const uint8_t dst_mac[6],
+				const uint8_t src_mac[6], uint32_t saddr, uint32_t daddr,
+				uint16_t sport, uint16_t dport, uint32_t len, uint16_t ip_id);
+#define UNET_UDP_CSUM_START (UNET_ETH_HLEN + UNET_IP_HLEN)
+#define UNET_UDP_CSUM_OFFSET 6
 
 enum unet_udp_verdict {
 	UNET_UDP_OK = 0,

@@ -34,7 +34,7 @@
 #include "proto/unetd_proto.h"
 #include "unet-xdp/unet_tcp.h"
 
-#define TX_PAD 2 /* the frame's start in its buffer: IP 4-byte aligned */
+#define TX_PAD 18 /* the frame's start in its buffer: IP 4-byte aligned, room for TX metadata */
 
 static void on_log(enum unet_log_level l, const char *msg, void *ctx)
 {

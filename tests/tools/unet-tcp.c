@@ -41,8 +41,11 @@
  * run must finish in S seconds; [--partial auto|accept|reject]: the
  * endpoint's policy for partial checksums (unet_tcp_opts.partial_csum);
  * [--segment-mib M]: the endpoint's segment (default 32; below 32 with
- * the default rings: a direct grant under an 8 MiB locked-memory limit).  At exit: "epstats k=v ..." and
- * "tcpstats k=v ..." (the endpoint's counters).  Exit 0 on success.
+ * the default rings: a direct grant under an 8 MiB locked-memory limit);
+ * [--no-tx-csum-offload]: an endpoint without room for TX metadata
+ * (unet_endpoint_opts.no_tx_csum_offload; "endpoint tx_csum_offload=0|1"
+ * says what it got).  At exit: "epstats k=v ..." and "tcpstats k=v ..."
+ * (the endpoint's counters).  Exit 0 on success.
  *
  * The stream pattern: byte i of a connection is (i + seed) % 251.
  */
@@ -851,7 +854,8 @@ int main(int argc, char **argv)
 		{ "conns", 1, 0, 'n' }, { "count", 1, 0, 'n' }, { "backlog", 1, 0, 'B' },
 		{ "max", 1, 0, 'm' },	{ "bytes", 1, 0, 'b' },	 { "size", 1, 0, 's' },
 		{ "block", 0, 0, 'k' }, { "xdp-mode", 1, 0, 'x' }, { "timeout", 1, 0, 't' },
-		{ "partial", 1, 0, 'P' }, { "segment-mib", 1, 0, 'S' }, { 0, 0, 0, 0 }
+		{ "partial", 1, 0, 'P' }, { "segment-mib", 1, 0, 'S' },
+		{ "no-tx-csum-offload", 0, 0, 'O' }, { 0, 0, 0, 0 }
 	};
 	UNET_OPTS_INIT(unet_endpoint_opts, eo);
 	uint32_t laddr = 0, raddr = 0, backlog = 0;
@@ -879,6 +883,7 @@ int main(int argc, char **argv)
 		case 'x': eo.mode = !strcmp(optarg, "skb") ? UNET_XDP_MODE_SKB : UNET_XDP_MODE_NATIVE; break;
 		case 't': timeout = atoi(optarg); break;
 		case 'S': segment_mib = (unsigned int)atoi(optarg); break;
+		case 'O': eo.no_tx_csum_offload = true; break;
 		case 'P':
 			partial = !strcmp(optarg, "accept")   ? UNET_TCP_PARTIAL_ACCEPT :
 				  !strcmp(optarg, "reject") ? UNET_TCP_PARTIAL_REJECT :
@@ -909,6 +914,12 @@ int main(int argc, char **argv)
 	if (!ep) {
 		fprintf(stderr, "unet-tcp: endpoint on %s: %s\n", ifname, strerror(errno));
 		return 1;
+	}
+	{
+		struct unet_endpoint_info info;
+
+		if (!unet_endpoint__info(ep, &info))
+			printf("endpoint tx_csum_offload=%d\n", info.tx_csum_offload);
 	}
 	if (!strcmp(mode, "iperf-server")) {
 		rc = iperf_server(laddr, port);

@@ -22,8 +22,10 @@
  *
  * opts: --partial auto|accept|reject, --queue-mask M, --xdp-mode
  * native|skb, --timeout S (default 30), --arp-ttl-ms T, --copy (send with
- * a copy instead of in place).  Prints "ready endpoint=ID" once its
- * sockets are open.  Exit 0 on success, 1 on failure, 2 on usage errors.
+ * a copy instead of in place), --no-tx-csum-offload (UDP checksums in
+ * software even where the device could compute them).  Prints "ready
+ * endpoint=ID max_payload=N tx_csum_offload=0|1" once its sockets are
+ * open.  Exit 0 on success, 1 on failure, 2 on usage errors.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -55,7 +57,7 @@ static void print_stats(struct unet_endpoint *ep)
 	printf("udpstats rx=%llu tx=%llu bad_ip_csum=%llu bad_udp_csum=%llu partial=%llu "
 	       "partial_refused=%llu malformed=%llu no_socket=%llu arp_req=%llu arp_rep=%llu "
 	       "arp_rx=%llu arp_failed=%llu arp_rep_limited=%llu arp_rejected=%llu arp_ignored=%llu "
-	       "tx_unresolved=%llu\n",
+	       "tx_unresolved=%llu tx_csum_offload=%llu\n",
 	       (unsigned long long)st.rx_datagrams, (unsigned long long)st.tx_datagrams,
 	       (unsigned long long)st.rx_bad_ip_csum, (unsigned long long)st.rx_bad_udp_csum,
 	       (unsigned long long)st.rx_partial_csum, (unsigned long long)st.rx_partial_refused,
@@ -63,7 +65,8 @@ static void print_stats(struct unet_endpoint *ep)
 	       (unsigned long long)st.arp_requests_sent, (unsigned long long)st.arp_replies_sent,
 	       (unsigned long long)st.arp_rx, (unsigned long long)st.arp_failed,
 	       (unsigned long long)st.arp_replies_limited, (unsigned long long)st.arp_rejected,
-	       (unsigned long long)st.arp_ignored, (unsigned long long)st.tx_unresolved);
+	       (unsigned long long)st.arp_ignored, (unsigned long long)st.tx_unresolved,
+	       (unsigned long long)st.tx_csum_offload);
 }
 
 static int send_one_try(struct unet_endpoint *ep, struct unet_udp_sock *s, bool copy,
@@ -110,7 +113,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: unet-udp echo|sizes|unreach IFACE --local A:P [--ports N] [--remote A[:P]]\n"
 		   "       [--min M] [--max N] [--count N] [--partial auto|accept|reject] [--queue-mask M]\n"
-		   "       [--xdp-mode native|skb] [--timeout S] [--arp-ttl-ms T] [--copy]\n");
+		   "       [--xdp-mode native|skb] [--timeout S] [--arp-ttl-ms T] [--copy]\n"
+		   "       [--no-tx-csum-offload]\n");
 }
 
 int main(int argc, char **argv)
@@ -120,7 +124,8 @@ int main(int argc, char **argv)
 		{ "max", 1, 0, 'm' },	     { "partial", 1, 0, 'p' }, { "queue-mask", 1, 0, 'q' },
 		{ "xdp-mode", 1, 0, 'x' },   { "timeout", 1, 0, 't' }, { "arp-ttl-ms", 1, 0, 'a' },
 		{ "copy", 0, 0, 'c' },	     { "help", 0, 0, 'h' },    { "gap-ms", 1, 0, 'g' },
-		{ "count", 1, 0, 'C' },	     { "min", 1, 0, 'M' },     { 0, 0, 0, 0 },
+		{ "count", 1, 0, 'C' },	     { "min", 1, 0, 'M' },
+		{ "no-tx-csum-offload", 0, 0, 'O' }, { 0, 0, 0, 0 },
 	};
 	UNET_OPTS_INIT(unet_endpoint_opts, eo);
 	UNET_OPTS_INIT(unet_udp_opts, uo);
@@ -188,6 +193,9 @@ int main(int argc, char **argv)
 		case 'c':
 			copy = true;
 			break;
+		case 'O':
+			eo.no_tx_csum_offload = true;
+			break;
 		case 'C':
 			if (parse_u64(optarg, 1000000, &count))
 				return fprintf(stderr, "bad --count\n"), 2;
@@ -230,7 +238,8 @@ int main(int argc, char **argv)
 		}
 	}
 	unet_endpoint__info(ep, &info);
-	printf("ready endpoint=%u max_payload=%u\n", info.id, unet_udp__max_payload(socks[0]));
+	printf("ready endpoint=%u max_payload=%u tx_csum_offload=%d\n", info.id,
+	       unet_udp__max_payload(socks[0]), info.tx_csum_offload);
 
 	double deadline = now_s() + (double)timeout;
 	struct unet_recv_desc d[64];

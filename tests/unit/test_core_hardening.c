@@ -256,8 +256,14 @@ static void pair_close(struct pair *p)
 	unet_endpoint__destroy(p->b);
 }
 
-/* Put a frame of flen bytes built by the caller at the start of buf on
+/* Where raw_send's frames start in their buffer: past the room for TX
+ * metadata, which the kernel keeps free in front of every sent frame on
+ * an endpoint that has it (lib/core/txmd.c). */
+#define RAW_OFF 16
+
+/* Put a frame of flen bytes built by the caller RAW_OFF bytes into buf on
  * a's first TX ring, as a hostile peer's own endpoint could. */
+
 static void raw_send(struct unet_endpoint *ep, uint64_t buf, uint32_t flen)
 {
 	struct unet_queue *q = &ep->q[0];
@@ -266,7 +272,7 @@ static void raw_send(struct unet_endpoint *ep, uint64_t buf, uint32_t flen)
 
 	assert_int_equal(xsk_ring_prod__reserve(&q->tx, 1, &idx), 1);
 	xd = xsk_ring_prod__tx_desc(&q->tx, idx);
-	xd->addr = buf;
+	xd->addr = buf + RAW_OFF;
 	xd->len = flen;
 	xd->options = 0;
 	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_TX);
@@ -311,7 +317,7 @@ static void test_oversize_payload_refused(void **state)
 	len = p.ib.max_payload + 4;
 	buf = unet_endpoint__buf_alloc(p.a);
 	assert_int_not_equal(buf, UNET_NO_BUF);
-	f = (uint8_t *)p.a->segment + buf;
+	f = (uint8_t *)p.a->segment + buf + RAW_OFF;
 	flen = unet_wire_build(f, p.ib.mac, p.ia.mac, TAG_B, TAG_A, len);
 	assert_int_equal(flen, UNET_PAYLOAD_OFF + len);
 	memset(f + UNET_PAYLOAD_OFF, 0xAB, len);
@@ -403,7 +409,7 @@ static void test_hostile_frames_fuzz(void **state)
 		uint32_t flen;
 
 		assert_int_not_equal(buf, UNET_NO_BUF);
-		fuzz_frame((uint8_t *)p.a->segment + buf, &flen, &p, ip_b, &seed);
+		fuzz_frame((uint8_t *)p.a->segment + buf + RAW_OFF, &flen, &p, ip_b, &seed);
 		raw_send(p.a, buf, flen);
 		while ((n = unet_endpoint__recv(p.b, d, 64)) > 0) {
 			for (int k = 0; k < n; k++) {
