@@ -20,7 +20,9 @@
  * pool.  The whole frame is then parsed as a single-chunk frame is.
  *
  * Send: a message larger than one send buffer is written into as many
- * buffers as it needs and queued as one chain of descriptors.
+ * buffers as it needs and queued as one chain of descriptors, from one
+ * span (unet_channel__send_copy) or two (a layer's header and its data,
+ * unet_layer_queue_pieces: Active Messages' frames at a jumbo MTU).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -202,16 +204,40 @@ static uint32_t piece_room(const struct unet_endpoint *ep)
 	return ep->frame_size - XDP_PACKET_HEADROOM - UNET_ALIGN_PAD;
 }
 
-int unet_send_pieces(struct unet_channel *ch, const void *data, uint32_t len)
+/* Copy n bytes of the message that starts at byte at, where the message
+ * is hdr (hlen bytes) followed by data. */
+static void copy_spans(uint8_t *to, uint32_t at, uint32_t n, const uint8_t *hdr, uint32_t hlen,
+		       const uint8_t *data)
+{
+	if (at < hlen) {
+		uint32_t h = hlen - at < n ? hlen - at : n;
+
+		memcpy(to, hdr + at, h);
+		to += h;
+		at += h;
+		n -= h;
+	}
+	if (n)
+		memcpy(to, data + (at - hlen), n);
+}
+
+/* The message of hlen + dlen bytes (hdr, then data) on ch as one chain of
+ * buffers, no kick. */
+static int queue_pieces(struct unet_channel *ch, const void *hdr, uint32_t hlen, const void *data,
+			uint32_t dlen)
 {
 	struct unet_endpoint *ep = ch->ep;
 	struct unet_queue *q = &ep->q[ch->txq];
-	uint32_t room = piece_room(ep), flen = UNET_PAYLOAD_OFF + len, n, idx, done = 0;
+	uint32_t room = piece_room(ep), len = hlen + dlen, flen, n, idx, done = 0;
 	uint64_t bufs[UNET_MAX_PIECES];
 	uint8_t *first;
 
+	/* A routable channel's frame is one buffer (unet_channel__max_payload). */
+	if (ch->udp || !ep->jumbo.sg || hlen > UINT32_MAX - dlen || len > ep->max_payload)
+		return -EMSGSIZE;
+	flen = UNET_PAYLOAD_OFF + len;
 	n = (flen + room - 1) / room;
-	if (!ep->jumbo.sg || n > UNET_MAX_PIECES || len > ep->max_payload)
+	if (n > UNET_MAX_PIECES)
 		return -EMSGSIZE;
 	for (uint32_t i = 0; i < n; i++) {
 		bufs[i] = unet_pool_get(&ep->pool, UNET_FRAME_APP);
@@ -239,18 +265,49 @@ int unet_send_pieces(struct unet_channel *ch, const void *data, uint32_t len)
 	unet_wire_build(first, ch->peer_mac, ep->mac, ch->peer_tag, ch->tag, len);
 	for (uint32_t i = 0; i < n; i++) {
 		struct xdp_desc *xd = xsk_ring_prod__tx_desc(&q->tx, idx + i);
-		uint32_t hdr = i ? 0 : UNET_PAYLOAD_OFF;
-		uint32_t take = len - done < room - hdr ? len - done : room - hdr;
+		uint32_t hdr_room = i ? 0 : UNET_PAYLOAD_OFF;
+		uint32_t take = len - done < room - hdr_room ? len - done : room - hdr_room;
 
-		memcpy((uint8_t *)ep->segment + bufs[i] + UNET_ALIGN_PAD + hdr,
-		       (const uint8_t *)data + done, take);
+		copy_spans((uint8_t *)ep->segment + bufs[i] + UNET_ALIGN_PAD + hdr_room, done, take,
+			   hdr, hlen, data);
 		done += take;
 		xd->addr = bufs[i] + UNET_ALIGN_PAD;
-		xd->len = hdr + take;
+		xd->len = hdr_room + take;
 		xd->options = i + 1 < n ? XDP_PKT_CONTD : 0;
 		unet_pool_move(&ep->pool, bufs[i], UNET_FRAME_APP, UNET_FRAME_TX);
 	}
 	xsk_ring_prod__submit(&q->tx, n);
 	q->tx_pending += n;
 	return 0;
+}
+
+uint32_t unet_layer_msg_pieces(const struct unet_endpoint *ep, uint32_t len)
+{
+	uint32_t room = piece_room(ep);
+
+	if (len <= ep->buf_payload)
+		return 1;
+	return (UNET_PAYLOAD_OFF + len + room - 1) / room;
+}
+
+int unet_send_pieces(struct unet_channel *ch, const void *data, uint32_t len)
+{
+	return queue_pieces(ch, data, len, NULL, 0);
+}
+
+int unet_layer_queue_pieces(struct unet_channel *ch, const void *hdr, uint32_t hlen,
+			    const void *data, uint32_t dlen)
+{
+	int err;
+
+	if (!ch || (!hdr && hlen) || (!data && dlen))
+		return -EINVAL;
+	if (ch->ep->dead)
+		return ch->ep->dead;
+	err = queue_pieces(ch, hdr, hlen, data, dlen);
+	if (!err) {
+		ch->ep->tx_msgs++;
+		ch->ep->q[ch->txq].tx_owed++;
+	}
+	return err;
 }
