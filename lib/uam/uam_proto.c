@@ -1081,6 +1081,11 @@ size_t uam_ep__medium_max_args(const struct uam_ep *ep, unsigned int nargs)
 	return ep && nargs <= UAM_MAX_ARGS ? medium_room(ep, nargs) : 0;
 }
 
+size_t uam_chan__medium_max_args(const struct uam_chan *ch, unsigned int nargs)
+{
+	return ch && nargs <= UAM_MAX_ARGS ? ch->frame - UAM_C_HDR_LEN - nargs * 8u : 0;
+}
+
 int uam_reply_medium(const struct uam_msg *req, unsigned int handler, const uint64_t *args,
 		     unsigned int nargs, const void *data, size_t len)
 {
