@@ -17,6 +17,11 @@
 #include "uam/uam_impl.h"
 
 #define FRAME 1492 /* what an MTU-1500 unet channel carries */
+#define FRAME_MAX 9208 /* the most any side here uses: MTU 9216 */
+/* The frames both sides of a simulation use (side_open), FRAME but in the
+ * jumbo fuzz, and what a kept buffer holds there (0: a whole frame), as a
+ * jumbo endpoint's one send buffer. */
+static uint32_t sim_frame = FRAME, sim_kbuf_max;
 #define STEP_NS 20000 /* simulated time per step */
 
 struct pkt {
@@ -54,7 +59,7 @@ struct kbuf {
 	uint32_t xmits; /* times sent itself: at most once (the contract) */
 	uint32_t gen;	/* ep->tx_gen when it was: in the unflushed batch
 			 * while that has not moved */
-	uint8_t frame[FRAME];
+	uint8_t frame[FRAME_MAX];
 };
 
 /* What the bulk tests watch of side 0's STORE fragments (or of its
@@ -254,7 +259,7 @@ static int sim_xmit_buf(void *ctx, void *handle, const void *hdr, uint32_t hlen,
 	int err;
 
 	assert_int_equal(kb->xmits, 0);
-	assert_true(hlen + dlen <= FRAME);
+	assert_true(hlen + dlen <= (sim_kbuf_max ? sim_kbuf_max : sim_frame));
 	memcpy(kb->frame, hdr, hlen);
 	err = sim_xmit(ctx, handle, kb->frame, hlen + dlen, NULL, 0);
 	if (!err) {
@@ -313,7 +318,8 @@ static void side_open(struct sim *sim, int i, const struct uam_ep_opts *o)
 				    .xmit_buf = sim_xmit_buf,
 				    .buf_put = sim_buf_put,
 				    .ctx = s,
-				    .max_frame = FRAME };
+				    .max_frame = sim_frame,
+				    .kbuf_max = sim_kbuf_max };
 
 	s->sim = sim;
 	s->idx = i;
@@ -3179,7 +3185,7 @@ static void fz_handler(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
 	/* a medium payload lies within the frame the handler was given,
 	 * beside the smallest header and its args */
 	if ((m->kind == UAM_MSG_REQUEST || m->kind == UAM_MSG_REPLY) &&
-	    (m->data_len > FRAME - UAM_C_HDR_LEN - m->nargs * 8u || (m->data_len && !m->data)))
+	    (m->data_len > sim_frame - UAM_C_HDR_LEN - m->nargs * 8u || (m->data_len && !m->data)))
 		z->bad++;
 	if (m->data_len)
 		z->sum += ((const uint8_t *)m->data)[0] + ((const uint8_t *)m->data)[m->data_len - 1];
@@ -3207,7 +3213,7 @@ static void fz_work(struct sim *sim, struct fuzz *z, uint8_t *src)
 	for (int i = 0; i < 2; i++) {
 		struct uam_chan *ch = sim->s[i].ch;
 		uint32_t peer_region = i ? 9 : 5, mine = i ? 5 : 9;
-		uint64_t off = frnd(z) % (FUZZ_REGION / 2), len = frnd(z) % 5000;
+		uint64_t off = frnd(z) % (FUZZ_REGION / 2), len = frnd(z) % (3 * sim_frame + 500);
 		unsigned int na;
 
 		if (!ch || ch->err)
@@ -3320,7 +3326,7 @@ static uint32_t fz_aim(struct fuzz *z, struct sim *sim, uint8_t *out, uint32_t l
 		dl = left + (frnd(z) % 3) - 1;
 		break;
 	case 1:
-		dl = FRAME - UAM_CF_HDR_LEN + (frnd(z) % 3) - 1;
+		dl = sim_frame - UAM_CF_HDR_LEN + (frnd(z) % 3) - 1;
 		break;
 	default:
 		dl = 1 + frnd(z) % (left < 2000 ? left + 1 : 2000);
@@ -3362,7 +3368,7 @@ static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, 
 	}
 	switch ((r >> 8) % 8) {
 	case 0: /* random bytes, random length */
-		len = (uint32_t)(frnd(z) % 2000);
+		len = (uint32_t)(frnd(z) % (sim_frame + 500));
 		for (uint32_t i = 0; i < len; i++)
 			out[i] = (uint8_t)frnd(z);
 		if (len > 0 && frnd(z) % 2)
@@ -3419,7 +3425,7 @@ static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, 
 							      (uint32_t)(frnd(z) % 3) - 1;
 				break;
 			case 5: /* the length around the largest frame */
-				len = FRAME - 1 + (uint32_t)(frnd(z) % 3);
+				len = sim_frame - 1 + (uint32_t)(frnd(z) % 3);
 				break;
 			case 6: /* a fragment's offset from its transfer's start */
 				wput32(out + UAM_CF_OFF_REL, (uint32_t)(frnd(z) % 2 ? e : frnd(z)));
@@ -3478,7 +3484,7 @@ static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, 
  * around what is left; fz_aim), so that some are taken and the rest
  * meet the checks that matter.
  */
-static void test_fuzz_input(void **state)
+static void fuzz_input(uint64_t ninputs)
 {
 	struct fuzz z = { .rng = FUZZ_SEED };
 	uint8_t *src = malloc(8192), *in = malloc(1 << 17);
@@ -3487,7 +3493,6 @@ static void test_fuzz_input(void **state)
 	struct sim *sim;
 	uint64_t inputs = 0, sims = 1;
 
-	(void)state;
 	z.r0 = calloc(1, FUZZ_REGION);
 	z.r1 = calloc(1, FUZZ_REGION);
 	assert_non_null(src);
@@ -3498,7 +3503,7 @@ static void test_fuzz_input(void **state)
 	sim = fz_sim(&z, src, corpus, 512);
 	ncorpus = sim->ncorpus;
 	assert_true(ncorpus > 100);
-	for (; inputs < FUZZ_INPUTS; inputs++) {
+	for (; inputs < ninputs; inputs++) {
 		uint32_t len = fz_mutate(&z, sim, corpus[frnd(&z) % ncorpus], in);
 		uint8_t *f = malloc(len ? len : 1); /* exact: ASan sees over-reads */
 
@@ -3540,12 +3545,13 @@ static void test_fuzz_input(void **state)
 			sims++;
 		}
 	}
-	print_message("fuzz: %llu inputs from %u captured frames (seed %#llx), %llu handlers run, "
+	print_message("fuzz, %u-byte frames: %llu inputs from %u captured frames (seed %#llx), "
+		      "%llu handlers run, "
 		      "%llu ops completed, %llu fresh channel pairs; %llu inputs compact, "
 		      "%llu of them ran a handler; %llu compact fragments (%llu aimed at the open "
 		      "transfer, %llu turned into a first fragment to open one), %llu taken in "
 		      "sequence, %llu placed early\n",
-		      (unsigned long long)inputs, ncorpus, (unsigned long long)FUZZ_SEED,
+		      sim_frame, (unsigned long long)inputs, ncorpus, (unsigned long long)FUZZ_SEED,
 		      (unsigned long long)z.handled, (unsigned long long)z.ops_done,
 		      (unsigned long long)sims, (unsigned long long)z.compact_in,
 		      (unsigned long long)z.compact_handled, (unsigned long long)z.cfrag_in,
@@ -3554,12 +3560,12 @@ static void test_fuzz_input(void **state)
 		      (unsigned long long)z.cfrag_placed);
 	assert_int_equal(z.bad, 0);
 	/* the compact header is fuzzed, and not only refused */
-	assert_true(z.compact_in > FUZZ_INPUTS / 10);
+	assert_true(z.compact_in > ninputs / 10);
 	assert_true(z.compact_handled > 1000);
 	/* compact fragments too: refused, and taken (in sequence or placed
 	 * early) where they fit the transfer that is open */
-	assert_true(z.cfrag_in > FUZZ_INPUTS / 40);
-	assert_true(z.cfrag_taken > 200 && z.cfrag_placed > 100);
+	assert_true(z.cfrag_in > ninputs / 40);
+	assert_true(z.cfrag_taken > ninputs / 1000 && z.cfrag_placed > ninputs / 2000);
 	sim_free(sim);
 	for (uint32_t i = 0; i < ncorpus; i++)
 		free(corpus[i]);
@@ -3567,6 +3573,26 @@ static void test_fuzz_input(void **state)
 	free(in);
 	free(z.r0);
 	free(z.r1);
+}
+
+static void test_fuzz_input(void **state)
+{
+	(void)state;
+	fuzz_input(FUZZ_INPUTS);
+}
+
+/* The same at a jumbo MTU: 8992-byte frames (a medium message up to 8972
+ * bytes, fragments of 8968), kept buffers of one 2048-byte chunk's
+ * payload, as an MTU-9000 endpoint has; random lengths up to past the
+ * frame. */
+static void test_fuzz_input_jumbo(void **state)
+{
+	(void)state;
+	sim_frame = 8992;
+	sim_kbuf_max = 1736;
+	fuzz_input(FUZZ_INPUTS / 2);
+	sim_frame = FRAME;
+	sim_kbuf_max = 0;
 }
 
 /* An argument: run only the tests whose names match it (cmocka's
@@ -3615,6 +3641,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_timeout_not_local_pressure),
 		cmocka_unit_test(test_reopen_new_session),
 		cmocka_unit_test(test_fuzz_input),
+		cmocka_unit_test(test_fuzz_input_jumbo),
 	};
 
 	if (argc > 1)
