@@ -49,6 +49,9 @@ struct pair {
 	struct uam_ep *a, *b;
 	struct uam_chan *ab, *ba;
 };
+/* The pair a test has open: a failed test's is closed by teardown, so
+ * the next one gets the interfaces. */
+static struct pair *open_pair;
 
 static uint64_t now_ms(void)
 {
@@ -111,6 +114,7 @@ static struct pair *pair_new(int mtu_a, int mtu_b, const struct uam_ep_opts *o)
 	uint8_t ma[6], mb[6];
 
 	assert_non_null(p);
+	open_pair = p;
 	set_mtu(if_a, mtu_a);
 	set_mtu(if_b, mtu_b);
 	p->ua = ep_new(if_a);
@@ -122,6 +126,7 @@ static struct pair *pair_new(int mtu_a, int mtu_b, const struct uam_ep_opts *o)
 		unet_endpoint__destroy(p->ua);
 		unet_endpoint__destroy(p->ub);
 		free(p);
+		open_pair = NULL;
 		return NULL;
 	}
 	assert_int_equal(ia.max_payload, (uint32_t)mtu_a - 8);
@@ -147,6 +152,7 @@ static void pair_free(struct pair *p)
 {
 	if (!p)
 		return;
+	open_pair = NULL;
 	uam_ep__destroy(p->a);
 	uam_ep__destroy(p->b);
 	unet_endpoint__destroy(p->ua);
@@ -164,6 +170,13 @@ static int setup(void **state)
 		return 0;
 	}
 	*state = (void *)1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	pair_free(open_pair);
 	return 0;
 }
 
@@ -483,10 +496,10 @@ int main(void)
 {
 	const char *m = getenv("UNET_TEST_XDP_MODE");
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_medium_sizes, setup),
-		cmocka_unit_test_setup(test_bulk_sizes, setup),
-		cmocka_unit_test_setup(test_mixed_mtu, setup),
-		cmocka_unit_test_setup(test_mixed_mtu_first_medium, setup),
+		cmocka_unit_test_setup_teardown(test_medium_sizes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bulk_sizes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mixed_mtu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mixed_mtu_first_medium, setup, teardown),
 	};
 
 	if_a = getenv("UNET_TEST_IFACE_A");
