@@ -3150,6 +3150,8 @@ static void test_reopen_new_session(void **state)
 #define FUZZ_SEED 0x5eed0f2aull
 #define FUZZ_INPUTS 200000
 #define FUZZ_REGION 65536
+/* what fz_work sends from: the largest store (3 jumbo frames + 500) */
+#define FUZZ_SRC 32768
 
 struct fuzz {
 	uint64_t rng;
@@ -3487,7 +3489,7 @@ static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, 
 static void fuzz_input(uint64_t ninputs)
 {
 	struct fuzz z = { .rng = FUZZ_SEED };
-	uint8_t *src = malloc(8192), *in = malloc(1 << 17);
+	uint8_t *src = malloc(FUZZ_SRC), *in = malloc(1 << 17);
 	struct pkt *corpus[512];
 	uint32_t ncorpus;
 	struct sim *sim;
@@ -3499,7 +3501,7 @@ static void fuzz_input(uint64_t ninputs)
 	assert_non_null(in);
 	assert_non_null(z.r0);
 	assert_non_null(z.r1);
-	fill(src, 8192, 11);
+	fill(src, FUZZ_SRC, 11);
 	sim = fz_sim(&z, src, corpus, 512);
 	ncorpus = sim->ncorpus;
 	assert_true(ncorpus > 100);
