@@ -411,6 +411,9 @@ struct uam_ep {
 	 * its transfer's start that a compact fragment may have: the ones
 	 * past it go with the full header, as past 4 GiB. */
 	uint32_t cfrag_rel_max;
+	/* Test hook: 0, or what our ACKs say is the largest frame we take,
+	 * instead of max_frame (a peer that says anything). */
+	uint32_t say_frame;
 	uint64_t tx_lost; /* frames the send queue refused at a flush */
 	/* Freed items kept for reuse (no allocation per queued message):
 	 * short ones, medium ones (with payload room), and their counts. */

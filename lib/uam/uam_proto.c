@@ -917,7 +917,8 @@ void uamp_send_ack(struct uam_chan *ch)
 	uint32_t ext = 0;
 
 	/* aux: the largest frame we take (UAM_BASE_FRAME) */
-	hdr_init(ch, f, UAM_T_ACK, 0, 0, 0, 0, 0, ch->ep->tr.max_frame, 0);
+	hdr_init(ch, f, UAM_T_ACK, 0, 0, 0, 0, 0,
+		 ch->ep->say_frame ? ch->ep->say_frame : ch->ep->tr.max_frame, 0);
 	put_ack(ch, f, f + UAM_HDR_LEN, &ext);
 	put32(f + UAM_OFF_DLEN, ext);
 	if (uamp_raw_xmit(ch, f, UAM_HDR_LEN, ext ? f + UAM_HDR_LEN : NULL, ext, UAM_NO_KBUF) == 0)

@@ -47,6 +47,7 @@ struct side {
 	bool dead;   /* vanished: frames to it are lost */
 	bool blocked; /* its transport is full: every send gets -EAGAIN */
 	uint32_t tx_used; /* frames sent in this step (sim->tx_budget) */
+	uint32_t max_sent; /* the longest frame it sent */
 	/* kept buffers (uam_transport.buf_get): out now, given, refused for
 	 * the cap (sim->kept_max), and sent through xmit_buf */
 	uint32_t kept_out;
@@ -186,6 +187,8 @@ static int sim_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, con
 	if (from->blocked || (sim->tx_budget && from->tx_used >= sim->tx_budget))
 		return -EAGAIN;
 	from->tx_used++;
+	if (len > from->max_sent)
+		from->max_sent = len;
 	memcpy(frame, hdr, hlen);
 	if (dlen)
 		memcpy(frame + hlen, data, dlen);
@@ -692,6 +695,62 @@ static void run_until(struct sim *sim, const int *flag, long max_steps)
 {
 	for (long i = 0; i < max_steps && !*flag; i++)
 		step(sim);
+}
+
+/*
+ * The peer's ACKs say how large a frame it takes (aux): our fragments
+ * start at UAM_BASE_FRAME and grow to that, never past our own max_frame
+ * nor below UAM_MIN_FRAME, whatever the peer says (4000-byte frames
+ * here: what a hostile 65535 or 2^32 - 1 must not raise, and a 1 must not
+ * shrink below 256).  Every store arrives intact; a medium message past
+ * what the peer said is refused.
+ */
+static void test_frame_size_said(void **state)
+{
+	static const struct {
+		uint32_t said, want;
+	} cases[] = { { 3000, 3000 }, { 65535, 4000 }, { UINT32_MAX, 4000 }, { 1, UAM_MIN_FRAME } };
+	size_t n = 30000;
+	uint8_t *src = malloc(n), *dst = malloc(n);
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	sim_frame = 4000;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct sim *sim = sim_new(90 + k, 0, 0, 0, NULL);
+		struct opdone d = { 0 };
+
+		sim->s[1].ep->say_frame = cases[k].said;
+		assert_int_equal(sim->s[0].ch->frame, UAM_BASE_FRAME);
+		assert_false(sim->s[0].ch->frame_said);
+		assert_int_equal(uam_region__register(sim->s[1].ep, 5, dst, n, UAM_REGION_WRITE), 0);
+		for (int r = 0; r < 3; r++) {
+			fill(src, n, (uint32_t)(k * 10 + (size_t)r));
+			memset(dst, 0, n);
+			d.n = 0;
+			assert_true(uam_store(sim->s[0].ch, src, n, 5, 0, 0, NULL, 0, op_cb, &d) > 0);
+			run_until(sim, &d.n, 100000);
+			assert_int_equal(d.n, 1);
+			assert_int_equal(d.status, 0);
+			assert_memory_equal(dst, src, n);
+		}
+		assert_true(sim->s[0].ch->frame_said);
+		assert_int_equal(sim->s[0].ch->frame, cases[k].want);
+		assert_true(sim->s[0].max_sent <= (cases[k].want > UAM_BASE_FRAME ? cases[k].want
+										  : UAM_BASE_FRAME));
+		if (cases[k].want > UAM_BASE_FRAME)
+			assert_int_equal(sim->s[0].max_sent, cases[k].want);
+		assert_int_equal(uam_chan__medium_max_args(sim->s[0].ch, 0),
+				 cases[k].want - UAM_C_HDR_LEN);
+		assert_int_equal(uam_request_medium(sim->s[0].ch, 1, NULL, 0, src,
+						    cases[k].want - UAM_C_HDR_LEN + 1),
+				 -EMSGSIZE);
+		sim_free(sim);
+	}
+	sim_frame = FRAME;
+	free(src);
+	free(dst);
 }
 
 static void test_store_and_get_lossy(void **state)
@@ -3607,6 +3666,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_requests_dup_reorder),
 		cmocka_unit_test(test_inject_hooks),
 		cmocka_unit_test(test_store_and_get_lossy),
+		cmocka_unit_test(test_frame_size_said),
 		cmocka_unit_test(test_region_errors),
 		cmocka_unit_test(test_region_bound_to_chan),
 		cmocka_unit_test(test_credit_stall),
