@@ -32,6 +32,16 @@ UNET_HOT static uint64_t mono_ns(void *ctx)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Frames in pieces went to the ring at once (unet_xmit_pieces): their
+ * kick is owed to the flush, one for all of them. */
+static void pieces_kick(struct uam_ep *ep)
+{
+	if (ep->pieces_owed) {
+		ep->pieces_owed = false;
+		unet_layer_kick(ep->uep);
+	}
+}
+
 /* Hand the frames built so far to the send queue with one kick.  Frames
  * the queue refuses (full even after reaping completions: rare, the
  * kernel sends in copy mode at the kick) are lost, as on the wire, and
@@ -41,14 +51,10 @@ UNET_HOT static void unet_flush(void *ctx)
 	struct uam_ep *ep = ctx;
 	int n;
 
-	if (ep->pieces_owed) {
-		/* Frames in pieces went to the ring at once (unet_xmit):
-		 * their kick is this flush's. */
-		ep->pieces_owed = false;
-		unet_layer_kick(ep->uep);
-	}
-	if (!ep->ntxb)
+	if (!ep->ntxb) {
+		pieces_kick(ep);
 		return;
+	}
 	n = unet_endpoint__send_batch(ep->uep, ep->txb, ep->ntxb);
 	ep->tx_gen++; /* the batch is the kernel's or lost: see slot_unkeep */
 	if (n < 0)
@@ -59,6 +65,7 @@ UNET_HOT static void unet_flush(void *ctx)
 			unet_endpoint__buf_free(ep->uep, ep->txb[i].buf);
 	ep->tx_lost += ep->ntxb - (uint32_t)n;
 	ep->ntxb = 0;
+	pieces_kick(ep); /* nothing left to pay if they share the batch's queue */
 }
 
 /* A frame larger than one send buffer (a jumbo MTU): written straight
@@ -70,7 +77,10 @@ static int unet_xmit_pieces(struct uam_ep *ep, void *handle, const void *hdr, ui
 {
 	int err;
 
-	unet_flush(ep);
+	/* Not the owed kick: a bulk sender's chains then leave with one
+	 * kick per flush, not one each. */
+	if (ep->ntxb)
+		unet_flush(ep);
 	err = unet_layer_queue_pieces(handle, hdr, hlen, data, dlen);
 	if (err == -EAGAIN) {
 		/* The ring or the pool may be waiting for a kick. */
