@@ -340,23 +340,28 @@ demo: deps
 	$(call build_locked,$(BUILD),all)
 	bash scripts/demo.sh $(BUILD)
 
-# U-Net against kernel UDP and AF_PACKET, side by side, then unetd's fair
+# U-Net against kernel UDP and AF_PACKET, side by side, UAM bulk against
+# raw U-Net at MTU 9000 and 1500, then unetd's fair
 # service in time, then unmodified programs under unet-run against the
 # kernel (docs/performance.md).
 # The MPI programs over U-Net against the kernel's paths: make bench-parallel.
 bench: deps
 	$(call build_locked,$(BUILD),all)
 	bash scripts/bench.sh $(BUILD)
+	bash scripts/bench-jumbo.sh $(BUILD)
 	bash scripts/bench-fair.sh $(BUILD)
 	bash scripts/bench-run.sh $(BUILD)
 	@echo "bench: MPI programs over U-Net and the kernel's paths: make bench-parallel (docs/parallel.md)"
 
 # The MPI micro-benchmarks and the paper's Split-C programs on 8 namespace
 # hosts over the unet provider, libfabric tcp and udp, and Open MPI's tcp
-# BTL, side by side (docs/parallel.md).
+# BTL, side by side (docs/parallel.md); then the ping-pong at MTU 9000 over
+# unet and the tcp BTL.
 bench-parallel: deps
 	$(call build_locked,$(BUILD),all)
 	bash scripts/bench-parallel.sh $(BUILD)
+	bash scripts/bench-parallel.sh --mtu 9000 --nets unet,tcp --pingpong-only \
+		--out bench-results/parallel-mtu9000 $(BUILD)
 
 # The library, headers, .pc, unetctl, the man pages, unetctl's bash
 # completion, the examples' binaries under LIBEXECDIR/unet-xdp; unetd in

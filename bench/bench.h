@@ -22,6 +22,9 @@
 #define BENCH_MAX_BATCH 256
 #define BENCH_MIN_SIZE 8     /* the bench header */
 #define BENCH_MAX_SIZE 1472  /* largest UDP payload at MTU 1500: every transport takes it */
+/* Raw U-Net streaming (source, sink) at a jumbo MTU: up to max_payload at
+ * MTU 9216, one frame in pieces (unet_channel__send_copy). */
+#define BENCH_MAX_SIZE_JUMBO 9208
 #define BENCH_BUF_SIZE 2048  /* receive buffer per message (udp, udp-mmsg) */
 #define BENCH_BLOCK_MS 100   /* longest single sleep in a blocking receive */
 

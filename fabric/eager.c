@@ -43,6 +43,21 @@ size_t ufi_ep_eager_max(struct ufi_ep *ep)
 	return m >= UFI_INJECT_MEDIUM ? m : 0;
 }
 
+/* What one eager message to p carries: the endpoint's eager_max, or less
+ * while p's channel has not heard that the peer takes frames that large,
+ * or when its link's MTU is smaller (uam_chan__medium_max_args): the
+ * smaller MTU of the two wins, and a larger message goes in fragments or
+ * by rendezvous instead of being lost on the link. */
+size_t ufi_peer_eager_max(struct ufi_ep *ep, struct ufi_peer *p)
+{
+	size_t m;
+
+	if (p->self || !p->ch)
+		return ep->eager_max;
+	m = uam_chan__medium_max_args(p->ch, UAM_MAX_ARGS);
+	return m < ep->eager_max ? m : ep->eager_max;
+}
+
 int ufi_eager_send(struct ufi_ep *ep, struct ufi_peer *p, uint64_t tag, uint64_t data,
 		   uint32_t mf, const void *buf, size_t len)
 {
@@ -183,7 +198,7 @@ void ufi_h_frag(struct ufi_ep *ep, struct ufi_peer *p, const struct uam_msg *m)
 int ufi_frag_send(struct ufi_ep *ep, struct ufi_peer *p, const unsigned char *buf,
 		  size_t len, uint64_t tag, uint64_t data, uint32_t mf, size_t *off)
 {
-	size_t chunk = ep->eager_max;
+	size_t chunk = ufi_peer_eager_max(ep, p);
 
 	while (*off < len) {
 		size_t n = len - *off < chunk ? len - *off : chunk;

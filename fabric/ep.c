@@ -579,10 +579,23 @@ int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	r = unet_endpoint__info(ep->uep, &ui);
 	if (r)
 		goto fail;
-	ep->stranger_quota = ufi_stranger_quota(ui.rx_buffers, (uint32_t)ufi_params.window);
 	ep->ux_max = UFI_UX_MAX;
 	ep->ux_peer_max = UFI_UX_PEER_MAX;
-	ao.window = (uint32_t)ufi_params.window;
+	/* The window counts frames, and at a jumbo MTU a frame takes a
+	 * receive buffer per piece (uam_chan__open holds us to that): the
+	 * same bytes in flight in fewer, larger frames, so a jumbo endpoint
+	 * keeps room for as many peers as at MTU 1500.  Pieces counted from
+	 * above: a send buffer's payload is a chunk less the most header. */
+	{
+		uint32_t pieces = ui.multi_buffer && ui.max_payload > ui.buf_payload
+					  ? (ui.max_payload + ui.buf_payload - 1) / ui.buf_payload
+					  : 1;
+
+		ao.window = (uint32_t)ufi_params.window / pieces;
+		if (ao.window < 4)
+			ao.window = 4;
+		ep->stranger_quota = ufi_stranger_quota(ui.rx_buffers / pieces, ao.window);
+	}
 	ao.timeout_ms = (uint32_t)ufi_params.timeout_ms;
 	ao.max_queued = (uint32_t)ufi_params.max_queued;
 	ep->uam = uam_ep__create(ep->uep, &ao);

@@ -20,7 +20,9 @@ int ufi_send_now(struct ufi_ep *ep, struct ufi_peer *p, const void *buf, size_t 
 {
 	int r;
 
-	if (len <= ep->eager_max || (p->self && len <= ep->frag_max)) {
+	/* Eager only from the start: a fragmented message that went in part
+	 * goes on in fragments, whatever the peer's limit says now. */
+	if ((*off == 0 && len <= ufi_peer_eager_max(ep, p)) || (p->self && len <= ep->frag_max)) {
 		r = ufi_eager_send(ep, p, tag, data, mf, buf, len);
 		if (r < 0)
 			return r;

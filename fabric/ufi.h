@@ -442,6 +442,7 @@ void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct
 /* eager.c */
 size_t ufi_eager_max(void);
 size_t ufi_ep_eager_max(struct ufi_ep *ep);
+size_t ufi_peer_eager_max(struct ufi_ep *ep, struct ufi_peer *p);
 size_t ufi_ep_frag_max(struct ufi_ep *ep);
 /* proto.c */
 int ufi_proto_init(struct ufi_ep *ep);

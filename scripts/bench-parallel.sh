@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# bench-parallel.sh [--quick] [--out DIR] [--nets LIST] BUILD_DIR -
+# bench-parallel.sh [--quick] [--out DIR] [--nets LIST] [--mtu M] [--pingpong-only] BUILD_DIR -
 # `make bench-parallel`: the MPI programs of examples/parallel over U-Net
 # and over the kernel's paths, side by side, in one run on one set of
 # namespace hosts (scripts/hosts.sh, 8 hosts on a bridge, skb mode).
@@ -33,6 +33,10 @@
 #   --quick      small sizes and counts: a form check (about a minute)
 #   --out DIR    where to write (default bench-results/parallel)
 #   --nets LIST  comma-separated subset of the transports
+#   --mtu M      every link at MTU M (default 1500; 9000: jumbo frames,
+#                where the provider's eager messages and rendezvous
+#                fragments grow to the MTU)
+#   --pingpong-only  the 2-rank ping-pong alone (latency and bandwidth)
 #   --from JSON  measure nothing: the table and plots of an earlier
 #                results.json (needs no root)
 set -uo pipefail
@@ -44,15 +48,17 @@ HOSTS_SH="$HERE/hosts.sh"
 # shellcheck source=scripts/bench-common.sh
 source "$HERE/bench-common.sh"
 
-usage() { echo "usage: $0 [--quick] [--out DIR] [--nets unet,ofi-tcp,ofi-udp,tcp] BUILD_DIR | --from JSON [--out DIR]"; }
+usage() { echo "usage: $0 [--quick] [--out DIR] [--nets unet,ofi-tcp,ofi-udp,tcp] [--mtu M] [--pingpong-only] BUILD_DIR | --from JSON [--out DIR]"; }
 die() { echo "bench-parallel: $*" >&2; exit 1; }
 
-QUICK=0 OUT="" BUILD="" NETS="unet,ofi-tcp,ofi-udp,tcp" FROM=""
+QUICK=0 OUT="" BUILD="" NETS="unet,ofi-tcp,ofi-udp,tcp" FROM="" MTU=1500 PP_ONLY=0
 while (($#)); do
 	case $1 in
 	--quick) QUICK=1; shift ;;
 	--out) [[ -n ${2:-} ]] || { usage >&2; exit 2; }; OUT=$2; shift 2 ;;
 	--nets) [[ -n ${2:-} ]] || { usage >&2; exit 2; }; NETS=$2; shift 2 ;;
+	--mtu) [[ ${2:-} =~ ^[0-9]+$ ]] || { usage >&2; exit 2; }; MTU=$2; shift 2 ;;
+	--pingpong-only) PP_ONLY=1; shift ;;
 	--from) [[ -f ${2:-} ]] || { echo "bench-parallel: --from needs a results.json" >&2; exit 2; }; FROM=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	-*) echo "bench-parallel: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -111,8 +117,8 @@ else
 command -v mpirun >/dev/null 2>&1 || die "missing mpirun (scripts/install-deps.sh installs openmpi-bin)"
 P="$BUILD/parallel"
 [[ -x $P/cg && -x $BUILD/unetctl ]] || die "missing $P/cg or $BUILD/unetctl: run 'make' first"
-echo "bench-parallel: 8 namespace hosts ($NAME), transports: ${NET_LIST[*]}" >&2
-"$HOSTS_SH" up 8 --name "$NAME" --build "$BUILD" --mode skb >"$LOGS/up.log" 2>&1 ||
+echo "bench-parallel: 8 namespace hosts ($NAME) at MTU $MTU, transports: ${NET_LIST[*]}" >&2
+"$HOSTS_SH" up 8 --name "$NAME" --build "$BUILD" --mode skb --mtu "$MTU" >"$LOGS/up.log" 2>&1 ||
 	{ cat "$LOGS/up.log" >&2; die "hosts.sh up 8 failed"; }
 LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
 
@@ -146,6 +152,7 @@ job() {
 START=$SECONDS
 for net in "${NET_LIST[@]}"; do
 	job "$net" pingpong 2 mpi_pingpong --iters "$PP_ITERS" --warmup 200 --maxsize "$PP_MAX"
+	((PP_ONLY)) && continue
 	job "$net" allreduce 8 mpi_allreduce --iters "$AR_ITERS"
 	for ((r = 0; r < REPS; r++)); do
 		for s in "${SPLITC[@]}"; do
@@ -161,9 +168,10 @@ ELAPSED=$((SECONDS - START))
 jq -s --arg kernel "$(uname -r)" --argjson nproc "$(nproc)" --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
 	--arg cpu "$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -n 1)" \
 	--arg host "$(uname -n)" --arg l0 "$LOAD_START" --argjson quick "$QUICK" --argjson secs "$ELAPSED" \
-	--argjson reps "$REPS" --argjson failed "$NFAIL" --arg mpi "$(mpirun --version 2>/dev/null | head -n 1)" \
+	--argjson reps "$REPS" --argjson failed "$NFAIL" --arg mtu "$MTU" --arg mpi "$(mpirun --version 2>/dev/null | head -n 1)" \
 	'{machine: {kernel: $kernel, nproc: $nproc, cpu: $cpu, host: $host, date: $date, mpi: $mpi,
-		    hosts: "network namespaces on one Linux bridge, veth, XDP skb mode", loadavg_before: ($l0 | tonumber)},
+		    hosts: "network namespaces on one Linux bridge, veth, XDP skb mode, MTU \($mtu)", mtu: ($mtu | tonumber),
+		    loadavg_before: ($l0 | tonumber)},
 	  run: {quick: ($quick == 1), seconds: $secs, splitc_reps: $reps, failed: $failed},
 	  results: .}' "$RESULTS" >"$OUT/results.json.tmp" && mv "$OUT/results.json.tmp" "$OUT/results.json" ||
 	die "cannot write $OUT/results.json"

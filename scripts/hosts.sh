@@ -4,7 +4,7 @@
 # hosts.sh - N network-namespace "hosts" on one Linux bridge, and MPI jobs
 # across them (docs/parallel.md).
 #
-#   hosts.sh up N [--name NAME] [--mode skb|native] [--build DIR | --unetctl PATH --provider-dir DIR]
+#   hosts.sh up N [--name NAME] [--mode skb|native] [--mtu M] [--build DIR | --unetctl PATH --provider-dir DIR]
 #   hosts.sh mpirun NAME [--net NET] [--timeout S] [--np P] [MPIRUN-ARGS] -- PROG [ARGS]
 #   hosts.sh fault NAME PPM
 #   hosts.sh exec NAME K -- CMD [ARGS]
@@ -18,7 +18,8 @@
 #     switch, and where mpirun runs (nothing touches the root namespace's
 #     network);
 #   - namespaces NAMEh1..NAMEhN, each with a veth "eth0" (10.202.0.K/24)
-#     whose peer "pK" is a port of br0, lo up, IPv6 off;
+#     whose peer "pK" is a port of br0, lo up, IPv6 off; --mtu M sets
+#     every link's MTU (1500 by default; 9000 for jumbo frames);
 #   - a private bpffs per host on /tmp/unet-hosts/NAME/hK/bpf (the host's
 #     UNET_PIN_ROOT: each host has its own pins, as real machines have
 #     their own /sys/fs/bpf), and the unet XDP program attached to every
@@ -98,11 +99,12 @@ record() {
 }
 
 do_up() {
-	local n="" name="uh$$" mode=skb build="" unetctl="" provdir=""
+	local n="" name="uh$$" mode=skb build="" unetctl="" provdir="" mtu=1500
 	while (($#)); do
 		case $1 in
 		--name) name=${2:-}; shift 2 || die "--name needs a value" ;;
 		--mode) mode=${2:-}; shift 2 || die "--mode needs a value" ;;
+		--mtu) mtu=${2:-}; shift 2 || die "--mtu needs a value" ;;
 		--build) build=${2:-}; shift 2 || die "--build needs a value" ;;
 		--unetctl) unetctl=${2:-}; shift 2 || die "--unetctl needs a value" ;;
 		--provider-dir) provdir=${2:-}; shift 2 || die "--provider-dir needs a value" ;;
@@ -113,6 +115,7 @@ do_up() {
 	[[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 16)) || { echo "hosts.sh up: N must be 2..16" >&2; exit 2; }
 	[[ $name =~ ^[A-Za-z][A-Za-z0-9]{0,9}$ ]] || { echo "hosts.sh up: NAME: a letter, then up to 9 letters or digits" >&2; exit 2; }
 	[[ $mode == skb || $mode == native ]] || { echo "hosts.sh up: --mode skb|native" >&2; exit 2; }
+	[[ $mtu =~ ^[0-9]+$ ]] && ((mtu >= 1280 && mtu <= 9216)) || { echo "hosts.sh up: --mtu 1280..9216" >&2; exit 2; }
 	# No choice made: this tree's build when there is one, else what is
 	# installed.
 	if [[ -z $build && -z $unetctl && -z $provdir && -x $ROOT/build/unetctl ]]; then
@@ -136,7 +139,7 @@ do_up() {
 	mkdir -p "$STATE_ROOT" && mkdir "$st" 2>/dev/null || die "run $name exists ($st): hosts.sh down $name"
 	: >"$st/resources"
 	# Whatever fails from here on, undo what was made.
-	if ! setup_hosts "$name" "$n" "$mode" "$unetctl" "$provdir"; then
+	if ! setup_hosts "$name" "$n" "$mode" "$unetctl" "$provdir" "$mtu"; then
 		do_down "$name"
 		exit 1
 	fi
@@ -144,13 +147,13 @@ do_up() {
 }
 
 setup_hosts() {
-	local name=$1 n=$2 mode=$3 unetctl=$4 provdir=$5 st="$STATE_ROOT/$1"
+	local name=$1 n=$2 mode=$3 unetctl=$4 provdir=$5 mtu=$6 st="$STATE_ROOT/$1"
 	local brns k ns dir out
 	brns=$(br_ns "$name")
 	ip netns add "$brns" || { echo "hosts.sh: ip netns add $brns failed" >&2; return 1; }
 	record "$name" ns "$brns"
 	ip -n "$brns" link set lo up &&
-		ip -n "$brns" link add br0 type bridge &&
+		ip -n "$brns" link add br0 mtu "$mtu" type bridge &&
 		ip -n "$brns" addr add "$BR_IP/24" dev br0 &&
 		ip -n "$brns" link set br0 up || { echo "hosts.sh: bridge setup failed" >&2; return 1; }
 	ip netns exec "$brns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 \
@@ -165,6 +168,7 @@ setup_hosts() {
 		echo "UNET_HOSTS_UNETCTL=$unetctl"
 		echo "UNET_HOSTS_PROVDIR=$provdir"
 		echo "UNET_HOSTS_MODE=$mode"
+		echo "UNET_HOSTS_MTU=$mtu"
 		echo "UNET_HOSTS_SUBNET=$SUBNET"
 	} >"$st/hosts.env"
 	: >"$st/hostfile"
@@ -178,7 +182,7 @@ setup_hosts() {
 			net.ipv6.conf.default.disable_ipv6=1 >/dev/null 2>&1 || true
 		# Made inside the host, its peer moved to the bridge: no name
 		# ever exists in the root namespace.
-		ip -n "$ns" link add eth0 type veth peer name "p$k" netns "$brns" &&
+		ip -n "$ns" link add eth0 mtu "$mtu" type veth peer name "p$k" mtu "$mtu" netns "$brns" &&
 			ip -n "$ns" addr add "$NET_PREFIX.$k/24" dev eth0 &&
 			ip -n "$ns" link set eth0 up &&
 			ip -n "$brns" link set "p$k" master br0 &&

@@ -257,6 +257,15 @@ UNET_API size_t uam_ep__medium_max_args(const struct uam_ep *ep, unsigned int na
 /* The same with UAM_MAX_ARGS arguments: a payload this long fits with any
  * nargs (1408 bytes at MTU 1500).  0 for ep NULL. */
 UNET_API size_t uam_ep__medium_max(const struct uam_ep *ep);
+/* The largest medium payload with nargs arguments that ch's peer takes
+ * now: uam_ep__medium_max_args once the peer has said (in its
+ * acknowledgements) that it takes frames that large; until then, or if
+ * its link's MTU is smaller, what its frames hold (1472 bytes with no
+ * arguments for a frame of 1492, what every peer takes).  A larger
+ * payload, up to uam_ep__medium_max_args, is still sent, and lost if the
+ * peer's link drops it; once the peer has said less, it is refused with
+ * -EMSGSIZE.  0 for ch NULL or nargs > UAM_MAX_ARGS. */
+UNET_API size_t uam_chan__medium_max_args(const struct uam_chan *ch, unsigned int nargs);
 /* As uam_request, with len bytes of data (data may be NULL if len is 0).
  * Returns the request token (>= 0), -EMSGSIZE (len >
  * uam_ep__medium_max_args(ep, nargs)), or as uam_request. */

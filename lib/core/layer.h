@@ -194,6 +194,21 @@ struct unet_layer_parts {
 	const void *body;
 };
 void unet_layer_fill_copy(void *ctx, uint8_t *dst, uint32_t off, uint32_t len);
+/*
+ * One U-Net message of hlen + dlen bytes on raw channel ch, copied from
+ * hdr and then data straight into as many send buffers as it needs and
+ * queued as one chain (a frame in pieces: docs/platform.md), without the
+ * kick (owed, as unet_layer_queue).  For a message larger than one send
+ * buffer (info.buf_payload), up to info.max_payload.  Returns 0,
+ * -EMSGSIZE (too long, a routable channel, or an endpoint without
+ * multi-buffer), -EAGAIN (no buffers or ring room: nothing queued),
+ * -ENETDOWN, -EINVAL.
+ */
+int unet_layer_queue_pieces(struct unet_channel *ch, const void *hdr, uint32_t hlen,
+			    const void *data, uint32_t dlen);
+/* Chunks (free-queue buffers on receive, send buffers on send) a U-Net
+ * message of len bytes takes: 1 up to info.buf_payload. */
+uint32_t unet_layer_msg_pieces(const struct unet_endpoint *ep, uint32_t len);
 
 /* ---- Per interface: shared tables ------------------------------------ */
 

@@ -23,7 +23,9 @@
  *
  * Send: a message (or a layer's frame, unet_layer_queue_frame) larger
  * than one send buffer is written into as many buffers as it needs and
- * queued as one chain of descriptors.
+ * queued as one chain of descriptors, from one span
+ * (unet_channel__send_copy) or two (a layer's header and its data,
+ * unet_layer_queue_pieces: Active Messages' frames at a jumbo MTU).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -248,35 +250,100 @@ static int queue_chain(struct unet_endpoint *ep, struct unet_queue *q, uint32_t 
 	return 0;
 }
 
-void unet_layer_fill_copy(void *ctx, uint8_t *dst, uint32_t off, uint32_t len)
+/* Copies len bytes from offset off of the concatenation of a (alen
+ * bytes), b (blen bytes) and c to dst. */
+static void copy_three(uint8_t *dst, uint32_t off, uint32_t len, const uint8_t *a, uint32_t alen,
+		       const uint8_t *b, uint32_t blen, const uint8_t *c)
 {
-	const struct unet_layer_parts *p = ctx;
+	if (len && off < alen) {
+		uint32_t h = alen - off < len ? alen - off : len;
 
-	if (off < p->hlen) {
-		uint32_t h = p->hlen - off < len ? p->hlen - off : len;
+		memcpy(dst, a + off, h);
+		dst += h;
+		off += h;
+		len -= h;
+	}
+	off -= alen;
+	if (len && off < blen) {
+		uint32_t h = blen - off < len ? blen - off : len;
 
-		memcpy(dst, (const uint8_t *)p->head + off, h);
+		memcpy(dst, b + off, h);
 		dst += h;
 		off += h;
 		len -= h;
 	}
 	if (len)
-		memcpy(dst, (const uint8_t *)p->body + (off - p->hlen), len);
+		memcpy(dst, c + (off - blen), len);
+}
+
+void unet_layer_fill_copy(void *ctx, uint8_t *dst, uint32_t off, uint32_t len)
+{
+	const struct unet_layer_parts *p = ctx;
+
+	copy_three(dst, off, len, p->head, p->hlen, NULL, 0, p->body);
+}
+
+/* A U-Net message in pieces: the wire header, then the caller's header
+ * and data. */
+struct msg_parts {
+	uint8_t wire[UNET_PAYLOAD_OFF];
+	const uint8_t *hdr, *data;
+	uint32_t hlen;
+};
+
+static void fill_msg(void *ctx, uint8_t *dst, uint32_t off, uint32_t len)
+{
+	const struct msg_parts *m = ctx;
+
+	copy_three(dst, off, len, m->wire, UNET_PAYLOAD_OFF, m->hdr, m->hlen, m->data);
+}
+
+/* The message of hlen + dlen bytes (hdr, then data) on ch as one chain
+ * of buffers, no kick. */
+static int queue_pieces(struct unet_channel *ch, const void *hdr, uint32_t hlen, const void *data,
+			uint32_t dlen)
+{
+	struct unet_endpoint *ep = ch->ep;
+	struct msg_parts m = { .hdr = hdr, .data = data, .hlen = hlen };
+
+	/* A routable channel's frame is one buffer (unet_channel__max_payload). */
+	if (ch->udp || hlen > UINT32_MAX - dlen || hlen + dlen > ep->max_payload)
+		return -EMSGSIZE;
+	/* No padding written past the header: the message is more than a
+	 * buffer holds, far above Ethernet's minimum. */
+	unet_wire_build(m.wire, ch->peer_mac, ep->mac, ch->peer_tag, ch->tag, hlen + dlen);
+	return queue_chain(ep, &ep->q[ch->txq], UNET_PAYLOAD_OFF + hlen + dlen, fill_msg, &m);
+}
+
+uint32_t unet_layer_msg_pieces(const struct unet_endpoint *ep, uint32_t len)
+{
+	uint32_t room = piece_room(ep);
+
+	if (len <= ep->buf_payload)
+		return 1;
+	return (UNET_PAYLOAD_OFF + len + room - 1) / room;
 }
 
 int unet_send_pieces(struct unet_channel *ch, const void *data, uint32_t len)
 {
-	struct unet_endpoint *ep = ch->ep;
-	uint8_t head[UNET_PAYLOAD_OFF];
-	struct unet_layer_parts parts = { .head = head, .hlen = UNET_PAYLOAD_OFF, .body = data };
+	return queue_pieces(ch, data, len, NULL, 0);
+}
 
-	if (len > ep->max_payload)
-		return -EMSGSIZE;
-	/* No padding written past head: the caller sends more than a
-	 * buffer holds, far above Ethernet's minimum. */
-	unet_wire_build(head, ch->peer_mac, ep->mac, ch->peer_tag, ch->tag, len);
-	return queue_chain(ep, &ep->q[ch->txq], UNET_PAYLOAD_OFF + len, unet_layer_fill_copy,
-			   &parts);
+int unet_layer_queue_pieces(struct unet_channel *ch, const void *hdr, uint32_t hlen,
+			    const void *data, uint32_t dlen)
+{
+	int err;
+
+	if (!ch || (!hdr && hlen) || (!data && dlen))
+		return -EINVAL;
+	if (ch->ep->dead)
+		return ch->ep->dead;
+	err = queue_pieces(ch, hdr, hlen, data, dlen);
+	if (!err) {
+		ch->ep->tx_msgs++;
+		ch->ep->q[ch->txq].tx_owed++;
+	}
+	return err;
 }
 
 bool unet_layer_multi_buffer(const struct unet_endpoint *ep)

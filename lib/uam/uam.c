@@ -32,6 +32,16 @@ UNET_HOT static uint64_t mono_ns(void *ctx)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Frames in pieces went to the ring at once (unet_xmit_pieces): their
+ * kick is owed to the flush, one for all of them. */
+static void pieces_kick(struct uam_ep *ep)
+{
+	if (ep->pieces_owed) {
+		ep->pieces_owed = false;
+		unet_layer_kick(ep->uep);
+	}
+}
+
 /* Hand the frames built so far to the send queue with one kick.  Frames
  * the queue refuses (full even after reaping completions: rare, the
  * kernel sends in copy mode at the kick) are lost, as on the wire, and
@@ -41,8 +51,10 @@ UNET_HOT static void unet_flush(void *ctx)
 	struct uam_ep *ep = ctx;
 	int n;
 
-	if (!ep->ntxb)
+	if (!ep->ntxb) {
+		pieces_kick(ep);
 		return;
+	}
 	n = unet_endpoint__send_batch(ep->uep, ep->txb, ep->ntxb);
 	ep->tx_gen++; /* the batch is the kernel's or lost: see slot_unkeep */
 	if (n < 0)
@@ -53,6 +65,33 @@ UNET_HOT static void unet_flush(void *ctx)
 			unet_endpoint__buf_free(ep->uep, ep->txb[i].buf);
 	ep->tx_lost += ep->ntxb - (uint32_t)n;
 	ep->ntxb = 0;
+	pieces_kick(ep); /* nothing left to pay if they share the batch's queue */
+}
+
+/* A frame larger than one send buffer (a jumbo MTU): written straight
+ * into a chain of buffers and queued on the ring now, behind the frames
+ * batched before it (flushed first, to keep the order they were built
+ * in); its kick is owed to the next flush. */
+static int unet_xmit_pieces(struct uam_ep *ep, void *handle, const void *hdr, uint32_t hlen,
+			    const void *data, uint32_t dlen)
+{
+	int err;
+
+	/* Not the owed kick: a bulk sender's chains then leave with one
+	 * kick per flush, not one each. */
+	if (ep->ntxb)
+		unet_flush(ep);
+	err = unet_layer_queue_pieces(handle, hdr, hlen, data, dlen);
+	if (err == -EAGAIN) {
+		/* The ring or the pool may be waiting for a kick. */
+		unet_layer_kick(ep->uep);
+		err = unet_layer_queue_pieces(handle, hdr, hlen, data, dlen);
+	}
+	if (!err)
+		ep->pieces_owed = true;
+	else if (err != -EAGAIN)
+		ep->tx_lost++;
+	return err;
 }
 
 /* Direct-access U-Net: the frame is assembled in a segment buffer, its
@@ -65,6 +104,8 @@ UNET_HOT static int unet_xmit(void *ctx, void *handle, const void *hdr, uint32_t
 	uint64_t buf;
 	uint8_t *p;
 
+	if (hlen + dlen > ep->tr.kbuf_max)
+		return unet_xmit_pieces(ep, handle, hdr, hlen, data, dlen);
 	if (ep->ntxb == sizeof(ep->txb) / sizeof(ep->txb[0]))
 		unet_flush(ep);
 	buf = unet_endpoint__buf_alloc(ep->uep); /* reaps if the pool is dry */
@@ -155,9 +196,11 @@ struct uam_ep *uam_ep__create(struct unet_endpoint *uep, const struct uam_ep_opt
 		errno = -err;
 		return NULL;
 	}
-	/* One send buffer per frame: messages in pieces go only through
-	 * unet_channel__send_copy, which Active Messages do not use. */
-	tr.max_frame = info.buf_payload;
+	/* Frames follow the link's MTU (max_payload); one larger than a send
+	 * buffer goes as a chain of them (unet_xmit_pieces), and a kept
+	 * buffer holds one send buffer's worth. */
+	tr.max_frame = info.multi_buffer ? info.max_payload : info.buf_payload;
+	tr.kbuf_max = info.buf_payload;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep) {
 		errno = ENOMEM;
@@ -195,6 +238,7 @@ void uam_ep__destroy(struct uam_ep *ep)
 struct uam_chan *uam_chan__open(struct uam_ep *ep, struct unet_channel *uch)
 {
 	struct unet_endpoint_info info;
+	struct uam_chan *ch;
 
 	if (!ep || !uch || unet_channel__endpoint(uch) != ep->uep ||
 	    unet_endpoint__info(ep->uep, &info)) {
@@ -210,15 +254,22 @@ struct uam_chan *uam_chan__open(struct uam_ep *ep, struct unet_channel *uch)
 	 * The credits we give are only honest if the receive queue can hold
 	 * them: every channel's window, and as much again for repeats that
 	 * arrive while the application does not poll, must fit in the
-	 * frames the endpoint keeps on a FILL ring.
+	 * frames the endpoint keeps on a FILL ring (one per piece of a frame
+	 * larger than a chunk).
 	 */
-	if ((uint64_t)(ep->nchans + 1) * ep->o.window * 2 > info.rx_buffers) {
-		unet_log(UNET_LOG_ERROR, "uam: %u channels of window %u need more than %u receive buffers",
-			 ep->nchans + 1, ep->o.window, info.rx_buffers);
+	if ((uint64_t)(ep->nchans + 1) * ep->o.window * 2 *
+		    unet_layer_msg_pieces(ep->uep, ep->tr.max_frame) > info.rx_buffers) {
+		unet_log(UNET_LOG_ERROR,
+			 "uam: %u channels of window %u in frames of %u bytes need more than %u receive buffers",
+			 ep->nchans + 1, ep->o.window, ep->tr.max_frame, info.rx_buffers);
 		errno = ENOSPC;
 		return NULL;
 	}
-	return uamp_chan_new(ep, uch);
+	ch = uamp_chan_new(ep, uch);
+	/* A routable channel's frames are one send buffer (less UDP/IP). */
+	if (ch)
+		uamp_chan_frame_max(ch, unet_channel__max_payload(uch));
+	return ch;
 }
 
 void uam_chan__close(struct uam_chan *ch)

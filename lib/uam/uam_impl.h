@@ -105,6 +105,15 @@ _Static_assert(UAM_MAX_WINDOW / UAM_C_CREDIT_UNIT <= 255, "the compact credit is
 
 /* Smallest UAM frame size we work with (a store fragment must carry data). */
 #define UAM_MIN_FRAME 256
+/*
+ * The frame size every peer takes: MTU 1500 less U-Net's 8-byte header.
+ * A channel sends its store and get fragments in frames of this size (or
+ * its own max_frame, if less) until the peer says in an ACK (its aux
+ * field: the largest frame it takes; 0 from a peer that does not say)
+ * that it takes larger ones, so a jumbo-MTU host talking to an MTU-1500
+ * one falls back to the smaller frames and nothing is lost for size.
+ */
+#define UAM_BASE_FRAME 1492
 
 /* ---- Transport: how the protocol sends, and its clock ------------------ */
 
@@ -143,6 +152,9 @@ struct uam_transport {
 	void (*buf_put)(void *tctx, uint64_t kbuf);
 	void *ctx;
 	uint32_t max_frame; /* largest frame the transport carries */
+	/* Largest frame a kept buffer holds (0: max_frame): a medium
+	 * message in a larger frame is copied into its slot instead. */
+	uint32_t kbuf_max;
 };
 #define UAM_NO_KBUF UINT64_MAX
 
@@ -311,6 +323,17 @@ struct uam_chan {
 		uint64_t base, total, next; /* next: offset the next fragment has */
 	} xfer;
 	uint8_t *call_data; /* a captured reply's payload (max_frame bytes) */
+	/* The largest frame we send this peer's fragments in: UAM_BASE_FRAME
+	 * (or max_frame, if less) until the peer's ACK says (frame_said) how
+	 * large a frame it takes, then that, within [UAM_MIN_FRAME,
+	 * max_frame]. */
+	uint32_t frame;
+	bool frame_said;
+	/* The largest frame the channel's transport handle carries (a
+	 * routable unet channel: one send buffer less UDP/IP): frame never
+	 * exceeds it.  max_frame unless the transport says less
+	 * (uamp_chan_frame_max). */
+	uint32_t frame_max;
 	uint8_t *held;	    /* test hook: a frame held back to be sent after
 			     * the next one */
 	uint8_t *scratch;   /* one frame, for acks */
@@ -361,6 +384,7 @@ struct uam_ep {
 	 * is flushed before it is given back (slot_unkeep). */
 	uint32_t tx_gen;
 	uint32_t ntxb;	     /* uam.c: frames in txb, below */
+	bool pieces_owed;    /* uam.c: frames in pieces queued, kick owed */
 	uint32_t idle_polls; /* uam.c: polls without a frame since the last tick */
 	/* uam.c: frames built, not yet handed to the kernel (one kick) */
 	struct unet_send_desc txb[64];
@@ -387,6 +411,9 @@ struct uam_ep {
 	 * its transfer's start that a compact fragment may have: the ones
 	 * past it go with the full header, as past 4 GiB. */
 	uint32_t cfrag_rel_max;
+	/* Test hook: 0, or what our ACKs say is the largest frame we take,
+	 * instead of max_frame (a peer that says anything). */
+	uint32_t say_frame;
 	uint64_t tx_lost; /* frames the send queue refused at a flush */
 	/* Freed items kept for reuse (no allocation per queued message):
 	 * short ones, medium ones (with payload room), and their counts. */
@@ -437,6 +464,8 @@ int uamp_call_start(struct uam_chan *ch, unsigned int handler, const uint64_t *a
 /* Sends inside uamp_defer .. uamp_undefer are flushed once, at the end. */
 void uamp_defer(struct uam_ep *ep);
 void uamp_undefer(struct uam_ep *ep);
+/* The transport handle of ch carries frames of at most max (<= max_frame). */
+void uamp_chan_frame_max(struct uam_chan *ch, uint32_t max);
 /* Fail the channel with err (negative). */
 void uamp_chan_fail(struct uam_chan *ch, int err);
 /* What uam_timers.c calls of the sending core (uam_proto.c) and the

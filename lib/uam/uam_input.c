@@ -481,6 +481,23 @@ UNET_HOT static void queue_progress(struct uam_chan *ch, uint32_t seq)
 	}
 }
 
+/* The largest frame the peer takes, from its ACK's aux (0: it does not
+ * say, as a peer from before jumbo frames: UAM_BASE_FRAME stays).  Our
+ * fragments go in frames of at most that, and never more than our own
+ * (the channel's frame_max) nor less than UAM_MIN_FRAME: a peer can shrink only the
+ * frames sent to itself, and never below what a fragment needs. */
+static void take_frame_size(struct uam_chan *ch, uint32_t said)
+{
+	uint32_t own = ch->frame_max;
+
+	if (!said)
+		return;
+	if (said < UAM_MIN_FRAME)
+		said = UAM_MIN_FRAME;
+	ch->frame = said < own ? said : own;
+	ch->frame_said = true;
+}
+
 /* What the peer says about our sends: cumulative ack, SACK (and an ACK
  * frame's extended SACK: len is the frame's checked length), credit. */
 UNET_HOT static void take_ack(struct uam_chan *ch, const uint8_t *f, uint32_t len)
@@ -768,6 +785,7 @@ UNET_HOT static void input(struct uam_chan *ch, const uint8_t *f, uint32_t len)
 
 	if (type == UAM_T_ACK) {
 		ch->heard_ns = now_ns(ch->ep);
+		take_frame_size(ch, get32(h + UAM_OFF_AUX));
 		goto out;
 	}
 	/* Owed, not sent yet: it rides on our next frame if one leaves

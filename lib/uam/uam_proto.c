@@ -296,6 +296,8 @@ struct uam_chan *uamp_chan_new(struct uam_ep *ep, void *handle)
 	/* Not linked into ep until complete: the unwinding below needs no ep. */
 	ch->ep = ep;
 	ch->handle = handle;
+	ch->frame = fs < UAM_BASE_FRAME ? fs : UAM_BASE_FRAME;
+	ch->frame_max = fs;
 	ch->tx = calloc(w, sizeof(*ch->tx));
 	ch->rx = calloc(w, sizeof(*ch->rx));
 	ch->scratch = malloc(fs);
@@ -674,13 +676,13 @@ static void hdr_init(struct uam_chan *ch, uint8_t *f, uint8_t type, uint8_t flag
 /* Data bytes a fragment can carry: `last` ones also carry the args. */
 static uint64_t frag_room(const struct uam_chan *ch, const struct uam_item *it, bool last)
 {
-	return ch->ep->tr.max_frame - UAM_HDR_LEN - UAM_FRAG_EXT - (last ? it->nargs * 8u : 0);
+	return ch->frame - UAM_HDR_LEN - UAM_FRAG_EXT - (last ? it->nargs * 8u : 0);
 }
 
 /* Data bytes a compact fragment carries. */
 static uint64_t cfrag_room(const struct uam_chan *ch)
 {
-	return ch->ep->tr.max_frame - UAM_CF_HDR_LEN;
+	return ch->frame - UAM_CF_HDR_LEN;
 }
 
 /* The largest offset from its transfer's start a compact fragment can
@@ -731,6 +733,7 @@ UNET_HOT static void build_msg(struct uam_chan *ch, struct uam_tx_slot *s, uint3
 	s->data = NULL;
 	s->dlen = 0;
 	if (dlen && ep->tr.buf_get &&
+	    (uint32_t)(p - f) + dlen <= (ep->tr.kbuf_max ? ep->tr.kbuf_max : ep->tr.max_frame) &&
 	    (s->kbuf = ep->tr.buf_get(ep->tr.ctx, &kf)) != UAM_NO_KBUF) {
 		s->len = (uint32_t)(p - f);
 		s->data = kf + s->len;
@@ -898,12 +901,24 @@ UNET_HOT void uamp_push(struct uam_chan *ch)
 		tx_flush(ch->ep);
 }
 
+void uamp_chan_frame_max(struct uam_chan *ch, uint32_t max)
+{
+	if (max < UAM_MIN_FRAME)
+		max = UAM_MIN_FRAME;
+	if (max < ch->frame_max)
+		ch->frame_max = max;
+	if (ch->frame > ch->frame_max)
+		ch->frame = ch->frame_max;
+}
+
 void uamp_send_ack(struct uam_chan *ch)
 {
 	uint8_t *f = ch->scratch;
 	uint32_t ext = 0;
 
-	hdr_init(ch, f, UAM_T_ACK, 0, 0, 0, 0, 0, 0, 0);
+	/* aux: the largest frame we take (UAM_BASE_FRAME) */
+	hdr_init(ch, f, UAM_T_ACK, 0, 0, 0, 0, 0,
+		 ch->ep->say_frame ? ch->ep->say_frame : ch->ep->tr.max_frame, 0);
 	put_ack(ch, f, f + UAM_HDR_LEN, &ext);
 	put32(f + UAM_OFF_DLEN, ext);
 	if (uamp_raw_xmit(ch, f, UAM_HDR_LEN, ext ? f + UAM_HDR_LEN : NULL, ext, UAM_NO_KBUF) == 0)
@@ -1011,6 +1026,10 @@ UNET_HOT static int check_payload(const struct uam_chan *ch, const void *data, s
 		return -EINVAL;
 	if (len > medium_room(ch->ep, nargs))
 		return -EMSGSIZE;
+	/* The peer said it takes no frame this large, or the channel
+	 * carries none (routable): it would be lost. */
+	if (len > (ch->frame_said ? ch->frame : ch->frame_max) - UAM_C_HDR_LEN - nargs * 8u)
+		return -EMSGSIZE;
 	return 0;
 }
 
@@ -1061,6 +1080,11 @@ size_t uam_ep__medium_max(const struct uam_ep *ep)
 size_t uam_ep__medium_max_args(const struct uam_ep *ep, unsigned int nargs)
 {
 	return ep && nargs <= UAM_MAX_ARGS ? medium_room(ep, nargs) : 0;
+}
+
+size_t uam_chan__medium_max_args(const struct uam_chan *ch, unsigned int nargs)
+{
+	return ch && nargs <= UAM_MAX_ARGS ? ch->frame - UAM_C_HDR_LEN - nargs * 8u : 0;
 }
 
 int uam_reply_medium(const struct uam_msg *req, unsigned int handler, const uint64_t *args,

@@ -9,12 +9,19 @@
 TESTS+=(
 	"uam|xdp|150|Active Messages: 100k requests at 10% loss (+5% dup/reorder), 25k medium messages of every size at loss+dup+reorder, 64 MiB store+get at 5% loss, stalled receiver, SIGKILLed peer, kept buffers of refused sends given back, sent frames reaped in bulk and when the pool runs dry (test_uam)"
 	"uam_kv|-|60|examples/kv: put/get over UAM between two namespaces at 10% injected loss"
+	"uam_jumbo|xdp|90|Active Messages at MTU 9000: medium messages of every size around the frame and piece edges and stores/gets around the fragment edges, both ways, byte for byte, in 8992-byte frames; MTU 9000 against 1500: transfers fall back to 1492-byte frames, a medium message the small side cannot take is refused (EMSGSIZE) or fails its channel (ETIMEDOUT) without hanging (test_uam_jumbo)"
 )
 
 # U-Net Active Messages over a veth pair inside namespace a, both ends
 # driven by one process (the peer-killed case forks).
 t_uam() {
 	run_pair_cmocka test_uam 8
+}
+
+# Active Messages at a jumbo MTU on a veth pair inside namespace a (the
+# program sets the MTUs).
+t_uam_jumbo() {
+	run_pair_cmocka test_uam_jumbo 4
 }
 
 # The key-value example between the two namespaces, with loss on both

@@ -17,6 +17,11 @@
 #include "uam/uam_impl.h"
 
 #define FRAME 1492 /* what an MTU-1500 unet channel carries */
+#define FRAME_MAX 9208 /* the most any side here uses: MTU 9216 */
+/* The frames both sides of a simulation use (side_open), FRAME but in the
+ * jumbo fuzz, and what a kept buffer holds there (0: a whole frame), as a
+ * jumbo endpoint's one send buffer. */
+static uint32_t sim_frame = FRAME, sim_kbuf_max;
 #define STEP_NS 20000 /* simulated time per step */
 
 struct pkt {
@@ -42,6 +47,7 @@ struct side {
 	bool dead;   /* vanished: frames to it are lost */
 	bool blocked; /* its transport is full: every send gets -EAGAIN */
 	uint32_t tx_used; /* frames sent in this step (sim->tx_budget) */
+	uint32_t max_sent; /* the longest frame it sent */
 	/* kept buffers (uam_transport.buf_get): out now, given, refused for
 	 * the cap (sim->kept_max), and sent through xmit_buf */
 	uint32_t kept_out;
@@ -54,7 +60,7 @@ struct kbuf {
 	uint32_t xmits; /* times sent itself: at most once (the contract) */
 	uint32_t gen;	/* ep->tx_gen when it was: in the unflushed batch
 			 * while that has not moved */
-	uint8_t frame[FRAME];
+	uint8_t frame[FRAME_MAX];
 };
 
 /* What the bulk tests watch of side 0's STORE fragments (or of its
@@ -181,6 +187,8 @@ static int sim_xmit(void *ctx, void *handle, const void *hdr, uint32_t hlen, con
 	if (from->blocked || (sim->tx_budget && from->tx_used >= sim->tx_budget))
 		return -EAGAIN;
 	from->tx_used++;
+	if (len > from->max_sent)
+		from->max_sent = len;
 	memcpy(frame, hdr, hlen);
 	if (dlen)
 		memcpy(frame + hlen, data, dlen);
@@ -254,7 +262,7 @@ static int sim_xmit_buf(void *ctx, void *handle, const void *hdr, uint32_t hlen,
 	int err;
 
 	assert_int_equal(kb->xmits, 0);
-	assert_true(hlen + dlen <= FRAME);
+	assert_true(hlen + dlen <= (sim_kbuf_max ? sim_kbuf_max : sim_frame));
 	memcpy(kb->frame, hdr, hlen);
 	err = sim_xmit(ctx, handle, kb->frame, hlen + dlen, NULL, 0);
 	if (!err) {
@@ -313,7 +321,8 @@ static void side_open(struct sim *sim, int i, const struct uam_ep_opts *o)
 				    .xmit_buf = sim_xmit_buf,
 				    .buf_put = sim_buf_put,
 				    .ctx = s,
-				    .max_frame = FRAME };
+				    .max_frame = sim_frame,
+				    .kbuf_max = sim_kbuf_max };
 
 	s->sim = sim;
 	s->idx = i;
@@ -686,6 +695,62 @@ static void run_until(struct sim *sim, const int *flag, long max_steps)
 {
 	for (long i = 0; i < max_steps && !*flag; i++)
 		step(sim);
+}
+
+/*
+ * The peer's ACKs say how large a frame it takes (aux): our fragments
+ * start at UAM_BASE_FRAME and grow to that, never past our own max_frame
+ * nor below UAM_MIN_FRAME, whatever the peer says (4000-byte frames
+ * here: what a hostile 65535 or 2^32 - 1 must not raise, and a 1 must not
+ * shrink below 256).  Every store arrives intact; a medium message past
+ * what the peer said is refused.
+ */
+static void test_frame_size_said(void **state)
+{
+	static const struct {
+		uint32_t said, want;
+	} cases[] = { { 3000, 3000 }, { 65535, 4000 }, { UINT32_MAX, 4000 }, { 1, UAM_MIN_FRAME } };
+	size_t n = 30000;
+	uint8_t *src = malloc(n), *dst = malloc(n);
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	sim_frame = 4000;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct sim *sim = sim_new(90 + k, 0, 0, 0, NULL);
+		struct opdone d = { 0 };
+
+		sim->s[1].ep->say_frame = cases[k].said;
+		assert_int_equal(sim->s[0].ch->frame, UAM_BASE_FRAME);
+		assert_false(sim->s[0].ch->frame_said);
+		assert_int_equal(uam_region__register(sim->s[1].ep, 5, dst, n, UAM_REGION_WRITE), 0);
+		for (int r = 0; r < 3; r++) {
+			fill(src, n, (uint32_t)(k * 10 + (size_t)r));
+			memset(dst, 0, n);
+			d.n = 0;
+			assert_true(uam_store(sim->s[0].ch, src, n, 5, 0, 0, NULL, 0, op_cb, &d) > 0);
+			run_until(sim, &d.n, 100000);
+			assert_int_equal(d.n, 1);
+			assert_int_equal(d.status, 0);
+			assert_memory_equal(dst, src, n);
+		}
+		assert_true(sim->s[0].ch->frame_said);
+		assert_int_equal(sim->s[0].ch->frame, cases[k].want);
+		assert_true(sim->s[0].max_sent <= (cases[k].want > UAM_BASE_FRAME ? cases[k].want
+										  : UAM_BASE_FRAME));
+		if (cases[k].want > UAM_BASE_FRAME)
+			assert_int_equal(sim->s[0].max_sent, cases[k].want);
+		assert_int_equal(uam_chan__medium_max_args(sim->s[0].ch, 0),
+				 cases[k].want - UAM_C_HDR_LEN);
+		assert_int_equal(uam_request_medium(sim->s[0].ch, 1, NULL, 0, src,
+						    cases[k].want - UAM_C_HDR_LEN + 1),
+				 -EMSGSIZE);
+		sim_free(sim);
+	}
+	sim_frame = FRAME;
+	free(src);
+	free(dst);
 }
 
 static void test_store_and_get_lossy(void **state)
@@ -3144,6 +3209,8 @@ static void test_reopen_new_session(void **state)
 #define FUZZ_SEED 0x5eed0f2aull
 #define FUZZ_INPUTS 200000
 #define FUZZ_REGION 65536
+/* what fz_work sends from: the largest store (3 jumbo frames + 500) */
+#define FUZZ_SRC 32768
 
 struct fuzz {
 	uint64_t rng;
@@ -3179,7 +3246,7 @@ static void fz_handler(struct uam_ep *ep, const struct uam_msg *m, void *ctx)
 	/* a medium payload lies within the frame the handler was given,
 	 * beside the smallest header and its args */
 	if ((m->kind == UAM_MSG_REQUEST || m->kind == UAM_MSG_REPLY) &&
-	    (m->data_len > FRAME - UAM_C_HDR_LEN - m->nargs * 8u || (m->data_len && !m->data)))
+	    (m->data_len > sim_frame - UAM_C_HDR_LEN - m->nargs * 8u || (m->data_len && !m->data)))
 		z->bad++;
 	if (m->data_len)
 		z->sum += ((const uint8_t *)m->data)[0] + ((const uint8_t *)m->data)[m->data_len - 1];
@@ -3207,7 +3274,7 @@ static void fz_work(struct sim *sim, struct fuzz *z, uint8_t *src)
 	for (int i = 0; i < 2; i++) {
 		struct uam_chan *ch = sim->s[i].ch;
 		uint32_t peer_region = i ? 9 : 5, mine = i ? 5 : 9;
-		uint64_t off = frnd(z) % (FUZZ_REGION / 2), len = frnd(z) % 5000;
+		uint64_t off = frnd(z) % (FUZZ_REGION / 2), len = frnd(z) % (3 * sim_frame + 500);
 		unsigned int na;
 
 		if (!ch || ch->err)
@@ -3320,7 +3387,7 @@ static uint32_t fz_aim(struct fuzz *z, struct sim *sim, uint8_t *out, uint32_t l
 		dl = left + (frnd(z) % 3) - 1;
 		break;
 	case 1:
-		dl = FRAME - UAM_CF_HDR_LEN + (frnd(z) % 3) - 1;
+		dl = sim_frame - UAM_CF_HDR_LEN + (frnd(z) % 3) - 1;
 		break;
 	default:
 		dl = 1 + frnd(z) % (left < 2000 ? left + 1 : 2000);
@@ -3362,7 +3429,7 @@ static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, 
 	}
 	switch ((r >> 8) % 8) {
 	case 0: /* random bytes, random length */
-		len = (uint32_t)(frnd(z) % 2000);
+		len = (uint32_t)(frnd(z) % (sim_frame + 500));
 		for (uint32_t i = 0; i < len; i++)
 			out[i] = (uint8_t)frnd(z);
 		if (len > 0 && frnd(z) % 2)
@@ -3419,7 +3486,7 @@ static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, 
 							      (uint32_t)(frnd(z) % 3) - 1;
 				break;
 			case 5: /* the length around the largest frame */
-				len = FRAME - 1 + (uint32_t)(frnd(z) % 3);
+				len = sim_frame - 1 + (uint32_t)(frnd(z) % 3);
 				break;
 			case 6: /* a fragment's offset from its transfer's start */
 				wput32(out + UAM_CF_OFF_REL, (uint32_t)(frnd(z) % 2 ? e : frnd(z)));
@@ -3478,27 +3545,26 @@ static uint32_t fz_mutate(struct fuzz *z, struct sim *sim, const struct pkt *p, 
  * around what is left; fz_aim), so that some are taken and the rest
  * meet the checks that matter.
  */
-static void test_fuzz_input(void **state)
+static void fuzz_input(uint64_t ninputs)
 {
 	struct fuzz z = { .rng = FUZZ_SEED };
-	uint8_t *src = malloc(8192), *in = malloc(1 << 17);
+	uint8_t *src = malloc(FUZZ_SRC), *in = malloc(1 << 17);
 	struct pkt *corpus[512];
 	uint32_t ncorpus;
 	struct sim *sim;
 	uint64_t inputs = 0, sims = 1;
 
-	(void)state;
 	z.r0 = calloc(1, FUZZ_REGION);
 	z.r1 = calloc(1, FUZZ_REGION);
 	assert_non_null(src);
 	assert_non_null(in);
 	assert_non_null(z.r0);
 	assert_non_null(z.r1);
-	fill(src, 8192, 11);
+	fill(src, FUZZ_SRC, 11);
 	sim = fz_sim(&z, src, corpus, 512);
 	ncorpus = sim->ncorpus;
 	assert_true(ncorpus > 100);
-	for (; inputs < FUZZ_INPUTS; inputs++) {
+	for (; inputs < ninputs; inputs++) {
 		uint32_t len = fz_mutate(&z, sim, corpus[frnd(&z) % ncorpus], in);
 		uint8_t *f = malloc(len ? len : 1); /* exact: ASan sees over-reads */
 
@@ -3540,12 +3606,13 @@ static void test_fuzz_input(void **state)
 			sims++;
 		}
 	}
-	print_message("fuzz: %llu inputs from %u captured frames (seed %#llx), %llu handlers run, "
+	print_message("fuzz, %u-byte frames: %llu inputs from %u captured frames (seed %#llx), "
+		      "%llu handlers run, "
 		      "%llu ops completed, %llu fresh channel pairs; %llu inputs compact, "
 		      "%llu of them ran a handler; %llu compact fragments (%llu aimed at the open "
 		      "transfer, %llu turned into a first fragment to open one), %llu taken in "
 		      "sequence, %llu placed early\n",
-		      (unsigned long long)inputs, ncorpus, (unsigned long long)FUZZ_SEED,
+		      sim_frame, (unsigned long long)inputs, ncorpus, (unsigned long long)FUZZ_SEED,
 		      (unsigned long long)z.handled, (unsigned long long)z.ops_done,
 		      (unsigned long long)sims, (unsigned long long)z.compact_in,
 		      (unsigned long long)z.compact_handled, (unsigned long long)z.cfrag_in,
@@ -3554,12 +3621,12 @@ static void test_fuzz_input(void **state)
 		      (unsigned long long)z.cfrag_placed);
 	assert_int_equal(z.bad, 0);
 	/* the compact header is fuzzed, and not only refused */
-	assert_true(z.compact_in > FUZZ_INPUTS / 10);
+	assert_true(z.compact_in > ninputs / 10);
 	assert_true(z.compact_handled > 1000);
 	/* compact fragments too: refused, and taken (in sequence or placed
 	 * early) where they fit the transfer that is open */
-	assert_true(z.cfrag_in > FUZZ_INPUTS / 40);
-	assert_true(z.cfrag_taken > 200 && z.cfrag_placed > 100);
+	assert_true(z.cfrag_in > ninputs / 40);
+	assert_true(z.cfrag_taken > ninputs / 1000 && z.cfrag_placed > ninputs / 2000);
 	sim_free(sim);
 	for (uint32_t i = 0; i < ncorpus; i++)
 		free(corpus[i]);
@@ -3567,6 +3634,26 @@ static void test_fuzz_input(void **state)
 	free(in);
 	free(z.r0);
 	free(z.r1);
+}
+
+static void test_fuzz_input(void **state)
+{
+	(void)state;
+	fuzz_input(FUZZ_INPUTS);
+}
+
+/* The same at a jumbo MTU: 8992-byte frames (a medium message up to 8972
+ * bytes, fragments of 8968), kept buffers of one 2048-byte chunk's
+ * payload, as an MTU-9000 endpoint has; random lengths up to past the
+ * frame. */
+static void test_fuzz_input_jumbo(void **state)
+{
+	(void)state;
+	sim_frame = 8992;
+	sim_kbuf_max = 1736;
+	fuzz_input(FUZZ_INPUTS / 2);
+	sim_frame = FRAME;
+	sim_kbuf_max = 0;
 }
 
 /* An argument: run only the tests whose names match it (cmocka's
@@ -3579,6 +3666,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_requests_dup_reorder),
 		cmocka_unit_test(test_inject_hooks),
 		cmocka_unit_test(test_store_and_get_lossy),
+		cmocka_unit_test(test_frame_size_said),
 		cmocka_unit_test(test_region_errors),
 		cmocka_unit_test(test_region_bound_to_chan),
 		cmocka_unit_test(test_credit_stall),
@@ -3615,6 +3703,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_timeout_not_local_pressure),
 		cmocka_unit_test(test_reopen_new_session),
 		cmocka_unit_test(test_fuzz_input),
+		cmocka_unit_test(test_fuzz_input_jumbo),
 	};
 
 	if (argc > 1)
