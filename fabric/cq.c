@@ -10,10 +10,12 @@
  * setup under way: every 2 ms) or send a keepalive (receives posted:
  * every second); an idle rank sleeps without waking.  fi_cq_sread blocks
  * on it; applications that poll the fd themselves call fi_trywait first,
- * which arms the timer.
+ * which arms the timer.  fi_cq_read itself sleeps on it when its caller
+ * busy-waits with nothing arriving (idle.c).
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -120,7 +122,8 @@ static void progress_all(struct ufi_cq *cq)
 		ufi_progress(cq->eps[i]);
 }
 
-static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *src)
+/* One look: progress if nothing is queued, then what the CQ holds. */
+static ssize_t cq_take(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *src)
 {
 	struct ufi_cq *cq = cq_of(fid);
 	size_t sz = entry_size(cq->fmt), n = 0;
@@ -142,6 +145,20 @@ static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_
 		n++;
 	}
 	return n ? (ssize_t)n : -FI_EAGAIN;
+}
+
+/* fi_cq_read(from): a caller that busy-waits here sleeps once its spin
+ * budget is spent (idle.c), then looks again. */
+static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *src)
+{
+	struct ufi_cq *cq = cq_of(fid);
+	ssize_t r = cq_take(fid, buf, count, src);
+
+	if (r != -FI_EAGAIN)
+		ufi_cq_busy(cq);
+	else if (ufi_cq_idle(cq))
+		r = cq_take(fid, buf, count, src);
+	return r;
 }
 
 static ssize_t cq_read(struct fid_cq *fid, void *buf, size_t count)
@@ -178,7 +195,7 @@ static ssize_t cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf, uint6
 }
 
 /* The wait object, made on first need. */
-static int cq_wait_setup(struct ufi_cq *cq)
+int ufi_cq_wait_setup(struct ufi_cq *cq)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 
@@ -209,7 +226,7 @@ static int cq_wait_setup(struct ufi_cq *cq)
 }
 
 /* Arm the timer for the soonest wake-up an endpoint needs; returns it (ms, -1 none). */
-static int cq_arm(struct ufi_cq *cq)
+int ufi_cq_arm(struct ufi_cq *cq)
 {
 	struct itimerspec its = { 0 };
 	uint64_t exp;
@@ -240,11 +257,11 @@ static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr
 	int e;
 
 	(void)cond;
-	e = cq_wait_setup(cq);
+	e = ufi_cq_wait_setup(cq);
 	if (e)
 		return e;
 	for (;;) {
-		r = cq_readfrom(fid, buf, count, src);
+		r = cq_take(fid, buf, count, src);
 		if (r != -FI_EAGAIN)
 			return r;
 		if (cq->signaled) {
@@ -258,7 +275,7 @@ static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr
 				return -FI_EAGAIN;
 			left = (int)((deadline - now + 999999) / 1000000);
 		}
-		cq_arm(cq);
+		ufi_cq_arm(cq);
 		struct epoll_event evs[8];
 		int n = epoll_wait(cq->epfd, evs, 8, left);
 		if (n < 0 && errno != EINTR)
@@ -304,6 +321,9 @@ static int cq_close(struct fid *fid)
 
 	if (cq->neps)
 		return -FI_EBUSY;
+	if (getenv("FI_UNET_STATS") && !strcmp(getenv("FI_UNET_STATS"), "1"))
+		fprintf(stderr, "unet provider cq stats: idle_sleeps %llu\n",
+			(unsigned long long)cq->idle_sleeps);
 	for (struct ufi_cqe *l[3] = { cq->head, cq->ehead, cq->free_list }, **p = l; p < l + 3; p++)
 		while (*p) {
 			struct ufi_cqe *e = *p;
@@ -328,7 +348,7 @@ static int cq_control(struct fid *fid, int cmd, void *arg)
 	case FI_GETWAIT:
 		if (cq->wait_obj != FI_WAIT_FD)
 			return -FI_ENODATA;
-		r = cq_wait_setup(cq);
+		r = ufi_cq_wait_setup(cq);
 		if (r)
 			return r;
 		*(int *)arg = cq->epfd;
@@ -387,12 +407,12 @@ int ufi_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 		if (fids[i]->fclass != FI_CLASS_CQ)
 			return -FI_EINVAL;
 		cq = (struct ufi_cq *)fids[i];
-		if (cq->epfd < 0 && cq_wait_setup(cq))
+		if (cq->epfd < 0 && ufi_cq_wait_setup(cq))
 			return -FI_EINVAL;
 		progress_all(cq);
 		if (cq->head || cq->ehead)
 			return -FI_EAGAIN;
-		cq_arm(cq);
+		ufi_cq_arm(cq);
 	}
 	return 0;
 }

@@ -115,6 +115,7 @@ struct ufi_params {
 	int window;		/* FI_UNET_WINDOW: UAM credits per channel */
 	int max_queued;		/* FI_UNET_MAX_QUEUED: UAM's local queue per channel (0: UAM's default) */
 	int linger_ms;		/* FI_UNET_LINGER_MS: fi_close waits this long for peers to take our last data */
+	int spin_us;		/* FI_UNET_SPIN_US: an idle CQ poller spins this long, then sleeps (-1: never) */
 };
 extern struct ufi_params ufi_params;
 void ufi_params_load(void);
@@ -191,6 +192,9 @@ struct ufi_cq {
 	int neps;
 	int epfd, timerfd; /* wait object: made on first need */
 	bool signaled;
+	/* idle.c: the busy wait of the current streak of empty reads */
+	uint64_t idle_start_ns, idle_last_ns, idle_frames;
+	uint64_t idle_sleeps;
 	int refs;
 };
 
@@ -476,6 +480,14 @@ extern const struct ufi_cq_report ufi_cq_report;
 int ufi_cq_bind_ep(struct ufi_cq *cq, struct ufi_ep *ep);
 void ufi_cq_unbind_ep(struct ufi_cq *cq, struct ufi_ep *ep);
 int ufi_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+/* The wait object (made on first need; 0 or -errno), and its timer armed
+ * for the soonest wake-up the endpoints need (returns it: ms, -1 none). */
+int ufi_cq_wait_setup(struct ufi_cq *cq);
+int ufi_cq_arm(struct ufi_cq *cq);
+/* idle.c: an empty read (ufi_cq_idle: true when it slept, read again)
+ * or one that returned something (ufi_cq_busy). */
+bool ufi_cq_idle(struct ufi_cq *cq);
+void ufi_cq_busy(struct ufi_cq *cq);
 int ufi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
 		void *context);
 

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * idle.c - a caller that busy-waits on an empty CQ lets the others run.
+ *
+ * MPI libraries wait by calling fi_cq_read in a loop (Open MPI's
+ * opal_progress).  With more ranks than cores, a rank that spins there
+ * holds a core that the rank it waits for needs: measured on 2 vCPUs
+ * with 4 ranks, two ranks idle in a barrier made a 64 KiB ping-pong
+ * between the other two 4 times slower (docs/parallel.md, "Ranks that
+ * outnumber the cores").
+ *
+ * So an empty read that continues a busy wait first spins (the reply
+ * to a short message usually comes within microseconds, and a sleep
+ * and its wake-up cost far more), and once the caller has polled back
+ * to back for FI_UNET_SPIN_US with no frame moving in either direction,
+ * the read sleeps on the CQ's wait object (the endpoints' U-Net fds,
+ * their setup sockets, and the timer for retransmissions and
+ * keepalives: cq.c) until a frame arrives, for at most IDLE_SLEEP_MS.
+ *
+ * A busy wait is told from a program that polls between pieces of its
+ * own work by the time between reads: a caller away for longer than
+ * the spin budget starts a new streak, so it never sleeps in a read.
+ * Frames moving (a bulk pull that completes nothing until its last
+ * byte, acknowledgements coming back) restart the streak too: a rank
+ * that takes part in a transfer keeps spinning.
+ *
+ * No wake-up is lost: every frame that arrives after the last poll
+ * leaves a U-Net fd readable (level-triggered epoll), so the sleep
+ * ends at once; what only time can bring (a retransmission, a
+ * keepalive) arms the timer first (ufi_cq_arm); and the sleep is
+ * bounded, so a program's other duties in its progress loop still come
+ * round.
+ */
+#include <sys/epoll.h>
+
+#include "ufi.h"
+
+/* The longest one read sleeps: the caller's own progress loop runs at
+ * least this often (Open MPI also drives its event library from it). */
+#define IDLE_SLEEP_MS 1
+
+/* Frames moved by the CQ's endpoints, both ways: the sign of a transfer
+ * under way that completes nothing yet. */
+static uint64_t frames_moved(struct ufi_cq *cq)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < cq->neps; i++) {
+		struct uam_stats st;
+
+		if (cq->eps[i]->uam && !uam_ep__stats(cq->eps[i]->uam, &st))
+			n += st.tx_frames + st.rx_frames;
+	}
+	return n;
+}
+
+void ufi_cq_busy(struct ufi_cq *cq)
+{
+	cq->idle_start_ns = 0;
+}
+
+bool ufi_cq_idle(struct ufi_cq *cq)
+{
+	uint64_t now = ufi_now_ns(), budget, f;
+	struct epoll_event evs[8];
+	int n;
+
+	if (ufi_params.spin_us < 0 || cq->signaled)
+		return false;
+	budget = (uint64_t)ufi_params.spin_us * 1000u;
+	if (!cq->idle_start_ns || now - cq->idle_last_ns > budget) {
+		/* the first empty read, or the caller did other work since
+		 * the last one: a new streak */
+		cq->idle_start_ns = now;
+		cq->idle_last_ns = now;
+		cq->idle_frames = frames_moved(cq);
+		return false;
+	}
+	cq->idle_last_ns = now;
+	if (now - cq->idle_start_ns < budget)
+		return false;
+	/* Only at the end of a budget: the stats sum is a loop over the
+	 * channels, too much for every poll. */
+	f = frames_moved(cq);
+	if (f != cq->idle_frames) {
+		cq->idle_start_ns = now;
+		cq->idle_frames = f;
+		return false;
+	}
+	if (ufi_cq_wait_setup(cq))
+		return false; /* no wait object: go on spinning */
+	ufi_cq_arm(cq); /* the timer wakes us for what the endpoints need */
+	cq->idle_sleeps++;
+	n = epoll_wait(cq->epfd, evs, 8, IDLE_SLEEP_MS);
+	cq->idle_last_ns = ufi_now_ns();
+	if (n > 0) {
+		/* What woke us may be the first frame of a transfer, which
+		 * deserves the spin again: a new streak. */
+		cq->idle_start_ns = cq->idle_last_ns;
+		cq->idle_frames = frames_moved(cq);
+	}
+	/* else nothing came: the streak goes on, the next empty read sleeps
+	 * at once */
+	return true;
+}
