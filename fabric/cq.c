@@ -334,6 +334,8 @@ static int cq_close(struct fid *fid)
 		close(cq->epfd);
 	if (cq->timerfd >= 0)
 		close(cq->timerfd);
+	if (cq->loadavg_fd >= 0)
+		close(cq->loadavg_fd);
 	cq->dom->refs--;
 	free(cq);
 	return 0;
@@ -477,7 +479,7 @@ int ufi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
 	attr->format = cq->fmt;
 	cq->wait_obj = attr->wait_obj == FI_WAIT_UNSPEC ? FI_WAIT_FD : attr->wait_obj;
 	attr->wait_obj = cq->wait_obj;
-	cq->epfd = cq->timerfd = -1;
+	cq->epfd = cq->timerfd = cq->loadavg_fd = -1;
 	dom->refs++;
 	*cqp = &cq->fid;
 	return 0;

@@ -195,6 +195,7 @@ struct ufi_cq {
 	/* idle.c: the busy wait of the current streak of empty reads */
 	uint64_t idle_start_ns, idle_last_ns, idle_frames;
 	uint64_t idle_sleeps;
+	int ncpus, loadavg_fd; /* idle.c: is a CPU wanted? */
 	int refs;
 };
 
