@@ -147,25 +147,6 @@ static ssize_t cq_take(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *s
 	return n ? (ssize_t)n : -FI_EAGAIN;
 }
 
-/* fi_cq_read(from): a caller that busy-waits here sleeps once its spin
- * budget is spent (idle.c), then looks again. */
-static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *src)
-{
-	struct ufi_cq *cq = cq_of(fid);
-	ssize_t r = cq_take(fid, buf, count, src);
-
-	if (r != -FI_EAGAIN)
-		ufi_cq_busy(cq);
-	else if (ufi_cq_idle(cq))
-		r = cq_take(fid, buf, count, src);
-	return r;
-}
-
-static ssize_t cq_read(struct fid_cq *fid, void *buf, size_t count)
-{
-	return cq_readfrom(fid, buf, count, NULL);
-}
-
 static ssize_t cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf, uint64_t flags)
 {
 	struct ufi_cq *cq = cq_of(fid);
@@ -195,7 +176,7 @@ static ssize_t cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf, uint6
 }
 
 /* The wait object, made on first need. */
-int ufi_cq_wait_setup(struct ufi_cq *cq)
+static int cq_wait_setup(struct ufi_cq *cq)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 
@@ -226,7 +207,7 @@ int ufi_cq_wait_setup(struct ufi_cq *cq)
 }
 
 /* Arm the timer for the soonest wake-up an endpoint needs; returns it (ms, -1 none). */
-int ufi_cq_arm(struct ufi_cq *cq)
+static int cq_arm(struct ufi_cq *cq)
 {
 	struct itimerspec its = { 0 };
 	uint64_t exp;
@@ -248,6 +229,38 @@ int ufi_cq_arm(struct ufi_cq *cq)
 	return ms;
 }
 
+/* The longest one fi_cq_read sleeps (idle.c): the caller's own progress
+ * loop still comes round this often (Open MPI also drives its event
+ * library from it). */
+#define IDLE_SLEEP_MS 1
+
+/* fi_cq_read(from): a caller that busy-waits here sleeps once idle.c says
+ * so, on the wait object, until a frame or the timer wakes it, then
+ * looks again. */
+static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *src)
+{
+	struct ufi_cq *cq = cq_of(fid);
+	ssize_t r = cq_take(fid, buf, count, src);
+	struct epoll_event evs[8];
+	int n;
+
+	if (r != -FI_EAGAIN) {
+		ufi_cq_busy(cq);
+		return r;
+	}
+	if (!ufi_cq_idle_due(cq) || cq_wait_setup(cq))
+		return r; /* spin on (also without a wait object) */
+	cq_arm(cq); /* the timer wakes us for what the endpoints need */
+	n = epoll_wait(cq->epfd, evs, 8, IDLE_SLEEP_MS);
+	ufi_cq_idle_slept(cq, n > 0);
+	return cq_take(fid, buf, count, src);
+}
+
+static ssize_t cq_read(struct fid_cq *fid, void *buf, size_t count)
+{
+	return cq_readfrom(fid, buf, count, NULL);
+}
+
 static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *src,
 			    const void *cond, int timeout)
 {
@@ -257,7 +270,7 @@ static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr
 	int e;
 
 	(void)cond;
-	e = ufi_cq_wait_setup(cq);
+	e = cq_wait_setup(cq);
 	if (e)
 		return e;
 	for (;;) {
@@ -275,7 +288,7 @@ static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr
 				return -FI_EAGAIN;
 			left = (int)((deadline - now + 999999) / 1000000);
 		}
-		ufi_cq_arm(cq);
+		cq_arm(cq);
 		struct epoll_event evs[8];
 		int n = epoll_wait(cq->epfd, evs, 8, left);
 		if (n < 0 && errno != EINTR)
@@ -350,7 +363,7 @@ static int cq_control(struct fid *fid, int cmd, void *arg)
 	case FI_GETWAIT:
 		if (cq->wait_obj != FI_WAIT_FD)
 			return -FI_ENODATA;
-		r = ufi_cq_wait_setup(cq);
+		r = cq_wait_setup(cq);
 		if (r)
 			return r;
 		*(int *)arg = cq->epfd;
@@ -409,12 +422,12 @@ int ufi_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 		if (fids[i]->fclass != FI_CLASS_CQ)
 			return -FI_EINVAL;
 		cq = (struct ufi_cq *)fids[i];
-		if (cq->epfd < 0 && ufi_cq_wait_setup(cq))
+		if (cq->epfd < 0 && cq_wait_setup(cq))
 			return -FI_EINVAL;
 		progress_all(cq);
 		if (cq->head || cq->ehead)
 			return -FI_EAGAIN;
-		ufi_cq_arm(cq);
+		cq_arm(cq);
 	}
 	return 0;
 }

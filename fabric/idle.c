@@ -19,7 +19,8 @@
  * so a rank with a core of its own never pays the wake-up.  If so, the
  * read sleeps on the CQ's wait object (the endpoints' U-Net fds, their
  * setup sockets, and the timer for retransmissions and keepalives:
- * cq.c) until a frame arrives, for at most IDLE_SLEEP_MS.
+ * cq.c) until a frame arrives, for at most 1 ms.  This file decides;
+ * cq.c sleeps.
  *
  * A busy wait is told from a program that polls between pieces of its
  * own work by the time between reads: a caller away for longer than
@@ -31,21 +32,16 @@
  * No wake-up is lost: every frame that arrives after the last poll
  * leaves a U-Net fd readable (level-triggered epoll), so the sleep
  * ends at once; what only time can bring (a retransmission, a
- * keepalive) arms the timer first (ufi_cq_arm); and the sleep is
+ * keepalive) arms the timer first (cq.c: cq_arm); and the sleep is
  * bounded, so a program's other duties in its progress loop still come
  * round.
  */
 #include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <sys/epoll.h>
 #include <unistd.h>
 
 #include "ufi.h"
-
-/* The longest one read sleeps: the caller's own progress loop runs at
- * least this often (Open MPI also drives its event library from it). */
-#define IDLE_SLEEP_MS 1
 
 /* Frames moved by the CQ's endpoints, both ways: the sign of a transfer
  * under way that completes nothing yet. */
@@ -103,11 +99,9 @@ void ufi_cq_busy(struct ufi_cq *cq)
 	cq->idle_start_ns = 0;
 }
 
-bool ufi_cq_idle(struct ufi_cq *cq)
+bool ufi_cq_idle_due(struct ufi_cq *cq)
 {
 	uint64_t now = ufi_now_ns(), budget, f;
-	struct epoll_event evs[8];
-	int n;
 
 	if (ufi_params.spin_us < 0 || cq->signaled)
 		return false;
@@ -131,19 +125,19 @@ bool ufi_cq_idle(struct ufi_cq *cq)
 		cq->idle_frames = f;
 		return false;
 	}
-	if (ufi_cq_wait_setup(cq))
-		return false; /* no wait object: go on spinning */
-	ufi_cq_arm(cq); /* the timer wakes us for what the endpoints need */
+	return true;
+}
+
+void ufi_cq_idle_slept(struct ufi_cq *cq, bool woken)
+{
 	cq->idle_sleeps++;
-	n = epoll_wait(cq->epfd, evs, 8, IDLE_SLEEP_MS);
 	cq->idle_last_ns = ufi_now_ns();
-	if (n > 0) {
+	if (woken) {
 		/* What woke us may be the first frame of a transfer, which
 		 * deserves the spin again: a new streak. */
 		cq->idle_start_ns = cq->idle_last_ns;
 		cq->idle_frames = frames_moved(cq);
 	}
-	/* else nothing came: the streak goes on, the next empty read sleeps
-	 * at once */
-	return true;
+	/* else nothing came: the streak goes on, and the next empty read
+	 * sleeps at once */
 }

@@ -481,13 +481,12 @@ extern const struct ufi_cq_report ufi_cq_report;
 int ufi_cq_bind_ep(struct ufi_cq *cq, struct ufi_ep *ep);
 void ufi_cq_unbind_ep(struct ufi_cq *cq, struct ufi_ep *ep);
 int ufi_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
-/* The wait object (made on first need; 0 or -errno), and its timer armed
- * for the soonest wake-up the endpoints need (returns it: ms, -1 none). */
-int ufi_cq_wait_setup(struct ufi_cq *cq);
-int ufi_cq_arm(struct ufi_cq *cq);
-/* idle.c: an empty read (ufi_cq_idle: true when it slept, read again)
- * or one that returned something (ufi_cq_busy). */
-bool ufi_cq_idle(struct ufi_cq *cq);
+/* idle.c: fi_cq_read's caller busy-waits.  After an empty read,
+ * ufi_cq_idle_due says whether it should sleep now, and after the sleep
+ * ufi_cq_idle_slept says whether a wake-up (not the time limit) ended
+ * it; a read that returned something calls ufi_cq_busy. */
+bool ufi_cq_idle_due(struct ufi_cq *cq);
+void ufi_cq_idle_slept(struct ufi_cq *cq, bool woken);
 void ufi_cq_busy(struct ufi_cq *cq);
 int ufi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
 		void *context);
