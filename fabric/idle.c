@@ -94,6 +94,11 @@ static bool cpu_wanted(struct ufi_cq *cq)
 	return strtol(p, NULL, 10) > cq->ncpus;
 }
 
+/* Reads further apart than the spin budget, or than this when the budget
+ * is shorter (FI_UNET_SPIN_US=0: sleep as soon as a busy wait is seen),
+ * are not a busy wait. */
+#define AWAY_MIN_NS 20000u
+
 void ufi_cq_busy(struct ufi_cq *cq)
 {
 	cq->idle_start_ns = 0;
@@ -101,12 +106,13 @@ void ufi_cq_busy(struct ufi_cq *cq)
 
 bool ufi_cq_idle_due(struct ufi_cq *cq)
 {
-	uint64_t now = ufi_now_ns(), budget, f;
+	uint64_t now = ufi_now_ns(), budget, away, f;
 
 	if (ufi_params.spin_us < 0 || cq->signaled)
 		return false;
 	budget = (uint64_t)ufi_params.spin_us * 1000u;
-	if (!cq->idle_start_ns || now - cq->idle_last_ns > budget) {
+	away = budget > AWAY_MIN_NS ? budget : AWAY_MIN_NS;
+	if (!cq->idle_start_ns || now - cq->idle_last_ns > away) {
 		/* the first empty read, or the caller did other work since
 		 * the last one: a new streak */
 		cq->idle_start_ns = now;
