@@ -242,6 +242,7 @@ static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_
 	struct ufi_cq *cq = cq_of(fid);
 	ssize_t r = cq_take(fid, buf, count, src);
 	struct epoll_event evs[8];
+	bool by_frame = false;
 	int n;
 
 	if (r != -FI_EAGAIN) {
@@ -252,7 +253,12 @@ static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_
 		return r; /* spin on (also without a wait object) */
 	cq_arm(cq); /* the timer wakes us for what the endpoints need */
 	n = epoll_wait(cq->epfd, evs, 8, IDLE_SLEEP_MS);
-	ufi_cq_idle_slept(cq, n > 0);
+	for (int i = 0; i < n; i++)
+		if (evs[i].data.fd != cq->timerfd) {
+			by_frame = true;
+			break;
+		}
+	ufi_cq_idle_slept(cq, by_frame);
 	return cq_take(fid, buf, count, src);
 }
 

@@ -19,8 +19,8 @@
  * so a rank with a core of its own never pays the wake-up.  If so, the
  * read sleeps on the CQ's wait object (the endpoints' U-Net fds, their
  * setup sockets, and the timer for retransmissions and keepalives:
- * cq.c) until a frame arrives, for at most 1 ms.  This file decides;
- * cq.c sleeps.
+ * cq.c) until a frame arrives, for at most 1 ms.  This file decides
+ * (and adapts the budget: ufi_cq_idle_slept); cq.c sleeps.
  *
  * A busy wait is told from a program that polls between pieces of its
  * own work by the time between reads: a caller away for longer than
@@ -99,6 +99,10 @@ static bool cpu_wanted(struct ufi_cq *cq)
  * are not a busy wait. */
 #define AWAY_MIN_NS 20000u
 
+/* The most a busy wait spins when its sleeps keep being cut short by
+ * frames (ufi_cq_idle_slept): about the sleep's own bound, 1 ms. */
+#define SPIN_MAX_NS 1000000u
+
 void ufi_cq_busy(struct ufi_cq *cq)
 {
 	cq->idle_start_ns = 0;
@@ -112,6 +116,8 @@ bool ufi_cq_idle_due(struct ufi_cq *cq)
 		return false;
 	budget = (uint64_t)ufi_params.spin_us * 1000u;
 	away = budget > AWAY_MIN_NS ? budget : AWAY_MIN_NS;
+	if (cq->idle_spin_ns > budget)
+		budget = cq->idle_spin_ns;
 	if (!cq->idle_start_ns || now - cq->idle_last_ns > away) {
 		/* the first empty read, or the caller did other work since
 		 * the last one: a new streak */
@@ -134,16 +140,34 @@ bool ufi_cq_idle_due(struct ufi_cq *cq)
 	return true;
 }
 
-void ufi_cq_idle_slept(struct ufi_cq *cq, bool woken)
+/*
+ * The budget adapts.  A sleep that a frame ended before its 1 ms bound
+ * was a wait for a peer that answers, only later than the budget: on a
+ * loaded machine two ranks that each sleep after 50 us wake each other,
+ * and each reply then costs a wake-up (about 100 us on these VMs, where
+ * spinning took 4 us).  So such a sleep doubles the spin budget, up to
+ * SPIN_MAX_NS, until the replies come while spinning; a sleep that ended
+ * with nothing arriving (the bound, or the timer) halves it again, down
+ * to FI_UNET_SPIN_US, so a rank idle in a barrier soon sleeps at once.
+ */
+void ufi_cq_idle_slept(struct ufi_cq *cq, bool by_frame)
 {
+	uint64_t base = (uint64_t)ufi_params.spin_us * 1000u;
+	uint64_t cur = cq->idle_spin_ns > base ? cq->idle_spin_ns : base;
+
 	cq->idle_sleeps++;
 	cq->idle_last_ns = ufi_now_ns();
-	if (woken) {
+	if (by_frame) {
+		cq->idle_spin_ns = cur * 2 > SPIN_MAX_NS ? SPIN_MAX_NS : cur * 2;
+		if (cq->idle_spin_ns < AWAY_MIN_NS)
+			cq->idle_spin_ns = AWAY_MIN_NS;
 		/* What woke us may be the first frame of a transfer, which
 		 * deserves the spin again: a new streak. */
 		cq->idle_start_ns = cq->idle_last_ns;
 		cq->idle_frames = frames_moved(cq);
+		return;
 	}
-	/* else nothing came: the streak goes on, and the next empty read
-	 * sleeps at once */
+	cq->idle_spin_ns = cur / 2 > base ? cur / 2 : base;
+	/* Nothing came: the streak goes on, and the next empty read sleeps
+	 * at once (or after the rest of a budget that is still long). */
 }
