@@ -26,6 +26,7 @@ struct ufi_params ufi_params = {
 	.connect_timeout_ms = 30000,
 	.window = 32,
 	.linger_ms = 1000,
+	.spin_us = 50,
 };
 
 static void get_int(const char *name, int *v, int lo, int hi)
@@ -47,6 +48,7 @@ void ufi_params_load(void)
 	get_int("window", &ufi_params.window, 4, UAM_MAX_WINDOW);
 	get_int("linger_ms", &ufi_params.linger_ms, 0, 60000);
 	get_int("max_queued", &ufi_params.max_queued, 1, 1 << 20);
+	get_int("spin_us", &ufi_params.spin_us, -1, 1000000);
 }
 
 char ufi_why_buf[256];

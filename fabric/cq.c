@@ -10,10 +10,12 @@
  * setup under way: every 2 ms) or send a keepalive (receives posted:
  * every second); an idle rank sleeps without waking.  fi_cq_sread blocks
  * on it; applications that poll the fd themselves call fi_trywait first,
- * which arms the timer.
+ * which arms the timer.  fi_cq_read itself sleeps on it when its caller
+ * busy-waits with nothing arriving (idle.c).
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -120,7 +122,8 @@ static void progress_all(struct ufi_cq *cq)
 		ufi_progress(cq->eps[i]);
 }
 
-static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *src)
+/* One look: progress if nothing is queued, then what the CQ holds. */
+static ssize_t cq_take(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *src)
 {
 	struct ufi_cq *cq = cq_of(fid);
 	size_t sz = entry_size(cq->fmt), n = 0;
@@ -142,11 +145,6 @@ static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_
 		n++;
 	}
 	return n ? (ssize_t)n : -FI_EAGAIN;
-}
-
-static ssize_t cq_read(struct fid_cq *fid, void *buf, size_t count)
-{
-	return cq_readfrom(fid, buf, count, NULL);
 }
 
 static ssize_t cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf, uint64_t flags)
@@ -231,6 +229,44 @@ static int cq_arm(struct ufi_cq *cq)
 	return ms;
 }
 
+/* The longest one fi_cq_read sleeps (idle.c): the caller's own progress
+ * loop still comes round this often (Open MPI also drives its event
+ * library from it). */
+#define IDLE_SLEEP_MS 1
+
+/* fi_cq_read(from): a caller that busy-waits here sleeps once idle.c says
+ * so, on the wait object, until a frame or the timer wakes it, then
+ * looks again. */
+static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *src)
+{
+	struct ufi_cq *cq = cq_of(fid);
+	ssize_t r = cq_take(fid, buf, count, src);
+	struct epoll_event evs[8];
+	bool by_frame = false;
+	int n;
+
+	if (r != -FI_EAGAIN) {
+		ufi_cq_busy(cq);
+		return r;
+	}
+	if (!ufi_cq_idle_due(cq) || cq_wait_setup(cq))
+		return r; /* spin on (also without a wait object) */
+	cq_arm(cq); /* the timer wakes us for what the endpoints need */
+	n = epoll_wait(cq->epfd, evs, 8, IDLE_SLEEP_MS);
+	for (int i = 0; i < n; i++)
+		if (evs[i].data.fd != cq->timerfd) {
+			by_frame = true;
+			break;
+		}
+	ufi_cq_idle_slept(cq, by_frame);
+	return cq_take(fid, buf, count, src);
+}
+
+static ssize_t cq_read(struct fid_cq *fid, void *buf, size_t count)
+{
+	return cq_readfrom(fid, buf, count, NULL);
+}
+
 static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *src,
 			    const void *cond, int timeout)
 {
@@ -244,7 +280,7 @@ static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr
 	if (e)
 		return e;
 	for (;;) {
-		r = cq_readfrom(fid, buf, count, src);
+		r = cq_take(fid, buf, count, src);
 		if (r != -FI_EAGAIN)
 			return r;
 		if (cq->signaled) {
@@ -304,6 +340,9 @@ static int cq_close(struct fid *fid)
 
 	if (cq->neps)
 		return -FI_EBUSY;
+	if (getenv("FI_UNET_STATS") && !strcmp(getenv("FI_UNET_STATS"), "1"))
+		fprintf(stderr, "unet provider cq stats: idle_sleeps %llu\n",
+			(unsigned long long)cq->idle_sleeps);
 	for (struct ufi_cqe *l[3] = { cq->head, cq->ehead, cq->free_list }, **p = l; p < l + 3; p++)
 		while (*p) {
 			struct ufi_cqe *e = *p;
@@ -314,6 +353,8 @@ static int cq_close(struct fid *fid)
 		close(cq->epfd);
 	if (cq->timerfd >= 0)
 		close(cq->timerfd);
+	if (cq->loadavg_fd >= 0)
+		close(cq->loadavg_fd);
 	cq->dom->refs--;
 	free(cq);
 	return 0;
@@ -457,7 +498,7 @@ int ufi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
 	attr->format = cq->fmt;
 	cq->wait_obj = attr->wait_obj == FI_WAIT_UNSPEC ? FI_WAIT_FD : attr->wait_obj;
 	attr->wait_obj = cq->wait_obj;
-	cq->epfd = cq->timerfd = -1;
+	cq->epfd = cq->timerfd = cq->loadavg_fd = -1;
 	dom->refs++;
 	*cqp = &cq->fid;
 	return 0;

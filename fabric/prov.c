@@ -450,6 +450,8 @@ FI_EXT_INI
 			"UAM's local queue per peer channel (default UAM's, 1024); small values are for tests");
 	fi_param_define(&ufi_prov, "linger_ms", FI_PARAM_INT,
 			"fi_close waits this long for peers to take our last data (default 1000)");
+	fi_param_define(&ufi_prov, "spin_us", FI_PARAM_INT,
+			"fi_cq_read polled back to back with nothing arriving spins this long, then sleeps until a frame comes (at most 1 ms a call); -1: never sleeps (default 50)");
 	ufi_params_load();
 	return &ufi_prov;
 }

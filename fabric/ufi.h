@@ -115,6 +115,7 @@ struct ufi_params {
 	int window;		/* FI_UNET_WINDOW: UAM credits per channel */
 	int max_queued;		/* FI_UNET_MAX_QUEUED: UAM's local queue per channel (0: UAM's default) */
 	int linger_ms;		/* FI_UNET_LINGER_MS: fi_close waits this long for peers to take our last data */
+	int spin_us;		/* FI_UNET_SPIN_US: an idle CQ poller spins this long, then sleeps (-1: never) */
 };
 extern struct ufi_params ufi_params;
 void ufi_params_load(void);
@@ -191,6 +192,11 @@ struct ufi_cq {
 	int neps;
 	int epfd, timerfd; /* wait object: made on first need */
 	bool signaled;
+	/* idle.c: the busy wait of the current streak of empty reads */
+	uint64_t idle_start_ns, idle_last_ns, idle_frames;
+	uint64_t idle_spin_ns; /* the spin budget now (adapted), 0: FI_UNET_SPIN_US */
+	uint64_t idle_sleeps;
+	int ncpus, loadavg_fd; /* idle.c: is a CPU wanted? */
 	int refs;
 };
 
@@ -477,6 +483,13 @@ extern const struct ufi_cq_report ufi_cq_report;
 int ufi_cq_bind_ep(struct ufi_cq *cq, struct ufi_ep *ep);
 void ufi_cq_unbind_ep(struct ufi_cq *cq, struct ufi_ep *ep);
 int ufi_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+/* idle.c: fi_cq_read's caller busy-waits.  After an empty read,
+ * ufi_cq_idle_due says whether it should sleep now, and after the sleep
+ * ufi_cq_idle_slept says whether a frame (not the time limit or the
+ * timer) ended it; a read that returned something calls ufi_cq_busy. */
+bool ufi_cq_idle_due(struct ufi_cq *cq);
+void ufi_cq_idle_slept(struct ufi_cq *cq, bool by_frame);
+void ufi_cq_busy(struct ufi_cq *cq);
 int ufi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
 		void *context);
 

@@ -16,6 +16,11 @@
 #   pingpong   2 ranks: one-way latency (min, p50, p90) and bandwidth by
 #              size, 8 B .. 1 MiB (4 KiB in --quick)
 #   allreduce  8 ranks: MPI_Allreduce of one double, p50 for 2, 4, 8 ranks
+#   ring       4 ranks: an 8-byte token around the ranks (one hop, p50)
+#              and MPI_Alltoall of 64 KiB to every rank (p50 per call)
+#   pingpong   again on 4 ranks (2 of them idle in a barrier), 64 KiB ..
+#              1 MiB: with more ranks than CPUs, the waiting ranks must
+#              leave the CPUs to the pair
 #   mm, ssort-bulk, ssort-small, rsort-bulk, rsort-small, cc, cg
 #              4 ranks: the paper's Split-C benchmarks, wall time (the
 #              slowest rank), median of 3 runs (1 in --quick)
@@ -95,11 +100,13 @@ trap 'exit 143' TERM
 
 if ((QUICK)); then
 	REPS=1 PP_ITERS=200 PP_MAX=4096 AR_ITERS=200 TO=60
+	RING=(--rounds 200 --warmup 20 --a2a-bytes 65536 --a2a-iters 5) PP4=(--iters 20 --warmup 5 --maxsize 65536)
 	SPLITC=("mm|mm --blocks 4 --bsize 16" "ssort-bulk|ssort --keys 4096" "ssort-small|ssort --mode small --keys 1024"
 		"rsort-bulk|rsort --keys 4096" "rsort-small|rsort --mode small --keys 512" "cc|cc --rows 128 --cols 128"
 		"cg|cg --grid 64")
 else
 	REPS=3 PP_ITERS=${BENCH_PP_ITERS:-5000} PP_MAX=1048576 AR_ITERS=${BENCH_AR_ITERS:-2000} TO=300
+	RING=(--rounds 5000 --warmup 200 --a2a-bytes 65536 --a2a-iters 50) PP4=(--iters 500 --warmup 20 --maxsize 1048576)
 	SPLITC=("mm|mm --blocks 4 --bsize 64" "ssort-bulk|ssort --keys 262144" "ssort-small|ssort --mode small --keys 8192"
 		"rsort-bulk|rsort --keys 262144" "rsort-small|rsort --mode small --keys 4096" "cc|cc --rows 512 --cols 512"
 		"cg|cg --grid 256")
@@ -154,6 +161,8 @@ for net in "${NET_LIST[@]}"; do
 	job "$net" pingpong 2 mpi_pingpong --iters "$PP_ITERS" --warmup 200 --maxsize "$PP_MAX"
 	((PP_ONLY)) && continue
 	job "$net" allreduce 8 mpi_allreduce --iters "$AR_ITERS"
+	job "$net" ring 4 mpi_ring "${RING[@]}"
+	job "$net" pingpong-4 4 mpi_pingpong "${PP4[@]}"
 	for ((r = 0; r < REPS; r++)); do
 		for s in "${SPLITC[@]}"; do
 			# shellcheck disable=SC2086
@@ -197,10 +206,16 @@ jq -r --argjson nets "$NETS_JSON" '
 	  | ([$r[] | select(.net == $ref and (.failed | not)) | select(sel) | f] | med) as $t
 	  | if $u == null or $t == null or $t == 0 then "-" else ($u / $t | . * 100 | round / 100 | tostring) end ];
   (["figure"] + $nets + ["unet/ofi-tcp", "unet/tcp"]),
-  ( [$r[] | select(.prog == "pingpong" and .size != null) | .size] | unique[] as $s
-    | row("pingpong p50 us, \($s) B"; .prog == "pingpong" and .size == $s; .p50_us) ),
-  ( [$r[] | select(.prog == "pingpong" and .size != null) | .size] | unique[] as $s
-    | row("pingpong MB/s, \($s) B"; .prog == "pingpong" and .size == $s; .mbps) ),
+  ( [$r[] | select(.prog == "pingpong" and .ranks == 2 and .size != null) | .size] | unique[] as $s
+    | row("pingpong p50 us, \($s) B"; .prog == "pingpong" and .ranks == 2 and .size == $s; .p50_us) ),
+  ( [$r[] | select(.prog == "pingpong" and .ranks == 2 and .size != null) | .size] | unique[] as $s
+    | row("pingpong MB/s, \($s) B"; .prog == "pingpong" and .ranks == 2 and .size == $s; .mbps) ),
+  row("ring hop p50 us, 4 ranks"; .prog == "ring" and .hop_p50_us != null; .hop_p50_us),
+  ( [$r[] | select(.prog == "alltoall") | .bytes] | unique[] as $b
+    | row("alltoall p50 us, \($b) B, 4 ranks"; .prog == "alltoall" and .bytes == $b; .p50_us) ),
+  ( [$r[] | select(.prog == "pingpong" and .ranks == 4 and .size != null and .size >= 65536) | .size] | unique[] as $s
+    | row("pingpong p50 us, \($s) B, 4 ranks"; .prog == "pingpong" and .ranks == 4 and .size == $s; .p50_us),
+      row("pingpong MB/s, \($s) B, 4 ranks"; .prog == "pingpong" and .ranks == 4 and .size == $s; .mbps) ),
   ( [$r[] | select(.prog == "allreduce" and .p50_us != null) | .ranks] | unique[] as $p
     | row("allreduce p50 us, \($p) ranks"; .prog == "allreduce" and .ranks == $p and .p50_us != null; .p50_us) ),
   ( ["mm", "ssort-bulk", "ssort-small", "rsort-bulk", "rsort-small", "cc", "cg"][] as $p
@@ -212,8 +227,8 @@ TARGETS=$(jq -r '
   def med: sort | if length == 0 then null else .[(length - 1) / 2 | floor] end;
   .results as $r
   | def fig($n; sel; f): [$r[] | select(.net == $n and (.failed | not)) | select(sel) | f] | med;
-  (fig("unet"; .prog == "pingpong" and .size == 8; .p50_us)) as $u
-  | (fig("ofi-tcp"; .prog == "pingpong" and .size == 8; .p50_us)) as $t
+  (fig("unet"; .prog == "pingpong" and .ranks == 2 and .size == 8; .p50_us)) as $u
+  | (fig("ofi-tcp"; .prog == "pingpong" and .ranks == 2 and .size == 8; .p50_us)) as $t
   | (if $u == null or $t == null then "target ping-pong p50 8 B <= 0.6x ofi-tcp: NOT MEASURED"
      else "target ping-pong p50 8 B <= 0.6x ofi-tcp: \($u) us / \($t) us = \($u / $t * 100 | round / 100)x: "
 	  + (if $u <= 0.6 * $t then "MET" else "NOT MET" end) end),
@@ -227,7 +242,7 @@ TARGETS=$(jq -r '
 
 {
 	echo "bench-parallel: $(jq -r '.machine.date' "$OUT/results.json"), kernel $(uname -r), $(nproc) CPUs, load average before $LOAD_START"
-	echo "hosts: namespaces on one bridge (veth, XDP skb mode); pingpong 2 ranks, allreduce up to 8, Split-C programs 4 ranks"
+	echo "hosts: namespaces on one bridge (veth, XDP skb mode); pingpong 2 ranks (rows saying \"4 ranks\": 4), allreduce up to 8, ring, alltoall and Split-C programs 4 ranks"
 	((QUICK)) && echo "QUICK RUN: small sizes, a form check, not a measurement"
 	column -t -s $'\t' "$LOGS/table.tsv"
 	echo
@@ -239,7 +254,7 @@ TARGETS=$(jq -r '
 
 PLOT_FAIL=0
 for net in "${NET_LIST[@]}"; do
-	jq -r --arg n "$net" '.results[] | select(.net == $n and .prog == "pingpong" and .size != null)
+	jq -r --arg n "$net" '.results[] | select(.net == $n and .prog == "pingpong" and .ranks == 2 and .size != null)
 		| [.size, .p50_us] | @tsv' "$OUT/results.json" >"$LOGS/lat-$net.tsv"
 done
 PL=""

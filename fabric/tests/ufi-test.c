@@ -31,6 +31,8 @@
  *              under FI_SELECTIVE_COMPLETION, but the peer gets it
  * --av-table opens an FI_AV_TABLE (addresses 0, 1, ...) instead of a MAP.
  * --blocking waits with fi_cq_sread and checks FI_GETWAIT + poll().
+ * Without it, the end checks that polling fi_cq_read with nothing coming
+ * leaves the CPU to a task that wants it (check_poll_idle).
  * --late-av: the server inserts the client's name only after a message
  * from it arrived (phase_late_av).
  * --wait FILE: once both names are known, wait for FILE to exist before
@@ -48,6 +50,8 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -55,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -745,6 +750,64 @@ static void check_idle(void)
 	printf("idle wait %llu ms, cpu %llu ms\n", (unsigned long long)dt, (unsigned long long)dc);
 }
 
+static uint64_t ru_ms(const struct rusage *ru)
+{
+	return (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000 +
+	       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000;
+}
+
+/* Polling fi_cq_read with nothing coming, while another task wants our
+ * CPU: the provider must sleep instead of spinning (its idle wait).  We
+ * and a child that only spins are pinned to one CPU for 1 s; the child
+ * is never idle, so a poller that spun would get about as much CPU as
+ * it does (fair share), whatever else the machine runs.  A poller that
+ * sleeps gets almost none; the bound is a quarter of the child's. */
+static void check_poll_idle(void)
+{
+	struct fi_cq_tagged_entry e;
+	cpu_set_t old, one;
+	struct rusage ru;
+	uint64_t t0, c0, dc, hog;
+	pid_t child;
+	int cpu = sched_getcpu(), st;
+	ssize_t r;
+
+	if (cpu < 0 || sched_getaffinity(0, sizeof(old), &old))
+		die("sched_getcpu/sched_getaffinity: %s", strerror(errno));
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		die("sched_setaffinity: %s", strerror(errno));
+	child = fork();
+	if (child < 0)
+		die("fork: %s", strerror(errno));
+	if (child == 0) {
+		for (;;)
+			__asm__ __volatile__("" ::: "memory");
+	}
+	t0 = now_ms();
+	c0 = cpu_ms();
+	while (now_ms() - t0 < 1000) {
+		r = fi_cq_read(cq, &e, 1);
+		if (r != -FI_EAGAIN)
+			die("idle fi_cq_read returned %zd, want -FI_EAGAIN", r);
+	}
+	dc = cpu_ms() - c0;
+	kill(child, SIGKILL);
+	if (waitpid(child, &st, 0) != child)
+		die("waitpid: %s", strerror(errno));
+	getrusage(RUSAGE_CHILDREN, &ru);
+	hog = ru_ms(&ru);
+	sched_setaffinity(0, sizeof(old), &old);
+	printf("poll idle: 1 s of fi_cq_read beside a spinning task on CPU %d: cpu %llu ms, the "
+	       "spinner's %llu ms\n",
+	       cpu, (unsigned long long)dc, (unsigned long long)hog);
+	if (dc * 4 > hog)
+		die("polling an idle CQ took %llu ms of CPU beside a spinner that got %llu ms "
+		    "(spinning instead of leaving the CPU?)",
+		    (unsigned long long)dc, (unsigned long long)hog);
+}
+
 static void check_wait_fd(void)
 {
 	int fd = -1;
@@ -1016,6 +1079,8 @@ int main(int argc, char **argv)
 	barrier(99);
 	if (blocking)
 		check_idle();
+	else
+		check_poll_idle();
 	if (comps)
 		die("completions nobody asked for are left (context %p)", comps->e.op_context);
 	printf("ufi-test ok %s iters=%d blocking=%d sreads=%d ms=%llu\n",

@@ -18,7 +18,7 @@ TESTS+=(
 	"parallel_hosts|-|90|scripts/hosts.sh: 4 hosts on a bridge, U-Net frames (0x88B5) cross it, an MPI job over the tcp BTL on 4 distinct hosts, time limit kills a job, down/run leave nothing behind"
 	"parallel_progs|-|150|every examples/parallel program under mpirun over the unet provider on 4 namespace hosts verifies its result"
 	"parallel_loss|-|90|sample sort with one message per key over the unet provider on 4 hosts at 2% injected loss verifies its result"
-	"parallel_bench_smoke|-|120|make bench-parallel's form (--quick, tcp BTL only): every program's record in results.json, the table with its ratio columns and targets, both plots"
+	"parallel_bench_smoke|-|120|make bench-parallel's form (--quick, tcp BTL only): every program's record in results.json (ring, all-to-all and ping-pong on 4 ranks too), the table with its ratio columns and targets, both plots"
 	"parallel_kill|-|120|a rank SIGKILLed mid-run over the unet provider: each of the 3 survivors leaves with an MPI error within 30 s, no hang"
 )
 
@@ -106,6 +106,10 @@ t_parallel_hosts() {
 	names=$(grep "^${PAR_NAME}h[1-4]$" "$T_DIR/hostname.log" | sort -u | wc -l)
 	((names == 4)) || { cat "$T_DIR/hostname.log"; fail "want 4 distinct host names, got $names"; }
 	par_job "$T_DIR/cg.log" 60 -- "$BUILD/parallel/cg" --grid 64
+	# 4 ranks on this machine's 2 CPUs wait on each other in turn: a
+	# livelock or a lost wake-up would run into the limit, which is 100
+	# times what the ring takes here.
+	par_job "$T_DIR/ring.log" 60 -- "$BUILD/parallel/mpi_ring" --rounds 500 --a2a-iters 5
 	# The time limit ends a job that runs too long, and nothing stays.
 	local t0=$SECONDS rc
 	"$HOSTS_SH" mpirun "$PAR_NAME" --net tcp --timeout 5 -- sleep 100 >"$T_DIR/sleep.log" 2>&1
@@ -229,8 +233,18 @@ t_parallel_bench_smoke() {
 			"$out/results.json")
 		((n >= 1)) || fail "results.json has no tcp record of $p"
 	done
-	n=$(jq '[.results[] | select(.prog == "pingpong" and .size != null)] | length' "$out/results.json")
-	((n == 5)) || fail "want 5 ping-pong sizes (8 B .. 4 KiB), got $n"
+	n=$(jq '[.results[] | select(.prog == "pingpong" and .ranks == 2 and .size != null)] | length' "$out/results.json")
+	((n == 5)) || fail "want 5 ping-pong sizes (8 B .. 4 KiB) on 2 ranks, got $n"
+	n=$(jq '[.results[] | select(.prog == "pingpong" and .ranks == 4 and .size == 65536)] | length' "$out/results.json")
+	((n == 1)) || fail "want the 64 KiB ping-pong on 4 ranks, got $n records"
+	for p in ring alltoall; do
+		n=$(jq --arg p "$p" '[.results[] | select(.net == "tcp" and .prog == $p and .ranks == 4 and ((.p50_us // .hop_p50_us) != null))] | length' \
+			"$out/results.json")
+		((n == 1)) || fail "results.json has no 4-rank tcp figure of $p"
+	done
+	for r in 'ring hop p50 us, 4 ranks' 'alltoall p50 us, 65536 B, 4 ranks' 'pingpong MB/s, 65536 B, 4 ranks'; do
+		grep -q "^$r " "$out/table.txt" || fail "table has no row '$r'"
+	done
 	grep -q '^figure .*tcp .*unet/ofi-tcp .*unet/tcp' "$out/table.txt" || fail "table header lacks the ratio columns"
 	grep -q '^cg ms ' "$out/table.txt" || fail "table has no cg row"
 	grep -q '^target ping-pong p50 8 B <= 0.6x ofi-tcp: NOT MEASURED' "$out/table.txt" ||
