@@ -24,12 +24,12 @@ extern "C" {
 #endif
 
 #define UNET_VERSION_MAJOR 0
-#define UNET_VERSION_MINOR 4
+#define UNET_VERSION_MINOR 5
 #define UNET_VERSION_PATCH 0
 
 /* The N in the soname libunet-xdp.so.N: bumped on every incompatible
  * change of the ABI, independently of the numbers above. */
-#define UNET_SOVERSION 3
+#define UNET_SOVERSION 4
 
 /* One integer per version, ordered as the versions are (minor and patch
  * below 256).  No casts: it works in #if. */
