@@ -13,9 +13,13 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/layer.h"
 #include "inet/inet.h"
@@ -44,6 +48,18 @@ static bool addr6_zero(const uint8_t a[16])
 	for (int i = 0; i < 16; i++)
 		d |= a[i];
 	return d == 0;
+}
+
+/* A unicast address a host may use on a link as its own or a peer's:
+ * not ::, ::1, a multicast or a v4-mapped one (RFC 4291 2.5.2, 2.5.3,
+ * 2.5.5.2, 2.7). */
+static bool addr6_unicast(const uint8_t a[16])
+{
+	static const uint8_t loopback[16] = { [15] = 1 };
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !addr6_zero(a) && a[0] != 0xff && memcmp(a, loopback, 16) != 0 &&
+	       memcmp(a, mapped, 12) != 0;
 }
 
 static bool mac_unicast(const uint8_t m[6])
@@ -138,6 +154,11 @@ enum unet_udp_verdict unet_udp6_parse(const uint8_t *frame, uint32_t len, bool a
 		return ip6_exthdr(ip[6]) ? UNET_UDP_MALFORMED : UNET_UDP_NOT_UDP;
 	memcpy(f->saddr, ip + 8, 16);
 	memcpy(f->daddr, ip + 24, 16);
+	/* No host sends from a group, ::, ::1 or a v4-mapped address: an
+	 * answer to one would go to a whole group or off the link (the
+	 * kernel drops them too). */
+	if (!addr6_unicast(f->saddr))
+		return UNET_UDP_MALFORMED;
 	if (plen < UNET_UDP_HLEN)
 		return UNET_UDP_MALFORMED;
 	f->sport = get16(udp);
@@ -257,6 +278,32 @@ static struct unet_udp_sock *find_sock6(struct unet_udp_state *st, const uint8_t
 	return NULL;
 }
 
+/* s's port on its address, held in the kernel by a socket of ours (see
+ * hold_fd).  0, or -EADDRINUSE when another socket has it (as the
+ * kernel would answer a bind). */
+static int hold_port(struct unet_udp_sock *s)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons(s->lport) };
+	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0), one = 1, zero = 0;
+
+	if (fd < 0)
+		return -errno;
+	memcpy(&sa.sin6_addr, s->laddr6, 16);
+	/* Nothing is ever read from it: the smallest buffer. */
+	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &zero, sizeof(zero));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = errno;
+
+		close(fd);
+		unet_log(UNET_LOG_ERROR, "%s: UDP/IPv6 port %u: held by another socket",
+			 s->st->inet.ifname, s->lport);
+		return err == EADDRINUSE ? -EADDRINUSE : -err;
+	}
+	s->hold_fd = fd;
+	return 0;
+}
+
 struct unet_udp_sock *unet_udp__open6(struct unet_endpoint *ep, const struct in6_addr *local_addr,
 				      uint16_t local_port, const struct unet_udp_opts *opts)
 {
@@ -269,6 +316,12 @@ struct unet_udp_sock *unet_udp__open6(struct unet_endpoint *ep, const struct in6
 	if (!ep || !local_addr || !local_port || (opts && opts->sz < sizeof(size_t)) ||
 	    addr6_zero(local_addr->s6_addr) || local_addr->s6_addr[0] == 0xff) {
 		errno = EINVAL;
+		return NULL;
+	}
+	/* Not an address of this link's: the endpoint would answer
+	 * solicitations for it and send from it. */
+	if (!addr6_unicast(local_addr->s6_addr)) {
+		errno = EADDRNOTAVAIL;
 		return NULL;
 	}
 	partial = UNET_OPT(opts, partial_csum, UNET_UDP_PARTIAL_AUTO);
@@ -305,6 +358,7 @@ struct unet_udp_sock *unet_udp__open6(struct unet_endpoint *ep, const struct in6
 		return NULL;
 	}
 	s->v6 = true;
+	s->hold_fd = -1;
 	memcpy(s->laddr6, local_addr->s6_addr, 16);
 	s->lport = local_port;
 	if (opts && opts->sz >= offsetof(struct unet_udp_opts, remote_addr6) + sizeof(struct in6_addr))
@@ -320,14 +374,19 @@ struct unet_udp_sock *unet_udp__open6(struct unet_endpoint *ep, const struct in6
 		/* The kernel's address (it answers solicitations), or ours
 		 * to answer for: decided here, once, as for IPv4. */
 		s->kernel_addr = unet_inet6_kernel_addr(s->laddr6);
-		err = unet_inet6_addr_claim(st->inet.iface, st->inet.slot, s->laddr6,
-					    s->kernel_addr ? 0 : UNET_INET6_ADDR_ND);
+		err = s->kernel_addr ? hold_port(s) : 0;
+		if (!err) {
+			err = unet_inet6_addr_claim(st->inet.iface, st->inet.slot, s->laddr6,
+						    s->kernel_addr ? 0 : UNET_INET6_ADDR_ND);
+			if (err >= 0)
+				s->owns_addr = err == 1;
+		}
 		if (err < 0)
 			unet_udp6_port_remove(st->inet.iface, st->inet.slot, s->laddr6, s->lport);
-		else
-			s->owns_addr = err == 1;
 	}
 	if (err < 0) {
+		if (s->hold_fd >= 0)
+			close(s->hold_fd);
 		free(s);
 		errno = -err;
 		return NULL;
@@ -342,6 +401,10 @@ struct unet_udp_sock *unet_udp__open6(struct unet_endpoint *ep, const struct in6
 void unet_udp6_close_maps(struct unet_udp_sock *s)
 {
 	struct unet_udp_state *st = s->st;
+
+	if (s->hold_fd >= 0)
+		close(s->hold_fd);
+	s->hold_fd = -1;
 
 	unet_udp6_port_remove(st->inet.iface, st->inet.slot, s->laddr6, s->lport);
 	for (struct unet_udp_sock *o = st->socks; o; o = o->next)

@@ -272,6 +272,11 @@ struct unet_udp_sock {
 	bool kernel_addr; /* the kernel has laddr (decided at open): it answers ARP */
 	bool v6;	  /* an IPv6 socket: laddr6, raddr6 (laddr, raddr 0) */
 	uint8_t laddr6[16], raddr6[16];
+	/* IPv6 on an address the kernel also has: a kernel socket of ours
+	 * bound to the port, so that no other socket takes it and gets what
+	 * the XDP program must pass to the kernel (fragments, extension
+	 * headers: it cannot find their port).  -1: none. */
+	int hold_fd;
 	unet_recv_handler handler;
 	void *handler_ctx;
 	struct unet_udp_sock *next;

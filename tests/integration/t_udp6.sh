@@ -9,7 +9,7 @@
 TESTS+=(
 	"udp6_sizes|xdp|60|U-Net UDP/IPv6 <-> kernel UDP/IPv6 on the link, a sweep of sizes up to 1452 both ways byte for byte, 1453 EMSGSIZE; the peer finds the U-Net-only address by neighbour solicitation, answered by the endpoint; unetctl udp list shows it"
 	"udp6_routed|-|60|U-Net UDP/IPv6 <-> kernel UDP/IPv6 across a router both ways, next hop from the kernel's IPv6 routes and neighbours; a route mtu 1280: 1232 bytes go, 1233 get EMSGSIZE"
-	"udp6_bad|-|60|hostile IPv6 frames (wrong and zero checksums, truncated, UDP length past the payload, hop-by-hop and fragment headers, a foreign destination, solicitations with hop limit 254 or a wrong checksum) never delivered, each counted"
+	"udp6_bad|-|60|hostile IPv6 frames (wrong and zero checksums, truncated, UDP length past the payload, hop-by-hop and fragment headers, a foreign destination, solicitations with hop limit 254 or a wrong checksum, datagrams from a group, ::1 or a v4-mapped source) never delivered, each counted; a U-Net port on an address the kernel also has is held in the kernel (another socket's bind fails), so fragments the XDP program passes reach no other socket; ::1 and a v4-mapped local address refused (EADDRNOTAVAIL)"
 )
 
 UUDP6_ADDR_A=fd00:201::1
@@ -165,7 +165,8 @@ t_udp6_bad() {
 	pid=$UNET_BG_PID
 	wait_ready "$T_DIR/uecho.log" "$pid" >/dev/null
 	local sends=()
-	for k in bad-csum zero-csum truncated long-udp hop-by-hop fragment ns-hop254 ns-bad-csum; do
+	for k in bad-csum zero-csum truncated long-udp hop-by-hop fragment ns-hop254 ns-bad-csum \
+		src-group src-loopback src-mapped; do
 		sends+=(--send "$k,$n,[$UUDP6_ADDR_A]:7000")
 	done
 	# our port on an address that is not ours (the kernel's), and last,
@@ -173,7 +174,9 @@ t_udp6_bad() {
 	sends+=(--send "good,$n,[fd00:201::99]:7000" --send "good,2,[$UUDP6_ADDR_A]:7000")
 	in_b python3 "$KUDP6" inject "$IF_B" --dst-mac "$MAC_A" --local "[$UUDP6_ADDR_B]:7001" \
 		"${sends[@]}" || fail "injecting"
-	expect_stat a udp_delivered $((2 * n + 2))
+	# The three odd sources reach the endpoint (the XDP program does not
+	# judge sources) and the library drops them as malformed.
+	expect_stat a udp_delivered $((5 * n + 2))
 	expect_stat a drop_ip_malformed $((2 * n))
 	expect_stat a drop_ip6_exthdr $((2 * n))
 	expect_stat a nd_delivered "$n"
@@ -181,6 +184,41 @@ t_udp6_bad() {
 	cat "$T_DIR/uecho.log"
 	grep -qx "echo echoed=2" "$T_DIR/uecho.log" || fail "something but the good datagrams was echoed"
 	grep -q "bad_udp_csum=$((2 * n)) " "$T_DIR/uecho.log" || fail "wrong and zero checksums not counted"
-	grep -q "malformed=$n " "$T_DIR/uecho.log" || fail "the solicitation with a wrong checksum not counted"
+	grep -q "malformed=$((4 * n)) " "$T_DIR/uecho.log" ||
+		fail "the solicitation with a wrong checksum and the datagrams from a group, ::1 and a v4-mapped address not all counted"
 	grep -q "nd_rep=0 " "$T_DIR/uecho.log" || fail "a hostile solicitation was answered"
+
+	# A U-Net port on an address the kernel has too: the XDP program
+	# passes what it cannot find the port of (a fragment, an extension
+	# header) to the kernel, so the port is held there and no other
+	# socket -- another user's -- can bind it and get those datagrams.
+	ip -n "$NS_A" addr add fd00:201::3/64 dev "$IF_A" nodad || fail "a's kernel address"
+	unet_bg_a "$UUDP6" echo "$IF_A" --local "[fd00:201::3]:7002" --xdp-mode "$T_MODE" \
+		--timeout 20 >"$T_DIR/uecho2.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/uecho2.log" "$pid" >/dev/null
+	in_a setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import errno, socket
+for a in ("fd00:201::3", "::"):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    try:
+        s.bind((a, 7002))
+        print("bound", a)
+    except OSError as e:
+        print("refused", a, errno.errorcode.get(e.errno))
+' >"$T_DIR/bind.out" 2>&1
+	stop "$pid" "$T_DIR/uecho2.log" "U-Net echo on the kernel's address"
+	cat "$T_DIR/bind.out"
+	[[ $(grep -c "^refused .* EADDRINUSE$" "$T_DIR/bind.out") == 2 ]] ||
+		fail "another user bound the port of a U-Net socket on the kernel's address"
+	# Not addresses of a link: refused, so the endpoint never answers
+	# solicitations for them nor sends from them.
+	for k in ::1 ::ffff:10.201.0.1; do
+		if in_a "$UUDP6" echo "$IF_A" --local "[$k]:7003" --xdp-mode "$T_MODE" --timeout 2 \
+			>"$T_DIR/bad-local.log" 2>&1; then
+			fail "a U-Net socket opened on $k"
+		fi
+		grep -q "Cannot assign requested address" "$T_DIR/bad-local.log" ||
+			{ cat "$T_DIR/bad-local.log"; fail "opening $k: not EADDRNOTAVAIL"; }
+	done
 }

@@ -17,7 +17,9 @@
       (payload length past the frame), long-udp (UDP length past the
       payload length), hop-by-hop and fragment (an extension header before
       UDP), ns-hop254 and ns-bad-csum (neighbour solicitations for the
-      remote address that must not be answered).
+      remote address that must not be answered), src-group, src-loopback
+      and src-mapped (a good datagram from ff02::1, ::1 or
+      ::ffff:10.0.0.1: no host sends from those).
 
 The payload of size n is seq_pattern(n, j) of tests/tools/tool_common.h.
 Exit 0 on success, 1 on failure, 2 on usage errors.
@@ -106,6 +108,10 @@ def build(kind, dst_mac, src_mac, local, remote):
     if kind == "fragment":
         # next header UDP, offset 0, M set: the first fragment
         return frame(dst_mac, src_mac, src, dst, 44, struct.pack("!BBHI", 17, 0, 1, 0x1234) + good)
+    if kind in ("src-group", "src-loopback", "src-mapped"):
+        src = ipaddress.IPv6Address({"src-group": "ff02::1", "src-loopback": "::1",
+                                     "src-mapped": "::ffff:10.0.0.1"}[kind]).packed
+        return frame(dst_mac, src_mac, src, dst, 17, udp_body(src, dst, local[1], remote[1], data))
     if kind in ("ns-hop254", "ns-bad-csum"):
         group = ipaddress.IPv6Address("ff02::1:ff00:0").packed[:13] + dst[13:]
         ns = bytearray(struct.pack("!BBHI", 135, 0, 0, 0) + dst + bytes([1, 1]) + src_mac)
