@@ -409,7 +409,7 @@ void unet_udp__close(struct unet_udp_sock *s)
 		}
 	}
 	if (s->v6) {
-		unet_udp6_close_maps(s);
+		st->v6->close_maps(s); /* an IPv6 socket plugged it in */
 		free(s);
 		return;
 	}
@@ -841,7 +841,7 @@ static enum unet_layer_verdict udp_layer_rx(void *state, uint16_t proto, uint8_t
 		return UNET_LAYER_CONSUMED;
 	}
 	if (proto == UNET_ETH_P_IPV6)
-		return unet_udp6_rx(st, frame, len, desc);
+		return st->v6 ? st->v6->rx(st, frame, len, desc) : UNET_LAYER_NOT_MINE;
 	if (proto != UNET_ETH_P_IP)
 		return UNET_LAYER_NOT_MINE;
 	switch (unet_udp_parse(frame, len, true, &f)) {

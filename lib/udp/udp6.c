@@ -304,6 +304,13 @@ static int hold_port(struct unet_udp_sock *s)
 	return 0;
 }
 
+static void close_maps(struct unet_udp_sock *s);
+static enum unet_layer_verdict udp6_rx(struct unet_udp_state *st, uint8_t *frame, uint32_t len,
+				       struct unet_recv_desc *desc);
+
+/* What udp.c calls for IPv6 (udp_impl.h). */
+static const struct unet_udp_family udp6_family = { .rx = udp6_rx, .close_maps = close_maps };
+
 struct unet_udp_sock *unet_udp__open6(struct unet_endpoint *ep, const struct in6_addr *local_addr,
 				      uint16_t local_port, const struct unet_udp_opts *opts)
 {
@@ -348,6 +355,7 @@ struct unet_udp_sock *unet_udp__open6(struct unet_endpoint *ep, const struct in6
 	st = unet_udp_state_get(ep);
 	if (!st)
 		return NULL;
+	st->v6 = &udp6_family;
 	if (find_sock6(st, local_addr->s6_addr, local_port)) {
 		errno = EADDRINUSE;
 		return NULL;
@@ -398,7 +406,7 @@ struct unet_udp_sock *unet_udp__open6(struct unet_endpoint *ep, const struct in6
 	return s;
 }
 
-void unet_udp6_close_maps(struct unet_udp_sock *s)
+static void close_maps(struct unet_udp_sock *s)
 {
 	struct unet_udp_state *st = s->st;
 
@@ -594,8 +602,8 @@ static void take_ns(struct unet_udp_state *st, const uint8_t *frame, uint32_t le
 	st->st.arp_replies_sent++;
 }
 
-enum unet_layer_verdict unet_udp6_rx(struct unet_udp_state *st, uint8_t *frame, uint32_t len,
-				     struct unet_recv_desc *desc)
+static enum unet_layer_verdict udp6_rx(struct unet_udp_state *st, uint8_t *frame, uint32_t len,
+				       struct unet_recv_desc *desc)
 {
 	struct unet_udp_sock *s;
 	struct unet_udp6_frame f;

@@ -252,11 +252,17 @@ uint32_t unet_nd_build_na(uint8_t *frame, const uint8_t our_mac[6], const struct
 
 struct unet_udp_state;
 struct unet_udp_sock;
-/* The layer's receive hook for IPv6 frames (udp_layer_rx hands them on). */
-enum unet_layer_verdict unet_udp6_rx(struct unet_udp_state *st, uint8_t *frame, uint32_t len,
-				     struct unet_recv_desc *desc);
-/* An IPv6 socket's maps, when it closes. */
-void unet_udp6_close_maps(struct unet_udp_sock *s);
+/* The IPv6 half of the layer (udp6.c), plugged into an endpoint's state
+ * when its first IPv6 socket opens, so that udp.c (the IPv4 half and the
+ * sockets both share) calls it without depending on it. */
+struct unet_udp_family {
+	/* The layer's receive hook for IPv6 frames (udp_layer_rx hands
+	 * them on). */
+	enum unet_layer_verdict (*rx)(struct unet_udp_state *st, uint8_t *frame, uint32_t len,
+				      struct unet_recv_desc *desc);
+	/* An IPv6 socket's maps and port holder, when it closes. */
+	void (*close_maps)(struct unet_udp_sock *s);
+};
 
 /* ---- udp.c: the endpoint's UDP state ------------------------------------ */
 
@@ -289,6 +295,7 @@ struct unet_udp_state {
 	struct unet_arp_cache arp;
 	struct unet_inet_routes routes; /* next hops from the kernel */
 	struct unet_inet6_routes routes6; /* the same for IPv6 */
+	const struct unet_udp_family *v6; /* set by the first IPv6 socket */
 	struct unet_rate arp_replies; /* what a remote host can make us send */
 	uint16_t ip_id;
 	struct unet_udp_stats st;
