@@ -869,6 +869,15 @@ static enum unet_layer_verdict udp_layer_rx(void *state, uint16_t proto, uint8_t
 		st->st.rx_no_socket++;
 		return UNET_LAYER_CONSUMED;
 	}
+	/* A link takes a little more than its MTU (veth: MTU + 18), and the
+	 * lengths above are checked against what arrived only: a datagram
+	 * longer than the socket's largest is refused here, so that an
+	 * application that sizes its buffers by unet_udp__max_payload is
+	 * never handed more. */
+	if (f.len > unet_udp__max_payload(s)) {
+		st->st.rx_malformed++;
+		return UNET_LAYER_CONSUMED;
+	}
 	if (f.partial) {
 		if (!s->accept_partial) {
 			st->st.rx_partial_refused++;

@@ -637,6 +637,11 @@ static enum unet_layer_verdict udp6_rx(struct unet_udp_state *st, uint8_t *frame
 		st->st.rx_no_socket++;
 		return UNET_LAYER_CONSUMED;
 	}
+	/* Never more than the socket's largest (udp.c says why). */
+	if (f.len > unet_udp__max_payload(s)) {
+		st->st.rx_malformed++;
+		return UNET_LAYER_CONSUMED;
+	}
 	if (f.partial) {
 		if (!s->accept_partial) {
 			st->st.rx_partial_refused++;

@@ -9,7 +9,7 @@ TESTS+=(
 	"udp_sizes|xdp|150|U-Net UDP <-> kernel UDP, every size 1..1472 both ways byte for byte, with and without tx checksum offload (partial checksums)"
 	"udp_ports|xdp|120|UDP ports on one host each reach their own endpoint (disjoint queues); other ports, ping still reach the kernel; unetctl udp list/del"
 	"udp_arp|xdp|90|U-Net-owned address: the endpoint answers ARP; cache expiry re-resolves; kernel-owned address: the kernel answers"
-	"udp_bad|xdp|90|bad IP/UDP checksums, truncated headers, fragments, filtered sources: never delivered as data, each counted; IP options skipped, delivered"
+	"udp_bad|xdp|90|bad IP/UDP checksums, truncated headers, fragments, filtered sources, a datagram past max_payload (in the 18 bytes veth takes past its MTU): never delivered as data, each counted; IP options skipped, delivered"
 	"udp_sigkill|xdp|60|SIGKILLed UDP owner: port stale, reclaimed, the kernel gets the port back"
 	"udp_arp_storm|xdp|90|5000 ARP requests for the U-Net-owned address: replies rate-limited (counted), a concurrent kernel client's 200 datagrams all echoed"
 	"udp_arp_poison|xdp|90|ARP with a spoofed sha, unsolicited replies, requests naming another MAC: the endpoint's datagrams still go to the real peer"
@@ -224,10 +224,17 @@ t_udp_bad() {
 	in_b "${inj[@]}" --kind good --count 1 || fail "inject failed"
 	# IP options are skipped and the datagram delivered (RFC 1122 3.2.1.8)
 	in_b "${inj[@]}" --kind ip-options --len 40 --count 2 || fail "inject failed"
+	# A datagram past max_payload (1476 bytes: a 1518-byte frame, which
+	# veth takes at MTU 1500; the hostile side raises its own MTU to send
+	# it) is refused by the library, counted malformed.
+	in_b ip link set "$IF_B" mtu 1504 || fail "b's MTU"
+	in_b "${inj[@]}" --kind good --len 1476 --count 2 || fail "inject failed"
+	in_b ip link set "$IF_B" mtu 1500 || fail "b's MTU"
 	expect_stat a drop_ip_malformed 10
 	expect_stat a drop_ip_fragment 4
-	# checksums are the library's job: 5 + 6 + 1 + 2 reach the endpoint
-	expect_stat a udp_delivered 14
+	# checksums and sizes are the library's job: 5 + 6 + 1 + 2 + 2 reach
+	# the endpoint
+	expect_stat a udp_delivered 16
 	sleep 0.3
 	stop "$pid" "$T_DIR/echo.log" "U-Net echo"
 	grep -qx "echo echoed=3" "$T_DIR/echo.log" ||
@@ -235,6 +242,7 @@ t_udp_bad() {
 	[[ $(udpstat "$T_DIR/echo.log" bad_ip_csum) == 5 ]] || fail "bad IP checksums not counted 5"
 	[[ $(udpstat "$T_DIR/echo.log" bad_udp_csum) == 6 ]] || fail "bad UDP checksums not counted 6"
 	[[ $(udpstat "$T_DIR/echo.log" rx) == 3 ]] || fail "not exactly 3 datagrams reached the application"
+	[[ $(udpstat "$T_DIR/echo.log" malformed) == 2 ]] || fail "the datagrams past max_payload not counted malformed"
 	# A connected socket: only b:7777 may talk to it.
 	unet_bg_a "$UUDP" echo "$IF_A" --local "$IP_A:7500" --remote "$IP_B:7777" \
 		--xdp-mode "$T_MODE" --timeout 60 >"$T_DIR/conn.log" 2>&1
@@ -245,7 +253,7 @@ t_udp_bad() {
 	in_b "$KUDP" inject "$IF_B" --dst-mac "$MAC_A" --local "$IP_B:7777" --remote "$IP_A:7500" --kind good --count 1 ||
 		fail "inject failed"
 	expect_stat a drop_udp_filter 8
-	expect_stat a udp_delivered 15
+	expect_stat a udp_delivered 17
 	sleep 0.3
 	stop "$pid" "$T_DIR/conn.log" "connected socket"
 	grep -qx "echo echoed=1" "$T_DIR/conn.log" || fail "the connected socket did not hear exactly its peer once"
