@@ -13,6 +13,21 @@
  * retried this often before a blocking send gives up. */
 #define SEND_TRIES 1000
 
+/* A datagram that waits in u's queue in a copy of ours instead of in
+ * the endpoint's frame (see keep()). */
+#define COPIED UNET_NO_BUF
+
+/* Give back what d holds: our copy, or the endpoint's frame. */
+static void forget_dgram(struct run_udp *u, struct unet_recv_desc *d)
+{
+	if (d->buf == COPIED) {
+		u->copied_bytes -= d->len;
+		free(d->data);
+	} else {
+		unet_endpoint__release(u->e->ep, d, 1);
+	}
+}
+
 struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t local_port,
 			     uint32_t peer_addr, uint16_t peer_port, bool nonblock,
 			     uint32_t spin_us)
@@ -118,7 +133,7 @@ void run_udp_close(struct run_udp *u)
 		bool last = u->rp_next == u;
 
 		for (unsigned int i = 0; i < u->count; i++)
-			unet_endpoint__release(u->e->ep, &u->q[(u->head + i) % u->qcap], 1);
+			forget_dgram(u, &u->q[(u->head + i) % u->qcap]);
 		if (!last) {
 			struct run_udp *p = u->rp_next;
 
@@ -241,6 +256,35 @@ static struct run_udp *reuseport_member(struct run_udp *u, const struct unet_rec
 	return m;
 }
 
+/*
+ * d, about to wait in u's queue.  A datagram larger than one frame holds
+ * one of the endpoint's 64 reassembly slots (jumbo MTUs) while it waits,
+ * and those are the whole process's: one unread socket could hold them
+ * all and stop every large frame to the process, its TCP included.  So
+ * such a datagram is copied out and its slot given back at once; the
+ * copies one socket holds are bounded (RUN_UDP_COPY_MAX bytes, about a
+ * kernel socket's default receive buffer), and past that the datagram is
+ * dropped, as the kernel drops one for a full socket buffer.  Returns
+ * false when d was dropped (given back).
+ */
+static bool keep(struct run_udp *u, struct unet_recv_desc *d)
+{
+	void *copy;
+
+	if (d->len <= RUN_UDP_COPY_ABOVE)
+		return true;
+	copy = u->copied_bytes + d->len <= RUN_UDP_COPY_MAX ? malloc(d->len) : NULL;
+	if (copy)
+		memcpy(copy, d->data, d->len);
+	unet_endpoint__release(u->e->ep, d, 1);
+	if (!copy)
+		return false;
+	d->data = copy;
+	d->buf = COPIED;
+	u->copied_bytes += d->len;
+	return true;
+}
+
 /* Double u's queue (RUN_UDP_QMAX at most), the oldest datagram first
  * in the new ring.  False when it cannot grow. */
 static bool grow(struct run_udp *u)
@@ -285,6 +329,10 @@ void run_udp_pump(struct run_ep *e)
 			if (u->count == u->qcap && !grow(u)) {
 				u->drop_full++;
 				unet_endpoint__release(e->ep, &d[i], 1);
+				continue;
+			}
+			if (!keep(u, &d[i])) {
+				u->drop_full++;
 				continue;
 			}
 			u->q[(u->head + u->count) % u->qcap] = d[i];
@@ -456,7 +504,7 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 		u->count--;
 		u->rx++;
 		pub_count(u->pub_slot, u->rx, u->tx);
-		unet_endpoint__release(u->e->ep, &d, 1);
+		forget_dgram(u, &d);
 	}
 	stack_leave();
 	return (flags & MSG_TRUNC) ? (ssize_t)d.len : (ssize_t)off;

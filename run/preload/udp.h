@@ -30,6 +30,11 @@
  * socket buffer. */
 #define RUN_UDP_QMIN 64
 #define RUN_UDP_QMAX 1024
+/* Datagrams larger than this wait in a copy (udp.c, keep()): they may
+ * hold a reassembly slot of the endpoint's.  A frame of MTU 1500 never
+ * does. */
+#define RUN_UDP_COPY_ABOVE 1472
+#define RUN_UDP_COPY_MAX (256u * 1024u) /* bytes of copies one socket holds */
 /* Multicast groups one socket may join on U-Net (the kernel's default
  * limit per socket, igmp_max_memberships, is 20). */
 #define RUN_UDP_GROUPS 8
@@ -56,6 +61,7 @@ struct run_udp {
 	 * last of them. */
 	bool reuseport;
 	struct run_udp *rp_next;
+	uint32_t copied_bytes; /* of the copies in q (RUN_UDP_COPY_MAX) */
 	uint64_t drop_full;   /* arrived while q was full: dropped, as the
 			       * kernel drops for a full socket buffer */
 	/* Its slot in the process's socket file (publish.h), -1: none.

@@ -8,6 +8,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
+	"unet_run_jumbo_slots|-|60|MTU 9000, a program under unet-run with a UDP socket it never reads and an echo: 100 datagrams of 8000 bytes to the unread socket (more than the endpoint's 64 reassembly slots) leave the echo answering every 8000-byte datagram (a waiting large datagram holds a copy, not a slot; the copies one socket holds are bounded)"
 	"jumbo_udp|xdp|90|MTU 9000: U-Net UDP max_payload 8972; kernel UDP -> U-Net echo and U-Net UDP -> kernel echo, sizes around one, two and five chunks and up to 8972, byte for byte; 8973 refused with EMSGSIZE; a zero-copy send takes one buffer (1712), 1713 refused"
 	"jumbo_tcp|xdp|90|MTU 9000: 8 MiB kernel TCP -> U-Net sink and U-Net -> kernel TCP sink, every byte checked against the pattern; both directions use 8960-byte segments (the kernel's snd_mss and rcv_mss say so)"
 )
@@ -106,4 +107,55 @@ t_jumbo_tcp() {
 	finish "$pid" "$T_DIR/ksink.log" 10 "kernel sink"
 	grep -qx "sink conns=1 bytes=$n bad=0 rcv_mss=8960" "$T_DIR/ksink.log" ||
 		fail "kernel sink: $(grep '^sink' "$T_DIR/ksink.log"), want $n bytes, none bad, 8960-byte segments"
+}
+
+t_unet_run_jumbo_slots() {
+	local pid run_env=()
+	T_MODE=${T_MODE:-skb}
+	setup_ns
+	set_mtu 9000
+	attach a
+	# shellcheck disable=SC2207
+	run_env=(env $(unet_run_env) UNET_PIN_ROOT="$UNET_PIN_ROOT")
+	unet_bg_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/run.log" \
+		/usr/bin/python3 -c '
+import select, socket, sys
+idle = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); idle.bind((sys.argv[1], 7000))
+echo = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); echo.bind((sys.argv[1], 7001))
+print("ready endpoint=0", flush=True)
+while True:
+    r, _, _ = select.select([echo], [], [], 20)
+    if not r:
+        break
+    d, a = echo.recvfrom(65536)
+    if d == b"end":
+        break
+    echo.sendto(d, a)
+' "$IP_A" >"$T_DIR/server.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/server.out" "$pid" >/dev/null
+	in_b /usr/bin/python3 -c '
+import socket, sys, time
+a = sys.argv[1]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(2)
+for i in range(100):
+    s.sendto(bytes([i]) * 8000, (a, 7000))
+    time.sleep(0.001)
+ok = 0
+for i in range(10):
+    d = bytes((i * 7 + j) % 251 for j in range(8000))
+    s.sendto(d, (a, 7001))
+    try:
+        ok += s.recv(9000) == d
+    except socket.timeout:
+        pass
+s.sendto(b"end", (a, 7001))
+print("echoed", ok, "of 10")
+' "$IP_A" >"$T_DIR/client.out" 2>&1 || { cat "$T_DIR/client.out"; fail "the client failed"; }
+	finish "$pid" "$T_DIR/server.out" 15 "the server under unet-run"
+	cat "$T_DIR/client.out" "$T_DIR/run.log"
+	grep -q "udp bind $IP_A:7000: U-Net" "$T_DIR/run.log" || fail "the unread socket was not on U-Net"
+	grep -qx "echoed 10 of 10" "$T_DIR/client.out" ||
+		fail "an unread socket's large datagrams starved the process's other socket"
 }
