@@ -857,8 +857,18 @@ static int udp_connect_again(int fd, struct run_sock *s, const struct sockaddr *
 		return -1;
 	run_udp_connect(s->udp, addr->sa_family == AF_INET ? sin->sin_addr.s_addr : 0,
 			addr->sa_family == AF_INET ? ntohs(sin->sin_port) : 0);
-	/* A socket file entry shows the peer: a fresh one. */
-	pub_remove(s->pub_slot);
+	/* A socket file entry shows the peer: a fresh one.  The old slot is
+	 * let go under the stack lock first, so that no thread's send or
+	 * receive writes its counters into it once another socket has it. */
+	{
+		int old;
+
+		stack_enter();
+		old = s->pub_slot;
+		s->pub_slot = s->udp->pub_slot = -1;
+		stack_leave();
+		pub_remove(old);
+	}
 	publish(fd, s);
 	if (run_log_on()) {
 		format_addr(addr, len, a, sizeof(a));

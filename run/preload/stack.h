@@ -27,6 +27,8 @@ struct run_ep {
 	uint32_t addr;		  /* the interface's first IPv4 address */
 	int wait_fd;		  /* readable when frames wait (or -1) */
 	struct run_udp *udp;	  /* its UDP sockets (linked by next) */
+	unsigned int frames_held; /* its sockets' datagrams waiting in frames
+				   * (udp.h: RUN_EP_FRAMES_HELD) */
 };
 
 extern pthread_mutex_t stack_lock;

@@ -24,6 +24,8 @@ static void forget_dgram(struct run_udp *u, struct unet_recv_desc *d)
 		u->copied_bytes -= d->len;
 		free(d->data);
 	} else {
+		u->frames_held--;
+		u->e->frames_held--;
 		unet_endpoint__release(u->e->ep, d, 1);
 	}
 }
@@ -232,10 +234,11 @@ void run_udp_connect(struct run_udp *u, uint32_t peer_addr, uint16_t peer_port)
 /* A datagram of u's own socket (not a group's) from other than the
  * peer it connected to after it was bound: the kernel's connected
  * socket never sees it. */
-static bool from_elsewhere(const struct run_udp *u, const struct unet_udp_sock *us,
-			   const struct unet_recv_desc *d)
+static bool from_elsewhere(const struct run_udp *u, const struct unet_recv_desc *d)
 {
-	return us == u->us && u->peer_addr &&
+	/* A group's datagrams too: a connected kernel socket hears only its
+	 * peer, whatever it joined. */
+	return u->peer_addr &&
 	       (d->src_addr != u->peer_addr || (u->peer_port && d->src_port != u->peer_port));
 }
 
@@ -257,13 +260,16 @@ static struct run_udp *reuseport_member(struct run_udp *u, const struct unet_rec
 }
 
 /*
- * d, about to wait in u's queue.  A datagram larger than one frame holds
- * one of the endpoint's 64 reassembly slots (jumbo MTUs) while it waits,
- * and those are the whole process's: one unread socket could hold them
- * all and stop every large frame to the process, its TCP included.  So
- * such a datagram is copied out and its slot given back at once; the
+ * d, about to wait in u's queue.  What a datagram waits in is the whole
+ * process's: a frame of the endpoint's (its receive frames feed every
+ * socket's receives and sends) and, for one larger than a frame, one of
+ * its 64 reassembly slots (jumbo MTUs).  A peer that fills a socket the
+ * program does not read must not take those from the others: a socket
+ * keeps at most RUN_UDP_FRAMES_HELD datagrams in frames, and all its
+ * sockets together RUN_EP_FRAMES_HELD; a larger datagram, or one past
+ * those, is copied out and its frame (or slot) given back at once.  The
  * copies one socket holds are bounded (RUN_UDP_COPY_MAX bytes, about a
- * kernel socket's default receive buffer), and past that the datagram is
+ * kernel socket's default receive buffer); past that the datagram is
  * dropped, as the kernel drops one for a full socket buffer.  Returns
  * false when d was dropped (given back).
  */
@@ -271,8 +277,12 @@ static bool keep(struct run_udp *u, struct unet_recv_desc *d)
 {
 	void *copy;
 
-	if (d->len <= RUN_UDP_COPY_ABOVE)
+	if (d->len <= RUN_UDP_COPY_ABOVE && u->frames_held < RUN_UDP_FRAMES_HELD &&
+	    u->e->frames_held < RUN_EP_FRAMES_HELD) {
+		u->frames_held++;
+		u->e->frames_held++;
 		return true;
+	}
 	copy = u->copied_bytes + d->len <= RUN_UDP_COPY_MAX ? malloc(d->len) : NULL;
 	if (copy)
 		memcpy(copy, d->data, d->len);
@@ -322,7 +332,7 @@ void run_udp_pump(struct run_ep *e)
 				;
 			if (u && u->rp_next != u && us == u->us)
 				u = reuseport_member(u, &d[i]);
-			if (!u || from_elsewhere(u, us, &d[i])) {
+			if (!u || from_elsewhere(u, &d[i])) {
 				unet_endpoint__release(e->ep, &d[i], 1);
 				continue;
 			}

@@ -35,6 +35,10 @@
  * does. */
 #define RUN_UDP_COPY_ABOVE 1472
 #define RUN_UDP_COPY_MAX (256u * 1024u) /* bytes of copies one socket holds */
+/* Datagrams waiting in the endpoint's frames: per socket, and for all
+ * the sockets of an endpoint (its default free queue has 2048). */
+#define RUN_UDP_FRAMES_HELD 32
+#define RUN_EP_FRAMES_HELD 256
 /* Multicast groups one socket may join on U-Net (the kernel's default
  * limit per socket, igmp_max_memberships, is 20). */
 #define RUN_UDP_GROUPS 8
@@ -62,6 +66,7 @@ struct run_udp {
 	bool reuseport;
 	struct run_udp *rp_next;
 	uint32_t copied_bytes; /* of the copies in q (RUN_UDP_COPY_MAX) */
+	uint32_t frames_held;  /* datagrams in q in frames (RUN_UDP_FRAMES_HELD) */
 	uint64_t drop_full;   /* arrived while q was full: dropped, as the
 			       * kernel drops for a full socket buffer */
 	/* Its slot in the process's socket file (publish.h), -1: none.

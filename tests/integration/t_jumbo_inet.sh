@@ -8,7 +8,8 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unet_run_jumbo_slots|-|60|MTU 9000, a program under unet-run with a UDP socket it never reads and an echo: 100 datagrams of 8000 bytes to the unread socket (more than the endpoint's 64 reassembly slots) leave the echo answering every 8000-byte datagram (a waiting large datagram holds a copy, not a slot; the copies one socket holds are bounded)"
+	"unet_run_jumbo_slots|-|60|MTU 9000, a program under unet-run with two UDP sockets it never reads and an echo: 100 datagrams of 8000 bytes to each unread socket (more than the endpoint's 64 reassembly slots) leave the echo answering every 8000-byte datagram (a waiting large datagram holds a copy, not a slot; the copies one socket holds are bounded)"
+	"unet_run_udp_unread|-|60|MTU 1500, the same with 1100 datagrams of 100 bytes to each unread socket (together more than the endpoint's receive frames): the echo answers all 10 (a socket keeps 32 datagrams in frames, an endpoint's sockets 256, the rest in bounded copies)"
 	"jumbo_udp|xdp|90|MTU 9000: U-Net UDP max_payload 8972; kernel UDP -> U-Net echo and U-Net UDP -> kernel echo, sizes around one, two and five chunks and up to 8972, byte for byte; 8973 refused with EMSGSIZE; a zero-copy send takes one buffer (1712), 1713 refused"
 	"jumbo_tcp|xdp|90|MTU 9000: 8 MiB kernel TCP -> U-Net sink and U-Net -> kernel TCP sink, every byte checked against the pattern; both directions use 8960-byte segments (the kernel's snd_mss and rcv_mss say so)"
 )
@@ -109,19 +110,26 @@ t_jumbo_tcp() {
 		fail "kernel sink: $(grep '^sink' "$T_DIR/ksink.log"), want $n bytes, none bad, 8960-byte segments"
 }
 
-t_unet_run_jumbo_slots() {
-	local pid run_env=()
+# unread_starve MTU SIZE N: a program under unet-run with two UDP sockets
+# it never reads and an echo; a kernel peer sends N datagrams of SIZE
+# bytes to each unread socket, then 10 of SIZE to the echo: every one must
+# come back (what the unread sockets hold is bounded, and not the frames
+# or slots the echo needs).
+unread_starve() {
+	local pid run_env=() mtu=$1 size=$2 n=$3
 	T_MODE=${T_MODE:-skb}
 	setup_ns
-	set_mtu 9000
+	((mtu != 1500)) && set_mtu "$mtu"
 	attach a
 	# shellcheck disable=SC2207
 	run_env=(env $(unet_run_env) UNET_PIN_ROOT="$UNET_PIN_ROOT")
 	unet_bg_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/run.log" \
 		/usr/bin/python3 -c '
 import select, socket, sys
-idle = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); idle.bind((sys.argv[1], 7000))
-echo = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); echo.bind((sys.argv[1], 7001))
+idle = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+for i, u in enumerate(idle):
+    u.bind((sys.argv[1], 7000 + i))
+echo = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); echo.bind((sys.argv[1], 7002))
 print("ready endpoint=0", flush=True)
 while True:
     r, _, _ = select.select([echo], [], [], 20)
@@ -136,26 +144,36 @@ while True:
 	wait_ready "$T_DIR/server.out" "$pid" >/dev/null
 	in_b /usr/bin/python3 -c '
 import socket, sys, time
-a = sys.argv[1]
+a, size, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.settimeout(2)
-for i in range(100):
-    s.sendto(bytes([i]) * 8000, (a, 7000))
-    time.sleep(0.001)
+for i in range(n):
+    for port in (7000, 7001):
+        s.sendto(bytes([i % 251]) * size, (a, port))
+    if i % 50 == 49:
+        time.sleep(0.005)
 ok = 0
 for i in range(10):
-    d = bytes((i * 7 + j) % 251 for j in range(8000))
-    s.sendto(d, (a, 7001))
+    d = bytes((i * 7 + j) % 251 for j in range(size))
+    s.sendto(d, (a, 7002))
     try:
-        ok += s.recv(9000) == d
+        ok += s.recv(65536) == d
     except socket.timeout:
         pass
-s.sendto(b"end", (a, 7001))
+s.sendto(b"end", (a, 7002))
 print("echoed", ok, "of 10")
-' "$IP_A" >"$T_DIR/client.out" 2>&1 || { cat "$T_DIR/client.out"; fail "the client failed"; }
+' "$IP_A" "$size" "$n" >"$T_DIR/client.out" 2>&1 || { cat "$T_DIR/client.out"; fail "the client failed"; }
 	finish "$pid" "$T_DIR/server.out" 15 "the server under unet-run"
 	cat "$T_DIR/client.out" "$T_DIR/run.log"
-	grep -q "udp bind $IP_A:7000: U-Net" "$T_DIR/run.log" || fail "the unread socket was not on U-Net"
+	grep -q "udp bind $IP_A:7000: U-Net" "$T_DIR/run.log" || fail "the unread sockets were not on U-Net"
 	grep -qx "echoed 10 of 10" "$T_DIR/client.out" ||
-		fail "an unread socket's large datagrams starved the process's other socket"
+		fail "unread sockets' datagrams starved the process's other socket"
+}
+
+t_unet_run_jumbo_slots() {
+	unread_starve 9000 8000 100
+}
+
+t_unet_run_udp_unread() {
+	unread_starve 1500 100 1100
 }
