@@ -566,6 +566,50 @@ static inline struct run_sock *unet_sock(int fd)
 	return s && on_unet(s) ? s : NULL;
 }
 
+/*
+ * fd's socket with a reference of the caller's (given back with
+ * sock_unref): a close of fd in another thread meanwhile leaves it to
+ * the last user, so a call blocked in it never runs on freed memory.
+ * The reference is taken under the table's lock, which close's removal
+ * takes too; a descriptor that is not ours costs the lock-free lookup
+ * only.
+ */
+static struct run_sock *sock_hold(int fd)
+{
+	struct run_sock *s = fdtab_get(&table, fd);
+
+	if (!s)
+		return NULL;
+	pthread_mutex_lock(&table.lock);
+	s = fdtab_get(&table, fd);
+	if (s)
+		atomic_fetch_add(&s->refs, 1);
+	pthread_mutex_unlock(&table.lock);
+	return s;
+}
+
+/* sock_hold, for a socket on U-Net only. */
+static struct run_sock *unet_sock_hold(int fd)
+{
+	struct run_sock *s = sock_hold(fd);
+
+	if (s && !on_unet(s)) {
+		sock_unref(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* The value of a call made on held socket s, s given back. */
+#define HELD_RETURN(s, expr)                                                                       \
+	do {                                                                                       \
+		__typeof__(expr) held_r_ = (expr);                                                 \
+		int held_e_ = errno;                                                               \
+		sock_unref(s);                                                                     \
+		errno = held_e_;                                                                   \
+		return held_r_;                                                                    \
+	} while (0)
+
 /* A connection accepted on a kernel listener is the kernel's. */
 static void log_accepted(int lfd, int fd)
 {
@@ -731,9 +775,11 @@ EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 	int r;
 
 	ready();
-	s = fdtab_get(&table, fd);
+	s = sock_hold(fd);
 	if (s && s->tcp)
-		return unet_accept(fd, s, addr, len, 0);
+		HELD_RETURN(s, unet_accept(fd, s, addr, len, 0));
+	if (s)
+		sock_unref(s);
 	r = real_accept(fd, addr, len);
 	log_accepted(fd, r);
 	return r;
@@ -745,9 +791,11 @@ EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	int r;
 
 	ready();
-	s = fdtab_get(&table, fd);
+	s = sock_hold(fd);
 	if (s && s->tcp)
-		return unet_accept(fd, s, addr, len, flags);
+		HELD_RETURN(s, unet_accept(fd, s, addr, len, flags));
+	if (s)
+		sock_unref(s);
 	r = real_accept4(fd, addr, len, flags);
 	log_accepted(fd, r);
 	return r;
@@ -1017,51 +1065,54 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct
 	struct run_sock *s;
 
 	ready();
-	s = fdtab_get(&table, fd);
-	/* decide() frees s when it leaves the socket to the kernel. */
-	if (s && !on_unet(s) && addr && !decide(fd, s, "sendto", false, addr, len, false, false))
-		s = NULL;
+	s = sock_hold(fd);
+	/* decide() drops the table's reference when it leaves the socket to
+	 * the kernel; ours keeps s until we let it go. */
+	if (s && !on_unet(s) && addr)
+		decide(fd, s, "sendto", false, addr, len, false, false);
 	if (s && on_unet(s)) {
 		struct iovec v = { (void *)buf, n };
 
-		return send_iov(s, &v, 1, flags, addr, len);
+		HELD_RETURN(s, send_iov(s, &v, 1, flags, addr, len));
 	}
+	if (s)
+		sock_unref(s);
 	return real_sendto(fd, buf, n, flags, addr, len);
 }
 
 EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
-	struct run_sock *s = unet_sock(fd);
+	struct run_sock *s = unet_sock_hold(fd);
 
 	ready();
 	if (s) {
 		struct iovec v = { (void *)buf, n };
 
-		return send_iov(s, &v, 1, flags, NULL, 0);
+		HELD_RETURN(s, send_iov(s, &v, 1, flags, NULL, 0));
 	}
 	return real_send(fd, buf, n, flags);
 }
 
 EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	struct run_sock *s = unet_sock(fd);
+	struct run_sock *s = unet_sock_hold(fd);
 
 	ready();
 	if (s) {
 		struct iovec v = { (void *)buf, n };
 
-		return send_iov(s, &v, 1, 0, NULL, 0);
+		HELD_RETURN(s, send_iov(s, &v, 1, 0, NULL, 0));
 	}
 	return real_write(fd, buf, n);
 }
 
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 {
-	struct run_sock *s = unet_sock(fd);
+	struct run_sock *s = unet_sock_hold(fd);
 
 	ready();
 	if (s)
-		return n < 0 ? (errno = EINVAL, -1) : send_iov(s, iov, (size_t)n, 0, NULL, 0);
+		HELD_RETURN(s, n < 0 ? (errno = EINVAL, -1) : send_iov(s, iov, (size_t)n, 0, NULL, 0));
 	return real_writev(fd, iov, n);
 }
 
@@ -1118,11 +1169,11 @@ static ssize_t sendfile_unet(struct run_sock *s, int in_fd, off_t *offset, size_
 
 EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
 {
-	struct run_sock *s = unet_sock(out_fd);
+	struct run_sock *s = unet_sock_hold(out_fd);
 
 	ready();
 	if (s)
-		return sendfile_unet(s, in_fd, offset, count);
+		HELD_RETURN(s, sendfile_unet(s, in_fd, offset, count));
 	return real_sendfile(out_fd, in_fd, offset, count);
 }
 
@@ -1135,13 +1186,14 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	struct run_sock *s;
 
 	ready();
-	s = fdtab_get(&table, fd);
-	if (s && !on_unet(s) && msg && msg->msg_name &&
-	    !decide(fd, s, "sendmsg", false, msg->msg_name, msg->msg_namelen, false, false))
-		s = NULL;
+	s = sock_hold(fd);
+	if (s && !on_unet(s) && msg && msg->msg_name)
+		decide(fd, s, "sendmsg", false, msg->msg_name, msg->msg_namelen, false, false);
 	if (s && on_unet(s))
-		return send_iov(s, msg->msg_iov, msg->msg_iovlen, flags, msg->msg_name,
-				msg->msg_namelen);
+		HELD_RETURN(s, send_iov(s, msg->msg_iov, msg->msg_iovlen, flags, msg->msg_name,
+					msg->msg_namelen));
+	if (s)
+		sock_unref(s);
 	return real_sendmsg(fd, msg, flags);
 }
 
@@ -1166,57 +1218,57 @@ static ssize_t recv_iov(struct run_sock *s, const struct iovec *iov, size_t n, i
 EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
 			socklen_t *len)
 {
-	struct run_sock *s = unet_sock(fd);
+	struct run_sock *s = unet_sock_hold(fd);
 
 	ready();
 	if (s) {
 		struct iovec v = { buf, n };
 
-		return recv_iov(s, &v, 1, flags, addr, len, NULL);
+		HELD_RETURN(s, recv_iov(s, &v, 1, flags, addr, len, NULL));
 	}
 	return real_recvfrom(fd, buf, n, flags, addr, len);
 }
 
 EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
-	struct run_sock *s = unet_sock(fd);
+	struct run_sock *s = unet_sock_hold(fd);
 
 	ready();
 	if (s) {
 		struct iovec v = { buf, n };
 
-		return recv_iov(s, &v, 1, flags, NULL, NULL, NULL);
+		HELD_RETURN(s, recv_iov(s, &v, 1, flags, NULL, NULL, NULL));
 	}
 	return real_recv(fd, buf, n, flags);
 }
 
 EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
-	struct run_sock *s = unet_sock(fd);
+	struct run_sock *s = unet_sock_hold(fd);
 
 	ready();
 	if (s) {
 		struct iovec v = { buf, n };
 
-		return recv_iov(s, &v, 1, 0, NULL, NULL, NULL);
+		HELD_RETURN(s, recv_iov(s, &v, 1, 0, NULL, NULL, NULL));
 	}
 	return real_read(fd, buf, n);
 }
 
 EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 {
-	struct run_sock *s = unet_sock(fd);
+	struct run_sock *s = unet_sock_hold(fd);
 
 	ready();
 	if (s)
-		return n < 0 ? (errno = EINVAL, -1)
-			     : recv_iov(s, iov, (size_t)n, 0, NULL, NULL, NULL);
+		HELD_RETURN(s, n < 0 ? (errno = EINVAL, -1)
+				     : recv_iov(s, iov, (size_t)n, 0, NULL, NULL, NULL));
 	return real_readv(fd, iov, n);
 }
 
 EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
-	struct run_sock *s = unet_sock(fd);
+	struct run_sock *s = unet_sock_hold(fd);
 
 	ready();
 	if (s) {
@@ -1224,12 +1276,15 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 		ssize_t r = recv_iov(s, msg->msg_iov, msg->msg_iovlen, flags,
 					 msg->msg_name, msg->msg_name ? &len : NULL,
 					 &msg->msg_flags);
+		int err = errno;
 
+		sock_unref(s);
 		if (r >= 0) {
 			if (msg->msg_name)
 				msg->msg_namelen = len;
 			msg->msg_controllen = 0;
 		}
+		errno = err;
 		return r;
 	}
 	return real_recvmsg(fd, msg, flags);
@@ -1443,7 +1498,7 @@ EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct times
 
 EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 {
-	struct run_sock *s = unet_sock(fd);
+	struct run_sock *s = unet_sock_hold(fd);
 	unsigned int i;
 
 	ready();
@@ -1454,17 +1509,17 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 				     v[i].msg_hdr.msg_name, v[i].msg_hdr.msg_namelen);
 
 		if (r < 0)
-			return i ? (int)i : -1;
+			HELD_RETURN(s, i ? (int)i : -1);
 		v[i].msg_len = (unsigned int)r;
 	}
-	return (int)i;
+	HELD_RETURN(s, (int)i);
 }
 
 /* The timeout is not applied (as the kernel's, it is only checked after
  * each datagram): SO_RCVTIMEO and MSG_DONTWAIT bound the wait. */
 EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *ts)
 {
-	struct run_sock *s = unet_sock(fd);
+	struct run_sock *s = unet_sock_hold(fd);
 	unsigned int i;
 
 	ready();
@@ -1481,13 +1536,13 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct
 		r = recv_iov(s, m->msg_iov, m->msg_iovlen, f, m->msg_name,
 				 m->msg_name ? &len : NULL, &m->msg_flags);
 		if (r < 0)
-			return i ? (int)i : -1;
+			HELD_RETURN(s, i ? (int)i : -1);
 		if (m->msg_name)
 			m->msg_namelen = len;
 		m->msg_controllen = 0;
 		v[i].msg_len = (unsigned int)r;
 	}
-	return (int)i;
+	HELD_RETURN(s, (int)i);
 }
 
 /*

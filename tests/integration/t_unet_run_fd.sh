@@ -7,6 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
+	"unet_run_close_busy|-|60|under unet-run, a thread closes a U-Net UDP socket and a TCP connection while another thread is blocked in recv on it: the blocked call ends (its receive timeout) and the process exits cleanly, as with the kernel's sockets (the socket's state lives until the last call on it returns)"
 	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); a forking server's child finds the parent's U-Net connection and listener refused (recv, send, shutdown, accept: EOPNOTSUPP), closes them and exits, and its own socket is on the kernel; the parent then serves that connection, 300 kB byte for byte"
 )
 
@@ -250,4 +251,58 @@ PY
 		fail "the child's own socket did not go to the kernel"
 	grep -q "tcp socket closed: 300000 bytes received, 300000 sent over U-Net" "$T_DIR/fork.log" ||
 		fail "the parent's connection did not carry 300000 bytes each way over U-Net"
+}
+
+t_unet_run_close_busy() {
+	local run_env=() pid
+	T_MODE=${T_MODE:-native}
+	# shellcheck disable=SC2207
+	run_env=(env $(unet_run_env))
+	setup_ns
+	attach a
+	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
+	unet_bg_b /usr/bin/python3 -c '
+import socket, sys
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind((sys.argv[1], 7910)); ls.listen(1)
+print("ready endpoint=0", flush=True)
+c, _ = ls.accept()
+c.settimeout(20)
+try:
+    c.recv(10)
+except OSError:
+    pass
+' "$IP_B" >"$T_DIR/peer.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/peer.out" "$pid" >/dev/null
+	in_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/busy.log" /usr/bin/python3 -c '
+import os, socket, struct, sys, threading, time
+def blocked(s, what):
+    try:
+        s.recv(100)
+        print(what, "recv returned data")
+    except OSError as e:
+        print(what, "recv ended:", e.__class__.__name__, flush=True)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind((sys.argv[1], 7911))
+t = socket.create_connection((sys.argv[2], 7910), timeout=10)
+for s in (u, t):
+    s.settimeout(None)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 1, 0))
+for s, what in ((u, "udp"), (t, "tcp")):
+    th = threading.Thread(target=blocked, args=(s, what))
+    th.start()
+    time.sleep(0.3)  # the reader is in recv (a blocked call, not a timing check)
+    os.close(s.fileno())  # the descriptor, under the blocked reader
+    th.join(10)
+    s.detach()
+print("done", flush=True)
+' "$IP_A" "$IP_B" >"$T_DIR/busy.out" 2>&1
+	local rc=$?
+	cat "$T_DIR/busy.out" "$T_DIR/busy.log"
+	((rc == 0)) || fail "the program crashed (exit $rc) after closing sockets other threads were blocked on"
+	grep -qx "done" "$T_DIR/busy.out" || fail "the program did not finish"
+	grep -q "udp bind $IP_A:7911: U-Net" "$T_DIR/busy.log" || fail "the UDP socket was not on U-Net"
+	grep -q "tcp connect $IP_B:7910: U-Net" "$T_DIR/busy.log" || fail "the TCP connection was not on U-Net"
+	kill "$pid" 2>/dev/null; unet_bg_wait "$pid" 5 || true
 }
