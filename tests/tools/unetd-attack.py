@@ -335,7 +335,12 @@ def status(args):
         print("clients %d endpoints %d listed %d" % (ncl, nep, nl))
         print("throttled %d" % throttled)
         off = 32
-        ep_size = 40 + 8 * 8  # unetd_status_ep: 4 u32, ifname[16], share, pad, counters
+        # unetd_status_ep: 4 u32, ifname[16], share, pad, then counters
+        # that grow with the protocol: its size is what the body gives.
+        ep_size = (len(body) - off) // nl if nl else 0
+        if nl and (ep_size < 40 or off + nl * ep_size != len(body)):
+            print("status body of %d bytes does not hold %d entries" % (len(body), nl))
+            return 1
         for _ in range(nl):
             _ep, uid, pid, _nch = struct.unpack_from("=IIII", body, off)
             ifname = body[off + 16:off + 32].split(b"\0", 1)[0].decode()
