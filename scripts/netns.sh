@@ -166,7 +166,13 @@ unet_netns_rescue() {
 	[[ -f ${1:-} ]] || return 0
 	while read -r kind val; do
 		case $kind in
-		ns) ip netns del "$val" 2>/dev/null || true ;;
+		ns)
+			# What still runs in the test's namespace was started by the
+			# test (a tool that ignored its TERM, under a killed
+			# timeout): end it, or it outlives the namespace's name.
+			ip netns pids "$val" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+			ip netns del "$val" 2>/dev/null || true
+			;;
 		bpffs | mount)
 			umount "$val" 2>/dev/null || umount -l "$val" 2>/dev/null || true
 			rmdir "$val" 2>/dev/null || true

@@ -50,7 +50,7 @@ t_jumbo_unetd_forge() {
 	before=$(stat_a rx)
 	# The forge keeps its endpoint once done, for unetctl stats to see.
 	as_user_cmd 65534
-	"${AS[@]}" timeout 30 "$BUILD/tools/unet-forge-pieces" "$IF_B" --tag 2 \
+	"${AS[@]}" timeout -k 3 30 "$BUILD/tools/unet-forge-pieces" "$IF_B" --tag 2 \
 		--peer "$MAC_A" --peer-tag 1 --linger 20 >"$T_DIR/forge.log" 2>&1 &
 	f=$!
 	_UNET_BG_PIDS+=("$f")
