@@ -184,6 +184,9 @@ t_bench_vs() {
 
 t_bench_smoke() {
 	local out=$T_DIR/bench rc t m f
+	# A form check: the sanitizers watch the same library paths in the
+	# data-path tests (make check's time, README).
+	[[ ${UNET_SANITIZED:-0} == 1 ]] && skip "runs in the plain pass of make check (a form check)"
 	[[ -x $BUILD/unet-bench ]] || skip "$BUILD/unet-bench is not built (bench/ sources, 'make bench')"
 	command -v gnuplot >/dev/null || fail "gnuplot is missing (scripts/install-deps.sh installs gnuplot-nox)"
 	bash "$ROOT/scripts/bench.sh" --quick --out "$out" "$BUILD" >"$T_DIR/bench.out" 2>"$T_DIR/bench.err"
@@ -308,6 +311,8 @@ t_queue_limit() {
 # with the flags pkg-config gives, as the README says.
 t_install_build() {
 	local b=$T_DIR/build-o1 dest=$T_DIR/dest prefix=/opt/unet-test pc cflags libs
+	# Its build is its own (-O1), whatever the pass: once is enough.
+	[[ ${UNET_SANITIZED:-0} == 1 ]] && skip "runs in the plain pass of make check (its own -O1 build)"
 	make -s -C "$ROOT" BUILD="$b" CFLAGS="-O1 -g" "$b/libunet-xdp.a" "$b/unetctl" \
 		>"$T_DIR/make.log" 2>&1 || { cat "$T_DIR/make.log"; fail "make CFLAGS=\"-O1 -g\" failed"; }
 	make -n -B -C "$ROOT" BUILD="$b" CFLAGS="-O1 -g" "$b/lib/core/wire.o" |
