@@ -869,16 +869,25 @@ static enum unet_layer_verdict udp_layer_rx(void *state, uint16_t proto, uint8_t
 		st->st.rx_no_socket++;
 		return UNET_LAYER_CONSUMED;
 	}
+	return unet_udp_deliver(st, s, frame + f.payload_off, f.len, f.partial, f.saddr, f.sport,
+				desc);
+}
+
+enum unet_layer_verdict unet_udp_deliver(struct unet_udp_state *st, struct unet_udp_sock *s,
+					 uint8_t *payload, uint32_t len, bool partial,
+					 uint32_t src_addr, uint16_t src_port,
+					 struct unet_recv_desc *desc)
+{
 	/* A link takes a little more than its MTU (veth: MTU + 18), and the
-	 * lengths above are checked against what arrived only: a datagram
+	 * parsers check lengths against what arrived only: a datagram
 	 * longer than the socket's largest is refused here, so that an
 	 * application that sizes its buffers by unet_udp__max_payload is
 	 * never handed more. */
-	if (f.len > unet_udp__max_payload(s)) {
+	if (len > unet_udp__max_payload(s)) {
 		st->st.rx_malformed++;
 		return UNET_LAYER_CONSUMED;
 	}
-	if (f.partial) {
+	if (partial) {
 		if (!s->accept_partial) {
 			st->st.rx_partial_refused++;
 			return UNET_LAYER_CONSUMED;
@@ -886,11 +895,11 @@ static enum unet_layer_verdict udp_layer_rx(void *state, uint16_t proto, uint8_t
 		st->st.rx_partial_csum++;
 	}
 	st->st.rx_datagrams++;
-	desc->data = frame + f.payload_off;
-	desc->len = f.len;
+	desc->data = payload;
+	desc->len = len;
 	desc->sock = s;
-	desc->src_addr = f.saddr;
-	desc->src_port = f.sport;
+	desc->src_addr = src_addr;
+	desc->src_port = src_port;
 	return UNET_LAYER_DELIVER;
 }
 

@@ -637,23 +637,6 @@ static enum unet_layer_verdict udp6_rx(struct unet_udp_state *st, uint8_t *frame
 		st->st.rx_no_socket++;
 		return UNET_LAYER_CONSUMED;
 	}
-	/* Never more than the socket's largest (udp.c says why). */
-	if (f.len > unet_udp__max_payload(s)) {
-		st->st.rx_malformed++;
-		return UNET_LAYER_CONSUMED;
-	}
-	if (f.partial) {
-		if (!s->accept_partial) {
-			st->st.rx_partial_refused++;
-			return UNET_LAYER_CONSUMED;
-		}
-		st->st.rx_partial_csum++;
-	}
-	st->st.rx_datagrams++;
-	desc->data = frame + f.payload_off;
-	desc->len = f.len;
-	desc->sock = s;
-	desc->src_addr = 0;
-	desc->src_port = f.sport;
-	return UNET_LAYER_DELIVER;
+	/* The sender's address is desc_src6's to give (unet_udp.h). */
+	return unet_udp_deliver(st, s, frame + f.payload_off, f.len, f.partial, 0, f.sport, desc);
 }

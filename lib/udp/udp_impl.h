@@ -266,6 +266,15 @@ struct unet_udp_family {
 
 /* ---- udp.c: the endpoint's UDP state ------------------------------------ */
 
+/* A datagram of len bytes at payload, checked and counted, for socket s
+ * (found and filtered by the caller): the socket's largest, its partial
+ * checksum policy; then handed over in desc.  Both IP versions. */
+enum unet_layer_verdict unet_udp_deliver(struct unet_udp_state *st, struct unet_udp_sock *s,
+					 uint8_t *payload, uint32_t len, bool partial,
+					 uint32_t src_addr, uint16_t src_port,
+					 struct unet_recv_desc *desc);
+
+
 struct unet_udp_state;
 
 struct unet_udp_sock {
