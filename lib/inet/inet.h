@@ -115,6 +115,15 @@ struct unet_inet_routes {
 #define UNET_INET_ROUTE_RATE 200
 
 void unet_inet_routes_init(struct unet_inet_routes *rs);
+/* now - then, 0 when then is later (stamps of one clock). */
+static inline uint64_t unet_inet_since(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
+}
+/* One lookup from a next-hop cache's budget (a token bucket of
+ * UNET_INET_ROUTE_RATE a second, as many at once; *budget_tat its
+ * theoretical arrival time).  False when spent. */
+bool unet_inet_route_budget(uint64_t *budget_tat, uint64_t now);
 /* The hop for dst (network order) from in's endpoint, from the cache or
  * asked again when older than the TTL.  src: our address if the kernel
  * has it (the lookup honours it), else 0.  Never NULL; its err says

@@ -220,21 +220,15 @@ void unet_inet_routes_init(struct unet_inet_routes *rs)
 	rs->ttl_ns = UNET_INET_ROUTE_TTL_NS;
 }
 
-static uint64_t since(uint64_t now, uint64_t then)
-{
-	return now > then ? now - then : 0;
-}
 
-/* One lookup from the budget (a token bucket of UNET_INET_ROUTE_RATE a
- * second, as many at once). */
-static bool budget_take(struct unet_inet_routes *rs, uint64_t now)
+bool unet_inet_route_budget(uint64_t *budget_tat, uint64_t now)
 {
 	const uint64_t interval = 1000000000ull / UNET_INET_ROUTE_RATE;
-	uint64_t tat = rs->budget_tat > now ? rs->budget_tat : now;
+	uint64_t tat = *budget_tat > now ? *budget_tat : now;
 
 	if (tat - now > (uint64_t)(UNET_INET_ROUTE_RATE - 1) * interval)
 		return false;
-	rs->budget_tat = tat + interval;
+	*budget_tat = tat + interval;
 	return true;
 }
 
@@ -255,9 +249,9 @@ struct unet_inet_hop *unet_inet_route(struct unet_inet_routes *rs, const struct 
 		if (e->checked_ns < old->checked_ns)
 			old = e;
 	}
-	if (h && since(now, h->checked_ns) < rs->ttl_ns)
+	if (h && unet_inet_since(now, h->checked_ns) < rs->ttl_ns)
 		return h;
-	if (!budget_take(rs, now)) {
+	if (!unet_inet_route_budget(&rs->budget_tat, now)) {
 		if (h)
 			return h; /* expired, still the best we know */
 		memset(&rs->over, 0, sizeof(rs->over));
@@ -307,17 +301,17 @@ int unet_inet_hop_mac(struct unet_inet_routes *rs, const struct unet_inet_ep *in
 	uint64_t stamp = now ? now : 1;
 	int err;
 
-	if (h->mac_ns && since(now, h->mac_ns) < rs->ttl_ns) {
+	if (h->mac_ns && unet_inet_since(now, h->mac_ns) < rs->ttl_ns) {
 		memcpy(mac, h->mac, 6);
 		return 0;
 	}
 	/* Refused the right to ask lately: the caller resolves it itself,
 	 * without two system calls per send until the next look. */
-	if (h->denied_ns && since(now, h->denied_ns) < rs->ttl_ns)
+	if (h->denied_ns && unet_inet_since(now, h->denied_ns) < rs->ttl_ns)
 		return -EPERM;
 	err = unet_inet_kneigh_get(in->ifindex, h->via, mac);
 	if (err >= 0) {
-		if (err == 1 && since(now, h->asked_ns) >= rs->ttl_ns) {
+		if (err == 1 && unet_inet_since(now, h->asked_ns) >= rs->ttl_ns) {
 			h->asked_ns = stamp;
 			unet_inet_kneigh_use(in->ifindex, h->via);
 		}
@@ -334,7 +328,7 @@ int unet_inet_hop_mac(struct unet_inet_routes *rs, const struct unet_inet_ep *in
 			unet_log(UNET_LOG_WARN, "%s: gateway %s did not answer ARP (the kernel's entry is FAILED)",
 				 in->ifname, inet_ntoa((struct in_addr){ .s_addr = h->via }));
 		}
-		if (since(now, h->failed_ns) < rs->ttl_ns)
+		if (unet_inet_since(now, h->failed_ns) < rs->ttl_ns)
 			return err;
 	}
 	if (err == -EHOSTUNREACH || err == -ENOENT || (err == -EAGAIN && !h->asked_ns)) {

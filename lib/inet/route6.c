@@ -90,23 +90,6 @@ void unet_inet6_routes_init(struct unet_inet6_routes *rs)
 	rs->ttl_ns = UNET_INET_ROUTE_TTL_NS;
 }
 
-static uint64_t since(uint64_t now, uint64_t then)
-{
-	return now > then ? now - then : 0;
-}
-
-/* One lookup from the budget: UNET_INET_ROUTE_RATE a second, as many at
- * once (as route.c's, a budget of its own for IPv6). */
-static bool budget_take(struct unet_inet6_routes *rs, uint64_t now)
-{
-	const uint64_t interval = 1000000000ull / UNET_INET_ROUTE_RATE;
-	uint64_t tat = rs->budget_tat > now ? rs->budget_tat : now;
-
-	if (tat - now > (uint64_t)(UNET_INET_ROUTE_RATE - 1) * interval)
-		return false;
-	rs->budget_tat = tat + interval;
-	return true;
-}
 
 struct unet_inet6_hop *unet_inet6_route(struct unet_inet6_routes *rs,
 					const struct unet_inet_ep *in, const uint8_t dst[16],
@@ -127,9 +110,10 @@ struct unet_inet6_hop *unet_inet6_route(struct unet_inet6_routes *rs,
 		if (e->checked_ns < old->checked_ns)
 			old = e;
 	}
-	if (h && since(now, h->checked_ns) < rs->ttl_ns)
+	if (h && unet_inet_since(now, h->checked_ns) < rs->ttl_ns)
 		return h;
-	if (!budget_take(rs, now)) {
+	/* A budget of its own for IPv6. */
+	if (!unet_inet_route_budget(&rs->budget_tat, now)) {
 		if (h)
 			return h;
 		memset(&rs->over, 0, sizeof(rs->over));
@@ -179,13 +163,13 @@ int unet_inet6_hop_mac(struct unet_inet6_routes *rs, const struct unet_inet_ep *
 	uint64_t stamp = now ? now : 1;
 	int err;
 
-	if (h->mac_ns && since(now, h->mac_ns) < rs->ttl_ns) {
+	if (h->mac_ns && unet_inet_since(now, h->mac_ns) < rs->ttl_ns) {
 		memcpy(mac, h->mac, 6);
 		return 0;
 	}
 	err = unet_nl_kneigh_get(AF_INET6, in->ifindex, h->via, 16, mac);
 	if (err >= 0) {
-		if (err == 1 && since(now, h->asked_ns) >= rs->ttl_ns) {
+		if (err == 1 && unet_inet_since(now, h->asked_ns) >= rs->ttl_ns) {
 			h->asked_ns = stamp;
 			unet_nl_kneigh_use(AF_INET6, in->ifindex, h->via, 16);
 		}
@@ -204,7 +188,7 @@ int unet_inet6_hop_mac(struct unet_inet6_routes *rs, const struct unet_inet_ep *
 				 "%s: %s did not answer neighbour solicitation (the kernel's entry is FAILED)",
 				 in->ifname, a);
 		}
-		if (since(now, h->failed_ns) < rs->ttl_ns)
+		if (unet_inet_since(now, h->failed_ns) < rs->ttl_ns)
 			return err;
 	}
 	if (err == -EHOSTUNREACH || err == -ENOENT || (err == -EAGAIN && !h->asked_ns)) {
