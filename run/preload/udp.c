@@ -30,11 +30,12 @@ static void forget_dgram(struct run_udp *u, struct unet_recv_desc *d)
 	}
 }
 
-struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t local_port,
-			     uint32_t peer_addr, uint16_t peer_port, bool nonblock,
-			     uint32_t spin_us)
+/* A socket of e on local_addr:local_port, not on e's list yet: its
+ * queue at RUN_UDP_QMIN, the rest to the kernel's defaults.  NULL with
+ * errno ENOMEM. */
+static struct run_udp *new_udp(struct run_ep *e, uint32_t local_addr, uint16_t local_port,
+			       bool nonblock, uint32_t spin_us)
 {
-	UNET_OPTS_INIT(unet_udp_opts, o);
 	struct run_udp *u = calloc(1, sizeof(*u));
 
 	if (u) {
@@ -46,6 +47,32 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
 		errno = ENOMEM;
 		return NULL;
 	}
+	u->e = e;
+	u->local_addr = local_addr;
+	u->local_port = local_port;
+	u->nonblock = nonblock;
+	u->rcvtimeo_ms = u->sndtimeo_ms = -1;
+	u->pub_slot = -1;
+	u->spin_us = spin_us;
+	u->rp_next = u;
+	return u;
+}
+
+static void free_udp(struct run_udp *u)
+{
+	free(u->q);
+	free(u);
+}
+
+struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t local_port,
+			     uint32_t peer_addr, uint16_t peer_port, bool nonblock,
+			     uint32_t spin_us)
+{
+	UNET_OPTS_INIT(unet_udp_opts, o);
+	struct run_udp *u = new_udp(e, local_addr, local_port, nonblock, spin_us);
+
+	if (!u)
+		return NULL;
 	o.remote_addr = peer_addr;
 	o.remote_port = peer_port;
 	stack_enter();
@@ -54,21 +81,12 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
 		int err = errno;
 
 		stack_leave();
-		free(u->q);
-		free(u);
+		free_udp(u);
 		errno = err;
 		return NULL;
 	}
-	u->e = e;
-	u->local_addr = local_addr;
-	u->local_port = local_port;
 	u->peer_addr = peer_addr;
 	u->peer_port = peer_port;
-	u->nonblock = nonblock;
-	u->rcvtimeo_ms = u->sndtimeo_ms = -1;
-	u->pub_slot = -1;
-	u->spin_us = spin_us;
-	u->rp_next = u;
 	u->next = e->udp;
 	e->udp = u;
 	stack_leave();
@@ -78,19 +96,10 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
 struct run_udp *run_udp_share(struct run_ep *e, uint32_t local_addr, uint16_t local_port,
 			      bool nonblock, uint32_t spin_us)
 {
-	struct run_udp *g, *u = calloc(1, sizeof(*u));
+	struct run_udp *g, *u = new_udp(e, local_addr, local_port, nonblock, spin_us);
 
-	if (u) {
-		u->qcap = RUN_UDP_QMIN;
-		u->q = calloc(u->qcap, sizeof(*u->q));
-	}
-	if (!u || !u->q) {
-		if (u)
-			free(u->q);
-		free(u);
-		errno = ENOMEM;
+	if (!u)
 		return NULL;
-	}
 	stack_enter();
 	for (g = e->udp; g; g = g->next)
 		if (g->reuseport && !g->peer_addr && g->local_addr == local_addr &&
@@ -98,19 +107,11 @@ struct run_udp *run_udp_share(struct run_ep *e, uint32_t local_addr, uint16_t lo
 			break;
 	if (!g || !e->ep) {
 		stack_leave();
-		free(u->q);
-		free(u);
+		free_udp(u);
 		errno = EADDRINUSE;
 		return NULL;
 	}
-	u->e = e;
 	u->us = g->us;
-	u->local_addr = local_addr;
-	u->local_port = local_port;
-	u->nonblock = nonblock;
-	u->rcvtimeo_ms = u->sndtimeo_ms = -1;
-	u->pub_slot = -1;
-	u->spin_us = spin_us;
 	u->reuseport = true;
 	u->rp_next = g->rp_next;
 	g->rp_next = u;
@@ -150,8 +151,7 @@ void run_udp_close(struct run_udp *u)
 				unet_udp__close(u->group_us[g]);
 	}
 	stack_leave();
-	free(u->q);
-	free(u);
+	free_udp(u);
 }
 
 /* Whether datagrams of the UDP layer's socket us are u's: its own, or a
