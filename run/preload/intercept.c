@@ -266,11 +266,34 @@ static void sock_unref(struct run_sock *s)
 	free(s);
 }
 
+/* The table's stores take its lock: with signals deferred (signals.h),
+ * so a handler's socket or close never waits for a lock its own thread
+ * holds. */
+static int tab_set(int fd, void *v, void **old)
+{
+	int r;
+
+	sig_defer_enter();
+	r = fdtab_set(&table, fd, v, old);
+	sig_defer_leave();
+	return r;
+}
+
+static void *tab_take(int fd)
+{
+	void *v;
+
+	sig_defer_enter();
+	v = fdtab_take(&table, fd);
+	sig_defer_leave();
+	return v;
+}
+
 /* Drop whatever the table holds for fd (the descriptor is gone or is
  * being reused by the kernel). */
 static void forget(int fd)
 {
-	sock_unref(fdtab_take(&table, fd));
+	sock_unref(tab_take(fd));
 }
 
 /* fd became a copy of the socket s (dup and friends). */
@@ -279,7 +302,7 @@ static void share(int fd, struct run_sock *s)
 	void *old = NULL;
 
 	atomic_fetch_add(&s->refs, 1);
-	if (fdtab_set(&table, fd, s, &old) < 0) {
+	if (tab_set(fd, s, &old) < 0) {
 		/* No memory for the table: the copy is the kernel's alone. */
 		sock_unref(s);
 		run_log("fd %d: no memory to track this copy of a socket: kernel", fd);
@@ -531,7 +554,7 @@ EXPORT int socket(int domain, int type, int protocol)
 		s->sndtimeo_ms = -1;
 		s->bound = false;
 	}
-	if (!s || fdtab_set(&table, fd, s, &old) < 0) {
+	if (!s || tab_set(fd, s, &old) < 0) {
 		free(s);
 		run_log("fd %d %s socket: kernel (no memory to track it)", fd,
 			base == SOCK_DGRAM ? "udp" : "tcp");
@@ -580,11 +603,11 @@ static struct run_sock *sock_hold(int fd)
 
 	if (!s)
 		return NULL;
-	pthread_mutex_lock(&table.lock);
+	run_lock(&table.lock);
 	s = fdtab_get(&table, fd);
 	if (s)
 		atomic_fetch_add(&s->refs, 1);
-	pthread_mutex_unlock(&table.lock);
+	run_unlock(&table.lock);
 	return s;
 }
 
@@ -740,7 +763,7 @@ static int unet_accept(int lfd, struct run_sock *l, struct sockaddr *addr, sockl
 	s = fd >= 0 ? calloc(1, sizeof(*s)) : NULL;
 	if (s)
 		s->pub_slot = -1;
-	if (!s || fdtab_set(&table, fd, s, &old) < 0) {
+	if (!s || tab_set(fd, s, &old) < 0) {
 		int err = fd < 0 ? errno : ENOMEM;
 
 		free(s);
@@ -1329,6 +1352,7 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 	}
 	deadline = timeout >= 0 ? mono_us() + (int64_t)timeout * 1000 : -1;
 	spin_until = mono_us() + cfg.spin_us;
+	sig_watch_start();
 	for (;;) {
 		nfds_t j = 0, w = n;
 		int r;
@@ -1363,6 +1387,13 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 		(void)j;
 		if (ready_n || (deadline >= 0 && mono_us() >= deadline))
 			break;
+		if (sig_watch()) {
+			/* A handler ran while we spun or between two slices:
+			 * the kernel's poll, never restarted, would end. */
+			free(k);
+			errno = EINTR;
+			return -1;
+		}
 		if (mono_us() < spin_until)
 			continue;
 		{
@@ -1588,7 +1619,7 @@ static void reg_forget(int fd)
 {
 	if (!atomic_load_explicit(&nregs_pub, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&reg_lock);
+	run_lock(&reg_lock);
 	for (size_t i = 0; i < nregs;) {
 		if (regs[i].fd == fd || regs[i].epfd == fd)
 			regs[i] = regs[--nregs];
@@ -1596,7 +1627,7 @@ static void reg_forget(int fd)
 			i++;
 	}
 	atomic_store(&nregs_pub, nregs);
-	pthread_mutex_unlock(&reg_lock);
+	run_unlock(&reg_lock);
 }
 
 /* Socket fd was decided: on U-Net (to_unet), its registrations leave
@@ -1605,7 +1636,7 @@ static void reg_decided(int fd, bool to_unet)
 {
 	if (!atomic_load_explicit(&nregs_pub, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&reg_lock);
+	run_lock(&reg_lock);
 	for (size_t i = 0; i < nregs;) {
 		if (regs[i].fd != fd || !regs[i].in_kernel) {
 			i++;
@@ -1617,7 +1648,7 @@ static void reg_decided(int fd, bool to_unet)
 		}
 	}
 	atomic_store(&nregs_pub, nregs);
-	pthread_mutex_unlock(&reg_lock);
+	run_unlock(&reg_lock);
 }
 
 EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
@@ -1634,7 +1665,7 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	undecided = !on_unet(s);
 	if (undecided && real_epoll_ctl(epfd, op, fd, ev) < 0)
 		return -1;
-	pthread_mutex_lock(&reg_lock);
+	run_lock(&reg_lock);
 	r = reg_find(epfd, fd);
 	if (op == EPOLL_CTL_ADD && r) {
 		ret = EEXIST;
@@ -1664,7 +1695,7 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	}
 out:
 	atomic_store(&nregs_pub, nregs);
-	pthread_mutex_unlock(&reg_lock);
+	run_unlock(&reg_lock);
 	if (ret) {
 		errno = ret;
 		return -1;
@@ -1686,7 +1717,7 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 	 * library and bind/connect deciding a socket take them): the
 	 * readiness below runs the stack. */
 	stack_enter();
-	pthread_mutex_lock(&reg_lock);
+	run_lock(&reg_lock);
 	for (size_t i = 0; i < nregs; i++) {
 		struct ep_reg *r = &regs[i];
 		struct run_sock *s;
@@ -1735,7 +1766,7 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 		if (r->ev.events & EPOLLONESHOT)
 			r->ev.events = 0;
 	}
-	pthread_mutex_unlock(&reg_lock);
+	run_unlock(&reg_lock);
 	stack_leave();
 	return any ? n : -1;
 }
@@ -1752,6 +1783,7 @@ static int epoll_common(int epfd, struct epoll_event *evs, int max, int timeout,
 			    : real_epoll_wait(epfd, evs, max, timeout);
 	deadline = timeout >= 0 ? mono_us() + (int64_t)timeout * 1000 : -1;
 	spin_until = mono_us() + cfg.spin_us;
+	sig_watch_start();
 	for (;;) {
 		int k;
 
@@ -1767,6 +1799,10 @@ static int epoll_common(int epfd, struct epoll_event *evs, int max, int timeout,
 		}
 		if (n || (deadline >= 0 && mono_us() >= deadline))
 			return n;
+		if (sig_watch()) {
+			errno = EINTR; /* as poll's */
+			return -1;
+		}
 		if (mono_us() < spin_until)
 			continue;
 		{

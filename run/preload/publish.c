@@ -20,6 +20,7 @@
 
 #include "log.h"
 #include "publish.h"
+#include "signals.h"
 
 static pthread_mutex_t pub_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct run_sockets_file *pub;
@@ -223,7 +224,7 @@ int pub_add(int fd, enum run_sock_kind kind, enum run_sock_state state, uint32_t
 {
 	int slot = -1;
 
-	pthread_mutex_lock(&pub_lock);
+	run_lock(&pub_lock);
 	if (!pub_tried)
 		pub_open();
 	for (unsigned int i = 0; pub && i < RUN_SOCKETS_SLOTS; i++) {
@@ -245,7 +246,7 @@ int pub_add(int fd, enum run_sock_kind kind, enum run_sock_state state, uint32_t
 		slot = (int)i;
 		break;
 	}
-	pthread_mutex_unlock(&pub_lock);
+	run_unlock(&pub_lock);
 	return slot;
 }
 
@@ -271,7 +272,7 @@ void pub_remove(int slot)
 	struct run_sockets_slot *s;
 	_Atomic uint32_t *seq;
 
-	pthread_mutex_lock(&pub_lock);
+	run_lock(&pub_lock);
 	if (slot >= 0 && pub) {
 		s = &pub->slot[slot];
 		seq = (_Atomic uint32_t *)&s->seq;
@@ -279,7 +280,7 @@ void pub_remove(int slot)
 		s->kind = RUN_SOCK_FREE;
 		atomic_fetch_add_explicit(seq, 1, memory_order_release);
 	}
-	pthread_mutex_unlock(&pub_lock);
+	run_unlock(&pub_lock);
 }
 
 /* A process that exits normally takes its file along; one killed leaves

@@ -151,12 +151,23 @@ int64_t stack_deadline(int timeo_ms)
 	return timeo_ms > 0 ? stack_now_us() + (int64_t)timeo_ms * 1000 : -1;
 }
 
+int64_t stack_wait_start(uint32_t spin_us)
+{
+	sig_watch_start();
+	return stack_now_us() + spin_us;
+}
+
 int stack_wait(struct run_ep *e, int64_t deadline, int64_t spin_until)
 {
 	struct pollfd p = { .fd = e->wait_fd, .events = POLLIN };
 	int64_t now = stack_now_us();
 	int ms = WAIT_SLICE_MS;
+	int seen = sig_watch();
 
+	/* A handler that ran while we spun, or between two slices, ends
+	 * the call as one that interrupted the kernel's sleep would. */
+	if (seen && !sig_restarts(seen, deadline >= 0))
+		return -EINTR;
 	if (deadline >= 0 && now >= deadline)
 		return -EAGAIN;
 	if (now < spin_until)
@@ -169,7 +180,8 @@ int stack_wait(struct run_ep *e, int64_t deadline, int64_t spin_until)
 		nanosleep(&ts, NULL);
 		return 0;
 	}
-	if (poll(&p, 1, ms) < 0 && errno == EINTR)
+	if (poll(&p, 1, ms) < 0 && errno == EINTR &&
+	    !sig_restarts(sig_watch(), deadline >= 0))
 		return -EINTR;
 	return 0;
 }

@@ -18,6 +18,8 @@
 
 #include "unet-xdp/unet.h"
 
+#include "signals.h"
+
 struct run_udp;
 
 struct run_ep {
@@ -41,16 +43,17 @@ extern __thread int stack_depth;
  * stack_lock. */
 struct run_ep *stack_ep_at(int i);
 
+/* Signal handlers that arrive inside wait for stack_leave (signals.h). */
 static inline void stack_enter(void)
 {
-	pthread_mutex_lock(&stack_lock);
+	run_lock(&stack_lock);
 	stack_depth++;
 }
 
 static inline void stack_leave(void)
 {
 	stack_depth--;
-	pthread_mutex_unlock(&stack_lock);
+	run_unlock(&stack_lock);
 }
 
 /* The endpoint on ifname, created now if this is the first call for it;
@@ -71,10 +74,17 @@ void stack_atfork(void);
  * timeo_ms <= 0). */
 int64_t stack_now_us(void);
 int64_t stack_deadline(int timeo_ms);
+/* A blocking call starts: the spin deadline for spin_us, and the
+ * signal watch (signals.h) restarted, so stack_wait sees only the
+ * handlers that ran during this call. */
+int64_t stack_wait_start(uint32_t spin_us);
 /* Wait for e to have frames, at most until deadline (monotonic us, -1:
  * none): spin until spin_until (return at once, the caller looks
  * again), then sleep on e's wait descriptor, one slice.  Called without
- * stack_lock.  Returns 0 (look again), -EAGAIN (deadline), -EINTR. */
+ * stack_lock.  Returns 0 (look again), -EAGAIN (deadline), -EINTR (a
+ * signal handler ran during the call, and the kernel's call would not
+ * restart: the handler's action lacks SA_RESTART, or the call has a
+ * deadline). */
 int stack_wait(struct run_ep *e, int64_t deadline, int64_t spin_until);
 
 #endif /* UNET_RUN_STACK_H */

@@ -118,7 +118,7 @@ struct run_tcp *run_tcp_listen_shared(struct run_ep *e, const struct sockaddr_in
  * deadline.  Returns 0, -EAGAIN, -EINTR. */
 static int wait_events(struct run_tcp *c, unsigned int want, int timeo_ms)
 {
-	int64_t deadline = stack_deadline(timeo_ms), spin_until = stack_now_us() + c->spin_us;
+	int64_t deadline = stack_deadline(timeo_ms), spin_until = stack_wait_start(c->spin_us);
 
 	for (;;) {
 		unsigned int ev;
@@ -179,7 +179,7 @@ struct run_tcp *run_tcp_connect(struct run_ep *e, const struct sockaddr_in *peer
 
 struct run_tcp *run_tcp_accept(struct run_tcp *l, bool nonblock)
 {
-	int64_t deadline = stack_deadline(l->rcvtimeo_ms), spin_until = stack_now_us() + l->spin_us;
+	int64_t deadline = stack_deadline(l->rcvtimeo_ms), spin_until = stack_wait_start(l->spin_us);
 	struct unet_tcp *t;
 	struct run_tcp *c;
 
@@ -276,7 +276,7 @@ __attribute__((destructor)) static void exit_linger(void)
 static void linger_wait(struct run_tcp *c)
 {
 	int64_t deadline = stack_deadline(c->linger_s * 1000);
-	int64_t spin_until = stack_now_us() + c->spin_us;
+	int64_t spin_until = stack_wait_start(c->spin_us);
 
 	for (;;) {
 		size_t left;
@@ -362,7 +362,7 @@ int run_tcp_tos(struct run_tcp *c, int tos)
 ssize_t run_tcp_send(struct run_tcp *c, const struct iovec *iov, size_t n, int flags)
 {
 	bool nonblock = c->nonblock || (flags & MSG_DONTWAIT);
-	int64_t deadline = stack_deadline(c->sndtimeo_ms), spin_until = stack_now_us() + c->spin_us;
+	int64_t deadline = stack_deadline(c->sndtimeo_ms), spin_until = stack_wait_start(c->spin_us);
 	size_t done = 0, total = 0;
 
 	if (!c->e->ep || c->listener) {
@@ -425,7 +425,7 @@ ssize_t run_tcp_send(struct run_tcp *c, const struct iovec *iov, size_t n, int f
 ssize_t run_tcp_recv(struct run_tcp *c, const struct iovec *iov, size_t n, int flags)
 {
 	bool nonblock = c->nonblock || (flags & MSG_DONTWAIT);
-	int64_t deadline = stack_deadline(c->rcvtimeo_ms), spin_until = stack_now_us() + c->spin_us;
+	int64_t deadline = stack_deadline(c->rcvtimeo_ms), spin_until = stack_wait_start(c->spin_us);
 
 	if (!c->e->ep || c->listener) {
 		errno = c->listener ? ENOTCONN : EOPNOTSUPP;

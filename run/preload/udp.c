@@ -468,7 +468,7 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 {
 	bool nonblock = u->nonblock || (flags & MSG_DONTWAIT);
 	int64_t deadline = stack_deadline(u->rcvtimeo_ms);
-	int64_t spin_until = stack_now_us() + u->spin_us;
+	int64_t spin_until = stack_wait_start(u->spin_us);
 	struct unet_recv_desc d;
 	size_t off = 0;
 
