@@ -1333,10 +1333,11 @@ static short sock_revents(struct run_sock *s, short events)
  * slice at a time, after spinning for the configured budget. */
 EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
+	struct run_sock **held;
 	struct pollfd *k;
 	nfds_t nu = 0;
 	int64_t deadline, spin_until;
-	int ready_n;
+	int ready_n, err = 0;
 
 	ready();
 	for (nfds_t i = 0; i < n; i++)
@@ -1344,9 +1345,18 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 			nu++;
 	if (!nu)
 		return real_poll(fds, n, timeout);
-	/* The kernel's descriptors, then one wait descriptor per U-Net socket. */
-	k = calloc(n + nu, sizeof(*k));
-	if (!k) {
+	/* The kernel's descriptors, then one wait descriptor per U-Net
+	 * socket; and, for each look, a reference on each U-Net socket, so
+	 * a close in another thread during the look leaves the socket to
+	 * us until it is done.  The next look finds the descriptor closed
+	 * and the kernel answers POLLNVAL, as its own poll does when it
+	 * wakes on a descriptor closed meanwhile.  At most n wait
+	 * descriptors: a descriptor may move to U-Net between two looks. */
+	k = calloc(2 * n, sizeof(*k));
+	held = calloc(n, sizeof(*held));
+	if (!k || !held) {
+		free(k);
+		free(held);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -1354,18 +1364,17 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 	spin_until = mono_us() + cfg.spin_us;
 	sig_watch_start();
 	for (;;) {
-		nfds_t j = 0, w = n;
+		nfds_t w = n;
 		int r;
 
 		ready_n = 0;
 		for (nfds_t i = 0; i < n; i++) {
-			struct run_sock *s = unet_sock(fds[i].fd);
+			struct run_sock *s = held[i] = unet_sock_hold(fds[i].fd);
 
 			k[i] = fds[i];
 			if (!s)
 				continue;
 			k[i].fd = -1; /* not the kernel's to answer */
-			fds[i].revents = 0;
 			fds[i].revents = sock_revents(s, fds[i].events);
 			if (fds[i].revents)
 				ready_n++;
@@ -1373,26 +1382,26 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 			k[w++].events = POLLIN;
 		}
 		r = real_poll(k, n, 0);
-		if (r < 0) {
-			free(k);
-			return r;
-		}
+		if (r < 0)
+			err = errno;
 		for (nfds_t i = 0; i < n; i++) {
-			if (k[i].fd < 0 && unet_sock(fds[i].fd))
+			if (held[i]) {
+				sock_unref(held[i]);
 				continue;
+			}
 			fds[i].revents = k[i].revents;
 			if (k[i].revents)
 				ready_n++;
 		}
-		(void)j;
+		if (err)
+			break;
 		if (ready_n || (deadline >= 0 && mono_us() >= deadline))
 			break;
 		if (sig_watch()) {
 			/* A handler ran while we spun or between two slices:
 			 * the kernel's poll, never restarted, would end. */
-			free(k);
-			errno = EINTR;
-			return -1;
+			err = EINTR;
+			break;
 		}
 		if (mono_us() < spin_until)
 			continue;
@@ -1402,12 +1411,17 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 			if (deadline >= 0 && (deadline - mono_us()) / 1000 < ms)
 				ms = (int)((deadline - mono_us() + 999) / 1000);
 			if (real_poll(k, w, ms) < 0 && errno == EINTR) {
-				free(k);
-				return -1;
+				err = EINTR;
+				break;
 			}
 		}
 	}
+	free(held);
 	free(k);
+	if (err) {
+		errno = err;
+		return -1;
+	}
 	return ready_n;
 }
 

@@ -7,7 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unet_run_close_busy|-|60|under unet-run, a thread closes a U-Net UDP socket and a TCP connection while another thread is blocked in recv on it: the blocked call ends (its receive timeout) and the process exits cleanly, as with the kernel's sockets (the socket's state lives until the last call on it returns)"
+	"unet_run_close_busy|-|60|under unet-run, a thread closes a U-Net UDP socket and a TCP connection while another thread is blocked in recv on it: the blocked call ends (its receive timeout) and the process exits cleanly, as with the kernel's sockets (the socket's state lives until the last call on it returns); and poll looks at U-Net sockets another thread closes and reopens under it (400 times) without touching freed memory"
 	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); a forking server's child finds the parent's U-Net connection and listener refused (recv, send, shutdown, accept: EOPNOTSUPP), closes them and exits, and its own socket is on the kernel; the parent then serves that connection, 300 kB byte for byte"
 )
 
@@ -296,6 +296,28 @@ for s, what in ((u, "udp"), (t, "tcp")):
     os.close(s.fileno())  # the descriptor, under the blocked reader
     th.join(10)
     s.detach()
+# poll in one thread while another closes and reopens U-Net sockets
+# under it: each look holds the socket it looks at.
+import select
+stop = []
+def churn():
+    for i in range(400):
+        x = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        x.bind((sys.argv[1], 7912))
+        polled.append(x.fileno())
+        x.close()
+    stop.append(1)
+polled = [os.dup(1)]
+ch = threading.Thread(target=churn)
+ch.start()
+looks = 0
+while not stop:
+    p = select.poll()
+    p.register(polled[-1], select.POLLIN)
+    p.poll(0)
+    looks += 1
+ch.join()
+print("polled", looks, flush=True)
 print("done", flush=True)
 ' "$IP_A" "$IP_B" >"$T_DIR/busy.out" 2>&1
 	local rc=$?
