@@ -275,7 +275,11 @@ __attribute__((destructor)) static void exit_linger(void)
  * does after unet_tcp__close). */
 static void linger_wait(struct run_tcp *c)
 {
-	int64_t deadline = stack_deadline(c->linger_s * 1000);
+	/* In 64 bits: the kernel gives back any l_linger a program set up
+	 * to its own "forever" (about 24 days and more), which a product
+	 * in milliseconds of int would overflow; forever it is here too. */
+	int64_t deadline = c->linger_s >= 2000000 ? -1
+				: stack_now_us() + (int64_t)c->linger_s * 1000000;
 	int64_t spin_until = stack_wait_start(c->spin_us);
 
 	for (;;) {

@@ -17,7 +17,7 @@ TESTS+=(
 	"unet_run_iperf3_udp|-|90|Debian's iperf3, unmodified, UDP (-u, 1400-byte datagrams at 10 Mbit/s, 1 s): server under unet-run with a kernel client and a client under unet-run against a kernel server, each both directions (-R); the receiver sees the sender's sequence up to its last 2% (those still queued when it stops counting) and at least 9 in 10 arrive, and the data socket is on U-Net (the namespace's kernel UDP counters unmoved); a UDP socket connected after bind (as iperf3's server does) takes the peer's datagrams only and send() goes to it"
 	"unet_run_sockperf_tp|-|90|Debian's sockperf throughput mode (1 s), UDP (1400-byte messages at 20000/s) and TCP: the server under unet-run with a kernel client, and the client under unet-run against a kernel server; each server counts what its client sent (TCP: every message; UDP under unet-run: at least 9 in 10; UDP from unet-run: every datagram reached the kernel's UDP, received or dropped for its full buffer), over U-Net (a UDP socket's queue grows to hold a burst the program is slow for: before, a loaded machine lost a third)"
 	"unet_run_reuseport|-|60|one process under unet-run with two UDP sockets and two TCP listeners on the same ports (SO_REUSEPORT, as a server opens one per worker thread): all four on U-Net; datagrams of 16 kernel senders spread over both UDP sockets, each sender's datagrams whole and in order on one of them; 6 kernel clients' connections accepted and echoed 64 KiB byte for byte (the namespace's kernel UDP and TCP counters unmoved)"
-	"unet_run_tcp_options|-|60|TCP socket options a U-Net connection follows under unet-run: a U-Net listener's SO_KEEPALIVE, TCP_KEEPIDLE, IP_TOS and SO_LINGER {1, 0} are inherited by the accepted connection (getsockopt says so, its segments carry the TOS) and its close resets the kernel client's connection (ECONNRESET, not the end of stream); SO_LINGER {1, 10}: close returns only once a slow kernel client has acknowledged 160 KiB (a SIGKILL right after close loses nothing); a U-Net client with keepalive (1 s, 1 s, 2 probes) whose kernel peer goes silent (its link down) gets ETIMEDOUT before its 15 s receive timeout"
+	"unet_run_tcp_options|-|60|TCP socket options a U-Net connection follows under unet-run: a U-Net listener's SO_KEEPALIVE, TCP_KEEPIDLE, IP_TOS and SO_LINGER {1, 0} are inherited by the accepted connection (getsockopt says so, its segments carry the TOS) and its close resets the kernel client's connection (ECONNRESET, not the end of stream); SO_LINGER {1, 3000000}: close returns only once a slow kernel client has acknowledged 160 KiB (a SIGKILL right after close loses nothing); a U-Net client with keepalive (1 s, 1 s, 2 probes) whose kernel peer goes silent (its link down) gets ETIMEDOUT before its 15 s receive timeout"
 	"unet_run_tcp|xdp|120|a Python TCP echo server (wildcard bind, listen, accept) and client (blocking and non-blocking connect with SO_ERROR, sendall, shutdown) under unet-run against the kernel's TCP in the other namespace: 1 MB each way byte for byte, over U-Net (the endpoint's log, the namespace's kernel TCP segment counters unmoved)"
 )
 
@@ -598,7 +598,7 @@ t_unet_run_tcp_options() {
 	grep -qx "request b'hello'" "$T_DIR/listener.out" || fail "the request did not arrive"
 	grep -qx "reset" "$T_DIR/reset.out" || fail "SO_LINGER {1, 0}: the close did not reset the connection"
 	grep -qx "server tos 0x28" "$T_DIR/reset.out" || fail "IP_TOS 0x28 was not on the connection's segments"
-	# SO_LINGER {1, 10}: close returns once the data is acknowledged, so a
+	# SO_LINGER {1, 3000000}: close returns once the data is acknowledged, so a
 	# SIGKILL right after it loses nothing (the exit linger never runs).
 	unet_bg_a "${RUN_ENV[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/linger.log" \
 		/usr/bin/python3 "$tool" linger-server "$IP_A" 7842 >"$T_DIR/linger.out" 2>&1
@@ -609,7 +609,7 @@ t_unet_run_tcp_options() {
 	cat "$T_DIR/linger.out" "$T_DIR/slow.out"
 	grep -qx "closed" "$T_DIR/linger.out" || fail "the lingering server did not close"
 	grep -qx "got 163840 bytes, intact" "$T_DIR/slow.out" ||
-		fail "SO_LINGER {1, 10}: close returned before the peer had the data"
+		fail "SO_LINGER {1, 3000000}: close returned before the peer had the data"
 	# Keepalive gives up on a silent peer.
 	unet_bg_b /usr/bin/python3 "$tool" silent-server "$IP_B" 7841 >"$T_DIR/silent.out" 2>&1
 	kpid=$UNET_BG_PID

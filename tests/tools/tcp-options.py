@@ -18,7 +18,7 @@
       comes: prints "ETIMEDOUT" when keepalive gives up on a silent peer,
       "EAGAIN" when the receive timeout came first.
   tcp-options.py linger-server ADDR PORT   (the side under unet-run)
-      sends 160 KiB to the first client (send returns at once), closes with SO_LINGER {1, 10}
+      sends 160 KiB to the first client (send returns at once), closes with SO_LINGER {1, 3000000}
       and kills itself with SIGKILL the moment close returns: the data
       reaches the client only if close waited until it was acknowledged.
   tcp-options.py slow-client ADDR PORT   (a kernel socket)
@@ -118,7 +118,7 @@ def accept_one(addr, port):
 def linger_server(addr, port):
     c = accept_one(addr, port)
     c.sendall(DATA)
-    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 10))
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 3000000))  # 35 days: "forever", and past an int of ms
     c.close()
     print("closed", flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
