@@ -221,6 +221,13 @@ $(BUILD)/run/preload/%.o: run/preload/%.c $(SKEL)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
+# The interposed sigaction runs before a sanitizer's runtime is set up
+# (ThreadSanitizer's initialisation installs its handlers through it)
+# and the trampoline inside signal handlers: never instrumented.
+$(BUILD)/run/preload/signals.o: run/preload/signals.c $(SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -fno-sanitize=all -c $< -o $@
+
 # The library's objects linked in (PIC, hidden by the version script):
 # the preloaded process needs no libunet-xdp.so of its own.
 $(RUN_PRELOAD): $(RUN_PRELOAD_OBJS) $(LIB_OBJS) run/preload/libunet-preload.map
