@@ -37,6 +37,7 @@
 #include "config.h"
 #include "exec.h"
 #include "fdtab.h"
+#include "forkrelay.h"
 #include "log.h"
 #include "publish.h"
 #include "route.h"
@@ -68,6 +69,11 @@ struct run_sock {
 	 * membership U-Net does not serve (then it stays the kernel's). */
 	uint32_t groups[RUN_UDP_GROUPS];
 	bool mcast_kernel;
+	/* In a child of fork: a TCP connection of the parent's, which the
+	 * parent relays (forkrelay.h); the descriptor is the child's end of
+	 * a kernel socketpair, and these are the connection's addresses. */
+	bool relayed;
+	struct sockaddr_in relay_local, relay_peer;
 };
 
 static inline bool on_unet(const struct run_sock *s)
@@ -123,6 +129,139 @@ static int (*real_dup3)(int, int, int);
 static int (*real_fcntl)(int, int, ...);
 static int (*real_fcntl64)(int, int, ...);
 static ssize_t (*real_sendfile)(int, int, off_t *, size_t);
+
+/*
+ * Fork: each U-Net TCP connection (up to RELAY_MAX_PER_FORK) is carried
+ * for the child over a socketpair the parent relays (forkrelay.h).
+ * prepare makes the pairs and takes a reference on each connection for
+ * the relay; the parent's handler hands them to the relay; the child's
+ * puts its end on the connection's descriptor.
+ */
+struct carry {
+	int fd;
+	int pair[2]; /* [0] the parent's end, [1] the child's */
+	int fdflags, flflags;
+	struct run_sock *s;
+};
+
+static struct carry carried[RELAY_MAX_PER_FORK];
+static int ncarried;
+
+static void sock_unref(struct run_sock *s);
+static int tab_set(int fd, void *v, void **old);
+
+static bool relay_parent_holds(void *sock)
+{
+	/* The relay's own reference, and any other: a descriptor (or a call
+	 * in progress) of the parent's. */
+	return atomic_load(&((struct run_sock *)sock)->refs) > 1;
+}
+
+static void relay_release(void *sock)
+{
+	sock_unref(sock);
+}
+
+static const struct relay_ops relay_ops = {
+	.parent_holds = relay_parent_holds,
+	.release = relay_release,
+};
+
+static void carry_prepare(void)
+{
+	bool too_many = false;
+	int n = 0;
+
+	ncarried = 0;
+	run_lock(&table.lock);
+	for (unsigned int pg = 0; pg < FDTAB_PAGES && !too_many; pg++) {
+		struct fdtab_page *p = atomic_load_explicit(&table.page[pg], memory_order_relaxed);
+
+		for (unsigned int i = 0; p && i < FDTAB_PAGE_SIZE; i++) {
+			struct run_sock *s = atomic_load_explicit(&p->slot[i], memory_order_relaxed);
+
+			if (!s || !s->tcp || s->tcp->listener || !s->tcp->e->ep)
+				continue;
+			if (n == RELAY_MAX_PER_FORK) {
+				too_many = true;
+				break;
+			}
+			atomic_fetch_add(&s->refs, 1);
+			carried[n].s = s;
+			carried[n++].fd = (int)(pg * FDTAB_PAGE_SIZE + i);
+		}
+	}
+	run_unlock(&table.lock);
+	if (too_many)
+		run_log("fork with more than %d U-Net connections: none is carried for the child",
+			RELAY_MAX_PER_FORK);
+	for (int i = 0; i < n; i++) {
+		struct carry *c = &carried[i];
+
+		if (too_many ||
+		    real_socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->pair) < 0) {
+			sock_unref(c->s);
+			continue;
+		}
+		c->fdflags = real_fcntl(c->fd, F_GETFD);
+		c->flflags = real_fcntl(c->fd, F_GETFL);
+		carried[ncarried++] = *c;
+	}
+	relay_fork_prepare();
+}
+
+static void carry_parent(void)
+{
+	relay_fork_parent();
+	for (int i = 0; i < ncarried; i++) {
+		struct carry *c = &carried[i];
+
+		real_close(c->pair[1]);
+		if (relay_add(c->pair[0], c->s, c->s->tcp) < 0) {
+			run_log("fd %d: no relay for the child: %s", c->fd, strerror(errno));
+			real_close(c->pair[0]);
+			sock_unref(c->s);
+		}
+	}
+	ncarried = 0;
+}
+
+static void carry_child(void)
+{
+	relay_child_forget();
+	for (int i = 0; i < ncarried; i++) {
+		struct carry *c = &carried[i];
+		struct run_sock *r = calloc(1, sizeof(*r));
+		void *old = NULL;
+
+		real_close(c->pair[0]);
+		if (!r || real_dup3(c->pair[1], c->fd,
+				    (c->fdflags >= 0 && (c->fdflags & FD_CLOEXEC)) ? O_CLOEXEC : 0) < 0) {
+			/* The inherited copy stays, refusing as without a relay. */
+			free(r);
+			real_close(c->pair[1]);
+			continue;
+		}
+		real_close(c->pair[1]);
+		if (c->flflags >= 0 && (c->flflags & O_NONBLOCK))
+			real_fcntl(c->fd, F_SETFL, O_NONBLOCK);
+		atomic_init(&r->refs, 1);
+		r->type = SOCK_STREAM;
+		r->pub_slot = -1;
+		r->rcvtimeo_ms = r->sndtimeo_ms = -1;
+		r->relayed = true;
+		r->relay_local = c->s->tcp->local;
+		r->relay_peer = c->s->tcp->peer;
+		/* The inherited state is the parent's (its copy here is
+		 * dropped, never closed: closing would act on the parent's
+		 * connection). */
+		if (tab_set(c->fd, r, &old) < 0)
+			free(r);
+		run_log("fd %d tcp %s: the parent's connection, relayed for this child", c->fd,
+			"(forked)");
+	}
+	ncarried = 0;
+}
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -191,6 +330,10 @@ static void init(void)
 	if (!real_fcntl64)
 		real_fcntl64 = real_fcntl;
 	stack_atfork();
+	/* After stack_atfork: prepare runs before the stack's (so without
+	 * its lock), the child's handler after the stack's. */
+	relay_init(&relay_ops);
+	pthread_atfork(carry_prepare, carry_parent, carry_child);
 	run_config_parse(&cfg, getenv("UNET_RUN_IFACE"), getenv("UNET_RUN_LOG"),
 			 getenv("UNET_RUN_SPIN_US"), getenv("UNET_PIN_ROOT"), err, sizeof(err));
 	run_log_set(cfg.log);
@@ -464,7 +607,11 @@ static bool decide(int fd, struct run_sock *s, const char *op, bool local,
 		   const struct sockaddr *addr, socklen_t len, bool bound, bool connecting)
 {
 	char a[64], why[256], ifname[IF_NAMESIZE];
-	bool served = route_choice(s, local, addr, len, ifname, why, sizeof(why));
+	bool served;
+
+	if (s->relayed)
+		return false; /* the parent's connection: nothing to decide */
+	served = route_choice(s, local, addr, len, ifname, why, sizeof(why));
 
 	if (served && !bound) {
 		struct sockaddr_in any = { .sin_family = AF_INET };
@@ -540,19 +687,16 @@ EXPORT int socket(int domain, int type, int protocol)
 			base, protocol);
 		return fd;
 	}
-	s = malloc(sizeof(*s));
+	s = calloc(1, sizeof(*s)); /* every field not set below starts zero */
 	if (s) {
 		atomic_init(&s->refs, 1);
 		s->pub_slot = -1;
-		memset(s->groups, 0, sizeof(s->groups));
-		s->mcast_kernel = false;
 		s->type = base;
 		s->nonblock = (type & SOCK_NONBLOCK) != 0;
 		s->rcvtimeo_ms = -1;
 		s->udp = NULL;
 		s->tcp = NULL;
 		s->sndtimeo_ms = -1;
-		s->bound = false;
 	}
 	if (!s || tab_set(fd, s, &old) < 0) {
 		free(s);
@@ -861,7 +1005,7 @@ EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 
 	ready();
 	s = fdtab_get(&table, fd);
-	if (s && (on_unet(s) || s->bound)) {
+	if (s && (on_unet(s) || s->bound || s->relayed)) {
 		errno = EINVAL; /* bound already, as the kernel says */
 		return -1;
 	}
@@ -956,8 +1100,8 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 	ready();
 	s = fdtab_get(&table, fd);
-	if (s && s->tcp) {
-		errno = s->tcp->listener ? EINVAL : EISCONN;
+	if (s && (s->tcp || s->relayed)) {
+		errno = s->tcp && s->tcp->listener ? EINVAL : EISCONN;
 		return -1;
 	}
 	if (s && s->udp)
@@ -1674,7 +1818,7 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 
 	ready();
 	s = fdtab_get(&table, fd);
-	if (!s)
+	if (!s || s->relayed)
 		return real_epoll_ctl(epfd, op, fd, ev);
 	undecided = !on_unet(s);
 	if (undecided && real_epoll_ctl(epfd, op, fd, ev) < 0)
@@ -1872,6 +2016,10 @@ EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 		fill_addr(&s->tcp->local, addr, len);
 		return 0;
 	}
+	if (s && s->relayed) {
+		fill_addr(&s->relay_local, addr, len);
+		return 0;
+	}
 	if (s && s->bound) {
 		fill_addr(&s->bound_addr, addr, len);
 		return 0;
@@ -1891,6 +2039,10 @@ EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 			return -1;
 		}
 		fill_addr(&s->tcp->peer, addr, len);
+		return 0;
+	}
+	if (s && s->relayed) {
+		fill_addr(&s->relay_peer, addr, len);
 		return 0;
 	}
 	return real_getpeername(fd, addr, len);
@@ -2064,6 +2216,13 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 
 	ready();
 	s = fdtab_get(&table, fd);
+	if (s && s->relayed && (level == IPPROTO_TCP || level == IPPROTO_IP)) {
+		/* The connection is the parent's: its TCP and IP options are
+		 * not the child's to change (the socketpair has none). */
+		run_log("fd %d relayed tcp option %d/%d: not applied (the connection is the "
+			"parent's)", fd, level, name);
+		return 0;
+	}
 	if (s && s->type == SOCK_DGRAM && level == IPPROTO_IP) {
 		if (name == IP_ADD_MEMBERSHIP || name == IP_DROP_MEMBERSHIP) {
 			r = udp_membership(fd, s, name, val, len);
