@@ -237,6 +237,32 @@ static struct unetd_chan *chan_of(struct unetd_emul *e, uint16_t tag)
 	return NULL;
 }
 
+static const struct unetd_chan_wire *routable_of(void *ctx, uint16_t tag)
+{
+	struct unetd_chan *c = chan_of(ctx, tag);
+
+	return c && c->routable ? &c->w : NULL;
+}
+
+/* A frame to the routable channels' port: exactly one of e's routable
+ * channels' (chan_check.c), whatever UDP ports e holds. */
+static uint64_t *check_chan_frame(struct unetd_emul *e, const uint8_t *f, uint32_t len)
+{
+	struct unetd_ep_counters *k = &e->region->counters;
+
+	switch (unetd_chan_check_frame(f, len, unetd_chan_port(e->iface), routable_of, e)) {
+	case UNETD_CHAN_OK:
+		return NULL;
+	case UNETD_CHAN_FOREIGN_TAG:
+	case UNETD_CHAN_FOREIGN_SRC:
+		return &k->tx_foreign_tag;
+	case UNETD_CHAN_FOREIGN_PEER:
+		return &k->tx_foreign_peer;
+	default:
+		return &k->tx_bad_frame;
+	}
+}
+
 /* Judge the daemon's own copy f[0..len) of a frame e wants sent.
  * Returns 0, or the counter to charge. */
 static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t len)
@@ -250,6 +276,10 @@ static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t le
 	if (len >= UNET_ETH_HLEN + UNET_IP_HLEN && (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IP &&
 	    f[23] == IPPROTO_TCP)
 		return unetd_tcp_check(e, f, len);
+	if (len >= UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN &&
+	    (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IP && f[23] == IPPROTO_UDP &&
+	    (uint16_t)(f[36] << 8 | f[37]) == unetd_chan_port(e->iface))
+		return check_chan_frame(e, f, len);
 	if (len >= UNET_ETH_HLEN && (uint16_t)(f[12] << 8 | f[13]) != UNET_ETH_P)
 		return unetd_udp_check(e, (uint8_t *)f, len); /* IPv4/UDP, ARP */
 	if (len < UNET_PAYLOAD_OFF ||
@@ -266,7 +296,9 @@ static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t le
 	c = chan_of(e, src_tag);
 	if (!c)
 		return &k->tx_foreign_tag;
-	if (dst_tag != c->peer_tag || memcmp(f, c->peer_mac, 6))
+	/* A routable channel's messages go inside UDP/IPv4 only: raw, they
+	 * would reach its next hop as a channel they are not. */
+	if (c->routable || dst_tag != c->peer_tag || memcmp(f, c->peer_mac, 6))
 		return &k->tx_foreign_peer;
 	return NULL;
 }
@@ -331,7 +363,8 @@ static int send_gathered(struct unetd_emul *e)
 			c = chan_of(e, src_tag);
 			if (!c)
 				bad = &k->tx_foreign_tag;
-			else if (dst_tag != c->peer_tag || memcmp(a->buf, c->peer_mac, 6))
+			else if (c->routable || dst_tag != c->peer_tag ||
+				 memcmp(a->buf, c->peer_mac, 6))
 				bad = &k->tx_foreign_peer;
 			break;
 		case UNETD_CHAIN_FOREIGN_SRC:
@@ -350,8 +383,9 @@ static int send_gathered(struct unetd_emul *e)
 		src_tag = (uint16_t)(a->buf[18] << 8 | a->buf[19]);
 		plen = (uint16_t)(a->buf[20] << 8 | a->buf[21]);
 		c = chan_of(e, src_tag);
-		if (!c) {
-			/* Closed while the frame waited: refused as sent now. */
+		if (!c || c->routable) {
+			/* Closed (or the tag reopened as a routable channel)
+			 * while the frame waited: refused as sent now. */
 			a->ready = false;
 			k->tx_foreign_tag++;
 			return 0;
@@ -520,11 +554,14 @@ static int iface_rx(struct unetd_iface *f)
 	for (int i = 0; i < n; i++) {
 		struct unetd_chan *c = ds[i].channel ? unet_channel__ctx(ds[i].channel) : NULL;
 
-		/* U-Net frames are untagged: the header is right before the
-		 * payload the core handed us. */
+		/* U-Net frames are untagged: the headers are right before the
+		 * payload the core handed us (Ethernet and U-Net, or for a
+		 * routable channel Ethernet, IPv4, UDP and U-Net: the client's
+		 * library checks them again against its channel). */
+		uint32_t hdrs = c && c->routable ? UNET_UDP_PAYLOAD_OFF : UNET_PAYLOAD_OFF;
+
 		if (c)
-			deliver(c->owner, (const uint8_t *)ds[i].data - UNET_PAYLOAD_OFF,
-				ds[i].len + UNET_PAYLOAD_OFF);
+			deliver(c->owner, (const uint8_t *)ds[i].data - hdrs, ds[i].len + hdrs);
 	}
 	if (n > 0)
 		unet_endpoint__release(f->ep, ds, (unsigned int)n);
@@ -919,6 +956,37 @@ int unetd_emul_chan_open(struct unetd *d, struct unetd_emul *e, const struct une
 		free(c);
 		return err;
 	}
+	unet_channel__set_ctx(c->ch, c);
+	c->next = e->chans;
+	e->chans = c;
+	return 0;
+}
+
+int unetd_emul_chan_open_ipv4(struct unetd *d, struct unetd_emul *e,
+			      const struct unetd_ch_open_ipv4 *req, const struct unetd_grant *g,
+			      struct unetd_ch_opened_ipv4 *rep, char *msg, size_t msglen)
+{
+	struct unetd_chan *c;
+	int err;
+
+	(void)g; /* the tag was checked against it by the caller */
+	if (chan_of(e, req->tag)) {
+		snprintf(msg, msglen, "tag %u already open on this endpoint", req->tag);
+		return -EADDRINUSE;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	err = unetd_chan_open_real(d, e->iface, req, &c->ch, &c->w, rep, msg, msglen);
+	if (err) {
+		free(c);
+		return err;
+	}
+	c->owner = e;
+	c->tag = req->tag;
+	c->peer_tag = req->peer_tag;
+	memcpy(c->peer_mac, c->w.dst_mac, 6);
+	c->routable = true;
 	unet_channel__set_ctx(c->ch, c);
 	c->next = e->chans;
 	e->chans = c;
