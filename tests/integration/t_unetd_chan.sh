@@ -82,3 +82,32 @@ t_unetd_chan() {
 	kill "$s" 2>/dev/null
 	stop_unetd
 }
+
+t_unetd_chan_forge() {
+	T_MODE=${T_MODE:-skb}
+	local s rc before after
+	setup_ns
+	attach a
+	in_a sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
+	in_b sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
+	chan_neigh
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	unet_bg_a "$PEER" hold "$IF_A" --tag 1 --peer-ip "$IP_B" --peer-tag 2 --timeout 20 \
+		--expect 2 >"$T_DIR/hold.log" 2>&1
+	s=$UNET_BG_PID
+	wait_ready "$T_DIR/hold.log" "$s" >/dev/null
+	before=$(stat_a rx)
+	as_nobody "$BUILD/tools/unet-forge-chan" "$IF_B" --tag 2 --peer-ip "$IP_A" --peer-tag 1 \
+		--other-ip 10.201.0.99 >"$T_DIR/forge.log" 2>&1
+	rc=$?
+	cat "$T_DIR/forge.log"
+	((rc == 0)) || fail "the daemon did not refuse and count each forged frame on the routable channel as it must"
+	kill -INT "$s" 2>/dev/null
+	unet_bg_wait "$s" 10
+	after=$(stat_a rx)
+	cat "$T_DIR/hold.log"
+	note "frames that reached $IF_A's program: $((after - before))"
+	((after - before == 2)) || fail "$((after - before)) frames reached the peer, want the 2 honest ones"
+	grep -q 'received=2 foreign=0' "$T_DIR/hold.log" || fail "the peer did not get exactly the 2 honest messages"
+	stop_unetd
+}
