@@ -14,9 +14,11 @@
  *
  * Send: a client's frame is copied into a buffer of the real endpoint,
  * then checked: a U-Net frame (EtherType, version, lengths), from a tag
- * this endpoint owns, to that channel's peer MAC and peer tag; or IPv4
- * UDP, TCP or ARP from an address and port it holds (udp.c,
- * tcp_check.c); the source MAC is written by us.  A frame larger than one
+ * this endpoint owns, to that channel's peer MAC and peer tag; or, to
+ * the channel port, exactly a routable channel's frame as the daemon
+ * decided its headers (chan.c, chan_check.c); or IPv4 UDP, TCP or ARP
+ * from an address and port it holds (udp.c, tcp_check.c); the source
+ * MAC is written by us.  A frame larger than one
  * buffer comes as a chain of descriptors (XDP_PKT_CONTD): each piece is
  * copied into the endpoint's own gathering buffer as it is taken, and the
  * whole copy is checked, then sent by the real endpoint from its channel
@@ -25,8 +27,9 @@
  * weighted by their policy share, so one flooding client cannot starve
  * another.
  *
- * Receive: the real endpoint's channels are the clients' channels; each
- * frame goes to the owner's free buffer (or buffers, as a chain, for a
+ * Receive: the real endpoint's channels are the clients' channels
+ * (routable ones too: their frames go with their IPv4 and UDP headers);
+ * each frame goes to the owner's free buffer (or buffers, as a chain, for a
  * frame larger than one) and receive ring, or, when the
  * owner has no free buffer or no room, is dropped and counted for that
  * owner alone.  UDP datagrams, TCP segments and ARP for the addresses

@@ -373,6 +373,9 @@ uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len)
 		if (!owns(e, saddr, be16(f + 34), false))
 			return &k->tx_foreign_tag;
 		/*
+		 * (Datagrams to the channel port are judged as routable
+		 * channels' frames before they get here: check_frame in
+		 * emul.c.  This stays as the second guard.)
 		 * Never to the routable channels' port, whatever the address:
 		 * from a port of its own a client could otherwise write a
 		 * U-Net header of its choosing into a datagram that a peer's
