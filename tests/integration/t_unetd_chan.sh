@@ -11,7 +11,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unetd_chan|-|90|user nobody opens routable channels through unetd, on an emulated endpoint and on a direct grant: every size byte for byte both ways with a root peer; the daemon holds the channel's source port (no other socket gets it) and a SIGKILLed client's port and tag are free again at once; the policy's channel quota refuses one more with EDQUOT"
+	"unetd_chan|-|90|user nobody opens routable channels through unetd, on an emulated endpoint and on a direct grant: every size byte for byte both ways with a root peer; the daemon holds the channel's source port (no other socket gets it) and a SIGKILLed client's port (emulated and granted) and tag are free again at once; the policy's channel quota refuses one more with EDQUOT"
 	"unetd_chan_forge|-|60|an emulated client writes frames on its routable channel into its region: from another address, another source port, to another peer address, MAC or tag, from a tag not its own, raw U-Net on the routable channel, an IP fragment, bad IP, UDP and U-Net lengths, a bad checksum: each refused and counted by reason, only the honest message reaches the peer's interface"
 )
 
@@ -79,6 +79,21 @@ t_unetd_chan() {
 	tail -2 "$T_DIR/sizes-direct.log"
 	grep -q 'direct endpoint .* for uid 65534' "$T_DIR/unetd.log" || fail "the daemon did not log a direct grant"
 	grep -q '^sizes ok 1\.\.' "$T_DIR/sizes-direct.log" || fail "sizes over a grant did not report ok"
+	# The grant's port is the daemon's too, and goes with the client.
+	as_user_cmd 65534
+	"${AS[@]}" "$PEER" hold "$IF_B" --tag 3 --peer-ip "$IP_A" --peer-tag 1 --timeout 30 \
+		>"$T_DIR/hold-direct.log" 2>&1 &
+	i=$!
+	_UNET_BG_PIDS+=("$i")
+	wait_ready "$T_DIR/hold-direct.log" "$i" >/dev/null
+	unetd_chan_port_held "$port" || fail "no socket holds the grant's channel source port $port"
+	kill -KILL "$i"
+	unet_bg_wait "$i" 5
+	for ((rc = 0; rc < 100; rc++)); do
+		unetd_chan_port_held "$port" || break
+		sleep 0.05
+	done
+	unetd_chan_port_held "$port" && fail "the SIGKILLed grant's source port $port is still held"
 	kill "$s" 2>/dev/null
 	stop_unetd
 }
