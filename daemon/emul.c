@@ -249,11 +249,12 @@ static const struct unetd_chan_wire *routable_of(void *ctx, uint16_t tag)
 
 /* A frame to the routable channels' port: exactly one of e's routable
  * channels' (chan_check.c), whatever UDP ports e holds. */
-static uint64_t *check_chan_frame(struct unetd_emul *e, const uint8_t *f, uint32_t len)
+static uint64_t *check_chan_frame(struct unetd_emul *e, const uint8_t *f, uint32_t len,
+				  uint16_t chan_port)
 {
 	struct unetd_ep_counters *k = &e->region->counters;
 
-	switch (unetd_chan_check_frame(f, len, unetd_chan_port(e->iface), routable_of, e)) {
+	switch (unetd_chan_check_frame(f, len, chan_port, routable_of, e)) {
 	case UNETD_CHAN_OK:
 		return NULL;
 	case UNETD_CHAN_FOREIGN_TAG:
@@ -280,11 +281,16 @@ static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t le
 	    f[23] == IPPROTO_TCP)
 		return unetd_tcp_check(e, f, len);
 	if (len >= UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN &&
-	    (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IP && f[23] == IPPROTO_UDP &&
-	    (uint16_t)(f[36] << 8 | f[37]) == unetd_chan_port(e->iface))
-		return check_chan_frame(e, f, len);
+	    (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IP && f[23] == IPPROTO_UDP) {
+		/* Read once per datagram: the port may change under us. */
+		uint16_t chan_port = unetd_chan_port(e->iface);
+
+		if ((uint16_t)(f[36] << 8 | f[37]) == chan_port)
+			return check_chan_frame(e, f, len, chan_port);
+		return unetd_udp_check(e, (uint8_t *)f, len, chan_port);
+	}
 	if (len >= UNET_ETH_HLEN && (uint16_t)(f[12] << 8 | f[13]) != UNET_ETH_P)
-		return unetd_udp_check(e, (uint8_t *)f, len); /* IPv4/UDP, ARP */
+		return unetd_udp_check(e, (uint8_t *)f, len, 0); /* ARP, short IPv4 */
 	if (len < UNET_PAYLOAD_OFF ||
 	    len > (UNET_PAYLOAD_OFF + info->max_payload < 60 ? 60 : UNET_PAYLOAD_OFF + info->max_payload))
 		return &k->tx_bad_frame;

@@ -364,9 +364,10 @@ bool unetd_slot_uses_addr(struct unetd_iface *f, bool per_endpoint_slot,
 bool unetd_device_has(struct unetd *d, struct unetd_iface *f, uint32_t addr);
 /* A read-only descriptor of f's neighbour map, or -errno. */
 int unetd_neigh_ro(struct unetd_iface *f);
-/* The check of an emulated endpoint's non-U-Net frame (IPv4/UDP, ARP):
- * NULL if it may go, else the counter to charge. */
-uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len);
+/* The check of an emulated endpoint's non-U-Net frame (IPv4/UDP, ARP),
+ * chan_port the interface's routable-channel port now: NULL if it may
+ * go, else the counter to charge. */
+uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len, uint16_t chan_port);
 /* The interface's routable-channel UDP port, which no client datagram may
  * be sent to (docs/security.md). */
 uint16_t unetd_chan_port(struct unetd_iface *f);
