@@ -991,6 +991,12 @@ int unetd_emul_chan_open_ipv4(struct unetd *d, struct unetd_emul *e,
 		free(c);
 		return err;
 	}
+	/* What one of our send buffers takes, whatever the client's frames
+	 * hold: the client learns it, rather than have longer messages
+	 * refused as bad descriptors. */
+	if (c->w.max_payload > max_tx_len(e) - UNET_UDP_PAYLOAD_OFF)
+		c->w.max_payload = max_tx_len(e) - UNET_UDP_PAYLOAD_OFF;
+	rep->max_payload = (uint16_t)c->w.max_payload;
 	c->owner = e;
 	c->tag = req->tag;
 	c->peer_tag = req->peer_tag;

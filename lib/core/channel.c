@@ -142,7 +142,7 @@ static struct unet_channel *channel_open_ipv4_remote(struct unet_endpoint *ep, u
 {
 	struct unet_channel *ch;
 	struct unet_wire_udp w;
-	uint16_t peer_src_port;
+	uint16_t peer_src_port, max_payload;
 	uint32_t txq;
 	int err = opts_txq(ep, opts, &txq);
 
@@ -152,7 +152,7 @@ static struct unet_channel *channel_open_ipv4_remote(struct unet_endpoint *ep, u
 		err = -EADDRINUSE;
 	if (!err)
 		err = unet_remote_channel_open_ipv4(ep, tag, peer_addr, peer_port, peer_tag, &w,
-						    &peer_src_port);
+						    &peer_src_port, &max_payload);
 	if (err) {
 		errno = -err;
 		return NULL;
@@ -165,6 +165,7 @@ static struct unet_channel *channel_open_ipv4_remote(struct unet_endpoint *ep, u
 	}
 	ch->w = w;
 	ch->peer_port = peer_src_port;
+	ch->max_payload = max_payload;
 	ch->udp = true;
 	ep->chan_port = w.dport;
 	return ch;
@@ -221,7 +222,9 @@ uint32_t unet_channel__max_payload(const struct unet_channel *ch)
 		 * would leave as a raw frame, not as the channel's UDP. */
 		uint32_t m = ch->ep->max_payload - (UNET_IP_HLEN + UNET_UDP_HLEN);
 
-		return m < ch->ep->buf_payload ? m : ch->ep->buf_payload;
+		if (m > ch->ep->buf_payload)
+			m = ch->ep->buf_payload;
+		return ch->max_payload && m > ch->max_payload ? ch->max_payload : m;
 	}
 	return ch->ep->max_payload;
 }

@@ -586,7 +586,7 @@ int unet_remote_channel_open(struct unet_endpoint *ep, uint16_t tag, const uint8
 
 int unet_remote_channel_open_ipv4(struct unet_endpoint *ep, uint16_t tag, uint32_t peer_addr,
 				  uint16_t peer_port, uint16_t peer_tag, struct unet_wire_udp *w,
-				  uint16_t *peer_src_port)
+				  uint16_t *peer_src_port, uint16_t *max_payload)
 {
 	struct unetd_ch_open_ipv4 req = { .ep = ep->remote_ep, .peer_addr = peer_addr, .tag = tag,
 					  .peer_tag = peer_tag, .peer_port = peer_port };
@@ -613,6 +613,7 @@ int unet_remote_channel_open_ipv4(struct unet_endpoint *ep, uint16_t tag, uint32
 	w->dst_tag = peer_tag;
 	w->src_tag = tag;
 	*peer_src_port = rep.peer_port;
+	*max_payload = rep.max_payload;
 	return 0;
 }
 

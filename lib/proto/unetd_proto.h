@@ -161,7 +161,8 @@ struct unetd_ch_opened_ipv4 {
 	uint16_t peer_port; /* host order: the peer's source port, checked on receive */
 	uint8_t dst_mac[6]; /* the next hop's */
 	uint8_t src_mac[6]; /* the interface's */
-	uint16_t pad;
+	uint16_t max_payload; /* the largest message the daemon sends on it for an
+			       * emulated endpoint; 0: the endpoint's own bound */
 };
 
 /* ---- The region of an emulated endpoint ------------------------------ */
