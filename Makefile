@@ -296,6 +296,11 @@ $(BUILD)/tests/test_tcp_check: tests/unit/test_tcp_check.c $(BUILD)/daemon/tcp_c
 $(BUILD)/tests/test_emul_pieces: tests/unit/test_emul_pieces.c $(BUILD)/daemon/emul_pieces.o | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -Idaemon -o $@ $< $(BUILD)/daemon/emul_pieces.o $(ALL_LDFLAGS) -lcmocka
 
+# The check of emulated endpoints' frames on routable channels, alone,
+# against the library's own frames (the model of its fuzz).
+$(BUILD)/tests/test_chan_check: tests/unit/test_chan_check.c $(BUILD)/daemon/chan_check.o $(ALIB) | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) -Idaemon -o $@ $< $(BUILD)/daemon/chan_check.o $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lcmocka
+
 $(BUILD)/tools/%: tests/tools/%.c $(ALIB) | $(BUILD)/tools
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
 

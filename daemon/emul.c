@@ -14,9 +14,11 @@
  *
  * Send: a client's frame is copied into a buffer of the real endpoint,
  * then checked: a U-Net frame (EtherType, version, lengths), from a tag
- * this endpoint owns, to that channel's peer MAC and peer tag; or IPv4
- * UDP, TCP or ARP from an address and port it holds (udp.c,
- * tcp_check.c); the source MAC is written by us.  A frame larger than one
+ * this endpoint owns, to that channel's peer MAC and peer tag; or, to
+ * the channel port, exactly a routable channel's frame as the daemon
+ * decided its headers (chan.c, chan_check.c); or IPv4 UDP, TCP or ARP
+ * from an address and port it holds (udp.c, tcp_check.c); the source
+ * MAC is written by us.  A frame larger than one
  * buffer comes as a chain of descriptors (XDP_PKT_CONTD): each piece is
  * copied into the endpoint's own gathering buffer as it is taken, and the
  * whole copy is checked, then sent by the real endpoint from its channel
@@ -25,8 +27,9 @@
  * weighted by their policy share, so one flooding client cannot starve
  * another.
  *
- * Receive: the real endpoint's channels are the clients' channels; each
- * frame goes to the owner's free buffer (or buffers, as a chain, for a
+ * Receive: the real endpoint's channels are the clients' channels
+ * (routable ones too: their frames go with their IPv4 and UDP headers);
+ * each frame goes to the owner's free buffer (or buffers, as a chain, for a
  * frame larger than one) and receive ring, or, when the
  * owner has no free buffer or no room, is dropped and counted for that
  * owner alone.  UDP datagrams, TCP segments and ARP for the addresses
@@ -237,6 +240,33 @@ static struct unetd_chan *chan_of(struct unetd_emul *e, uint16_t tag)
 	return NULL;
 }
 
+static const struct unetd_chan_wire *routable_of(void *ctx, uint16_t tag)
+{
+	struct unetd_chan *c = chan_of(ctx, tag);
+
+	return c && c->routable ? &c->w : NULL;
+}
+
+/* A frame to the routable channels' port: exactly one of e's routable
+ * channels' (chan_check.c), whatever UDP ports e holds. */
+static uint64_t *check_chan_frame(struct unetd_emul *e, const uint8_t *f, uint32_t len,
+				  uint16_t chan_port)
+{
+	struct unetd_ep_counters *k = &e->region->counters;
+
+	switch (unetd_chan_check_frame(f, len, chan_port, routable_of, e)) {
+	case UNETD_CHAN_OK:
+		return NULL;
+	case UNETD_CHAN_FOREIGN_TAG:
+	case UNETD_CHAN_FOREIGN_SRC:
+		return &k->tx_foreign_tag;
+	case UNETD_CHAN_FOREIGN_PEER:
+		return &k->tx_foreign_peer;
+	default:
+		return &k->tx_bad_frame;
+	}
+}
+
 /* Judge the daemon's own copy f[0..len) of a frame e wants sent.
  * Returns 0, or the counter to charge. */
 static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t len)
@@ -250,8 +280,17 @@ static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t le
 	if (len >= UNET_ETH_HLEN + UNET_IP_HLEN && (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IP &&
 	    f[23] == IPPROTO_TCP)
 		return unetd_tcp_check(e, f, len);
+	if (len >= UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN &&
+	    (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IP && f[23] == IPPROTO_UDP) {
+		/* Read once per datagram: the port may change under us. */
+		uint16_t chan_port = unetd_chan_port(e->iface);
+
+		if ((uint16_t)(f[36] << 8 | f[37]) == chan_port)
+			return check_chan_frame(e, f, len, chan_port);
+		return unetd_udp_check(e, (uint8_t *)f, len, chan_port);
+	}
 	if (len >= UNET_ETH_HLEN && (uint16_t)(f[12] << 8 | f[13]) != UNET_ETH_P)
-		return unetd_udp_check(e, (uint8_t *)f, len); /* IPv4/UDP, ARP */
+		return unetd_udp_check(e, (uint8_t *)f, len, 0); /* ARP, short IPv4 */
 	if (len < UNET_PAYLOAD_OFF ||
 	    len > (UNET_PAYLOAD_OFF + info->max_payload < 60 ? 60 : UNET_PAYLOAD_OFF + info->max_payload))
 		return &k->tx_bad_frame;
@@ -266,7 +305,9 @@ static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t le
 	c = chan_of(e, src_tag);
 	if (!c)
 		return &k->tx_foreign_tag;
-	if (dst_tag != c->peer_tag || memcmp(f, c->peer_mac, 6))
+	/* A routable channel's messages go inside UDP/IPv4 only: raw, they
+	 * would reach its next hop as a channel they are not. */
+	if (c->routable || dst_tag != c->peer_tag || memcmp(f, c->peer_mac, 6))
 		return &k->tx_foreign_peer;
 	return NULL;
 }
@@ -331,7 +372,8 @@ static int send_gathered(struct unetd_emul *e)
 			c = chan_of(e, src_tag);
 			if (!c)
 				bad = &k->tx_foreign_tag;
-			else if (dst_tag != c->peer_tag || memcmp(a->buf, c->peer_mac, 6))
+			else if (c->routable || dst_tag != c->peer_tag ||
+				 memcmp(a->buf, c->peer_mac, 6))
 				bad = &k->tx_foreign_peer;
 			break;
 		case UNETD_CHAIN_FOREIGN_SRC:
@@ -350,8 +392,9 @@ static int send_gathered(struct unetd_emul *e)
 		src_tag = (uint16_t)(a->buf[18] << 8 | a->buf[19]);
 		plen = (uint16_t)(a->buf[20] << 8 | a->buf[21]);
 		c = chan_of(e, src_tag);
-		if (!c) {
-			/* Closed while the frame waited: refused as sent now. */
+		if (!c || c->routable) {
+			/* Closed (or the tag reopened as a routable channel)
+			 * while the frame waited: refused as sent now. */
 			a->ready = false;
 			k->tx_foreign_tag++;
 			return 0;
@@ -520,11 +563,14 @@ static int iface_rx(struct unetd_iface *f)
 	for (int i = 0; i < n; i++) {
 		struct unetd_chan *c = ds[i].channel ? unet_channel__ctx(ds[i].channel) : NULL;
 
-		/* U-Net frames are untagged: the header is right before the
-		 * payload the core handed us. */
+		/* U-Net frames are untagged: the headers are right before the
+		 * payload the core handed us (Ethernet and U-Net, or for a
+		 * routable channel Ethernet, IPv4, UDP and U-Net: the client's
+		 * library checks them again against its channel). */
+		uint32_t hdrs = c && c->routable ? UNET_UDP_PAYLOAD_OFF : UNET_PAYLOAD_OFF;
+
 		if (c)
-			deliver(c->owner, (const uint8_t *)ds[i].data - UNET_PAYLOAD_OFF,
-				ds[i].len + UNET_PAYLOAD_OFF);
+			deliver(c->owner, (const uint8_t *)ds[i].data - hdrs, ds[i].len + hdrs);
 	}
 	if (n > 0)
 		unet_endpoint__release(f->ep, ds, (unsigned int)n);
@@ -919,6 +965,43 @@ int unetd_emul_chan_open(struct unetd *d, struct unetd_emul *e, const struct une
 		free(c);
 		return err;
 	}
+	unet_channel__set_ctx(c->ch, c);
+	c->next = e->chans;
+	e->chans = c;
+	return 0;
+}
+
+int unetd_emul_chan_open_ipv4(struct unetd *d, struct unetd_emul *e,
+			      const struct unetd_ch_open_ipv4 *req, const struct unetd_grant *g,
+			      struct unetd_ch_opened_ipv4 *rep, char *msg, size_t msglen)
+{
+	struct unetd_chan *c;
+	int err;
+
+	(void)g; /* the tag was checked against it by the caller */
+	if (chan_of(e, req->tag)) {
+		snprintf(msg, msglen, "tag %u already open on this endpoint", req->tag);
+		return -EADDRINUSE;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	err = unetd_chan_open_real(d, e->iface, req, &c->ch, &c->w, rep, msg, msglen);
+	if (err) {
+		free(c);
+		return err;
+	}
+	/* What one of our send buffers takes, whatever the client's frames
+	 * hold: the client learns it, rather than have longer messages
+	 * refused as bad descriptors. */
+	if (c->w.max_payload > max_tx_len(e) - UNET_UDP_PAYLOAD_OFF)
+		c->w.max_payload = max_tx_len(e) - UNET_UDP_PAYLOAD_OFF;
+	rep->max_payload = (uint16_t)c->w.max_payload;
+	c->owner = e;
+	c->tag = req->tag;
+	c->peer_tag = req->peer_tag;
+	memcpy(c->peer_mac, c->w.dst_mac, 6);
+	c->routable = true;
 	unet_channel__set_ctx(c->ch, c);
 	c->next = e->chans;
 	e->chans = c;

@@ -434,6 +434,31 @@ int unetd_direct_chan_open(struct unetd_direct *g, const struct unetd_ch_open *r
 		return err;
 	}
 	c->tag = req->tag;
+	c->kfd = -1;
+	c->next = g->chans;
+	g->chans = c;
+	return 0;
+}
+
+/* The client sends on its own socket, unchecked (docs/security.md): what
+ * we keep is the map entry for its slot and the source port. */
+int unetd_direct_chan_open_ipv4(struct unetd *d, struct unetd_direct *g,
+				const struct unetd_ch_open_ipv4 *req, const struct unetd_grant *gr,
+				struct unetd_ch_opened_ipv4 *rep, char *msg, size_t msglen)
+{
+	struct unetd_dchan *c;
+	int err;
+
+	(void)gr; /* the tag was checked against it by the caller */
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	err = unetd_chan_open_slot(d, g->iface, g->slot, req, &c->kfd, rep, msg, msglen);
+	if (err) {
+		free(c);
+		return err;
+	}
+	c->tag = req->tag;
 	c->next = g->chans;
 	g->chans = c;
 	return 0;
@@ -448,6 +473,8 @@ int unetd_direct_chan_close(struct unetd_direct *g, uint16_t tag)
 			continue;
 		*pp = c->next;
 		unet_iface_channel_remove(g->iface->maps, tag, g->slot, g->token);
+		if (c->kfd >= 0)
+			close(c->kfd);
 		free(c);
 		return 0;
 	}

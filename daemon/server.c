@@ -67,6 +67,8 @@ static long body_size(uint16_t type)
 		return sizeof(struct unetd_tcp_open);
 	case UNETD_REQ_TCP_CLOSE:
 		return sizeof(struct unetd_tcp_close);
+	case UNETD_REQ_CH_OPEN_IPV4:
+		return sizeof(struct unetd_ch_open_ipv4);
 	default:
 		return -1;
 	}
@@ -645,6 +647,73 @@ static void do_ch_open(struct unetd *d, struct unetd_client *c, const struct une
 	reply(c, h, err, msg, NULL, 0, NULL, 0);
 }
 
+/* Routable channels uid holds now: each is a kernel socket of ours. */
+static uint32_t user_routable(struct unetd *d, uint32_t uid)
+{
+	uint32_t n = 0;
+
+	for (struct unetd_client *k = d->clients; k; k = k->next) {
+		if (k->uid != uid)
+			continue;
+		for (struct unetd_emul *e = k->emuls; e; e = e->cnext)
+			for (struct unetd_chan *ch = e->chans; ch; ch = ch->next)
+				n += ch->routable;
+		for (struct unetd_direct *x = k->directs; x; x = x->cnext)
+			for (struct unetd_dchan *ch = x->chans; ch; ch = ch->next)
+				n += ch->kfd >= 0;
+	}
+	return n;
+}
+
+/* A routable channel: the policy's tag and quotas as for any channel,
+ * the rest decided by chan.c, never by the request. */
+static void do_ch_open_ipv4(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
+			    const struct unetd_ch_open_ipv4 *req)
+{
+	struct unetd_emul *e = emul_of(c, req->ep);
+	struct unetd_direct *x = e ? NULL : direct_of(c, req->ep);
+	struct unetd_ch_opened_ipv4 rep;
+	struct unetd_grant g;
+	char msg[96] = "";
+	int err;
+
+	memset(&rep, 0, sizeof(rep));
+	if (!e && !x) {
+		reply(c, h, -ENOENT, "no such endpoint", NULL, 0, NULL, 0);
+		return;
+	}
+	reap_closed(d, c);
+	err = grant_for(d, c, e ? e->iface->ifname : x->iface->ifname, &g, msg, sizeof(msg));
+	if (!err && (req->tag == UNET_TAG_INVALID || req->peer_tag == UNET_TAG_INVALID)) {
+		snprintf(msg, sizeof(msg), "tag 0 is reserved");
+		err = -EINVAL;
+	}
+	if (!err && !unetd_grant_tag(&g, req->tag)) {
+		snprintf(msg, sizeof(msg), "tag %u not granted (%.60s)", req->tag, g.rule);
+		err = -EACCES;
+	}
+	if (!err && g.max_channels != UNETD_POLICY_UNLIMITED32 &&
+	    user_channels(d, c->uid) >= g.max_channels) {
+		snprintf(msg, sizeof(msg), "channel quota of uid %u reached (%u, %.40s)", c->uid,
+			 g.max_channels, g.rule);
+		err = -EDQUOT;
+	}
+	if (!err && user_routable(d, c->uid) >= UNETD_MAX_ROUTABLE_PER_USER) {
+		snprintf(msg, sizeof(msg), "user %u holds %u routable channels, the most one user may",
+			 c->uid, UNETD_MAX_ROUTABLE_PER_USER);
+		err = -EDQUOT;
+	}
+	if (!err)
+		err = e ? unetd_emul_chan_open_ipv4(d, e, req, &g, &rep, msg, sizeof(msg))
+			: unetd_direct_chan_open_ipv4(d, x, req, &g, &rep, msg, sizeof(msg));
+	if (err == -EACCES)
+		d->req_denied++;
+	if (err)
+		unetd_log(UNET_LOG_INFO, "uid %u pid %u: routable channel %u refused: %s", c->uid,
+			  c->pid, req->tag, msg);
+	reply(c, h, err, msg, err ? NULL : &rep, err ? 0 : sizeof(rep), NULL, 0);
+}
+
 /* UDP_OPEN and TCP_OPEN: the same endpoint look-up, grant and reply
  * around the protocol's own open (udp.c, tcp.c).  req is the request of
  * that protocol, ep its endpoint id. */
@@ -965,6 +1034,13 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 
 		memcpy(&req, body, sizeof(req));
 		do_port_close(c, &m.h, true, req.ep, req.laddr, req.lport);
+		break;
+	}
+	case UNETD_REQ_CH_OPEN_IPV4: {
+		struct unetd_ch_open_ipv4 req;
+
+		memcpy(&req, body, sizeof(req));
+		do_ch_open_ipv4(d, c, &m.h, &req);
 		break;
 	}
 	}

@@ -352,7 +352,7 @@ static bool owns(const struct unetd_emul *e, uint32_t addr, uint16_t port, bool 
 	return any_port && tcp_uses(e->tcp, addr);
 }
 
-uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len)
+uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len, uint16_t chan_port)
 {
 	struct unetd_ep_counters *k = &e->region->counters;
 	uint16_t proto = be16(f + 12), tot, frag, ulen;
@@ -378,10 +378,13 @@ uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len)
 		 * U-Net header of its choosing into a datagram that a peer's
 		 * routable channel to this host would take for its peer's, if
 		 * the port is the one that channel's source derives
-		 * (docs/security.md).  Read per datagram, so a port changed
-		 * after the daemon opened the interface is still the one kept.
+		 * (docs/security.md).  (check_frame in emul.c judges such
+		 * datagrams as routable channels' frames before they get
+		 * here; this is the second guard.)  chan_port is read per
+		 * datagram, so a port changed after the daemon opened the
+		 * interface is still the one kept.
 		 */
-		if (be16(f + 36) == unetd_chan_port(e->iface))
+		if (be16(f + 36) == chan_port)
 			return &k->tx_foreign_peer;
 		return NULL;
 	}

@@ -11,6 +11,8 @@
  *             and the check of every frame a client sends
  *   closer.c  closing descriptors clients sent, on a thread of its own
  *   dead.c    objects freed after the batch of events that may name them
+ *   chan.c    routable channels of clients: their headers decided here
+ *             (chan_check.c: the check of an emulated endpoint's frames)
  *   grant.c   direct-access endpoints: sockets made and bound here,
  *             handed to the client
  *   peer.c    the connecting process: its pidfd, namespaces, limits
@@ -37,6 +39,7 @@
 #include "policy.h"
 #include "proto/unetd_proto.h"
 #include "emul_pieces.h"
+#include "chan_check.h"
 
 struct unetd_emul;
 struct unetd_client;
@@ -87,6 +90,8 @@ struct unetd_chan {
 	struct unet_channel *ch; /* on the real endpoint */
 	uint16_t tag, peer_tag;
 	uint8_t peer_mac[6];
+	bool routable;		 /* U-Net inside UDP/IPv4: its frames must match w */
+	struct unetd_chan_wire w;
 	struct unetd_chan *next; /* the owner's list */
 };
 
@@ -144,6 +149,7 @@ struct unetd_tcp_port {
 /* A channel of a direct grant: an entry in the maps for its slot. */
 struct unetd_dchan {
 	uint16_t tag;
+	int kfd; /* a routable channel's source port, held by us; else -1 */
 	struct unetd_dchan *next;
 };
 
@@ -307,7 +313,25 @@ unsigned int unetd_direct_reap(struct unetd *d);
 void unetd_direct_drop_lingering(struct unetd *d);
 int unetd_direct_chan_open(struct unetd_direct *g, const struct unetd_ch_open *req,
 			   const struct unetd_grant *gr, char *msg, size_t msglen);
+int unetd_direct_chan_open_ipv4(struct unetd *d, struct unetd_direct *g,
+				const struct unetd_ch_open_ipv4 *req, const struct unetd_grant *gr,
+				struct unetd_ch_opened_ipv4 *rep, char *msg, size_t msglen);
 int unetd_direct_chan_close(struct unetd_direct *g, uint16_t tag);
+
+/* chan.c: routable channels, their headers decided here (in f's
+ * namespace): on the real endpoint for an emulated endpoint (the channel
+ * in *ch, holding its port; its frames' headers in *w), or an entry for a
+ * grant's slot (the port held by *kfd).  Fill rep.  0 or -errno with msg. */
+/* The most routable channels one user's endpoints may hold together
+ * (each a kernel socket of ours), within its `channels` quota. */
+#define UNETD_MAX_ROUTABLE_PER_USER 256
+int unetd_chan_open_real(struct unetd *d, struct unetd_iface *f,
+			 const struct unetd_ch_open_ipv4 *req, struct unet_channel **ch,
+			 struct unetd_chan_wire *w, struct unetd_ch_opened_ipv4 *rep, char *msg,
+			 size_t msglen);
+int unetd_chan_open_slot(struct unetd *d, struct unetd_iface *f, uint32_t slot,
+			 const struct unetd_ch_open_ipv4 *req, int *kfd,
+			 struct unetd_ch_opened_ipv4 *rep, char *msg, size_t msglen);
 
 /* udp.c */
 /* Open a UDP port for an endpoint registered under slot (a grant's own,
@@ -340,9 +364,10 @@ bool unetd_slot_uses_addr(struct unetd_iface *f, bool per_endpoint_slot,
 bool unetd_device_has(struct unetd *d, struct unetd_iface *f, uint32_t addr);
 /* A read-only descriptor of f's neighbour map, or -errno. */
 int unetd_neigh_ro(struct unetd_iface *f);
-/* The check of an emulated endpoint's non-U-Net frame (IPv4/UDP, ARP):
- * NULL if it may go, else the counter to charge. */
-uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len);
+/* The check of an emulated endpoint's non-U-Net frame (IPv4/UDP, ARP),
+ * chan_port the interface's routable-channel port now: NULL if it may
+ * go, else the counter to charge. */
+uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len, uint16_t chan_port);
 /* The interface's routable-channel UDP port, which no client datagram may
  * be sent to (docs/security.md). */
 uint16_t unetd_chan_port(struct unetd_iface *f);
@@ -402,6 +427,10 @@ struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
 void unetd_emul_free(struct unetd *d, struct unetd_emul *e);
 int unetd_emul_chan_open(struct unetd *d, struct unetd_emul *e, const struct unetd_ch_open *req,
 			 const struct unetd_grant *g, char *msg, size_t msglen);
+/* A routable channel for e (chan.c decides its headers): rep filled. */
+int unetd_emul_chan_open_ipv4(struct unetd *d, struct unetd_emul *e,
+			      const struct unetd_ch_open_ipv4 *req, const struct unetd_grant *g,
+			      struct unetd_ch_opened_ipv4 *rep, char *msg, size_t msglen);
 int unetd_emul_chan_close(struct unetd *d, struct unetd_emul *e, uint16_t tag);
 /* One pass of the data plane over every interface: returns how much work
  * it did (0: idle). */

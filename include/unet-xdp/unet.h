@@ -401,8 +401,10 @@ UNET_API struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint1
  * info.max_payload - 28 bytes (unet_channel__max_payload).  NULL with
  * errno as unet_channel__open, or EHOSTUNREACH (peer not in the kernel's
  * neighbour table), EADDRNOTAVAIL (the interface has no IPv4 address),
- * EADDRINUSE (the channel's source port is taken on this host),
- * EOPNOTSUPP (an endpoint served by unetd). */
+ * EADDRINUSE (the channel's source port is taken on this host).  On an
+ * endpoint served by unetd the daemon decides the source address and
+ * port and holds the port (docs/unetd.md); also EACCES (tag not
+ * granted), EDQUOT (the user's channel quota). */
 UNET_API struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep,
 						      uint16_t local_tag, uint32_t peer_addr,
 						      uint16_t peer_port, uint16_t peer_tag,

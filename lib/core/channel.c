@@ -133,6 +133,44 @@ static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 	return 0;
 }
 
+/* A routable channel on an endpoint from unetd: the daemon decides the
+ * headers and holds the source port (remote.c); we only build frames. */
+static struct unet_channel *channel_open_ipv4_remote(struct unet_endpoint *ep, uint16_t tag,
+						     uint32_t peer_addr, uint16_t peer_port,
+						     uint16_t peer_tag,
+						     const struct unet_channel_opts *opts)
+{
+	struct unet_channel *ch;
+	struct unet_wire_udp w;
+	uint16_t peer_src_port, max_payload;
+	uint32_t txq;
+	int err = opts_txq(ep, opts, &txq);
+
+	if (!err && (tag == UNET_TAG_INVALID || peer_tag == UNET_TAG_INVALID))
+		err = -EINVAL;
+	if (!err && ep->by_tag[tag])
+		err = -EADDRINUSE;
+	if (!err)
+		err = unet_remote_channel_open_ipv4(ep, tag, peer_addr, peer_port, peer_tag, &w,
+						    &peer_src_port, &max_payload);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	ch = channel_new(ep, tag, w.dst_mac, peer_tag, txq);
+	if (!ch) {
+		unet_remote_channel_close(ep, tag);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ch->w = w;
+	ch->peer_port = peer_src_port;
+	ch->max_payload = max_payload;
+	ch->udp = true;
+	ep->chan_port = w.dport;
+	return ch;
+}
+
 struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep, uint16_t local_tag,
 					     uint32_t peer_addr, uint16_t peer_port,
 					     uint16_t peer_tag, const struct unet_channel_opts *opts)
@@ -146,10 +184,8 @@ struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep, uint16_t 
 		errno = EINVAL;
 		return NULL;
 	}
-	if (ep->daemon_fd >= 0) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (ep->daemon_fd >= 0)
+		return channel_open_ipv4_remote(ep, local_tag, peer_addr, peer_port, peer_tag, opts);
 	err = opts_txq(ep, opts, &txq);
 	if (!err)
 		err = unet_chan_udp_peer(ep->iface, local_tag, peer_addr, peer_port, peer_tag, &peer);
@@ -186,7 +222,9 @@ uint32_t unet_channel__max_payload(const struct unet_channel *ch)
 		 * would leave as a raw frame, not as the channel's UDP. */
 		uint32_t m = ch->ep->max_payload - (UNET_IP_HLEN + UNET_UDP_HLEN);
 
-		return m < ch->ep->buf_payload ? m : ch->ep->buf_payload;
+		if (m > ch->ep->buf_payload)
+			m = ch->ep->buf_payload;
+		return ch->max_payload && m > ch->max_payload ? ch->max_payload : m;
 	}
 	return ch->ep->max_payload;
 }

@@ -61,6 +61,7 @@ struct unet_channel {
 	bool udp;
 	struct unet_wire_udp w;
 	uint16_t peer_port; /* the peer's UDP source port, checked on receive */
+	uint16_t max_payload; /* a routable channel's bound from unetd; 0: none */
 	int port_fd;
 	uint32_t txq; /* index into ep->q[] */
 	unet_recv_handler handler;
@@ -201,6 +202,12 @@ void unet_remote_close(struct unet_endpoint *ep);
 int unet_remote_channel_open(struct unet_endpoint *ep, uint16_t tag, const uint8_t peer_mac[6],
 			     uint16_t peer_tag);
 void unet_remote_channel_close(struct unet_endpoint *ep, uint16_t tag);
+/* A routable channel from the daemon: it chooses the source address and
+ * port and resolves the peer; *w and *peer_port are what the channel's
+ * frames carry and what the peer's must.  Returns 0 or -errno. */
+int unet_remote_channel_open_ipv4(struct unet_endpoint *ep, uint16_t tag, uint32_t peer_addr,
+				  uint16_t peer_port, uint16_t peer_tag, struct unet_wire_udp *w,
+				  uint16_t *peer_src_port, uint16_t *max_payload);
 void unet_remote_kick(struct unet_endpoint *ep);
 /* Notice a daemon that went away: returns ep->dead (-ECONNRESET then). */
 int unet_remote_probe(struct unet_endpoint *ep);

@@ -584,6 +584,39 @@ int unet_remote_channel_open(struct unet_endpoint *ep, uint16_t tag, const uint8
 	return call(ep->daemon_fd, UNETD_REQ_CH_OPEN, &req, sizeof(req), NULL, 0, NULL, NULL);
 }
 
+int unet_remote_channel_open_ipv4(struct unet_endpoint *ep, uint16_t tag, uint32_t peer_addr,
+				  uint16_t peer_port, uint16_t peer_tag, struct unet_wire_udp *w,
+				  uint16_t *peer_src_port, uint16_t *max_payload)
+{
+	struct unetd_ch_open_ipv4 req = { .ep = ep->remote_ep, .peer_addr = peer_addr, .tag = tag,
+					  .peer_tag = peer_tag, .peer_port = peer_port };
+	struct unetd_ch_opened_ipv4 rep;
+	int err = call(ep->daemon_fd, UNETD_REQ_CH_OPEN_IPV4, &req, sizeof(req), &rep, sizeof(rep),
+		       NULL, NULL);
+
+	if (err)
+		return err;
+	/* The daemon's word, but our own frames: a reply that does not add
+	 * up would only make them be refused, so say so here instead. */
+	if (!rep.sport || !rep.dport || rep.daddr != peer_addr) {
+		unet_log(UNET_LOG_ERROR, "unetd: the routable channel's reply does not add up");
+		unet_remote_channel_close(ep, tag);
+		return -EPROTO;
+	}
+	memset(w, 0, sizeof(*w));
+	memcpy(w->dst_mac, rep.dst_mac, 6);
+	memcpy(w->src_mac, rep.src_mac, 6);
+	w->saddr = rep.saddr;
+	w->daddr = rep.daddr;
+	w->sport = rep.sport;
+	w->dport = rep.dport;
+	w->dst_tag = peer_tag;
+	w->src_tag = tag;
+	*peer_src_port = rep.peer_port;
+	*max_payload = rep.max_payload;
+	return 0;
+}
+
 void unet_remote_channel_close(struct unet_endpoint *ep, uint16_t tag)
 {
 	struct unetd_ch_ref req = { .ep = ep->remote_ep, .tag = tag };

@@ -39,6 +39,8 @@ enum unetd_req_type {
 	UNETD_REQ_TCP_OPEN,	 /* body: struct unetd_tcp_open; reply: struct unetd_tcp_opened,
 				  * fd: the interface's neighbour map, read-only */
 	UNETD_REQ_TCP_CLOSE,	 /* body: struct unetd_tcp_close */
+	UNETD_REQ_CH_OPEN_IPV4,	 /* body: struct unetd_ch_open_ipv4; reply:
+				  * struct unetd_ch_opened_ipv4 (closed by CH_CLOSE) */
 	UNETD_REQ__COUNT
 };
 
@@ -128,6 +130,39 @@ struct unetd_ch_ref {
 	uint32_t ep;
 	uint16_t tag;
 	uint16_t pad;
+};
+
+/*
+ * A routable channel (U-Net inside UDP/IPv4, docs/wire-format.md) on an
+ * endpoint from unetd.  The client names only its tag and its peer; the
+ * daemon decides the rest, in the device's namespace: the source address
+ * (the interface's), the source port (derived from the tags as for any
+ * channel, and held by a kernel socket of the daemon's for the channel's
+ * life), the peer's next hop (the kernel's neighbour table) and port.
+ * The reply is what the client's frames must carry; an emulated
+ * endpoint's are checked against it field by field.  Added after version
+ * 1 without a bump, as WHOAMI: a daemon that predates it drops the client
+ * (an unknown request type).
+ */
+struct unetd_ch_open_ipv4 {
+	uint32_t ep;
+	uint32_t peer_addr; /* network order */
+	uint16_t tag;
+	uint16_t peer_tag;
+	uint16_t peer_port; /* host order; 0: the one the peer's channel derives */
+	uint16_t pad;
+};
+
+struct unetd_ch_opened_ipv4 {
+	uint32_t saddr;	    /* network order: the interface's address */
+	uint32_t daddr;	    /* network order: the peer's */
+	uint16_t sport;	    /* host order: the channel's source port (the daemon holds it) */
+	uint16_t dport;	    /* host order: the interface's channel port */
+	uint16_t peer_port; /* host order: the peer's source port, checked on receive */
+	uint8_t dst_mac[6]; /* the next hop's */
+	uint8_t src_mac[6]; /* the interface's */
+	uint16_t max_payload; /* the largest message the daemon sends on it for an
+			       * emulated endpoint; 0: the endpoint's own bound */
 };
 
 /* ---- The region of an emulated endpoint ------------------------------ */

@@ -12,8 +12,11 @@
  * counters as
  *   forge-udp tx_sent=N tx_foreign_tag=N tx_bad_frame=N tx_foreign_peer=N
  * and exits 0 if the three foreign frames, the two bad ones and the one
- * to the channel port were refused and nothing was sent.  Needs unetd (UNET_DAEMON_SOCKET) and a
- * policy that grants PORT.
+ * to the channel port were refused and nothing was sent: a datagram to
+ * the channel port is judged as a routable channel's frame, and a plain
+ * UDP datagram (its checksum set, no U-Net header) is not one
+ * (tx_bad_frame).  Needs unetd (UNET_DAEMON_SOCKET) and a policy that
+ * grants PORT.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -150,8 +153,8 @@ int main(int argc, char **argv)
 	printf("forge-udp tx_sent=%" PRIu64 " tx_foreign_tag=%" PRIu64 " tx_bad_frame=%" PRIu64
 	       " tx_foreign_peer=%" PRIu64 "\n",
 	       k->tx_sent, k->tx_foreign_tag, k->tx_bad_frame, k->tx_foreign_peer);
-	ok = k->tx_sent == 0 && k->tx_foreign_tag == 3 && k->tx_bad_frame == 2 &&
-	     k->tx_foreign_peer == 1;
+	ok = k->tx_sent == 0 && k->tx_foreign_tag == 3 && k->tx_bad_frame == 3 &&
+	     k->tx_foreign_peer == 0;
 	unet_endpoint__destroy(ep);
 	return ok ? 0 : 1;
 }

@@ -22,6 +22,7 @@
  *   hold served=K of N
  * (how many the daemon answered), exit 0.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -166,6 +167,20 @@ static size_t fill_body(uint16_t type, uint8_t *b, const char *iface)
 
 		memcpy(b, &r, sizeof(r));
 		return sizeof(r);
+	}
+	case UNETD_REQ_CH_OPEN_IPV4: {
+		/* Peers the daemon must refuse (none, broadcast, multicast,
+		 * loopback, unresolved) and random ones; tags and ports any. */
+		static const uint32_t peers[] = { 0, 0xffffffffu, 0xe0000001u, 0x7f000001u,
+						  0x0ac90001u, 0x0ac90002u };
+		struct unetd_ch_open_ipv4 c = { .ep = rnd() % 8, .tag = (uint16_t)rnd(),
+						.peer_tag = (uint16_t)rnd(),
+						.peer_port = rnd() % 2 ? 0 : (uint16_t)rnd(),
+						.pad = rnd() % 8 ? 0 : (uint16_t)rnd() };
+
+		c.peer_addr = htonl(rnd() % 2 ? peers[rnd() % 6] : (uint32_t)rnd());
+		memcpy(b, &c, sizeof(c));
+		return sizeof(c);
 	}
 	default:
 		return 0;

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * chan_check.c - the check of an emulated endpoint's frame on a routable
+ * channel (U-Net inside UDP/IPv4, docs/wire-format.md): the frame must be
+ * exactly the one the library builds for that channel from what the
+ * daemon decided (chan_check.h), byte for byte but for the source MAC
+ * (ours to write) and the payload.  A pure function: no daemon state, so
+ * that it is unit-tested and fuzzed alone (tests/unit/test_chan_check.c).
+ */
+#include <string.h>
+
+#include "chan_check.h"
+
+#define ETH_HLEN 14
+#define IP_HLEN 20
+#define UDP_HLEN 8
+#define UNET_HLEN 8
+#define HDRS (ETH_HLEN + IP_HLEN + UDP_HLEN + UNET_HLEN)
+#define ETH_MIN_FRAME 60
+#define ETH_P_IPV4 0x0800
+#define IP_PROTO_UDP 17
+#define IP_DF 0x4000
+#define IP_TTL 64
+#define WIRE_VERSION 1
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* The ones' complement sum of the header is all ones when its checksum
+ * is right (RFC 1071). */
+static int ip_csum_ok(const uint8_t *ip)
+{
+	uint32_t sum = 0;
+
+	for (int i = 0; i < IP_HLEN; i += 2)
+		sum += get16(ip + i);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+enum unetd_chan_verdict unetd_chan_check_frame(const uint8_t *f, uint32_t len, uint16_t dport,
+					       unetd_chan_lookup lookup, void *ctx)
+{
+	const uint8_t *ip = f + ETH_HLEN, *udp = ip + IP_HLEN, *uh = udp + UDP_HLEN;
+	const struct unetd_chan_wire *c;
+	uint32_t tot, plen, wire;
+	uint32_t saddr, daddr;
+
+	if (len < HDRS || get16(f + 12) != ETH_P_IPV4)
+		return UNETD_CHAN_BAD_FRAME;
+	/* IPv4 as the library writes it: no options, TOS 0, ID 0, DF and no
+	 * fragment, TTL 64, UDP, the checksum right. */
+	if (ip[0] != 0x45 || ip[1] || get16(ip + 4) || get16(ip + 6) != IP_DF || ip[8] != IP_TTL ||
+	    ip[9] != IP_PROTO_UDP || !ip_csum_ok(ip))
+		return UNETD_CHAN_BAD_FRAME;
+	/* Lengths that add up: IP's, UDP's and U-Net's the same datagram,
+	 * no UDP checksum, the frame exactly the datagram (60 bytes, zero
+	 * padded, when shorter). */
+	tot = get16(ip + 2);
+	plen = get16(uh + 6);
+	if (get16(udp + 2) != dport || tot < IP_HLEN + UDP_HLEN + UNET_HLEN + 1 ||
+	    get16(udp + 4) != tot - IP_HLEN || get16(udp + 6) ||
+	    plen != tot - IP_HLEN - UDP_HLEN - UNET_HLEN)
+		return UNETD_CHAN_BAD_FRAME;
+	wire = ETH_HLEN + tot;
+	if (len != (wire < ETH_MIN_FRAME ? ETH_MIN_FRAME : wire))
+		return UNETD_CHAN_BAD_FRAME;
+	for (uint32_t i = wire; i < len; i++)
+		if (f[i])
+			return UNETD_CHAN_BAD_FRAME;
+	if (uh[0] != WIRE_VERSION || uh[1])
+		return UNETD_CHAN_BAD_FRAME;
+	c = lookup(ctx, get16(uh + 4));
+	if (!c)
+		return UNETD_CHAN_FOREIGN_TAG;
+	if (plen > c->max_payload)
+		return UNETD_CHAN_BAD_FRAME;
+	memcpy(&saddr, ip + 12, 4);
+	memcpy(&daddr, ip + 16, 4);
+	if (saddr != c->saddr || get16(udp) != c->sport)
+		return UNETD_CHAN_FOREIGN_SRC;
+	if (daddr != c->daddr || memcmp(f, c->dst_mac, 6) || get16(uh + 2) != c->peer_tag ||
+	    dport != c->dport)
+		return UNETD_CHAN_FOREIGN_PEER;
+	return UNETD_CHAN_OK;
+}

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * test_chan_check - unetd's check of the frames an emulated endpoint
+ * sends on a routable channel (daemon/chan_check.c): the library's own
+ * frame (lib/core/wire_udp.c builds it) passes at every size; each field
+ * changed alone is refused with its reason; and a seeded fuzz of mutated
+ * frames (ASan sees any read past the frame) whose verdict must agree
+ * with a model: a frame passes if and only if it is, byte for byte but
+ * its source MAC and payload, the frame the library builds for one of
+ * the sender's channels and the message length its U-Net header gives.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "chan_check.h"
+#include "core/internal.h"
+#include "fuzz.h"
+
+#define PORT 61955
+#define MAX_PAYLOAD 1464
+#define NCHANS 3
+
+static struct unetd_chan_wire chans[NCHANS];
+
+static uint32_t ip(const char *s)
+{
+	uint32_t a;
+
+	inet_pton(AF_INET, s, &a);
+	return a;
+}
+
+static void setup_chans(void)
+{
+	static const uint8_t macs[NCHANS][6] = { { 2, 0, 0, 0, 0, 1 },
+						 { 2, 0, 0, 0, 0, 2 },
+						 { 2, 0, 0, 0, 0, 1 } };
+	static const uint16_t tags[NCHANS][2] = { { 2, 1 }, { 3, 7 }, { 4, 1 } };
+
+	for (int i = 0; i < NCHANS; i++) {
+		memcpy(chans[i].dst_mac, macs[i], 6);
+		chans[i].saddr = ip("10.201.0.2");
+		chans[i].daddr = ip(i == 1 ? "10.201.0.3" : "10.201.0.1");
+		chans[i].tag = tags[i][0];
+		chans[i].peer_tag = tags[i][1];
+		chans[i].sport = unet_chan_sport(tags[i][0], tags[i][1]);
+		chans[i].dport = PORT;
+		chans[i].max_payload = MAX_PAYLOAD;
+	}
+}
+
+/* The sender's routable channels (tag 5 is a raw channel of its own). */
+static const struct unetd_chan_wire *lookup(void *ctx, uint16_t tag)
+{
+	(void)ctx;
+	for (int i = 0; i < NCHANS; i++)
+		if (chans[i].tag == tag)
+			return &chans[i];
+	return NULL;
+}
+
+static void to_wire(const struct unetd_chan_wire *c, struct unet_wire_udp *w)
+{
+	static const uint8_t ours[6] = { 2, 0, 0, 0, 0, 0x42 };
+
+	memset(w, 0, sizeof(*w));
+	memcpy(w->dst_mac, c->dst_mac, 6);
+	memcpy(w->src_mac, ours, 6);
+	w->saddr = c->saddr;
+	w->daddr = c->daddr;
+	w->sport = c->sport;
+	w->dport = c->dport;
+	w->dst_tag = c->peer_tag;
+	w->src_tag = c->tag;
+}
+
+/* The library's frame of plen payload bytes on channel c, in f. */
+static uint32_t build(uint8_t *f, const struct unetd_chan_wire *c, uint32_t plen)
+{
+	struct unet_wire_udp w;
+	uint32_t len;
+
+	to_wire(c, &w);
+	memset(f, 0, UNET_UDP_PAYLOAD_OFF + plen + 60);
+	len = unet_wire_udp_build(f, &w, plen);
+	for (uint32_t i = 0; i < plen; i++)
+		f[UNET_UDP_PAYLOAD_OFF + i] = (uint8_t)(i * 7 + 1);
+	return len;
+}
+
+static enum unetd_chan_verdict check(const uint8_t *f, uint32_t len)
+{
+	/* A copy of exactly len bytes: ASan sees any read past it. */
+	uint8_t *copy = malloc(len ? len : 1);
+	enum unetd_chan_verdict v;
+
+	assert_non_null(copy);
+	memcpy(copy, f, len);
+	v = unetd_chan_check_frame(copy, len, PORT, lookup, NULL);
+	free(copy);
+	return v;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void recsum(uint8_t *f)
+{
+	uint8_t *h = f + 14;
+	uint32_t sum = 0;
+
+	put16(h + 10, 0);
+	for (int i = 0; i < 20; i += 2)
+		sum += (uint32_t)(h[i] << 8 | h[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	put16(h + 10, (uint16_t)~sum);
+}
+
+static uint8_t frame[UNET_UDP_PAYLOAD_OFF + MAX_PAYLOAD + 128];
+
+static void test_honest(void **state)
+{
+	(void)state;
+	setup_chans();
+	for (int c = 0; c < NCHANS; c++)
+		for (uint32_t n = 1; n <= MAX_PAYLOAD; n++)
+			assert_int_equal(check(frame, build(frame, &chans[c], n)), UNETD_CHAN_OK);
+}
+
+/* One change to channel 0's 16-byte frame, and the verdict it must get. */
+static void one_named(void (*change)(uint8_t *f, uint32_t *len), enum unetd_chan_verdict want,
+		      const char *name)
+{
+	uint32_t len = build(frame, &chans[0], 16);
+	enum unetd_chan_verdict got;
+
+	change(frame, &len);
+	got = check(frame, len);
+	if (got != want)
+		fail_msg("%s: verdict %d, want %d", name, got, want);
+}
+#define one(change, want) one_named(change, want, #change)
+
+static void c_saddr(uint8_t *f, uint32_t *l) { (void)l; f[29] ^= 1; recsum(f); }
+static void c_sport(uint8_t *f, uint32_t *l) { (void)l; f[35] ^= 1; }
+static void c_daddr(uint8_t *f, uint32_t *l) { (void)l; f[33] ^= 1; recsum(f); }
+static void c_mac(uint8_t *f, uint32_t *l) { (void)l; f[5] ^= 1; }
+static void c_dst_tag(uint8_t *f, uint32_t *l) { (void)l; f[45] ^= 1; }
+static void c_src_raw(uint8_t *f, uint32_t *l) { (void)l; put16(f + 46, 5); }
+static void c_src_other(uint8_t *f, uint32_t *l) { (void)l; put16(f + 46, 3); }
+static void c_src_mac(uint8_t *f, uint32_t *l) { (void)l; f[11] ^= 0xff; }
+static void c_frag(uint8_t *f, uint32_t *l) { (void)l; put16(f + 20, 0x2000); recsum(f); }
+static void c_frag_off(uint8_t *f, uint32_t *l) { (void)l; put16(f + 20, 0x4001); recsum(f); }
+static void c_no_df(uint8_t *f, uint32_t *l) { (void)l; put16(f + 20, 0); recsum(f); }
+static void c_options(uint8_t *f, uint32_t *l) { (void)l; f[14] = 0x46; recsum(f); }
+static void c_tos(uint8_t *f, uint32_t *l) { (void)l; f[15] = 4; recsum(f); }
+static void c_id(uint8_t *f, uint32_t *l) { (void)l; f[19] = 9; recsum(f); }
+static void c_ttl(uint8_t *f, uint32_t *l) { (void)l; f[22] = 1; recsum(f); }
+static void c_csum(uint8_t *f, uint32_t *l) { (void)l; f[25] ^= 1; }
+static void c_proto(uint8_t *f, uint32_t *l) { (void)l; f[23] = 6; recsum(f); }
+static void c_dport(uint8_t *f, uint32_t *l) { (void)l; f[37] ^= 1; }
+static void c_tot_long(uint8_t *f, uint32_t *l) { put16(f + 16, 62); recsum(f); *l = 76; }
+static void c_tot_short(uint8_t *f, uint32_t *l) { (void)l; put16(f + 16, 43); recsum(f); }
+static void c_udp_len(uint8_t *f, uint32_t *l) { (void)l; f[39] ^= 1; }
+static void c_udp_csum(uint8_t *f, uint32_t *l) { (void)l; f[41] = 1; }
+static void c_unet_len(uint8_t *f, uint32_t *l) { (void)l; put16(f + 48, 15); }
+static void c_version(uint8_t *f, uint32_t *l) { (void)l; f[42] = 2; }
+static void c_flags(uint8_t *f, uint32_t *l) { (void)l; f[43] = 1; }
+static void c_trailing(uint8_t *f, uint32_t *l) { (void)f; *l += 4; }
+static void c_padding(uint8_t *f, uint32_t *l) { *l = build(f, &chans[0], 2); f[59] = 1; }
+static void c_short(uint8_t *f, uint32_t *l) { (void)f; *l = 49; }
+static void c_ether(uint8_t *f, uint32_t *l) { (void)l; put16(f + 12, 0x86dd); }
+
+static void test_each_field(void **state)
+{
+	(void)state;
+	setup_chans();
+	one(c_src_mac, UNETD_CHAN_OK); /* the daemon writes it */
+	one(c_saddr, UNETD_CHAN_FOREIGN_SRC);
+	one(c_sport, UNETD_CHAN_FOREIGN_SRC);
+	one(c_src_other, UNETD_CHAN_FOREIGN_SRC); /* its tag 3, channel 2's port */
+	one(c_src_raw, UNETD_CHAN_FOREIGN_TAG);
+	one(c_daddr, UNETD_CHAN_FOREIGN_PEER);
+	one(c_mac, UNETD_CHAN_FOREIGN_PEER);
+	one(c_dst_tag, UNETD_CHAN_FOREIGN_PEER);
+	one(c_frag, UNETD_CHAN_BAD_FRAME);
+	one(c_frag_off, UNETD_CHAN_BAD_FRAME);
+	one(c_no_df, UNETD_CHAN_BAD_FRAME);
+	one(c_options, UNETD_CHAN_BAD_FRAME);
+	one(c_tos, UNETD_CHAN_BAD_FRAME);
+	one(c_id, UNETD_CHAN_BAD_FRAME);
+	one(c_ttl, UNETD_CHAN_BAD_FRAME);
+	one(c_csum, UNETD_CHAN_BAD_FRAME);
+	one(c_proto, UNETD_CHAN_BAD_FRAME);
+	one(c_dport, UNETD_CHAN_BAD_FRAME);
+	one(c_tot_long, UNETD_CHAN_BAD_FRAME);
+	one(c_tot_short, UNETD_CHAN_BAD_FRAME);
+	one(c_udp_len, UNETD_CHAN_BAD_FRAME);
+	one(c_udp_csum, UNETD_CHAN_BAD_FRAME);
+	one(c_unet_len, UNETD_CHAN_BAD_FRAME);
+	one(c_version, UNETD_CHAN_BAD_FRAME);
+	one(c_flags, UNETD_CHAN_BAD_FRAME);
+	one(c_trailing, UNETD_CHAN_BAD_FRAME);
+	one(c_padding, UNETD_CHAN_BAD_FRAME);
+	one(c_short, UNETD_CHAN_BAD_FRAME);
+	one(c_ether, UNETD_CHAN_BAD_FRAME);
+	/* A message longer than the daemon sends for the channel. */
+	chans[0].max_payload = 15;
+	one(c_src_mac, UNETD_CHAN_BAD_FRAME);
+	chans[0].max_payload = MAX_PAYLOAD;
+}
+
+/* The model: f[0..len) is, but for bytes 6..11 and the payload, the
+ * library's frame on one of the channels for the length its U-Net
+ * header gives, within the channel's largest message. */
+static bool model_ok(const uint8_t *f, uint32_t len)
+{
+	static uint8_t want[sizeof(frame)];
+	uint32_t plen, wlen;
+
+	if (len < UNET_UDP_PAYLOAD_OFF)
+		return false;
+	plen = (uint32_t)(f[48] << 8 | f[49]);
+	if (!plen || plen > MAX_PAYLOAD)
+		return false;
+	for (int c = 0; c < NCHANS; c++) {
+		if (plen > chans[c].max_payload)
+			continue;
+		wlen = build(want, &chans[c], plen);
+		if (wlen != len || memcmp(want, f, 6) ||
+		    memcmp(want + 12, f + 12, UNET_UDP_PAYLOAD_OFF - 12))
+			continue;
+		/* Padding after the datagram: zeros. */
+		if (UNET_UDP_PAYLOAD_OFF + plen < len &&
+		    memcmp(want + UNET_UDP_PAYLOAD_OFF + plen, f + UNET_UDP_PAYLOAD_OFF + plen,
+			   len - UNET_UDP_PAYLOAD_OFF - plen))
+			continue;
+		return true;
+	}
+	return false;
+}
+
+static void test_fuzz(void **state)
+{
+	uint64_t seed = fuzz_seed(0xc4a7c4ecull), s = seed, n = fuzz_count(300000), passed = 0;
+
+	(void)state;
+	setup_chans();
+	chans[2].max_payload = 100; /* a channel of smaller messages */
+	printf("test_chan_check fuzz: seed %#" PRIx64 ", %" PRIu64 " frames\n", seed, n);
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t r = (uint32_t)fuzz_next(&s), plen, len, muts;
+		const struct unetd_chan_wire *c = &chans[r % NCHANS];
+		bool want;
+
+		plen = (r >> 8) % 4 ? 1 + (uint32_t)(fuzz_next(&s) % 80)
+				    : 1 + (uint32_t)(fuzz_next(&s) % MAX_PAYLOAD);
+		len = build(frame, c, plen);
+		muts = (uint32_t)(fuzz_next(&s) % 4);
+		for (uint32_t m = 0; m < muts; m++) {
+			uint64_t x = fuzz_next(&s);
+			uint32_t at = (uint32_t)(x >> 8) % (len < 2 ? 2 : len < 64 ? len : 64);
+
+			switch (x % 6) {
+			case 0: /* a bit of a header */
+				frame[at] ^= (uint8_t)(1u << ((x >> 24) % 8));
+				break;
+			case 1: /* a header byte, any value */
+				frame[at] = (uint8_t)(x >> 32);
+				break;
+			case 2: /* a 16-bit field off by one */
+				put16(frame + (at & ~1u), (uint16_t)((frame[at & ~1u] << 8 |
+								     frame[(at & ~1u) + 1]) +
+								    ((x >> 40) & 1 ? 1 : -1)));
+				break;
+			case 3: /* the frame's length */
+				len = (uint32_t)((x >> 16) % (UNET_UDP_PAYLOAD_OFF + MAX_PAYLOAD + 64));
+				break;
+			case 4: /* a byte past the datagram (padding, or a longer frame) */
+				if (len + 8 < sizeof(frame)) {
+					len += (uint32_t)(x >> 48) % 8;
+					frame[len - 1] = (uint8_t)(x >> 32);
+				}
+				break;
+			default: /* another channel's tags */
+				put16(frame + 46, chans[(x >> 32) % NCHANS].tag);
+				break;
+			}
+			/* Often the checksum made right again, so that what
+			 * it covers is judged on its own. */
+			if ((x >> 56) & 1)
+				recsum(frame);
+		}
+		want = model_ok(frame, len);
+		if ((check(frame, len) == UNETD_CHAN_OK) != want) {
+			printf("frame %" PRIu64 " (seed %#" PRIx64 "): check says %d, model %d\n", i,
+			       seed, check(frame, len), want);
+			fail();
+		}
+		passed += want;
+	}
+	printf("test_chan_check fuzz: %" PRIu64 " frames passed both\n", passed);
+	/* The fuzz must have reached both sides of the check. */
+	assert_true(passed > n / 20 && passed < n - n / 20);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_honest),
+		cmocka_unit_test(test_each_field),
+		cmocka_unit_test(test_fuzz),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
