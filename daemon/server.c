@@ -599,8 +599,9 @@ out:
 	reply(c, h, err, msg, NULL, 0, NULL, 0);
 }
 
-/* Channels uid holds now, over all its connections and endpoints. */
-static uint32_t user_channels(struct unetd *d, uint32_t uid)
+/* Channels uid holds now, over all its connections and endpoints; with
+ * routable_only, its routable ones (each a kernel socket of ours). */
+static uint32_t user_channels(struct unetd *d, uint32_t uid, bool routable_only)
 {
 	uint32_t n = 0;
 
@@ -609,36 +610,51 @@ static uint32_t user_channels(struct unetd *d, uint32_t uid)
 			continue;
 		for (struct unetd_emul *e = k->emuls; e; e = e->cnext)
 			for (struct unetd_chan *ch = e->chans; ch; ch = ch->next)
-				n++;
+				n += !routable_only || ch->routable;
 		for (struct unetd_direct *x = k->directs; x; x = x->cnext)
 			for (struct unetd_dchan *ch = x->chans; ch; ch = ch->next)
-				n++;
+				n += !routable_only || ch->kfd >= 0;
 	}
 	return n;
+}
+
+/* What CH_OPEN and CH_OPEN_IPV4 check alike: the client's endpoint ep
+ * (*e or *x), the policy's grant for its interface (*g), and the user's
+ * channel quota.  0, or -errno with the reason in msg. */
+static int ch_open_check(struct unetd *d, struct unetd_client *c, uint32_t ep,
+			 struct unetd_emul **e, struct unetd_direct **x, struct unetd_grant *g,
+			 char *msg, size_t msglen)
+{
+	int err;
+
+	*e = emul_of(c, ep);
+	*x = *e ? NULL : direct_of(c, ep);
+	if (!*e && !*x) {
+		snprintf(msg, msglen, "no such endpoint");
+		return -ENOENT;
+	}
+	reap_closed(d, c);
+	err = grant_for(d, c, *e ? (*e)->iface->ifname : (*x)->iface->ifname, g, msg, msglen);
+	/* A user cannot take every tag of an interface from the others. */
+	if (!err && g->max_channels != UNETD_POLICY_UNLIMITED32 &&
+	    user_channels(d, c->uid, false) >= g->max_channels) {
+		snprintf(msg, msglen, "channel quota of uid %u reached (%u, %.40s)", c->uid,
+			 g->max_channels, g->rule);
+		err = -EDQUOT;
+	}
+	return err;
 }
 
 static void do_ch_open(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
 		       const struct unetd_ch_open *req)
 {
-	struct unetd_emul *e = emul_of(c, req->ep);
-	struct unetd_direct *x = e ? NULL : direct_of(c, req->ep);
+	struct unetd_emul *e;
+	struct unetd_direct *x;
 	struct unetd_grant g;
 	char msg[96] = "";
 	int err;
 
-	if (!e && !x) {
-		reply(c, h, -ENOENT, "no such endpoint", NULL, 0, NULL, 0);
-		return;
-	}
-	reap_closed(d, c);
-	err = grant_for(d, c, e ? e->iface->ifname : x->iface->ifname, &g, msg, sizeof(msg));
-	/* A user cannot take every tag of an interface from the others. */
-	if (!err && g.max_channels != UNETD_POLICY_UNLIMITED32 &&
-	    user_channels(d, c->uid) >= g.max_channels) {
-		snprintf(msg, sizeof(msg), "channel quota of uid %u reached (%u, %.40s)", c->uid,
-			 g.max_channels, g.rule);
-		err = -EDQUOT;
-	}
+	err = ch_open_check(d, c, req->ep, &e, &x, &g, msg, sizeof(msg));
 	if (!err)
 		err = e ? unetd_emul_chan_open(d, e, req, &g, msg, sizeof(msg))
 			: unetd_direct_chan_open(x, req, &g, msg, sizeof(msg));
@@ -647,43 +663,20 @@ static void do_ch_open(struct unetd *d, struct unetd_client *c, const struct une
 	reply(c, h, err, msg, NULL, 0, NULL, 0);
 }
 
-/* Routable channels uid holds now: each is a kernel socket of ours. */
-static uint32_t user_routable(struct unetd *d, uint32_t uid)
-{
-	uint32_t n = 0;
-
-	for (struct unetd_client *k = d->clients; k; k = k->next) {
-		if (k->uid != uid)
-			continue;
-		for (struct unetd_emul *e = k->emuls; e; e = e->cnext)
-			for (struct unetd_chan *ch = e->chans; ch; ch = ch->next)
-				n += ch->routable;
-		for (struct unetd_direct *x = k->directs; x; x = x->cnext)
-			for (struct unetd_dchan *ch = x->chans; ch; ch = ch->next)
-				n += ch->kfd >= 0;
-	}
-	return n;
-}
-
 /* A routable channel: the policy's tag and quotas as for any channel,
  * the rest decided by chan.c, never by the request. */
 static void do_ch_open_ipv4(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
 			    const struct unetd_ch_open_ipv4 *req)
 {
-	struct unetd_emul *e = emul_of(c, req->ep);
-	struct unetd_direct *x = e ? NULL : direct_of(c, req->ep);
 	struct unetd_ch_opened_ipv4 rep;
+	struct unetd_emul *e;
+	struct unetd_direct *x;
 	struct unetd_grant g;
 	char msg[96] = "";
 	int err;
 
 	memset(&rep, 0, sizeof(rep));
-	if (!e && !x) {
-		reply(c, h, -ENOENT, "no such endpoint", NULL, 0, NULL, 0);
-		return;
-	}
-	reap_closed(d, c);
-	err = grant_for(d, c, e ? e->iface->ifname : x->iface->ifname, &g, msg, sizeof(msg));
+	err = ch_open_check(d, c, req->ep, &e, &x, &g, msg, sizeof(msg));
 	if (!err && (req->tag == UNET_TAG_INVALID || req->peer_tag == UNET_TAG_INVALID)) {
 		snprintf(msg, sizeof(msg), "tag 0 is reserved");
 		err = -EINVAL;
@@ -692,13 +685,7 @@ static void do_ch_open_ipv4(struct unetd *d, struct unetd_client *c, const struc
 		snprintf(msg, sizeof(msg), "tag %u not granted (%.60s)", req->tag, g.rule);
 		err = -EACCES;
 	}
-	if (!err && g.max_channels != UNETD_POLICY_UNLIMITED32 &&
-	    user_channels(d, c->uid) >= g.max_channels) {
-		snprintf(msg, sizeof(msg), "channel quota of uid %u reached (%u, %.40s)", c->uid,
-			 g.max_channels, g.rule);
-		err = -EDQUOT;
-	}
-	if (!err && user_routable(d, c->uid) >= UNETD_MAX_ROUTABLE_PER_USER) {
+	if (!err && user_channels(d, c->uid, true) >= UNETD_MAX_ROUTABLE_PER_USER) {
 		snprintf(msg, sizeof(msg), "user %u holds %u routable channels, the most one user may",
 			 c->uid, UNETD_MAX_ROUTABLE_PER_USER);
 		err = -EDQUOT;
