@@ -330,7 +330,13 @@ int unet_udp_reclaim(struct unet_iface *iface);
  * Returns 0, -EADDRINUSE (a live endpoint has it), -ENOSPC, -errno. */
 int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 		      uint16_t lport, uint32_t raddr, uint16_t rport);
-/* Remove laddr:lport if endpoint still owns it. */
+/* Join endpoint to the SO_REUSEPORT group of laddr:lport as uid's (or
+ * make the group): inet/port_group.h.  Returns 0, -EADDRINUSE (held
+ * without a group, or endpoint is in it already), -EACCES (another
+ * user's group), -ENOSPC, -EOPNOTSUPP (no group map), -errno. */
+int unet_udp_port_join(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
+		       uint16_t lport, uint32_t uid);
+/* Remove laddr:lport if endpoint still owns it (or leave its group). */
 void unet_udp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 			  uint16_t lport);
 
