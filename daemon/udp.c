@@ -215,15 +215,15 @@ static bool port_holders_all(uint32_t laddr, uint16_t lport, uint32_t uid)
 
 int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32_t uid,
 		   struct unetd_udp_port **list, const struct unetd_udp_open *req,
-		   const struct unetd_grant *g, struct unetd_udp_opened *rep, int *neigh_fd,
-		   char *msg, size_t msglen)
+		   const struct unetd_grant *g, bool group, struct unetd_udp_opened *rep,
+		   int *neigh_fd, char *msg, size_t msglen)
 {
 	struct unetd_udp_port *p;
 	int err, claim;
 	bool kernel;
 
-	if (!req->laddr || !req->lport) {
-		snprintf(msg, msglen, "address and port must be set");
+	if (!req->laddr || !req->lport || (group && (req->raddr || req->rport))) {
+		snprintf(msg, msglen, "address and port must be set (a group's port unconnected)");
 		return -EINVAL;
 	}
 	if (!unetd_grant_udp_port(g, req->lport)) {
@@ -275,10 +275,17 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 		free(p);
 		return err;
 	}
-	err = unet_udp_port_add(f->maps, slot, req->laddr, req->lport, req->raddr, req->rport);
+	/* A group is one user's: unet_udp_port_join refuses (EACCES)
+	 * another user's group, and one place per endpoint slot (emulated
+	 * endpoints share the daemon's: one of them per group). */
+	err = group ? unet_udp_port_join(f->maps, slot, req->laddr, req->lport, uid)
+		    : unet_udp_port_add(f->maps, slot, req->laddr, req->lport, req->raddr,
+					req->rport);
 	if (err) {
 		snprintf(msg, msglen, "UDP port %u: %s", req->lport,
-			 err == -EADDRINUSE ? "held by another endpoint" : strerror(-err));
+			 err == -EACCES	     ? "a SO_REUSEPORT group of another user"
+			 : err == -EADDRINUSE ? "held by another endpoint"
+					      : strerror(-err));
 		goto fail;
 	}
 	rep->kernel_addr = kernel;

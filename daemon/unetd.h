@@ -321,8 +321,8 @@ uint32_t unetd_emul_max_payload(const struct unetd_emul *e);
 bool unetd_emul_multi_buffer(const struct unetd_emul *e);
 int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32_t uid,
 		   struct unetd_udp_port **list, const struct unetd_udp_open *req,
-		   const struct unetd_grant *g, struct unetd_udp_opened *rep, int *neigh_fd,
-		   char *msg, size_t msglen);
+		   const struct unetd_grant *g, bool group, struct unetd_udp_opened *rep,
+		   int *neigh_fd, char *msg, size_t msglen);
 /* Close it; own_tcp: the endpoint's TCP ports when the slot is its
  * alone (a grant), NULL when it is shared by every emulated endpoint of
  * f; per_endpoint_slot says which.  0 or -ENOENT. */

@@ -50,6 +50,11 @@ static const struct unet_port_kind ports_kind = {
 	.ports_fd = ports_fd,
 };
 
+bool unet_tcp_group_live(struct unet_iface *iface, uint32_t laddr, uint16_t lport)
+{
+	return unet_port_group_busy(iface, &ports_kind, laddr, lport);
+}
+
 int unet_tcp_port_join(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 		       uint16_t lport, uint32_t uid)
 {

@@ -23,6 +23,8 @@ int unet_tcp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
  * uid's (or make it): as unet_udp_port_join. */
 int unet_tcp_port_join(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 		       uint16_t lport, uint32_t uid);
+/* Whether laddr:lport is a listener group's with a live member. */
+bool unet_tcp_group_live(struct unet_iface *iface, uint32_t laddr, uint16_t lport);
 /* Remove laddr:lport if endpoint (this incarnation) still owns it (or
  * leave its group). */
 void unet_tcp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,

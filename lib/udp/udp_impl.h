@@ -286,6 +286,7 @@ struct unet_udp_sock {
 	bool owns_addr; /* registered laddr in unet_udp_addrs */
 	bool kernel_addr; /* the kernel has laddr (decided at open): it answers ARP */
 	bool v6;	  /* an IPv6 socket: laddr6, raddr6 (laddr, raddr 0) */
+	bool reuseport;	  /* the port is a SO_REUSEPORT group's */
 	uint8_t laddr6[16], raddr6[16];
 	/* IPv6 on an address the kernel also has: a kernel socket of ours
 	 * bound to the port, so that no other socket takes it and gets what
