@@ -133,7 +133,12 @@ int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 	err = group ? unet_tcp_port_join(f->maps, slot, req->laddr, lport, uid)
 		    : unet_tcp_port_add(f->maps, slot, req->laddr, lport,
 					listen ? UNET_TCP_PORT_LISTEN : 0);
-	if (!err && listen && (err = unet_tcp_reserve_listen(kfd)))
+	/* As for UDP: the daemon's place in uid's group is its emulated
+	 * endpoints' to share (emul.c). */
+	if (err == -EEXIST && f->ep && slot == f->info.id)
+		err = 0;
+	if (!err && listen && (err = unet_tcp_reserve_listen(kfd)) &&
+	    !(group && unetd_emul_holds(f, true, req->laddr, lport)))
 		unet_tcp_port_remove(f->maps, slot, req->laddr, lport);
 	if (err) {
 		snprintf(msg, msglen, "TCP port %u: %s", lport,
@@ -179,8 +184,10 @@ int unetd_tcp_close(struct unetd_iface *f, uint32_t slot, struct unetd_tcp_port 
 		*pp = p->next;
 		/* The map first: once the kernel socket is gone the kernel
 		 * answers the port's segments with resets, right once the
-		 * endpoint is gone. */
-		unet_tcp_port_remove(f->maps, slot, laddr, lport);
+		 * endpoint is gone.  The daemon's place in a listener group
+		 * stays while another of its emulated endpoints holds it. */
+		if (per_endpoint_slot || !unetd_emul_holds(f, true, laddr, lport))
+			unet_tcp_port_remove(f->maps, slot, laddr, lport);
 		close(p->kfd);
 		if (!unetd_slot_uses_addr(f, per_endpoint_slot, own_udp, *list, laddr))
 			unet_inet_addr_release(f->maps, slot, laddr);

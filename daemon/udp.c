@@ -92,6 +92,19 @@ static bool tcp_uses(const struct unetd_tcp_port *list, uint32_t laddr)
 	return false;
 }
 
+bool unetd_emul_holds(struct unetd_iface *f, bool tcp, uint32_t laddr, uint16_t lport)
+{
+	for (struct unetd_emul *e = f->emuls; e; e = e->next) {
+		for (struct unetd_udp_port *p = tcp ? NULL : e->udp; p; p = p->next)
+			if (p->laddr == laddr && p->lport == lport)
+				return true;
+		for (struct unetd_tcp_port *p = tcp ? e->tcp : NULL; p; p = p->next)
+			if (p->laddr == laddr && p->lport == lport)
+				return true;
+	}
+	return false;
+}
+
 /* UDP and TCP share the address's registration: for emulated endpoints,
  * all of them share the real endpoint's slot too. */
 bool unetd_slot_uses_addr(struct unetd_iface *f, bool per_endpoint_slot,
@@ -281,6 +294,11 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 	err = group ? unet_udp_port_join(f->maps, slot, req->laddr, req->lport, uid)
 		    : unet_udp_port_add(f->maps, slot, req->laddr, req->lport, req->raddr,
 					req->rport);
+	/* The daemon's place in uid's group: another emulated endpoint of
+	 * the same user's is in it; emul.c spreads the place's datagrams
+	 * over them. */
+	if (err == -EEXIST && f->ep && slot == f->info.id)
+		err = 0;
 	if (err) {
 		snprintf(msg, msglen, "UDP port %u: %s", req->lport,
 			 err == -EACCES	     ? "a SO_REUSEPORT group of another user"
@@ -322,7 +340,10 @@ int unetd_udp_close(struct unetd_iface *f, uint32_t slot, struct unetd_udp_port 
 		if (p->laddr != laddr || p->lport != lport)
 			continue;
 		*pp = p->next;
-		unet_udp_port_remove(f->maps, slot, laddr, lport);
+		/* The daemon's place in a group stays while another of its
+		 * emulated endpoints holds the port. */
+		if (per_endpoint_slot || !unetd_emul_holds(f, false, laddr, lport))
+			unet_udp_port_remove(f->maps, slot, laddr, lport);
 		if (p->kfd >= 0)
 			close(p->kfd);
 		if (!unetd_slot_uses_addr(f, per_endpoint_slot, *list, own_tcp, laddr))

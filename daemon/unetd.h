@@ -323,6 +323,9 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 		   struct unetd_udp_port **list, const struct unetd_udp_open *req,
 		   const struct unetd_grant *g, bool group, struct unetd_udp_opened *rep,
 		   int *neigh_fd, char *msg, size_t msglen);
+/* Whether an emulated endpoint of f holds UDP (or TCP) port laddr:lport:
+ * the daemon's place in a SO_REUSEPORT group is theirs together. */
+bool unetd_emul_holds(struct unetd_iface *f, bool tcp, uint32_t laddr, uint16_t lport);
 /* Close it; own_tcp: the endpoint's TCP ports when the slot is its
  * alone (a grant), NULL when it is shared by every emulated endpoint of
  * f; per_endpoint_slot says which.  0 or -ENOENT. */

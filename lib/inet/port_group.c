@@ -72,7 +72,7 @@ int unet_group_add(struct unet_group_val *g, uint32_t uid, uint32_t slot, uint64
 		return -EINVAL;
 	for (uint32_t i = 0; i < g->count; i++) {
 		if (g->m[i].token && g->m[i].endpoint == slot)
-			return -EADDRINUSE;
+			return -EEXIST;
 		if (!g->m[i].token && at == UNET_PORT_GROUP_MAX)
 			at = i;
 	}

@@ -38,8 +38,9 @@ uint32_t unet_group_prune(struct unet_group_val *g, unet_group_alive_fn alive, v
 			  uint64_t leaving);
 /*
  * Add (slot, token, pid) for uid: -EACCES if the group is another
- * user's, -EADDRINUSE if slot is a member already (one place per
- * endpoint: the frames of that place are the endpoint's to share out),
+ * user's (checked first), -EEXIST if slot is a member already (one
+ * place per endpoint slot: the frames of that place are the slot's
+ * owner's to share out -- unetd's, among its emulated endpoints),
  * -ENOSPC if every place is taken, else 0 (the first free place, or a
  * new one at the end).  Prune first.
  */
@@ -67,8 +68,9 @@ struct unet_port_kind {
  * order, host order) as uid's, making the group (and its port entry,
  * `entry`: a value of the kind with the owner fields and flags filled) if
  * there is none, or only a dead one.  Under the interface lock.  Returns
- * 0, -EADDRINUSE (a live owner holds the port without a group, the group
- * is another user's, or slot is in it already), -ENOSPC (group or map
+ * 0, -EADDRINUSE (a live owner holds the port without a group), -EACCES
+ * (the group is another user's), -EEXIST (slot is in it already: uid's
+ * group), -ENOSPC (group or map
  * full), -EOPNOTSUPP (the attached program has no group map: attached
  * before groups), -ESRCH, -errno.
  */

@@ -685,7 +685,7 @@ static int port_hold_local(struct utcp_state *st, uint32_t laddr, uint16_t *lpor
 	if (group) {
 		err = unet_tcp_port_join(st->inet.iface, st->inet.slot, laddr, *lport,
 					 (uint32_t)geteuid());
-		if (err == -EACCES)
+		if (err == -EACCES || err == -EEXIST)
 			err = -EADDRINUSE;
 	} else {
 		err = unet_tcp_port_add(st->inet.iface, st->inet.slot, laddr, *lport,

@@ -272,8 +272,10 @@ static int port_open_local(struct unet_udp_state *st, struct unet_udp_sock *s)
 			       : unet_udp_port_add(st->inet.iface, st->inet.slot, s->laddr, s->lport,
 						   s->raddr, s->rport);
 
-	/* Another user's group: EADDRINUSE, as the kernel answers. */
-	if (err == -EACCES)
+	/* Another user's group, or this endpoint in it already (the
+	 * process shares its own socket: run/): EADDRINUSE, as the kernel
+	 * answers. */
+	if (err == -EACCES || err == -EEXIST)
 		err = -EADDRINUSE;
 
 	if (err)

@@ -65,8 +65,8 @@ int unet_udp_port_join(struct unet_iface *iface, uint32_t endpoint, uint32_t lad
 		return -ESRCH;
 	err = unet_port_group_join(iface, &ports_kind, endpoint, laddr, lport, uid, &v);
 	if (err == -EADDRINUSE)
-		unet_log(UNET_LOG_ERROR, "%s: UDP port %u in use (not a SO_REUSEPORT group "
-			 "this endpoint may join)", iface->ifname, lport);
+		unet_log(UNET_LOG_ERROR, "%s: UDP port %u in use without SO_REUSEPORT",
+			 iface->ifname, lport);
 	return err;
 }
 

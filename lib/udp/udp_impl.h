@@ -333,8 +333,9 @@ int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 		      uint16_t lport, uint32_t raddr, uint16_t rport);
 /* Join endpoint to the SO_REUSEPORT group of laddr:lport as uid's (or
  * make the group): inet/port_group.h.  Returns 0, -EADDRINUSE (held
- * without a group, or endpoint is in it already), -EACCES (another
- * user's group), -ENOSPC, -EOPNOTSUPP (no group map), -errno. */
+ * without a group), -EACCES (another user's group), -EEXIST (endpoint
+ * is in uid's group already), -ENOSPC, -EOPNOTSUPP (no group map),
+ * -errno. */
 int unet_udp_port_join(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 		       uint16_t lport, uint32_t uid);
 /* Remove laddr:lport if endpoint still owns it (or leave its group). */
