@@ -8,7 +8,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unet_run_reuseport_procs|-|60|two root processes under unet-run (emulated endpoints of unetd: the device's queue is the daemon's) with SO_REUSEPORT on one UDP and one TCP port: 16 kernel senders' 64 datagrams each delivered exactly once over both, every sender's to one process, both getting some; 12 kernel clients' connections spread over both, each echoed 4 KiB byte for byte; nobody's SO_REUSEPORT listener refused by unetd (another user's group) and a root socket without SO_REUSEPORT refused (EADDRINUSE, UDP and TCP); one member SIGKILLed, the other gets every datagram and connection after"
+	"unet_run_reuseport_procs|-|60|two root processes under unet-run (emulated endpoints of unetd: the device's queue is the daemon's) with SO_REUSEPORT on one UDP and one TCP port: 16 kernel senders' 64 datagrams each delivered exactly once over both, every sender's to one process, both getting some; 12 kernel clients' connections spread over both, each echoed 4 KiB byte for byte; nobody's SO_REUSEPORT listener refused by unetd (another user's group; nor a new group beside root's kernel SO_REUSEPORT server) and a root socket without SO_REUSEPORT refused (EADDRINUSE, UDP and TCP); one member SIGKILLed, the other gets every datagram and connection after"
 )
 
 # rp_send FIRST_PORT: 16 kernel UDP sources in namespace a (ports
@@ -140,6 +140,24 @@ PY
 	grep -qx "tcp listen EADDRINUSE" "$T_DIR/intruder.out" || fail "nobody's listener got root's port"
 	grep -q "TCP port 7871: the SO_REUSEPORT group is user 0's" "$T_DIR/unetd.log" ||
 		{ cat "$T_DIR/unetd.log"; fail "unetd did not refuse nobody's join"; }
+	# Nor may nobody make a group beside a kernel server of root's with
+	# SO_REUSEPORT (the daemon's own socket would join the kernel's
+	# group, and the XDP program hand the server's connections over).
+	unet_bg_b /usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+s.bind((sys.argv[1], 7877))
+s.listen(8)
+print("ready endpoint=0", flush=True)
+time.sleep(60)
+' "$IP_B" >"$T_DIR/kserver.out" 2>&1
+	wait_ready "$T_DIR/kserver.out" "$UNET_BG_PID" >/dev/null
+	"${AS[@]}" "${san[@]}" "$BUILD/unet-run" --iface "$IF_B" \
+		/usr/bin/python3 "$tool" try "$IP_B" 7878 7877 1 >"$T_DIR/beside.out" 2>&1
+	grep -qx "tcp listen EADDRINUSE" "$T_DIR/beside.out" ||
+		{ cat "$T_DIR/beside.out"; fail "nobody's listener took the port of root's kernel server"; }
+	kill "$UNET_BG_PID"
 	"${run_env[@]}" ip netns exec "$NS_B" "$BUILD/unet-run" --iface "$IF_B" \
 		/usr/bin/python3 "$tool" try "$IP_B" 7870 7871 0 >"$T_DIR/plain.out" 2>&1
 	grep -qx "udp bind EADDRINUSE" "$T_DIR/plain.out" && grep -qx "tcp listen EADDRINUSE" "$T_DIR/plain.out" ||
