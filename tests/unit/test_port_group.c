@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "inet/port_group.h"
+#include "fuzz.h"
 
 #define UID 1000
 #define TOKEN(slot) (0x70ce000000000000ull | (slot))
@@ -163,6 +164,104 @@ static void test_hash_spreads(void **state)
 		assert_in_range(hits[i], 50, 150);
 }
 
+/*
+ * Seeded fuzz: group values of any content (as a bad or hostile map
+ * value could be) through prune, add and heir, with members alive or
+ * not at random.  After every step: the count within the places, no
+ * live member past it, another user's add refused and nothing changed,
+ * a slot never in two places, the heir a live place.
+ */
+static bool alive_bits(void *ctx, uint32_t slot, uint64_t token)
+{
+	(void)token;
+	return (*(const uint64_t *)ctx >> (slot % 64)) & 1;
+}
+
+static void check_group(const struct unet_group_val *g)
+{
+	int heir = unet_group_heir(g);
+
+	assert_true(g->count <= UNET_PORT_GROUP_MAX);
+	for (uint32_t i = 0; i < g->count; i++)
+		for (uint32_t j = i + 1; j < g->count; j++)
+			assert_false(g->m[i].token && g->m[j].token &&
+				     g->m[i].endpoint == g->m[j].endpoint);
+	for (uint32_t i = g->count; i < UNET_PORT_GROUP_MAX; i++)
+		assert_true(g->m[i].token == 0);
+	if (heir >= 0)
+		assert_true((uint32_t)heir < g->count && g->m[heir].token);
+	assert_true(g->count == 0 || g->m[g->count - 1].token);
+}
+
+static void test_fuzz(void **state)
+{
+	uint64_t seed = fuzz_seed(0x9e0f5eedull), rng = seed, n = fuzz_count(20000);
+
+	(void)state;
+	print_message("port_group fuzz: seed %#llx, %llu groups\n", (unsigned long long)seed,
+		      (unsigned long long)n);
+	for (uint64_t r = 0; r < n; r++) {
+		struct unet_group_val g, before;
+		uint64_t alive = fuzz_next(&rng);
+
+		for (size_t i = 0; i < sizeof(g); i += 8) {
+			uint64_t x = fuzz_next(&rng);
+
+			memcpy((uint8_t *)&g + i, &x, sizeof(g) - i < 8 ? sizeof(g) - i : 8);
+		}
+		g.uid %= 3;
+		for (int i = 0; i < UNET_PORT_GROUP_MAX; i++) {
+			g.m[i].endpoint %= 12;
+			if (fuzz_next(&rng) % 3 == 0)
+				g.m[i].token = 0;
+		}
+		if (fuzz_next(&rng) % 2)
+			g.count %= UNET_PORT_GROUP_MAX + 2;
+		unet_group_prune(&g, alive_bits, &alive, fuzz_next(&rng) % 2 ? g.m[0].token : 0);
+		/* a value that had one slot in two places keeps them: only a
+		 * group made by the rules is checked for that */
+		for (int k = 0; k < 4; k++) {
+			uint32_t uid = (uint32_t)(fuzz_next(&rng) % 3);
+			uint32_t slot = (uint32_t)(fuzz_next(&rng) % 12);
+			int err;
+
+			before = g;
+			err = unet_group_add(&g, uid, slot, fuzz_next(&rng) | 1, 1);
+			if (uid != g.uid) {
+				assert_int_equal(err, -EACCES);
+				assert_memory_equal(&g, &before, sizeof(g));
+			} else if (err) {
+				assert_true(err == -EEXIST || err == -ENOSPC || err == -EINVAL);
+				assert_memory_equal(&g, &before, sizeof(g));
+			}
+			assert_true(g.count <= UNET_PORT_GROUP_MAX);
+		}
+		unet_group_prune(&g, alive_bits, &alive, 0);
+		assert_true(g.count <= UNET_PORT_GROUP_MAX);
+		assert_true(g.count == 0 || g.m[g.count - 1].token);
+	}
+	/* groups made only by the rules keep every invariant */
+	for (uint64_t r = 0; r < n / 4; r++) {
+		struct unet_group_val g;
+		uint64_t alive = ~0ull;
+
+		unet_group_init(&g, 1, (uint32_t)(fuzz_next(&rng) % 12), 7, 1);
+		for (int k = 0; k < 24; k++) {
+			uint32_t slot = (uint32_t)(fuzz_next(&rng) % 12);
+
+			if (fuzz_next(&rng) % 3 == 0)
+				alive &= ~(1ull << slot);
+			else if (fuzz_next(&rng) % 2)
+				alive |= 1ull << slot;
+			if (fuzz_next(&rng) % 2)
+				unet_group_prune(&g, alive_bits, &alive, 0);
+			if (alive_bits(&alive, slot, 0))
+				unet_group_add(&g, 1, slot, 7, 1);
+			check_group(&g);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -174,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_stale_token),
 		cmocka_unit_test(test_prune_clamps_count),
 		cmocka_unit_test(test_hash_spreads),
+		cmocka_unit_test(test_fuzz),
 	};
 
 	return cmocka_run_group_tests_name("port_group", tests, NULL, NULL);
