@@ -8,8 +8,14 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
+	"port_group_maps|-|30|SO_REUSEPORT groups in an attached program's maps (build/tests/test_port_group_maps): joining only as the group's user, one place per endpoint slot, a port held without a group not joinable, the port entry moved to a live member when its own leaves or dies, a socket without SO_REUSEPORT kept out while a member lives, reclaim clearing a group nobody is left in"
 	"unet_run_reuseport_procs|-|60|two root processes under unet-run (emulated endpoints of unetd: the device's queue is the daemon's) with SO_REUSEPORT on one UDP and one TCP port: 16 kernel senders' 64 datagrams each delivered exactly once over both, every sender's to one process, both getting some; 12 kernel clients' connections spread over both, each echoed 4 KiB byte for byte; nobody's SO_REUSEPORT listener refused by unetd (another user's group; nor a new group beside root's kernel SO_REUSEPORT server) and a root socket without SO_REUSEPORT refused (EADDRINUSE, UDP and TCP); one member SIGKILLed, the other gets every datagram and connection after"
 )
+
+t_port_group_maps() {
+	T_MODE=${T_MODE:-native}
+	run_pair_cmocka test_port_group_maps 3
+}
 
 # rp_send FIRST_PORT: 16 kernel UDP sources in namespace a (ports
 # FIRST_PORT..+15), 4 datagrams each, to b's port 7870.
