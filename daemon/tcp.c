@@ -109,9 +109,12 @@ int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 			 f->ifname);
 		return -EACCES;
 	}
+	if (group && (err = unetd_group_quota(d, uid, msg, msglen)))
+		return err;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	p->group = group;
 	kfd = reserve(d, f, req->laddr, &lport, group,
 		      group && unet_tcp_group_live(f->maps, req->laddr, lport));
 	if (kfd < 0) {

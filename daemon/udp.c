@@ -92,6 +92,21 @@ static bool tcp_uses(const struct unetd_tcp_port *list, uint32_t laddr)
 	return false;
 }
 
+int unetd_group_quota(const struct unetd *d, uint32_t uid, char *msg, size_t msglen)
+{
+	if (unetd_groups_held(d, true, 0) >= UNETD_MAX_GROUPS_ALL) {
+		snprintf(msg, msglen, "unetd's clients hold %u SO_REUSEPORT group ports, the most "
+			 "they may together", UNETD_MAX_GROUPS_ALL);
+		return -ENOSPC;
+	}
+	if (unetd_groups_held(d, false, uid) >= UNETD_MAX_GROUPS_PER_USER) {
+		snprintf(msg, msglen, "user %u holds %u SO_REUSEPORT group ports, the most one "
+			 "user may", uid, UNETD_MAX_GROUPS_PER_USER);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
 bool unetd_emul_holds(struct unetd_iface *f, bool tcp, uint32_t laddr, uint16_t lport)
 {
 	for (struct unetd_emul *e = f->emuls; e; e = e->next) {
@@ -270,9 +285,12 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 			 UNETD_MAX_UDP_PORTS_PER_USER);
 		return -EDQUOT;
 	}
+	if (group && (err = unetd_group_quota(d, uid, msg, msglen)))
+		return err;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	p->group = group;
 	p->kfd = udp_reserve(d, f, req->laddr, req->lport, uid, msg, msglen);
 	if (p->kfd < -1) {
 		err = p->kfd;

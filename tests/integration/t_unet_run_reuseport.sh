@@ -9,7 +9,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"port_group_maps|-|30|SO_REUSEPORT groups in an attached program's maps (build/tests/test_port_group_maps): joining only as the group's user, one place per endpoint slot, a port held without a group not joinable, the port entry moved to a live member when its own leaves or dies, a socket without SO_REUSEPORT kept out while a member lives, reclaim clearing a group nobody is left in"
-	"unet_run_reuseport_procs|-|60|two root processes under unet-run (emulated endpoints of unetd: the device's queue is the daemon's) with SO_REUSEPORT on one UDP and one TCP port: 16 kernel senders' 64 datagrams each delivered exactly once over both, every sender's to one process, both getting some; 12 kernel clients' connections spread over both, each echoed 4 KiB byte for byte; nobody's SO_REUSEPORT listener refused by unetd (another user's group; nor a new group beside root's kernel SO_REUSEPORT server) and a root socket without SO_REUSEPORT refused (EADDRINUSE, UDP and TCP); one member SIGKILLed, the other gets every datagram and connection after"
+	"unet_run_reuseport_procs|-|60|two root processes under unet-run (emulated endpoints of unetd: the device's queue is the daemon's) with SO_REUSEPORT on one UDP and one TCP port: 16 kernel senders' 64 datagrams each delivered exactly once over both, every sender's to one process, both getting some; 12 kernel clients' connections spread over both, each echoed 4 KiB byte for byte; nobody's SO_REUSEPORT listener refused by unetd (another user's group; nor a new group beside root's kernel SO_REUSEPORT server) and a root socket without SO_REUSEPORT refused (EADDRINUSE, UDP and TCP); one member SIGKILLed, the other gets every datagram and connection after; nobody's group ports bounded (64)"
 )
 
 t_port_group_maps() {
@@ -72,7 +72,7 @@ rp_wait_lines() {
 }
 
 t_unet_run_reuseport_procs() {
-	local run_env=() san=() p1 p2 tool=$ROOT/tests/tools/reuseport-member.py out wd i
+	local run_env=() san=() p1 p2 tool=$ROOT/tests/tools/reuseport-member.py out wd i n
 	T_MODE=${T_MODE:-native} # the group is the same in both XDP modes
 	setup_ns
 	attach b
@@ -186,4 +186,22 @@ time.sleep(60)
 	[[ $out == "echoed 4" ]] || fail "after process 1 died: $out"
 	(($(grep -c '^tcp ' "$T_DIR/m2.out") - before == 4)) || fail "process 2 did not serve every connection after the kill"
 	note "after the kill: process 2 got 64 of 64 datagrams, 4 of 4 connections"
+
+	# A user's group ports through unetd are bounded (the interface's
+	# group table is smaller than its port tables): nobody holds 2 (its
+	# member above), so 62 more of 70 go on U-Net.
+	"${AS[@]}" "${san[@]}" "$BUILD/unet-run" --iface "$IF_B" --log "$wd/quota.log" \
+		/usr/bin/python3 -c '
+import socket, sys
+keep = []
+for p in range(7300, 7370):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    s.bind((sys.argv[1], p))
+    keep.append(s)
+' "$IP_B" >"$T_DIR/quota.out" 2>&1 || { cat "$T_DIR/quota.out"; fail "nobody's 70 sockets"; }
+	n=$(grep -c "udp bind $IP_B:73[0-9][0-9]: U-Net" "$wd/quota.log")
+	((n == 62)) || { tail -5 "$wd/quota.log"; fail "$n of nobody's group ports on U-Net, want 62"; }
+	grep -q "user 65534 holds 64 SO_REUSEPORT group ports" "$T_DIR/unetd.log" ||
+		grep -q "Disk quota exceeded" "$wd/quota.log" || { tail -3 "$wd/quota.log"; fail "no quota refusal"; }
 }
