@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2153 # UNET_BG_PID is netns.sh's
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # t_unet_run_reuseport.sh - SO_REUSEPORT across processes under unet-run
@@ -72,7 +72,7 @@ rp_wait_lines() {
 }
 
 t_unet_run_reuseport_procs() {
-	local run_env=() san=() p1 p2 tool=$ROOT/tests/tools/reuseport-member.py out wd i n
+	local run_env=() san=() pids=() p tool=$ROOT/tests/tools/reuseport-member.py out wd i n
 	T_MODE=${T_MODE:-native} # the group is the same in both XDP modes
 	setup_ns
 	attach b
@@ -96,8 +96,8 @@ user 65534 kinds emulated tags 1-100 udp 7000-7999"
 	for p in 1 2; do
 		unet_bg_b "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_B" --log "$T_DIR/m$p.log" \
 			/usr/bin/python3 "$tool" member "$IP_B" 7870 7871 >"$T_DIR/m$p.out" 2>&1
-		eval "p$p=\$UNET_BG_PID"
-		wait_ready "$T_DIR/m$p.out" "$UNET_BG_PID" >/dev/null
+		pids[p]=$UNET_BG_PID
+		wait_ready "$T_DIR/m$p.out" "${pids[p]}" >/dev/null
 		grep -q "udp bind $IP_B:7870: U-Net (endpoint [0-9]* on $IF_B (emulated by unetd)" "$T_DIR/m$p.log" ||
 			{ cat "$T_DIR/m$p.log" "$T_DIR/unetd.log"; fail "process $p's UDP socket is not on U-Net"; }
 		grep -q "tcp listen $IP_B:7871: U-Net" "$T_DIR/m$p.log" ||
@@ -166,12 +166,15 @@ time.sleep(60)
 	kill "$UNET_BG_PID"
 	"${run_env[@]}" ip netns exec "$NS_B" "$BUILD/unet-run" --iface "$IF_B" \
 		/usr/bin/python3 "$tool" try "$IP_B" 7870 7871 0 >"$T_DIR/plain.out" 2>&1
-	grep -qx "udp bind EADDRINUSE" "$T_DIR/plain.out" && grep -qx "tcp listen EADDRINUSE" "$T_DIR/plain.out" ||
-		{ cat "$T_DIR/plain.out"; fail "a socket without SO_REUSEPORT was not refused"; }
+	if ! grep -qx "udp bind EADDRINUSE" "$T_DIR/plain.out" ||
+		! grep -qx "tcp listen EADDRINUSE" "$T_DIR/plain.out"; then
+		cat "$T_DIR/plain.out"
+		fail "a socket without SO_REUSEPORT was not refused"
+	fi
 
 	# One member dies: the other gets everything after.
-	kill -KILL "$p1"
-	unet_bg_wait "$p1" 5 >/dev/null 2>&1
+	kill -KILL "${pids[1]}"
+	unet_bg_wait "${pids[1]}" 5 >/dev/null 2>&1
 	local before
 	before=$(grep -c '^udp ' "$T_DIR/m2.out")
 	rp_send 7900
