@@ -679,6 +679,16 @@ static int port_hold_local(struct utcp_state *st, uint32_t laddr, uint16_t *lpor
 	 * never diverted), then the map entry, then a listening port's socket
 	 * listens (tcp_admin.c).  A group's listener binds with SO_REUSEPORT,
 	 * so the kernel itself refuses another user's member. */
+	if (group && !unet_tcp_group_live(st->inet.iface, laddr, *lport)) {
+		/* A new group: the port must be free of kernel sockets, or
+		 * ours (SO_REUSEPORT) would join a kernel server's group of
+		 * the same user, whose connections the XDP program would
+		 * then give us all of (as unetd does, daemon/tcp.c). */
+		fd = unet_tcp_reserve(laddr, lport, false);
+		if (fd < 0)
+			return fd;
+		close(fd);
+	}
 	fd = group ? unet_tcp_reserve_group(laddr, *lport) : unet_tcp_reserve(laddr, lport, listen);
 	if (fd < 0)
 		return fd;

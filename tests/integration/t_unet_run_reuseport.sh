@@ -163,6 +163,12 @@ time.sleep(60)
 		/usr/bin/python3 "$tool" try "$IP_B" 7878 7877 1 >"$T_DIR/beside.out" 2>&1
 	grep -qx "tcp listen EADDRINUSE" "$T_DIR/beside.out" ||
 		{ cat "$T_DIR/beside.out"; fail "nobody's listener took the port of root's kernel server"; }
+	# root's own listener there is the kernel's, sharing with the server
+	# as the kernel would, not U-Net's taking all its connections.
+	"${run_env[@]}" ip netns exec "$NS_B" "$BUILD/unet-run" --iface "$IF_B" --log "$T_DIR/beside.log" \
+		/usr/bin/python3 "$tool" try "$IP_B" 7878 7877 1 >"$T_DIR/beside-root.out" 2>&1
+	grep -q "tcp listen $IP_B:7877: kernel" "$T_DIR/beside.log" ||
+		{ cat "$T_DIR/beside.log"; fail "root's listener beside root's kernel server went on U-Net"; }
 	kill "$UNET_BG_PID"
 	"${run_env[@]}" ip netns exec "$NS_B" "$BUILD/unet-run" --iface "$IF_B" \
 		/usr/bin/python3 "$tool" try "$IP_B" 7870 7871 0 >"$T_DIR/plain.out" 2>&1
