@@ -232,7 +232,7 @@ struct unet_udp_val {
 	__u32 endpoint;	    /* owning endpoint slot */
 	__be32 remote_addr; /* only datagrams from this source address; 0: any */
 	__be16 remote_port; /* only from this source port; 0: any */
-	__u16 flags;	    /* reserved, 0 */
+	__u16 flags;	    /* UNET_PORT_F_GROUP; other bits reserved, 0 */
 	__u32 owner_pid;    /* pid that opened it (for listings) */
 	__u64 owner_token;  /* token of the endpoint incarnation that owns it
 			     * (unet_endpoint_val.token): an entry whose token
@@ -298,7 +298,7 @@ struct unet_tcp_key {
 
 struct unet_tcp_val {
 	__u32 endpoint;	   /* owning endpoint slot */
-	__u32 flags;	   /* UNET_TCP_PORT_* */
+	__u32 flags;	   /* UNET_TCP_PORT_*, UNET_PORT_F_GROUP */
 	__u32 owner_pid;   /* pid that opened it (for listings) */
 	__u32 pad;
 	__u64 owner_token; /* as unet_udp_val.owner_token */
@@ -348,5 +348,59 @@ struct unet_udp6_val {
  * and a frame to it with an extension header is dropped and counted.
  */
 #define UNET_UDP6_ADDR_ND 1u
+
+/* ---- SO_REUSEPORT groups: one port, several endpoints (docs/control-plane.md) */
+
+/*
+ * A UDP or TCP port entry with UNET_PORT_F_GROUP in its flags names no
+ * single endpoint: its datagrams and segments go to one member of the
+ * group at the same key in "unet_port_groups", chosen per flow by
+ * unet_port_group_hash() of the source address and port, so every
+ * datagram of one source and every segment of one TCP connection stay on
+ * one member while the group stays as it is.  A member counts only while
+ * its token is the one in its slot (unet_endpoint_val.token) and it has a
+ * socket on the arrival queue; otherwise the flow goes to the next member
+ * that does (a dead member's share moves, the others' flows stay).  The
+ * port entry's own endpoint and token are one live member's, kept so by
+ * the library, for listings and reclaim.
+ */
+#define UNET_PORT_F_GROUP 0x8000u  /* in unet_udp_val.flags, unet_tcp_val.flags */
+#define UNET_PORT_GROUP_MAX 8	   /* members of one group */
+#define UNET_MAX_PORT_GROUPS 1024  /* groups per interface, UDP and TCP */
+
+/* "unet_port_groups": HASH, key struct unet_group_key. */
+struct unet_group_key {
+	__be32 addr;  /* local IPv4 address, network order */
+	__be16 port;  /* local port, network order */
+	__u8 proto;   /* IPPROTO_UDP or IPPROTO_TCP */
+	__u8 pad;     /* 0 */
+};
+
+struct unet_group_member {
+	__u32 endpoint;	   /* member's endpoint slot */
+	__u32 pid;	   /* pid that joined (for listings) */
+	__u64 token;	   /* the member incarnation's token; 0: a free place */
+	__u64 delivered;   /* frames the XDP program gave this member */
+};
+
+struct unet_group_val {
+	__u32 uid;   /* the user every member is (the kernel's rule) */
+	__u32 count; /* places in use, 1..UNET_PORT_GROUP_MAX; a place below
+		      * count may be free (token 0) after a member left,
+		      * so that the other members keep their flows */
+	struct unet_group_member m[UNET_PORT_GROUP_MAX];
+};
+
+/* The flow's place in a group of count places: the same for every frame
+ * of one source address and port (network order both).  A
+ * multiplicative hash, the high bits taken: neighbouring ports spread. */
+static inline __u32 unet_port_group_hash(__be32 saddr, __be16 sport)
+{
+	__u32 x = (saddr ^ ((__u32)sport << 16 | sport)) * 0x9E3779B1u;
+
+	x ^= x >> 15;
+	x *= 0x85EBCA6Bu;
+	return x ^ (x >> 13);
+}
 
 #endif /* UNET_ABI_H */

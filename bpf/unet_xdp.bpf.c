@@ -13,6 +13,7 @@
  *   xdp_chan.h  IPv4: U-Net inside UDP (routable channels): docs/wire-format.md
  *   xdp_udp.h   IPv4: UDP over U-Net: docs/udp.md
  *   xdp_tcp.h   IPv4: TCP over U-Net: docs/tcp.md
+ *   xdp_group.h SO_REUSEPORT groups of UDP and TCP ports: docs/unet-run.md
  *   xdp_udp6.h  IPv6: UDP over U-Net, neighbour solicitations: docs/udp.md
  *   xdp_arp.h   ARP for U-Net-owned addresses: docs/udp.md
  *   xdp_common.h  helpers they share (MAC compare, redirect)
@@ -136,6 +137,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } unet_udp6_addrs SEC(".maps");
 
+/* SO_REUSEPORT groups of UDP and TCP ports (xdp_group.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UNET_MAX_PORT_GROUPS);
+	__type(key, struct unet_group_key);
+	__type(value, struct unet_group_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} unet_port_groups SEC(".maps");
+
 /* Routable channels' configuration (xdp_chan.h), written at attach. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -178,6 +188,7 @@ static __always_inline int pass(void)
 
 #include "xdp_common.h"
 #include "xdp_unet.h"
+#include "xdp_group.h"
 #include "xdp_udp.h"
 #include "xdp_udp6.h"
 #include "xdp_chan.h"

@@ -98,4 +98,18 @@ static __always_inline int ip_fits(struct xdp_md *ctx, void *l3, __u32 tot_len)
 	return start + tot_len <= bpf_xdp_get_buff_len(ctx);
 }
 
+/*
+ * Whether a port or address entry (UDP, TCP, a group's member) belongs
+ * to the endpoint incarnation now in its slot (owner_token == unet_endpoint_val.token, non-zero).  An
+ * entry left by a dead owner whose slot another process has taken since
+ * is not the newcomer's: treated as a dead owner's (passed), as channels
+ * are (xdp_unet.h), until someone reclaims or takes it over.
+ */
+static __always_inline int udp_owner_current(__u32 slot, __u64 owner_token)
+{
+	struct unet_endpoint_val *ev = bpf_map_lookup_elem(&unet_endpoints, &slot);
+
+	return ev && owner_token && ev->token == owner_token;
+}
+
 #endif /* UNET_XDP_COMMON_H */

@@ -5,8 +5,7 @@
  * takes it; every other segment stays with the kernel.
  *
  * Part of unet_xdp.bpf.c (included after the maps, counters,
- * xdp_common.h, xdp_unet.h for fault_drop and xdp_udp.h for
- * udp_owner_current).
+ * xdp_common.h, xdp_group.h, and xdp_unet.h for fault_drop).
  */
 #ifndef UNET_XDP_TCP_H
 #define UNET_XDP_TCP_H
@@ -39,6 +38,7 @@ static __always_inline int tcp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	struct tcphdr *tcp;
 	__u32 hlen, tot_len, doff;
 	__u16 frag;
+	int group;
 
 	if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl < 5)
 		return pass();
@@ -52,7 +52,12 @@ static __always_inline int tcp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	key.addr = ip->daddr;
 	key.port = tcp->dest;
 	v = bpf_map_lookup_elem(&unet_tcp_ports, &key);
-	if (!v || !udp_owner_current(v->endpoint, v->owner_token))
+	if (!v)
+		return pass();
+	/* A listener group's members are judged when one is chosen
+	 * (xdp_group.h): the connection's segments follow its SYN's. */
+	group = v->flags & UNET_PORT_F_GROUP;
+	if (!group && !udp_owner_current(v->endpoint, v->owner_token))
 		return pass();
 
 	/* From here on the segment is for a U-Net TCP port. */
@@ -67,7 +72,16 @@ static __always_inline int tcp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	doff = tcp->doff * 4;
 	if (doff < sizeof(*tcp) || doff > tot_len - hlen)
 		return drop(UNET_CTR_DROP_TCP_MALFORMED);
-	if (redirect_to(ctx, v->endpoint) != XDP_REDIRECT) {
+	if (group) {
+		int r = group_redirect(ctx, key.addr, key.port, IPPROTO_TCP, ip->saddr, tcp->source);
+
+		if (r == GROUP_DEAD)
+			return pass();
+		if (r == GROUP_NO_SOCKET) {
+			__sync_fetch_and_add(&v->drop_no_socket, 1);
+			return drop(no_socket_reason(ctx));
+		}
+	} else if (redirect_to(ctx, v->endpoint) != XDP_REDIRECT) {
 		if (!endpoint_has_socket(v->endpoint))
 			return pass();
 		__sync_fetch_and_add(&v->drop_no_socket, 1);

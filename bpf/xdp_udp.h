@@ -18,20 +18,6 @@
 #define IP_OFFMASK 0x1fff
 
 /*
- * Whether a UDP port or address entry belongs to the endpoint incarnation
- * now in its slot (owner_token == unet_endpoint_val.token, non-zero).  An
- * entry left by a dead owner whose slot another process has taken since
- * is not the newcomer's: treated as a dead owner's (passed), as channels
- * are (xdp_unet.h), until someone reclaims or takes it over.
- */
-static __always_inline int udp_owner_current(__u32 slot, __u64 owner_token)
-{
-	struct unet_endpoint_val *ev = bpf_map_lookup_elem(&unet_endpoints, &slot);
-
-	return ev && owner_token && ev->token == owner_token;
-}
-
-/*
  * An IPv4 frame (l3 just past the Ethernet header): ours only if it is UDP
  * to an (address, port) in unet_udp_ports.  Until the port is known to be
  * ours the frame is passed whatever is wrong with it: it may belong to a
@@ -56,6 +42,7 @@ static __always_inline int udp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	struct udphdr *udp;
 	__u32 hlen, tot_len, ulen;
 	__u16 frag;
+	int group;
 
 	if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl < 5 ||
 	    ip->protocol != IPPROTO_UDP)
@@ -71,7 +58,11 @@ static __always_inline int udp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	key.addr = ip->daddr;
 	key.port = udp->dest;
 	v = bpf_map_lookup_elem(&unet_udp_ports, &key);
-	if (!v || !udp_owner_current(v->endpoint, v->owner_token))
+	if (!v)
+		return pass();
+	/* A group's members are judged when one is chosen (xdp_group.h). */
+	group = v->flags & UNET_PORT_F_GROUP;
+	if (!group && !udp_owner_current(v->endpoint, v->owner_token))
 		return pass();
 
 	/* From here on the datagram is for a U-Net socket. */
@@ -95,7 +86,16 @@ static __always_inline int udp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 		__sync_fetch_and_add(&v->drop_filter, 1);
 		return drop(UNET_CTR_DROP_UDP_FILTER);
 	}
-	if (redirect_to(ctx, v->endpoint) != XDP_REDIRECT) {
+	if (group) {
+		int r = group_redirect(ctx, key.addr, key.port, IPPROTO_UDP, ip->saddr, udp->source);
+
+		if (r == GROUP_DEAD)
+			return pass();
+		if (r == GROUP_NO_SOCKET) {
+			__sync_fetch_and_add(&v->drop_no_socket, 1);
+			return drop(no_socket_reason(ctx));
+		}
+	} else if (redirect_to(ctx, v->endpoint) != XDP_REDIRECT) {
 		/*
 		 * The owner died (SIGKILL, crash) and nobody has reclaimed
 		 * its port yet: no process will ever read this, and a kernel

@@ -600,20 +600,47 @@ static struct unetd_emul *owner_of(struct unetd_iface *f, uint32_t addr, uint16_
 	return NULL;
 }
 
-/* The endpoint that holds TCP port addr:port: only it gets the port's
- * segments. */
-static struct unetd_emul *tcp_owner_of(struct unetd_iface *f, uint32_t addr, uint16_t port)
+/* Whether e holds UDP (or TCP) port addr:port. */
+static bool emul_holds_port(const struct unetd_emul *e, bool tcp, uint32_t addr, uint16_t port)
 {
-	for (struct unetd_emul *e = f->emuls; e; e = e->next)
-		for (struct unetd_tcp_port *p = e->tcp; p; p = p->next)
-			if (p->laddr == addr && p->lport == port)
-				return e;
-	return NULL;
+	for (const struct unetd_udp_port *p = tcp ? NULL : e->udp; p; p = p->next)
+		if (p->laddr == addr && p->lport == port)
+			return true;
+	for (const struct unetd_tcp_port *p = tcp ? e->tcp : NULL; p; p = p->next)
+		if (p->laddr == addr && p->lport == port)
+			return true;
+	return false;
 }
 
 static uint16_t be16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/*
+ * The emulated endpoint that gets a datagram or segment from saddr:sport
+ * (network order) for UDP or TCP port addr:port.  Several hold it only
+ * when it is a SO_REUSEPORT group's (the daemon's place in it: the same
+ * user's, unet_*_port_join checked): the flow goes to one of them by the
+ * XDP program's hash, so a source's datagrams and a connection's
+ * segments stay on one while they stay as they are.
+ */
+static struct unetd_emul *flow_owner_of(struct unetd_iface *f, bool tcp, uint32_t addr,
+					uint16_t port, uint32_t saddr, uint16_t sport)
+{
+	struct unetd_emul *e, *first = NULL;
+	uint32_t n = 0, k;
+
+	for (e = f->emuls; e; e = e->next)
+		if (emul_holds_port(e, tcp, addr, port) && n++ == 0)
+			first = e;
+	if (n <= 1)
+		return first;
+	k = unet_port_group_hash(saddr, htons(sport)) % n;
+	for (e = f->emuls; e; e = e->next)
+		if (emul_holds_port(e, tcp, addr, port) && k-- == 0)
+			return e;
+	return first;
 }
 
 /* The daemon's layer on its real endpoint: IPv4 and ARP frames the XDP
@@ -624,7 +651,7 @@ static enum unet_layer_verdict route_rx(void *state, uint16_t proto, uint8_t *fr
 {
 	struct unetd_iface *f = state;
 	struct unetd_emul *e = NULL;
-	uint32_t addr;
+	uint32_t addr, saddr;
 
 	(void)desc;
 	if (proto == UNET_ETH_P_IP) {
@@ -638,10 +665,10 @@ static enum unet_layer_verdict route_rx(void *state, uint16_t proto, uint8_t *fr
 		if (hl < UNET_IP_HLEN || len < UNET_ETH_HLEN + hl + UNET_UDP_HLEN)
 			return UNET_LAYER_CONSUMED;
 		memcpy(&addr, frame + 30, 4);
-		if (frame[23] == IPPROTO_TCP)
-			e = tcp_owner_of(f, addr, be16(frame + UNET_ETH_HLEN + hl + 2));
-		else
-			e = owner_of(f, addr, be16(frame + UNET_ETH_HLEN + hl + 2), false);
+		memcpy(&saddr, frame + 26, 4);
+		e = flow_owner_of(f, frame[23] == IPPROTO_TCP, addr,
+				  be16(frame + UNET_ETH_HLEN + hl + 2), saddr,
+				  be16(frame + UNET_ETH_HLEN + hl));
 	} else if (proto == UNET_ETH_P_ARP) {
 		if (len < UNET_ETH_HLEN + 28)
 			return UNET_LAYER_CONSUMED;

@@ -42,6 +42,32 @@ unsigned int unetd_ports_held(const struct unetd *d, bool tcp, bool any_uid, uin
 	return n;
 }
 
+static unsigned int groups_in(const struct unetd_udp_port *u, const struct unetd_tcp_port *t)
+{
+	unsigned int n = 0;
+
+	for (; u; u = u->next)
+		n += u->group;
+	for (; t; t = t->next)
+		n += t->group;
+	return n;
+}
+
+unsigned int unetd_groups_held(const struct unetd *d, bool any_uid, uint32_t uid)
+{
+	unsigned int n = 0;
+
+	for (const struct unetd_client *c = d->clients; c; c = c->next) {
+		if (!any_uid && c->uid != uid)
+			continue;
+		for (const struct unetd_emul *e = c->emuls; e; e = e->cnext)
+			n += groups_in(e->udp, e->tcp);
+		for (const struct unetd_direct *x = c->directs; x; x = x->cnext)
+			n += groups_in(x->udp, x->tcp);
+	}
+	return n;
+}
+
 void unetd_direct_lingering_charge(const struct unetd *d, uint32_t uid, uint32_t *eps,
 				   uint64_t *bytes)
 {

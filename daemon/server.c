@@ -60,6 +60,7 @@ static long body_size(uint16_t type)
 	case UNETD_REQ_WHOAMI:
 		return sizeof(struct unetd_whoami);
 	case UNETD_REQ_UDP_OPEN:
+	case UNETD_REQ_UDP_OPEN_GROUP:
 		return sizeof(struct unetd_udp_open);
 	case UNETD_REQ_UDP_CLOSE:
 		return sizeof(struct unetd_udp_close);
@@ -705,7 +706,7 @@ static void do_ch_open_ipv4(struct unetd *d, struct unetd_client *c, const struc
  * around the protocol's own open (udp.c, tcp.c).  req is the request of
  * that protocol, ep its endpoint id. */
 static void do_port_open(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
-			 bool tcp, uint32_t ep, const void *req)
+			 bool tcp, bool group, uint32_t ep, const void *req)
 {
 	struct unetd_emul *e = emul_of(c, ep);
 	struct unetd_direct *x = e ? NULL : direct_of(c, ep);
@@ -732,8 +733,8 @@ static void do_port_open(struct unetd *d, struct unetd_client *c, const struct u
 		err = unetd_tcp_open(d, f, slot, c->uid, e ? &e->tcp : &x->tcp, req, &g, &rep.tcp, &nfd, msg,
 				     sizeof(msg));
 	else if (!err)
-		err = unetd_udp_open(d, f, slot, c->uid, e ? &e->udp : &x->udp, req, &g, &rep.udp, &nfd, msg,
-				     sizeof(msg));
+		err = unetd_udp_open(d, f, slot, c->uid, e ? &e->udp : &x->udp, req, &g, group,
+				     &rep.udp, &nfd, msg, sizeof(msg));
 	if (err == -EACCES)
 		d->req_denied++;
 	reply(c, h, err, msg, &rep, tcp ? sizeof(rep.tcp) : sizeof(rep.udp), &nfd, nfd >= 0 ? 1 : 0);
@@ -995,11 +996,12 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		do_whoami(d, c, &m.h, &req);
 		break;
 	}
-	case UNETD_REQ_UDP_OPEN: {
+	case UNETD_REQ_UDP_OPEN:
+	case UNETD_REQ_UDP_OPEN_GROUP: {
 		struct unetd_udp_open req;
 
 		memcpy(&req, body, sizeof(req));
-		do_port_open(d, c, &m.h, false, req.ep, &req);
+		do_port_open(d, c, &m.h, false, m.h.type == UNETD_REQ_UDP_OPEN_GROUP, req.ep, &req);
 		break;
 	}
 	case UNETD_REQ_UDP_CLOSE: {
@@ -1013,7 +1015,7 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		struct unetd_tcp_open req;
 
 		memcpy(&req, body, sizeof(req));
-		do_port_open(d, c, &m.h, true, req.ep, &req);
+		do_port_open(d, c, &m.h, true, false, req.ep, &req);
 		break;
 	}
 	case UNETD_REQ_TCP_CLOSE: {

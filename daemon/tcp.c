@@ -29,7 +29,8 @@
 
 /* The kernel socket that holds laddr:*lport, made in f's namespace (the
  * device's, where the kernel's TCP would otherwise answer). */
-static int reserve(struct unetd *d, struct unetd_iface *f, uint32_t laddr, uint16_t *lport)
+static int reserve(struct unetd *d, struct unetd_iface *f, uint32_t laddr, uint16_t *lport,
+		   bool group, bool group_live)
 {
 	int fd, err;
 
@@ -41,7 +42,25 @@ static int reserve(struct unetd *d, struct unetd_iface *f, uint32_t laddr, uint1
 	 * and the XDP program then hands that connection's segments to our
 	 * client.  Without it the port must be free of every kernel socket
 	 * (unet_tcp_reserve's listening flag only sets it). */
-	fd = unet_tcp_reserve(laddr, lport, false);
+	if (!group) {
+		fd = unet_tcp_reserve(laddr, lport, false);
+	} else {
+		/*
+		 * A listener group's socket has SO_REUSEPORT, and it is ours
+		 * (root's): the kernel would let it bind beside any of root's
+		 * SO_REUSEPORT sockets, a kernel server's included, whose
+		 * connections the XDP program would then hand to our client.
+		 * So a new group needs the port free of every kernel socket
+		 * (a plain socket binds first, and goes); joining a live
+		 * group, whose user unet_tcp_port_join checks, the port is
+		 * U-Net's already.
+		 */
+		fd = group_live ? 0 : unet_tcp_reserve(laddr, lport, false);
+		if (fd > 0)
+			close(fd);
+		if (fd >= 0)
+			fd = unet_tcp_reserve_group(laddr, *lport);
+	}
 	unetd_netns_leave(d, f->ns_fd, &f->ns);
 	return fd;
 }
@@ -51,13 +70,15 @@ int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 		   struct unetd_tcp_opened *rep, int *neigh_fd, char *msg, size_t msglen)
 {
 	bool listen = req->flags & UNETD_TCP_LISTEN;
+	bool group = req->flags & UNETD_TCP_GROUP;
 	struct unetd_tcp_port *p;
 	uint16_t lport = req->lport;
 	int err, claim, kfd;
 	bool kernel;
 
 	*neigh_fd = -1;
-	if (!req->laddr || (req->flags & ~UNETD_TCP_LISTEN) || (listen && !lport)) {
+	if (!req->laddr || (req->flags & ~(UNETD_TCP_LISTEN | UNETD_TCP_GROUP)) ||
+	    (listen && !lport) || (group && !listen)) {
 		snprintf(msg, msglen, "address must be set, a listening port too");
 		return -EINVAL;
 	}
@@ -88,10 +109,14 @@ int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 			 f->ifname);
 		return -EACCES;
 	}
+	if (group && (err = unetd_group_quota(d, uid, msg, msglen)))
+		return err;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	kfd = reserve(d, f, req->laddr, &lport);
+	p->group = group;
+	kfd = reserve(d, f, req->laddr, &lport, group,
+		      group && unet_tcp_group_live(f->maps, req->laddr, lport));
 	if (kfd < 0) {
 		err = kfd;
 		snprintf(msg, msglen, "TCP port %u: %s", lport,
@@ -105,13 +130,24 @@ int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 		snprintf(msg, msglen, "neighbour map: %s", strerror(-err));
 		goto fail;
 	}
-	err = unet_tcp_port_add(f->maps, slot, req->laddr, lport,
-				listen ? UNET_TCP_PORT_LISTEN : 0);
-	if (!err && listen && (err = unet_tcp_reserve_listen(kfd)))
+	/* A group is one user's: unet_tcp_port_join refuses (EACCES)
+	 * another user's group, and one place per endpoint slot (emulated
+	 * endpoints share the daemon's: one of them per group). */
+	err = group ? unet_tcp_port_join(f->maps, slot, req->laddr, lport, uid)
+		    : unet_tcp_port_add(f->maps, slot, req->laddr, lport,
+					listen ? UNET_TCP_PORT_LISTEN : 0);
+	/* As for UDP: the daemon's place in uid's group is its emulated
+	 * endpoints' to share (emul.c). */
+	if (err == -EEXIST && f->ep && slot == f->info.id)
+		err = 0;
+	if (!err && listen && (err = unet_tcp_reserve_listen(kfd)) &&
+	    !(group && unetd_emul_holds(f, true, req->laddr, lport)))
 		unet_tcp_port_remove(f->maps, slot, req->laddr, lport);
 	if (err) {
 		snprintf(msg, msglen, "TCP port %u: %s", lport,
-			 err == -EADDRINUSE ? "held by another endpoint" : strerror(-err));
+			 err == -EACCES	     ? "a SO_REUSEPORT group of another user"
+			 : err == -EADDRINUSE ? "held by another endpoint"
+					      : strerror(-err));
 		goto fail;
 	}
 	claim = unet_inet_addr_claim(f->maps, slot, req->laddr, kernel ? 0 : UNET_INET_ADDR_ARP);
@@ -151,8 +187,10 @@ int unetd_tcp_close(struct unetd_iface *f, uint32_t slot, struct unetd_tcp_port 
 		*pp = p->next;
 		/* The map first: once the kernel socket is gone the kernel
 		 * answers the port's segments with resets, right once the
-		 * endpoint is gone. */
-		unet_tcp_port_remove(f->maps, slot, laddr, lport);
+		 * endpoint is gone.  The daemon's place in a listener group
+		 * stays while another of its emulated endpoints holds it. */
+		if (per_endpoint_slot || !unetd_emul_holds(f, true, laddr, lport))
+			unet_tcp_port_remove(f->maps, slot, laddr, lport);
 		close(p->kfd);
 		if (!unetd_slot_uses_addr(f, per_endpoint_slot, own_udp, *list, laddr))
 			unet_inet_addr_release(f->maps, slot, laddr);

@@ -92,6 +92,34 @@ static bool tcp_uses(const struct unetd_tcp_port *list, uint32_t laddr)
 	return false;
 }
 
+int unetd_group_quota(const struct unetd *d, uint32_t uid, char *msg, size_t msglen)
+{
+	if (unetd_groups_held(d, true, 0) >= UNETD_MAX_GROUPS_ALL) {
+		snprintf(msg, msglen, "unetd's clients hold %u SO_REUSEPORT group ports, the most "
+			 "they may together", UNETD_MAX_GROUPS_ALL);
+		return -ENOSPC;
+	}
+	if (unetd_groups_held(d, false, uid) >= UNETD_MAX_GROUPS_PER_USER) {
+		snprintf(msg, msglen, "user %u holds %u SO_REUSEPORT group ports, the most one "
+			 "user may", uid, UNETD_MAX_GROUPS_PER_USER);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+bool unetd_emul_holds(struct unetd_iface *f, bool tcp, uint32_t laddr, uint16_t lport)
+{
+	for (struct unetd_emul *e = f->emuls; e; e = e->next) {
+		for (struct unetd_udp_port *p = tcp ? NULL : e->udp; p; p = p->next)
+			if (p->laddr == laddr && p->lport == lport)
+				return true;
+		for (struct unetd_tcp_port *p = tcp ? e->tcp : NULL; p; p = p->next)
+			if (p->laddr == laddr && p->lport == lport)
+				return true;
+	}
+	return false;
+}
+
 /* UDP and TCP share the address's registration: for emulated endpoints,
  * all of them share the real endpoint's slot too. */
 bool unetd_slot_uses_addr(struct unetd_iface *f, bool per_endpoint_slot,
@@ -215,15 +243,15 @@ static bool port_holders_all(uint32_t laddr, uint16_t lport, uint32_t uid)
 
 int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32_t uid,
 		   struct unetd_udp_port **list, const struct unetd_udp_open *req,
-		   const struct unetd_grant *g, struct unetd_udp_opened *rep, int *neigh_fd,
-		   char *msg, size_t msglen)
+		   const struct unetd_grant *g, bool group, struct unetd_udp_opened *rep,
+		   int *neigh_fd, char *msg, size_t msglen)
 {
 	struct unetd_udp_port *p;
 	int err, claim;
 	bool kernel;
 
-	if (!req->laddr || !req->lport) {
-		snprintf(msg, msglen, "address and port must be set");
+	if (!req->laddr || !req->lport || (group && (req->raddr || req->rport))) {
+		snprintf(msg, msglen, "address and port must be set (a group's port unconnected)");
 		return -EINVAL;
 	}
 	if (!unetd_grant_udp_port(g, req->lport)) {
@@ -257,9 +285,12 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 			 UNETD_MAX_UDP_PORTS_PER_USER);
 		return -EDQUOT;
 	}
+	if (group && (err = unetd_group_quota(d, uid, msg, msglen)))
+		return err;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	p->group = group;
 	p->kfd = udp_reserve(d, f, req->laddr, req->lport, uid, msg, msglen);
 	if (p->kfd < -1) {
 		err = p->kfd;
@@ -275,10 +306,22 @@ int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 		free(p);
 		return err;
 	}
-	err = unet_udp_port_add(f->maps, slot, req->laddr, req->lport, req->raddr, req->rport);
+	/* A group is one user's: unet_udp_port_join refuses (EACCES)
+	 * another user's group, and one place per endpoint slot (emulated
+	 * endpoints share the daemon's: one of them per group). */
+	err = group ? unet_udp_port_join(f->maps, slot, req->laddr, req->lport, uid)
+		    : unet_udp_port_add(f->maps, slot, req->laddr, req->lport, req->raddr,
+					req->rport);
+	/* The daemon's place in uid's group: another emulated endpoint of
+	 * the same user's is in it; emul.c spreads the place's datagrams
+	 * over them. */
+	if (err == -EEXIST && f->ep && slot == f->info.id)
+		err = 0;
 	if (err) {
 		snprintf(msg, msglen, "UDP port %u: %s", req->lport,
-			 err == -EADDRINUSE ? "held by another endpoint" : strerror(-err));
+			 err == -EACCES	     ? "a SO_REUSEPORT group of another user"
+			 : err == -EADDRINUSE ? "held by another endpoint"
+					      : strerror(-err));
 		goto fail;
 	}
 	rep->kernel_addr = kernel;
@@ -315,7 +358,10 @@ int unetd_udp_close(struct unetd_iface *f, uint32_t slot, struct unetd_udp_port 
 		if (p->laddr != laddr || p->lport != lport)
 			continue;
 		*pp = p->next;
-		unet_udp_port_remove(f->maps, slot, laddr, lport);
+		/* The daemon's place in a group stays while another of its
+		 * emulated endpoints holds the port. */
+		if (per_endpoint_slot || !unetd_emul_holds(f, false, laddr, lport))
+			unet_udp_port_remove(f->maps, slot, laddr, lport);
 		if (p->kfd >= 0)
 			close(p->kfd);
 		if (!unetd_slot_uses_addr(f, per_endpoint_slot, *list, own_tcp, laddr))

@@ -135,6 +135,7 @@ struct unetd_udp_port {
 	uint32_t laddr; /* network order */
 	uint16_t lport; /* host order */
 	int kfd;	/* the daemon's kernel socket on it, or -1: the client's own holds it */
+	bool group;	/* a place in a SO_REUSEPORT group (unetd_groups_held) */
 	struct unetd_udp_port *next;
 };
 
@@ -143,6 +144,7 @@ struct unetd_tcp_port {
 	uint32_t laddr; /* network order */
 	uint16_t lport; /* host order */
 	int kfd;	/* the daemon's kernel socket on it, in the device's namespace */
+	bool group;	/* a SO_REUSEPORT group's listener (unetd_groups_held) */
 	struct unetd_tcp_port *next;
 };
 
@@ -291,6 +293,13 @@ void unetd_iface_free_all(struct unetd *d);
  * and an entry of an interface's table, so the bounds are the user's and
  * the daemon's, not each endpoint's. */
 unsigned int unetd_ports_held(const struct unetd *d, bool tcp, bool any_uid, uint32_t uid);
+/* How many SO_REUSEPORT group ports (UDP and TCP) uid's endpoints, or
+ * (any_uid) all clients', hold.  The interface's group table
+ * (UNET_MAX_PORT_GROUPS) is smaller than its port tables: without these
+ * bounds four users at their port quotas could fill it for everyone. */
+unsigned int unetd_groups_held(const struct unetd *d, bool any_uid, uint32_t uid);
+#define UNETD_MAX_GROUPS_PER_USER 64
+#define UNETD_MAX_GROUPS_ALL (UNET_MAX_PORT_GROUPS * 3 / 4)
 /* quota.c: whether c's user may have one more endpoint of seg bytes under g.
  * Returns 0 or -EDQUOT with msg. */
 int unetd_quota_check(struct unetd *d, struct unetd_client *c, const struct unetd_grant *g,
@@ -345,8 +354,14 @@ uint32_t unetd_emul_max_payload(const struct unetd_emul *e);
 bool unetd_emul_multi_buffer(const struct unetd_emul *e);
 int unetd_udp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32_t uid,
 		   struct unetd_udp_port **list, const struct unetd_udp_open *req,
-		   const struct unetd_grant *g, struct unetd_udp_opened *rep, int *neigh_fd,
-		   char *msg, size_t msglen);
+		   const struct unetd_grant *g, bool group, struct unetd_udp_opened *rep,
+		   int *neigh_fd, char *msg, size_t msglen);
+/* Whether uid may hold one more SO_REUSEPORT group port: 0, or
+ * -ENOSPC / -EDQUOT with msg. */
+int unetd_group_quota(const struct unetd *d, uint32_t uid, char *msg, size_t msglen);
+/* Whether an emulated endpoint of f holds UDP (or TCP) port laddr:lport:
+ * the daemon's place in a SO_REUSEPORT group is theirs together. */
+bool unetd_emul_holds(struct unetd_iface *f, bool tcp, uint32_t laddr, uint16_t lport);
 /* Close it; own_tcp: the endpoint's TCP ports when the slot is its
  * alone (a grant), NULL when it is shared by every emulated endpoint of
  * f; per_endpoint_slot says which.  0 or -ENOENT. */

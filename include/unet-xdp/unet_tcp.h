@@ -68,6 +68,11 @@ struct unet_tcp_opts {
 	 * listen or connect sets it; a later one asking for another policy
 	 * than AUTO or the one in force fails with EINVAL. */
 	enum unet_tcp_partial partial_csum;
+	/* listen: SO_REUSEPORT, share the port with other endpoints'
+	 * listeners that ask so too, the same user's: each accepts the
+	 * connections hashed to it by the client's address and port
+	 * (docs/unet-run.md). */
+	bool reuseport;
 };
 
 /*

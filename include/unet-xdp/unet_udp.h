@@ -59,6 +59,10 @@ struct unet_udp_opts {
 	/* unet_udp__open6 only: connect to this peer (all zero:
 	 * unconnected); remote_port as above.  remote_addr is ignored. */
 	struct in6_addr remote_addr6;
+	/* SO_REUSEPORT: share the port with other endpoints' sockets that
+	 * ask so too, the same user's (IPv4, unconnected only): each gets
+	 * the datagrams of the sources hashed to it (docs/unet-run.md). */
+	bool reuseport;
 };
 
 /*

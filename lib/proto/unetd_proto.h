@@ -41,6 +41,8 @@ enum unetd_req_type {
 	UNETD_REQ_TCP_CLOSE,	 /* body: struct unetd_tcp_close */
 	UNETD_REQ_CH_OPEN_IPV4,	 /* body: struct unetd_ch_open_ipv4; reply:
 				  * struct unetd_ch_opened_ipv4 (closed by CH_CLOSE) */
+	UNETD_REQ_UDP_OPEN_GROUP, /* body, reply, fd: as UDP_OPEN; the port is a
+				   * SO_REUSEPORT group's (join or make it) */
 	UNETD_REQ__COUNT
 };
 
@@ -353,12 +355,15 @@ struct unetd_udp_close {
  * client (an unknown request type), and unet_tcp__connect/listen fail.
  */
 #define UNETD_TCP_LISTEN 1u /* unetd_tcp_open.flags: a listening port */
+/* With UNETD_TCP_LISTEN: the listener is a SO_REUSEPORT group's (join it
+ * or make it); the group is one user's, as the kernel's are. */
+#define UNETD_TCP_GROUP 2u
 
 struct unetd_tcp_open {
 	uint32_t ep;
 	uint32_t laddr;	 /* network order */
 	uint16_t lport;	 /* host order; 0: an ephemeral one (not with UNETD_TCP_LISTEN) */
-	uint16_t flags;	 /* UNETD_TCP_LISTEN */
+	uint16_t flags;	 /* UNETD_TCP_LISTEN, UNETD_TCP_GROUP */
 };
 
 struct unetd_tcp_opened {

@@ -671,18 +671,36 @@ static err_t netif_init_cb(struct netif *netif)
  * opened the interface's maps.  *kfd gets the kernel socket that keeps
  * the kernel's own TCP off the port.  Returns 0 or -errno. */
 static int port_hold_local(struct utcp_state *st, uint32_t laddr, uint16_t *lport, bool listen,
-			   int *kfd)
+			   bool group, int *kfd)
 {
 	int fd, err;
 
 	/* Bound first (fails if a kernel socket listens there: its traffic is
 	 * never diverted), then the map entry, then a listening port's socket
-	 * listens (tcp_admin.c). */
-	fd = unet_tcp_reserve(laddr, lport, listen);
+	 * listens (tcp_admin.c).  A group's listener binds with SO_REUSEPORT,
+	 * so the kernel itself refuses another user's member. */
+	if (group && !unet_tcp_group_live(st->inet.iface, laddr, *lport)) {
+		/* A new group: the port must be free of kernel sockets, or
+		 * ours (SO_REUSEPORT) would join a kernel server's group of
+		 * the same user, whose connections the XDP program would
+		 * then give us all of (as unetd does, daemon/tcp.c). */
+		fd = unet_tcp_reserve(laddr, lport, false);
+		if (fd < 0)
+			return fd;
+		close(fd);
+	}
+	fd = group ? unet_tcp_reserve_group(laddr, *lport) : unet_tcp_reserve(laddr, lport, listen);
 	if (fd < 0)
 		return fd;
-	err = unet_tcp_port_add(st->inet.iface, st->inet.slot, laddr, *lport,
-				listen ? UNET_TCP_PORT_LISTEN : 0);
+	if (group) {
+		err = unet_tcp_port_join(st->inet.iface, st->inet.slot, laddr, *lport,
+					 (uint32_t)geteuid());
+		if (err == -EACCES || err == -EEXIST)
+			err = -EADDRINUSE;
+	} else {
+		err = unet_tcp_port_add(st->inet.iface, st->inet.slot, laddr, *lport,
+					listen ? UNET_TCP_PORT_LISTEN : 0);
+	}
 	if (!err && listen && (err = unet_tcp_reserve_listen(fd)))
 		unet_tcp_port_remove(st->inet.iface, st->inet.slot, laddr, *lport);
 	if (err) {
@@ -700,12 +718,13 @@ static void port_release(struct utcp_state *st, uint32_t laddr, uint16_t lport, 
  * port and address, and gives us the neighbour map to read (the first
  * time; later ones are the same map). */
 static int port_hold_remote(struct utcp_state *st, uint32_t laddr, uint16_t *lport, bool listen,
-			    int *kfd)
+			    bool group, int *kfd)
 {
 	struct unetd_tcp_open req = { .ep = unet_layer_daemon_ep(st->inet.ep),
 				      .laddr = laddr,
 				      .lport = *lport,
-				      .flags = listen ? UNETD_TCP_LISTEN : 0 };
+				      .flags = (listen ? UNETD_TCP_LISTEN : 0) |
+					       (group ? UNETD_TCP_GROUP : 0) };
 	struct unetd_tcp_opened rep;
 	int fd = -1, err;
 
@@ -751,7 +770,7 @@ static void port_release(struct utcp_state *st, uint32_t laddr, uint16_t lport, 
 /* Hold laddr:*lport (0: an ephemeral one) for st.  Returns the port with
  * one reference, or NULL with errno. */
 static struct tcp_port *port_get(struct utcp_state *st, uint32_t laddr, uint16_t *lport,
-				 bool listen)
+				 bool listen, bool group)
 {
 	struct tcp_port *pt;
 	int fd = -1, err;
@@ -761,8 +780,8 @@ static struct tcp_port *port_get(struct utcp_state *st, uint32_t laddr, uint16_t
 			errno = EADDRINUSE;
 			return NULL;
 		}
-	err = st->inet.iface ? port_hold_local(st, laddr, lport, listen, &fd)
-			     : port_hold_remote(st, laddr, lport, listen, &fd);
+	err = st->inet.iface ? port_hold_local(st, laddr, lport, listen, group, &fd)
+			     : port_hold_remote(st, laddr, lport, listen, group, &fd);
 	if (err) {
 		errno = -err;
 		return NULL;
@@ -2097,7 +2116,7 @@ struct unet_tcp *unet_tcp__listen(struct unet_endpoint *ep, uint32_t local_addr,
 	if (l->backlog > BACKLOG_MAX)
 		l->backlog = BACKLOG_MAX;
 	l->lport = local_port;
-	l->port = port_get(st, local_addr, &port, true);
+	l->port = port_get(st, local_addr, &port, true, UNET_OPT(opts, reuseport, false));
 	if (!l->port) {
 		free(l);
 		return NULL;
@@ -2233,7 +2252,7 @@ struct unet_tcp *unet_tcp__connect(struct unet_endpoint *ep, uint32_t local_addr
 	for (int tries = 0; tries < 8 && e == ERR_USE; tries++) {
 		uint16_t lport = 0;
 
-		c->port = port_get(st, local_addr, &lport, false);
+		c->port = port_get(st, local_addr, &lport, false, false);
 		if (!c->port) {
 			free(c);
 			return NULL;

@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 
 #include "core/layer.h"
+#include "inet/port_group.h"
 #include "tcp/tcp_impl.h"
 #include "unet-xdp/unet_tcp.h"
 
@@ -37,6 +38,42 @@ static const struct unet_owned_map ports_map = {
 	.endpoint_off = offsetof(struct unet_tcp_val, endpoint),
 	.token_off = offsetof(struct unet_tcp_val, owner_token),
 };
+
+/* The same map, for SO_REUSEPORT listener groups (inet/port_group.h). */
+static const struct unet_port_kind ports_kind = {
+	.proto = IPPROTO_TCP,
+	.name = "TCP",
+	.map = &ports_map,
+	.flags_off = offsetof(struct unet_tcp_val, flags),
+	.flags_size = sizeof(((struct unet_tcp_val *)0)->flags),
+	.pid_off = offsetof(struct unet_tcp_val, owner_pid),
+	.ports_fd = ports_fd,
+};
+
+bool unet_tcp_group_live(struct unet_iface *iface, uint32_t laddr, uint16_t lport)
+{
+	return unet_port_group_busy(iface, &ports_kind, laddr, lport);
+}
+
+int unet_tcp_port_join(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
+		       uint16_t lport, uint32_t uid)
+{
+	struct unet_tcp_val v;
+	int err;
+
+	memset(&v, 0, sizeof(v));
+	v.endpoint = endpoint;
+	v.flags = UNET_TCP_PORT_LISTEN | UNET_PORT_F_GROUP;
+	v.owner_pid = (uint32_t)getpid();
+	v.owner_token = unet_iface_slot_token(iface, endpoint);
+	if (!v.owner_token)
+		return -ESRCH;
+	err = unet_port_group_join(iface, &ports_kind, endpoint, laddr, lport, uid, &v);
+	if (err == -EADDRINUSE)
+		unet_log(UNET_LOG_ERROR, "%s: TCP port %u in use without SO_REUSEPORT",
+			 iface->ifname, lport);
+	return err;
+}
 
 int unet_tcp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 		      uint16_t lport, uint32_t flags)
@@ -57,6 +94,10 @@ int unet_tcp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 	v.flags = flags;
 	v.owner_pid = (uint32_t)getpid();
 	v.owner_token = token;
+	/* A listener group whose entry names a dead member is still held
+	 * by the others. */
+	if (unet_port_group_busy(iface, &ports_kind, laddr, lport))
+		return -EADDRINUSE;
 	err = unet_owned_put(iface, pfd, &ports_map, &key, &v, &old);
 	if (err == -EADDRINUSE)
 		unet_log(UNET_LOG_ERROR, "%s: TCP port %u in use by endpoint %u (pid %u)",
@@ -70,7 +111,7 @@ void unet_tcp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t 
 	int pfd = ports_fd(iface);
 	struct unet_tcp_key key = { .addr = laddr, .port = htons(lport) };
 
-	if (pfd >= 0)
+	if (pfd >= 0 && !unet_port_group_leave(iface, &ports_kind, endpoint, laddr, lport))
 		unet_owned_remove(iface, pfd, &ports_map, &key, endpoint);
 }
 
@@ -143,6 +184,9 @@ int unet_tcp_reclaim(struct unet_iface *iface)
 
 	if (pfd < 0)
 		return pfd;
+	/* Groups first: a group's entry naming a dead member moves to a
+	 * live one, and is not reclaimed below. */
+	unet_port_group_reclaim(iface, &ports_kind);
 	return unet_owned_reclaim(iface, pfd, &ports_map, port_reclaimed);
 }
 
@@ -158,7 +202,7 @@ __attribute__((constructor)) static void tcp_iface_layer_init(void)
 
 /* ---- The kernel's side ---------------------------------------------------- */
 
-int unet_tcp_reserve(uint32_t laddr, uint16_t *lport, bool listening)
+static int reserve(uint32_t laddr, uint16_t *lport, bool listening, bool group)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = laddr,
 				  .sin_port = htons(*lport) };
@@ -181,6 +225,11 @@ int unet_tcp_reserve(uint32_t laddr, uint16_t *lport, bool listening)
 	 */
 	if (listening)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (group && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
 		err = -errno;
@@ -189,6 +238,16 @@ int unet_tcp_reserve(uint32_t laddr, uint16_t *lport, bool listening)
 	}
 	*lport = ntohs(sa.sin_port);
 	return fd;
+}
+
+int unet_tcp_reserve(uint32_t laddr, uint16_t *lport, bool listening)
+{
+	return reserve(laddr, lport, listening, false);
+}
+
+int unet_tcp_reserve_group(uint32_t laddr, uint16_t lport)
+{
+	return reserve(laddr, &lport, true, true);
 }
 
 int unet_tcp_reserve_listen(int fd)

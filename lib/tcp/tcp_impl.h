@@ -19,7 +19,14 @@
  * -ENOSPC, -ESRCH, -errno. */
 int unet_tcp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 		      uint16_t lport, uint32_t flags);
-/* Remove laddr:lport if endpoint (this incarnation) still owns it. */
+/* Join endpoint's listener to the SO_REUSEPORT group of laddr:lport as
+ * uid's (or make it): as unet_udp_port_join. */
+int unet_tcp_port_join(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
+		       uint16_t lport, uint32_t uid);
+/* Whether laddr:lport is a listener group's with a live member. */
+bool unet_tcp_group_live(struct unet_iface *iface, uint32_t laddr, uint16_t lport);
+/* Remove laddr:lport if endpoint (this incarnation) still owns it (or
+ * leave its group). */
 void unet_tcp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 			  uint16_t lport);
 /* Remove entries whose endpoint is gone (the core calls it, under the
@@ -35,6 +42,10 @@ int unet_tcp_reclaim(struct unet_iface *iface);
  * gets it.  Returns the socket (close it to give the port back) or
  * -EADDRINUSE, -errno. */
 int unet_tcp_reserve(uint32_t laddr, uint16_t *lport, bool listening);
+/* The same for a listener of a SO_REUSEPORT group: the socket has
+ * SO_REUSEPORT, so the kernel lets the group's other members' sockets
+ * (the same user's: its rule) bind the port too. */
+int unet_tcp_reserve_group(uint32_t laddr, uint16_t lport);
 /* Make a listening port's socket listen (after its map entry exists).
  * Returns 0 or -EADDRINUSE, -errno. */
 int unet_tcp_reserve_listen(int fd);

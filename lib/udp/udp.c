@@ -267,8 +267,16 @@ static struct unet_udp_sock *find_sock(struct unet_udp_state *st, uint32_t laddr
  * are root and opened them). */
 static int port_open_local(struct unet_udp_state *st, struct unet_udp_sock *s)
 {
-	int err = unet_udp_port_add(st->inet.iface, st->inet.slot, s->laddr, s->lport, s->raddr,
-				    s->rport);
+	int err = s->reuseport ? unet_udp_port_join(st->inet.iface, st->inet.slot, s->laddr,
+						    s->lport, (uint32_t)geteuid())
+			       : unet_udp_port_add(st->inet.iface, st->inet.slot, s->laddr, s->lport,
+						   s->raddr, s->rport);
+
+	/* Another user's group, or this endpoint in it already (the
+	 * process shares its own socket: run/): EADDRINUSE, as the kernel
+	 * answers. */
+	if (err == -EACCES || err == -EEXIST)
+		err = -EADDRINUSE;
 
 	if (err)
 		return err;
@@ -300,8 +308,9 @@ static int port_open_remote(struct unet_udp_state *st, struct unet_udp_sock *s)
 	struct unetd_udp_opened rep;
 	int fd = -1, err;
 
-	err = unet_layer_daemon_call(st->inet.ep, UNETD_REQ_UDP_OPEN, &req, sizeof(req), &rep,
-				     sizeof(rep), &fd);
+	err = unet_layer_daemon_call(st->inet.ep,
+				     s->reuseport ? UNETD_REQ_UDP_OPEN_GROUP : UNETD_REQ_UDP_OPEN,
+				     &req, sizeof(req), &rep, sizeof(rep), &fd);
 	if (err)
 		return err;
 	if (st->inet.neigh_fd < 0)
@@ -376,6 +385,12 @@ struct unet_udp_sock *unet_udp__open(struct unet_endpoint *ep, uint32_t local_ad
 	s->lport = local_port;
 	s->raddr = UNET_OPT(opts, remote_addr, 0);
 	s->rport = s->raddr ? UNET_OPT(opts, remote_port, 0) : 0;
+	s->reuseport = UNET_OPT(opts, reuseport, false);
+	if (s->reuseport && s->raddr) {
+		free(s);
+		errno = EINVAL; /* a group's members hear every source */
+		return NULL;
+	}
 	s->txq = txq;
 	s->st = st;
 	s->accept_partial = partial == UNET_UDP_PARTIAL_ACCEPT ||

@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 
 #include "core/layer.h"
+#include "inet/port_group.h"
 #include "udp/udp_impl.h"
 
 /* The interface's UDP port map (opened once per iface by the core, which
@@ -37,6 +38,37 @@ static const struct unet_owned_map ports_map = {
 	.endpoint_off = offsetof(struct unet_udp_val, endpoint),
 	.token_off = offsetof(struct unet_udp_val, owner_token),
 };
+
+/* The same map, for SO_REUSEPORT groups (inet/port_group.h). */
+static const struct unet_port_kind ports_kind = {
+	.proto = IPPROTO_UDP,
+	.name = "UDP",
+	.map = &ports_map,
+	.flags_off = offsetof(struct unet_udp_val, flags),
+	.flags_size = sizeof(((struct unet_udp_val *)0)->flags),
+	.pid_off = offsetof(struct unet_udp_val, owner_pid),
+	.ports_fd = ports_fd,
+};
+
+int unet_udp_port_join(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
+		       uint16_t lport, uint32_t uid)
+{
+	struct unet_udp_val v;
+	int err;
+
+	memset(&v, 0, sizeof(v));
+	v.endpoint = endpoint;
+	v.flags = UNET_PORT_F_GROUP;
+	v.owner_pid = (uint32_t)getpid();
+	v.owner_token = unet_iface_slot_token(iface, endpoint);
+	if (!v.owner_token)
+		return -ESRCH;
+	err = unet_port_group_join(iface, &ports_kind, endpoint, laddr, lport, uid, &v);
+	if (err == -EADDRINUSE)
+		unet_log(UNET_LOG_ERROR, "%s: UDP port %u in use without SO_REUSEPORT",
+			 iface->ifname, lport);
+	return err;
+}
 
 int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 		      uint16_t lport, uint32_t raddr, uint16_t rport)
@@ -60,6 +92,10 @@ int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 	v.remote_port = htons(rport);
 	v.owner_pid = pid;
 	v.owner_token = token;
+	/* A SO_REUSEPORT group whose entry names a dead member is still
+	 * held by the others. */
+	if (unet_port_group_busy(iface, &ports_kind, laddr, lport))
+		return -EADDRINUSE;
 	err = unet_owned_put(iface, pfd, &ports_map, &key, &v, &old);
 	if (err == -EADDRINUSE)
 		unet_log(UNET_LOG_ERROR, "%s: UDP port %u in use by endpoint %u (pid %u)",
@@ -75,7 +111,7 @@ void unet_udp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t 
 	int pfd = ports_fd(iface);
 	struct unet_udp_key key = { .addr = laddr, .port = htons(lport) };
 
-	if (pfd >= 0)
+	if (pfd >= 0 && !unet_port_group_leave(iface, &ports_kind, endpoint, laddr, lport))
 		unet_owned_remove(iface, pfd, &ports_map, &key, endpoint);
 }
 
@@ -263,6 +299,9 @@ int unet_udp_reclaim(struct unet_iface *iface)
 	if (pfd < 0)
 		return pfd;
 
+	/* Groups first: a group's entry naming a dead member moves to a
+	 * live one, and is not reclaimed below. */
+	unet_port_group_reclaim(iface, &ports_kind);
 	ports = unet_owned_reclaim(iface, pfd, &ports_map, port_reclaimed);
 	if (ports < 0)
 		return ports;

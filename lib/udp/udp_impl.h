@@ -286,6 +286,7 @@ struct unet_udp_sock {
 	bool owns_addr; /* registered laddr in unet_udp_addrs */
 	bool kernel_addr; /* the kernel has laddr (decided at open): it answers ARP */
 	bool v6;	  /* an IPv6 socket: laddr6, raddr6 (laddr, raddr 0) */
+	bool reuseport;	  /* the port is a SO_REUSEPORT group's */
 	uint8_t laddr6[16], raddr6[16];
 	/* IPv6 on an address the kernel also has: a kernel socket of ours
 	 * bound to the port, so that no other socket takes it and gets what
@@ -330,7 +331,14 @@ int unet_udp_reclaim(struct unet_iface *iface);
  * Returns 0, -EADDRINUSE (a live endpoint has it), -ENOSPC, -errno. */
 int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 		      uint16_t lport, uint32_t raddr, uint16_t rport);
-/* Remove laddr:lport if endpoint still owns it. */
+/* Join endpoint to the SO_REUSEPORT group of laddr:lport as uid's (or
+ * make the group): inet/port_group.h.  Returns 0, -EADDRINUSE (held
+ * without a group), -EACCES (another user's group), -EEXIST (endpoint
+ * is in uid's group already), -ENOSPC, -EOPNOTSUPP (no group map),
+ * -errno. */
+int unet_udp_port_join(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
+		       uint16_t lport, uint32_t uid);
+/* Remove laddr:lport if endpoint still owns it (or leave its group). */
 void unet_udp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
 			  uint16_t lport);
 

@@ -563,12 +563,17 @@ static bool udp_accelerate(int fd, struct run_sock *s, const char *ifname,
 		return false;
 	}
 	local = me.sin_addr.s_addr == htonl(INADDR_ANY) ? e->addr : me.sin_addr.s_addr;
+	/* With SO_REUSEPORT the port is a group's: another process's
+	 * socket with it (the same user's, as the kernel let it bind) joins
+	 * the group, and the XDP program spreads the sources over the
+	 * processes (docs/unet-run.md). */
 	s->udp = run_udp_open(e, local, ntohs(me.sin_port), peer ? peer->sin_addr.s_addr : 0,
-			      peer ? ntohs(peer->sin_port) : 0, s->nonblock, cfg.spin_us);
+			      peer ? ntohs(peer->sin_port) : 0, reuseport_set(fd), s->nonblock,
+			      cfg.spin_us);
 	/* The kernel let this socket bind a port another socket holds: with
 	 * SO_REUSEPORT on both, of the same user.  The other is this
-	 * process's on U-Net: share its port (another process's cannot be
-	 * shared: docs/unet-run.md). */
+	 * process's on U-Net: share its port (its endpoint is in the group
+	 * once). */
 	if (!s->udp && errno == EADDRINUSE && !peer && reuseport_set(fd))
 		s->udp = run_udp_share(e, local, ntohs(me.sin_port), s->nonblock, cfg.spin_us);
 	if (s->udp && !peer && reuseport_set(fd))
@@ -1172,7 +1177,7 @@ EXPORT int listen(int fd, int backlog)
 
 			if (local.sin_addr.s_addr == htonl(INADDR_ANY))
 				local.sin_addr.s_addr = e->addr;
-			l = run_tcp_listen(e, &local, backlog, cfg.spin_us);
+			l = run_tcp_listen(e, &local, backlog, reuseport_set(fd), cfg.spin_us);
 			/* As for UDP: a port this process's reuseport listener
 			 * holds is shared (the kernel socket is not bound yet:
 			 * the option on it is the program's word). */

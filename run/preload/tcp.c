@@ -36,13 +36,14 @@ static void progress(struct run_ep *e)
 }
 
 struct run_tcp *run_tcp_listen(struct run_ep *e, const struct sockaddr_in *local, int backlog,
-			       uint32_t spin_us)
+			       bool reuseport, uint32_t spin_us)
 {
 	UNET_OPTS_INIT(unet_tcp_opts, o);
 	struct unet_tcp *t;
 	struct run_tcp *c;
 
 	o.backlog = backlog > 0 ? (uint32_t)(backlog > 1024 ? 1024 : backlog) : 0;
+	o.reuseport = reuseport;
 	stack_enter();
 	t = unet_tcp__listen(e->ep, local->sin_addr.s_addr, ntohs(local->sin_port), &o);
 	stack_leave();

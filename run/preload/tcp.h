@@ -42,9 +42,11 @@ struct run_tcp {
 	uint64_t send_blocked;
 };
 
-/* Listen on local (address and port non-zero).  NULL with errno. */
+/* Listen on local (address and port non-zero); reuseport: as a
+ * SO_REUSEPORT group's listener, which other processes' listeners with
+ * it (the same user's) join.  NULL with errno. */
 struct run_tcp *run_tcp_listen(struct run_ep *e, const struct sockaddr_in *local, int backlog,
-			       uint32_t spin_us);
+			       bool reuseport, uint32_t spin_us);
 /* c (a listener the program set SO_REUSEPORT on) may be shared. */
 void run_tcp_reuseport(struct run_tcp *c);
 /* A listener on local that shares the layer's listener of a reuseport

@@ -65,7 +65,7 @@ static void free_udp(struct run_udp *u)
 }
 
 struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t local_port,
-			     uint32_t peer_addr, uint16_t peer_port, bool nonblock,
+			     uint32_t peer_addr, uint16_t peer_port, bool reuseport, bool nonblock,
 			     uint32_t spin_us)
 {
 	UNET_OPTS_INIT(unet_udp_opts, o);
@@ -75,6 +75,7 @@ struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t loc
 		return NULL;
 	o.remote_addr = peer_addr;
 	o.remote_port = peer_port;
+	o.reuseport = reuseport && !peer_addr;
 	stack_enter();
 	u->us = unet_udp__open(e->ep, local_addr, local_port, &o);
 	if (!u->us) {

@@ -81,10 +81,12 @@ struct run_udp {
 };
 
 /* Open the U-Net socket for local_addr:local_port (network order, host
- * order) on e, connected to peer if peer_addr != 0.  Returns it, or
+ * order) on e, connected to peer if peer_addr != 0; reuseport (and
+ * unconnected): the port is a SO_REUSEPORT group's, which other
+ * processes' sockets with it (the same user's) join.  Returns it, or
  * NULL with errno. */
 struct run_udp *run_udp_open(struct run_ep *e, uint32_t local_addr, uint16_t local_port,
-			     uint32_t peer_addr, uint16_t peer_port, bool nonblock,
+			     uint32_t peer_addr, uint16_t peer_port, bool reuseport, bool nonblock,
 			     uint32_t spin_us);
 /* Receive the datagrams sent to group (a multicast address, network
  * order) on the socket's port too; leave it again.  The kernel's side of

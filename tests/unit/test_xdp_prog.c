@@ -44,6 +44,7 @@
 #include "core/internal.h" /* UNET_MAP_*: the maps the core opens */
 #include "udp/udp_impl.h"	   /* UNET_MAP_UDP_PORTS; UNET_MAP_INET_ADDRS, UNET_MAP_NEIGH (inet/inet.h) */
 #include "tcp/tcp_impl.h"	   /* UNET_MAP_TCP_PORTS: the TCP layer's */
+#include "inet/port_group.h"	   /* UNET_MAP_PORT_GROUPS */
 #include "unet_abi.h"
 #include "unet_xdp.skel.h"
 #include "fuzz.h"
@@ -2070,7 +2071,7 @@ static void test_every_pinned_map_used(void **state)
 		UNET_MAP_IF_STATS,  UNET_MAP_XSKS,	UNET_MAP_FAULTS,
 		UNET_MAP_UDP_PORTS, UNET_MAP_INET_ADDRS, UNET_MAP_NEIGH,
 		UNET_MAP_TCP_PORTS, UNET_MAP_CHAN_CFG, UNET_MAP_UDP6_PORTS,
-		UNET_MAP_INET6_ADDRS,
+		UNET_MAP_INET6_ADDRS, UNET_MAP_PORT_GROUPS,
 	};
 	enum { N_LIB = sizeof(lib_maps) / sizeof(lib_maps[0]) };
 	char names[UNET_MAX_PROG_MAPS][BPF_OBJ_NAME_LEN] = { { 0 } };
@@ -2848,6 +2849,232 @@ static void test_nd_solicitations(void **state)
 	expect_pass_untouched(buf, 14 + 40 + 20);
 }
 
+/* ---- SO_REUSEPORT groups ------------------------------------------------------
+ * A UDP or TCP port entry with UNET_PORT_F_GROUP goes to one member of
+ * its group in unet_port_groups: the member at the flow's place
+ * (unet_port_group_hash of the source), or the next one that is its
+ * slot's incarnation and has a socket on the arrival queue.  Only EP_SOCK
+ * has a socket (queue 0), so a flow whose place is another member's shows
+ * up as moved: delivered, counted on EP_SOCK's place.
+ */
+#define GROUP_UDP_PORT 6010
+#define GROUP_TCP_PORT 8010
+
+/* The group at (UDP_DST, port, proto): n places, eps[i] with tokens[i]. */
+static void set_group(uint8_t proto, uint16_t port, const uint32_t *eps, const uint64_t *tokens,
+		      uint32_t n, uint32_t count)
+{
+	struct unet_group_key k = { .addr = htonl(UDP_DST), .port = htons(port), .proto = proto };
+	struct unet_group_val v;
+
+	memset(&v, 0, sizeof(v));
+	v.uid = 0;
+	v.count = count;
+	for (uint32_t i = 0; i < n && i < UNET_PORT_GROUP_MAX; i++) {
+		v.m[i].endpoint = eps[i];
+		v.m[i].token = tokens[i];
+		v.m[i].pid = 1;
+	}
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_port_groups), &k, &v,
+					     BPF_ANY), 0);
+}
+
+static struct unet_group_val get_group(uint8_t proto, uint16_t port)
+{
+	struct unet_group_key k = { .addr = htonl(UDP_DST), .port = htons(port), .proto = proto };
+	struct unet_group_val v;
+
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(g.skel->maps.unet_port_groups), &k, &v), 0);
+	return v;
+}
+
+static void del_group(uint8_t proto, uint16_t port)
+{
+	struct unet_group_key k = { .addr = htonl(UDP_DST), .port = htons(port), .proto = proto };
+
+	bpf_map_delete_elem(bpf_map__fd(g.skel->maps.unet_port_groups), &k);
+}
+
+/* The group's port entries; their own owner is EP_NOSOCK with a stale
+ * token: a group's entry is judged by its members, not by whom it names. */
+static void set_group_ports(void)
+{
+	struct unet_udp_key uk = { .addr = htonl(UDP_DST), .port = htons(GROUP_UDP_PORT) };
+	struct unet_udp_val uv = { .endpoint = EP_NOSOCK, .flags = UNET_PORT_F_GROUP,
+				   .owner_pid = 1, .owner_token = TOKEN_NOSOCK ^ 1 };
+	struct unet_tcp_key tk = { .addr = htonl(UDP_DST), .port = htons(GROUP_TCP_PORT) };
+	struct unet_tcp_val tv = { .endpoint = EP_NOSOCK,
+				   .flags = UNET_TCP_PORT_LISTEN | UNET_PORT_F_GROUP,
+				   .owner_pid = 1, .owner_token = TOKEN_NOSOCK ^ 1 };
+
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_udp_ports), &uk, &uv,
+					     BPF_ANY), 0);
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_tcp_ports), &tk, &tv,
+					     BPF_ANY), 0);
+}
+
+/* Every source is delivered, to the member that can take it; sources
+ * whose place is the member without a socket move to the next place. */
+static void test_group_udp_delivered(void **state)
+{
+	const uint32_t eps[2] = { EP_NOSOCK, EP_SOCK };
+	const uint64_t toks[2] = { TOKEN_NOSOCK, TOKEN_SOCK };
+	struct unet_udp_val before, after;
+	struct unet_group_val gv;
+	uint32_t moved = 0;
+
+	(void)state;
+	need_xsk();
+	set_group_ports();
+	set_group(IPPROTO_UDP, GROUP_UDP_PORT, eps, toks, 2, 2);
+	before = udp_port_stats(GROUP_UDP_PORT);
+	for (uint16_t sport = 7000; sport < 7016; sport++) {
+		struct udp_spec s = udp_good(GROUP_UDP_PORT);
+
+		s.sport = sport;
+		moved += unet_port_group_hash(htonl(UDP_SRC), htons(sport)) % 2 == 0;
+		expect_udp(&s, XDP_REDIRECT, UNET_CTR_UDP_DELIVERED);
+	}
+	assert_true(moved > 0 && moved < 16); /* both places were some flow's */
+	after = udp_port_stats(GROUP_UDP_PORT);
+	assert_int_equal(after.delivered - before.delivered, 16);
+	gv = get_group(IPPROTO_UDP, GROUP_UDP_PORT);
+	assert_int_equal(gv.m[0].delivered, 0);
+	assert_int_equal(gv.m[1].delivered, 16);
+	del_group(IPPROTO_UDP, GROUP_UDP_PORT);
+}
+
+/* A member that is not its slot's incarnation (the slot was reused: a
+ * foreign process's endpoint now) is never chosen, though its slot has a
+ * socket: with no other member alive, the port is the kernel's. */
+static void test_group_foreign_member_passed(void **state)
+{
+	const uint32_t eps[2] = { EP_SOCK, EP_NOSOCK };
+	const uint64_t toks[2] = { TOKEN_SOCK ^ 1, TOKEN_NOSOCK };
+	struct udp_spec s = udp_good(GROUP_UDP_PORT);
+	struct tcp_spec t = tcp_good(GROUP_TCP_PORT);
+	struct unet_group_val gv;
+
+	(void)state;
+	need_xsk();
+	set_group_ports();
+	set_group(IPPROTO_UDP, GROUP_UDP_PORT, eps, toks, 2, 2);
+	set_group(IPPROTO_TCP, GROUP_TCP_PORT, eps, toks, 2, 2);
+	for (uint16_t sport = 7000; sport < 7008; sport++) {
+		s.sport = sport;
+		expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	}
+	expect_tcp(&t, XDP_PASS, UNET_CTR_PASS);
+	gv = get_group(IPPROTO_UDP, GROUP_UDP_PORT);
+	assert_int_equal(gv.m[0].delivered + gv.m[1].delivered, 0);
+	del_group(IPPROTO_UDP, GROUP_UDP_PORT);
+	del_group(IPPROTO_TCP, GROUP_TCP_PORT);
+}
+
+/* A port entry that says group with no group, or a group whose count is
+ * 0 or past the member array: not ours, passed untouched. */
+static void test_group_bad_values_passed(void **state)
+{
+	const uint32_t eps[UNET_PORT_GROUP_MAX] = { EP_SOCK };
+	const uint64_t toks[UNET_PORT_GROUP_MAX] = { TOKEN_SOCK };
+	struct udp_spec s = udp_good(GROUP_UDP_PORT);
+
+	(void)state;
+	need_xsk();
+	set_group_ports();
+	del_group(IPPROTO_UDP, GROUP_UDP_PORT);
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	set_group(IPPROTO_UDP, GROUP_UDP_PORT, eps, toks, 1, 0);
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	set_group(IPPROTO_UDP, GROUP_UDP_PORT, eps, toks, 1, UNET_PORT_GROUP_MAX + 1);
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	set_group(IPPROTO_UDP, GROUP_UDP_PORT, eps, toks, 1, 0xffffffffu);
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	/* the TCP group of the same port is another key */
+	set_group(IPPROTO_TCP, GROUP_UDP_PORT, eps, toks, 1, 1);
+	set_group(IPPROTO_UDP, GROUP_UDP_PORT, eps, toks, 1, 0);
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	/* a whole group of 8, the last place the only live one */
+	{
+		uint32_t e8[UNET_PORT_GROUP_MAX];
+		uint64_t t8[UNET_PORT_GROUP_MAX];
+
+		for (int i = 0; i < UNET_PORT_GROUP_MAX; i++) {
+			e8[i] = EP_NOSOCK;
+			t8[i] = TOKEN_NOSOCK ^ 1;
+		}
+		e8[UNET_PORT_GROUP_MAX - 1] = EP_SOCK;
+		t8[UNET_PORT_GROUP_MAX - 1] = TOKEN_SOCK;
+		set_group(IPPROTO_UDP, GROUP_UDP_PORT, e8, t8, UNET_PORT_GROUP_MAX,
+			  UNET_PORT_GROUP_MAX);
+		for (uint16_t sport = 7000; sport < 7008; sport++) {
+			s.sport = sport;
+			expect_udp(&s, XDP_REDIRECT, UNET_CTR_UDP_DELIVERED);
+		}
+	}
+	del_group(IPPROTO_UDP, GROUP_UDP_PORT);
+	del_group(IPPROTO_TCP, GROUP_UDP_PORT);
+}
+
+/* A live member with a socket, but not on the arrival queue, and no
+ * other: the port stays U-Net's (dropped, counted); once its socket is
+ * gone (it died) the kernel gets the port's traffic. */
+static void test_group_no_socket_dropped(void **state)
+{
+	const uint32_t eps[1] = { EP_NOSOCK };
+	const uint64_t toks[1] = { TOKEN_NOSOCK };
+	struct udp_spec s = udp_good(GROUP_UDP_PORT);
+	uint32_t idx = UNET_XSK_INDEX(EP_NOSOCK, 1);
+	struct unet_udp_val before, after;
+	int xsks_fd, fd;
+
+	(void)state;
+	need_xsk();
+	set_group_ports();
+	set_group(IPPROTO_UDP, GROUP_UDP_PORT, eps, toks, 1, 1);
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	xsks_fd = bpf_map__fd(g.skel->maps.unet_xsks);
+	fd = xsk_socket__fd(g.xsk); /* stands in on queue 1: the program only looks at the map */
+	assert_int_equal(bpf_map_update_elem(xsks_fd, &idx, &fd, BPF_ANY), 0);
+	before = udp_port_stats(GROUP_UDP_PORT);
+	expect_udp(&s, XDP_DROP, UNET_CTR_DROP_NO_SOCKET);
+	after = udp_port_stats(GROUP_UDP_PORT);
+	assert_int_equal(after.drop_no_socket - before.drop_no_socket, 1);
+	assert_int_equal(bpf_map_delete_elem(xsks_fd, &idx), 0);
+	expect_udp(&s, XDP_PASS, UNET_CTR_PASS);
+	del_group(IPPROTO_UDP, GROUP_UDP_PORT);
+}
+
+/* A listener group: every segment of a connection goes where its source
+ * hashes, and a member without a socket hands its share on. */
+static void test_group_tcp_delivered(void **state)
+{
+	const uint32_t eps[3] = { EP_NOSOCK, EP_SOCK, EP_NOSOCK };
+	const uint64_t toks[3] = { TOKEN_NOSOCK, TOKEN_SOCK, TOKEN_NOSOCK ^ 1 };
+	struct tcp_spec t = tcp_good(GROUP_TCP_PORT);
+	struct unet_tcp_val before, after;
+	struct unet_group_val gv;
+	uint8_t buf[2048];
+
+	(void)state;
+	need_xsk();
+	set_group_ports();
+	set_group(IPPROTO_TCP, GROUP_TCP_PORT, eps, toks, 3, 3);
+	before = tcp_port_stats(GROUP_TCP_PORT);
+	for (uint16_t sport = 40000; sport < 40012; sport++) {
+		uint32_t n = build_tcp(buf, sizeof(buf), &t);
+
+		put16(buf + 14 + 20, sport);
+		expect_ipv4(buf, n, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
+	}
+	after = tcp_port_stats(GROUP_TCP_PORT);
+	assert_int_equal(after.delivered - before.delivered, 12);
+	gv = get_group(IPPROTO_TCP, GROUP_TCP_PORT);
+	assert_int_equal(gv.m[1].delivered, 12);
+	assert_int_equal(gv.m[0].delivered + gv.m[2].delivered, 0);
+	del_group(IPPROTO_TCP, GROUP_TCP_PORT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2911,6 +3138,11 @@ int main(void)
 		cmocka_unit_test(test_udp6_exthdr_dropped),
 		cmocka_unit_test(test_udp6_filter),
 		cmocka_unit_test(test_nd_solicitations),
+		cmocka_unit_test(test_group_udp_delivered),
+		cmocka_unit_test(test_group_foreign_member_passed),
+		cmocka_unit_test(test_group_bad_values_passed),
+		cmocka_unit_test(test_group_no_socket_dropped),
+		cmocka_unit_test(test_group_tcp_delivered),
 	};
 
 	return cmocka_run_group_tests_name("xdp_prog", tests, group_setup, group_teardown);
