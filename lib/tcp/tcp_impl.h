@@ -11,6 +11,8 @@
 
 /* The TCP layer's map in the interface's pin directory. */
 #define UNET_MAP_TCP_PORTS "unet_tcp_ports"
+/* Its IPv6 twin (struct unet_tcp6_key -> struct unet_tcp_val). */
+#define UNET_MAP_TCP6_PORTS "unet_tcp6_ports"
 
 /* ---- tcp_admin.c: the pinned map ------------------------------------ */
 
