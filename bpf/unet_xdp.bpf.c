@@ -258,8 +258,12 @@ int unet_xdp_rx(struct xdp_md *ctx)
 	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = l3;
 
-		if ((void *)(ip6 + 1) <= data_end && ip6->nexthdr == IPPROTO_TCP)
-			return tcp6_rx(ctx, l3, data_end);
+		if ((void *)(ip6 + 1) <= data_end) {
+			if (ip6->nexthdr == IPPROTO_TCP)
+				return tcp6_rx(ctx, l3, data_end);
+			if (ip6_is_exthdr(ip6->nexthdr) && tcp6_behind_exthdr(ip6, data_end))
+				return drop(UNET_CTR_DROP_IP6_EXTHDR);
+		}
 		return udp6_rx(ctx, l3, data_end);
 	}
 	if (eth->h_proto == bpf_htons(ETH_P_ARP))

@@ -76,4 +76,57 @@ static __always_inline int tcp6_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	return XDP_REDIRECT;
 }
 
+#define UNET_IP6_EXT_WALK 4 /* extension headers walked at most */
+
+/*
+ * An IPv6 frame whose next header is an extension header: whether the
+ * TCP segment behind it is for a live U-Net TCP port (then the caller
+ * drops it).  udp6_rx() drops such frames only to an address U-Net owns
+ * alone and passes the rest; but to the kernel's own address a segment
+ * for one of our ports would reach the kernel, which has only our port
+ * holder socket there: it would answer with a reset, and the peer would
+ * tear down a connection that is U-Net's (or, for a listening port,
+ * complete a handshake with the holder).  So the kernel must never get
+ * one.  Walked: up to UNET_IP6_EXT_WALK hop-by-hop, routing,
+ * destination-options and fragment headers (the kinds whose length is
+ * in the header itself, RFC 8200 4); a fragment other than the first
+ * has no TCP header and is left to the kernel (alone it never
+ * reassembles).  Anything else (ESP, AH, a longer chain, a header past
+ * the first piece) is not walked: the kernel gets it, as before.
+ */
+static __always_inline int tcp6_behind_exthdr(struct ipv6hdr *ip6, void *data_end)
+{
+	__u8 *p = (__u8 *)(ip6 + 1), nh = ip6->nexthdr;
+	struct unet_tcp6_key key = {};
+	struct unet_tcp_val *v;
+
+	for (int i = 0; i < UNET_IP6_EXT_WALK; i++) {
+		__u32 len;
+
+		if (nh == 0 || nh == 43 || nh == 60) {
+			if ((void *)(p + 2) > data_end)
+				return 0;
+			len = ((__u32)p[1] + 1) * 8;
+		} else if (nh == 44) {
+			if ((void *)(p + 8) > data_end)
+				return 0;
+			if (((__u32)p[2] << 8 | p[3]) & 0xfff8)
+				return 0; /* not the first fragment */
+			len = 8;
+		} else {
+			break;
+		}
+		nh = p[0];
+		p += len;
+	}
+	if (nh != IPPROTO_TCP || (void *)(p + 4) > data_end)
+		return 0;
+	__builtin_memcpy(key.addr, &ip6->daddr, 16);
+	__builtin_memcpy(&key.port, p + 2, 2);
+	v = bpf_map_lookup_elem(&unet_tcp6_ports, &key);
+	/* a dead owner's port is the kernel's again, as in tcp6_rx() */
+	return v && udp_owner_current(v->endpoint, v->owner_token) &&
+	       endpoint_has_socket(v->endpoint);
+}
+
 #endif /* UNET_XDP_TCP6_H */

@@ -2999,6 +2999,69 @@ static void test_tcp6_exthdr_dropped(void **state)
 	assert_int_equal(after.delivered, before.delivered);
 }
 
+/* An extension header before TCP to the kernel's address: a segment for
+ * one of our ports is dropped (the kernel, with only our holder socket
+ * on the port, would answer with a reset); the chain is walked, up to 4
+ * headers; anything else goes to the kernel as before. */
+static void test_tcp6_exthdr_kernel_addr(void **state)
+{
+	uint8_t buf[2048], *ip = buf + 14, *x;
+	uint32_t n;
+	struct tcp6_spec s = tcp6_good(8000);
+	struct snap want = one(UNET_CTR_DROP_IP6_EXTHDR);
+
+	(void)state;
+	need_xsk();
+	/* hop-by-hop (8 bytes) then TCP to our port: dropped */
+	n = build_tcp6(buf, sizeof(buf), &s);
+	memmove(ip + 48, ip + 40, n - 54);
+	x = ip + 40;
+	memset(x, 0, 8);
+	x[0] = 6;
+	ip[6] = 0;
+	n += 8;
+	expect_run(buf, n, NULL, XDP_DROP, &want);
+	/* destination options of 16 bytes, then a first fragment, then TCP */
+	n = build_tcp6(buf, sizeof(buf), &s);
+	memmove(ip + 64, ip + 40, n - 54);
+	memset(ip + 40, 0, 24);
+	ip[6] = 60;
+	ip[40] = 44; /* next: fragment */
+	ip[41] = 1;  /* (1 + 1) * 8 bytes */
+	ip[56] = 6;  /* fragment header's next: TCP; offset 0, M set */
+	ip[59] = 1;
+	n += 24;
+	expect_run(buf, n, NULL, XDP_DROP, &want);
+	/* a later fragment: no ports, the kernel's */
+	ip[58] = 0x05;
+	expect_pass_untouched(buf, n);
+	/* the same hop-by-hop to a port of no one: the kernel's */
+	s = tcp6_good(8001);
+	n = build_tcp6(buf, sizeof(buf), &s);
+	memmove(ip + 48, ip + 40, n - 54);
+	memset(ip + 40, 0, 8);
+	ip[40] = 6;
+	ip[6] = 0;
+	expect_pass_untouched(buf, n + 8);
+	/* to a dead owner's port: the kernel's (it answers with a reset) */
+	s = tcp6_good(8002);
+	n = build_tcp6(buf, sizeof(buf), &s);
+	memmove(ip + 48, ip + 40, n - 54);
+	memset(ip + 40, 0, 8);
+	ip[40] = 6;
+	ip[6] = 0;
+	expect_pass_untouched(buf, n + 8);
+	/* five hop-by-hop headers: past the walk, the kernel's */
+	s = tcp6_good(8000);
+	n = build_tcp6(buf, sizeof(buf), &s);
+	memmove(ip + 80, ip + 40, n - 54);
+	memset(ip + 40, 0, 40);
+	for (int i = 0; i < 5; i++)
+		ip[40 + 8 * i] = i < 4 ? 0 : 6;
+	ip[6] = 0;
+	expect_pass_untouched(buf, n + 40);
+}
+
 /* The loss hook applies to IPv6 segments for our ports too. */
 static void test_tcp6_injected_drop(void **state)
 {
@@ -3127,6 +3190,7 @@ int main(void)
 		cmocka_unit_test(test_tcp6_other_traffic_passed),
 		cmocka_unit_test(test_tcp6_malformed),
 		cmocka_unit_test(test_tcp6_exthdr_dropped),
+		cmocka_unit_test(test_tcp6_exthdr_kernel_addr),
 		cmocka_unit_test(test_tcp6_injected_drop),
 		cmocka_unit_test(test_nd_solicitations),
 	};
