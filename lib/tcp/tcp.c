@@ -1419,13 +1419,16 @@ static void out_fix(struct utcp_state *st, uint8_t *f, uint32_t len)
 
 	seq_out(f, len);
 	if ((t = tcp6_hdr(f, len))) {
-		/* IPv6: the same raise of our SYN's MSS at a jumbo MTU */
+		/* IPv6: our SYN's and SYN-ACK's MSS is the route's (its MTU
+		 * - 60), raised at a jumbo MTU and lowered on a route of a
+		 * smaller MTU, so the peer's segments fit the path too (an
+		 * IPv6 router does not fragment). */
 		doff = (t[12] >> 4) * 4u;
-		if ((t[13] & (TCP_SYN | TCP_ACK)) != TCP_SYN || doff < 20 ||
-		    len < UNET_ETH_HLEN + 40 + doff || !(o = mss_option(t, doff)))
+		if (!(t[13] & TCP_SYN) || doff < 20 || len < UNET_ETH_HLEN + 40 + doff ||
+		    !(o = mss_option(t, doff)))
 			return;
 		mss = route_mss6(st, ip + 24);
-		if (mss > get16(t + o) && mss <= 0xffff)
+		if (mss != get16(t + o) && mss <= 0xffff)
 			set16_csum(t + o, (uint16_t)mss, t + 16);
 		return;
 	}

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""tcp6-hostile.py - crafted IPv6/TCP frames for the TCP/IPv6 tests.
+
+  tcp6-hostile.py IFACE --dst-mac MAC --local [ADDR]:PORT \\
+      --send KIND,COUNT,[ADDR]:PORT ...
+
+Sends COUNT frames of each KIND from IFACE (a raw socket) to the address
+and port, from --local.  Every segment is a bare ACK to no connection;
+each KIND breaks one thing (docs/tcp.md, "IPv6"):
+
+  good          correct (the layer hands it to lwIP, which resets it)
+  bad-csum      one bit of the TCP checksum flipped
+  truncated     payload length 16 bytes past the frame
+  short         payload length 19 (below a TCP header)
+  doff-low      data offset 4 words
+  hop-by-hop    a hop-by-hop options header before TCP
+  fragment      a fragment header (the first fragment) before TCP
+  src-group, src-loopback, src-mapped   sources no host has
+Prints "injected COUNT KIND" for each.
+"""
+import argparse
+import ipaddress
+import socket
+import struct
+
+
+def addr_port(s):
+    if not s.startswith("[") or "]:" not in s:
+        raise argparse.ArgumentTypeError("want [ADDR]:PORT")
+    a, p = s[1:].rsplit("]:", 1)
+    return str(ipaddress.IPv6Address(a)), int(p)
+
+
+def csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    t = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while t >> 16:
+        t = (t & 0xFFFF) + (t >> 16)
+    return t
+
+
+def tcp(src, dst, sport, dport, doff=5):
+    t = bytearray(struct.pack("!HHIIBBHHH", sport, dport, 0x1000, 0x2000, doff << 4, 0x10,
+                              0xFFFF, 0, 0))
+    ph = src + dst + struct.pack("!IxxxB", len(t), 6)
+    t[16:18] = struct.pack("!H", (~csum(ph + bytes(t))) & 0xFFFF)
+    return bytes(t)
+
+
+def frame(dst_mac, src_mac, src, dst, nh, body, plen=None):
+    ip = struct.pack("!IHBB", 6 << 28, len(body) if plen is None else plen, nh, 64) + src + dst
+    return dst_mac + src_mac + b"\x86\xdd" + ip + body
+
+
+def build(kind, dst_mac, src_mac, local, remote):
+    src = ipaddress.IPv6Address(local[0]).packed
+    dst = ipaddress.IPv6Address(remote[0]).packed
+    if kind in ("src-group", "src-loopback", "src-mapped"):
+        src = ipaddress.IPv6Address({"src-group": "ff02::1", "src-loopback": "::1",
+                                     "src-mapped": "::ffff:10.0.0.1"}[kind]).packed
+    good = tcp(src, dst, local[1], remote[1])
+    if kind in ("good", "src-group", "src-loopback", "src-mapped"):
+        return frame(dst_mac, src_mac, src, dst, 6, good)
+    if kind == "bad-csum":
+        b = bytearray(good)
+        b[17] ^= 1
+        return frame(dst_mac, src_mac, src, dst, 6, bytes(b))
+    if kind == "truncated":
+        return frame(dst_mac, src_mac, src, dst, 6, good, plen=len(good) + 16)
+    if kind == "short":
+        return frame(dst_mac, src_mac, src, dst, 6, good, plen=19)
+    if kind == "doff-low":
+        return frame(dst_mac, src_mac, src, dst, 6, tcp(src, dst, local[1], remote[1], doff=4))
+    if kind == "hop-by-hop":
+        return frame(dst_mac, src_mac, src, dst, 0, bytes([6, 0, 1, 4, 0, 0, 0, 0]) + good)
+    if kind == "fragment":
+        return frame(dst_mac, src_mac, src, dst, 44, struct.pack("!BBHI", 6, 0, 1, 0x1234) + good)
+    raise SystemExit("unknown kind " + kind)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("iface")
+    ap.add_argument("--dst-mac", required=True)
+    ap.add_argument("--local", type=addr_port, required=True)
+    ap.add_argument("--send", action="append", required=True)
+    a = ap.parse_args()
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((a.iface, 0))
+    src_mac = s.getsockname()[4][:6]
+    dst_mac = bytes.fromhex(a.dst_mac.replace(":", ""))
+    for spec in a.send:
+        kind, count, to = spec.split(",", 2)
+        f = build(kind, dst_mac, src_mac, a.local, addr_port(to))
+        for _ in range(int(count)):
+            s.send(f)
+        print("injected %s %s" % (count, kind), flush=True)
+
+
+if __name__ == "__main__":
+    main()
