@@ -8,7 +8,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"tcp6_link|-|60|U-Net TCP/IPv6 <-> kernel TCP/IPv6 on the link both ways, 200 kB each way byte for byte: a kernel client reaches the U-Net-only address by neighbour solicitation (answered by the TCP layer) and the U-Net listener; a U-Net client reaches a kernel server; MSS 1440; unetctl tcp list shows the IPv6 port"
-	"tcp6_bad|-|60|hostile IPv6/TCP frames from a host on the link (wrong checksum, truncated, payload length below a TCP header, data offset 4, hop-by-hop and fragment headers, sources ff02::1, ::1 and v4-mapped, a foreign destination) each dropped and counted where it must be, and the listener still serves a connection"
+	"tcp6_bad|-|60|hostile IPv6/TCP frames from a host on the link (wrong checksum, truncated, payload length below a TCP header, data offset 4, hop-by-hop and fragment headers, sources ff02::1, ::1 and v4-mapped, a foreign destination) each dropped and counted where it must be, and the listener still serves a connection; a listener on an address the kernel also has: its port held in the kernel against another user, a segment for it behind a hop-by-hop header dropped rather than passed to the kernel, a connection served"
 	"tcp6_routed|-|60|U-Net TCP/IPv6 <-> kernel TCP/IPv6 across a router both ways, next hops from the kernel's IPv6 routes; at route MTU 1280 both sides' MSS is 1220 and 200 kB still move byte for byte"
 )
 
@@ -91,6 +91,35 @@ t_tcp6_bad() {
 	grep -q " rx_bad_csum=$n " "$T_DIR/userver.log" || fail "wrong checksums not counted"
 	grep -q " rx_malformed=$((3 * n)) " "$T_DIR/userver.log" || fail "odd sources not counted as malformed"
 	grep -q " rx_no_conn=$n " "$T_DIR/userver.log" || fail "the good ACKs to no connection not counted"
+
+	# A U-Net port on an address the kernel has too: held in the kernel
+	# (another user's bind fails), and a segment for it behind a
+	# hop-by-hop header never reaches the kernel (which would reset the
+	# peer): dropped.
+	ip -n "$NS_A" addr add fd00:201::3/64 dev "$IF_A" nodad || fail "a's kernel address"
+	unet_bg_a "$BUILD/tools/unet-tcp6" server "$IF_A" --local "[fd00:201::3]:7002" \
+		--bytes 1000 --xdp-mode "$T_MODE" --timeout 20 >"$T_DIR/userver2.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/userver2.log" "$pid" >/dev/null
+	in_a setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import errno, socket
+for a in ("fd00:201::3", "::"):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    try:
+        s.bind((a, 7002))
+        print("bound", a)
+    except OSError as e:
+        print("refused", a, errno.errorcode.get(e.errno))
+' >"$T_DIR/bind.out" 2>&1
+	cat "$T_DIR/bind.out"
+	[[ $(grep -c "^refused .* EADDRINUSE$" "$T_DIR/bind.out") == 2 ]] ||
+		fail "another user bound the port of a U-Net listener on the kernel's address"
+	in_b python3 "$ROOT/tests/tools/tcp6-hostile.py" "$IF_B" --dst-mac "$MAC_A" \
+		--local "[$UUDP6_ADDR_B]:40000" --send "hop-by-hop,$n,[fd00:201::3]:7002" || fail "injecting"
+	expect_stat a drop_ip6_exthdr $((3 * n))
+	in_b python3 "$ROOT/tests/tools/tcp6-kern.py" client "[fd00:201::3]:7002" \
+		--bytes 1000 >"$T_DIR/kclient2.log" 2>&1 || { cat "$T_DIR/kclient2.log"; fail "kernel client to the kernel's address"; }
+	wait "$pid" || { cat "$T_DIR/userver2.log"; fail "U-Net server on the kernel's address failed"; }
 }
 
 # t_udp6.sh's routed fixture: U-Net on a, the kernel on c behind the
