@@ -52,11 +52,17 @@ enum unet_tcp6_verdict unet_tcp6_check(uint8_t *frame, uint32_t len, const uint8
 		return UNET_TCP6_NOT_TCP;
 	if (ip[6] != 6)
 		return UNET_TCP6_NOT_TCP;
-	/* Never lwIP's to forward (IPV6_FORWARD is on in its build); a
-	 * source that cannot be a host's is dropped with the rest. */
+	/* Never lwIP's to forward (IPV6_FORWARD is on in its build). */
 	if (memcmp(ip + 24, addr, 16))
 		return UNET_TCP6_NOT_OURS;
-	if (!unet_tcp6_addr_usable(ip + 8))
+	/*
+	 * A source that cannot be a host's on the link, or our own address:
+	 * lwIP would answer (a reset) to ::1 or to its own address through
+	 * its loopback path, which posts to the tcpip thread we do not run
+	 * -- an assertion that aborts the process (seen: "Invalid mbox",
+	 * tcpip.c).  So neither reaches lwIP.
+	 */
+	if (!unet_tcp6_addr_usable(ip + 8) || !memcmp(ip + 8, addr, 16))
 		return UNET_TCP6_MALFORMED;
 	/* Padding after the payload is allowed, a frame shorter is not; no
 	 * jumbogram (payload length 0), no segment longer than the link. */

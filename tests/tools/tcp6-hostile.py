@@ -17,6 +17,7 @@ each KIND breaks one thing (docs/tcp.md, "IPv6"):
   hop-by-hop    a hop-by-hop options header before TCP
   fragment      a fragment header (the first fragment) before TCP
   src-group, src-loopback, src-mapped   sources no host has
+  src-self      the destination's own address as the source
 Prints "injected COUNT KIND" for each.
 """
 import argparse
@@ -60,8 +61,10 @@ def build(kind, dst_mac, src_mac, local, remote):
     if kind in ("src-group", "src-loopback", "src-mapped"):
         src = ipaddress.IPv6Address({"src-group": "ff02::1", "src-loopback": "::1",
                                      "src-mapped": "::ffff:10.0.0.1"}[kind]).packed
+    if kind == "src-self":
+        src = dst
     good = tcp(src, dst, local[1], remote[1])
-    if kind in ("good", "src-group", "src-loopback", "src-mapped"):
+    if kind in ("good", "src-group", "src-loopback", "src-mapped", "src-self"):
         return frame(dst_mac, src_mac, src, dst, 6, good)
     if kind == "bad-csum":
         b = bytearray(good)

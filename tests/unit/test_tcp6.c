@@ -4,7 +4,7 @@
  * (lib/tcp/tcp6.c, docs/tcp.md "IPv6"): a segment whose checksum was
  * computed by hand, every refusal (not TCP, another address, sources no
  * host has, lengths, data offset, longer than the link, wrong checksum),
- * partial checksums by policy, which addresses the layer takes as its
+ * partial checksums by policy, our own address as a source, which addresses the layer takes as its
  * own, and a seeded fuzz of the checks (run under ASan by make SAN=1).
  */
 #include <arpa/inet.h>
@@ -135,6 +135,19 @@ static void test_not_ours(void **state)
 	(void)state;
 	f[14 + 24 + 15] = 3; /* 2001:db8::3: not lwIP's to forward */
 	assert_int_equal(check(f, n, true, &g), UNET_TCP6_NOT_OURS);
+}
+
+/* Our own address as the source (lwIP's answer would loop back to it
+ * and abort the process). */
+static void test_self_source(void **state)
+{
+	uint8_t f[256];
+	struct unet_tcp6_seg g;
+	uint32_t n = build(f, sizeof(f));
+
+	(void)state;
+	memcpy(f + 14 + 8, OURS, 16);
+	assert_int_equal(check(f, n, true, &g), UNET_TCP6_MALFORMED);
 }
 
 /* Sources no host on a link has, and link-local ones (no zone here). */
@@ -296,6 +309,7 @@ int main(void)
 		cmocka_unit_test_setup(test_not_tcp, setup),
 		cmocka_unit_test_setup(test_not_ours, setup),
 		cmocka_unit_test_setup(test_bad_sources, setup),
+		cmocka_unit_test_setup(test_self_source, setup),
 		cmocka_unit_test_setup(test_lengths, setup),
 		cmocka_unit_test_setup(test_checksums, setup),
 		cmocka_unit_test_setup(test_addr_usable, setup),
