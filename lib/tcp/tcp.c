@@ -1832,6 +1832,20 @@ static int tcp_csum(const uint8_t *t, uint32_t tl, uint32_t saddr, uint32_t dadd
 static enum unet_layer_verdict tcp_layer_rx6(struct utcp_state *st, uint8_t *frame,
 					     uint32_t len);
 
+/*
+ * A source no host on the link has, or our own address: 0.0.0.0, 127/8,
+ * multicast, 255.255.255.255.  lwIP would answer one from 127/8 or from
+ * itself (a reset) through its loopback path, which posts to the tcpip
+ * thread we do not run: an assertion that aborts the process ("Invalid
+ * mbox", tcpip.c) -- one frame from any host on the link did that.
+ */
+static bool bad_source4(uint32_t saddr, uint32_t daddr)
+{
+	uint32_t h = ntohl(saddr);
+
+	return saddr == daddr || !h || h >> 24 == 127 || h >> 28 == 14 || h == 0xffffffffu;
+}
+
 static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t *frame,
 					    uint32_t len, struct unet_recv_desc *desc)
 {
@@ -1868,7 +1882,7 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	}
 	hlen = (ip[0] & 0xfu) * 4;
 	tot = get16(ip + 2);
-	if (hlen < 20 || tot < hlen + 20 || tot > len - UNET_ETH_HLEN) {
+	if (hlen < 20 || tot < hlen + 20 || tot > len - UNET_ETH_HLEN || bad_source4(saddr, daddr)) {
 		st->st.rx_malformed++;
 		return UNET_LAYER_CONSUMED;
 	}
