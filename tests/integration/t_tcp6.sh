@@ -8,7 +8,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"tcp6_link|-|60|U-Net TCP/IPv6 <-> kernel TCP/IPv6 on the link both ways, 200 kB each way byte for byte: a kernel client reaches the U-Net-only address by neighbour solicitation (answered by the TCP layer) and the U-Net listener; a U-Net client reaches a kernel server; MSS 1440; unetctl tcp list shows the IPv6 port"
-	"tcp6_bad|-|60|hostile IPv6/TCP frames from a host on the link (wrong checksum, truncated, payload length below a TCP header, data offset 4, hop-by-hop and fragment headers, sources ff02::1, ::1, v4-mapped and our own address -- ::1 and our own address aborted the process in lwIP before they were refused --, a foreign destination) each dropped and counted where it must be, and the listener still serves a connection; a listener on an address the kernel also has: its port held in the kernel against another user, a segment for it behind a hop-by-hop header dropped rather than passed to the kernel, a connection served"
+	"tcp6_bad|-|60|hostile IPv6/TCP frames from a host on the link (wrong checksum, truncated, payload length below a TCP header, data offset 4, hop-by-hop and fragment headers, sources ff02::1, ::1, v4-mapped and our own address -- ::1 and our own address aborted the process in lwIP before they were refused --, a foreign destination) each dropped and counted where it must be, and the listener still serves a connection; a listener on an address the kernel also has: its port held in the kernel against another user, a segment for it behind a hop-by-hop header dropped rather than passed to the kernel, 3000 seeded random segments, then a connection served"
 	"tcp6_routed|-|60|U-Net TCP/IPv6 <-> kernel TCP/IPv6 across a router both ways, next hops from the kernel's IPv6 routes; at route MTU 1280 both sides' MSS is 1220 and 200 kB still move byte for byte"
 )
 
@@ -117,6 +117,11 @@ for a in ("fd00:201::3", "::"):
 	in_b python3 "$ROOT/tests/tools/tcp6-hostile.py" "$IF_B" --dst-mac "$MAC_A" \
 		--local "[$UUDP6_ADDR_B]:40000" --send "hop-by-hop,$n,[fd00:201::3]:7002" || fail "injecting"
 	expect_stat a drop_ip6_exthdr $((3 * n))
+	# then a seeded storm of random segments (sources ::1 and our own
+	# address among them), under ASan in the sanitizer pass: the
+	# listener must still serve a connection after it
+	in_b python3 "$ROOT/tests/tools/tcp6-hostile.py" "$IF_B" --dst-mac "$MAC_A" \
+		--local "[$UUDP6_ADDR_B]:40000" --fuzz "0x7cb6,3000,[fd00:201::3]:7002" || fail "fuzzing"
 	in_b python3 "$ROOT/tests/tools/tcp6-kern.py" client "[fd00:201::3]:7002" \
 		--bytes 1000 >"$T_DIR/kclient2.log" 2>&1 || { cat "$T_DIR/kclient2.log"; fail "kernel client to the kernel's address"; }
 	wait "$pid" || { cat "$T_DIR/userver2.log"; fail "U-Net server on the kernel's address failed"; }

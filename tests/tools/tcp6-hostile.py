@@ -19,9 +19,17 @@ each KIND breaks one thing (docs/tcp.md, "IPv6"):
   src-group, src-loopback, src-mapped   sources no host has
   src-self      the destination's own address as the source
 Prints "injected COUNT KIND" for each.
+
+  --fuzz SEED,COUNT,[ADDR]:PORT   COUNT seeded random segments to the
+      port: sources among the peer's, others of the prefix, ::, ::1, a
+      group, a v4-mapped one, link-local ones and the destination's own;
+      random ports, flags, sequence and acknowledgement numbers, data
+      offsets, options and data; the checksum right 4 times in 5, the
+      payload length right 9 times in 10.  Prints "fuzzed COUNT seed SEED".
 """
 import argparse
 import ipaddress
+import random
 import socket
 import struct
 
@@ -83,12 +91,45 @@ def build(kind, dst_mac, src_mac, local, remote):
     raise SystemExit("unknown kind " + kind)
 
 
+def fuzz(seed, count, dst_mac, src_mac, local, remote, send):
+    rng = random.Random(seed)
+    dst = ipaddress.IPv6Address(remote[0]).packed
+    peer = ipaddress.IPv6Address(local[0]).packed
+    odd = [ipaddress.IPv6Address(a).packed for a in
+           ("::", "::1", "ff02::1", "::ffff:10.0.0.1", "fe80::1", "fe80::2")]
+    for _ in range(count):
+        r = rng.random()
+        if r < 0.4:
+            src = peer
+        elif r < 0.7:
+            src = dst[:8] + rng.randbytes(8)
+        elif r < 0.8:
+            src = dst
+        else:
+            src = rng.choice(odd)
+        sport = local[1] if rng.random() < 0.5 else rng.randrange(65536)
+        doff = rng.randrange(5, 16)
+        opts = rng.randbytes((doff - 5) * 4)
+        data = rng.randbytes(rng.choice((0, 0, 1, rng.randrange(1, 200))))
+        t = bytearray(struct.pack("!HHIIBBHHH", sport, remote[1], rng.getrandbits(32),
+                                  rng.getrandbits(32), doff << 4, rng.getrandbits(8),
+                                  rng.getrandbits(16), 0, rng.getrandbits(16)) + opts + data)
+        if rng.random() < 0.1:
+            t[12] = rng.getrandbits(8)
+        ph = src + dst + struct.pack("!IxxxB", len(t), 6)
+        c = (~csum(ph + bytes(t))) & 0xFFFF
+        t[16:18] = struct.pack("!H", c if rng.random() < 0.8 else rng.getrandbits(16))
+        plen = len(t) if rng.random() < 0.9 else rng.randrange(65536)
+        send(frame(dst_mac, src_mac, src, dst, 6, bytes(t), plen=plen))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("iface")
     ap.add_argument("--dst-mac", required=True)
     ap.add_argument("--local", type=addr_port, required=True)
-    ap.add_argument("--send", action="append", required=True)
+    ap.add_argument("--send", action="append", default=[])
+    ap.add_argument("--fuzz", default=None)
     a = ap.parse_args()
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((a.iface, 0))
@@ -100,6 +141,10 @@ def main():
         for _ in range(int(count)):
             s.send(f)
         print("injected %s %s" % (count, kind), flush=True)
+    if a.fuzz:
+        seed, count, to = a.fuzz.split(",", 2)
+        fuzz(int(seed, 0), int(count), dst_mac, src_mac, a.local, addr_port(to), s.send)
+        print("fuzzed %s seed %s" % (count, seed), flush=True)
 
 
 if __name__ == "__main__":
