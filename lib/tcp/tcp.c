@@ -2014,14 +2014,18 @@ static struct tcp_pcb *seg_pcb6(const uint8_t *t, const uint8_t saddr[16],
 	return NULL;
 }
 
-/* Half-open connections (SYN_RCVD) lwIP holds for listener l's port. */
-static uint32_t half_open6(const struct unet_tcp *l)
+/* Half-open connections (SYN_RCVD) lwIP holds for listener l's port;
+ * *oldest the one made first (lwIP puts a new pcb at the head). */
+static uint32_t half_open6(const struct unet_tcp *l, struct tcp_pcb **oldest)
 {
 	uint32_t n = 0;
 
+	*oldest = NULL;
 	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
-		if (p->state == SYN_RCVD && p->local_port == l->lport && IP_IS_V6(&p->local_ip))
+		if (p->state == SYN_RCVD && p->local_port == l->lport && IP_IS_V6(&p->local_ip)) {
 			n++;
+			*oldest = p;
+		}
 	return n;
 }
 
@@ -2033,7 +2037,8 @@ static uint32_t half_open6(const struct unet_tcp *l)
  * the endpoint's policy), then the same per-connection checks
  * (seq_trap, the window, held_room).  No SYN cookies for IPv6: a SYN
  * for a listener goes to lwIP, which keeps a half-open connection for
- * it, at most the listener's backlog of them (more: rx_syn_dropped).
+ * it, at most the listener's backlog of them (past it the oldest is
+ * reset, counted in rx_syn_dropped).
  * The MSS option of a SYN or SYN-ACK is lowered to the route's MSS
  * (route MTU - 60) before lwIP reads it.
  */
@@ -2112,10 +2117,20 @@ static enum unet_layer_verdict tcp_layer_rx6(struct utcp_state *st, uint8_t *fra
 		struct unet_tcp *l = find_listener(st, get16(t + 2), true);
 
 		if (l && (t[13] & 0x16) == TCP_SYN) {
-			if (half_open6(l) >= l->backlog || st->st.connections >= MAX_CONNS) {
+			struct tcp_pcb *oldest;
+
+			if (st->st.connections >= MAX_CONNS) {
 				st->st.rx_syn_dropped++;
 				unlock_rx();
 				return UNET_LAYER_CONSUMED;
+			}
+			/* At most the backlog half-open: a new SYN past it
+			 * replaces the oldest (reset), so a flood's leftovers
+			 * do not keep clients out after it (lwIP would keep
+			 * them 20 s). */
+			if (half_open6(l, &oldest) >= l->backlog && oldest) {
+				st->st.rx_syn_dropped++;
+				tcp_abort(oldest);
 			}
 			clamp_mss(t, g.doff, route_mss6(st, g.saddr));
 		} else if (!l || !(t[13] & TCP_SYN)) {
