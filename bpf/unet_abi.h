@@ -403,4 +403,22 @@ static inline __u32 unet_port_group_hash(__be32 saddr, __be16 sport)
 	return x ^ (x >> 13);
 }
 
+/* ---- TCP/IPv6 over U-Net (docs/tcp.md, "IPv6") --------------------------- */
+
+/*
+ * "unet_tcp6_ports": HASH, key struct unet_tcp6_key -> struct
+ * unet_tcp_val (the IPv4 map's value: owner, flags, counters).  As
+ * unet_tcp_ports, for IPv6: a segment whose (destination address,
+ * destination port) is a key goes to the value's endpoint; every other
+ * TCP segment stays with the kernel.  A second map rather than a wider
+ * key in the first, as for UDP.  Neighbour solicitations for the address
+ * go by unet_udp6_addrs (the IPv6 addresses U-Net uses, whichever
+ * protocol).
+ */
+struct unet_tcp6_key {
+	__u8 addr[16]; /* local IPv6 address, network order */
+	__be16 port;   /* local TCP port, network order */
+	__u16 pad;     /* 0 */
+};
+
 #endif /* UNET_ABI_H */

@@ -15,6 +15,7 @@
  *   xdp_tcp.h   IPv4: TCP over U-Net: docs/tcp.md
  *   xdp_group.h SO_REUSEPORT groups of UDP and TCP ports: docs/unet-run.md
  *   xdp_udp6.h  IPv6: UDP over U-Net, neighbour solicitations: docs/udp.md
+ *   xdp_tcp6.h  IPv6: TCP over U-Net: docs/tcp.md, "IPv6"
  *   xdp_arp.h   ARP for U-Net-owned addresses: docs/udp.md
  *   xdp_common.h  helpers they share (MAC compare, redirect)
  *
@@ -24,8 +25,8 @@
  * Per frame: count it (rx); shorter than an Ethernet header -> pass;
  * an 802.1Q / 802.1ad tag -> pass (see below); then by EtherType: U-Net ->
  * unet_rx(), IPv4 -> chan_rx() for the channel port, tcp_rx() for TCP,
- * udp_rx() for the rest, IPv6 -> udp6_rx(), ARP -> arp_rx(), anything else -> pass
- * (untouched).
+ * udp_rx() for the rest, IPv6 -> tcp6_rx() for TCP, udp6_rx() for the
+ * rest, ARP -> arp_rx(), anything else -> pass (untouched).
  *
  * The maps are in unet_abi.h.
  */
@@ -145,6 +146,14 @@ struct {
 	__type(value, struct unet_group_val);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } unet_port_groups SEC(".maps");
+/* TCP/IPv6 (xdp_tcp6.h): the IPv6 twin of unet_tcp_ports. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UNET_MAX_TCP_PORTS);
+	__type(key, struct unet_tcp6_key);
+	__type(value, struct unet_tcp_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} unet_tcp6_ports SEC(".maps");
 
 /* Routable channels' configuration (xdp_chan.h), written at attach. */
 struct {
@@ -193,6 +202,7 @@ static __always_inline int pass(void)
 #include "xdp_udp6.h"
 #include "xdp_chan.h"
 #include "xdp_tcp.h"
+#include "xdp_tcp6.h"
 #include "xdp_arp.h"
 
 /* ---- The program: Ethernet, then dispatch by EtherType -------------------- */
@@ -255,8 +265,17 @@ int unet_xdp_rx(struct xdp_md *ctx)
 			return tcp_rx(ctx, l3, data_end);
 		return udp_rx(ctx, l3, data_end);
 	}
-	if (eth->h_proto == bpf_htons(ETH_P_IPV6))
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = l3;
+
+		if ((void *)(ip6 + 1) <= data_end) {
+			if (ip6->nexthdr == IPPROTO_TCP)
+				return tcp6_rx(ctx, l3, data_end);
+			if (ip6_is_exthdr(ip6->nexthdr) && tcp6_behind_exthdr(ip6, data_end))
+				return drop(UNET_CTR_DROP_IP6_EXTHDR);
+		}
 		return udp6_rx(ctx, l3, data_end);
+	}
 	if (eth->h_proto == bpf_htons(ETH_P_ARP))
 		return arp_rx(ctx, eth, l3, data_end);
 	return pass();

@@ -100,11 +100,18 @@ static int collect_tcp(const struct unet_tcp_entry *e, void *ctx)
 	return list_add(ctx, e);
 }
 
+/* IPv4 ports first, then IPv6, as for UDP. */
 static int cmp_tcp(const void *a, const void *b)
 {
 	const struct unet_tcp_entry *x = a, *y = b;
+	int c;
 
-	return cmp_addr_port(x->addr, x->port, y->addr, y->port);
+	if (x->v6 != y->v6)
+		return x->v6 ? 1 : -1;
+	if (!x->v6)
+		return cmp_addr_port(x->addr, x->port, y->addr, y->port);
+	c = memcmp(&x->addr6, &y->addr6, sizeof(x->addr6));
+	return c ? c : (int)x->port - (int)y->port;
 }
 
 static int get_tcp(struct unet_iface *iface, struct list *l)
@@ -263,11 +270,15 @@ static void print_udp(const char *ifname, const struct unet_udp_entry *e)
 
 static void print_tcp(const char *ifname, const struct unet_tcp_entry *e)
 {
-	char a[INET_ADDRSTRLEN];
+	char a[INET6_ADDRSTRLEN];
 
-	inet_ntop(AF_INET, &e->addr, a, sizeof(a));
+	if (e->v6)
+		inet_ntop(AF_INET6, &e->addr6, a, sizeof(a));
+	else
+		inet_ntop(AF_INET, &e->addr, a, sizeof(a));
 	em_open(NULL, EM_LINE);
 	em_str("iface", ifname);
+	em_str("family", e->v6 ? "ipv6" : "ipv4");
 	em_str("addr", a);
 	em_u64("port", e->port);
 	em_str("kind", e->listen ? "listen" : "connection");
@@ -374,8 +385,8 @@ int port_del(const struct cmd *c, int argc, char **argv, bool tcp)
 	if (strlen(pos[1]) >= sizeof(buf) || !(colon = strrchr(strcpy(buf, pos[1]), ':')))
 		return fail("invalid ADDR:PORT: %s", pos[1]);
 	*colon = '\0';
-	/* IPv6 as [ADDR]:PORT (UDP only): the address has colons of its own. */
-	v6 = !tcp && buf[0] == '[' && colon > buf + 1 && colon[-1] == ']';
+	/* IPv6 as [ADDR]:PORT: the address has colons of its own. */
+	v6 = buf[0] == '[' && colon > buf + 1 && colon[-1] == ']';
 	if (v6) {
 		colon[-1] = '\0';
 		ok = inet_pton(AF_INET6, buf + 1, &a6) == 1;
@@ -387,8 +398,9 @@ int port_del(const struct cmd *c, int argc, char **argv, bool tcp)
 	iface = open_iface(pos[0]);
 	if (!iface)
 		return 1;
-	err = tcp  ? unet_iface__tcp_del(iface, a.s_addr, (uint16_t)port)
-	      : v6 ? unet_iface__udp_del6(iface, &a6, (uint16_t)port)
+	err = tcp && v6 ? unet_iface__tcp_del6(iface, &a6, (uint16_t)port)
+	      : tcp	? unet_iface__tcp_del(iface, a.s_addr, (uint16_t)port)
+	      : v6	? unet_iface__udp_del6(iface, &a6, (uint16_t)port)
 		   : unet_iface__udp_del(iface, a.s_addr, (uint16_t)port);
 	unet_iface__close(iface);
 	if (err == -ENOENT)

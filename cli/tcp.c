@@ -15,7 +15,8 @@ static int do_tcp_list(const struct cmd *c, int argc, char **argv)
 
 const struct cmd tcp_cmds[] = {
 	{ "list", do_tcp_list, "[IFACE]",
-	  "list TCP ports: address, port, listen or connection, endpoint, owner, stale, counters",
+	  "list TCP ports: family, address, port, listen or connection, endpoint, owner, stale, "
+	  "counters",
 	  NULL, "tcp list" },
 	{ "del", do_tcp_del, "IFACE ADDR:PORT",
 	  "remove a TCP port, whoever owns it (its segments go to the kernel again)", NULL,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * unet_tcp.h - TCP/IPv4 over U-Net: user-level TCP connections on an
+ * unet_tcp.h - TCP over U-Net (IPv4 and IPv6): user-level TCP connections on an
  * endpoint that talk to ordinary (kernel) TCP on other hosts.
  *
  * The paper's "TCP over U-Net", on lwIP (Debian's liblwip, 2.1.3) as the
@@ -33,6 +33,7 @@
 #ifndef UNET_TCP_H
 #define UNET_TCP_H
 
+#include <netinet/in.h>
 #include <sys/types.h>
 
 #include "unet.h"
@@ -166,6 +167,36 @@ UNET_API uint16_t unet_tcp__local_port(const struct unet_tcp *c);
 UNET_API uint16_t unet_tcp__remote_port(const struct unet_tcp *c);
 UNET_API uint32_t unet_tcp__remote_addr(const struct unet_tcp *c);
 
+/* ---- IPv6 (docs/tcp.md, "IPv6") ------------------------------------------
+ *
+ * The same connections over IPv6: listen with unet_tcp__listen6, connect
+ * with unet_tcp__connect6; accept, send, recv, close and the rest are the
+ * same calls.  An endpoint has at most one IPv4 and one IPv6 TCP address.
+ * The local address is global or unique-local (not link-local: no zone),
+ * the kernel's own or one U-Net answers neighbour solicitations for.
+ * Next hops and the route's MTU come from the kernel's IPv6 tables; the
+ * MSS is the route's MTU - 60.  Endpoints from unetd have no IPv6 TCP
+ * yet (EOPNOTSUPP), as for UDP.
+ */
+
+/* As unet_tcp__listen on [local_addr]:local_port.  Also EADDRNOTAVAIL
+ * (link-local, multicast, ::, or another IPv6 address than the
+ * endpoint's first), EOPNOTSUPP (an endpoint from unetd). */
+UNET_API struct unet_tcp *unet_tcp__listen6(struct unet_endpoint *ep,
+					    const struct in6_addr *local_addr,
+					    uint16_t local_port, const struct unet_tcp_opts *opts);
+/* As unet_tcp__connect from [local_addr] to [addr]:port.  EHOSTUNREACH:
+ * the kernel's neighbour discovery found no next hop. */
+UNET_API struct unet_tcp *unet_tcp__connect6(struct unet_endpoint *ep,
+					     const struct in6_addr *local_addr,
+					     const struct in6_addr *addr, uint16_t port,
+					     const struct unet_tcp_opts *opts, int timeout_ms);
+/* c's remote address (*addr).  0, or -EAFNOSUPPORT (an IPv4 connection:
+ * unet_tcp__remote_addr), -EINVAL (a listener, or NULL). */
+UNET_API int unet_tcp__remote_addr6(const struct unet_tcp *c, struct in6_addr *addr);
+/* Whether c is IPv6. */
+UNET_API bool unet_tcp__is_v6(const struct unet_tcp *c);
+
 /* Connections of ep the application closed whose data or FIN the peer
  * has not acknowledged yet: lwIP still sends them, as the kernel does
  * after close(), but only while the process lives and drives the
@@ -229,6 +260,9 @@ struct unet_tcp_entry {
 	uint32_t pid;	   /* owning process */
 	bool stale;	   /* owning endpoint is gone */
 	uint64_t delivered, delivered_bytes, drop_no_socket, drop_injected;
+	/* An IPv6 port: addr is 0, addr6 is the address. */
+	bool v6;
+	struct in6_addr addr6;
 };
 
 /* Call fn for every U-Net TCP port on the interface (in no particular
@@ -240,6 +274,9 @@ UNET_API int unet_iface__for_each_tcp(struct unet_iface *iface,
 /* Remove a TCP port whoever owns it (its segments go to the kernel
  * again).  Returns 0, -ENOENT, -errno. */
 UNET_API int unet_iface__tcp_del(struct unet_iface *iface, uint32_t addr, uint16_t port);
+/* The same for an IPv6 port. */
+UNET_API int unet_iface__tcp_del6(struct unet_iface *iface, const struct in6_addr *addr,
+				  uint16_t port);
 
 #ifdef __cplusplus
 }

@@ -212,13 +212,40 @@ static uint32_t seq_offset(uint32_t laddr, uint16_t lport, uint32_t raddr, uint1
 	return (uint32_t)siphash(&m, 1, (uint32_t)lport << 16 | rport, 12);
 }
 
-/* A frame lwIP sends (len bytes at f): an IPv4/TCP segment's sequence
- * number gets F added (its checksum follows). */
+/* F for an IPv6 connection: the same under the 16-byte addresses. */
+static uint32_t seq_offset6(const uint8_t laddr[16], uint16_t lport, const uint8_t raddr[16],
+			    uint16_t rport)
+{
+	uint64_t m[4];
+
+	memcpy(m, laddr, 16);
+	memcpy(m + 2, raddr, 16);
+	return (uint32_t)siphash(m, 4, (uint32_t)lport << 16 | rport, 36);
+}
+
+/* The TCP header of an IPv6/TCP frame of len bytes at f (TCP right after
+ * the fixed header: all lwIP sends), or NULL. */
+static uint8_t *tcp6_hdr(uint8_t *f, uint32_t len)
+{
+	if (len < UNET_ETH_HLEN + 40 + 20 || get16(f + 12) != 0x86dd ||
+	    f[UNET_ETH_HLEN + 6] != 6)
+		return NULL;
+	return f + UNET_ETH_HLEN + 40;
+}
+
+/* A frame lwIP sends (len bytes at f): an IPv4/TCP or IPv6/TCP segment's
+ * sequence number gets F added (its checksum follows). */
 static void seq_out(uint8_t *f, uint32_t len)
 {
 	uint32_t hlen, laddr, raddr;
 	uint8_t *ip = f + UNET_ETH_HLEN, *t;
 
+	if ((t = tcp6_hdr(f, len))) {
+		set32_csum(t + 4,
+			   get32(t + 4) + seq_offset6(ip + 8, get16(t), ip + 24, get16(t + 2)),
+			   t + 16);
+		return;
+	}
 	if (len < UNET_ETH_HLEN + 20 || get16(f + 12) != 0x0800 || ip[9] != 6)
 		return;
 	hlen = (ip[0] & 0xfu) * 4;
@@ -243,6 +270,8 @@ static uint64_t now_ms(void)
 struct tcp_port {
 	uint32_t laddr;
 	uint16_t lport;
+	bool v6;
+	uint8_t laddr6[16];
 	int kfd; /* the kernel socket bound to it */
 	unsigned int refs;
 	struct tcp_port *next;
@@ -263,8 +292,13 @@ struct utcp_state {
 	uint32_t txq;
 	struct netif netif;
 	bool netif_added;
-	uint32_t addr; /* network order */
+	uint32_t addr; /* network order; 0: no IPv4 address yet */
 	bool owns_addr, kernel_addr;
+	/* The IPv6 address (docs/tcp.md, "IPv6"), in lwIP's netif slot 1 */
+	uint8_t addr6[16];
+	bool has_addr6, owns_addr6, kernel_addr6;
+	struct unet_inet6_routes routes6;
+	struct unet_tcp6_nd nd6;
 	enum unet_tcp_partial partial; /* the policy asked for (unet_tcp_opts) */
 	bool accept_partial;	       /* what it comes to on this interface */
 	struct {
@@ -276,6 +310,8 @@ struct utcp_state {
 	struct {
 		struct pbuf *p;
 		uint32_t ip;
+		bool v6;
+		uint8_t ip6[16];
 		uint64_t since;
 	} pend[PENDING_MAX];
 	unsigned int npend;
@@ -322,6 +358,8 @@ struct unet_tcp {
 	int err;
 	uint64_t arrivals; /* unet_tcp__arrivals */
 	uint32_t raddr;
+	bool v6;
+	uint8_t raddr6[16];
 	uint16_t lport, rport;
 	struct unet_tcp *next;	/* st->conns */
 	struct unet_tcp *lnext; /* st->listeners */
@@ -493,6 +531,30 @@ static int hop_find(struct utcp_state *st, uint32_t dst, uint8_t mac[6], uint32_
 	return neigh_find(st, h->via, mac);
 }
 
+/*
+ * The MAC a frame for the IPv6 address dst goes to: always from the
+ * kernel's tables (route6.c), the gateway's or dst's own on the link --
+ * lwIP's neighbour discovery never runs on the wire (docs/tcp.md,
+ * "IPv6").  Returns 0, -EAGAIN (the kernel is resolving it, or over the
+ * lookup budget: held), -ENETUNREACH, -EHOSTUNREACH.
+ */
+static int hop6_find(struct utcp_state *st, const uint8_t dst[16], uint8_t mac[6])
+{
+	uint64_t now = unet_inet_now_ns();
+	struct unet_inet6_hop *h = unet_inet6_route(&st->routes6, &st->inet, dst,
+						    st->kernel_addr6 ? st->addr6 : NULL, now);
+	int err;
+
+	if (h->err == -ENETUNREACH || h->err == -EHOSTUNREACH || h->err == -EAGAIN)
+		return h->err;
+	if (h->err)
+		return -EHOSTUNREACH;
+	err = unet_inet6_hop_mac(&st->routes6, &st->inet, h, now, mac);
+	if (err == -EAGAIN || err == -EHOSTUNREACH)
+		return err;
+	return err ? -EHOSTUNREACH : 0;
+}
+
 static void ask_arp(struct utcp_state *st, uint32_t ip)
 {
 	uint64_t now = now_ms();
@@ -515,12 +577,14 @@ static void flush_pending(struct utcp_state *st)
 
 	while (i < st->npend) {
 		struct pbuf *p = st->pend[i].p;
-		bool done = true;
-		int err = hop_find(st, st->pend[i].ip, mac, &ask);
+		bool done = true, v6 = st->pend[i].v6;
+		int err;
 
+		ask = 0;
+		err = v6 ? hop6_find(st, st->pend[i].ip6, mac) : hop_find(st, st->pend[i].ip, mac, &ask);
 		if (err == 0)
 			ethernet_output(&st->netif, p, (const struct eth_addr *)st->netif.hwaddr,
-					(const struct eth_addr *)mac, ETHTYPE_IP);
+					(const struct eth_addr *)mac, v6 ? ETHTYPE_IPV6 : ETHTYPE_IP);
 		else if (err != -ENETUNREACH && err != -EHOSTUNREACH &&
 			 now - st->pend[i].since < PENDING_MS)
 			done = false;
@@ -537,13 +601,14 @@ static void flush_pending(struct utcp_state *st)
 
 /* ---- The netif ---------------------------------------------------------------- */
 
+static void hold_frame(struct utcp_state *st, struct pbuf *p, uint32_t ip, const uint8_t *ip6);
+
 /* lwIP's IPv4 output: to the next hop the kernel's routing table gives
  * (hop_find). */
 static err_t netif_ip_output(struct netif *netif, struct pbuf *p, const ip4_addr_t *ip)
 {
 	struct utcp_state *st = netif->state;
 	uint8_t mac[6];
-	struct pbuf *q;
 	uint32_t ask;
 	int err = hop_find(st, ip->addr, mac, &ask);
 
@@ -553,22 +618,59 @@ static err_t netif_ip_output(struct netif *netif, struct pbuf *p, const ip4_addr
 	st->st.tx_unresolved++;
 	if (err == -ENETUNREACH || err == -EHOSTUNREACH)
 		return ERR_RTE; /* lwIP retransmits; the route may come back */
-	/* Held as a copy: lwIP reuses p (retransmission) as it likes.  Not
-	 * while the endpoint goes (the resets it sends then), nor from
-	 * another endpoint's section (its timers: sent again later). */
-	if (st->npend < PENDING_MAX && !st->dying && st == lwip_cur) {
-		q = pbuf_alloc(PBUF_LINK, p->tot_len, PBUF_RAM);
-		if (q && pbuf_copy(q, p) == ERR_OK) {
-			st->pend[st->npend].p = q;
-			st->pend[st->npend].ip = ip->addr;
-			st->pend[st->npend].since = now_ms();
-			st->npend++;
-		} else if (q) {
-			pbuf_free(q);
-		}
-	}
+	hold_frame(st, p, ip->addr, NULL);
 	if (ask)
 		ask_arp(st, ask);
+	return ERR_OK;
+}
+
+/* Hold a copy of p (lwIP reuses p as it likes) until its next hop is
+ * known: not while the endpoint goes (the resets it sends then), nor
+ * from another endpoint's section (its timers: sent again later). */
+static void hold_frame(struct utcp_state *st, struct pbuf *p, uint32_t ip, const uint8_t *ip6)
+{
+	struct pbuf *q;
+
+	if (st->npend >= PENDING_MAX || st->dying || st != lwip_cur)
+		return;
+	q = pbuf_alloc(PBUF_LINK, p->tot_len, PBUF_RAM);
+	if (q && pbuf_copy(q, p) == ERR_OK) {
+		st->pend[st->npend].p = q;
+		st->pend[st->npend].ip = ip;
+		st->pend[st->npend].v6 = ip6 != NULL;
+		if (ip6)
+			memcpy(st->pend[st->npend].ip6, ip6, 16);
+		st->pend[st->npend].since = now_ms();
+		st->npend++;
+	} else if (q) {
+		pbuf_free(q);
+	}
+}
+
+/*
+ * lwIP's IPv6 output: only TCP leaves, to the next hop the kernel's
+ * tables give (hop6_find).  lwIP's neighbour discovery, router
+ * solicitations, MLD reports and ICMPv6 errors are not sent: the
+ * kernel does neighbour discovery for the link, and our address is
+ * answered for by the layer (unet_tcp6_answer_ns).
+ */
+static err_t netif_ip6_output(struct netif *netif, struct pbuf *p, const ip6_addr_t *ip)
+{
+	struct utcp_state *st = netif->state;
+	uint8_t mac[6], nh = 0, dst[16];
+	int err;
+
+	if (pbuf_copy_partial(p, &nh, 1, 6) != 1 || nh != 6)
+		return ERR_OK; /* not TCP: never on the wire */
+	memcpy(dst, ip->addr, 16);
+	err = hop6_find(st, dst, mac);
+	if (err == 0)
+		return ethernet_output(netif, p, (const struct eth_addr *)netif->hwaddr,
+				       (const struct eth_addr *)mac, ETHTYPE_IPV6);
+	st->st.tx_unresolved++;
+	if (err == -ENETUNREACH || err == -EHOSTUNREACH)
+		return ERR_RTE;
+	hold_frame(st, p, 0, dst);
 	return ERR_OK;
 }
 
@@ -656,6 +758,8 @@ static err_t netif_init_cb(struct netif *netif)
 	netif->name[0] = 'u';
 	netif->name[1] = 'n';
 	netif->output = netif_ip_output;
+	netif->output_ip6 = netif_ip6_output;
+	netif->mtu6 = (u16_t)st->inet.mtu; /* lwIP's IPv6 MSS: mtu6 - 60 */
 	netif->linkoutput = netif_linkoutput;
 	netif->mtu = (u16_t)st->inet.mtu;
 	netif->hwaddr_len = 6;
@@ -666,6 +770,34 @@ static err_t netif_init_cb(struct netif *netif)
 }
 
 /* ---- Ports -------------------------------------------------------------------- */
+
+/* A local address of either family, as listen and connect take it. */
+struct tcp_laddr {
+	bool v6;
+	uint32_t a4;	/* network order */
+	uint8_t a6[16];
+};
+
+/* Hold [la->a6]:*lport ourselves, as port_hold_local for IPv6. */
+static int port_hold_local6(struct utcp_state *st, const struct tcp_laddr *la, uint16_t *lport,
+			    bool listen, int *kfd)
+{
+	int fd, err;
+
+	fd = unet_tcp6_reserve(la->a6, lport, listen);
+	if (fd < 0)
+		return fd;
+	err = unet_tcp6_port_add(st->inet.iface, st->inet.slot, la->a6, *lport,
+				 listen ? UNET_TCP_PORT_LISTEN : 0);
+	if (!err && listen && (err = unet_tcp_reserve_listen(fd)))
+		unet_tcp6_port_remove(st->inet.iface, st->inet.slot, la->a6, *lport);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	*kfd = fd;
+	return 0;
+}
 
 /* Hold laddr:*lport (0: an ephemeral one) ourselves: we are root and
  * opened the interface's maps.  *kfd gets the kernel socket that keeps
@@ -767,34 +899,55 @@ static void port_release(struct utcp_state *st, uint32_t laddr, uint16_t lport, 
 	close(kfd);
 }
 
-/* Hold laddr:*lport (0: an ephemeral one) for st.  Returns the port with
- * one reference, or NULL with errno. */
-static struct tcp_port *port_get(struct utcp_state *st, uint32_t laddr, uint16_t *lport,
-				 bool listen, bool group)
+/* Give pt's port back, whichever family. */
+static void port_release_pt(struct utcp_state *st, const struct tcp_port *pt)
 {
-	struct tcp_port *pt;
+	if (!pt->v6) {
+		port_release(st, pt->laddr, pt->lport, pt->kfd);
+		return;
+	}
+	unet_tcp6_port_remove(st->inet.iface, st->inet.slot, pt->laddr6, pt->lport);
+	close(pt->kfd);
+}
+
+/* Hold la:*lport (0: an ephemeral one) for st; group: a SO_REUSEPORT
+ * group's port (IPv4 only).  Returns the port with one reference, or
+ * NULL with errno. */
+static struct tcp_port *port_get(struct utcp_state *st, const struct tcp_laddr *la,
+				 uint16_t *lport, bool listen, bool group)
+{
+	struct tcp_port *pt, tmp;
 	int fd = -1, err;
 
 	for (pt = st->ports; pt && *lport; pt = pt->next)
-		if (pt->laddr == laddr && pt->lport == *lport) {
+		if (pt->v6 == la->v6 && pt->lport == *lport &&
+		    (la->v6 ? !memcmp(pt->laddr6, la->a6, 16) : pt->laddr == la->a4)) {
 			errno = EADDRINUSE;
 			return NULL;
 		}
-	err = st->inet.iface ? port_hold_local(st, laddr, lport, listen, group, &fd)
-			     : port_hold_remote(st, laddr, lport, listen, group, &fd);
+	if (la->v6)
+		err = st->inet.iface && !group ? port_hold_local6(st, la, lport, listen, &fd)
+					       : -EOPNOTSUPP;
+	else
+		err = st->inet.iface ? port_hold_local(st, la->a4, lport, listen, group, &fd)
+				     : port_hold_remote(st, la->a4, lport, listen, group, &fd);
 	if (err) {
 		errno = -err;
 		return NULL;
 	}
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.v6 = la->v6;
+	tmp.laddr = la->a4;
+	memcpy(tmp.laddr6, la->a6, 16);
+	tmp.lport = *lport;
+	tmp.kfd = fd;
 	pt = calloc(1, sizeof(*pt));
 	if (!pt) {
-		port_release(st, laddr, *lport, fd);
+		port_release_pt(st, &tmp);
 		errno = ENOMEM;
 		return NULL;
 	}
-	pt->laddr = laddr;
-	pt->lport = *lport;
-	pt->kfd = fd;
+	*pt = tmp;
 	pt->refs = 1;
 	pt->next = st->ports;
 	st->ports = pt;
@@ -810,7 +963,7 @@ static void port_put(struct utcp_state *st, struct tcp_port *pt)
 			*pp = pt->next;
 			break;
 		}
-	port_release(st, pt->laddr, pt->lport, pt->kfd);
+	port_release_pt(st, pt);
 	free(pt);
 }
 
@@ -1061,7 +1214,11 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 	c->port = l->port;
 	l->port->refs++;
 	c->connected = true;
-	c->raddr = ip_2_ip4(&pcb->remote_ip)->addr;
+	c->v6 = IP_IS_V6(&pcb->remote_ip);
+	if (c->v6)
+		memcpy(c->raddr6, ip_2_ip6(&pcb->remote_ip)->addr, 16);
+	else
+		c->raddr = ip_2_ip4(&pcb->remote_ip)->addr;
 	c->rport = pcb->remote_port;
 	c->lport = pcb->local_port;
 	c->parent = l;
@@ -1140,10 +1297,10 @@ static uint32_t cookie_make(uint32_t saddr, uint16_t sport, uint32_t daddr, uint
 }
 
 /* The listener on port, or NULL. */
-static struct unet_tcp *find_listener(struct utcp_state *st, uint16_t port)
+static struct unet_tcp *find_listener(struct utcp_state *st, uint16_t port, bool v6)
 {
 	for (struct unet_tcp *l = st->listeners; l; l = l->lnext)
-		if (l->lport == port)
+		if (l->lport == port && l->v6 == v6)
 			return l;
 	return NULL;
 }
@@ -1205,6 +1362,16 @@ static uint32_t route_mss(struct utcp_state *st, uint32_t peer)
 {
 	return mtu_mss(unet_inet_route(&st->routes, &st->inet, peer,
 				       st->kernel_addr ? st->addr : 0, unet_inet_now_ns())->mtu);
+}
+
+/* The MSS of the kernel's IPv6 route to peer: its MTU less the IPv6 and
+ * TCP headers (60), at least 1220 (IPv6's minimum MTU, 1280, less 60). */
+static uint32_t route_mss6(struct utcp_state *st, const uint8_t peer[16])
+{
+	uint32_t mtu = unet_inet6_route(&st->routes6, &st->inet, peer,
+					st->kernel_addr6 ? st->addr6 : NULL, unet_inet_now_ns())->mtu;
+
+	return mtu > 1280 ? mtu - 60 : 1220;
 }
 
 /*
@@ -1272,6 +1439,20 @@ static void out_fix(struct utcp_state *st, uint8_t *f, uint32_t len)
 	uint32_t hlen, doff, o, mss, daddr;
 
 	seq_out(f, len);
+	if ((t = tcp6_hdr(f, len))) {
+		/* IPv6: our SYN's and SYN-ACK's MSS is the route's (its MTU
+		 * - 60), raised at a jumbo MTU and lowered on a route of a
+		 * smaller MTU, so the peer's segments fit the path too (an
+		 * IPv6 router does not fragment). */
+		doff = (t[12] >> 4) * 4u;
+		if (!(t[13] & TCP_SYN) || doff < 20 || len < UNET_ETH_HLEN + 40 + doff ||
+		    !(o = mss_option(t, doff)))
+			return;
+		mss = route_mss6(st, ip + 24);
+		if (mss != get16(t + o) && mss <= 0xffff)
+			set16_csum(t + o, (uint16_t)mss, t + 16);
+		return;
+	}
 	if (len < UNET_ETH_HLEN + 20 || get16(f + 12) != 0x0800 || ip[9] != 6)
 		return;
 	hlen = (ip[0] & 0xfu) * 4;
@@ -1561,7 +1742,7 @@ static struct tcp_pcb *seg_pcb(const uint8_t *t, uint32_t saddr, uint32_t daddr)
 	uint16_t sport = get16(t), dport = get16(t + 2);
 
 	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
-		if (p->local_port == dport && p->remote_port == sport &&
+		if (p->local_port == dport && p->remote_port == sport && IP_IS_V4(&p->remote_ip) &&
 		    ip_2_ip4(&p->remote_ip)->addr == saddr && ip_2_ip4(&p->local_ip)->addr == daddr)
 			return p;
 	return NULL;
@@ -1573,7 +1754,7 @@ static bool seg_time_wait(const uint8_t *t, uint32_t saddr, uint32_t daddr)
 	uint16_t sport = get16(t), dport = get16(t + 2);
 
 	for (struct tcp_pcb *p = tcp_tw_pcbs; p; p = p->next)
-		if (p->local_port == dport && p->remote_port == sport &&
+		if (p->local_port == dport && p->remote_port == sport && IP_IS_V4(&p->remote_ip) &&
 		    ip_2_ip4(&p->remote_ip)->addr == saddr && ip_2_ip4(&p->local_ip)->addr == daddr)
 			return true;
 	return false;
@@ -1669,6 +1850,23 @@ static int tcp_csum(const uint8_t *t, uint32_t tl, uint32_t saddr, uint32_t dadd
  * What is left goes to lwIP (rx_frames), its acknowledgement number
  * moved back into lwIP's sequence space (seq_offset).
  */
+static enum unet_layer_verdict tcp_layer_rx6(struct utcp_state *st, uint8_t *frame,
+					     uint32_t len);
+
+/*
+ * A source no host on the link has, or our own address: 0.0.0.0, 127/8,
+ * multicast, 255.255.255.255.  lwIP would answer one from 127/8 or from
+ * itself (a reset) through its loopback path, which posts to the tcpip
+ * thread we do not run: an assertion that aborts the process ("Invalid
+ * mbox", tcpip.c) -- one frame from any host on the link did that.
+ */
+static bool bad_source4(uint32_t saddr, uint32_t daddr)
+{
+	uint32_t h = ntohl(saddr);
+
+	return saddr == daddr || !h || h >> 24 == 127 || h >> 28 == 14 || h == 0xffffffffu;
+}
+
 static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t *frame,
 					    uint32_t len, struct unet_recv_desc *desc)
 {
@@ -1689,6 +1887,8 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 		unlock_rx();
 		return UNET_LAYER_CONSUMED;
 	}
+	if (proto == 0x86dd)
+		return tcp_layer_rx6(st, frame, len);
 	if (proto != 0x0800 || len < UNET_ETH_HLEN + 20)
 		return UNET_LAYER_NOT_MINE;
 	ip = frame + UNET_ETH_HLEN;
@@ -1703,7 +1903,7 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	}
 	hlen = (ip[0] & 0xfu) * 4;
 	tot = get16(ip + 2);
-	if (hlen < 20 || tot < hlen + 20 || tot > len - UNET_ETH_HLEN) {
+	if (hlen < 20 || tot < hlen + 20 || tot > len - UNET_ETH_HLEN || bad_source4(saddr, daddr)) {
 		st->st.rx_malformed++;
 		return UNET_LAYER_CONSUMED;
 	}
@@ -1776,7 +1976,7 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	} else if (seg_time_wait(t, saddr, daddr)) {
 		neigh_learn(st, saddr, frame + 6);
 	} else {
-		struct unet_tcp *l = find_listener(st, get16(t + 2));
+		struct unet_tcp *l = find_listener(st, get16(t + 2), false);
 		int r = 0;
 
 		/* SYN without ACK or RST: a new connection attempt; ACK
@@ -1810,6 +2010,160 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	st->st.rx_frames++;
 	/* Ethernet padding cut off: lwIP gets exactly the IP datagram. */
 	feed(st, frame, UNET_ETH_HLEN + tot);
+	unlock_rx();
+	return UNET_LAYER_CONSUMED;
+}
+
+/* The active pcb of an IPv6 segment at t from saddr to daddr, or NULL;
+ * with *tw whether lwIP has it in TIME_WAIT instead (under the lock). */
+static struct tcp_pcb *seg_pcb6(const uint8_t *t, const uint8_t saddr[16],
+				const uint8_t daddr[16], bool *tw)
+{
+	uint16_t sport = get16(t), dport = get16(t + 2);
+
+	*tw = false;
+	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
+		if (p->local_port == dport && p->remote_port == sport && IP_IS_V6(&p->remote_ip) &&
+		    !memcmp(ip_2_ip6(&p->remote_ip)->addr, saddr, 16) &&
+		    !memcmp(ip_2_ip6(&p->local_ip)->addr, daddr, 16))
+			return p;
+	for (struct tcp_pcb *p = tcp_tw_pcbs; p; p = p->next)
+		if (p->local_port == dport && p->remote_port == sport && IP_IS_V6(&p->remote_ip) &&
+		    !memcmp(ip_2_ip6(&p->remote_ip)->addr, saddr, 16) &&
+		    !memcmp(ip_2_ip6(&p->local_ip)->addr, daddr, 16))
+			*tw = true;
+	return NULL;
+}
+
+/* Half-open connections (SYN_RCVD) lwIP holds for listener l's port;
+ * *oldest the one made first (lwIP puts a new pcb at the head). */
+static uint32_t half_open6(const struct unet_tcp *l, struct tcp_pcb **oldest)
+{
+	uint32_t n = 0;
+
+	*oldest = NULL;
+	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
+		if (p->state == SYN_RCVD && p->local_port == l->lport && IP_IS_V6(&p->local_ip)) {
+			n++;
+			*oldest = p;
+		}
+	return n;
+}
+
+/*
+ * An IPv6 frame of the endpoint (tcp_layer_rx): neighbour solicitations
+ * for our address answered; TCP checked before lwIP by the IPv4 path's
+ * rules and counters (unet_tcp6_check: address ours, lengths, data
+ * offset, checksum with the IPv6 pseudo-header, partial checksums by
+ * the endpoint's policy), then the same per-connection checks
+ * (seq_trap, the window, held_room).  No SYN cookies for IPv6: a SYN
+ * for a listener goes to lwIP, which keeps a half-open connection for
+ * it, at most the listener's backlog of them (past it the oldest is
+ * reset, counted in rx_syn_dropped).
+ * The MSS option of a SYN or SYN-ACK is lowered to the route's MSS
+ * (route MTU - 60) before lwIP reads it.
+ */
+static enum unet_layer_verdict tcp_layer_rx6(struct utcp_state *st, uint8_t *frame, uint32_t len)
+{
+	struct unet_tcp6_seg g;
+	uint32_t seq, seqlen;
+	struct tcp_pcb *pcb;
+	bool tw;
+	uint8_t *t;
+
+	if (len >= UNET_ETH_HLEN + 40 && frame[UNET_ETH_HLEN + 6] == 58) {
+		/* ICMPv6: a solicitation for our address is answered;
+		 * anything else is another layer's (UDP/IPv6 answers for
+		 * its own addresses). */
+		if (!st->has_addr6 || st->kernel_addr6)
+			return UNET_LAYER_NOT_MINE;
+		switch (unet_tcp6_answer_ns(st->inet.ep, st->txq, st->inet.mac, st->addr6, frame,
+					    len, &st->nd6)) {
+		case 0:
+		case -EBUSY:
+			return UNET_LAYER_CONSUMED;
+		default:
+			return UNET_LAYER_NOT_MINE;
+		}
+	}
+	if (!st->has_addr6)
+		return UNET_LAYER_NOT_MINE;
+	switch (unet_tcp6_check(frame, len, st->addr6, st->accept_partial, st->inet.mtu, &g)) {
+	case UNET_TCP6_OK:
+		break;
+	case UNET_TCP6_NOT_TCP:
+		return UNET_LAYER_NOT_MINE;
+	case UNET_TCP6_NOT_OURS:
+		st->st.rx_not_ours++;
+		return UNET_LAYER_CONSUMED;
+	case UNET_TCP6_MALFORMED:
+		st->st.rx_malformed++;
+		return UNET_LAYER_CONSUMED;
+	case UNET_TCP6_BAD_CSUM:
+		st->st.rx_bad_csum++;
+		return UNET_LAYER_CONSUMED;
+	case UNET_TCP6_PARTIAL_REFUSED:
+		st->st.rx_partial_refused++;
+		return UNET_LAYER_CONSUMED;
+	}
+	if (g.partial)
+		st->st.rx_partial_csum++;
+	t = g.t;
+	seq = get32(t + 4);
+	seqlen = g.tl - g.doff + ((t[13] & (TCP_SYN | TCP_FIN)) ? 1 : 0);
+	lock(st);
+	pcb = seg_pcb6(t, g.saddr, g.daddr, &tw);
+	if (pcb && seq_trap(pcb, seq, seqlen)) {
+		st->st.rx_malformed++;
+		unlock_rx();
+		return UNET_LAYER_CONSUMED;
+	}
+	if (pcb) {
+		if (t[13] & TCP_SYN) { /* the answer to our connect */
+			uint32_t peer_mss;
+			int ws;
+
+			clamp_mss(t, g.doff, route_mss6(st, g.saddr));
+			tcp_opts(t, g.doff, &peer_mss, &ws);
+			st->syn_mss = peer_mss ? peer_mss : 1220;
+		}
+		if (out_of_window(pcb, t[13], seq, seqlen)) {
+			st->st.rx_out_of_window++;
+		} else if (g.tl > g.doff && pcb->state >= ESTABLISHED &&
+			   !held_room(st, pcb, seq, g.tl - g.doff)) {
+			unlock_rx();
+			return UNET_LAYER_CONSUMED;
+		}
+	} else if (!tw) {
+		struct unet_tcp *l = find_listener(st, get16(t + 2), true);
+
+		if (l && (t[13] & 0x16) == TCP_SYN) {
+			struct tcp_pcb *oldest;
+
+			if (st->st.connections >= MAX_CONNS) {
+				st->st.rx_syn_dropped++;
+				unlock_rx();
+				return UNET_LAYER_CONSUMED;
+			}
+			/* At most the backlog half-open: a new SYN past it
+			 * replaces the oldest (reset), so a flood's leftovers
+			 * do not keep clients out after it (lwIP would keep
+			 * them 20 s). */
+			if (half_open6(l, &oldest) >= l->backlog && oldest) {
+				st->st.rx_syn_dropped++;
+				tcp_abort(oldest);
+			}
+			clamp_mss(t, g.doff, route_mss6(st, g.saddr));
+		} else if (!l || !(t[13] & TCP_SYN)) {
+			st->st.rx_no_conn++; /* lwIP resets it (or drops a RST) */
+		}
+	}
+	if (t[13] & TCP_ACK)
+		set32_csum(t + 8, get32(t + 8) - seq_offset6(g.daddr, get16(t + 2), g.saddr, get16(t)),
+			   t + 16);
+	st->st.rx_frames++;
+	/* Ethernet padding cut off: lwIP gets exactly the IPv6 packet. */
+	feed(st, frame, UNET_ETH_HLEN + 40 + g.tl);
 	unlock_rx();
 	return UNET_LAYER_CONSUMED;
 }
@@ -1964,32 +2318,98 @@ static void tcp_layer_destroy(void *state)
 		struct tcp_port *pt = st->ports;
 
 		st->ports = pt->next;
-		port_release(st, pt->laddr, pt->lport, pt->kfd);
+		port_release_pt(st, pt);
 		free(pt);
 	}
 	if (st->owns_addr && st->inet.iface)
 		unet_inet_addr_release(st->inet.iface, st->inet.slot, st->addr);
+	if (st->owns_addr6 && st->inet.iface)
+		unet_inet6_addr_release(st->inet.iface, st->inet.slot, st->addr6);
 	unet_inet_ep_fini(&st->inet);
 	free(st);
 }
 
-/* The endpoint's TCP state for local address laddr, made (a netif in
- * lwIP, the address registered for ARP) with the first connection. */
-static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr,
+/* The endpoint's IPv4 address laddr (the first one: st->addr was 0):
+ * registered for ARP (an endpoint from unetd: the daemon registers it
+ * with the first port, port_hold_remote) and given to lwIP's netif
+ * (under the lock). */
+static void state_add4(struct utcp_state *st, uint32_t laddr)
+{
+	ip4_addr_t a = { .addr = laddr };
+	int err;
+
+	st->addr = laddr;
+	if (st->inet.iface) {
+		st->kernel_addr = unet_inet_kernel_addr(laddr);
+		err = unet_inet_addr_claim(st->inet.iface, st->inet.slot, laddr,
+					   st->kernel_addr ? 0 : UNET_INET_ADDR_ARP);
+		st->owns_addr = err == 1;
+	}
+	if (st->netif_added) {
+		lock(st);
+		netif_set_ipaddr(&st->netif, &a);
+		unlock();
+	}
+}
+
+/*
+ * The endpoint's IPv6 address (the first one), as UDP/IPv6 claims its
+ * own: the kernel's (it answers solicitations; the port holder sockets
+ * keep its TCP off our ports), or U-Net's alone (registered with the ND
+ * flag: the XDP program hands us solicitations for it and
+ * unet_tcp6_answer_ns answers).  In lwIP's netif it is preferred at once:
+ * no duplicate address detection, no autoconfiguration, no router
+ * solicitation (docs/tcp.md, "IPv6").  Returns 0 or -errno.
+ */
+static int state_add6(struct utcp_state *st, const uint8_t a6[16])
+{
+	ip6_addr_t a;
+	int err;
+
+	st->kernel_addr6 = unet_inet6_kernel_addr(a6);
+	err = unet_inet6_addr_claim(st->inet.iface, st->inet.slot, a6,
+				    st->kernel_addr6 ? 0 : UNET_INET6_ADDR_ND);
+	if (err < 0)
+		return err;
+	st->owns_addr6 = err == 1;
+	memcpy(st->addr6, a6, 16);
+	st->has_addr6 = true;
+	memset(&a, 0, sizeof(a));
+	memcpy(a.addr, a6, 16);
+	lock(st);
+	netif_set_ip6_autoconfig_enabled(&st->netif, 0);
+	netif_ip6_addr_set(&st->netif, 1, &a);
+	netif_ip6_addr_set_state(&st->netif, 1, IP6_ADDR_PREFERRED);
+	st->netif.rs_count = 0;
+	unlock();
+	return 0;
+}
+
+/* The endpoint's TCP state for local address la, made (a netif in
+ * lwIP, the address registered) with the first connection; an address
+ * of the other family is added to it once. */
+static struct utcp_state *state(struct unet_endpoint *ep, const struct tcp_laddr *la,
 				enum unet_tcp_partial partial)
 {
 	struct utcp_state *st = unet_layer_state(ep, &tcp_layer);
-	ip4_addr_t a = { .addr = laddr }, any = { .addr = 0 };
+	ip4_addr_t any = { .addr = 0 };
 	uint32_t room;
 	int err;
 
 	if (st) {
-		if (st->addr != laddr) {
+		if (partial != UNET_TCP_PARTIAL_AUTO && partial != st->partial) {
+			errno = EINVAL; /* the endpoint's policy is set */
+			return NULL;
+		}
+		if (la->v6 ? st->has_addr6 && memcmp(st->addr6, la->a6, 16)
+			   : st->addr && st->addr != la->a4) {
 			errno = EADDRNOTAVAIL;
 			return NULL;
 		}
-		if (partial != UNET_TCP_PARTIAL_AUTO && partial != st->partial) {
-			errno = EINVAL; /* the endpoint's policy is set */
+		if (!la->v6 && !st->addr)
+			state_add4(st, la->a4);
+		if (la->v6 && !st->has_addr6 && (err = state_add6(st, la->a6))) {
+			errno = -err;
 			return NULL;
 		}
 		return st;
@@ -2001,12 +2421,12 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr,
 	}
 	err = unet_inet_ep_init(&st->inet, ep);
 	unet_inet_routes_init(&st->routes);
+	unet_inet6_routes_init(&st->routes6);
 	if (err) {
 		free(st);
 		errno = -err;
 		return NULL;
 	}
-	st->addr = laddr;
 	st->partial = partial;
 	st->accept_partial = partial == UNET_TCP_PARTIAL_ACCEPT ||
 			     (partial == UNET_TCP_PARTIAL_AUTO && unet_inet_is_veth(st->inet.ifname));
@@ -2015,18 +2435,15 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr,
 	room = st->inet.frame_size - XDP_PACKET_HEADROOM - TX_OFF - UNET_ETH_HLEN;
 	if (st->inet.mtu > room && !unet_layer_multi_buffer(ep))
 		st->inet.mtu = room;
-	/* An endpoint from unetd: the daemon registers the address with the
-	 * first port (port_hold_remote). */
-	if (st->inet.iface) {
-		st->kernel_addr = unet_inet_kernel_addr(laddr);
-		err = unet_inet_addr_claim(st->inet.iface, st->inet.slot, laddr,
-					  st->kernel_addr ? 0 : UNET_INET_ADDR_ARP);
-		st->owns_addr = err == 1;
-	}
+	if (!la->v6)
+		state_add4(st, la->a4);
 	lock(st);
-	st->netif_added = netif_add(&st->netif, &a, &any, &any, st, netif_init_cb,
+	st->netif_added = netif_add(&st->netif, (ip4_addr_t *)&any, &any, &any, st, netif_init_cb,
 				    ethernet_input) != NULL;
 	if (st->netif_added) {
+		ip4_addr_t a = { .addr = st->addr };
+
+		netif_set_ipaddr(&st->netif, &a);
 		netif_set_up(&st->netif);
 		netif_set_link_up(&st->netif);
 	}
@@ -2035,6 +2452,11 @@ static struct utcp_state *state(struct unet_endpoint *ep, uint32_t laddr,
 		err = st->netif_added ? -err : ENOMEM; /* st is gone after destroy */
 		tcp_layer_destroy(st);
 		errno = err;
+		return NULL;
+	}
+	if (la->v6 && (err = state_add6(st, la->a6))) {
+		/* attached: the endpoint keeps the (empty) state */
+		errno = -err;
 		return NULL;
 	}
 	return st;
@@ -2050,15 +2472,25 @@ static int opts_txq(struct unet_endpoint *ep, const struct unet_tcp_opts *opts)
 /* What listen and connect begin with: the options checked (opts->sz,
  * the send queue: *txq), the endpoint's TCP state for local_addr, and a
  * new socket on it.  NULL with errno if not. */
-static struct unet_tcp *sock_new(struct unet_endpoint *ep, uint32_t local_addr,
+static struct unet_tcp *sock_new(struct unet_endpoint *ep, const struct tcp_laddr *la,
 				 const struct unet_tcp_opts *opts, int *txq)
 {
 	enum unet_tcp_partial partial;
 	struct utcp_state *st;
 	struct unet_tcp *s;
 
-	if (!ep || !local_addr || (opts && opts->sz < sizeof(size_t))) {
+	if (!ep || (!la->v6 && !la->a4) || (opts && opts->sz < sizeof(size_t))) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if (la->v6 && !unet_tcp6_addr_usable(la->a6)) {
+		errno = EADDRNOTAVAIL;
+		return NULL;
+	}
+	/* An endpoint from unetd would need the daemon to hold IPv6 ports
+	 * and check IPv6 segments for it (docs/tcp.md, "IPv6"). */
+	if (la->v6 && !unet_layer_iface(ep)) {
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	*txq = opts_txq(ep, opts);
@@ -2067,7 +2499,7 @@ static struct unet_tcp *sock_new(struct unet_endpoint *ep, uint32_t local_addr,
 		errno = EINVAL;
 		return NULL;
 	}
-	st = state(ep, local_addr, partial);
+	st = state(ep, la, partial);
 	if (!st)
 		return NULL;
 	s = calloc(1, sizeof(*s));
@@ -2076,6 +2508,7 @@ static struct unet_tcp *sock_new(struct unet_endpoint *ep, uint32_t local_addr,
 		return NULL;
 	}
 	s->st = st;
+	s->v6 = la->v6;
 	return s;
 }
 
@@ -2092,10 +2525,26 @@ static void unlink_conn(struct unet_tcp *c)
 
 /* ---- The API ---------------------------------------------------------------------- */
 
-struct unet_tcp *unet_tcp__listen(struct unet_endpoint *ep, uint32_t local_addr,
+/* ip_addr_t of la, for lwIP. */
+static ip_addr_t lw_addr(const struct tcp_laddr *la)
+{
+	ip_addr_t a;
+
+	memset(&a, 0, sizeof(a));
+	if (la->v6) {
+		IP_SET_TYPE_VAL(a, IPADDR_TYPE_V6);
+		memcpy(ip_2_ip6(&a)->addr, la->a6, 16);
+	} else {
+		IP_SET_TYPE_VAL(a, IPADDR_TYPE_V4);
+		ip_2_ip4(&a)->addr = la->a4;
+	}
+	return a;
+}
+
+static struct unet_tcp *listen_on(struct unet_endpoint *ep, const struct tcp_laddr *la,
 				  uint16_t local_port, const struct unet_tcp_opts *opts)
 {
-	ip_addr_t a = IPADDR4_INIT(local_addr);
+	ip_addr_t a = lw_addr(la);
 	struct tcp_pcb *pcb, *lpcb;
 	struct utcp_state *st;
 	struct unet_tcp *l;
@@ -2107,7 +2556,7 @@ struct unet_tcp *unet_tcp__listen(struct unet_endpoint *ep, uint32_t local_addr,
 		errno = EINVAL;
 		return NULL;
 	}
-	l = sock_new(ep, local_addr, opts, &txq);
+	l = sock_new(ep, la, opts, &txq);
 	if (!l)
 		return NULL;
 	st = l->st;
@@ -2116,14 +2565,14 @@ struct unet_tcp *unet_tcp__listen(struct unet_endpoint *ep, uint32_t local_addr,
 	if (l->backlog > BACKLOG_MAX)
 		l->backlog = BACKLOG_MAX;
 	l->lport = local_port;
-	l->port = port_get(st, local_addr, &port, true, UNET_OPT(opts, reuseport, false));
+	l->port = port_get(st, la, &port, true, UNET_OPT(opts, reuseport, false));
 	if (!l->port) {
 		free(l);
 		return NULL;
 	}
 	st->txq = (uint32_t)txq;
 	lock(st);
-	pcb = tcp_new_ip_type(IPADDR_TYPE_V4);
+	pcb = tcp_new_ip_type(la->v6 ? IPADDR_TYPE_V6 : IPADDR_TYPE_V4);
 	e = pcb ? tcp_bind(pcb, &a, local_port) : ERR_MEM;
 	if (e == ERR_OK) {
 		tcp_bind_netif(pcb, &st->netif);
@@ -2149,6 +2598,27 @@ struct unet_tcp *unet_tcp__listen(struct unet_endpoint *ep, uint32_t local_addr,
 	st->listeners = l;
 	unlock();
 	return l;
+}
+
+struct unet_tcp *unet_tcp__listen(struct unet_endpoint *ep, uint32_t local_addr,
+				  uint16_t local_port, const struct unet_tcp_opts *opts)
+{
+	struct tcp_laddr la = { .a4 = local_addr };
+
+	return listen_on(ep, &la, local_port, opts);
+}
+
+struct unet_tcp *unet_tcp__listen6(struct unet_endpoint *ep, const struct in6_addr *local_addr,
+				   uint16_t local_port, const struct unet_tcp_opts *opts)
+{
+	struct tcp_laddr la = { .v6 = true };
+
+	if (!local_addr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memcpy(la.a6, local_addr->s6_addr, 16);
+	return listen_on(ep, &la, local_port, opts);
 }
 
 /* Drive the endpoint until ready(c) holds or timeout_ms is over.
@@ -2226,40 +2696,42 @@ static bool connect_done(const struct unet_tcp *c)
 	return c->connected || c->err;
 }
 
-struct unet_tcp *unet_tcp__connect(struct unet_endpoint *ep, uint32_t local_addr,
-				   uint32_t addr, uint16_t port, const struct unet_tcp_opts *opts,
-				   int timeout_ms)
+/* connect from lad to rad:port (rad of lad's family). */
+static struct unet_tcp *connect_to(struct unet_endpoint *ep, const struct tcp_laddr *lad,
+				   const struct tcp_laddr *rad, uint16_t port,
+				   const struct unet_tcp_opts *opts, int timeout_ms)
 {
-	ip_addr_t la = IPADDR4_INIT(local_addr), ra = IPADDR4_INIT(addr);
+	ip_addr_t la = lw_addr(lad), ra = lw_addr(rad);
 	struct utcp_state *st;
 	struct unet_tcp *c;
 	struct tcp_pcb *pcb = NULL;
 	err_t e = ERR_USE;
 	int txq, err;
 
-	if (!addr || !port) {
+	if ((rad->v6 ? !unet_tcp6_addr_usable(rad->a6) : !rad->a4) || !port) {
 		errno = EINVAL;
 		return NULL;
 	}
-	c = sock_new(ep, local_addr, opts, &txq);
+	c = sock_new(ep, lad, opts, &txq);
 	if (!c)
 		return NULL;
 	st = c->st;
-	c->raddr = addr;
+	c->raddr = rad->a4;
+	memcpy(c->raddr6, rad->a6, 16);
 	c->rport = port;
 	/* The kernel picks the port; lwIP may still have it in TIME_WAIT
 	 * from an earlier connection (ERR_USE): take another. */
 	for (int tries = 0; tries < 8 && e == ERR_USE; tries++) {
 		uint16_t lport = 0;
 
-		c->port = port_get(st, local_addr, &lport, false, false);
+		c->port = port_get(st, lad, &lport, false, false);
 		if (!c->port) {
 			free(c);
 			return NULL;
 		}
 		c->lport = lport;
 		lock(st);
-		pcb = tcp_new_ip_type(IPADDR_TYPE_V4);
+		pcb = tcp_new_ip_type(lad->v6 ? IPADDR_TYPE_V6 : IPADDR_TYPE_V4);
 		e = pcb ? tcp_bind(pcb, &la, lport) : ERR_MEM;
 		if (e != ERR_OK && pcb)
 			tcp_close(pcb);
@@ -2303,6 +2775,30 @@ struct unet_tcp *unet_tcp__connect(struct unet_endpoint *ep, uint32_t local_addr
 		return NULL;
 	}
 	return c;
+}
+
+struct unet_tcp *unet_tcp__connect(struct unet_endpoint *ep, uint32_t local_addr,
+				   uint32_t addr, uint16_t port, const struct unet_tcp_opts *opts,
+				   int timeout_ms)
+{
+	struct tcp_laddr la = { .a4 = local_addr }, ra = { .a4 = addr };
+
+	return connect_to(ep, &la, &ra, port, opts, timeout_ms);
+}
+
+struct unet_tcp *unet_tcp__connect6(struct unet_endpoint *ep, const struct in6_addr *local_addr,
+				    const struct in6_addr *addr, uint16_t port,
+				    const struct unet_tcp_opts *opts, int timeout_ms)
+{
+	struct tcp_laddr la = { .v6 = true }, ra = { .v6 = true };
+
+	if (!local_addr || !addr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memcpy(la.a6, local_addr->s6_addr, 16);
+	memcpy(ra.a6, addr->s6_addr, 16);
+	return connect_to(ep, &la, &ra, port, opts, timeout_ms);
 }
 
 static bool readable(const struct unet_tcp *c)
@@ -2680,6 +3176,21 @@ uint16_t unet_tcp__remote_port(const struct unet_tcp *c)
 uint32_t unet_tcp__remote_addr(const struct unet_tcp *c)
 {
 	return c ? c->raddr : 0;
+}
+
+int unet_tcp__remote_addr6(const struct unet_tcp *c, struct in6_addr *addr)
+{
+	if (!c || !addr || c->listener)
+		return -EINVAL;
+	if (!c->v6)
+		return -EAFNOSUPPORT;
+	memcpy(addr->s6_addr, c->raddr6, 16);
+	return 0;
+}
+
+bool unet_tcp__is_v6(const struct unet_tcp *c)
+{
+	return c && c->v6;
 }
 
 unsigned int unet_tcp__closing(struct unet_endpoint *ep)

@@ -23,6 +23,10 @@
 #include "tcp/tcp_impl.h"
 #include "unet-xdp/unet_tcp.h"
 
+#ifndef IPV6_FREEBIND
+#define IPV6_FREEBIND 78 /* linux/in6.h; older libc headers lack it */
+#endif
+
 static int ports_fd(struct unet_iface *iface)
 {
 	return unet_iface_map(iface, UNET_MAP_TCP_PORTS, BPF_MAP_TYPE_HASH,
@@ -121,6 +125,10 @@ struct tcp_each {
 	void *ctx;
 };
 
+static int ports6_fd(struct unet_iface *iface);
+static const struct unet_owned_map ports6_map;
+static int tcp6_each_entry(const void *key, const void *val, bool stale, void *ctx);
+
 static int tcp_each_entry(const void *key, const void *val, bool stale, void *ctx)
 {
 	const struct unet_tcp_key *k = key;
@@ -146,14 +154,20 @@ int unet_iface__for_each_tcp(struct unet_iface *iface,
 			     int (*fn)(const struct unet_tcp_entry *, void *ctx), void *ctx)
 {
 	struct tcp_each w = { .fn = fn, .ctx = ctx };
-	int pfd;
+	int pfd, err;
 
 	if (!iface || !fn)
 		return -EINVAL;
 	pfd = ports_fd(iface);
 	if (pfd < 0)
 		return pfd;
-	return unet_owned_each(iface, pfd, &ports_map, tcp_each_entry, &w);
+	err = unet_owned_each(iface, pfd, &ports_map, tcp_each_entry, &w);
+	if (err)
+		return err;
+	pfd = ports6_fd(iface);
+	if (pfd < 0)
+		return pfd;
+	return unet_owned_each(iface, pfd, &ports6_map, tcp6_each_entry, &w);
 }
 
 int unet_iface__tcp_del(struct unet_iface *iface, uint32_t addr, uint16_t port)
@@ -190,9 +204,135 @@ int unet_tcp_reclaim(struct unet_iface *iface)
 	return unet_owned_reclaim(iface, pfd, &ports_map, port_reclaimed);
 }
 
+/* ---- IPv6: unet_tcp6_ports, the same values under a 16-byte address ------ */
+
+static int ports6_fd(struct unet_iface *iface)
+{
+	return unet_iface_map(iface, UNET_MAP_TCP6_PORTS, BPF_MAP_TYPE_HASH,
+			      sizeof(struct unet_tcp6_key), sizeof(struct unet_tcp_val));
+}
+
+static const struct unet_owned_map ports6_map = {
+	.key_size = sizeof(struct unet_tcp6_key),
+	.val_size = sizeof(struct unet_tcp_val),
+	.max_entries = UNET_MAX_TCP_PORTS,
+	.endpoint_off = offsetof(struct unet_tcp_val, endpoint),
+	.token_off = offsetof(struct unet_tcp_val, owner_token),
+};
+
+static struct unet_tcp6_key key6(const uint8_t laddr[16], uint16_t lport)
+{
+	struct unet_tcp6_key key;
+
+	memset(&key, 0, sizeof(key));
+	memcpy(key.addr, laddr, 16);
+	key.port = htons(lport);
+	return key;
+}
+
+int unet_tcp6_port_add(struct unet_iface *iface, uint32_t endpoint, const uint8_t laddr[16],
+		       uint16_t lport, uint32_t flags)
+{
+	int pfd = ports6_fd(iface);
+	struct unet_tcp6_key key = key6(laddr, lport);
+	struct unet_tcp_val v, old;
+	uint64_t token;
+	int err;
+
+	if (pfd < 0)
+		return pfd;
+	token = unet_iface_slot_token(iface, endpoint);
+	if (!token)
+		return -ESRCH;
+	memset(&v, 0, sizeof(v));
+	v.endpoint = endpoint;
+	v.flags = flags;
+	v.owner_pid = (uint32_t)getpid();
+	v.owner_token = token;
+	err = unet_owned_put(iface, pfd, &ports6_map, &key, &v, &old);
+	if (err == -EADDRINUSE)
+		unet_log(UNET_LOG_ERROR, "%s: TCP/IPv6 port %u in use by endpoint %u (pid %u)",
+			 iface->ifname, lport, old.endpoint, old.owner_pid);
+	return err == -EEXIST ? -EADDRINUSE : err < 0 ? err : 0;
+}
+
+void unet_tcp6_port_remove(struct unet_iface *iface, uint32_t endpoint, const uint8_t laddr[16],
+			   uint16_t lport)
+{
+	int pfd = ports6_fd(iface);
+	struct unet_tcp6_key key = key6(laddr, lport);
+
+	if (pfd >= 0)
+		unet_owned_remove(iface, pfd, &ports6_map, &key, endpoint);
+}
+
+static int tcp6_each_entry(const void *key, const void *val, bool stale, void *ctx)
+{
+	const struct unet_tcp6_key *k = key;
+	const struct unet_tcp_val *v = val;
+	struct tcp_each *w = ctx;
+	struct unet_tcp_entry e;
+
+	memset(&e, 0, sizeof(e));
+	e.v6 = true;
+	memcpy(e.addr6.s6_addr, k->addr, 16);
+	e.port = ntohs(k->port);
+	e.listen = v->flags & UNET_TCP_PORT_LISTEN;
+	e.endpoint = v->endpoint;
+	e.pid = v->owner_pid;
+	e.stale = stale;
+	e.delivered = v->delivered;
+	e.delivered_bytes = v->delivered_bytes;
+	e.drop_no_socket = v->drop_no_socket;
+	e.drop_injected = v->drop_injected;
+	return w->fn(&e, w->ctx);
+}
+
+int unet_iface__tcp_del6(struct unet_iface *iface, const struct in6_addr *addr, uint16_t port)
+{
+	struct unet_tcp6_key key;
+	int pfd;
+
+	if (!iface || !addr)
+		return -EINVAL;
+	key = key6(addr->s6_addr, port);
+	pfd = ports6_fd(iface);
+	if (pfd < 0)
+		return pfd;
+	if (bpf_map_delete_elem(pfd, &key))
+		return -errno;
+	return 0;
+}
+
+static void port6_reclaimed(struct unet_iface *iface, const void *key, const void *val)
+{
+	unet_log(UNET_LOG_INFO, "%s: reclaimed TCP/IPv6 port %u (endpoint %u)", iface->ifname,
+		 ntohs(((const struct unet_tcp6_key *)key)->port),
+		 ((const struct unet_tcp_val *)val)->endpoint);
+}
+
+int unet_tcp6_reclaim(struct unet_iface *iface)
+{
+	int pfd = ports6_fd(iface);
+
+	if (pfd < 0)
+		return pfd;
+	return unet_owned_reclaim(iface, pfd, &ports6_map, port6_reclaimed);
+}
+
+/* Both maps: the core's reclaim hook. */
+static int tcp_reclaim_all(struct unet_iface *iface)
+{
+	int n = unet_tcp_reclaim(iface), n6 = unet_tcp6_reclaim(iface);
+
+	if (n < 0)
+		return n;
+	return n6 < 0 ? n6 : n + n6;
+}
+
 static struct unet_iface_layer tcp_iface_layer = {
 	.name = "tcp",
-	.reclaim = unet_tcp_reclaim,
+	.reclaim = tcp_reclaim_all,
 };
 
 __attribute__((constructor)) static void tcp_iface_layer_init(void)
@@ -253,4 +393,31 @@ int unet_tcp_reserve_group(uint32_t laddr, uint16_t lport)
 int unet_tcp_reserve_listen(int fd)
 {
 	return listen(fd, 1) ? -errno : 0;
+}
+
+int unet_tcp6_reserve(const uint8_t laddr[16], uint16_t *lport, bool listening)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons(*lport) };
+	socklen_t sl = sizeof(sa);
+	int one = 1, fd, err;
+
+	memcpy(&sa.sin6_addr, laddr, 16);
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* IPv6 only (an IPv4 port of the same number is another port), and
+	 * the address may be one only U-Net answers for; the rest as for
+	 * IPv4 (unet_tcp_reserve). */
+	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one));
+	if (listening)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	*lport = ntohs(sa.sin6_port);
+	return fd;
 }

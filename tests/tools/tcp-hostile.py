@@ -141,6 +141,12 @@ def main():
                                                      ack, A, b"EVIL8", doff=15), True),
         ("TCP data offset below 5", frame(dmac, smac, sip, dip, cport, port, seq, ack, A,
                                           b"EVIL9", doff=4), True),
+        # lwIP's answer to these took its loopback path and aborted the
+        # process before the layer refused them (rx_malformed)
+        ("source 127.0.0.1", frame(dmac, smac, socket.inet_aton("127.0.0.1"), dip, cport, port,
+                                   seq, ack, A, b"EVIL10"), False),
+        ("source: the server's own address", frame(dmac, smac, dip, dip, cport, port, seq, ack,
+                                                   A, b"EVIL11"), False),
     ]
     for what, f, malformed in hostile:
         for _ in range(3):

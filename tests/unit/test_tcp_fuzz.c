@@ -332,6 +332,13 @@ static enum outcome model_rx(const struct conn *k, const uint8_t *f, uint32_t n)
 	if (hlen < 20 || tot < hlen + 20 || tot > n - 14)
 		return O_MALFORMED;
 	{
+		/* a source no host has, or our own (docs/tcp.md) */
+		uint32_t src = (uint32_t)get16(ip + 12) << 16 | get16(ip + 14);
+
+		if (!src || src == IP_B || src >> 24 == 127 || src >> 28 == 14 || src == 0xffffffffu)
+			return O_MALFORMED;
+	}
+	{
 		const uint8_t *t = ip + hlen;
 		uint32_t doff = (t[12] >> 4) * 4u, seq = (uint32_t)get16(t + 4) << 16 | get16(t + 6);
 		bool partial = false;

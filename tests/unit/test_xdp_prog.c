@@ -566,6 +566,7 @@ static void setup_multiqueue_dev(void)
 
 static int add_chan_fixture(void);
 static int add_udp6_fixture(void);
+static int add_tcp6_fixture(void);
 
 static int group_setup(void **state)
 {
@@ -595,7 +596,8 @@ static int group_setup(void **state)
 		g.load_err = -EIO;
 		return 0;
 	}
-	if (add_udp_fixture() || add_chan_fixture() || add_udp6_fixture()) {
+	if (add_udp_fixture() || add_chan_fixture() || add_udp6_fixture() ||
+	    add_tcp6_fixture()) {
 		g.load_err = -EIO;
 		return 0;
 	}
@@ -2071,7 +2073,7 @@ static void test_every_pinned_map_used(void **state)
 		UNET_MAP_IF_STATS,  UNET_MAP_XSKS,	UNET_MAP_FAULTS,
 		UNET_MAP_UDP_PORTS, UNET_MAP_INET_ADDRS, UNET_MAP_NEIGH,
 		UNET_MAP_TCP_PORTS, UNET_MAP_CHAN_CFG, UNET_MAP_UDP6_PORTS,
-		UNET_MAP_INET6_ADDRS, UNET_MAP_PORT_GROUPS,
+		UNET_MAP_INET6_ADDRS, UNET_MAP_PORT_GROUPS, UNET_MAP_TCP6_PORTS,
 	};
 	enum { N_LIB = sizeof(lib_maps) / sizeof(lib_maps[0]) };
 	char names[UNET_MAX_PROG_MAPS][BPF_OBJ_NAME_LEN] = { { 0 } };
@@ -2805,6 +2807,280 @@ static void test_udp6_filter(void **state)
 	assert_int_equal(after.drop_filter - before.drop_filter, 2);
 }
 
+/* ---- TCP/IPv6 ---------------------------------------------------------------- */
+
+/* TCP/IPv6 ports: [2001:db8::1]:8000 -> EP_SOCK, [2001:db8::1]:8002 ->
+ * EP_NOSOCK, [2001:db8::7]:8000 -> EP_SOCK (the address U-Net owns
+ * alone in the UDP/IPv6 fixture). */
+static int add_tcp6(uint8_t last, uint16_t port, uint32_t ep)
+{
+	struct unet_tcp6_key k = { .port = htons(port) };
+	struct unet_tcp_val v = { .endpoint = ep, .owner_pid = 1, .owner_token = ep_token(ep) };
+
+	addr6(k.addr, last);
+	return bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_tcp6_ports), &k, &v, BPF_ANY) ? -errno : 0;
+}
+
+static int add_tcp6_fixture(void)
+{
+	return add_tcp6(1, 8000, EP_SOCK) || add_tcp6(1, 8002, EP_NOSOCK) ||
+	       add_tcp6(7, 8000, EP_SOCK);
+}
+
+struct tcp6_spec {
+	uint8_t dst;	  /* last byte of 2001:db8::X */
+	uint16_t dport;
+	uint8_t version;  /* 6 default */
+	uint8_t next;	  /* next header, 6 default */
+	uint8_t doff;	  /* TCP data offset in words, 5 default */
+	uint16_t payload; /* bytes after the TCP header */
+	int plen_adj;	  /* added to the true payload length */
+	uint32_t cut;	  /* frame ends after this many bytes, if non-zero */
+	uint32_t pad;	  /* bytes of padding after the segment */
+};
+
+static struct tcp6_spec tcp6_good(uint16_t dport)
+{
+	return (struct tcp6_spec){ .dst = 1, .dport = dport, .version = 6, .next = 6, .doff = 5,
+				   .payload = 100 };
+}
+
+/* IPv6/TCP frame by hand (checksum 0: the library checks it, not XDP). */
+static uint32_t build_tcp6(uint8_t *buf, size_t cap, const struct tcp6_spec *s)
+{
+	uint32_t tl = 20u + s->payload, n = 14 + 40 + tl + s->pad;
+	uint8_t *ip = buf + 14, *t = ip + 40;
+
+	assert_true(cap >= n + 64);
+	memset(buf, 0, cap);
+	memcpy(buf, LOCAL_MAC, 6);
+	memcpy(buf + 6, PEER_MAC, 6);
+	put16(buf + 12, 0x86dd);
+	ip[0] = (uint8_t)(s->version << 4);
+	put16(ip + 4, (uint16_t)(tl + s->plen_adj));
+	ip[6] = s->next;
+	ip[7] = 64;
+	addr6(ip + 8, 2);
+	addr6(ip + 24, s->dst);
+	put16(t, 40000);
+	put16(t + 2, s->dport);
+	t[12] = (uint8_t)(s->doff << 4);
+	t[13] = 0x10; /* ACK */
+	for (uint32_t i = 0; i < s->payload; i++)
+		t[20 + i] = (uint8_t)i;
+	return s->cut ? s->cut : n;
+}
+
+static struct unet_tcp_val tcp6_port_stats(uint8_t last, uint16_t port)
+{
+	struct unet_tcp6_key k = { .port = htons(port) };
+	struct unet_tcp_val v;
+
+	addr6(k.addr, last);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(g.skel->maps.unet_tcp6_ports), &k, &v), 0);
+	return v;
+}
+
+static void expect_tcp6(const struct tcp6_spec *s, uint32_t verdict, enum unet_if_counter outcome)
+{
+	uint8_t buf[2048];
+
+	expect_ipv4(buf, build_tcp6(buf, sizeof(buf), s), verdict, outcome);
+}
+
+static void test_tcp6_to_our_port_delivered(void **state)
+{
+	struct tcp6_spec s = tcp6_good(8000);
+	struct unet_tcp_val before, after;
+
+	(void)state;
+	need_xsk();
+	before = tcp6_port_stats(1, 8000);
+	expect_tcp6(&s, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
+	after = tcp6_port_stats(1, 8000);
+	assert_int_equal(after.delivered - before.delivered, 1);
+	assert_int_equal(after.delivered_bytes - before.delivered_bytes, 120);
+	/* TCP options */
+	s.doff = 15;
+	expect_tcp6(&s, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
+	/* a bare ACK, Ethernet padding after it */
+	s = tcp6_good(8000);
+	s.payload = 0;
+	s.pad = 6;
+	expect_tcp6(&s, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
+	/* a full-size segment at MTU 1500 */
+	s = tcp6_good(8000);
+	s.payload = 1440;
+	expect_tcp6(&s, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
+	/* the address U-Net owns alone */
+	s = tcp6_good(8000);
+	s.dst = 7;
+	expect_tcp6(&s, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
+}
+
+static void test_tcp6_other_traffic_passed(void **state)
+{
+	struct tcp6_spec s = tcp6_good(8001); /* no such port: the kernel's */
+
+	(void)state;
+	need_prog();
+	expect_tcp6(&s, XDP_PASS, UNET_CTR_PASS);
+	s = tcp6_good(8000);
+	s.dst = 3; /* our port number, another address */
+	expect_tcp6(&s, XDP_PASS, UNET_CTR_PASS);
+	/* the IPv4 map's port is not an IPv6 port, and UDP/IPv6 ports are
+	 * not TCP ports */
+	s = tcp6_good(6000);
+	expect_tcp6(&s, XDP_PASS, UNET_CTR_PASS);
+	/* UDP to the TCP port's number */
+	s = tcp6_good(8000);
+	s.next = 17;
+	expect_tcp6(&s, XDP_PASS, UNET_CTR_PASS);
+	/* an extension header before TCP, to the kernel's address */
+	s = tcp6_good(8000);
+	s.next = 0;
+	expect_tcp6(&s, XDP_PASS, UNET_CTR_PASS);
+	/* version 4 in an IPv6 frame; cut before the destination port */
+	s = tcp6_good(8000);
+	s.version = 4;
+	expect_tcp6(&s, XDP_PASS, UNET_CTR_PASS);
+	s = tcp6_good(8000);
+	s.cut = 14 + 40 + 3;
+	expect_tcp6(&s, XDP_PASS, UNET_CTR_PASS);
+	/* a dead owner's port: the kernel answers with a reset */
+	s = tcp6_good(8002);
+	expect_tcp6(&s, XDP_PASS, UNET_CTR_PASS);
+}
+
+static void test_tcp6_malformed(void **state)
+{
+	struct tcp6_spec s;
+
+	(void)state;
+	need_prog();
+	/* payload length past the frame (truncated), below a TCP header,
+	 * 0 (a jumbogram's) */
+	s = tcp6_good(8000);
+	s.plen_adj = 1;
+	expect_tcp6(&s, XDP_DROP, UNET_CTR_DROP_TCP_MALFORMED);
+	s.plen_adj = -(20 + 100) + 19;
+	expect_tcp6(&s, XDP_DROP, UNET_CTR_DROP_TCP_MALFORMED);
+	s.plen_adj = -(20 + 100);
+	expect_tcp6(&s, XDP_DROP, UNET_CTR_DROP_TCP_MALFORMED);
+	/* data offset below 5 words, beyond the payload */
+	s = tcp6_good(8000);
+	s.doff = 4;
+	expect_tcp6(&s, XDP_DROP, UNET_CTR_DROP_TCP_MALFORMED);
+	s.doff = 15;
+	s.payload = 10; /* 60 > 20 + 10 */
+	expect_tcp6(&s, XDP_DROP, UNET_CTR_DROP_TCP_MALFORMED);
+	/* the frame ends inside the TCP header, after the ports */
+	s = tcp6_good(8000);
+	s.cut = 14 + 40 + 10;
+	expect_tcp6(&s, XDP_DROP, UNET_CTR_DROP_TCP_MALFORMED);
+}
+
+/* An extension header (a fragment header included) before TCP, to the
+ * address U-Net owns alone: dropped, never walked. */
+static void test_tcp6_exthdr_dropped(void **state)
+{
+	static const uint8_t ext[] = { 0, 43, 44, 60 };
+	struct tcp6_spec s = tcp6_good(8000);
+	struct unet_tcp_val before, after;
+
+	(void)state;
+	need_prog();
+	s.dst = 7;
+	before = tcp6_port_stats(7, 8000);
+	for (size_t i = 0; i < sizeof(ext); i++) {
+		s.next = ext[i];
+		expect_tcp6(&s, XDP_DROP, UNET_CTR_DROP_IP6_EXTHDR);
+	}
+	after = tcp6_port_stats(7, 8000);
+	assert_int_equal(after.delivered, before.delivered);
+}
+
+/* An extension header before TCP to the kernel's address: a segment for
+ * one of our ports is dropped (the kernel, with only our holder socket
+ * on the port, would answer with a reset); the chain is walked, up to 4
+ * headers; anything else goes to the kernel as before. */
+static void test_tcp6_exthdr_kernel_addr(void **state)
+{
+	uint8_t buf[2048], *ip = buf + 14, *x;
+	uint32_t n;
+	struct tcp6_spec s = tcp6_good(8000);
+	struct snap want = one(UNET_CTR_DROP_IP6_EXTHDR);
+
+	(void)state;
+	need_xsk();
+	/* hop-by-hop (8 bytes) then TCP to our port: dropped */
+	n = build_tcp6(buf, sizeof(buf), &s);
+	memmove(ip + 48, ip + 40, n - 54);
+	x = ip + 40;
+	memset(x, 0, 8);
+	x[0] = 6;
+	ip[6] = 0;
+	n += 8;
+	expect_run(buf, n, NULL, XDP_DROP, &want);
+	/* destination options of 16 bytes, then a first fragment, then TCP */
+	n = build_tcp6(buf, sizeof(buf), &s);
+	memmove(ip + 64, ip + 40, n - 54);
+	memset(ip + 40, 0, 24);
+	ip[6] = 60;
+	ip[40] = 44; /* next: fragment */
+	ip[41] = 1;  /* (1 + 1) * 8 bytes */
+	ip[56] = 6;  /* fragment header's next: TCP; offset 0, M set */
+	ip[59] = 1;
+	n += 24;
+	expect_run(buf, n, NULL, XDP_DROP, &want);
+	/* a later fragment: no ports, the kernel's */
+	ip[58] = 0x05;
+	expect_pass_untouched(buf, n);
+	/* the same hop-by-hop to a port of no one: the kernel's */
+	s = tcp6_good(8001);
+	n = build_tcp6(buf, sizeof(buf), &s);
+	memmove(ip + 48, ip + 40, n - 54);
+	memset(ip + 40, 0, 8);
+	ip[40] = 6;
+	ip[6] = 0;
+	expect_pass_untouched(buf, n + 8);
+	/* to a dead owner's port: the kernel's (it answers with a reset) */
+	s = tcp6_good(8002);
+	n = build_tcp6(buf, sizeof(buf), &s);
+	memmove(ip + 48, ip + 40, n - 54);
+	memset(ip + 40, 0, 8);
+	ip[40] = 6;
+	ip[6] = 0;
+	expect_pass_untouched(buf, n + 8);
+	/* five hop-by-hop headers: past the walk, the kernel's */
+	s = tcp6_good(8000);
+	n = build_tcp6(buf, sizeof(buf), &s);
+	memmove(ip + 80, ip + 40, n - 54);
+	memset(ip + 40, 0, 40);
+	for (int i = 0; i < 5; i++)
+		ip[40 + 8 * i] = i < 4 ? 0 : 6;
+	ip[6] = 0;
+	expect_pass_untouched(buf, n + 40);
+}
+
+/* The loss hook applies to IPv6 segments for our ports too. */
+static void test_tcp6_injected_drop(void **state)
+{
+	struct tcp6_spec s = tcp6_good(8000);
+	struct unet_tcp_val before, after;
+
+	(void)state;
+	need_xsk();
+	set_drop_ppm(1000000);
+	before = tcp6_port_stats(1, 8000);
+	for (int i = 0; i < 5; i++)
+		expect_tcp6(&s, XDP_DROP, UNET_CTR_DROP_INJECTED);
+	after = tcp6_port_stats(1, 8000);
+	assert_int_equal(after.drop_injected - before.drop_injected, 5);
+	set_drop_ppm(0);
+	expect_tcp6(&s, XDP_REDIRECT, UNET_CTR_TCP_DELIVERED);
+}
+
 /* A neighbour solicitation for 2001:db8::target, hop limit hl. */
 static uint32_t build_ns(uint8_t *buf, size_t cap, uint8_t target, uint8_t hl, uint8_t type)
 {
@@ -3137,6 +3413,12 @@ int main(void)
 		cmocka_unit_test(test_udp6_malformed),
 		cmocka_unit_test(test_udp6_exthdr_dropped),
 		cmocka_unit_test(test_udp6_filter),
+		cmocka_unit_test(test_tcp6_to_our_port_delivered),
+		cmocka_unit_test(test_tcp6_other_traffic_passed),
+		cmocka_unit_test(test_tcp6_malformed),
+		cmocka_unit_test(test_tcp6_exthdr_dropped),
+		cmocka_unit_test(test_tcp6_exthdr_kernel_addr),
+		cmocka_unit_test(test_tcp6_injected_drop),
 		cmocka_unit_test(test_nd_solicitations),
 		cmocka_unit_test(test_group_udp_delivered),
 		cmocka_unit_test(test_group_foreign_member_passed),

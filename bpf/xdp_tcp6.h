@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * xdp_tcp6.h - IPv6 frames: TCP over U-Net (docs/tcp.md, "IPv6").  A
+ * segment for an (address, port) in unet_tcp6_ports goes to its
+ * endpoint, where lwIP takes it; every other IPv6 frame goes on to
+ * udp6_rx() (UDP, neighbour solicitations, the kernel's).
+ *
+ * Part of unet_xdp.bpf.c (included after the maps, counters,
+ * xdp_common.h, xdp_unet.h for fault_drop, xdp_udp.h for
+ * udp_owner_current and xdp_udp6.h).
+ */
+#ifndef UNET_XDP_TCP6_H
+#define UNET_XDP_TCP6_H
+
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+
+/*
+ * An IPv6 frame whose next header is TCP (l3 just past the Ethernet
+ * header; the caller checked that the fixed header is in the frame), by
+ * tcp_rx()'s rules: until the port is known to be ours the frame is
+ * passed whatever is wrong with it; once it is ours it is checked
+ * (payload length against the frame, the TCP header inside it, the data
+ * offset) and never passed, unless its owner has no socket on any queue
+ * (then the kernel answers with a reset, as for any closed port).
+ *
+ * TCP must follow the fixed header: a frame with an extension header
+ * never gets here (its next header is not TCP) and udp6_rx() drops it
+ * when the address is U-Net's alone, else passes it, as for UDP.  So no
+ * fragment of a segment reaches an endpoint.  Checksums are the
+ * library's to check.
+ */
+static __always_inline int tcp6_rx(struct xdp_md *ctx, void *l3, void *data_end)
+{
+	struct ipv6hdr *ip6 = l3;
+	struct unet_tcp6_key key = {};
+	struct unet_tcp_val *v;
+	struct tcphdr *tcp;
+	__u32 plen, doff;
+
+	if ((void *)(ip6 + 1) > data_end || ip6->version != 6)
+		return pass();
+	tcp = (void *)(ip6 + 1);
+	if ((void *)tcp + 4 > data_end)
+		return pass();
+	__builtin_memcpy(key.addr, &ip6->daddr, 16);
+	key.port = tcp->dest;
+	v = bpf_map_lookup_elem(&unet_tcp6_ports, &key);
+	if (!v || !udp_owner_current(v->endpoint, v->owner_token))
+		return pass();
+
+	/* From here on the segment is for a U-Net TCP port.  payload_len
+	 * counts what follows the fixed header (0, a jumbogram, has no
+	 * room for a TCP header: malformed); the frame may be longer
+	 * (Ethernet padding) and come in pieces (ip_fits), never shorter. */
+	plen = bpf_ntohs(ip6->payload_len);
+	if ((void *)(tcp + 1) > data_end || plen < sizeof(*tcp) ||
+	    !ip_fits(ctx, l3, sizeof(*ip6) + plen))
+		return drop(UNET_CTR_DROP_TCP_MALFORMED);
+	doff = tcp->doff * 4;
+	if (doff < sizeof(*tcp) || doff > plen)
+		return drop(UNET_CTR_DROP_TCP_MALFORMED);
+	if (redirect_to(ctx, v->endpoint) != XDP_REDIRECT) {
+		if (!endpoint_has_socket(v->endpoint))
+			return pass();
+		__sync_fetch_and_add(&v->drop_no_socket, 1);
+		return drop(no_socket_reason(ctx));
+	}
+	if (fault_drop()) {
+		__sync_fetch_and_add(&v->drop_injected, 1);
+		return drop(UNET_CTR_DROP_INJECTED);
+	}
+	__sync_fetch_and_add(&v->delivered, 1);
+	__sync_fetch_and_add(&v->delivered_bytes, plen);
+	if_count(UNET_CTR_TCP_DELIVERED);
+	return XDP_REDIRECT;
+}
+
+#define UNET_IP6_EXT_WALK 4 /* extension headers walked at most */
+
+/*
+ * An IPv6 frame whose next header is an extension header: whether the
+ * TCP segment behind it is for a live U-Net TCP port (then the caller
+ * drops it).  udp6_rx() drops such frames only to an address U-Net owns
+ * alone and passes the rest; but to the kernel's own address a segment
+ * for one of our ports would reach the kernel, which has only our port
+ * holder socket there: it would answer with a reset, and the peer would
+ * tear down a connection that is U-Net's (or, for a listening port,
+ * complete a handshake with the holder).  So the kernel must never get
+ * one.  Walked: up to UNET_IP6_EXT_WALK hop-by-hop, routing,
+ * destination-options and fragment headers (the kinds whose length is
+ * in the header itself, RFC 8200 4); a fragment other than the first
+ * has no TCP header and is left to the kernel (alone it never
+ * reassembles).  Anything else (ESP, AH, a longer chain, a header past
+ * the first piece) is not walked: the kernel gets it, as before.
+ */
+static __always_inline int tcp6_behind_exthdr(struct ipv6hdr *ip6, void *data_end)
+{
+	__u8 *p = (__u8 *)(ip6 + 1), nh = ip6->nexthdr;
+	struct unet_tcp6_key key = {};
+	struct unet_tcp_val *v;
+
+	for (int i = 0; i < UNET_IP6_EXT_WALK; i++) {
+		__u32 len;
+
+		if (nh == 0 || nh == 43 || nh == 60) {
+			if ((void *)(p + 2) > data_end)
+				return 0;
+			len = ((__u32)p[1] + 1) * 8;
+		} else if (nh == 44) {
+			if ((void *)(p + 8) > data_end)
+				return 0;
+			if (((__u32)p[2] << 8 | p[3]) & 0xfff8)
+				return 0; /* not the first fragment */
+			len = 8;
+		} else {
+			break;
+		}
+		nh = p[0];
+		p += len;
+	}
+	if (nh != IPPROTO_TCP || (void *)(p + 4) > data_end)
+		return 0;
+	__builtin_memcpy(key.addr, &ip6->daddr, 16);
+	__builtin_memcpy(&key.port, p + 2, 2);
+	v = bpf_map_lookup_elem(&unet_tcp6_ports, &key);
+	/* a dead owner's port is the kernel's again, as in tcp6_rx() */
+	return v && udp_owner_current(v->endpoint, v->owner_token) &&
+	       endpoint_has_socket(v->endpoint);
+}
+
+#endif /* UNET_XDP_TCP6_H */
