@@ -266,7 +266,9 @@ struct uam_chan *uam_chan__open(struct uam_ep *ep, struct unet_channel *uch)
 		return NULL;
 	}
 	ch = uamp_chan_new(ep, uch);
-	/* A routable channel's frames are one send buffer (less UDP/IP). */
+	/* A routable channel's frames are one send buffer less UDP/IP, and
+	 * within its route's MTU (unet_channel__max_payload); every
+	 * fragment and medium message of the channel is cut to that. */
 	if (ch)
 		uamp_chan_frame_max(ch, unet_channel__max_payload(uch));
 	return ch;
@@ -348,6 +350,10 @@ UNET_HOT int uam_poll(struct uam_ep *ep)
 	}
 	if (got || ep->idle_polls >= IDLE_TICK) {
 		ep->idle_polls = 0;
+		/* A routable channel's route may lower its MTU while it is
+		 * open: the frames we build from here on follow it. */
+		for (struct uam_chan *c = ep->chans; c; c = c->next)
+			uamp_chan_frame_max(c, unet_channel__max_payload(c->handle));
 		uamp_tick(ep);
 	}
 	if (!--ep->clock_hold)
