@@ -48,7 +48,6 @@ static void route_msg(struct msg *m, uint16_t alen)
 {
 	const uint8_t gw[16] = { 10, 0, 0, 254, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
 	struct rtmsg *rt;
-	struct rtattr *metrics;
 	int oif = 7;
 	uint32_t mtu = 1200;
 
@@ -60,15 +59,15 @@ static void route_msg(struct msg *m, uint16_t alen)
 	rt->rtm_type = RTN_UNICAST;
 	attr(m, RTA_OIF, &oif, 4);
 	attr(m, RTA_GATEWAY, gw, alen);
-	metrics = attr(m, RTA_METRICS, NULL, 0);
 	{
-		struct rtattr *x = (struct rtattr *)RTA_DATA(metrics);
+		/* RTA_METRICS holds attributes of its own: RTAX_MTU */
+		char nested[RTA_SPACE(4)];
+		struct rtattr x = { .rta_len = (unsigned short)RTA_LENGTH(4), .rta_type = RTAX_MTU };
 
-		x->rta_type = RTAX_MTU;
-		x->rta_len = (unsigned short)RTA_LENGTH(4);
-		memcpy(RTA_DATA(x), &mtu, 4);
-		metrics->rta_len = (unsigned short)(RTA_LENGTH(0) + RTA_ALIGN(x->rta_len));
-		m->nh.nlmsg_len = (uint32_t)((char *)metrics - m->buf) + RTA_ALIGN(metrics->rta_len);
+		memset(nested, 0, sizeof(nested));
+		memcpy(nested, &x, sizeof(x));
+		memcpy(nested + RTA_LENGTH(0), &mtu, 4);
+		attr(m, RTA_METRICS, nested, (uint16_t)sizeof(nested));
 	}
 }
 
