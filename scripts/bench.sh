@@ -239,6 +239,9 @@ for size in "${SIZES[@]}"; do
 	done
 done
 PLAN+=("rate unet-emul spin 64 1" "rate unet-emul-tx spin 64 1" "rate unet-grant spin 64 1")
+# Routable channels (U-Net inside UDP/IPv4) on the same link, against
+# the raw unet rows of this run.
+PLAN+=("pingpong unet-routable spin 64 1" "rate unet-routable spin 64 1")
 PLAN+=("bulk uam spin 1472 1" "bulk-1 uam spin 1472 1" "bulk-get uam spin 1472 1" "bulk-get-1 uam spin 1472 1")
 # UAM calls/s under injected loss: kind calls-LOSS% , channels
 # field = calls in flight.
@@ -383,6 +386,7 @@ tp_args() {
 	case $t in
 	unet-emul* | unet-grant) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch" ;;
 	unet | uam) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch --xdp-mode $XDP_MODE" ;;
+	unet-routable) echo "--iface $ifn --tag $tag --peer-ip ${raddr%:*} --peer-tag $ptag --channels $ch --xdp-mode $XDP_MODE" ;;
 	udp | udp-mmsg | udp-napi) echo "--local $laddr --remote $raddr" ;;
 	unet-udp | unet-tcp) echo "--iface $ifn --local $laddr --remote $raddr --xdp-mode $XDP_MODE" ;;
 	unet-udp-sw | unet-tcp-sw)
@@ -493,7 +497,7 @@ emul_stop() {
 # bench_tp LABEL: the unet-bench transport behind a plan's transport.
 bench_tp() {
 	case $1 in
-	unet-emul* | unet-grant) echo unet ;;
+	unet-emul* | unet-grant | unet-routable) echo unet ;;
 	udp-napi) echo udp ;;
 	*-sw) echo "${1%-sw}" ;;
 	*) echo "$1" ;;
@@ -505,7 +509,7 @@ bench_tp() {
 relabel_json() {
 	case $2 in
 	udp-napi) jq -c '. + {transport: "udp-napi", veth_napi: true}' <<<"$1" ;;
-	*-sw) jq -c --arg t "$2" '. + {transport: $t}' <<<"$1" ;;
+	*-sw | unet-routable) jq -c --arg t "$2" '. + {transport: $t}' <<<"$1" ;;
 	*) emul_json "$1" "$2" ;;
 	esac
 }
@@ -570,8 +574,12 @@ m_pingpong() {
 		((count > EMUL_SPIN_COUNT)) && count=$EMUL_SPIN_COUNT
 		((warmup > 50)) && warmup=50
 	fi
+	# the client direct unet (an emulated or granted endpoint is the
+	# echo's), but routable when the echo's channel is
+	local ct=$bt
+	[[ $t == unet-routable ]] && ct=$t
 	# shellcheck disable=SC2046
-	run_client "$p" "$BENCH" pingpong --transport "$bt" $(tp_args "$bt" a "$ch") --size "$size" \
+	run_client "$p" "$BENCH" pingpong --transport "$bt" $(tp_args "$ct" a "$ch") --size "$size" \
 		--count "$count" --warmup "$warmup" --mode "$mode" --cpu "$CLI_CPU" --timeout "$TO"
 	stop_pid "$spid"
 	CUR_PIDS=()
@@ -1038,6 +1046,7 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-emul") { EM[$3, $4, "p50"] = $8; EM[$3, $4, "p99"] = $10 }
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-emul-nospin") EN[$3, $4, "p50"] = $8
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-grant") GR[$3, $4, "p50"] = $8
+		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-routable") RC[$3, $4, "p50"] = $8
 		if ($6 == "ok" && $1 == "bulk") BULK = $15
 		if ($6 == "ok" && $1 == "bulk-1") BULK1 = $15
 		if ($6 == "ok" && $1 == "bulk-get") BULKG = $15
@@ -1151,6 +1160,22 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 				printf "  %-48s %10.0f %8s %8s\n", sprintf("msgs/s, %s B", sz[i]), mps[i],
 					r(mps[i], (("unet", sz[i]) in RT) ? RT["unet", sz[i]] : "-"), r(mps[i], (sz[i] in UR) ? UR[sz[i]] : "-")
 		}
+		print ""
+		print "Routable channels (U-Net in UDP/IPv4 to the channel port, on the same link): ratios to raw unet, same run:"
+		for (i = 1; i <= n; i++) {
+			if (tp[i] != "unet-routable") continue
+			if (st[i] != "ok") { printf "  %s %s %s B: FAILED: %s\n", kind[i], md[i], sz[i], why[i]; continue }
+			if (kind[i] == "pingpong")
+				printf "  %-48s %10.1f %8s\n", sprintf("round trip p50 us, %s, %s B", md[i], sz[i]), p50[i],
+					r(p50[i], ((md[i], sz[i], "p50") in UN) ? UN[md[i], sz[i], "p50"] : "-")
+			else
+				printf "  %-48s %10.0f %8s\n", sprintf("msgs/s, %s B", sz[i]), mps[i],
+					r(mps[i], (("unet", sz[i]) in RT) ? RT["unet", sz[i]] : "-")
+		}
+		print ""
+		print "Targets (routable channels against raw unet, this run):"
+		target("routable round trip p50, 64 B, spin", RC["spin", 64, "p50"], UN["spin", 64, "p50"], "<=", 1.1)
+		target("routable msgs/s, 64 B", RT["unet-routable", 64], RT["unet", 64], ">=", 0.9)
 		print ""
 		print "Targets (granted direct endpoint against direct unet, this run):"
 		target("granted round trip p50, 64 B, spin", GR["spin", 64, "p50"], UN["spin", 64, "p50"], "<=", 1.05)
