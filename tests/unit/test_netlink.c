@@ -186,6 +186,8 @@ static void test_fuzz(void **state)
 {
 	uint64_t seed = fuzz_seed(0x6e65746c696e6bull), s = seed;
 	uint64_t n = fuzz_count(200000), ok = 0;
+	/* a MAC attribute of 0..8 bytes: only 6 is one */
+	static const uint8_t fmac[8] = { 2, 'a', 'b', 'c', 'd', 'e', 'f', 'g' };
 
 	(void)state;
 	print_message("netlink fuzz: seed %#llx, %llu answers\n", (unsigned long long)seed,
@@ -199,8 +201,8 @@ static void test_fuzz(void **state)
 		if (r & 1)
 			route_msg(&m, (r & 2) ? 16 : 4);
 		else
-			neigh_msg(&m, (uint16_t)(1u << ((r >> 2) % 8)), (const uint8_t *)"\2abcde",
-				  (uint16_t)((r >> 5) % 9));
+			neigh_msg(&m, (uint16_t)(1u << ((r >> 2) % 8)), fmac,
+				  (uint16_t)((r >> 5) % (sizeof(fmac) + 1)));
 		len = (int)m.nh.nlmsg_len;
 		flips = (int)((r >> 9) % 6);
 		for (int k = 0; k < flips; k++) {
