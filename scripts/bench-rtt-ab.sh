@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# bench-rtt-ab.sh [--xdp-mode skb|native] [--reps N] [--size B]... [--json] BUILD_DIR...
+# bench-rtt-ab.sh [--xdp-mode skb|native] [--routable] [--reps N] [--size B]... [--json] BUILD_DIR...
 #   UAM's spinning round trip against raw U-Net's, for several builds,
 #   alternating: per repetition, size and build, a raw U-Net pingpong and
 #   then a UAM one (unet-bench pingpong against a spinning echo, client on
@@ -19,20 +19,24 @@
 #   unet-bench has --vs, UAM and raw U-Net run interleaved in one process
 #   pair (blocks of 1000 round trips) and their ratio is that run's
 #   p50_ratio; an older build runs them one after the other.  Compare over
-#   several repetitions, on a quiet machine.  Environment: RTT_COUNT
+#   several repetitions, on a quiet machine.  --routable: a routable
+#   channel's round trip (raw U-Net inside UDP/IPv4, unet-bench --peer-ip)
+#   in UAM's place, against a raw channel's the same way (builds with --vs
+#   only).  Environment: RTT_COUNT
 #   (round trips per pingpong and transport, 50000).  Needs root, jq and python3.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/netns.sh
 source "$HERE/netns.sh"
-MODE=skb REPS=4 SIZES=() JSON=0 COUNT=${RTT_COUNT:-50000}
+MODE=skb REPS=4 SIZES=() JSON=0 COUNT=${RTT_COUNT:-50000} ROUTABLE=0
 while (($#)); do
 	case $1 in
 	--xdp-mode) MODE=$2; shift 2 ;;
 	--reps) REPS=$2; shift 2 ;;
 	--size) SIZES+=("$2"); shift 2 ;;
 	--json) JSON=1; shift ;;
-	-h | --help) sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--routable) ROUTABLE=1; shift ;;
+	-h | --help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) break ;;
 	esac
 done
@@ -66,6 +70,11 @@ pingpong() {
 	local b=$1 t=$2 size=$3 e to=30
 	local u=(--transport "$t" --tag 2 --peer "$MAC_A" --peer-tag 1 --iface "$IF_B")
 	local c=(--transport "$t" --tag 1 --peer "$MAC_B" --peer-tag 2 --iface "$IF_A")
+	if ((ROUTABLE)) && [[ $t == unet ]]; then
+		# the first transport's channel routable, --vs's raw
+		u+=(--peer-ip "$IP_A")
+		c+=(--peer-ip "$IP_B")
+	fi
 	if [[ ${4:-} == --vs ]]; then
 		u+=(--vs unet --vs-tag 4 --vs-peer-tag 3)
 		c+=(--vs unet --vs-tag 3 --vs-peer-tag 4)
@@ -98,8 +107,10 @@ for ((r = 1; r <= REPS; r++)); do
 	for size in "${SIZES[@]}"; do
 		for i in "${!builds[@]}"; do
 			b=${builds[i]}
-			if ((vs[i])); then
-				read -r raw uam < <(pingpong "$b" uam "$size" --vs |
+			if ((ROUTABLE && !vs[i])); then
+				raw= uam= # a build without --vs has no --peer-ip either
+			elif ((vs[i])); then
+				read -r raw uam < <(pingpong "$b" "$( ((ROUTABLE)) && echo unet || echo uam)" "$size" --vs |
 					jq -r '"\(.vs_p50_us // "nan") \(.p50_us // "nan")"' 2>/dev/null)
 			else
 				raw=$(pingpong "$b" unet "$size" | jq -r '.p50_us // empty' 2>/dev/null)
@@ -109,7 +120,7 @@ for ((r = 1; r <= REPS; r++)); do
 		done
 	done
 done
-((JSON)) || echo "size build: UAM/raw p50 median [range] over $REPS; median p50 raw, UAM (us)"
+((JSON)) || echo "size build: $( ((ROUTABLE)) && echo routable || echo UAM)/raw p50 median [range] over $REPS; median p50 raw, $( ((ROUTABLE)) && echo routable || echo UAM) (us)"
 python3 - "$out" "$JSON" <<'PY'
 import json, statistics, sys
 rows = {}

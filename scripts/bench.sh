@@ -240,8 +240,10 @@ for size in "${SIZES[@]}"; do
 done
 PLAN+=("rate unet-emul spin 64 1" "rate unet-emul-tx spin 64 1" "rate unet-grant spin 64 1")
 # Routable channels (U-Net inside UDP/IPv4) on the same link, against
-# the raw unet rows of this run.
-PLAN+=("pingpong unet-routable spin 64 1" "rate unet-routable spin 64 1")
+# the raw unet rows of this run; the round trip also interleaved with a
+# raw channel's in one process pair (m_vs_routable: the target's row).
+PLAN+=("pingpong unet-routable spin 64 1" "rate unet-routable spin 64 1"
+	"vs-routable unet-routable spin 64 1")
 PLAN+=("bulk uam spin 1472 1" "bulk-1 uam spin 1472 1" "bulk-get uam spin 1472 1" "bulk-get-1 uam spin 1472 1")
 # UAM calls/s under injected loss: kind calls-LOSS% , channels
 # field = calls in flight.
@@ -440,7 +442,7 @@ record_ok() {
 record_fail() {
 	local test
 	case $1 in
-	pingpong | demux-pingpong | sockperf | vs) test=pingpong ;;
+	pingpong | demux-pingpong | sockperf | vs | vs-routable) test=pingpong ;;
 	logp) test=logp ;;
 	*) test=rate ;;
 	esac
@@ -851,6 +853,23 @@ m_vs() {
 	SUMMARY=$(jq -r '"UAM/raw p50 \(.p50_ratio)x [\(.p50_ratio_min)-\(.p50_ratio_max)] over \(.runs) runs"' <<<"$j")
 }
 
+# m_vs_routable SIZE: a routable channel's spinning round trip against a
+# raw channel's, interleaved the same way (bench-rtt-ab.sh --routable).
+m_vs_routable() {
+	local size=$1 p="$LOGS/vs-routable-$size" j
+	RTT_COUNT=$VS_COUNT bash "$ROOT/scripts/bench-rtt-ab.sh" --routable --xdp-mode "$XDP_MODE" \
+		--reps "$VS_REPS" --size "$size" --json "$BUILD" >"$p.out" 2>"$p.err"
+	if ! j=$(jq -ce --argjson s "$size" --argjson c "$VS_COUNT" 'select(.size == $s) |
+		{test: "pingpong", transport: "unet-routable", vs: "unet", mode: "spin", size, channels: 1,
+		 p50_ratio, p50_ratio_min, p50_ratio_max, p50_us, vs_p50_us, runs, count: $c}' \
+		"$p.out" 2>/dev/null) || [[ -z $j ]]; then
+		record_fail vs-routable unet-routable spin "$size" 1 vs "bench-rtt-ab.sh --routable gave no ratio: $(last_err "$p.err")"
+		return 1
+	fi
+	record_ok "$j" vs vs-routable
+	SUMMARY=$(jq -r '"routable/raw p50 \(.p50_ratio)x [\(.p50_ratio_min)-\(.p50_ratio_max)] over \(.runs) runs"' <<<"$j")
+}
+
 # m_sockperf MODE SIZE: sockperf ping-pong (kernel UDP), full round
 # trips.  Spinning: non-blocking sockets on both sides, polled with
 # recvfrom; blocking: sockperf's default blocking recvfrom.  A server per
@@ -938,6 +957,7 @@ for entry in "${PLAN[@]}"; do
 	logp) desc="logp $t ${size}B" ;;
 	calls-*) desc="calls uam, ${kind#calls-}% loss, $ch in flight" ;;
 	vs) desc="pingpong uam --vs unet ${size}B, $VS_REPS interleaved runs" ;;
+	vs-routable) desc="pingpong unet --peer-ip --vs unet ${size}B, $VS_REPS interleaved runs" ;;
 	esac
 	printf '[%d/%d] %s ... ' "$i" "$NPLAN" "$desc" >&2
 	SUMMARY="" LAST_REASON=""
@@ -968,6 +988,7 @@ for entry in "${PLAN[@]}"; do
 	bulk-*) m_bulk "${kind#bulk-}" && ok=1 ;;
 	calls-*) m_calls "${kind#calls-}" "$ch" && ok=1 ;;
 	vs) m_vs "$size" && ok=1 ;;
+	vs-routable) m_vs_routable "$size" && ok=1 ;;
 	esac
 	emul_stop
 	CLIENT_NS="" CLIENT_PRE=()
@@ -1173,7 +1194,7 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 					r(mps[i], (("unet", sz[i]) in RT) ? RT["unet", sz[i]] : "-")
 		}
 		print ""
-		print "Targets (routable channels against raw unet, this run):"
+		print "Targets (routable channels against raw unet, this run; the round trip, more exactly: the interleaved section below):"
 		target("routable round trip p50, 64 B, spin", RC["spin", 64, "p50"], UN["spin", 64, "p50"], "<=", 1.1)
 		target("routable msgs/s, 64 B", RT["unet-routable", 64], RT["unet", 64], ">=", 0.9)
 		print ""
@@ -1296,6 +1317,24 @@ if [[ -s $LOGS/vs.tsv ]]; then
 		printf "  round trip p50, %s B: %.3fx [%.2f-%.2f] over %d runs (%.2f vs %.2f us)  (target <= 1.15x)  %s\n",
 			$1, $3, $4, $5, $6, $7, $8, ($3 <= 1.15) ? "met" : "NOT met"
 	}' "$LOGS/vs.tsv" >>"$OUT/table.txt"
+fi
+
+# A routable channel against a raw one interleaved (m_vs_routable): the
+# routable round-trip target, <= 1.1x.
+jq -r '.results[] | select(.kind == "vs-routable") | [.size, .status, .p50_ratio, .p50_ratio_min,
+	.p50_ratio_max, .runs, .p50_us, .vs_p50_us, .reason] | map(. // "-" | tostring) | @tsv' \
+	"$OUT/results.json" >"$LOGS/vs-routable.tsv" 2>/dev/null
+if [[ -s $LOGS/vs-routable.tsv ]]; then
+	awk -F'\t' '
+	BEGIN {
+		print ""
+		print "Routable channel against raw, interleaved in one process pair (pingpong --peer-ip --vs; median of the runs):"
+	}
+	$2 != "ok" { printf "  round trip p50, %s B: FAILED: %s\n", $1, $9; next }
+	{
+		printf "  round trip p50, %s B: %.3fx [%.2f-%.2f] over %d runs (%.2f vs %.2f us)  (target <= 1.10x)  %s\n",
+			$1, $3, $4, $5, $6, $7, $8, ($3 <= 1.1) ? "met" : "NOT met"
+	}' "$LOGS/vs-routable.tsv" >>"$OUT/table.txt"
 fi
 # TCP over U-Net against kernel TCP, same run (targets, docs/tcp.md: round
 # trip p50 <= 0.7x kernel TCP spinning, bulk >= 1.0x).

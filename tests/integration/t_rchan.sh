@@ -9,7 +9,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"rchan_routed|xdp|90|a routable channel across a router (its gateway's MAC resolved by the kernel on request): every size 1..max_payload both ways byte for byte; a route mtu 1200 bounds max_payload (1164 go, 1165 EMSGSIZE); frames forged by the router from another address, another source port, and with the right address and port but another tag are never delivered and count drop_wrong_src"
+	"rchan_routed|-|90|a routable channel across a router (its gateway's MAC resolved by the kernel on request): every size 1..max_payload both ways byte for byte; a route mtu 1200 bounds max_payload (1164 go, 1165 EMSGSIZE); frames forged by the router from another address, another source port, and with the right address and port but another tag are never delivered and count drop_wrong_src; a next hop that never answers ARP and a peer routed by another interface are refused, saying why"
 	"rchan_uam|-|90|Active Messages on a routable channel across a router at 10% injected loss on both ends: a medium call of every size the channel takes, stores and gets up to 256 KiB around the fragment edges, byte for byte; the default route moves to a second gateway mid-run (the first stops forwarding) and the calls go on through it"
 )
 
@@ -28,8 +28,11 @@ unet_bg_c() {
 	_UNET_BG_PIDS+=("$UNET_BG_PID")
 }
 
+# One XDP mode: the routable checks are the same code in both, and
+# chan_integrity and chan_spoof (t_chan.sh) run them in each.
 t_rchan_routed() {
-	local pid log max port sport k=5
+	local pid log max port sport id out k=5
+	T_MODE=skb
 	setup_routed
 	attach_c
 	log=$T_DIR/echo.log
@@ -65,7 +68,23 @@ t_rchan_routed() {
 	unet_bg_a "$PEER" hold "$IF_A" --tag 10 --peer-ip "$IP_C" --peer-tag 110 --expect 1 \
 		--xdp-mode "$T_MODE" --timeout 60 >"$T_DIR/hold.log" 2>&1
 	pid=$UNET_BG_PID
-	wait_ready "$T_DIR/hold.log" "$pid" >/dev/null
+	id=$(wait_ready "$T_DIR/hold.log" "$pid")
+
+	note "a next hop that never answers ARP, a peer routed by another interface"
+	in_a sysctl -qw "net.ipv4.neigh.$IF_A.retrans_time_ms=100" >/dev/null || fail "retrans_time_ms"
+	ip -n "$NS_A" route add 10.204.0.0/24 via 10.201.0.77 || fail "a route through a silent gateway"
+	out=$(ctl_a channel add "$IF_A" --endpoint "$id" --tag 20 --peer-ip 10.204.0.9 --peer-tag 21 2>&1) &&
+		fail "a channel through a silent gateway was added: $out"
+	grep -q "did not answer ARP" <<<"$out" || fail "the silent gateway was not explained: $out"
+	local dummy="${NS_A%a}d0"
+	{ ip -n "$NS_A" link add "$dummy" type veth peer name "${dummy%0}1" &&
+		ip -n "$NS_A" addr add 10.203.0.1/24 dev "$dummy" &&
+		ip -n "$NS_A" link set "$dummy" up; } || fail "a second interface on a"
+	out=$(ctl_a channel add "$IF_A" --endpoint "$id" --tag 20 --peer-ip 10.203.0.9 --peer-tag 21 2>&1) &&
+		fail "a channel to a peer routed by another interface was added: $out"
+	grep -q "the kernel does not route it by $IF_A" <<<"$out" || fail "ENETUNREACH was not explained: $out"
+	[[ -z $(chan_field a 20 tag) ]] || fail "a refused channel left an entry"
+
 	local before
 	before=$(counter a drop_wrong_src) || exit 1
 	forge() { in_b "$CHAN_FORGE" "$IF_B" "$MAC_A" "$@" >/dev/null || fail "chan-forge $* failed"; }
