@@ -240,7 +240,9 @@ t_bench_smoke() {
 	done
 	grep -Eq '^  routable msgs/s, 64 B +[0-9.]+x  \(target >= 0.90x\)  (met|NOT met)$' "$T_DIR/bench.out" ||
 		fail "the table has no routable msgs/s target"
-	grep -Eq '^  round trip p50, 64 B: [0-9.]+x \[.*\(target <= 1.10x\)  (met|NOT met)$' "$T_DIR/bench.out" ||
+	jq -e 'any(.results[]; .kind == "vs-routable" and .aa_ratio > 0 and .p50_ratio_net > 0)' "$f" >/dev/null ||
+		fail "the interleaved routable row has no raw/raw control (aa_ratio, p50_ratio_net)"
+	grep -Eq '^  round trip p50, 64 B: [0-9.]+x \[.*, net [0-9.]+x  \(target <= 1.10x\)  (met|NOT met)$' "$T_DIR/bench.out" ||
 		fail "the table has no interleaved routable/raw row with its target"
 	# UAM bulk: stores and gets, at 0% and 1% loss, each row
 	# with its ratio to raw streaming.
