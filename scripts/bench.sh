@@ -243,7 +243,7 @@ PLAN+=("rate unet-emul spin 64 1" "rate unet-emul-tx spin 64 1" "rate unet-grant
 # the raw unet rows of this run; the round trip also interleaved with a
 # raw channel's in one process pair (m_vs_routable: the target's row).
 PLAN+=("pingpong unet-routable spin 64 1" "rate unet-routable spin 64 1"
-	"vs-routable unet-routable spin 64 1")
+	"vs-routable unet-routable spin 64 1" "rate-ab unet-routable spin 64 1")
 PLAN+=("bulk uam spin 1472 1" "bulk-1 uam spin 1472 1" "bulk-get uam spin 1472 1" "bulk-get-1 uam spin 1472 1")
 # UAM calls/s under injected loss: kind calls-LOSS% , channels
 # field = calls in flight.
@@ -871,6 +871,35 @@ m_vs_routable() {
 	SUMMARY=$(jq -r '"routable/raw p50 \(.p50_ratio)x [\(.p50_ratio_min)-\(.p50_ratio_max)] over \(.runs) runs; raw/raw \(.aa_ratio)x, net \(.p50_ratio_net)x"' <<<"$j")
 }
 
+# m_rate_ab SIZE: a routable channel's message rate against a raw
+# channel's, pairing by pairing in turn (raw, routable, raw, ...;
+# RATE_REPS of each), so both see the same state of the host; the record:
+# the median of the pairings' ratios, their range, and the median rates.
+m_rate_ab() {
+	local size=$1 rep raw routable ratios=()
+	for ((rep = 1; rep <= RATE_REPS; rep++)); do
+		rate_once rate-ab unet "$size" 1 "raw$rep" || break
+		raw=$(jq -r .msgs_per_s <<<"$RATE_J")
+		rate_once rate-ab unet-routable "$size" 1 "rt$rep" || break
+		routable=$(jq -r .msgs_per_s <<<"$RATE_J")
+		ratios+=("$raw $routable")
+	done
+	if ((${#ratios[@]} < RATE_REPS)); then
+		record_fail rate-ab unet-routable spin "$size" 1 rate "pairing $((${#ratios[@]} + 1)): $RATE_WHY"
+		return 1
+	fi
+	RATE_J=$(printf '%s\n' "${ratios[@]}" | jq -Rsc --argjson s "$size" '
+		[split("\n")[] | select(length > 0) | split(" ") | map(tonumber)] as $p |
+		($p | map(.[1] / .[0]) | sort) as $r |
+		{test: "rate", transport: "unet-routable", vs: "unet", size: $s, channels: 1,
+		 runs: ($p | length), msgs_per_s_ratio: ($r[(($r | length) - 1) / 2 | floor] * 1000 | round / 1000),
+		 msgs_per_s_ratio_min: ($r[0] * 1000 | round / 1000), msgs_per_s_ratio_max: ($r[-1] * 1000 | round / 1000),
+		 msgs_per_s: ($p | map(.[1]) | sort | .[(length - 1) / 2 | floor]),
+		 vs_msgs_per_s: ($p | map(.[0]) | sort | .[(length - 1) / 2 | floor])}')
+	record_ok "$RATE_J" rate rate-ab
+	SUMMARY=$(jq -r '"routable/raw msgs/s \(.msgs_per_s_ratio)x [\(.msgs_per_s_ratio_min)-\(.msgs_per_s_ratio_max)] over \(.runs) pairings"' <<<"$RATE_J")
+}
+
 # m_sockperf MODE SIZE: sockperf ping-pong (kernel UDP), full round
 # trips.  Spinning: non-blocking sockets on both sides, polled with
 # recvfrom; blocking: sockperf's default blocking recvfrom.  A server per
@@ -959,6 +988,7 @@ for entry in "${PLAN[@]}"; do
 	calls-*) desc="calls uam, ${kind#calls-}% loss, $ch in flight" ;;
 	vs) desc="pingpong uam --vs unet ${size}B, $VS_REPS interleaved runs" ;;
 	vs-routable) desc="pingpong unet --peer-ip --vs unet ${size}B, $VS_REPS interleaved runs" ;;
+	rate-ab) desc="rate unet and unet-routable ${size}B, pairings in turn" ;;
 	esac
 	printf '[%d/%d] %s ... ' "$i" "$NPLAN" "$desc" >&2
 	SUMMARY="" LAST_REASON=""
@@ -990,6 +1020,7 @@ for entry in "${PLAN[@]}"; do
 	calls-*) m_calls "${kind#calls-}" "$ch" && ok=1 ;;
 	vs) m_vs "$size" && ok=1 ;;
 	vs-routable) m_vs_routable "$size" && ok=1 ;;
+	rate-ab) m_rate_ab "$size" && ok=1 ;;
 	esac
 	emul_stop
 	CLIENT_NS="" CLIENT_PRE=()
@@ -1195,7 +1226,8 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 					r(mps[i], (("unet", sz[i]) in RT) ? RT["unet", sz[i]] : "-")
 		}
 		print ""
-		print "Targets (routable channels against raw unet, this run; the round trip, more exactly: the interleaved section below):"
+		print "Targets (routable channels against raw unet, this run; both more exactly in the sections below, raw and"
+		print "routable in turn):"
 		target("routable round trip p50, 64 B, spin", RC["spin", 64, "p50"], UN["spin", 64, "p50"], "<=", 1.1)
 		target("routable msgs/s, 64 B", RT["unet-routable", 64], RT["unet", 64], ">=", 0.9)
 		print ""
@@ -1339,6 +1371,24 @@ if [[ -s $LOGS/vs-routable.tsv ]]; then
 		printf "  round trip p50, %s B: %.3fx [%.2f-%.2f] over %d runs (%.2f vs %.2f us), raw/raw %sx, net %.3fx  (target <= 1.10x)  %s\n",
 			$1, $3, $4, $5, $6, $7, $8, $10, net, (net <= 1.1) ? "met" : "NOT met"
 	}' "$LOGS/vs-routable.tsv" >>"$OUT/table.txt"
+fi
+
+# Routable against raw message rate, pairings in turn (m_rate_ab): the
+# rate target, >= 0.9x.
+jq -r '.results[] | select(.kind == "rate-ab") | [.size, .status, .msgs_per_s_ratio,
+	.msgs_per_s_ratio_min, .msgs_per_s_ratio_max, .runs, .msgs_per_s, .vs_msgs_per_s, .reason]
+	| map(. // "-" | tostring) | @tsv' "$OUT/results.json" >"$LOGS/rate-ab.tsv" 2>/dev/null
+if [[ -s $LOGS/rate-ab.tsv ]]; then
+	awk -F'\t' '
+	BEGIN {
+		print ""
+		print "Routable channel against raw, message rate, pairings in turn (median of the pairings\047 ratios):"
+	}
+	$2 != "ok" { printf "  msgs/s, %s B: FAILED: %s\n", $1, $9; next }
+	{
+		printf "  msgs/s, %s B: %.3fx [%.2f-%.2f] over %d pairings (%.0f vs %.0f)  (target >= 0.90x)  %s\n",
+			$1, $3, $4, $5, $6, $7, $8, ($3 >= 0.9) ? "met" : "NOT met"
+	}' "$LOGS/rate-ab.tsv" >>"$OUT/table.txt"
 fi
 # TCP over U-Net against kernel TCP, same run (targets, docs/tcp.md: round
 # trip p50 <= 0.7x kernel TCP spinning, bulk >= 1.0x).

@@ -129,8 +129,8 @@ static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
 	ch->via = hop.via;
 	ch->hop_mtu = hop.mtu;
-	ch->hop_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-	ch->hop_next_ns = ch->hop_ns + UNET_CHAN_HOP_TTL_NS;
+	ch->hop_next_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec +
+			  UNET_CHAN_HOP_TTL_NS;
 	memcpy(ch->w.dst_mac, hop.mac, 6);
 	memcpy(ch->peer_mac, hop.mac, 6);
 	memcpy(ch->w.src_mac, ep->mac, 6);
@@ -159,7 +159,6 @@ void unet_channel_hop_refresh(struct unet_channel *ch, uint64_t now)
 
 	err = unet_chan_next_hop(ep->iface->ifindex, ch->w.saddr, ch->w.daddr, ep->mtu, false,
 				 &hop);
-	ch->hop_ns = now;
 	if (err) {
 		/* The last next hop stays: a route being replaced, or a new
 		 * gateway being resolved, is a moment; frames to the old one

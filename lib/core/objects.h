@@ -62,10 +62,10 @@ struct unet_channel {
 	struct unet_wire_udp w;
 	uint16_t peer_port; /* the peer's UDP source port, checked on receive */
 	/* The next hop, followed as the kernel's routes and neighbours change
-	 * (unet_channel_follow): via (w.dst_mac is its MAC), the MTU on the
-	 * way, when the kernel was last asked and when to ask again. */
+	 * (unet_channel_hop_refresh, from the send path): via (w.dst_mac is
+	 * its MAC), the MTU on the way, when to ask the kernel again. */
 	uint32_t via, hop_mtu;
-	uint64_t hop_ns, hop_next_ns;
+	uint64_t hop_next_ns;
 	int hop_err; /* the last lookup's, logged once per change */
 	int port_fd;
 	uint32_t txq; /* index into ep->q[] */

@@ -240,6 +240,11 @@ t_bench_smoke() {
 	done
 	grep -Eq '^  routable msgs/s, 64 B +[0-9.]+x  \(target >= 0.90x\)  (met|NOT met)$' "$T_DIR/bench.out" ||
 		fail "the table has no routable msgs/s target"
+	jq -e 'any(.results[]; .kind == "rate-ab" and .status == "ok" and .msgs_per_s_ratio > 0 and
+		.msgs_per_s_ratio_min <= .msgs_per_s_ratio and .msgs_per_s_ratio <= .msgs_per_s_ratio_max)' \
+		"$f" >/dev/null || fail "results.json has no routable/raw rate row (rate-ab)"
+	grep -Eq '^  msgs/s, 64 B: [0-9.]+x \[.*\(target >= 0.90x\)  (met|NOT met)$' "$T_DIR/bench.out" ||
+		fail "the table has no routable/raw rate row with its target"
 	jq -e 'any(.results[]; .kind == "vs-routable" and .aa_ratio > 0 and .p50_ratio_net > 0)' "$f" >/dev/null ||
 		fail "the interleaved routable row has no raw/raw control (aa_ratio, p50_ratio_net)"
 	grep -Eq '^  round trip p50, 64 B: [0-9.]+x \[.*, net [0-9.]+x  \(target <= 1.10x\)  (met|NOT met)$' "$T_DIR/bench.out" ||
