@@ -43,6 +43,12 @@
 #             BENCH_VS_REPS runs' ratios of the p50s, at every size (the
 #             pingpong rows run them a second apart: tens of percent of
 #             noise in their ratio)
+#   routable  a routable channel (unet-routable: U-Net inside UDP/IPv4,
+#             unet-bench --peer-ip) against a raw one on the same link:
+#             64-byte round trip and rate rows beside unet's; the round
+#             trip interleaved (vs-routable, bench-rtt-ab.sh --routable,
+#             net of a raw/raw run the same way) and the rate in pairings
+#             taken in turn (rate-ab), the rows the targets are read from
 #   tcp       TCP over U-Net (unet-tcp, both ends) against kernel TCP:
 #             64-byte round trips, one connection's bulk (1472-byte
 #             writes) at MTU 1500 and again with the link at MTU 9000
