@@ -114,7 +114,7 @@ for ((r = 1; r <= REPS; r++)); do
 			b=${builds[i]}
 			aa=nan
 			if ((ROUTABLE && !vs[i])); then
-				raw= uam= # a build without --vs has no --peer-ip either
+				raw='' uam='' # a build without --vs has no --peer-ip either
 			elif ((vs[i])); then
 				read -r raw uam < <(pingpong "$b" "$( ((ROUTABLE)) && echo unet || echo uam)" "$size" --vs |
 					jq -r '"\(.vs_p50_us // "nan") \(.p50_us // "nan")"' 2>/dev/null)

@@ -845,7 +845,8 @@ m_calls() {
 # per-run ratios of the p50s (p50_ratio) and their range, and the median
 # p50s (p50_us UAM, vs_p50_us raw U-Net).
 m_vs() {
-	local size=$1 p="$LOGS/vs-$size" j
+	local size=$1
+	local p="$LOGS/vs-$size" j
 	RTT_COUNT=$VS_COUNT bash "$ROOT/scripts/bench-rtt-ab.sh" --xdp-mode "$XDP_MODE" \
 		--reps "$VS_REPS" --size "$size" --json "$BUILD" >"$p.out" 2>"$p.err"
 	if ! j=$(jq -ce --argjson s "$size" --argjson c "$VS_COUNT" 'select(.size == $s) |
@@ -862,7 +863,8 @@ m_vs() {
 # m_vs_routable SIZE: a routable channel's spinning round trip against a
 # raw channel's, interleaved the same way (bench-rtt-ab.sh --routable).
 m_vs_routable() {
-	local size=$1 p="$LOGS/vs-routable-$size" j
+	local size=$1
+	local p="$LOGS/vs-routable-$size" j
 	RTT_COUNT=$VS_COUNT bash "$ROOT/scripts/bench-rtt-ab.sh" --routable --xdp-mode "$XDP_MODE" \
 		--reps "$VS_REPS" --size "$size" --json "$BUILD" >"$p.out" 2>"$p.err"
 	if ! j=$(jq -ce --argjson s "$size" --argjson c "$VS_COUNT" 'select(.size == $s) |

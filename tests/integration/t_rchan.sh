@@ -107,20 +107,25 @@ t_rchan_routed() {
 	grep -qx "got tag=10 len=32" "$T_DIR/hold.log" || fail "the control frame did not arrive as 32 bytes on tag 10"
 }
 
+# gw2_took N BEFORE: the second gateway has received N frames since BEFORE.
+gw2_took() {
+	(($(rx_packets "$NS_B" "$GW2") - $2 >= $1))
+}
+
 t_rchan_uam() {
-	local UPEER=$BUILD/tools/uam-peer pid log until g2_before g2_after d
+	local UAM_TOOL=$BUILD/tools/uam-peer pid log until g2_before g2_after d
 	T_MODE=skb
 	setup_routed
 	attach_c
 	ctl_a fault "$IF_A" --drop-ppm 100000 || fail "unetctl fault $IF_A failed"
 	ip netns exec "$NS_C" "$UNETCTL" fault "$IF_C" --drop-ppm 100000 || fail "unetctl fault $IF_C failed"
-	unet_bg_c "$UPEER" serve "$IF_C" --tag 2 --peer-ip "$IP_A" --peer-tag 1 --timeout 60 \
+	unet_bg_c "$UAM_TOOL" serve "$IF_C" --tag 2 --peer-ip "$IP_A" --peer-tag 1 --timeout 60 \
 		>"$T_DIR/serve.log" 2>&1
 	pid=$UNET_BG_PID
 	wait_ready "$T_DIR/serve.log" "$pid" >/dev/null
 	log=$T_DIR/run.log
 	until=$T_DIR/route-moved
-	unet_bg_a "$UPEER" run "$IF_A" --tag 1 --peer-ip "$IP_C" --peer-tag 2 --until "$until" \
+	unet_bg_a "$UAM_TOOL" run "$IF_A" --tag 1 --peer-ip "$IP_C" --peer-tag 2 --until "$until" \
 		--timeout 60 >"$log" 2>&1
 	local run=$UNET_BG_PID
 	wait_until 40 "medium calls and stores across the router ($log)" grep -qx "bulk ok" "$log"
@@ -131,8 +136,7 @@ t_rchan_uam() {
 	ip -n "$NS_A" route replace default via "$GW2_IP" || fail "moving the default route"
 	in_b sysctl -qw "net.ipv4.conf.$IF_B.forwarding=0" >/dev/null || fail "forwarding off on $IF_B"
 	# bounded: the channel asks the kernel again within about a second
-	wait_until 10 "200 frames through the second gateway" \
-		eval '(( $(rx_packets "$NS_B" "$GW2") - g2_before >= 200 ))'
+	wait_until 10 "200 frames through the second gateway" gw2_took 200 "$g2_before"
 	g2_after=$(rx_packets "$NS_B" "$GW2")
 	note "second gateway received $((g2_after - g2_before)) frames"
 	touch "$until"
