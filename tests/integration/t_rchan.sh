@@ -10,7 +10,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"rchan_routed|-|90|a routable channel across a router (its gateway's MAC resolved by the kernel on request): every size 1..max_payload both ways byte for byte; a route mtu 1200 bounds max_payload (1164 go, 1165 EMSGSIZE); frames forged by the router from another address, another source port, and with the right address and port but another tag are never delivered and count drop_wrong_src; a next hop that never answers ARP and a peer routed by another interface are refused, saying why"
-	"rchan_uam|-|90|Active Messages on a routable channel across a router at 10% injected loss on both ends: a medium call of every size the channel takes, stores and gets up to 256 KiB around the fragment edges, byte for byte; the default route moves to a second gateway mid-run (the first stops forwarding) and the calls go on through it"
+	"rchan_uam|-|90|Active Messages on a routable channel across a router at 10% injected loss on both ends: a medium call of every size the channel takes, stores and gets up to 256 KiB around the fragment edges, byte for byte; the default route moves to a second gateway mid-run (the first stops forwarding) with an MTU of 1300, and the calls go on through it in frames that fit it"
 )
 
 # attach_c: the program on c's interface, in $T_MODE.
@@ -131,12 +131,15 @@ t_rchan_uam() {
 	wait_until 40 "medium calls and stores across the router ($log)" grep -qx "bulk ok" "$log"
 	grep -qx "medium ok 1..1436" "$log" || { cat "$log"; fail "medium calls did not stop at 1436 bytes (the channel's 1464 less the 20-byte header and one argument)"; }
 
-	note "the default route moves to the second gateway mid-run"
+	note "the default route moves to the second gateway mid-run, with an MTU of 1300"
 	g2_before=$(rx_packets "$NS_B" "$GW2")
-	ip -n "$NS_A" route replace default via "$GW2_IP" || fail "moving the default route"
+	ip -n "$NS_A" route replace default via "$GW2_IP" mtu 1300 || fail "moving the default route"
 	in_b sysctl -qw "net.ipv4.conf.$IF_B.forwarding=0" >/dev/null || fail "forwarding off on $IF_B"
 	# bounded: the channel asks the kernel again within about a second
 	wait_until 10 "200 frames through the second gateway" gw2_took 200 "$g2_before"
+	# 1300 - 36 bytes of headers = 1264 per frame, 1236 of it a medium
+	# payload with one argument: UAM's frames follow the route's MTU
+	wait_log 10 "$log" "^medium max now 1236$"
 	g2_after=$(rx_packets "$NS_B" "$GW2")
 	note "second gateway received $((g2_after - g2_before)) frames"
 	touch "$until"

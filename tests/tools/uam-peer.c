@@ -11,7 +11,8 @@
  * byte for byte: a medium call of every size the channel takes
  * (1..uam_chan__medium_max_args(ch, 1)); stores and gets of sizes around
  * the fragment edges up to 256 KiB; then, with --until, medium calls of
- * cycling sizes until FILE exists (a route changes meanwhile).  Prints
+ * cycling sizes until FILE exists (a route changes meanwhile), saying
+ * "medium max now N" when what the channel takes changes.  Prints
  * "ready ..." once open, "medium ok 1..N", "bulk ok", "calls ok N".
  * Exit status 0 on success, 1 on a failure, 2 on a usage error.
  */
@@ -249,8 +250,17 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		printf("bulk ok\n");
-		for (n = 1; until && access(until, F_OK) && !err && !stop_flag; n = n % max + 1, calls++)
+		for (n = 1; until && access(until, F_OK) && !err && !stop_flag; n = n % max + 1, calls++) {
+			/* a route's MTU may lower it meanwhile */
+			uint64_t m = uam_chan__medium_max_args(ch, 1);
+
+			if (m != max) {
+				printf("medium max now %llu\n", (unsigned long long)m);
+				max = m;
+				n = n > max ? max : n;
+			}
 			err = echo_call(ep, ch, &w, buf, n, deadline);
+		}
 		if (err) {
 			fprintf(stderr, "call %llu (%llu bytes): %s\n", (unsigned long long)calls,
 				(unsigned long long)n, strerror(-err));
