@@ -57,6 +57,22 @@ UNET_HOT static void unet_flush(void *ctx)
 	}
 	n = unet_endpoint__send_batch(ep->uep, ep->txb, ep->ntxb);
 	ep->tx_gen++; /* the batch is the kernel's or lost: see slot_unkeep */
+	if (n == -EMSGSIZE) {
+		/* A frame built before its routable channel's route lowered
+		 * the MTU, now too large for it: one at a time, so that only
+		 * such frames are lost (resent, and failing their channel at
+		 * its timeout), not the whole batch with them. */
+		for (uint32_t i = 0; i < ep->ntxb; i++) {
+			if (unet_endpoint__send_batch(ep->uep, &ep->txb[i], 1) == 1)
+				continue;
+			if (!ep->txb_kept[i])
+				unet_endpoint__buf_free(ep->uep, ep->txb[i].buf);
+			ep->tx_lost++;
+		}
+		ep->ntxb = 0;
+		pieces_kick(ep);
+		return;
+	}
 	if (n < 0)
 		n = 0;
 	/* A refused kept buffer stays the protocol's: its repeats copy it. */
