@@ -65,6 +65,7 @@ struct bench_opts {
 	const char *iface;
 	uint8_t peer_mac[6];
 	bool have_peer;
+	uint32_t peer_ip; /* unet: routable channels to it (network order); 0: raw */
 	/* unet */
 	long tag, peer_tag, channels;
 	long busy_poll_usec;

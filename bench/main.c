@@ -15,6 +15,7 @@
  * errors go to stderr.  The exit status is 0 only for a complete run.
  * See usage() for the transports' options.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -74,6 +75,8 @@ static void usage(FILE *f)
 		"unet, uam:  --iface IF --tag T --peer MAC --peer-tag P [--channels N]\n"
 		"            [--busy-poll USEC] [--queue-mask M] [--xdp-mode native|skb|auto]\n"
 		"            [--segment BYTES] [--ring N] (unet: segment size, entries per ring)\n"
+		"unet:       --peer-ip ADDR instead of --peer: routable channels (U-Net in\n"
+		"            UDP/IPv4 to ADDR); with --vs the second transport's stay raw\n"
 		"udp, udp-mmsg: --local IP:PORT --remote IP:PORT\n"
 		"unet-udp:   --iface IF --local IP:PORT --remote IP:PORT [--queue-mask M]\n"
 		"            [--busy-poll USEC] [--xdp-mode M]: UDP/IPv4 over U-Net\n"
@@ -772,7 +775,7 @@ int main(int argc, char **argv)
 		O_TRANSPORT = 256, O_MODE, O_CPU, O_TIMEOUT, O_COUNT, O_WARMUP, O_SIZE, O_BATCH,
 		O_IDLE, O_IFACE, O_TAG, O_PEER, O_PEER_TAG, O_CHANNELS, O_BUSY, O_QMASK, O_XDP,
 		O_LOCAL, O_REMOTE, O_BULK, O_SEGMENT, O_RING, O_SPIN_US, O_BULK_GET, O_VS, O_VS_TAG,
-		O_VS_PEER_TAG, O_VS_BLOCK, O_NO_TX_CSUM, O_HELP
+		O_VS_PEER_TAG, O_VS_BLOCK, O_NO_TX_CSUM, O_PEER_IP, O_HELP
 	};
 	static const struct option lopts[] = {
 		{ "transport", 1, 0, O_TRANSPORT }, { "mode", 1, 0, O_MODE },
@@ -790,6 +793,7 @@ int main(int argc, char **argv)
 		{ "bulk-get", 0, 0, O_BULK_GET },   { "vs", 1, 0, O_VS },
 		{ "vs-tag", 1, 0, O_VS_TAG },	    { "vs-peer-tag", 1, 0, O_VS_PEER_TAG },
 		{ "vs-block", 1, 0, O_VS_BLOCK },   { "no-tx-csum-offload", 0, 0, O_NO_TX_CSUM },
+		{ "peer-ip", 1, 0, O_PEER_IP },
 		{ 0, 0, 0, 0 }
 	};
 	struct bench_opts o = {
@@ -836,6 +840,10 @@ int main(int argc, char **argv)
 		case O_PEER_TAG: if (parse_long(optarg, 1, 65535, &o.peer_tag)) bad = "--peer-tag"; break;
 		case O_PEER:
 			if (unet_parse_mac(optarg, o.peer_mac)) bad = "--peer";
+			else o.have_peer = true;
+			break;
+		case O_PEER_IP:
+			if (inet_pton(AF_INET, optarg, &o.peer_ip) != 1 || !o.peer_ip) bad = "--peer-ip";
 			else o.have_peer = true;
 			break;
 		case O_CHANNELS: if (parse_long(optarg, 1, 65535, &o.channels)) bad = "--channels"; break;
@@ -944,6 +952,7 @@ int main(int argc, char **argv)
 		vo.transport = o.vs_transport;
 		vo.tag = o.vs_tag;
 		vo.peer_tag = o.vs_peer_tag;
+		vo.peer_ip = 0; /* raw: a routable first one is measured against it */
 		/* Each endpoint its own queues (one UMEM per queue).  On veth
 		 * a frame sent on tx queue q lands on the peer's rx queue q in
 		 * native mode, q - 1 in skb mode (tests/integration/t_core.sh):

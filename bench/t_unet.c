@@ -127,8 +127,10 @@ int bench_unet_setup(const struct bench_opts *o, struct unet_endpoint **ep,
 		UNET_OPTS_INIT(unet_channel_opts, co);
 
 		co.tx_queue = o->tx_queue;
-		*ch = unet_channel__open(*ep, (uint16_t)(o->tag + i), o->peer_mac,
-					 (uint16_t)(o->peer_tag + i), &co);
+		*ch = o->peer_ip ? unet_channel__open_ipv4(*ep, (uint16_t)(o->tag + i), o->peer_ip, 0,
+							    (uint16_t)(o->peer_tag + i), &co)
+				 : unet_channel__open(*ep, (uint16_t)(o->tag + i), o->peer_mac,
+						      (uint16_t)(o->peer_tag + i), &co);
 		if (!*ch) {
 			int err = -errno;
 
@@ -142,9 +144,10 @@ int bench_unet_setup(const struct bench_opts *o, struct unet_endpoint **ep,
 		unet_endpoint__destroy(*ep);
 		return -EINVAL;
 	}
-	if (unet_endpoint__info(*ep, &info) == 0 && (uint32_t)o->size > info.max_payload) {
-		fprintf(stderr, "unet-bench: --size %ld > U-Net max payload %u on %s\n", o->size,
-			info.max_payload, o->iface);
+	if (unet_endpoint__info(*ep, &info) == 0 &&
+	    (uint32_t)o->size > unet_channel__max_payload(*ch)) {
+		fprintf(stderr, "unet-bench: --size %ld > the channel's max payload %u on %s\n",
+			o->size, unet_channel__max_payload(*ch), o->iface);
 		unet_endpoint__destroy(*ep);
 		return -EMSGSIZE;
 	}

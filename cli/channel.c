@@ -61,8 +61,10 @@ static int do_channel_add(const struct cmd *c, int argc, char **argv)
 		return fail("no live endpoint %lu on %s (unetctl endpoint list %s)", ep, pos[0],
 			    pos[0]);
 	if (err == -EHOSTUNREACH)
-		return fail("%s: not in the neighbour table of %s (on-link peers only: reach it "
-			    "once, e.g. ping it)", ip_s, pos[0]);
+		return fail("%s: its next hop on %s (the route's gateway, or the peer on the link) "
+			    "did not answer ARP: not in the kernel's neighbour table", ip_s, pos[0]);
+	if (err == -ENETUNREACH)
+		return fail("%s: the kernel does not route it by %s", ip_s, pos[0]);
 	if (err)
 		return fail_iface(err, pos[0]);
 	em_open(NULL, EM_LINE);

@@ -43,6 +43,12 @@
 #             BENCH_VS_REPS runs' ratios of the p50s, at every size (the
 #             pingpong rows run them a second apart: tens of percent of
 #             noise in their ratio)
+#   routable  a routable channel (unet-routable: U-Net inside UDP/IPv4,
+#             unet-bench --peer-ip) against a raw one on the same link:
+#             64-byte round trip and rate rows beside unet's; the round
+#             trip interleaved (vs-routable, bench-rtt-ab.sh --routable,
+#             net of a raw/raw run the same way) and the rate in pairings
+#             taken in turn (rate-ab), the rows the targets are read from
 #   tcp       TCP over U-Net (unet-tcp, both ends) against kernel TCP:
 #             64-byte round trips, one connection's bulk (1472-byte
 #             writes) at MTU 1500 and again with the link at MTU 9000
@@ -239,6 +245,11 @@ for size in "${SIZES[@]}"; do
 	done
 done
 PLAN+=("rate unet-emul spin 64 1" "rate unet-emul-tx spin 64 1" "rate unet-grant spin 64 1")
+# Routable channels (U-Net inside UDP/IPv4) on the same link, against
+# the raw unet rows of this run; the round trip also interleaved with a
+# raw channel's in one process pair (m_vs_routable: the target's row).
+PLAN+=("pingpong unet-routable spin 64 1" "rate unet-routable spin 64 1"
+	"vs-routable unet-routable spin 64 1" "rate-ab unet-routable spin 64 1")
 PLAN+=("bulk uam spin 1472 1" "bulk-1 uam spin 1472 1" "bulk-get uam spin 1472 1" "bulk-get-1 uam spin 1472 1")
 # UAM calls/s under injected loss: kind calls-LOSS% , channels
 # field = calls in flight.
@@ -383,6 +394,7 @@ tp_args() {
 	case $t in
 	unet-emul* | unet-grant) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch" ;;
 	unet | uam) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch --xdp-mode $XDP_MODE" ;;
+	unet-routable) echo "--iface $ifn --tag $tag --peer-ip ${raddr%:*} --peer-tag $ptag --channels $ch --xdp-mode $XDP_MODE" ;;
 	udp | udp-mmsg | udp-napi) echo "--local $laddr --remote $raddr" ;;
 	unet-udp | unet-tcp) echo "--iface $ifn --local $laddr --remote $raddr --xdp-mode $XDP_MODE" ;;
 	unet-udp-sw | unet-tcp-sw)
@@ -436,7 +448,7 @@ record_ok() {
 record_fail() {
 	local test
 	case $1 in
-	pingpong | demux-pingpong | sockperf | vs) test=pingpong ;;
+	pingpong | demux-pingpong | sockperf | vs | vs-routable) test=pingpong ;;
 	logp) test=logp ;;
 	*) test=rate ;;
 	esac
@@ -493,7 +505,7 @@ emul_stop() {
 # bench_tp LABEL: the unet-bench transport behind a plan's transport.
 bench_tp() {
 	case $1 in
-	unet-emul* | unet-grant) echo unet ;;
+	unet-emul* | unet-grant | unet-routable) echo unet ;;
 	udp-napi) echo udp ;;
 	*-sw) echo "${1%-sw}" ;;
 	*) echo "$1" ;;
@@ -505,7 +517,7 @@ bench_tp() {
 relabel_json() {
 	case $2 in
 	udp-napi) jq -c '. + {transport: "udp-napi", veth_napi: true}' <<<"$1" ;;
-	*-sw) jq -c --arg t "$2" '. + {transport: $t}' <<<"$1" ;;
+	*-sw | unet-routable) jq -c --arg t "$2" '. + {transport: $t}' <<<"$1" ;;
 	*) emul_json "$1" "$2" ;;
 	esac
 }
@@ -570,8 +582,12 @@ m_pingpong() {
 		((count > EMUL_SPIN_COUNT)) && count=$EMUL_SPIN_COUNT
 		((warmup > 50)) && warmup=50
 	fi
+	# the client direct unet (an emulated or granted endpoint is the
+	# echo's), but routable when the echo's channel is
+	local ct=$bt
+	[[ $t == unet-routable ]] && ct=$t
 	# shellcheck disable=SC2046
-	run_client "$p" "$BENCH" pingpong --transport "$bt" $(tp_args "$bt" a "$ch") --size "$size" \
+	run_client "$p" "$BENCH" pingpong --transport "$bt" $(tp_args "$ct" a "$ch") --size "$size" \
 		--count "$count" --warmup "$warmup" --mode "$mode" --cpu "$CLI_CPU" --timeout "$TO"
 	stop_pid "$spid"
 	CUR_PIDS=()
@@ -829,7 +845,8 @@ m_calls() {
 # per-run ratios of the p50s (p50_ratio) and their range, and the median
 # p50s (p50_us UAM, vs_p50_us raw U-Net).
 m_vs() {
-	local size=$1 p="$LOGS/vs-$size" j
+	local size=$1
+	local p="$LOGS/vs-$size" j
 	RTT_COUNT=$VS_COUNT bash "$ROOT/scripts/bench-rtt-ab.sh" --xdp-mode "$XDP_MODE" \
 		--reps "$VS_REPS" --size "$size" --json "$BUILD" >"$p.out" 2>"$p.err"
 	if ! j=$(jq -ce --argjson s "$size" --argjson c "$VS_COUNT" 'select(.size == $s) |
@@ -841,6 +858,54 @@ m_vs() {
 	fi
 	record_ok "$j" vs vs
 	SUMMARY=$(jq -r '"UAM/raw p50 \(.p50_ratio)x [\(.p50_ratio_min)-\(.p50_ratio_max)] over \(.runs) runs"' <<<"$j")
+}
+
+# m_vs_routable SIZE: a routable channel's spinning round trip against a
+# raw channel's, interleaved the same way (bench-rtt-ab.sh --routable).
+m_vs_routable() {
+	local size=$1
+	local p="$LOGS/vs-routable-$size" j
+	RTT_COUNT=$VS_COUNT bash "$ROOT/scripts/bench-rtt-ab.sh" --routable --xdp-mode "$XDP_MODE" \
+		--reps "$VS_REPS" --size "$size" --json "$BUILD" >"$p.out" 2>"$p.err"
+	if ! j=$(jq -ce --argjson s "$size" --argjson c "$VS_COUNT" 'select(.size == $s) |
+		{test: "pingpong", transport: "unet-routable", vs: "unet", mode: "spin", size, channels: 1,
+		 p50_ratio, p50_ratio_min, p50_ratio_max, p50_us, vs_p50_us, runs, count: $c,
+		 aa_ratio, p50_ratio_net}' \
+		"$p.out" 2>/dev/null) || [[ -z $j ]]; then
+		record_fail vs-routable unet-routable spin "$size" 1 vs "bench-rtt-ab.sh --routable gave no ratio: $(last_err "$p.err")"
+		return 1
+	fi
+	record_ok "$j" vs vs-routable
+	SUMMARY=$(jq -r '"routable/raw p50 \(.p50_ratio)x [\(.p50_ratio_min)-\(.p50_ratio_max)] over \(.runs) runs; raw/raw \(.aa_ratio)x, net \(.p50_ratio_net)x"' <<<"$j")
+}
+
+# m_rate_ab SIZE: a routable channel's message rate against a raw
+# channel's, pairing by pairing in turn (raw, routable, raw, ...;
+# RATE_REPS of each), so both see the same state of the host; the record:
+# the median of the pairings' ratios, their range, and the median rates.
+m_rate_ab() {
+	local size=$1 rep raw routable ratios=()
+	for ((rep = 1; rep <= RATE_REPS; rep++)); do
+		rate_once rate-ab unet "$size" 1 "raw$rep" || break
+		raw=$(jq -r .msgs_per_s <<<"$RATE_J")
+		rate_once rate-ab unet-routable "$size" 1 "rt$rep" || break
+		routable=$(jq -r .msgs_per_s <<<"$RATE_J")
+		ratios+=("$raw $routable")
+	done
+	if ((${#ratios[@]} < RATE_REPS)); then
+		record_fail rate-ab unet-routable spin "$size" 1 rate "pairing $((${#ratios[@]} + 1)): $RATE_WHY"
+		return 1
+	fi
+	RATE_J=$(printf '%s\n' "${ratios[@]}" | jq -Rsc --argjson s "$size" '
+		[split("\n")[] | select(length > 0) | split(" ") | map(tonumber)] as $p |
+		($p | map(.[1] / .[0]) | sort) as $r |
+		{test: "rate", transport: "unet-routable", vs: "unet", size: $s, channels: 1,
+		 runs: ($p | length), msgs_per_s_ratio: ($r[(($r | length) - 1) / 2 | floor] * 1000 | round / 1000),
+		 msgs_per_s_ratio_min: ($r[0] * 1000 | round / 1000), msgs_per_s_ratio_max: ($r[-1] * 1000 | round / 1000),
+		 msgs_per_s: ($p | map(.[1]) | sort | .[(length - 1) / 2 | floor]),
+		 vs_msgs_per_s: ($p | map(.[0]) | sort | .[(length - 1) / 2 | floor])}')
+	record_ok "$RATE_J" rate rate-ab
+	SUMMARY=$(jq -r '"routable/raw msgs/s \(.msgs_per_s_ratio)x [\(.msgs_per_s_ratio_min)-\(.msgs_per_s_ratio_max)] over \(.runs) pairings"' <<<"$RATE_J")
 }
 
 # m_sockperf MODE SIZE: sockperf ping-pong (kernel UDP), full round
@@ -930,6 +995,8 @@ for entry in "${PLAN[@]}"; do
 	logp) desc="logp $t ${size}B" ;;
 	calls-*) desc="calls uam, ${kind#calls-}% loss, $ch in flight" ;;
 	vs) desc="pingpong uam --vs unet ${size}B, $VS_REPS interleaved runs" ;;
+	vs-routable) desc="pingpong unet --peer-ip --vs unet ${size}B, $VS_REPS interleaved runs" ;;
+	rate-ab) desc="rate unet and unet-routable ${size}B, pairings in turn" ;;
 	esac
 	printf '[%d/%d] %s ... ' "$i" "$NPLAN" "$desc" >&2
 	SUMMARY="" LAST_REASON=""
@@ -960,6 +1027,8 @@ for entry in "${PLAN[@]}"; do
 	bulk-*) m_bulk "${kind#bulk-}" && ok=1 ;;
 	calls-*) m_calls "${kind#calls-}" "$ch" && ok=1 ;;
 	vs) m_vs "$size" && ok=1 ;;
+	vs-routable) m_vs_routable "$size" && ok=1 ;;
+	rate-ab) m_rate_ab "$size" && ok=1 ;;
 	esac
 	emul_stop
 	CLIENT_NS="" CLIENT_PRE=()
@@ -1038,6 +1107,7 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-emul") { EM[$3, $4, "p50"] = $8; EM[$3, $4, "p99"] = $10 }
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-emul-nospin") EN[$3, $4, "p50"] = $8
 		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-grant") GR[$3, $4, "p50"] = $8
+		if ($6 == "ok" && $1 == "pingpong" && $2 == "unet-routable") RC[$3, $4, "p50"] = $8
 		if ($6 == "ok" && $1 == "bulk") BULK = $15
 		if ($6 == "ok" && $1 == "bulk-1") BULK1 = $15
 		if ($6 == "ok" && $1 == "bulk-get") BULKG = $15
@@ -1151,6 +1221,23 @@ jq -r '.results[] | [.kind, .transport, .mode, .size, .channels, .status,
 				printf "  %-48s %10.0f %8s %8s\n", sprintf("msgs/s, %s B", sz[i]), mps[i],
 					r(mps[i], (("unet", sz[i]) in RT) ? RT["unet", sz[i]] : "-"), r(mps[i], (sz[i] in UR) ? UR[sz[i]] : "-")
 		}
+		print ""
+		print "Routable channels (U-Net in UDP/IPv4 to the channel port, on the same link): ratios to raw unet, same run:"
+		for (i = 1; i <= n; i++) {
+			if (tp[i] != "unet-routable") continue
+			if (st[i] != "ok") { printf "  %s %s %s B: FAILED: %s\n", kind[i], md[i], sz[i], why[i]; continue }
+			if (kind[i] == "pingpong")
+				printf "  %-48s %10.1f %8s\n", sprintf("round trip p50 us, %s, %s B", md[i], sz[i]), p50[i],
+					r(p50[i], ((md[i], sz[i], "p50") in UN) ? UN[md[i], sz[i], "p50"] : "-")
+			else
+				printf "  %-48s %10.0f %8s\n", sprintf("msgs/s, %s B", sz[i]), mps[i],
+					r(mps[i], (("unet", sz[i]) in RT) ? RT["unet", sz[i]] : "-")
+		}
+		print ""
+		print "Targets (routable channels against raw unet, this run; both more exactly in the sections below, raw and"
+		print "routable in turn):"
+		target("routable round trip p50, 64 B, spin", RC["spin", 64, "p50"], UN["spin", 64, "p50"], "<=", 1.1)
+		target("routable msgs/s, 64 B", RT["unet-routable", 64], RT["unet", 64], ">=", 0.9)
 		print ""
 		print "Targets (granted direct endpoint against direct unet, this run):"
 		target("granted round trip p50, 64 B, spin", GR["spin", 64, "p50"], UN["spin", 64, "p50"], "<=", 1.05)
@@ -1271,6 +1358,45 @@ if [[ -s $LOGS/vs.tsv ]]; then
 		printf "  round trip p50, %s B: %.3fx [%.2f-%.2f] over %d runs (%.2f vs %.2f us)  (target <= 1.15x)  %s\n",
 			$1, $3, $4, $5, $6, $7, $8, ($3 <= 1.15) ? "met" : "NOT met"
 	}' "$LOGS/vs.tsv" >>"$OUT/table.txt"
+fi
+
+# A routable channel against a raw one interleaved (m_vs_routable): the
+# routable round-trip target, <= 1.1x.
+jq -r '.results[] | select(.kind == "vs-routable") | [.size, .status, .p50_ratio, .p50_ratio_min,
+	.p50_ratio_max, .runs, .p50_us, .vs_p50_us, .reason, .aa_ratio, .p50_ratio_net]
+	| map(. // "-" | tostring) | @tsv' \
+	"$OUT/results.json" >"$LOGS/vs-routable.tsv" 2>/dev/null
+if [[ -s $LOGS/vs-routable.tsv ]]; then
+	awk -F'\t' '
+	BEGIN {
+		print ""
+		print "Routable channel against raw, interleaved in one process pair (pingpong --peer-ip --vs; median of the runs;"
+		print "net: divided by a raw channel against a raw one the same way, the two sides\047 own difference):"
+	}
+	$2 != "ok" { printf "  round trip p50, %s B: FAILED: %s\n", $1, $9; next }
+	{
+		net = ($11 == "-") ? $3 : $11
+		printf "  round trip p50, %s B: %.3fx [%.2f-%.2f] over %d runs (%.2f vs %.2f us), raw/raw %sx, net %.3fx  (target <= 1.10x)  %s\n",
+			$1, $3, $4, $5, $6, $7, $8, $10, net, (net <= 1.1) ? "met" : "NOT met"
+	}' "$LOGS/vs-routable.tsv" >>"$OUT/table.txt"
+fi
+
+# Routable against raw message rate, pairings in turn (m_rate_ab): the
+# rate target, >= 0.9x.
+jq -r '.results[] | select(.kind == "rate-ab") | [.size, .status, .msgs_per_s_ratio,
+	.msgs_per_s_ratio_min, .msgs_per_s_ratio_max, .runs, .msgs_per_s, .vs_msgs_per_s, .reason]
+	| map(. // "-" | tostring) | @tsv' "$OUT/results.json" >"$LOGS/rate-ab.tsv" 2>/dev/null
+if [[ -s $LOGS/rate-ab.tsv ]]; then
+	awk -F'\t' '
+	BEGIN {
+		print ""
+		print "Routable channel against raw, message rate, pairings in turn (median of the pairings\047 ratios):"
+	}
+	$2 != "ok" { printf "  msgs/s, %s B: FAILED: %s\n", $1, $9; next }
+	{
+		printf "  msgs/s, %s B: %.3fx [%.2f-%.2f] over %d pairings (%.0f vs %.0f)  (target >= 0.90x)  %s\n",
+			$1, $3, $4, $5, $6, $7, $8, ($3 >= 0.9) ? "met" : "NOT met"
+	}' "$LOGS/rate-ab.tsv" >>"$OUT/table.txt"
 fi
 # TCP over U-Net against kernel TCP, same run (targets, docs/tcp.md: round
 # trip p50 <= 0.7x kernel TCP spinning, bulk >= 1.0x).

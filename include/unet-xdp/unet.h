@@ -397,19 +397,27 @@ UNET_API struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint1
 /* Open a routable channel (docs/wire-format.md): as unet_channel__open,
  * but the peer is named by IPv4 address (network order) and UDP source
  * port (0: the one the peer's channel derives) and frames travel inside
- * UDP to the interface's channel port.  Messages are at most
- * info.max_payload - 28 bytes (unet_channel__max_payload).  NULL with
- * errno as unet_channel__open, or EHOSTUNREACH (peer not in the kernel's
- * neighbour table), EADDRNOTAVAIL (the interface has no IPv4 address),
+ * UDP to the interface's channel port.  The peer may be on the link or
+ * behind IPv4 routers: frames go to the next hop of the kernel's route
+ * (its gateway, or the peer), at the MAC of the kernel's neighbour entry
+ * (resolved on request, the open waiting up to a second), both followed
+ * as they change while the channel sends.  Messages are at most
+ * info.max_payload - 28 bytes, less under a route MTU
+ * (unet_channel__max_payload).  NULL with errno as unet_channel__open, or
+ * EHOSTUNREACH (the next hop did not answer ARP), ENETUNREACH (the kernel
+ * routes the peer by another interface, or it is a local or broadcast
+ * address), EADDRNOTAVAIL (the interface has no IPv4 address),
  * EADDRINUSE (the channel's source port is taken on this host).  On an
- * endpoint served by unetd the daemon decides the source address and
- * port and holds the port (docs/unetd.md); also EACCES (tag not
- * granted), EDQUOT (the user's channel quota). */
+ * endpoint served by unetd the daemon decides the source address, the
+ * port (and holds it) and the next hop, once at open (docs/unetd.md);
+ * also EACCES (tag not granted), EDQUOT (the user's channel quota). */
 UNET_API struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep,
 						      uint16_t local_tag, uint32_t peer_addr,
 						      uint16_t peer_port, uint16_t peer_tag,
 						      const struct unet_channel_opts *opts);
-/* The largest message the channel carries. */
+/* The largest message the channel carries (a routable channel's: within
+ * its route's MTU as last asked of the kernel, at most a second ago while
+ * it sends). */
 UNET_API uint32_t unet_channel__max_payload(const struct unet_channel *ch);
 /* Find the channel with local_tag: one this endpoint opened, or one an
  * administrator added for it (unetctl channel add).  An administrator's

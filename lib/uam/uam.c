@@ -57,6 +57,22 @@ UNET_HOT static void unet_flush(void *ctx)
 	}
 	n = unet_endpoint__send_batch(ep->uep, ep->txb, ep->ntxb);
 	ep->tx_gen++; /* the batch is the kernel's or lost: see slot_unkeep */
+	if (n == -EMSGSIZE) {
+		/* A frame built before its routable channel's route lowered
+		 * the MTU, now too large for it: one at a time, so that only
+		 * such frames are lost (resent, and failing their channel at
+		 * its timeout), not the whole batch with them. */
+		for (uint32_t i = 0; i < ep->ntxb; i++) {
+			if (unet_endpoint__send_batch(ep->uep, &ep->txb[i], 1) == 1)
+				continue;
+			if (!ep->txb_kept[i])
+				unet_endpoint__buf_free(ep->uep, ep->txb[i].buf);
+			ep->tx_lost++;
+		}
+		ep->ntxb = 0;
+		pieces_kick(ep);
+		return;
+	}
 	if (n < 0)
 		n = 0;
 	/* A refused kept buffer stays the protocol's: its repeats copy it. */
@@ -266,7 +282,9 @@ struct uam_chan *uam_chan__open(struct uam_ep *ep, struct unet_channel *uch)
 		return NULL;
 	}
 	ch = uamp_chan_new(ep, uch);
-	/* A routable channel's frames are one send buffer (less UDP/IP). */
+	/* A routable channel's frames are one send buffer less UDP/IP, and
+	 * within its route's MTU (unet_channel__max_payload); every
+	 * fragment and medium message of the channel is cut to that. */
 	if (ch)
 		uamp_chan_frame_max(ch, unet_channel__max_payload(uch));
 	return ch;
@@ -348,6 +366,10 @@ UNET_HOT int uam_poll(struct uam_ep *ep)
 	}
 	if (got || ep->idle_polls >= IDLE_TICK) {
 		ep->idle_polls = 0;
+		/* A routable channel's route may lower its MTU while it is
+		 * open: the frames we build from here on follow it. */
+		for (struct uam_chan *c = ep->chans; c; c = c->next)
+			uamp_chan_frame_max(c, unet_channel__max_payload(c->handle));
 		uamp_tick(ep);
 	}
 	if (!--ep->clock_hold)

@@ -564,7 +564,7 @@ static void put_ack(struct uam_chan *ch, uint8_t *f, uint8_t *ext, uint32_t *ext
 
 	if (ext) {
 		uint32_t words = span > 64 ? (span - 64 + 63) / 64 : 0,
-			 room = (ch->ep->tr.max_frame - UAM_HDR_LEN) / 8;
+			 room = (ch->frame_max - UAM_HDR_LEN) / 8; /* the channel's frames */
 
 		if (words > UAM_SACK_EXT_MAX / 8)
 			words = UAM_SACK_EXT_MAX / 8;

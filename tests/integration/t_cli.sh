@@ -230,6 +230,25 @@ t_bench_smoke() {
 		"$f" >/dev/null || fail "results.json lacks the 2 interleaved UAM/raw rows (64 and 1472 B)"
 	grep -Eq '^  round trip p50, 1472 B: [0-9.]+x \[.*\(target <= 1.15x\)  (met|NOT met)$' "$T_DIR/bench.out" ||
 		fail "the table has no interleaved UAM/raw row with its target"
+	# Routable channels against raw ones: the round trip and the rate
+	# beside raw unet's, and the round trip interleaved with a raw one's
+	# (the target's row).
+	for k in pingpong rate vs-routable; do
+		jq -e --arg k "$k" 'any(.results[]; .kind == $k and .transport == "unet-routable" and
+			.status == "ok" and ((.p50_us // 0) > 0 or (.msgs_per_s // 0) > 0))' "$f" >/dev/null ||
+			fail "results.json has no $k row for unet-routable"
+	done
+	grep -Eq '^  routable msgs/s, 64 B +[0-9.]+x  \(target >= 0.90x\)  (met|NOT met)$' "$T_DIR/bench.out" ||
+		fail "the table has no routable msgs/s target"
+	jq -e 'any(.results[]; .kind == "rate-ab" and .status == "ok" and .msgs_per_s_ratio > 0 and
+		.msgs_per_s_ratio_min <= .msgs_per_s_ratio and .msgs_per_s_ratio <= .msgs_per_s_ratio_max)' \
+		"$f" >/dev/null || fail "results.json has no routable/raw rate row (rate-ab)"
+	grep -Eq '^  msgs/s, 64 B: [0-9.]+x \[.*\(target >= 0.90x\)  (met|NOT met)$' "$T_DIR/bench.out" ||
+		fail "the table has no routable/raw rate row with its target"
+	jq -e 'any(.results[]; .kind == "vs-routable" and .aa_ratio > 0 and .p50_ratio_net > 0)' "$f" >/dev/null ||
+		fail "the interleaved routable row has no raw/raw control (aa_ratio, p50_ratio_net)"
+	grep -Eq '^  round trip p50, 64 B: [0-9.]+x \[.*, net [0-9.]+x  \(target <= 1.10x\)  (met|NOT met)$' "$T_DIR/bench.out" ||
+		fail "the table has no interleaved routable/raw row with its target"
 	# UAM bulk: stores and gets, at 0% and 1% loss, each row
 	# with its ratio to raw streaming.
 	jq -e '[.results[] | select((.kind | test("^bulk(-get)?(-1)?$")) and .status == "ok" and

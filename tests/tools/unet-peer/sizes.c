@@ -89,13 +89,13 @@ int mode_sizes(struct peer *p)
 	}
 	if (!failed) {
 		/* One past the largest must be refused, with nothing sent. */
-		uint32_t big = p->info.max_payload + 1;
+		uint32_t big = unet_channel__max_payload(ch) + 1;
 		uint8_t *b2 = calloc(1, big);
 
 		ret = b2 ? unet_channel__send_copy(ch, b2, big) : -ENOMEM;
 		free(b2);
 		if (ret != -EMSGSIZE) {
-			err("send of %u bytes (max_payload + 1) returned %d, want -EMSGSIZE", big, ret);
+			err("send of %u bytes returned %d, want -EMSGSIZE (the channel's max_payload + 1)", big, ret);
 			failed = 1;
 		} else {
 			printf("sizes ok %u..%u\n", min, max);
