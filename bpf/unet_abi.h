@@ -100,13 +100,15 @@ struct unet_channel_val {
 /* Offset of the payload in a routable channel's frame (no IP options). */
 #define UNET_UDP_PAYLOAD_OFF (UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN + UNET_HDR_LEN)
 
-/* Source port of the channel (local tag, peer tag): in 49152..65535, a
- * multiplicative hash of both tags so neighbouring tags land far apart. */
-static inline __u16 unet_chan_sport(__u16 tag, __u16 peer_tag)
+/* Source port of the channel with local tag `tag`: in 49152..65535.
+ * Of the local tag only, which the host (or unetd's policy) gives out:
+ * the peer's tag is the requester's to choose, and a port chosen by it
+ * would let a user pick which port unetd holds.  Multiplying by an odd
+ * number is one-to-one on the low 14 bits, so tags less than 16384
+ * apart never share a port, and neighbouring tags land far apart. */
+static inline __u16 unet_chan_sport(__u16 tag)
 {
-	__u32 x = ((__u32)tag << 16 | peer_tag) * 0x9E3779B1u;
-
-	return (__u16)(0xC000u | (x >> 18));
+	return (__u16)(0xC000u | ((__u32)tag * 0x9E37u & 0x3FFFu));
 }
 
 /* "unet_chan_cfg": ARRAY, one entry (key 0), written at attach time.

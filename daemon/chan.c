@@ -16,6 +16,10 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,7 +45,7 @@ static void say_why(int err, const struct unetd_iface *f, const struct unetd_ch_
 		break;
 	case -EADDRINUSE:
 		snprintf(msg, msglen, "tag %u or its source port %u is held by another", req->tag,
-			 unet_chan_sport(req->tag, req->peer_tag));
+			 unet_chan_sport(req->tag));
 		break;
 	case -EINVAL:
 		snprintf(msg, msglen, "peer %s is not a unicast address", a);
@@ -99,12 +103,33 @@ int unetd_chan_open_real(struct unetd *d, struct unetd_iface *f,
 	return 0;
 }
 
+/* The device's link address, read in its namespace (entered): a grant's
+ * frames carry it, and the daemon need have no endpoint of its own on a
+ * device whose queues it all granted (f->info.mac is then unset). */
+static int link_mac(const char *ifname, uint8_t mac[6])
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+		err = -errno;
+	else
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	close(fd);
+	return err;
+}
+
 int unetd_chan_open_slot(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 			 const struct unetd_ch_open_ipv4 *req, int *kfd,
 			 struct unetd_ch_opened_ipv4 *rep, char *msg, size_t msglen)
 {
 	struct unet_channel_val peer;
 	struct unetd_chan_wire w = { .tag = req->tag, .peer_tag = req->peer_tag };
+	uint8_t src_mac[6];
 	int port, fd = -1, err = unetd_netns_enter(d, f->ns_fd, &f->ns);
 
 	if (err) {
@@ -115,12 +140,14 @@ int unetd_chan_open_slot(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 				 &peer);
 	if (!err)
 		err = unet_chan_local_ipv4(f->ifname, &w.saddr);
+	if (!err)
+		err = link_mac(f->ifname, src_mac);
 	port = err ? err : unet_chan_port_of(f->maps);
 	if (port < 0)
 		err = port;
 	/* The port first: a taken one must not leave a map entry. */
 	if (!err) {
-		w.sport = unet_chan_sport(req->tag, req->peer_tag);
+		w.sport = unet_chan_sport(req->tag);
 		fd = unet_chan_hold_port(w.saddr, w.sport);
 		if (fd < 0)
 			err = fd;
@@ -137,7 +164,7 @@ int unetd_chan_open_slot(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 	w.dport = (uint16_t)port;
 	memcpy(&w.daddr, peer.peer_addr, 4);
 	memcpy(w.dst_mac, peer.peer_mac, 6);
-	fill_rep(rep, &w, f->info.mac, ntohs(peer.peer_port));
+	fill_rep(rep, &w, src_mac, ntohs(peer.peer_port));
 	*kfd = fd;
 	return 0;
 }

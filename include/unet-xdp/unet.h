@@ -212,9 +212,10 @@ UNET_API int unet_iface__channel_add(struct unet_iface *iface, uint32_t endpoint
 /* The same for a routable channel: frames inside UDP/IPv4 to the
  * interface's channel port, accepted only from peer_addr (IPv4, network
  * order) and UDP source port peer_port (0: the port the peer's channel
- * derives, unet_chan_sport(peer_tag, tag)).  The peer must be on-link and
- * in the kernel's neighbour table.  Returns as unet_iface__channel_add, or
- * -EHOSTUNREACH (no neighbour entry for peer_addr on the interface). */
+ * derives, unet_chan_sport(peer_tag)).  The peer may be on the link or
+ * behind routers (the kernel's route and neighbour entries).  Returns as
+ * unet_iface__channel_add, or -EHOSTUNREACH (the next hop did not answer
+ * ARP), -ENETUNREACH (another interface's, or a local address). */
 UNET_API int unet_iface__channel_add_ipv4(struct unet_iface *iface, uint32_t endpoint,
 					  uint16_t tag, uint32_t peer_addr, uint16_t peer_port,
 					  uint16_t peer_tag);

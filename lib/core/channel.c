@@ -134,7 +134,7 @@ static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 	memcpy(ch->w.dst_mac, hop.mac, 6);
 	memcpy(ch->peer_mac, hop.mac, 6);
 	memcpy(ch->w.src_mac, ep->mac, 6);
-	ch->w.sport = unet_chan_sport(ch->tag, ch->peer_tag);
+	ch->w.sport = unet_chan_sport(ch->tag);
 	ch->w.dport = (uint16_t)port;
 	ch->w.dst_tag = ch->peer_tag;
 	ch->w.src_tag = ch->tag;

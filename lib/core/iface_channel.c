@@ -231,7 +231,7 @@ int unet_chan_udp_peer(struct unet_iface *iface, uint16_t tag, uint32_t peer_add
 	peer->peer_tag = peer_tag;
 	peer->flags = UNET_CHAN_F_UDP4;
 	memcpy(peer->peer_addr, &peer_addr, 4);
-	peer->peer_port = htons(peer_port ? peer_port : unet_chan_sport(peer_tag, tag));
+	peer->peer_port = htons(peer_port ? peer_port : unet_chan_sport(peer_tag));
 	return 0;
 }
 

@@ -64,7 +64,7 @@ t_rchan_routed() {
 	note "frames forged by the router"
 	port=$(ctl_a --json status "$IF_A" | jq -r '[.. | objects | select(has("chan_port")) | .chan_port] | first // empty')
 	[[ $port =~ ^[0-9]+$ ]] || fail "status of $IF_A shows no chan_port"
-	sport=$(chan_sport 110 10)
+	sport=$(chan_sport 110)
 	unet_bg_a "$PEER" hold "$IF_A" --tag 10 --peer-ip "$IP_C" --peer-tag 110 --expect 1 \
 		--xdp-mode "$T_MODE" --timeout 60 >"$T_DIR/hold.log" 2>&1
 	pid=$UNET_BG_PID

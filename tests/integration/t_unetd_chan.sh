@@ -40,10 +40,11 @@ t_unetd_chan() {
 	((max > 1000)) || fail "the routable channel's max_payload is '$max'"
 	grep -qx "sizes ok 1..$max" "$T_DIR/sizes.log" || fail "sizes did not report 'sizes ok 1..$max'"
 
-	note "the source port is the daemon's; a SIGKILLed client's is free at once"
-	port=$(chan_sport 3 1)
+	note "the source port is the daemon's, the local tag's whatever the peer tag; a SIGKILLed client's is free at once"
+	port=$(chan_sport 3)
 	as_user_cmd 65534
-	"${AS[@]}" "$PEER" hold "$IF_B" --tag 3 --peer-ip "$IP_A" --peer-tag 1 --timeout 30 \
+	# A peer tag of the client's choosing must not choose the port.
+	"${AS[@]}" "$PEER" hold "$IF_B" --tag 3 --peer-ip "$IP_A" --peer-tag 5250 --timeout 30 \
 		>"$T_DIR/hold.log" 2>&1 &
 	i=$!
 	_UNET_BG_PIDS+=("$i")

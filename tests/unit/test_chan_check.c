@@ -51,7 +51,7 @@ static void setup_chans(void)
 		chans[i].daddr = ip(i == 1 ? "10.201.0.3" : "10.201.0.1");
 		chans[i].tag = tags[i][0];
 		chans[i].peer_tag = tags[i][1];
-		chans[i].sport = unet_chan_sport(tags[i][0], tags[i][1]);
+		chans[i].sport = unet_chan_sport(tags[i][0]);
 		chans[i].dport = PORT;
 		chans[i].max_payload = MAX_PAYLOAD;
 	}
