@@ -67,6 +67,9 @@ int run_tcp_shutdown(struct run_tcp *c, int how);
 /* poll's view: POLLIN, POLLOUT, POLLERR, POLLHUP (drives the endpoint
  * first). */
 short run_tcp_poll(struct run_tcp *c);
+/* The same without driving the endpoint (the caller drove it, once for
+ * all its sockets).  Under stack_lock. */
+short run_tcp_poll_driven(struct run_tcp *c);
 /* unet_tcp__arrivals: moves with every arrival (epoll's edges). */
 uint64_t run_tcp_arrivals(struct run_tcp *c);
 /* SO_ERROR: the pending error (positive errno), cleared. */

@@ -467,8 +467,7 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 		     struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
 {
 	bool nonblock = u->nonblock || (flags & MSG_DONTWAIT);
-	int64_t deadline = stack_deadline(u->rcvtimeo_ms);
-	int64_t spin_until = stack_now_us() + u->spin_us;
+	struct stack_timer timer = { 0 };
 	struct unet_recv_desc d;
 	size_t off = 0;
 
@@ -487,7 +486,7 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 			errno = EAGAIN;
 			return -1;
 		}
-		int r = stack_wait(u->e, deadline, spin_until);
+		int r = stack_wait_timed(u->e, &timer, u->rcvtimeo_ms, u->spin_us);
 		if (r < 0) {
 			errno = -r;
 			return -1;
