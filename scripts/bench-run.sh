@@ -25,9 +25,10 @@
 # median of the per-repetition ratios (U-Net / kernel: below 1 is faster
 # for times, above 1 for rates), their range, and the medians.  The XDP
 # program is attached for the U-Net runs and detached for the kernel's,
-# so the kernel's path pays nothing for it.  Server on CPU 1, client on
-# CPU 0.  A program that is not installed gives a row that says so.
-# Measure on a quiet machine: anything else on the 2 CPUs moves these
+# so the kernel's path pays nothing for it; for redis and nginx, whose
+# clients are the kernel's in both runs, it is on the servers' end only.
+# Server on CPU 1, client on CPU 0.  A program that is not installed
+# gives a row that says so.  Measure on a quiet machine: anything else on the 2 CPUs moves these
 # figures by tens of percent.  Needs root.
 #
 #   --reps N      repetitions (default 3; --quick: 1)
@@ -119,12 +120,16 @@ CTL=$UNET_STAGE/unetctl
 unet_netns_setup "urun$$" || exit 1
 echo "bench-run: $NS_A/$IF_A ($IP_A, servers) <-> $NS_B/$IF_B ($IP_B, clients), XDP $MODE mode, $REPS repetitions" >&2
 
-# attached on|off: the program on both ends for U-Net's runs, on neither
-# for the kernel's.
+# attached on|off|servers: the program on both ends (the sockperf rows:
+# both ends under unet-run), on neither (the kernel's runs), or on the
+# servers' end only (redis and nginx: their clients are the kernel's in
+# both runs, so the clients' end carries no program in either; with one
+# there, every frame to the client would pay generic XDP's copy, in the
+# softirq the server's send runs).
 attached() {
 	local s
 	for s in a b; do
-		if [[ $1 == on ]]; then
+		if [[ $1 == on || ($1 == servers && $s == a) ]]; then
 			in_$s "$CTL" attach "$(eval echo "\$IF_${s^^}")" --mode "$MODE" >/dev/null ||
 				{ echo "$0: unetctl attach failed" >&2; exit 1; }
 		else
@@ -330,6 +335,7 @@ for ((REP = 1; REP <= REPS; REP++)); do
 			# with nothing to accelerate.
 			sp_pingpong passthrough "$which" udp block lo
 		fi
+		[[ $which == unet ]] && ((WANT_REDIS || WANT_NGINX)) && attached servers
 		((HAVE_REDIS && WANT_REDIS)) && redis "$which"
 		((HAVE_NGINX && WANT_NGINX)) && nginx_wrk "$which"
 	done
