@@ -28,8 +28,8 @@
 # so the kernel's path pays nothing for it; for redis and nginx, whose
 # clients are the kernel's in both runs, it is on the servers' end only.
 # Server on CPU 1, client on CPU 0.  A program that is not installed
-# gives a row that says so.  Measure on a quiet machine: anything else on the 2 CPUs moves these
-# figures by tens of percent.  Needs root.
+# gives a row that says so.  Measure on a quiet machine: anything else
+# on the 2 CPUs moves these figures by tens of percent.  Needs root.
 #
 #   --reps N      repetitions (default 3; --quick: 1)
 #   --quick       short runs (1 s, fewer requests): a form check
