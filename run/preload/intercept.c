@@ -1767,15 +1767,15 @@ static int epoll_common(int epfd, struct epoll_event *evs, int max, int timeout,
 			const sigset_t *mask)
 {
 	struct pollfd w[17];
-	int64_t deadline, spin_until;
+	int64_t deadline = -1, spin_until = 0;
+	bool timed = false;
 	int nw, n;
 
 	if (max <= 0 || !atomic_load_explicit(&nregs_pub, memory_order_relaxed))
 		return mask ? real_epoll_pwait(epfd, evs, max, timeout, mask)
 			    : real_epoll_wait(epfd, evs, max, timeout);
-	deadline = timeout >= 0 ? mono_us() + (int64_t)timeout * 1000 : -1;
-	spin_until = mono_us() + cfg.spin_us;
 	for (;;) {
+		int64_t now;
 		int k;
 
 		n = unet_epoll_ready(epfd, evs, max, w + 1, 16, &nw);
@@ -1788,15 +1788,26 @@ static int epoll_common(int epfd, struct epoll_event *evs, int max, int timeout,
 				return n ? n : k;
 			n += k;
 		}
-		if (n || (deadline >= 0 && mono_us() >= deadline))
+		if (n || timeout == 0)
 			return n;
-		if (mono_us() < spin_until)
+		/* Nothing yet: the clock is read from here on only, so a
+		 * wait that finds events at once (a busy server's) never
+		 * reads it. */
+		now = mono_us();
+		if (!timed) {
+			deadline = timeout > 0 ? now + (int64_t)timeout * 1000 : -1;
+			spin_until = now + cfg.spin_us;
+			timed = true;
+		}
+		if (deadline >= 0 && now >= deadline)
+			return 0;
+		if (now < spin_until)
 			continue;
 		{
 			int ms = 10;
 
-			if (deadline >= 0 && (deadline - mono_us()) / 1000 < ms)
-				ms = (int)((deadline - mono_us() + 999) / 1000);
+			if (deadline >= 0 && (deadline - now) / 1000 < ms)
+				ms = (int)((deadline - now + 999) / 1000);
 			w[0].fd = epfd;
 			w[0].events = POLLIN;
 			if (poll_masked(w, (nfds_t)nw + 1, ms, mask) < 0 && errno == EINTR)
