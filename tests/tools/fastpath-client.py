@@ -5,8 +5,9 @@ fastpath-server.py.  Opens CONNS connections; in each round sends every
 connection a request (sizes up to 100 000 bytes, so that the server's send
 buffer, 64 KiB under unet-run, fills in the middle of a writev; not much
 more, as the server writes each reply whole before the next and the
-client reads them in order) and then checks every reply byte for byte.  Then, on one connection, ROUNDS header-and-body replies one at
-a time, and prints how many data segments they came in (the kernel's
+client reads them in order) and then checks every reply byte for byte.
+Then, on one connection, ROUNDS header-and-body replies one at a time,
+and prints how many data segments they came in (the kernel's
 TCP_INFO tcpi_data_segs_in): "segments N of ROUNDS replies".
 Exits 1 on any mismatch."""
 import random, socket, struct, sys
