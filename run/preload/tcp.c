@@ -564,12 +564,7 @@ short run_tcp_poll(struct run_tcp *c)
 
 uint64_t run_tcp_arrivals(struct run_tcp *c)
 {
-	uint64_t n;
-
-	stack_enter();
-	n = unet_tcp__arrivals(c->t);
-	stack_leave();
-	return n;
+	return unet_tcp__arrivals(c->t);
 }
 
 int run_tcp_error(struct run_tcp *c)

@@ -443,12 +443,7 @@ bool run_udp_readable(struct run_udp *u)
 
 uint64_t run_udp_arrivals(struct run_udp *u)
 {
-	uint64_t n;
-
-	stack_enter();
-	n = u->arrivals;
-	stack_leave();
-	return n;
+	return u->arrivals;
 }
 
 int run_udp_next_len(struct run_udp *u)

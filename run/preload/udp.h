@@ -125,7 +125,8 @@ static inline bool run_udp_queued(const struct run_udp *u)
 {
 	return u->count > 0;
 }
-/* Datagrams ever queued to u: moves with every arrival (epoll's edges). */
+/* Datagrams ever queued to u: moves with every arrival (epoll's edges).
+ * Under stack_lock (epoll's pass holds it for all its sockets). */
 uint64_t run_udp_arrivals(struct run_udp *u);
 /* FIONREAD: the size of the next datagram, 0 when none. */
 int run_udp_next_len(struct run_udp *u);
