@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # bench-run.sh [--reps N] [--quick] [--xdp-mode skb|native] [--json FILE]
-#              BUILD_DIR
+#              [--only sockperf,redis,nginx] [--perf DIR] BUILD_DIR
 #
 # Unmodified Debian programs under unet-run against the same programs on
 # the kernel's sockets, in one run, interleaved (kernel, U-Net, kernel,
@@ -25,16 +25,31 @@
 # median of the per-repetition ratios (U-Net / kernel: below 1 is faster
 # for times, above 1 for rates), their range, and the medians.  The XDP
 # program is attached for the U-Net runs and detached for the kernel's,
-# so the kernel's path pays nothing for it.  Server on CPU 1, client on
-# CPU 0.  A program that is not installed gives a row that says so.
-# Measure on a quiet machine: anything else on the 2 CPUs moves these
-# figures by tens of percent.  Needs root.
+# so the kernel's path pays nothing for it; for redis and nginx, whose
+# clients are the kernel's in both runs, it is on the servers' end only.
+# Server on CPU 1, client on CPU 0.  A program that is not installed
+# gives a row that says so.  Measure on a quiet machine: anything else
+# on the 2 CPUs moves these figures by tens of percent.  Needs root.
 #
 #   --reps N      repetitions (default 3; --quick: 1)
 #   --quick       short runs (1 s, fewer requests): a form check
 #   --xdp-mode M  how the program is attached (default skb: veth's copy
 #                 mode either way, see docs/platform.md)
 #   --json FILE   also write the rows as JSON
+#   --only LIST   only these groups of rows (comma-separated: sockperf,
+#                 redis, nginx)
+#   --perf DIR    record the servers (redis-server, nginx) with
+#                 `perf record --call-graph dwarf` into DIR/NAME-WHICH-REP.data
+#                 (it slows them: the rates of such a run are not figures)
+#
+# For redis and nginx the table also gives the CPU time per request of
+# the server (user + system, from /proc, over the client's run) and of
+# server and client together (the client's from perf stat's task-clock):
+# on a loaded machine these move less than the rates.  The total matters
+# because the kernel's TCP receive work runs in softirq on the sender's
+# CPU, so much of the kernel server's TCP is charged to the client.
+# unet-run's server spins up to --spin-us before each sleep, which this
+# counts.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/netns.sh
@@ -42,15 +57,17 @@ source "$ROOT/scripts/netns.sh"
 # shellcheck source=scripts/stage.sh
 source "$ROOT/scripts/stage.sh"
 
-REPS="" QUICK=0 MODE=skb JSON=""
-usage() { echo "usage: $0 [--reps N] [--quick] [--xdp-mode skb|native] [--json FILE] BUILD_DIR"; }
+REPS="" QUICK=0 MODE=skb JSON="" ONLY=sockperf,redis,nginx PERF=""
+usage() { echo "usage: $0 [--reps N] [--quick] [--xdp-mode skb|native] [--json FILE] [--only LIST] [--perf DIR] BUILD_DIR"; }
 while (($#)); do
 	case $1 in
 	--reps) REPS=${2:-}; shift 2 ;;
 	--quick) QUICK=1; shift ;;
 	--xdp-mode) MODE=${2:-}; shift 2 ;;
 	--json) JSON=${2:-}; shift 2 ;;
-	-h | --help) sed -n '3,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--only) ONLY=${2:-}; shift 2 ;;
+	--perf) PERF=${2:-}; shift 2 ;;
+	-h | --help) sed -n '3,48p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "$0: unknown option $1" >&2; usage >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -59,6 +76,12 @@ done
 [[ -z $REPS ]] && { ((QUICK)) && REPS=1 || REPS=3; }
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "$0: --reps takes a positive count" >&2; exit 2; }
 [[ $MODE == skb || $MODE == native ]] || { echo "$0: --xdp-mode takes skb or native" >&2; exit 2; }
+[[ ,$ONLY, =~ ^(,(sockperf|redis|nginx))+,$ ]] ||
+	{ echo "$0: --only takes a comma-separated list of sockperf, redis, nginx" >&2; exit 2; }
+if [[ -n $PERF ]]; then
+	command -v perf >/dev/null || { echo "$0: --perf needs perf" >&2; exit 2; }
+	mkdir -p "$PERF" && PERF=$(cd "$PERF" && pwd) || exit 2
+fi
 (($(nproc) >= 2)) || { echo "$0: needs 2 CPUs (server on CPU 1, client on CPU 0)" >&2; exit 2; }
 [[ -x $1/unet-run && -f $1/libunet-preload.so && -x $1/unetctl ]] ||
 	{ echo "$0: $1: no unet-run, libunet-preload.so or unetctl there (make all first)" >&2; exit 2; }
@@ -97,12 +120,16 @@ CTL=$UNET_STAGE/unetctl
 unet_netns_setup "urun$$" || exit 1
 echo "bench-run: $NS_A/$IF_A ($IP_A, servers) <-> $NS_B/$IF_B ($IP_B, clients), XDP $MODE mode, $REPS repetitions" >&2
 
-# attached on|off: the program on both ends for U-Net's runs, on neither
-# for the kernel's.
+# attached on|off|servers: the program on both ends (the sockperf rows:
+# both ends under unet-run), on neither (the kernel's runs), or on the
+# servers' end only (redis and nginx: their clients are the kernel's in
+# both runs, so the clients' end carries no program in either; with one
+# there, every frame to the client would pay generic XDP's copy, in the
+# softirq the server's send runs).
 attached() {
 	local s
 	for s in a b; do
-		if [[ $1 == on ]]; then
+		if [[ $1 == on || ($1 == servers && $s == a) ]]; then
 			in_$s "$CTL" attach "$(eval echo "\$IF_${s^^}")" --mode "$MODE" >/dev/null ||
 				{ echo "$0: unetctl attach failed" >&2; exit 1; }
 		else
@@ -111,12 +138,16 @@ attached() {
 	done
 }
 
-# wrap SIDE WHICH: the command prefix that runs a program in SIDE's
-# namespace, under unet-run (WHICH=unet) or not (kernel).
+# wrap SIDE WHICH [NAME]: the command prefix that runs a program in SIDE's
+# namespace, under unet-run (WHICH=unet) or not (kernel); with NAME and
+# --perf, under perf record.
 wrap() {
 	local ns=$NS_A
 	[[ $1 == b ]] && ns=$NS_B
 	WRAP=(ip netns exec "$ns")
+	if [[ -n ${3:-} && -n $PERF ]]; then
+		WRAP+=(perf record -q "--call-graph=dwarf,16384" -F 2000 -o "$PERF/$3-$2-$REP.data" --)
+	fi
 	if [[ $2 == unet ]]; then
 		local ifn=$IF_A
 		[[ $1 == b ]] && ifn=$IF_B
@@ -135,6 +166,35 @@ wait_for() {
 	return 1
 }
 port_bound() { [[ -n $(in_a ss "$1" "sport = :$2") ]]; }
+# cpu_ticks PID: the user + system clock ticks of PID and its children
+# (perf's child when --perf wraps the server), summed over its threads.
+cpu_ticks() {
+	local p t=0 f
+	for p in "$1" $(pgrep -P "$1"); do
+		f=$(cut -d')' -f2- "/proc/$p/stat" 2>/dev/null) || continue
+		# After "pid (comm)": state is field 1, utime 12, stime 13.
+		t=$((t + $(echo "$f" | awk '{print $12 + $13}')))
+	done
+	echo "$t"
+}
+# stop_srv PID SIG: end a server; under --perf, its child (the server)
+# first, so that perf writes its file and exits.
+stop_srv() {
+	local c
+	if [[ -n $PERF ]]; then
+		for c in $(pgrep -P "$1"); do kill "-$2" "$c" 2>/dev/null; done
+	fi
+	kill "-$2" "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+# client_ms FILE: the task-clock (ms) perf stat wrote to FILE.
+client_ms() { awk -F, '$3 == "task-clock" { printf "%.0f", $1 }' "$1" 2>/dev/null; }
+# CLIENT: the prefix that counts a client's CPU into $LOGS/client.cpu.
+CLIENT=(perf stat "-x," -e task-clock -o "$LOGS/client.cpu" --)
+# cpu_us_per TICKS REQUESTS: microseconds of CPU per request.
+# cpu_total_per TICKS CLIENT_MS REQUESTS: server and client together.
+cpu_total_per() { awk -v t="$1" -v c="${2:-0}" -v n="$3" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (n > 0 ? (t * 1e6 / hz + c * 1e3) / n : 0) }'; }
+cpu_us_per() { awk -v t="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (n > 0 ? t * 1e6 / hz / n : 0) }'; }
 # A U-Net socket holds its port with a kernel socket (docs/unet-run.md),
 # so ss sees the server's port either way.
 
@@ -179,24 +239,26 @@ sp_pingpong() {
 # redis WHICH: redis-benchmark SET and GET against a server; appends
 # "redis-set WHICH REP rps" and "redis-get ...".
 redis() {
-	local which=$1 srv out
-	wrap a "$which"
+	local which=$1 srv out c0 c1
+	wrap a "$which" redis
 	"${WRAP[@]}" taskset -c "$SRV_CPU" redis-server --bind "$IP_A" --port "$REDIS_PORT" --save "" \
 		--appendonly no --protected-mode no --daemonize no --dir "$LOGS" \
 		>"$LOGS/redis-$which-$REP.srv" 2>&1 &
 	srv=$!
 	wait_for 15 port_bound -Hltn "$REDIS_PORT" || echo "bench-run: redis-server did not start" >&2
 	out=$LOGS/redis-$which-$REP.csv
-	timeout 120 ip netns exec "$NS_B" taskset -c "$CLI_CPU" redis-benchmark -h "$IP_A" -p "$REDIS_PORT" \
+	c0=$(cpu_ticks "$srv")
+	timeout 120 "${CLIENT[@]}" ip netns exec "$NS_B" taskset -c "$CLI_CPU" redis-benchmark -h "$IP_A" -p "$REDIS_PORT" \
 		-c 50 -n "$REDIS_N" -t set,get --csv >"$out" 2>"$LOGS/redis-$which-$REP.err"
-	kill -TERM "$srv" 2>/dev/null
-	wait "$srv" 2>/dev/null
+	c1=$(cpu_ticks "$srv")
+	stop_srv "$srv" TERM
 	# "SET","12345.67",...
 	local t v
 	for t in SET GET; do
 		v=$(sed -n "s/^\"$t\",\"\\([0-9.]*\\)\".*/\\1/p" "$out")
 		if [[ -n $v ]]; then
-			echo "redis-${t,,} $which $REP $v" >>"$ROWS"
+			# The CPU is over SET and GET together: the same for both rows.
+			echo "redis-${t,,} $which $REP $v $(cpu_us_per $((c1 - c0)) $((2 * REDIS_N))) $(cpu_total_per $((c1 - c0)) "$(client_ms "$LOGS/client.cpu")" $((2 * REDIS_N)))" >>"$ROWS"
 		else
 			echo "bench-run: redis $t $which: no result (see $out)" >&2
 		fi
@@ -206,7 +268,7 @@ redis() {
 # nginx_wrk WHICH: wrk against nginx serving a 1 KiB file; appends
 # "nginx WHICH REP rps" when wrk saw no error.
 nginx_wrk() {
-	local which=$1 srv out conf=$LOGS/nginx-$which-$REP
+	local which=$1 srv out conf=$LOGS/nginx-$which-$REP c0 c1
 	mkdir -p "$conf"
 	cat >"$conf/nginx.conf" <<EOF
 daemon off;
@@ -228,20 +290,22 @@ http {
 	}
 }
 EOF
-	wrap a "$which"
+	wrap a "$which" nginx
 	"${WRAP[@]}" taskset -c "$SRV_CPU" nginx -c "$conf/nginx.conf" -e "$conf/error.log" \
 		>"$conf/out" 2>&1 &
 	srv=$!
 	wait_for 15 port_bound -Hltn "$HTTP_PORT" || echo "bench-run: nginx did not start" >&2
 	out=$conf/wrk.out
-	timeout 60 ip netns exec "$NS_B" taskset -c "$CLI_CPU" wrk -t 1 -c 16 -d "${WRK_SECS}s" \
+	c0=$(cpu_ticks "$srv")
+	timeout 60 "${CLIENT[@]}" ip netns exec "$NS_B" taskset -c "$CLI_CPU" wrk -t 1 -c 16 -d "${WRK_SECS}s" \
 		"http://$IP_A:$HTTP_PORT/small.html" >"$out" 2>&1
-	kill -TERM "$srv" 2>/dev/null
-	wait "$srv" 2>/dev/null
-	local rps
+	c1=$(cpu_ticks "$srv")
+	stop_srv "$srv" TERM
+	local rps reqs
 	rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$out")
-	if [[ -n $rps ]] && ! grep -q "Non-2xx\|Socket errors" "$out"; then
-		echo "nginx $which $REP $rps" >>"$ROWS"
+	reqs=$(sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' "$out")
+	if [[ -n $rps && -n $reqs ]] && ! grep -q "Non-2xx\|Socket errors" "$out"; then
+		echo "nginx $which $REP $rps $(cpu_us_per $((c1 - c0)) "$reqs") $(cpu_total_per $((c1 - c0)) "$(client_ms "$LOGS/client.cpu")" "$reqs")" >>"$ROWS"
 	else
 		echo "bench-run: nginx $which: no clean wrk result (see $out)" >&2
 	fi
@@ -250,6 +314,10 @@ EOF
 head -c 1024 /dev/urandom | base64 -w 64 | head -c 1024 >"$WWW/small.html"
 chmod 644 "$WWW/small.html"
 HAVE_SOCKPERF=0 HAVE_REDIS=0 HAVE_NGINX=0
+WANT_SOCKPERF=0 WANT_REDIS=0 WANT_NGINX=0
+[[ ,$ONLY, == *,sockperf,* ]] && WANT_SOCKPERF=1
+[[ ,$ONLY, == *,redis,* ]] && WANT_REDIS=1
+[[ ,$ONLY, == *,nginx,* ]] && WANT_NGINX=1
 command -v sockperf >/dev/null && HAVE_SOCKPERF=1
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null && HAVE_REDIS=1
 command -v nginx >/dev/null && command -v wrk >/dev/null && HAVE_NGINX=1
@@ -258,7 +326,7 @@ for ((REP = 1; REP <= REPS; REP++)); do
 	for which in kernel unet; do
 		if [[ $which == unet ]]; then attached on; else attached off; fi
 		echo "bench-run: repetition $REP/$REPS, $which" >&2
-		if ((HAVE_SOCKPERF)); then
+		if ((HAVE_SOCKPERF && WANT_SOCKPERF)); then
 			sp_pingpong udp-spin "$which" udp spin
 			sp_pingpong udp-block "$which" udp block
 			sp_pingpong tcp-spin "$which" tcp spin
@@ -267,17 +335,19 @@ for ((REP = 1; REP <= REPS; REP++)); do
 			# with nothing to accelerate.
 			sp_pingpong passthrough "$which" udp block lo
 		fi
-		((HAVE_REDIS)) && redis "$which"
-		((HAVE_NGINX)) && nginx_wrk "$which"
+		[[ $which == unet ]] && ((WANT_REDIS || WANT_NGINX)) && attached servers
+		((HAVE_REDIS && WANT_REDIS)) && redis "$which"
+		((HAVE_NGINX && WANT_NGINX)) && nginx_wrk "$which"
 	done
 done
 attached off
 
-python3 - "$ROWS" "$JSON" "$HAVE_SOCKPERF" "$HAVE_REDIS" "$HAVE_NGINX" "$REPS" <<'PY'
+python3 - "$ROWS" "$JSON" "$HAVE_SOCKPERF" "$HAVE_REDIS" "$HAVE_NGINX" "$REPS" "$ONLY" <<'PY'
 import json, statistics, sys
 rows_path, json_path = sys.argv[1], sys.argv[2]
 have = {"sockperf": sys.argv[3] == "1", "redis": sys.argv[4] == "1", "nginx": sys.argv[5] == "1"}
 reps = int(sys.argv[6])
+only = sys.argv[7].split(",")
 data = {}
 try:
     for line in open(rows_path):
@@ -299,6 +369,8 @@ ROWS = [
 out = []
 print("%-52s %10s %10s %8s %-15s %s" % ("", "kernel", "unet-run", "ratio", "[range]", "target"))
 for name, what, needs, unit, kind, target in ROWS:
+    if needs not in only:
+        continue
     rec = {"name": name, "what": what, "unit": unit, "target": target}
     if not have[needs]:
         rec["status"] = "not installed: " + needs
@@ -330,6 +402,19 @@ for name, what, needs, unit, kind, target in ROWS:
           rec["kernel"], rec["unet"], rec["ratio"], rec["ratio_min"], rec["ratio_max"], verdict))
     if unit == "us":
         print("%-52s %10.2f %10.2f %7.2fx" % ("  p99", rec["kernel_p99"], rec["unet_p99"], rec["ratio_p99"]))
+    elif all(len(k[r]) > 1 and len(u[r]) > 1 for r in paired):
+        rec["kernel_cpu_us"] = statistics.median(k[r][1] for r in paired)
+        rec["unet_cpu_us"] = statistics.median(u[r][1] for r in paired)
+        rec["ratio_cpu"] = round(statistics.median(u[r][1] / k[r][1] for r in paired if k[r][1] > 0), 3) \
+            if any(k[r][1] > 0 for r in paired) else None
+        print("%-52s %10.2f %10.2f %7sx" % ("  server CPU us/request", rec["kernel_cpu_us"], rec["unet_cpu_us"],
+              "%.2f" % rec["ratio_cpu"] if rec["ratio_cpu"] is not None else "-"))
+        if all(len(k[r]) > 2 and len(u[r]) > 2 for r in paired):
+            rec["kernel_total_cpu_us"] = statistics.median(k[r][2] for r in paired)
+            rec["unet_total_cpu_us"] = statistics.median(u[r][2] for r in paired)
+            rec["ratio_total_cpu"] = round(statistics.median(u[r][2] / k[r][2] for r in paired if k[r][2] > 0), 3)
+            print("%-52s %10.2f %10.2f %7.2fx" % ("  server + client CPU us/request", rec["kernel_total_cpu_us"],
+                  rec["unet_total_cpu_us"], rec["ratio_total_cpu"]))
     out.append(rec)
 print("(%d repetition%s; ratio = unet-run / kernel, the median of the repetitions' ratios)"
       % (reps, "" if reps == 1 else "s"))

@@ -1867,12 +1867,21 @@ out:
 }
 
 /* The U-Net sockets of epfd that are ready, into evs (at most max); the
- * endpoints' wait descriptors into w (at most wmax, *nw of them).
- * Returns how many events, or -1 when epfd has no U-Net socket. */
+ * endpoints' wait descriptors into w (at most wmax, *nw of them, one per
+ * endpoint).  Returns how many events, or -1 when epfd has no U-Net
+ * socket.
+ *
+ * One pass under one hold of the locks: each endpoint among the
+ * registrations is drained once (frames in, the TCP layer's timers),
+ * then every registration's readiness is read from what that left,
+ * without driving the endpoint again.  (Driving it per socket made a
+ * wait over 50 connections drain the rings and read the clock 50
+ * times.) */
 static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct pollfd *w,
 			    int wmax, int *nw)
 {
-	int n = 0;
+	struct run_ep *driven[16];
+	int n = 0, ndriven = 0;
 	bool any = false;
 
 	*nw = 0;
@@ -1884,7 +1893,9 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 	for (size_t i = 0; i < nregs; i++) {
 		struct ep_reg *r = &regs[i];
 		struct run_sock *s;
+		struct run_ep *e;
 		uint32_t got = 0;
+		int d;
 
 		if (r->epfd != epfd || r->in_kernel)
 			continue;
@@ -1892,15 +1903,27 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 		s = unet_sock(r->fd);
 		if (!s)
 			continue;
-		if (*nw < wmax) {
-			w[*nw].fd = sock_ep(s)->wait_fd;
-			w[(*nw)++].events = POLLIN;
+		e = sock_ep(s);
+		for (d = 0; d < ndriven && driven[d] != e; d++)
+			;
+		if (d == ndriven) {
+			/* More endpoints than the array: drive again. */
+			if (ndriven < (int)(sizeof(driven) / sizeof(driven[0])))
+				driven[ndriven++] = e;
+			run_udp_pump(e);
+			if (*nw < wmax && e->wait_fd >= 0) {
+				w[*nw].fd = e->wait_fd;
+				w[(*nw)++].events = POLLIN;
+			}
 		}
 		{
-			short p = sock_revents(s, (short)(((r->ev.events & EPOLLIN) ? POLLIN : 0) |
-							  ((r->ev.events & EPOLLOUT) ? POLLOUT : 0) |
-							  ((r->ev.events & EPOLLRDHUP) ? POLLRDHUP : 0)));
+			short want = (short)(((r->ev.events & EPOLLIN) ? POLLIN : 0) |
+					     ((r->ev.events & EPOLLOUT) ? POLLOUT : 0) |
+					     ((r->ev.events & EPOLLRDHUP) ? POLLRDHUP : 0));
+			short p = s->tcp ? run_tcp_poll_driven(s->tcp)
+					 : (short)((run_udp_queued(s->udp) ? POLLIN : 0) | POLLOUT);
 
+			p = (short)(p & (want | POLLERR | POLLHUP));
 			got = (p & POLLIN ? EPOLLIN : 0) | (p & POLLOUT ? EPOLLOUT : 0) |
 			      (p & POLLERR ? EPOLLERR : 0) | (p & POLLHUP ? EPOLLHUP : 0) |
 			      (p & POLLRDHUP ? EPOLLRDHUP : 0);
@@ -1938,16 +1961,15 @@ static int epoll_common(int epfd, struct epoll_event *evs, int max, int timeout,
 			const sigset_t *mask)
 {
 	struct pollfd w[17];
-	int64_t deadline, spin_until;
+	int64_t deadline = -1, spin_until = 0;
+	bool timed = false;
 	int nw, n;
 
 	if (max <= 0 || !atomic_load_explicit(&nregs_pub, memory_order_relaxed))
 		return mask ? real_epoll_pwait(epfd, evs, max, timeout, mask)
 			    : real_epoll_wait(epfd, evs, max, timeout);
-	deadline = timeout >= 0 ? mono_us() + (int64_t)timeout * 1000 : -1;
-	spin_until = mono_us() + cfg.spin_us;
-	sig_watch_start();
 	for (;;) {
+		int64_t now;
 		int k;
 
 		n = unet_epoll_ready(epfd, evs, max, w + 1, 16, &nw);
@@ -1960,19 +1982,30 @@ static int epoll_common(int epfd, struct epoll_event *evs, int max, int timeout,
 				return n ? n : k;
 			n += k;
 		}
-		if (n || (deadline >= 0 && mono_us() >= deadline))
+		if (n || timeout == 0)
 			return n;
-		if (sig_watch()) {
+		/* Nothing yet: the clock is read from here on only, so a
+		 * wait that finds events at once (a busy server's) never
+		 * reads it; and from here a handler's run ends the wait. */
+		now = mono_us();
+		if (!timed) {
+			deadline = timeout > 0 ? now + (int64_t)timeout * 1000 : -1;
+			spin_until = now + cfg.spin_us;
+			timed = true;
+			sig_watch_start();
+		} else if (sig_watch()) {
 			errno = EINTR; /* as poll's */
 			return -1;
 		}
-		if (mono_us() < spin_until)
+		if (deadline >= 0 && now >= deadline)
+			return 0;
+		if (now < spin_until)
 			continue;
 		{
 			int ms = 10;
 
-			if (deadline >= 0 && (deadline - mono_us()) / 1000 < ms)
-				ms = (int)((deadline - mono_us() + 999) / 1000);
+			if (deadline >= 0 && (deadline - now) / 1000 < ms)
+				ms = (int)((deadline - now + 999) / 1000);
 			w[0].fd = epfd;
 			w[0].events = POLLIN;
 			if (poll_masked(w, (nfds_t)nw + 1, ms, mask) < 0 && errno == EINTR)

@@ -14,6 +14,7 @@
 
 #include <net/if.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "unet-xdp/unet.h"
@@ -86,5 +87,28 @@ int64_t stack_wait_start(uint32_t spin_us);
  * restart: the handler's action lacks SA_RESTART, or the call has a
  * deadline). */
 int stack_wait(struct run_ep *e, int64_t deadline, int64_t spin_until);
+
+/* A blocking call's deadline and spin budget, read from the clock at its
+ * first wait: a call that finds its data (or room) at once, the common
+ * case under load, never reads the clock.  The signal watch starts there
+ * too: a handler that ran before the call first waited did not
+ * interrupt a sleep, as with the kernel's. */
+struct stack_timer {
+	int64_t deadline, spin_until;
+	bool started;
+};
+
+/* stack_wait with t's deadline (timeo_ms from the first wait, <= 0:
+ * none) and spin budget (spin_us from the first wait). */
+static inline int stack_wait_timed(struct run_ep *e, struct stack_timer *t, int timeo_ms,
+				   uint32_t spin_us)
+{
+	if (!t->started) {
+		t->deadline = stack_deadline(timeo_ms);
+		t->spin_until = stack_wait_start(spin_us);
+		t->started = true;
+	}
+	return stack_wait(e, t->deadline, t->spin_until);
+}
 
 #endif /* UNET_RUN_STACK_H */

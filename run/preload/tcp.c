@@ -364,73 +364,113 @@ int run_tcp_tos(struct run_tcp *c, int tos)
 	return 0;
 }
 
+/* A writev's small pieces are gathered into one send so that they leave
+ * in one segment, as the kernel's writev does (nginx writes a response
+ * as headers and body: two segments and two kicks otherwise); a piece of
+ * at least this size is sent from where it is. */
+#define SEND_GATHER 4096
+
 ssize_t run_tcp_send(struct run_tcp *c, const struct iovec *iov, size_t n, int flags)
 {
 	bool nonblock = c->nonblock || (flags & MSG_DONTWAIT);
-	int64_t deadline = stack_deadline(c->sndtimeo_ms), spin_until = stack_wait_start(c->spin_us);
-	size_t done = 0, total = 0;
+	struct stack_timer timer = { 0 };
+	uint8_t gather[SEND_GATHER];
+	size_t done = 0, i = 0, off = 0; /* (i, off): the next byte to send */
 
 	if (!c->e->ep || c->listener) {
 		errno = c->listener ? ENOTCONN : EOPNOTSUPP;
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
-		total += iov[i].iov_len;
 	/* Like a blocking kernel socket: all of it, unless interrupted or
 	 * timed out after some went. */
-	for (size_t i = 0; i < n; i++) {
-		size_t off = 0;
+	for (;;) {
+		const void *p;
+		size_t len;
+		ssize_t r;
 
-		while (off < iov[i].iov_len) {
-			ssize_t r;
+		while (i < n && off == iov[i].iov_len) {
+			i++;
+			off = 0;
+		}
+		if (i == n)
+			break;
+		len = iov[i].iov_len - off;
+		p = (const char *)iov[i].iov_base + off;
+		if (len < SEND_GATHER && i + 1 < n) {
+			/* From the cursor, as much as the buffer takes; the
+			 * cursor moves by what the layer accepts. */
+			size_t j = i, o = off;
 
-			stack_enter();
-			r = unet_tcp__send(c->t, (const char *)iov[i].iov_base + off,
-					   iov[i].iov_len - off, 0);
-			progress(c->e);
-			if (r > 0) {
-				c->tx_bytes += (uint64_t)r;
-				pub_count(c->pub_slot, c->rx_bytes, c->tx_bytes);
+			len = 0;
+			while (j < n && len < SEND_GATHER) {
+				size_t k = iov[j].iov_len - o;
+
+				if (k > SEND_GATHER - len)
+					k = SEND_GATHER - len;
+				memcpy(gather + len, (const char *)iov[j].iov_base + o, k);
+				len += k;
+				j++;
+				o = 0;
 			}
-			stack_leave();
-			if (r > 0) {
-				off += (size_t)r;
-				done += (size_t)r;
-				continue;
+			p = gather;
+		}
+		stack_enter();
+		r = unet_tcp__send(c->t, p, len, 0);
+		progress(c->e);
+		if (r > 0) {
+			c->tx_bytes += (uint64_t)r;
+			pub_count(c->pub_slot, c->rx_bytes, c->tx_bytes);
+		}
+		stack_leave();
+		if (r > 0) {
+			size_t left = (size_t)r;
+
+			done += left;
+			while (left) {
+				size_t k = iov[i].iov_len - off;
+
+				if (k > left)
+					k = left;
+				off += k;
+				left -= k;
+				if (off == iov[i].iov_len && left) {
+					i++;
+					off = 0;
+				}
 			}
-			if (r != -EAGAIN) {
-				if (done)
-					return (ssize_t)done;
-				errno = (int)-r;
-				if (errno == EPIPE && !(flags & MSG_NOSIGNAL))
-					raise(SIGPIPE);
-				return -1;
-			}
-			if (nonblock) {
-				/* epoll_wait reads it from another thread */
-				__atomic_fetch_add(&c->send_blocked, 1, __ATOMIC_RELAXED);
-				if (done)
-					return (ssize_t)done;
-				errno = EAGAIN;
-				return -1;
-			}
-			r = stack_wait(c->e, deadline, spin_until);
-			if (r < 0) {
-				if (done)
-					return (ssize_t)done;
-				errno = (int)-r;
-				return -1;
-			}
+			continue;
+		}
+		if (r != -EAGAIN) {
+			if (done)
+				return (ssize_t)done;
+			errno = (int)-r;
+			if (errno == EPIPE && !(flags & MSG_NOSIGNAL))
+				raise(SIGPIPE);
+			return -1;
+		}
+		if (nonblock) {
+			/* epoll_wait reads it from another thread */
+			__atomic_fetch_add(&c->send_blocked, 1, __ATOMIC_RELAXED);
+			if (done)
+				return (ssize_t)done;
+			errno = EAGAIN;
+			return -1;
+		}
+		r = stack_wait_timed(c->e, &timer, c->sndtimeo_ms, c->spin_us);
+		if (r < 0) {
+			if (done)
+				return (ssize_t)done;
+			errno = (int)-r;
+			return -1;
 		}
 	}
-	(void)total;
 	return (ssize_t)done;
 }
 
 ssize_t run_tcp_recv(struct run_tcp *c, const struct iovec *iov, size_t n, int flags)
 {
 	bool nonblock = c->nonblock || (flags & MSG_DONTWAIT);
-	int64_t deadline = stack_deadline(c->rcvtimeo_ms), spin_until = stack_wait_start(c->spin_us);
+	struct stack_timer timer = { 0 };
 
 	if (!c->e->ep || c->listener) {
 		errno = c->listener ? ENOTCONN : EOPNOTSUPP;
@@ -465,7 +505,7 @@ ssize_t run_tcp_recv(struct run_tcp *c, const struct iovec *iov, size_t n, int f
 				errno = EAGAIN;
 				return -1;
 			}
-			w = stack_wait(c->e, deadline, spin_until);
+			w = stack_wait_timed(c->e, &timer, c->rcvtimeo_ms, c->spin_us);
 			if (w < 0) {
 				errno = -w;
 				return -1;
@@ -496,17 +536,14 @@ int run_tcp_shutdown(struct run_tcp *c, int how)
 	return 0;
 }
 
-short run_tcp_poll(struct run_tcp *c)
+short run_tcp_poll_driven(struct run_tcp *c)
 {
 	unsigned int ev;
 	short p = 0;
 
 	if (!c->e->ep)
 		return POLLERR; /* a fork's child: every call but close fails */
-	stack_enter();
-	progress(c->e);
 	ev = unet_tcp__events(c->t);
-	stack_leave();
 	if (ev & UNET_TCP_IN)
 		p |= POLLIN;
 	if (ev & UNET_TCP_OUT)
@@ -518,14 +555,21 @@ short run_tcp_poll(struct run_tcp *c)
 	return p;
 }
 
-uint64_t run_tcp_arrivals(struct run_tcp *c)
+short run_tcp_poll(struct run_tcp *c)
 {
-	uint64_t n;
+	short p;
 
 	stack_enter();
-	n = unet_tcp__arrivals(c->t);
+	if (c->e->ep)
+		progress(c->e);
+	p = run_tcp_poll_driven(c);
 	stack_leave();
-	return n;
+	return p;
+}
+
+uint64_t run_tcp_arrivals(struct run_tcp *c)
+{
+	return unet_tcp__arrivals(c->t);
 }
 
 int run_tcp_error(struct run_tcp *c)

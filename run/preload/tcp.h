@@ -69,7 +69,11 @@ int run_tcp_shutdown(struct run_tcp *c, int how);
 /* poll's view: POLLIN, POLLOUT, POLLERR, POLLHUP (drives the endpoint
  * first). */
 short run_tcp_poll(struct run_tcp *c);
-/* unet_tcp__arrivals: moves with every arrival (epoll's edges). */
+/* The same without driving the endpoint (the caller drove it, once for
+ * all its sockets).  Under stack_lock. */
+short run_tcp_poll_driven(struct run_tcp *c);
+/* unet_tcp__arrivals: moves with every arrival (epoll's edges).  Under
+ * stack_lock (epoll's pass holds it for all its sockets). */
 uint64_t run_tcp_arrivals(struct run_tcp *c);
 /* SO_ERROR: the pending error (positive errno), cleared. */
 int run_tcp_error(struct run_tcp *c);

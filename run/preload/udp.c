@@ -444,12 +444,7 @@ bool run_udp_readable(struct run_udp *u)
 
 uint64_t run_udp_arrivals(struct run_udp *u)
 {
-	uint64_t n;
-
-	stack_enter();
-	n = u->arrivals;
-	stack_leave();
-	return n;
+	return u->arrivals;
 }
 
 int run_udp_next_len(struct run_udp *u)
@@ -468,8 +463,7 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 		     struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
 {
 	bool nonblock = u->nonblock || (flags & MSG_DONTWAIT);
-	int64_t deadline = stack_deadline(u->rcvtimeo_ms);
-	int64_t spin_until = stack_wait_start(u->spin_us);
+	struct stack_timer timer = { 0 };
 	struct unet_recv_desc d;
 	size_t off = 0;
 
@@ -488,7 +482,7 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 			errno = EAGAIN;
 			return -1;
 		}
-		int r = stack_wait(u->e, deadline, spin_until);
+		int r = stack_wait_timed(u->e, &timer, u->rcvtimeo_ms, u->spin_us);
 		if (r < 0) {
 			errno = -r;
 			return -1;

@@ -121,7 +121,14 @@ ssize_t run_udp_recv(struct run_udp *u, const struct iovec *iov, size_t iovcnt, 
 
 /* Whether a receive would not block now (drains the endpoint first). */
 bool run_udp_readable(struct run_udp *u);
-/* Datagrams ever queued to u: moves with every arrival (epoll's edges). */
+/* Whether datagrams wait in u's queue, without draining the endpoint
+ * (the caller drained it).  Under stack_lock. */
+static inline bool run_udp_queued(const struct run_udp *u)
+{
+	return u->count > 0;
+}
+/* Datagrams ever queued to u: moves with every arrival (epoll's edges).
+ * Under stack_lock (epoll's pass holds it for all its sockets). */
 uint64_t run_udp_arrivals(struct run_udp *u);
 /* FIONREAD: the size of the next datagram, 0 when none. */
 int run_udp_next_len(struct run_udp *u);
