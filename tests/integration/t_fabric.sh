@@ -17,6 +17,7 @@ TESTS+=(
 	"fabric_dead|-|60|a peer that dies without closing: the receive waiting on it ends with an FI_EIO error entry (prov_errno ETIMEDOUT) within FI_UNET_TIMEOUT_MS + keepalive, and sends to it fail"
 	"fabric_mpi|-|120|Open MPI (pml cm, mtl ofi) selects unet and runs a 2-rank ping-pong between two namespaces"
 	"fabric_jumbo|-|90|ufi-test between two namespaces at MTU 9000 (eager messages up to 8908 bytes in one frame, rendezvous pulls in 8992-byte fragments: under 1600 frames where 1500 takes over 2800), then between MTU 9000 and 1500 (the smaller wins: everything arrives)"
+	"fabric_routable|-|60|ufi-test between two namespaces over routable channels (FI_UNET_CHANNEL=ip on one side: both ends use them): every size around the eager limits (which follow the routable channel's smaller payload) and up to 1 MiB arrives; the frames are U-Net in UDP/IPv4 (chan_delivered on both sides)"
 	"fabric_spoof|-|90|a hostile host on the link: 40 HELLOs from made-up names and one spoofed from the client's address with a tag of its own reach the server before the real ranks talk; the ranks then run ufi-test as usual"
 )
 
@@ -50,8 +51,8 @@ fabric_pair() {
 	unet_bg_b "$UFI_TEST" server --me "$T_DIR/$name.b.addr" --peer "$T_DIR/$name.a.addr" "$@" \
 		>"$T_DIR/$name.server.log" 2>&1
 	s=$UNET_BG_PID
-	unet_bg_a "$UFI_TEST" client --me "$T_DIR/$name.a.addr" --peer "$T_DIR/$name.b.addr" "$@" \
-		>"$T_DIR/$name.client.log" 2>&1
+	unet_bg_a env ${UNET_FABRIC_CLIENT_ENV:-} "$UFI_TEST" client --me "$T_DIR/$name.a.addr" \
+		--peer "$T_DIR/$name.b.addr" "$@" >"$T_DIR/$name.client.log" 2>&1
 	c=$UNET_BG_PID
 	fabric_pair_end "$c" "$s" "$T_DIR/$name" "$name" 80
 }
@@ -272,4 +273,17 @@ t_fabric_jumbo() {
 	((f < 1600)) || fail "at MTU 9000 b took $f frames: not the jumbo frames' count (< 1600)"
 	fabric_mtu 9000 1500
 	fabric_pair mixed --iters 2
+}
+
+# Routable channels on-link: FI_UNET_CHANNEL=ip on the client alone, so
+# the server learns it from the client's name (both ends must agree).
+# The frames are counted where the XDP program delivers U-Net-in-UDP.
+t_fabric_routable() {
+	local ca cb
+	fabric_prep
+	UNET_FABRIC_CLIENT_ENV=FI_UNET_CHANNEL=ip fabric_pair routable --iters 2
+	ca=$(counter a chan_delivered) || exit 1
+	cb=$(counter b chan_delivered) || exit 1
+	note "routable frames delivered: a $ca, b $cb"
+	((ca > 0 && cb > 0)) || fail "no U-Net-in-UDP frames delivered (a $ca, b $cb): not routable channels"
 }
