@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 
 #include "core/chan_udp.h"
+#include "core/netlink.h"
 
 int unet_chan_port_of(struct unet_iface *iface)
 {
@@ -62,39 +64,65 @@ int unet_chan_local_ipv4(const char *ifname, uint32_t *addr)
 	return err;
 }
 
-/*
- * On-link peers only: the peer's own entry in the kernel's neighbour
- * table (/proc/net/arp, complete entries of this device).  A routed peer
- * needs the route's gateway looked up first and its entry here: that
- * lookup replaces `addr` by the gateway before this search.
- */
-int unet_chan_nexthop_mac(const char *ifname, uint32_t addr, uint8_t mac[6])
+/* How long opening a channel waits for the kernel to resolve a next hop
+ * it has no MAC for, and how often it looks meanwhile.  The kernel's
+ * first ARP request leaves at once; an answer takes a round trip. */
+#define CHAN_RESOLVE_WAIT_MS 1000
+#define CHAN_RESOLVE_STEP_MS 10
+
+/* The next hop's MAC from the kernel's neighbour table; when it has none
+ * (or only a stale one), ask it to resolve (NTF_USE), as a send of its
+ * own would.  Returns 0, -EAGAIN (asked: look again), -errno. */
+static int hop_mac(int ifindex, uint32_t via, uint8_t mac[6])
 {
-	char line[256], ip[64], hw[64], dev[64];
-	unsigned int type, flags, m[6];
-	FILE *f = fopen("/proc/net/arp", "re");
-	int err = -EHOSTUNREACH;
+	int err = unet_nl_kneigh_get(AF_INET, ifindex, &via, 4, mac);
 
-	if (!f)
-		return -errno;
-	if (!fgets(line, sizeof(line), f)) { /* the header line */
-		fclose(f);
+	if (err == 1) { /* STALE: usable, and confirmed for next time */
+		unet_nl_kneigh_use(AF_INET, ifindex, &via, 4);
+		return 0;
+	}
+	if (err == -EAGAIN || err == -ENOENT || err == -EHOSTUNREACH) {
+		int u = unet_nl_kneigh_use(AF_INET, ifindex, &via, 4);
+
+		return u < 0 ? u : -EAGAIN;
+	}
+	return err;
+}
+
+int unet_chan_next_hop(int ifindex, uint32_t saddr, uint32_t daddr, uint32_t if_mtu,
+		       bool wait, struct unet_chan_hop *hop)
+{
+	struct unet_nl_route rt;
+	int err;
+
+	memset(hop, 0, sizeof(*hop));
+	hop->via = daddr;
+	hop->mtu = if_mtu;
+	err = unet_nl_route_get(AF_INET, &daddr, saddr ? &saddr : NULL, 4, 0, &rt);
+	if (err == -ENOENT)
+		err = 0; /* no route at all: the link's, reached directly */
+	else if (!err && (rt.type != RTN_UNICAST || rt.oif != ifindex))
+		return -ENETUNREACH; /* local, broadcast, or by another interface */
+	if (err)
 		return err;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		struct in_addr a;
+	if (rt.gateway)
+		memcpy(&hop->via, rt.via, 4);
+	if (rt.route_mtu && rt.route_mtu < hop->mtu)
+		hop->mtu = rt.route_mtu;
+	err = hop_mac(ifindex, hop->via, hop->mac);
+	for (int waited = 0; wait && err == -EAGAIN && waited < CHAN_RESOLVE_WAIT_MS;
+	     waited += CHAN_RESOLVE_STEP_MS) {
+		struct timespec step = { .tv_nsec = CHAN_RESOLVE_STEP_MS * 1000000L };
 
-		if (sscanf(line, "%63s 0x%x 0x%x %63s %*s %63s", ip, &type, &flags, hw, dev) != 5 ||
-		    strcmp(dev, ifname) || inet_pton(AF_INET, ip, &a) != 1 || a.s_addr != addr ||
-		    !(flags & 0x2) /* ATF_COM: resolved */ ||
-		    sscanf(hw, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) != 6)
-			continue;
-		for (int k = 0; k < 6; k++)
-			mac[k] = (uint8_t)m[k];
-		err = 0;
-		break;
+		nanosleep(&step, NULL);
+		err = unet_nl_kneigh_get(AF_INET, ifindex, &hop->via, 4, hop->mac);
+		if (err == 1)
+			err = 0;
+		else if (err == -ENOENT)
+			err = -EAGAIN;
 	}
-	fclose(f);
+	if (err == -EAGAIN && wait)
+		err = -EHOSTUNREACH; /* the kernel asked, nobody answered */
 	return err;
 }
 

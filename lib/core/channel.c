@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -102,7 +103,9 @@ static int opts_txq(struct unet_endpoint *ep, const struct unet_channel_opts *op
 static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 			     const struct unet_channel_val *cv)
 {
-	int port, fd;
+	struct unet_chan_hop hop;
+	struct timespec now;
+	int port, fd, err;
 
 	port = unet_chan_port_of(ep->iface);
 	if (port < 0)
@@ -114,7 +117,22 @@ static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 		return -EADDRNOTAVAIL;
 	}
 	memcpy(&ch->w.daddr, cv->peer_addr, 4);
-	memcpy(ch->w.dst_mac, cv->peer_mac, 6);
+	/* The next hop as the kernel routes it now, not as the entry was
+	 * made (an administrator's may be old). */
+	err = unet_chan_next_hop(ep->iface->ifindex, ch->w.saddr, ch->w.daddr, ep->mtu, true,
+				 &hop);
+	if (err) {
+		unet_log(UNET_LOG_ERROR, "channel %u: no next hop to the peer: %s", ch->tag,
+			 strerror(-err));
+		return err;
+	}
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	ch->via = hop.via;
+	ch->hop_mtu = hop.mtu;
+	ch->hop_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	ch->hop_next_ns = ch->hop_ns + UNET_CHAN_HOP_TTL_NS;
+	memcpy(ch->w.dst_mac, hop.mac, 6);
+	memcpy(ch->peer_mac, hop.mac, 6);
 	memcpy(ch->w.src_mac, ep->mac, 6);
 	ch->w.sport = unet_chan_sport(ch->tag, ch->peer_tag);
 	ch->w.dport = (uint16_t)port;
@@ -131,6 +149,46 @@ static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 	ch->udp = true;
 	ep->chan_port = (uint16_t)port;
 	return 0;
+}
+
+void unet_channel_hop_refresh(struct unet_channel *ch, uint64_t now)
+{
+	struct unet_endpoint *ep = ch->ep;
+	struct unet_chan_hop hop;
+	int err;
+
+	err = unet_chan_next_hop(ep->iface->ifindex, ch->w.saddr, ch->w.daddr, ep->mtu, false,
+				 &hop);
+	ch->hop_ns = now;
+	if (err) {
+		/* The last next hop stays: a route being replaced, or a new
+		 * gateway being resolved, is a moment; frames to the old one
+		 * are the best guess meanwhile. */
+		ch->hop_next_ns = now + UNET_CHAN_HOP_RETRY_NS;
+		if (err != ch->hop_err && err != -EAGAIN)
+			unet_log(UNET_LOG_WARN, "channel %u: next hop: %s (still sending by the "
+				 "last one)", ch->tag, strerror(-err));
+		ch->hop_err = err;
+		return;
+	}
+	ch->hop_err = 0;
+	ch->hop_next_ns = now + UNET_CHAN_HOP_TTL_NS;
+	ch->hop_mtu = hop.mtu;
+	if (hop.via == ch->via && !memcmp(hop.mac, ch->w.dst_mac, 6))
+		return;
+	{
+		char v[INET_ADDRSTRLEN] = "?";
+
+		inet_ntop(AF_INET, &hop.via, v, sizeof(v));
+		unet_log(UNET_LOG_INFO, "channel %u: next hop now %s (%02x:%02x:%02x:%02x:%02x:%02x)",
+			 ch->tag, v, hop.mac[0], hop.mac[1], hop.mac[2], hop.mac[3], hop.mac[4],
+			 hop.mac[5]);
+	}
+	ch->via = hop.via;
+	memcpy(ch->w.dst_mac, hop.mac, 6);
+	memcpy(ch->peer_mac, hop.mac, 6);
+	/* what unetctl channel list shows; nothing checks it on receive */
+	unet_iface_channel_set_hop(ep->iface, ch->tag, ep->id, ep->token, hop.mac);
 }
 
 struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep, uint16_t local_tag,
@@ -181,14 +239,28 @@ uint32_t unet_channel__max_payload(const struct unet_channel *ch)
 	if (!ch)
 		return 0;
 	if (ch->udp) {
-		/* A routable channel's frame is built in one send buffer: frames
-		 * in pieces (pieces.c) are raw U-Net only, and a larger message
-		 * would leave as a raw frame, not as the channel's UDP. */
-		uint32_t m = ch->ep->max_payload - (UNET_IP_HLEN + UNET_UDP_HLEN);
+		const uint32_t hdrs = UNET_IP_HLEN + UNET_UDP_HLEN + UNET_HDR_LEN;
+		uint32_t m = unet_channel_udp_rx_max(ch);
 
-		return m < ch->ep->buf_payload ? m : ch->ep->buf_payload;
+		/* ... and no more than the route's MTU lets through */
+		if (ch->hop_mtu < ch->ep->mtu) {
+			uint32_t r = ch->hop_mtu > hdrs ? ch->hop_mtu - hdrs : 0;
+
+			m = r < m ? r : m;
+		}
+		return m;
 	}
 	return ch->ep->max_payload;
+}
+
+uint32_t unet_channel_udp_rx_max(const struct unet_channel *ch)
+{
+	/* A routable channel's frame is built in one send buffer: frames in
+	 * pieces (pieces.c) are raw U-Net only, and a larger message would
+	 * leave as a raw frame, not as the channel's UDP. */
+	uint32_t m = ch->ep->max_payload - (UNET_IP_HLEN + UNET_UDP_HLEN);
+
+	return m < ch->ep->buf_payload ? m : ch->ep->buf_payload;
 }
 
 struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint16_t local_tag,

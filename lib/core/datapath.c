@@ -272,6 +272,16 @@ static int check_send(struct unet_endpoint *ep, const struct unet_send_desc *d)
 {
 	if (!d->channel || d->channel->ep != ep)
 		return -EINVAL;
+	if (d->channel->udp) {
+		/* the coarse clock: a tick is ample against a 1 s lookup */
+		struct timespec ts;
+		uint64_t now;
+
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (now >= d->channel->hop_next_ns)
+			unet_channel_hop_refresh(d->channel, now);
+	}
 	if (!d->len || d->len > unet_channel__max_payload(d->channel))
 		return -EMSGSIZE;
 	if (d->len > ep->buf_payload) {

@@ -202,26 +202,52 @@ int unet_iface_channel_add_val(struct unet_iface *iface, uint32_t endpoint, uint
 int unet_chan_udp_peer(struct unet_iface *iface, uint16_t tag, uint32_t peer_addr,
 		       uint16_t peer_port, uint16_t peer_tag, struct unet_channel_val *peer)
 {
+	struct unet_chan_hop hop;
+	uint32_t saddr = 0;
 	int err;
 
 	if (!iface || tag == UNET_TAG_INVALID || peer_tag == UNET_TAG_INVALID || !peer_addr ||
 	    peer_addr == INADDR_BROADCAST || (ntohl(peer_addr) >> 28) == 0xe)
 		return -EINVAL;
 	memset(peer, 0, sizeof(*peer));
-	err = unet_chan_nexthop_mac(iface->ifname, peer_addr, peer->peer_mac);
+	/* Routed from our own address when we have one (the kernel refuses
+	 * a source it does not own, and then routes by destination). */
+	unet_chan_local_ipv4(iface->ifname, &saddr);
+	err = unet_chan_next_hop(iface->ifindex, saddr, peer_addr, 0, true, &hop);
 	if (err) {
-		char a[INET_ADDRSTRLEN] = "?";
+		char a[INET_ADDRSTRLEN] = "?", v[INET_ADDRSTRLEN] = "?";
 
 		inet_ntop(AF_INET, &peer_addr, a, sizeof(a));
-		unet_log(UNET_LOG_ERROR, "%s: no neighbour entry for %s (on-link peers only: "
-			 "reach it once, e.g. ping it)", iface->ifname, a);
+		inet_ntop(AF_INET, &hop.via, v, sizeof(v));
+		if (err == -ENETUNREACH)
+			unet_log(UNET_LOG_ERROR, "%s: %s: the kernel does not route it by this "
+				 "interface", iface->ifname, a);
+		else
+			unet_log(UNET_LOG_ERROR, "%s: %s: next hop %s not in the kernel's neighbour "
+				 "table (%s)", iface->ifname, a, v, strerror(-err));
 		return err;
 	}
+	memcpy(peer->peer_mac, hop.mac, 6);
 	peer->peer_tag = peer_tag;
 	peer->flags = UNET_CHAN_F_UDP4;
 	memcpy(peer->peer_addr, &peer_addr, 4);
 	peer->peer_port = htons(peer_port ? peer_port : unet_chan_sport(peer_tag, tag));
 	return 0;
+}
+
+int unet_iface_channel_set_hop(struct unet_iface *iface, uint16_t tag, uint32_t endpoint,
+			       uint64_t token, const uint8_t mac[6])
+{
+	struct unet_channel_val cv;
+	__u32 key = tag;
+
+	if (bpf_map_lookup_elem(iface->channels_fd, &key, &cv))
+		return -errno;
+	if (cv.endpoint != endpoint || cv.owner_token != token)
+		return -ENOENT; /* not ours (any more): leave it */
+	memcpy(cv.peer_mac, mac, 6);
+	/* EXIST: an entry deleted meanwhile stays deleted */
+	return bpf_map_update_elem(iface->channels_fd, &key, &cv, BPF_EXIST) ? -errno : 0;
 }
 
 int unet_iface__channel_add_ipv4(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,

@@ -61,6 +61,12 @@ struct unet_channel {
 	bool udp;
 	struct unet_wire_udp w;
 	uint16_t peer_port; /* the peer's UDP source port, checked on receive */
+	/* The next hop, followed as the kernel's routes and neighbours change
+	 * (unet_channel_follow): via (w.dst_mac is its MAC), the MTU on the
+	 * way, when the kernel was last asked and when to ask again. */
+	uint32_t via, hop_mtu;
+	uint64_t hop_ns, hop_next_ns;
+	int hop_err; /* the last lookup's, logged once per change */
 	int port_fd;
 	uint32_t txq; /* index into ep->q[] */
 	unet_recv_handler handler;
@@ -69,6 +75,20 @@ struct unet_channel {
 	bool closed;		   /* closed inside a handler: freed after the batch */
 	struct unet_channel *next; /* endpoint's list (or its closed list) */
 };
+
+/* A routable channel's next hop is asked of the kernel again at most
+ * once a second, sooner (every 100 ms) while a lookup fails or the new
+ * next hop's MAC is being resolved.  Only sends ask: nothing a peer sends
+ * makes us ask the kernel. */
+#define UNET_CHAN_HOP_TTL_NS 1000000000ull
+#define UNET_CHAN_HOP_RETRY_NS 100000000ull
+/* channel.c: ask the kernel for ch's next hop again (now: a monotonic
+ * stamp); on failure the last one known stays. */
+void unet_channel_hop_refresh(struct unet_channel *ch, uint64_t now);
+/* What a routable channel takes from its peer: one send buffer, within
+ * the interface's MTU, whatever our route's MTU toward the peer (the
+ * peer's way here may be another). */
+uint32_t unet_channel_udp_rx_max(const struct unet_channel *ch);
 
 struct unet_endpoint {
 	struct unet_iface *iface;

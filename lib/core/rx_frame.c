@@ -74,7 +74,7 @@ static int take_chan_frame(struct unet_endpoint *ep, uint8_t *frame, uint32_t fl
 	}
 	ch = ep->by_tag[w.dst_tag];
 	if (!ch || !ch->udp || w.src_tag != ch->peer_tag || w.saddr != ch->w.daddr ||
-	    w.sport != ch->peer_port || len > unet_channel__max_payload(ch)) {
+	    w.sport != ch->peer_port || len > unet_channel_udp_rx_max(ch)) {
 		ep->rx_unknown_channel++;
 		return 0;
 	}

@@ -16,8 +16,8 @@
 #include <sys/socket.h>
 
 #include "core/internal.h"
+#include "core/netlink.h"
 #include "inet/inet.h"
-#include "inet/netlink.h"
 
 static bool link_local(const uint8_t a[16])
 {
@@ -27,58 +27,24 @@ static bool link_local(const uint8_t a[16])
 int unet_inet6_route_get(int ifindex, const uint8_t dst[16], const uint8_t *src,
 			 struct unet_inet6_hop *hop)
 {
-	struct unet_nl_req r;
-	char buf[NL_BUF];
-	struct nlmsghdr *h = (struct nlmsghdr *)buf;
-	struct rtmsg *rt;
-	struct rtattr *a;
-	int n, len, oif = 0;
+	struct unet_nl_route rt;
+	int err;
 
 	memset(hop, 0, sizeof(*hop));
 	memcpy(hop->dst, dst, 16);
 	memcpy(hop->via, dst, 16);
-	memset(&r, 0, sizeof(r));
-	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
-	r.nh.nlmsg_type = RTM_GETROUTE;
-	r.nh.nlmsg_flags = NLM_F_REQUEST;
-	r.rt.rtm_family = AF_INET6;
-	r.rt.rtm_dst_len = 128;
-	unet_nl_add_attr(&r, RTA_DST, dst, 16);
-	if (src) {
-		r.rt.rtm_src_len = 128;
-		unet_nl_add_attr(&r, RTA_SRC, src, 16);
-	}
 	/* A link-local address means something only with its link: ask
 	 * about ours (every link has fe80::/64). */
-	if (link_local(dst))
-		unet_nl_add_attr(&r, RTA_OIF, &ifindex, 4);
-	n = unet_nl_ask(&r, buf, sizeof(buf));
-	if (n == -ENETUNREACH)
-		return -ENOENT;
-	if (n < 0)
-		return n;
-	if (n == 0 || !NLMSG_OK(h, (unsigned int)n) || h->nlmsg_type != RTM_NEWROUTE ||
-	    h->nlmsg_len < NLMSG_LENGTH(sizeof(*rt)))
-		return -EPROTO;
-	rt = NLMSG_DATA(h);
-	len = (int)RTM_PAYLOAD(h);
-	for (a = RTM_RTA(rt); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-		if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) >= 4) {
-			memcpy(&oif, RTA_DATA(a), 4);
-		} else if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) >= 16) {
-			memcpy(hop->via, RTA_DATA(a), 16);
-			hop->gateway = true;
-		} else if (a->rta_type == RTA_METRICS) {
-			struct rtattr *m = RTA_DATA(a);
-			int mlen = (int)RTA_PAYLOAD(a);
-
-			for (; RTA_OK(m, mlen); m = RTA_NEXT(m, mlen))
-				if (m->rta_type == RTAX_MTU && RTA_PAYLOAD(m) >= 4)
-					memcpy(&hop->mtu, RTA_DATA(m), 4);
-		}
+	err = unet_nl_route_get(AF_INET6, dst, src, 16, link_local(dst) ? ifindex : 0, &rt);
+	if (err)
+		return err;
+	if (rt.gateway) {
+		memcpy(hop->via, rt.via, 16);
+		hop->gateway = true;
 	}
-	if (rt->rtm_type != RTN_UNICAST || oif != ifindex) {
-		hop->other_oif = oif != ifindex ? oif : 0;
+	hop->mtu = rt.route_mtu;
+	if (rt.type != RTN_UNICAST || rt.oif != ifindex) {
+		hop->other_oif = rt.oif != ifindex ? rt.oif : 0;
 		return -ENETUNREACH;
 	}
 	return 0;

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * netlink.c - questions to the kernel's routing and neighbour tables over
+ * rtnetlink (netlink.h): a route (RTM_GETROUTE), a neighbour's MAC
+ * (RTM_GETNEIGH), a request to resolve one (RTM_NEWNEIGH with NTF_USE).
+ *
+ * Plain netlink, one short-lived socket per question, by raw system
+ * calls: the library also runs inside unet-run, which interposes socket
+ * calls and must not see its own.  The answers are the kernel's, but
+ * parsed as carefully as anything from outside: every length is checked
+ * against the buffer before it is read.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "core/netlink.h"
+
+void unet_nl_add_attr(struct unet_nl_req *r, uint16_t type, const void *data, uint16_t len)
+{
+	struct rtattr *a = (struct rtattr *)((char *)r + NLMSG_ALIGN(r->nh.nlmsg_len));
+
+	a->rta_type = type;
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	memcpy(RTA_DATA(a), data, len);
+	r->nh.nlmsg_len = NLMSG_ALIGN(r->nh.nlmsg_len) + RTA_ALIGN(a->rta_len);
+}
+
+int unet_nl_ask(struct unet_nl_req *r, char *buf, size_t size)
+{
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct timeval tv = { .tv_sec = 1 };
+	int fd, n, err;
+
+	fd = (int)syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	/* the kernel answers at once; a bound wait all the same */
+	syscall(SYS_setsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	r->nh.nlmsg_seq = 1;
+	if (syscall(SYS_sendto, fd, r, r->nh.nlmsg_len, 0, &kernel, sizeof(kernel)) < 0) {
+		err = -errno;
+		goto out;
+	}
+	for (;;) {
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		n = (int)syscall(SYS_recvfrom, fd, buf, size, 0, NULL, NULL);
+		if (n < 0) {
+			err = -errno;
+			goto out;
+		}
+		if (!NLMSG_OK(h, (unsigned int)n))
+			continue;
+		if (h->nlmsg_seq != r->nh.nlmsg_seq)
+			continue; /* not our answer (nothing else is subscribed) */
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			const struct nlmsgerr *e = NLMSG_DATA(h);
+
+			err = h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) ? e->error : -EPROTO;
+			goto out;
+		}
+		err = n;
+		goto out;
+	}
+out:
+	syscall(SYS_close, fd);
+	return err;
+}
+
+int unet_nl_route_parse(const char *buf, int n, uint16_t alen, struct unet_nl_route *rt)
+{
+	const struct nlmsghdr *h = (const struct nlmsghdr *)(const void *)buf;
+	const struct rtmsg *m;
+	const struct rtattr *a;
+	int len;
+
+	memset(rt, 0, sizeof(*rt));
+	if (alen != 4 && alen != 16)
+		return -EPROTO;
+	if (n <= 0 || !NLMSG_OK(h, (unsigned int)n) || h->nlmsg_type != RTM_NEWROUTE ||
+	    h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
+		return -EPROTO;
+	m = NLMSG_DATA(h);
+	rt->type = m->rtm_type;
+	len = (int)RTM_PAYLOAD(h);
+	for (a = RTM_RTA(m); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) >= 4) {
+			memcpy(&rt->oif, RTA_DATA(a), 4);
+		} else if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) >= alen) {
+			memcpy(rt->via, RTA_DATA(a), alen);
+			rt->gateway = true;
+		} else if (a->rta_type == RTA_METRICS) {
+			const struct rtattr *x = RTA_DATA(a);
+			int xlen = (int)RTA_PAYLOAD(a);
+
+			for (; RTA_OK(x, xlen); x = RTA_NEXT(x, xlen))
+				if (x->rta_type == RTAX_MTU && RTA_PAYLOAD(x) >= 4)
+					memcpy(&rt->route_mtu, RTA_DATA(x), 4);
+		}
+	}
+	return 0;
+}
+
+int unet_nl_route_get(int family, const void *dst, const void *src, uint16_t alen, int oif,
+		      struct unet_nl_route *rt)
+{
+	struct unet_nl_req r;
+	char buf[NL_BUF];
+	int n;
+
+	memset(rt, 0, sizeof(*rt));
+	memset(&r, 0, sizeof(r));
+	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
+	r.nh.nlmsg_type = RTM_GETROUTE;
+	r.nh.nlmsg_flags = NLM_F_REQUEST;
+	r.rt.rtm_family = (uint8_t)family;
+	r.rt.rtm_dst_len = (uint8_t)(alen * 8);
+	unet_nl_add_attr(&r, RTA_DST, dst, alen);
+	if (src) {
+		r.rt.rtm_src_len = (uint8_t)(alen * 8);
+		unet_nl_add_attr(&r, RTA_SRC, src, alen);
+	}
+	if (oif)
+		unet_nl_add_attr(&r, RTA_OIF, &oif, 4);
+	n = unet_nl_ask(&r, buf, sizeof(buf));
+	if (n == -ENETUNREACH)
+		return -ENOENT; /* no route at all */
+	if (n < 0)
+		return n;
+	return unet_nl_route_parse(buf, n, alen, rt);
+}
+
+int unet_nl_kneigh_parse(const char *buf, int n, uint8_t mac[6])
+{
+	const struct nlmsghdr *h = (const struct nlmsghdr *)(const void *)buf;
+	const struct ndmsg *nd;
+	const struct rtattr *a;
+	bool have_mac = false;
+	int len;
+
+	if (n <= 0 || !NLMSG_OK(h, (unsigned int)n) || h->nlmsg_type != RTM_NEWNEIGH ||
+	    h->nlmsg_len < NLMSG_LENGTH(sizeof(*nd)))
+		return -EPROTO;
+	nd = NLMSG_DATA(h);
+	len = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*nd)));
+	for (a = (const struct rtattr *)((const char *)nd + NLMSG_ALIGN(sizeof(*nd)));
+	     RTA_OK(a, len); a = RTA_NEXT(a, len))
+		if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
+			memcpy(mac, RTA_DATA(a), 6);
+			have_mac = true;
+		}
+	if (nd->ndm_state & NUD_FAILED)
+		return -EHOSTUNREACH;
+	if (!(nd->ndm_state & KNEIGH_VALID) || !have_mac)
+		return -EAGAIN; /* INCOMPLETE, NONE */
+	/* STALE: still the best the kernel knows; the caller asks it to
+	 * confirm (unet_nl_kneigh_use), as its own use of it would. */
+	return (nd->ndm_state & NUD_STALE) ? 1 : 0;
+}
+
+int unet_nl_kneigh_get(int family, int ifindex, const void *ip, uint16_t alen, uint8_t mac[6])
+{
+	struct unet_nl_req r;
+	char buf[NL_BUF];
+	int n;
+
+	memset(&r, 0, sizeof(r));
+	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg));
+	r.nh.nlmsg_type = RTM_GETNEIGH;
+	r.nh.nlmsg_flags = NLM_F_REQUEST;
+	r.nd.ndm_family = (uint8_t)family;
+	r.nd.ndm_ifindex = ifindex;
+	unet_nl_add_attr(&r, NDA_DST, ip, alen);
+	n = unet_nl_ask(&r, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	return unet_nl_kneigh_parse(buf, n, mac);
+}
+
+int unet_nl_kneigh_use(int family, int ifindex, const void *ip, uint16_t alen)
+{
+	struct unet_nl_req r;
+	char buf[NL_BUF];
+	int n;
+
+	memset(&r, 0, sizeof(r));
+	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg));
+	r.nh.nlmsg_type = RTM_NEWNEIGH;
+	/* NTF_USE: "use" the entry (created if missing), which starts or
+	 * confirms resolution exactly as a packet of the kernel's would;
+	 * it changes no state we name.  Needs CAP_NET_ADMIN. */
+	r.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+	r.nd.ndm_family = (uint8_t)family;
+	r.nd.ndm_ifindex = ifindex;
+	r.nd.ndm_flags = NTF_USE;
+	unet_nl_add_attr(&r, NDA_DST, ip, alen);
+	n = unet_nl_ask(&r, buf, sizeof(buf));
+	return n < 0 ? n : 0;
+}
