@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "ufi.h"
@@ -49,6 +50,10 @@ void ufi_params_load(void)
 	get_int("linger_ms", &ufi_params.linger_ms, 0, 60000);
 	get_int("max_queued", &ufi_params.max_queued, 1, 1 << 20);
 	get_int("spin_us", &ufi_params.spin_us, -1, 1000000);
+	s = NULL;
+	/* "ip": every peer over a routable channel; anything else: "auto" */
+	if (fi_param_get_str(&ufi_prov, "channel", &s) == FI_SUCCESS && s)
+		ufi_params.routed_always = strcmp(s, "ip") == 0;
 }
 
 char ufi_why_buf[256];

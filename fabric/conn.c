@@ -59,7 +59,7 @@ int ufi_conn_init(struct ufi_ep *ep, const char *ifname)
 	socklen_t sl = sizeof(sa);
 	int r;
 
-	r = ufi_iface_ipv4(ifname, &sa.sin_addr);
+	r = ufi_iface_ipv4(ifname, &sa.sin_addr, &ep->name.prefix);
 	if (r) {
 		FI_WARN(&ufi_prov, FI_LOG_EP_CTRL,
 			"%s has no IPv4 address: the unet provider agrees channel tags with its "
@@ -79,6 +79,8 @@ int ufi_conn_init(struct ufi_ep *ep, const char *ifname)
 	}
 	ep->name.ip = sa.sin_addr.s_addr;
 	ep->name.port = sa.sin_port;
+	if (ufi_params.routed_always)
+		ep->name.flags |= UFI_NAME_F_ROUTED;
 	return 0;
 }
 
@@ -94,7 +96,9 @@ static uint16_t random_tag(void)
 }
 
 /* Reserve a free tag of ours: a channel to the peer whose peer tag is a
- * placeholder (the tag itself: nobody sends from it). */
+ * placeholder (the tag itself: nobody sends from it).  A raw one for
+ * every peer: it needs no next hop, which the kernel may not know
+ * before the first HELLO (open_real opens the real kind). */
 static int reserve_tag(struct ufi_ep *ep, struct ufi_peer *p)
 {
 	for (int i = 0; i < 256; i++) {
@@ -125,7 +129,15 @@ static int open_real(struct ufi_ep *ep, struct ufi_peer *p)
 		unet_channel__close(p->uch);
 		p->uch = NULL;
 	}
-	p->uch = unet_channel__open(ep->uep, p->ltag, p->name.mac, p->rtag, NULL);
+	/* Both ends pick the same kind from the two names (the XDP program
+	 * drops a raw frame on a routable channel and the reverse).  The
+	 * routable one finds the peer's next hop in the kernel's tables,
+	 * which the HELLOs just exchanged have filled. */
+	p->routed = ufi_name_routed(&ep->name, &p->name);
+	if (p->routed)
+		p->uch = unet_channel__open_ipv4(ep->uep, p->ltag, p->name.ip, 0, p->rtag, NULL);
+	else
+		p->uch = unet_channel__open(ep->uep, p->ltag, p->name.mac, p->rtag, NULL);
 	if (!p->uch)
 		return -errno;
 	unet_channel__set_ctx(p->uch, p);
@@ -183,8 +195,8 @@ static void go_up(struct ufi_ep *ep, struct ufi_peer *p)
 	if (p->state == UFI_PEER_HELLO)
 		ep->connecting--;
 	if (r) {
-		FI_WARN(&ufi_prov, FI_LOG_EP_CTRL, "cannot open the U-Net channel to a peer: %s\n",
-			strerror(-r));
+		FI_WARN(&ufi_prov, FI_LOG_EP_CTRL, "cannot open the %s U-Net channel to a peer: %s\n",
+			p->routed ? "routable" : "raw", strerror(-r));
 		p->state = UFI_PEER_IDLE;
 		ufi_peer_fail(ep, p, r);
 		return;

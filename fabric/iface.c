@@ -73,7 +73,7 @@ int ufi_resolve_iface(char *ifname, size_t len)
 	return 0;
 }
 
-int ufi_iface_ipv4(const char *ifname, struct in_addr *out)
+int ufi_iface_ipv4(const char *ifname, struct in_addr *out, uint8_t *prefix)
 {
 	struct ifaddrs *ifa, *i;
 	int r = -FI_EADDRNOTAVAIL;
@@ -83,7 +83,15 @@ int ufi_iface_ipv4(const char *ifname, struct in_addr *out)
 	for (i = ifa; i; i = i->ifa_next)
 		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
 		    strcmp(i->ifa_name, ifname) == 0) {
+			uint32_t mask = i->ifa_netmask ? ntohl(((struct sockaddr_in *)i->ifa_netmask)
+								->sin_addr.s_addr)
+						       : 0xffffffffu;
 			*out = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+			/* a netmask's ones from the top (a /0 is taken as /32:
+			 * no peer is on-link then, so every channel routes) */
+			*prefix = (uint8_t)__builtin_popcount(mask);
+			if (*prefix == 0)
+				*prefix = 32;
 			r = 0;
 			break;
 		}

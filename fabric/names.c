@@ -16,46 +16,89 @@
 
 /* ---- names ---- */
 
+/* A unicast IPv4 address a peer's interface can have (network order). */
+static bool ip_unicast(uint32_t ip_be)
+{
+	uint32_t ip = ntohl(ip_be);
+	uint8_t top = (uint8_t)(ip >> 24);
+
+	/* 0/8 "this network", 224/4 multicast, 240/4 reserved with the
+	 * broadcast address.  Loopback stays: a name there reaches no XDP
+	 * interface, only the local host's setup sockets (the unit tests') */
+	return top != 0 && top < 224;
+}
+
+/* The subnet's own address or its broadcast (host bits all 0 or all 1),
+ * which no interface has; /31 and /32 have no such addresses. */
+static bool subnet_edge(const struct ufi_name *n)
+{
+	uint32_t host = n->prefix >= 32 ? 0 : 0xffffffffu >> n->prefix;
+	uint32_t ip = ntohl(n->ip);
+
+	return n->prefix <= 30 && ((ip & host) == 0 || (ip & host) == host);
+}
+
 bool ufi_name_valid(const struct ufi_name *n)
 {
-	return n->magic[0] == 'U' && n->magic[1] == 'F' && n->version == 1;
+	static const uint8_t zero_mac[6];
+
+	return n->magic[0] == 'U' && n->magic[1] == 'F' && n->version == 1 &&
+	       (n->flags & ~UFI_NAME_F_ROUTED) == 0 && n->rsvd == 0 &&
+	       memcmp(n->mac, zero_mac, sizeof(zero_mac)) != 0 && !(n->mac[0] & 1) &&
+	       ip_unicast(n->ip) && n->prefix >= 1 && n->prefix <= 32 && !subnet_edge(n) &&
+	       n->port != 0;
+}
+
+bool ufi_name_routed(const struct ufi_name *a, const struct ufi_name *b)
+{
+	unsigned int plen = a->prefix > b->prefix ? a->prefix : b->prefix;
+	uint32_t mask = plen >= 32 ? 0xffffffffu : plen == 0 ? 0 : ~(0xffffffffu >> plen);
+
+	if ((a->flags | b->flags) & UFI_NAME_F_ROUTED)
+		return true;
+	return ((ntohl(a->ip) ^ ntohl(b->ip)) & mask) != 0;
 }
 
 int ufi_name_to_str(const struct ufi_name *n, char *buf, size_t len)
 {
 	const uint8_t *ip = (const uint8_t *)&n->ip;
 	int r = snprintf(buf, len,
-			 "fi_unet://%02x:%02x:%02x:%02x:%02x:%02x/ep=%05u/%03u.%03u.%03u.%03u:%05u/nonce=%08x",
+			 "fi_unet://%02x:%02x:%02x:%02x:%02x:%02x/ep=%05u/%03u.%03u.%03u.%03u/%02u:%05u/f=%02x/nonce=%08x",
 			 n->mac[0], n->mac[1], n->mac[2], n->mac[3], n->mac[4], n->mac[5],
-			 ntohs(n->ep_id), ip[0], ip[1], ip[2], ip[3], ntohs(n->port), n->nonce);
+			 ntohs(n->ep_id), ip[0], ip[1], ip[2], ip[3], n->prefix, ntohs(n->port),
+			 n->flags, n->nonce);
 	return r < 0 || (size_t)r >= len ? -FI_ETOOSMALL : r;
 }
 
 int ufi_name_from_str(const char *s, struct ufi_name *n)
 {
-	unsigned m[6], ep, ip[4], port, nonce;
+	unsigned m[6], ep, ip[4], prefix, port, flags, nonce;
 	int used = 0;
 
-	if (sscanf(s, "fi_unet://%2x:%2x:%2x:%2x:%2x:%2x/ep=%5u/%3u.%3u.%3u.%3u:%5u/nonce=%8x%n",
+	if (sscanf(s,
+		   "fi_unet://%2x:%2x:%2x:%2x:%2x:%2x/ep=%5u/%3u.%3u.%3u.%3u/%2u:%5u/f=%2x/nonce=%8x%n",
 		   &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &ep, &ip[0], &ip[1], &ip[2], &ip[3],
-		   &port, &nonce, &used) != 13 ||
+		   &prefix, &port, &flags, &nonce, &used) != 15 ||
 	    s[used] != '\0')
 		return -FI_EINVAL;
-	if (ep > 65535 || port > 65535 || ip[0] > 255 || ip[1] > 255 || ip[2] > 255 || ip[3] > 255)
+	if (ep > 65535 || port > 65535 || ip[0] > 255 || ip[1] > 255 || ip[2] > 255 ||
+	    ip[3] > 255 || prefix > 32 || flags > 255)
 		return -FI_EINVAL;
 	memset(n, 0, sizeof(*n));
 	n->magic[0] = 'U';
 	n->magic[1] = 'F';
 	n->version = 1;
+	n->flags = (uint8_t)flags;
 	for (int i = 0; i < 6; i++)
 		n->mac[i] = (uint8_t)m[i];
 	n->ep_id = htons((uint16_t)ep);
 	uint8_t *b = (uint8_t *)&n->ip;
 	for (int i = 0; i < 4; i++)
 		b[i] = (uint8_t)ip[i];
+	n->prefix = (uint8_t)prefix;
 	n->port = htons((uint16_t)port);
 	n->nonce = nonce;
-	return 0;
+	return ufi_name_valid(n) ? 0 : -FI_EINVAL;
 }
 
 /* ---- the address table ---- */

@@ -452,6 +452,8 @@ FI_EXT_INI
 			"fi_close waits this long for peers to take our last data (default 1000)");
 	fi_param_define(&ufi_prov, "spin_us", FI_PARAM_INT,
 			"fi_cq_read polled back to back with nothing arriving spins this long, then sleeps until a frame comes (at most 1 ms a call); -1: never sleeps (default 50)");
+	fi_param_define(&ufi_prov, "channel", FI_PARAM_STRING,
+			"auto: raw U-Net channels to peers on the interface's subnet, routable ones (U-Net in UDP/IPv4) to the others; ip: routable channels to every peer (default auto)");
 	ufi_params_load();
 	return &ufi_prov;
 }

@@ -70,27 +70,43 @@ extern struct fi_provider ufi_prov;
  * The endpoint name (fi_getname), binary form: fixed length on every
  * rank, so Open MPI can pack the names of all ranks side by side.
  * ip/port: where the peer's channel-setup socket listens (conn.c).
+ * ip/prefix: the interface's IPv4 subnet, so both ends of a channel
+ * decide alike whether it must be routable (ufi_name_routed).
  * nonce: a fresh random number per endpoint, so a restarted process on
  * the same interface is another peer.
  */
 struct ufi_name {
 	uint8_t magic[2]; /* 'U' 'F' */
 	uint8_t version;  /* 1 */
-	uint8_t rsvd0;
+	uint8_t flags;	  /* UFI_NAME_F_* */
 	uint8_t mac[6];	  /* the interface's MAC */
 	uint16_t ep_id;	  /* U-Net endpoint slot on it (network order) */
 	uint32_t ip;	  /* IPv4 of the interface (network order) */
 	uint16_t port;	  /* UDP port of the setup socket (network order) */
-	uint16_t rsvd1;
+	uint8_t prefix;	  /* the length of ip's subnet prefix, 1..32 */
+	uint8_t rsvd;	  /* 0 */
 	uint32_t nonce;
 } __attribute__((packed));
 #define UFI_NAME_LEN ((size_t)sizeof(struct ufi_name))
-/* "fi_unet://aa:bb:cc:dd:ee:ff/ep=00001/10.201.000.001:47000/nonce=0123abcd":
- * fixed width too, with its NUL. */
-#define UFI_STR_LEN 80
+/* Reach this endpoint over routable channels even on-link (FI_UNET_CHANNEL=ip). */
+#define UFI_NAME_F_ROUTED 0x01
+/* "fi_unet://aa:bb:cc:dd:ee:ff/ep=00001/010.201.000.001/24:47000/f=00/nonce=0123abcd":
+ * fixed width too (82 bytes with its NUL; f: the flags, in hex). */
+#define UFI_STR_LEN 96
 int ufi_name_to_str(const struct ufi_name *n, char *buf, size_t len);
+/* The string form parsed and checked as ufi_name_valid: 0 or -FI_EINVAL. */
 int ufi_name_from_str(const char *s, struct ufi_name *n);
+/* Every field of a name from outside (an AV insert, the hints, a HELLO)
+ * checked: magic, version, known flags only, a MAC that is neither zero
+ * nor multicast, a unicast IPv4 address a host can have (not 0/8,
+ * loopback, multicast, reserved or broadcast), a prefix of 1..32, a port,
+ * reserved bytes 0. */
 bool ufi_name_valid(const struct ufi_name *n);
+/* Whether the channel between a and b must be routable (U-Net inside
+ * UDP/IPv4): either name asks for it, or the two are not on one subnet
+ * by the longer of their prefixes (so both ends decide alike even if
+ * their prefixes differ).  Symmetric, pure. */
+bool ufi_name_routed(const struct ufi_name *a, const struct ufi_name *b);
 
 /* The address table (names.c): fi_addr_t i is names[i], while valid[i]. */
 struct ufi_addrs {
@@ -116,6 +132,7 @@ struct ufi_params {
 	int max_queued;		/* FI_UNET_MAX_QUEUED: UAM's local queue per channel (0: UAM's default) */
 	int linger_ms;		/* FI_UNET_LINGER_MS: fi_close waits this long for peers to take our last data */
 	int spin_us;		/* FI_UNET_SPIN_US: an idle CQ poller spins this long, then sleeps (-1: never) */
+	bool routed_always;	/* FI_UNET_CHANNEL=ip: routable channels to on-link peers too */
 };
 extern struct ufi_params ufi_params;
 void ufi_params_load(void);
@@ -127,8 +144,9 @@ void ufi_why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Interface resolution (iface.c): FI_UNET_IFACE, else the only attached one. */
 int ufi_resolve_iface(char *ifname, size_t len);
-/* The IPv4 address of ifname (where channel setup listens). */
-int ufi_iface_ipv4(const char *ifname, struct in_addr *out);
+/* The IPv4 address of ifname (where channel setup listens) and the
+ * length of its subnet prefix. */
+int ufi_iface_ipv4(const char *ifname, struct in_addr *out, uint8_t *prefix);
 
 /* ---- objects ---- */
 struct ufi_fabric {
@@ -309,6 +327,7 @@ struct ufi_peer {
 	enum ufi_peer_state state;
 	uint16_t ltag, rtag;
 	struct unet_channel *uch;
+	bool routed; /* uch is a routable channel (ufi_name_routed) */
 	struct uam_chan *ch;
 	uint64_t hello_next_ns, hello_start_ns;
 	uint32_t hello_ivl_ms;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# bench-parallel.sh [--quick] [--out DIR] [--nets LIST] [--mtu M] [--pingpong-only] BUILD_DIR -
+# bench-parallel.sh [--quick] [--out DIR] [--nets LIST] [--mtu M] [--subnets 2] [--pingpong-only] BUILD_DIR -
 # `make bench-parallel`: the MPI programs of examples/parallel over U-Net
 # and over the kernel's paths, side by side, in one run on one set of
 # namespace hosts (scripts/hosts.sh, 8 hosts on a bridge, skb mode).
@@ -41,6 +41,10 @@
 #   --mtu M      every link at MTU M (default 1500; 9000: jumbo frames,
 #                where the provider's eager messages and rendezvous
 #                fragments grow to the MTU)
+#   --subnets 2  the hosts on two subnets with a router between them
+#                (hosts.sh up --subnets 2): ranks 0 and 1, and every
+#                pair of neighbours, talk through it; over unet, on
+#                routable channels (U-Net in UDP/IPv4)
 #   --pingpong-only  the 2-rank ping-pong alone (latency and bandwidth)
 #   --from JSON  measure nothing: the table and plots of an earlier
 #                results.json (needs no root)
@@ -53,10 +57,10 @@ HOSTS_SH="$HERE/hosts.sh"
 # shellcheck source=scripts/bench-common.sh
 source "$HERE/bench-common.sh"
 
-usage() { echo "usage: $0 [--quick] [--out DIR] [--nets unet,ofi-tcp,ofi-udp,tcp] [--mtu M] [--pingpong-only] BUILD_DIR | --from JSON [--out DIR]"; }
+usage() { echo "usage: $0 [--quick] [--out DIR] [--nets unet,ofi-tcp,ofi-udp,tcp] [--mtu M] [--subnets 2] [--pingpong-only] BUILD_DIR | --from JSON [--out DIR]"; }
 die() { echo "bench-parallel: $*" >&2; exit 1; }
 
-QUICK=0 OUT="" BUILD="" NETS="unet,ofi-tcp,ofi-udp,tcp" FROM="" MTU=1500 PP_ONLY=0
+QUICK=0 OUT="" BUILD="" NETS="unet,ofi-tcp,ofi-udp,tcp" FROM="" MTU=1500 PP_ONLY=0 SUBNETS=1
 while (($#)); do
 	case $1 in
 	--quick) QUICK=1; shift ;;
@@ -64,6 +68,7 @@ while (($#)); do
 	--nets) [[ -n ${2:-} ]] || { usage >&2; exit 2; }; NETS=$2; shift 2 ;;
 	--mtu) [[ ${2:-} =~ ^[0-9]+$ ]] || { usage >&2; exit 2; }; MTU=$2; shift 2 ;;
 	--pingpong-only) PP_ONLY=1; shift ;;
+	--subnets) [[ ${2:-} == 1 || ${2:-} == 2 ]] || { usage >&2; exit 2; }; SUBNETS=$2; shift 2 ;;
 	--from) [[ -f ${2:-} ]] || { echo "bench-parallel: --from needs a results.json" >&2; exit 2; }; FROM=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	-*) echo "bench-parallel: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -124,8 +129,8 @@ else
 command -v mpirun >/dev/null 2>&1 || die "missing mpirun (scripts/install-deps.sh installs openmpi-bin)"
 P="$BUILD/parallel"
 [[ -x $P/cg && -x $BUILD/unetctl ]] || die "missing $P/cg or $BUILD/unetctl: run 'make' first"
-echo "bench-parallel: 8 namespace hosts ($NAME) at MTU $MTU, transports: ${NET_LIST[*]}" >&2
-"$HOSTS_SH" up 8 --name "$NAME" --build "$BUILD" --mode skb --mtu "$MTU" >"$LOGS/up.log" 2>&1 ||
+echo "bench-parallel: 8 namespace hosts ($NAME) at MTU $MTU on $SUBNETS subnet(s), transports: ${NET_LIST[*]}" >&2
+"$HOSTS_SH" up 8 --name "$NAME" --build "$BUILD" --mode skb --mtu "$MTU" --subnets "$SUBNETS" >"$LOGS/up.log" 2>&1 ||
 	{ cat "$LOGS/up.log" >&2; die "hosts.sh up 8 failed"; }
 LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
 
@@ -174,12 +179,17 @@ ELAPSED=$((SECONDS - START))
 
 # ---- results.json ------------------------------------------------------
 
+WHERE="one Linux bridge"
+((SUBNETS == 2)) && WHERE="two subnets (two Linux bridges) with a router namespace between them"
 jq -s --arg kernel "$(uname -r)" --argjson nproc "$(nproc)" --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
 	--arg cpu "$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -n 1)" \
 	--arg host "$(uname -n)" --arg l0 "$LOAD_START" --argjson quick "$QUICK" --argjson secs "$ELAPSED" \
 	--argjson reps "$REPS" --argjson failed "$NFAIL" --arg mtu "$MTU" --arg mpi "$(mpirun --version 2>/dev/null | head -n 1)" \
+	--arg where "$WHERE" \
+	--argjson subnets "$SUBNETS" \
 	'{machine: {kernel: $kernel, nproc: $nproc, cpu: $cpu, host: $host, date: $date, mpi: $mpi,
-		    hosts: "network namespaces on one Linux bridge, veth, XDP skb mode, MTU \($mtu)", mtu: ($mtu | tonumber),
+		    hosts: "network namespaces on \($where), veth, XDP skb mode, MTU \($mtu)", mtu: ($mtu | tonumber),
+		    subnets: $subnets,
 		    loadavg_before: ($l0 | tonumber)},
 	  run: {quick: ($quick == 1), seconds: $secs, splitc_reps: $reps, failed: $failed},
 	  results: .}' "$RESULTS" >"$OUT/results.json.tmp" && mv "$OUT/results.json.tmp" "$OUT/results.json" ||
@@ -242,7 +252,7 @@ TARGETS=$(jq -r '
 
 {
 	echo "bench-parallel: $(jq -r '.machine.date' "$OUT/results.json"), kernel $(uname -r), $(nproc) CPUs, load average before $LOAD_START"
-	echo "hosts: namespaces on one bridge (veth, XDP skb mode); pingpong 2 ranks (rows saying \"4 ranks\": 4), allreduce up to 8, ring, alltoall and Split-C programs 4 ranks"
+	echo "hosts: $(jq -r '.machine.hosts' "$OUT/results.json"); pingpong 2 ranks (rows saying \"4 ranks\": 4), allreduce up to 8, ring, alltoall and Split-C programs 4 ranks"
 	((QUICK)) && echo "QUICK RUN: small sizes, a form check, not a measurement"
 	column -t -s $'\t' "$LOGS/table.tsv"
 	echo
@@ -316,7 +326,10 @@ set xtics rotate by -30
 plot $PL
 EOP
 else
-	PLOT_FAIL=1
+	# No Split-C figure at all (--pingpong-only): no plot to make.  A
+	# failed job is counted in NFAIL already.
+	rm -f "$OUT/splitc.png"
+	echo "bench-parallel: no Split-C figures, so no splitc.png" >&2
 fi
 ((PLOT_FAIL)) && echo "bench-parallel: gnuplot failed (see $LOGS/gnuplot.log)" >&2
 echo "bench-parallel: wrote $OUT/results.json, table.txt, latency.png, splitc.png (${ELAPSED}s)" >&2

@@ -4,12 +4,12 @@
 # hosts.sh - N network-namespace "hosts" on one Linux bridge, and MPI jobs
 # across them (docs/parallel.md).
 #
-#   hosts.sh up N [--name NAME] [--mode skb|native] [--mtu M] [--build DIR | --unetctl PATH --provider-dir DIR]
+#   hosts.sh up N [--name NAME] [--mode skb|native] [--mtu M] [--subnets 1|2] [--build DIR | --unetctl PATH --provider-dir DIR]
 #   hosts.sh mpirun NAME [--net NET] [--timeout S] [--np P] [MPIRUN-ARGS] -- PROG [ARGS]
 #   hosts.sh fault NAME PPM
 #   hosts.sh exec NAME K -- CMD [ARGS]
 #   hosts.sh down NAME
-#   hosts.sh run N [--mode M] [--build DIR | --unetctl PATH --provider-dir DIR] [--net NET] [--timeout S] [MPIRUN-ARGS] -- PROG [ARGS]
+#   hosts.sh run N [--mode M] [--subnets 1|2] [--build DIR | --unetctl PATH --provider-dir DIR] [--net NET] [--timeout S] [MPIRUN-ARGS] -- PROG [ARGS]
 #   hosts.sh list
 #
 # `up` makes, for a run name NAME (default "uh<pid>"; at most 10
@@ -20,6 +20,13 @@
 #   - namespaces NAMEh1..NAMEhN, each with a veth "eth0" (10.202.0.K/24)
 #     whose peer "pK" is a port of br0, lo up, IPv6 off; --mtu M sets
 #     every link's MTU (1500 by default; 9000 for jumbo frames);
+#   - --subnets 2: the even hosts on a second bridge "br1" in the same
+#     namespace, 10.203.0.K/24, and that namespace routes between the two
+#     subnets (10.202.0.254, 10.203.0.254): every pair of neighbours in
+#     the hostfile, ranks 0 and 1 of a job included, talks through a
+#     router.  The hosts get a route to the other subnet, no default
+#     route (a name lookup then fails at once instead of waiting for a
+#     name server nobody can reach);
 #   - a private bpffs per host on /tmp/unet-hosts/NAME/hK/bpf (the host's
 #     UNET_PIN_ROOT: each host has its own pins, as real machines have
 #     their own /sys/fs/bpf), and the unet XDP program attached to every
@@ -60,6 +67,10 @@ STATE_ROOT=${UNET_HOSTS_STATE:-/tmp/unet-hosts}
 SUBNET=10.202.0.0/24
 NET_PREFIX=10.202.0
 BR_IP=10.202.0.254
+# --subnets 2: the second subnet, and what covers both (for Open MPI's
+# interface selection, which must match every host)
+NET_PREFIX2=10.203.0
+SUBNETS2=10.202.0.0/15
 
 usage() {
 	sed -n '/^#   hosts.sh /s/^#   //p' "${BASH_SOURCE[0]}"
@@ -99,12 +110,13 @@ record() {
 }
 
 do_up() {
-	local n="" name="uh$$" mode=skb build="" unetctl="" provdir="" mtu=1500
+	local n="" name="uh$$" mode=skb build="" unetctl="" provdir="" mtu=1500 subnets=1
 	while (($#)); do
 		case $1 in
 		--name) name=${2:-}; shift 2 || die "--name needs a value" ;;
 		--mode) mode=${2:-}; shift 2 || die "--mode needs a value" ;;
 		--mtu) mtu=${2:-}; shift 2 || die "--mtu needs a value" ;;
+		--subnets) subnets=${2:-}; shift 2 || die "--subnets needs a value" ;;
 		--build) build=${2:-}; shift 2 || die "--build needs a value" ;;
 		--unetctl) unetctl=${2:-}; shift 2 || die "--unetctl needs a value" ;;
 		--provider-dir) provdir=${2:-}; shift 2 || die "--provider-dir needs a value" ;;
@@ -116,6 +128,7 @@ do_up() {
 	[[ $name =~ ^[A-Za-z][A-Za-z0-9]{0,9}$ ]] || { echo "hosts.sh up: NAME: a letter, then up to 9 letters or digits" >&2; exit 2; }
 	[[ $mode == skb || $mode == native ]] || { echo "hosts.sh up: --mode skb|native" >&2; exit 2; }
 	[[ $mtu =~ ^[0-9]+$ ]] && ((mtu >= 1280 && mtu <= 9216)) || { echo "hosts.sh up: --mtu 1280..9216" >&2; exit 2; }
+	[[ $subnets == 1 || $subnets == 2 ]] || { echo "hosts.sh up: --subnets 1|2" >&2; exit 2; }
 	# No choice made: this tree's build when there is one, else what is
 	# installed.
 	if [[ -z $build && -z $unetctl && -z $provdir && -x $ROOT/build/unetctl ]]; then
@@ -139,7 +152,7 @@ do_up() {
 	mkdir -p "$STATE_ROOT" && mkdir "$st" 2>/dev/null || die "run $name exists ($st): hosts.sh down $name"
 	: >"$st/resources"
 	# Whatever fails from here on, undo what was made.
-	if ! setup_hosts "$name" "$n" "$mode" "$unetctl" "$provdir" "$mtu"; then
+	if ! setup_hosts "$name" "$n" "$mode" "$unetctl" "$provdir" "$mtu" "$subnets"; then
 		do_down "$name"
 		exit 1
 	fi
@@ -147,8 +160,8 @@ do_up() {
 }
 
 setup_hosts() {
-	local name=$1 n=$2 mode=$3 unetctl=$4 provdir=$5 mtu=$6 st="$STATE_ROOT/$1"
-	local brns k ns dir out
+	local name=$1 n=$2 mode=$3 unetctl=$4 provdir=$5 mtu=$6 subnets=$7 st="$STATE_ROOT/$1"
+	local brns k ns dir out br ip subnet=$SUBNET
 	brns=$(br_ns "$name")
 	ip netns add "$brns" || { echo "hosts.sh: ip netns add $brns failed" >&2; return 1; }
 	record "$name" ns "$brns"
@@ -160,6 +173,15 @@ setup_hosts() {
 		>/dev/null 2>&1 || true
 	# No learning delay or STP: the bridge forwards from the first frame.
 	ip -n "$brns" link set br0 type bridge stp_state 0 forward_delay 0 2>/dev/null || true
+	if ((subnets == 2)); then
+		subnet=$SUBNETS2
+		{ ip -n "$brns" link add br1 mtu "$mtu" type bridge &&
+			ip -n "$brns" addr add "$NET_PREFIX2.254/24" dev br1 &&
+			ip -n "$brns" link set br1 type bridge stp_state 0 forward_delay 0 &&
+			ip -n "$brns" link set br1 up &&
+			ip netns exec "$brns" sysctl -qw net.ipv4.ip_forward=1 >/dev/null; } ||
+			{ echo "hosts.sh: the second subnet's bridge and routing failed" >&2; return 1; }
+	fi
 
 	{
 		echo "# hosts.sh run $name: N=$n mode=$mode"
@@ -169,7 +191,8 @@ setup_hosts() {
 		echo "UNET_HOSTS_PROVDIR=$provdir"
 		echo "UNET_HOSTS_MODE=$mode"
 		echo "UNET_HOSTS_MTU=$mtu"
-		echo "UNET_HOSTS_SUBNET=$SUBNET"
+		echo "UNET_HOSTS_SUBNET=$subnet"
+		echo "UNET_HOSTS_SUBNETS=$subnets"
 	} >"$st/hosts.env"
 	: >"$st/hostfile"
 	for ((k = 1; k <= n; k++)); do
@@ -182,11 +205,20 @@ setup_hosts() {
 			net.ipv6.conf.default.disable_ipv6=1 >/dev/null 2>&1 || true
 		# Made inside the host, its peer moved to the bridge: no name
 		# ever exists in the root namespace.
+		br=br0 ip=$NET_PREFIX.$k
+		((subnets == 2 && k % 2 == 0)) && br=br1 ip=$NET_PREFIX2.$k
 		ip -n "$ns" link add eth0 mtu "$mtu" type veth peer name "p$k" mtu "$mtu" netns "$brns" &&
-			ip -n "$ns" addr add "$NET_PREFIX.$k/24" dev eth0 &&
+			ip -n "$ns" addr add "$ip/24" dev eth0 &&
 			ip -n "$ns" link set eth0 up &&
-			ip -n "$brns" link set "p$k" master br0 &&
+			ip -n "$brns" link set "p$k" master "$br" &&
 			ip -n "$brns" link set "p$k" up || { echo "hosts.sh: veth of $ns failed" >&2; return 1; }
+		if ((subnets == 2)); then
+			if [[ $br == br0 ]]; then
+				ip -n "$ns" route add "$NET_PREFIX2.0/24" via "$BR_IP"
+			else
+				ip -n "$ns" route add "$SUBNET" via "$NET_PREFIX2.254"
+			fi || { echo "hosts.sh: the route of $ns to the other subnet failed" >&2; return 1; }
+		fi
 		mkdir -p "$dir" || return 1
 		mount -t bpf -o mode=0700 bpf "$dir" || { echo "hosts.sh: mount bpffs on $dir failed" >&2; return 1; }
 		record "$name" bpffs "$dir"
@@ -201,8 +233,10 @@ setup_hosts() {
 	# Every host reaches every other through the bridge before anything
 	# runs (ARP resolved, ports forwarding).
 	for ((k = 1; k <= n; k++)); do
-		ip netns exec "$brns" ping -c 1 -W 2 "$NET_PREFIX.$k" >/dev/null 2>&1 ||
-			{ echo "hosts.sh: host $k does not answer on $NET_PREFIX.$k" >&2; return 1; }
+		ip=$NET_PREFIX.$k
+		((subnets == 2 && k % 2 == 0)) && ip=$NET_PREFIX2.$k
+		ip netns exec "$brns" ping -c 1 -W 2 "$ip" >/dev/null 2>&1 ||
+			{ echo "hosts.sh: host $k does not answer on $ip" >&2; return 1; }
 	done
 	return 0
 }
@@ -256,7 +290,7 @@ net_args() {
 		;;
 	tcp)
 		# shellcheck disable=SC2054 # "tcp,self" is one MCA value
-		NET_ARGS=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET")
+		NET_ARGS=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$UNET_HOSTS_SUBNET")
 		;;
 	*) echo "hosts.sh: --net unet|ofi-tcp|ofi-udp|tcp, not '$1'" >&2; exit 2 ;;
 	esac
@@ -304,7 +338,7 @@ do_mpirun() {
 	timeout -k 5 "$to" ip netns exec "$(br_ns "$name")" env \
 		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 		OMPI_MCA_plm_rsh_agent="$st/agent" OMPI_MCA_plm_rsh_no_tree_spawn=1 \
-		OMPI_MCA_oob_tcp_if_include="$SUBNET" OMPI_MCA_btl_tcp_if_include="$SUBNET" \
+		OMPI_MCA_oob_tcp_if_include="$UNET_HOSTS_SUBNET" OMPI_MCA_btl_tcp_if_include="$UNET_HOSTS_SUBNET" \
 		OMPI_MCA_orte_keep_fqdn_hostnames=1 OMPI_MCA_mpi_yield_when_idle=1 \
 		mpirun --hostfile "$st/hostfile" -np "$np" --bind-to none "${NET_ARGS[@]}" "${extra[@]}" "$@" &
 	local tpid=$! sig=0
@@ -384,7 +418,7 @@ do_run() {
 	RUN_NAME="uh$$"
 	while (($#)); do
 		case $1 in
-		--mode | --build | --unetctl | --provider-dir) up+=("$1" "${2:-}"); shift 2 || exit 2 ;;
+		--mode | --build | --unetctl | --provider-dir | --subnets) up+=("$1" "${2:-}"); shift 2 || exit 2 ;;
 		--name) RUN_NAME=${2:-}; shift 2 || exit 2 ;;
 		--) break ;;
 		[0-9]*) [[ -z $n ]] && { n=$1; shift; } || { mp+=("$1"); shift; } ;;

@@ -309,11 +309,12 @@ static void phase_late_av(void)
 
 static void phase_pingpong(void)
 {
-	/* around the eager limits: one medium frame at MTU 1500 (1408) and
-	 * 9000 (8908), the fragmented eager messages' end (16384) */
-	static const size_t sizes[] = { 0,    1,    8,	  47,	48,    49,    100,   1000,
-					1408, 1409, 1500, 4096, 8908, 8909, 16384, 16385,
-					65536, 1 << 20 };
+	/* around the eager limits: one medium frame at MTU 1500 (1408; 1380
+	 * on a routable channel, 28 bytes of IP and UDP less) and 9000
+	 * (8908), the fragmented eager messages' end (16384) */
+	static const size_t sizes[] = { 0,    1,    8,	  47,	 48,	49,    100,   1000,
+					1380, 1381, 1408, 1409, 1500,	4096,  8908,  8909,
+					16384, 16385, 65536, 1 << 20 };
 	size_t max = 1 << 20;
 	unsigned char *s = malloc(max), *r = malloc(max);
 	struct fi_context sc, rc;

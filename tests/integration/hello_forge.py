@@ -18,7 +18,8 @@ import socket
 import struct
 import sys
 
-NAME_RE = re.compile(r"fi_unet://([0-9a-f:]{17})/ep=(\d+)/(\d+)\.(\d+)\.(\d+)\.(\d+):(\d+)/nonce=([0-9a-f]{8})")
+NAME_RE = re.compile(r"fi_unet://([0-9a-f:]{17})/ep=(\d+)/(\d+)\.(\d+)\.(\d+)\.(\d+)/(\d+):(\d+)"
+                     r"/f=([0-9a-f]{2})/nonce=([0-9a-f]{8})")
 
 
 def parse(s):
@@ -27,15 +28,17 @@ def parse(s):
         sys.exit(f"hello_forge: not a name: {s!r}")
     mac = bytes(int(x, 16) for x in m.group(1).split(":"))
     ip = bytes(int(m.group(i)) for i in range(3, 7))
-    return {"mac": mac, "ep": int(m.group(2)), "ip": ip, "port": int(m.group(7)),
-            "nonce": int(m.group(8), 16)}
+    return {"mac": mac, "ep": int(m.group(2)), "ip": ip, "prefix": int(m.group(7)),
+            "port": int(m.group(8)), "flags": int(m.group(9), 16),
+            "nonce": int(m.group(10), 16)}
 
 
 def pack(n):
-    # struct ufi_name: 'U' 'F', version 1, rsvd, mac, ep_id and port in
-    # network order, ip as is, nonce in the sender's (host) order
-    return (b"UF\x01\x00" + n["mac"] + struct.pack(">H", n["ep"]) + n["ip"] +
-            struct.pack(">H", n["port"]) + b"\x00\x00" + struct.pack("<I", n["nonce"]))
+    # struct ufi_name: 'U' 'F', version 1, flags, mac, ep_id and port in
+    # network order, ip as is, prefix, a reserved 0, nonce in the
+    # sender's (host) order
+    return (b"UF\x01" + bytes([n["flags"]]) + n["mac"] + struct.pack(">H", n["ep"]) + n["ip"] +
+            struct.pack(">HBB", n["port"], n["prefix"], 0) + struct.pack("<I", n["nonce"]))
 
 
 def hellos(frm, to, ft):

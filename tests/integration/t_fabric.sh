@@ -16,7 +16,9 @@ TESTS+=(
 	"fabric_unetd|-|90|ufi-test with its server as user nobody on an emulated endpoint from unetd (FI_UNET_IFACE), the client root's own direct endpoint"
 	"fabric_dead|-|60|a peer that dies without closing: the receive waiting on it ends with an FI_EIO error entry (prov_errno ETIMEDOUT) within FI_UNET_TIMEOUT_MS + keepalive, and sends to it fail"
 	"fabric_mpi|-|120|Open MPI (pml cm, mtl ofi) selects unet and runs a 2-rank ping-pong between two namespaces"
+	"fabric_mpi_routed|-|90|Open MPI over unet between two subnets through a router (t_routed.sh's fixture): a 2-rank ping-pong verifies its messages, which went as U-Net in UDP/IPv4 over routable channels to the off-link peer (chan_delivered on both hosts)"
 	"fabric_jumbo|-|90|ufi-test between two namespaces at MTU 9000 (eager messages up to 8908 bytes in one frame, rendezvous pulls in 8992-byte fragments: under 1600 frames where 1500 takes over 2800), then between MTU 9000 and 1500 (the smaller wins: everything arrives)"
+	"fabric_routable|-|60|ufi-test between two namespaces over routable channels (FI_UNET_CHANNEL=ip on one side: both ends use them): every size around the eager limits (which follow the routable channel's smaller payload) and up to 1 MiB arrives; the frames are U-Net in UDP/IPv4 (chan_delivered on both sides)"
 	"fabric_spoof|-|90|a hostile host on the link: 40 HELLOs from made-up names and one spoofed from the client's address with a tag of its own reach the server before the real ranks talk; the ranks then run ufi-test as usual"
 )
 
@@ -50,8 +52,8 @@ fabric_pair() {
 	unet_bg_b "$UFI_TEST" server --me "$T_DIR/$name.b.addr" --peer "$T_DIR/$name.a.addr" "$@" \
 		>"$T_DIR/$name.server.log" 2>&1
 	s=$UNET_BG_PID
-	unet_bg_a "$UFI_TEST" client --me "$T_DIR/$name.a.addr" --peer "$T_DIR/$name.b.addr" "$@" \
-		>"$T_DIR/$name.client.log" 2>&1
+	unet_bg_a env ${UNET_FABRIC_CLIENT_ENV:-} "$UFI_TEST" client --me "$T_DIR/$name.a.addr" \
+		--peer "$T_DIR/$name.b.addr" "$@" >"$T_DIR/$name.client.log" 2>&1
 	c=$UNET_BG_PID
 	fabric_pair_end "$c" "$s" "$T_DIR/$name" "$name" 80
 }
@@ -197,13 +199,7 @@ t_fabric_mpi() {
 	[[ -x $prog ]] || skip "$prog not built (no mpicc: libopenmpi-dev)"
 	fabric_prep
 	# mpirun stays here; its orteds start in the namespaces (docs/libfabric-facts.md, 4)
-	agent=$T_DIR/nsagent.sh
-	cat >"$agent" <<-'EOF'
-		#!/bin/sh
-		h=$1; shift
-		exec ip netns exec "$h" unshare --uts sh -c "hostname $h; $*"
-	EOF
-	chmod +x "$agent"
+	agent=$(fabric_mpi_agent)
 	# mpirun runs in namespace a (its orteds call back over the veth);
 	# each rank in its own namespace with its own host name
 	# Open MPI's own allocations are never freed: no leak report in the
@@ -219,6 +215,68 @@ t_fabric_mpi() {
 	echo "$out"
 	((rc == 0)) || fail "mpirun exited with $rc"
 	grep -q '^mpi-pingpong ok' <<<"$out" || fail "the MPI program did not verify its messages"
+}
+
+# fabric_mpi_agent: the rsh agent through which mpirun, in namespace a,
+# starts its orteds in the hosts' namespaces, each with its own host name.
+fabric_mpi_agent() {
+	local agent=$T_DIR/nsagent.sh
+	cat >"$agent" <<-'EOF'
+		#!/bin/sh
+		h=$1; shift
+		exec ip netns exec "$h" unshare --uts sh -c "hostname $h; $*"
+	EOF
+	chmod +x "$agent"
+	echo "$agent"
+}
+
+# fabric_prep_routed: the provider built, t_routed.sh's two subnets with
+# a router between them, the program attached on both hosts (a and c;
+# b only routes).  The hosts get routes to each other's subnet instead
+# of default routes: with a default route, every host name lookup the
+# MPI launcher makes goes to a name server the router cannot reach and
+# waits out the resolver's timeouts (30 s), where without one it fails
+# at once and the hosts file answers.
+fabric_prep_routed() {
+	[[ -f $BUILD/libunet-fi.so ]] || fail "$BUILD/libunet-fi.so not built"
+	[[ -n $T_MODE ]] || T_MODE=skb
+	setup_routed
+	{ ip -n "$NS_A" route del default && ip -n "$NS_A" route add 10.202.0.0/24 via "$GW1" &&
+		ip -n "$NS_C" route del default &&
+		ip -n "$NS_C" route add 10.201.0.0/24 via 10.202.0.1; } || fail "routes between the subnets"
+	in_c "$UNETCTL" attach "$IF_C" --mode "$T_MODE" || fail "unetctl attach $IF_C failed"
+}
+
+# chan_delivered NS IFACE: the interface's U-Net-in-UDP frames delivered.
+chan_delivered() {
+	ip netns exec "$1" "$UNETCTL" --json stats "$2" |
+		jq -r '[.. | objects | select(has("chan_delivered")) | .chan_delivered] | first // 0'
+}
+
+# Ranks on two subnets, a router between them (a on 10.201.0.0/24, c on
+# 10.202.0.0/24 behind b): the provider reaches the off-link peer over a
+# routable channel, through its gateway.
+t_fabric_mpi_routed() {
+	local prog=$BUILD/fabric/mpi-pingpong agent out rc ca cc
+	command -v mpirun >/dev/null || skip "mpirun not installed (openmpi-bin)"
+	[[ -x $prog ]] || skip "$prog not built (no mpicc: libopenmpi-dev)"
+	fabric_prep_routed
+	agent=$(fabric_mpi_agent)
+	export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+	out=$(in_a timeout 60 mpirun --allow-run-as-root -np 2 --host "$NS_A,$NS_C" \
+		--mca plm_rsh_agent "$agent" --mca oob_tcp_if_include 10.200.0.0/14 \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include unet \
+		--mca mpi_yield_when_idle 1 \
+		-x FI_PROVIDER_PATH="$BUILD" -x FI_PROVIDER=unet -x ASAN_OPTIONS \
+		"$prog" 100 2>&1)
+	rc=$?
+	echo "$out"
+	((rc == 0)) || fail "mpirun across the router exited with $rc"
+	grep -q '^mpi-pingpong ok' <<<"$out" || fail "the MPI program did not verify its messages"
+	ca=$(chan_delivered "$NS_A" "$IF_A")
+	cc=$(chan_delivered "$NS_C" "$IF_C")
+	note "routable frames delivered across the router: a $ca, c $cc"
+	((ca > 0 && cc > 0)) || fail "no U-Net-in-UDP frames delivered (a $ca, c $cc)"
 }
 
 # Made-up names and a spoofed HELLO must not cost
@@ -272,4 +330,17 @@ t_fabric_jumbo() {
 	((f < 1600)) || fail "at MTU 9000 b took $f frames: not the jumbo frames' count (< 1600)"
 	fabric_mtu 9000 1500
 	fabric_pair mixed --iters 2
+}
+
+# Routable channels on-link: FI_UNET_CHANNEL=ip on the client alone, so
+# the server learns it from the client's name (both ends must agree).
+# The frames are counted where the XDP program delivers U-Net-in-UDP.
+t_fabric_routable() {
+	local ca cb
+	fabric_prep
+	UNET_FABRIC_CLIENT_ENV=FI_UNET_CHANNEL=ip fabric_pair routable --iters 2
+	ca=$(counter a chan_delivered) || exit 1
+	cb=$(counter b chan_delivered) || exit 1
+	note "routable frames delivered: a $ca, b $cb"
+	((ca > 0 && cb > 0)) || fail "no U-Net-in-UDP frames delivered (a $ca, b $cb): not routable channels"
 }

@@ -95,6 +95,7 @@ static void fx_init(struct fx *f)
 		p->name.magic[1] = 'F';
 		p->name.version = 1;
 		p->name.mac[5] = (uint8_t)(0x10 + i);
+		p->name.prefix = 8; /* 127/8: the tests' HELLOs go over loopback */
 		p->name.nonce = 0xabcd0000u + (uint32_t)i;
 		p->addr = (fi_addr_t)i;
 		p->state = UFI_PEER_UP;
@@ -768,6 +769,22 @@ static uint32_t hello_u32(const uint8_t *b, size_t off)
 	return v;
 }
 
+/* names.c's rules for a name from outside, written out again. */
+static bool name_model(const struct ufi_name *n)
+{
+	uint32_t ip = ntohl(n->ip), host;
+
+	if (n->magic[0] != 'U' || n->magic[1] != 'F' || n->version != 1 || (n->flags & ~1u) ||
+	    n->rsvd || (n->mac[0] & 1) || !(n->mac[0] | n->mac[1] | n->mac[2] | n->mac[3] |
+					     n->mac[4] | n->mac[5]) ||
+	    !n->port || n->prefix < 1 || n->prefix > 32)
+		return false;
+	if (ip >> 24 == 0 || ip >> 28 >= 0xe) /* 0/8, multicast, reserved, broadcast */
+		return false;
+	host = n->prefix == 32 ? 0 : 0xffffffffu >> n->prefix;
+	return n->prefix > 30 || ((ip & host) != 0 && (ip & host) != host);
+}
+
 /* conn.c's rules, written out again: whether the datagram is a HELLO to
  * self that is taken at all. */
 static bool hello_model(const struct ufi_name *self, const uint8_t *b, size_t len,
@@ -779,8 +796,8 @@ static bool hello_model(const struct ufi_name *self, const uint8_t *b, size_t le
 		return false;
 	memcpy(&fn, b + 4, sizeof(fn));
 	return b[0] == 0x55 && b[1] == 0x46 && b[2] == 0x49 && b[3] == 0x48 &&
-	       !memcmp(b + 4 + UFI_NAME_LEN, self, UFI_NAME_LEN) && fn.magic[0] == 'U' &&
-	       fn.magic[1] == 'F' && fn.version == 1 && fn.ip == from->sin_addr.s_addr &&
+	       !memcmp(b + 4 + UFI_NAME_LEN, self, UFI_NAME_LEN) && name_model(&fn) &&
+	       fn.ip == from->sin_addr.s_addr &&
 	       fn.port == from->sin_port &&
 	       ((b[52] << 8 | b[53]) >= TAG_MIN || (b[52] << 8 | b[53]) == 0) &&
 	       hello_u32(b, 56) != 0;
@@ -889,7 +906,7 @@ static void test_fuzz_hello(void **state)
 			for (unsigned int k = 0, nm = 1 + (unsigned int)((r >> 24) % 3); k < nm; k++) {
 				uint64_t x = fuzz_next(&rng);
 
-				switch (x % 7) {
+				switch (x % 8) {
 				case 0:
 					b[(x >> 8) % HELLO_LEN] ^= (uint8_t)(1u << ((x >> 16) % 8));
 					break;
@@ -916,6 +933,35 @@ static void test_fuzz_hello(void **state)
 					else
 						sa.sin_addr.s_addr ^= htonl(1);
 					break;
+				case 6: { /* a field of the sender's name at an edge */
+					static const uint8_t pe[] = { 0, 1, 8, 30, 31, 32, 33, 255 };
+					uint8_t *fn = b + 4;
+
+					switch ((x >> 8) % 5) {
+					case 0: /* flags */
+						fn[3] = (uint8_t)(x >> 16) & 3;
+						break;
+					case 1: /* the MAC multicast or zero */
+						if ((x >> 12) % 2)
+							fn[4] |= 1;
+						else
+							memset(fn + 4, 0, 6);
+						break;
+					case 2: /* the prefix */
+						fn[18] = pe[(x >> 12) % 8];
+						break;
+					case 3: /* the address's top or host byte */
+						fn[(x >> 12) % 2 ? 12 : 15] = (uint8_t)(x >> 16);
+						break;
+					default: /* the reserved byte set, or port 0 */
+						if ((x >> 12) % 2)
+							fn[19] = (uint8_t)(x >> 16) | 1;
+						else
+							memset(fn + 16, 0, 2);
+						break;
+					}
+					break;
+				}
 				default: /* the address length or family wrong */
 					if ((x >> 8) % 2)
 						fl = (socklen_t)((x >> 12) % sizeof(sa));
@@ -1298,6 +1344,117 @@ static void test_hello_spoofed(void **state)
 	free(f);
 }
 
+/* A name as an endpoint on 10.201.0.1/24 gives it. */
+static struct ufi_name name_at(const char *ip, unsigned int prefix)
+{
+	struct ufi_name n = { .magic = { 'U', 'F' }, .version = 1,
+			      .mac = { 0x02, 0, 0, 0, 0, 0x0a }, .ep_id = htons(3),
+			      .port = htons(47000), .nonce = 0x0123abcd };
+
+	n.prefix = (uint8_t)prefix;
+	assert_int_equal(inet_pton(AF_INET, ip, &n.ip), 1);
+	return n;
+}
+
+/* Every field of a name from outside is checked, the string form
+ * round-trips, and both ends of a channel choose the same kind. */
+static void test_names(void **state)
+{
+	struct ufi_name n = name_at("10.201.0.1", 24), m, c = name_at("10.202.0.2", 24);
+	char s[UFI_STR_LEN];
+	static const struct {
+		const char *ip;
+		unsigned int prefix;
+		bool ok;
+	} ips[] = {
+		{ "10.201.0.1", 24, true },	{ "10.201.0.0", 24, false }, /* the subnet's own */
+		{ "10.201.0.255", 24, false },	/* its broadcast */
+		{ "10.201.0.255", 16, true },	{ "10.201.0.0", 31, true },
+		{ "10.201.0.1", 32, true },	{ "10.201.0.1", 0, false },
+		{ "10.201.0.1", 33, false },	{ "0.0.0.0", 24, false },
+		{ "0.1.2.3", 8, false },	{ "224.0.0.1", 24, false },
+		{ "239.1.2.3", 8, false },	{ "240.0.0.1", 8, false },
+		{ "255.255.255.255", 24, false }, { "127.0.0.1", 8, true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ips) / sizeof(ips[0]); i++) {
+		m = name_at(ips[i].ip, ips[i].prefix);
+		if (ufi_name_valid(&m) != ips[i].ok)
+			fail_msg("%s/%u: valid %d, want %d", ips[i].ip, ips[i].prefix, !ips[i].ok,
+				 ips[i].ok);
+	}
+	m = n, m.flags = 0x02;
+	assert_false(ufi_name_valid(&m));
+	m = n, m.flags = UFI_NAME_F_ROUTED;
+	assert_true(ufi_name_valid(&m));
+	m = n, m.rsvd = 1;
+	assert_false(ufi_name_valid(&m));
+	m = n, m.mac[0] = 0x03; /* multicast */
+	assert_false(ufi_name_valid(&m));
+	m = n, memset(m.mac, 0, 6);
+	assert_false(ufi_name_valid(&m));
+	m = n, m.port = 0;
+	assert_false(ufi_name_valid(&m));
+	m = n, m.version = 2;
+	assert_false(ufi_name_valid(&m));
+
+	/* the string form: fixed width, round trip, the same checks */
+	m = n, m.flags = UFI_NAME_F_ROUTED;
+	assert_int_equal(ufi_name_to_str(&m, s, sizeof(s)), 81);
+	assert_string_equal(s, "fi_unet://02:00:00:00:00:0a/ep=00003/010.201.000.001/24:47000/"
+			       "f=01/nonce=0123abcd");
+	assert_int_equal(ufi_name_from_str(s, &c), 0);
+	assert_memory_equal(&c, &m, UFI_NAME_LEN);
+	assert_int_equal(ufi_name_to_str(&m, s, 81), -FI_ETOOSMALL);
+	assert_int_not_equal(ufi_name_from_str("fi_unet://02:00:00:00:00:0a/ep=00003/"
+					       "010.201.000.001/33:47000/f=00/nonce=0123abcd", &c), 0);
+	assert_int_not_equal(ufi_name_from_str("fi_unet://02:00:00:00:00:0a/ep=00003/"
+					       "224.201.000.001/24:47000/f=00/nonce=0123abcd", &c), 0);
+	assert_int_not_equal(ufi_name_from_str("fi_unet://02:00:00:00:00:0a/ep=00003/"
+					       "010.201.000.001/24:47000/f=04/nonce=0123abcd", &c), 0);
+	assert_int_not_equal(ufi_name_from_str("fi_unet://02:00:00:00:00:0a/ep=00003/"
+					       "010.201.000.001/24:00000/f=00/nonce=0123abcd", &c), 0);
+	assert_int_not_equal(ufi_name_from_str("fi_unet://02:00:00:00:00:0a/ep=00003/"
+					       "010.201.000.001/24:47000/f=00/nonce=0123abcdx", &c), 0);
+	/* the old form (no prefix, no flags) is refused, not misread */
+	assert_int_not_equal(ufi_name_from_str("fi_unet://02:00:00:00:00:0a/ep=00003/"
+					       "010.201.000.001:47000/nonce=0123abcd", &c), 0);
+
+	/* an AV insert of a bad name is refused */
+	{
+		struct ufi_addrs t = { 0 };
+		fi_addr_t a;
+
+		m = n, m.prefix = 40;
+		assert_int_equal(ufi_addrs_add(&t, &m, &a), -FI_EINVAL);
+		assert_true(a == FI_ADDR_NOTAVAIL);
+		assert_int_equal(ufi_addrs_add(&t, &n, &a), 0);
+		assert_true(a == 0);
+		ufi_addrs_free(&t);
+	}
+
+	/* the channel's kind, alike from both ends */
+	m = name_at("10.201.0.2", 24);
+	assert_false(ufi_name_routed(&n, &m));
+	assert_false(ufi_name_routed(&m, &n));
+	c = name_at("10.202.0.2", 24);
+	assert_true(ufi_name_routed(&n, &c));
+	assert_true(ufi_name_routed(&c, &n));
+	/* prefixes that disagree: on-link only if both ends say so */
+	m = name_at("10.201.1.2", 16);
+	assert_true(ufi_name_routed(&n, &m));
+	assert_true(ufi_name_routed(&m, &n));
+	m = name_at("10.201.0.2", 16);
+	assert_false(ufi_name_routed(&n, &m));
+	assert_false(ufi_name_routed(&m, &n));
+	/* one end asks for routable channels: both use them */
+	m = name_at("10.201.0.2", 24);
+	m.flags = UFI_NAME_F_ROUTED;
+	assert_true(ufi_name_routed(&n, &m));
+	assert_true(ufi_name_routed(&m, &n));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1306,6 +1463,7 @@ int main(void)
 		cmocka_unit_test(test_strangers_bounded),
 		cmocka_unit_test(test_ux_bounded),
 		cmocka_unit_test(test_hello_spoofed),
+		cmocka_unit_test(test_names),
 	};
 
 	return cmocka_run_group_tests_name("fabric_proto", tests, NULL, NULL);
