@@ -28,17 +28,21 @@ static uint16_t get16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-/* The ones' complement sum of the header is all ones when its checksum
- * is right (RFC 1071). */
+/* The checksum field is exactly the one the library writes: the
+ * complement of the ones' complement sum of the rest of the header (RFC
+ * 1071).  Not merely a header that sums to all ones: that would let
+ * 0xffff stand for the library's 0x0000, and the frame be other than
+ * the library's byte for byte. */
 static int ip_csum_ok(const uint8_t *ip)
 {
 	uint32_t sum = 0;
 
 	for (int i = 0; i < IP_HLEN; i += 2)
-		sum += get16(ip + i);
+		if (i != 10)
+			sum += get16(ip + i);
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
-	return sum == 0xffff;
+	return get16(ip + 10) == (uint16_t)~sum;
 }
 
 enum unetd_chan_verdict unetd_chan_check_frame(const uint8_t *f, uint32_t len, uint16_t dport,

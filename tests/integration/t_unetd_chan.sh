@@ -22,7 +22,7 @@ unetd_chan_port_held() {
 
 t_unetd_chan() {
 	T_MODE=${T_MODE:-skb}
-	local s rc port out i max
+	local s rc port out i max mac_b
 	setup_ns
 	attach a
 	chan_neigh
@@ -80,6 +80,11 @@ t_unetd_chan() {
 	tail -2 "$T_DIR/sizes-direct.log"
 	grep -q 'direct endpoint .* for uid 65534' "$T_DIR/unetd.log" || fail "the daemon did not log a direct grant"
 	grep -q '^sizes ok 1\.\.' "$T_DIR/sizes-direct.log" || fail "sizes over a grant did not report ok"
+	# The grant's frames carry the device's MAC (the daemon has no
+	# endpoint of its own here to take it from).
+	mac_b=$(in_b cat "/sys/class/net/$IF_B/address")
+	tail -1 < <(grep '^echo src_mac' "$T_DIR/echo.log") | grep -qx "echo src_mac $mac_b" ||
+		{ grep '^echo src_mac' "$T_DIR/echo.log"; fail "the grant's frames do not come from $IF_B's MAC $mac_b"; }
 	# The grant's port is the daemon's too, and goes with the client.
 	as_user_cmd 65534
 	"${AS[@]}" "$PEER" hold "$IF_B" --tag 3 --peer-ip "$IP_A" --peer-tag 1 --timeout 30 \

@@ -252,6 +252,37 @@ static bool model_ok(const uint8_t *f, uint32_t len)
 	return false;
 }
 
+/* Where the library's header checksum is 0x0000, 0xffff also makes the
+ * header sum to all ones (ones' complement has two zeros): it is not the
+ * library's frame, and is refused. */
+static void test_csum_alias(void **state)
+{
+	static uint8_t f[UNET_UDP_PAYLOAD_OFF + MAX_PAYLOAD + 60];
+	struct unetd_chan_wire c = chans[0];
+	int found = 0;
+
+	(void)state;
+	setup_chans();
+	c = chans[0];
+	/* Some destination and length give checksum 0: look for one. */
+	for (uint32_t d = 1; d < 65536 && !found; d++) {
+		c.daddr = htonl(0x0ac90000u | d);
+		for (uint32_t plen = 1; plen <= 64 && !found; plen++) {
+			uint32_t len = build(f, &c, plen);
+
+			if (f[24] || f[25])
+				continue;
+			found = 1;
+			chans[0].daddr = c.daddr;
+			assert_int_equal(check(f, len), UNETD_CHAN_OK);
+			put16(f + 24, 0xffff);
+			assert_int_equal(check(f, len), UNETD_CHAN_BAD_FRAME);
+		}
+	}
+	setup_chans();
+	assert_true(found);
+}
+
 static void test_fuzz(void **state)
 {
 	uint64_t seed = fuzz_seed(0xc4a7c4ecull), s = seed, n = fuzz_count(300000), passed = 0;
@@ -321,6 +352,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_honest),
 		cmocka_unit_test(test_each_field),
+		cmocka_unit_test(test_csum_alias),
 		cmocka_unit_test(test_fuzz),
 	};
 
