@@ -91,8 +91,9 @@ static __always_inline int tcp6_rx(struct xdp_md *ctx, void *l3, void *data_end)
  * destination-options and fragment headers (the kinds whose length is
  * in the header itself, RFC 8200 4); a fragment other than the first
  * has no TCP header and is left to the kernel (alone it never
- * reassembles).  Anything else (ESP, AH, a longer chain, a header past
- * the first piece) is not walked: the kernel gets it, as before.
+ * reassembles).  A longer chain of those to an address U-Net uses is
+ * dropped too.  Anything else (ESP, AH, a header past the first piece)
+ * is not walked: the kernel gets it, as before.
  */
 static __always_inline int tcp6_behind_exthdr(struct ipv6hdr *ip6, void *data_end)
 {
@@ -118,6 +119,18 @@ static __always_inline int tcp6_behind_exthdr(struct ipv6hdr *ip6, void *data_en
 		}
 		nh = p[0];
 		p += len;
+	}
+	if (nh == 0 || nh == 43 || nh == 60 || nh == 44) {
+		/* A chain longer than the walk: its TCP header, if any, is
+		 * out of sight, so to an address U-Net uses (a live entry in
+		 * unet_udp6_addrs, whichever protocol) it is dropped rather
+		 * than risked with the kernel (six or more extension headers:
+		 * nothing a host sends). */
+		struct unet_udp_addr_val *av;
+
+		__builtin_memcpy(key.addr, &ip6->daddr, 16);
+		av = bpf_map_lookup_elem(&unet_udp6_addrs, key.addr);
+		return av && udp_owner_current(av->endpoint, av->owner_token);
 	}
 	if (nh != IPPROTO_TCP || (void *)(p + 4) > data_end)
 		return 0;

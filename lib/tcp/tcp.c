@@ -1426,6 +1426,19 @@ static void clamp_mss(uint8_t *t, uint32_t doff, uint32_t max)
 		set16_csum(t + o, (uint16_t)max, t + 16);
 }
 
+/* IPv6 only: a peer's MSS below what every IPv6 path carries (1280 -
+ * 60 = 1220) is raised to it (or to max, if lower): a peer announcing an
+ * MSS of 1 would otherwise have us send a byte per segment (IPv4 has the
+ * SYN cookies' floor of 536). */
+#define TCP6_MIN_MSS 1220u
+static void floor_mss6(uint8_t *t, uint32_t doff, uint32_t max)
+{
+	uint32_t o = mss_option(t, doff), floor = max < TCP6_MIN_MSS ? max : TCP6_MIN_MSS;
+
+	if (o && get16(t + o) < floor)
+		set16_csum(t + o, (uint16_t)floor, t + 16);
+}
+
 /*
  * A frame lwIP sends (len bytes at f, in our send buffer; lwIP's own
  * copy is never touched): an IPv4/TCP segment's sequence number gets F
@@ -1867,6 +1880,38 @@ static bool bad_source4(uint32_t saddr, uint32_t daddr)
 	return saddr == daddr || !h || h >> 24 == 127 || h >> 28 == 14 || h == 0xffffffffu;
 }
 
+/*
+ * Whether a segment's source is an address of any of lwIP's netifs: the
+ * process's other endpoints too, not only the one it came in on (the
+ * checks before lwIP see that one's).  lwIP answers a segment without a
+ * connection with a reset routed by its own table, which can pick
+ * another endpoint's netif, and a reset to that netif's own address
+ * goes down lwIP's loopback path: the abort bad_source4 describes, from
+ * one spoofed segment to a process with two endpoints.  Under the lwIP
+ * lock.
+ */
+static bool lwip_local4(uint32_t addr)
+{
+	struct netif *n;
+
+	NETIF_FOREACH(n)
+		if (ip4_addr_get_u32(netif_ip4_addr(n)) == addr)
+			return true;
+	return false;
+}
+
+static bool lwip_local6(const uint8_t addr[16])
+{
+	struct netif *n;
+
+	NETIF_FOREACH(n)
+		for (int i = 0; i < LWIP_IPV6_NUM_ADDRESSES; i++)
+			if (!ip6_addr_isinvalid(netif_ip6_addr_state(n, i)) &&
+			    !memcmp(netif_ip6_addr(n, i)->addr, addr, 16))
+				return true;
+	return false;
+}
+
 static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t *frame,
 					    uint32_t len, struct unet_recv_desc *desc)
 {
@@ -1946,6 +1991,11 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	/* as lwIP counts it (TCP_TCPLEN): SYN and FIN together count one */
 	seqlen = tl - doff + ((t[13] & (TCP_SYN | TCP_FIN)) ? 1 : 0);
 	lock(st);
+	if (lwip_local4(saddr)) {
+		st->st.rx_malformed++;
+		unlock_rx();
+		return UNET_LAYER_CONSUMED;
+	}
 	pcb = seg_pcb(t, saddr, daddr);
 	if (pcb && seq_trap(pcb, seq, seqlen)) {
 		st->st.rx_malformed++;
@@ -2035,15 +2085,20 @@ static struct tcp_pcb *seg_pcb6(const uint8_t *t, const uint8_t saddr[16],
 	return NULL;
 }
 
-/* Half-open connections (SYN_RCVD) lwIP holds for listener l's port;
- * *oldest the one made first (lwIP puts a new pcb at the head). */
+/* Half-open connections (SYN_RCVD) lwIP holds for listener l: its port
+ * on its address (one lwIP serves every endpoint of the process, and
+ * another endpoint's listener on the same port is not l); *oldest the
+ * one made first (lwIP puts a new pcb at the head). */
 static uint32_t half_open6(const struct unet_tcp *l, struct tcp_pcb **oldest)
 {
 	uint32_t n = 0;
 
 	*oldest = NULL;
+	if (!l->pcb)
+		return 0;
 	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
-		if (p->state == SYN_RCVD && p->local_port == l->lport && IP_IS_V6(&p->local_ip)) {
+		if (p->state == SYN_RCVD && p->local_port == l->lport && IP_IS_V6(&p->local_ip) &&
+		    ip_addr_cmp(&p->local_ip, &l->pcb->local_ip)) {
 			n++;
 			*oldest = p;
 		}
@@ -2112,6 +2167,11 @@ static enum unet_layer_verdict tcp_layer_rx6(struct utcp_state *st, uint8_t *fra
 	seq = get32(t + 4);
 	seqlen = g.tl - g.doff + ((t[13] & (TCP_SYN | TCP_FIN)) ? 1 : 0);
 	lock(st);
+	if (lwip_local6(g.saddr)) {
+		st->st.rx_malformed++;
+		unlock_rx();
+		return UNET_LAYER_CONSUMED;
+	}
 	pcb = seg_pcb6(t, g.saddr, g.daddr, &tw);
 	if (pcb && seq_trap(pcb, seq, seqlen)) {
 		st->st.rx_malformed++;
@@ -2124,6 +2184,7 @@ static enum unet_layer_verdict tcp_layer_rx6(struct utcp_state *st, uint8_t *fra
 			int ws;
 
 			clamp_mss(t, g.doff, route_mss6(st, g.saddr));
+			floor_mss6(t, g.doff, route_mss6(st, g.saddr));
 			tcp_opts(t, g.doff, &peer_mss, &ws);
 			st->syn_mss = peer_mss ? peer_mss : 1220;
 		}
@@ -2154,6 +2215,7 @@ static enum unet_layer_verdict tcp_layer_rx6(struct utcp_state *st, uint8_t *fra
 				tcp_abort(oldest);
 			}
 			clamp_mss(t, g.doff, route_mss6(st, g.saddr));
+			floor_mss6(t, g.doff, route_mss6(st, g.saddr));
 		} else if (!l || !(t[13] & TCP_SYN)) {
 			st->st.rx_no_conn++; /* lwIP resets it (or drops a RST) */
 		}

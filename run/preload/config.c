@@ -45,15 +45,28 @@ void run_config_parse(struct run_config *cfg, const char *iface, const char *log
 	}
 }
 
+/* This process's network namespace, as the library names pin
+ * directories by it (0 when it cannot be read). */
+static unsigned long long netns_ino(void)
+{
+	struct stat st;
+
+	return stat("/proc/thread-self/ns/net", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
 bool run_config_serves(const struct run_config *cfg, const char *ifname)
 {
-	char path[PATH_MAX + IF_NAMESIZE + 8];
+	char path[PATH_MAX + IF_NAMESIZE + 32];
 	struct stat st;
 
 	if (cfg->ifaces[0])
 		return route_iface_listed(cfg->ifaces, ifname);
-	/* Where the library pins an attached program's link (lib/core/iface.c). */
-	if (snprintf(path, sizeof(path), "%s/%s/link", cfg->pin_root, ifname) >= (int)sizeof(path))
+	/* Where the library pins an attached program's link:
+	 * <root>/<ifname>@<netns inode>/link (lib/core/iface_pin.c,
+	 * unet_iface_dir): a device of another namespace with the same name
+	 * is not this one. */
+	if (snprintf(path, sizeof(path), "%s/%s@%llu/link", cfg->pin_root, ifname, netns_ino()) >=
+	    (int)sizeof(path))
 		return false;
 	return stat(path, &st) == 0;
 }
@@ -83,10 +96,18 @@ bool run_config_any(const struct run_config *cfg, char name[IF_NAMESIZE])
 	if (!d)
 		return false;
 	while (!found && (de = readdir(d))) {
-		found = de->d_name[0] != '.' && strlen(de->d_name) < IF_NAMESIZE &&
-			run_config_serves(cfg, de->d_name);
+		/* <ifname>@<netns inode>: the name part, of this namespace's. */
+		const char *at = strrchr(de->d_name, '@');
+		size_t n = at ? (size_t)(at - de->d_name) : 0;
+		char ifn[IF_NAMESIZE];
+
+		if (de->d_name[0] == '.' || !n || n >= IF_NAMESIZE)
+			continue;
+		memcpy(ifn, de->d_name, n);
+		ifn[n] = '\0';
+		found = run_config_serves(cfg, ifn);
 		if (found)
-			snprintf(name, IF_NAMESIZE, "%s", de->d_name);
+			snprintf(name, IF_NAMESIZE, "%s", ifn);
 	}
 	closedir(d);
 	return found;

@@ -177,20 +177,32 @@ static void config_bad_values(void **state)
 
 static void config_attached(void **state)
 {
-	char dir[] = "/tmp/unet-run-test.XXXXXX", path[PATH_MAX], err[256], name[IF_NAMESIZE];
+	char dir[] = "/tmp/unet-run-test.XXXXXX", path[PATH_MAX], other[PATH_MAX + 8], err[256],
+	     name[IF_NAMESIZE];
 	struct run_config c;
+	struct stat ns;
 	FILE *f;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	run_config_parse(&c, NULL, NULL, NULL, dir, err, sizeof(err));
 	assert_false(run_config_any(&c, name));
-	snprintf(path, sizeof(path), "%s/veth-x", dir);
+	assert_int_equal(stat("/proc/thread-self/ns/net", &ns), 0);
+	/* Another namespace's device of the same name, attached: not ours. */
+	snprintf(path, sizeof(path), "%s/veth-x@%llu", dir, (unsigned long long)ns.st_ino + 1);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(other, sizeof(other), "%s/link", path);
+	f = fopen(other, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_false(run_config_serves(&c, "veth-x"));
+	assert_false(run_config_any(&c, name));
+	snprintf(path, sizeof(path), "%s/veth-x@%llu", dir, (unsigned long long)ns.st_ino);
 	assert_int_equal(mkdir(path, 0700), 0);
 	/* A directory without the program's link is not attached. */
 	assert_false(run_config_serves(&c, "veth-x"));
 	assert_false(run_config_any(&c, name));
-	snprintf(path, sizeof(path), "%s/veth-x/link", dir);
+	snprintf(path, sizeof(path), "%s/veth-x@%llu/link", dir, (unsigned long long)ns.st_ino);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fclose(f);
@@ -199,7 +211,10 @@ static void config_attached(void **state)
 	assert_true(run_config_any(&c, name));
 	assert_string_equal(name, "veth-x");
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/veth-x", dir);
+	snprintf(path, sizeof(path), "%s/veth-x@%llu", dir, (unsigned long long)ns.st_ino);
+	rmdir(path);
+	unlink(other);
+	snprintf(path, sizeof(path), "%s/veth-x@%llu", dir, (unsigned long long)ns.st_ino + 1);
 	rmdir(path);
 	rmdir(dir);
 }
