@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <unistd.h>
 
 #include "unetd.h"
@@ -30,7 +31,7 @@
 /* The kernel socket that holds laddr:*lport, made in f's namespace (the
  * device's, where the kernel's TCP would otherwise answer). */
 static int reserve(struct unetd *d, struct unetd_iface *f, uint32_t laddr, uint16_t *lport,
-		   bool group, bool group_live)
+		   bool group, bool group_live, uint32_t uid)
 {
 	int fd, err;
 
@@ -58,8 +59,19 @@ static int reserve(struct unetd *d, struct unetd_iface *f, uint32_t laddr, uint1
 		fd = group_live ? 0 : unet_tcp_reserve(laddr, lport, false);
 		if (fd > 0)
 			close(fd);
-		if (fd >= 0)
+		if (fd >= 0) {
+			/* And the group's socket is the client's user's, as if
+			 * it had bound the port itself: a kernel server of
+			 * another user (root's) that starts later with
+			 * SO_REUSEPORT is then refused by the kernel's own
+			 * rule, instead of sharing the port with a group whose
+			 * connections all go to U-Net.  A socket's owner is the
+			 * file system uid of its maker (per thread). */
+			int old = setfsuid(uid);
+
 			fd = unet_tcp_reserve_group(laddr, *lport);
+			setfsuid(old);
+		}
 	}
 	unetd_netns_leave(d, f->ns_fd, &f->ns);
 	return fd;
@@ -116,7 +128,7 @@ int unetd_tcp_open(struct unetd *d, struct unetd_iface *f, uint32_t slot, uint32
 		return -ENOMEM;
 	p->group = group;
 	kfd = reserve(d, f, req->laddr, &lport, group,
-		      group && unet_tcp_group_live(f->maps, req->laddr, lport));
+		      group && unet_tcp_group_live(f->maps, req->laddr, lport), uid);
 	if (kfd < 0) {
 		err = kfd;
 		snprintf(msg, msglen, "TCP port %u: %s", lport,
