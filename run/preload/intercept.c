@@ -74,6 +74,9 @@ struct run_sock {
 	 * a kernel socketpair, and these are the connection's addresses. */
 	bool relayed;
 	struct sockaddr_in relay_local, relay_peer;
+	/* In a parent: the relays carrying this connection for children
+	 * (each holds one of refs). */
+	atomic_uint relays;
 };
 
 static inline bool on_unet(const struct run_sock *s)
@@ -146,20 +149,31 @@ struct carry {
 
 static struct carry carried[RELAY_MAX_PER_FORK];
 static int ncarried;
+/* carried[] is one fork's, from prepare to the parent's or child's
+ * handler: two threads forking at once take turns.  And no handler runs
+ * on the forking thread meanwhile (signals deferred), so none can fork
+ * into the middle of it. */
+static pthread_mutex_t carry_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void sock_unref(struct run_sock *s);
 static int tab_set(int fd, void *v, void **old);
 
 static bool relay_parent_holds(void *sock)
 {
-	/* The relay's own reference, and any other: a descriptor (or a call
-	 * in progress) of the parent's. */
-	return atomic_load(&((struct run_sock *)sock)->refs) > 1;
+	struct run_sock *s = sock;
+
+	/* References beyond the relays' (this child's and other
+	 * children's): a descriptor (or a call in progress) of the
+	 * parent's. */
+	return atomic_load(&s->refs) > atomic_load(&s->relays);
 }
 
 static void relay_release(void *sock)
 {
-	sock_unref(sock);
+	struct run_sock *s = sock;
+
+	atomic_fetch_sub(&s->relays, 1);
+	sock_unref(s);
 }
 
 static const struct relay_ops relay_ops = {
@@ -172,7 +186,16 @@ static void carry_prepare(void)
 	bool too_many = false;
 	int n = 0;
 
+	sig_defer_enter();
+	pthread_mutex_lock(&carry_lock);
 	ncarried = 0;
+	if (sig_in_handler()) {
+		/* fork from a signal handler: the relay's set-up allocates,
+		 * which the code the handler interrupted may be doing; the
+		 * child's copies refuse (EOPNOTSUPP), as without a relay. */
+		relay_fork_prepare();
+		return;
+	}
 	run_lock(&table.lock);
 	for (unsigned int pg = 0; pg < FDTAB_PAGES && !too_many; pg++) {
 		struct fdtab_page *p = atomic_load_explicit(&table.page[pg], memory_order_relaxed);
@@ -217,17 +240,25 @@ static void carry_parent(void)
 		struct carry *c = &carried[i];
 
 		real_close(c->pair[1]);
+		atomic_fetch_add(&c->s->relays, 1);
 		if (relay_add(c->pair[0], c->s, c->s->tcp) < 0) {
 			run_log("fd %d: no relay for the child: %s", c->fd, strerror(errno));
 			real_close(c->pair[0]);
+			atomic_fetch_sub(&c->s->relays, 1);
 			sock_unref(c->s);
 		}
 	}
 	ncarried = 0;
+	pthread_mutex_unlock(&carry_lock);
+	sig_defer_leave();
 }
 
 static void carry_child(void)
 {
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+
+	/* Held by prepare, by a thread the child does not have. */
+	carry_lock = fresh;
 	relay_child_forget();
 	for (int i = 0; i < ncarried; i++) {
 		struct carry *c = &carried[i];
@@ -261,6 +292,7 @@ static void carry_child(void)
 			"(forked)");
 	}
 	ncarried = 0;
+	sig_defer_leave(); /* prepare's */
 }
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;

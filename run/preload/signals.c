@@ -99,12 +99,20 @@ static void slot_write(int sig, const struct sigaction *user)
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
 }
 
+__thread int sig_handler_depth RUN_TLS;
+
 static void call(const struct user_action *a, int sig, siginfo_t *si, void *uc)
 {
+	/* A handler that leaves by siglongjmp leaves the depth one too
+	 * high for the thread's life: sig_in_handler's callers then do
+	 * less, never more (a later fork from that thread carries no
+	 * connections for its child). */
+	sig_handler_depth++;
 	if (a->flags & SA_SIGINFO)
 		a->fn.info(sig, si, uc);
 	else
 		a->fn.plain(sig);
+	sig_handler_depth--;
 }
 
 static void trampoline(int sig, siginfo_t *si, void *uc)

@@ -31,6 +31,15 @@
 extern __thread int sig_defer_depth RUN_TLS;
 extern __thread volatile int sig_pending RUN_TLS;
 
+/* How deep this thread is in the program's handlers the trampoline
+ * called (0: not in one). */
+extern __thread int sig_handler_depth RUN_TLS;
+
+static inline int sig_in_handler(void)
+{
+	return sig_handler_depth > 0;
+}
+
 /* Run the handlers deferred on this thread (called at depth 0). */
 void sig_deliver_pending(void);
 

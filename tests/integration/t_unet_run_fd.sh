@@ -7,6 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
+	"unet_run_fork_race|-|60|a C server under unet-run with 8 U-Net TCP connections forks from two threads at once, 40 times each, every child writing its connection's name on each connection it inherited: each connection carries only its own name, then the server's last words and its end; no descriptor is left over (two forks at once mixed their lists of connections to carry: data on the wrong connection, leaked descriptors, connections never closed, a crash in the relay thread); and of two children of one connection whose parent closed its copy, one gets the peer's data (each relay counted as the parent's before)"
 	"unet_run_close_busy|-|60|under unet-run, a thread closes a U-Net UDP socket and a TCP connection while another thread is blocked in recv on it: the blocked call ends (its receive timeout) and the process exits cleanly, as with the kernel's sockets (the socket's state lives until the last call on it returns); and poll looks at U-Net sockets another thread closes and reopens under it (400 times) without touching freed memory"
 	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and the inherited listener refuses accept (EOPNOTSUPP)"
 )
@@ -328,4 +329,61 @@ print("done", flush=True)
 	grep -q "udp bind $IP_A:7911: U-Net" "$T_DIR/busy.log" || fail "the UDP socket was not on U-Net"
 	grep -q "tcp connect $IP_B:7910: U-Net" "$T_DIR/busy.log" || fail "the TCP connection was not on U-Net"
 	kill "$pid" 2>/dev/null; unet_bg_wait "$pid" 5 || true
+}
+
+t_unet_run_fork_race() {
+	local run_env=() pid out
+	T_MODE=${T_MODE:-native}
+	# shellcheck disable=SC2207
+	run_env=(env $(unet_run_env))
+	setup_ns
+	attach a
+	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
+	unet_bg_a "${run_env[@]}" timeout 40 "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/race.log" \
+		"$BUILD/tools/fork-relay" race "$IP_A" 7930 8 2 40 >"$T_DIR/race.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/race.out" "$pid" >/dev/null
+	# Eight kernel clients: each connection must carry only its own
+	# "fdN;" (one N, from the children's writes) and then "end;" and its
+	# end of stream.
+	out=$(in_b /usr/bin/python3 - "$IP_A" <<'PY'
+import re, socket, sys
+cs = [socket.create_connection((sys.argv[1], 7930), timeout=30) for _ in range(8)]
+bad = 0
+for k, c in enumerate(cs):
+    got = b""
+    while True:
+        d = c.recv(65536)
+        if not d:
+            break
+        got += d
+    names = set(re.findall(rb"fd(\d+);", got))
+    if len(names) > 1 or not got.endswith(b"end;"):
+        bad += 1
+        print("connection", k, "carried", sorted(names), got[-12:])
+print("clients done, bad", bad)
+PY
+	) || fail "the kernel clients failed: $out"
+	note "$out"
+	unet_bg_wait "$pid" 20 || { cat "$T_DIR/race.out" "$T_DIR/race.log"; fail "the forking server failed"; }
+	cat "$T_DIR/race.out"
+	grep -qx "clients done, bad 0" <<<"$out" || fail "a connection carried another's data or lost its end"
+	[[ $(grep '^fds ' "$T_DIR/race.out") =~ fds\ ([0-9]+)\ ([0-9]+) ]] || fail "no descriptor count"
+	((BASH_REMATCH[2] <= BASH_REMATCH[1])) || fail "descriptors left over after the forks: ${BASH_REMATCH[0]}"
+
+	# Two children of one connection, the parent's copy closed: the data
+	# is theirs (one of them gets it).
+	unet_bg_a "${run_env[@]}" timeout 20 "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/twice.log" \
+		"$BUILD/tools/fork-relay" twice "$IP_A" 7931 >"$T_DIR/twice.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/twice.out" "$pid" >/dev/null
+	in_b /usr/bin/python3 -c '
+import socket, sys, time
+c = socket.create_connection((sys.argv[1], 7931), timeout=10)
+time.sleep(0.5); c.sendall(b"hello twice"); time.sleep(2.5)
+' "$IP_A" || fail "the twice client failed"
+	unet_bg_wait "$pid" 10
+	cat "$T_DIR/twice.out"
+	grep -q "^child [01]: 11 bytes" "$T_DIR/twice.out" ||
+		{ cat "$T_DIR/twice.log"; fail "neither child got the data once the parent closed its copy"; }
 }
