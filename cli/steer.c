@@ -354,8 +354,8 @@ static int rule_del(int fd, const char *ifname, uint32_t location)
 static int fail_driver(const char *ifname, const char *what, int err)
 {
 	if (err == -EOPNOTSUPP)
-		return fail("%s: the driver refused to %s: %s (the device has no ntuple filters; "
-			    "ethtool -k %s shows ntuple-filters)",
+		return fail("%s: the driver refused to %s: %s (no ntuple filters on this device; "
+			    "see ntuple-filters in ethtool -k %s)",
 			    ifname, what, strerror(-err), ifname);
 	if (err == -EINVAL)
 		return fail("%s: the driver refused to %s: %s (ntuple filters off: ethtool -K %s "
