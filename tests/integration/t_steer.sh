@@ -112,6 +112,7 @@ $after"
 		ctl_a steer "$IF_A" --endpoint $((ep + 1))
 	expect_err "both" "^unetctl: --install and --remove together" ctl_a steer "$IF_A" --install --remove
 	expect_err "no iface" "missing arguments" ctl_a steer
+	expect_err "not attached" "unet program not attached to $IF_B" ctl_b steer "$IF_B"
 	expect_err "unknown option" "unknown option: --queue" ctl_a steer "$IF_A" --queue 1
 	stop "$pid" "$log" "unet-steer-hold"
 	# The endpoint gone: nothing to steer, said so, nothing printed.
