@@ -365,6 +365,24 @@ static int fail_driver(const char *ifname, const char *what, int err)
 	return fail("%s: the driver refused to %s: %s", ifname, what, strerror(-err));
 }
 
+/* Printing only: say whether the driver keeps rules at all (a count it
+ * answers), so a user of a device without them knows before pasting. */
+static void note_driver(const struct steer_ctx *s)
+{
+	struct ethtool_rxnfc cnt = { .cmd = ETHTOOL_GRXCLSRLCNT };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err;
+
+	if (fd < 0)
+		return;
+	err = ethtool_rxnfc(fd, s->ifname, &cnt);
+	close(fd);
+	if (err == -EOPNOTSUPP)
+		fprintf(stderr,
+			"unetctl: note: %s's driver has no ntuple filters (its rule count: %s): "
+			"these rules cannot be installed on it\n",
+			s->ifname, strerror(-err));
+}
+
 /* Insert every rule, or none: on a refusal the ones already in are
  * deleted again.  Returns 0 or 1 (error printed). */
 static int install(struct steer_ctx *s)
@@ -514,6 +532,8 @@ int do_steer(const struct cmd *c, int argc, char **argv)
 		print_notes(&s);
 		if (!s.items.n)
 			fprintf(stderr, "unetctl: note: nothing to steer on %s\n", s.ifname);
+		if (!do_install && !do_remove && s.items.n)
+			note_driver(&s);
 		if (do_install && s.items.n)
 			r = install(&s);
 		if (do_remove && remove_rules(&s, &gone) < 0)
