@@ -61,6 +61,7 @@ $want"
 	[[ $(ctl_a steer "$IF_A" --endpoint "$ep" 2>/dev/null) == "$want" ]] ||
 		fail "steer --endpoint $ep differs"
 	mkdir -p "$T_DIR/bin"
+	: >"$T_DIR/pasted"
 	printf '#!/bin/sh\necho "$@" >>"%s"\n' "$T_DIR/pasted" >"$T_DIR/bin/ethtool"
 	chmod +x "$T_DIR/bin/ethtool"
 	PATH="$T_DIR/bin:$PATH" bash -e <<<"$out" || fail "the printed lines do not run as commands"
