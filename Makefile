@@ -301,6 +301,10 @@ $(BUILD)/tests/test_emul_pieces: tests/unit/test_emul_pieces.c $(BUILD)/daemon/e
 $(BUILD)/tests/test_chan_check: tests/unit/test_chan_check.c $(BUILD)/daemon/chan_check.o $(ALIB) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -Idaemon -o $@ $< $(BUILD)/daemon/chan_check.o $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lcmocka
 
+# unetctl steer's rule building, alone: a pure function.
+$(BUILD)/tests/test_steer_rule: tests/unit/test_steer_rule.c $(BUILD)/cli/steer_rule.o | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) -Icli -o $@ $< $(BUILD)/cli/steer_rule.o $(ALL_LDFLAGS) -lcmocka
+
 $(BUILD)/tools/%: tests/tools/%.c $(ALIB) | $(BUILD)/tools
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
 

@@ -137,7 +137,10 @@ struct unet_endpoint_val {
 	__u32 nqueues;	    /* sockets bound, one per queue */
 	__u64 token;	    /* random, non-zero, unique to this incarnation */
 	__u32 alive_map_id; /* id of the owner's alive map */
-	__u32 reserved;
+	__u32 queue_mask;   /* the queues it bound (bit q: queue q), for
+			     * listings and steering: user space cannot look
+			     * up an XSKMAP (EOPNOTSUPP); 0 from an older
+			     * library (the field was reserved) */
 	char comm[16];	    /* owner's command name, for listings */
 };
 

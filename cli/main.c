@@ -35,6 +35,11 @@ static const struct cmd cmds[] = {
 	  tcp_cmds, "tcp" },
 	{ "sockets", do_sockets, "[--pid PID]",
 	  "U-Net sockets of processes under unet-run (yours; root: everyone's)", NULL, "sockets" },
+	{ "steer", do_steer, "IFACE [--endpoint ID] [--install | --remove]",
+	  "the flow steering rules (ethtool ntuple filters) that put each endpoint's routable "
+	  "channels, UDP and TCP ports on its first bound queue: printed to paste, or inserted "
+	  "(--install) or deleted (--remove) through the driver",
+	  NULL, "steer" },
 	{ "stats", do_stats, "IFACE", "the XDP program's counters on IFACE", NULL, "stats" },
 	{ "reclaim", do_reclaim, "IFACE",
 	  "remove endpoints whose owner died, their channels and UDP ports", NULL, "reclaim" },

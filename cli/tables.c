@@ -153,6 +153,7 @@ void print_endpoint(const char *ifname, bool show_iface, const struct unet_endpo
 	em_u64("pid", e->pid);
 	em_str("comm", e->comm);
 	em_u64("queues", e->nqueues);
+	em_u64("queue_mask", e->queue_mask);
 	em_bool("stale", e->stale);
 	em_close();
 	if (!unetd)

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * unetctl.h - what unetctl's files share.  The floors, from the bottom:
+ *   steer_rule.c      flow steering rules built and printed (pure)
  *   output.c          one emitter that prints text or JSON (em_*)
  *   common.c          errors, the pin root, argument parsing, interfaces
  *   daemon_client.c   unetd's socket: STATUS, asked once per command
  *   tables.c          the library's tables (endpoints, channels, UDP and
  *                     TCP ports): gathered, sorted, printed, listed
  *   attach.c endpoint.c channel.c udp.c tcp.c stats.c daemon.c doctor.c
- *   sockets.c
+ *   sockets.c steer.c
  *                     one file per object: its commands (and its command
  *                     table, for a group); objects do not call each other
  *   main.c            the command table, usage, dispatch
@@ -170,6 +171,9 @@ void em_u64(const char *key, uint64_t v);
 
 /* sockets.c */
 int do_sockets(const struct cmd *c, int argc, char **argv);
+
+/* steer.c */
+int do_steer(const struct cmd *c, int argc, char **argv);
 
 /* stats.c */
 int do_fault(const struct cmd *c, int argc, char **argv);

@@ -37,7 +37,7 @@ _unetctl()
 	fi
 
 	local globals="--json --pin-root --socket --verbose --help --version"
-	local cmds="attach detach status channel endpoint udp tcp sockets stats reclaim fault daemon doctor help"
+	local cmds="attach detach status channel endpoint udp tcp sockets steer stats reclaim fault daemon doctor help"
 	local _unetctl_cmd=${words[0]} _unetctl_pin_root=""
 	local -a pos=()
 	local i w
@@ -82,6 +82,7 @@ _unetctl()
 		channel) [[ ${pos[1]-} == add ]] && opts+=" --endpoint --tag --peer --peer-ip --peer-port --peer-tag" ;;
 		fault) opts+=" --drop-ppm" ;;
 		sockets) opts+=" --pid" ;;
+		steer) opts+=" --endpoint --install --remove" ;;
 		esac
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		return
@@ -91,7 +92,7 @@ _unetctl()
 		return
 	fi
 	case $cmd in
-	attach | detach | status | stats | reclaim | fault | doctor)
+	attach | detach | status | steer | stats | reclaim | fault | doctor)
 		((n == 1)) && COMPREPLY=($(compgen -W "$(_unetctl_ifaces)" -- "$cur"))
 		;;
 	daemon)

@@ -186,6 +186,9 @@ struct unet_endpoint_entry {
 	uint32_t nqueues;
 	char comm[16];
 	bool stale; /* owning process is gone (its alive map is freed) */
+	/* The device queues it bound: bit q is queue q (nqueues bits set).
+	 * 0: not known (an owner whose library does not record it yet). */
+	uint32_t queue_mask;
 };
 
 /* Iterate channels / endpoints (in no particular order).  Stops when fn

@@ -402,9 +402,10 @@ static int publish_sockets(struct unet_endpoint *ep)
 			return -errno;
 	}
 	if (unet_iface_lock(ep->iface))
-		return 0; /* nqueues is for listings only */
+		return 0; /* nqueues and queue_mask are for listings only */
 	if (!bpf_map_lookup_elem(ep->iface->endpoints_fd, &ep->id, &v) && v.token == ep->token) {
 		v.nqueues = ep->nqueues;
+		v.queue_mask = ep->queue_mask;
 		bpf_map_update_elem(ep->iface->endpoints_fd, &ep->id, &v, BPF_EXIST);
 	}
 	unet_iface_unlock(ep->iface);

@@ -45,6 +45,7 @@ static int list_endpoint(__u32 key, void *val, void *ctx)
 	e.id = key;
 	e.pid = ev->pid;
 	e.nqueues = ev->nqueues;
+	e.queue_mask = ev->queue_mask;
 	memcpy(e.comm, ev->comm, sizeof(e.comm));
 	e.comm[sizeof(e.comm) - 1] = '\0';
 	e.stale = !unet_endpoint_val_alive(ev);

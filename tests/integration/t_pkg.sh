@@ -186,7 +186,7 @@ t_completion() {
 	echo "$out"
 	grep -q "no completion" <<<"$out" && fail "sourcing the script registered no completion for unetctl"
 	grep -qx "unetctl cha|channel" <<<"$out" || fail "'unetctl cha' does not complete to channel"
-	grep -qx "unetctl --json st|status stats" <<<"$out" || fail "'unetctl --json st': want status stats"
+	grep -qx "unetctl --json st|status steer stats" <<<"$out" || fail "'unetctl --json st': want status steer stats"
 	grep -qx "unetctl attach ${IF_A:0:4}|$IF_A" <<<"$out" ||
 		fail "'unetctl attach ${IF_A:0:4}' does not complete to the namespace's $IF_A"
 	grep -qx "unetctl channel list |.*\b$IF_A\b.*" <<<"$out" || fail "'channel list ' offers no interface"
