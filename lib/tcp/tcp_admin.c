@@ -54,6 +54,45 @@ static const struct unet_port_kind ports_kind = {
 	.ports_fd = ports_fd,
 };
 
+/* The IPv6 map: the same values under a 16-byte address, no groups. */
+static int ports6_fd(struct unet_iface *iface)
+{
+	return unet_iface_map(iface, UNET_MAP_TCP6_PORTS, BPF_MAP_TYPE_HASH,
+			      sizeof(struct unet_tcp6_key), sizeof(struct unet_tcp_val));
+}
+
+static const struct unet_owned_map ports6_map = {
+	.key_size = sizeof(struct unet_tcp6_key),
+	.val_size = sizeof(struct unet_tcp_val),
+	.max_entries = UNET_MAX_TCP_PORTS,
+	.endpoint_off = offsetof(struct unet_tcp_val, endpoint),
+	.token_off = offsetof(struct unet_tcp_val, owner_token),
+};
+
+static const struct unet_port_kind ports6_kind = {
+	.proto = IPPROTO_TCP,
+	.name = "TCP/IPv6",
+	.map = &ports6_map,
+	.flags_off = offsetof(struct unet_tcp_val, flags),
+	.flags_size = sizeof(((struct unet_tcp_val *)0)->flags),
+	.pid_off = offsetof(struct unet_tcp_val, owner_pid),
+	.ports_fd = ports6_fd,
+};
+
+/* A port entry's value for endpoint's current incarnation, made by this
+ * process (the owner opens its own ports): 0, or -ESRCH if no live
+ * incarnation holds the slot. */
+static int port_val(struct unet_iface *iface, uint32_t endpoint, uint32_t flags,
+		    struct unet_tcp_val *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->endpoint = endpoint;
+	v->flags = flags;
+	v->owner_pid = (uint32_t)getpid();
+	v->owner_token = unet_iface_slot_token(iface, endpoint);
+	return v->owner_token ? 0 : -ESRCH;
+}
+
 bool unet_tcp_group_live(struct unet_iface *iface, uint32_t laddr, uint16_t lport)
 {
 	return unet_port_group_busy(iface, &ports_kind, laddr, lport);
@@ -65,13 +104,9 @@ int unet_tcp_port_join(struct unet_iface *iface, uint32_t endpoint, uint32_t lad
 	struct unet_tcp_val v;
 	int err;
 
-	memset(&v, 0, sizeof(v));
-	v.endpoint = endpoint;
-	v.flags = UNET_TCP_PORT_LISTEN | UNET_PORT_F_GROUP;
-	v.owner_pid = (uint32_t)getpid();
-	v.owner_token = unet_iface_slot_token(iface, endpoint);
-	if (!v.owner_token)
-		return -ESRCH;
+	err = port_val(iface, endpoint, UNET_TCP_PORT_LISTEN | UNET_PORT_F_GROUP, &v);
+	if (err)
+		return err;
 	err = unet_port_group_join(iface, &ports_kind, endpoint, laddr, lport, uid, &v);
 	if (err == -EADDRINUSE)
 		unet_log(UNET_LOG_ERROR, "%s: TCP port %u in use without SO_REUSEPORT",
@@ -84,29 +119,19 @@ int unet_tcp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 {
 	int pfd = ports_fd(iface);
 	struct unet_tcp_key key = { .addr = laddr, .port = htons(lport) };
-	struct unet_tcp_val v, old;
-	uint64_t token;
+	struct unet_tcp_val v;
 	int err;
 
 	if (pfd < 0)
 		return pfd;
-	token = unet_iface_slot_token(iface, endpoint);
-	if (!token)
-		return -ESRCH;
-	memset(&v, 0, sizeof(v));
-	v.endpoint = endpoint;
-	v.flags = flags;
-	v.owner_pid = (uint32_t)getpid();
-	v.owner_token = token;
+	err = port_val(iface, endpoint, flags, &v);
+	if (err)
+		return err;
 	/* A listener group whose entry names a dead member is still held
 	 * by the others. */
 	if (unet_port_group_busy(iface, &ports_kind, laddr, lport))
 		return -EADDRINUSE;
-	err = unet_owned_put(iface, pfd, &ports_map, &key, &v, &old);
-	if (err == -EADDRINUSE)
-		unet_log(UNET_LOG_ERROR, "%s: TCP port %u in use by endpoint %u (pid %u)",
-			 iface->ifname, lport, old.endpoint, old.owner_pid);
-	return err == -EEXIST ? -EADDRINUSE : err < 0 ? err : 0;
+	return unet_port_put(iface, pfd, &ports_kind, &key, &v, lport);
 }
 
 void unet_tcp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
@@ -125,20 +150,15 @@ struct tcp_each {
 	void *ctx;
 };
 
-static int ports6_fd(struct unet_iface *iface);
-static const struct unet_owned_map ports6_map;
 static int tcp6_each_entry(const void *key, const void *val, bool stale, void *ctx);
 
-static int tcp_each_entry(const void *key, const void *val, bool stale, void *ctx)
+/* The listing row of a value, either map's; the caller adds the address. */
+static struct unet_tcp_entry entry_of(const struct unet_tcp_val *v, uint16_t port_be, bool stale)
 {
-	const struct unet_tcp_key *k = key;
-	const struct unet_tcp_val *v = val;
-	struct tcp_each *w = ctx;
 	struct unet_tcp_entry e;
 
 	memset(&e, 0, sizeof(e));
-	e.addr = k->addr;
-	e.port = ntohs(k->port);
+	e.port = ntohs(port_be);
 	e.listen = v->flags & UNET_TCP_PORT_LISTEN;
 	e.endpoint = v->endpoint;
 	e.pid = v->owner_pid;
@@ -147,6 +167,16 @@ static int tcp_each_entry(const void *key, const void *val, bool stale, void *ct
 	e.delivered_bytes = v->delivered_bytes;
 	e.drop_no_socket = v->drop_no_socket;
 	e.drop_injected = v->drop_injected;
+	return e;
+}
+
+static int tcp_each_entry(const void *key, const void *val, bool stale, void *ctx)
+{
+	const struct unet_tcp_key *k = key;
+	struct tcp_each *w = ctx;
+	struct unet_tcp_entry e = entry_of(val, k->port, stale);
+
+	e.addr = k->addr;
 	return w->fn(&e, w->ctx);
 }
 
@@ -204,21 +234,7 @@ int unet_tcp_reclaim(struct unet_iface *iface)
 	return unet_owned_reclaim(iface, pfd, &ports_map, port_reclaimed);
 }
 
-/* ---- IPv6: unet_tcp6_ports, the same values under a 16-byte address ------ */
-
-static int ports6_fd(struct unet_iface *iface)
-{
-	return unet_iface_map(iface, UNET_MAP_TCP6_PORTS, BPF_MAP_TYPE_HASH,
-			      sizeof(struct unet_tcp6_key), sizeof(struct unet_tcp_val));
-}
-
-static const struct unet_owned_map ports6_map = {
-	.key_size = sizeof(struct unet_tcp6_key),
-	.val_size = sizeof(struct unet_tcp_val),
-	.max_entries = UNET_MAX_TCP_PORTS,
-	.endpoint_off = offsetof(struct unet_tcp_val, endpoint),
-	.token_off = offsetof(struct unet_tcp_val, owner_token),
-};
+/* ---- IPv6: unet_tcp6_ports ---------------------------------------------- */
 
 static struct unet_tcp6_key key6(const uint8_t laddr[16], uint16_t lport)
 {
@@ -235,25 +251,15 @@ int unet_tcp6_port_add(struct unet_iface *iface, uint32_t endpoint, const uint8_
 {
 	int pfd = ports6_fd(iface);
 	struct unet_tcp6_key key = key6(laddr, lport);
-	struct unet_tcp_val v, old;
-	uint64_t token;
+	struct unet_tcp_val v;
 	int err;
 
 	if (pfd < 0)
 		return pfd;
-	token = unet_iface_slot_token(iface, endpoint);
-	if (!token)
-		return -ESRCH;
-	memset(&v, 0, sizeof(v));
-	v.endpoint = endpoint;
-	v.flags = flags;
-	v.owner_pid = (uint32_t)getpid();
-	v.owner_token = token;
-	err = unet_owned_put(iface, pfd, &ports6_map, &key, &v, &old);
-	if (err == -EADDRINUSE)
-		unet_log(UNET_LOG_ERROR, "%s: TCP/IPv6 port %u in use by endpoint %u (pid %u)",
-			 iface->ifname, lport, old.endpoint, old.owner_pid);
-	return err == -EEXIST ? -EADDRINUSE : err < 0 ? err : 0;
+	err = port_val(iface, endpoint, flags, &v);
+	if (err)
+		return err;
+	return unet_port_put(iface, pfd, &ports6_kind, &key, &v, lport);
 }
 
 void unet_tcp6_port_remove(struct unet_iface *iface, uint32_t endpoint, const uint8_t laddr[16],
@@ -269,22 +275,11 @@ void unet_tcp6_port_remove(struct unet_iface *iface, uint32_t endpoint, const ui
 static int tcp6_each_entry(const void *key, const void *val, bool stale, void *ctx)
 {
 	const struct unet_tcp6_key *k = key;
-	const struct unet_tcp_val *v = val;
 	struct tcp_each *w = ctx;
-	struct unet_tcp_entry e;
+	struct unet_tcp_entry e = entry_of(val, k->port, stale);
 
-	memset(&e, 0, sizeof(e));
 	e.v6 = true;
 	memcpy(e.addr6.s6_addr, k->addr, 16);
-	e.port = ntohs(k->port);
-	e.listen = v->flags & UNET_TCP_PORT_LISTEN;
-	e.endpoint = v->endpoint;
-	e.pid = v->owner_pid;
-	e.stale = stale;
-	e.delivered = v->delivered;
-	e.delivered_bytes = v->delivered_bytes;
-	e.drop_no_socket = v->drop_no_socket;
-	e.drop_injected = v->drop_injected;
 	return w->fn(&e, w->ctx);
 }
 
