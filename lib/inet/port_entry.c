@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * port_entry.c - putting one UDP or TCP port entry, IPv4 or IPv6, in its
- * map (port_group.h, struct unet_port_kind): the owned-entry put of the
- * core (core/layer.h) and what is logged about it, the same for every
- * port map of both protocol layers.
+ * map (port_group.h, struct unet_port_kind), with the owned-entry put of
+ * the core (core/layer.h) and what is logged about it, and deleting one
+ * for unetctl: the same for every port map of both protocol layers.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <bpf/bpf.h>
 
 #include "core/layer.h"
 #include "inet/port_group.h"
@@ -32,4 +34,15 @@ int unet_port_put(struct unet_iface *iface, int pfd, const struct unet_port_kind
 	}
 	/* Another process put one in meanwhile: it holds the port now. */
 	return err == -EEXIST ? -EADDRINUSE : err < 0 ? err : 0;
+}
+
+int unet_port_delete(struct unet_iface *iface, const struct unet_port_kind *k, const void *key)
+{
+	int pfd = k->ports_fd(iface);
+
+	if (pfd < 0)
+		return pfd;
+	if (bpf_map_delete_elem(pfd, key))
+		return -errno;
+	return 0;
 }

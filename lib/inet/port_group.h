@@ -74,6 +74,9 @@ struct unet_port_kind {
  */
 int unet_port_put(struct unet_iface *iface, int pfd, const struct unet_port_kind *k,
 		  const void *key, const void *val, uint16_t lport);
+/* Delete key from the kind's map, whoever owns it (unetctl's del): 0,
+ * -ENOENT, -errno. */
+int unet_port_delete(struct unet_iface *iface, const struct unet_port_kind *k, const void *key);
 
 /*
  * Join slot's current incarnation to the group at laddr:lport (network

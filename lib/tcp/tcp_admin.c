@@ -203,16 +203,10 @@ int unet_iface__for_each_tcp(struct unet_iface *iface,
 int unet_iface__tcp_del(struct unet_iface *iface, uint32_t addr, uint16_t port)
 {
 	struct unet_tcp_key key = { .addr = addr, .port = htons(port) };
-	int pfd;
 
 	if (!iface)
 		return -EINVAL;
-	pfd = ports_fd(iface);
-	if (pfd < 0)
-		return pfd;
-	if (bpf_map_delete_elem(pfd, &key))
-		return -errno;
-	return 0;
+	return unet_port_delete(iface, &ports_kind, &key);
 }
 
 static void port_reclaimed(struct unet_iface *iface, const void *key, const void *val)
@@ -286,17 +280,11 @@ static int tcp6_each_entry(const void *key, const void *val, bool stale, void *c
 int unet_iface__tcp_del6(struct unet_iface *iface, const struct in6_addr *addr, uint16_t port)
 {
 	struct unet_tcp6_key key;
-	int pfd;
 
 	if (!iface || !addr)
 		return -EINVAL;
 	key = key6(addr->s6_addr, port);
-	pfd = ports6_fd(iface);
-	if (pfd < 0)
-		return pfd;
-	if (bpf_map_delete_elem(pfd, &key))
-		return -errno;
-	return 0;
+	return unet_port_delete(iface, &ports6_kind, &key);
 }
 
 static void port6_reclaimed(struct unet_iface *iface, const void *key, const void *val)

@@ -253,33 +253,21 @@ int unet_iface__for_each_udp(struct unet_iface *iface,
 
 int unet_iface__udp_del(struct unet_iface *iface, uint32_t addr, uint16_t port)
 {
-	int pfd = ports_fd(iface);
 	struct unet_udp_key key = { .addr = addr, .port = htons(port) };
-
-	if (pfd < 0)
-		return pfd;
 
 	if (!iface)
 		return -EINVAL;
-	if (bpf_map_delete_elem(pfd, &key))
-		return -errno;
-	return 0;
+	return unet_port_delete(iface, &ports_kind, &key);
 }
 
 int unet_iface__udp_del6(struct unet_iface *iface, const struct in6_addr *addr, uint16_t port)
 {
-	int pfd;
 	struct unet_udp6_key key;
 
 	if (!iface || !addr)
 		return -EINVAL;
-	pfd = ports6_fd(iface);
-	if (pfd < 0)
-		return pfd;
 	key = key6(addr->s6_addr, port);
-	if (bpf_map_delete_elem(pfd, &key))
-		return -errno;
-	return 0;
+	return unet_port_delete(iface, &ports6_kind, &key);
 }
 
 static void port_reclaimed(struct unet_iface *iface, const void *key, const void *val)
