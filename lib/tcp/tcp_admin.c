@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tcp_admin.c - the kernel's side of TCP over U-Net: ports in the
- * interface's unet_tcp_ports map (install, remove, list, delete,
- * reclaim), the kernel socket that holds each port against the kernel's
+ * interface's unet_tcp_ports and unet_tcp6_ports maps (install, remove,
+ * list, delete, reclaim), the kernel socket that holds each port against the kernel's
  * own TCP (the neighbour map is lib/inet/neigh.c's).  Ownership works as for UDP ports
  * (udp_admin.c): an entry names its endpoint slot and the incarnation's
  * token, and is stale once that incarnation is gone.  lwIP's headers are
@@ -27,57 +27,52 @@
 #define IPV6_FREEBIND 78 /* linux/in6.h; older libc headers lack it */
 #endif
 
+/* Both maps hold struct unet_tcp_val (bpf/unet_abi.h), under a 4- or a
+ * 16-byte address: the core opens each once per iface and checks it. */
+static int tcp_map_fd(struct unet_iface *iface, const char *name, uint32_t key_size)
+{
+	return unet_iface_map(iface, name, BPF_MAP_TYPE_HASH, key_size,
+			      sizeof(struct unet_tcp_val));
+}
+
 static int ports_fd(struct unet_iface *iface)
 {
-	return unet_iface_map(iface, UNET_MAP_TCP_PORTS, BPF_MAP_TYPE_HASH,
-			      sizeof(struct unet_tcp_key), sizeof(struct unet_tcp_val));
+	return tcp_map_fd(iface, UNET_MAP_TCP_PORTS, sizeof(struct unet_tcp_key));
 }
 
-/* Where the owner sits in the map's values (bpf/unet_abi.h), for the
- * core's owned-entry helpers (core/layer.h). */
-static const struct unet_owned_map ports_map = {
-	.key_size = sizeof(struct unet_tcp_key),
-	.val_size = sizeof(struct unet_tcp_val),
-	.max_entries = UNET_MAX_TCP_PORTS,
-	.endpoint_off = offsetof(struct unet_tcp_val, endpoint),
-	.token_off = offsetof(struct unet_tcp_val, owner_token),
-};
-
-/* The same map, for SO_REUSEPORT listener groups (inet/port_group.h). */
-static const struct unet_port_kind ports_kind = {
-	.proto = IPPROTO_TCP,
-	.name = "TCP",
-	.map = &ports_map,
-	.flags_off = offsetof(struct unet_tcp_val, flags),
-	.flags_size = sizeof(((struct unet_tcp_val *)0)->flags),
-	.pid_off = offsetof(struct unet_tcp_val, owner_pid),
-	.ports_fd = ports_fd,
-};
-
-/* The IPv6 map: the same values under a 16-byte address, no groups. */
 static int ports6_fd(struct unet_iface *iface)
 {
-	return unet_iface_map(iface, UNET_MAP_TCP6_PORTS, BPF_MAP_TYPE_HASH,
-			      sizeof(struct unet_tcp6_key), sizeof(struct unet_tcp_val));
+	return tcp_map_fd(iface, UNET_MAP_TCP6_PORTS, sizeof(struct unet_tcp6_key));
 }
 
-static const struct unet_owned_map ports6_map = {
-	.key_size = sizeof(struct unet_tcp6_key),
-	.val_size = sizeof(struct unet_tcp_val),
-	.max_entries = UNET_MAX_TCP_PORTS,
-	.endpoint_off = offsetof(struct unet_tcp_val, endpoint),
-	.token_off = offsetof(struct unet_tcp_val, owner_token),
-};
+/* Where the owner sits in the value, for the core's owned-entry helpers
+ * (core/layer.h), under either key. */
+#define TCP_OWNED_MAP(key_type)							\
+	{									\
+		.key_size = sizeof(key_type),					\
+		.val_size = sizeof(struct unet_tcp_val),			\
+		.max_entries = UNET_MAX_TCP_PORTS,				\
+		.endpoint_off = offsetof(struct unet_tcp_val, endpoint),	\
+		.token_off = offsetof(struct unet_tcp_val, owner_token),	\
+	}
+static const struct unet_owned_map ports_map = TCP_OWNED_MAP(struct unet_tcp_key);
+static const struct unet_owned_map ports6_map = TCP_OWNED_MAP(struct unet_tcp6_key);
 
-static const struct unet_port_kind ports6_kind = {
-	.proto = IPPROTO_TCP,
-	.name = "TCP/IPv6",
-	.map = &ports6_map,
-	.flags_off = offsetof(struct unet_tcp_val, flags),
-	.flags_size = sizeof(((struct unet_tcp_val *)0)->flags),
-	.pid_off = offsetof(struct unet_tcp_val, owner_pid),
-	.ports_fd = ports6_fd,
-};
+/* The same maps for inet/port_group.h: the IPv4 one also for SO_REUSEPORT
+ * listener groups, both for unet_port_put and unet_port_delete. */
+#define TCP_PORT_KIND(label, owned, fd)						\
+	{									\
+		.proto = IPPROTO_TCP,						\
+		.name = (label),						\
+		.map = (owned),							\
+		.flags_off = offsetof(struct unet_tcp_val, flags),		\
+		.flags_size = sizeof(((struct unet_tcp_val *)0)->flags),	\
+		.pid_off = offsetof(struct unet_tcp_val, owner_pid),		\
+		.ports_fd = (fd),						\
+	}
+static const struct unet_port_kind ports_kind = TCP_PORT_KIND("TCP", &ports_map, ports_fd);
+static const struct unet_port_kind ports6_kind =
+	TCP_PORT_KIND("TCP/IPv6", &ports6_map, ports6_fd);
 
 /* A port entry's value for endpoint's current incarnation, made by this
  * process (the owner opens its own ports): 0, or -ESRCH if no live
