@@ -329,7 +329,7 @@ int unetd_direct_chan_close(struct unetd_direct *g, uint16_t tag);
 
 /* chan.c: why tag could not be opened (err, -errno from the library or
  * the map) in msg, for the client; returns err.  Another endpoint holding
- * the tag is said as such, not as "Address in use". */
+ * the tag is said as such, not as "Address already in use". */
 int unetd_chan_refused(int err, uint16_t tag, char *msg, size_t msglen);
 
 /* chan.c: routable channels, their headers decided here (in f's
