@@ -211,16 +211,26 @@ static void port_reclaimed(struct unet_iface *iface, const void *key, const void
 		 ((const struct unet_tcp_val *)val)->endpoint);
 }
 
-int unet_tcp_reclaim(struct unet_iface *iface)
+/* Delete the dead owners' entries of one of the maps, telling reclaimed
+ * of each. */
+static int reclaim_ports(struct unet_iface *iface, const struct unet_port_kind *k,
+			 void (*reclaimed)(struct unet_iface *iface, const void *key,
+					   const void *val))
 {
-	int pfd = ports_fd(iface);
+	int pfd = k->ports_fd(iface);
 
 	if (pfd < 0)
 		return pfd;
+	return unet_owned_reclaim(iface, pfd, k->map, reclaimed);
+}
+
+int unet_tcp_reclaim(struct unet_iface *iface)
+{
 	/* Groups first: a group's entry naming a dead member moves to a
-	 * live one, and is not reclaimed below. */
+	 * live one, and is not reclaimed below.  (It opens the port map
+	 * first too: an error there is the same error below.) */
 	unet_port_group_reclaim(iface, &ports_kind);
-	return unet_owned_reclaim(iface, pfd, &ports_map, port_reclaimed);
+	return reclaim_ports(iface, &ports_kind, port_reclaimed);
 }
 
 /* ---- IPv6: unet_tcp6_ports ---------------------------------------------- */
@@ -291,11 +301,7 @@ static void port6_reclaimed(struct unet_iface *iface, const void *key, const voi
 
 int unet_tcp6_reclaim(struct unet_iface *iface)
 {
-	int pfd = ports6_fd(iface);
-
-	if (pfd < 0)
-		return pfd;
-	return unet_owned_reclaim(iface, pfd, &ports6_map, port6_reclaimed);
+	return reclaim_ports(iface, &ports6_kind, port6_reclaimed);
 }
 
 /* Both maps: the core's reclaim hook. */
