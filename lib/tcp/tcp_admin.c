@@ -326,41 +326,46 @@ __attribute__((constructor)) static void tcp_iface_layer_init(void)
 
 /* ---- The kernel's side ---------------------------------------------------- */
 
+/*
+ * Bind fd (its family's options set) to sa, of len bytes, as the kernel
+ * socket holding a U-Net port, and read back the port bound (sa).  A
+ * listening port is taken as a kernel server takes one: reusing it over
+ * connections in TIME_WAIT (SO_REUSEADDR), and listening, which keeps
+ * every other socket off it, SO_REUSEADDR or not -- once the caller has
+ * put the port in the map (unet_tcp_reserve_listen), so the XDP program
+ * gives U-Net every segment for it and this listener never sees one while
+ * we live.  A connection's port (chosen by the kernel) is only bound.
+ * Returns fd, or -errno with fd closed.
+ */
+static int hold_port(int fd, void *sa, socklen_t len, bool listening, bool group)
+{
+	int one = 1, err;
+
+	if (listening)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if ((group && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))) ||
+	    bind(fd, (struct sockaddr *)sa, len) || getsockname(fd, (struct sockaddr *)sa, &len)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 static int reserve(uint32_t laddr, uint16_t *lport, bool listening, bool group)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = laddr,
 				  .sin_port = htons(*lport) };
-	socklen_t sl = sizeof(sa);
-	int one = 1, fd, err;
+	int one = 1, fd;
 
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	/* The address may be one only U-Net answers for (not the kernel's). */
 	setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
-	/*
-	 * A listening port is taken as a kernel server takes one: reusing it
-	 * over connections in TIME_WAIT (SO_REUSEADDR), and listening, which
-	 * keeps every other socket off it, SO_REUSEADDR or not -- once the
-	 * caller has put the port in the map (unet_tcp_reserve_listen), so
-	 * the XDP program gives U-Net every segment for it and this listener
-	 * never sees one while we live.  A connection's port (chosen by the
-	 * kernel) is only bound.
-	 */
-	if (listening)
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (group && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	*lport = ntohs(sa.sin_port);
+	fd = hold_port(fd, &sa, sizeof(sa), listening, group);
+	if (fd >= 0)
+		*lport = ntohs(sa.sin_port);
 	return fd;
 }
 
@@ -382,8 +387,7 @@ int unet_tcp_reserve_listen(int fd)
 int unet_tcp6_reserve(const uint8_t laddr[16], uint16_t *lport, bool listening)
 {
 	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons(*lport) };
-	socklen_t sl = sizeof(sa);
-	int one = 1, fd, err;
+	int one = 1, fd;
 
 	memcpy(&sa.sin6_addr, laddr, 16);
 	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -394,14 +398,8 @@ int unet_tcp6_reserve(const uint8_t laddr[16], uint16_t *lport, bool listening)
 	 * IPv4 (unet_tcp_reserve). */
 	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one));
-	if (listening)
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	*lport = ntohs(sa.sin6_port);
+	fd = hold_port(fd, &sa, sizeof(sa), listening, false);
+	if (fd >= 0)
+		*lport = ntohs(sa.sin6_port);
 	return fd;
 }
