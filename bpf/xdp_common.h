@@ -80,6 +80,27 @@ static __always_inline int endpoint_has_socket(__u32 endpoint)
 }
 
 /*
+ * Hand a frame for one of endpoint's ports (UDP or TCP, IPv4 or IPv6) to
+ * its socket on the arrival queue: XDP_REDIRECT.  Otherwise, an endpoint
+ * with no socket anywhere is a dead owner whose port nobody has reclaimed
+ * yet: no process will ever read the frame and a kernel socket may be
+ * waiting for the port -- pass, as if the entry were gone.  An owner with
+ * sockets, but not on this queue, is alive: its port is not the kernel's,
+ * drop and count it in *drop_no_socket (the entry's counter), and under
+ * drop_queue_range if no socket can be on that queue.
+ */
+static __always_inline int port_redirect(struct xdp_md *ctx, __u32 endpoint,
+					 __u64 *drop_no_socket)
+{
+	if (redirect_to(ctx, endpoint) == XDP_REDIRECT)
+		return XDP_REDIRECT;
+	if (!endpoint_has_socket(endpoint))
+		return pass();
+	__sync_fetch_and_add(drop_no_socket, 1);
+	return drop(no_socket_reason(ctx));
+}
+
+/*
  * Whether an IPv4 datagram of tot_len bytes starting at l3 lies inside
  * the frame, which may come in pieces (a jumbo MTU: ctx->data ..
  * data_end is only the first piece).  Measured against the whole

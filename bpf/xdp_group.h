@@ -71,4 +71,24 @@ static __always_inline int group_redirect(struct xdp_md *ctx, __be32 addr, __be1
 	return GROUP_DEAD;
 }
 
+/*
+ * As port_redirect(), for a listener or SO_REUSEPORT group's entry: a
+ * member takes it (XDP_REDIRECT), or none is alive (pass), or a live one
+ * has no socket on this queue (drop, counted in *drop_no_socket).
+ */
+static __always_inline int group_port_redirect(struct xdp_md *ctx, __be32 addr, __be16 port,
+					       __u8 proto, __be32 saddr, __be16 sport,
+					       __u64 *drop_no_socket)
+{
+	int r = group_redirect(ctx, addr, port, proto, saddr, sport);
+
+	if (r == GROUP_DEAD)
+		return pass();
+	if (r == GROUP_NO_SOCKET) {
+		__sync_fetch_and_add(drop_no_socket, 1);
+		return drop(no_socket_reason(ctx));
+	}
+	return XDP_REDIRECT;
+}
+
 #endif /* UNET_XDP_GROUP_H */

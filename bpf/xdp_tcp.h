@@ -13,6 +13,22 @@
 #include <linux/tcp.h>
 
 /*
+ * A segment redirected to its port's owner (IPv4 or IPv6): the fault hook
+ * may still drop it; else it is counted as delivered, bytes of IP payload.
+ */
+static __always_inline int tcp_delivered(struct unet_tcp_val *v, __u32 bytes)
+{
+	if (fault_drop()) {
+		__sync_fetch_and_add(&v->drop_injected, 1);
+		return drop(UNET_CTR_DROP_INJECTED);
+	}
+	__sync_fetch_and_add(&v->delivered, 1);
+	__sync_fetch_and_add(&v->delivered_bytes, bytes);
+	if_count(UNET_CTR_TCP_DELIVERED);
+	return XDP_REDIRECT;
+}
+
+/*
  * An IPv4 frame whose protocol is TCP (l3 just past the Ethernet header;
  * the caller checked that the fixed IP header is in the frame).  As for
  * UDP: until the port is known to be ours the frame is passed whatever
@@ -38,7 +54,7 @@ static __always_inline int tcp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	struct tcphdr *tcp;
 	__u32 hlen, tot_len, doff;
 	__u16 frag;
-	int group;
+	int group, r;
 
 	if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl < 5)
 		return pass();
@@ -72,29 +88,14 @@ static __always_inline int tcp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	doff = tcp->doff * 4;
 	if (doff < sizeof(*tcp) || doff > tot_len - hlen)
 		return drop(UNET_CTR_DROP_TCP_MALFORMED);
-	if (group) {
-		int r = group_redirect(ctx, key.addr, key.port, IPPROTO_TCP, ip->saddr, tcp->source);
-
-		if (r == GROUP_DEAD)
-			return pass();
-		if (r == GROUP_NO_SOCKET) {
-			__sync_fetch_and_add(&v->drop_no_socket, 1);
-			return drop(no_socket_reason(ctx));
-		}
-	} else if (redirect_to(ctx, v->endpoint) != XDP_REDIRECT) {
-		if (!endpoint_has_socket(v->endpoint))
-			return pass();
-		__sync_fetch_and_add(&v->drop_no_socket, 1);
-		return drop(no_socket_reason(ctx));
-	}
-	if (fault_drop()) {
-		__sync_fetch_and_add(&v->drop_injected, 1);
-		return drop(UNET_CTR_DROP_INJECTED);
-	}
-	__sync_fetch_and_add(&v->delivered, 1);
-	__sync_fetch_and_add(&v->delivered_bytes, tot_len - hlen);
-	if_count(UNET_CTR_TCP_DELIVERED);
-	return XDP_REDIRECT;
+	if (group)
+		r = group_port_redirect(ctx, key.addr, key.port, IPPROTO_TCP, ip->saddr,
+					tcp->source, &v->drop_no_socket);
+	else
+		r = port_redirect(ctx, v->endpoint, &v->drop_no_socket);
+	if (r != XDP_REDIRECT)
+		return r;
+	return tcp_delivered(v, tot_len - hlen);
 }
 
 #endif /* UNET_XDP_TCP_H */

@@ -6,8 +6,8 @@
  * udp6_rx() (UDP, neighbour solicitations, the kernel's).
  *
  * Part of unet_xdp.bpf.c (included after the maps, counters,
- * xdp_common.h, xdp_unet.h for fault_drop, xdp_udp.h for
- * udp_owner_current and xdp_udp6.h).
+ * xdp_common.h, xdp_unet.h for fault_drop, xdp_udp6.h, and xdp_tcp.h
+ * for tcp_delivered).
  */
 #ifndef UNET_XDP_TCP6_H
 #define UNET_XDP_TCP6_H
@@ -37,6 +37,7 @@ static __always_inline int tcp6_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	struct unet_tcp_val *v;
 	struct tcphdr *tcp;
 	__u32 plen, doff;
+	int r;
 
 	if ((void *)(ip6 + 1) > data_end || ip6->version != 6)
 		return pass();
@@ -60,20 +61,10 @@ static __always_inline int tcp6_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	doff = tcp->doff * 4;
 	if (doff < sizeof(*tcp) || doff > plen)
 		return drop(UNET_CTR_DROP_TCP_MALFORMED);
-	if (redirect_to(ctx, v->endpoint) != XDP_REDIRECT) {
-		if (!endpoint_has_socket(v->endpoint))
-			return pass();
-		__sync_fetch_and_add(&v->drop_no_socket, 1);
-		return drop(no_socket_reason(ctx));
-	}
-	if (fault_drop()) {
-		__sync_fetch_and_add(&v->drop_injected, 1);
-		return drop(UNET_CTR_DROP_INJECTED);
-	}
-	__sync_fetch_and_add(&v->delivered, 1);
-	__sync_fetch_and_add(&v->delivered_bytes, plen);
-	if_count(UNET_CTR_TCP_DELIVERED);
-	return XDP_REDIRECT;
+	r = port_redirect(ctx, v->endpoint, &v->drop_no_socket);
+	if (r != XDP_REDIRECT)
+		return r;
+	return tcp_delivered(v, plen);
 }
 
 #define UNET_IP6_EXT_WALK 4 /* extension headers walked at most */

@@ -42,7 +42,7 @@ static __always_inline int udp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	struct udphdr *udp;
 	__u32 hlen, tot_len, ulen;
 	__u16 frag;
-	int group;
+	int group, r;
 
 	if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl < 5 ||
 	    ip->protocol != IPPROTO_UDP)
@@ -86,29 +86,14 @@ static __always_inline int udp_rx(struct xdp_md *ctx, void *l3, void *data_end)
 		__sync_fetch_and_add(&v->drop_filter, 1);
 		return drop(UNET_CTR_DROP_UDP_FILTER);
 	}
-	if (group) {
-		int r = group_redirect(ctx, key.addr, key.port, IPPROTO_UDP, ip->saddr, udp->source);
-
-		if (r == GROUP_DEAD)
-			return pass();
-		if (r == GROUP_NO_SOCKET) {
-			__sync_fetch_and_add(&v->drop_no_socket, 1);
-			return drop(no_socket_reason(ctx));
-		}
-	} else if (redirect_to(ctx, v->endpoint) != XDP_REDIRECT) {
-		/*
-		 * The owner died (SIGKILL, crash) and nobody has reclaimed
-		 * its port yet: no process will ever read this, and a kernel
-		 * socket may be waiting for the port -- pass, as if the entry
-		 * were gone.  An owner with sockets, but not on this queue, is
-		 * alive: its port is not the kernel's, drop and count
-		 * (drop_queue_range if no socket can be on that queue).
-		 */
-		if (!endpoint_has_socket(v->endpoint))
-			return pass();
-		__sync_fetch_and_add(&v->drop_no_socket, 1);
-		return drop(no_socket_reason(ctx));
-	}
+	/* A dead owner's port is the kernel's again (port_redirect). */
+	if (group)
+		r = group_port_redirect(ctx, key.addr, key.port, IPPROTO_UDP, ip->saddr,
+					udp->source, &v->drop_no_socket);
+	else
+		r = port_redirect(ctx, v->endpoint, &v->drop_no_socket);
+	if (r != XDP_REDIRECT)
+		return r;
 	__sync_fetch_and_add(&v->delivered, 1);
 	__sync_fetch_and_add(&v->delivered_bytes, ulen - sizeof(*udp));
 	if_count(UNET_CTR_UDP_DELIVERED);

@@ -116,6 +116,7 @@ static __always_inline int udp6_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	struct unet_udp_addr_val *av;
 	struct udphdr *udp;
 	__u32 plen, ulen;
+	int r;
 
 	if ((void *)(ip6 + 1) > data_end || ip6->version != 6)
 		return pass();
@@ -158,13 +159,9 @@ static __always_inline int udp6_rx(struct xdp_md *ctx, void *l3, void *data_end)
 		__sync_fetch_and_add(&v->drop_filter, 1);
 		return drop(UNET_CTR_DROP_UDP_FILTER);
 	}
-	if (redirect_to(ctx, v->endpoint) != XDP_REDIRECT) {
-		/* As udp_rx(): a dead owner's port is the kernel's again. */
-		if (!endpoint_has_socket(v->endpoint))
-			return pass();
-		__sync_fetch_and_add(&v->drop_no_socket, 1);
-		return drop(no_socket_reason(ctx));
-	}
+	r = port_redirect(ctx, v->endpoint, &v->drop_no_socket);
+	if (r != XDP_REDIRECT)
+		return r;
 	__sync_fetch_and_add(&v->delivered, 1);
 	__sync_fetch_and_add(&v->delivered_bytes, ulen - sizeof(*udp));
 	if_count(UNET_CTR_UDP_DELIVERED);

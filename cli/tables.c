@@ -75,18 +75,34 @@ static int cmp_addr_port(uint32_t xaddr, uint16_t xport, uint32_t yaddr, uint16_
 	return (int)xport - (int)yport;
 }
 
-/* IPv4 ports first, then IPv6, each by address and port. */
-static int cmp_udp(const void *a, const void *b)
+/* Where a UDP or TCP port row sorts: IPv4 ports first, then IPv6, each
+ * by address and port. */
+struct port_place {
+	bool v6;
+	uint32_t addr;
+	const struct in6_addr *addr6;
+	uint16_t port;
+};
+
+static int cmp_port_place(const struct port_place *x, const struct port_place *y)
 {
-	const struct unet_udp_entry *x = a, *y = b;
 	int c;
 
 	if (x->v6 != y->v6)
 		return x->v6 ? 1 : -1;
 	if (!x->v6)
 		return cmp_addr_port(x->addr, x->port, y->addr, y->port);
-	c = memcmp(&x->addr6, &y->addr6, sizeof(x->addr6));
+	c = memcmp(x->addr6, y->addr6, sizeof(*x->addr6));
 	return c ? c : (int)x->port - (int)y->port;
+}
+
+#define PORT_PLACE(e) (&(struct port_place){ (e)->v6, (e)->addr, &(e)->addr6, (e)->port })
+
+static int cmp_udp(const void *a, const void *b)
+{
+	const struct unet_udp_entry *x = a, *y = b;
+
+	return cmp_port_place(PORT_PLACE(x), PORT_PLACE(y));
 }
 
 static int get_udp(struct unet_iface *iface, struct list *l)
@@ -100,18 +116,11 @@ static int collect_tcp(const struct unet_tcp_entry *e, void *ctx)
 	return list_add(ctx, e);
 }
 
-/* IPv4 ports first, then IPv6, as for UDP. */
 static int cmp_tcp(const void *a, const void *b)
 {
 	const struct unet_tcp_entry *x = a, *y = b;
-	int c;
 
-	if (x->v6 != y->v6)
-		return x->v6 ? 1 : -1;
-	if (!x->v6)
-		return cmp_addr_port(x->addr, x->port, y->addr, y->port);
-	c = memcmp(&x->addr6, &y->addr6, sizeof(x->addr6));
-	return c ? c : (int)x->port - (int)y->port;
+	return cmp_port_place(PORT_PLACE(x), PORT_PLACE(y));
 }
 
 static int get_tcp(struct unet_iface *iface, struct list *l)

@@ -28,6 +28,13 @@
 #include "core/chan_udp.h"
 #include "core/objects.h"
 
+int unetd_chan_refused(int err, uint16_t tag, char *msg, size_t msglen)
+{
+	snprintf(msg, msglen, "tag %u: %s", tag,
+		 err == -EADDRINUSE ? "held by another endpoint" : strerror(-err));
+	return err;
+}
+
 /* Why opening failed, in the client's words. */
 static void say_why(int err, const struct unetd_iface *f, const struct unetd_ch_open_ipv4 *req,
 		    char *msg, size_t msglen)

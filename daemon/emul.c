@@ -956,10 +956,38 @@ void unetd_emul_free(struct unetd *d, struct unetd_emul *e)
 	unetd_iface_put(d, f);
 }
 
+/* A new channel for tag on e, not yet open: NULL with *err and msg if e
+ * has the tag open already or memory is short.  Both kinds of channel
+ * (local and routable) start here and end in emul_chan_link. */
+static struct unetd_chan *emul_chan_new(struct unetd_emul *e, uint16_t tag, char *msg,
+					size_t msglen, int *err)
+{
+	struct unetd_chan *c;
+
+	if (chan_of(e, tag)) {
+		snprintf(msg, msglen, "tag %u already open on this endpoint", tag);
+		*err = -EADDRINUSE;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		*err = -ENOMEM;
+	return c;
+}
+
+/* An open channel c joins e's list; its frames find it by the library's ctx. */
+static void emul_chan_link(struct unetd_emul *e, struct unetd_chan *c)
+{
+	unet_channel__set_ctx(c->ch, c);
+	c->next = e->chans;
+	e->chans = c;
+}
+
 int unetd_emul_chan_open(struct unetd *d, struct unetd_emul *e, const struct unetd_ch_open *req,
 			 const struct unetd_grant *g, char *msg, size_t msglen)
 {
 	struct unetd_chan *c;
+	int err;
 
 	(void)d;
 	if (req->tag == UNET_TAG_INVALID || req->peer_tag == UNET_TAG_INVALID) {
@@ -970,13 +998,9 @@ int unetd_emul_chan_open(struct unetd *d, struct unetd_emul *e, const struct une
 		snprintf(msg, msglen, "tag %u not granted (%s)", req->tag, g->rule);
 		return -EACCES;
 	}
-	if (chan_of(e, req->tag)) {
-		snprintf(msg, msglen, "tag %u already open on this endpoint", req->tag);
-		return -EADDRINUSE;
-	}
-	c = calloc(1, sizeof(*c));
+	c = emul_chan_new(e, req->tag, msg, msglen, &err);
 	if (!c)
-		return -ENOMEM;
+		return err;
 	c->owner = e;
 	c->tag = req->tag;
 	c->peer_tag = req->peer_tag;
@@ -985,16 +1009,11 @@ int unetd_emul_chan_open(struct unetd *d, struct unetd_emul *e, const struct une
 	 * local process (the core refuses a live owner's tag). */
 	c->ch = unet_channel__open(e->iface->ep, req->tag, req->peer_mac, req->peer_tag, NULL);
 	if (!c->ch) {
-		int err = -errno;
-
-		snprintf(msg, msglen, "tag %u: %s", req->tag,
-			 err == -EADDRINUSE ? "held by another endpoint" : strerror(-err));
+		err = -errno;
 		free(c);
-		return err;
+		return unetd_chan_refused(err, req->tag, msg, msglen);
 	}
-	unet_channel__set_ctx(c->ch, c);
-	c->next = e->chans;
-	e->chans = c;
+	emul_chan_link(e, c);
 	return 0;
 }
 
@@ -1006,13 +1025,9 @@ int unetd_emul_chan_open_ipv4(struct unetd *d, struct unetd_emul *e,
 	int err;
 
 	(void)g; /* the tag was checked against it by the caller */
-	if (chan_of(e, req->tag)) {
-		snprintf(msg, msglen, "tag %u already open on this endpoint", req->tag);
-		return -EADDRINUSE;
-	}
-	c = calloc(1, sizeof(*c));
+	c = emul_chan_new(e, req->tag, msg, msglen, &err);
 	if (!c)
-		return -ENOMEM;
+		return err;
 	err = unetd_chan_open_real(d, e->iface, req, &c->ch, &c->w, rep, msg, msglen);
 	if (err) {
 		free(c);
@@ -1029,9 +1044,7 @@ int unetd_emul_chan_open_ipv4(struct unetd *d, struct unetd_emul *e,
 	c->peer_tag = req->peer_tag;
 	memcpy(c->peer_mac, c->w.dst_mac, 6);
 	c->routable = true;
-	unet_channel__set_ctx(c->ch, c);
-	c->next = e->chans;
-	e->chans = c;
+	emul_chan_link(e, c);
 	return 0;
 }
 

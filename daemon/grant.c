@@ -428,10 +428,8 @@ int unetd_direct_chan_open(struct unetd_direct *g, const struct unetd_ch_open *r
 	err = unet_iface__channel_add(g->iface->maps, g->slot, req->tag, req->peer_mac,
 				      req->peer_tag);
 	if (err) {
-		snprintf(msg, msglen, "tag %u: %s", req->tag,
-			 err == -EADDRINUSE ? "held by another endpoint" : strerror(-err));
 		free(c);
-		return err;
+		return unetd_chan_refused(err, req->tag, msg, msglen);
 	}
 	c->tag = req->tag;
 	c->kfd = -1;

@@ -327,6 +327,11 @@ int unetd_direct_chan_open_ipv4(struct unetd *d, struct unetd_direct *g,
 				struct unetd_ch_opened_ipv4 *rep, char *msg, size_t msglen);
 int unetd_direct_chan_close(struct unetd_direct *g, uint16_t tag);
 
+/* chan.c: why tag could not be opened (err, -errno from the library or
+ * the map) in msg, for the client; returns err.  Another endpoint holding
+ * the tag is said as such, not as "Address already in use". */
+int unetd_chan_refused(int err, uint16_t tag, char *msg, size_t msglen);
+
 /* chan.c: routable channels, their headers decided here (in f's
  * namespace): on the real endpoint for an emulated endpoint (the channel
  * in *ch, holding its port; its frames' headers in *w), or an entry for a

@@ -162,19 +162,28 @@ int unet_nl_kneigh_parse(const char *buf, int n, uint8_t mac[6])
 	return (nd->ndm_state & NUD_STALE) ? 1 : 0;
 }
 
+/* A request about the kernel's neighbour entry for ip on ifindex: the
+ * asking and the "use" differ only in type and flags. */
+static void kneigh_req(struct unet_nl_req *r, uint16_t type, uint16_t flags, uint8_t ndm_flags,
+		       int family, int ifindex, const void *ip, uint16_t alen)
+{
+	memset(r, 0, sizeof(*r));
+	r->nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg));
+	r->nh.nlmsg_type = type;
+	r->nh.nlmsg_flags = flags;
+	r->nd.ndm_family = (uint8_t)family;
+	r->nd.ndm_ifindex = ifindex;
+	r->nd.ndm_flags = ndm_flags;
+	unet_nl_add_attr(r, NDA_DST, ip, alen);
+}
+
 int unet_nl_kneigh_get(int family, int ifindex, const void *ip, uint16_t alen, uint8_t mac[6])
 {
 	struct unet_nl_req r;
 	char buf[NL_BUF];
 	int n;
 
-	memset(&r, 0, sizeof(r));
-	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg));
-	r.nh.nlmsg_type = RTM_GETNEIGH;
-	r.nh.nlmsg_flags = NLM_F_REQUEST;
-	r.nd.ndm_family = (uint8_t)family;
-	r.nd.ndm_ifindex = ifindex;
-	unet_nl_add_attr(&r, NDA_DST, ip, alen);
+	kneigh_req(&r, RTM_GETNEIGH, NLM_F_REQUEST, 0, family, ifindex, ip, alen);
 	n = unet_nl_ask(&r, buf, sizeof(buf));
 	if (n < 0)
 		return n;
@@ -187,17 +196,11 @@ int unet_nl_kneigh_use(int family, int ifindex, const void *ip, uint16_t alen)
 	char buf[NL_BUF];
 	int n;
 
-	memset(&r, 0, sizeof(r));
-	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg));
-	r.nh.nlmsg_type = RTM_NEWNEIGH;
 	/* NTF_USE: "use" the entry (created if missing), which starts or
 	 * confirms resolution exactly as a packet of the kernel's would;
 	 * it changes no state we name.  Needs CAP_NET_ADMIN. */
-	r.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
-	r.nd.ndm_family = (uint8_t)family;
-	r.nd.ndm_ifindex = ifindex;
-	r.nd.ndm_flags = NTF_USE;
-	unet_nl_add_attr(&r, NDA_DST, ip, alen);
+	kneigh_req(&r, RTM_NEWNEIGH, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE,
+		   NTF_USE, family, ifindex, ip, alen);
 	n = unet_nl_ask(&r, buf, sizeof(buf));
 	return n < 0 ? n : 0;
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct unet_endpoint;
 struct unet_iface;
@@ -177,6 +178,29 @@ bool unet_inet_is_veth(const char *ifname);
  * answers neighbour solicitations for it. */
 #define UNET_MAP_INET6_ADDRS "unet_udp6_addrs"
 #define UNET_INET6_ADDR_ND 1u
+
+/* Whether a is :: (all zero), without branching on its bytes. */
+static inline bool unet_inet6_addr_zero(const uint8_t a[16])
+{
+	uint8_t d = 0;
+
+	for (int i = 0; i < 16; i++)
+		d |= a[i];
+	return d == 0;
+}
+
+/* A unicast address a host may use on a link as its own or a peer's:
+ * not ::, ::1, a multicast or a v4-mapped one (RFC 4291 2.5.2, 2.5.3,
+ * 2.5.5.2, 2.7).  UDP and TCP check received sources and local
+ * addresses with it. */
+static inline bool unet_inet6_addr_unicast(const uint8_t a[16])
+{
+	static const uint8_t loopback[16] = { [15] = 1 };
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !unet_inet6_addr_zero(a) && a[0] != 0xff && memcmp(a, loopback, 16) != 0 &&
+	       memcmp(a, mapped, 12) != 0;
+}
 
 /* As unet_inet_addr_claim / _release / _reclaim, for IPv6 addresses. */
 int unet_inet6_addr_claim(struct unet_iface *iface, uint32_t endpoint, const uint8_t addr[16],

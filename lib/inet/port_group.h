@@ -2,8 +2,9 @@
 /*
  * port_group.h - SO_REUSEPORT groups of UDP and TCP ports across
  * endpoints (bpf/unet_abi.h, "SO_REUSEPORT groups"): the group table's
- * rules (pure, unit-tested) and the port entries that point at groups.
- * Both protocol layers and unetd use it.  Never installed.
+ * rules (pure, unit-tested) and the port entries that point at groups,
+ * and the put of any port entry (port_entry.c).  Both protocol layers and
+ * unetd use it.  Never installed.
  */
 #ifndef UNET_PORT_GROUP_H
 #define UNET_PORT_GROUP_H
@@ -51,17 +52,31 @@ int unet_group_heir(const struct unet_group_val *g);
 
 /* ---- Port entries that point at groups (the interface's maps) ------------ */
 
-/* One protocol's port map, as udp_admin.c and tcp_admin.c describe it:
- * the owned-entry layout (core/layer.h), where the flags are and how wide,
- * and the map's descriptor. */
+/* One port map, as udp_admin.c and tcp_admin.c describe it: the
+ * owned-entry layout (core/layer.h), where the flags and the owner's pid
+ * are, and the map's descriptor.  The group calls below take the IPv4
+ * maps only; unet_port_put takes every one. */
 struct unet_port_kind {
 	uint8_t proto; /* IPPROTO_UDP, IPPROTO_TCP */
-	const char *name; /* "UDP", "TCP": for logs */
+	const char *name; /* "UDP", "TCP", "UDP/IPv6", "TCP/IPv6": for logs */
 	const struct unet_owned_map *map;
 	size_t flags_off, flags_size; /* 2 or 4 */
 	size_t pid_off;
 	int (*ports_fd)(struct unet_iface *iface);
 };
+
+/*
+ * Put key -> val (a value of the kind, owner fields filled) in the kind's
+ * map pfd for local port lport (host order, for the log), taking over a
+ * dead owner's entry (port_entry.c).  Returns 0, -EADDRINUSE (a live
+ * owner holds it: logged with its endpoint and pid, or another process
+ * put one in meanwhile), -ENOSPC, -errno.
+ */
+int unet_port_put(struct unet_iface *iface, int pfd, const struct unet_port_kind *k,
+		  const void *key, const void *val, uint16_t lport);
+/* Delete key from the kind's map, whoever owns it (unetctl's del): 0,
+ * -ENOENT, -errno. */
+int unet_port_delete(struct unet_iface *iface, const struct unet_port_kind *k, const void *key);
 
 /*
  * Join slot's current incarnation to the group at laddr:lport (network

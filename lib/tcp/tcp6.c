@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/layer.h"
+#include "inet/inet.h"
 #include "tcp/tcp_impl.h"
 #include "udp/udp_impl.h" /* unet_nd_parse_ns, unet_nd_build_na */
 
@@ -20,24 +21,11 @@ static uint16_t get16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-static bool addr6_zero(const uint8_t a[16])
-{
-	uint8_t d = 0;
-
-	for (int i = 0; i < 16; i++)
-		d |= a[i];
-	return d == 0;
-}
-
 bool unet_tcp6_addr_usable(const uint8_t a[16])
 {
-	static const uint8_t loopback[16] = { [15] = 1 };
-	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
-
 	/* Link-local addresses need a zone, which neither our API nor
 	 * the lwIP netif carries: global and unique-local ones only. */
-	return !addr6_zero(a) && a[0] != 0xff && memcmp(a, loopback, 16) != 0 &&
-	       memcmp(a, mapped, 12) != 0 && !(a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
+	return unet_inet6_addr_unicast(a) && !(a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
 }
 
 enum unet_tcp6_verdict unet_tcp6_check(uint8_t *frame, uint32_t len, const uint8_t addr[16],

@@ -41,27 +41,6 @@ static uint16_t get16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-static bool addr6_zero(const uint8_t a[16])
-{
-	uint8_t d = 0;
-
-	for (int i = 0; i < 16; i++)
-		d |= a[i];
-	return d == 0;
-}
-
-/* A unicast address a host may use on a link as its own or a peer's:
- * not ::, ::1, a multicast or a v4-mapped one (RFC 4291 2.5.2, 2.5.3,
- * 2.5.5.2, 2.7). */
-static bool addr6_unicast(const uint8_t a[16])
-{
-	static const uint8_t loopback[16] = { [15] = 1 };
-	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !addr6_zero(a) && a[0] != 0xff && memcmp(a, loopback, 16) != 0 &&
-	       memcmp(a, mapped, 12) != 0;
-}
-
 static bool mac_unicast(const uint8_t m[6])
 {
 	return !(m[0] & 1) && (m[0] | m[1] | m[2] | m[3] | m[4] | m[5]) != 0;
@@ -157,7 +136,7 @@ enum unet_udp_verdict unet_udp6_parse(const uint8_t *frame, uint32_t len, bool a
 	/* No host sends from a group, ::, ::1 or a v4-mapped address: an
 	 * answer to one would go to a whole group or off the link (the
 	 * kernel drops them too). */
-	if (!addr6_unicast(f->saddr))
+	if (!unet_inet6_addr_unicast(f->saddr))
 		return UNET_UDP_MALFORMED;
 	if (plen < UNET_UDP_HLEN)
 		return UNET_UDP_MALFORMED;
@@ -239,7 +218,7 @@ enum unet_nd_verdict unet_nd_parse_ns(const uint8_t *frame, uint32_t len, struct
 	/* Duplicate address detection (unspecified source, no option
 	 * allowed) asks whether anyone has the address: we do not defend
 	 * it, the kernel's answer or nobody's stands. */
-	if (addr6_zero(ns->saddr))
+	if (unet_inet6_addr_zero(ns->saddr))
 		return have_slla ? UNET_ND_MALFORMED : UNET_ND_REJECTED;
 	if (ns->saddr[0] == 0xff || !mac_unicast(ns->reply_mac))
 		return UNET_ND_REJECTED;
@@ -321,13 +300,13 @@ struct unet_udp_sock *unet_udp__open6(struct unet_endpoint *ep, const struct in6
 	int tx_queue, err;
 
 	if (!ep || !local_addr || !local_port || (opts && opts->sz < sizeof(size_t)) ||
-	    addr6_zero(local_addr->s6_addr) || local_addr->s6_addr[0] == 0xff) {
+	    unet_inet6_addr_zero(local_addr->s6_addr) || local_addr->s6_addr[0] == 0xff) {
 		errno = EINVAL;
 		return NULL;
 	}
 	/* Not an address of this link's: the endpoint would answer
 	 * solicitations for it and send from it. */
-	if (!addr6_unicast(local_addr->s6_addr)) {
+	if (!unet_inet6_addr_unicast(local_addr->s6_addr)) {
 		errno = EADDRNOTAVAIL;
 		return NULL;
 	}
@@ -371,7 +350,7 @@ struct unet_udp_sock *unet_udp__open6(struct unet_endpoint *ep, const struct in6
 	s->lport = local_port;
 	if (opts && opts->sz >= offsetof(struct unet_udp_opts, remote_addr6) + sizeof(struct in6_addr))
 		memcpy(s->raddr6, opts->remote_addr6.s6_addr, 16);
-	s->rport = addr6_zero(s->raddr6) ? 0 : UNET_OPT(opts, remote_port, 0);
+	s->rport = unet_inet6_addr_zero(s->raddr6) ? 0 : UNET_OPT(opts, remote_port, 0);
 	s->txq = txq;
 	s->st = st;
 	s->accept_partial = partial == UNET_UDP_PARTIAL_ACCEPT ||
@@ -467,7 +446,7 @@ int unet_udp__send6(struct unet_udp_sock *s, uint64_t buf, uint32_t len,
 	dst = addr ? addr->s6_addr : s->raddr6;
 	if (!addr && !port)
 		port = s->rport;
-	if (addr6_zero(dst) || !port)
+	if (unet_inet6_addr_zero(dst) || !port)
 		return -EDESTADDRREQ;
 	err = resolve6_step(s, dst, unet_inet_now_ns(), mac, &mtu);
 	/* No fragments: what the path does not carry is refused. */
@@ -524,7 +503,7 @@ int unet_udp__resolve6(struct unet_udp_sock *s, const struct in6_addr *addr, int
 	if (!s->v6)
 		return -EAFNOSUPPORT;
 	dst = addr ? addr->s6_addr : s->raddr6;
-	if (addr6_zero(dst))
+	if (unet_inet6_addr_zero(dst))
 		return -EDESTADDRREQ;
 	now = unet_inet_now_ns();
 	deadline = now + (timeout_ms < 0 ? s->st->arp.timeout_ns : (uint64_t)timeout_ms * 1000000ull);
@@ -632,7 +611,7 @@ static enum unet_layer_verdict udp6_rx(struct unet_udp_state *st, uint8_t *frame
 		return UNET_LAYER_CONSUMED;
 	}
 	s = find_sock6(st, f.daddr, f.dport);
-	if (!s || (!addr6_zero(s->raddr6) && memcmp(s->raddr6, f.saddr, 16)) ||
+	if (!s || (!unet_inet6_addr_zero(s->raddr6) && memcmp(s->raddr6, f.saddr, 16)) ||
 	    (s->rport && s->rport != f.sport)) {
 		st->st.rx_no_socket++;
 		return UNET_LAYER_CONSUMED;

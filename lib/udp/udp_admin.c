@@ -75,10 +75,9 @@ int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 {
 	int pfd = ports_fd(iface);
 	struct unet_udp_key key = { .addr = laddr, .port = htons(lport) };
-	struct unet_udp_val v, old;
+	struct unet_udp_val v;
 	uint32_t pid = (uint32_t)getpid(); /* the owner opens its own ports */
 	uint64_t token;
-	int err;
 
 	if (pfd < 0)
 		return pfd;
@@ -96,13 +95,7 @@ int unet_udp_port_add(struct unet_iface *iface, uint32_t endpoint, uint32_t ladd
 	 * held by the others. */
 	if (unet_port_group_busy(iface, &ports_kind, laddr, lport))
 		return -EADDRINUSE;
-	err = unet_owned_put(iface, pfd, &ports_map, &key, &v, &old);
-	if (err == -EADDRINUSE)
-		unet_log(UNET_LOG_ERROR, "%s: UDP port %u in use by endpoint %u (pid %u)",
-			 iface->ifname, lport, old.endpoint, old.owner_pid);
-	else if (err == 1)
-		unet_log(UNET_LOG_INFO, "%s: replacing stale UDP port %u", iface->ifname, lport);
-	return err == -EEXIST ? -EADDRINUSE : err < 0 ? err : 0;
+	return unet_port_put(iface, pfd, &ports_kind, &key, &v, lport);
 }
 
 void unet_udp_port_remove(struct unet_iface *iface, uint32_t endpoint, uint32_t laddr,
@@ -130,6 +123,16 @@ static const struct unet_owned_map ports6_map = {
 	.token_off = offsetof(struct unet_udp6_val, owner_token),
 };
 
+static const struct unet_port_kind ports6_kind = {
+	.proto = IPPROTO_UDP,
+	.name = "UDP/IPv6",
+	.map = &ports6_map,
+	.flags_off = offsetof(struct unet_udp6_val, flags),
+	.flags_size = sizeof(((struct unet_udp6_val *)0)->flags),
+	.pid_off = offsetof(struct unet_udp6_val, owner_pid),
+	.ports_fd = ports6_fd,
+};
+
 static struct unet_udp6_key key6(const uint8_t addr[16], uint16_t port)
 {
 	struct unet_udp6_key k;
@@ -145,9 +148,8 @@ int unet_udp6_port_add(struct unet_iface *iface, uint32_t endpoint, const uint8_
 {
 	int pfd = ports6_fd(iface);
 	struct unet_udp6_key key = key6(laddr, lport);
-	struct unet_udp6_val v, old;
+	struct unet_udp6_val v;
 	uint64_t token;
-	int err;
 
 	if (pfd < 0)
 		return pfd;
@@ -160,11 +162,7 @@ int unet_udp6_port_add(struct unet_iface *iface, uint32_t endpoint, const uint8_
 	v.remote_port = htons(rport);
 	v.owner_pid = (uint32_t)getpid();
 	v.owner_token = token;
-	err = unet_owned_put(iface, pfd, &ports6_map, &key, &v, &old);
-	if (err == -EADDRINUSE)
-		unet_log(UNET_LOG_ERROR, "%s: UDP/IPv6 port %u in use by endpoint %u (pid %u)",
-			 iface->ifname, lport, old.endpoint, old.owner_pid);
-	return err == -EEXIST ? -EADDRINUSE : err < 0 ? err : 0;
+	return unet_port_put(iface, pfd, &ports6_kind, &key, &v, lport);
 }
 
 void unet_udp6_port_remove(struct unet_iface *iface, uint32_t endpoint, const uint8_t laddr[16],
@@ -255,33 +253,21 @@ int unet_iface__for_each_udp(struct unet_iface *iface,
 
 int unet_iface__udp_del(struct unet_iface *iface, uint32_t addr, uint16_t port)
 {
-	int pfd = ports_fd(iface);
 	struct unet_udp_key key = { .addr = addr, .port = htons(port) };
-
-	if (pfd < 0)
-		return pfd;
 
 	if (!iface)
 		return -EINVAL;
-	if (bpf_map_delete_elem(pfd, &key))
-		return -errno;
-	return 0;
+	return unet_port_delete(iface, &ports_kind, &key);
 }
 
 int unet_iface__udp_del6(struct unet_iface *iface, const struct in6_addr *addr, uint16_t port)
 {
-	int pfd;
 	struct unet_udp6_key key;
 
 	if (!iface || !addr)
 		return -EINVAL;
-	pfd = ports6_fd(iface);
-	if (pfd < 0)
-		return pfd;
 	key = key6(addr->s6_addr, port);
-	if (bpf_map_delete_elem(pfd, &key))
-		return -errno;
-	return 0;
+	return unet_port_delete(iface, &ports6_kind, &key);
 }
 
 static void port_reclaimed(struct unet_iface *iface, const void *key, const void *val)

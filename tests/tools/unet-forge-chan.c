@@ -29,29 +29,13 @@
 
 #include "core/objects.h"
 #include "proto/unetd_proto.h"
+#include "forge_ring.h"
 
 static void on_log(enum unet_log_level l, const char *msg, void *ctx)
 {
 	(void)ctx;
 	if (l <= UNET_LOG_WARN)
 		fprintf(stderr, "unet-forge-chan: libunet: %s\n", msg);
-}
-
-/* Put frame f (in a buffer of ours at addr) on the send ring as it is. */
-static void raw(struct unet_endpoint *ep, uint64_t addr, uint32_t len)
-{
-	struct xsk_ring_prod *tx = &ep->q[0].tx;
-	uint32_t idx = 0;
-
-	while (xsk_ring_prod__reserve(tx, 1, &idx) != 1)
-		unet_endpoint__complete(ep);
-	xsk_ring_prod__tx_desc(tx, idx)->addr = addr;
-	xsk_ring_prod__tx_desc(tx, idx)->len = len;
-	xsk_ring_prod__tx_desc(tx, idx)->options = 0;
-	xsk_ring_prod__submit(tx, 1);
-	ep->q[0].tx_pending++;
-	if (xsk_ring_prod__needs_wakeup(tx))
-		unet_remote_kick(ep);
 }
 
 static void put16(uint8_t *p, uint16_t v)
@@ -147,7 +131,7 @@ static void send_changed(struct unet_endpoint *ep, const struct unet_channel *ch
 		break;
 	}
 	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_TX);
-	raw(ep, buf + 2, flen);
+	forge_raw(ep, buf + 2, flen);
 }
 
 int main(int argc, char **argv)

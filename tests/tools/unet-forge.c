@@ -62,29 +62,13 @@
 
 #include "core/objects.h"
 #include "proto/unetd_proto.h"
+#include "forge_ring.h"
 
 static void on_log(enum unet_log_level l, const char *msg, void *ctx)
 {
 	(void)ctx;
 	if (l <= UNET_LOG_WARN)
 		fprintf(stderr, "unet-forge: libunet: %s\n", msg);
-}
-
-/* Put a descriptor (addr, len) on the endpoint's send ring as it is. */
-static void raw(struct unet_endpoint *ep, uint64_t addr, uint32_t len)
-{
-	struct xsk_ring_prod *tx = &ep->q[0].tx;
-	uint32_t idx = 0;
-
-	while (xsk_ring_prod__reserve(tx, 1, &idx) != 1)
-		unet_endpoint__complete(ep);
-	xsk_ring_prod__tx_desc(tx, idx)->addr = addr;
-	xsk_ring_prod__tx_desc(tx, idx)->len = len;
-	xsk_ring_prod__tx_desc(tx, idx)->options = 0;
-	xsk_ring_prod__submit(tx, 1);
-	ep->q[0].tx_pending++;
-	if (xsk_ring_prod__needs_wakeup(tx))
-		unet_remote_kick(ep);
 }
 
 /* A frame built in a buffer of our own, sent raw.  The buffer stays
@@ -109,7 +93,7 @@ static void forged(struct unet_endpoint *ep, const uint8_t dst[6], uint16_t prot
 	f[20] = (uint8_t)(hdr_len >> 8);
 	f[21] = (uint8_t)hdr_len;
 	unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_TX);
-	raw(ep, buf + 2, flen);
+	forge_raw(ep, buf + 2, flen);
 }
 
 /* ---- --stall ---------------------------------------------------------------- */
@@ -456,12 +440,12 @@ int main(int argc, char **argv)
 	forged(ep, peer, UNET_ETH_P, (uint16_t)(peer_tag + 1), (uint16_t)tag, 8, 60); /* foreign peer tag */
 	forged(ep, peer, 0x0800, 0, 0, 0, 60);					       /* raw IPv4 */
 	forged(ep, peer, UNET_ETH_P, (uint16_t)peer_tag, (uint16_t)tag, 200, 60);    /* len overruns */
-	raw(ep, ep->segment_size + 4096, 60);					       /* past the segment */
+	forge_raw(ep, ep->segment_size + 4096, 60);				       /* past the segment */
 	{
 		uint64_t buf = unet_endpoint__buf_alloc(ep);
 
 		unet_pool_move(&ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_TX);
-		raw(ep, buf + 2, ep->frame_size); /* runs past its frame */
+		forge_raw(ep, buf + 2, ep->frame_size); /* runs past its frame */
 	}
 	/* Inside our frame, longer than the daemon's: a descriptor error,
 	 * refused before any copy (once it overran the daemon's buffer). */
