@@ -212,6 +212,57 @@ int unet_inet6_addr_answers_nd(struct unet_iface *iface, const uint8_t addr[16])
 /* Whether this network namespace has addr on any interface. */
 bool unet_inet6_kernel_addr(const uint8_t addr[16]);
 
+#define UNET_IP6_HLEN 40
+#define UNET_ETH_P_IPV6 0x86DD
+
+/* Ethernet and the fixed IPv6 header in front of plen payload bytes
+ * (nd6.c). */
+void unet_ip6_put_eth(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
+		      const uint8_t saddr[16], const uint8_t daddr[16], uint16_t plen, uint8_t next,
+		      uint8_t hop_limit);
+/* The fixed header of an untagged IPv6 frame: -1 if not IPv6 at all, 0 if
+ * the frame holds it and payload_len fits the frame (*plen set), 1 if
+ * not. */
+int unet_ip6_fixed(const uint8_t *frame, uint32_t len, uint32_t *plen);
+
+/* A neighbour solicitation, checked (unet_nd_parse_ns). */
+struct unet_nd_ns {
+	uint8_t saddr[16], target[16];
+	uint8_t reply_mac[6]; /* where an answer goes: the source link-layer
+			       * address option, else the Ethernet source */
+};
+
+enum unet_nd_verdict {
+	UNET_ND_NS = 0,	   /* a valid solicitation from a host: answer it */
+	UNET_ND_NOT_NS,	   /* IPv6, not a solicitation: not ours to judge */
+	UNET_ND_MALFORMED, /* lengths, options, hop limit, code */
+	UNET_ND_BAD_CSUM,
+	UNET_ND_REJECTED,  /* valid, but not to be answered: duplicate address
+			    * detection (unspecified source), a group or zero
+			    * MAC to answer to, a destination that is neither
+			    * the target nor its solicited-node group */
+};
+/* Check an untagged Ethernet frame as a neighbour solicitation (RFC 4861
+ * 7.1.1).  Fills *ns on UNET_ND_NS. */
+enum unet_nd_verdict unet_nd_parse_ns(const uint8_t *frame, uint32_t len, struct unet_nd_ns *ns);
+/* Write a solicited neighbour advertisement answering ns for our_mac
+ * (flags S and O, the target link-layer address option).  Returns the
+ * frame length. */
+uint32_t unet_nd_build_na(uint8_t *frame, const uint8_t our_mac[6], const struct unet_nd_ns *ns);
+#define UNET_ND_NA_FRAME_LEN (UNET_ETH_HLEN + UNET_IP6_HLEN + 32)
+
+/* Answers to neighbour solicitations (and ARP requests), a second, per
+ * endpoint and layer: a flood of them costs a bounded number of frames. */
+#define UNET_INET_REPLY_RATE 20
+
+/* A rate limiter (GCRA: a token bucket of `burst` tokens refilled at
+ * per_sec a second), clock passed in.  Zero-initialised: full. */
+struct unet_rate {
+	uint64_t tat; /* theoretical arrival time of the next event */
+};
+/* Take a token at now: true if allowed (and counted), false if over. */
+bool unet_rate_take(struct unet_rate *r, uint64_t now_ns, uint32_t per_sec, uint32_t burst);
+
 /* The IPv6 pseudo-header of UDP or TCP (RFC 8200 8.1), as a running sum. */
 uint64_t unet_csum_pseudo6(const uint8_t saddr[16], const uint8_t daddr[16], uint8_t proto,
 			   uint32_t len);

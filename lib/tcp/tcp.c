@@ -60,10 +60,7 @@
 #include "tcp/tcp_impl.h"
 #include "unet-xdp/unet_tcp.h"
 
-/* Frame offset in a send buffer: the IP header 4-byte aligned, and room
- * in front for TX metadata (lib/core/txmd.h, 16 bytes), which the kernel
- * wants in front of every frame on an endpoint that has it. */
-#define TX_OFF 18
+#define TX_OFF UNET_TCP_TX_OFF
 #define TX_REAP 32		/* reap send completions once this many are pending */
 #define NEIGH_SLOTS 64
 #define NEIGH_TTL_NS (60ull * 1000 * 1000 * 1000)

@@ -14,7 +14,6 @@
 #include "core/layer.h"
 #include "inet/inet.h"
 #include "tcp/tcp_impl.h"
-#include "udp/udp_impl.h" /* unet_nd_parse_ns, unet_nd_build_na */
 
 static uint16_t get16(const uint8_t *p)
 {
@@ -110,15 +109,15 @@ int unet_tcp6_answer_ns(struct unet_endpoint *ep, uint32_t txq, const uint8_t ma
 		return -EPERM;
 	/* As many answers a second as the UDP layer gives (a flood of
 	 * solicitations costs a bounded number of frames). */
-	take = unet_rate_take(&rate, unet_inet_now_ns(), UNET_UDP_REPLY_RATE, UNET_UDP_REPLY_RATE);
+	take = unet_rate_take(&rate, unet_inet_now_ns(), UNET_INET_REPLY_RATE, UNET_INET_REPLY_RATE);
 	nd->rate_tat = rate.tat;
 	if (!take)
 		return -EBUSY;
 	buf = unet_endpoint__buf_alloc(ep);
 	if (buf == UNET_NO_BUF)
 		return -EBUSY;
-	flen = unet_nd_build_na(unet_layer_buf(ep, buf) + UNET_UDP6_TX_PAD, mac, &ns);
-	if (unet_layer_xmit(ep, txq, buf, UNET_UDP6_TX_PAD, flen)) {
+	flen = unet_nd_build_na(unet_layer_buf(ep, buf) + UNET_TCP_TX_OFF, mac, &ns);
+	if (unet_layer_xmit(ep, txq, buf, UNET_TCP_TX_OFF, flen)) {
 		unet_endpoint__buf_free(ep, buf);
 		return -EBUSY;
 	}

@@ -9,6 +9,11 @@
 
 #include "core/internal.h"
 
+/* Frame offset in a send buffer: the IP header 4-byte aligned, and room
+ * in front for TX metadata (lib/core/txmd.h, 16 bytes), which the kernel
+ * wants in front of every frame on an endpoint that has it. */
+#define UNET_TCP_TX_OFF 18
+
 /* The TCP layer's map in the interface's pin directory. */
 #define UNET_MAP_TCP_PORTS "unet_tcp_ports"
 /* Its IPv6 twin (struct unet_tcp6_key -> struct unet_tcp_val). */

@@ -90,22 +90,6 @@ bool unet_arp_sender_valid(const struct unet_arp_msg *m)
 	return (spa[0] & 0xf0) != 0xe0; /* 224.0.0.0/4 */
 }
 
-bool unet_rate_take(struct unet_rate *r, uint64_t now_ns, uint32_t per_sec, uint32_t burst)
-{
-	uint64_t interval, tat;
-
-	if (!per_sec)
-		return false;
-	interval = 1000000000ull / per_sec;
-	tat = r->tat > now_ns ? r->tat : now_ns;
-	/* burst events may be due at once: tat runs at most burst - 1
-	 * intervals ahead of now before one is refused */
-	if (tat - now_ns > (uint64_t)(burst ? burst - 1 : 0) * interval)
-		return false;
-	r->tat = tat + interval;
-	return true;
-}
-
 /* How long ago `then` was; 0 if it is in the future (a clock set back in
  * a test). */
 static uint64_t age(uint64_t now, uint64_t then)

@@ -26,8 +26,6 @@
 #define UNET_UDP_HLEN 8
 /* Ethernet + IPv4 (no options) + UDP: what we send. */
 #define UNET_UDP_HDRS (UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN)
-#define UNET_IP6_HLEN 40
-#define UNET_ETH_P_IPV6 0x86DD
 /* Ethernet + IPv6 (no extension headers) + UDP: what we send over IPv6. */
 #define UNET_UDP6_HDRS (UNET_ETH_HLEN + UNET_IP6_HLEN + UNET_UDP_HLEN)
 /* The payload of a UDP send buffer is this far into the buffer, for
@@ -63,13 +61,6 @@ int unet_arp_parse(const uint8_t *frame, uint32_t len, struct unet_arp_msg *m);
  * unicast and non-zero; spa is not 0, 255.255.255.255 or multicast. */
 bool unet_arp_sender_valid(const struct unet_arp_msg *m);
 
-/* A rate limiter (GCRA: a token bucket of `burst` tokens refilled at
- * per_sec a second), clock passed in.  Zero-initialised: full. */
-struct unet_rate {
-	uint64_t tat; /* theoretical arrival time of the next event */
-};
-/* Take a token at now: true if allowed (and counted), false if over. */
-bool unet_rate_take(struct unet_rate *r, uint64_t now_ns, uint32_t per_sec, uint32_t burst);
 
 #define UNET_ARP_CACHE_SLOTS 64
 
@@ -224,31 +215,6 @@ uint32_t unet_udp6_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t
 enum unet_udp_verdict unet_udp6_parse(const uint8_t *frame, uint32_t len, bool accept_partial,
 				      struct unet_udp6_frame *f);
 
-/* A neighbour solicitation, checked (unet_nd_parse_ns). */
-struct unet_nd_ns {
-	uint8_t saddr[16], target[16];
-	uint8_t reply_mac[6]; /* where an answer goes: the source link-layer
-			       * address option, else the Ethernet source */
-};
-
-enum unet_nd_verdict {
-	UNET_ND_NS = 0,	   /* a valid solicitation from a host: answer it */
-	UNET_ND_NOT_NS,	   /* IPv6, not a solicitation: not ours to judge */
-	UNET_ND_MALFORMED, /* lengths, options, hop limit, code */
-	UNET_ND_BAD_CSUM,
-	UNET_ND_REJECTED,  /* valid, but not to be answered: duplicate address
-			    * detection (unspecified source), a group or zero
-			    * MAC to answer to, a destination that is neither
-			    * the target nor its solicited-node group */
-};
-/* Check an untagged Ethernet frame as a neighbour solicitation (RFC 4861
- * 7.1.1).  Fills *ns on UNET_ND_NS. */
-enum unet_nd_verdict unet_nd_parse_ns(const uint8_t *frame, uint32_t len, struct unet_nd_ns *ns);
-/* Write a solicited neighbour advertisement answering ns for our_mac
- * (flags S and O, the target link-layer address option).  Returns the
- * frame length. */
-uint32_t unet_nd_build_na(uint8_t *frame, const uint8_t our_mac[6], const struct unet_nd_ns *ns);
-#define UNET_ND_NA_FRAME_LEN (UNET_ETH_HLEN + UNET_IP6_HLEN + 32)
 
 struct unet_udp_state;
 struct unet_udp_sock;
@@ -318,7 +284,7 @@ struct unet_udp_state *unet_udp_state_get(struct unet_endpoint *ep);
 /* ARP replies and neighbour advertisements the endpoint sends, all
  * requesters together: this many a second, and as many at once
  * (tests/integration/t_udp.sh knows it). */
-#define UNET_UDP_REPLY_RATE 20
+#define UNET_UDP_REPLY_RATE UNET_INET_REPLY_RATE
 
 /* ---- udp_admin.c: the pinned maps ------------------------------------ */
 
