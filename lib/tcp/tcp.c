@@ -354,6 +354,9 @@ struct unet_tcp {
 	 * one if it is one of ours that small segments are copied into. */
 	struct pbuf *rx, *rx_tail;
 	uint32_t rx_room;
+	/* rx_unread: bytes queued, not read; rx_withheld: of them, those
+	 * not yet given back to lwIP's window (rx_credit). */
+	uint32_t rx_unread, rx_withheld;
 	bool eof, connected, shut;
 	int err;
 	uint64_t arrivals; /* unet_tcp__arrivals */
@@ -979,7 +982,7 @@ static void port_put(struct utcp_state *st, struct tcp_port *pt)
  * RX_COALESCE bytes is copied into the tail if that is one of ours with
  * room (RX_CHUNK bytes each), else into a new one, and freed.  So the
  * queue costs at most ~1.2 bytes of memory per byte of data, and the
- * data is bounded by the receive window (tcp_recved only when read).
+ * data is bounded by the receive window plus RX_EARLY (rx_credit).
  */
 #define RX_COALESCE 512
 #define RX_CHUNK 2048
@@ -1086,6 +1089,7 @@ static void rx_free(struct utcp_state *st, struct unet_tcp *c)
 {
 	while (c->rx)
 		rx_drop_head(st, c);
+	c->rx_unread = c->rx_withheld = 0;
 }
 
 /* Memory in st's receive queues, about. */
@@ -1094,11 +1098,41 @@ static uint64_t rx_mem(const struct utcp_state *st)
 	return st->rx_bytes + st->rx_pbufs * RX_PBUF_COST;
 }
 
+/*
+ * Giving received bytes back to lwIP's window (docs/tcp.md, "What limits
+ * bulk").  lwIP's window is TCP_WND, 64 KiB, fixed when Debian built it.
+ * Returning bytes to it only as the application reads them made every
+ * ACK lwIP sends while it takes a batch of segments advertise a window
+ * shrunk by that batch: the sender's window opened only with the update
+ * after the application's next read, one round trip later.  So while a
+ * connection holds at most RX_EARLY unread bytes, what arrives is given
+ * back at once (from on_recv: the ACK that lwIP sends for the segment
+ * already carries the window moved on); beyond that, bytes are given
+ * back as the application reads them, and an application that does not
+ * read still closes the window, after RX_EARLY + TCP_WND bytes.  The
+ * invariant: rx_withheld == max(0, rx_unread - RX_EARLY).
+ */
+#define RX_EARLY (192u << 10)
+
+static void rx_credit(struct unet_tcp *c, struct tcp_pcb *pcb)
+{
+	uint32_t keep = c->rx_unread > RX_EARLY ? c->rx_unread - RX_EARLY : 0;
+
+	while (c->rx_withheld > keep) {
+		uint32_t n = c->rx_withheld - keep;
+
+		if (n > 0xffff)
+			n = 0xffff;
+		c->rx_withheld -= n;
+		if (pcb)
+			tcp_recved(pcb, (u16_t)n);
+	}
+}
+
 static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 {
 	struct unet_tcp *c = arg;
 
-	(void)pcb;
 	if (err != ERR_OK) {
 		if (p)
 			pbuf_free(p);
@@ -1109,7 +1143,14 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 		c->eof = true;
 		return ERR_OK;
 	}
+	uint32_t n = 0;
+
+	for (const struct pbuf *q = p; q; q = q->next) /* not tot_len: 16 bits */
+		n += q->len;
 	rx_push(c->st, c, p);
+	c->rx_unread += n;
+	c->rx_withheld += n;
+	rx_credit(c, pcb);
 	return ERR_OK;
 }
 
@@ -2822,8 +2863,8 @@ ssize_t unet_tcp__recv(struct unet_tcp *c, void *buf, size_t len, int timeout_ms
 		if (rx_unread(c)) {
 			u16_t n = (u16_t)rx_pull(c->st, c, buf, len < 0xffff ? len : 0xffff);
 
-			if (c->pcb)
-				tcp_recved(c->pcb, n);
+			c->rx_unread -= n;
+			rx_credit(c, c->pcb);
 			c->st->next_ms = 0;
 			r = n;
 		} else if (c->eof) {
