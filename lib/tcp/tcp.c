@@ -1111,10 +1111,24 @@ static uint64_t rx_mem(const struct utcp_state *st)
  * back as the application reads them, and an application that does not
  * read still closes the window, after RX_EARLY + TCP_WND bytes.  The
  * invariant: rx_withheld == max(0, rx_unread - RX_EARLY).
+ *
+ * Bytes given back as they arrive do not ask for an ACK of their own
+ * (tcp_recved would, one per segment): the window is moved and lwIP's
+ * own ACKs (every second segment, the delayed one within the fast
+ * timer's 10 ms) carry it.  Bytes given back when read go through
+ * tcp_recved, which sends the window update a closed window needs.
  */
 #define RX_EARLY (192u << 10)
 
-static void rx_credit(struct unet_tcp *c, struct tcp_pcb *pcb)
+static void window_open(struct tcp_pcb *pcb, uint32_t n)
+{
+	uint32_t max = TCP_WND_MAX(pcb);
+
+	pcb->rcv_wnd = pcb->rcv_wnd + n > max ? max : pcb->rcv_wnd + n;
+	tcp_update_rcv_ann_wnd(pcb);
+}
+
+static void rx_credit(struct unet_tcp *c, struct tcp_pcb *pcb, bool arriving)
 {
 	uint32_t keep = c->rx_unread > RX_EARLY ? c->rx_unread - RX_EARLY : 0;
 
@@ -1124,7 +1138,9 @@ static void rx_credit(struct unet_tcp *c, struct tcp_pcb *pcb)
 		if (n > 0xffff)
 			n = 0xffff;
 		c->rx_withheld -= n;
-		if (pcb)
+		if (pcb && arriving)
+			window_open(pcb, n);
+		else if (pcb)
 			tcp_recved(pcb, (u16_t)n);
 	}
 }
@@ -1150,7 +1166,7 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 	rx_push(c->st, c, p);
 	c->rx_unread += n;
 	c->rx_withheld += n;
-	rx_credit(c, pcb);
+	rx_credit(c, pcb, true);
 	return ERR_OK;
 }
 
@@ -2864,7 +2880,7 @@ ssize_t unet_tcp__recv(struct unet_tcp *c, void *buf, size_t len, int timeout_ms
 			u16_t n = (u16_t)rx_pull(c->st, c, buf, len < 0xffff ? len : 0xffff);
 
 			c->rx_unread -= n;
-			rx_credit(c, c->pcb);
+			rx_credit(c, c->pcb, false);
 			c->st->next_ms = 0;
 			r = n;
 		} else if (c->eof) {
