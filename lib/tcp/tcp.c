@@ -357,6 +357,7 @@ struct unet_tcp {
 	/* rx_unread: bytes queued, not read; rx_withheld: of them, those
 	 * not yet given back to lwIP's window (rx_credit). */
 	uint32_t rx_unread, rx_withheld;
+	bool rcv_wide; /* rcv_wnd widened past TCP_WND (widen_rcv) */
 	bool eof, connected, shut;
 	int err;
 	uint64_t arrivals; /* unet_tcp__arrivals */
@@ -1120,12 +1121,56 @@ static uint64_t rx_mem(const struct utcp_state *st)
  */
 #define RX_EARLY (192u << 10)
 
-static void window_open(struct tcp_pcb *pcb, uint32_t n)
+/*
+ * The window itself: lwIP's TCP_WND (64 KiB, seven 8960-byte segments at
+ * MTU 9000) is what tcp_recved caps rcv_wnd at, but lwIP checks arriving
+ * segments against rcv_wnd, whatever it is, and the shift of 1 it
+ * negotiates lets the header say up to 128 KiB.  So on a connection
+ * whose peer agreed to scaling the layer widens rcv_wnd once, after the
+ * handshake (widen_rcv), to RCV_WND and gives bytes back itself
+ * (window_open, never tcp_recved, which would cut it to 64 KiB).  lwIP
+ * chains out-of-order data that a segment makes in order onto it, which
+ * may then pass 65535 bytes: lwIP, built with window scaling, hands
+ * such a chain over in parts of at most 64 KiB (on_recv sums the
+ * lengths anyway, never tot_len).
+ */
+#define RCV_WND (TCP_WND << TCP_RCV_SCALE)
+
+static uint32_t rcv_wnd_max(const struct tcp_pcb *pcb)
 {
-	uint32_t max = TCP_WND_MAX(pcb);
+	return (pcb->flags & TF_WND_SCALE) ? RCV_WND : TCPWND16(TCP_WND);
+}
+
+static void widen_rcv(struct unet_tcp *c, struct tcp_pcb *pcb)
+{
+	if (c->rcv_wide || !(pcb->flags & TF_WND_SCALE))
+		return;
+	c->rcv_wide = true;
+	pcb->rcv_wnd += RCV_WND - TCP_WND;
+	tcp_update_rcv_ann_wnd(pcb);
+}
+
+/* Back to lwIP's width, before tcp_close: lwIP takes a window other
+ * than TCP_WND as data the application did not read, and resets.  A
+ * whole window (RCV_WND or more) becomes TCP_WND. */
+static void narrow_rcv(struct unet_tcp *c, struct tcp_pcb *pcb)
+{
+	if (!c->rcv_wide)
+		return;
+	c->rcv_wide = false;
+	if (pcb->rcv_wnd >= RCV_WND)
+		pcb->rcv_wnd = TCP_WND;
+	else
+		pcb->rcv_wnd = pcb->rcv_wnd > RCV_WND - TCP_WND ? pcb->rcv_wnd - (RCV_WND - TCP_WND) : 0;
+}
+
+/* Give n bytes back; returns how far the advertised edge moved. */
+static uint32_t window_open(struct tcp_pcb *pcb, uint32_t n)
+{
+	uint32_t max = rcv_wnd_max(pcb);
 
 	pcb->rcv_wnd = pcb->rcv_wnd + n > max ? max : pcb->rcv_wnd + n;
-	tcp_update_rcv_ann_wnd(pcb);
+	return tcp_update_rcv_ann_wnd(pcb);
 }
 
 static void rx_credit(struct unet_tcp *c, struct tcp_pcb *pcb, bool arriving)
@@ -1138,10 +1183,12 @@ static void rx_credit(struct unet_tcp *c, struct tcp_pcb *pcb, bool arriving)
 		if (n > 0xffff)
 			n = 0xffff;
 		c->rx_withheld -= n;
-		if (pcb && arriving)
-			window_open(pcb, n);
-		else if (pcb)
-			tcp_recved(pcb, (u16_t)n);
+		/* as tcp_recved, but to our width: a window update when
+		 * the edge moved far enough (reads only, above) */
+		if (pcb && window_open(pcb, n) >= TCP_WND_UPDATE_THRESHOLD && !arriving) {
+			tcp_ack_now(pcb);
+			tcp_output(pcb);
+		}
 	}
 }
 
@@ -1235,6 +1282,7 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 		/* The SYN-ACK's MSS, clamped to the route's (tcp_layer_rx). */
 		set_mss(pcb, c->st->syn_mss);
 		widen(pcb);
+		widen_rcv(c, pcb);
 	}
 	return ERR_OK;
 }
@@ -1280,6 +1328,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 	c->lport = pcb->local_port;
 	c->parent = l;
 	widen(pcb);
+	widen_rcv(c, pcb);
 	conn_hook(c, pcb);
 	if (l->acq_tail)
 		l->acq_tail->qnext = c;
@@ -3067,6 +3116,7 @@ static void conn_free(struct unet_tcp *c, bool abort)
 			tcp_arg(c->pcb, NULL);
 			tcp_recv(c->pcb, NULL); /* lwIP's default: drop and acknowledge */
 			tcp_err(c->pcb, NULL);
+			narrow_rcv(c, c->pcb);
 			if (abort || rx_unread(c) || tcp_close(c->pcb) != ERR_OK) {
 				tcp_abort(c->pcb);
 			} else {
