@@ -1100,8 +1100,9 @@ static uint64_t rx_mem(const struct utcp_state *st)
 }
 
 /*
- * Giving received bytes back to lwIP's window (docs/tcp.md, "What limits
- * bulk").  lwIP's window is TCP_WND, 64 KiB, fixed when Debian built it.
+ * Giving received bytes back to lwIP's window (docs/tcp.md,
+ * "Performance").  lwIP's window is TCP_WND, 64 KiB, fixed when Debian
+ * built it.
  * Returning bytes to it only as the application reads them made every
  * ACK lwIP sends while it takes a batch of segments advertise a window
  * shrunk by that batch: the sender's window opened only with the update
