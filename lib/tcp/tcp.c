@@ -1111,14 +1111,14 @@ static uint64_t rx_mem(const struct utcp_state *st)
  * back at once (from on_recv: the ACK that lwIP sends for the segment
  * already carries the window moved on); beyond that, bytes are given
  * back as the application reads them, and an application that does not
- * read still closes the window, after RX_EARLY + TCP_WND bytes.  The
- * invariant: rx_withheld == max(0, rx_unread - RX_EARLY).
+ * read still closes the window, after RX_EARLY bytes and the window.
+ * The invariant: rx_withheld == max(0, rx_unread - RX_EARLY).
  *
  * Bytes given back as they arrive do not ask for an ACK of their own
  * (tcp_recved would, one per segment): the window is moved and lwIP's
  * own ACKs (every second segment, the delayed one within the fast
- * timer's 10 ms) carry it.  Bytes given back when read go through
- * tcp_recved, which sends the window update a closed window needs.
+ * timer's 10 ms) carry it.  Bytes given back when read send a window
+ * update, as tcp_recved does, which a closed window needs.
  */
 #define RX_EARLY (192u << 10)
 
