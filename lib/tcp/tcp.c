@@ -1991,8 +1991,10 @@ static bool bad_source4(uint32_t saddr, uint32_t daddr)
  * connection with a reset routed by its own table, which can pick
  * another endpoint's netif, and a reset to that netif's own address
  * goes down lwIP's loopback path: the abort bad_source4 describes, from
- * one spoofed segment to a process with two endpoints.  Under the lwIP
- * lock.
+ * one spoofed segment to a process with two endpoints.  So such a
+ * segment is dropped when it has no connection (a connection's and a
+ * listener's answers leave by their own netif: two endpoints of one
+ * process may talk to each other).  Under the lwIP lock.
  */
 static bool lwip_local4(uint32_t addr)
 {
@@ -2095,11 +2097,6 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 	/* as lwIP counts it (TCP_TCPLEN): SYN and FIN together count one */
 	seqlen = tl - doff + ((t[13] & (TCP_SYN | TCP_FIN)) ? 1 : 0);
 	lock(st);
-	if (lwip_local4(saddr)) {
-		st->st.rx_malformed++;
-		unlock_rx();
-		return UNET_LAYER_CONSUMED;
-	}
 	pcb = seg_pcb(t, saddr, daddr);
 	if (pcb && seq_trap(pcb, seq, seqlen)) {
 		st->st.rx_malformed++;
@@ -2144,6 +2141,13 @@ static enum unet_layer_verdict tcp_layer_rx(void *state, uint16_t proto, uint8_t
 		if (l && (t[13] & 0x16) == TCP_ACK)
 			r = cookie_take(st, l, frame, t, saddr, daddr);
 		if (r < 0) {
+			unlock_rx();
+			return UNET_LAYER_CONSUMED;
+		}
+		if (!r && lwip_local4(saddr)) {
+			/* lwIP's reset would have no connection to take its
+			 * netif from (lwip_local4) */
+			st->st.rx_malformed++;
 			unlock_rx();
 			return UNET_LAYER_CONSUMED;
 		}
@@ -2271,11 +2275,6 @@ static enum unet_layer_verdict tcp_layer_rx6(struct utcp_state *st, uint8_t *fra
 	seq = get32(t + 4);
 	seqlen = g.tl - g.doff + ((t[13] & (TCP_SYN | TCP_FIN)) ? 1 : 0);
 	lock(st);
-	if (lwip_local6(g.saddr)) {
-		st->st.rx_malformed++;
-		unlock_rx();
-		return UNET_LAYER_CONSUMED;
-	}
 	pcb = seg_pcb6(t, g.saddr, g.daddr, &tw);
 	if (pcb && seq_trap(pcb, seq, seqlen)) {
 		st->st.rx_malformed++;
@@ -2320,6 +2319,12 @@ static enum unet_layer_verdict tcp_layer_rx6(struct utcp_state *st, uint8_t *fra
 			}
 			clamp_mss(t, g.doff, route_mss6(st, g.saddr));
 			floor_mss6(t, g.doff, route_mss6(st, g.saddr));
+		} else if (lwip_local6(g.saddr)) {
+			/* lwIP's reset would have no connection to take its
+			 * netif from (lwip_local4) */
+			st->st.rx_malformed++;
+			unlock_rx();
+			return UNET_LAYER_CONSUMED;
 		} else if (!l || !(t[13] & TCP_SYN)) {
 			st->st.rx_no_conn++; /* lwIP resets it (or drops a RST) */
 		}
