@@ -137,7 +137,10 @@ t_unet_run_passthrough() {
 		"tcp connect $IP_B:7200: kernel \(by $IF_A, not a U-Net interface \(UNET_RUN_IFACE=nosuch0\)\)" \
 		"the TCP client, interface not named"
 
-	# Nothing named, nothing attached (the environment, not the options).
+	# Nothing named, nothing attached (the environment, not the options):
+	# the named run's endpoint attached the program, so detach it.  (With
+	# it attached, an unnamed interface is served: unet_run_signals.)
+	ctl_a detach "$IF_A" >/dev/null 2>&1 || fail "detach $IF_A"
 	in_a env $(unet_run_env) UNET_RUN_LOG="$T_DIR/none.log" UNET_PIN_ROOT="$UNET_PIN_ROOT" \
 		"$BUILD/unet-run" "$RUN_PY" "$T_DIR/client.py" "$IP_B" >"$T_DIR/none.out" 2>&1 ||
 		fail "the client failed under unet-run without --iface"
