@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# bench-tcp-ab.sh [-n COUNT] [-m MTU] BUILD_DIR... - single-connection TCP bulk
+# bench-tcp-ab.sh [-n COUNT] BUILD_DIR... - single-connection TCP bulk
 # throughput (1472-byte messages, unet-bench sink/source) for several
 # builds, alternating, in fresh namespaces each time, in all four
 # pairings of sender -> receiver: kernel -> kernel (the reference),
@@ -15,22 +15,17 @@
 # checksum offload off, which also turns off its TSO (kernel -> kernel is
 # measured both ways): builds before the TCP layer took partial
 # checksums (docs/tcp.md, "Checksums") needed it, and it keeps the
-# figures comparable with the older ones.  -m sets both ends' link MTU
-# (default 1500; 9000: segments of 8960 bytes, docs/tcp.md "Jumbo
-# MTUs"); the writes stay 1472 bytes.  Needs root.
+# figures comparable with the older ones.  Needs root.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/netns.sh
 source "$HERE/netns.sh"
-COUNT=200000 MTU=1500
-while [[ ${1:-} == -[nm] ]]; do
-	case $1 in
-	-n) COUNT=$2 ;;
-	-m) MTU=$2 ;;
-	esac
+COUNT=200000
+if [[ ${1:-} == -n ]]; then
+	COUNT=$2
 	shift 2
-done
-(($#)) || { echo "usage: $0 [-n COUNT] [-m MTU] BUILD_DIR..." >&2; exit 2; }
+fi
+(($#)) || { echo "usage: $0 [-n COUNT] BUILD_DIR..." >&2; exit 2; }
 tmp=$(mktemp /tmp/unet-tcp-ab.XXXXXX) || exit 1
 trap 'unet_netns_cleanup; rm -f "$tmp" "$tmp.err"' EXIT
 A=10.78.0.1 B=10.78.0.2
@@ -65,7 +60,6 @@ for b in "$@"; do
 		in_b "$b/unetctl" attach "$IF_B" --mode skb >/dev/null || exit 1
 	in_a ip addr add "$A/24" dev "$IF_A"
 	in_b ip addr add "$B/24" dev "$IF_B"
-	in_a ip link set "$IF_A" mtu "$MTU" && in_b ip link set "$IF_B" mtu "$MTU" || exit 1
 	kk=$(one "$b" kernel kernel)
 	uu=$(one "$b" unet unet)
 	# lwIP checks every checksum: a kernel peer must send complete ones

@@ -351,10 +351,6 @@ struct unet_tcp {
 	 * one if it is one of ours that small segments are copied into. */
 	struct pbuf *rx, *rx_tail;
 	uint32_t rx_room;
-	/* rx_unread: bytes queued, not read; rx_withheld: of them, those
-	 * not yet given back to lwIP's window (rx_credit). */
-	uint32_t rx_unread, rx_withheld;
-	bool rcv_wide; /* rcv_wnd widened past TCP_WND (widen_rcv) */
 	bool eof, connected, shut;
 	int err;
 	uint64_t arrivals; /* unet_tcp__arrivals */
@@ -980,7 +976,7 @@ static void port_put(struct utcp_state *st, struct tcp_port *pt)
  * RX_COALESCE bytes is copied into the tail if that is one of ours with
  * room (RX_CHUNK bytes each), else into a new one, and freed.  So the
  * queue costs at most ~1.2 bytes of memory per byte of data, and the
- * data is bounded by the receive window plus RX_EARLY (rx_credit).
+ * data is bounded by the receive window (tcp_recved only when read).
  */
 #define RX_COALESCE 512
 #define RX_CHUNK 2048
@@ -1087,7 +1083,6 @@ static void rx_free(struct utcp_state *st, struct unet_tcp *c)
 {
 	while (c->rx)
 		rx_drop_head(st, c);
-	c->rx_unread = c->rx_withheld = 0;
 }
 
 /* Memory in st's receive queues, about. */
@@ -1096,104 +1091,11 @@ static uint64_t rx_mem(const struct utcp_state *st)
 	return st->rx_bytes + st->rx_pbufs * RX_PBUF_COST;
 }
 
-/*
- * Giving received bytes back to lwIP's window (docs/tcp.md,
- * "Performance").  lwIP's window is TCP_WND, 64 KiB, fixed when Debian
- * built it.
- * Returning bytes to it only as the application reads them made every
- * ACK lwIP sends while it takes a batch of segments advertise a window
- * shrunk by that batch: the sender's window opened only with the update
- * after the application's next read, one round trip later.  So while a
- * connection holds at most RX_EARLY unread bytes, what arrives is given
- * back at once (from on_recv: the ACK that lwIP sends for the segment
- * already carries the window moved on); beyond that, bytes are given
- * back as the application reads them, and an application that does not
- * read still closes the window, after RX_EARLY bytes and the window.
- * The invariant: rx_withheld == max(0, rx_unread - RX_EARLY).
- *
- * Bytes given back as they arrive do not ask for an ACK of their own
- * (tcp_recved would, one per segment): the window is moved and lwIP's
- * own ACKs (every second segment, the delayed one within the fast
- * timer's 10 ms) carry it.  Bytes given back when read send a window
- * update, as tcp_recved does, which a closed window needs.
- */
-#define RX_EARLY (192u << 10)
-
-/*
- * The window itself: lwIP's TCP_WND (64 KiB, seven 8960-byte segments at
- * MTU 9000) is what tcp_recved caps rcv_wnd at, but lwIP checks arriving
- * segments against rcv_wnd, whatever it is, and the shift of 1 it
- * negotiates lets the header say up to 128 KiB.  So on a connection
- * whose peer agreed to scaling the layer widens rcv_wnd once, after the
- * handshake (widen_rcv), to RCV_WND and gives bytes back itself
- * (window_open, never tcp_recved, which would cut it to 64 KiB).  lwIP
- * chains out-of-order data that a segment makes in order onto it, which
- * may then pass 65535 bytes: lwIP, built with window scaling, hands
- * such a chain over in parts of at most 64 KiB (on_recv sums the
- * lengths anyway, never tot_len).
- */
-#define RCV_WND (TCP_WND << TCP_RCV_SCALE)
-
-static uint32_t rcv_wnd_max(const struct tcp_pcb *pcb)
-{
-	return (pcb->flags & TF_WND_SCALE) ? RCV_WND : TCPWND16(TCP_WND);
-}
-
-static void widen_rcv(struct unet_tcp *c, struct tcp_pcb *pcb)
-{
-	if (c->rcv_wide || !(pcb->flags & TF_WND_SCALE))
-		return;
-	c->rcv_wide = true;
-	pcb->rcv_wnd += RCV_WND - TCP_WND;
-	tcp_update_rcv_ann_wnd(pcb);
-}
-
-/* Back to lwIP's width, before tcp_close: lwIP takes a window other
- * than TCP_WND as data the application did not read, and resets.  A
- * whole window (RCV_WND or more) becomes TCP_WND. */
-static void narrow_rcv(struct unet_tcp *c, struct tcp_pcb *pcb)
-{
-	if (!c->rcv_wide)
-		return;
-	c->rcv_wide = false;
-	if (pcb->rcv_wnd >= RCV_WND)
-		pcb->rcv_wnd = TCP_WND;
-	else
-		pcb->rcv_wnd = pcb->rcv_wnd > RCV_WND - TCP_WND ? pcb->rcv_wnd - (RCV_WND - TCP_WND) : 0;
-}
-
-/* Give n bytes back; returns how far the advertised edge moved. */
-static uint32_t window_open(struct tcp_pcb *pcb, uint32_t n)
-{
-	uint32_t max = rcv_wnd_max(pcb);
-
-	pcb->rcv_wnd = pcb->rcv_wnd + n > max ? max : pcb->rcv_wnd + n;
-	return tcp_update_rcv_ann_wnd(pcb);
-}
-
-static void rx_credit(struct unet_tcp *c, struct tcp_pcb *pcb, bool arriving)
-{
-	uint32_t keep = c->rx_unread > RX_EARLY ? c->rx_unread - RX_EARLY : 0;
-
-	while (c->rx_withheld > keep) {
-		uint32_t n = c->rx_withheld - keep;
-
-		if (n > 0xffff)
-			n = 0xffff;
-		c->rx_withheld -= n;
-		/* as tcp_recved, but to our width: a window update when
-		 * the edge moved far enough (reads only, above) */
-		if (pcb && window_open(pcb, n) >= TCP_WND_UPDATE_THRESHOLD && !arriving) {
-			tcp_ack_now(pcb);
-			tcp_output(pcb);
-		}
-	}
-}
-
 static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 {
 	struct unet_tcp *c = arg;
 
+	(void)pcb;
 	if (err != ERR_OK) {
 		if (p)
 			pbuf_free(p);
@@ -1204,14 +1106,7 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 		c->eof = true;
 		return ERR_OK;
 	}
-	uint32_t n = 0;
-
-	for (const struct pbuf *q = p; q; q = q->next) /* not tot_len: 16 bits */
-		n += q->len;
 	rx_push(c->st, c, p);
-	c->rx_unread += n;
-	c->rx_withheld += n;
-	rx_credit(c, pcb, true);
 	return ERR_OK;
 }
 
@@ -1280,7 +1175,6 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 		/* The SYN-ACK's MSS, clamped to the route's (tcp_layer_rx). */
 		set_mss(pcb, c->st->syn_mss);
 		widen(pcb);
-		widen_rcv(c, pcb);
 	}
 	return ERR_OK;
 }
@@ -1326,7 +1220,6 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 	c->lport = pcb->local_port;
 	c->parent = l;
 	widen(pcb);
-	widen_rcv(c, pcb);
 	conn_hook(c, pcb);
 	if (l->acq_tail)
 		l->acq_tail->qnext = c;
@@ -2993,8 +2886,8 @@ ssize_t unet_tcp__recv(struct unet_tcp *c, void *buf, size_t len, int timeout_ms
 		if (rx_unread(c)) {
 			u16_t n = (u16_t)rx_pull(c->st, c, buf, len < 0xffff ? len : 0xffff);
 
-			c->rx_unread -= n;
-			rx_credit(c, c->pcb, false);
+			if (c->pcb)
+				tcp_recved(c->pcb, n);
 			c->st->next_ms = 0;
 			r = n;
 		} else if (c->eof) {
@@ -3181,7 +3074,6 @@ static void conn_free(struct unet_tcp *c, bool abort)
 			tcp_arg(c->pcb, NULL);
 			tcp_recv(c->pcb, NULL); /* lwIP's default: drop and acknowledge */
 			tcp_err(c->pcb, NULL);
-			narrow_rcv(c, c->pcb);
 			if (abort || rx_unread(c) || tcp_close(c->pcb) != ERR_OK) {
 				tcp_abort(c->pcb);
 			} else {

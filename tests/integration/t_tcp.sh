@@ -15,7 +15,6 @@ TESTS+=(
 	"tcp_teardown|xdp|90|FIN both ways, RST both ways, kernel peer killed mid-transfer: the U-Net server keeps serving; U-Net process SIGKILLed: the kernel peer sees a reset, the port goes stale, the next run is clean, the kernel can bind the port again"
 	"tcp_batch|xdp|60|batched sending: after the window opened, one 64 KiB send (more segments than one kick sends) reaches the kernel peer whole and in order while the U-Net side makes no further call"
 	"tcp_fuzz|xdp|150|200 000 seeded mutated segments of a live U-Net connection straight into the TCP layer's input (bad checksums, out-of-window and old data, odd flags and options, lengths that do not add up): verdicts and counters as documented, no byte reaches the application, 64 KiB each way afterwards (test_tcp_fuzz)"
-	"tcp_window|xdp|60|lib/tcp's receive window: 128 KiB with scaling (lwIP's is 64 KiB); 192 KiB acknowledged to a U-Net server that reads nothing (bytes given back as they arrive), its window open; sending on, the window closes with no more than 192 + 128 KiB unread; read, every byte checked, the rest of 1 MiB follows; a half-close then close ends with a FIN, not a reset (test_tcp_window)"
 	"tcp_isn|xdp|120|initial sequence numbers: two connections to each of two fresh U-Net servers get four different ISNs, none near lwIP's 6510; a blind RST sweep (the kernel client's whole ephemeral port range x 16 sequence numbers from lwIP's) does not reset a live connection"
 	"tcp_synflood|xdp|90|a SYN flood from spoofed sources at the listening port, as fast as one process sends (AF_PACKET, 8 s): 20 real kernel clients and 20 by hand with a 5 ms round trip connect and echo during it, one after another"
 	"tcp_tiny|xdp|90|20 000 in-order and 20 000 out-of-order 1-byte segments into two connections of a U-Net server that does not read: the memory it holds for them stays under 256 KiB (mallinfo2)"
@@ -700,9 +699,4 @@ t_tcp_threads_tsan() {
 # Seeded fuzz of lib/tcp's input on a live connection (tests/unit/test_tcp_fuzz.c).
 t_tcp_fuzz() {
 	run_pair_cmocka test_tcp_fuzz 1
-}
-
-# The receive window's credit (tests/unit/test_tcp_window.c).
-t_tcp_window() {
-	run_pair_cmocka test_tcp_window 1
 }
