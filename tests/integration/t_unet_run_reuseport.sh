@@ -85,6 +85,9 @@ user 65534 kinds emulated tags 1-100 udp 7000-7999"
 	wd=$(mktemp -d /tmp/unet-rp-nobody.XXXXXX) || fail "mktemp"
 	T_CLEANUP+=("rm -rf '$wd'")
 	chmod 777 "$wd"
+	# The tool where user nobody can read it (a clone's tree may be 0700).
+	cp "$tool" "$wd/" && chmod 644 "$wd/reuseport-member.py" || fail "copy the tool"
+	tool=$wd/reuseport-member.py
 	as_user_cmd 65534
 	# The daemon's endpoint takes the device's queue with its first
 	# client, and lets it go with its last: while nobody's member on
