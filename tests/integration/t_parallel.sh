@@ -226,6 +226,7 @@ t_parallel_kill() {
 # The benchmark's form, over the tcp BTL only (no provider needed): every
 # program's record, the table, the targets' lines, the plots.
 t_parallel_bench_smoke() {
+	[[ ${UNET_SANITIZED:-0} == 1 ]] && skip "runs in the plain pass of make check (the bench's output form, not our code under the sanitizers)"
 	command -v mpirun >/dev/null || fail "mpirun missing (openmpi-bin: make deps)"
 	local out=$T_DIR/bench p n
 	par_no_leak_check

@@ -474,6 +474,7 @@ udp_arrived() {
 }
 
 t_unet_run_sockperf_tp() {
+	[[ ${UNET_SANITIZED:-0} == 1 ]] && skip "runs in the plain pass of make check (throughput counts; the sockperf ping-pong tests run the preload under the sanitizers)"
 	command -v sockperf >/dev/null || skip "sockperf is not installed"
 	local pid proto p=7710 flags srv n before after sent
 	T_MODE=${T_MODE:-native}
