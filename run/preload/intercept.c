@@ -1533,14 +1533,14 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 	 * and the kernel answers POLLNVAL, as its own poll does when it
 	 * wakes on a descriptor closed meanwhile.  At most n wait
 	 * descriptors: a descriptor may move to U-Net between two looks. */
-	k = calloc(2 * n, sizeof(*k));
-	held = calloc(n, sizeof(*held));
-	if (!k || !held) {
-		free(k);
-		free(held);
+	/* One allocation for both (the held array after the 2n pollfds,
+	 * which keep it pointer-aligned). */
+	if (n > SIZE_MAX / (2 * sizeof(*k) + sizeof(*held)) ||
+	    !(k = calloc(1, n * (2 * sizeof(*k) + sizeof(*held))))) {
 		errno = ENOMEM;
 		return -1;
 	}
+	held = (struct run_sock **)(void *)(k + 2 * n);
 	deadline = timeout >= 0 ? mono_us() + (int64_t)timeout * 1000 : -1;
 	spin_until = mono_us() + cfg.spin_us;
 	sig_watch_start();
@@ -1597,7 +1597,6 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 			}
 		}
 	}
-	free(held);
 	free(k);
 	if (err) {
 		errno = err;
