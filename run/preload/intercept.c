@@ -762,14 +762,6 @@ EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 	return r;
 }
 
-/* The socket of fd if it is on U-Net, else NULL. */
-static inline struct run_sock *unet_sock(int fd)
-{
-	struct run_sock *s = fdtab_get(&table, fd);
-
-	return s && on_unet(s) ? s : NULL;
-}
-
 /*
  * fd's socket with a reference of the caller's (given back with
  * sock_unref): a close of fd in another thread meanwhile leaves it to
@@ -802,6 +794,18 @@ static struct run_sock *unet_sock_hold(int fd)
 		return NULL;
 	}
 	return s;
+}
+
+/* Whether fd is a U-Net socket now.  Looked at under a reference: a
+ * close in another thread may free the socket the moment the table
+ * gives it (the answer itself may be stale by the time it is used, as
+ * with any descriptor another thread closes). */
+static bool fd_on_unet(int fd)
+{
+	struct run_sock *s = unet_sock_hold(fd);
+
+	sock_unref(s);
+	return s != NULL;
 }
 
 /* The value of a call made on held socket s, s given back. */
@@ -1035,13 +1039,10 @@ static void log_tcp(int fd, const char *op, const struct sockaddr *addr, socklen
 	}
 }
 
-EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
+static int bind_held(struct run_sock *s, int fd, const struct sockaddr *addr, socklen_t len)
 {
-	struct run_sock *s;
 	int r;
 
-	ready();
-	s = fdtab_get(&table, fd);
 	if (s && (on_unet(s) || s->bound || s->relayed)) {
 		errno = EINVAL; /* bound already, as the kernel says */
 		return -1;
@@ -1063,6 +1064,15 @@ EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	if (s && r == 0)
 		decide(fd, s, "bind", true, addr, len, true, false);
 	return r;
+}
+
+EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct run_sock *s;
+
+	ready();
+	s = sock_hold(fd);
+	HELD_RETURN(s, bind_held(s, fd, addr, len));
 }
 
 /* connect() on a UDP socket already on U-Net (bound, or a send bound
@@ -1130,13 +1140,10 @@ static int udp_connect_again(int fd, struct run_sock *s, const struct sockaddr *
 	return 0;
 }
 
-EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
+static int connect_held(struct run_sock *s, int fd, const struct sockaddr *addr, socklen_t len)
 {
-	struct run_sock *s;
 	int r;
 
-	ready();
-	s = fdtab_get(&table, fd);
 	if (s && (s->tcp || s->relayed)) {
 		errno = s->tcp && s->tcp->listener ? EINVAL : EISCONN;
 		return -1;
@@ -1190,12 +1197,17 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	return r;
 }
 
-EXPORT int listen(int fd, int backlog)
+EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct run_sock *s;
 
 	ready();
-	s = fdtab_get(&table, fd);
+	s = sock_hold(fd);
+	HELD_RETURN(s, connect_held(s, fd, addr, len));
+}
+
+static int listen_held(struct run_sock *s, int fd, int backlog)
+{
 	if (s && s->tcp && s->tcp->listener)
 		return 0; /* listening already (a new backlog is not applied) */
 	if (s && s->bound) {
@@ -1249,6 +1261,15 @@ EXPORT int listen(int fd, int backlog)
 	if (s)
 		decide(fd, s, "listen", true, NULL, 0, true, false);
 	return real_listen(fd, backlog);
+}
+
+EXPORT int listen(int fd, int backlog)
+{
+	struct run_sock *s;
+
+	ready();
+	s = sock_hold(fd);
+	HELD_RETURN(s, listen_held(s, fd, backlog));
 }
 
 static ssize_t send_iov(struct run_sock *s, const struct iovec *iov, size_t n, int flags,
@@ -1522,7 +1543,7 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 
 	ready();
 	for (nfds_t i = 0; i < n; i++)
-		if (unet_sock(fds[i].fd))
+		if (fd_on_unet(fds[i].fd))
 			nu++;
 	if (!nu)
 		return real_poll(fds, n, timeout);
@@ -1633,7 +1654,7 @@ static int poll_masked(struct pollfd *fds, nfds_t n, int ms, const sigset_t *mas
 static bool any_unet(struct pollfd *fds, nfds_t n)
 {
 	for (nfds_t i = 0; i < n; i++)
-		if (unet_sock(fds[i].fd))
+		if (fd_on_unet(fds[i].fd))
 			return true;
 	return false;
 }
@@ -1698,7 +1719,7 @@ static int select_poll(int nfds, fd_set *r, fd_set *w, fd_set *e, int ms, const 
 static bool sets_have_unet(int nfds, fd_set *r, fd_set *w)
 {
 	for (int fd = 0; fd < nfds && fd < FD_SETSIZE; fd++)
-		if (((r && FD_ISSET(fd, r)) || (w && FD_ISSET(fd, w))) && unet_sock(fd))
+		if (((r && FD_ISSET(fd, r)) || (w && FD_ISSET(fd, w))) && fd_on_unet(fd))
 			return true;
 	return false;
 }
@@ -1853,10 +1874,13 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	int ret = 0;
 
 	ready();
-	s = fdtab_get(&table, fd);
-	if (!s || s->relayed)
+	s = sock_hold(fd);
+	if (!s || s->relayed) {
+		sock_unref(s);
 		return real_epoll_ctl(epfd, op, fd, ev);
+	}
 	undecided = !on_unet(s);
+	sock_unref(s);
 	if (undecided && real_epoll_ctl(epfd, op, fd, ev) < 0)
 		return -1;
 	run_lock(&reg_lock);
@@ -1912,6 +1936,7 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 			    int wmax, int *nw)
 {
 	struct run_ep *driven[16];
+	struct run_sock *held = NULL;
 	int n = 0, ndriven = 0;
 	bool any = false;
 
@@ -1928,10 +1953,15 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 		uint32_t got = 0;
 		int d;
 
+		/* The previous registration's socket, given back: each is
+		 * looked at under a reference (a dup2 over its descriptor
+		 * in another thread frees it without reg_lock). */
+		sock_unref(held);
+		held = NULL;
 		if (r->epfd != epfd || r->in_kernel)
 			continue;
 		any = true;
-		s = unet_sock(r->fd);
+		s = held = unet_sock_hold(r->fd);
 		if (!s)
 			continue;
 		e = sock_ep(s);
@@ -1983,6 +2013,7 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 		if (r->ev.events & EPOLLONESHOT)
 			r->ev.events = 0;
 	}
+	sock_unref(held);
 	run_unlock(&reg_lock);
 	stack_leave();
 	return any ? n : -1;
@@ -2058,12 +2089,8 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout,
 	return epoll_common(epfd, evs, max, timeout, mask);
 }
 
-EXPORT int shutdown(int fd, int how)
+static int shutdown_held(struct run_sock *s, int fd, int how)
 {
-	struct run_sock *s;
-
-	ready();
-	s = fdtab_get(&table, fd);
 	if (s && s->tcp && !s->tcp->listener)
 		return run_tcp_shutdown(s->tcp, how);
 	if (s && s->udp) {
@@ -2073,14 +2100,19 @@ EXPORT int shutdown(int fd, int how)
 	return real_shutdown(fd, how);
 }
 
-/* A TCP socket on U-Net has an unbound kernel socket: the addresses are
- * the layer's. */
-EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
+EXPORT int shutdown(int fd, int how)
 {
 	struct run_sock *s;
 
 	ready();
-	s = fdtab_get(&table, fd);
+	s = sock_hold(fd);
+	HELD_RETURN(s, shutdown_held(s, fd, how));
+}
+
+/* A TCP socket on U-Net has an unbound kernel socket: the addresses are
+ * the layer's. */
+static int getsockname_held(struct run_sock *s, int fd, struct sockaddr *addr, socklen_t *len)
+{
 	if (s && s->tcp) {
 		fill_addr(&s->tcp->local, addr, len);
 		return 0;
@@ -2096,12 +2128,17 @@ EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 	return real_getsockname(fd, addr, len);
 }
 
-EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
+EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	struct run_sock *s;
 
 	ready();
-	s = fdtab_get(&table, fd);
+	s = sock_hold(fd);
+	HELD_RETURN(s, getsockname_held(s, fd, addr, len));
+}
+
+static int getpeername_held(struct run_sock *s, int fd, struct sockaddr *addr, socklen_t *len)
+{
 	if (s && s->tcp) {
 		if (s->tcp->listener) {
 			errno = ENOTCONN;
@@ -2117,12 +2154,17 @@ EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 	return real_getpeername(fd, addr, len);
 }
 
-EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	struct run_sock *s;
 
 	ready();
-	s = fdtab_get(&table, fd);
+	s = sock_hold(fd);
+	HELD_RETURN(s, getpeername_held(s, fd, addr, len));
+}
+
+static int getsockopt_held(struct run_sock *s, int fd, int level, int name, void *val, socklen_t *len)
+{
 	if (s && s->tcp && level == SOL_SOCKET && name == SO_ERROR && val && len &&
 	    *len >= sizeof(int)) {
 		int e = run_tcp_error(s->tcp);
@@ -2147,6 +2189,15 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	return real_getsockopt(fd, level, name, val, len);
 }
 
+EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	struct run_sock *s;
+
+	ready();
+	s = sock_hold(fd);
+	HELD_RETURN(s, getsockopt_held(s, fd, level, name, val, len));
+}
+
 EXPORT int ioctl(int fd, unsigned long req, ...)
 {
 	struct run_sock *s;
@@ -2157,7 +2208,7 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	s = fdtab_get(&table, fd);
+	s = sock_hold(fd);
 	/* The int behind arg may be unaligned (a byte buffer): memcpy. */
 	if (s && req == FIONBIO && arg) {
 		int on;
@@ -2173,8 +2224,10 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 		int n = run_udp_next_len(s->udp);
 
 		memcpy(arg, &n, sizeof(n));
+		sock_unref(s);
 		return 0;
 	}
+	sock_unref(s);
 	return real_ioctl(fd, req, arg);
 }
 
@@ -2278,13 +2331,10 @@ static int udp_membership(int fd, struct run_sock *s, int name, const void *val,
 	return 0;
 }
 
-EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+static int setsockopt_held(struct run_sock *s, int fd, int level, int name, const void *val, socklen_t len)
 {
-	struct run_sock *s;
 	int r;
 
-	ready();
-	s = fdtab_get(&table, fd);
 	if (s && s->relayed && (level == IPPROTO_TCP || level == IPPROTO_IP)) {
 		/* The connection is the parent's: its TCP and IP options are
 		 * not the child's to change (the socketpair has none). */
@@ -2309,7 +2359,10 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 		}
 	}
 	r = real_setsockopt(fd, level, name, val, len);
-	s = fdtab_get(&table, fd);
+	/* What the table has now (a membership may have left the socket to
+	 * the kernel); ours stays held by the caller either way. */
+	if (s && fdtab_get(&table, fd) != s)
+		s = NULL;
 	if (r == 0 && s && s->tcp) {
 		if (tcp_option_followed(level, name))
 			tcp_follow_options(fd, s);
@@ -2332,6 +2385,15 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 		}
 	}
 	return r;
+}
+
+EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	struct run_sock *s;
+
+	ready();
+	s = sock_hold(fd);
+	HELD_RETURN(s, setsockopt_held(s, fd, level, name, val, len));
 }
 
 static void reg_forget(int fd);
@@ -2357,9 +2419,10 @@ EXPORT int dup(int fd)
 
 	ready();
 	r = real_dup(fd);
-	s = fdtab_get(&table, fd);
+	s = sock_hold(fd);
 	if (r >= 0 && s)
 		share(r, s);
+	sock_unref(s);
 	return r;
 }
 
@@ -2367,12 +2430,13 @@ EXPORT int dup(int fd)
  * it was ours) is gone, and it now is whatever oldfd is. */
 static void copied(int oldfd, int newfd)
 {
-	struct run_sock *s = fdtab_get(&table, oldfd);
+	struct run_sock *s = sock_hold(oldfd);
 
 	if (s)
 		share(newfd, s);
 	else if (fdtab_get(&table, newfd))
 		forget(newfd);
+	sock_unref(s);
 }
 
 EXPORT int dup2(int oldfd, int newfd)
@@ -2405,7 +2469,7 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
 	int r = real(fd, cmd, arg);
 
 	if (r >= 0 && cmd == F_SETFL) {
-		struct run_sock *s = fdtab_get(&table, fd);
+		struct run_sock *s = sock_hold(fd);
 
 		if (s) {
 			s->nonblock = ((long)arg & O_NONBLOCK) != 0;
@@ -2414,12 +2478,14 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
 			if (s->tcp)
 				s->tcp->nonblock = s->nonblock;
 		}
+		sock_unref(s);
 	}
 	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) {
-		struct run_sock *s = fdtab_get(&table, fd);
+		struct run_sock *s = sock_hold(fd);
 
 		if (s)
 			share(r, s);
+		sock_unref(s);
 	}
 	return r;
 }

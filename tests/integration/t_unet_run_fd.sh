@@ -303,13 +303,20 @@ for s, what in ((u, "udp"), (t, "tcp")):
 import select
 stop = []
 def churn():
-    for i in range(400):
-        x = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        x.bind((sys.argv[1], 7912))
-        polled.append(x.fileno())
-        x.close()
-    stop.append(1)
+    # Port 0: a socket that a look still holds keeps its port until the
+    # look ends (as the kernel keeps a file a poll holds), so a rebind
+    # of one fixed port may find it in use.
+    try:
+        for i in range(400):
+            x = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            x.bind((sys.argv[1], 0))
+            polled.append(x.fileno())
+            x.close()
+            churned.append(1)
+    finally:
+        stop.append(1)
 polled = [os.dup(1)]
+churned = []
 ch = threading.Thread(target=churn)
 ch.start()
 looks = 0
@@ -319,13 +326,17 @@ while not stop:
     p.poll(0)
     looks += 1
 ch.join()
-print("polled", looks, flush=True)
+print("polled", looks, "churned", len(churned), flush=True)
 print("done", flush=True)
 ' "$IP_A" "$IP_B" >"$T_DIR/busy.out" 2>&1
 	local rc=$?
 	cat "$T_DIR/busy.out" "$T_DIR/busy.log"
 	((rc == 0)) || fail "the program crashed (exit $rc) after closing sockets other threads were blocked on"
 	grep -qx "done" "$T_DIR/busy.out" || fail "the program did not finish"
+	grep -qE "^polled [0-9]+ churned 400$" "$T_DIR/busy.out" ||
+		fail "the closing thread did not open and close its 400 sockets"
+	[[ $(grep -c "udp bind $IP_A:0: U-Net" "$T_DIR/busy.log") == 400 ]] ||
+		fail "the 400 sockets polled under the closing thread were not all on U-Net"
 	grep -q "udp bind $IP_A:7911: U-Net" "$T_DIR/busy.log" || fail "the UDP socket was not on U-Net"
 	grep -q "tcp connect $IP_B:7910: U-Net" "$T_DIR/busy.log" || fail "the TCP connection was not on U-Net"
 	kill "$pid" 2>/dev/null; unet_bg_wait "$pid" 5 || true

@@ -651,10 +651,11 @@ t_unet_run_asyncio() {
 	kernel_tcp_quiet "$before" "$after"
 }
 
-# threads_run BUILD_DIR WHAT: socket-threads from BUILD_DIR under that
-# build's unet-run against b's echo servers; fails on any report.
+# threads_run BUILD_DIR WHAT [probe]: socket-threads from BUILD_DIR under
+# that build's unet-run against b's echo servers; fails on any report.
+# probe: a thread calls the library on the descriptor another closes.
 threads_run() {
-	local dir=$1 what=$2 tpid upid rc
+	local dir=$1 what=$2 probe=${3:-} tpid upid rc
 	unet_bg_b /usr/bin/python3 "$ROOT/tests/tools/tcp-peer.py" echo "$IP_B:7830" --conns 4 >"$T_DIR/techo-$what.out" 2>&1
 	tpid=$UNET_BG_PID
 	unet_bg_b /usr/bin/python3 -c '
@@ -675,12 +676,16 @@ for _ in range(500):
 	wait_ready "$T_DIR/techo-$what.out" "$tpid" >/dev/null
 	wait_ready "$T_DIR/uecho-$what.out" "$upid" >/dev/null
 	in_a env "${UNET_RUN_EXTRA[@]}" UNET_PIN_ROOT="$UNET_PIN_ROOT" "$dir/unet-run" --iface "$IF_A" \
-		--log "$T_DIR/threads-$what.log" timeout 90 "$dir/tools/socket-threads" "$IP_B" 7830 7831 4 \
+		--log "$T_DIR/threads-$what.log" timeout 90 "$dir/tools/socket-threads" "$IP_B" 7830 7831 4 $probe \
 		>"$T_DIR/threads-$what.out" 2>&1
 	rc=$?
 	cat "$T_DIR/threads-$what.out"
 	grep -q "ThreadSanitizer" "$T_DIR/threads-$what.out" && fail "ThreadSanitizer reported ($what)"
 	((rc == 0)) && grep -qE "^ok udp [0-9]+ of 500$" "$T_DIR/threads-$what.out" || fail "socket-threads ($what) exited $rc"
+	if [[ -n $probe ]]; then
+		grep -qE "^probes [1-9][0-9]*$" "$T_DIR/threads-$what.out" ||
+			fail "the probing thread never looked at a closing descriptor ($what)"
+	fi
 	finish "$tpid" "$T_DIR/techo-$what.out" 20 "the TCP echo ($what)"
 	finish "$upid" "$T_DIR/uecho-$what.out" 20 "the UDP echo ($what)"
 	[[ $(grep -c "tcp connect $IP_B:7830: U-Net" "$T_DIR/threads-$what.log") == 4 ]] ||
@@ -693,7 +698,7 @@ t_unet_run_threads() {
 	tcp_run_setup
 	# shellcheck disable=SC2207
 	UNET_RUN_EXTRA=($(unet_run_env))
-	threads_run "$BUILD" plain
+	threads_run "$BUILD" plain probe
 	if [[ ${UNET_SANITIZED:-0} == 1 ]]; then
 		note "the ThreadSanitizer half runs in the plain pass"
 		return 0

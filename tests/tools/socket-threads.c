@@ -10,9 +10,18 @@
  *   - one thread sends datagrams on a UDP socket and a second thread
  *     waits for the echoes in epoll_wait (edge-triggered) and reads them;
  *   - one thread opens, binds and closes UDP sockets in a loop, so that
- *     the descriptor table changes while the others look up theirs.
+ *     the descriptor table changes while the others look up theirs;
+ *   - one thread calls what does not change a socket (getsockname,
+ *     getpeername, getsockopt, ioctl FIONREAD, fcntl F_GETFL and
+ *     F_DUPFD, dup, poll, select, epoll_ctl into an epoll of its own,
+ *     setsockopt of the 30 s timeouts every socket here has) on the
+ *     descriptor the churning thread has just opened, while it closes
+ *     it: a library that looks at a socket another thread frees under
+ *     it is caught by AddressSanitizer.  Only with "probe": it races
+ *     on descriptor numbers by design, which ThreadSanitizer reports as
+ *     the program's own race.
  *
- *   socket-threads ADDR TCP_PORT UDP_PORT [NCONN]
+ *   socket-threads ADDR TCP_PORT UDP_PORT [NCONN [probe]]
  *
  * Prints "ok udp N of 500" and exits 0 when every TCP byte came back as
  * sent and the datagrams in order, at least 9 in 10 of them.
@@ -25,10 +34,15 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -183,33 +197,100 @@ static void *udp_writer(void *arg)
 	return NULL;
 }
 
+/* The churning thread's newest descriptor (-1 before the first), and
+ * whether it is done. */
+static atomic_int churn_fd = -1;
+static atomic_bool churn_done;
+static atomic_int probes;
+static bool probe_on;       /* "probe" given: a prober thread runs */
+static atomic_bool probing; /* it runs: the churn may start */
+
 static void *churn(void *arg)
 {
 	struct sockaddr_in a = *(struct sockaddr_in *)arg;
 
 	a.sin_port = 0;
+	while (probe_on && !atomic_load(&probing))
+		; /* never long: the prober's first step is to say it runs */
 	for (int i = 0; i < CYCLES; i++) {
 		int fd = socket(AF_INET, SOCK_DGRAM, 0);
 
+		atomic_store(&churn_fd, fd);
 		if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a))) {
 			failf("churn socket");
 			if (fd >= 0)
 				close(fd);
-			return NULL;
+			break;
 		}
 		close(fd);
 	}
+	atomic_store(&churn_done, true);
+	return NULL;
+}
+
+/* Calls that leave a socket as it was, on whatever the churning thread's
+ * descriptor is at the moment (it may be closed, or reused by another
+ * thread's socket): their results are not the point, memory safety is.
+ * Bounded by the churn's end and a count. */
+static void *prober(void *arg)
+{
+	int ep = epoll_create1(0);
+
+	(void)arg;
+	atomic_store(&probing, true);
+	if (ep < 0) {
+		failf("prober epoll_create1");
+		return NULL;
+	}
+	while (!atomic_load(&churn_done) && atomic_load(&probes) < 20000) {
+		int fd = atomic_load(&churn_fd), v, d;
+		struct sockaddr_in sa;
+		socklen_t len = sizeof(sa);
+		struct timeval tv = { .tv_sec = 30 };
+		struct epoll_event ev = { .events = EPOLLIN };
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		fd_set set;
+
+		if (fd < 0)
+			continue;
+		atomic_fetch_add(&probes, 1);
+		getsockname(fd, (struct sockaddr *)&sa, &len);
+		len = sizeof(sa);
+		getpeername(fd, (struct sockaddr *)&sa, &len);
+		len = sizeof(v);
+		getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len);
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		ioctl(fd, FIONREAD, &v);
+		fcntl(fd, F_GETFL);
+		if ((d = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0)
+			close(d);
+		if ((d = dup(fd)) >= 0)
+			close(d);
+		poll(&p, 1, 0);
+		if (fd < FD_SETSIZE) {
+			struct timeval zero = { 0 };
+
+			FD_ZERO(&set);
+			FD_SET(fd, &set);
+			select(fd + 1, &set, NULL, NULL, &zero);
+		}
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0)
+			epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+	}
+	close(ep);
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	pthread_t t[MAX_CONN + 3];
+	pthread_t t[MAX_CONN + 4];
 	struct sockaddr_in local = { .sin_family = AF_INET };
 	unsigned int nconn = argc > 4 ? (unsigned int)atoi(argv[4]) : 4, nt = 0;
+	bool probe = probe_on = argc > 5 && !strcmp(argv[5], "probe");
 
-	if (argc < 4 || nconn < 1 || nconn > MAX_CONN) {
-		fprintf(stderr, "usage: socket-threads ADDR TCP_PORT UDP_PORT [NCONN 1..%d]\n", MAX_CONN);
+	if (argc < 4 || nconn < 1 || nconn > MAX_CONN || (argc > 5 && !probe)) {
+		fprintf(stderr, "usage: socket-threads ADDR TCP_PORT UDP_PORT [NCONN 1..%d [probe]]\n",
+			MAX_CONN);
 		return 2;
 	}
 	tcp_peer.sin_family = udp_peer.sin_family = AF_INET;
@@ -233,6 +314,8 @@ int main(int argc, char **argv)
 	pthread_create(&t[nt++], NULL, udp_reader, NULL);
 	pthread_create(&t[nt++], NULL, udp_writer, NULL);
 	pthread_create(&t[nt++], NULL, churn, &local);
+	if (probe)
+		pthread_create(&t[nt++], NULL, prober, NULL);
 	for (unsigned int i = 0; i < nconn; i++)
 		pthread_create(&t[nt++], NULL, tcp_worker, (void *)(uintptr_t)i);
 	for (unsigned int i = 0; i < nt; i++)
@@ -241,5 +324,7 @@ int main(int argc, char **argv)
 	if (atomic_load(&failures))
 		return 1;
 	printf("ok udp %d of %d\n", udp_got, DGRAMS);
+	if (probe)
+		printf("probes %d\n", atomic_load(&probes));
 	return 0;
 }
