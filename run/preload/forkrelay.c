@@ -18,6 +18,9 @@
 /* The thread's sleep: short, since the connection's progress (its
  * timers, the parent's close) is looked at, not signalled. */
 #define RELAY_SLICE_MS 10
+/* At the parent's exit: how long the relays whose child is gone may go
+ * on flushing (as tcp.c's exit linger bounds a closed connection's). */
+#define RELAY_EXIT_MS 5000
 
 struct relay {
 	struct relay *next;
@@ -40,6 +43,7 @@ static struct relay *incoming;
 static int *fds;
 static size_t nfds, fds_cap;
 static bool thread_running;
+static bool exit_hook; /* relay_exit is registered */
 /* The thread's own list: only the thread touches it. */
 static struct relay *active;
 
@@ -181,6 +185,53 @@ static void *relay_thread(void *arg)
 	}
 }
 
+/* How many relays' children have closed their end (the parent's end
+ * hangs up): those still have bytes to hand over, or the connection's
+ * end to wait for.  A relay that ended is no longer listed. */
+static unsigned int relays_orphaned(void)
+{
+	struct pollfd p[RELAY_MAX_PER_FORK];
+	unsigned int n = 0;
+	size_t i = 0;
+
+	while (true) {
+		nfds_t np = 0;
+
+		run_lock(&relay_lock);
+		for (; i < nfds && np < RELAY_MAX_PER_FORK; i++)
+			p[np++] = (struct pollfd){ .fd = fds[i] };
+		run_unlock(&relay_lock);
+		if (!np)
+			return n;
+		if (poll(p, np, 0) > 0)
+			for (nfds_t k = 0; k < np; k++)
+				n += (p[k].revents & POLLHUP) != 0;
+	}
+}
+
+/*
+ * At exit (an atexit handler: it runs before the library's destructors,
+ * whose exit linger then finishes the connections the relays closed).
+ * A child that wrote its answer and exited leaves it in the socketpair
+ * or the relay's buffer: the kernel would send it after every process
+ * is gone, a relay only while its thread runs.  Wait, at most
+ * RELAY_EXIT_MS, until every relay whose child is gone has ended.  A
+ * relay whose child lives on cannot outlive the parent: not waited for.
+ */
+static void relay_exit(void)
+{
+	unsigned int left = 0;
+
+	for (int waited = 0; waited < RELAY_EXIT_MS; waited += RELAY_SLICE_MS) {
+		left = relays_orphaned();
+		if (!left)
+			return;
+		poll(NULL, 0, RELAY_SLICE_MS);
+	}
+	run_log("exit: %u relayed connection(s) of exited children not finished in %d ms", left,
+		RELAY_EXIT_MS);
+}
+
 int relay_add(int ufd, void *sock, struct run_tcp *c)
 {
 	struct relay *r = calloc(1, sizeof(*r));
@@ -218,6 +269,8 @@ int relay_add(int ufd, void *sock, struct run_tcp *c)
 			return -1;
 		}
 		thread_running = true;
+		if (!exit_hook)
+			exit_hook = atexit(relay_exit) == 0;
 	}
 	fds[nfds++] = ufd;
 	r->next = incoming;

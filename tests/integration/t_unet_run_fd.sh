@@ -186,7 +186,7 @@ srv.server_close()   # waits for the children
 print("parent served 2", flush=True)
 PY
 	cat >"$T_DIR/forkclient.py" <<'PY'
-import socket, sys, threading
+import socket, sys, threading, time
 blob = bytes((i * 37 + 11) % 256 for i in range(300000))
 errs = []
 def client(k):
@@ -194,6 +194,12 @@ def client(k):
         c = socket.create_connection((sys.argv[1], 7904), timeout=20)
         me = "hello %s:%d\n" % c.getsockname()
         c.sendall(blob); c.shutdown(socket.SHUT_WR)
+        if k == 1:
+            # Read late: the child writes its echo's tail into the
+            # relay and exits, and the parent reaps it and exits, while
+            # the tail still waits to be sent (the parent's exit must
+            # let the relay finish it).
+            time.sleep(1)
         got = bytearray()
         while True:
             d = c.recv(65536)
