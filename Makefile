@@ -140,7 +140,7 @@ RUN_BIN := $(BUILD)/unet-run
 RUN_PURE_OBJS := $(BUILD)/run/options.o $(BUILD)/run/preload/fdtab.o \
 	$(BUILD)/run/preload/route.o $(BUILD)/run/preload/config.o
 
-.PHONY: all dist deps check check-unit check-integration check-san soak demo bench bench-parallel install deb version clean tsan
+.PHONY: all dist deps check check-unit check-integration check-san check-modes soak demo bench bench-parallel install deb version clean tsan
 all: $(ALIB) $(SO) $(FABRIC_SO) $(RUN_BIN) $(RUN_PRELOAD) $(FABRIC_TESTS) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(UNIT_BINS) $(TOOL_BINS) $(EXAMPLE_BINS) \
      $(BUILD)/unet-bench $(PAR_BINS)
 
@@ -343,6 +343,13 @@ check: deps
 
 check-unit: all
 	bash tests/run-all.sh $(BUILD) unit
+
+# make check's plain pass with every XDP data-path test in both modes
+# (make check runs each in one mode per pass, the modes swapped between
+# the passes).
+check-modes: deps
+	$(call build_locked,$(BUILD),all)
+	UNET_CHECK_MODES=both bash tests/run-all.sh $(BUILD)
 
 check-integration: all
 	bash tests/integration/run.sh --build $(BUILD)

@@ -13,7 +13,7 @@
 # line in an area file, and adding an area is one new t_AREA.sh.
 
 usage() {
-	echo "usage: $0 [--build DIR] [--mode native|skb|both|alternate] [--list] [NAME[/MODE]...]"
+	echo "usage: $0 [--build DIR] [--mode native|skb|both|alternate|alternate-skb] [--list] [NAME[/MODE]...]"
 }
 
 # ---- helpers used inside a test (they run in the test's own shell) --------
@@ -308,7 +308,7 @@ main() {
 	while (($#)); do
 		case $1 in
 		--build) BUILD=${2:?--build needs a directory}; shift 2 ;;
-		--mode) mode=${2:?--mode needs native, skb, both or alternate}; shift 2 ;;
+		--mode) mode=${2:?--mode needs native, skb, both, alternate or alternate-skb}; shift 2 ;;
 		--list) list=1; shift ;;
 		--internal-run) internal=${2:?}; shift 2 ;;
 		-h | --help) usage; exit 0 ;;
@@ -317,8 +317,12 @@ main() {
 		esac
 	done
 	# alternate: each data-path test once, native and skb in turn down the
-	# table, so that both modes are still exercised across the suite.
-	case $mode in native) modes=(native) ;; skb) modes=(skb) ;; both | alternate) modes=(native skb) ;;
+	# table, so that both modes are still exercised across the suite;
+	# alternate-skb: the same turns the other way round (make check's
+	# two passes take one each: every data-path test runs in both modes
+	# across make check, one of them under the sanitizers).
+	case $mode in native) modes=(native) ;; skb) modes=(skb) ;;
+	both | alternate) modes=(native skb) ;; alternate-skb) modes=(skb native) ;;
 	*) echo "run.sh: bad --mode '$mode'" >&2; exit 2 ;; esac
 	[[ $BUILD == /* ]] || BUILD=$PWD/$BUILD
 
@@ -351,7 +355,7 @@ main() {
 		IFS='|' read -r name kind to desc <<<"$entry"
 		if [[ $kind == xdp ]]; then
 			test_modes=("${modes[@]}")
-			if [[ $mode == alternate ]]; then
+			if [[ $mode == alternate* ]]; then
 				test_modes=("${modes[turn % 2]}")
 				turn=$((turn + 1))
 			fi
