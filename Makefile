@@ -248,8 +248,8 @@ $(RUN_REL_STAMP): run-rel-force
 $(RUN_BIN): run/unet-run.c $(BUILD)/run/options.o $(RUN_REL_STAMP)
 	$(CC) $(ALL_CFLAGS) '-DRUN_PRELOAD_REL="$(RUN_PRELOAD_REL)"' -o $@ $< $(BUILD)/run/options.o $(ALL_LDFLAGS)
 
-$(BUILD)/tests/test_unet_run: tests/unit/test_unet_run.c $(RUN_PURE_OBJS) | $(BUILD)/tests
-	$(CC) $(ALL_CFLAGS) -Irun -Irun/preload -o $@ $< $(RUN_PURE_OBJS) $(ALL_LDFLAGS) -lcmocka
+$(BUILD)/tests/test_unet_run: tests/unit/test_unet_run.c $(RUN_PURE_OBJS) $(ALIB) | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) -Irun -Irun/preload -o $@ $< $(RUN_PURE_OBJS) $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lcmocka
 
 
 # unetctl: one file per object (cli/unetctl.h says which floor is which).

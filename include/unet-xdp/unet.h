@@ -93,6 +93,12 @@ UNET_API void unet_iface__close(struct unet_iface *iface);
 UNET_API int unet_iface__for_each(const struct unet_iface_opts *opts,
 				  int (*fn)(const char *ifname, void *ctx), void *ctx);
 
+/* Whether the program is attached to ifname of the caller's network
+ * namespace (its link is pinned under the pin root), without opening
+ * anything: 1 attached, 0 not, or -errno (-EINVAL: a bad name or a
+ * relative pin root). */
+UNET_API int unet_iface__attached(const char *ifname, const struct unet_iface_opts *opts);
+
 struct unet_iface_status {
 	char ifname[16];
 	int ifindex;

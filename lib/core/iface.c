@@ -357,6 +357,22 @@ out:
 	return ret;
 }
 
+int unet_iface__attached(const char *ifname, const struct unet_iface_opts *opts)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct stat st;
+	int err;
+
+	err = unet_iface_dir(opts, ifname, dir, sizeof(dir));
+	if (!err)
+		err = unet_pin_path(path, sizeof(path), dir, UNET_PIN_LINK);
+	if (err)
+		return err == -ENOENT ? 0 : err; /* ENOENT: no pin root yet */
+	if (stat(path, &st) == 0)
+		return 1;
+	return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+}
+
 /* ---- The interface lock --------------------------------------------- */
 
 int unet_iface_lock(struct unet_iface *iface)

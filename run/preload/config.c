@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* config.c - the preload library's settings (config.h). */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <unet-xdp/unet.h>
 
 #include "config.h"
 #include "route.h"
@@ -45,38 +46,36 @@ void run_config_parse(struct run_config *cfg, const char *iface, const char *log
 	}
 }
 
-/* This process's network namespace, as the library names pin
- * directories by it (0 when it cannot be read). */
-static unsigned long long netns_ino(void)
-{
-	struct stat st;
-
-	return stat("/proc/thread-self/ns/net", &st) == 0 ? (unsigned long long)st.st_ino : 0;
-}
-
 bool run_config_serves(const struct run_config *cfg, const char *ifname)
 {
-	char path[PATH_MAX + IF_NAMESIZE + 32];
-	struct stat st;
+	UNET_OPTS_INIT(unet_iface_opts, o);
 
+	o.pin_root = cfg->pin_root;
 	if (cfg->ifaces[0])
 		return route_iface_listed(cfg->ifaces, ifname);
-	/* Where the library pins an attached program's link:
-	 * <root>/<ifname>@<netns inode>/link (lib/core/iface_pin.c,
-	 * unet_iface_dir): a device of another namespace with the same name
-	 * is not this one. */
-	if (snprintf(path, sizeof(path), "%s/%s@%llu/link", cfg->pin_root, ifname, netns_ino()) >=
-	    (int)sizeof(path))
-		return false;
-	return stat(path, &st) == 0;
+	/* The library's answer for this namespace: a device of another
+	 * namespace with the same name is not this one. */
+	return unet_iface__attached(ifname, &o) == 1;
+}
+
+/* run_config_any's walk: the first interface with the program attached. */
+struct first_attached {
+	const struct run_config *cfg;
+	char *name;
+};
+
+static int first_attached(const char *ifname, void *ctx)
+{
+	struct first_attached *f = ctx;
+
+	if (!run_config_serves(f->cfg, ifname))
+		return 0;
+	snprintf(f->name, IF_NAMESIZE, "%s", ifname);
+	return 1;
 }
 
 bool run_config_any(const struct run_config *cfg, char name[IF_NAMESIZE])
 {
-	struct dirent *de;
-	bool found = false;
-	DIR *d;
-
 	if (cfg->ifaces[0]) {
 		size_t n = strcspn(cfg->ifaces, ",");
 
@@ -92,23 +91,12 @@ bool run_config_any(const struct run_config *cfg, char name[IF_NAMESIZE])
 		}
 		return false;
 	}
-	d = opendir(cfg->pin_root);
-	if (!d)
-		return false;
-	while (!found && (de = readdir(d))) {
-		/* <ifname>@<netns inode>: the name part, of this namespace's. */
-		const char *at = strrchr(de->d_name, '@');
-		size_t n = at ? (size_t)(at - de->d_name) : 0;
-		char ifn[IF_NAMESIZE];
+	{
+		UNET_OPTS_INIT(unet_iface_opts, o);
+		struct first_attached f = { cfg, name };
 
-		if (de->d_name[0] == '.' || !n || n >= IF_NAMESIZE)
-			continue;
-		memcpy(ifn, de->d_name, n);
-		ifn[n] = '\0';
-		found = run_config_serves(cfg, ifn);
-		if (found)
-			snprintf(name, IF_NAMESIZE, "%s", ifn);
+		o.pin_root = cfg->pin_root;
+		/* The interfaces with pins of this namespace, in name order. */
+		return unet_iface__for_each(&o, first_attached, &f) == 1;
 	}
-	closedir(d);
-	return found;
 }
