@@ -119,7 +119,7 @@ struct run_tcp *run_tcp_listen_shared(struct run_ep *e, const struct sockaddr_in
  * deadline.  Returns 0, -EAGAIN, -EINTR. */
 static int wait_events(struct run_tcp *c, unsigned int want, int timeo_ms)
 {
-	int64_t deadline = stack_deadline(timeo_ms), spin_until = stack_wait_start(c->spin_us);
+	struct stack_timer timer = { 0 };
 
 	for (;;) {
 		unsigned int ev;
@@ -131,7 +131,7 @@ static int wait_events(struct run_tcp *c, unsigned int want, int timeo_ms)
 		stack_leave();
 		if (ev & (want | UNET_TCP_ERR))
 			return 0;
-		r = stack_wait(c->e, deadline, spin_until);
+		r = stack_wait_timed(c->e, &timer, timeo_ms, c->spin_us);
 		if (r < 0)
 			return r;
 	}
@@ -180,7 +180,7 @@ struct run_tcp *run_tcp_connect(struct run_ep *e, const struct sockaddr_in *peer
 
 struct run_tcp *run_tcp_accept(struct run_tcp *l, bool nonblock)
 {
-	int64_t deadline = stack_deadline(l->rcvtimeo_ms), spin_until = stack_wait_start(l->spin_us);
+	struct stack_timer timer = { 0 };
 	struct unet_tcp *t;
 	struct run_tcp *c;
 
@@ -206,7 +206,7 @@ struct run_tcp *run_tcp_accept(struct run_tcp *l, bool nonblock)
 			errno = EAGAIN;
 			return NULL;
 		}
-		r = stack_wait(l->e, deadline, spin_until);
+		r = stack_wait_timed(l->e, &timer, l->rcvtimeo_ms, l->spin_us);
 		if (r < 0) {
 			errno = -r;
 			return NULL;
