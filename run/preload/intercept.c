@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -120,6 +121,8 @@ static int (*real_recvmmsg)(int, struct mmsghdr *, unsigned int, int, struct tim
 static int (*real_epoll_ctl)(int, int, int, struct epoll_event *);
 static int (*real_epoll_wait)(int, struct epoll_event *, int, int);
 static int (*real_epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
+static int (*real_epoll_pwait2)(int, struct epoll_event *, int, const struct timespec *,
+				const sigset_t *);
 static int (*real_ioctl)(int, unsigned long, ...);
 static int (*real_setsockopt)(int, int, int, const void *, socklen_t);
 static int (*real_getsockopt)(int, int, int, void *, socklen_t *);
@@ -345,6 +348,7 @@ static void init(void)
 	real_epoll_ctl = next("epoll_ctl");
 	real_epoll_wait = next("epoll_wait");
 	real_epoll_pwait = next("epoll_pwait");
+	real_epoll_pwait2 = next("epoll_pwait2");
 	real_ioctl = next("ioctl");
 	real_setsockopt = next("setsockopt");
 	real_getsockopt = next("getsockopt");
@@ -1629,9 +1633,19 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 /* ppoll and the select family over U-Net sockets: our poll, with the
  * signal mask swapped around it (not atomically, unlike the kernel's:
  * a signal in the window is taken before or after the wait). */
+/* A timeout the kernel refuses with EINVAL. */
+static bool bad_timespec(const struct timespec *ts)
+{
+	return ts && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000L);
+}
+
+/* A (valid) timespec timeout in milliseconds, rounded up (NULL: -1, forever);
+ * one past what an int of milliseconds holds is forever too. */
 static int timeout_ms(const struct timespec *ts)
 {
 	if (!ts)
+		return -1;
+	if (ts->tv_sec >= INT_MAX / 1000 - 1)
 		return -1;
 	return (int)(ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000);
 }
@@ -1664,6 +1678,10 @@ EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const 
 	ready();
 	if (!any_unet(fds, n))
 		return real_ppoll(fds, n, ts, mask);
+	if (bad_timespec(ts)) {
+		errno = EINVAL;
+		return -1;
+	}
 	return poll_masked(fds, n, timeout_ms(ts), mask);
 }
 
@@ -2019,25 +2037,48 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 	return any ? n : -1;
 }
 
-static int epoll_common(int epfd, struct epoll_event *evs, int max, int timeout,
-			const sigset_t *mask)
+/* How the program called: epoll_wait, epoll_pwait (mask) or
+ * epoll_pwait2 (ts, kept for the kernel's own path, whose timeout is
+ * exact where ours is in milliseconds). */
+struct epoll_call {
+	const sigset_t *mask;
+	bool pwait2;
+	const struct timespec *ts;
+};
+
+/* The kernel's wait, for an epoll descriptor without U-Net sockets. */
+static int kernel_epoll(int epfd, struct epoll_event *evs, int max, int timeout,
+			const struct epoll_call *how)
 {
+	if (how->pwait2) {
+		if (!real_epoll_pwait2) {
+			errno = ENOSYS; /* a libc without it */
+			return -1;
+		}
+		return real_epoll_pwait2(epfd, evs, max, how->ts, how->mask);
+	}
+	return how->mask ? real_epoll_pwait(epfd, evs, max, timeout, how->mask)
+			 : real_epoll_wait(epfd, evs, max, timeout);
+}
+
+static int epoll_common(int epfd, struct epoll_event *evs, int max, int timeout,
+			const struct epoll_call *how)
+{
+	const sigset_t *mask = how->mask;
 	struct pollfd w[17];
 	int64_t deadline = -1, spin_until = 0;
 	bool timed = false;
 	int nw, n;
 
 	if (max <= 0 || !atomic_load_explicit(&nregs_pub, memory_order_relaxed))
-		return mask ? real_epoll_pwait(epfd, evs, max, timeout, mask)
-			    : real_epoll_wait(epfd, evs, max, timeout);
+		return kernel_epoll(epfd, evs, max, timeout, how);
 	for (;;) {
 		int64_t now;
 		int k;
 
 		n = unet_epoll_ready(epfd, evs, max, w + 1, 16, &nw);
 		if (n < 0)
-			return mask ? real_epoll_pwait(epfd, evs, max, timeout, mask)
-				    : real_epoll_wait(epfd, evs, max, timeout);
+			return kernel_epoll(epfd, evs, max, timeout, how);
 		if (n < max) {
 			k = real_epoll_wait(epfd, evs + n, max - n, 0);
 			if (k < 0)
@@ -2078,15 +2119,33 @@ static int epoll_common(int epfd, struct epoll_event *evs, int max, int timeout,
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
 {
+	const struct epoll_call how = { 0 };
+
 	ready();
-	return epoll_common(epfd, evs, max, timeout, NULL);
+	return epoll_common(epfd, evs, max, timeout, &how);
 }
 
 EXPORT int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout,
 		       const sigset_t *mask)
 {
+	const struct epoll_call how = { .mask = mask };
+
 	ready();
-	return epoll_common(epfd, evs, max, timeout, mask);
+	return epoll_common(epfd, evs, max, timeout, &how);
+}
+
+/* Over U-Net sockets the timeout counts in milliseconds, rounded up. */
+EXPORT int epoll_pwait2(int epfd, struct epoll_event *evs, int max, const struct timespec *ts,
+			const sigset_t *mask)
+{
+	const struct epoll_call how = { .mask = mask, .pwait2 = true, .ts = ts };
+
+	ready();
+	if (bad_timespec(ts)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return epoll_common(epfd, evs, max, timeout_ms(ts), &how);
 }
 
 static int shutdown_held(struct run_sock *s, int fd, int how)

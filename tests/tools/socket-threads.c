@@ -8,7 +8,8 @@
  *   - NCONN threads, each with its own TCP connection to an echo server,
  *     send pattern bytes and check every byte that comes back;
  *   - one thread sends datagrams on a UDP socket and a second thread
- *     waits for the echoes in epoll_wait (edge-triggered) and reads them;
+ *     waits for the echoes in epoll_wait and epoll_pwait2 in turn
+ *     (edge-triggered) and reads them;
  *   - one thread opens, binds and closes UDP sockets in a loop, so that
  *     the descriptor table changes while the others look up theirs;
  *   - one thread calls what does not change a socket (getsockname,
@@ -140,8 +141,12 @@ static void *udp_reader(void *arg)
 		return NULL;
 	}
 	while (next < DGRAMS) {
-		/* 30 s for the first echoes; 2 s once the writer is done. */
-		int n = epoll_wait(ep, &ev, 1, atomic_load(&writer_done) ? 2000 : 30000);
+		/* 30 s for the first echoes; 2 s once the writer is done.
+		 * epoll_wait and epoll_pwait2 in turn: both must see the
+		 * U-Net socket (the kernel's epoll set does not hold it). */
+		int ms = atomic_load(&writer_done) ? 2000 : 30000;
+		struct timespec ts = { .tv_sec = ms / 1000 };
+		int n = (udp_got & 1) ? epoll_pwait2(ep, &ev, 1, &ts, NULL) : epoll_wait(ep, &ev, 1, ms);
 
 		if (n < 0) {
 			failf("epoll_wait");
