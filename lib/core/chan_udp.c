@@ -64,15 +64,14 @@ int unet_chan_local_ipv4(const char *ifname, uint32_t *addr)
 	return err;
 }
 
-/* Whether a is link-local (fe80::/10): meaningful only with its link. */
-static bool ipv6_link_local(const uint8_t a[16])
+bool unet_chan_ipv6_link_local(const uint8_t a[16])
 {
 	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
 }
 
 int unet_chan_local_ipv6(const char *ifname, const uint8_t peer[16], uint8_t addr[16])
 {
-	bool want_ll = ipv6_link_local(peer);
+	bool want_ll = unet_chan_ipv6_link_local(peer);
 	struct ifaddrs *ifa, *i;
 	int err = -EADDRNOTAVAIL;
 
@@ -87,7 +86,7 @@ int unet_chan_local_ipv6(const char *ifname, const uint8_t peer[16], uint8_t add
 		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET6 || strcmp(i->ifa_name, ifname))
 			continue;
 		a = ((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr.s6_addr;
-		if (ipv6_link_local(a) != want_ll)
+		if (unet_chan_ipv6_link_local(a) != want_ll)
 			continue;
 		memcpy(addr, a, 16);
 		err = 0;
@@ -134,7 +133,7 @@ int unet_chan_next_hop(int family, int ifindex, const void *saddr, const void *d
 	hop->mtu = if_mtu;
 	/* A link-local peer is on the link it is asked on: the kernel needs
 	 * the interface to route it at all. */
-	if (family == AF_INET6 && ipv6_link_local(daddr))
+	if (family == AF_INET6 && unet_chan_ipv6_link_local(daddr))
 		oif = ifindex;
 	err = unet_nl_route_get(family, daddr, saddr, alen, oif, &rt);
 	if (err == -ENOENT)

@@ -16,6 +16,8 @@ int unet_chan_set_port(struct unet_iface *iface, uint16_t port);
 /* The first IPv4 address of ifname (network order).  Returns 0,
  * -EADDRNOTAVAIL or -errno. */
 int unet_chan_local_ipv4(const char *ifname, uint32_t *addr);
+/* Whether a is link-local (fe80::/10): meaningful only with its link. */
+bool unet_chan_ipv6_link_local(const uint8_t a[16]);
 /* ifname's first IPv6 address of the scope of peer's: link-local for a
  * link-local peer, else global.  Returns 0, -EADDRNOTAVAIL or -errno. */
 int unet_chan_local_ipv6(const char *ifname, const uint8_t peer[16], uint8_t addr[16]);

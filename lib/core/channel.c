@@ -136,9 +136,13 @@ static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 		err = unet_chan_local_ipv4(ep->iface->ifname, &ch->w.saddr);
 	}
 	if (err) {
+		const char *what = "IPv4";
+
+		if (v6)
+			what = unet_chan_ipv6_link_local(ch->w.daddr6) ? "link-local IPv6"
+								       : "global IPv6";
 		unet_log(UNET_LOG_ERROR, "%s: no %s address for a routable channel",
-			 ep->iface->ifname,
-			 !v6 ? "IPv4" : ch->w.daddr6[0] == 0xfe ? "link-local IPv6" : "global IPv6");
+			 ep->iface->ifname, what);
 		return -EADDRNOTAVAIL;
 	}
 	/* The next hop as the kernel routes it now, not as the entry was
