@@ -12,7 +12,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"unetd_chan|-|90|user nobody opens routable channels through unetd, on an emulated endpoint and on a direct grant: every size byte for byte both ways with a root peer; an IPv6 one is refused with EOPNOTSUPP, saying why; the daemon holds the channel's source port (no other socket gets it) and a SIGKILLed client's port (emulated and granted) and tag are free again at once; the policy's channel quota refuses one more with EDQUOT"
-	"unetd_chan_forge|-|60|an emulated client writes frames on its routable channel into its region: from another address, another source port, to another peer address, MAC or tag, from a tag not its own, raw U-Net on the routable channel, an IP fragment, bad IP, UDP and U-Net lengths, a bad checksum: each refused and counted by reason, only the honest message reaches the peer's interface"
+	"unetd_chan_forge|-|60|an emulated client writes frames on its routable channel into its region: from another address, another source port, to another peer address, MAC or tag, from a tag not its own, raw U-Net on the routable channel, an IP fragment, bad IP, UDP and U-Net lengths, a bad checksum, the frame as IPv6 would carry it: each refused and counted by reason, only the honest message reaches the peer's interface"
 )
 
 # unetd_chan_port_held PORT: whether a UDP socket in b has PORT.
