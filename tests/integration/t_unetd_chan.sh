@@ -43,8 +43,9 @@ t_unetd_chan() {
 	note "an IPv6 routable channel is refused (the daemon checks IPv4 frames only), not opened unchecked"
 	out=$(as_nobody "$PEER" hold "$IF_B" --tag 6 --peer-ip fd01::1 --peer-tag 1 --timeout 5 2>&1) &&
 		fail "an IPv6 routable channel was opened through unetd: $out"
-	grep -q "routable IPv6 channels are not served by unetd" <<<"$out" &&
-		grep -q "Operation not supported" <<<"$out" || fail "the IPv6 channel's refusal did not say why: $out"
+	grep -q "routable IPv6 channels are not served by unetd" <<<"$out" ||
+		fail "the IPv6 channel's refusal did not say why: $out"
+	grep -q "Operation not supported" <<<"$out" || fail "the IPv6 channel was not refused with EOPNOTSUPP: $out"
 
 	note "the source port is the daemon's, the local tag's whatever the peer tag; a SIGKILLed client's is free at once"
 	port=$(chan_sport 3)
