@@ -68,14 +68,13 @@ struct unet_channel_val {
 			    * (unet_endpoint_val.token): a slot reused by
 			    * another process never inherits the channel */
 	/*
-	 * Routable channels (UNET_CHAN_F_UDP4, docs/wire-format.md): the
-	 * peer is named by IPv4 address and UDP source port, and peer_mac
-	 * is only the next hop's (where sends go), never checked on
-	 * receive.  peer_addr is 16 bytes so that IPv6 (a UNET_CHAN_F_UDP6
-	 * kind) fits the same entry: an IPv4 peer uses bytes 0..3 and
-	 * leaves the rest 0.
+	 * Routable channels (UNET_CHAN_F_UDP4 or UNET_CHAN_F_UDP6,
+	 * docs/wire-format.md): the peer is named by IP address and UDP
+	 * source port, and peer_mac is only the next hop's (where sends
+	 * go), never checked on receive.  An IPv4 peer uses bytes 0..3 of
+	 * peer_addr and leaves the rest 0; an IPv6 peer all 16.
 	 */
-	__u8 peer_addr[16]; /* IPv4: bytes 0..3, network order */
+	__u8 peer_addr[16]; /* network order; IPv4: bytes 0..3 */
 	__be16 peer_port;   /* UDP source port every frame must carry */
 	__u16 pad;	    /* 0 */
 	__u32 pad2;	    /* 0 */
@@ -84,6 +83,8 @@ struct unet_channel_val {
 /* unet_channel_val.flags: the channel's kind.  None set: a raw Ethernet
  * channel (EtherType UNET_ETH_P) checked by peer MAC. */
 #define UNET_CHAN_F_UDP4 1u
+/* ... inside UDP/IPv6 (the same port and rules; docs/wire-format.md). */
+#define UNET_CHAN_F_UDP6 2u
 
 /*
  * Routable channels: U-Net frames inside UDP/IPv4, to one well-known
@@ -99,6 +100,9 @@ struct unet_channel_val {
 #define UNET_UDP_HLEN 8
 /* Offset of the payload in a routable channel's frame (no IP options). */
 #define UNET_UDP_PAYLOAD_OFF (UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN + UNET_HDR_LEN)
+/* The same over IPv6 (no extension headers). */
+#define UNET_IP6_HLEN 40
+#define UNET_UDP6_PAYLOAD_OFF (UNET_ETH_HLEN + UNET_IP6_HLEN + UNET_UDP_HLEN + UNET_HDR_LEN)
 
 /* Source port of the channel with local tag `tag`: in 49152..65535.
  * Of the local tag only, which the host (or unetd's policy) gives out:
@@ -184,10 +188,12 @@ enum unet_if_counter {
 	 * inside count as for raw frames (drop_malformed, drop_version,
 	 * drop_unknown_tag, drop_wrong_src, ...). */
 	UNET_CTR_DROP_CHAN_IP,	     /* IP header bad: version, ihl, options,
-				      * total length against the frame */
+				      * total (IPv6: payload) length against
+				      * the frame */
 	UNET_CTR_DROP_CHAN_FRAG,     /* a fragment (MF or offset set) */
 	UNET_CTR_DROP_CHAN_UDPLEN,   /* UDP length not the IP payload's */
-	UNET_CTR_DROP_CHAN_CSUM,     /* non-zero UDP checksum (we send 0) */
+	UNET_CTR_DROP_CHAN_CSUM,     /* UDP checksum: IPv4 non-zero (we send 0),
+				      * IPv6 zero (mandatory there) */
 	UNET_CTR_DROP_CHAN_KIND,     /* raw frame for a routable channel or
 				      * UDP for a raw one */
 	UNET_CTR_CHAN_DELIVERED,     /* routable-channel frames delivered (also
@@ -196,7 +202,8 @@ enum unet_if_counter {
 	 * their indices.  IPv6 datagrams are otherwise counted with IPv4's
 	 * (udp_delivered, drop_udp_filter, drop_ip_malformed, ...). */
 	UNET_CTR_DROP_IP6_EXTHDR,    /* an extension header after the fixed IPv6
-				      * header, to a U-Net-owned address */
+				      * header, to a U-Net-owned address, or
+				      * before UDP to the channel port */
 	UNET_CTR_ND_DELIVERED,	     /* neighbour solicitation for a U-Net-owned
 				      * IPv6 address, to its endpoint */
 	UNET_CTR__COUNT

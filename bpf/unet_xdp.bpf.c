@@ -11,6 +11,7 @@
  *
  *   xdp_unet.h  U-Net frames (UNET_ETH_P): docs/wire-format.md
  *   xdp_chan.h  IPv4: U-Net inside UDP (routable channels): docs/wire-format.md
+ *   xdp_chan6.h IPv6: the same inside UDP/IPv6
  *   xdp_udp.h   IPv4: UDP over U-Net: docs/udp.md
  *   xdp_tcp.h   IPv4: TCP over U-Net: docs/tcp.md
  *   xdp_group.h SO_REUSEPORT groups of UDP and TCP ports: docs/unet-run.md
@@ -25,8 +26,8 @@
  * Per frame: count it (rx); shorter than an Ethernet header -> pass;
  * an 802.1Q / 802.1ad tag -> pass (see below); then by EtherType: U-Net ->
  * unet_rx(), IPv4 -> chan_rx() for the channel port, tcp_rx() for TCP,
- * udp_rx() for the rest, IPv6 -> tcp6_rx() for TCP, udp6_rx() for the
- * rest, ARP -> arp_rx(), anything else -> pass (untouched).
+ * udp_rx() for the rest, IPv6 -> chan6_rx() for the channel port,
+ * tcp6_rx() for TCP, udp6_rx() for the rest, ARP -> arp_rx(), anything else -> pass (untouched).
  *
  * The maps are in unet_abi.h.
  */
@@ -203,6 +204,7 @@ static __always_inline int pass(void)
 #include "xdp_chan.h"
 #include "xdp_tcp.h"
 #include "xdp_tcp6.h"
+#include "xdp_chan6.h"
 #include "xdp_arp.h"
 
 /* ---- The program: Ethernet, then dispatch by EtherType -------------------- */
@@ -267,7 +269,10 @@ int unet_xdp_rx(struct xdp_md *ctx)
 	}
 	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = l3;
+		int verdict = chan6_rx(ctx, l3, data_end);
 
+		if (verdict != CHAN_NOT_OURS)
+			return verdict;
 		if ((void *)(ip6 + 1) <= data_end) {
 			if (ip6->nexthdr == IPPROTO_TCP)
 				return tcp6_rx(ctx, l3, data_end);

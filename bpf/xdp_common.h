@@ -18,6 +18,18 @@ static __always_inline int mac_equal(const __u8 *a, const __u8 *b)
 		(a[4] ^ b[4]) | (a[5] ^ b[5])) == 0;
 }
 
+/* 16-byte compare without memcmp; byte loads, as mac_equal(): the
+ * addresses in the packet are only 2-byte aligned (the IPv6 header starts
+ * 14 bytes into the frame).  IPv6 UDP and routable channels both. */
+static __always_inline int addr6_equal(const __u8 *a, const __u8 *b)
+{
+	__u32 d = 0;
+
+	for (int i = 0; i < 16; i++)
+		d |= a[i] ^ b[i];
+	return d == 0;
+}
+
 /* A unicast, non-zero MAC address: what a host's own address can be (the
  * group bit, bit 0 of the first byte, is set in multicast and broadcast). */
 static __always_inline int mac_unicast(const __u8 *a)

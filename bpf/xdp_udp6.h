@@ -43,18 +43,6 @@ static __always_inline int ip6_is_exthdr(__u8 nh)
 	return 0;
 }
 
-/* 16-byte compare without memcmp; byte loads, as mac_equal(): the
- * addresses in the packet are only 2-byte aligned (the IPv6 header starts
- * 14 bytes into the frame). */
-static __always_inline int addr6_equal(const __u8 *a, const __u8 *b)
-{
-	__u32 d = 0;
-
-	for (int i = 0; i < 16; i++)
-		d |= a[i] ^ b[i];
-	return d == 0;
-}
-
 static __always_inline int addr6_zero(const __u8 *a)
 {
 	__u32 d = 0;

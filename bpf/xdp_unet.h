@@ -13,8 +13,9 @@
  *   3. source MAC or src_tag not the channel's peer -> drop_wrong_src
  *      (U-Net's receive-side protection: a process only ever sees frames
  *      from the peer its channel was set up with); for a routable channel
- *      (xdp_chan.h) the source is the IPv4 address and UDP port instead;
- *      a raw frame for a routable channel or the reverse -> drop_chan_kind;
+ *      (xdp_chan.h, xdp_chan6.h) the source is the IP address and UDP
+ *      port instead; a frame of another kind than its channel's (raw,
+ *      UDP/IPv4, UDP/IPv6) -> drop_chan_kind;
  *   4. arrival queue >= UNET_MAX_QUEUES -> drop_queue_range; no socket of
  *      the owning endpoint on the arrival queue -> drop_no_socket;
  *      otherwise redirect into that socket (delivered),
@@ -50,11 +51,13 @@ static __always_inline int fault_drop(void)
 
 /*
  * Who sent a U-Net header, as the frame around it says: a raw frame's
- * source MAC, or a routable channel's source IPv4 address and UDP port
- * (mac NULL).  Compared with the channel's peer by unet_demux().
+ * source MAC, or a routable channel's source IP address (addr for IPv4,
+ * addr6 pointing at the IPv6 header's for IPv6) and UDP port (mac NULL).
+ * Compared with the channel's peer by unet_demux().
  */
 struct unet_src {
 	const __u8 *mac;
+	const __u8 *addr6;
 	__be32 addr;
 	__be16 port;
 };
@@ -62,17 +65,26 @@ struct unet_src {
 static __always_inline int unet_demux(struct xdp_md *ctx, struct unet_hdr *uh, void *data_end,
 				      const struct unet_src *src);
 
+/* The channel kind (unet_channel_val.flags) a frame from src is for. */
+static __always_inline __u32 unet_src_kind(const struct unet_src *src)
+{
+	if (src->mac)
+		return 0;
+	return src->addr6 ? UNET_CHAN_F_UDP6 : UNET_CHAN_F_UDP4;
+}
+
 /* Whether the frame is of the channel's kind: raw (by MAC) for a raw
- * channel, UDP/IPv4 for a routable one. */
+ * channel, UDP/IPv4 or UDP/IPv6 for a routable one of that family. */
 static __always_inline int unet_src_kind_matches(const struct unet_channel_val *ch,
 						 const struct unet_src *src)
 {
-	return !(ch->flags & UNET_CHAN_F_UDP4) == !!src->mac;
+	return (ch->flags & (UNET_CHAN_F_UDP4 | UNET_CHAN_F_UDP6)) == unet_src_kind(src);
 }
 
 /* Protection: the frame comes from the channel's peer -- its MAC for a
- * raw channel; its IPv4 address and UDP source port for a routable one
- * (where the MAC is a router's and says nothing). */
+ * raw channel; its IP address (all 16 bytes for IPv6) and UDP source
+ * port for a routable one (where the MAC is a router's and says
+ * nothing). */
 static __always_inline int unet_src_is_peer(const struct unet_channel_val *ch,
 					    const struct unet_src *src)
 {
@@ -82,8 +94,12 @@ static __always_inline int unet_src_is_peer(const struct unet_channel_val *ch,
 		return 0;
 	if (src->mac)
 		return mac_equal(src->mac, ch->peer_mac);
+	if (src->port != ch->peer_port)
+		return 0;
+	if (src->addr6)
+		return addr6_equal(src->addr6, ch->peer_addr);
 	__builtin_memcpy(&peer, ch->peer_addr, sizeof(peer));
-	return src->addr == peer && src->port == ch->peer_port;
+	return src->addr == peer;
 }
 
 /* A frame whose EtherType is UNET_ETH_P; uh points just past the Ethernet

@@ -2,6 +2,7 @@
 /* channel.c - unetctl channel list, add and del. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <string.h>
 
 #include "unetctl.h"
 
@@ -23,6 +24,8 @@ static int do_channel_add(const struct cmd *c, int argc, char **argv)
 	uint16_t tag = 0, peer_tag = 0;
 	unsigned long ep, pport = 0;
 	struct in_addr addr = { 0 };
+	struct in6_addr addr6;
+	bool v6 = false;
 	uint8_t mac[6] = { 0 };
 	char macs[18];
 	char *pos[1];
@@ -41,15 +44,29 @@ static int do_channel_add(const struct cmd *c, int argc, char **argv)
 		return 1;
 	if (peer_s && unet_parse_mac(peer_s, mac))
 		return fail("invalid MAC address: %s (aa:bb:cc:dd:ee:ff)", peer_s);
-	if (ip_s && (inet_pton(AF_INET, ip_s, &addr) != 1 || !addr.s_addr))
+	/* An address with a colon is IPv6 (no zone: a link-local peer is on
+	 * IFACE's link, the zone that matters). */
+	if (ip_s && strchr(ip_s, ':')) {
+		v6 = true;
+		if (inet_pton(AF_INET6, ip_s, &addr6) != 1)
+			return fail("invalid IPv6 address: %s", ip_s);
+		if (IN6_IS_ADDR_UNSPECIFIED(&addr6) || IN6_IS_ADDR_LOOPBACK(&addr6) ||
+		    IN6_IS_ADDR_MULTICAST(&addr6) || IN6_IS_ADDR_V4MAPPED(&addr6))
+			return fail("%s: not a unicast peer address (unspecified, loopback, "
+				    "multicast or IPv4-mapped)", ip_s);
+	} else if (ip_s && (inet_pton(AF_INET, ip_s, &addr) != 1 || !addr.s_addr)) {
 		return fail("invalid IPv4 address: %s", ip_s);
+	}
 	if (pport_s && parse_uint(pport_s, 1, 65535, &pport))
 		return fail("invalid peer port: %s (1..65535)", pport_s);
 
 	iface = open_iface(pos[0]);
 	if (!iface)
 		return 1;
-	if (ip_s)
+	if (v6)
+		err = unet_iface__channel_add_ipv6(iface, (uint32_t)ep, tag, addr6.s6_addr,
+						   (uint16_t)pport, peer_tag);
+	else if (ip_s)
 		err = unet_iface__channel_add_ipv4(iface, (uint32_t)ep, tag, addr.s_addr,
 						   (uint16_t)pport, peer_tag);
 	else
@@ -60,6 +77,10 @@ static int do_channel_add(const struct cmd *c, int argc, char **argv)
 	if (err == -ESRCH)
 		return fail("no live endpoint %lu on %s (unetctl endpoint list %s)", ep, pos[0],
 			    pos[0]);
+	if (err == -EHOSTUNREACH && v6)
+		return fail("%s: its next hop on %s (the route's gateway, or the peer on the link) "
+			    "did not answer neighbour solicitation: not in the kernel's neighbour "
+			    "table", ip_s, pos[0]);
 	if (err == -EHOSTUNREACH)
 		return fail("%s: its next hop on %s (the route's gateway, or the peer on the link) "
 			    "did not answer ARP: not in the kernel's neighbour table", ip_s, pos[0]);
@@ -71,7 +92,7 @@ static int do_channel_add(const struct cmd *c, int argc, char **argv)
 	em_str("iface", pos[0]);
 	em_u64("tag", tag);
 	if (ip_s) {
-		em_str("transport", "udp4");
+		em_str("transport", v6 ? "udp6" : "udp4");
 		em_str("peer_ip", ip_s);
 		if (pport)
 			em_u64("peer_port", pport);
@@ -119,7 +140,7 @@ const struct cmd channel_cmds[] = {
 	{ "add", do_channel_add,
 	  "IFACE --endpoint ID --tag T (--peer MAC | --peer-ip ADDR [--peer-port N]) --peer-tag P",
 	  "bind tag T to live endpoint ID, accepting frames from MAC (raw) or from ADDR and UDP "
-	  "port N (routable, U-Net in UDP/IPv4) with tag P",
+	  "port N (routable, U-Net in UDP/IPv4 or UDP/IPv6) with tag P",
 	  NULL,
 	  "channel add" },
 	{ "del", do_channel_del, "IFACE TAG", "remove a channel, whoever owns it", NULL,

@@ -99,6 +99,10 @@ static int steer_channel(const struct unet_channel_entry *c, void *ctx)
 
 	if (!e || c->stale)
 		return 0;
+	if (c->kind == UNET_CHANNEL_UDP6) {
+		s->skipped_v6++; /* the ntuple rules here are IPv4's */
+		return 0;
+	}
 	if (c->kind != UNET_CHANNEL_UDP4) {
 		s->skipped_raw++;
 		return 0;
@@ -280,8 +284,8 @@ static void print_notes(const struct steer_ctx *s)
 			"rules match IP flows\n",
 			s->skipped_raw, s->skipped_raw == 1 ? "" : "s");
 	if (s->skipped_v6)
-		fprintf(stderr, "unetctl: note: %u IPv6 port%s not steered (IPv4 only)\n",
-			s->skipped_v6, s->skipped_v6 == 1 ? "" : "s");
+		fprintf(stderr, "unetctl: note: %u IPv6 port%s or channel%s not steered (IPv4 only)\n",
+			s->skipped_v6, s->skipped_v6 == 1 ? "" : "s", s->skipped_v6 == 1 ? "" : "s");
 }
 
 /* Text: the line to paste, what it is for after a '#' (where: "installed

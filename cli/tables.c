@@ -223,12 +223,15 @@ static void print_channel(const char *ifname, const struct unet_channel_entry *e
 	em_open(NULL, EM_LINE);
 	em_str("iface", ifname);
 	em_u64("tag", e->tag);
-	em_str("transport", e->kind == UNET_CHANNEL_UDP4 ? "udp4" : "raw");
+	em_str("transport", e->kind == UNET_CHANNEL_UDP4   ? "udp4"
+			    : e->kind == UNET_CHANNEL_UDP6 ? "udp6"
+							   : "raw");
 	em_str("peer_mac", unet_format_mac(e->peer_mac, mac));
-	if (e->kind == UNET_CHANNEL_UDP4) {
-		char ip[INET_ADDRSTRLEN] = "?";
+	if (e->kind == UNET_CHANNEL_UDP4 || e->kind == UNET_CHANNEL_UDP6) {
+		char ip[INET6_ADDRSTRLEN] = "?";
 
-		inet_ntop(AF_INET, e->peer_addr, ip, sizeof(ip));
+		inet_ntop(e->kind == UNET_CHANNEL_UDP6 ? AF_INET6 : AF_INET, e->peer_addr, ip,
+			  sizeof(ip));
 		em_str("peer_ip", ip);
 		em_u64("peer_port", e->peer_port);
 	}

@@ -155,7 +155,7 @@ int unetd_chan_open_slot(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 	/* The port first: a taken one must not leave a map entry. */
 	if (!err) {
 		w.sport = unet_chan_sport(req->tag);
-		fd = unet_chan_hold_port(w.saddr, w.sport);
+		fd = unet_chan_hold_port(AF_INET, w.sport);
 		if (fd < 0)
 			err = fd;
 	}

@@ -170,6 +170,7 @@ enum unet_channel_kind {
 	UNET_CHANNEL_RAW = 0, /* Ethernet, EtherType 0x88B5; peer named by MAC */
 	UNET_CHANNEL_UDP4,    /* routable: inside UDP/IPv4; peer named by address
 			       * and UDP source port */
+	UNET_CHANNEL_UDP6,    /* routable: inside UDP/IPv6; the same */
 };
 
 struct unet_channel_entry {
@@ -181,8 +182,9 @@ struct unet_channel_entry {
 	bool stale;	   /* owner gone: its slot is free or another process's */
 	uint64_t delivered, delivered_bytes, drop_wrong_src, drop_no_socket;
 	enum unet_channel_kind kind;
-	uint8_t peer_addr[16]; /* UNET_CHANNEL_UDP4: IPv4 in bytes 0..3, network order */
-	uint16_t peer_port;    /* UNET_CHANNEL_UDP4: the peer's UDP source port */
+	uint8_t peer_addr[16]; /* network order: UNET_CHANNEL_UDP4: IPv4 in bytes 0..3;
+				* UNET_CHANNEL_UDP6: all 16 */
+	uint16_t peer_port;    /* UNET_CHANNEL_UDP4/6: the peer's UDP source port */
 };
 
 /* One endpoint slot in use. */
@@ -228,6 +230,14 @@ UNET_API int unet_iface__channel_add(struct unet_iface *iface, uint32_t endpoint
 UNET_API int unet_iface__channel_add_ipv4(struct unet_iface *iface, uint32_t endpoint,
 					  uint16_t tag, uint32_t peer_addr, uint16_t peer_port,
 					  uint16_t peer_tag);
+/* The same inside UDP/IPv6: peer_addr is 16 bytes (network order), a
+ * global address or, on the interface's own link, a link-local one.
+ * Returns as unet_iface__channel_add_ipv4 (-EHOSTUNREACH: the next hop
+ * did not answer neighbour solicitation; -EINVAL also for an
+ * unspecified, loopback, multicast or IPv4-mapped peer). */
+UNET_API int unet_iface__channel_add_ipv6(struct unet_iface *iface, uint32_t endpoint,
+					  uint16_t tag, const uint8_t peer_addr[16],
+					  uint16_t peer_port, uint16_t peer_tag);
 /* The interface's channel port for routable channels (host order), or
  * -errno.  Set it with unet_iface__set_chan_port (0: the default,
  * UNET_CHAN_PORT_DEFAULT, 61955), normally right after attaching; every
@@ -423,6 +433,25 @@ UNET_API struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint1
  * also EACCES (tag not granted), EDQUOT (the user's channel quota). */
 UNET_API struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep,
 						      uint16_t local_tag, uint32_t peer_addr,
+						      uint16_t peer_port, uint16_t peer_tag,
+						      const struct unet_channel_opts *opts);
+/* Open a routable channel inside UDP/IPv6: as unet_channel__open_ipv4,
+ * but the peer is named by its IPv6 address (16 bytes, network order; a
+ * link-local one is on this interface's link) and frames carry the UDP
+ * checksum IPv6 requires (computed on send, verified on receive: a pass
+ * over the payload each way).  The source address is the interface's
+ * first of the peer's scope (link-local for a link-local peer, else
+ * global); next hops come from the kernel's IPv6 routes (a gateway is
+ * mostly the router's link-local address) and neighbour discovery.
+ * Messages are at most info.max_payload - 48 bytes, less under a route
+ * MTU.  NULL with errno as unet_channel__open_ipv4 (EHOSTUNREACH: the
+ * next hop did not answer neighbour solicitation; EADDRNOTAVAIL: the
+ * interface has no IPv6 address of that scope; EINVAL also for an
+ * unspecified, loopback, multicast or IPv4-mapped peer), or
+ * EOPNOTSUPP on an endpoint served by unetd, which opens IPv4 ones only. */
+UNET_API struct unet_channel *unet_channel__open_ipv6(struct unet_endpoint *ep,
+						      uint16_t local_tag,
+						      const uint8_t peer_addr[16],
 						      uint16_t peer_port, uint16_t peer_tag,
 						      const struct unet_channel_opts *opts);
 /* The largest message the channel carries (a routable channel's: within

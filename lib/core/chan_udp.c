@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * chan_udp.c - what a routable channel (U-Net inside UDP/IPv4) needs from
- * the host beyond the maps: the interface's channel port, its IPv4
- * address, the next hop's MAC address, and the source port held against
- * other local processes.
+ * chan_udp.c - what a routable channel (U-Net inside UDP/IPv4 or
+ * UDP/IPv6) needs from the host beyond the maps: the interface's channel
+ * port, its address, the next hop's MAC address, and the source port held
+ * against other local processes.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -64,6 +64,38 @@ int unet_chan_local_ipv4(const char *ifname, uint32_t *addr)
 	return err;
 }
 
+bool unet_chan_ipv6_link_local(const uint8_t a[16])
+{
+	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+
+int unet_chan_local_ipv6(const char *ifname, const uint8_t peer[16], uint8_t addr[16])
+{
+	bool want_ll = unet_chan_ipv6_link_local(peer);
+	struct ifaddrs *ifa, *i;
+	int err = -EADDRNOTAVAIL;
+
+	if (getifaddrs(&ifa))
+		return -errno;
+	/* The scope of the peer's address: a link-local peer answers a
+	 * link-local source, any other a global one (RFC 6724's first
+	 * rule, the only one that matters on one interface). */
+	for (i = ifa; i; i = i->ifa_next) {
+		const uint8_t *a;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET6 || strcmp(i->ifa_name, ifname))
+			continue;
+		a = ((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr.s6_addr;
+		if (unet_chan_ipv6_link_local(a) != want_ll)
+			continue;
+		memcpy(addr, a, 16);
+		err = 0;
+		break;
+	}
+	freeifaddrs(ifa);
+	return err;
+}
+
 /* How long opening a channel waits for the kernel to resolve a next hop
  * it has no MAC for, and how often it looks meanwhile.  The kernel's
  * first ARP request leaves at once; an answer takes a round trip. */
@@ -73,32 +105,37 @@ int unet_chan_local_ipv4(const char *ifname, uint32_t *addr)
 /* The next hop's MAC from the kernel's neighbour table; when it has none
  * (or only a stale one), ask it to resolve (NTF_USE), as a send of its
  * own would.  Returns 0, -EAGAIN (asked: look again), -errno. */
-static int hop_mac(int ifindex, uint32_t via, uint8_t mac[6])
+static int hop_mac(int family, int ifindex, const uint8_t *via, uint16_t alen, uint8_t mac[6])
 {
-	int err = unet_nl_kneigh_get(AF_INET, ifindex, &via, 4, mac);
+	int err = unet_nl_kneigh_get(family, ifindex, via, alen, mac);
 
 	if (err == 1) { /* STALE: usable, and confirmed for next time */
-		unet_nl_kneigh_use(AF_INET, ifindex, &via, 4);
+		unet_nl_kneigh_use(family, ifindex, via, alen);
 		return 0;
 	}
 	if (err == -EAGAIN || err == -ENOENT || err == -EHOSTUNREACH) {
-		int u = unet_nl_kneigh_use(AF_INET, ifindex, &via, 4);
+		int u = unet_nl_kneigh_use(family, ifindex, via, alen);
 
 		return u < 0 ? u : -EAGAIN;
 	}
 	return err;
 }
 
-int unet_chan_next_hop(int ifindex, uint32_t saddr, uint32_t daddr, uint32_t if_mtu,
-		       bool wait, struct unet_chan_hop *hop)
+int unet_chan_next_hop(int family, int ifindex, const void *saddr, const void *daddr,
+		       uint32_t if_mtu, bool wait, struct unet_chan_hop *hop)
 {
+	uint16_t alen = family == AF_INET6 ? 16 : 4;
 	struct unet_nl_route rt;
-	int err;
+	int oif = 0, err;
 
 	memset(hop, 0, sizeof(*hop));
-	hop->via = daddr;
+	memcpy(hop->via, daddr, alen);
 	hop->mtu = if_mtu;
-	err = unet_nl_route_get(AF_INET, &daddr, saddr ? &saddr : NULL, 4, 0, &rt);
+	/* A link-local peer is on the link it is asked on: the kernel needs
+	 * the interface to route it at all. */
+	if (family == AF_INET6 && unet_chan_ipv6_link_local(daddr))
+		oif = ifindex;
+	err = unet_nl_route_get(family, daddr, saddr, alen, oif, &rt);
 	if (err == -ENOENT)
 		err = 0; /* no route at all: the link's, reached directly */
 	else if (!err && (rt.type != RTN_UNICAST || rt.oif != ifindex))
@@ -106,16 +143,16 @@ int unet_chan_next_hop(int ifindex, uint32_t saddr, uint32_t daddr, uint32_t if_
 	if (err)
 		return err;
 	if (rt.gateway)
-		memcpy(&hop->via, rt.via, 4);
+		memcpy(hop->via, rt.via, alen); /* IPv6: mostly the router's link-local */
 	if (rt.route_mtu && rt.route_mtu < hop->mtu)
 		hop->mtu = rt.route_mtu;
-	err = hop_mac(ifindex, hop->via, hop->mac);
+	err = hop_mac(family, ifindex, hop->via, alen, hop->mac);
 	for (int waited = 0; wait && err == -EAGAIN && waited < CHAN_RESOLVE_WAIT_MS;
 	     waited += CHAN_RESOLVE_STEP_MS) {
 		struct timespec step = { .tv_nsec = CHAN_RESOLVE_STEP_MS * 1000000L };
 
 		nanosleep(&step, NULL);
-		err = unet_nl_kneigh_get(AF_INET, ifindex, &hop->via, 4, hop->mac);
+		err = unet_nl_kneigh_get(family, ifindex, hop->via, alen, hop->mac);
 		if (err == 1)
 			err = 0;
 		else if (err == -ENOENT)
@@ -126,27 +163,35 @@ int unet_chan_next_hop(int ifindex, uint32_t saddr, uint32_t daddr, uint32_t if_
 	return err;
 }
 
-int unet_chan_hold_port(uint32_t addr, uint16_t port)
+int unet_chan_hold_port(int family, uint16_t port)
 {
 	/*
-	 * The port on every address, not only addr's: a socket another user
-	 * binds to the port on another local address (127.0.0.1) could still
-	 * send from addr with IP_PKTINFO, and the peer would take it for the
-	 * channel.  No SO_REUSEADDR, so no other socket gets the port on any
-	 * address while we hold it.  Nobody reads it: its queue is the
-	 * smallest the kernel allows.
+	 * The port on every address, not only the channel's: a socket
+	 * another user binds to the port on another local address
+	 * (127.0.0.1) could still send from ours with IP_PKTINFO, and the
+	 * peer would take it for the channel.  No SO_REUSEADDR, so no other
+	 * socket gets the port on any address while we hold it.  An IPv6
+	 * channel's is held on IPv4 too (not V6ONLY): one port, one channel.
+	 * Nobody reads it: its queue is the smallest the kernel allows.
 	 */
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
 				  .sin_addr.s_addr = htonl(INADDR_ANY) };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), zero = 0;
+	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6, .sin6_port = htons(port),
+				    .sin6_addr = IN6ADDR_ANY_INIT };
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0), zero = 0;
+	int err;
 
-	(void)addr;
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &zero, sizeof(zero));
-	if (bind(fd, (const struct sockaddr *)&sa, sizeof(sa))) {
-		int err = -errno;
-
+	if (family == AF_INET6) {
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+		err = bind(fd, (const struct sockaddr *)&sa6, sizeof(sa6));
+	} else {
+		err = bind(fd, (const struct sockaddr *)&sa, sizeof(sa));
+	}
+	if (err) {
+		err = -errno;
 		close(fd);
 		return err;
 	}

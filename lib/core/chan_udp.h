@@ -16,34 +16,45 @@ int unet_chan_set_port(struct unet_iface *iface, uint16_t port);
 /* The first IPv4 address of ifname (network order).  Returns 0,
  * -EADDRNOTAVAIL or -errno. */
 int unet_chan_local_ipv4(const char *ifname, uint32_t *addr);
+/* Whether a is link-local (fe80::/10): meaningful only with its link. */
+bool unet_chan_ipv6_link_local(const uint8_t a[16]);
+/* ifname's first IPv6 address of the scope of peer's: link-local for a
+ * link-local peer, else global.  Returns 0, -EADDRNOTAVAIL or -errno. */
+int unet_chan_local_ipv6(const char *ifname, const uint8_t peer[16], uint8_t addr[16]);
 /* Where a routable channel's frames go: the next hop, its MAC, and the
  * MTU on the way. */
 struct unet_chan_hop {
-	uint32_t via;	/* the route's gateway, or the peer itself on the link */
-	uint8_t mac[6]; /* via's */
-	uint32_t mtu;	/* the interface's, lowered by the route's */
+	uint8_t via[16]; /* the route's gateway, or the peer itself on the link
+			  * (network order; IPv4: bytes 0..3) */
+	uint8_t mac[6];	 /* via's */
+	uint32_t mtu;	 /* the interface's, lowered by the route's */
 };
 /*
- * The next hop from ifindex (MTU if_mtu, our address saddr) to daddr
- * (network order), from the kernel's routing table, its MAC from the
- * kernel's neighbour table.  A missing MAC is asked of the kernel; wait:
- * look again for up to a second.  Returns 0, -EAGAIN (not wait: being
- * resolved), -EHOSTUNREACH (not resolved), -ENETUNREACH (the kernel
- * routes daddr by another interface, or it is local or broadcast), -EPERM
- * (not allowed to ask the kernel), -errno.
+ * The next hop from ifindex (MTU if_mtu, our address saddr, NULL: none)
+ * to daddr (family AF_INET: 4 bytes, AF_INET6: 16, network order), from
+ * the kernel's routing table, its MAC from the kernel's neighbour table
+ * (ARP or neighbour discovery).  A missing MAC is asked of the kernel;
+ * wait: look again for up to a second.  Returns 0, -EAGAIN (not wait:
+ * being resolved), -EHOSTUNREACH (not resolved), -ENETUNREACH (the
+ * kernel routes daddr by another interface, or it is local or
+ * broadcast), -EPERM (not allowed to ask the kernel), -errno.
  */
-int unet_chan_next_hop(int ifindex, uint32_t saddr, uint32_t daddr, uint32_t if_mtu,
-		       bool wait, struct unet_chan_hop *hop);
-/* A UDP socket bound to (addr, port): held, it keeps every other local
- * process from sending from the channel's source.  Returns the fd, or
- * -errno (-EADDRINUSE: taken). */
-int unet_chan_hold_port(uint32_t addr, uint16_t port);
+int unet_chan_next_hop(int family, int ifindex, const void *saddr, const void *daddr,
+		       uint32_t if_mtu, bool wait, struct unet_chan_hop *hop);
+/* A UDP socket of family bound to port on every address: held, it keeps
+ * every other local process from sending from the channel's source.
+ * Returns the fd, or -errno (-EADDRINUSE: taken). */
+int unet_chan_hold_port(int family, uint16_t port);
 
 /* iface_channel.c: the peer fields of a routable channel tag -> peer_tag
  * to peer_addr:peer_port (0: derived), its next hop's MAC resolved.
  * Returns 0, -EINVAL, -EHOSTUNREACH, -errno. */
 int unet_chan_udp_peer(struct unet_iface *iface, uint16_t tag, uint32_t peer_addr,
 		       uint16_t peer_port, uint16_t peer_tag, struct unet_channel_val *peer);
+/* The same to an IPv6 peer (UNET_CHAN_F_UDP6): not unspecified,
+ * multicast, loopback nor IPv4-mapped. */
+int unet_chan_udp6_peer(struct unet_iface *iface, uint16_t tag, const uint8_t peer_addr[16],
+			uint16_t peer_port, uint16_t peer_tag, struct unet_channel_val *peer);
 /* Add a channel with the peer fields of peer, under the interface lock. */
 int unet_iface_channel_add_val(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
 			       const struct unet_channel_val *peer);

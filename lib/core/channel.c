@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * channel.c - channels: a local tag bound to one peer (MAC address and
+ * peer tag, or for a routable channel IPv4 or IPv6 address, UDP port and
  * peer tag).  The entry in the interface's unet_channels map is what the
  * XDP program demultiplexes and checks by; the unet_channel object is the
  * endpoint's handle for sending and for upcalls.
@@ -95,14 +96,29 @@ static int opts_txq(struct unet_endpoint *ep, const struct unet_channel_opts *op
 	return 0;
 }
 
+/* A routable channel's own and its peer's address, as the kernel's
+ * tables take them (4 or 16 bytes by w.v6). */
+static const void *chan_saddr(const struct unet_channel *ch)
+{
+	return ch->w.v6 ? (const void *)ch->w.saddr6 : (const void *)&ch->w.saddr;
+}
+
+static const void *chan_daddr(const struct unet_channel *ch)
+{
+	return ch->w.v6 ? (const void *)ch->w.daddr6 : (const void *)&ch->w.daddr;
+}
+
 /*
- * Make ch a routable channel to the peer of cv (UNET_CHAN_F_UDP4): the
- * headers its frames carry, and its source port held on this host so no
- * other local process can send as the channel.  Returns 0 or -errno.
+ * Make ch a routable channel to the peer of cv (UNET_CHAN_F_UDP4 or
+ * UNET_CHAN_F_UDP6): the headers its frames carry, and its source port
+ * held on this host so no other local process can send as the channel.
+ * Returns 0 or -errno.
  */
 static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 			     const struct unet_channel_val *cv)
 {
+	bool v6 = cv->flags & UNET_CHAN_F_UDP6;
+	int family = v6 ? AF_INET6 : AF_INET;
 	struct unet_chan_hop hop;
 	struct timespec now;
 	int port, fd, err;
@@ -111,23 +127,35 @@ static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 	if (port < 0)
 		return port;
 	memset(&ch->w, 0, sizeof(ch->w));
-	if (unet_chan_local_ipv4(ep->iface->ifname, &ch->w.saddr)) {
-		unet_log(UNET_LOG_ERROR, "%s: no IPv4 address for a routable channel",
-			 ep->iface->ifname);
+	ch->w.v6 = v6;
+	if (v6) {
+		memcpy(ch->w.daddr6, cv->peer_addr, 16);
+		err = unet_chan_local_ipv6(ep->iface->ifname, ch->w.daddr6, ch->w.saddr6);
+	} else {
+		memcpy(&ch->w.daddr, cv->peer_addr, 4);
+		err = unet_chan_local_ipv4(ep->iface->ifname, &ch->w.saddr);
+	}
+	if (err) {
+		const char *what = "IPv4";
+
+		if (v6)
+			what = unet_chan_ipv6_link_local(ch->w.daddr6) ? "link-local IPv6"
+								       : "global IPv6";
+		unet_log(UNET_LOG_ERROR, "%s: no %s address for a routable channel",
+			 ep->iface->ifname, what);
 		return -EADDRNOTAVAIL;
 	}
-	memcpy(&ch->w.daddr, cv->peer_addr, 4);
 	/* The next hop as the kernel routes it now, not as the entry was
 	 * made (an administrator's may be old). */
-	err = unet_chan_next_hop(ep->iface->ifindex, ch->w.saddr, ch->w.daddr, ep->mtu, true,
-				 &hop);
+	err = unet_chan_next_hop(family, ep->iface->ifindex, chan_saddr(ch), chan_daddr(ch),
+				 ep->mtu, true, &hop);
 	if (err) {
 		unet_log(UNET_LOG_ERROR, "channel %u: no next hop to the peer: %s", ch->tag,
 			 strerror(-err));
 		return err;
 	}
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-	ch->via = hop.via;
+	memcpy(ch->via, hop.via, sizeof(ch->via));
 	ch->hop_mtu = hop.mtu;
 	ch->hop_next_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec +
 			  UNET_CHAN_HOP_TTL_NS;
@@ -138,7 +166,7 @@ static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 	ch->w.dport = (uint16_t)port;
 	ch->w.dst_tag = ch->peer_tag;
 	ch->w.src_tag = ch->tag;
-	fd = unet_chan_hold_port(ch->w.saddr, ch->w.sport);
+	fd = unet_chan_hold_port(family, ch->w.sport);
 	if (fd < 0) {
 		unet_log(UNET_LOG_ERROR, "channel %u: source port %u: %s", ch->tag, ch->w.sport,
 			 strerror(-fd));
@@ -196,11 +224,12 @@ static struct unet_channel *channel_open_ipv4_remote(struct unet_endpoint *ep, u
 void unet_channel_hop_refresh(struct unet_channel *ch, uint64_t now)
 {
 	struct unet_endpoint *ep = ch->ep;
+	int family = ch->w.v6 ? AF_INET6 : AF_INET;
 	struct unet_chan_hop hop;
 	int err;
 
-	err = unet_chan_next_hop(ep->iface->ifindex, ch->w.saddr, ch->w.daddr, ep->mtu, false,
-				 &hop);
+	err = unet_chan_next_hop(family, ep->iface->ifindex, chan_saddr(ch), chan_daddr(ch),
+				 ep->mtu, false, &hop);
 	if (err) {
 		/* The last next hop stays: a route being replaced, or a new
 		 * gateway being resolved, is a moment; frames to the old one
@@ -215,56 +244,49 @@ void unet_channel_hop_refresh(struct unet_channel *ch, uint64_t now)
 	ch->hop_err = 0;
 	ch->hop_next_ns = now + UNET_CHAN_HOP_TTL_NS;
 	ch->hop_mtu = hop.mtu;
-	if (hop.via == ch->via && !memcmp(hop.mac, ch->w.dst_mac, 6))
+	if (!memcmp(hop.via, ch->via, sizeof(ch->via)) && !memcmp(hop.mac, ch->w.dst_mac, 6))
 		return;
 	{
-		char v[INET_ADDRSTRLEN] = "?";
+		char v[INET6_ADDRSTRLEN] = "?";
 
-		inet_ntop(AF_INET, &hop.via, v, sizeof(v));
+		inet_ntop(family, hop.via, v, sizeof(v));
 		unet_log(UNET_LOG_INFO, "channel %u: next hop now %s (%02x:%02x:%02x:%02x:%02x:%02x)",
 			 ch->tag, v, hop.mac[0], hop.mac[1], hop.mac[2], hop.mac[3], hop.mac[4],
 			 hop.mac[5]);
 	}
-	ch->via = hop.via;
+	memcpy(ch->via, hop.via, sizeof(ch->via));
 	memcpy(ch->w.dst_mac, hop.mac, 6);
 	memcpy(ch->peer_mac, hop.mac, 6);
 	/* what unetctl channel list shows; nothing checks it on receive */
 	unet_iface_channel_set_hop(ep->iface, ch->tag, ep->id, ep->token, hop.mac);
 }
 
-struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep, uint16_t local_tag,
-					     uint32_t peer_addr, uint16_t peer_port,
-					     uint16_t peer_tag, const struct unet_channel_opts *opts)
+/* A routable channel of our own to the peer peer (unet_chan_udp_peer's
+ * or unet_chan_udp6_peer's entry, err its error). */
+static struct unet_channel *channel_open_udp(struct unet_endpoint *ep, uint16_t local_tag,
+					     const struct unet_channel_val *peer,
+					     const struct unet_channel_opts *opts, int err)
 {
-	struct unet_channel_val peer;
 	struct unet_channel *ch;
-	uint32_t txq;
-	int err;
+	uint32_t txq = 0;
 
-	if (!ep) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (ep->daemon_fd >= 0)
-		return channel_open_ipv4_remote(ep, local_tag, peer_addr, peer_port, peer_tag, opts);
-	err = opts_txq(ep, opts, &txq);
 	if (!err)
-		err = unet_chan_udp_peer(ep->iface, local_tag, peer_addr, peer_port, peer_tag, &peer);
+		err = opts_txq(ep, opts, &txq);
 	if (!err && ep->by_tag[local_tag])
 		err = -EADDRINUSE;
 	if (err) {
 		errno = -err;
 		return NULL;
 	}
-	ch = channel_new(ep, local_tag, peer.peer_mac, peer_tag, txq);
+	ch = channel_new(ep, local_tag, peer->peer_mac, peer->peer_tag, txq);
 	if (!ch) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	/* The source port first: a taken one must not leave a map entry. */
-	err = channel_udp_setup(ep, ch, &peer);
+	err = channel_udp_setup(ep, ch, peer);
 	if (!err)
-		err = unet_iface_channel_add_val(ep->iface, ep->id, local_tag, &peer);
+		err = unet_iface_channel_add_val(ep->iface, ep->id, local_tag, peer);
 	if (err) {
 		channel_unlink(ch);
 		errno = -err;
@@ -273,12 +295,64 @@ struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep, uint16_t 
 	return ch;
 }
 
+struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep, uint16_t local_tag,
+					     uint32_t peer_addr, uint16_t peer_port,
+					     uint16_t peer_tag, const struct unet_channel_opts *opts)
+{
+	struct unet_channel_val peer;
+	int err;
+
+	if (!ep) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (ep->daemon_fd >= 0)
+		return channel_open_ipv4_remote(ep, local_tag, peer_addr, peer_port, peer_tag, opts);
+	err = opts_txq(ep, opts, &(uint32_t){ 0 });
+	if (!err)
+		err = unet_chan_udp_peer(ep->iface, local_tag, peer_addr, peer_port, peer_tag, &peer);
+	return channel_open_udp(ep, local_tag, &peer, opts, err);
+}
+
+struct unet_channel *unet_channel__open_ipv6(struct unet_endpoint *ep, uint16_t local_tag,
+					     const uint8_t peer_addr[16], uint16_t peer_port,
+					     uint16_t peer_tag, const struct unet_channel_opts *opts)
+{
+	struct unet_channel_val peer;
+	int err;
+
+	if (!ep || !peer_addr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* unetd checks every frame of its clients' routable channels against
+	 * what it decided (daemon/chan_check.c); it has no IPv6 form of that
+	 * check, so it is not asked for one (never a channel it cannot
+	 * check). */
+	if (ep->daemon_fd >= 0) {
+		unet_log(UNET_LOG_ERROR, "channel %u: routable IPv6 channels are not served by unetd "
+			 "(IPv4 ones are: unet_channel__open_ipv4)", local_tag);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	err = opts_txq(ep, opts, &(uint32_t){ 0 });
+	if (!err)
+		err = unet_chan_udp6_peer(ep->iface, local_tag, peer_addr, peer_port, peer_tag, &peer);
+	return channel_open_udp(ep, local_tag, &peer, opts, err);
+}
+
+/* The IP and UDP headers of a routable channel's frames. */
+static uint32_t chan_ip_udp_hlen(const struct unet_channel *ch)
+{
+	return (ch->w.v6 ? UNET_IP6_HLEN : UNET_IP_HLEN) + UNET_UDP_HLEN;
+}
+
 uint32_t unet_channel__max_payload(const struct unet_channel *ch)
 {
 	if (!ch)
 		return 0;
 	if (ch->udp) {
-		const uint32_t hdrs = UNET_IP_HLEN + UNET_UDP_HLEN + UNET_HDR_LEN;
+		const uint32_t hdrs = chan_ip_udp_hlen(ch) + UNET_HDR_LEN;
 		uint32_t m = unet_channel_udp_rx_max(ch);
 
 		/* ... and no more than the route's MTU lets through */
@@ -298,7 +372,7 @@ uint32_t unet_channel_udp_rx_max(const struct unet_channel *ch)
 	/* A routable channel's frame is built in one send buffer: frames in
 	 * pieces (pieces.c) are raw U-Net only, and a larger message would
 	 * leave as a raw frame, not as the channel's UDP. */
-	uint32_t m = ch->ep->max_payload - (UNET_IP_HLEN + UNET_UDP_HLEN);
+	uint32_t m = ch->ep->max_payload - chan_ip_udp_hlen(ch);
 
 	return m < ch->ep->buf_payload ? m : ch->ep->buf_payload;
 }
@@ -376,7 +450,7 @@ struct unet_channel *unet_channel__lookup(struct unet_endpoint *ep, uint16_t loc
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (val.flags & UNET_CHAN_F_UDP4) {
+	if (val.flags & (UNET_CHAN_F_UDP4 | UNET_CHAN_F_UDP6)) {
 		int err = channel_udp_setup(ep, ch, &val);
 
 		if (err) {

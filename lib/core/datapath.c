@@ -301,7 +301,8 @@ static int enqueue(struct unet_endpoint *ep, const struct unet_send_desc *d)
 	struct unet_channel *ch = d->channel;
 	struct unet_queue *q = &ep->q[ch->txq];
 	/* The frame ends its headers where the payload starts. */
-	uint64_t addr = d->buf + ep->tx_payload - (ch->udp ? UNET_UDP_PAYLOAD_OFF : UNET_PAYLOAD_OFF);
+	uint64_t addr = d->buf + ep->tx_payload -
+			(ch->udp ? unet_wire_udp_payload_off(&ch->w) : UNET_PAYLOAD_OFF);
 	uint32_t idx, flen;
 
 	if (unet_tx_reserve(ep, q, &idx))

@@ -60,8 +60,8 @@ static int list_channel(__u32 key, void *val, void *ctx)
 	e.endpoint = cv->endpoint;
 	e.pid = cv->owner_pid;
 	e.stale = !walk_owner_alive(w, cv);
-	if (cv->flags & UNET_CHAN_F_UDP4) {
-		e.kind = UNET_CHANNEL_UDP4;
+	if (cv->flags & (UNET_CHAN_F_UDP4 | UNET_CHAN_F_UDP6)) {
+		e.kind = (cv->flags & UNET_CHAN_F_UDP6) ? UNET_CHANNEL_UDP6 : UNET_CHANNEL_UDP4;
 		memcpy(e.peer_addr, cv->peer_addr, sizeof(e.peer_addr));
 		e.peer_port = ntohs(cv->peer_port);
 	}
@@ -146,7 +146,7 @@ static int channel_add_locked(struct unet_iface *iface, uint32_t endpoint, uint1
 	memset(&cv, 0, sizeof(cv));
 	memcpy(cv.peer_mac, peer->peer_mac, sizeof(cv.peer_mac));
 	cv.peer_tag = peer->peer_tag;
-	cv.flags = peer->flags & UNET_CHAN_F_UDP4;
+	cv.flags = peer->flags & (UNET_CHAN_F_UDP4 | UNET_CHAN_F_UDP6);
 	memcpy(cv.peer_addr, peer->peer_addr, sizeof(cv.peer_addr));
 	cv.peer_port = peer->peer_port;
 	cv.endpoint = endpoint;
@@ -213,12 +213,13 @@ int unet_chan_udp_peer(struct unet_iface *iface, uint16_t tag, uint32_t peer_add
 	/* Routed from our own address when we have one (the kernel refuses
 	 * a source it does not own, and then routes by destination). */
 	unet_chan_local_ipv4(iface->ifname, &saddr);
-	err = unet_chan_next_hop(iface->ifindex, saddr, peer_addr, 0, true, &hop);
+	err = unet_chan_next_hop(AF_INET, iface->ifindex, saddr ? &saddr : NULL, &peer_addr, 0, true,
+				 &hop);
 	if (err) {
 		char a[INET_ADDRSTRLEN] = "?", v[INET_ADDRSTRLEN] = "?";
 
 		inet_ntop(AF_INET, &peer_addr, a, sizeof(a));
-		inet_ntop(AF_INET, &hop.via, v, sizeof(v));
+		inet_ntop(AF_INET, hop.via, v, sizeof(v));
 		if (err == -ENETUNREACH)
 			unet_log(UNET_LOG_ERROR, "%s: %s: the kernel does not route it by this "
 				 "interface", iface->ifname, a);
@@ -231,6 +232,56 @@ int unet_chan_udp_peer(struct unet_iface *iface, uint16_t tag, uint32_t peer_add
 	peer->peer_tag = peer_tag;
 	peer->flags = UNET_CHAN_F_UDP4;
 	memcpy(peer->peer_addr, &peer_addr, 4);
+	peer->peer_port = htons(peer_port ? peer_port : unet_chan_sport(peer_tag));
+	return 0;
+}
+
+/* What an IPv6 routable channel cannot name as its peer: unspecified
+ * (::), loopback (::1), multicast (ff00::/8), IPv4-mapped (::ffff:0:0/96,
+ * an IPv4 peer goes by unet_chan_udp_peer). */
+static bool ipv6_peer_ok(const uint8_t a[16])
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	uint8_t z = 0;
+
+	for (int i = 0; i < 15; i++)
+		z |= a[i];
+	if (!z && a[15] <= 1)
+		return false;
+	return a[0] != 0xff && memcmp(a, mapped, sizeof(mapped));
+}
+
+int unet_chan_udp6_peer(struct unet_iface *iface, uint16_t tag, const uint8_t peer_addr[16],
+			uint16_t peer_port, uint16_t peer_tag, struct unet_channel_val *peer)
+{
+	struct unet_chan_hop hop;
+	uint8_t saddr[16];
+	int err;
+
+	if (!iface || !peer_addr || tag == UNET_TAG_INVALID || peer_tag == UNET_TAG_INVALID ||
+	    !ipv6_peer_ok(peer_addr))
+		return -EINVAL;
+	memset(peer, 0, sizeof(*peer));
+	err = unet_chan_local_ipv6(iface->ifname, peer_addr, saddr);
+	err = unet_chan_next_hop(AF_INET6, iface->ifindex, err ? NULL : saddr, peer_addr, 0, true,
+				 &hop);
+	if (err) {
+		char a[INET6_ADDRSTRLEN] = "?", v[INET6_ADDRSTRLEN] = "?";
+
+		inet_ntop(AF_INET6, peer_addr, a, sizeof(a));
+		inet_ntop(AF_INET6, hop.via, v, sizeof(v));
+		if (err == -ENETUNREACH)
+			unet_log(UNET_LOG_ERROR, "%s: %s: the kernel does not route it by this "
+				 "interface", iface->ifname, a);
+		else
+			unet_log(UNET_LOG_ERROR, "%s: %s: next hop %s did not answer neighbour "
+				 "solicitation (%s)", iface->ifname, a, v, strerror(-err));
+		return err;
+	}
+	memcpy(peer->peer_mac, hop.mac, 6);
+	peer->peer_tag = peer_tag;
+	peer->flags = UNET_CHAN_F_UDP6;
+	memcpy(peer->peer_addr, peer_addr, 16);
 	peer->peer_port = htons(peer_port ? peer_port : unet_chan_sport(peer_tag));
 	return 0;
 }
@@ -255,6 +306,15 @@ int unet_iface__channel_add_ipv4(struct unet_iface *iface, uint32_t endpoint, ui
 {
 	struct unet_channel_val peer;
 	int err = unet_chan_udp_peer(iface, tag, peer_addr, peer_port, peer_tag, &peer);
+
+	return err ? err : unet_iface_channel_add_val(iface, endpoint, tag, &peer);
+}
+
+int unet_iface__channel_add_ipv6(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
+				 const uint8_t peer_addr[16], uint16_t peer_port, uint16_t peer_tag)
+{
+	struct unet_channel_val peer;
+	int err = unet_chan_udp6_peer(iface, tag, peer_addr, peer_port, peer_tag, &peer);
 
 	return err ? err : unet_iface_channel_add_val(iface, endpoint, tag, &peer);
 }

@@ -107,21 +107,33 @@ uint32_t unet_wire_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t
 int unet_wire_parse(const uint8_t *frame, uint32_t frame_len, uint16_t *dst_tag,
 		    uint16_t *src_tag, uint32_t *payload_off, uint32_t *len);
 
-/* wire_udp.c: the same for routable channels (U-Net inside UDP/IPv4). */
+/* wire_udp.c: the same for routable channels (U-Net inside UDP/IPv4 or
+ * UDP/IPv6). */
 struct unet_wire_udp {
 	uint8_t dst_mac[6], src_mac[6]; /* next hop's, ours */
-	uint32_t saddr, daddr;		/* network order */
+	uint32_t saddr, daddr;		/* IPv4, network order */
 	uint16_t sport, dport;		/* host order */
 	uint16_t dst_tag, src_tag;
+	bool v6;			/* IPv6: saddr6, daddr6 instead */
+	uint8_t saddr6[16], daddr6[16];
 };
-/* Write Ethernet + IPv4 + UDP + U-Net headers (IP checksum filled, UDP
- * checksum 0, DF set) for len payload bytes.  Returns the frame length
- * (at least 60, padded with zeros). */
+/* Write Ethernet + IP + UDP + U-Net headers for the len payload bytes
+ * already in place after them (w->v6 false: IPv4, IP checksum filled,
+ * UDP checksum 0, DF set; true: IPv6, hop limit 64, the UDP checksum over
+ * the payload computed).  Returns the frame length (at least 60, padded
+ * with zeros). */
 uint32_t unet_wire_udp_build(uint8_t *frame, const struct unet_wire_udp *w, uint32_t len);
-/* Parse a received frame to the channel port `port`: no IP options, no
- * fragment, UDP length the IP payload's, UDP checksum 0, the U-Net len
- * the rest of the datagram.  Returns 0 and fills *w, *payload_off, *len,
- * or -EINVAL. */
+/* Where the payload starts in a frame of w's family. */
+static inline uint32_t unet_wire_udp_payload_off(const struct unet_wire_udp *w)
+{
+	return w->v6 ? UNET_UDP6_PAYLOAD_OFF : UNET_UDP_PAYLOAD_OFF;
+}
+/* Parse a received frame to the channel port `port`, IPv4 or IPv6 by its
+ * EtherType.  IPv4: no IP options, no fragment, UDP checksum 0; IPv6: no
+ * extension header, a UDP checksum that is not 0 and verifies; both: the
+ * UDP length the IP payload's, the U-Net len the rest of the datagram.
+ * Returns 0 and fills *w (w->v6 says which), *payload_off, *len, or
+ * -EINVAL. */
 int unet_wire_udp_parse(const uint8_t *frame, uint32_t frame_len, uint16_t port,
 			struct unet_wire_udp *w, uint32_t *payload_off, uint32_t *len);
 

@@ -20,19 +20,22 @@
 /*
  * Where a send buffer's payload starts, from the buffer's offset: fixed,
  * because the application writes the payload before it says which
- * channel the buffer goes on.  Room for the longer headers of a routable
- * channel (Ethernet + IPv4 + UDP + U-Net, UNET_UDP_PAYLOAD_OFF = 50) and
- * still 8-byte aligned: a raw frame starts 34 bytes into the buffer, a
- * routable channel's 6 bytes in.
+ * channel the buffer goes on.  Room for the longest headers, a routable
+ * channel's over IPv6 (Ethernet + IPv6 + UDP + U-Net,
+ * UNET_UDP6_PAYLOAD_OFF = 70), and still 8-byte aligned: a raw frame
+ * starts 50 bytes into the buffer, a routable channel's 22 (IPv4) or 2
+ * (IPv6) bytes in.
  */
-#define UNET_TX_PAYLOAD 56
-_Static_assert(UNET_TX_PAYLOAD >= UNET_ALIGN_PAD + UNET_UDP_PAYLOAD_OFF &&
+#define UNET_TX_PAYLOAD 72
+_Static_assert(UNET_TX_PAYLOAD >= UNET_ALIGN_PAD + UNET_UDP6_PAYLOAD_OFF &&
+		       UNET_TX_PAYLOAD >= UNET_ALIGN_PAD + UNET_UDP_PAYLOAD_OFF &&
 		       UNET_TX_PAYLOAD % 8 == 0,
 	       "send payload offset: room for every header, 8-byte aligned");
 /* The same on a segment with room for TX metadata in front of every sent
- * frame (txmd.c: 16 bytes): a routable channel's frame 22 bytes in. */
-#define UNET_TX_PAYLOAD_TXMD 72
-_Static_assert(UNET_TX_PAYLOAD_TXMD >= 16 + UNET_UDP_PAYLOAD_OFF && UNET_TX_PAYLOAD_TXMD % 8 == 0,
+ * frame (txmd.c: 16 bytes): a routable IPv6 channel's frame 18 bytes in. */
+#define UNET_TX_PAYLOAD_TXMD 88
+_Static_assert(UNET_TX_PAYLOAD_TXMD >= 16 + UNET_UDP6_PAYLOAD_OFF &&
+		       UNET_TX_PAYLOAD_TXMD % 8 == 0,
 	       "send payload offset with TX metadata: room for it and every header");
 
 /* One AF_XDP socket: the endpoint's view of one receive queue. */
@@ -54,8 +57,9 @@ struct unet_channel {
 	struct unet_endpoint *ep;
 	uint16_t tag, peer_tag;
 	uint8_t peer_mac[6];
-	/* A routable channel (U-Net inside UDP/IPv4): the headers its frames
-	 * carry (peer_mac is then the next hop's), and a kernel UDP socket
+	/* A routable channel (U-Net inside UDP/IPv4 or UDP/IPv6, w.v6): the
+	 * headers its frames carry (peer_mac is then the next hop's), and a
+	 * kernel UDP socket
 	 * bound to its source address and port for the channel's life, so
 	 * that no other local process can send from them (chan_udp.c). */
 	bool udp;
@@ -65,7 +69,8 @@ struct unet_channel {
 	/* The next hop, followed as the kernel's routes and neighbours change
 	 * (unet_channel_hop_refresh, from the send path): via (w.dst_mac is
 	 * its MAC), the MTU on the way, when to ask the kernel again. */
-	uint32_t via, hop_mtu;
+	uint8_t via[16]; /* network order; IPv4: bytes 0..3 */
+	uint32_t hop_mtu;
 	uint64_t hop_next_ns;
 	int hop_err; /* the last lookup's, logged once per change */
 	int port_fd;

@@ -39,41 +39,65 @@ static bool take_layer_frame(struct unet_endpoint *ep, uint16_t proto, uint8_t *
 	return false;
 }
 
+/* The destination port of a UDP/IPv4 or UDP/IPv6 frame (IPv6: UDP right
+ * after the fixed header), or -1: not such a frame, or too short. */
+static int frame_udp_dport(const uint8_t *frame, uint32_t flen)
+{
+	const uint8_t *ip = frame + UNET_ETH_HLEN, *udp;
+
+	if (frame[12] == 0x08 && frame[13] == 0x00) {
+		if (flen < UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN || (ip[0] >> 4) != 4 ||
+		    ip[9] != 17 || flen < UNET_ETH_HLEN + (ip[0] & 0xfu) * 4u + UNET_UDP_HLEN)
+			return -1;
+		udp = ip + (ip[0] & 0xfu) * 4u;
+	} else if (frame[12] == 0x86 && frame[13] == 0xdd) {
+		if (flen < UNET_ETH_HLEN + UNET_IP6_HLEN + UNET_UDP_HLEN || (ip[0] >> 4) != 6 ||
+		    ip[6] != 17)
+			return -1;
+		udp = ip + UNET_IP6_HLEN;
+	} else {
+		return -1;
+	}
+	return udp[2] << 8 | udp[3];
+}
+
+/* Whether w's source address is the routable channel ch's peer. */
+static bool chan_from_peer(const struct unet_channel *ch, const struct unet_wire_udp *w)
+{
+	if (w->v6 != ch->w.v6)
+		return false;
+	return w->v6 ? !memcmp(w->saddr6, ch->w.daddr6, 16) : w->saddr == ch->w.daddr;
+}
+
 /*
- * A routable channel's frame (U-Net inside UDP/IPv4 to the channel port),
- * checked again as bpf/xdp_chan.h does: the sender must be the channel's
- * peer address and port, the tags its own.  Returns 1 with desc filled,
- * 0 (refused, counted), or -1: not to the channel port (for the layers).
+ * A routable channel's frame (U-Net inside UDP/IPv4 or UDP/IPv6 to the
+ * channel port), checked again as bpf/xdp_chan.h and xdp_chan6.h do (and
+ * over IPv6 its UDP checksum verified, which XDP does not): the sender
+ * must be the channel's peer address and port, the tags its own, the
+ * channel of the frame's family.  Returns 1 with desc filled, 0
+ * (refused, counted), or -1: not to the channel port (for the layers).
  */
 static int take_chan_frame(struct unet_endpoint *ep, uint8_t *frame, uint32_t flen,
 			   struct unet_recv_desc *desc)
 {
-	const uint8_t *ip = frame + UNET_ETH_HLEN;
 	struct unet_channel *ch;
 	struct unet_wire_udp w;
 	uint32_t off, len;
-	uint16_t port;
+	int port;
 
 	/* Only frames to the channel port are ours; a UDP layer never gets
 	 * them (the XDP program never gives them to it either). */
-	if (!ep->chan_port || flen < UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN ||
-	    frame[12] != 0x08 || frame[13] != 0x00 || (ip[0] >> 4) != 4 || ip[9] != 17)
+	if (!ep->chan_port)
 		return -1;
-	{
-		uint32_t hl = (ip[0] & 0xfu) * 4u;
-
-		if (flen < UNET_ETH_HLEN + hl + UNET_UDP_HLEN)
-			return -1;
-		port = (uint16_t)(ip[hl + 2] << 8 | ip[hl + 3]);
-		if (port != ep->chan_port)
-			return -1;
-	}
-	if (unet_wire_udp_parse(frame, flen, port, &w, &off, &len)) {
+	port = frame_udp_dport(frame, flen);
+	if (port != ep->chan_port)
+		return -1;
+	if (unet_wire_udp_parse(frame, flen, (uint16_t)port, &w, &off, &len)) {
 		ep->rx_malformed++;
 		return 0;
 	}
 	ch = ep->by_tag[w.dst_tag];
-	if (!ch || !ch->udp || w.src_tag != ch->peer_tag || w.saddr != ch->w.daddr ||
+	if (!ch || !ch->udp || w.src_tag != ch->peer_tag || !chan_from_peer(ch, &w) ||
 	    w.sport != ch->peer_port || len > unet_channel_udp_rx_max(ch)) {
 		ep->rx_unknown_channel++;
 		return 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * uam-peer - Active Messages over a routable channel (U-Net inside
- * UDP/IPv4), for the tests that put a router between the two ends.
+ * UDP/IPv4 or UDP/IPv6: A with a colon), for the tests that put a
+ * router between the two ends.
  *
  *   uam-peer serve IFACE --tag T --peer-ip A --peer-tag P [--timeout S]
  *   uam-peer run IFACE --tag T --peer-ip A --peer-tag P [--until FILE] [--timeout S]
@@ -170,6 +171,8 @@ int main(int argc, char **argv)
 	struct uam_ep *ep;
 	struct uam_chan *ch;
 	struct in_addr peer = { 0 };
+	uint8_t peer6[16];
+	bool v6 = false;
 	struct echo_wait w = { 0 };
 	uint8_t *region, *buf;
 	double deadline;
@@ -188,7 +191,11 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--peer-tag"))
 			err |= parse_u64(argv[i + 1], 65534, &peer_tag);
 		else if (!strcmp(argv[i], "--peer-ip"))
-			err |= inet_pton(AF_INET, argv[i + 1], &peer) == 1 ? 0 : -1;
+			err |= (strchr(argv[i + 1], ':')
+					? (v6 = inet_pton(AF_INET6, argv[i + 1], peer6) == 1)
+					: inet_pton(AF_INET, argv[i + 1], &peer) == 1)
+				       ? 0
+				       : -1;
 		else if (!strcmp(argv[i], "--until"))
 			until = argv[i + 1];
 		else if (!strcmp(argv[i], "--timeout"))
@@ -196,7 +203,7 @@ int main(int argc, char **argv)
 		else
 			err = -1;
 	}
-	if (err || !tag || !peer_tag || !peer.s_addr) {
+	if (err || !tag || !peer_tag || (!peer.s_addr && !v6)) {
 		usage();
 		return 2;
 	}
@@ -211,7 +218,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "uam-peer: endpoint on %s: %s\n", argv[2], strerror(errno));
 		return 1;
 	}
-	uch = unet_channel__open_ipv4(uep, (uint16_t)tag, peer.s_addr, 0, (uint16_t)peer_tag, NULL);
+	uch = v6 ? unet_channel__open_ipv6(uep, (uint16_t)tag, peer6, 0, (uint16_t)peer_tag, NULL)
+		 : unet_channel__open_ipv4(uep, (uint16_t)tag, peer.s_addr, 0, (uint16_t)peer_tag,
+					   NULL);
 	ep = uch ? uam_ep__create(uep, NULL) : NULL;
 	ch = ep ? uam_chan__open(ep, uch) : NULL;
 	if (!ch) {

@@ -12,10 +12,11 @@
  * source port; to ADDR; to another MAC; to another peer tag; from a tag
  * not its own; the message as raw U-Net to the channel's next hop; an IP
  * fragment; an IP length past the datagram; a UDP length, a U-Net length
- * that does not add up; a wrong IP checksum; IP options.  Then prints the
- * daemon's counters for the endpoint as
+ * that does not add up; a wrong IP checksum; IP options; the channel's
+ * frame as IPv6 would carry it (a routable IPv6 channel's, which unetd
+ * does not serve).  Then prints the daemon's counters for the endpoint as
  *   forge-chan tx_sent=N tx_foreign_tag=N tx_foreign_peer=N tx_bad_frame=N
- * and exits 0 if they are 2, 3, 4, 6: what the daemon must have done.
+ * and exits 0 if they are 2, 3, 4, 7: what the daemon must have done.
  * The peer must see exactly the two honest messages.  Needs unetd
  * (UNET_DAEMON_SOCKET) and a policy that grants tag T.
  */
@@ -72,6 +73,7 @@ enum change {
 	F_UNET_LEN_BAD,
 	F_CSUM_BAD,
 	F_IP_OPTIONS,
+	F_AS_IPV6,
 };
 
 /* The channel's frame of 16 payload bytes with one change, sent raw. */
@@ -96,9 +98,18 @@ static void send_changed(struct unet_endpoint *ep, const struct unet_channel *ch
 		w.dst_tag = (uint16_t)(w.dst_tag + 1);
 	if (how == F_FROM_OTHER_TAG)
 		w.src_tag = (uint16_t)(w.src_tag + 1);
+	if (how == F_AS_IPV6) { /* fd00::b to fd00::a, the checksum right */
+		w.v6 = true;
+		memset(w.saddr6, 0, 16);
+		memset(w.daddr6, 0, 16);
+		w.saddr6[0] = w.daddr6[0] = 0xfd;
+		w.saddr6[15] = 0xb;
+		w.daddr6[15] = 0xa;
+	}
 	memset(f, 0, 128);
+	memcpy(f + unet_wire_udp_payload_off(&w),
+	       how == F_HONEST ? "honest message!" : "forged message!", 16);
 	flen = unet_wire_udp_build(f, &w, 16);
-	memcpy(f + UNET_UDP_PAYLOAD_OFF, how == F_HONEST ? "honest message!" : "forged message!", 16);
 	switch (how) {
 	case F_RAW_UNET: /* the U-Net header and message straight after Ethernet */
 		memmove(f + UNET_ETH_HLEN, f + UNET_UDP_PAYLOAD_OFF - UNET_HDR_LEN, UNET_HDR_LEN + 16);
@@ -177,7 +188,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unet-forge-chan: %s\n", strerror(errno));
 		return 1;
 	}
-	for (enum change how = F_HONEST; how <= F_IP_OPTIONS; how++)
+	for (enum change how = F_HONEST; how <= F_AS_IPV6; how++)
 		send_changed(ep, ch, other, how);
 	send_changed(ep, ch, other, F_HONEST);
 	if (unet_endpoint__flush(ep, 2000))
@@ -187,7 +198,7 @@ int main(int argc, char **argv)
 	       " tx_bad_frame=%" PRIu64 "\n",
 	       k->tx_sent, k->tx_foreign_tag, k->tx_foreign_peer, k->tx_bad_frame);
 	ok = k->tx_sent == 2 && k->tx_foreign_tag == 3 && k->tx_foreign_peer == 4 &&
-	     k->tx_bad_frame == 6;
+	     k->tx_bad_frame == 7;
 	unet_channel__close(ch);
 	unet_endpoint__destroy(ep);
 	return ok ? 0 : 1;

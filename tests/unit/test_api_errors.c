@@ -345,8 +345,9 @@ static void test_layer_table_full(void **state)
 	unet_endpoint__destroy(ep);
 }
 
-/* Routable channels' argument errors, and the channel port kept from
- * UDP sockets (the XDP program would never give them a datagram). */
+/* Routable channels' argument errors (IPv4 and IPv6), and the channel
+ * port kept from UDP sockets (the XDP program would never give them a
+ * datagram). */
 static void test_routable_channel_errors(void **state)
 {
 	uint32_t nobody = htonl(0x0afe0001); /* 10.254.0.1: in no neighbour table */
@@ -374,6 +375,37 @@ static void test_routable_channel_errors(void **state)
 	errno = 0;
 	assert_null(unet_channel__open_ipv4(NULL, 5, nobody, 0, 6, NULL));
 	assert_int_equal(errno, EINVAL);
+	/* IPv6: no peer it could not be (before any question to the kernel) */
+	{
+		static const uint8_t bad[][16] = {
+			{ 0 },						    /* :: */
+			{ [15] = 1 },					    /* ::1 */
+			{ 0xff, 0x02, [15] = 1 },			    /* ff02::1 */
+			{ [10] = 0xff, [11] = 0xff, 10, 254, 0, 1 },	    /* ::ffff:10.254.0.1 */
+		};
+		static const uint8_t good[16] = { 0xfd, 0, [15] = 9 };
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			errno = 0;
+			assert_null(unet_channel__open_ipv6(ep, 5, bad[i], 0, 6, NULL));
+			assert_int_equal(errno, EINVAL);
+		}
+		errno = 0;
+		assert_null(unet_channel__open_ipv6(ep, 0, good, 0, 6, NULL));
+		assert_int_equal(errno, EINVAL);
+		errno = 0;
+		assert_null(unet_channel__open_ipv6(ep, 5, good, 0, 0, NULL));
+		assert_int_equal(errno, EINVAL);
+		errno = 0;
+		assert_null(unet_channel__open_ipv6(ep, 5, NULL, 0, 6, NULL));
+		assert_int_equal(errno, EINVAL);
+		errno = 0;
+		assert_null(unet_channel__open_ipv6(NULL, 5, good, 0, 6, NULL));
+		assert_int_equal(errno, EINVAL);
+		errno = 0;
+		assert_null(unet_channel__open_ipv6(ep, 5, good, 0, 6, NULL));
+		assert_int_not_equal(errno, 0);
+	}
 	assert_int_equal(unet_channel__max_payload(NULL), 0);
 	/* nothing was left in the map */
 	assert_null(unet_channel__lookup(ep, 5));

@@ -271,7 +271,7 @@ static void echo_sizes(struct pair *p, struct uam_ep *rq, struct uam_ep *rs, str
 
 /* Medium messages at MTU 9000: the largest is max_payload less the
  * 20-byte header and the args; every size around the base frame (1492),
- * a send buffer (1736 with 2048-byte chunks: past it the frame goes as a
+ * a send buffer (1720 with 2048-byte chunks: past it the frame goes as a
  * chain), the second and third piece, and the top, both ways. */
 static void test_medium_sizes(void **state)
 {

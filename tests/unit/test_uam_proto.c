@@ -3650,7 +3650,7 @@ static void test_fuzz_input_jumbo(void **state)
 {
 	(void)state;
 	sim_frame = 8992;
-	sim_kbuf_max = 1736;
+	sim_kbuf_max = 1720;
 	fuzz_input(FUZZ_INPUTS / 2);
 	sim_frame = FRAME;
 	sim_kbuf_max = 0;

@@ -71,8 +71,10 @@ static const uint8_t OTHER_MAC[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x03 };
 /* Tags whose channel counters every case checks (all must stay 0 unless
  * the case expects otherwise).  Tag 0 has a stats slot too. */
 #define TAG_CHAN 0x0555 /* a routable channel (UDP/IPv4) owned by EP_SOCK */
-static const uint32_t watched_tags[] = { TAG_GOOD, TAG_NOSOCK, TAG_UNKNOWN, 0, TAG_CHAN };
-enum { W_GOOD, W_NOSOCK, W_UNKNOWN, W_ZERO, W_CHAN, W__COUNT };
+#define TAG_CHAN6 0x0556 /* a routable channel (UDP/IPv6) owned by EP_SOCK */
+static const uint32_t watched_tags[] = { TAG_GOOD, TAG_NOSOCK, TAG_UNKNOWN, 0, TAG_CHAN,
+					 TAG_CHAN6 };
+enum { W_GOOD, W_NOSOCK, W_UNKNOWN, W_ZERO, W_CHAN, W_CHAN6, W__COUNT };
 
 static const char *const ctr_names[UNET_CTR__COUNT] = {
 	[UNET_CTR_RX] = "rx",
@@ -565,6 +567,7 @@ static void setup_multiqueue_dev(void)
 }
 
 static int add_chan_fixture(void);
+static int add_chan6_fixture(void);
 static int add_udp6_fixture(void);
 static int add_tcp6_fixture(void);
 
@@ -596,7 +599,7 @@ static int group_setup(void **state)
 		g.load_err = -EIO;
 		return 0;
 	}
-	if (add_udp_fixture() || add_chan_fixture() || add_udp6_fixture() ||
+	if (add_udp_fixture() || add_chan_fixture() || add_chan6_fixture() || add_udp6_fixture() ||
 	    add_tcp6_fixture()) {
 		g.load_err = -EIO;
 		return 0;
@@ -884,6 +887,283 @@ static void test_chan_port_configurable(void **state)
 	assert_int_equal(bpf_map_update_elem(fd, &key, &zero, BPF_ANY), 0);
 }
 
+
+/* ---- Routable channels over IPv6 (bpf/xdp_chan6.h) ------------------------------ */
+
+/* fd00:1::2, the peer of TAG_CHAN6; frames go to fd00:99::1 (no U-Net
+ * UDP address: anything not the channel's is the kernel's). */
+static const uint8_t CHAN6_PEER[16] = { 0xfd, 0, 0, 1, [15] = 2 };
+static const uint8_t CHAN6_DST[16] = { 0xfd, 0, 0, 0x99, [15] = 1 };
+
+/* TAG_CHAN6: EP_SOCK's routable IPv6 channel to CHAN6_PEER port
+ * CHAN_PEER_PORT, peer tag CHAN_PEER_TAG. */
+static int add_chan6_fixture(void)
+{
+	struct unet_channel_val v = { .peer_tag = CHAN_PEER_TAG, .endpoint = EP_SOCK,
+				      .owner_pid = 1, .owner_token = ep_token(EP_SOCK),
+				      .flags = UNET_CHAN_F_UDP6, .peer_port = htons(CHAN_PEER_PORT) };
+	uint32_t tag = TAG_CHAN6;
+
+	memcpy(v.peer_mac, OTHER_MAC, 6);
+	memcpy(v.peer_addr, CHAN6_PEER, 16);
+	return bpf_map_update_elem(bpf_map__fd(g.skel->maps.unet_channels), &tag, &v, BPF_ANY) ? -errno
+											  : 0;
+}
+
+struct chan6_spec {
+	uint8_t saddr[16];
+	uint16_t sport, dport;
+	uint8_t version;
+	uint8_t ext;	      /* an extension header before UDP: 0 none, else its
+			       * type (0 hop-by-hop, 44 fragment, ...) */
+	uint16_t frag_off;    /* the fragment header's offset field */
+	int plen_adj;	      /* added to the right payload length */
+	int udp_len_adj;      /* added to the right UDP length */
+	int unet_len_adj;     /* added to the right U-Net len */
+	uint16_t csum;
+	uint16_t dst_tag, src_tag;
+	uint16_t payload;
+	uint16_t pad;	      /* Ethernet padding after the datagram */
+	uint32_t cut;	      /* if non-zero, the frame ends here */
+};
+
+static struct chan6_spec chan6_good(void)
+{
+	struct chan6_spec c = { .sport = CHAN_PEER_PORT, .dport = UNET_CHAN_PORT_DEFAULT,
+				.version = 6, .csum = 0xbeef, /* XDP checks only that it is not 0 */
+				.dst_tag = TAG_CHAN6, .src_tag = CHAN_PEER_TAG, .payload = 40 };
+
+	memcpy(c.saddr, CHAN6_PEER, 16);
+	return c;
+}
+
+static uint32_t build_chan6(uint8_t *buf, size_t cap, const struct chan6_spec *c)
+{
+	uint32_t ip = 14, ext = c->ext || c->frag_off ? 8 : 0, udp = ip + 40 + ext, uh = udp + 8, n;
+	uint32_t ulen = 8 + 8 + c->payload;
+
+	assert_true(cap >= uh + 8 + (size_t)c->payload + c->pad);
+	memset(buf, 0, cap);
+	memcpy(buf, LOCAL_MAC, 6);
+	memcpy(buf + 6, OTHER_MAC, 6);
+	put16(buf + 12, 0x86dd);
+	buf[ip] = (uint8_t)(c->version << 4);
+	put16(buf + ip + 4, (uint16_t)(ext + ulen + c->plen_adj));
+	buf[ip + 6] = ext ? c->ext : 17;
+	buf[ip + 7] = 64;
+	memcpy(buf + ip + 8, c->saddr, 16);
+	memcpy(buf + ip + 24, CHAN6_DST, 16);
+	if (ext) {
+		buf[ip + 40] = 17; /* next: UDP; length 0 (8 bytes) */
+		put16(buf + ip + 42, c->frag_off);
+	}
+	put16(buf + udp, c->sport);
+	put16(buf + udp + 2, c->dport);
+	put16(buf + udp + 4, (uint16_t)(ulen + c->udp_len_adj));
+	put16(buf + udp + 6, c->csum);
+	buf[uh] = UNET_WIRE_VERSION;
+	put16(buf + uh + 2, c->dst_tag);
+	put16(buf + uh + 4, c->src_tag);
+	put16(buf + uh + 6, (uint16_t)(c->payload + c->unet_len_adj));
+	for (uint32_t i = 0; i < c->payload; i++)
+		buf[uh + 8 + i] = (uint8_t)(0x50 + i);
+	n = uh + 8 + c->payload + c->pad;
+	if (c->cut && c->cut < n)
+		n = c->cut;
+	return n;
+}
+
+static void expect_chan6(const struct chan6_spec *c, uint32_t verdict, const struct snap *want)
+{
+	uint8_t buf[2048];
+	uint32_t n = build_chan6(buf, sizeof(buf), c);
+
+	expect_run(buf, n, NULL, verdict, want);
+}
+
+/* A routable IPv6 channel's frame from its peer's address and port, with
+ * its tag, is delivered and counted both as delivered and chan_delivered;
+ * Ethernet padding after the datagram is not payload. */
+static void test_chan6_good_delivered(void **state)
+{
+	struct chan6_spec c = chan6_good();
+	struct snap want = one(UNET_CTR_DELIVERED);
+
+	(void)state;
+	need_xsk();
+	want.ifc[UNET_CTR_CHAN_DELIVERED] = 1;
+	want.ch[W_CHAN6].delivered = 1;
+	want.ch[W_CHAN6].delivered_bytes = 40;
+	expect_chan6(&c, XDP_REDIRECT, &want);
+	c.payload = 1;
+	c.pad = 17;
+	want.ch[W_CHAN6].delivered_bytes = 1;
+	expect_chan6(&c, XDP_REDIRECT, &want);
+}
+
+/* Protection over all 128 bits of the source address, the source port
+ * and the peer tag: each lie dropped as wrong_src on the channel. */
+static void test_chan6_spoofed_source_dropped(void **state)
+{
+	struct chan6_spec c;
+	struct snap want = one(UNET_CTR_DROP_WRONG_SRC);
+
+	(void)state;
+	need_prog();
+	want.ch[W_CHAN6].drop_wrong_src = 1;
+	for (int byte = 0; byte < 16; byte++) {
+		c = chan6_good();
+		c.saddr[byte] ^= 0x01;
+		expect_chan6(&c, XDP_DROP, &want);
+	}
+	/* the IPv4 peer's address in the first four bytes, the rest 0 */
+	c = chan6_good();
+	memset(c.saddr, 0, 16);
+	put16(c.saddr, (uint16_t)(CHAN_PEER_ADDR >> 16));
+	put16(c.saddr + 2, (uint16_t)CHAN_PEER_ADDR);
+	expect_chan6(&c, XDP_DROP, &want);
+	c = chan6_good();
+	c.sport = CHAN_PEER_PORT + 1;
+	expect_chan6(&c, XDP_DROP, &want);
+	c = chan6_good();
+	c.src_tag = CHAN_PEER_TAG + 1;
+	expect_chan6(&c, XDP_DROP, &want);
+	c = chan6_good();
+	c.dst_tag = TAG_UNKNOWN;
+	want = one(UNET_CTR_DROP_UNKNOWN_TAG);
+	expect_chan6(&c, XDP_DROP, &want);
+}
+
+/* An IPv6 frame for an IPv4 channel, an IPv4 one for the IPv6 channel, a
+ * raw frame for it: drop_chan_kind, whatever their addresses say. */
+static void test_chan6_kind_mismatch_dropped(void **state)
+{
+	struct chan6_spec c6 = chan6_good();
+	struct chan_spec c4 = chan_good();
+	struct frame_spec s = good_spec();
+	struct snap want = one(UNET_CTR_DROP_CHAN_KIND);
+
+	(void)state;
+	need_prog();
+	want.ch[W_CHAN].drop_wrong_src = 1;
+	c6.dst_tag = TAG_CHAN;
+	expect_chan6(&c6, XDP_DROP, &want);
+	want = one(UNET_CTR_DROP_CHAN_KIND);
+	want.ch[W_CHAN6].drop_wrong_src = 1;
+	c4.dst_tag = TAG_CHAN6;
+	expect_chan(&c4, XDP_DROP, &want);
+	s.dst_tag = TAG_CHAN6;
+	s.src_tag = CHAN_PEER_TAG;
+	s.src_mac = OTHER_MAC;
+	expect_spec(&s, XDP_DROP, &want);
+}
+
+/* The IPv6 and UDP header checks, each with its counter. */
+static void test_chan6_bad_headers_dropped(void **state)
+{
+	struct chan6_spec c;
+	struct snap want;
+
+	(void)state;
+	need_prog();
+	/* payload length past the frame, shorter than UDP's header */
+	c = chan6_good();
+	c.plen_adj = 1;
+	want = one(UNET_CTR_DROP_CHAN_IP);
+	expect_chan6(&c, XDP_DROP, &want);
+	c = chan6_good();
+	c.plen_adj = -(int)(8 + 8 + c.payload) + 7;
+	expect_chan6(&c, XDP_DROP, &want);
+	/* truncated UDP header (ports present, length missing) */
+	c = chan6_good();
+	c.cut = 14 + 40 + 6;
+	expect_chan6(&c, XDP_DROP, &want);
+	/* UDP length not the payload length, either way */
+	c = chan6_good();
+	c.udp_len_adj = -1;
+	want = one(UNET_CTR_DROP_CHAN_UDPLEN);
+	expect_chan6(&c, XDP_DROP, &want);
+	c.udp_len_adj = 1;
+	expect_chan6(&c, XDP_DROP, &want);
+	/* a payload length shorter than the datagram, UDP's agreeing */
+	c = chan6_good();
+	c.plen_adj = -1;
+	c.udp_len_adj = -1;
+	expect_chan6(&c, XDP_DROP, &want);
+	/* U-Net len not the rest of the datagram */
+	c = chan6_good();
+	c.unet_len_adj = -1;
+	expect_chan6(&c, XDP_DROP, &want);
+	c.unet_len_adj = 1;
+	expect_chan6(&c, XDP_DROP, &want);
+	/* no checksum: IPv6 forbids it */
+	c = chan6_good();
+	c.csum = 0;
+	want = one(UNET_CTR_DROP_CHAN_CSUM);
+	expect_chan6(&c, XDP_DROP, &want);
+	/* a datagram too short for the U-Net header */
+	c = chan6_good();
+	c.payload = 0;
+	c.cut = 14 + 40 + 8 + 4;
+	c.plen_adj = -4;
+	c.udp_len_adj = -4;
+	want = one(UNET_CTR_DROP_MALFORMED);
+	expect_chan6(&c, XDP_DROP, &want);
+	/* U-Net version inside */
+	c = chan6_good();
+	{
+		uint8_t buf[256];
+		uint32_t n = build_chan6(buf, sizeof(buf), &c);
+
+		buf[14 + 40 + 8] = UNET_WIRE_VERSION + 1;
+		want = one(UNET_CTR_DROP_VERSION);
+		expect_run(buf, n, NULL, XDP_DROP, &want);
+	}
+}
+
+/* Extension headers: UDP to the channel port behind a hop-by-hop,
+ * destination-options or first fragment header is dropped and counted
+ * (drop_ip6_exthdr), even from the channel's peer with its tags; a later
+ * fragment (no UDP header) and UDP to another port behind one are the
+ * kernel's, untouched. */
+static void test_chan6_exthdr(void **state)
+{
+	struct chan6_spec c;
+	struct snap want = one(UNET_CTR_DROP_IP6_EXTHDR);
+	uint8_t buf[256];
+
+	(void)state;
+	need_prog();
+	c = chan6_good();
+	c.ext = 60; /* destination options */
+	expect_chan6(&c, XDP_DROP, &want);
+	c.ext = 44; /* a first fragment, M set */
+	c.frag_off = 0x0001;
+	expect_chan6(&c, XDP_DROP, &want);
+	c.frag_off = 0x0008 | 0x0001; /* offset 1 (8 bytes): no UDP header */
+	expect_pass_untouched(buf, build_chan6(buf, sizeof(buf), &c));
+	c = chan6_good();
+	c.ext = 60;
+	c.dport = UNET_CHAN_PORT_DEFAULT + 1;
+	expect_pass_untouched(buf, build_chan6(buf, sizeof(buf), &c));
+}
+
+/* Not ours, passed untouched: another UDP port; a version field that is
+ * not 6. */
+static void test_chan6_other_traffic_passed(void **state)
+{
+	struct chan6_spec c;
+	uint8_t buf[256];
+
+	(void)state;
+	need_prog();
+	c = chan6_good();
+	c.dport = UNET_CHAN_PORT_DEFAULT + 1;
+	expect_pass_untouched(buf, build_chan6(buf, sizeof(buf), &c));
+	c = chan6_good();
+	c.version = 4;
+	expect_pass_untouched(buf, build_chan6(buf, sizeof(buf), &c));
+}
 
 /* The layout the program and this file both assume (bpf/unet_abi.h). */
 static void test_abi_layout(void **state)
@@ -3374,6 +3654,12 @@ int main(void)
 		cmocka_unit_test(test_chan_bad_headers_dropped),
 		cmocka_unit_test(test_chan_other_traffic_passed),
 		cmocka_unit_test(test_chan_port_configurable),
+		cmocka_unit_test(test_chan6_good_delivered),
+		cmocka_unit_test(test_chan6_spoofed_source_dropped),
+		cmocka_unit_test(test_chan6_kind_mismatch_dropped),
+		cmocka_unit_test(test_chan6_bad_headers_dropped),
+		cmocka_unit_test(test_chan6_exthdr),
+		cmocka_unit_test(test_chan6_other_traffic_passed),
 		cmocka_unit_test(test_vlan_8021q_unet_passed),
 		cmocka_unit_test(test_vlan_8021ad_unet_passed),
 		cmocka_unit_test(test_flags_ignored),

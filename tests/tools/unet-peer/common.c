@@ -96,7 +96,10 @@ int peer_open(struct peer *p)
 			co.tx_queue = cfg->queue;
 		else /* the lowest queue the endpoint has */
 			co.tx_queue = p->info.queue_mask ? __builtin_ctz(p->info.queue_mask) : 0;
-		if (cfg->peer_ip)
+		if (cfg->peer_ip6)
+			p->ch[i] = unet_channel__open_ipv6(p->ep, cfg->ch[i].tag, cfg->peer_addr6, 0,
+							   cfg->ch[i].peer_tag, &co);
+		else if (cfg->peer_ip)
 			p->ch[i] = unet_channel__open_ipv4(p->ep, cfg->ch[i].tag, cfg->peer_ip, 0,
 							   cfg->ch[i].peer_tag, &co);
 		else

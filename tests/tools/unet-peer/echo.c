@@ -9,11 +9,12 @@
 
 /* On a routable channel, say each new source MAC the frames come from
  * (tests check that a sender's frames carry its device's MAC): the
- * frame's Ethernet header lies UNET_UDP_PAYLOAD_OFF bytes before the
+ * frame's Ethernet header lies UNET_UDP_PAYLOAD_OFF (IPv6: UNET_UDP6_...) bytes before the
  * payload, in the same receive buffer. */
 static void note_src_mac(const struct cfg *cfg, const struct unet_recv_desc *d, uint8_t last[6])
 {
-	const uint8_t *src = (const uint8_t *)d->data - UNET_UDP_PAYLOAD_OFF + 6;
+	const uint8_t *src = (const uint8_t *)d->data -
+			     (cfg->peer_ip6 ? UNET_UDP6_PAYLOAD_OFF : UNET_UDP_PAYLOAD_OFF) + 6;
 
 	if (!cfg->peer_ip || !memcmp(src, last, 6))
 		return;

@@ -28,7 +28,7 @@ void usage(FILE *f)
 		"modes: echo | sizes | send | recv | hold | stats\n"
 		"channels (one per --tag; --peer once applies to all):\n"
 		"  --tag T --peer MAC --peer-tag P   (repeatable, in order)\n"
-		"  --peer-ip ADDR     routable channels (U-Net in UDP/IPv4) to ADDR, no --peer\n"
+		"  --peer-ip ADDR     routable channels (U-Net in UDP/IPv4 or IPv6) to ADDR, no --peer\n"
 		"  --channels T:P:MAC[/Q][,...]      (local tag, peer tag, peer MAC,\n"
 		"                                     send queue)\n"
 		"options:\n"
@@ -294,7 +294,14 @@ int parse_args(int argc, char **argv, struct cfg *cfg)
 			cfg->expect = 0;
 			break;
 		case OPT_PEER_IP:
-			if (inet_pton(AF_INET, optarg, &cfg->peer_ip) != 1 || !cfg->peer_ip) {
+			if (strchr(optarg, ':')) {
+				if (inet_pton(AF_INET6, optarg, cfg->peer_addr6) != 1) {
+					err("bad --peer-ip '%s' (IPv6 address)", optarg);
+					return 2;
+				}
+				cfg->peer_ip6 = true;
+				cfg->peer_ip = 1; /* routable, as for IPv4 */
+			} else if (inet_pton(AF_INET, optarg, &cfg->peer_ip) != 1 || !cfg->peer_ip) {
 				err("bad --peer-ip '%s' (IPv4 address)", optarg);
 				return 2;
 			}

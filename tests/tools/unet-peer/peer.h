@@ -39,6 +39,8 @@ struct cfg {
 	unsigned int nch;
 	unsigned int ntags, npeers, npeer_tags;
 	uint32_t peer_ip; /* --peer-ip: routable channels to this IPv4 (network order), 0: raw */
+	bool peer_ip6;	  /* --peer-ip was IPv6: peer_ip is 1, the address peer_addr6 */
+	uint8_t peer_addr6[16];
 	enum unet_xdp_mode xdp_mode;
 	double timeout;	     /* seconds */
 	uint64_t count;	     /* messages (per channel for send/recv) */
