@@ -18,9 +18,13 @@ nc_tree() {
 		--exclude=./bench-results -cf - . | tar -C "$1" -xf - || fail "copying the tree to $1"
 }
 
-# nc_stages: the stages (scripts/stage.sh) that exist now, one a line.
+# nc_stages TOP: the stages of builds under TOP (scripts/stage.sh notes
+# each stage's build; other runs on the machine have stages of their own).
 nc_stages() {
-	find /tmp -maxdepth 1 -name 'unet-stage.*' 2>/dev/null | sort
+	local d
+	for d in /tmp/unet-stage.*; do
+		[[ -d $d && $(cat "$d/.source" 2>/dev/null) == "$1"/* ]] && echo "$d"
+	done
 }
 
 t_newcomer_clone() {
@@ -33,7 +37,7 @@ t_newcomer_clone() {
 	clone="$top/my clone/unet-xdp"
 	nc_tree "$clone"
 	[[ $(stat -c %a "$top") == 700 ]] || fail "mktemp -d made $top $(stat -c %a "$top"), want 700"
-	before=$(nc_stages)
+	before=$(nc_stages "$top")
 
 	# Two demos at once, from the unbuilt tree, under umask 077: the
 	# first to take the build lock builds, the other waits for it.  (The
@@ -71,7 +75,7 @@ t_newcomer_clone() {
 	done
 	grep -q 'demo: note: another demo ran at the same time' "$T_DIR/demo1.log" "$T_DIR/demo2.log" ||
 		fail "neither demo said that another one ran beside it"
-	after=$(nc_stages)
+	after=$(nc_stages "$top")
 	[[ $after == "$before" ]] || fail "a stage was left behind: $(comm -13 <(echo "$before") <(echo "$after"))"
 
 	# One unetd test (nobody's pingpong over an emulated endpoint) run
@@ -81,7 +85,7 @@ t_newcomer_clone() {
 	echo "$out" | tail -15
 	[[ $(tail -n 1 <<<"$out") == "1 passed, 0 failed, 0 skipped" ]] ||
 		fail "unetd_emulated/skb from the 0700 clone did not pass"
-	after=$(nc_stages)
+	after=$(nc_stages "$top")
 	[[ $after == "$before" ]] || fail "run.sh left a stage behind"
 
 	# make install under umask 077: every directory and file it made
