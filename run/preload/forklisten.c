@@ -19,7 +19,10 @@
 #include "signals.h"
 
 /* The copies not announced yet: a descriptor and the socket it was
- * (a later open may reuse a closed copy's number). */
+ * (a later open may reuse a closed copy's number).  Changed under
+ * pending_lock; fd and fl_unannounced are read without it first, so
+ * that a child that never accepts (a forking server's per-connection
+ * child, whose copy stays unannounced) pays no lock on its polls. */
 struct unannounced {
 	int fd;
 	dev_t dev;
@@ -41,13 +44,31 @@ void fl_child_forked(void)
 
 void fl_child_add(int fd)
 {
+	int n = fl_unannounced;
 	struct stat st;
 
-	if (fl_unannounced == RELAY_MAX_PER_FORK || fstat(fd, &st) < 0)
+	if (n == RELAY_MAX_PER_FORK || fstat(fd, &st) < 0)
 		return;
-	pending[fl_unannounced++] = (struct unannounced){ fd, st.st_dev, st.st_ino };
+	pending[n] = (struct unannounced){ fd, st.st_dev, st.st_ino };
+	__atomic_store_n(&fl_unannounced, n + 1, __ATOMIC_RELEASE);
 }
 
+/* Whether fd is among the unannounced, without the lock (a hint: the
+ * caller looks again under it). */
+static bool maybe_pending(int fd)
+{
+	int n = __atomic_load_n(&fl_unannounced, __ATOMIC_ACQUIRE);
+
+	for (int i = 0; i < n; i++)
+		if (__atomic_load_n(&pending[i].fd, __ATOMIC_RELAXED) == fd)
+			return true;
+	return false;
+}
+
+/* A note to the relay.  The channel never fills this way: the relay
+ * reads it at every turn, and at most FL_PENDING handovers, each
+ * answered by one note, are outstanding (so a non-blocking channel's
+ * EAGAIN is not expected here). */
 static int note(int fd, uint32_t kind, uint32_t id)
 {
 	struct fl_note n = { kind, id };
@@ -64,15 +85,20 @@ void fl_child_use(int fd)
 	struct stat st;
 	bool found = false;
 
-	if (!__atomic_load_n(&fl_unannounced, __ATOMIC_RELAXED))
+	if (!maybe_pending(fd))
 		return;
 	run_lock(&pending_lock);
-	for (int i = 0; i < fl_unannounced; i++) {
+	for (int i = 0, n = fl_unannounced; i < n; i++) {
 		if (pending[i].fd != fd)
 			continue;
 		found = fstat(fd, &st) == 0 && st.st_dev == pending[i].dev &&
 			st.st_ino == pending[i].ino;
-		pending[i] = pending[--fl_unannounced];
+		/* Announced now, or not the copy any more: either way done
+		 * with (the last entry moves into its place). */
+		__atomic_store_n(&pending[i].fd, pending[n - 1].fd, __ATOMIC_RELAXED);
+		pending[i].dev = pending[n - 1].dev;
+		pending[i].ino = pending[n - 1].ino;
+		__atomic_store_n(&fl_unannounced, n - 1, __ATOMIC_RELEASE);
 		break;
 	}
 	run_unlock(&pending_lock);
@@ -92,7 +118,7 @@ void fl_child_poll(const void *pollfds, unsigned long n)
 {
 	const struct pollfd *p = pollfds;
 
-	for (unsigned long i = 0; i < n && __atomic_load_n(&fl_unannounced, __ATOMIC_RELAXED); i++)
+	for (unsigned long i = 0; i < n && fl_child_unannounced(); i++)
 		if (p[i].fd >= 0 && (p[i].events & POLLIN))
 			fl_child_use(p[i].fd);
 }
@@ -103,9 +129,7 @@ void fl_child_select(int nfds, const void *readfds)
 
 	if (!r)
 		return;
-	for (int fd = 0; fd < nfds && fd < FD_SETSIZE &&
-			 __atomic_load_n(&fl_unannounced, __ATOMIC_RELAXED);
-	     fd++)
+	for (int fd = 0; fd < nfds && fd < FD_SETSIZE && fl_child_unannounced(); fd++)
 		if (FD_ISSET(fd, r))
 			fl_child_use(fd);
 }

@@ -34,6 +34,7 @@
 #define UNET_RUN_FORKLISTEN_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Connections handed to one child's copy of a listener and not yet
@@ -62,9 +63,14 @@ void fl_child_forked(void);
  * it is announced to the relay on its first use for input. */
 void fl_child_add(int fd);
 
-/* Whether this process has copies not announced yet (cheap: poll and
- * select call fl_child_poll only then). */
+/* Whether this process has copies not announced yet (cheap: poll,
+ * select and epoll_ctl look further only then). */
 extern int fl_unannounced;
+
+static inline bool fl_child_unannounced(void)
+{
+	return __atomic_load_n(&fl_unannounced, __ATOMIC_RELAXED) != 0;
+}
 
 /* fd is used for input (accept, poll, select, epoll_ctl with EPOLLIN):
  * if it is a channel not announced yet, announce it. */

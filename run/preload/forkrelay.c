@@ -213,11 +213,15 @@ static void lchan_note(struct lchan *ch, const struct fl_note *n)
 	}
 }
 
+/* Notes read from one channel per turn: a child that writes without
+ * end does not keep the thread from the others. */
+#define LCHAN_READS 16
+
 /* Read ch's notes; false when the child's copy is closed (every copy of
  * its end). */
 static bool lchan_read(struct lchan *ch)
 {
-	for (;;) {
+	for (int k = 0; k < LCHAN_READS; k++) {
 		ssize_t n = recv(ch->ufd, ch->rx + ch->rx_len, sizeof(ch->rx) - ch->rx_len,
 				 MSG_DONTWAIT);
 
@@ -234,6 +238,7 @@ static bool lchan_read(struct lchan *ch)
 			lchan_note(ch, &note);
 		}
 	}
+	return true;
 }
 
 /* ch's child closed its copy: what it had not accepted waits for

@@ -1584,7 +1584,7 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 	int ready_n, err = 0;
 
 	ready();
-	if (fl_unannounced)
+	if (fl_child_unannounced())
 		fl_child_poll(fds, n);
 	for (nfds_t i = 0; i < n; i++)
 		if (unet_sock(fds[i].fd))
@@ -1706,7 +1706,7 @@ static bool any_unet(struct pollfd *fds, nfds_t n)
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
 	ready();
-	if (fl_unannounced)
+	if (fl_child_unannounced())
 		fl_child_poll(fds, n);
 	if (!any_unet(fds, n))
 		return real_ppoll(fds, n, ts, mask);
@@ -1773,7 +1773,7 @@ static bool sets_have_unet(int nfds, fd_set *r, fd_set *w)
 EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
 	ready();
-	if (fl_unannounced)
+	if (fl_child_unannounced())
 		fl_child_select(nfds, r);
 	if (nfds <= 0 || nfds > FD_SETSIZE || !sets_have_unet(nfds, r, w))
 		return real_select(nfds, r, w, e, tv);
@@ -1785,7 +1785,7 @@ EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct times
 		   const sigset_t *mask)
 {
 	ready();
-	if (fl_unannounced)
+	if (fl_child_unannounced())
 		fl_child_select(nfds, r);
 	if (nfds <= 0 || nfds > FD_SETSIZE || !sets_have_unet(nfds, r, w))
 		return real_pselect(nfds, r, w, e, ts, mask);
@@ -1924,7 +1924,7 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	int ret = 0;
 
 	ready();
-	if (fl_unannounced && op != EPOLL_CTL_DEL && ev && (ev->events & EPOLLIN))
+	if (fl_child_unannounced() && op != EPOLL_CTL_DEL && ev && (ev->events & EPOLLIN))
 		fl_child_use(fd);
 	s = fdtab_get(&table, fd);
 	if (!s || s->relayed)

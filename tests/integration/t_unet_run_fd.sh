@@ -13,7 +13,7 @@ TESTS+=(
 )
 
 t_unet_run_fd() {
-	local run_env=() pid i
+	local run_env=() pid i before after
 	# shellcheck disable=SC2207
 	run_env=(env $(unet_run_env))
 	T_MODE=${T_MODE:-native}
@@ -340,6 +340,7 @@ PY
 	grep -q "handed to child" "$T_DIR/fork.log" && fail "a connection went to a child that never accepted"
 
 	# pre-fork.
+	before=$(kernel_tcp_segs a)
 	unet_bg_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/prefork.log" \
 		/usr/bin/python3 "$T_DIR/prefork.py" >"$T_DIR/prefork.out" 2>&1
 	pid=$UNET_BG_PID
@@ -364,6 +365,8 @@ PY
 		fail "C did not leave a connection it had been handed"
 	[[ $(grep -c "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net, relayed by the parent" "$T_DIR/prefork.log") == 5 ]] ||
 		fail "not 5 connections accepted by the children on U-Net"
+	after=$(kernel_tcp_segs a)
+	kernel_tcp_quiet "$before" "$after"
 }
 
 t_unet_run_close_busy() {
