@@ -52,6 +52,7 @@ struct lchan {
 	struct run_tcp *l;
 	bool accepts;		/* the child said it accepts */
 	bool dry;		/* the listener had no connection this round */
+	bool flooded;		/* more notes than a turn reads: not polled */
 	int pid;		/* the child that said so */
 	unsigned int pending;	/* handed over, not accepted yet */
 	size_t rx_len;
@@ -214,21 +215,27 @@ static void lchan_note(struct lchan *ch, const struct fl_note *n)
 }
 
 /* Notes read from one channel per turn: a child that writes without
- * end does not keep the thread from the others. */
+ * end does not keep the thread from the others.  A child has at most
+ * FL_PENDING + 1 notes to send at a time; one that sent more is not
+ * polled until the next turn (a slice at most), so a flood costs the
+ * thread 16 notes a slice. */
 #define LCHAN_READS 16
 
 /* Read ch's notes; false when the child's copy is closed (every copy of
  * its end). */
 static bool lchan_read(struct lchan *ch)
 {
+	ch->flooded = true;
 	for (int k = 0; k < LCHAN_READS; k++) {
 		ssize_t n = recv(ch->ufd, ch->rx + ch->rx_len, sizeof(ch->rx) - ch->rx_len,
 				 MSG_DONTWAIT);
 
 		if (n == 0)
 			return false;
-		if (n < 0)
+		if (n < 0) {
+			ch->flooded = false;
 			return errno == EAGAIN || errno == EINTR;
+		}
 		ch->rx_len += (size_t)n;
 		if (ch->rx_len == sizeof(ch->rx)) {
 			struct fl_note note;
@@ -541,7 +548,8 @@ static void *relay_thread(void *arg)
 				pset[np++] = (struct pollfd){ .fd = r->ufd, .events = ev };
 		}
 		for (struct lchan *ch = chans; ch; ch = ch->next)
-			pset[np++] = (struct pollfd){ .fd = ch->ufd, .events = POLLIN };
+			if (!ch->flooded)
+				pset[np++] = (struct pollfd){ .fd = ch->ufd, .events = POLLIN };
 		nfirst = np;
 		for (struct relay *r = active; r; r = r->next)
 			pset_ep(r->c->e, &np, eps, &neps);

@@ -9,7 +9,7 @@
 TESTS+=(
 	"unet_run_fork_race|-|60|a C server under unet-run with 8 U-Net TCP connections forks from two threads at once, 40 times each, every child writing its connection's name on each connection it inherited: each connection carries only its own name, then the server's last words and its end; no descriptor is left over (two forks at once mixed their lists of connections to carry: data on the wrong connection, leaked descriptors, connections never closed, a crash in the relay thread); and of two children of one connection whose parent closed its copy, one gets the peer's data (each relay counted as the parent's before)"
 	"unet_run_close_busy|-|60|under unet-run, a thread closes a U-Net UDP socket and a TCP connection while another thread is blocked in recv on it: the blocked call ends (its receive timeout) and the process exits cleanly, as with the kernel's sockets (the socket's state lives until the last call on it returns); and poll looks at U-Net sockets another thread closes and reopens under it (400 times) without touching freed memory"
-	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and its copy of the listener, which it never accepts on, takes none of the parent's connections; a pre-fork server (listener opened, then two os.fork() children accepting on it): 4 clients at once, 100 kB each way byte for byte, served two by each child (the parent's relay hands connections in turn); a child that exits with a connection handed to it and not accepted loses it to none: the next child that accepts serves it"
+	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and its copy of the listener, which it never accepts on, takes none of the parent's connections; a pre-fork server (listener opened, then two os.fork() children accepting on it): 4 clients at once, 100 kB each way byte for byte, served two by each child (the parent's relay hands connections in turn), while a third child floods the relay with false notes on its copy (without the per-turn bound the relay never got past it; it claims the others' connections); a child that exits with a connection handed to it and not accepted loses it to none: the next child that accepts serves it"
 )
 
 t_unet_run_fd() {
@@ -212,11 +212,14 @@ print("fork clients ok", flush=True)
 PY
 	cat >"$T_DIR/prefork.py" <<'PY'
 # Under unet-run: a pre-fork server.  The listener is opened, then
-# children accept on it: A and B two connections each; then C, which
+# children accept on it: A and B two connections each, while H, a child
+# turned hostile, floods the parent's relay with notes through its copy
+# (claims of other children's connections, notes of no kind) and
+# accepts nothing; then C, which
 # waits for a connection and exits without accepting it, and D, which
 # accepts once C is gone.  Each connection: read to its end, answer the
 # child's name and what was read.
-import os, select, socket, sys
+import os, select, signal, socket, struct, sys
 ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.bind(("0.0.0.0", 7906)); ls.listen(16)
 
@@ -253,12 +256,31 @@ def child(name, n, go=None, ready=None):
         print(name, "failed:", repr(e), flush=True)
         os._exit(1)
 
+def hostile():
+    pid = os.fork()
+    if pid:
+        return pid
+    # Aligned notes only: "taken" for ids 1 to 8 (the others'
+    # connections: a turn of the relay reads all eight),
+    # and notes of no kind; never "accepts", so it is handed nothing.
+    # A 32 MiB send buffer (SO_SNDBUFFORCE, as root): more notes wait
+    # than the relay reads in seconds, so that reading until none is left
+    # would never end.
+    ls.setsockopt(socket.SOL_SOCKET, 32, 32 << 20)
+    junk = b"".join(struct.pack("=II", 2, i % 8 + 1) + struct.pack("=II", 0xffffffff, i)
+                    for i in range(4096))
+    while True:
+        os.write(ls.fileno(), junk)
+
 r, w = os.pipe()
+h = hostile()
 kids = [child(b"A", 2, ready=w), child(b"B", 2, ready=w)]
 os.read(r, 1); os.read(r, 1)
 print("ready endpoint=0", flush=True)
 for k in kids:
     assert os.waitpid(k, 0)[1] == 0
+os.kill(h, signal.SIGKILL)
+os.waitpid(h, 0)
 go_r, go_w = os.pipe()
 c = child(b"C", 0, ready=w)
 d = child(b"D", 1, go=go_r)
