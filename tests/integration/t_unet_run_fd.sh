@@ -285,6 +285,7 @@ go_r, go_w = os.pipe()
 c = child(b"C", 0, ready=w)
 d = child(b"D", 1, go=go_r)
 os.read(r, 1)
+print("C accepts", flush=True)
 assert os.waitpid(c, 0)[1] == 0
 os.write(go_w, b"x")
 assert os.waitpid(d, 0)[1] == 0
@@ -373,10 +374,11 @@ PY
 	grep -qx "served by A A B B" "$T_DIR/preclient.out" || fail "the two children did not serve two connections each"
 	# A child (C) gets a connection and exits without accepting it; the
 	# next child (D) accepts and serves it.
-	for ((i = 0; i < 100; i++)); do
-		grep -q "^C ready" "$T_DIR/prefork.out" && break
+	for ((i = 0; i < 200; i++)); do
+		grep -q "^C accepts" "$T_DIR/prefork.out" && break
 		sleep 0.05
 	done
+	((i < 200)) || { cat "$T_DIR/prefork.out"; fail "the child C did not start accepting"; }
 	in_b /usr/bin/python3 "$T_DIR/preclient.py" "$IP_A" 1 >"$T_DIR/preclient2.out" 2>&1 ||
 		{ cat "$T_DIR/preclient2.out" "$T_DIR/prefork.out" "$T_DIR/prefork.log"; fail "the connection handed to the child that left was lost"; }
 	cat "$T_DIR/preclient2.out"
