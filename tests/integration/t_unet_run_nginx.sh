@@ -7,7 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unet_run_nginx|-|120|Debian's nginx, unmodified, under unet-run (native mode; its master process and 2 worker processes, sendfile on): the master opens the listener on U-Net, each worker accepts on its copy (the master's relay hands it connections) and both workers serve requests (nginx's own access log names them); a 600 kB file fetched by curl from the other namespace byte for byte, 12 files of 0 bytes to 3 MB (around one segment, 64 KiB and nginx's sendfile steps) on one kept-alive connection, each one's SHA-256 checked, then wrk (1 s, 2 connections): every response 200, no socket error, every connection on U-Net (the namespace's kernel TCP counters unmoved); skipped without nginx or wrk"
+	"unet_run_nginx|-|120|Debian's nginx, unmodified, under unet-run (native mode; its master process and 2 worker processes, sendfile on): the master opens the listener on U-Net, each worker accepts on its copy (the master's relay hands it connections) and both workers serve requests (nginx's own access log names them), and after a reload (SIGHUP: the old workers exit, 2 new ones accept) both new ones serve; a 600 kB file fetched by curl from the other namespace byte for byte, 12 files of 0 bytes to 3 MB (around one segment, 64 KiB and nginx's sendfile steps) on one kept-alive connection, each one's SHA-256 checked, then wrk (1 s, 2 connections): every response 200, no socket error, every connection on U-Net (the namespace's kernel TCP counters unmoved); skipped without nginx or wrk"
 )
 
 t_unet_run_nginx() {
@@ -90,13 +90,25 @@ CONF
 	# request of a kept-alive connection on an edge-triggered epoll.
 	[[ $n =~ ^[0-9]+$ ]] || fail "wrk printed no request count"
 	((n > 2)) || fail "wrk got $n answers on its 2 kept-alive connections"
+	# A reload (SIGHUP): the master keeps its listener, forks 2 new
+	# workers, and the old ones finish and exit; the new ones serve.
+	kill -HUP "$pid"
+	for ((i = 0; i < 100; i++)); do
+		(($(grep -c "this process accepts" "$T_DIR/nginx.log") >= 4)) && break
+		sleep 0.1
+	done
+	((i < 100)) || fail "no 2 new workers accept after a reload"
+	for i in 1 2 3 4; do
+		[[ $(in_b curl -s "http://$IP_A:7950/") == "small page" ]] || fail "no answer after the reload"
+	done
 	kill -TERM "$pid"; unet_bg_wait "$pid" 10
 	cat "$T_DIR/nginx.log"
 	grep -q "tcp listen $IP_A:7950: U-Net" "$T_DIR/nginx.log" || fail "nginx's listener was not on U-Net"
 	# Each worker served requests, on connections the master accepted on
-	# U-Net and handed over (its access log line: the worker's pid).
+	# U-Net and handed over (its access log line: the worker's pid): the
+	# first 2, then the 2 of the reload.
 	workers=$(awk '{ print $1 }' "$T_DIR/access.log" | sort -u | wc -l)
-	((workers == 2)) || fail "the requests were served by $workers worker processes, not 2"
+	((workers == 4)) || fail "the requests were served by $workers worker processes, not 4"
 	n_handed=$(grep -c "on U-Net handed to child" "$T_DIR/nginx.log")
 	n_accepted=$(grep -c "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net, relayed by the parent" "$T_DIR/nginx.log")
 	((n_handed >= 4 && n_accepted == n_handed)) ||
