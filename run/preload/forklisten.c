@@ -165,6 +165,15 @@ int fl_accept(int fd, int flags, struct sockaddr_in *local, struct sockaddr_in *
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 			    c->cmsg_len == CMSG_LEN(sizeof(int)))
 				memcpy(&nfd, CMSG_DATA(c), sizeof(nfd));
+		if (n == (long)sizeof(h) && nfd < 0 && (m.msg_flags & MSG_CTRUNC)) {
+			/* No descriptor free for it (RLIMIT_NOFILE): the kernel
+			 * closed the child's end.  Say it was taken, so that the
+			 * relay sees that end closed and ends the connection,
+			 * rather than wait for us forever. */
+			note(fd, FL_NOTE_TAKEN, h.id);
+			errno = EMFILE;
+			return -1;
+		}
 		if (n != (long)sizeof(h) || nfd < 0 || (m.msg_flags & MSG_CTRUNC)) {
 			/* Not one of the relay's messages whole: the channel
 			 * is ours alone, so this is a bug; skip it. */

@@ -9,7 +9,7 @@
 TESTS+=(
 	"unet_run_fork_race|-|60|a C server under unet-run with 8 U-Net TCP connections forks from two threads at once, 40 times each, every child writing its connection's name on each connection it inherited: each connection carries only its own name, then the server's last words and its end; no descriptor is left over (two forks at once mixed their lists of connections to carry: data on the wrong connection, leaked descriptors, connections never closed, a crash in the relay thread); and of two children of one connection whose parent closed its copy, one gets the peer's data (each relay counted as the parent's before)"
 	"unet_run_close_busy|-|60|under unet-run, a thread closes a U-Net UDP socket and a TCP connection while another thread is blocked in recv on it: the blocked call ends (its receive timeout) and the process exits cleanly, as with the kernel's sockets (the socket's state lives until the last call on it returns); and poll looks at U-Net sockets another thread closes and reopens under it (400 times) without touching freed memory"
-	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and its copy of the listener, which it never accepts on, takes none of the parent's connections; a pre-fork server (listener opened, then two os.fork() children accepting on it): 4 clients at once, 100 kB each way byte for byte, served two by each child (the parent's relay hands connections in turn), while a third child floods the relay with false notes on its copy (without the per-turn bound the relay never got past it; it claims the others' connections); a child that exits with a connection handed to it and not accepted loses it to none: the next child that accepts serves it"
+	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and its copy of the listener, which it never accepts on, takes none of the parent's connections; a pre-fork server (listener opened, then two os.fork() children accepting on it): 4 clients at once, 100 kB each way byte for byte, served two by each child (the parent's relay hands connections in turn), while a third child floods the relay with false notes on its copy (without the per-turn bound the relay never got past it; it claims the others' connections); a child that exits with a connection handed to it and not accepted loses it to none: the next child that accepts serves it; a child that accepts with no descriptor free gets EMFILE (that connection is closed) and then serves the next (before, it waited for a handover forever)"
 )
 
 t_unet_run_fd() {
@@ -219,7 +219,7 @@ PY
 # waits for a connection and exits without accepting it, and D, which
 # accepts once C is gone.  Each connection: read to its end, answer the
 # child's name and what was read.
-import os, select, signal, socket, struct, sys
+import errno, os, resource, select, signal, socket, struct, sys
 ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.bind(("0.0.0.0", 7906)); ls.listen(16)
 
@@ -289,6 +289,36 @@ print("C accepts", flush=True)
 assert os.waitpid(c, 0)[1] == 0
 os.write(go_w, b"x")
 assert os.waitpid(d, 0)[1] == 0
+
+# E has no descriptor free when it accepts: EMFILE (the connection
+# handed to it is closed), then with descriptors again it accepts the
+# next one.
+def child_e():
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        select.select([ls], [], [], 0)
+        os.write(w, b"E")
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        free = os.dup(0); os.close(free)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (free, hard))
+        try:
+            ls.accept()
+            raise SystemExit("E: accept with no descriptor free worked")
+        except OSError as e:
+            assert e.errno == errno.EMFILE, e
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        print("E: EMFILE", flush=True)
+        serve(b"E", 1)
+        os._exit(0)
+    except BaseException as e:
+        print("E failed:", repr(e), flush=True)
+        os._exit(1)
+e = child_e()
+os.read(r, 1)
+print("E accepts", flush=True)
+assert os.waitpid(e, 0)[1] == 0
 print("pre-fork done", flush=True)
 PY
 	cat >"$T_DIR/preclient.py" <<'PY'
@@ -383,12 +413,32 @@ PY
 		{ cat "$T_DIR/preclient2.out" "$T_DIR/prefork.out" "$T_DIR/prefork.log"; fail "the connection handed to the child that left was lost"; }
 	cat "$T_DIR/preclient2.out"
 	grep -qx "served by D" "$T_DIR/preclient2.out" || fail "the connection C left was not served by D"
+	# E accepts with no descriptor free: EMFILE, and that connection is
+	# closed; then it serves the next.
+	for ((i = 0; i < 200; i++)); do
+		grep -q "^E accepts" "$T_DIR/prefork.out" && break
+		sleep 0.05
+	done
+	((i < 200)) || { cat "$T_DIR/prefork.out"; fail "the child E did not start accepting"; }
+	in_b /usr/bin/python3 -c '
+import socket, sys
+c = socket.create_connection((sys.argv[1], 7906), timeout=20)
+try:
+    assert c.recv(100) == b""
+except ConnectionResetError:
+    pass
+print("closed without an answer")
+' "$IP_A" >"$T_DIR/preclient3.out" 2>&1 ||
+		{ cat "$T_DIR/preclient3.out" "$T_DIR/prefork.out"; fail "the connection E had no descriptor for was not closed"; }
+	in_b /usr/bin/python3 "$T_DIR/preclient.py" "$IP_A" 1 >"$T_DIR/preclient4.out" 2>&1 ||
+		{ cat "$T_DIR/preclient4.out" "$T_DIR/prefork.out" "$T_DIR/prefork.log"; fail "E did not serve after EMFILE"; }
+	grep -qx "served by E" "$T_DIR/preclient4.out" || fail "the connection after EMFILE was not served by E"
 	finish "$pid" "$T_DIR/prefork.out" 30 "pre-fork server under unet-run"
 	cat "$T_DIR/prefork.log"
 	grep -q "closed its copy with 1 connection it had not accepted" "$T_DIR/prefork.log" ||
 		fail "C did not leave a connection it had been handed"
-	[[ $(grep -c "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net, relayed by the parent" "$T_DIR/prefork.log") == 5 ]] ||
-		fail "not 5 connections accepted by the children on U-Net"
+	[[ $(grep -c "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net, relayed by the parent" "$T_DIR/prefork.log") == 6 ]] ||
+		fail "not 6 connections accepted by the children on U-Net"
 	after=$(kernel_tcp_segs a)
 	kernel_tcp_quiet "$before" "$after"
 }
