@@ -104,6 +104,9 @@ CONF
 	kill -TERM "$pid"; unet_bg_wait "$pid" 10
 	cat "$T_DIR/nginx.log"
 	grep -q "tcp listen $IP_A:7950: U-Net" "$T_DIR/nginx.log" || fail "nginx's listener was not on U-Net"
+	# A worker that crashed (a sanitizer's abort included) is restarted
+	# by the master and would go unseen otherwise.
+	grep "exited on signal" "$T_DIR/error.log" && fail "an nginx worker crashed"
 	# Each worker served requests, on connections the master accepted on
 	# U-Net and handed over (its access log line: the worker's pid): the
 	# first 2, then the 2 of the reload.
