@@ -223,7 +223,8 @@ static void carry_prepare(void)
 	}
 	run_unlock(&table.lock);
 	if (too_many)
-		run_log("fork with more than %d U-Net connections and listeners: none is carried for the child",
+		run_log("fork with more than %d U-Net connections and listeners: none is "
+			"carried for the child",
 			RELAY_MAX_PER_FORK);
 	for (int i = 0; i < n; i++) {
 		struct carry *c = &carried[i];
