@@ -9,7 +9,7 @@
 TESTS+=(
 	"unet_run_fork_race|-|60|a C server under unet-run with 8 U-Net TCP connections forks from two threads at once, 40 times each, every child writing its connection's name on each connection it inherited: each connection carries only its own name, then the server's last words and its end; no descriptor is left over (two forks at once mixed their lists of connections to carry: data on the wrong connection, leaked descriptors, connections never closed, a crash in the relay thread); and of two children of one connection whose parent closed its copy, one gets the peer's data (each relay counted as the parent's before)"
 	"unet_run_close_busy|-|60|under unet-run, a thread closes a U-Net UDP socket and a TCP connection while another thread is blocked in recv on it: the blocked call ends (its receive timeout) and the process exits cleanly, as with the kernel's sockets (the socket's state lives until the last call on it returns); and poll looks at U-Net sockets another thread closes and reopens under it (400 times) without touching freed memory"
-	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and its copy of the listener, which it never accepts on, takes none of the parent's connections; a pre-fork server (listener opened, then two os.fork() children accepting on it): 4 clients at once, 100 kB each way byte for byte, served two by each child (the parent's relay hands connections in turn), while a third child floods the relay with false notes on its copy (without the per-turn bound the relay never got past it; it claims the others' connections); a child that exits with a connection handed to it and not accepted loses it to none: the next child that accepts serves it; a child that accepts with no descriptor free gets EMFILE (that connection is closed) and then serves the next (before, it waited for a handover forever)"
+	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and its copy of the listener, which it never accepts on, takes none of the parent's connections; a pre-fork server (listener opened, then two os.fork() children accepting on it): 4 clients at once, 100 kB each way byte for byte, served two by each child (the parent's relay hands connections in turn), while a third child floods the relay with false notes on its copy (without the per-turn bound the relay never got past it; it claims the others' connections), after a seeded fuzz of notes and stray bytes from a fourth; a child that exits with a connection handed to it and not accepted loses it to none: the next child that accepts serves it; a child that accepts with no descriptor free gets EMFILE (that connection is closed) and then serves the next (before, it waited for a handover forever)"
 )
 
 t_unet_run_fd() {
@@ -219,7 +219,7 @@ PY
 # waits for a connection and exits without accepting it, and D, which
 # accepts once C is gone.  Each connection: read to its end, answer the
 # child's name and what was read.
-import errno, os, resource, select, signal, socket, struct, sys
+import errno, os, random, resource, select, signal, socket, struct, sys
 ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.bind(("0.0.0.0", 7906)); ls.listen(16)
 
@@ -272,7 +272,27 @@ def hostile():
     while True:
         os.write(ls.fileno(), junk)
 
+def fuzz(seed):
+    # Seeded junk on its copy, then gone: notes of every kind (accepts
+    # with any pid, taken with any id, no kind) and stray bytes between
+    # them; whatever the relay made of it, what it was handed (if it
+    # seemed to accept) goes to the others when it is gone.
+    pid = os.fork()
+    if pid:
+        return pid
+    rnd = random.Random(seed)
+    junk = bytearray()
+    for _ in range(1024):
+        kind = rnd.choice([1, 2, 2, rnd.getrandbits(32)])
+        ident = rnd.choice([rnd.randrange(1, 9), rnd.getrandbits(32)])
+        junk += struct.pack("=II", kind, ident)
+        if rnd.random() < 0.1:
+            junk += rnd.randbytes(rnd.randrange(1, 8))
+    os.write(ls.fileno(), bytes(junk))
+    os._exit(0)
+
 r, w = os.pipe()
+assert os.waitpid(fuzz(int(sys.argv[1])), 0)[1] == 0
 h = hostile()
 kids = [child(b"A", 2, ready=w), child(b"B", 2, ready=w)]
 os.read(r, 1); os.read(r, 1)
@@ -285,7 +305,7 @@ go_r, go_w = os.pipe()
 c = child(b"C", 0, ready=w)
 d = child(b"D", 1, go=go_r)
 os.read(r, 1)
-print("C accepts", flush=True)
+print("C accepts, pid", c, flush=True)
 assert os.waitpid(c, 0)[1] == 0
 os.write(go_w, b"x")
 assert os.waitpid(d, 0)[1] == 0
@@ -395,7 +415,7 @@ PY
 	# pre-fork.
 	before=$(kernel_tcp_segs a)
 	unet_bg_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/prefork.log" \
-		/usr/bin/python3 "$T_DIR/prefork.py" >"$T_DIR/prefork.out" 2>&1
+		/usr/bin/python3 "$T_DIR/prefork.py" 20261127 >"$T_DIR/prefork.out" 2>&1
 	pid=$UNET_BG_PID
 	wait_ready "$T_DIR/prefork.out" "$pid" >/dev/null
 	in_b /usr/bin/python3 "$T_DIR/preclient.py" "$IP_A" 4 >"$T_DIR/preclient.out" 2>&1 ||
@@ -435,7 +455,7 @@ print("closed without an answer")
 	grep -qx "served by E" "$T_DIR/preclient4.out" || fail "the connection after EMFILE was not served by E"
 	finish "$pid" "$T_DIR/prefork.out" 30 "pre-fork server under unet-run"
 	cat "$T_DIR/prefork.log"
-	grep -q "closed its copy with 1 connection it had not accepted" "$T_DIR/prefork.log" ||
+	grep -q "child $(sed -n 's/^C accepts, pid //p' "$T_DIR/prefork.out") closed its copy with 1 connection it had not accepted" "$T_DIR/prefork.log" ||
 		fail "C did not leave a connection it had been handed"
 	[[ $(grep -c "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net, relayed by the parent" "$T_DIR/prefork.log") == 6 ]] ||
 		fail "not 6 connections accepted by the children on U-Net"
