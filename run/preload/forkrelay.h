@@ -22,6 +22,12 @@
  * - the child's close (or exit) ends the relay; when the parent holds
  *   no descriptor either, the connection is closed then (FIN), after
  *   what arrived meanwhile was handed over.
+ *
+ * The same thread serves the children's copies of the parent's U-Net
+ * listeners (forklisten.h): it accepts on a listener for the children
+ * that accept on their copy, hands each connection to one of them over
+ * the copy's channel, and relays it as above (a connection it accepted
+ * is its own: what arrives is the child's at once).
  */
 #ifndef UNET_RUN_FORKRELAY_H
 #define UNET_RUN_FORKRELAY_H
@@ -34,6 +40,14 @@
  * forks with more open (a database's snapshot child) keeps them its own,
  * and the child's copies refuse (EOPNOTSUPP) as without a relay. */
 #define RELAY_MAX_PER_FORK 64
+
+/* At most this many connections accepted for children are relayed at
+ * once (each holds two 16 KiB buffers in the parent: 8 MiB in all);
+ * past it the next connections wait in the listener's backlog.  And at
+ * most this many children's copies of listeners (channels) at once;
+ * past it a child's copy refuses as without a relay. */
+#define RELAY_MAX_CONNS 256
+#define RELAY_MAX_CHANNELS 256
 
 /* What the relay needs of the socket it carries (the preload's run_sock,
  * opaque here): whether the parent still has a descriptor of it, and
@@ -49,6 +63,16 @@ void relay_init(const struct relay_ops *ops);
  * reference the relay now holds) over ufd, the parent's end.  0, or -1
  * (then the caller releases sock and closes ufd). */
 int relay_add(int ufd, void *sock, struct run_tcp *c);
+
+/* In the parent after fork: serve a child's copy of listener l (of
+ * sock, the parent's descriptor fd, whose reference the relay now
+ * holds) over ufd, the parent's end of its channel.  0, or -1 (then the
+ * caller releases sock and closes ufd). */
+int relay_listen_add(int ufd, int fd, void *sock, struct run_tcp *l);
+
+/* Whether another child's copy of a listener can be served
+ * (RELAY_MAX_CHANNELS). */
+bool relay_listen_room(void);
 
 /* Around fork: the relays' lists are not changed during it (prepare
  * takes their lock, the parent's handler gives it back). */

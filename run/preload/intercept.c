@@ -38,6 +38,7 @@
 #include "config.h"
 #include "exec.h"
 #include "fdtab.h"
+#include "forklisten.h"
 #include "forkrelay.h"
 #include "log.h"
 #include "publish.h"
@@ -75,6 +76,9 @@ struct run_sock {
 	 * a kernel socketpair, and these are the connection's addresses. */
 	bool relayed;
 	struct sockaddr_in relay_local, relay_peer;
+	/* Relayed, and the child's copy of a listener of the parent's: the
+	 * descriptor is the child's end of its channel (forklisten.h). */
+	bool relay_listener;
 	/* In a parent: the relays carrying this connection for children
 	 * (each holds one of refs). */
 	atomic_uint relays;
@@ -137,17 +141,19 @@ static int (*real_fcntl64)(int, int, ...);
 static ssize_t (*real_sendfile)(int, int, off_t *, size_t);
 
 /*
- * Fork: each U-Net TCP connection (up to RELAY_MAX_PER_FORK) is carried
- * for the child over a socketpair the parent relays (forkrelay.h).
- * prepare makes the pairs and takes a reference on each connection for
- * the relay; the parent's handler hands them to the relay; the child's
- * puts its end on the connection's descriptor.
+ * Fork: each U-Net TCP connection and listener (up to
+ * RELAY_MAX_PER_FORK) is carried for the child over a socketpair the
+ * parent relays (forkrelay.h; a listener's is its channel,
+ * forklisten.h).  prepare makes the pairs and takes a reference on each
+ * socket for the relay; the parent's handler hands them to the relay;
+ * the child's puts its end on the socket's descriptor.
  */
 struct carry {
 	int fd;
 	int pair[2]; /* [0] the parent's end, [1] the child's */
 	int fdflags, flflags;
 	struct run_sock *s;
+	bool listener;
 };
 
 static struct carry carried[RELAY_MAX_PER_FORK];
@@ -206,7 +212,7 @@ static void carry_prepare(void)
 		for (unsigned int i = 0; p && i < FDTAB_PAGE_SIZE; i++) {
 			struct run_sock *s = atomic_load_explicit(&p->slot[i], memory_order_relaxed);
 
-			if (!s || !s->tcp || s->tcp->listener || !s->tcp->e->ep)
+			if (!s || !s->tcp || !s->tcp->e->ep)
 				continue;
 			if (n == RELAY_MAX_PER_FORK) {
 				too_many = true;
@@ -214,17 +220,19 @@ static void carry_prepare(void)
 			}
 			atomic_fetch_add(&s->refs, 1);
 			carried[n].s = s;
+			carried[n].listener = s->tcp->listener;
 			carried[n++].fd = (int)(pg * FDTAB_PAGE_SIZE + i);
 		}
 	}
 	run_unlock(&table.lock);
 	if (too_many)
-		run_log("fork with more than %d U-Net connections: none is carried for the child",
+		run_log("fork with more than %d U-Net connections and listeners: none is "
+			"carried for the child",
 			RELAY_MAX_PER_FORK);
 	for (int i = 0; i < n; i++) {
 		struct carry *c = &carried[i];
 
-		if (too_many ||
+		if (too_many || (c->listener && !relay_listen_room()) ||
 		    real_socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->pair) < 0) {
 			sock_unref(c->s);
 			continue;
@@ -244,7 +252,8 @@ static void carry_parent(void)
 
 		real_close(c->pair[1]);
 		atomic_fetch_add(&c->s->relays, 1);
-		if (relay_add(c->pair[0], c->s, c->s->tcp) < 0) {
+		if ((c->listener ? relay_listen_add(c->pair[0], c->fd, c->s, c->s->tcp)
+				 : relay_add(c->pair[0], c->s, c->s->tcp)) < 0) {
 			run_log("fd %d: no relay for the child: %s", c->fd, strerror(errno));
 			real_close(c->pair[0]);
 			atomic_fetch_sub(&c->s->relays, 1);
@@ -263,6 +272,7 @@ static void carry_child(void)
 	/* Held by prepare, by a thread the child does not have. */
 	carry_lock = fresh;
 	relay_child_forget();
+	fl_child_forked();
 	for (int i = 0; i < ncarried; i++) {
 		struct carry *c = &carried[i];
 		struct run_sock *r = calloc(1, sizeof(*r));
@@ -284,15 +294,24 @@ static void carry_child(void)
 		r->pub_slot = -1;
 		r->rcvtimeo_ms = r->sndtimeo_ms = -1;
 		r->relayed = true;
+		r->relay_listener = c->listener;
 		r->relay_local = c->s->tcp->local;
-		r->relay_peer = c->s->tcp->peer;
+		if (!c->listener)
+			r->relay_peer = c->s->tcp->peer;
 		/* The inherited state is the parent's (its copy here is
 		 * dropped, never closed: closing would act on the parent's
 		 * connection). */
 		if (tab_set(c->fd, r, &old) < 0)
 			free(r);
-		run_log("fd %d tcp %s: the parent's connection, relayed for this child", c->fd,
-			"(forked)");
+		if (c->listener) {
+			fl_child_add(c->fd);
+			run_log("fd %d tcp listener (forked): the parent's; connections handed over "
+				"by the parent's relay",
+				c->fd);
+		} else {
+			run_log("fd %d tcp %s: the parent's connection, relayed for this child", c->fd,
+				"(forked)");
+		}
 	}
 	ncarried = 0;
 	sig_defer_leave(); /* prepare's */
@@ -981,6 +1000,47 @@ static int unet_accept(int lfd, struct run_sock *l, struct sockaddr *addr, sockl
 	return fd;
 }
 
+/* The relayed socket of a connection a child accepted on its copy of a
+ * listener (forklisten.h): a kernel stream socket the parent relays. */
+static int relayed_accept(int lfd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+	struct sockaddr_in local, peer;
+	struct run_sock *r;
+	void *old = NULL;
+	int fd = fl_accept(lfd, flags, &local, &peer);
+
+	if (fd < 0)
+		return -1;
+	r = calloc(1, sizeof(*r));
+	if (r) {
+		atomic_init(&r->refs, 1);
+		r->type = SOCK_STREAM;
+		r->pub_slot = -1;
+		r->rcvtimeo_ms = r->sndtimeo_ms = -1;
+		r->nonblock = (flags & SOCK_NONBLOCK) != 0;
+		r->relayed = true;
+		r->relay_local = local;
+		r->relay_peer = peer;
+	}
+	if (!r || tab_set(fd, r, &old) < 0) {
+		/* Untracked, it would answer getsockname as a unix socket. */
+		free(r);
+		real_close(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	sock_unref(old);
+	fill_addr(&peer, addr, len);
+	if (run_log_on()) {
+		char a[64];
+
+		format_addr((struct sockaddr *)&peer, sizeof(peer), a, sizeof(a));
+		run_log("fd %d tcp accepted on fd %d from %s: U-Net, relayed by the parent", fd, lfd,
+			a);
+	}
+	return fd;
+}
+
 EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	struct run_sock *s;
@@ -990,6 +1050,8 @@ EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 	s = sock_hold(fd);
 	if (s && s->tcp)
 		HELD_RETURN(s, unet_accept(fd, s, addr, len, 0));
+	if (s && s->relay_listener)
+		HELD_RETURN(s, relayed_accept(fd, addr, len, 0));
 	if (s)
 		sock_unref(s);
 	r = real_accept(fd, addr, len);
@@ -1006,6 +1068,8 @@ EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	s = sock_hold(fd);
 	if (s && s->tcp)
 		HELD_RETURN(s, unet_accept(fd, s, addr, len, flags));
+	if (s && s->relay_listener)
+		HELD_RETURN(s, relayed_accept(fd, addr, len, flags));
 	if (s)
 		sock_unref(s);
 	r = real_accept4(fd, addr, len, flags);
@@ -1546,6 +1610,8 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 	int ready_n, err = 0;
 
 	ready();
+	if (fl_child_unannounced())
+		fl_child_poll(fds, n);
 	for (nfds_t i = 0; i < n; i++)
 		if (fd_on_unet(fds[i].fd))
 			nu++;
@@ -1676,6 +1742,8 @@ static bool any_unet(struct pollfd *fds, nfds_t n)
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
 	ready();
+	if (fl_child_unannounced())
+		fl_child_poll(fds, n);
 	if (!any_unet(fds, n))
 		return real_ppoll(fds, n, ts, mask);
 	if (bad_timespec(ts)) {
@@ -1745,6 +1813,8 @@ static bool sets_have_unet(int nfds, fd_set *r, fd_set *w)
 EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
 	ready();
+	if (fl_child_unannounced())
+		fl_child_select(nfds, r);
 	if (nfds <= 0 || nfds > FD_SETSIZE || !sets_have_unet(nfds, r, w))
 		return real_select(nfds, r, w, e, tv);
 	return select_poll(nfds, r, w, e,
@@ -1755,6 +1825,8 @@ EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct times
 		   const sigset_t *mask)
 {
 	ready();
+	if (fl_child_unannounced())
+		fl_child_select(nfds, r);
 	if (nfds <= 0 || nfds > FD_SETSIZE || !sets_have_unet(nfds, r, w))
 		return real_pselect(nfds, r, w, e, ts, mask);
 	return select_poll(nfds, r, w, e, timeout_ms(ts), mask);
@@ -1892,6 +1964,8 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	int ret = 0;
 
 	ready();
+	if (fl_child_unannounced() && op != EPOLL_CTL_DEL && ev && (ev->events & EPOLLIN))
+		fl_child_use(fd);
 	s = sock_hold(fd);
 	if (!s || s->relayed) {
 		sock_unref(s);
@@ -2207,6 +2281,10 @@ static int getpeername_held(struct run_sock *s, int fd, struct sockaddr *addr, s
 		return 0;
 	}
 	if (s && s->relayed) {
+		if (s->relay_listener) {
+			errno = ENOTCONN;
+			return -1;
+		}
 		fill_addr(&s->relay_peer, addr, len);
 		return 0;
 	}

@@ -9,11 +9,11 @@
 TESTS+=(
 	"unet_run_fork_race|-|60|a C server under unet-run with 8 U-Net TCP connections forks from two threads at once, 40 times each, every child writing its connection's name on each connection it inherited: each connection carries only its own name, then the server's last words and its end; no descriptor is left over (two forks at once mixed their lists of connections to carry: data on the wrong connection, leaked descriptors, connections never closed, a crash in the relay thread); and of two children of one connection whose parent closed its copy, one gets the peer's data (each relay counted as the parent's before)"
 	"unet_run_close_busy|-|60|under unet-run, a thread closes a U-Net UDP socket and a TCP connection while another thread is blocked in recv on it: the blocked call ends (its receive timeout) and the process exits cleanly, as with the kernel's sockets (the socket's state lives until the last call on it returns); and poll looks at U-Net sockets another thread closes and reopens under it (400 times) without touching freed memory"
-	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and the inherited listener refuses accept (EOPNOTSUPP)"
+	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and its copy of the listener, which it never accepts on, takes none of the parent's connections; a pre-fork server (listener opened, then two os.fork() children accepting on it): 4 clients at once, 100 kB each way byte for byte, served two by each child (the parent's relay hands connections in turn), while a third child floods the relay with false notes on its copy (without the per-turn bound the relay never got past it; it claims the others' connections), after a seeded fuzz of notes and stray bytes from a fourth; a child that exits with a connection handed to it and not accepted loses it to none: the next child that accepts serves it; a child that accepts with no descriptor free gets EMFILE (that connection is closed) and then serves the next (before, it waited for a handover forever)"
 )
 
 t_unet_run_fd() {
-	local run_env=() pid
+	local run_env=() pid i before after
 	# shellcheck disable=SC2207
 	run_env=(env $(unet_run_env))
 	T_MODE=${T_MODE:-native}
@@ -155,7 +155,8 @@ PY
 # the parent accepts, forks a child per connection, closes its copy and
 # goes on accepting; each child serves its connection (the parent's
 # U-Net connection, relayed for it), while its own new socket is the
-# kernel's and the inherited listener refuses accept.
+# kernel's; its copy of the listener answers getsockname, and as it never
+# accepts on it, the parent's relay hands it no connection.
 import errno, socket, socketserver, sys
 peer_udp = (sys.argv[1], 7900)
 class Echo(socketserver.BaseRequestHandler):
@@ -164,11 +165,12 @@ class Echo(socketserver.BaseRequestHandler):
         k = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); k.settimeout(10)
         k.sendto(b"child via the kernel", peer_udp)
         assert k.recv(100) == b"child via the kernel"
+        assert self.server.socket.getsockname()[1] == 7904
         try:
-            self.server.socket.accept()
-            raise SystemExit("child: accept on the parent's listener worked")
+            self.server.socket.getpeername()
+            raise SystemExit("child: getpeername on the listener worked")
         except OSError as e:
-            assert e.errno == errno.EOPNOTSUPP, e
+            assert e.errno == errno.ENOTCONN, e
         c.sendall(("hello %s:%d\n" % c.getpeername()).encode())
         total = 0
         while True:
@@ -213,6 +215,161 @@ for t in ts: t.start()
 for t in ts: t.join()
 assert not errs, errs
 print("fork clients ok", flush=True)
+PY
+	cat >"$T_DIR/prefork.py" <<'PY'
+# Under unet-run: a pre-fork server.  The listener is opened, then
+# children accept on it: A and B two connections each, while H, a child
+# turned hostile, floods the parent's relay with notes through its copy
+# (claims of other children's connections, notes of no kind) and
+# accepts nothing; then C, which
+# waits for a connection and exits without accepting it, and D, which
+# accepts once C is gone.  Each connection: read to its end, answer the
+# child's name and what was read.
+import errno, os, random, resource, select, signal, socket, struct, sys
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("0.0.0.0", 7906)); ls.listen(16)
+
+def serve(name, n):
+    for _ in range(n):
+        c, a = ls.accept()
+        assert c.getpeername() == a and c.getsockname()[1] == 7906
+        got = bytearray()
+        while True:
+            d = c.recv(65536)
+            if not d: break
+            got += d
+        c.sendall(name + b" " + bytes(got))
+        c.close()
+
+def child(name, n, go=None, ready=None):
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        if go is not None:
+            os.read(go, 1)
+        # Says it accepts (a zero-timeout select) before the clients come.
+        select.select([ls], [], [], 0)
+        if ready is not None:
+            os.write(ready, name)
+        if n:
+            serve(name, n)
+        else:
+            select.select([ls], [], [])     # a connection is handed over
+            print("C ready: leaves with a connection not accepted", flush=True)
+        os._exit(0)
+    except BaseException as e:
+        print(name, "failed:", repr(e), flush=True)
+        os._exit(1)
+
+def hostile():
+    pid = os.fork()
+    if pid:
+        return pid
+    # Aligned notes only: "taken" for ids 1 to 8 (the others'
+    # connections: a turn of the relay reads all eight),
+    # and notes of no kind; never "accepts", so it is handed nothing.
+    # A 32 MiB send buffer (SO_SNDBUFFORCE, as root): more notes wait
+    # than the relay reads in seconds, so that reading until none is left
+    # would never end.
+    ls.setsockopt(socket.SOL_SOCKET, 32, 32 << 20)
+    junk = b"".join(struct.pack("=II", 2, i % 8 + 1) + struct.pack("=II", 0xffffffff, i)
+                    for i in range(4096))
+    while True:
+        os.write(ls.fileno(), junk)
+
+def fuzz(seed):
+    # Seeded junk on its copy, then gone: notes of every kind (accepts
+    # with any pid, taken with any id, no kind) and stray bytes between
+    # them; whatever the relay made of it, what it was handed (if it
+    # seemed to accept) goes to the others when it is gone.
+    pid = os.fork()
+    if pid:
+        return pid
+    rnd = random.Random(seed)
+    junk = bytearray()
+    for _ in range(1024):
+        kind = rnd.choice([1, 2, 2, rnd.getrandbits(32)])
+        ident = rnd.choice([rnd.randrange(1, 9), rnd.getrandbits(32)])
+        junk += struct.pack("=II", kind, ident)
+        if rnd.random() < 0.1:
+            junk += rnd.randbytes(rnd.randrange(1, 8))
+    os.write(ls.fileno(), bytes(junk))
+    os._exit(0)
+
+r, w = os.pipe()
+assert os.waitpid(fuzz(int(sys.argv[1])), 0)[1] == 0
+h = hostile()
+kids = [child(b"A", 2, ready=w), child(b"B", 2, ready=w)]
+os.read(r, 1); os.read(r, 1)
+print("ready endpoint=0", flush=True)
+for k in kids:
+    assert os.waitpid(k, 0)[1] == 0
+os.kill(h, signal.SIGKILL)
+os.waitpid(h, 0)
+go_r, go_w = os.pipe()
+c = child(b"C", 0, ready=w)
+d = child(b"D", 1, go=go_r)
+os.read(r, 1)
+print("C accepts, pid", c, flush=True)
+assert os.waitpid(c, 0)[1] == 0
+os.write(go_w, b"x")
+assert os.waitpid(d, 0)[1] == 0
+
+# E has no descriptor free when it accepts: EMFILE (the connection
+# handed to it is closed), then with descriptors again it accepts the
+# next one.
+def child_e():
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        select.select([ls], [], [], 0)
+        os.write(w, b"E")
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        free = os.dup(0); os.close(free)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (free, hard))
+        try:
+            ls.accept()
+            raise SystemExit("E: accept with no descriptor free worked")
+        except OSError as e:
+            assert e.errno == errno.EMFILE, e
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        print("E: EMFILE", flush=True)
+        serve(b"E", 1)
+        os._exit(0)
+    except BaseException as e:
+        print("E failed:", repr(e), flush=True)
+        os._exit(1)
+e = child_e()
+os.read(r, 1)
+print("E accepts", flush=True)
+assert os.waitpid(e, 0)[1] == 0
+print("pre-fork done", flush=True)
+PY
+	cat >"$T_DIR/preclient.py" <<'PY'
+import socket, sys, threading
+n = int(sys.argv[2])
+names, errs = [], []
+def client(k):
+    try:
+        blob = bytes((i * 31 + k) % 256 for i in range(100000))
+        c = socket.create_connection((sys.argv[1], 7906), timeout=20)
+        c.sendall(blob); c.shutdown(socket.SHUT_WR)
+        got = bytearray()
+        while True:
+            d = c.recv(65536)
+            if not d: break
+            got += d
+        assert got[2:] == blob and got[1:2] == b" ", (k, len(got), bytes(got[:8]))
+        names.append(got[:1].decode())
+    except Exception as e:
+        errs.append(repr(e))
+ts = [threading.Thread(target=client, args=(k,)) for k in range(n)]
+for t in ts: t.start()
+for t in ts: t.join()
+assert not errs, errs
+print("served by", " ".join(sorted(names)), flush=True)
 PY
 	unet_bg_b /usr/bin/python3 "$T_DIR/peer.py" "$IP_B" >"$T_DIR/peer.out" 2>&1
 	pid=$UNET_BG_PID
@@ -259,6 +416,57 @@ PY
 		fail "a child's own socket did not go to the kernel"
 	[[ $(grep -c "tcp socket closed: 300000 bytes received, 3000[0-9][0-9] sent over U-Net" "$T_DIR/fork.log") == 2 ]] ||
 		fail "the connections did not carry 300000 bytes in (and the greeting and 300000 out) over U-Net"
+	grep -q "handed to child" "$T_DIR/fork.log" && fail "a connection went to a child that never accepted"
+
+	# pre-fork.
+	before=$(kernel_tcp_segs a)
+	unet_bg_a "${run_env[@]}" "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/prefork.log" \
+		/usr/bin/python3 "$T_DIR/prefork.py" 20261127 >"$T_DIR/prefork.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/prefork.out" "$pid" >/dev/null
+	in_b /usr/bin/python3 "$T_DIR/preclient.py" "$IP_A" 4 >"$T_DIR/preclient.out" 2>&1 ||
+		{ cat "$T_DIR/preclient.out" "$T_DIR/prefork.out" "$T_DIR/prefork.log"; fail "the pre-fork server's clients failed"; }
+	cat "$T_DIR/preclient.out"
+	grep -qx "served by A A B B" "$T_DIR/preclient.out" || fail "the two children did not serve two connections each"
+	# A child (C) gets a connection and exits without accepting it; the
+	# next child (D) accepts and serves it.
+	for ((i = 0; i < 200; i++)); do
+		grep -q "^C accepts" "$T_DIR/prefork.out" && break
+		sleep 0.05
+	done
+	((i < 200)) || { cat "$T_DIR/prefork.out"; fail "the child C did not start accepting"; }
+	in_b /usr/bin/python3 "$T_DIR/preclient.py" "$IP_A" 1 >"$T_DIR/preclient2.out" 2>&1 ||
+		{ cat "$T_DIR/preclient2.out" "$T_DIR/prefork.out" "$T_DIR/prefork.log"; fail "the connection handed to the child that left was lost"; }
+	cat "$T_DIR/preclient2.out"
+	grep -qx "served by D" "$T_DIR/preclient2.out" || fail "the connection C left was not served by D"
+	# E accepts with no descriptor free: EMFILE, and that connection is
+	# closed; then it serves the next.
+	for ((i = 0; i < 200; i++)); do
+		grep -q "^E accepts" "$T_DIR/prefork.out" && break
+		sleep 0.05
+	done
+	((i < 200)) || { cat "$T_DIR/prefork.out"; fail "the child E did not start accepting"; }
+	in_b /usr/bin/python3 -c '
+import socket, sys
+c = socket.create_connection((sys.argv[1], 7906), timeout=20)
+try:
+    assert c.recv(100) == b""
+except ConnectionResetError:
+    pass
+print("closed without an answer")
+' "$IP_A" >"$T_DIR/preclient3.out" 2>&1 ||
+		{ cat "$T_DIR/preclient3.out" "$T_DIR/prefork.out"; fail "the connection E had no descriptor for was not closed"; }
+	in_b /usr/bin/python3 "$T_DIR/preclient.py" "$IP_A" 1 >"$T_DIR/preclient4.out" 2>&1 ||
+		{ cat "$T_DIR/preclient4.out" "$T_DIR/prefork.out" "$T_DIR/prefork.log"; fail "E did not serve after EMFILE"; }
+	grep -qx "served by E" "$T_DIR/preclient4.out" || fail "the connection after EMFILE was not served by E"
+	finish "$pid" "$T_DIR/prefork.out" 30 "pre-fork server under unet-run"
+	cat "$T_DIR/prefork.log"
+	grep -q "child $(sed -n 's/^C accepts, pid //p' "$T_DIR/prefork.out") closed its copy with 1 connection it had not accepted" "$T_DIR/prefork.log" ||
+		fail "C did not leave a connection it had been handed"
+	[[ $(grep -c "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net, relayed by the parent" "$T_DIR/prefork.log") == 6 ]] ||
+		fail "not 6 connections accepted by the children on U-Net"
+	after=$(kernel_tcp_segs a)
+	kernel_tcp_quiet "$before" "$after"
 }
 
 t_unet_run_close_busy() {
