@@ -220,7 +220,38 @@ t_jumbo_unetd_inet() {
 	finish "$pid" "$T_DIR/ksink.log" 10 "kernel sink"
 	grep -qx "sink conns=1 bytes=$bytes bad=0 rcv_mss=8960" "$T_DIR/ksink.log" ||
 		fail "kernel sink: $(grep '^sink' "$T_DIR/ksink.log"), want $bytes bytes, none bad, 8960-byte segments"
+	stop_unetd
 
+	# A direct grant sends unchecked, as a root process does: its UDP
+	# and TCP follow the MTU by themselves.  The largest datagrams and
+	# 8960-byte segments from nobody's granted endpoint, briefly.
+	UNETD_DIR=
+	start_unetd "user 65534 kinds direct tags 1-100 udp 7000-7200" --grant-queues 0x1
+	note "kernel UDP (a) -> nobody's U-Net UDP echo (b, direct grant): 8960..8972"
+	as_user_cmd 65534
+	"${AS[@]}" "$UUDP" echo "$IF_B" --local "$IP_B:7000" --copy --timeout 60 \
+		>"$T_DIR/uecho-direct.log" 2>&1 &
+	pid=$!
+	_UNET_BG_PIDS+=("$pid")
+	wait_ready "$T_DIR/uecho-direct.log" "$pid" >/dev/null
+	grep -q "direct endpoint" "$T_DIR/unetd.log" || fail "the UDP echo did not get a direct grant"
+	grep -q "max_payload=8972 " "$T_DIR/uecho-direct.log" ||
+		fail "nobody's granted UDP max_payload is not 8972: $(grep ready "$T_DIR/uecho-direct.log")"
+	in_a "$KUDP" sizes --local "$IP_A:7001" --remote "$IP_B:7000" --min 8960 --max 8972 \
+		--timeout 20 >"$T_DIR/ksizes-direct.log" 2>&1
+	grep -qx "sizes ok 8960..8972" "$T_DIR/ksizes-direct.log" ||
+		{ cat "$T_DIR/ksizes-direct.log"; fail "kernel client -> nobody's granted echo failed"; }
+	stop "$pid" "$T_DIR/uecho-direct.log" "nobody's granted echo"
+	note "nobody's U-Net TCP source (b, direct grant) -> kernel sink (a), $((bytes / 2)) bytes"
+	unet_bg_a python3 "$TPEER" sink "$IP_A:7004" --conns 1 >"$T_DIR/ksink-direct.log" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/ksink-direct.log" "$pid" >/dev/null
+	as_nobody "$UTCP" "$IF_B" --local "$IP_B" --timeout 40 --segment-mib 4 source \
+		--remote "$IP_A:7004" --bytes $((bytes / 2)) >"$T_DIR/usrc-direct.log" 2>&1 ||
+		{ cat "$T_DIR/usrc-direct.log"; fail "nobody's granted source -> kernel sink failed"; }
+	finish "$pid" "$T_DIR/ksink-direct.log" 10 "kernel sink"
+	grep -qx "sink conns=1 bytes=$((bytes / 2)) bad=0 rcv_mss=8960" "$T_DIR/ksink-direct.log" ||
+		fail "kernel sink (direct): $(grep '^sink' "$T_DIR/ksink-direct.log")"
 	stop_unetd
 }
 
