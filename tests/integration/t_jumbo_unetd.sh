@@ -118,7 +118,11 @@ JUMBO_UNETD_UDP_WINDOWS=(1..4 1740..1760 1995..2010 3530..3545 4045..4056 8138..
 t_jumbo_unetd_inet() {
 	T_MODE=${T_MODE:-skb}
 	local UTCP=$BUILD/tools/unet-tcp TPEER=$ROOT/tests/tools/tcp-peer.py pid w lo hi n=0
-	local bytes=$((2 << 20)) before after i
+	local bytes=$((2 << 20)) before after i windows=("${JUMBO_UNETD_UDP_WINDOWS[@]}")
+	# Under the sanitizers: the daemon's checks of UDP and TCP in pieces
+	# (the forge) and datagrams in pieces both ways; the TCP transfers,
+	# the grant and the other sizes run in the plain pass of make check.
+	[[ ${UNET_SANITIZED:-0} == 1 ]] && windows=(1740..1760 8960..8972)
 	[[ -x $UTCP ]] || fail "$UTCP not built"
 	setup_ns
 	set_mtu 9000
@@ -128,7 +132,7 @@ t_jumbo_unetd_inet() {
 	in_a ethtool -K "$IF_A" tso off gso off >/dev/null 2>&1 || fail "ethtool -K $IF_A tso off gso off"
 	start_unetd "user 65534 kinds emulated tags 1-100 udp 7000-7200"
 
-	note "kernel UDP (a) -> nobody's U-Net UDP echo (b, emulated): ${JUMBO_UNETD_UDP_WINDOWS[*]}"
+	note "kernel UDP (a) -> nobody's U-Net UDP echo (b, emulated): ${windows[*]}"
 	as_user_cmd 65534
 	"${AS[@]}" "$UUDP" echo "$IF_B" --local "$IP_B:7000" --copy --timeout 60 \
 		>"$T_DIR/uecho.log" 2>&1 &
@@ -138,7 +142,7 @@ t_jumbo_unetd_inet() {
 	grep -q "emulated endpoint" "$T_DIR/unetd.log" || fail "the UDP echo did not get an emulated endpoint"
 	grep -q "max_payload=8972 " "$T_DIR/uecho.log" ||
 		fail "nobody's UDP max_payload is not 8972: $(grep ready "$T_DIR/uecho.log")"
-	for w in "${JUMBO_UNETD_UDP_WINDOWS[@]}"; do
+	for w in "${windows[@]}"; do
 		lo=${w%..*} hi=${w#*..}
 		in_a "$KUDP" sizes --local "$IP_A:7001" --remote "$IP_B:7000" --min "$lo" --max "$hi" \
 			--timeout 20 >"$T_DIR/ksizes.log" 2>&1
@@ -153,7 +157,7 @@ t_jumbo_unetd_inet() {
 	unet_bg_a "$KUDP" echo --local "$IP_A:7100" --timeout 60 >"$T_DIR/kecho.log" 2>&1
 	pid=$UNET_BG_PID
 	wait_ready "$T_DIR/kecho.log" "$pid" >/dev/null
-	for w in "${JUMBO_UNETD_UDP_WINDOWS[@]}" 8973..8973; do
+	for w in "${windows[@]}" 8973..8973; do
 		lo=${w%..*} hi=${w#*..}
 		as_nobody "$UUDP" sizes "$IF_B" --local "$IP_B:7101" --remote "$IP_A:7100" --min "$lo" \
 			--max "$hi" --copy --timeout 20 >"$T_DIR/usizes.log" 2>&1
@@ -172,9 +176,24 @@ t_jumbo_unetd_inet() {
 	# Before any TCP, whose last segments (a reset for a port the
 	# daemon let go) may still come to a while we count.
 	note "nobody's UDP and TCP frames in pieces that lie: none leaves, each counted"
-	unet_bg_a "$KUDP" echo --local "$IP_A:7100" --timeout 30 >"$T_DIR/kecho2.log" 2>&1
+	# A sink that never answers: an answer to the forge's port after it
+	# is gone would bring back an ICMP error to count.
+	unet_bg_a python3 -c '
+import signal, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+got = 0
+def done(*_):
+    print("sink got=%d" % got, flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, done)
+print("ready kernel sink", flush=True)
+while True:
+    s.recv(65536)
+    got += 1
+' "$IP_A" 7100 >"$T_DIR/ksink-udp.log" 2>&1
 	pid=$UNET_BG_PID
-	wait_ready "$T_DIR/kecho2.log" "$pid" >/dev/null
+	wait_ready "$T_DIR/ksink-udp.log" "$pid" >/dev/null
 	before=$(ip_in_receives)
 	as_nobody timeout 30 "$BUILD/tools/unet-forge-inet-pieces" "$IF_B" --local "$IP_B:7150" \
 		--remote "$IP_A:7100" --peer "$MAC_A" >"$T_DIR/forge.log" 2>&1 ||
@@ -182,17 +201,23 @@ t_jumbo_unetd_inet() {
 	cat "$T_DIR/forge.log"
 	# The daemon has taken every descriptor; what it sent may still be
 	# on its way (the peer's backlog): wait for the honest two, then
-	# count again once the echo is stopped.
+	# count again once the sink is stopped.
 	for ((i = 0; i < 100; i++)); do
 		(($(ip_in_receives) - before >= 2)) && break
 		sleep 0.05
 	done
-	stop "$pid" "$T_DIR/kecho2.log" "kernel echo"
+	stop "$pid" "$T_DIR/ksink-udp.log" "kernel sink"
 	after=$(ip_in_receives)
-	grep -qx "echo echoed=2" "$T_DIR/kecho2.log" ||
-		fail "the kernel echo did not get exactly the 2 honest datagrams: $(cat "$T_DIR/kecho2.log")"
+	grep -qx "sink got=2" "$T_DIR/ksink-udp.log" ||
+		fail "the kernel sink did not get exactly the 2 honest datagrams: $(cat "$T_DIR/ksink-udp.log")"
 	note "IPv4 datagrams namespace a received from the forge: $((after - before))"
 	((after - before == 2)) || fail "$((after - before)) IPv4 datagrams reached a, want the 2 honest ones"
+
+	if [[ ${UNET_SANITIZED:-0} == 1 ]]; then
+		note "TCP and the direct grant: in the plain pass of make check"
+		stop_unetd
+		return 0
+	fi
 
 	note "kernel TCP source (a) -> nobody's U-Net sink (b, emulated), $bytes bytes"
 	as_user_cmd 65534
