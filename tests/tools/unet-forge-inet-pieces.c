@@ -27,10 +27,13 @@
  *              hold; rewritten in the segment to its own port before the
  *              last piece is posted (the daemon must judge what it
  *              copied, not what the segment says now)
- * then prints the daemon's counters for the endpoint's sends:
+ * then, in one descriptor of its 4096-byte frames (longer than one of
+ * the daemon's 2048-byte buffers: gathered and sent in pieces), an
+ * honest 3000-byte datagram and one from a port it does not hold; then
+ * prints the daemon's counters for the endpoint's sends:
  *   inet-pieces tx_sent=N tx_foreign_tag=N tx_bad_frame=N tx_bad_pieces=N
- * and exits 0 if they are 2, 4, 5, 0.  The peer must see exactly the two
- * honest datagrams.  Needs unetd (UNET_DAEMON_SOCKET) serving an MTU of
+ * and exits 0 if they are 3, 5, 5, 0.  The peer must see exactly the
+ * three honest datagrams.  Needs unetd (UNET_DAEMON_SOCKET) serving an MTU of
  * at least 6000 with multi-buffer, and a policy that grants PORT and
  * PORT + 1.
  */
@@ -51,6 +54,7 @@
 
 #define TOOL "unet-forge-inet-pieces"
 #define HONEST 5000u
+#define SINGLE 3000u /* a datagram whose frame one 4096-byte buffer holds */
 #define MAX_CHAIN 8
 #define ETH_HLEN 14
 #define IP_HLEN 20
@@ -147,7 +151,8 @@ struct forge {
 };
 
 /* The frame h describes, in pieces: a first piece of first bytes (0: a
- * full one), the rest in full pieces.  Posted whole unless open. */
+ * full one, or the whole frame if it holds it), the rest in full
+ * pieces.  Posted whole unless open (then only the first piece). */
 static void chain(struct forge *f, const struct hdrs *h, uint32_t first, bool open)
 {
 	static uint8_t frame[16384];
@@ -155,6 +160,8 @@ static void chain(struct forge *f, const struct hdrs *h, uint32_t first, bool op
 
 	if (!first)
 		first = f->room;
+	if (first > flen)
+		first = flen; /* one piece */
 	f->lens[0] = first;
 	f->n = 1 + forge_even_lens(f->lens + 1, flen - first, f->room);
 	forge_split(f->ep, TOOL, frame, f->p, f->lens, f->n);
@@ -199,6 +206,9 @@ int main(int argc, char **argv)
 	}
 	unet_set_log_fn(on_log, NULL);
 	o.kind = UNET_ENDPOINT_EMULATED;
+	/* Longer than the daemon's 2048-byte buffers: a frame in one of
+	 * ours may be too (single, below). */
+	o.frame_size = 4096;
 	f.ep = unet_endpoint__create(argv[optind], &o);
 	if (!f.ep || !unet_udp__open(f.ep, laddr, lport, NULL) ||
 	    !unet_tcp__listen(f.ep, laddr, (uint16_t)(lport + 1), NULL)) {
@@ -255,6 +265,11 @@ int main(int argc, char **argv)
 	put16(sp, lport);
 	forge_post(f.ep, f.p + 1, f.n - 1, false);
 	forge_settle(f.ep, TOOL);
+	h = udp;
+	h.data = SINGLE; /* single: one descriptor, more than a daemon's buffer holds */
+	chain(&f, &h, 0, false);
+	h.sport = (uint16_t)(lport + 5); /* single-port */
+	chain(&f, &h, 0, false);
 	chain(&f, &udp, 0, false); /* honest */
 
 	sent = k->tx_sent - before.tx_sent;
@@ -264,7 +279,7 @@ int main(int argc, char **argv)
 	printf("inet-pieces tx_sent=%" PRIu64 " tx_foreign_tag=%" PRIu64 " tx_bad_frame=%" PRIu64
 	       " tx_bad_pieces=%" PRIu64 "\n",
 	       sent, foreign, bad, bad_pieces);
-	ok = sent == 2 && foreign == 4 && bad == 5 && bad_pieces == 0;
+	ok = sent == 3 && foreign == 5 && bad == 5 && bad_pieces == 0;
 	unet_endpoint__destroy(f.ep);
 	return ok ? 0 : 1;
 }
