@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # t_jumbo_unetd.sh - endpoints from unetd at a jumbo MTU: a direct grant
-# bound with multi-buffer, and an emulated client whose messages in
-# pieces lie.  Sourced by run.sh (see lib.sh for the helpers; t_jumbo.sh
+# bound with multi-buffer, an emulated client whose messages in pieces
+# lie, and UDP and TCP over both kinds against the kernel's sockets
+# (with an emulated client's lying UDP and TCP frames in pieces).  Sourced by run.sh (see lib.sh for the helpers; t_jumbo.sh
 # for set_mtu and jumbo_unetd, t_unetd.sh for start_unetd).
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
