@@ -22,7 +22,9 @@
  * buffer comes as a chain of descriptors (XDP_PKT_CONTD): each piece is
  * copied into the endpoint's own gathering buffer as it is taken, and the
  * whole copy is checked, then sent by the real endpoint from its channel
- * (emul_pieces.c).  Anything else is dropped and counted by reason
+ * (emul_pieces.c); an IPv4 UDP or TCP frame in pieces the same way,
+ * its lengths checked to add up and then its source as a single one's.
+ * Anything else is dropped and counted by reason
  * (struct unetd_ep_counters).  Clients are served in deficit round robin,
  * weighted by their policy share, so one flooding client cannot starve
  * another.
@@ -352,10 +354,50 @@ uint32_t unetd_emul_max_payload(const struct unetd_emul *e)
 	return m;
 }
 
-/* Send e's checked frame in pieces, e->txa.buf[0..len): rebuilt by the
- * real endpoint from the channel (the same bytes: every header field was
- * checked equal to the channel's).  Returns 0, or -EAGAIN when our own
- * buffers or send queue are full (the frame stays ready). */
+/* Send e's IPv4 frame gathered from pieces, e->txa.buf[0..len): its
+ * lengths add up (unetd_chain_ipv4_check), then the checks of a frame in
+ * one piece (its source address and port are e's), all on our copy;
+ * sent as it is, in pieces of the real endpoint, with our source MAC.
+ * A frame that waited for our queue is judged again: its port may have
+ * closed meanwhile.  Returns 0, or -EAGAIN when our own buffers or send
+ * queue are full (the frame stays ready). */
+static int send_gathered_ipv4(struct unetd_emul *e)
+{
+	struct unetd_tx_asm *a = &e->txa;
+	struct unet_layer_parts whole = { .head = a->buf, .hlen = a->len };
+	uint64_t *bad;
+	int err;
+
+	if (unetd_chain_ipv4_check(a->buf, a->len) != UNETD_CHAIN_OK)
+		bad = &e->region->counters.tx_bad_frame;
+	else
+		bad = check_frame(e, a->buf, a->len);
+	if (bad) {
+		a->ready = false;
+		(*bad)++;
+		return 0;
+	}
+	memcpy(a->buf + 6, e->iface->info.mac, 6);
+	err = unet_layer_queue_frame(e->iface->ep, 0, a->len, unet_layer_fill_copy, &whole);
+	if (err == -EAGAIN) {
+		a->ready = true;
+		return err;
+	}
+	a->ready = false;
+	if (err) {
+		e->region->counters.tx_dropped++;
+		return 0;
+	}
+	unet_layer_kick(e->iface->ep);
+	e->region->counters.tx_sent++;
+	return 0;
+}
+
+/* Send e's checked frame in pieces, e->txa.buf[0..len): a U-Net message
+ * rebuilt by the real endpoint from the channel (the same bytes: every
+ * header field was checked equal to the channel's), or IPv4
+ * (send_gathered_ipv4).  Returns 0, or -EAGAIN when our own buffers or
+ * send queue are full (the frame stays ready). */
 static int send_gathered(struct unetd_emul *e)
 {
 	struct unetd_tx_asm *a = &e->txa;
@@ -365,6 +407,8 @@ static int send_gathered(struct unetd_emul *e)
 	uint64_t *bad = NULL;
 	int err;
 
+	if (a->len >= UNET_ETH_HLEN && (uint16_t)(a->buf[12] << 8 | a->buf[13]) == UNET_ETH_P_IP)
+		return send_gathered_ipv4(e);
 	if (!a->ready) {
 		switch (unetd_chain_check(a->buf, a->len, e->iface->info.mac,
 					  e->iface->info.max_payload, &dst_tag, &src_tag, &plen)) {
@@ -472,7 +516,11 @@ static int emul_tx(struct unetd_emul *e, int budget)
 		n = room;
 	for (; done < n; done++) {
 		struct xdp_desc d = read_desc(&e->tx, e->tx.local + done);
-		bool piece = (d.options & XDP_PKT_CONTD) || a->active || a->discard;
+		/* A frame in one descriptor longer than one of our own send
+		 * buffers, but within what the device sends, is gathered
+		 * and sent in pieces like a chain of one. */
+		bool piece = (d.options & XDP_PKT_CONTD) || a->active || a->discard ||
+			     (d.len > max_len && d.len <= a->cap);
 		int err = 0;
 
 		if (!piece) {

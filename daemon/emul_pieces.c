@@ -9,6 +9,7 @@
  * once, into the daemon's own memory, and only that copy is judged (as a
  * whole, once the last piece is in) and sent.
  */
+#include <netinet/in.h>
 #include <string.h>
 
 #include "unet_abi.h"
@@ -73,4 +74,33 @@ enum unetd_chain unetd_chain_check(const uint8_t *f, uint32_t len, const uint8_t
 	*src_tag = (uint16_t)(f[18] << 8 | f[19]);
 	*plen = (uint16_t)n;
 	return UNETD_CHAIN_OK;
+}
+
+#define ETH_HLEN 14
+#define IP_HLEN 20
+#define UDP_HLEN 8
+#define TCP_HLEN 20
+
+static uint16_t be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+enum unetd_chain unetd_chain_ipv4_check(const uint8_t *f, uint32_t len)
+{
+	uint32_t tot, doff;
+
+	if (len < ETH_HLEN + IP_HLEN + UDP_HLEN || be16(f + 12) != 0x0800 || f[14] != 0x45 ||
+	    (f[23] != IPPROTO_UDP && f[23] != IPPROTO_TCP))
+		return UNETD_CHAIN_BAD_FRAME;
+	tot = be16(f + 16);
+	if (ETH_HLEN + tot != len || (be16(f + 20) & 0x3fff))
+		return UNETD_CHAIN_BAD_FRAME;
+	if (f[23] == IPPROTO_UDP)
+		return be16(f + ETH_HLEN + IP_HLEN + 4) == tot - IP_HLEN ? UNETD_CHAIN_OK
+									 : UNETD_CHAIN_BAD_FRAME;
+	if (tot < IP_HLEN + TCP_HLEN)
+		return UNETD_CHAIN_BAD_FRAME;
+	doff = (f[ETH_HLEN + IP_HLEN + 12] >> 4) * 4u;
+	return doff >= TCP_HLEN && doff <= tot - IP_HLEN ? UNETD_CHAIN_OK : UNETD_CHAIN_BAD_FRAME;
 }

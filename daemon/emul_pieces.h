@@ -59,11 +59,24 @@ enum unetd_chain {
  * U-Net frame (EtherType, version), a payload length of 1..max_payload
  * that is exactly what the pieces add up to (a frame under Ethernet's 60
  * bytes may be padded to 60), and the endpoint's own source MAC.  Frames
- * in pieces are U-Net messages only.  The caller checks the tags and the
- * destination against the endpoint's channels.
+ * in pieces are U-Net messages here.  The caller checks the tags and the
+ * destination against the endpoint's channels.  (IPv4 frames in pieces:
+ * unetd_chain_ipv4_check.)
  */
 enum unetd_chain unetd_chain_check(const uint8_t *f, uint32_t len, const uint8_t own_mac[6],
 				   uint32_t max_payload, uint16_t *dst_tag, uint16_t *src_tag,
 				   uint16_t *plen);
+
+/*
+ * Judge f[0..len), the daemon's copy of a frame gathered from pieces
+ * that is IPv4: as the library builds UDP and TCP frames, IPv4 without
+ * options, UDP or TCP, not a fragment, and lengths that add up to the
+ * byte -- the IP total length is what the pieces hold past the Ethernet
+ * header (no trailing bytes a check would not look at), a UDP length is
+ * the IP payload's, a TCP header lies inside it.  UNETD_CHAIN_OK or
+ * UNETD_CHAIN_BAD_FRAME.  The caller then checks the source address and
+ * port on the same copy, as it does a frame in one piece.
+ */
+enum unetd_chain unetd_chain_ipv4_check(const uint8_t *f, uint32_t len);
 
 #endif /* UNETD_EMUL_PIECES_H */

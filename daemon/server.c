@@ -583,7 +583,7 @@ static void do_ep_create(struct unetd *d, struct unetd_client *c, const struct u
 	rep.region_size = (uint32_t)e->region_size;
 	rep.mtu = e->iface->info.max_payload + UNET_HDR_LEN;
 	rep.max_payload = unetd_emul_max_payload(e);
-	rep.flags = unetd_emul_multi_buffer(e) ? UNETD_EP_MULTI_BUFFER : 0;
+	rep.flags = unetd_emul_multi_buffer(e) ? UNETD_EP_MULTI_BUFFER | UNETD_EP_INET_PIECES : 0;
 	rep.frame_size = e->frame_size;
 	rep.nframes = e->nframes;
 	rep.ifindex = e->iface->info.ifindex;

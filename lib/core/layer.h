@@ -169,8 +169,9 @@ int unet_layer_xmit_csum(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, u
  * whether the endpoint can send and receive them (its sockets have
  * AF_XDP multi-buffer); without it a layer's frames are one send buffer
  * each, and the kernel drops larger ones on receive.  Received frames
- * in pieces reach the layer's rx whole, reassembled.  False for an
- * endpoint emulated by unetd (its daemon forwards U-Net chains only).
+ * in pieces reach the layer's rx whole, reassembled.  For an
+ * endpoint emulated by unetd, true when the daemon also takes IPv4 UDP
+ * and TCP frames in pieces (UNETD_EP_INET_PIECES).
  */
 bool unet_layer_multi_buffer(const struct unet_endpoint *ep);
 /* Writes len bytes of the frame, from frame offset off, at dst. */

@@ -153,6 +153,7 @@ struct unet_endpoint {
 	 * slot and no sockets; q[0]'s rings live in the shared region and
 	 * q[0].fd is the daemon's notify eventfd. */
 	bool emulated;
+	bool inet_pieces;  /* emulated: unetd takes IPv4 frames in pieces too */
 	bool closing;	   /* being destroyed: the daemon frees its channels */
 	bool fd_mode;	   /* the application polls unet_endpoint__fd */
 	int daemon_fd;	   /* the connection the endpoint lives by */

@@ -348,10 +348,12 @@ int unet_layer_queue_pieces(struct unet_channel *ch, const void *hdr, uint32_t h
 
 bool unet_layer_multi_buffer(const struct unet_endpoint *ep)
 {
-	/* An emulated endpoint's chains go through unetd, which checks and
-	 * forwards chains of U-Net messages only (an IPv4 chain is
-	 * tx_bad_frame there): its layers stay at one buffer per frame. */
-	return ep && ep->jumbo.sg && !ep->emulated;
+	/* An emulated endpoint's chains go through unetd, which checks them
+	 * whole; a daemon that says so (UNETD_EP_INET_PIECES) takes IPv4
+	 * UDP and TCP chains as well as U-Net ones.  Before it, an IPv4
+	 * chain was tx_bad_frame there: the layers stay at one buffer per
+	 * frame with such a daemon. */
+	return ep && ep->jumbo.sg && (!ep->emulated || ep->inet_pieces);
 }
 
 int unet_layer_queue_frame(struct unet_endpoint *ep, uint32_t txq, uint32_t flen,

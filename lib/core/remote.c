@@ -542,6 +542,7 @@ int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char 
 	if (err)
 		return err;
 	ep->emulated = true;
+	ep->inet_pieces = ep->jumbo.sg && (rep.flags & UNETD_EP_INET_PIECES);
 	ep->remote_ep = rep.ep;
 	ep->kind = UNET_ENDPOINT_EMULATED;
 	rep.reason[sizeof(rep.reason) - 1] = '\0';

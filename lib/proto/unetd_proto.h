@@ -114,6 +114,11 @@ struct unetd_ep_created {
  * An emulated endpoint: the daemon delivers such frames as chains on rx
  * and takes chains on tx, up to max_payload (docs/unetd.md). */
 #define UNETD_EP_MULTI_BUFFER 1u
+/* An emulated endpoint with UNETD_EP_MULTI_BUFFER: the daemon takes
+ * IPv4 UDP and TCP frames in pieces too (checked as a whole, as single
+ * ones), so the client's UDP and TCP follow the MTU.  Without it (a
+ * daemon that predates it) only U-Net messages travel in pieces. */
+#define UNETD_EP_INET_PIECES 2u
 
 struct unetd_ep_ref {
 	uint32_t ep;

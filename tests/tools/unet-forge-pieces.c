@@ -47,6 +47,7 @@
 
 #include "core/objects.h"
 #include "proto/unetd_proto.h"
+#include "forge_ring.h"
 
 #define HONEST 5000u
 
@@ -66,53 +67,6 @@ static void on_log(enum unet_log_level l, const char *msg, void *ctx)
 		fprintf(stderr, "unet-forge-pieces: libunet: %s\n", msg);
 }
 
-/* Wait (5 s at most) until the daemon has taken all we queued and the
- * library has its buffers back. */
-static int settle(struct unet_endpoint *ep)
-{
-	struct unet_queue *q = &ep->q[0];
-
-	for (int i = 0; i < 5000; i++) {
-		unet_endpoint__complete(ep);
-		if (__atomic_load_n(q->tx.consumer, __ATOMIC_ACQUIRE) == *q->tx.producer &&
-		    !q->tx_pending)
-			return 0;
-		if (i % 50 == 0)
-			unet_remote_kick(ep);
-		nanosleep(&(struct timespec){ .tv_nsec = 1000 * 1000 }, NULL);
-	}
-	fprintf(stderr, "unet-forge-pieces: the daemon did not take our descriptors\n");
-	return -1;
-}
-
-/* A piece: at segment offset addr (a buffer of ours, or anything),
- * len bytes. */
-struct piece {
-	uint64_t addr;
-	uint32_t len;
-};
-
-/* Put the chain p[0..n) on the send ring as it is, the last piece
- * flagged XDP_PKT_CONTD too when open, and kick. */
-static void post(struct unet_endpoint *ep, const struct piece *p, uint32_t n, bool open)
-{
-	struct xsk_ring_prod *tx = &ep->q[0].tx;
-	uint32_t idx = 0;
-
-	while (xsk_ring_prod__reserve(tx, n, &idx) != n)
-		unet_endpoint__complete(ep);
-	for (uint32_t i = 0; i < n; i++) {
-		struct xdp_desc *d = xsk_ring_prod__tx_desc(tx, idx + i);
-
-		d->addr = p[i].addr;
-		d->len = p[i].len;
-		d->options = i + 1 < n || open ? XDP_PKT_CONTD : 0;
-	}
-	xsk_ring_prod__submit(tx, n);
-	ep->q[0].tx_pending += n;
-	unet_remote_kick(ep);
-}
-
 struct forge {
 	struct unet_endpoint *ep;
 	uint8_t peer[6];
@@ -121,33 +75,20 @@ struct forge {
 	uint32_t nbufs;
 };
 
-/* A buffer of ours, handed to the daemon (the pool's TX state) until it
- * completes it.  Returns its offset past the alignment pad. */
-static uint64_t take_buf(struct forge *f)
-{
-	uint64_t buf = unet_endpoint__buf_alloc(f->ep);
-
-	if (buf == UNET_NO_BUF) {
-		fprintf(stderr, "unet-forge-pieces: out of buffers\n");
-		exit(1);
-	}
-	unet_pool_move(&f->ep->pool, buf, UNET_FRAME_APP, UNET_FRAME_TX);
-	return buf + UNET_ALIGN_PAD;
-}
+#define TOOL "unet-forge-pieces"
 
 static uint8_t *at(struct forge *f, uint64_t addr)
 {
 	return (uint8_t *)f->ep->segment + addr;
 }
 
-/* A U-Net frame of flen bytes written across pieces p[0..n) of the
- * given lengths (new buffers each), header fields as given. */
-static void frame_in_pieces(struct forge *f, struct piece *p, const uint32_t *lens, uint32_t n,
-			    const uint8_t dst[6], const uint8_t src[6], uint16_t dst_tag,
+/* A U-Net frame written across pieces p[0..n) of the given lengths
+ * (new buffers each), header fields as given. */
+static void frame_in_pieces(struct forge *f, struct forge_piece *p, const uint32_t *lens,
+			    uint32_t n, const uint8_t dst[6], const uint8_t src[6], uint16_t dst_tag,
 			    uint16_t src_tag, uint16_t plen)
 {
 	uint8_t frame[16384];
-	uint32_t off = 0;
 
 	memset(frame, 0xa5, sizeof(frame));
 	memcpy(frame, dst, 6);
@@ -162,26 +103,8 @@ static void frame_in_pieces(struct forge *f, struct piece *p, const uint32_t *le
 	frame[19] = (uint8_t)src_tag;
 	frame[20] = (uint8_t)(plen >> 8);
 	frame[21] = (uint8_t)plen;
-	for (uint32_t i = 0; i < n; i++) {
-		p[i].addr = take_buf(f);
-		p[i].len = lens[i];
-		/* Every chain here is shorter than frame[]. */
-		memcpy(at(f, p[i].addr), frame + off, lens[i]);
-		off += lens[i];
-	}
-}
-
-/* An honest-looking chain of n pieces of piece bytes (the last holds
- * the rest of a frame of UNET_PAYLOAD_OFF + plen bytes). */
-static uint32_t even_lens(uint32_t *lens, uint32_t flen, uint32_t piece)
-{
-	uint32_t n = 0;
-
-	while (flen) {
-		lens[n] = flen < piece ? flen : piece;
-		flen -= lens[n++];
-	}
-	return n;
+	/* Every chain here is shorter than frame[]. */
+	forge_split(f->ep, TOOL, frame, p, lens, n);
 }
 
 int main(int argc, char **argv)
@@ -197,7 +120,7 @@ int main(int argc, char **argv)
 	static const uint8_t other[6] = { 0x02, 0, 0, 0, 0, 0x99 };
 	const struct unetd_ep_counters *k;
 	struct unet_endpoint_info info;
-	struct piece p[MAX_CHAIN];
+	struct forge_piece p[MAX_CHAIN];
 	uint32_t lens[MAX_CHAIN], n, room;
 	struct forge f = { 0 };
 	uint8_t msg[HONEST];
@@ -255,69 +178,69 @@ int main(int argc, char **argv)
 	room = f.ep->frame_size - 256 - UNET_ALIGN_PAD; /* what the library puts in a piece */
 	for (uint32_t i = 0; i < HONEST; i++)
 		msg[i] = (uint8_t)(i * 7 + 1);
-	if (unet_channel__send_copy(ch, msg, HONEST) || settle(f.ep))
+	if (unet_channel__send_copy(ch, msg, HONEST) || forge_settle(f.ep, TOOL))
 		return 1;
 
 	/* over, under */
-	n = even_lens(lens, UNET_PAYLOAD_OFF + HONEST, room);
+	n = forge_even_lens(lens, UNET_PAYLOAD_OFF + HONEST, room);
 	frame_in_pieces(&f, p, lens, n, f.peer, f.ep->mac, f.peer_tag, f.tag, HONEST + 100);
-	post(f.ep, p, n, false);
-	settle(f.ep);
+	forge_post(f.ep, p, n, false);
+	forge_settle(f.ep, TOOL);
 	frame_in_pieces(&f, p, lens, n, f.peer, f.ep->mac, f.peer_tag, f.tag, HONEST - 100);
-	post(f.ep, p, n, false);
-	settle(f.ep);
+	forge_post(f.ep, p, n, false);
+	forge_settle(f.ep, TOOL);
 	/* outside: the second piece past the segment */
 	frame_in_pieces(&f, p, lens, n, f.peer, f.ep->mac, f.peer_tag, f.tag, HONEST);
 	p[1].addr = f.ep->segment_size + 64;
-	post(f.ep, p, n, false);
-	settle(f.ep);
+	forge_post(f.ep, p, n, false);
+	forge_settle(f.ep, TOOL);
 	/* across: the second piece past the end of its frame */
 	frame_in_pieces(&f, p, lens, n, f.peer, f.ep->mac, f.peer_tag, f.tag, HONEST);
 	p[1].addr = (p[1].addr & ~(uint64_t)(f.ep->frame_size - 1)) + f.ep->frame_size - 100;
-	post(f.ep, p, n, false);
-	settle(f.ep);
+	forge_post(f.ep, p, n, false);
+	forge_settle(f.ep, TOOL);
 	/* tag: the source tag in the second piece, not ours */
 	lens[0] = 18;
-	n = 1 + even_lens(lens + 1, UNET_PAYLOAD_OFF + HONEST - 18, room);
+	n = 1 + forge_even_lens(lens + 1, UNET_PAYLOAD_OFF + HONEST - 18, room);
 	frame_in_pieces(&f, p, lens, n, f.peer, f.ep->mac, f.peer_tag, (uint16_t)(f.tag + 1), HONEST);
-	post(f.ep, p, n, false);
-	settle(f.ep);
+	forge_post(f.ep, p, n, false);
+	forge_settle(f.ep, TOOL);
 	/* mac: the source MAC split, its second half in the second piece */
 	lens[0] = 8;
-	n = 1 + even_lens(lens + 1, UNET_PAYLOAD_OFF + HONEST - 8, room);
+	n = 1 + forge_even_lens(lens + 1, UNET_PAYLOAD_OFF + HONEST - 8, room);
 	frame_in_pieces(&f, p, lens, n, f.peer, other, f.peer_tag, f.tag, HONEST);
-	post(f.ep, p, n, false);
-	settle(f.ep);
+	forge_post(f.ep, p, n, false);
+	forge_settle(f.ep, TOOL);
 	/* dst-tag, dst-mac */
-	n = even_lens(lens, UNET_PAYLOAD_OFF + HONEST, room);
+	n = forge_even_lens(lens, UNET_PAYLOAD_OFF + HONEST, room);
 	frame_in_pieces(&f, p, lens, n, f.peer, f.ep->mac, (uint16_t)(f.peer_tag + 1), f.tag, HONEST);
-	post(f.ep, p, n, false);
-	settle(f.ep);
+	forge_post(f.ep, p, n, false);
+	forge_settle(f.ep, TOOL);
 	frame_in_pieces(&f, p, lens, n, other, f.ep->mac, f.peer_tag, f.tag, HONEST);
-	post(f.ep, p, n, false);
-	settle(f.ep);
+	forge_post(f.ep, p, n, false);
+	forge_settle(f.ep, TOOL);
 	/* many: 19 pieces */
-	n = even_lens(lens, 19 * 100, 100);
+	n = forge_even_lens(lens, 19 * 100, 100);
 	frame_in_pieces(&f, p, lens, n, f.peer, f.ep->mac, f.peer_tag, f.tag, 19 * 100 - UNET_PAYLOAD_OFF);
-	post(f.ep, p, n, false);
-	settle(f.ep);
+	forge_post(f.ep, p, n, false);
+	forge_settle(f.ep, TOOL);
 	/* long: 6 full pieces, more than the largest frame at MTU 9000 */
-	n = even_lens(lens, 6 * room, room);
+	n = forge_even_lens(lens, 6 * room, room);
 	frame_in_pieces(&f, p, lens, n, f.peer, f.ep->mac, f.peer_tag, f.tag,
 			(uint16_t)(6 * room - UNET_PAYLOAD_OFF));
-	post(f.ep, p, n, false);
-	settle(f.ep);
+	forge_post(f.ep, p, n, false);
+	forge_settle(f.ep, TOOL);
 	/* rewrite: taken with a length that does not add up, then fixed */
-	n = even_lens(lens, UNET_PAYLOAD_OFF + HONEST, room);
+	n = forge_even_lens(lens, UNET_PAYLOAD_OFF + HONEST, room);
 	frame_in_pieces(&f, p, lens, n, f.peer, f.ep->mac, f.peer_tag, f.tag, HONEST + 1);
-	post(f.ep, p, 1, true);
-	settle(f.ep);
+	forge_post(f.ep, p, 1, true);
+	forge_settle(f.ep, TOOL);
 	at(&f, p[0].addr)[20] = (uint8_t)(HONEST >> 8);
 	at(&f, p[0].addr)[21] = (uint8_t)HONEST;
-	post(f.ep, p + 1, n - 1, false);
-	settle(f.ep);
+	forge_post(f.ep, p + 1, n - 1, false);
+	forge_settle(f.ep, TOOL);
 
-	if (unet_channel__send_copy(ch, msg, HONEST) || settle(f.ep))
+	if (unet_channel__send_copy(ch, msg, HONEST) || forge_settle(f.ep, TOOL))
 		return 1;
 	/* Before the line the test waits for: it sends SIGTERM after it. */
 	signal(SIGTERM, on_term);

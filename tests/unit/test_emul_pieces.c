@@ -5,7 +5,8 @@
  * honest chain comes out whole; pieces outside the segment or their
  * frame, empty ones, a 19th, a frame over the cap are refused and the
  * rest of their frame skipped; the whole frame's lengths must add up and
- * its source MAC be the endpoint's.  Then a seeded fuzz of descriptor
+ * its source MAC be the endpoint's; an IPv4 frame's IP, UDP and TCP
+ * lengths must add up to the byte.  Then a seeded fuzz of descriptor
  * streams against a model, the client's segment rewritten between pieces:
  * what comes out is byte for byte what each piece held when it was taken.
  */
@@ -338,6 +339,156 @@ static void test_fuzz_chain_check(void **state)
 	assert_true(ok > 1000);
 }
 
+/* An IPv4 frame as the library sends it: proto UDP or TCP, l4 bytes
+ * past the IPv4 header (UDP or TCP header and data), DF set. */
+static uint32_t ipv4_frame(uint8_t *f, uint8_t proto, uint32_t l4)
+{
+	uint32_t tot = 20 + l4;
+
+	memset(f, 0x33, 14 + tot);
+	memset(f, 0xee, 6);
+	memcpy(f + 6, own, 6);
+	f[12] = 0x08;
+	f[13] = 0x00;
+	f[14] = 0x45;
+	f[16] = (uint8_t)(tot >> 8);
+	f[17] = (uint8_t)tot;
+	f[20] = 0x40;
+	f[21] = 0;
+	f[23] = proto;
+	if (proto == 17) {
+		f[38] = (uint8_t)(l4 >> 8);
+		f[39] = (uint8_t)l4;
+	} else {
+		f[46] = 5 << 4; /* a 20-byte TCP header */
+	}
+	return 14 + tot;
+}
+
+static void test_chain_ipv4_check(void **state)
+{
+	uint8_t f[CAP];
+	uint32_t len;
+
+	(void)state;
+	/* UDP: the lengths add up to the byte. */
+	len = ipv4_frame(f, 17, 8 + 8000);
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_OK);
+	/* Bytes past the IPv4 length, or fewer than it says. */
+	assert_int_equal(unetd_chain_ipv4_check(f, len + 1), UNETD_CHAIN_BAD_FRAME);
+	assert_int_equal(unetd_chain_ipv4_check(f, len - 1), UNETD_CHAIN_BAD_FRAME);
+	/* A UDP length that is not the IPv4 payload's, either way. */
+	f[39]--;
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_BAD_FRAME);
+	f[39] += 2;
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_BAD_FRAME);
+	f[39]--;
+	/* A fragment: more to come, or an offset. */
+	f[20] = 0x20;
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_BAD_FRAME);
+	f[20] = 0x40;
+	f[21] = 1;
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_BAD_FRAME);
+	f[21] = 0;
+	/* IPv4 options, another version, another protocol, not IPv4. */
+	f[14] = 0x46;
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_BAD_FRAME);
+	f[14] = 0x65;
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_BAD_FRAME);
+	f[14] = 0x45;
+	f[23] = 1;
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_BAD_FRAME);
+	f[23] = 17;
+	f[13] = 0x06;
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_BAD_FRAME);
+	f[13] = 0x00;
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_OK);
+	/* Shorter than IPv4 and UDP headers. */
+	len = ipv4_frame(f, 17, 8);
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_OK);
+	assert_int_equal(unetd_chain_ipv4_check(f, len - 1), UNETD_CHAIN_BAD_FRAME);
+
+	/* TCP: the header inside the segment, at least 20 bytes. */
+	len = ipv4_frame(f, 6, 20 + 8000);
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_OK);
+	assert_int_equal(unetd_chain_ipv4_check(f, len + 1), UNETD_CHAIN_BAD_FRAME);
+	f[46] = 4 << 4;
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_BAD_FRAME);
+	f[46] = 15 << 4;
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_OK);
+	len = ipv4_frame(f, 6, 20 + 39);
+	f[46] = 15 << 4; /* 60 bytes of header in 59 */
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_BAD_FRAME);
+	len = ipv4_frame(f, 6, 20);
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_OK);
+	/* An IPv4 length too short for a TCP header (the frame agrees). */
+	len = ipv4_frame(f, 6, 19);
+	f[46] = 0;
+	assert_int_equal(unetd_chain_ipv4_check(f, len), UNETD_CHAIN_BAD_FRAME);
+}
+
+/* The IPv4 check on frames with random headers and honest ones with a
+ * byte or a length changed, against a model of its rules; exactly the
+ * frame's bytes are allocated, so ASan sees any read past them. */
+static void test_fuzz_chain_ipv4_check(void **state)
+{
+	uint64_t seed = fuzz_seed(0x697076345f636b31ull), n = fuzz_count(200000), s = seed;
+	uint32_t ok = 0;
+
+	(void)state;
+	printf("test_emul_pieces IPv4 chain fuzz: seed 0x%llx, %llu frames\n",
+	       (unsigned long long)seed, (unsigned long long)n);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t r = fuzz_next(&s);
+		uint32_t len = (uint32_t)(fuzz_next(&s) % (CAP + 1)), tot, ulen, doff;
+		uint8_t *f = malloc(len ? len : 1), *h = malloc(CAP);
+		bool want;
+
+		assert_non_null(f);
+		assert_non_null(h);
+		if ((r & 3) && len >= 14 + 20 + 20) {
+			/* Honest, then perhaps a header byte or a length off. */
+			ipv4_frame(h, (r & 4) ? 17 : 6, len - 34);
+			if (r & (1u << 8))
+				h[12 + (r >> 16) % 36] ^= (uint8_t)(1u << ((r >> 40) % 8));
+			if (r & (1u << 9))
+				h[17] = (uint8_t)(h[17] + (uint8_t)((r >> 48) % 5) - 2);
+		} else {
+			for (uint32_t k = 0; k < 64; k++)
+				h[k] = (uint8_t)fuzz_next(&s);
+			if (r & 4) { /* an IPv4 header, the rest random */
+				h[12] = 0x08;
+				h[13] = 0x00;
+				h[14] = 0x45;
+				h[23] = (r & 8) ? 17 : 6;
+			}
+		}
+		memcpy(f, h, len < 64 ? len : 64);
+		if (len > 64)
+			memset(f + 64, 0x5a, len - 64);
+		want = len >= 42 && f[12] == 0x08 && f[13] == 0 && f[14] == 0x45 &&
+		       (f[23] == 17 || f[23] == 6);
+		if (want) {
+			tot = (uint32_t)(f[16] << 8 | f[17]);
+			want = 14 + tot == len && !((f[20] << 8 | f[21]) & 0x3fff);
+			if (want && f[23] == 17) {
+				ulen = (uint32_t)(f[38] << 8 | f[39]);
+				want = ulen == tot - 20;
+			} else if (want) {
+				doff = (f[46] >> 4) * 4u;
+				want = tot >= 40 && doff >= 20 && doff <= tot - 20;
+			}
+		}
+		assert_int_equal(unetd_chain_ipv4_check(f, len),
+				 want ? UNETD_CHAIN_OK : UNETD_CHAIN_BAD_FRAME);
+		ok += want;
+		free(f);
+		free(h);
+	}
+	printf("test_emul_pieces IPv4 chain fuzz: %u passed the check\n", ok);
+	assert_true(ok > 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +498,8 @@ int main(void)
 		cmocka_unit_test(test_chain_check),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_fuzz_chain_check),
+		cmocka_unit_test(test_chain_ipv4_check),
+		cmocka_unit_test(test_fuzz_chain_ipv4_check),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
