@@ -2302,6 +2302,19 @@ EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 
 static int getsockopt_held(struct run_sock *s, int fd, int level, int name, void *val, socklen_t *len)
 {
+	/* A relayed descriptor (a fork's child) is a unix socketpair's end:
+	 * it answers for the TCP socket it stands for (Python's
+	 * socket(fileno=) takes its family from SO_DOMAIN). */
+	if (s && s->relayed && level == SOL_SOCKET && val && len && *len >= sizeof(int) &&
+	    (name == SO_DOMAIN || name == SO_PROTOCOL || name == SO_ACCEPTCONN)) {
+		int v = name == SO_DOMAIN     ? AF_INET
+			: name == SO_PROTOCOL ? IPPROTO_TCP
+					      : (int)s->relay_listener;
+
+		memcpy(val, &v, sizeof(v));
+		*len = sizeof(v);
+		return 0;
+	}
 	if (s && s->tcp && level == SOL_SOCKET && name == SO_ERROR && val && len &&
 	    *len >= sizeof(int)) {
 		int e = run_tcp_error(s->tcp);

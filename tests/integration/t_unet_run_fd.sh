@@ -157,7 +157,7 @@ PY
 # U-Net connection, relayed for it), while its own new socket is the
 # kernel's; its copy of the listener answers getsockname, and as it never
 # accepts on it, the parent's relay hands it no connection.
-import errno, socket, socketserver, sys
+import errno, os, socket, socketserver, sys
 peer_udp = (sys.argv[1], 7900)
 class Echo(socketserver.BaseRequestHandler):
     def handle(self):
@@ -171,6 +171,17 @@ class Echo(socketserver.BaseRequestHandler):
             raise SystemExit("child: getpeername on the listener worked")
         except OSError as e:
             assert e.errno == errno.ENOTCONN, e
+        # A socket made from the relayed descriptor is the TCP socket it
+        # stands for (Python reads family, type and protocol from it),
+        # and so is one made from the listener's copy.
+        w = socket.socket(fileno=os.dup(c.fileno()))
+        assert (w.family, w.type, w.proto) == (socket.AF_INET, socket.SOCK_STREAM,
+                                               socket.IPPROTO_TCP), (w.family, w.type, w.proto)
+        w.close()
+        w = socket.socket(fileno=os.dup(self.server.socket.fileno()))
+        assert w.family == socket.AF_INET and w.getsockopt(socket.SOL_SOCKET,
+                                                           socket.SO_ACCEPTCONN) == 1
+        w.close()
         c.sendall(("hello %s:%d\n" % c.getpeername()).encode())
         total = 0
         while True:
