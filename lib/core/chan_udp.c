@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,14 +73,25 @@ bool unet_chan_ipv6_link_local(const uint8_t a[16])
 int unet_chan_local_ipv6(const char *ifname, const uint8_t peer[16], uint8_t addr[16])
 {
 	bool want_ll = unet_chan_ipv6_link_local(peer);
+	struct unet_nl_route rt;
 	struct ifaddrs *ifa, *i;
-	int err = -EADDRNOTAVAIL;
+	int err = -EADDRNOTAVAIL, oif = (int)if_nametoindex(ifname);
+	bool kernel = false;
 
+	/* The kernel's own choice for the peer out of this interface (RFC
+	 * 6724: the longest matching prefix, not deprecated, not
+	 * tentative), as its sockets would send from: the interface's
+	 * first address would be whichever came last -- one a router
+	 * advertisement from any host on the link just made (the peer,
+	 * which names us by our configured address, would drop all). */
+	if (oif > 0 && unet_nl_route_get(AF_INET6, peer, NULL, 16, oif, &rt) == 0 && rt.have_src &&
+	    unet_chan_ipv6_link_local(rt.src) == want_ll)
+		kernel = true;
 	if (getifaddrs(&ifa))
 		return -errno;
-	/* The scope of the peer's address: a link-local peer answers a
-	 * link-local source, any other a global one (RFC 6724's first
-	 * rule, the only one that matters on one interface). */
+	/* The kernel's choice if it is this interface's; else the first of
+	 * the peer's scope: a link-local peer answers a link-local source,
+	 * any other a global one (RFC 6724's first rule). */
 	for (i = ifa; i; i = i->ifa_next) {
 		const uint8_t *a;
 
@@ -88,9 +100,17 @@ int unet_chan_local_ipv6(const char *ifname, const uint8_t peer[16], uint8_t add
 		a = ((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr.s6_addr;
 		if (unet_chan_ipv6_link_local(a) != want_ll)
 			continue;
-		memcpy(addr, a, 16);
-		err = 0;
-		break;
+		if (kernel && !memcmp(a, rt.src, 16)) {
+			memcpy(addr, a, 16);
+			err = 0;
+			break;
+		}
+		if (err) {
+			memcpy(addr, a, 16);
+			err = 0;
+			if (!kernel)
+				break;
+		}
 	}
 	freeifaddrs(ifa);
 	return err;
@@ -170,23 +190,32 @@ int unet_chan_hold_port(int family, uint16_t port)
 	 * another user binds to the port on another local address
 	 * (127.0.0.1) could still send from ours with IP_PKTINFO, and the
 	 * peer would take it for the channel.  No SO_REUSEADDR, so no other
-	 * socket gets the port on any address while we hold it.  An IPv6
-	 * channel's is held on IPv4 too (not V6ONLY): one port, one channel.
-	 * Nobody reads it: its queue is the smallest the kernel allows.
+	 * socket gets the port on any address while we hold it.  Held on
+	 * both families at once (an IPv6 socket, not V6ONLY) whatever the
+	 * channel's: one port, one channel -- an IPv4 channel's port free on
+	 * IPv6 let another user send as its tag to a peer whose channel
+	 * names this host by an IPv6 address.  A kernel without IPv6: IPv4
+	 * alone (no IPv6 channel can exist there).  Nobody reads it: its
+	 * queue is the smallest the kernel allows.
 	 */
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
 				  .sin_addr.s_addr = htonl(INADDR_ANY) };
 	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6, .sin6_port = htons(port),
 				    .sin6_addr = IN6ADDR_ANY_INIT };
-	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0), zero = 0;
+	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0), zero = 0;
+	bool v6 = fd >= 0;
 	int err;
 
+	if (!v6 && errno == EAFNOSUPPORT && family == AF_INET)
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &zero, sizeof(zero));
-	if (family == AF_INET6) {
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-		err = bind(fd, (const struct sockaddr *)&sa6, sizeof(sa6));
+	if (v6) {
+		/* Refused, the port would be IPv6's alone: fail instead. */
+		err = setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+		if (!err)
+			err = bind(fd, (const struct sockaddr *)&sa6, sizeof(sa6));
 	} else {
 		err = bind(fd, (const struct sockaddr *)&sa, sizeof(sa));
 	}

@@ -93,6 +93,9 @@ int unet_nl_route_parse(const char *buf, int n, uint16_t alen, struct unet_nl_ro
 		} else if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) >= alen) {
 			memcpy(rt->via, RTA_DATA(a), alen);
 			rt->gateway = true;
+		} else if (a->rta_type == RTA_PREFSRC && RTA_PAYLOAD(a) >= alen) {
+			memcpy(rt->src, RTA_DATA(a), alen);
+			rt->have_src = true;
 		} else if (a->rta_type == RTA_METRICS) {
 			const struct rtattr *x = RTA_DATA(a);
 			int xlen = (int)RTA_PAYLOAD(a);

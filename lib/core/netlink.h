@@ -48,6 +48,8 @@ struct unet_nl_route {
 	bool gateway;	    /* via holds the gateway */
 	uint8_t via[16];    /* the gateway (4 or 16 bytes, network order) */
 	uint32_t route_mtu; /* the route's RTAX_MTU; 0: none */
+	bool have_src;	    /* src holds the kernel's preferred source */
+	uint8_t src[16];    /* RTA_PREFSRC (4 or 16 bytes, network order) */
 };
 
 /*

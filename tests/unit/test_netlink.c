@@ -113,6 +113,22 @@ static void test_route_fields(void **state)
 	assert_int_equal(unet_nl_route_parse(m.buf, (int)m.nh.nlmsg_len, 16, &rt), 0);
 	assert_false(rt.gateway);
 	assert_int_equal(rt.oif, 7);
+	assert_false(rt.have_src);
+	/* The kernel's preferred source (the channel's own, chan_udp.c),
+	 * only when whole. */
+	{
+		const uint8_t src[16] = { 0xfd, 1, [15] = 1 };
+
+		route_msg(&m, 16);
+		attr(&m, RTA_PREFSRC, src, 16);
+		assert_int_equal(unet_nl_route_parse(m.buf, (int)m.nh.nlmsg_len, 16, &rt), 0);
+		assert_true(rt.have_src);
+		assert_memory_equal(rt.src, src, 16);
+		route_msg(&m, 16);
+		attr(&m, RTA_PREFSRC, src, 4);
+		assert_int_equal(unet_nl_route_parse(m.buf, (int)m.nh.nlmsg_len, 16, &rt), 0);
+		assert_false(rt.have_src);
+	}
 }
 
 static void test_route_refused(void **state)
