@@ -214,6 +214,12 @@ static bool woke_sleeper;
  * unet_endpoint__recv and return none: a pass may deliver and return 0. */
 static bool notify_owed;
 
+/* The daemon's counters, copied where the client reads them. */
+static void publish_counters(struct unetd_emul *e)
+{
+	e->region->counters = e->counters;
+}
+
 static void notify(struct unetd_emul *e)
 {
 	/* Pairs with the client's store of client_sleeping and its fence
@@ -254,7 +260,7 @@ static const struct unetd_chan_wire *routable_of(void *ctx, uint16_t tag)
 static uint64_t *check_chan_frame(struct unetd_emul *e, const uint8_t *f, uint32_t len,
 				  uint16_t chan_port)
 {
-	struct unetd_ep_counters *k = &e->region->counters;
+	struct unetd_ep_counters *k = &e->counters;
 
 	switch (unetd_chan_check_frame(f, len, chan_port, routable_of, e)) {
 	case UNETD_CHAN_OK:
@@ -273,7 +279,7 @@ static uint64_t *check_chan_frame(struct unetd_emul *e, const uint8_t *f, uint32
  * Returns 0, or the counter to charge. */
 static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t len)
 {
-	struct unetd_ep_counters *k = &e->region->counters;
+	struct unetd_ep_counters *k = &e->counters;
 	const struct unet_endpoint_info *info = &e->iface->info;
 	struct unetd_chan *c;
 	uint16_t proto, dst_tag, src_tag, plen;
@@ -369,7 +375,7 @@ static int send_gathered_ipv4(struct unetd_emul *e)
 	int err;
 
 	if (unetd_chain_ipv4_check(a->buf, a->len) != UNETD_CHAIN_OK)
-		bad = &e->region->counters.tx_bad_frame;
+		bad = &e->counters.tx_bad_frame;
 	else
 		bad = check_frame(e, a->buf, a->len);
 	if (bad) {
@@ -385,11 +391,11 @@ static int send_gathered_ipv4(struct unetd_emul *e)
 	}
 	a->ready = false;
 	if (err) {
-		e->region->counters.tx_dropped++;
+		e->counters.tx_dropped++;
 		return 0;
 	}
 	unet_layer_kick(e->iface->ep);
-	e->region->counters.tx_sent++;
+	e->counters.tx_sent++;
 	return 0;
 }
 
@@ -401,7 +407,7 @@ static int send_gathered_ipv4(struct unetd_emul *e)
 static int send_gathered(struct unetd_emul *e)
 {
 	struct unetd_tx_asm *a = &e->txa;
-	struct unetd_ep_counters *k = &e->region->counters;
+	struct unetd_ep_counters *k = &e->counters;
 	uint16_t dst_tag = 0, src_tag = 0, plen = 0;
 	struct unetd_chan *c = NULL;
 	uint64_t *bad = NULL;
@@ -468,7 +474,7 @@ static int send_single(struct unetd_emul *e, const struct xdp_desc *d, uint32_t 
 	int err;
 
 	if (d->addr >= e->segment_size || d->len > e->frame_size - in_frame || d->len > max_len) {
-		e->region->counters.tx_bad_desc++;
+		e->counters.tx_bad_desc++;
 		return 0;
 	}
 	buf = unet_endpoint__buf_alloc(real);
@@ -486,9 +492,9 @@ static int send_single(struct unetd_emul *e, const struct xdp_desc *d, uint32_t 
 		}
 		if (err) {
 			unet_endpoint__buf_free(real, buf);
-			bad = &e->region->counters.tx_dropped;
+			bad = &e->counters.tx_dropped;
 		} else {
-			e->region->counters.tx_sent++;
+			e->counters.tx_sent++;
 		}
 	} else {
 		unet_endpoint__buf_free(real, buf);
@@ -530,10 +536,10 @@ static int emul_tx(struct unetd_emul *e, int budget)
 		} else {
 			switch (unetd_piece_take(a, e->segment, e->segment_size, e->frame_size, &d)) {
 			case UNETD_PIECE_BAD_DESC:
-				e->region->counters.tx_bad_desc++;
+				e->counters.tx_bad_desc++;
 				break;
 			case UNETD_PIECE_BAD_PIECES:
-				e->region->counters.tx_bad_pieces++;
+				e->counters.tx_bad_pieces++;
 				break;
 			case UNETD_PIECE_FRAME:
 				err = send_gathered(e);
@@ -554,6 +560,7 @@ static int emul_tx(struct unetd_emul *e, int budget)
 	if (done) {
 		ring_consumed(&e->tx, done);
 		ring_publish(&e->comp);
+		publish_counters(e);
 		notify(e);
 	}
 	return (int)done;
@@ -568,7 +575,7 @@ static int emul_tx(struct unetd_emul *e, int budget)
  * without enough free buffers and room, the frame is the owner's loss. */
 static void deliver(struct unetd_emul *e, const uint8_t *frame, uint32_t len)
 {
-	struct unetd_ep_counters *k = &e->region->counters;
+	struct unetd_ep_counters *k = &e->counters;
 	uint32_t room = e->frame_size - RX_HEADROOM, n = (len + room - 1) / room, done = 0;
 	uint64_t base[UNET_MAX_PIECES];
 	bool bad = false;
@@ -620,8 +627,11 @@ static int iface_rx(struct unetd_iface *f)
 		if (c)
 			deliver(c->owner, (const uint8_t *)ds[i].data - hdrs, ds[i].len + hdrs);
 	}
-	if (n > 0)
+	if (n > 0) {
 		unet_endpoint__release(f->ep, ds, (unsigned int)n);
+		for (struct unetd_emul *e = f->emuls; e; e = e->next)
+			publish_counters(e);
+	}
 	if (notify_owed) {
 		notify_owed = false;
 		for (struct unetd_emul *e = f->emuls; e; e = e->next)

@@ -796,7 +796,7 @@ static void do_status(struct unetd *d, struct unetd_client *c, const struct unet
 						      .uid = e->client->uid,
 						      .pid = e->client->pid,
 						      .share = e->share,
-						      .counters = e->region->counters,
+						      .counters = e->counters,
 						      .iface_rx_bad_pieces = real.rx_bad_pieces,
 						      .iface_rx_no_jumbo_slot = real.rx_no_jumbo_slot };
 

@@ -214,7 +214,7 @@ int unetd_tcp_close(struct unetd_iface *f, uint32_t slot, struct unetd_tcp_port 
 
 uint64_t *unetd_tcp_check(struct unetd_emul *e, const uint8_t *f, uint32_t len)
 {
-	struct unetd_ep_counters *k = &e->region->counters;
+	struct unetd_ep_counters *k = &e->counters;
 
 	switch (unetd_tcp_check_frame(f, len, e->tcp)) {
 	case UNETD_TCP_OK:

@@ -400,7 +400,7 @@ static bool owns(const struct unetd_emul *e, uint32_t addr, uint16_t port, bool 
 
 uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len, uint16_t chan_port)
 {
-	struct unetd_ep_counters *k = &e->region->counters;
+	struct unetd_ep_counters *k = &e->counters;
 	uint16_t proto = be16(f + 12), tot, frag, ulen;
 	uint32_t saddr;
 

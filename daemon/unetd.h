@@ -109,6 +109,10 @@ struct unetd_emul {
 	struct unetd_client *client;
 	struct unetd_iface *iface;
 	struct unetd_region *region; /* shared with the client */
+	/* The daemon's count of what it did for the endpoint: what STATUS
+	 * reports.  The region's copy (published after each round) is the
+	 * client's to read, and to overwrite: root's tools never trust it. */
+	struct unetd_ep_counters counters;
 	size_t region_size;
 	uint8_t *segment;
 	uint64_t segment_size;

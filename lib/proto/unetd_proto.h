@@ -241,7 +241,10 @@ struct unetd_region {
 	/* Written by the client, read by the daemon. */
 	volatile uint32_t client_sleeping;
 	uint32_t pad2;
-	/* Written by the daemon only. */
+	/* A copy of the daemon's counters, published after each round for
+	 * the client to read.  The client can write it too (the region is
+	 * its memory): the daemon keeps its own and reports those in
+	 * STATUS. */
 	struct unetd_ep_counters counters;
 };
 

@@ -29,6 +29,8 @@
  * then prints the daemon's counters for the endpoint:
  *   pieces tx_sent=N tx_bad_frame=N tx_bad_desc=N tx_foreign_tag=N
  *          tx_foreign_peer=N tx_bad_pieces=N
+ * (as read before it overwrites them in its region, as a hostile client
+ * may: unetctl stats must still show the daemon's own count)
  * and exits 0 if they are 2, 3, 2, 2, 2, 2 (with --linger S, after
  * keeping the endpoint S seconds more, or until SIGTERM, for a look at
  * it from outside).  The peer must see exactly
@@ -244,12 +246,24 @@ int main(int argc, char **argv)
 		return 1;
 	/* Before the line the test waits for: it sends SIGTERM after it. */
 	signal(SIGTERM, on_term);
-	printf("pieces tx_sent=%" PRIu64 " tx_bad_frame=%" PRIu64 " tx_bad_desc=%" PRIu64
-	       " tx_foreign_tag=%" PRIu64 " tx_foreign_peer=%" PRIu64 " tx_bad_pieces=%" PRIu64 "\n",
-	       k->tx_sent, k->tx_bad_frame, k->tx_bad_desc, k->tx_foreign_tag, k->tx_foreign_peer,
-	       k->tx_bad_pieces);
-	ok = k->tx_sent == 2 && k->tx_bad_frame == 3 && k->tx_bad_desc == 2 &&
-	     k->tx_foreign_tag == 2 && k->tx_foreign_peer == 2 && k->tx_bad_pieces == 2;
+	{
+		struct unetd_ep_counters seen = *k;
+
+		/* Then, as a hostile client may, the counters in the region
+		 * are overwritten (its evidence erased, made-up numbers):
+		 * root's view (unetctl stats, from the daemon) must be the
+		 * daemon's own count, not this. */
+		memset(&f.ep->region->counters, 0, sizeof(f.ep->region->counters));
+		f.ep->region->counters.tx_sent = 0xdeadbeef;
+		printf("pieces tx_sent=%" PRIu64 " tx_bad_frame=%" PRIu64 " tx_bad_desc=%" PRIu64
+		       " tx_foreign_tag=%" PRIu64 " tx_foreign_peer=%" PRIu64
+		       " tx_bad_pieces=%" PRIu64 "\n",
+		       seen.tx_sent, seen.tx_bad_frame, seen.tx_bad_desc, seen.tx_foreign_tag,
+		       seen.tx_foreign_peer, seen.tx_bad_pieces);
+		ok = seen.tx_sent == 2 && seen.tx_bad_frame == 3 && seen.tx_bad_desc == 2 &&
+		     seen.tx_foreign_tag == 2 && seen.tx_foreign_peer == 2 &&
+		     seen.tx_bad_pieces == 2;
+	}
 	fflush(stdout);
 	for (long i = 0; i < linger * 100 && !stop_flag; i++)
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
