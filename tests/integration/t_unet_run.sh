@@ -166,7 +166,7 @@ t_unet_run_passthrough() {
 t_unet_run_library() {
 	local so=$BUILD/libunet-preload.so want got
 	[[ -r $so ]] || fail "$so not built"
-	want="__sysv_signal accept accept4 bind bsd_signal close connect dup dup2 dup3 epoll_ctl epoll_pwait epoll_wait execl execle execlp execv execve execvp execvpe fcntl fcntl64 fexecve getpeername getsockname getsockopt ioctl listen poll ppoll pselect read readv recv recvfrom recvmmsg recvmsg select send sendfile sendfile64 sendmmsg sendmsg sendto setsockopt shutdown sigaction signal socket socketpair sysv_signal write writev"
+	want="__sysv_signal accept accept4 bind bsd_signal close connect dup dup2 dup3 epoll_ctl epoll_pwait epoll_pwait2 epoll_wait execl execle execlp execv execve execvp execvpe fcntl fcntl64 fexecve getpeername getsockname getsockopt ioctl listen poll ppoll pselect read readv recv recvfrom recvmmsg recvmsg select send sendfile sendfile64 sendmmsg sendmsg sendto setsockopt shutdown sigaction signal socket socketpair sysv_signal write writev"
 	got=$(nm -D --defined-only "$so" | awk '$2 == "T" || $2 == "W" || $2 == "D" || $2 == "B" {print $3}' |
 		sed 's/@.*//' | sort | tr '\n' ' ')
 	[[ ${got% } == "$want" ]] || fail "libunet-preload.so exports '$got', want '$want'"
