@@ -83,6 +83,17 @@ static struct lchan *chans;
 static unsigned int nconns; /* accepted for children: active and held */
 static uint32_t next_id = 1;
 
+#ifndef SO_PASSRIGHTS
+#define SO_PASSRIGHTS 83 /* Linux 6.16 (asm-generic/socket.h) */
+#endif
+
+void relay_refuse_rights(int fd)
+{
+	int zero = 0;
+
+	syscall(SYS_setsockopt, fd, SOL_SOCKET, SO_PASSRIGHTS, &zero, sizeof(zero));
+}
+
 void relay_init(const struct relay_ops *o)
 {
 	ops = *o;
@@ -104,24 +115,28 @@ static int fds_add_locked(int fd)
 	return 0;
 }
 
-static void fds_remove(int fd)
+static void fds_remove_locked(int fd)
 {
-	run_lock(&relay_lock);
 	for (size_t i = 0; i < nfds; i++) {
 		if (fds[i] == fd) {
 			fds[i] = fds[--nfds];
 			break;
 		}
 	}
-	run_unlock(&relay_lock);
 }
+
 
 static void relay_close_ufd(struct relay *r)
 {
 	if (r->ufd < 0)
 		return;
-	fds_remove(r->ufd);
+	/* Removed and closed under the lock fork's prepare takes: a fork
+	 * between the two would give its child this end of another child's
+	 * connection. */
+	run_lock(&relay_lock);
+	fds_remove_locked(r->ufd);
 	syscall(SYS_close, r->ufd);
+	run_unlock(&relay_lock);
 	r->ufd = -1;
 }
 
@@ -172,6 +187,19 @@ static bool relay_step(struct relay *r)
 	}
 	if (!owned)
 		return true;
+	/* The child closed its end for good (a hang-up, not a mere
+	 * shutdown of its writing) and all it wrote went to the layer: the
+	 * connection is an orphan, which the layer's close finishes on its
+	 * own (its FIN, its timers), as the kernel finishes a closed
+	 * socket's.  Waiting here for the peer's FIN let a peer that never
+	 * sends one hold every relay, and the parent's descriptors, for
+	 * good. */
+	if (r->child_done && !r->in_len) {
+		struct pollfd p = { .fd = r->ufd };
+
+		if (poll(&p, 1, 0) > 0 && (p.revents & POLLHUP))
+			return false;
+	}
 	/* The connection's bytes to the child, once they are the child's. */
 	if (!r->out_len && !r->conn_done) {
 		struct iovec v = { r->out, sizeof(r->out) };
@@ -276,8 +304,10 @@ static void lchan_free(struct lchan *ch)
 		run_log("fd %d tcp listener: child %d closed its copy with %u connection%s it had "
 			"not accepted: each waits for another child",
 			ch->fd, ch->pid, back, back == 1 ? "" : "s");
-	fds_remove(ch->ufd);
+	run_lock(&relay_lock); /* as relay_close_ufd: not across a fork */
+	fds_remove_locked(ch->ufd);
 	syscall(SYS_close, ch->ufd);
+	run_unlock(&relay_lock);
 	ops.release(ch->sock);
 	run_lock(&relay_lock);
 	nchannels--;
@@ -308,6 +338,7 @@ static bool hand(struct lchan *ch, struct relay *r)
 		run_unlock(&relay_lock);
 		return false;
 	}
+	relay_refuse_rights(pair[0]);
 	if (fds_add_locked(pair[0]) < 0) {
 		syscall(SYS_close, pair[0]);
 		syscall(SYS_close, pair[1]);
@@ -324,8 +355,10 @@ static bool hand(struct lchan *ch, struct relay *r)
 	if (n != (long)sizeof(h)) {
 		/* The channel is full or its child gone (its end of file
 		 * comes next): the connection waits. */
-		fds_remove(pair[0]);
+		run_lock(&relay_lock);
+		fds_remove_locked(pair[0]);
 		syscall(SYS_close, pair[0]);
+		run_unlock(&relay_lock);
 		return false;
 	}
 	r->ufd = pair[0];
@@ -338,7 +371,8 @@ static bool hand(struct lchan *ch, struct relay *r)
 		char a[INET_ADDRSTRLEN];
 
 		inet_ntop(AF_INET, &r->c->peer.sin_addr, a, sizeof(a));
-		run_log("fd %d tcp listener: connection from %s:%u on U-Net handed to child %d",
+		run_log("fd %d tcp listener: connection from %s:%u on U-Net handed to child %d "
+			"(the pid it says)",
 			ch->fd, a, ntohs(r->c->peer.sin_port), ch->pid);
 	}
 	return true;

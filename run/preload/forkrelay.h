@@ -59,6 +59,14 @@ struct relay_ops {
 
 void relay_init(const struct relay_ops *ops);
 
+/* fd, the parent's end of a socketpair a child holds the other end of,
+ * refuses descriptors (SCM_RIGHTS): one the child passed would be
+ * dropped in the relay's thread, whose close the child made as slow as
+ * it liked (a socket lingering on unsent data), stalling every relay.
+ * Linux 6.16 and later (SO_PASSRIGHTS); on older kernels the call
+ * fails and the stall stays possible (docs/unet-run.md). */
+void relay_refuse_rights(int fd);
+
 /* In the parent after fork: carry connection c (of sock, whose
  * reference the relay now holds) over ufd, the parent's end.  0, or -1
  * (then the caller releases sock and closes ufd). */

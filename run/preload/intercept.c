@@ -237,6 +237,7 @@ static void carry_prepare(void)
 			sock_unref(c->s);
 			continue;
 		}
+		relay_refuse_rights(c->pair[0]);
 		c->fdflags = real_fcntl(c->fd, F_GETFD);
 		c->flflags = real_fcntl(c->fd, F_GETFL);
 		carried[ncarried++] = *c;

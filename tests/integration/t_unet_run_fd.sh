@@ -9,7 +9,7 @@
 TESTS+=(
 	"unet_run_fork_race|-|60|a C server under unet-run with 8 U-Net TCP connections forks from two threads at once, 40 times each, every child writing its connection's name on each connection it inherited: each connection carries only its own name, then the server's last words and its end; no descriptor is left over (two forks at once mixed their lists of connections to carry: data on the wrong connection, leaked descriptors, connections never closed, a crash in the relay thread); and of two children of one connection whose parent closed its copy, one gets the peer's data (each relay counted as the parent's before)"
 	"unet_run_close_busy|-|60|under unet-run, a thread closes a U-Net UDP socket and a TCP connection while another thread is blocked in recv on it: the blocked call ends (its receive timeout) and the process exits cleanly, as with the kernel's sockets (the socket's state lives until the last call on it returns); and poll looks at U-Net sockets another thread closes and reopens under it (400 times) without touching freed memory"
-	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and its copy of the listener, which it never accepts on, takes none of the parent's connections; a pre-fork server (listener opened, then two os.fork() children accepting on it): 4 clients at once, 100 kB each way byte for byte, served two by each child (the parent's relay hands connections in turn), while a third child floods the relay with false notes on its copy (without the per-turn bound the relay never got past it; it claims the others' connections), after a seeded fuzz of notes and stray bytes from a fourth; a child that exits with a connection handed to it and not accepted loses it to none: the next child that accepts serves it; a child that accepts with no descriptor free gets EMFILE (that connection is closed) and then serves the next (before, it waited for a handover forever)"
+	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and its copy of the listener, which it never accepts on, takes none of the parent's connections; a pre-fork server (listener opened, then two os.fork() children accepting on it): 4 clients at once, 100 kB each way byte for byte, served two by each child (the parent's relay hands connections in turn), while a third child floods the relay with false notes on its copy (without the per-turn bound the relay never got past it; it claims the others' connections), after a seeded fuzz of notes and stray bytes from a fourth; a child that exits with a connection handed to it and not accepted loses it to none: the next child that accepts serves it; a child that accepts with no descriptor free gets EMFILE (that connection is closed) and then serves the next (before, it waited for a handover forever); a child that answers four connections and closes them while their peer never closes its side leaves no relay behind (before, the relays waited for the peer's FIN forever, and 256 such held every child off); a descriptor a child passes on its copy of the listener is refused (SO_PASSRIGHTS, Linux 6.16; before, the relay's thread closed it, a lingering socket's close stalling every relay)"
 )
 
 t_unet_run_fd() {
@@ -297,6 +297,23 @@ def fuzz(seed):
     pid = os.fork()
     if pid:
         return pid
+    # A descriptor passed to the relay would be closed in its thread
+    # (a lingering socket's close stalls every relay): refused, where
+    # the kernel can (SO_PASSRIGHTS, Linux 6.16).
+    probe = socket.socketpair()
+    try:
+        probe[0].setsockopt(socket.SOL_SOCKET, 83, 0)
+        can_refuse = True
+    except OSError:
+        can_refuse = False
+    try:
+        ls.sendmsg([b"\0" * 8], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                  struct.pack("i", probe[1].fileno()))])
+        if can_refuse:
+            print("fuzz: the relay took a descriptor", flush=True)
+            os._exit(3)
+    except PermissionError:
+        pass
     rnd = random.Random(seed)
     junk = bytearray()
     for _ in range(1024):
@@ -356,6 +373,33 @@ e = child_e()
 os.read(r, 1)
 print("E accepts", flush=True)
 assert os.waitpid(e, 0)[1] == 0
+
+# F answers four connections and closes them, whose peer never closes
+# its side: the relays end with F's close (the connections are the
+# layer's orphans), not with a FIN the peer never sends (a peer that
+# held them all would have stopped every child from being handed any).
+import time
+base = len(os.listdir("/proc/self/fd"))
+def child_f():
+    pid = os.fork()
+    if pid:
+        return pid
+    select.select([ls], [], [], 0)
+    os.write(w, b"F")
+    for _ in range(4):
+        c, _ = ls.accept()
+        c.sendall(b"F")
+        c.close()
+    os._exit(0)
+f = child_f()
+os.read(r, 1)
+print("F accepts", flush=True)
+assert os.waitpid(f, 0)[1] == 0
+for _ in range(100):
+    if len(os.listdir("/proc/self/fd")) <= base:
+        break
+    time.sleep(0.05)
+print("relays left after F:", max(0, len(os.listdir("/proc/self/fd")) - base), flush=True)
 print("pre-fork done", flush=True)
 PY
 	cat >"$T_DIR/preclient.py" <<'PY'
@@ -470,12 +514,28 @@ print("closed without an answer")
 	in_b /usr/bin/python3 "$T_DIR/preclient.py" "$IP_A" 1 >"$T_DIR/preclient4.out" 2>&1 ||
 		{ cat "$T_DIR/preclient4.out" "$T_DIR/prefork.out" "$T_DIR/prefork.log"; fail "E did not serve after EMFILE"; }
 	grep -qx "served by E" "$T_DIR/preclient4.out" || fail "the connection after EMFILE was not served by E"
+	wait_log 10 "$T_DIR/prefork.out" "^F accepts"
+	# Four connections F answers and closes; this peer never closes its
+	# side (it holds them until the server is done, 15 s at most).
+	unet_bg_b /usr/bin/python3 -c '
+import socket, sys, time
+cs = [socket.create_connection((sys.argv[1], 7906), timeout=10) for _ in range(4)]
+for c in cs:
+    assert c.recv(10) == b"F" and c.recv(10) == b""
+print("held 4", flush=True)
+time.sleep(15)
+' "$IP_A" >"$T_DIR/halfclient.out" 2>&1
+	local half=$UNET_BG_PID
 	finish "$pid" "$T_DIR/prefork.out" 30 "pre-fork server under unet-run"
+	kill "$half" 2>/dev/null
+	grep -qx "held 4" "$T_DIR/halfclient.out" || { cat "$T_DIR/halfclient.out"; fail "F did not answer and close the four connections"; }
+	grep -qx "relays left after F: 0" "$T_DIR/prefork.out" ||
+		fail "the relays of F's closed connections stayed while their peer held its side ($(grep '^relays left' "$T_DIR/prefork.out"))"
 	cat "$T_DIR/prefork.log"
 	grep -q "child $(sed -n 's/^C accepts, pid //p' "$T_DIR/prefork.out") closed its copy with 1 connection it had not accepted" "$T_DIR/prefork.log" ||
 		fail "C did not leave a connection it had been handed"
-	[[ $(grep -c "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net, relayed by the parent" "$T_DIR/prefork.log") == 6 ]] ||
-		fail "not 6 connections accepted by the children on U-Net"
+	[[ $(grep -c "tcp accepted on fd [0-9]* from $IP_B:[0-9]*: U-Net, relayed by the parent" "$T_DIR/prefork.log") == 10 ]] ||
+		fail "not 10 connections accepted by the children on U-Net (A, B, D, E and F's four)"
 	after=$(kernel_tcp_segs a)
 	kernel_tcp_quiet "$before" "$after"
 }
