@@ -443,10 +443,19 @@ static void publish(int fd, struct run_sock *s)
 	stack_leave();
 }
 
+static void sock_destroy(struct run_sock *s);
+
 static void sock_unref(struct run_sock *s)
 {
 	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
+	sock_destroy(s);
+}
+
+/* The last reference is gone: the socket closes (a TCP one may linger,
+ * SO_LINGER: never under the library's locks, see unet_epoll_ready). */
+static void sock_destroy(struct run_sock *s)
+{
 	pub_remove(s->pub_slot);
 	if (s->udp) {
 		run_log("udp socket closed: %llu datagrams received, %llu sent over U-Net, %llu "
@@ -2029,8 +2038,11 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 			    int wmax, int *nw)
 {
 	struct run_ep *driven[16];
-	struct run_sock *held = NULL;
-	int n = 0, ndriven = 0;
+	/* Sockets whose last reference a look gave back (a dup2 over the
+	 * descriptor in another thread dropped the table's): closed after
+	 * the locks are let go, since a close may linger (SO_LINGER). */
+	struct run_sock *held = NULL, *last[16];
+	int n = 0, ndriven = 0, nlast = 0;
 	bool any = false;
 
 	*nw = 0;
@@ -2049,7 +2061,12 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 		/* The previous registration's socket, given back: each is
 		 * looked at under a reference (a dup2 over its descriptor
 		 * in another thread frees it without reg_lock). */
-		sock_unref(held);
+		if (held && atomic_fetch_sub(&held->refs, 1) == 1) {
+			if (nlast < (int)(sizeof(last) / sizeof(last[0])))
+				last[nlast++] = held;
+			else
+				sock_destroy(held); /* more than the array: here */
+		}
 		held = NULL;
 		if (r->epfd != epfd || r->in_kernel)
 			continue;
@@ -2106,9 +2123,14 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 		if (r->ev.events & EPOLLONESHOT)
 			r->ev.events = 0;
 	}
-	sock_unref(held);
+	if (held && atomic_fetch_sub(&held->refs, 1) != 1)
+		held = NULL; /* not the last: nothing to close */
 	run_unlock(&reg_lock);
 	stack_leave();
+	for (int i = 0; i < nlast; i++)
+		sock_destroy(last[i]);
+	if (held)
+		sock_destroy(held);
 	return any ? n : -1;
 }
 
