@@ -250,6 +250,7 @@ TARGETS=$(jq -r '
     | (fig("unet"; .prog == $p; .secs)) as $u | (fig("ofi-tcp"; .prog == $p; .secs)) as $t
     | (fig("tcp"; .prog == $p; .secs)) as $k
     | if $u == null or $t == null then "target \($p) faster over unet than ofi-tcp: NOT MEASURED"
+	   + (if $u == null or $k == null then "" else " (tcp BTL/unet = \($k / $u * 100 | round / 100)x)" end)
       else "target \($p) faster over unet than ofi-tcp: ofi-tcp/unet = \($t / $u * 100 | round / 100)x: "
 	   + (if $u < $t then "MET" else "NOT MET" end)
 	   + (if $k == null then "" else " (tcp BTL/unet = \($k / $u * 100 | round / 100)x)" end) end )' "$OUT/results.json")
