@@ -440,7 +440,6 @@ router_up() {
 		ROUTER_STATE="XDP attach on $IF_C failed: $(last_err "$LOGS/router")"
 	else
 		ROUTER_STATE=up
-		echo "bench: router $NS_B between $NS_A ($IP_A) and $NS_C ($IP_C)" >&2
 		return 0
 	fi
 	return 1
@@ -484,8 +483,8 @@ tp_args() {
 	elif [[ $side == b ]]; then
 		ifn=$IF_B mac_peer=$MAC_A tag=$TAG_B ptag=$TAG_A
 		laddr="$IP_B:$PORT_B" raddr="$IP_A:$PORT_A"
-	else # c, behind the router b
-		ifn=$IF_C mac_peer=$MAC_B tag=$TAG_B ptag=$TAG_A
+	else # c, behind the router b (no raw frames cross it: no peer MAC)
+		ifn=$IF_C mac_peer=none tag=$TAG_B ptag=$TAG_A
 		laddr="$IP_C:$PORT_B" raddr="$IP_A:$PORT_A"
 	fi
 	if [[ $VARIANT == v6 ]]; then
