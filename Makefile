@@ -379,13 +379,14 @@ bench: deps
 # The MPI micro-benchmarks and the paper's Split-C programs on 8 namespace
 # hosts over the unet provider, libfabric tcp and udp, and Open MPI's tcp
 # BTL, side by side (docs/parallel.md); then the ping-pong at MTU 9000 over
-# unet and the tcp BTL, and between two subnets through a router.
+# unet and the tcp BTL, and every program again with the hosts on two
+# subnets behind a router, over unet and the tcp BTL.
 bench-parallel: deps
 	$(call build_locked,$(BUILD),all)
 	bash scripts/bench-parallel.sh $(BUILD)
 	bash scripts/bench-parallel.sh --mtu 9000 --nets unet,tcp --pingpong-only \
 		--out bench-results/parallel-mtu9000 $(BUILD)
-	bash scripts/bench-parallel.sh --subnets 2 --nets unet,tcp --pingpong-only \
+	bash scripts/bench-parallel.sh --subnets 2 --nets unet,tcp \
 		--out bench-results/parallel-routed $(BUILD)
 
 # The library, headers, .pc, unetctl, the man pages, unetctl's bash

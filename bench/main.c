@@ -80,6 +80,7 @@ static void usage(FILE *f)
 		"udp, udp-mmsg: --local IP:PORT --remote IP:PORT\n"
 		"unet-udp:   --iface IF --local IP:PORT --remote IP:PORT [--queue-mask M]\n"
 		"            [--busy-poll USEC] [--xdp-mode M]: UDP/IPv4 over U-Net\n"
+		"udp, udp-mmsg, unet-udp: [IPV6]:PORT for both addresses: over IPv6\n"
 		"unet-udp, unet-tcp: [--no-tx-csum-offload]: checksums in software even\n"
 		"            where the device could compute them (AF_XDP TX metadata)\n"
 		"packet:     --iface IF --peer MAC   (EtherType 0x88B6, TPACKET_V3 receive ring)\n"

@@ -3,8 +3,8 @@
  * t_udp.c - the kernel's UDP path, for comparison: "udp" (send and recv,
  * one system call per message) and "udp-mmsg" (sendmmsg and recvmmsg, one
  * system call per batch).  The socket is bound to --local and connected to
- * --remote, so the kernel filters out everyone else, as a U-Net channel
- * does.  Blocking receives sleep in recv/recvmmsg (with SO_RCVTIMEO so the
+ * --remote (IP:PORT, or [IPV6]:PORT for UDP/IPv6), so the kernel filters
+ * out everyone else, as a U-Net channel does.  Blocking receives sleep in recv/recvmmsg (with SO_RCVTIMEO so the
  * caller can check its deadline); spinning ones loop on MSG_DONTWAIT.
  */
 #include <arpa/inet.h>
@@ -36,23 +36,47 @@ struct bench_conn {
 	uint8_t *txbufs;
 };
 
-static int parse_addr(const char *s, struct sockaddr_in *sa)
+/* IP:PORT, or [IPV6]:PORT for an IPv6 socket.  Returns the address's
+ * length in *len (what bind and connect take), 0 or -EINVAL. */
+static int parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len)
 {
 	char host[64];
 	const char *colon = s ? strrchr(s, ':') : NULL;
+	const char *h = s;
+	size_t hlen;
 	char *end;
 	long port;
 
-	if (!colon || (size_t)(colon - s) >= sizeof(host))
+	if (!colon)
 		return -EINVAL;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = '\0';
+	hlen = (size_t)(colon - s);
+	if (*s == '[') { /* [addr]:port */
+		if (hlen < 2 || s[hlen - 1] != ']')
+			return -EINVAL;
+		h = s + 1;
+		hlen -= 2;
+	}
+	if (hlen >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
 	port = strtol(colon + 1, &end, 10);
 	if (*end || end == colon + 1 || port <= 0 || port > 65535)
 		return -EINVAL;
-	memset(sa, 0, sizeof(*sa));
+	memset(ss, 0, sizeof(*ss));
+	if (h != s) {
+		struct sockaddr_in6 *sa6 = (struct sockaddr_in6 *)ss;
+
+		sa6->sin6_family = AF_INET6;
+		sa6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*sa6);
+		return inet_pton(AF_INET6, host, &sa6->sin6_addr) == 1 ? 0 : -EINVAL;
+	}
+	struct sockaddr_in *sa = (struct sockaddr_in *)ss;
+
 	sa->sin_family = AF_INET;
 	sa->sin_port = htons((uint16_t)port);
+	*len = sizeof(*sa);
 	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -EINVAL;
 }
 
@@ -91,13 +115,16 @@ static void udp_close(struct bench_conn *c)
 
 static struct bench_conn *udp_open_common(const struct bench_opts *o, bool mmsg)
 {
-	struct sockaddr_in local, remote;
+	struct sockaddr_storage local, remote;
+	socklen_t llen, rlen;
 	struct timeval tv = { .tv_sec = 0, .tv_usec = BENCH_BLOCK_MS * 1000 };
 	int sz = UDP_SOCKBUF;
 	struct bench_conn *c;
 
-	if (parse_addr(o->local, &local) || parse_addr(o->remote, &remote)) {
-		fprintf(stderr, "unet-bench: udp needs --local IP:PORT and --remote IP:PORT\n");
+	if (parse_addr(o->local, &local, &llen) || parse_addr(o->remote, &remote, &rlen) ||
+	    local.ss_family != remote.ss_family) {
+		fprintf(stderr, "unet-bench: udp needs --local and --remote, both IP:PORT or both "
+				"[IPV6]:PORT\n");
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
@@ -116,7 +143,7 @@ static struct bench_conn *udp_open_common(const struct bench_opts *o, bool mmsg)
 		c->rmsgs[k].msg_hdr.msg_iov = &c->riov[k];
 		c->rmsgs[k].msg_hdr.msg_iovlen = 1;
 	}
-	c->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	c->fd = socket(local.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
 		fprintf(stderr, "unet-bench: socket: %s\n", strerror(errno));
 		udp_close(c);
@@ -146,12 +173,12 @@ static struct bench_conn *udp_open_common(const struct bench_opts *o, bool mmsg)
 		c->busy_poll = true;
 		busy_conn = c;
 	}
-	if (bind(c->fd, (struct sockaddr *)&local, sizeof(local))) {
+	if (bind(c->fd, (struct sockaddr *)&local, llen)) {
 		fprintf(stderr, "unet-bench: bind %s: %s\n", o->local, strerror(errno));
 		udp_close(c);
 		return NULL;
 	}
-	if (connect(c->fd, (struct sockaddr *)&remote, sizeof(remote))) {
+	if (connect(c->fd, (struct sockaddr *)&remote, rlen)) {
 		fprintf(stderr, "unet-bench: connect %s: %s\n", o->remote, strerror(errno));
 		udp_close(c);
 		return NULL;

@@ -26,29 +26,46 @@
 struct bench_conn {
 	struct unet_endpoint *ep;
 	struct unet_udp_sock *sock;
+	bool v6;
 	struct bench_unet_rx rx;
 };
 
 
-static int parse_ipport(const char *s, uint32_t *addr, uint16_t *port)
+/* An address of either family: IP:PORT or [IPV6]:PORT. */
+struct uu_addr {
+	bool v6;
+	uint32_t addr;
+	struct in6_addr addr6;
+	uint16_t port;
+};
+
+static int parse_ipport(const char *s, struct uu_addr *a)
 {
-	char buf[64], *colon;
-	struct in_addr a;
+	char buf[64], *colon, *host;
 	long p;
 
 	if (!s || strlen(s) >= sizeof(buf))
 		return -1;
 	strcpy(buf, s);
-	colon = strchr(buf, ':');
+	colon = strrchr(buf, ':');
 	if (!colon)
 		return -1;
 	*colon = '\0';
+	host = buf;
+	a->v6 = buf[0] == '[';
+	if (a->v6) {
+		if (colon == buf || colon[-1] != ']')
+			return -1;
+		colon[-1] = '\0';
+		host = buf + 1;
+	}
 	p = strtol(colon + 1, NULL, 10);
-	if (p <= 0 || p > 65535 || inet_pton(AF_INET, buf, &a) != 1)
+	if (p <= 0 || p > 65535)
 		return -1;
-	*addr = a.s_addr;
-	*port = (uint16_t)p;
-	return 0;
+	a->port = (uint16_t)p;
+	if (a->v6)
+		return inet_pton(AF_INET6, host, &a->addr6) == 1 ? 0 : -1;
+	return inet_pton(AF_INET, host, &a->addr) == 1 ? 0 : -1;
 }
 
 static void uu_close(struct bench_conn *c)
@@ -76,15 +93,14 @@ static struct bench_conn *uu_open(const struct bench_opts *o)
 {
 	UNET_OPTS_INIT(unet_endpoint_opts, eo);
 	UNET_OPTS_INIT(unet_udp_opts, uo);
-	uint32_t laddr, raddr;
-	uint16_t lport, rport;
+	struct uu_addr la, ra;
 	struct bench_conn *c;
 	int err;
 
-	if (!o->iface || parse_ipport(o->local, &laddr, &lport) ||
-	    parse_ipport(o->remote, &raddr, &rport)) {
-		fprintf(stderr, "unet-bench: unet-udp needs --iface, --local IP:PORT and "
-				"--remote IP:PORT\n");
+	if (!o->iface || parse_ipport(o->local, &la) || parse_ipport(o->remote, &ra) ||
+	    la.v6 != ra.v6) {
+		fprintf(stderr, "unet-bench: unet-udp needs --iface, --local and --remote, both "
+				"IP:PORT or both [IPV6]:PORT\n");
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
@@ -106,9 +122,15 @@ static struct bench_conn *uu_open(const struct bench_opts *o)
 		uu_close(c);
 		return NULL;
 	}
-	uo.remote_addr = raddr;
-	uo.remote_port = rport;
-	c->sock = unet_udp__open(c->ep, laddr, lport, &uo);
+	c->v6 = la.v6;
+	uo.remote_port = ra.port;
+	if (c->v6) {
+		uo.remote_addr6 = ra.addr6;
+		c->sock = unet_udp__open6(c->ep, &la.addr6, la.port, &uo);
+	} else {
+		uo.remote_addr = ra.addr;
+		c->sock = unet_udp__open(c->ep, la.addr, la.port, &uo);
+	}
 	if (!c->sock) {
 		fprintf(stderr, "unet-bench: unet_udp__open %s: %s\n", o->local, strerror(errno));
 		uu_close(c);
@@ -122,7 +144,8 @@ static struct bench_conn *uu_open(const struct bench_opts *o)
 	}
 	/* The peer may start later than we do: keep asking for a while. */
 	for (int i = 0; i < 10; i++) {
-		err = unet_udp__resolve(c->sock, 0, 1000);
+		err = c->v6 ? unet_udp__resolve6(c->sock, NULL, 1000) :
+			      unet_udp__resolve(c->sock, 0, 1000);
 		if (err != -EHOSTUNREACH)
 			break;
 	}
@@ -145,7 +168,8 @@ static int uu_send(struct bench_conn *c, const struct bench_tx *tx, unsigned int
 		if (buf == UNET_NO_BUF)
 			break;
 		bench_tx_write(unet_udp__buf_payload(c->ep, buf), &tx[k]);
-		err = unet_udp__send(c->sock, buf, tx[k].len, 0, 0);
+		err = c->v6 ? unet_udp__send6(c->sock, buf, tx[k].len, NULL, 0) :
+			      unet_udp__send(c->sock, buf, tx[k].len, 0, 0);
 		if (err) {
 			unet_endpoint__buf_free(c->ep, buf);
 			if (err == -EAGAIN)

@@ -61,6 +61,20 @@
 #             rtt and L = rtt/2 - o_s - o_r for unet, uam, unet-udp and
 #             udp at every size; g = 1 / msgs_per_s of the same run's
 #             rate measurement
+#   routed    across a router: namespace b routes between a's subnet and
+#             a third namespace c's (scripts/netns.sh unet_netns_router,
+#             the tests' routed fixture), the server in c: a routable
+#             channel (unet-routable) and UDP over U-Net (unet-udp, both
+#             ends) against kernel UDP through the same router, 64-byte
+#             round trips spinning and blocking, rates at 64 and 1464
+#             bytes (a routable channel's largest message at MTU 1500),
+#             udp-mmsg beside udp, with the ratios and the one-link
+#             targets of raw U-Net against kernel UDP
+#   ipv6      UDP over U-Net on IPv6 (unet-udp, [fd00:201::1] -- [::2] on
+#             the same link, IPv6 turned on for these rows) against kernel
+#             UDP/IPv6: 64-byte round trips spinning and blocking, rates
+#             at 64 and 1452 bytes (IPv6's largest at MTU 1500), with the
+#             ratios and IPv6 over IPv4 for unet-udp
 #
 # and writes DIR/results.json ({"machine": {...}, "results": [...]}),
 # DIR/table.txt (the table it prints: every figure with its ratio to
@@ -72,7 +86,8 @@
 # 2 on usage errors.
 #
 #   --quick     a few hundred messages, sizes 64 and 1472 (LogP, sockperf: 64), channels 1 and
-#               16: the smoke test's form check (about a minute)
+#               16: the smoke test's form check (about a minute); without
+#               the routed and ipv6 rows (their cost, at the plan)
 #   --out DIR   where to write (default bench-results/)
 #   --xdp-mode native|skb
 #               how the XDP program is attached (default skb: on veth,
@@ -293,6 +308,37 @@ for size in "${LOGP_SIZES[@]}"; do
 	done
 done
 
+# Over IPv6 on the link (kinds pingpong-v6, rate-v6) and across a router
+# (pingpong-routed, rate-routed: the server in namespace c, behind b),
+# each against kernel UDP the same way, last in the run and in that
+# order (IPv6 and the router are set up when their first row comes; the
+# router takes U-Net off b's end, router_up).  Not in --quick: make
+# check's form check has 3 s for new rows, and even the four 64-byte
+# spinning round trips alone took 7.5 s there (a server and a client
+# started per row; load average 13).
+if ((!QUICK)); then
+	for mode in spin block; do
+		for t in udp unet-udp; do
+			PLAN+=("pingpong-v6 $t $mode 64 1")
+		done
+	done
+	for size in 64 1452; do
+		for t in udp udp-mmsg unet-udp; do
+			PLAN+=("rate-v6 $t spin $size 1")
+		done
+	done
+	for mode in spin block; do
+		for t in udp unet-routable unet-udp; do
+			PLAN+=("pingpong-routed $t $mode 64 1")
+		done
+	done
+	for size in 64 1464; do
+		for t in udp udp-mmsg unet-routable unet-udp; do
+			PLAN+=("rate-routed $t spin $size 1")
+		done
+	done
+fi
+
 # BENCH_ONLY=REGEX: only the plan's lines ("kind transport mode size
 # channels") that match it, e.g. the waiting and LogP figures with the
 # rate rows LogP's g comes from:
@@ -368,6 +414,52 @@ if ! attach "$XDP_MODE"; then
 fi
 echo "bench: XDP program attached on both ends in $XDP_MODE mode (veth: copy mode)" >&2
 
+# ---- across a router, and IPv6 on the link ----------------------------------
+#
+# Made when the first row that needs them comes (they are the run's last),
+# so that nothing before them sees a third namespace or IPv6 traffic.
+VARIANT=""		# of the current row: "" (a--b), routed (a--b--c), v6 (a--b over IPv6)
+IP6_A=fd00:201::1 IP6_B=fd00:201::2
+ROUTER_STATE=""		# "", up, or why it could not be made
+V6_STATE=""
+
+# router_up: b routes between a and c (scripts/netns.sh, the tests'
+# routed fixture), the XDP program on c's end and off b's: the program
+# takes every UDP datagram to the channel port, whatever its destination
+# address, so on a router's interface it would drop the routable
+# channels' frames it should forward (drop_unknown_tag; a router runs no
+# U-Net here).  Returns 1 (the reason in ROUTER_STATE) if that cannot be
+# done; tried once.
+router_up() {
+	[[ -z $ROUTER_STATE ]] || { [[ $ROUTER_STATE == up ]]; return; }
+	if ! in_b "$UNETCTL" detach "$IF_B" >"$LOGS/router" 2>&1; then
+		ROUTER_STATE="cannot take U-Net off the router's $IF_B: $(last_err "$LOGS/router")"
+	elif ! unet_netns_router >>"$LOGS/router" 2>&1; then
+		ROUTER_STATE="cannot set up the router: $(last_err "$LOGS/router")"
+	elif ! in_c "$UNETCTL" attach "$IF_C" --mode "$XDP_MODE" >>"$LOGS/router" 2>&1; then
+		ROUTER_STATE="XDP attach on $IF_C failed: $(last_err "$LOGS/router")"
+	else
+		ROUTER_STATE=up
+		return 0
+	fi
+	return 1
+}
+
+# v6_up: IPv6 on the link, no duplicate address detection (the addresses
+# are usable at once), fd00:201::1 on a and ::2 on b.  As router_up.
+v6_up() {
+	[[ -z $V6_STATE ]] || { [[ $V6_STATE == up ]]; return; }
+	if in_a sysctl -qw "net.ipv6.conf.$IF_A.accept_dad=0" "net.ipv6.conf.$IF_A.disable_ipv6=0" &&
+		in_b sysctl -qw "net.ipv6.conf.$IF_B.accept_dad=0" "net.ipv6.conf.$IF_B.disable_ipv6=0" &&
+		ip -n "$NS_A" addr add "$IP6_A/64" dev "$IF_A" nodad &&
+		ip -n "$NS_B" addr add "$IP6_B/64" dev "$IF_B" nodad; then
+		V6_STATE=up
+		return 0
+	fi
+	V6_STATE="cannot turn IPv6 on for the link"
+	return 1
+}
+
 # ---- running one measurement ---------------------------------------------
 
 RESULTS="$LOGS/results.jsonl"
@@ -387,9 +479,20 @@ tp_args() {
 	if [[ $side == a ]]; then
 		ifn=$IF_A mac_peer=$MAC_B tag=$TAG_A ptag=$TAG_B
 		laddr="$IP_A:$PORT_A" raddr="$IP_B:$PORT_B"
-	else
+		[[ $VARIANT == routed ]] && raddr="$IP_C:$PORT_B"
+	elif [[ $side == b ]]; then
 		ifn=$IF_B mac_peer=$MAC_A tag=$TAG_B ptag=$TAG_A
 		laddr="$IP_B:$PORT_B" raddr="$IP_A:$PORT_A"
+	else # c, behind the router b (no raw frames cross it: no peer MAC)
+		ifn=$IF_C mac_peer=none tag=$TAG_B ptag=$TAG_A
+		laddr="$IP_C:$PORT_B" raddr="$IP_A:$PORT_A"
+	fi
+	if [[ $VARIANT == v6 ]]; then
+		if [[ $side == a ]]; then
+			laddr="[$IP6_A]:$PORT_A" raddr="[$IP6_B]:$PORT_B"
+		else
+			laddr="[$IP6_B]:$PORT_B" raddr="[$IP6_A]:$PORT_A"
+		fi
 	fi
 	case $t in
 	unet-emul* | unet-grant) echo "--iface $ifn --tag $tag --peer $mac_peer --peer-tag $ptag --channels $ch" ;;
@@ -448,7 +551,7 @@ record_ok() {
 record_fail() {
 	local test
 	case $1 in
-	pingpong | demux-pingpong | sockperf | vs | vs-routable) test=pingpong ;;
+	pingpong | pingpong-* | demux-pingpong | sockperf | vs | vs-routable) test=pingpong ;;
 	logp) test=logp ;;
 	*) test=rate ;;
 	esac
@@ -554,8 +657,10 @@ run_client() {
 # pingpong KIND TRANSPORT MODE SIZE CHANNELS: unet-bench echo on b,
 # pingpong on a.  Leaves a summary in SUMMARY; returns 1 on failure.
 m_pingpong() {
-	local kind=$1 t=$2 mode=$3 size=$4 ch=$5 group=latency p spid j reason bt pre=()
+	local kind=$1 t=$2 mode=$3 size=$4 ch=$5 group=latency p spid j reason bt pre=() srv=b
 	[[ $kind == demux-pingpong ]] && group=demux
+	[[ $VARIANT == routed ]] && group=routed srv=c
+	[[ $VARIANT == v6 ]] && group=ipv6
 	p="$LOGS/$kind-$t-$mode-$size-$ch"
 	bt=$(bench_tp "$t")
 	if [[ $t == unet-emul* || $t == unet-grant ]]; then
@@ -564,7 +669,7 @@ m_pingpong() {
 			emul_start "$([[ $t == unet-emul-nospin ]] && echo 0)" || { record_fail "$kind" "$t" "$mode" "$size" "$ch" "$group" "$EMUL_WHY"; return 1; }
 	fi
 	# shellcheck disable=SC2046 # tp_args is a list of words
-	unet_bg_b "${pre[@]}" "$BENCH" echo --transport "$bt" $(tp_args "$t" b "$ch") --mode "$mode" \
+	unet_bg_$srv "${pre[@]}" "$BENCH" echo --transport "$bt" $(tp_args "$t" $srv "$ch") --mode "$mode" \
 		--cpu "$SRV_CPU" --timeout $((TO + 5)) >"$p.srv.out" 2>"$p.srv.err"
 	spid=$UNET_BG_PID
 	CUR_PIDS=("$spid")
@@ -623,6 +728,7 @@ m_pingpong() {
 rate_once() {
 	local kind=$1 t=$2 size=$3 ch=$4 rep=$5 p spid j js n batch=$BATCH src src_rc bt
 	local sink_side=b src_side=a sink_pre=()
+	[[ $VARIANT == routed ]] && sink_side=c
 	[[ $t == udp ]] && batch=1
 	n=$(rate_count "$t" "$size")
 	p="$LOGS/$kind-$t-$size-$ch-$rep"
@@ -688,6 +794,8 @@ rate_once() {
 m_rate() {
 	local kind=$1 t=$2 size=$4 ch=$5 group=rate rep all=()
 	[[ $kind == demux-rate ]] && group=demux
+	[[ $VARIANT == routed ]] && group=routed
+	[[ $VARIANT == v6 ]] && group=ipv6
 	for ((rep = 1; rep <= RATE_REPS; rep++)); do
 		if ! rate_once "$kind" "$t" "$size" "$ch" "$rep"; then
 			((RATE_REPS > 1)) && RATE_WHY="pairing $rep of $RATE_REPS: $RATE_WHY"
@@ -981,7 +1089,16 @@ i=0
 for entry in "${PLAN[@]}"; do
 	i=$((i + 1))
 	read -r kind t mode size ch <<<"$entry"
+	VARIANT=""
 	case $kind in
+	*-routed) VARIANT=routed ;;
+	*-v6) VARIANT=v6 ;;
+	esac
+	case $kind in
+	pingpong-routed) desc="pingpong $t $mode ${size}B across a router" ;;
+	rate-routed) desc="rate $t ${size}B across a router" ;;
+	pingpong-v6) desc="pingpong $t $mode ${size}B over IPv6" ;;
+	rate-v6) desc="rate $t ${size}B over IPv6" ;;
 	pingpong) desc="pingpong $t $mode ${size}B" ;;
 	rate) [[ $t == unet-emul* ]] && desc="rate $t ${size}B (unetd $([[ $t == unet-emul ]] && echo receives || echo sends))" || desc="rate $t ${size}B" ;;
 	sockperf) desc="pingpong sockperf $mode ${size}B" ;;
@@ -1011,6 +1128,17 @@ for entry in "${PLAN[@]}"; do
 		[[ $t == udp-napi ]] && veth_napi off
 		;;
 	logp) m_logp "$t" "$size" && ok=1 ;;
+	pingpong-routed | rate-routed | pingpong-v6 | rate-v6)
+		if [[ $VARIANT == routed ]] && ! router_up; then
+			record_fail "$kind" "$t" "$mode" "$size" "$ch" routed "$ROUTER_STATE"
+		elif [[ $VARIANT == v6 ]] && ! v6_up; then
+			record_fail "$kind" "$t" "$mode" "$size" "$ch" ipv6 "$V6_STATE"
+		elif [[ $kind == pingpong-* ]]; then
+			m_pingpong "$kind" "$t" "$mode" "$size" "$ch" && ok=1
+		else
+			m_rate "$kind" "$t" "$mode" "$size" "$ch" && ok=1
+		fi
+		;;
 	sockperf) m_sockperf "$mode" "$size" && ok=1 ;;
 	rate | demux-rate) m_rate "$kind" "$t" "$mode" "$size" "$ch" && ok=1 ;;
 	rate-jumbo)
@@ -1398,6 +1526,78 @@ if [[ -s $LOGS/rate-ab.tsv ]]; then
 			$1, $3, $4, $5, $6, $7, $8, ($3 >= 0.9) ? "met" : "NOT met"
 	}' "$LOGS/rate-ab.tsv" >>"$OUT/table.txt"
 fi
+# Across a router and over IPv6: every row against kernel UDP the same
+# way in this run (udp; for rates udp-mmsg too); a routable channel
+# across the router held to the one-link targets of raw U-Net against
+# kernel UDP (the section "Targets (U-Net against kernel UDP ...)").
+awk -F'\t' '
+function r(v, b) { return (v == "" || b == "" || v == "-" || b == "-" || b + 0 <= 0) ? "-" : sprintf("%.2fx", v / b) }
+$1 ~ /^(pingpong|rate)-(routed|v6)$/ {
+	n++; K[n] = $1; T[n] = $2; M[n] = $3; S[n] = $4; ST[n] = $6; P50[n] = $8; P99[n] = $10
+	MPS[n] = $14; GB[n] = $15; LOST[n] = $16; WHY[n] = $18; V[n] = ($1 ~ /routed/) ? "routed" : "v6"
+	if ($6 == "ok" && $1 ~ /^pingpong/) { PP[V[n], $2, $3, "p50"] = $8; PP[V[n], $2, $3, "p99"] = $10 }
+	if ($6 == "ok" && $1 ~ /^rate/) { RM[V[n], $2, $4] = $14; RG[V[n], $2, $4] = $15 }
+}
+$1 == "pingpong" && $6 == "ok" && $2 == "unet-udp" { V4P[$3, $4] = $8 }
+$1 == "rate" && $6 == "ok" && $2 == "unet-udp" { V4R[$4] = $14 }
+function get(a, k) { return (k in a) ? a[k] : "-" }
+function section(v,   i, b) {
+	print ""
+	if (v == "routed")
+		print "Across a router (a -> b, which routes -> c on another subnet; the echo and the sink in c): ratios to kernel UDP through the same router, same run:"
+	else
+		print "Over IPv6 on the link (fd00:201::1 -> ::2): ratios to kernel UDP/IPv6, same run" (v6ratio ? "; unet-udp also to its IPv4 rows:" : ":")
+	printf "  %-14s %-6s %5s %9s %7s %9s %7s%s\n", "round trip", "mode", "bytes", "p50 us", "x udp", "p99 us", "x udp",
+		(v == "v6") ? "  x unet-udp IPv4" : ""
+	for (i = 1; i <= n; i++) {
+		if (V[i] != v || K[i] !~ /^pingpong/) continue
+		if (ST[i] != "ok") { printf "  %-14s %-6s %5s  FAILED: %s\n", T[i], M[i], S[i], WHY[i]; continue }
+		printf "  %-14s %-6s %5s %9.1f %7s %9.1f %7s%s\n", T[i], M[i], S[i],
+			P50[i], r(P50[i], get(PP, v SUBSEP "udp" SUBSEP M[i] SUBSEP "p50")),
+			P99[i], r(P99[i], get(PP, v SUBSEP "udp" SUBSEP M[i] SUBSEP "p99")),
+			(v == "v6" && T[i] == "unet-udp") ? sprintf("  %s", r(P50[i], get(V4P, M[i] SUBSEP S[i]))) : ""
+	}
+	printf "  %-14s %-6s %5s %12s %8s %7s %7s %s\n", "one-way rate", "", "bytes", "msgs/s", "Gbit/s", "x udp", "x mmsg", "lost"
+	for (i = 1; i <= n; i++) {
+		if (V[i] != v || K[i] !~ /^rate/) continue
+		if (ST[i] != "ok") { printf "  %-14s %-6s %5s  FAILED: %s\n", T[i], "", S[i], WHY[i]; continue }
+		printf "  %-14s %-6s %5s %12.0f %8.2f %7s %7s %s\n", T[i], "", S[i], MPS[i], GB[i],
+			r(MPS[i], get(RM, v SUBSEP "udp" SUBSEP S[i])), r(MPS[i], get(RM, v SUBSEP "udp-mmsg" SUBSEP S[i])), LOST[i]
+	}
+}
+function target(what, v, b, op, want,   x, ok) {
+	if (v == "" || b == "" || v == "-" || b == "-" || b + 0 <= 0) {
+		printf "  %-38s %8s  (target %s %.2fx)  n/a: not measured or failed\n", what, "-", op, want
+		return
+	}
+	x = v / b
+	ok = (op == "<=") ? (x <= want) : (x >= want)
+	printf "  %-38s %7.2fx  (target %s %.2fx)  %s\n", what, x, op, want, ok ? "met" : "NOT met"
+}
+END {
+	if (!n) exit
+	for (i = 1; i <= n; i++) { if (V[i] == "routed") hr = 1; if (V[i] == "v6") { h6 = 1; if (T[i] == "unet-udp") v6ratio = 1 } }
+	if (hr) {
+		section("routed")
+		print ""
+		print "Targets (a routable channel against kernel UDP through the same router, this run: the one-link targets of raw U-Net):"
+		target("routed round trip p50, 64 B, spinning", get(PP, "routed" SUBSEP "unet-routable" SUBSEP "spin" SUBSEP "p50"),
+			get(PP, "routed" SUBSEP "udp" SUBSEP "spin" SUBSEP "p50"), "<=", 0.5)
+		target("routed round trip p99, 64 B, spinning", get(PP, "routed" SUBSEP "unet-routable" SUBSEP "spin" SUBSEP "p99"),
+			get(PP, "routed" SUBSEP "udp" SUBSEP "spin" SUBSEP "p99"), "<=", 0.6)
+		target("routed round trip p50, 64 B, blocking", get(PP, "routed" SUBSEP "unet-routable" SUBSEP "block" SUBSEP "p50"),
+			get(PP, "routed" SUBSEP "udp" SUBSEP "block" SUBSEP "p50"), "<=", 0.8)
+		target("routed 64 B msgs/s vs udp send/recv", get(RM, "routed" SUBSEP "unet-routable" SUBSEP 64),
+			get(RM, "routed" SUBSEP "udp" SUBSEP 64), ">=", 5)
+		target("routed 64 B msgs/s vs udp sendmmsg", get(RM, "routed" SUBSEP "unet-routable" SUBSEP 64),
+			get(RM, "routed" SUBSEP "udp-mmsg" SUBSEP 64), ">=", 3)
+		target("routed 1464 B Gbit/s vs udp send/recv", get(RG, "routed" SUBSEP "unet-routable" SUBSEP 1464),
+			get(RG, "routed" SUBSEP "udp" SUBSEP 1464), ">=", 1.5)
+		target("routed 1464 B Gbit/s vs udp sendmmsg", get(RG, "routed" SUBSEP "unet-routable" SUBSEP 1464),
+			get(RG, "routed" SUBSEP "udp-mmsg" SUBSEP 1464), ">=", 1.5)
+	}
+	if (h6) section("v6")
+}' "$LOGS/rows.tsv" >>"$OUT/table.txt"
 # TCP over U-Net against kernel TCP, same run (targets, docs/tcp.md: round
 # trip p50 <= 0.7x kernel TCP spinning, bulk >= 1.0x).
 jq -r '

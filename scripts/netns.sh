@@ -157,6 +157,48 @@ unet_netns_add() {
 	return 0
 }
 
+# unet_netns_router
+#   After unet_netns_setup: b becomes a router to a second subnet.  A
+#   third namespace NS_C ("${prefix}c", made with unet_netns_add) joined
+#   to b by a veth pair "${prefix}rc" (in b, 10.202.0.1/24) <-> IF_C
+#   "${prefix}c0" (in c, IP_C 10.202.0.2/24); b forwards IPv4 (reverse
+#   path filtering off), a's default route goes through b (10.201.0.2),
+#   c's through 10.202.0.1: a and c are on two subnets, one router apart.
+#   The tests' routed fixture and make bench's routed rows both stand on
+#   it.  Exports NS_C IF_C IF_RC IP_C MAC_C; defines in_c.  Returns 0, or
+#   1 after printing an error (unet_netns_cleanup removes what it made).
+unet_netns_router() {
+	local prefix=${NS_A%a}
+	[[ -n ${NS_A:-} && -n ${NS_B:-} ]] || { _unet_ns_err "unet_netns_router: no setup"; return 1; }
+	export NS_C="${prefix}c" IF_C="${prefix}c0" IF_RC="${prefix}rc" IP_C=10.202.0.2
+	unet_netns_add "$NS_C" || return 1
+	if ! ip -n "$NS_B" link add "$IF_RC" type veth peer name "$IF_C" netns "$NS_C"; then
+		_unet_ns_err "creating veth $IF_RC <-> $IF_C failed"
+		return 1
+	fi
+	if ! { ip netns exec "$NS_B" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 \
+		net.ipv4.conf.default.rp_filter=0 >/dev/null &&
+		ip -n "$NS_B" addr add 10.202.0.1/24 dev "$IF_RC" &&
+		ip -n "$NS_B" link set "$IF_RC" up &&
+		ip -n "$NS_C" addr add "$IP_C/24" dev "$IF_C" &&
+		ip -n "$NS_C" link set "$IF_C" up &&
+		ip -n "$NS_C" route add default via 10.202.0.1 &&
+		ip -n "$NS_A" route add default via "$IP_B"; }; then
+		_unet_ns_err "configuring the router $NS_B between $NS_A and $NS_C failed"
+		return 1
+	fi
+	MAC_C=$(_unet_ns_mac "$NS_C" "$IF_C")
+	export MAC_C
+	return 0
+}
+in_c() { ip netns exec "$NS_C" "$@"; }
+# unet_bg_c CMD...: unet_bg_a / unet_bg_b for namespace c.
+unet_bg_c() {
+	ip netns exec "$NS_C" "$@" &
+	UNET_BG_PID=$!
+	_UNET_BG_PIDS+=("$UNET_BG_PID")
+}
+
 # unet_netns_rescue FILE
 #   Remove what a killed shell recorded in FILE (see UNET_NETNS_RECORD):
 #   delete its namespaces, unmount and remove its directories.  For a

@@ -27,25 +27,12 @@ GW2_IP=10.201.0.3
 
 setup_routed() {
 	setup_ns
-	NS_C="${NS_A%a}c"
-	IF_RC="${NS_A%a}rc"
-	IF_C="${NS_A%a}c0"
 	GW2="${NS_A%a}g2"
-	unet_netns_add "$NS_C" || fail "namespace $NS_C"
-	ip -n "$NS_B" link add "$IF_RC" type veth peer name "$IF_C" netns "$NS_C" ||
-		fail "veth $IF_RC <-> $IF_C"
+	unet_netns_router || fail "the routed fixture (scripts/netns.sh unet_netns_router)"
 	ip -n "$NS_B" link add "$GW2" link "$IF_B" type macvlan mode bridge || fail "macvlan $GW2"
-	in_b sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.arp_ignore=1 \
-		net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 >/dev/null ||
-		fail "router sysctls"
-	{ ip -n "$NS_B" addr add 10.202.0.1/24 dev "$IF_RC" &&
-		ip -n "$NS_B" addr add "$GW2_IP/24" dev "$GW2" &&
-		ip -n "$NS_B" link set "$IF_RC" up && ip -n "$NS_B" link set "$GW2" up &&
-		ip -n "$NS_C" addr add "$IP_C/24" dev "$IF_C" &&
-		ip -n "$NS_C" link set "$IF_C" up &&
-		ip -n "$NS_C" route add default via 10.202.0.1 &&
-		ip -n "$NS_A" route add default via "$GW1"; } || fail "addressing the routed fixture"
-	in_c() { ip netns exec "$NS_C" "$@"; }
+	in_b sysctl -qw net.ipv4.conf.all.arp_ignore=1 >/dev/null || fail "arp_ignore on the router"
+	{ ip -n "$NS_B" addr add "$GW2_IP/24" dev "$GW2" &&
+		ip -n "$NS_B" link set "$GW2" up; } || fail "the second gateway $GW2_IP"
 	note "routed: $NS_A ($IP_A) -> $NS_B (router $GW1, $GW2_IP) -> $NS_C ($IP_C)"
 	attach a
 }
