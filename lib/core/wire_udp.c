@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/internal.h"
-#include "inet/inet.h"
+#include "core/csum.h"
 
 #define ETH_MIN_FRAME 60 /* without FCS */
 #define ETH_P_IPV4 0x0800

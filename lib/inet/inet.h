@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/csum.h" /* the checksums every IP layer uses */
+
 struct unet_endpoint;
 struct unet_iface;
 
@@ -155,17 +157,7 @@ int unet_inet_kneigh_get(int ifindex, uint32_t ip, uint8_t mac[6]);
  * Returns 0 or -errno (-EPERM without CAP_NET_ADMIN). */
 int unet_inet_kneigh_use(int ifindex, uint32_t ip);
 
-/* ---- csum.c: the Internet checksum (RFC 1071), for IPv4, UDP and TCP -- */
-
-/* Add len bytes at data to the running one's-complement sum (64-bit, not
- * folded); data is read as big-endian 16-bit words, an odd last byte is
- * padded with a zero.  Returns the new sum. */
-uint64_t unet_csum_add(uint64_t sum, const void *data, size_t len);
-/* Fold a running sum into 16 bits (not inverted). */
-uint16_t unet_csum_fold(uint64_t sum);
-/* The IPv4 pseudo-header of UDP or TCP (addresses in network order, len
- * the UDP or TCP length), as a running sum. */
-uint64_t unet_csum_pseudo(uint32_t saddr, uint32_t daddr, uint8_t proto, uint16_t len);
+/* ---- veth.c ------------------------------------------------------------ */
 
 /* Whether ifname is a veth (ethtool's driver name): where kernel peers
  * send partial checksums (docs/udp.md, "Partial checksums"). */
@@ -262,10 +254,6 @@ struct unet_rate {
 };
 /* Take a token at now: true if allowed (and counted), false if over. */
 bool unet_rate_take(struct unet_rate *r, uint64_t now_ns, uint32_t per_sec, uint32_t burst);
-
-/* The IPv6 pseudo-header of UDP or TCP (RFC 8200 8.1), as a running sum. */
-uint64_t unet_csum_pseudo6(const uint8_t saddr[16], const uint8_t daddr[16], uint8_t proto,
-			   uint32_t len);
 
 /* How the kernel reaches an IPv6 destination, as this endpoint sends to
  * it: as struct unet_inet_hop, and the next hop's MAC always from the

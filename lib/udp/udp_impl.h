@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* udp_impl.h - UDP/IPv4 and IPv6 over U-Net inside the library: checksums
- * (inet_csum.c), ARP frames and the ARP cache (arp.c), UDP frames and
+ * (lib/core/csum.c), ARP frames and the ARP cache (arp.c), UDP frames and
  * sockets (udp.c), IPv6 frames, neighbour solicitations and sockets
  * (udp6.c), the pinned-map side (udp_admin.c).  Never installed.
  * The pure functions here are unit-tested (tests/unit/test_udp.c). */

@@ -1,18 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * csum.c - the Internet checksum (RFC 1071) for the IPv4 header, UDP
- * and TCP.  A 64-bit accumulator takes any number of 16-bit words without a
- * carry being lost, so folding happens once, at the end.
+ * csum.c - the Internet checksum (RFC 1071), csum.h.  A 64-bit
+ * accumulator takes any number of 16-bit words without a carry being
+ * lost, so folding happens once, at the end.
  */
-#include <linux/ethtool.h>
-#include <linux/sockios.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include "inet/inet.h"
+#include "core/csum.h"
 
 uint64_t unet_csum_add(uint64_t sum, const void *data, size_t len)
 {
@@ -56,23 +48,4 @@ uint64_t unet_csum_pseudo6(const uint8_t saddr[16], const uint8_t daddr[16], uin
 	 * header: as 16-bit words, the length's two halves and proto. */
 	sum = unet_csum_add(sum, daddr, 16);
 	return sum + (len >> 16) + (len & 0xffff) + proto;
-}
-
-bool unet_inet_is_veth(const char *ifname)
-{
-	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
-	struct ifreq ifr;
-	bool veth = false;
-	int fd;
-
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (char *)&di;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
-		veth = !strcmp(di.driver, "veth");
-	close(fd);
-	return veth;
 }
