@@ -127,7 +127,8 @@ nobody_udp_echo() {
 	UNET_BG_PID=$!
 	_UNET_BG_PIDS+=("$UNET_BG_PID")
 	wait_ready "$log" "$UNET_BG_PID" >/dev/null
-	grep -q "$kind endpoint" "$T_DIR/unetd.log" || fail "the UDP echo did not get a $kind endpoint"
+	grep -q "$kind endpoint" "$T_DIR/unetd.log" ||
+		fail "the UDP echo did not get a $kind endpoint"
 	grep -q "max_payload=8972 " "$log" ||
 		fail "nobody's $kind UDP max_payload is not 8972: $(grep ready "$log")"
 }
