@@ -5,7 +5,7 @@
  * by the same rules where they mean the same.
  *
  * Part of unet_xdp.bpf.c (included after xdp_chan.h, for chan_port()
- * and CHAN_NOT_OURS, and xdp_tcp6.h, for UNET_IP6_EXT_WALK).  The
+ * and CHAN_NOT_OURS, and xdp_tcp6.h, for ip6_walk_exthdrs()).  The
  * encapsulation and the order of the checks are in docs/wire-format.md:
  *
  *   0. not IPv6/UDP to the channel port (read from a UDP header inside
@@ -43,27 +43,11 @@
  */
 static __always_inline int chan6_behind_exthdr(struct ipv6hdr *ip6, void *data_end)
 {
-	__u8 *p = (__u8 *)(ip6 + 1), nh = ip6->nexthdr;
+	__u8 *p, nh;
 
-	for (int i = 0; i < UNET_IP6_EXT_WALK; i++) {
-		__u32 len;
-
-		if (nh == 0 || nh == 43 || nh == 60) {
-			if ((void *)(p + 2) > data_end)
-				return 0;
-			len = ((__u32)p[1] + 1) * 8;
-		} else if (nh == 44) {
-			if ((void *)(p + 8) > data_end)
-				return 0;
-			if (((__u32)p[2] << 8 | p[3]) & 0xfff8)
-				return 0; /* not the first fragment: no UDP header */
-			len = 8;
-		} else {
-			break;
-		}
-		nh = p[0];
-		p += len;
-	}
+	p = ip6_walk_exthdrs(ip6, data_end, &nh);
+	if (!p)
+		return 0;
 	if (nh != IPPROTO_UDP || (void *)(p + 4) > data_end)
 		return 0;
 	return ((struct udphdr *)p)->dest == chan_port();

@@ -70,6 +70,43 @@ static __always_inline int tcp6_rx(struct xdp_md *ctx, void *l3, void *data_end)
 #define UNET_IP6_EXT_WALK 4 /* extension headers walked at most */
 
 /*
+ * Walks an IPv6 frame's extension headers from the fixed header on: up
+ * to UNET_IP6_EXT_WALK hop-by-hop, routing, destination-options and
+ * fragment headers (the kinds whose length is in the header itself, RFC
+ * 8200 4).  Returns where the walk stopped, with *nh_out the next header
+ * there (still one of those kinds when the chain is longer than the
+ * walk), or NULL when it cannot see through: a header past the first
+ * piece of the frame, or a fragment other than the first (no
+ * upper-layer header behind it).  Shared with xdp_chan6.h.
+ */
+static __always_inline __u8 *ip6_walk_exthdrs(struct ipv6hdr *ip6, void *data_end, __u8 *nh_out)
+{
+	__u8 *p = (__u8 *)(ip6 + 1), nh = ip6->nexthdr;
+
+	for (int i = 0; i < UNET_IP6_EXT_WALK; i++) {
+		__u32 len;
+
+		if (nh == 0 || nh == 43 || nh == 60) {
+			if ((void *)(p + 2) > data_end)
+				return NULL;
+			len = ((__u32)p[1] + 1) * 8;
+		} else if (nh == 44) {
+			if ((void *)(p + 8) > data_end)
+				return NULL;
+			if (((__u32)p[2] << 8 | p[3]) & 0xfff8)
+				return NULL; /* not the first fragment */
+			len = 8;
+		} else {
+			break;
+		}
+		nh = p[0];
+		p += len;
+	}
+	*nh_out = nh;
+	return p;
+}
+
+/*
  * An IPv6 frame whose next header is an extension header: whether the
  * TCP segment behind it is for a live U-Net TCP port (then the caller
  * drops it).  udp6_rx() drops such frames only to an address U-Net owns
@@ -88,29 +125,13 @@ static __always_inline int tcp6_rx(struct xdp_md *ctx, void *l3, void *data_end)
  */
 static __always_inline int tcp6_behind_exthdr(struct ipv6hdr *ip6, void *data_end)
 {
-	__u8 *p = (__u8 *)(ip6 + 1), nh = ip6->nexthdr;
 	struct unet_tcp6_key key = {};
+	__u8 *p, nh;
 	struct unet_tcp_val *v;
 
-	for (int i = 0; i < UNET_IP6_EXT_WALK; i++) {
-		__u32 len;
-
-		if (nh == 0 || nh == 43 || nh == 60) {
-			if ((void *)(p + 2) > data_end)
-				return 0;
-			len = ((__u32)p[1] + 1) * 8;
-		} else if (nh == 44) {
-			if ((void *)(p + 8) > data_end)
-				return 0;
-			if (((__u32)p[2] << 8 | p[3]) & 0xfff8)
-				return 0; /* not the first fragment */
-			len = 8;
-		} else {
-			break;
-		}
-		nh = p[0];
-		p += len;
-	}
+	p = ip6_walk_exthdrs(ip6, data_end, &nh);
+	if (!p)
+		return 0;
 	if (nh == 0 || nh == 43 || nh == 60 || nh == 44) {
 		/* A chain longer than the walk: its TCP header, if any, is
 		 * out of sight, so to an address U-Net uses (a live entry in

@@ -44,11 +44,11 @@ static uint16_t get16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-static uint32_t build4(uint8_t *frame, const struct unet_wire_udp *w, uint32_t len)
+/* The Ethernet header and, at udp, the UDP header (checksum 0 for now)
+ * and the U-Net header: what both address families put alike. */
+static void put_eth_udp_unet(uint8_t *frame, uint8_t *udp, const struct unet_wire_udp *w,
+			     uint16_t ethertype, uint32_t ulen, uint32_t len)
 {
-	uint8_t *ip = frame + UNET_ETH_HLEN, *udp = ip + UNET_IP_HLEN;
-	uint32_t tot = UNET_IP_HLEN + UNET_UDP_HLEN + UNET_HDR_LEN + len;
-	uint32_t flen = UNET_ETH_HLEN + tot;
 	struct unet_hdr h = {
 		.version = UNET_WIRE_VERSION,
 		.dst_tag = htons(w->dst_tag),
@@ -58,7 +58,22 @@ static uint32_t build4(uint8_t *frame, const struct unet_wire_udp *w, uint32_t l
 
 	memcpy(frame, w->dst_mac, 6);
 	memcpy(frame + 6, w->src_mac, 6);
-	put16(frame + 12, ETH_P_IPV4);
+	put16(frame + 12, ethertype);
+	put16(udp, w->sport);
+	put16(udp + 2, w->dport);
+	put16(udp + 4, (uint16_t)ulen);
+	put16(udp + 6, 0);
+	memcpy(udp + UNET_UDP_HLEN, &h, sizeof(h));
+}
+
+static uint32_t build4(uint8_t *frame, const struct unet_wire_udp *w, uint32_t len)
+{
+	uint8_t *ip = frame + UNET_ETH_HLEN, *udp = ip + UNET_IP_HLEN;
+	uint32_t tot = UNET_IP_HLEN + UNET_UDP_HLEN + UNET_HDR_LEN + len;
+	uint32_t flen = UNET_ETH_HLEN + tot;
+
+	/* the UDP checksum stays 0: docs/wire-format.md */
+	put_eth_udp_unet(frame, udp, w, ETH_P_IPV4, tot - UNET_IP_HLEN, len);
 	memset(ip, 0, UNET_IP_HLEN);
 	ip[0] = 0x45;
 	put16(ip + 2, (uint16_t)tot);
@@ -70,11 +85,6 @@ static uint32_t build4(uint8_t *frame, const struct unet_wire_udp *w, uint32_t l
 	memcpy(ip + 12, &w->saddr, 4);
 	memcpy(ip + 16, &w->daddr, 4);
 	put16(ip + 10, ip_csum(ip, UNET_IP_HLEN));
-	put16(udp, w->sport);
-	put16(udp + 2, w->dport);
-	put16(udp + 4, (uint16_t)(tot - UNET_IP_HLEN));
-	put16(udp + 6, 0); /* no checksum: docs/wire-format.md */
-	memcpy(udp + UNET_UDP_HLEN, &h, sizeof(h));
 	if (flen < ETH_MIN_FRAME) {
 		memset(frame + flen, 0, ETH_MIN_FRAME - flen);
 		flen = ETH_MIN_FRAME;
@@ -130,16 +140,8 @@ static uint32_t build6(uint8_t *frame, const struct unet_wire_udp *w, uint32_t l
 	uint8_t *ip = frame + UNET_ETH_HLEN, *udp = ip + UNET_IP6_HLEN;
 	uint32_t ulen = UNET_UDP_HLEN + UNET_HDR_LEN + len;
 	uint32_t flen = UNET_ETH_HLEN + UNET_IP6_HLEN + ulen;
-	struct unet_hdr h = {
-		.version = UNET_WIRE_VERSION,
-		.dst_tag = htons(w->dst_tag),
-		.src_tag = htons(w->src_tag),
-		.len = htons((uint16_t)len),
-	};
 
-	memcpy(frame, w->dst_mac, 6);
-	memcpy(frame + 6, w->src_mac, 6);
-	put16(frame + 12, ETH_P_IPV6);
+	put_eth_udp_unet(frame, udp, w, ETH_P_IPV6, ulen, len);
 	/* version 6, traffic class 0, flow label 0: the 5-tuple (the source
 	 * port is the channel's) is what ECMP and RSS hash on, as over IPv4 */
 	memset(ip, 0, 4);
@@ -149,11 +151,6 @@ static uint32_t build6(uint8_t *frame, const struct unet_wire_udp *w, uint32_t l
 	ip[7] = IP6_HOP_LIMIT;
 	memcpy(ip + 8, w->saddr6, 16);
 	memcpy(ip + 24, w->daddr6, 16);
-	put16(udp, w->sport);
-	put16(udp + 2, w->dport);
-	put16(udp + 4, (uint16_t)ulen);
-	put16(udp + 6, 0);
-	memcpy(udp + UNET_UDP_HLEN, &h, sizeof(h));
 	/* Mandatory over IPv6 (RFC 8200 8.1): a pass over the payload. */
 	put16(udp + 6, udp6_csum(ip, udp, ulen));
 	/* 14 + 40 + 8 + 8 = 70 bytes of headers: never short of 60 */

@@ -116,6 +116,23 @@ t_jumbo_unetd_forge() {
 # 4050, 8142), and the top.
 JUMBO_UNETD_UDP_WINDOWS=(1..4 1740..1760 1995..2010 3530..3545 4045..4056 8138..8146 8960..8972)
 
+# nobody_udp_echo LOG KIND: user nobody's U-Net UDP echo on $IP_B:7000
+# (b), its output in LOG, its pid in UNET_BG_PID; it must get a KIND
+# (emulated or direct) endpoint from unetd and follow MTU 9000
+# (max_payload 8972).
+nobody_udp_echo() {
+	local log=$1 kind=$2
+	as_user_cmd 65534
+	"${AS[@]}" "$UUDP" echo "$IF_B" --local "$IP_B:7000" --copy --timeout 60 >"$log" 2>&1 &
+	UNET_BG_PID=$!
+	_UNET_BG_PIDS+=("$UNET_BG_PID")
+	wait_ready "$log" "$UNET_BG_PID" >/dev/null
+	grep -q "$kind endpoint" "$T_DIR/unetd.log" ||
+		fail "the UDP echo did not get a $kind endpoint"
+	grep -q "max_payload=8972 " "$log" ||
+		fail "nobody's $kind UDP max_payload is not 8972: $(grep ready "$log")"
+}
+
 t_jumbo_unetd_inet() {
 	T_MODE=${T_MODE:-skb}
 	local UTCP=$BUILD/tools/unet-tcp TPEER=$ROOT/tests/tools/tcp-peer.py pid w lo hi n=0
@@ -134,15 +151,8 @@ t_jumbo_unetd_inet() {
 	start_unetd "user 65534 kinds emulated tags 1-100 udp 7000-7200"
 
 	note "kernel UDP (a) -> nobody's U-Net UDP echo (b, emulated): ${windows[*]}"
-	as_user_cmd 65534
-	"${AS[@]}" "$UUDP" echo "$IF_B" --local "$IP_B:7000" --copy --timeout 60 \
-		>"$T_DIR/uecho.log" 2>&1 &
-	pid=$!
-	_UNET_BG_PIDS+=("$pid")
-	wait_ready "$T_DIR/uecho.log" "$pid" >/dev/null
-	grep -q "emulated endpoint" "$T_DIR/unetd.log" || fail "the UDP echo did not get an emulated endpoint"
-	grep -q "max_payload=8972 " "$T_DIR/uecho.log" ||
-		fail "nobody's UDP max_payload is not 8972: $(grep ready "$T_DIR/uecho.log")"
+	nobody_udp_echo "$T_DIR/uecho.log" emulated
+	pid=$UNET_BG_PID
 	for w in "${windows[@]}"; do
 		lo=${w%..*} hi=${w#*..}
 		in_a "$KUDP" sizes --local "$IP_A:7001" --remote "$IP_B:7000" --min "$lo" --max "$hi" \
@@ -254,15 +264,8 @@ while True:
 	UNETD_DIR=
 	start_unetd "user 65534 kinds direct tags 1-100 udp 7000-7200" --grant-queues 0x1
 	note "kernel UDP (a) -> nobody's U-Net UDP echo (b, direct grant): 8960..8972"
-	as_user_cmd 65534
-	"${AS[@]}" "$UUDP" echo "$IF_B" --local "$IP_B:7000" --copy --timeout 60 \
-		>"$T_DIR/uecho-direct.log" 2>&1 &
-	pid=$!
-	_UNET_BG_PIDS+=("$pid")
-	wait_ready "$T_DIR/uecho-direct.log" "$pid" >/dev/null
-	grep -q "direct endpoint" "$T_DIR/unetd.log" || fail "the UDP echo did not get a direct grant"
-	grep -q "max_payload=8972 " "$T_DIR/uecho-direct.log" ||
-		fail "nobody's granted UDP max_payload is not 8972: $(grep ready "$T_DIR/uecho-direct.log")"
+	nobody_udp_echo "$T_DIR/uecho-direct.log" direct
+	pid=$UNET_BG_PID
 	in_a "$KUDP" sizes --local "$IP_A:7001" --remote "$IP_B:7000" --min 8960 --max 8972 \
 		--timeout 20 >"$T_DIR/ksizes-direct.log" 2>&1
 	grep -qx "sizes ok 8960..8972" "$T_DIR/ksizes-direct.log" ||

@@ -51,6 +51,7 @@
 #include "unet-xdp/unet_tcp.h"
 #include "unet-xdp/unet_udp.h"
 #include "forge_ring.h"
+#include "tool_common.h"
 
 #define TOOL "unet-forge-inet-pieces"
 #define HONEST 5000u
@@ -66,19 +67,6 @@ static void on_log(enum unet_log_level l, const char *msg, void *ctx)
 	(void)ctx;
 	if (l <= UNET_LOG_WARN)
 		fprintf(stderr, TOOL ": libunet: %s\n", msg);
-}
-
-static int parse_addr(const char *s, uint32_t *addr, uint16_t *port)
-{
-	char buf[64], *colon;
-
-	snprintf(buf, sizeof(buf), "%s", s);
-	colon = strrchr(buf, ':');
-	if (!colon)
-		return -1;
-	*colon = '\0';
-	*port = (uint16_t)strtoul(colon + 1, NULL, 10);
-	return inet_pton(AF_INET, buf, addr) == 1 && *port ? 0 : -1;
 }
 
 static void put16(uint8_t *p, uint16_t v)
@@ -192,9 +180,10 @@ int main(int argc, char **argv)
 	int c, ok;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'l' && !parse_addr(optarg, &laddr, &lport) && lport < 65535)
+		/* a port, and PORT + 1 a port too */
+		if (c == 'l' && !parse_ipv4_port(optarg, &laddr, &lport) && lport && lport < 65535)
 			continue;
-		if (c == 'r' && !parse_addr(optarg, &raddr, &rport) && rport < 65535)
+		if (c == 'r' && !parse_ipv4_port(optarg, &raddr, &rport) && rport && rport < 65535)
 			continue;
 		if (c == 'p' && !unet_parse_mac(optarg, peer) && (have_peer = true))
 			continue;

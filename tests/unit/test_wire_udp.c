@@ -109,6 +109,15 @@ static void test_roundtrip_every_size(void **state)
 	}
 }
 
+/* A copy of the good frame, mutated, refused: in the malformed tests,
+ * whose good, f, flen, got, off and len it uses. */
+#define REFUSED(mutate)                                                                  \
+	do {                                                                             \
+		memcpy(f, good, sizeof(f));                                              \
+		mutate;                                                                  \
+		assert_int_equal(unet_wire_udp_parse(f, flen, PORT, &got, &off, &len), -EINVAL); \
+	} while (0)
+
 /* One good frame, then each malformation refused. */
 static void test_malformed_refused(void **state)
 {
@@ -118,12 +127,6 @@ static void test_malformed_refused(void **state)
 
 	(void)state;
 	flen = unet_wire_udp_build(good, &W, 40);
-#define REFUSED(mutate)                                                                  \
-	do {                                                                             \
-		memcpy(f, good, sizeof(f));                                              \
-		mutate;                                                                  \
-		assert_int_equal(unet_wire_udp_parse(f, flen, PORT, &got, &off, &len), -EINVAL); \
-	} while (0)
 	assert_int_equal(unet_wire_udp_parse(good, flen, PORT, &got, &off, &len), 0);
 	assert_int_equal(unet_wire_udp_parse(good, flen, PORT + 1, &got, &off, &len), -EINVAL);
 	assert_int_equal(unet_wire_udp_parse(good, flen - 1, PORT, &got, &off, &len), -EINVAL);
@@ -140,7 +143,6 @@ static void test_malformed_refused(void **state)
 	REFUSED(f[42] = 2);		     /* U-Net version */
 	REFUSED(f[49]--);		     /* U-Net len short of the datagram */
 	REFUSED((f[48] = 0, f[49] = 0));     /* U-Net len 0 */
-#undef REFUSED
 }
 
 static void test_roundtrip6_every_size(void **state)
@@ -189,12 +191,6 @@ static void test_malformed6_refused(void **state)
 	(void)state;
 	memset(good, 0x5a, sizeof(good));
 	flen = unet_wire_udp_build(good, &w, 40);
-#define REFUSED(mutate)                                                                  \
-	do {                                                                             \
-		memcpy(f, good, sizeof(f));                                              \
-		mutate;                                                                  \
-		assert_int_equal(unet_wire_udp_parse(f, flen, PORT, &got, &off, &len), -EINVAL); \
-	} while (0)
 	assert_int_equal(unet_wire_udp_parse(good, flen, PORT, &got, &off, &len), 0);
 	/* Ethernet padding after the datagram is not payload */
 	assert_int_equal(unet_wire_udp_parse(good, flen + 4, PORT, &got, &off, &len), 0);
@@ -214,7 +210,6 @@ static void test_malformed6_refused(void **state)
 	REFUSED(f[UNET_UDP6_PAYLOAD_OFF + 7] ^= 0x80); /* the payload: likewise */
 	REFUSED(f[62] = 2);		     /* U-Net version */
 	REFUSED(f[69]--);		     /* U-Net len short of the datagram */
-#undef REFUSED
 }
 
 /* Whether an accepted frame keeps every rule. */

@@ -669,9 +669,28 @@ static struct chan_spec chan_good(void)
 				   .dst_tag = TAG_CHAN, .src_tag = CHAN_PEER_TAG, .payload = 40 };
 }
 
+/* What a routable channel's frame carries after its UDP header, over
+ * IPv4 (build_chan) and IPv6 (build_chan6) alike: the U-Net header at uh
+ * (its len the payload's plus unet_len_adj), payload bytes of a pattern,
+ * pad bytes of Ethernet padding.  Returns the frame's length, or cut if
+ * that is shorter and not 0. */
+static uint32_t put_chan_unet(uint8_t *buf, uint32_t uh, uint16_t dst_tag, uint16_t src_tag,
+			      int unet_len_adj, uint16_t payload, uint16_t pad, uint32_t cut)
+{
+	uint32_t n = uh + 8 + payload + pad;
+
+	buf[uh] = UNET_WIRE_VERSION;
+	put16(buf + uh + 2, dst_tag);
+	put16(buf + uh + 4, src_tag);
+	put16(buf + uh + 6, (uint16_t)(payload + unet_len_adj));
+	for (uint32_t i = 0; i < payload; i++)
+		buf[uh + 8 + i] = (uint8_t)(0x50 + i);
+	return cut && cut < n ? cut : n;
+}
+
 static uint32_t build_chan(uint8_t *buf, size_t cap, const struct chan_spec *c)
 {
-	uint32_t hl = c->ihl * 4u, ip = 14, udp, uh, n;
+	uint32_t hl = c->ihl * 4u, ip = 14, udp, uh;
 	uint32_t tot = hl + 8 + 8 + c->payload;
 
 	assert_true(cap >= ip + 60 + 16 + (size_t)c->payload + c->pad);
@@ -694,16 +713,8 @@ static uint32_t build_chan(uint8_t *buf, size_t cap, const struct chan_spec *c)
 	put16(buf + udp + 4, (uint16_t)(tot - hl + c->udp_len_adj));
 	put16(buf + udp + 6, c->csum);
 	uh = udp + 8;
-	buf[uh] = UNET_WIRE_VERSION;
-	put16(buf + uh + 2, c->dst_tag);
-	put16(buf + uh + 4, c->src_tag);
-	put16(buf + uh + 6, (uint16_t)(c->payload + c->unet_len_adj));
-	for (uint32_t i = 0; i < c->payload; i++)
-		buf[uh + 8 + i] = (uint8_t)(0x50 + i);
-	n = uh + 8 + c->payload + c->pad;
-	if (c->cut && c->cut < n)
-		n = c->cut;
-	return n;
+	return put_chan_unet(buf, uh, c->dst_tag, c->src_tag, c->unet_len_adj, c->payload, c->pad,
+			     c->cut);
 }
 
 static void expect_chan(const struct chan_spec *c, uint32_t verdict, const struct snap *want)
@@ -939,7 +950,7 @@ static struct chan6_spec chan6_good(void)
 
 static uint32_t build_chan6(uint8_t *buf, size_t cap, const struct chan6_spec *c)
 {
-	uint32_t ip = 14, ext = c->ext || c->frag_off ? 8 : 0, udp = ip + 40 + ext, uh = udp + 8, n;
+	uint32_t ip = 14, ext = c->ext || c->frag_off ? 8 : 0, udp = ip + 40 + ext, uh = udp + 8;
 	uint32_t ulen = 8 + 8 + c->payload;
 
 	assert_true(cap >= uh + 8 + (size_t)c->payload + c->pad);
@@ -961,16 +972,8 @@ static uint32_t build_chan6(uint8_t *buf, size_t cap, const struct chan6_spec *c
 	put16(buf + udp + 2, c->dport);
 	put16(buf + udp + 4, (uint16_t)(ulen + c->udp_len_adj));
 	put16(buf + udp + 6, c->csum);
-	buf[uh] = UNET_WIRE_VERSION;
-	put16(buf + uh + 2, c->dst_tag);
-	put16(buf + uh + 4, c->src_tag);
-	put16(buf + uh + 6, (uint16_t)(c->payload + c->unet_len_adj));
-	for (uint32_t i = 0; i < c->payload; i++)
-		buf[uh + 8 + i] = (uint8_t)(0x50 + i);
-	n = uh + 8 + c->payload + c->pad;
-	if (c->cut && c->cut < n)
-		n = c->cut;
-	return n;
+	return put_chan_unet(buf, uh, c->dst_tag, c->src_tag, c->unet_len_adj, c->payload, c->pad,
+			     c->cut);
 }
 
 static void expect_chan6(const struct chan6_spec *c, uint32_t verdict, const struct snap *want)
