@@ -56,6 +56,7 @@
 #include <linux/if_xdp.h>
 
 #include "unetd.h"
+#include "core/csum.h"
 #include "core/pieces.h" /* XDP_PKT_CONTD, UNET_MAX_PIECES */
 #include "udp/udp_impl.h"
 
@@ -277,6 +278,12 @@ static uint64_t *check_chan_frame(struct unetd_emul *e, const uint8_t *f, uint32
 
 /* Judge the daemon's own copy f[0..len) of a frame e wants sent.
  * Returns 0, or the counter to charge. */
+/* A 20-byte IPv4 header whose words sum to all ones (RFC 1071). */
+static bool ipv4_hdr_sum_ok(const uint8_t *ip)
+{
+	return unet_csum_fold(unet_csum_add(0, ip, UNET_IP_HLEN)) == 0xffff;
+}
+
 static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t len)
 {
 	struct unetd_ep_counters *k = &e->counters;
@@ -284,6 +291,12 @@ static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t le
 	struct unetd_chan *c;
 	uint16_t proto, dst_tag, src_tag, plen;
 
+	/* An IPv4 header as the libraries write it: its checksum right and
+	 * a TTL above 0 (the source checks below would let a malformed
+	 * header leave from the client's own address). */
+	if (len >= UNET_ETH_HLEN + UNET_IP_HLEN && (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IP &&
+	    (f[14] & 0x0f) == 5 && (!f[22] || !ipv4_hdr_sum_ok(f + UNET_ETH_HLEN)))
+		return &k->tx_bad_frame;
 	/* Frames shorter than 60 bytes are padded to 60 by the library. */
 	if (len >= UNET_ETH_HLEN + UNET_IP_HLEN && (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IP &&
 	    f[23] == IPPROTO_TCP)

@@ -8,10 +8,11 @@
  *
  * From a port it did not open; from an address it did not open; an ARP
  * reply for an address it has no port on; ICMP; IPv4 with options; from
- * its own port to the routable channels' port.  Then prints the daemon's
+ * its own port, a wrong IPv4 header checksum and a TTL of 0; from its
+ * own port to the routable channels' port.  Then prints the daemon's
  * counters as
  *   forge-udp tx_sent=N tx_foreign_tag=N tx_bad_frame=N tx_foreign_peer=N
- * and exits 0 if the three foreign frames, the two bad ones and the one
+ * and exits 0 if the three foreign frames, the four bad ones and the one
  * to the channel port were refused and nothing was sent: a datagram to
  * the channel port is judged as a routable channel's frame, and a plain
  * UDP datagram (its checksum set, no U-Net header) is not one
@@ -66,7 +67,8 @@ struct udp_forge {
 	const uint8_t *dst, *src;
 	uint32_t saddr, daddr;
 	uint16_t sport, dport;
-	int kind; /* 0 UDP, 1 ICMP, 2 IPv4 with options */
+	int kind; /* 0 UDP, 1 ICMP, 2 IPv4 with options, 3 a wrong IP header
+		   * checksum, 4 TTL 0 (its checksum right) */
 };
 
 static void build_udp(uint8_t *f, void *ctx)
@@ -78,6 +80,16 @@ static void build_udp(uint8_t *f, void *ctx)
 		f[23] = 1; /* ICMP */
 	if (u->kind == 2)
 		f[14] = 0x46; /* an option word */
+	if (u->kind == 3)
+		f[24] ^= 0x5a;
+	if (u->kind == 4) {
+		uint16_t sum;
+
+		f[22] = 0;
+		f[24] = f[25] = 0;
+		sum = htons((uint16_t)~unet_csum_fold(unet_csum_add(0, f + 14, 20)));
+		memcpy(f + 24, &sum, 2);
+	}
 }
 
 static void build_arp(uint8_t *f, void *ctx)
@@ -141,6 +153,12 @@ int main(int argc, char **argv)
 	raw(ep, build_udp, &u, 60);
 	u.kind = 2;
 	raw(ep, build_udp, &u, 60);
+	/* From its own address and port, with a malformed IPv4 header. */
+	u.sport = lport;
+	u.kind = 3;
+	raw(ep, build_udp, &u, 60);
+	u.kind = 4;
+	raw(ep, build_udp, &u, 60);
 	/* From its own address and port, to the routable channels' port:
 	 * a forged channel frame for any peer that has a channel to us. */
 	u.kind = 0;
@@ -153,7 +171,7 @@ int main(int argc, char **argv)
 	printf("forge-udp tx_sent=%" PRIu64 " tx_foreign_tag=%" PRIu64 " tx_bad_frame=%" PRIu64
 	       " tx_foreign_peer=%" PRIu64 "\n",
 	       k->tx_sent, k->tx_foreign_tag, k->tx_bad_frame, k->tx_foreign_peer);
-	ok = k->tx_sent == 0 && k->tx_foreign_tag == 3 && k->tx_bad_frame == 3 &&
+	ok = k->tx_sent == 0 && k->tx_foreign_tag == 3 && k->tx_bad_frame == 5 &&
 	     k->tx_foreign_peer == 0;
 	unet_endpoint__destroy(ep);
 	return ok ? 0 : 1;
