@@ -276,14 +276,14 @@ static uint64_t *check_chan_frame(struct unetd_emul *e, const uint8_t *f, uint32
 	}
 }
 
-/* Judge the daemon's own copy f[0..len) of a frame e wants sent.
- * Returns 0, or the counter to charge. */
 /* A 20-byte IPv4 header whose words sum to all ones (RFC 1071). */
 static bool ipv4_hdr_sum_ok(const uint8_t *ip)
 {
 	return unet_csum_fold(unet_csum_add(0, ip, UNET_IP_HLEN)) == 0xffff;
 }
 
+/* Judge the daemon's own copy f[0..len) of a frame e wants sent.
+ * Returns 0, or the counter to charge. */
 static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t len)
 {
 	struct unetd_ep_counters *k = &e->counters;

@@ -1593,6 +1593,15 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	return real_recvmsg(fd, msg, flags);
 }
 
+/* Whether any of fds is a U-Net socket now (fd_on_unet). */
+static bool any_unet(struct pollfd *fds, nfds_t n)
+{
+	for (nfds_t i = 0; i < n; i++)
+		if (fd_on_unet(fds[i].fd))
+			return true;
+	return false;
+}
+
 /* What poll would say of U-Net socket s for events (POLLERR and
  * POLLHUP whether asked or not). */
 static short sock_revents(struct run_sock *s, short events)
@@ -1615,17 +1624,13 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	struct run_sock **held;
 	struct pollfd *k;
-	nfds_t nu = 0;
 	int64_t deadline, spin_until;
 	int ready_n, err = 0;
 
 	ready();
 	if (fl_child_unannounced())
 		fl_child_poll(fds, n);
-	for (nfds_t i = 0; i < n; i++)
-		if (fd_on_unet(fds[i].fd))
-			nu++;
-	if (!nu)
+	if (!any_unet(fds, n))
 		return real_poll(fds, n, timeout);
 	/* The kernel's descriptors, then one wait descriptor per U-Net
 	 * socket; and, for each look, a reference on each U-Net socket, so
@@ -1739,14 +1744,6 @@ static int poll_masked(struct pollfd *fds, nfds_t n, int ms, const sigset_t *mas
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = err;
 	return r;
-}
-
-static bool any_unet(struct pollfd *fds, nfds_t n)
-{
-	for (nfds_t i = 0; i < n; i++)
-		if (fd_on_unet(fds[i].fd))
-			return true;
-	return false;
 }
 
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
