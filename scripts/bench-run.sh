@@ -213,7 +213,7 @@ sp_pingpong() {
 		ip=127.0.0.1
 		cside=a
 	fi
-	wrap a "$which"
+	wrap a "$which" "$name"
 	"${WRAP[@]}" taskset -c "$SRV_CPU" sockperf sr -i "$ip" -p "$SP_PORT" "${args[@]}" \
 		>"$LOGS/$name-$which-$REP.srv" 2>&1 &
 	srv=$!
