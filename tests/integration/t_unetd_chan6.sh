@@ -12,7 +12,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unetd_chan6|-|90|user nobody opens routable IPv6 channels through unetd, on an emulated endpoint and on a direct grant: every size 1..max_payload byte for byte both ways with a root peer on the link; the daemon holds the channel's source port (no other IPv6 socket gets it) and frees it with the client"
+	"unetd_chan6|-|90|user nobody opens routable IPv6 channels through unetd, on an emulated endpoint and on a direct grant: every size 1..max_payload byte for byte both ways with a root peer on the link; an ungranted tag and a multicast peer refused, saying why; the daemon holds the channel's source port (no other IPv6 socket gets it) and frees it with the client"
 	"unetd_chan6_forge|-|60|MTU 9000, an emulated client writes frames on its routable IPv6 channel into its region: from another address, source port or tag, as IPv4, to another address, MAC or peer tag, raw U-Net, a hop limit of 0, an extension header, IPv6, UDP and U-Net lengths that do not add up, a wrong UDP checksum and none, a traffic class; and in two pieces (split inside the source address) honest, from another address, with a payload byte changed after the checksum, to another address: each refused and counted by reason, only the three honest messages reach the peer (a capture on its interface)"
 )
 
@@ -61,6 +61,14 @@ t_unetd_chan6() {
 	note "emulated: every size, both ways"
 	unetd_chan6_sizes emulated
 	grep -q 'emulated endpoint' "$T_DIR/unetd.log" || fail "the client did not get an emulated endpoint"
+
+	note "refused as IPv4 ones are, saying why: a tag the policy does not give, a peer that is not unicast"
+	out=$(as_nobody "$PEER" hold "$IF_B" --tag 200 --peer-ip "$UNETD_CHAN6_A" --peer-tag 1 --timeout 5 2>&1) &&
+		fail "a routable IPv6 channel on a tag not granted was opened: $out"
+	grep -q 'tag 200 not granted' <<<"$out" || fail "the ungranted tag's refusal did not say why: $out"
+	out=$(as_nobody "$PEER" hold "$IF_B" --tag 5 --peer-ip ff02::1 --peer-tag 1 --timeout 5 2>&1) &&
+		fail "a routable IPv6 channel to a multicast peer was opened: $out"
+	grep -q 'peer ff02::1 is not a unicast address' <<<"$out" || fail "the multicast peer's refusal did not say why: $out"
 
 	note "the source port is the daemon's (an IPv6 socket of its), free again when the client goes"
 	port=$(chan_sport 3)
