@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * chan_check.c - the check of an emulated endpoint's frame on a routable
- * channel (U-Net inside UDP/IPv4, docs/wire-format.md): the frame must be
+ * channel (U-Net inside UDP/IPv4 or UDP/IPv6, docs/wire-format.md): the frame must be
  * exactly the one the library builds for that channel from what the
  * daemon decided (chan_check.h), byte for byte but for the source MAC
  * (ours to write) and the payload.  A pure function: no daemon state, so
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "chan_check.h"
+#include "core/csum.h"
 
 #define ETH_HLEN 14
 #define IP_HLEN 20
@@ -18,6 +19,10 @@
 #define HDRS (ETH_HLEN + IP_HLEN + UDP_HLEN + UNET_HLEN)
 #define ETH_MIN_FRAME 60
 #define ETH_P_IPV4 0x0800
+#define ETH_P_IPV6 0x86dd
+#define IP6_HLEN 40
+#define HDRS6 (ETH_HLEN + IP6_HLEN + UDP_HLEN + UNET_HLEN)
+#define IP6_HOP_LIMIT 64
 #define IP_PROTO_UDP 17
 #define IP_DF 0x4000
 #define IP_TTL 64
@@ -45,8 +50,8 @@ static int ip_csum_ok(const uint8_t *ip)
 	return get16(ip + 10) == (uint16_t)~sum;
 }
 
-enum unetd_chan_verdict unetd_chan_check_frame(const uint8_t *f, uint32_t len, uint16_t dport,
-					       unetd_chan_lookup lookup, void *ctx)
+static enum unetd_chan_verdict check4(const uint8_t *f, uint32_t len, uint16_t dport,
+				      unetd_chan_lookup lookup, void *ctx)
 {
 	const uint8_t *ip = f + ETH_HLEN, *udp = ip + IP_HLEN, *uh = udp + UDP_HLEN;
 	const struct unetd_chan_wire *c;
@@ -84,10 +89,77 @@ enum unetd_chan_verdict unetd_chan_check_frame(const uint8_t *f, uint32_t len, u
 		return UNETD_CHAN_BAD_FRAME;
 	memcpy(&saddr, ip + 12, 4);
 	memcpy(&daddr, ip + 16, 4);
-	if (saddr != c->saddr || get16(udp) != c->sport)
+	/* an IPv6 channel's tag: its addresses are none of these */
+	if (c->v6 || saddr != c->saddr || get16(udp) != c->sport)
 		return UNETD_CHAN_FOREIGN_SRC;
 	if (daddr != c->daddr || memcmp(f, c->dst_mac, 6) || get16(uh + 2) != c->peer_tag ||
 	    dport != c->dport)
 		return UNETD_CHAN_FOREIGN_PEER;
 	return UNETD_CHAN_OK;
+}
+
+/* The UDP checksum field is exactly the one the library writes (RFC
+ * 8200 8.1: mandatory over IPv6): the complement of the sum of the
+ * pseudo-header and the datagram with the field zero, 0 sent as 0xffff.
+ * Not merely a datagram that sums to all ones: 0x0000 (no checksum,
+ * which IPv6 receivers drop) would pass for 0xffff. */
+static int udp6_csum_ok(const uint8_t *ip, const uint8_t *udp, uint32_t ulen)
+{
+	uint64_t sum = unet_csum_pseudo6(ip + 8, ip + 24, IP_PROTO_UDP, ulen);
+	uint16_t c;
+
+	sum = unet_csum_add(sum, udp, 6);
+	sum = unet_csum_add(sum, udp + UDP_HLEN, ulen - UDP_HLEN);
+	c = (uint16_t)~unet_csum_fold(sum);
+	return get16(udp + 6) == (c ? c : 0xffff);
+}
+
+/*
+ * IPv6 as the library writes it (lib/core/wire_udp.c): version 6, traffic
+ * class and flow label 0, next header UDP (an extension header is
+ * refused, as the XDP program refuses it on receive), hop limit 64; the
+ * payload length the UDP datagram's and the frame exactly the datagram
+ * (70 bytes of headers at least: never padded); the UDP checksum the
+ * right one, checked on our copy rather than written by us, so that what
+ * leaves is byte for byte what the client wrote and was judged.
+ */
+static enum unetd_chan_verdict check6(const uint8_t *f, uint32_t len, uint16_t dport,
+				      unetd_chan_lookup lookup, void *ctx)
+{
+	const uint8_t *ip = f + ETH_HLEN, *udp = ip + IP6_HLEN, *uh = udp + UDP_HLEN;
+	const struct unetd_chan_wire *c;
+	uint32_t ulen, plen;
+
+	if (len < HDRS6 + 1)
+		return UNETD_CHAN_BAD_FRAME;
+	if (ip[0] != 0x60 || ip[1] || ip[2] || ip[3] || ip[6] != IP_PROTO_UDP ||
+	    ip[7] != IP6_HOP_LIMIT)
+		return UNETD_CHAN_BAD_FRAME;
+	ulen = get16(ip + 4);
+	plen = get16(uh + 6);
+	if (len != ETH_HLEN + IP6_HLEN + ulen || get16(udp + 2) != dport ||
+	    get16(udp + 4) != ulen || plen != ulen - UDP_HLEN - UNET_HLEN)
+		return UNETD_CHAN_BAD_FRAME;
+	if (uh[0] != WIRE_VERSION || uh[1] || !udp6_csum_ok(ip, udp, ulen))
+		return UNETD_CHAN_BAD_FRAME;
+	c = lookup(ctx, get16(uh + 4));
+	if (!c)
+		return UNETD_CHAN_FOREIGN_TAG;
+	if (plen > c->max_payload)
+		return UNETD_CHAN_BAD_FRAME;
+	/* an IPv4 channel's tag: its addresses are none of these */
+	if (!c->v6 || memcmp(ip + 8, c->saddr6, 16) || get16(udp) != c->sport)
+		return UNETD_CHAN_FOREIGN_SRC;
+	if (memcmp(ip + 24, c->daddr6, 16) || memcmp(f, c->dst_mac, 6) ||
+	    get16(uh + 2) != c->peer_tag || dport != c->dport)
+		return UNETD_CHAN_FOREIGN_PEER;
+	return UNETD_CHAN_OK;
+}
+
+enum unetd_chan_verdict unetd_chan_check_frame(const uint8_t *f, uint32_t len, uint16_t dport,
+					       unetd_chan_lookup lookup, void *ctx)
+{
+	if (len >= ETH_HLEN && get16(f + 12) == ETH_P_IPV6)
+		return check6(f, len, dport, lookup, ctx);
+	return check4(f, len, dport, lookup, ctx);
 }

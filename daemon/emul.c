@@ -30,7 +30,7 @@
  * another.
  *
  * Receive: the real endpoint's channels are the clients' channels
- * (routable ones too: their frames go with their IPv4 and UDP headers);
+ * (routable ones too: their frames go with their IP and UDP headers);
  * each frame goes to the owner's free buffer (or buffers, as a chain, for a
  * frame larger than one) and receive ring, or, when the
  * owner has no free buffer or no room, is dropped and counted for that
@@ -310,6 +310,11 @@ static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t le
 			return check_chan_frame(e, f, len, chan_port);
 		return unetd_udp_check(e, (uint8_t *)f, len, chan_port);
 	}
+	/* IPv6: only a routable channel's frame (the daemon serves its
+	 * clients no other IPv6), judged whole, to the byte, by chan_check.c;
+	 * anything else fails that as a bad frame. */
+	if (len >= UNET_ETH_HLEN && (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IPV6)
+		return check_chan_frame(e, f, len, unetd_chan_port(e->iface));
 	if (len >= UNET_ETH_HLEN && (uint16_t)(f[12] << 8 | f[13]) != UNET_ETH_P)
 		return unetd_udp_check(e, (uint8_t *)f, len, 0); /* ARP, short IPv4 */
 	if (len < UNET_PAYLOAD_OFF ||
@@ -326,7 +331,7 @@ static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t le
 	c = chan_of(e, src_tag);
 	if (!c)
 		return &k->tx_foreign_tag;
-	/* A routable channel's messages go inside UDP/IPv4 only: raw, they
+	/* A routable channel's messages go inside UDP/IP only: raw, they
 	 * would reach its next hop as a channel they are not. */
 	if (c->routable || dst_tag != c->peer_tag || memcmp(f, c->peer_mac, 6))
 		return &k->tx_foreign_peer;
@@ -373,21 +378,24 @@ uint32_t unetd_emul_max_payload(const struct unetd_emul *e)
 	return m;
 }
 
-/* Send e's IPv4 frame gathered from pieces, e->txa.buf[0..len): its
- * lengths add up (unetd_chain_ipv4_check), then the checks of a frame in
- * one piece (its source address and port are e's), all on our copy;
+/* Send e's IPv4 or IPv6 frame gathered from pieces, e->txa.buf[0..len):
+ * an IPv4 one's lengths add up (unetd_chain_ipv4_check; an IPv6 one is a
+ * routable channel's, whose check takes every length to the byte), then
+ * the checks of a frame in one piece (its source address and port are
+ * e's), all on our copy;
  * sent as it is, in pieces of the real endpoint, with our source MAC.
  * A frame that waited for our queue is judged again: its port may have
  * closed meanwhile.  Returns 0, or -EAGAIN when our own buffers or send
  * queue are full (the frame stays ready). */
-static int send_gathered_ipv4(struct unetd_emul *e)
+static int send_gathered_inet(struct unetd_emul *e)
 {
 	struct unetd_tx_asm *a = &e->txa;
 	struct unet_layer_parts whole = { .head = a->buf, .hlen = a->len };
+	bool v6 = (uint16_t)(a->buf[12] << 8 | a->buf[13]) == UNET_ETH_P_IPV6;
 	uint64_t *bad;
 	int err;
 
-	if (unetd_chain_ipv4_check(a->buf, a->len) != UNETD_CHAIN_OK)
+	if (!v6 && unetd_chain_ipv4_check(a->buf, a->len) != UNETD_CHAIN_OK)
 		bad = &e->counters.tx_bad_frame;
 	else
 		bad = check_frame(e, a->buf, a->len);
@@ -414,8 +422,8 @@ static int send_gathered_ipv4(struct unetd_emul *e)
 
 /* Send e's checked frame in pieces, e->txa.buf[0..len): a U-Net message
  * rebuilt by the real endpoint from the channel (the same bytes: every
- * header field was checked equal to the channel's), or IPv4
- * (send_gathered_ipv4).  Returns 0, or -EAGAIN when our own buffers or
+ * header field was checked equal to the channel's), or IPv4 or IPv6
+ * (send_gathered_inet).  Returns 0, or -EAGAIN when our own buffers or
  * send queue are full (the frame stays ready). */
 static int send_gathered(struct unetd_emul *e)
 {
@@ -426,8 +434,9 @@ static int send_gathered(struct unetd_emul *e)
 	uint64_t *bad = NULL;
 	int err;
 
-	if (a->len >= UNET_ETH_HLEN && (uint16_t)(a->buf[12] << 8 | a->buf[13]) == UNET_ETH_P_IP)
-		return send_gathered_ipv4(e);
+	if (a->len >= UNET_ETH_HLEN && ((uint16_t)(a->buf[12] << 8 | a->buf[13]) == UNET_ETH_P_IP ||
+				       (uint16_t)(a->buf[12] << 8 | a->buf[13]) == UNET_ETH_P_IPV6))
+		return send_gathered_inet(e);
 	if (!a->ready) {
 		switch (unetd_chain_check(a->buf, a->len, e->iface->info.mac,
 					  e->iface->info.max_payload, &dst_tag, &src_tag, &plen)) {
@@ -633,9 +642,11 @@ static int iface_rx(struct unetd_iface *f)
 
 		/* U-Net frames are untagged: the headers are right before the
 		 * payload the core handed us (Ethernet and U-Net, or for a
-		 * routable channel Ethernet, IPv4, UDP and U-Net: the client's
-		 * library checks them again against its channel). */
-		uint32_t hdrs = c && c->routable ? UNET_UDP_PAYLOAD_OFF : UNET_PAYLOAD_OFF;
+		 * routable channel Ethernet, IPv4 or IPv6, UDP and U-Net: the
+		 * client's library checks them again against its channel). */
+		uint32_t hdrs = !c || !c->routable ? UNET_PAYLOAD_OFF
+				: c->w.v6	   ? UNET_UDP6_PAYLOAD_OFF
+						   : UNET_UDP_PAYLOAD_OFF;
 
 		if (c)
 			deliver(c->owner, (const uint8_t *)ds[i].data - hdrs, ds[i].len + hdrs);
@@ -1088,18 +1099,19 @@ int unetd_emul_chan_open(struct unetd *d, struct unetd_emul *e, const struct une
 	return 0;
 }
 
-int unetd_emul_chan_open_ipv4(struct unetd *d, struct unetd_emul *e,
-			      const struct unetd_ch_open_ipv4 *req, const struct unetd_grant *g,
-			      struct unetd_ch_opened_ipv4 *rep, char *msg, size_t msglen)
+int unetd_emul_chan_open_routable(struct unetd *d, struct unetd_emul *e,
+				  const struct unetd_chan_req *req, const struct unetd_grant *g,
+				  struct unetd_chan_opened *rep, char *msg, size_t msglen)
 {
 	struct unetd_chan *c;
+	uint32_t hdrs;
 	int err;
 
 	(void)g; /* the tag was checked against it by the caller */
 	c = emul_chan_new(e, req->tag, msg, msglen, &err);
 	if (!c)
 		return err;
-	err = unetd_chan_open_real(d, e->iface, req, &c->ch, &c->w, rep, msg, msglen);
+	err = unetd_chan_open_real(d, e->iface, req, &c->ch, rep, msg, msglen);
 	if (err) {
 		free(c);
 		return err;
@@ -1107,9 +1119,10 @@ int unetd_emul_chan_open_ipv4(struct unetd *d, struct unetd_emul *e,
 	/* What one of our send buffers takes, whatever the client's frames
 	 * hold: the client learns it, rather than have longer messages
 	 * refused as bad descriptors. */
-	if (c->w.max_payload > max_tx_len(e) - UNET_UDP_PAYLOAD_OFF)
-		c->w.max_payload = max_tx_len(e) - UNET_UDP_PAYLOAD_OFF;
-	rep->max_payload = (uint16_t)c->w.max_payload;
+	hdrs = req->v6 ? UNET_UDP6_PAYLOAD_OFF : UNET_UDP_PAYLOAD_OFF;
+	if (rep->w.max_payload > max_tx_len(e) - hdrs)
+		rep->w.max_payload = max_tx_len(e) - hdrs;
+	c->w = rep->w;
 	c->owner = e;
 	c->tag = req->tag;
 	c->peer_tag = req->peer_tag;

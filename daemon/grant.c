@@ -440,9 +440,9 @@ int unetd_direct_chan_open(struct unetd_direct *g, const struct unetd_ch_open *r
 
 /* The client sends on its own socket, unchecked (docs/security.md): what
  * we keep is the map entry for its slot and the source port. */
-int unetd_direct_chan_open_ipv4(struct unetd *d, struct unetd_direct *g,
-				const struct unetd_ch_open_ipv4 *req, const struct unetd_grant *gr,
-				struct unetd_ch_opened_ipv4 *rep, char *msg, size_t msglen)
+int unetd_direct_chan_open_routable(struct unetd *d, struct unetd_direct *g,
+				    const struct unetd_chan_req *req, const struct unetd_grant *gr,
+				    struct unetd_chan_opened *rep, char *msg, size_t msglen)
 {
 	struct unetd_dchan *c;
 	int err;

@@ -70,6 +70,8 @@ static long body_size(uint16_t type)
 		return sizeof(struct unetd_tcp_close);
 	case UNETD_REQ_CH_OPEN_IPV4:
 		return sizeof(struct unetd_ch_open_ipv4);
+	case UNETD_REQ_CH_OPEN_IPV6:
+		return sizeof(struct unetd_ch_open_ipv6);
 	default:
 		return -1;
 	}
@@ -664,12 +666,53 @@ static void do_ch_open(struct unetd *d, struct unetd_client *c, const struct une
 	reply(c, h, err, msg, NULL, 0, NULL, 0);
 }
 
-/* A routable channel: the policy's tag and quotas as for any channel,
- * the rest decided by chan.c, never by the request. */
-static void do_ch_open_ipv4(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *h,
-			    const struct unetd_ch_open_ipv4 *req)
+/* The reply to CH_OPEN_IPV4 or CH_OPEN_IPV6 (by o->w.v6) in *rep;
+ * returns its length. */
+static uint32_t chan_opened_rep(const struct unetd_chan_opened *o, void *rep)
 {
-	struct unetd_ch_opened_ipv4 rep;
+	const struct unetd_chan_wire *w = &o->w;
+	struct unetd_ch_opened_ipv4 r4;
+
+	if (w->v6) {
+		struct unetd_ch_opened_ipv6 r6;
+
+		memset(&r6, 0, sizeof(r6));
+		memcpy(r6.saddr, w->saddr6, 16);
+		memcpy(r6.daddr, w->daddr6, 16);
+		r6.sport = w->sport;
+		r6.dport = w->dport;
+		r6.peer_port = o->peer_port;
+		memcpy(r6.dst_mac, w->dst_mac, 6);
+		memcpy(r6.src_mac, o->src_mac, 6);
+		r6.max_payload = (uint16_t)w->max_payload;
+		memcpy(rep, &r6, sizeof(r6));
+		return sizeof(r6);
+	}
+	memset(&r4, 0, sizeof(r4));
+	r4.saddr = w->saddr;
+	r4.daddr = w->daddr;
+	r4.sport = w->sport;
+	r4.dport = w->dport;
+	r4.peer_port = o->peer_port;
+	memcpy(r4.dst_mac, w->dst_mac, 6);
+	memcpy(r4.src_mac, o->src_mac, 6);
+	r4.max_payload = (uint16_t)w->max_payload;
+	memcpy(rep, &r4, sizeof(r4));
+	return sizeof(r4);
+}
+
+/* A routable channel, over IPv4 or IPv6 alike: the policy's tag and
+ * quotas as for any channel, the rest decided by chan.c, never by the
+ * request. */
+static void do_ch_open_routable(struct unetd *d, struct unetd_client *c,
+				const struct unetd_req_hdr *h, const struct unetd_chan_req *req)
+{
+	union {
+		struct unetd_ch_opened_ipv4 v4;
+		struct unetd_ch_opened_ipv6 v6;
+	} rep;
+	struct unetd_chan_opened o;
+	uint32_t rlen = 0;
 	struct unetd_emul *e;
 	struct unetd_direct *x;
 	struct unetd_grant g;
@@ -677,6 +720,7 @@ static void do_ch_open_ipv4(struct unetd *d, struct unetd_client *c, const struc
 	int err;
 
 	memset(&rep, 0, sizeof(rep));
+	memset(&o, 0, sizeof(o));
 	err = ch_open_check(d, c, req->ep, &e, &x, &g, msg, sizeof(msg));
 	if (!err && (req->tag == UNET_TAG_INVALID || req->peer_tag == UNET_TAG_INVALID)) {
 		snprintf(msg, sizeof(msg), "tag 0 is reserved");
@@ -692,14 +736,16 @@ static void do_ch_open_ipv4(struct unetd *d, struct unetd_client *c, const struc
 		err = -EDQUOT;
 	}
 	if (!err)
-		err = e ? unetd_emul_chan_open_ipv4(d, e, req, &g, &rep, msg, sizeof(msg))
-			: unetd_direct_chan_open_ipv4(d, x, req, &g, &rep, msg, sizeof(msg));
+		err = e ? unetd_emul_chan_open_routable(d, e, req, &g, &o, msg, sizeof(msg))
+			: unetd_direct_chan_open_routable(d, x, req, &g, &o, msg, sizeof(msg));
 	if (err == -EACCES)
 		d->req_denied++;
 	if (err)
-		unetd_log(UNET_LOG_INFO, "uid %u pid %u: routable channel %u refused: %s", c->uid,
-			  c->pid, req->tag, msg);
-	reply(c, h, err, msg, err ? NULL : &rep, err ? 0 : sizeof(rep), NULL, 0);
+		unetd_log(UNET_LOG_INFO, "uid %u pid %u: routable %s channel %u refused: %s", c->uid,
+			  c->pid, req->v6 ? "IPv6" : "IPv4", req->tag, msg);
+	else
+		rlen = chan_opened_rep(&o, &rep);
+	reply(c, h, err, msg, err ? NULL : &rep, rlen, NULL, 0);
 }
 
 /* UDP_OPEN and TCP_OPEN: the same endpoint look-up, grant and reply
@@ -1026,10 +1072,29 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		break;
 	}
 	case UNETD_REQ_CH_OPEN_IPV4: {
-		struct unetd_ch_open_ipv4 req;
+		struct unetd_ch_open_ipv4 req4;
+		struct unetd_chan_req req = { 0 };
 
-		memcpy(&req, body, sizeof(req));
-		do_ch_open_ipv4(d, c, &m.h, &req);
+		memcpy(&req4, body, sizeof(req4));
+		req.ep = req4.ep;
+		req.peer_addr = req4.peer_addr;
+		req.tag = req4.tag;
+		req.peer_tag = req4.peer_tag;
+		req.peer_port = req4.peer_port;
+		do_ch_open_routable(d, c, &m.h, &req);
+		break;
+	}
+	case UNETD_REQ_CH_OPEN_IPV6: {
+		struct unetd_ch_open_ipv6 req6;
+		struct unetd_chan_req req = { .v6 = true };
+
+		memcpy(&req6, body, sizeof(req6));
+		req.ep = req6.ep;
+		memcpy(req.peer_addr6, req6.peer_addr, 16);
+		req.tag = req6.tag;
+		req.peer_tag = req6.peer_tag;
+		req.peer_port = req6.peer_port;
+		do_ch_open_routable(d, c, &m.h, &req);
 		break;
 	}
 	}

@@ -85,12 +85,30 @@ struct unetd_iface {
 };
 
 /* One client channel: a channel of the real endpoint owned by an emul. */
+/* A routable channel request (CH_OPEN_IPV4 or CH_OPEN_IPV6) as the
+ * daemon handles both: only what the client may name. */
+struct unetd_chan_req {
+	uint32_t ep;
+	bool v6;
+	uint32_t peer_addr;	/* IPv4, network order */
+	uint8_t peer_addr6[16]; /* IPv6 */
+	uint16_t tag, peer_tag;
+	uint16_t peer_port; /* host order; 0: derived */
+};
+
+/* What the daemon decided for it, for the reply of either family. */
+struct unetd_chan_opened {
+	struct unetd_chan_wire w; /* the headers (w.max_payload: 0 but for emulated) */
+	uint8_t src_mac[6];	  /* the interface's */
+	uint16_t peer_port;	  /* host order: the peer's source port */
+};
+
 struct unetd_chan {
 	struct unetd_emul *owner;
 	struct unet_channel *ch; /* on the real endpoint */
 	uint16_t tag, peer_tag;
 	uint8_t peer_mac[6];
-	bool routable;		 /* U-Net inside UDP/IPv4: its frames must match w */
+	bool routable;		 /* U-Net inside UDP/IPv4 or IPv6: its frames must match w */
 	struct unetd_chan_wire w;
 	struct unetd_chan *next; /* the owner's list */
 };
@@ -326,9 +344,9 @@ unsigned int unetd_direct_reap(struct unetd *d);
 void unetd_direct_drop_lingering(struct unetd *d);
 int unetd_direct_chan_open(struct unetd_direct *g, const struct unetd_ch_open *req,
 			   const struct unetd_grant *gr, char *msg, size_t msglen);
-int unetd_direct_chan_open_ipv4(struct unetd *d, struct unetd_direct *g,
-				const struct unetd_ch_open_ipv4 *req, const struct unetd_grant *gr,
-				struct unetd_ch_opened_ipv4 *rep, char *msg, size_t msglen);
+int unetd_direct_chan_open_routable(struct unetd *d, struct unetd_direct *g,
+				    const struct unetd_chan_req *req, const struct unetd_grant *gr,
+				    struct unetd_chan_opened *rep, char *msg, size_t msglen);
 int unetd_direct_chan_close(struct unetd_direct *g, uint16_t tag);
 
 /* chan.c: why tag could not be opened (err, -errno from the library or
@@ -338,18 +356,17 @@ int unetd_chan_refused(int err, uint16_t tag, char *msg, size_t msglen);
 
 /* chan.c: routable channels, their headers decided here (in f's
  * namespace): on the real endpoint for an emulated endpoint (the channel
- * in *ch, holding its port; its frames' headers in *w), or an entry for a
- * grant's slot (the port held by *kfd).  Fill rep.  0 or -errno with msg. */
+ * in *ch, holding its port), or an entry for a grant's slot (the port
+ * held by *kfd).  Fill rep.  0 or -errno with msg. */
 /* The most routable channels one user's endpoints may hold together
  * (each a kernel socket of ours), within its `channels` quota. */
 #define UNETD_MAX_ROUTABLE_PER_USER 256
-int unetd_chan_open_real(struct unetd *d, struct unetd_iface *f,
-			 const struct unetd_ch_open_ipv4 *req, struct unet_channel **ch,
-			 struct unetd_chan_wire *w, struct unetd_ch_opened_ipv4 *rep, char *msg,
+int unetd_chan_open_real(struct unetd *d, struct unetd_iface *f, const struct unetd_chan_req *req,
+			 struct unet_channel **ch, struct unetd_chan_opened *rep, char *msg,
 			 size_t msglen);
 int unetd_chan_open_slot(struct unetd *d, struct unetd_iface *f, uint32_t slot,
-			 const struct unetd_ch_open_ipv4 *req, int *kfd,
-			 struct unetd_ch_opened_ipv4 *rep, char *msg, size_t msglen);
+			 const struct unetd_chan_req *req, int *kfd, struct unetd_chan_opened *rep,
+			 char *msg, size_t msglen);
 
 /* udp.c */
 /* Open a UDP port for an endpoint registered under slot (a grant's own,
@@ -452,9 +469,9 @@ void unetd_emul_free(struct unetd *d, struct unetd_emul *e);
 int unetd_emul_chan_open(struct unetd *d, struct unetd_emul *e, const struct unetd_ch_open *req,
 			 const struct unetd_grant *g, char *msg, size_t msglen);
 /* A routable channel for e (chan.c decides its headers): rep filled. */
-int unetd_emul_chan_open_ipv4(struct unetd *d, struct unetd_emul *e,
-			      const struct unetd_ch_open_ipv4 *req, const struct unetd_grant *g,
-			      struct unetd_ch_opened_ipv4 *rep, char *msg, size_t msglen);
+int unetd_emul_chan_open_routable(struct unetd *d, struct unetd_emul *e,
+				  const struct unetd_chan_req *req, const struct unetd_grant *g,
+				  struct unetd_chan_opened *rep, char *msg, size_t msglen);
 int unetd_emul_chan_close(struct unetd *d, struct unetd_emul *e, uint16_t tag);
 /* One pass of the data plane over every interface: returns how much work
  * it did (0: idle). */

@@ -447,8 +447,9 @@ UNET_API struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep,
  * MTU.  NULL with errno as unet_channel__open_ipv4 (EHOSTUNREACH: the
  * next hop did not answer neighbour solicitation; EADDRNOTAVAIL: the
  * interface has no IPv6 address of that scope; EINVAL also for an
- * unspecified, loopback, multicast or IPv4-mapped peer), or
- * EOPNOTSUPP on an endpoint served by unetd, which opens IPv4 ones only. */
+ * unspecified, loopback, multicast or IPv4-mapped peer).  On an
+ * endpoint served by unetd the daemon decides the headers as for IPv4
+ * (the source address: the kernel's choice for the peer). */
 UNET_API struct unet_channel *unet_channel__open_ipv6(struct unet_endpoint *ep,
 						      uint16_t local_tag,
 						      const uint8_t peer_addr[16],

@@ -180,11 +180,12 @@ static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 }
 
 /* A routable channel on an endpoint from unetd: the daemon decides the
- * headers and holds the source port (remote.c); we only build frames. */
-static struct unet_channel *channel_open_ipv4_remote(struct unet_endpoint *ep, uint16_t tag,
-						     uint32_t peer_addr, uint16_t peer_port,
-						     uint16_t peer_tag,
-						     const struct unet_channel_opts *opts)
+ * headers and holds the source port (remote.c); we only build frames.
+ * peer_addr6 NULL: to IPv4 peer_addr. */
+static struct unet_channel *channel_open_remote(struct unet_endpoint *ep, uint16_t tag,
+						uint32_t peer_addr, const uint8_t *peer_addr6,
+						uint16_t peer_port, uint16_t peer_tag,
+						const struct unet_channel_opts *opts)
 {
 	struct unet_channel *ch;
 	struct unet_wire_udp w;
@@ -196,7 +197,10 @@ static struct unet_channel *channel_open_ipv4_remote(struct unet_endpoint *ep, u
 		err = -EINVAL;
 	if (!err && ep->by_tag[tag])
 		err = -EADDRINUSE;
-	if (!err)
+	if (!err && peer_addr6)
+		err = unet_remote_channel_open_ipv6(ep, tag, peer_addr6, peer_port, peer_tag, &w,
+						    &peer_src_port, &max_payload);
+	else if (!err)
 		err = unet_remote_channel_open_ipv4(ep, tag, peer_addr, peer_port, peer_tag, &w,
 						    &peer_src_port, &max_payload);
 	if (err) {
@@ -307,7 +311,8 @@ struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep, uint16_t 
 		return NULL;
 	}
 	if (ep->daemon_fd >= 0)
-		return channel_open_ipv4_remote(ep, local_tag, peer_addr, peer_port, peer_tag, opts);
+		return channel_open_remote(ep, local_tag, peer_addr, NULL, peer_port, peer_tag,
+					   opts);
 	err = opts_txq(ep, opts, &(uint32_t){ 0 });
 	if (!err)
 		err = unet_chan_udp_peer(ep->iface, local_tag, peer_addr, peer_port, peer_tag, &peer);
@@ -325,16 +330,8 @@ struct unet_channel *unet_channel__open_ipv6(struct unet_endpoint *ep, uint16_t 
 		errno = EINVAL;
 		return NULL;
 	}
-	/* unetd checks every frame of its clients' routable channels against
-	 * what it decided (daemon/chan_check.c); it has no IPv6 form of that
-	 * check, so it is not asked for one (never a channel it cannot
-	 * check). */
-	if (ep->daemon_fd >= 0) {
-		unet_log(UNET_LOG_ERROR, "channel %u: routable IPv6 channels are not served by unetd "
-			 "(IPv4 ones are: unet_channel__open_ipv4)", local_tag);
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (ep->daemon_fd >= 0)
+		return channel_open_remote(ep, local_tag, 0, peer_addr, peer_port, peer_tag, opts);
 	err = opts_txq(ep, opts, &(uint32_t){ 0 });
 	if (!err)
 		err = unet_chan_udp6_peer(ep->iface, local_tag, peer_addr, peer_port, peer_tag, &peer);

@@ -234,6 +234,11 @@ void unet_remote_channel_close(struct unet_endpoint *ep, uint16_t tag);
 int unet_remote_channel_open_ipv4(struct unet_endpoint *ep, uint16_t tag, uint32_t peer_addr,
 				  uint16_t peer_port, uint16_t peer_tag, struct unet_wire_udp *w,
 				  uint16_t *peer_src_port, uint16_t *max_payload);
+/* The same to an IPv6 peer (w->v6 set). */
+int unet_remote_channel_open_ipv6(struct unet_endpoint *ep, uint16_t tag,
+				  const uint8_t peer_addr[16], uint16_t peer_port, uint16_t peer_tag,
+				  struct unet_wire_udp *w, uint16_t *peer_src_port,
+				  uint16_t *max_payload);
 void unet_remote_kick(struct unet_endpoint *ep);
 /* Notice a daemon that went away: returns ep->dead (-ECONNRESET then). */
 int unet_remote_probe(struct unet_endpoint *ep);

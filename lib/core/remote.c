@@ -618,6 +618,43 @@ int unet_remote_channel_open_ipv4(struct unet_endpoint *ep, uint16_t tag, uint32
 	return 0;
 }
 
+int unet_remote_channel_open_ipv6(struct unet_endpoint *ep, uint16_t tag,
+				  const uint8_t peer_addr[16], uint16_t peer_port, uint16_t peer_tag,
+				  struct unet_wire_udp *w, uint16_t *peer_src_port,
+				  uint16_t *max_payload)
+{
+	struct unetd_ch_open_ipv6 req = { .ep = ep->remote_ep, .tag = tag, .peer_tag = peer_tag,
+					  .peer_port = peer_port };
+	struct unetd_ch_opened_ipv6 rep;
+	int err;
+
+	memcpy(req.peer_addr, peer_addr, 16);
+	err = call(ep->daemon_fd, UNETD_REQ_CH_OPEN_IPV6, &req, sizeof(req), &rep, sizeof(rep),
+		   NULL, NULL);
+	if (err)
+		return err;
+	/* As over IPv4: a reply that does not add up is said here, not
+	 * found out by every frame being refused. */
+	if (!rep.sport || !rep.dport || memcmp(rep.daddr, peer_addr, 16)) {
+		unet_log(UNET_LOG_ERROR, "unetd: the routable channel's reply does not add up");
+		unet_remote_channel_close(ep, tag);
+		return -EPROTO;
+	}
+	memset(w, 0, sizeof(*w));
+	memcpy(w->dst_mac, rep.dst_mac, 6);
+	memcpy(w->src_mac, rep.src_mac, 6);
+	w->v6 = true;
+	memcpy(w->saddr6, rep.saddr, 16);
+	memcpy(w->daddr6, rep.daddr, 16);
+	w->sport = rep.sport;
+	w->dport = rep.dport;
+	w->dst_tag = peer_tag;
+	w->src_tag = tag;
+	*peer_src_port = rep.peer_port;
+	*max_payload = rep.max_payload;
+	return 0;
+}
+
 void unet_remote_channel_close(struct unet_endpoint *ep, uint16_t tag)
 {
 	struct unetd_ch_ref req = { .ep = ep->remote_ep, .tag = tag };

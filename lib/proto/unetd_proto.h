@@ -43,6 +43,8 @@ enum unetd_req_type {
 				  * struct unetd_ch_opened_ipv4 (closed by CH_CLOSE) */
 	UNETD_REQ_UDP_OPEN_GROUP, /* body, reply, fd: as UDP_OPEN; the port is a
 				   * SO_REUSEPORT group's (join or make it) */
+	UNETD_REQ_CH_OPEN_IPV6,	 /* body: struct unetd_ch_open_ipv6; reply:
+				  * struct unetd_ch_opened_ipv6 (closed by CH_CLOSE) */
 	UNETD_REQ__COUNT
 };
 
@@ -170,6 +172,33 @@ struct unetd_ch_opened_ipv4 {
 	uint8_t src_mac[6]; /* the interface's */
 	uint16_t max_payload; /* the largest message the daemon sends on it for an
 			       * emulated endpoint; 0: the endpoint's own bound */
+};
+
+/*
+ * The same over IPv6 (U-Net inside UDP/IPv6).  The source address is the
+ * kernel's choice among the interface's addresses for the peer (as its
+ * sockets would send from: RTA_PREFSRC of the route, of the peer's
+ * scope), never the client's.  Added after version 1 without a bump, as
+ * CH_OPEN_IPV4.
+ */
+struct unetd_ch_open_ipv6 {
+	uint32_t ep;
+	uint8_t peer_addr[16]; /* network order */
+	uint16_t tag;
+	uint16_t peer_tag;
+	uint16_t peer_port; /* host order; 0: the one the peer's channel derives */
+	uint16_t pad;
+};
+
+struct unetd_ch_opened_ipv6 {
+	uint8_t saddr[16];    /* network order: the interface's address for the peer */
+	uint8_t daddr[16];    /* network order: the peer's */
+	uint16_t sport;	      /* host order: the channel's source port (the daemon holds it) */
+	uint16_t dport;	      /* host order: the interface's channel port */
+	uint16_t peer_port;   /* host order: the peer's source port, checked on receive */
+	uint8_t dst_mac[6];   /* the next hop's */
+	uint8_t src_mac[6];   /* the interface's */
+	uint16_t max_payload; /* as in struct unetd_ch_opened_ipv4 */
 };
 
 /* ---- The region of an emulated endpoint ------------------------------ */

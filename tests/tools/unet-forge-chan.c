@@ -13,10 +13,11 @@
  * not its own; the message as raw U-Net to the channel's next hop; an IP
  * fragment; an IP length past the datagram; a UDP length, a U-Net length
  * that does not add up; a wrong IP checksum; IP options; the channel's
- * frame as IPv6 would carry it (a routable IPv6 channel's, which unetd
- * does not serve).  Then prints the daemon's counters for the endpoint as
+ * frame as IPv6 would carry it (well formed, from the IPv4 channel's tag:
+ * a source that is not the channel's).  Then prints the daemon's
+ * counters for the endpoint as
  *   forge-chan tx_sent=N tx_foreign_tag=N tx_foreign_peer=N tx_bad_frame=N
- * and exits 0 if they are 2, 3, 4, 7: what the daemon must have done.
+ * and exits 0 if they are 2, 4, 4, 6: what the daemon must have done.
  * The peer must see exactly the two honest messages.  Needs unetd
  * (UNET_DAEMON_SOCKET) and a policy that grants tag T.
  */
@@ -197,8 +198,8 @@ int main(int argc, char **argv)
 	printf("forge-chan tx_sent=%" PRIu64 " tx_foreign_tag=%" PRIu64 " tx_foreign_peer=%" PRIu64
 	       " tx_bad_frame=%" PRIu64 "\n",
 	       k->tx_sent, k->tx_foreign_tag, k->tx_foreign_peer, k->tx_bad_frame);
-	ok = k->tx_sent == 2 && k->tx_foreign_tag == 3 && k->tx_foreign_peer == 4 &&
-	     k->tx_bad_frame == 7;
+	ok = k->tx_sent == 2 && k->tx_foreign_tag == 4 && k->tx_foreign_peer == 4 &&
+	     k->tx_bad_frame == 6;
 	unet_channel__close(ch);
 	unet_endpoint__destroy(ep);
 	return ok ? 0 : 1;

@@ -1,0 +1,132 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# t_unetd_chan6.sh - routable IPv6 channels (U-Net inside UDP/IPv6)
+# opened by unetd's clients: as t_unetd_chan.sh's IPv4 ones, the daemon
+# decides their headers and holds their source ports, and checks every
+# frame an emulated endpoint sends on one.  The daemon and its clients
+# (user nobody) are in namespace b, their peers in a are root's own
+# endpoints, on the link (fd01::/64).  Sourced by run.sh (start_unetd,
+# as_nobody and the rest come from t_unetd.sh, v6_enable from
+# t_udp6.sh, set_mtu from t_jumbo.sh).
+
+# name|modes (xdp: once per mode, -: once)|timeout s|what it checks
+TESTS+=(
+	"unetd_chan6|-|90|user nobody opens routable IPv6 channels through unetd, on an emulated endpoint and on a direct grant: every size 1..max_payload byte for byte both ways with a root peer on the link; an ungranted tag and a multicast peer refused, saying why; the daemon holds the channel's source port (no other IPv6 socket gets it) and frees it with the client"
+	"unetd_chan6_forge|-|60|MTU 9000, an emulated client writes frames on its routable IPv6 channel into its region: from another address, source port or tag, as IPv4, to another address, MAC or peer tag, raw U-Net, a hop limit of 0, an extension header, IPv6, UDP and U-Net lengths that do not add up, a wrong UDP checksum and none, a traffic class; and in two pieces (split inside the source address) honest, from another address, with a payload byte changed after the checksum, to another address: each refused and counted by reason, only the three honest messages reach the peer (a capture on its interface)"
+)
+
+UNETD_CHAN6_A=fd01::1
+UNETD_CHAN6_B=fd01::2
+
+# unetd_chan6_link: IPv6 on the link a --- b, global addresses at once
+# (no duplicate address detection), each side's neighbour resolved.
+unetd_chan6_link() {
+	v6_enable "$NS_A" "$IF_A"
+	v6_enable "$NS_B" "$IF_B"
+	{ ip -n "$NS_A" addr add "$UNETD_CHAN6_A/64" dev "$IF_A" nodad &&
+		ip -n "$NS_B" addr add "$UNETD_CHAN6_B/64" dev "$IF_B" nodad; } ||
+		fail "addressing the link for IPv6"
+	in_a ping -6 -c 1 -W 5 "$UNETD_CHAN6_B" >/dev/null || fail "a cannot ping $UNETD_CHAN6_B"
+	in_b ping -6 -c 1 -W 5 "$UNETD_CHAN6_A" >/dev/null || fail "b cannot ping $UNETD_CHAN6_A"
+}
+
+# unetd_chan6_sizes KIND: nobody's sizes over a routable IPv6 channel
+# (tag 2) to the echo on a, every size 1..max_payload both ways.
+unetd_chan6_sizes() {
+	local kind=$1 log=$T_DIR/sizes-$1.log max
+	as_nobody "$PEER" sizes "$IF_B" --tag 2 --peer-ip "$UNETD_CHAN6_A" --peer-tag 1 \
+		--timeout 40 >"$log" 2>&1 ||
+		{ cat "$log"; fail "sizes over the $kind endpoint's routable IPv6 channel failed"; }
+	tail -2 "$log"
+	max=$(sed -n 's/^ready .*max_payload=\([0-9]*\).*/\1/p' "$log")
+	((max > 1000)) || fail "the $kind routable IPv6 channel's max_payload is '$max'"
+	grep -qx "sizes ok 1..$max" "$log" || fail "$kind sizes did not report 'sizes ok 1..$max'"
+}
+
+t_unetd_chan6() {
+	[[ ${UNET_SANITIZED:-0} == 1 ]] &&
+		skip "runs in the plain pass of make check (the daemon's IPv6 check runs under the sanitizers in unetd_chan6_forge)"
+	T_MODE=${T_MODE:-skb}
+	local s i rc port out
+	setup_ns
+	attach a
+	unetd_chan6_link
+	start_unetd "user 65534 kinds emulated tags 1-100 channels 4"
+	unet_bg_a "$PEER" echo "$IF_A" --tag 1 --peer-ip "$UNETD_CHAN6_B" --peer-tag 2 \
+		--timeout 60 >"$T_DIR/echo.log" 2>&1
+	s=$UNET_BG_PID
+	wait_ready "$T_DIR/echo.log" "$s" >/dev/null
+
+	note "emulated: every size, both ways"
+	unetd_chan6_sizes emulated
+	grep -q 'emulated endpoint' "$T_DIR/unetd.log" || fail "the client did not get an emulated endpoint"
+
+	note "refused as IPv4 ones are, saying why: a tag the policy does not give, a peer that is not unicast"
+	out=$(as_nobody "$PEER" hold "$IF_B" --tag 200 --peer-ip "$UNETD_CHAN6_A" --peer-tag 1 --timeout 5 2>&1) &&
+		fail "a routable IPv6 channel on a tag not granted was opened: $out"
+	grep -q 'tag 200 not granted' <<<"$out" || fail "the ungranted tag's refusal did not say why: $out"
+	out=$(as_nobody "$PEER" hold "$IF_B" --tag 5 --peer-ip ff02::1 --peer-tag 1 --timeout 5 2>&1) &&
+		fail "a routable IPv6 channel to a multicast peer was opened: $out"
+	grep -q 'peer ff02::1 is not a unicast address' <<<"$out" || fail "the multicast peer's refusal did not say why: $out"
+
+	note "the source port is the daemon's (an IPv6 socket of its), free again when the client goes"
+	port=$(chan_sport 3)
+	as_user_cmd 65534
+	"${AS[@]}" "$PEER" hold "$IF_B" --tag 3 --peer-ip "$UNETD_CHAN6_A" --peer-tag 1 --timeout 30 \
+		>"$T_DIR/hold.log" 2>&1 &
+	i=$!
+	_UNET_BG_PIDS+=("$i")
+	wait_ready "$T_DIR/hold.log" "$i" >/dev/null
+	unetd_chan_port_held "$port" || fail "no socket holds the IPv6 channel's source port $port"
+	out=$(in_b python3 -c "import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).bind(('::', $port))" 2>&1) &&
+		fail "another IPv6 socket could bind the channel's source port $port"
+	grep -q 'Address already in use' <<<"$out" || fail "binding the channel's port failed otherwise: $out"
+	kill -KILL "$i"
+	unet_bg_wait "$i" 5
+	for ((rc = 0; rc < 100; rc++)); do
+		unetd_chan_port_held "$port" || break
+		sleep 0.05
+	done
+	unetd_chan_port_held "$port" && fail "the SIGKILLed client's source port $port is still held"
+	stop_unetd
+
+	note "a direct grant: every size, both ways"
+	start_unetd "user 65534 kinds emulated,direct tags 1-100" --grant-queues 0x1
+	unetd_chan6_sizes direct
+	grep -q 'direct endpoint .* for uid 65534' "$T_DIR/unetd.log" || fail "the daemon did not log a direct grant"
+	kill "$s" 2>/dev/null
+	stop_unetd
+}
+
+t_unetd_chan6_forge() {
+	T_MODE=${T_MODE:-skb}
+	local c rc i
+	setup_ns
+	set_mtu 9000
+	# The peer is a's kernel, its interface without a program: the
+	# capture sees every frame that reaches it, nothing taken first.
+	unetd_chan6_link
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	# 61955: the channel port the daemon's interface keeps (the default)
+	unet_bg_a python3 "$ROOT/tests/tools/chan6-capture.py" "$IF_A" 61955 --timeout 40 \
+		>"$T_DIR/capture.log" 2>&1
+	c=$UNET_BG_PID
+	wait_line "$T_DIR/capture.log" '^ready' "$c" || { cat "$T_DIR/capture.log"; fail "the capture did not start"; }
+	as_nobody timeout 30 "$BUILD/tools/unet-forge-chan6" "$IF_B" --tag 2 \
+		--peer-ip "$UNETD_CHAN6_A" --peer-tag 1 --other-ip fd01::99 >"$T_DIR/forge.log" 2>&1
+	rc=$?
+	cat "$T_DIR/forge.log"
+	((rc == 0)) || fail "the daemon did not refuse and count each forged frame on the routable IPv6 channel as it must"
+	# The last honest message is the forge's last frame: once the
+	# capture has it, everything before it has reached a.
+	for ((i = 0; i < 100; i++)); do
+		(($(grep -c '^chan .*honest=1' "$T_DIR/capture.log") >= 3)) && break
+		sleep 0.05
+	done
+	stop "$c" "$T_DIR/capture.log" "capture on a"
+	cat "$T_DIR/capture.log"
+	grep -qx 'capture chan=3 honest=3 other=0 kernel=[0-9]*' "$T_DIR/capture.log" ||
+		fail "not exactly the 3 honest messages reached the peer"
+	stop_unetd
+}
