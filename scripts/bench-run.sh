@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # bench-run.sh [--reps N] [--quick] [--xdp-mode skb|native] [--json FILE]
-#              [--only sockperf,redis,nginx] [--perf DIR] BUILD_DIR
+#              [--only sockperf,logp,redis,nginx] [--perf DIR] BUILD_DIR
 #
 # Unmodified Debian programs under unet-run against the same programs on
 # the kernel's sockets, in one run, interleaved (kernel, U-Net, kernel,
@@ -20,6 +20,9 @@
 #     (one thread, 16 connections, the kernel's TCP): requests/s.
 #   The interception itself: sockperf UDP ping-pong over loopback, which
 #     unet-run passes through to libc, with and without the preload.
+#   LogP of UDP, 64 B, spinning (unet-bench logp with the kernel's socket
+#     API, under unet-run or not): the round trip split into the send
+#     call (o_s) and the receive call that finds the message (o_r).
 #
 # Each repetition measures every row both ways; the table gives the
 # median of the per-repetition ratios (U-Net / kernel: below 1 is faster
@@ -37,8 +40,8 @@
 #                 mode either way, see docs/platform.md)
 #   --json FILE   also write the rows as JSON
 #   --only LIST   only these groups of rows (comma-separated: sockperf,
-#                 redis, nginx)
-#   --perf DIR    record the servers (redis-server, nginx) with
+#                 logp, redis, nginx)
+#   --perf DIR    record the servers (sockperf, redis-server, nginx) with
 #                 `perf record --call-graph dwarf` into DIR/NAME-WHICH-REP.data
 #                 (it slows them: the rates of such a run are not figures)
 #
@@ -57,7 +60,7 @@ source "$ROOT/scripts/netns.sh"
 # shellcheck source=scripts/stage.sh
 source "$ROOT/scripts/stage.sh"
 
-REPS="" QUICK=0 MODE=skb JSON="" ONLY=sockperf,redis,nginx PERF=""
+REPS="" QUICK=0 MODE=skb JSON="" ONLY=sockperf,logp,redis,nginx PERF=""
 usage() { echo "usage: $0 [--reps N] [--quick] [--xdp-mode skb|native] [--json FILE] [--only LIST] [--perf DIR] BUILD_DIR"; }
 while (($#)); do
 	case $1 in
@@ -76,8 +79,8 @@ done
 [[ -z $REPS ]] && { ((QUICK)) && REPS=1 || REPS=3; }
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "$0: --reps takes a positive count" >&2; exit 2; }
 [[ $MODE == skb || $MODE == native ]] || { echo "$0: --xdp-mode takes skb or native" >&2; exit 2; }
-[[ ,$ONLY, =~ ^(,(sockperf|redis|nginx))+,$ ]] ||
-	{ echo "$0: --only takes a comma-separated list of sockperf, redis, nginx" >&2; exit 2; }
+[[ ,$ONLY, =~ ^(,(sockperf|logp|redis|nginx))+,$ ]] ||
+	{ echo "$0: --only takes a comma-separated list of sockperf, logp, redis, nginx" >&2; exit 2; }
 if [[ -n $PERF ]]; then
 	command -v perf >/dev/null || { echo "$0: --perf needs perf" >&2; exit 2; }
 	mkdir -p "$PERF" && PERF=$(cd "$PERF" && pwd) || exit 2
@@ -94,7 +97,10 @@ else
 	SP_SECS=${BENCH_SP_SECS:-3} REDIS_N=${BENCH_REDIS_N:-200000} WRK_SECS=${BENCH_WRK_SECS:-3}
 fi
 SRV_CPU=1 CLI_CPU=0
-SP_PORT=11311 REDIS_PORT=16379 HTTP_PORT=18080
+SP_PORT=11311 REDIS_PORT=16379 HTTP_PORT=18080 LOGP_PORT=11312
+BENCH=$(cd "$1" && pwd)/unet-bench
+LOGP_COUNT=100000
+((QUICK)) && LOGP_COUNT=20000
 
 LOGS=$(mktemp -d /tmp/unet-bench-run.XXXXXX) || exit 1
 WWW=$(mktemp -d /tmp/unet-bench-www.XXXXXX) || exit 1
@@ -236,6 +242,36 @@ sp_pingpong() {
 	fi
 }
 
+# logp_udp WHICH: unet-bench's LogP of kernel-API UDP (64 B, spinning,
+# non-blocking calls) against its spinning echo, both under unet-run for
+# WHICH=unet: the round trip split into the send call (o_s) and the
+# receive call that finds the message (o_r).  On veth the send call runs
+# the receiving side's whole stack in its softirq, for the kernel's UDP
+# and for an AF_XDP send alike, so o_s is where the two paths meet and
+# o_r where they differ.  Appends "logp-rtt|logp-os|logp-or WHICH REP us".
+logp_udp() {
+	local which=$1 srv out rtt os or
+	wrap a "$which"
+	"${WRAP[@]}" "$BENCH" echo --transport udp --local "$IP_A:$LOGP_PORT" --remote "$IP_B:$LOGP_PORT" \
+		--mode spin --cpu "$SRV_CPU" --timeout 60 >"$LOGS/logp-$which-$REP.srv" 2>&1 &
+	srv=$!
+	wait_for 15 port_bound -Huan "$LOGP_PORT" || echo "bench-run: logp: echo did not start" >&2
+	wrap b "$which"
+	out=$LOGS/logp-$which-$REP.cli
+	timeout 60 "${WRAP[@]}" "$BENCH" logp --transport udp --local "$IP_B:$LOGP_PORT" --remote "$IP_A:$LOGP_PORT" \
+		--mode spin --cpu "$CLI_CPU" --size 64 --count "$LOGP_COUNT" --timeout 50 >"$out" 2>&1
+	kill -TERM "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+	read -r rtt os or < <(jq -r '[.rtt_us, .os_us, .or_us] | @tsv' < <(grep '^{' "$out") 2>/dev/null)
+	if [[ -n $rtt && -n $os && -n $or && $rtt != null ]]; then
+		echo "logp-rtt $which $REP $rtt" >>"$ROWS"
+		echo "logp-os $which $REP $os" >>"$ROWS"
+		echo "logp-or $which $REP $or" >>"$ROWS"
+	else
+		echo "bench-run: logp $which: no result (see $out)" >&2
+	fi
+}
+
 # redis WHICH: redis-benchmark SET and GET against a server; appends
 # "redis-set WHICH REP rps" and "redis-get ...".
 redis() {
@@ -319,6 +355,8 @@ WANT_SOCKPERF=0 WANT_REDIS=0 WANT_NGINX=0
 [[ ,$ONLY, == *,redis,* ]] && WANT_REDIS=1
 [[ ,$ONLY, == *,nginx,* ]] && WANT_NGINX=1
 command -v sockperf >/dev/null && HAVE_SOCKPERF=1
+WANT_LOGP=0
+[[ ,$ONLY, == *,logp,* && -x $BENCH ]] && WANT_LOGP=1
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null && HAVE_REDIS=1
 command -v nginx >/dev/null && command -v wrk >/dev/null && HAVE_NGINX=1
 
@@ -335,6 +373,7 @@ for ((REP = 1; REP <= REPS; REP++)); do
 			# with nothing to accelerate.
 			sp_pingpong passthrough "$which" udp block lo
 		fi
+		((WANT_LOGP)) && logp_udp "$which"
 		[[ $which == unet ]] && ((WANT_REDIS || WANT_NGINX)) && attached servers
 		((HAVE_REDIS && WANT_REDIS)) && redis "$which"
 		((HAVE_NGINX && WANT_NGINX)) && nginx_wrk "$which"
@@ -345,7 +384,7 @@ attached off
 python3 - "$ROWS" "$JSON" "$HAVE_SOCKPERF" "$HAVE_REDIS" "$HAVE_NGINX" "$REPS" "$ONLY" <<'PY'
 import json, statistics, sys
 rows_path, json_path = sys.argv[1], sys.argv[2]
-have = {"sockperf": sys.argv[3] == "1", "redis": sys.argv[4] == "1", "nginx": sys.argv[5] == "1"}
+have = {"logp": True, "sockperf": sys.argv[3] == "1", "redis": sys.argv[4] == "1", "nginx": sys.argv[5] == "1"}
 reps = int(sys.argv[6])
 only = sys.argv[7].split(",")
 data = {}
@@ -365,6 +404,9 @@ ROWS = [
     ("redis-get", "redis-benchmark GET, 50 clients", "redis", "req/s", "rate", 1.3),
     ("nginx", "nginx 1 KiB file, wrk 16 connections", "nginx", "req/s", "rate", 1.2),
     ("passthrough", "sockperf UDP over loopback (passed to libc)", "sockperf", "us", "time", 1.02),
+    ("logp-rtt", "LogP, UDP 64 B, spinning: round trip", "logp", "us1", "time", None),
+    ("logp-os", "  o_s: the send call", "logp", "us1", "time", None),
+    ("logp-or", "  o_r: the receive call that finds it", "logp", "us1", "time", None),
 ]
 out = []
 print("%-52s %10s %10s %8s %-15s %s" % ("", "kernel", "unet-run", "ratio", "[range]", "target"))
@@ -397,8 +439,8 @@ for name, what, needs, unit, kind, target in ROWS:
         met = rec["ratio"] <= target if kind == "time" else rec["ratio"] >= target
         rec["target_met"] = met
         verdict = "%s %.2fx %s" % ("<=" if kind == "time" else ">=", target, "met" if met else "NOT met")
-    fmt = "%10.2f %10.2f" if unit == "us" else "%10.0f %10.0f"
-    print(("%-52s " + fmt + " %7.2fx [%.2f-%.2f]     %s") % (what + (" (us, p50)" if unit == "us" else " (req/s)"),
+    fmt = "%10.2f %10.2f" if unit in ("us", "us1") else "%10.0f %10.0f"
+    print(("%-52s " + fmt + " %7.2fx [%.2f-%.2f]     %s") % (what + {"us": " (us, p50)", "us1": " (us)"}.get(unit, " (req/s)"),
           rec["kernel"], rec["unet"], rec["ratio"], rec["ratio_min"], rec["ratio_max"], verdict))
     if unit == "us":
         print("%-52s %10.2f %10.2f %7.2fx" % ("  p99", rec["kernel_p99"], rec["unet_p99"], rec["ratio_p99"]))
