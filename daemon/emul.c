@@ -214,11 +214,16 @@ static bool woke_sleeper;
  * through the UDP, TCP and ARP layers, which take theirs inside
  * unet_endpoint__recv and return none: a pass may deliver and return 0. */
 static bool notify_owed;
+/* Some endpoint's receive counters changed in this pass (deliver sets
+ * it, and its endpoint's counters_dirty): iface_rx publishes those
+ * endpoints' counters, and only those. */
+static bool counters_owed;
 
 /* The daemon's counters, copied where the client reads them. */
 static void publish_counters(struct unetd_emul *e)
 {
 	e->region->counters = e->counters;
+	e->counters_dirty = false;
 }
 
 static void notify(struct unetd_emul *e)
@@ -602,6 +607,9 @@ static void deliver(struct unetd_emul *e, const uint8_t *frame, uint32_t len)
 	uint64_t base[UNET_MAX_PIECES];
 	bool bad = false;
 
+	/* Delivered or dropped, a counter moves. */
+	e->counters_dirty = true;
+	counters_owed = true;
 	if ((n > 1 && !e->multi_buffer) || n > UNET_MAX_PIECES || ring_avail(&e->fill) < n ||
 	    ring_room(&e->rx) < n) {
 		k->rx_dropped++;
@@ -651,10 +659,15 @@ static int iface_rx(struct unetd_iface *f)
 		if (c)
 			deliver(c->owner, (const uint8_t *)ds[i].data - hdrs, ds[i].len + hdrs);
 	}
-	if (n > 0) {
+	if (n > 0)
 		unet_endpoint__release(f->ep, ds, (unsigned int)n);
+	/* After the frames a layer took as well as the descriptors: both
+	 * deliver. */
+	if (counters_owed) {
+		counters_owed = false;
 		for (struct unetd_emul *e = f->emuls; e; e = e->next)
-			publish_counters(e);
+			if (e->counters_dirty)
+				publish_counters(e);
 	}
 	if (notify_owed) {
 		notify_owed = false;

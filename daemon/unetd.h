@@ -145,6 +145,7 @@ struct unetd_emul {
 	uint32_t user_share;		/* the policy's share of its user */
 	uint32_t share;			/* its part: user_share / the user's endpoints here */
 	bool notify_pending;
+	bool counters_dirty;		/* counters changed since published */
 	bool multi_buffer;		/* frames larger than a chunk go both ways in pieces */
 	struct unetd_tx_asm txa;	/* its frame in pieces being gathered (emul_pieces.c) */
 	struct unetd_src src;
