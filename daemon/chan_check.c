@@ -11,27 +11,19 @@
 
 #include "chan_check.h"
 #include "core/csum.h"
+#include "wire_get.h"
 
-#define ETH_HLEN 14
-#define IP_HLEN 20
-#define UDP_HLEN 8
-#define UNET_HLEN 8
-#define HDRS (ETH_HLEN + IP_HLEN + UDP_HLEN + UNET_HLEN)
+#define HDRS (UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN + UNET_HDR_LEN)
 #define ETH_MIN_FRAME 60
 #define ETH_P_IPV4 0x0800
 #define ETH_P_IPV6 0x86dd
-#define IP6_HLEN 40
-#define HDRS6 (ETH_HLEN + IP6_HLEN + UDP_HLEN + UNET_HLEN)
+#define HDRS6 (UNET_ETH_HLEN + UNET_IP6_HLEN + UNET_UDP_HLEN + UNET_HDR_LEN)
 #define IP6_HOP_LIMIT 64
 #define IP_PROTO_UDP 17
 #define IP_DF 0x4000
 #define IP_TTL 64
 #define WIRE_VERSION 1
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 /* The checksum field is exactly the one the library writes: the
  * complement of the ones' complement sum of the rest of the header (RFC
@@ -42,39 +34,39 @@ static int ip_csum_ok(const uint8_t *ip)
 {
 	uint32_t sum = 0;
 
-	for (int i = 0; i < IP_HLEN; i += 2)
+	for (int i = 0; i < UNET_IP_HLEN; i += 2)
 		if (i != 10)
-			sum += get16(ip + i);
+			sum += unetd_get16(ip + i);
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
-	return get16(ip + 10) == (uint16_t)~sum;
+	return unetd_get16(ip + 10) == (uint16_t)~sum;
 }
 
 static enum unetd_chan_verdict check4(const uint8_t *f, uint32_t len, uint16_t dport,
 				      unetd_chan_lookup lookup, void *ctx)
 {
-	const uint8_t *ip = f + ETH_HLEN, *udp = ip + IP_HLEN, *uh = udp + UDP_HLEN;
+	const uint8_t *ip = f + UNET_ETH_HLEN, *udp = ip + UNET_IP_HLEN, *uh = udp + UNET_UDP_HLEN;
 	const struct unetd_chan_wire *c;
 	uint32_t tot, plen, wire;
 	uint32_t saddr, daddr;
 
-	if (len < HDRS || get16(f + 12) != ETH_P_IPV4)
+	if (len < HDRS || unetd_get16(f + 12) != ETH_P_IPV4)
 		return UNETD_CHAN_BAD_FRAME;
 	/* IPv4 as the library writes it: no options, TOS 0, ID 0, DF and no
 	 * fragment, TTL 64, UDP, the checksum right. */
-	if (ip[0] != 0x45 || ip[1] || get16(ip + 4) || get16(ip + 6) != IP_DF || ip[8] != IP_TTL ||
+	if (ip[0] != 0x45 || ip[1] || unetd_get16(ip + 4) || unetd_get16(ip + 6) != IP_DF || ip[8] != IP_TTL ||
 	    ip[9] != IP_PROTO_UDP || !ip_csum_ok(ip))
 		return UNETD_CHAN_BAD_FRAME;
 	/* Lengths that add up: IP's, UDP's and U-Net's the same datagram,
 	 * no UDP checksum, the frame exactly the datagram (60 bytes, zero
 	 * padded, when shorter). */
-	tot = get16(ip + 2);
-	plen = get16(uh + 6);
-	if (get16(udp + 2) != dport || tot < IP_HLEN + UDP_HLEN + UNET_HLEN + 1 ||
-	    get16(udp + 4) != tot - IP_HLEN || get16(udp + 6) ||
-	    plen != tot - IP_HLEN - UDP_HLEN - UNET_HLEN)
+	tot = unetd_get16(ip + 2);
+	plen = unetd_get16(uh + 6);
+	if (unetd_get16(udp + 2) != dport || tot < UNET_IP_HLEN + UNET_UDP_HLEN + UNET_HDR_LEN + 1 ||
+	    unetd_get16(udp + 4) != tot - UNET_IP_HLEN || unetd_get16(udp + 6) ||
+	    plen != tot - UNET_IP_HLEN - UNET_UDP_HLEN - UNET_HDR_LEN)
 		return UNETD_CHAN_BAD_FRAME;
-	wire = ETH_HLEN + tot;
+	wire = UNET_ETH_HLEN + tot;
 	if (len != (wire < ETH_MIN_FRAME ? ETH_MIN_FRAME : wire))
 		return UNETD_CHAN_BAD_FRAME;
 	for (uint32_t i = wire; i < len; i++)
@@ -82,7 +74,7 @@ static enum unetd_chan_verdict check4(const uint8_t *f, uint32_t len, uint16_t d
 			return UNETD_CHAN_BAD_FRAME;
 	if (uh[0] != WIRE_VERSION || uh[1])
 		return UNETD_CHAN_BAD_FRAME;
-	c = lookup(ctx, get16(uh + 4));
+	c = lookup(ctx, unetd_get16(uh + 4));
 	if (!c)
 		return UNETD_CHAN_FOREIGN_TAG;
 	if (plen > c->max_payload)
@@ -90,9 +82,9 @@ static enum unetd_chan_verdict check4(const uint8_t *f, uint32_t len, uint16_t d
 	memcpy(&saddr, ip + 12, 4);
 	memcpy(&daddr, ip + 16, 4);
 	/* an IPv6 channel's tag: its addresses are none of these */
-	if (c->v6 || saddr != c->saddr || get16(udp) != c->sport)
+	if (c->v6 || saddr != c->saddr || unetd_get16(udp) != c->sport)
 		return UNETD_CHAN_FOREIGN_SRC;
-	if (daddr != c->daddr || memcmp(f, c->dst_mac, 6) || get16(uh + 2) != c->peer_tag ||
+	if (daddr != c->daddr || memcmp(f, c->dst_mac, 6) || unetd_get16(uh + 2) != c->peer_tag ||
 	    dport != c->dport)
 		return UNETD_CHAN_FOREIGN_PEER;
 	return UNETD_CHAN_OK;
@@ -109,9 +101,9 @@ static int udp6_csum_ok(const uint8_t *ip, const uint8_t *udp, uint32_t ulen)
 	uint16_t c;
 
 	sum = unet_csum_add(sum, udp, 6);
-	sum = unet_csum_add(sum, udp + UDP_HLEN, ulen - UDP_HLEN);
+	sum = unet_csum_add(sum, udp + UNET_UDP_HLEN, ulen - UNET_UDP_HLEN);
 	c = (uint16_t)~unet_csum_fold(sum);
-	return get16(udp + 6) == (c ? c : 0xffff);
+	return unetd_get16(udp + 6) == (c ? c : 0xffff);
 }
 
 /*
@@ -126,7 +118,7 @@ static int udp6_csum_ok(const uint8_t *ip, const uint8_t *udp, uint32_t ulen)
 static enum unetd_chan_verdict check6(const uint8_t *f, uint32_t len, uint16_t dport,
 				      unetd_chan_lookup lookup, void *ctx)
 {
-	const uint8_t *ip = f + ETH_HLEN, *udp = ip + IP6_HLEN, *uh = udp + UDP_HLEN;
+	const uint8_t *ip = f + UNET_ETH_HLEN, *udp = ip + UNET_IP6_HLEN, *uh = udp + UNET_UDP_HLEN;
 	const struct unetd_chan_wire *c;
 	uint32_t ulen, plen;
 
@@ -135,23 +127,23 @@ static enum unetd_chan_verdict check6(const uint8_t *f, uint32_t len, uint16_t d
 	if (ip[0] != 0x60 || ip[1] || ip[2] || ip[3] || ip[6] != IP_PROTO_UDP ||
 	    ip[7] != IP6_HOP_LIMIT)
 		return UNETD_CHAN_BAD_FRAME;
-	ulen = get16(ip + 4);
-	plen = get16(uh + 6);
-	if (len != ETH_HLEN + IP6_HLEN + ulen || get16(udp + 2) != dport ||
-	    get16(udp + 4) != ulen || plen != ulen - UDP_HLEN - UNET_HLEN)
+	ulen = unetd_get16(ip + 4);
+	plen = unetd_get16(uh + 6);
+	if (len != UNET_ETH_HLEN + UNET_IP6_HLEN + ulen || unetd_get16(udp + 2) != dport ||
+	    unetd_get16(udp + 4) != ulen || plen != ulen - UNET_UDP_HLEN - UNET_HDR_LEN)
 		return UNETD_CHAN_BAD_FRAME;
 	if (uh[0] != WIRE_VERSION || uh[1] || !udp6_csum_ok(ip, udp, ulen))
 		return UNETD_CHAN_BAD_FRAME;
-	c = lookup(ctx, get16(uh + 4));
+	c = lookup(ctx, unetd_get16(uh + 4));
 	if (!c)
 		return UNETD_CHAN_FOREIGN_TAG;
 	if (plen > c->max_payload)
 		return UNETD_CHAN_BAD_FRAME;
 	/* an IPv4 channel's tag: its addresses are none of these */
-	if (!c->v6 || memcmp(ip + 8, c->saddr6, 16) || get16(udp) != c->sport)
+	if (!c->v6 || memcmp(ip + 8, c->saddr6, 16) || unetd_get16(udp) != c->sport)
 		return UNETD_CHAN_FOREIGN_SRC;
 	if (memcmp(ip + 24, c->daddr6, 16) || memcmp(f, c->dst_mac, 6) ||
-	    get16(uh + 2) != c->peer_tag || dport != c->dport)
+	    unetd_get16(uh + 2) != c->peer_tag || dport != c->dport)
 		return UNETD_CHAN_FOREIGN_PEER;
 	return UNETD_CHAN_OK;
 }
@@ -159,7 +151,7 @@ static enum unetd_chan_verdict check6(const uint8_t *f, uint32_t len, uint16_t d
 enum unetd_chan_verdict unetd_chan_check_frame(const uint8_t *f, uint32_t len, uint16_t dport,
 					       unetd_chan_lookup lookup, void *ctx)
 {
-	if (len >= ETH_HLEN && get16(f + 12) == ETH_P_IPV6)
+	if (len >= UNET_ETH_HLEN && unetd_get16(f + 12) == ETH_P_IPV6)
 		return check6(f, len, dport, lookup, ctx);
 	return check4(f, len, dport, lookup, ctx);
 }

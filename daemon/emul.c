@@ -59,6 +59,7 @@
 #include "core/csum.h"
 #include "core/pieces.h" /* XDP_PKT_CONTD, UNET_MAX_PIECES */
 #include "udp/udp_impl.h"
+#include "wire_get.h"
 
 #define DEFAULT_SEGMENT (2u << 20)
 #define DEFAULT_RING 1024u
@@ -707,10 +708,6 @@ static bool emul_holds_port(const struct unetd_emul *e, bool tcp, uint32_t addr,
 	return false;
 }
 
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 /*
  * The emulated endpoint that gets a datagram or segment from saddr:sport
@@ -762,8 +759,8 @@ static enum unet_layer_verdict route_rx(void *state, uint16_t proto, uint8_t *fr
 		memcpy(&addr, frame + 30, 4);
 		memcpy(&saddr, frame + 26, 4);
 		e = flow_owner_of(f, frame[23] == IPPROTO_TCP, addr,
-				  be16(frame + UNET_ETH_HLEN + hl + 2), saddr,
-				  be16(frame + UNET_ETH_HLEN + hl));
+				  unetd_get16(frame + UNET_ETH_HLEN + hl + 2), saddr,
+				  unetd_get16(frame + UNET_ETH_HLEN + hl));
 	} else if (proto == UNET_ETH_P_ARP) {
 		if (len < UNET_ETH_HLEN + 28)
 			return UNET_LAYER_CONSUMED;

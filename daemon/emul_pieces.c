@@ -15,6 +15,7 @@
 #include "unet_abi.h"
 #include "core/pieces.h"
 #include "emul_pieces.h"
+#include "wire_get.h"
 
 static enum unetd_piece refuse(struct unetd_tx_asm *a, bool more, enum unetd_piece why)
 {
@@ -76,31 +77,23 @@ enum unetd_chain unetd_chain_check(const uint8_t *f, uint32_t len, const uint8_t
 	return UNETD_CHAIN_OK;
 }
 
-#define ETH_HLEN 14
-#define IP_HLEN 20
-#define UDP_HLEN 8
-#define TCP_HLEN 20
 
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 enum unetd_chain unetd_chain_ipv4_check(const uint8_t *f, uint32_t len)
 {
 	uint32_t tot, doff;
 
-	if (len < ETH_HLEN + IP_HLEN + UDP_HLEN || be16(f + 12) != 0x0800 || f[14] != 0x45 ||
+	if (len < UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN || unetd_get16(f + 12) != 0x0800 || f[14] != 0x45 ||
 	    (f[23] != IPPROTO_UDP && f[23] != IPPROTO_TCP))
 		return UNETD_CHAIN_BAD_FRAME;
-	tot = be16(f + 16);
-	if (ETH_HLEN + tot != len || (be16(f + 20) & 0x3fff))
+	tot = unetd_get16(f + 16);
+	if (UNET_ETH_HLEN + tot != len || (unetd_get16(f + 20) & 0x3fff))
 		return UNETD_CHAIN_BAD_FRAME;
 	if (f[23] == IPPROTO_UDP)
-		return be16(f + ETH_HLEN + IP_HLEN + 4) == tot - IP_HLEN ? UNETD_CHAIN_OK
+		return unetd_get16(f + UNET_ETH_HLEN + UNET_IP_HLEN + 4) == tot - UNET_IP_HLEN ? UNETD_CHAIN_OK
 									 : UNETD_CHAIN_BAD_FRAME;
-	if (tot < IP_HLEN + TCP_HLEN)
+	if (tot < UNET_IP_HLEN + UNETD_TCP_HLEN)
 		return UNETD_CHAIN_BAD_FRAME;
-	doff = (f[ETH_HLEN + IP_HLEN + 12] >> 4) * 4u;
-	return doff >= TCP_HLEN && doff <= tot - IP_HLEN ? UNETD_CHAIN_OK : UNETD_CHAIN_BAD_FRAME;
+	doff = (f[UNET_ETH_HLEN + UNET_IP_HLEN + 12] >> 4) * 4u;
+	return doff >= UNETD_TCP_HLEN && doff <= tot - UNET_IP_HLEN ? UNETD_CHAIN_OK : UNETD_CHAIN_BAD_FRAME;
 }

@@ -9,15 +9,9 @@
 #include <string.h>
 
 #include "unetd.h"
+#include "wire_get.h"
 
-#define ETH_HLEN 14
-#define IP_HLEN 20
-#define TCP_HLEN 20
 
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 enum unetd_tcp_verdict unetd_tcp_check_frame(const uint8_t *f, uint32_t len,
 					     const struct unetd_tcp_port *held)
@@ -29,18 +23,18 @@ enum unetd_tcp_verdict unetd_tcp_check_frame(const uint8_t *f, uint32_t len,
 	/* As lib/tcp sends: IPv4 without options (lwIP writes none), TCP,
 	 * not a fragment, the IP length inside the frame, the TCP header
 	 * (its data offset) inside the IP length. */
-	if (len < ETH_HLEN + IP_HLEN + TCP_HLEN || be16(f + 12) != 0x0800 || f[14] != 0x45 ||
+	if (len < UNET_ETH_HLEN + UNET_IP_HLEN + UNETD_TCP_HLEN || unetd_get16(f + 12) != 0x0800 || f[14] != 0x45 ||
 	    f[23] != IPPROTO_TCP)
 		return UNETD_TCP_BAD_FRAME;
-	tot = be16(f + 16);
-	frag = be16(f + 20);
-	if (tot < IP_HLEN + TCP_HLEN || ETH_HLEN + (uint32_t)tot > len || (frag & 0x3fff))
+	tot = unetd_get16(f + 16);
+	frag = unetd_get16(f + 20);
+	if (tot < UNET_IP_HLEN + UNETD_TCP_HLEN || UNET_ETH_HLEN + (uint32_t)tot > len || (frag & 0x3fff))
 		return UNETD_TCP_BAD_FRAME;
-	doff = (f[ETH_HLEN + IP_HLEN + 12] >> 4) * 4u;
-	if (doff < TCP_HLEN || doff > (uint32_t)tot - IP_HLEN)
+	doff = (f[UNET_ETH_HLEN + UNET_IP_HLEN + 12] >> 4) * 4u;
+	if (doff < UNETD_TCP_HLEN || doff > (uint32_t)tot - UNET_IP_HLEN)
 		return UNETD_TCP_BAD_FRAME;
 	memcpy(&saddr, f + 26, 4);
-	sport = be16(f + ETH_HLEN + IP_HLEN);
+	sport = unetd_get16(f + UNET_ETH_HLEN + UNET_IP_HLEN);
 	for (const struct unetd_tcp_port *p = held; p; p = p->next) {
 		if (p->laddr != saddr)
 			continue;

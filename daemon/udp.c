@@ -34,6 +34,7 @@
 
 #include "unetd.h"
 #include "udp/udp_impl.h"
+#include "wire_get.h"
 
 /* Whether the device itself (f, in its namespace) has addr: then the
  * kernel answers ARP for it, and any user the policy lets use the device
@@ -372,10 +373,6 @@ int unetd_udp_close(struct unetd_iface *f, uint32_t slot, struct unetd_udp_port 
 	return -ENOENT;
 }
 
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 /* ---- Emulated endpoints: checking what goes out ------------------------ */
 
@@ -401,7 +398,7 @@ static bool owns(const struct unetd_emul *e, uint32_t addr, uint16_t port, bool 
 uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len, uint16_t chan_port)
 {
 	struct unetd_ep_counters *k = &e->counters;
-	uint16_t proto = be16(f + 12), tot, frag, ulen;
+	uint16_t proto = unetd_get16(f + 12), tot, frag, ulen;
 	uint32_t saddr;
 
 	if (proto == UNET_ETH_P_IP) {
@@ -409,14 +406,14 @@ uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len, uint16
 		 * fragment, lengths inside the frame. */
 		if (len < UNET_UDP_HDRS || f[14] != 0x45 || f[23] != IPPROTO_UDP)
 			return &k->tx_bad_frame;
-		tot = be16(f + 16);
-		frag = be16(f + 20);
-		ulen = be16(f + 38);
+		tot = unetd_get16(f + 16);
+		frag = unetd_get16(f + 20);
+		ulen = unetd_get16(f + 38);
 		if (tot < UNET_IP_HLEN + UNET_UDP_HLEN || UNET_ETH_HLEN + (uint32_t)tot > len ||
 		    (frag & 0x3fff) || ulen < UNET_UDP_HLEN || ulen > tot - UNET_IP_HLEN)
 			return &k->tx_bad_frame;
 		memcpy(&saddr, f + 26, 4);
-		if (!owns(e, saddr, be16(f + 34), false))
+		if (!owns(e, saddr, unetd_get16(f + 34), false))
 			return &k->tx_foreign_tag;
 		/*
 		 * Never to the routable channels' port, whatever the address:
@@ -430,13 +427,13 @@ uint64_t *unetd_udp_check(struct unetd_emul *e, uint8_t *f, uint32_t len, uint16
 		 * datagram, so a port changed after the daemon opened the
 		 * interface is still the one kept.
 		 */
-		if (be16(f + 36) == chan_port)
+		if (unetd_get16(f + 36) == chan_port)
 			return &k->tx_foreign_peer;
 		return NULL;
 	}
 	if (proto == UNET_ETH_P_ARP) {
-		if (len < UNET_ETH_HLEN + 28 || be16(f + 14) != 1 || be16(f + 16) != UNET_ETH_P_IP ||
-		    f[18] != 6 || f[19] != 4 || (be16(f + 20) != 1 && be16(f + 20) != 2))
+		if (len < UNET_ETH_HLEN + 28 || unetd_get16(f + 14) != 1 || unetd_get16(f + 16) != UNET_ETH_P_IP ||
+		    f[18] != 6 || f[19] != 4 || (unetd_get16(f + 20) != 1 && unetd_get16(f + 20) != 2))
 			return &k->tx_bad_frame;
 		memcpy(&saddr, f + 28, 4);
 		if (!owns(e, saddr, 0, true))
