@@ -82,6 +82,10 @@ struct run_sock {
 	/* In a parent: the relays carrying this connection for children
 	 * (each holds one of refs). */
 	atomic_uint relays;
+	/* Its last reference gone inside epoll's look: the look's list of
+	 * sockets to destroy once its locks are let go (nobody else can
+	 * reach the socket by then, so the look may use the field). */
+	struct run_sock *destroy_next;
 };
 
 static inline bool on_unet(const struct run_sock *s)
@@ -2036,10 +2040,10 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 {
 	struct run_ep *driven[16];
 	/* Sockets whose last reference a look gave back (a dup2 over the
-	 * descriptor in another thread dropped the table's): closed after
+	 * descriptor in another thread dropped the table's): destroyed after
 	 * the locks are let go, since a close may linger (SO_LINGER). */
-	struct run_sock *held = NULL, *last[16];
-	int n = 0, ndriven = 0, nlast = 0;
+	struct run_sock *held = NULL, *to_destroy = NULL;
+	int n = 0, ndriven = 0;
 	bool any = false;
 
 	*nw = 0;
@@ -2059,10 +2063,8 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 		 * looked at under a reference (a dup2 over its descriptor
 		 * in another thread frees it without reg_lock). */
 		if (held && atomic_fetch_sub(&held->refs, 1) == 1) {
-			if (nlast < (int)(sizeof(last) / sizeof(last[0])))
-				last[nlast++] = held;
-			else
-				sock_destroy(held); /* more than the array: here */
+			held->destroy_next = to_destroy;
+			to_destroy = held;
 		}
 		held = NULL;
 		if (r->epfd != epfd || r->in_kernel)
@@ -2120,14 +2122,18 @@ static int unet_epoll_ready(int epfd, struct epoll_event *evs, int max, struct p
 		if (r->ev.events & EPOLLONESHOT)
 			r->ev.events = 0;
 	}
-	if (held && atomic_fetch_sub(&held->refs, 1) != 1)
-		held = NULL; /* not the last: nothing to close */
+	if (held && atomic_fetch_sub(&held->refs, 1) == 1) {
+		held->destroy_next = to_destroy;
+		to_destroy = held;
+	}
 	run_unlock(&reg_lock);
 	stack_leave();
-	for (int i = 0; i < nlast; i++)
-		sock_destroy(last[i]);
-	if (held)
-		sock_destroy(held);
+	while (to_destroy) {
+		struct run_sock *s = to_destroy;
+
+		to_destroy = s->destroy_next;
+		sock_destroy(s);
+	}
 	return any ? n : -1;
 }
 
