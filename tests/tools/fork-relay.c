@@ -14,12 +14,28 @@
  *   fork-relay twice ADDR PORT
  *     accepts one connection, forks two children that each read it for 2 s,
  *     closes its own copy; each child prints "child K: N bytes".
+ *   fork-relay prefork ADDR PORT CHILDREN CONNS
+ *     opens the listener, forks CHILDREN children that accept on their
+ *     copy and echo each connection until its end (child 0, forked while
+ *     the parent has one thread, does so from two threads), then waits
+ *     until CONNS connections were served, prints "served CONNS (by
+ *     child K: N, ...)" and kills the children.  A child that exits by
+ *     itself before (a sanitizer's report) fails the run.
+ *   fork-relay many ADDR PORT LISTENERS FORKS
+ *     opens LISTENERS non-blocking listeners on PORT, PORT+1, ..., then
+ *     forks FORKS children one after the other, each keeping its copies
+ *     open until the last has looked: each child accepts once on every
+ *     copy and prints "child K: carried C refused R" (C: EAGAIN, a copy
+ *     the parent serves; R: EOPNOTSUPP, a copy left without a relay).
  *
  * A peer checks that a connection carries only its own N and its end.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,23 +86,174 @@ static void *forker(void *arg)
 	return NULL;
 }
 
+/* prefork: each served connection is one byte, the child's number, on
+ * this pipe to the parent. */
+static int served_pipe = -1, child_no;
+
+static void *echo_accepts(void *arg)
+{
+	int l = *(int *)arg;
+
+	for (;;) {
+		char b[4096];
+		ssize_t n;
+		int c = accept(l, NULL, NULL);
+
+		if (c < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "child %d: accept: %s\n", child_no, strerror(errno));
+			_exit(3);
+		}
+		while ((n = recv(c, b, sizeof(b), 0)) > 0)
+			if (send(c, b, (size_t)n, MSG_NOSIGNAL) != n)
+				break;
+		close(c);
+		if (write(served_pipe, &(char){ (char)child_no }, 1) != 1)
+			_exit(4);
+	}
+	return NULL;
+}
+
+static int prefork(int l, int children, int conns)
+{
+	pid_t pids[8];
+	int p[2], by[8] = { 0 }, got = 0, rc = 0;
+
+	if (children < 1 || children > 8 || conns < 1 || pipe(p) < 0)
+		return 2;
+	served_pipe = p[1];
+	for (int k = 0; k < children; k++) {
+		pids[k] = fork();
+		if (pids[k] < 0)
+			return 1;
+		if (pids[k] == 0) {
+			pthread_t t;
+
+			close(p[0]);
+			child_no = k;
+			/* The first child is forked before the parent has its
+			 * relay thread: the sanitizer watches it whole, so its
+			 * side of the hand-over is run from two threads. */
+			if (k == 0 && pthread_create(&t, NULL, echo_accepts, &l) != 0)
+				_exit(5);
+			echo_accepts(&l);
+		}
+	}
+	close(p[1]);
+	printf("ready endpoint=0\n");
+	while (got < conns) {
+		struct pollfd pf = { p[0], POLLIN, 0 };
+		int st;
+		char k;
+		pid_t w = waitpid(-1, &st, WNOHANG);
+
+		if (w > 0) {
+			printf("a child exited by itself (status %d)\n", st);
+			rc = 1;
+			break;
+		}
+		if (poll(&pf, 1, 200) > 0) {
+			if (read(p[0], &k, 1) != 1)
+				break;
+			if (k >= 0 && k < children)
+				by[(int)k]++;
+			got++;
+		}
+	}
+	printf("served %d (by child", got);
+	for (int k = 0; k < children; k++)
+		printf(" %d: %d%s", k, by[k], k + 1 < children ? "," : ")\n");
+	for (int k = 0; k < children; k++)
+		kill(pids[k], SIGKILL);
+	while (wait(NULL) > 0)
+		;
+	return rc;
+}
+
+#define MANY_MAX 512
+
+static int many(const struct sockaddr_in *first, int listeners, int forks)
+{
+	static int ls[MANY_MAX];
+	int go[2], one = 1;
+
+	if (listeners < 1 || listeners > MANY_MAX || forks < 1 || forks > 16 || pipe(go) < 0)
+		return 2;
+	for (int i = 0; i < listeners; i++) {
+		struct sockaddr_in sa = *first;
+		int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+		sa.sin_port = htons((uint16_t)(ntohs(first->sin_port) + i));
+		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 4)) {
+			perror("fork-relay: listen");
+			return 1;
+		}
+		ls[i] = l;
+	}
+	for (int k = 0; k < forks; k++) {
+		int said[2];
+		pid_t p;
+
+		if (pipe(said) < 0 || (p = fork()) < 0)
+			return 1;
+		if (p == 0) {
+			int carried = 0, refused = 0, other = 0;
+			char b;
+
+			close(go[1]);
+			for (int i = 0; i < listeners; i++) {
+				if (accept(ls[i], NULL, NULL) >= 0)
+					other++;
+				else if (errno == EAGAIN || errno == EWOULDBLOCK)
+					carried++;
+				else if (errno == EOPNOTSUPP)
+					refused++;
+				else
+					other++;
+			}
+			printf("child %d: carried %d refused %d other %d\n", k, carried, refused,
+			       other);
+			close(said[1]);
+			/* Hold the copies until every child has looked. */
+			while (read(go[0], &b, 1) < 0 && errno == EINTR)
+				;
+			_exit(0);
+		}
+		close(said[1]);
+		/* This child has looked before the next fork. */
+		while (read(said[0], &(char){ 0 }, 1) < 0 && errno == EINTR)
+			;
+		close(said[0]);
+	}
+	close(go[1]);
+	while (wait(NULL) > 0)
+		;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	int l, one = 1;
 
 	if (argc < 4 || inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1) {
-		fprintf(stderr, "usage: fork-relay race|twice ADDR PORT ...\n");
+		fprintf(stderr, "usage: fork-relay race|twice|prefork|many ADDR PORT ...\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	sa.sin_port = htons((uint16_t)atoi(argv[3]));
+	if (!strcmp(argv[1], "many") && argc == 6)
+		return many(&sa, atoi(argv[4]), atoi(argv[5]));
 	l = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 64)) {
 		perror("fork-relay: listen");
 		return 1;
 	}
+	if (!strcmp(argv[1], "prefork") && argc == 6)
+		return prefork(l, atoi(argv[4]), atoi(argv[5]));
 	printf("ready endpoint=0\n");
 	if (!strcmp(argv[1], "race") && argc == 7) {
 		int nt = atoi(argv[5]), before, after = 0;
