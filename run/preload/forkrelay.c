@@ -783,12 +783,11 @@ void relay_child_forget(void)
 	pset = NULL; /* the parent's thread's: not freed here */
 	pset_cap = 0;
 	thread_running = false;
-	{
-		/* Held by the parent's prepare; the child's one thread is not
-		 * its owner, and a fresh mutex is the same as a released one. */
-		pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-
-		relay_lock = fresh;
-	}
-	sig_defer_leave(); /* prepare's run_lock */
+	/* Taken by prepare on the thread that forked, which the child's one
+	 * thread is: released as the parent's handler does (a plain mutex
+	 * records no owner to check).  Overwritten with a fresh one instead,
+	 * ThreadSanitizer, which cannot see that, counted it held for good
+	 * and reported a double lock at the child's next fork from another
+	 * thread. */
+	run_unlock(&relay_lock); /* and prepare's deferral of signals */
 }

@@ -268,10 +268,12 @@ static void carry_parent(void)
 
 static void carry_child(void)
 {
-	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-
-	/* Held by prepare, by a thread the child does not have. */
-	carry_lock = fresh;
+	/* Taken by prepare on the thread that forked, which the child's one
+	 * thread is: released as in the parent (a plain mutex records no
+	 * owner).  A fresh mutex written over it ThreadSanitizer counted
+	 * held, reporting a double lock at the child's next fork from
+	 * another thread (relay_child_forget). */
+	pthread_mutex_unlock(&carry_lock);
 	relay_child_forget();
 	fl_child_forked();
 	for (int i = 0; i < ncarried; i++) {

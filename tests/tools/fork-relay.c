@@ -16,11 +16,13 @@
  *     closes its own copy; each child prints "child K: N bytes".
  *   fork-relay prefork ADDR PORT CHILDREN CONNS
  *     opens the listener, forks CHILDREN children that accept on their
- *     copy and echo each connection until its end (child 0, forked while
- *     the parent has one thread, does so from two threads), then waits
- *     until CONNS connections were served, prints "served CONNS (by
- *     child K: N, ...)" and kills the children.  A child that exits by
- *     itself before (a sanitizer's report) fails the run.
+ *     copy (poll, then accept on the copy made non-blocking) and echo
+ *     each connection until its end (child 0, forked while the parent
+ *     has one thread, does so from two threads, the second forking a
+ *     child that exits at once first); once CONNS connections were
+ *     served, prints "served CONNS (by child K: N, ...)" and tells the
+ *     children to exit.  Exits 0 when every child exited 0 (a
+ *     sanitizer's report makes it 66).
  *   fork-relay many ADDR PORT LISTENERS FORKS
  *     opens LISTENERS non-blocking listeners on PORT, PORT+1, ..., then
  *     forks FORKS children one after the other, each keeping its copies
@@ -33,6 +35,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -87,20 +90,39 @@ static void *forker(void *arg)
 }
 
 /* prefork: each served connection is one byte, the child's number, on
- * this pipe to the parent. */
-static int served_pipe = -1, child_no;
+ * served_pipe to the parent; the parent's end of stop_pipe closes when
+ * the children are to exit. */
+static int served_pipe = -1, stop_pipe = -1, child_no;
 
+/* Accept on the copy l and echo each connection until its end, until
+ * the parent says stop. */
 static void *echo_accepts(void *arg)
 {
 	int l = *(int *)arg;
 
 	for (;;) {
+		struct pollfd pf[2] = { { l, POLLIN, 0 }, { stop_pipe, POLLIN, 0 } };
 		char b[4096];
 		ssize_t n;
-		int c = accept(l, NULL, NULL);
+		int c;
 
-		if (c < 0) {
+		if (poll(pf, 2, -1) < 0) {
 			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "child %d: poll: %s\n", child_no, strerror(errno));
+			_exit(3);
+		}
+		if (pf[1].revents)
+			return NULL;
+		if (pf[0].revents != POLLIN) {
+			fprintf(stderr, "child %d: poll on the listener: %#x\n", child_no,
+				(unsigned)pf[0].revents);
+			_exit(3);
+		}
+		/* Non-blocking copy: the other thread may have taken it. */
+		c = accept(l, NULL, NULL);
+		if (c < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				continue;
 			fprintf(stderr, "child %d: accept: %s\n", child_no, strerror(errno));
 			_exit(3);
@@ -112,63 +134,114 @@ static void *echo_accepts(void *arg)
 		if (write(served_pipe, &(char){ (char)child_no }, 1) != 1)
 			_exit(4);
 	}
-	return NULL;
+}
+
+/* Child 0's second thread: a fork of its own (the library's locks,
+ * taken at the parent's fork by the other thread), then accepts. */
+static void *fork_then_accept(void *arg)
+{
+	pid_t g = fork();
+
+	if (g == 0)
+		_exit(0);
+	if (g < 0 || waitpid(g, NULL, 0) != g) {
+		fprintf(stderr, "child 0: fork from its second thread failed\n");
+		_exit(6);
+	}
+	return echo_accepts(arg);
+}
+
+/* The pre-fork children's life: accept until told to stop, then exit
+ * as a program does (exit, not _exit: the sanitizer's checks at exit
+ * run). */
+static void prefork_child(int l)
+{
+	pthread_t t;
+
+	if (fcntl(l, F_SETFL, O_NONBLOCK) < 0)
+		_exit(5);
+	/* The first child is forked before the parent has its relay
+	 * thread: the sanitizer watches it whole, so its side of the
+	 * hand-over runs from two threads. */
+	if (child_no == 0 && pthread_create(&t, NULL, fork_then_accept, &l) != 0)
+		_exit(5);
+	echo_accepts(&l);
+	if (child_no == 0 && pthread_join(t, NULL) != 0)
+		_exit(5);
+	exit(0);
+}
+
+/* Wait for the children, at most about 20 s; the number that did not
+ * exit with 0. */
+static int prefork_reap(const pid_t *pids, int children)
+{
+	int bad = 0, left = children;
+
+	for (int tries = 0; left && tries < 200; tries++) {
+		int st;
+		pid_t w;
+
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+			for (int k = 0; k < children; k++) {
+				if (pids[k] != w)
+					continue;
+				left--;
+				if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+					printf("child %d ended with status %#x\n", k, st);
+					bad++;
+				}
+			}
+		}
+		if (left)
+			poll(NULL, 0, 100);
+	}
+	if (left) {
+		printf("%d children did not exit\n", left);
+		for (int k = 0; k < children; k++)
+			kill(pids[k], SIGKILL);
+		while (wait(NULL) > 0)
+			;
+	}
+	return bad + left;
 }
 
 static int prefork(int l, int children, int conns)
 {
 	pid_t pids[8];
-	int p[2], by[8] = { 0 }, got = 0, rc = 0;
+	int served[2], stop[2], by[8] = { 0 }, got = 0;
 
-	if (children < 1 || children > 8 || conns < 1 || pipe(p) < 0)
+	if (children < 1 || children > 8 || conns < 1 || pipe(served) < 0 || pipe(stop) < 0)
 		return 2;
-	served_pipe = p[1];
+	served_pipe = served[1];
+	stop_pipe = stop[0];
 	for (int k = 0; k < children; k++) {
 		pids[k] = fork();
 		if (pids[k] < 0)
 			return 1;
 		if (pids[k] == 0) {
-			pthread_t t;
-
-			close(p[0]);
+			close(served[0]);
+			close(stop[1]);
 			child_no = k;
-			/* The first child is forked before the parent has its
-			 * relay thread: the sanitizer watches it whole, so its
-			 * side of the hand-over is run from two threads. */
-			if (k == 0 && pthread_create(&t, NULL, echo_accepts, &l) != 0)
-				_exit(5);
-			echo_accepts(&l);
+			prefork_child(l);
 		}
 	}
-	close(p[1]);
+	close(served[1]);
+	close(stop[0]);
 	printf("ready endpoint=0\n");
 	while (got < conns) {
-		struct pollfd pf = { p[0], POLLIN, 0 };
-		int st;
 		char k;
-		pid_t w = waitpid(-1, &st, WNOHANG);
 
-		if (w > 0) {
-			printf("a child exited by itself (status %d)\n", st);
-			rc = 1;
-			break;
-		}
-		if (poll(&pf, 1, 200) > 0) {
-			if (read(p[0], &k, 1) != 1)
-				break;
-			if (k >= 0 && k < children)
-				by[(int)k]++;
-			got++;
-		}
+		if (read(served[0], &k, 1) != 1)
+			break; /* every child gone */
+		if (k >= 0 && k < children)
+			by[(int)k]++;
+		got++;
 	}
 	printf("served %d (by child", got);
 	for (int k = 0; k < children; k++)
 		printf(" %d: %d%s", k, by[k], k + 1 < children ? "," : ")\n");
-	for (int k = 0; k < children; k++)
-		kill(pids[k], SIGKILL);
-	while (wait(NULL) > 0)
-		;
-	return rc;
+	close(stop[1]);
+	return prefork_reap(pids, children) || got < conns;
 }
 
 #define MANY_MAX 512
