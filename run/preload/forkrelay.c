@@ -81,6 +81,7 @@ static unsigned int nchannels; /* incoming and live */
 static struct relay *active, *held;
 static struct lchan *chans;
 static unsigned int nconns; /* accepted for children: active and held */
+static bool conns_full;	    /* nconns reached RELAY_MAX_CONNS (logged) */
 static uint32_t next_id = 1;
 
 #ifndef SO_PASSRIGHTS
@@ -417,8 +418,19 @@ static struct relay *next_conn(struct lchan *ch)
 			return r;
 		}
 	}
-	if (nconns >= RELAY_MAX_CONNS)
+	if (nconns >= RELAY_MAX_CONNS) {
+		/* Said once each time the table fills: the children (one may
+		 * be hoarding them) hold every connection the relay may
+		 * carry, and the next wait in the backlog (the parent's own
+		 * accept may still take them). */
+		if (!conns_full)
+			run_log("tcp listeners: %d connections accepted for children are relayed, "
+				"the most: the next wait in the listener's backlog until one ends",
+				RELAY_MAX_CONNS);
+		conns_full = true;
 		return NULL;
+	}
+	conns_full = false;
 	c = run_tcp_accept(ch->l, true);
 	if (!c)
 		return NULL;
@@ -735,8 +747,15 @@ int relay_listen_add(int ufd, int fd, void *sock, struct run_tcp *l)
 	ch->sock = sock;
 	ch->l = l;
 	run_lock(&relay_lock);
-	if (nchannels >= RELAY_MAX_CHANNELS || thread_start_locked() < 0 ||
-	    fds_add_locked(ufd) < 0) {
+	if (nchannels >= RELAY_MAX_CHANNELS) {
+		/* Not reached (relay_listen_room reserved it), but said
+		 * right if it were. */
+		run_unlock(&relay_lock);
+		free(ch);
+		errno = ENOBUFS;
+		return -1;
+	}
+	if (thread_start_locked() < 0 || fds_add_locked(ufd) < 0) {
 		run_unlock(&relay_lock);
 		free(ch);
 		return -1;
@@ -748,12 +767,15 @@ int relay_listen_add(int ufd, int fd, void *sock, struct run_tcp *l)
 	return 0;
 }
 
-bool relay_listen_room(void)
+bool relay_listen_room(unsigned int reserved)
 {
 	bool room;
 
+	/* Forks take turns from prepare to the parent's handler, and only
+	 * that handler adds channels: what is free now stays free for the
+	 * copies this fork reserves (the thread only frees). */
 	run_lock(&relay_lock);
-	room = nchannels < RELAY_MAX_CHANNELS;
+	room = nchannels + reserved < RELAY_MAX_CHANNELS;
 	run_unlock(&relay_lock);
 	return room;
 }
@@ -780,6 +802,7 @@ void relay_child_forget(void)
 	active = held = NULL;
 	chans = NULL;
 	nconns = nchannels = 0;
+	conns_full = false;
 	pset = NULL; /* the parent's thread's: not freed here */
 	pset_cap = 0;
 	thread_running = false;

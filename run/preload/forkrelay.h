@@ -79,8 +79,9 @@ int relay_add(int ufd, void *sock, struct run_tcp *c);
 int relay_listen_add(int ufd, int fd, void *sock, struct run_tcp *l);
 
 /* Whether another child's copy of a listener can be served
- * (RELAY_MAX_CHANNELS). */
-bool relay_listen_room(void);
+ * (RELAY_MAX_CHANNELS), with reserved copies of the same fork counted
+ * (they are added after it, in the parent's handler). */
+bool relay_listen_room(unsigned int reserved);
 
 /* Around fork: the relays' lists are not changed during it (prepare
  * takes their lock, the parent's handler gives it back). */

@@ -8,6 +8,7 @@
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
 	"unet_run_fork_race|-|60|a C server under unet-run with 8 U-Net TCP connections forks from two threads at once, 40 times each, every child writing its connection's name on each connection it inherited: each connection carries only its own name, then the server's last words and its end; no descriptor is left over (two forks at once mixed their lists of connections to carry: data on the wrong connection, leaked descriptors, connections never closed, a crash in the relay thread); and of two children of one connection whose parent closed its copy, one gets the peer's data (each relay counted as the parent's before); then under ThreadSanitizer (make tsan: fork-relay, unet-run and the preload library; plain pass only), small: the same race (4 connections, 2 threads forking 3 times each) and a pre-fork server whose 3 children poll and accept on copies of a U-Net listener (the first from two threads, one of which forks a child of its own), 6 clients echoed byte for byte, every process exiting cleanly: no report (before, the relay's raw close of a channel, unseen by ThreadSanitizer, was reported racing with the program's next close of that number, and the fork handlers' locks, overwritten in the child rather than released, were reported double-locked at the child's own fork)"
+	"unet_run_fork_limits|-|60|the fork relay's bounds flooded under unet-run: a fork with 65 U-Net listeners carries none (each child's copy refuses accept with EOPNOTSUPP, logged); five children keeping copies of 60 listeners each: 256 copies served, the last 44 refuse (logged; before, they were channels dropped at once, accept failing later with EINVAL and a stray errno logged); a child that keeps every connection of 257 clients: 256 are relayed, the 257th waits in the backlog (logged) until the child closes one, then is served (echo)"
 	"unet_run_close_busy|-|60|under unet-run, a thread closes a U-Net UDP socket and a TCP connection while another thread is blocked in recv on it: the blocked call ends (its receive timeout) and the process exits cleanly, as with the kernel's sockets (the socket's state lives until the last call on it returns); and poll looks at U-Net sockets another thread closes and reopens under it (400 times) without touching freed memory"
 	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and its copy of the listener, which it never accepts on, takes none of the parent's connections; a pre-fork server (listener opened, then two os.fork() children accepting on it): 4 clients at once, 100 kB each way byte for byte, served two by each child (the parent's relay hands connections in turn), while a third child floods the relay with false notes on its copy (without the per-turn bound the relay never got past it; it claims the others' connections), after a seeded fuzz of notes and stray bytes from a fourth; a child that exits with a connection handed to it and not accepted loses it to none: the next child that accepts serves it; a child that accepts with no descriptor free gets EMFILE (that connection is closed) and then serves the next (before, it waited for a handover forever); a child that answers four connections and closes them while their peer never closes its side leaves no relay behind (before, the relays waited for the peer's FIN forever, and 256 such held every child off); a descriptor a child passes on its copy of the listener is refused (SO_PASSRIGHTS, Linux 6.16; before, the relay's thread closed it, a lingering socket's close stalling every relay)"
 )
@@ -777,4 +778,78 @@ PY
 	((rc == 0)) || { cat "$T_DIR/prefork-tsan.log"; fail "the pre-fork server (ThreadSanitizer) exited $rc"; }
 	grep -qx "echoed 6 of 6" <<<"$out" || fail "a pre-fork child's echo was not byte for byte"
 	grep -q "^served 6 " "$T_DIR/prefork-tsan.out" || fail "the pre-fork server did not count 6 connections served"
+}
+
+# The relay's bounds, flooded (docs/unet-run.md, "Descriptors"): a fork
+# with more U-Net connections and listeners than one fork carries, more
+# children's copies of listeners than the relay serves, and a child that
+# keeps more connections than the relay carries for children.  Each
+# gets the documented result and its log line, nothing is lost.
+t_unet_run_fork_limits() {
+	local run_env=() pid out
+	T_MODE=${T_MODE:-native}
+	# shellcheck disable=SC2207
+	run_env=(env $(unet_run_env))
+	setup_ns
+	attach a
+	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
+	# 65 listeners, one fork: none is carried, every copy refuses.
+	in_a "${run_env[@]}" timeout 20 "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/many65.log" \
+		"$BUILD/tools/fork-relay" many "$IP_A" 7950 65 1 >"$T_DIR/many65.out" 2>&1 ||
+		{ cat "$T_DIR/many65.out"; fail "fork-relay many (65 listeners) failed"; }
+	cat "$T_DIR/many65.out"
+	grep -qx "child 0: carried 0 refused 65 other 0" "$T_DIR/many65.out" ||
+		fail "a fork with 65 U-Net listeners: the child's copies did not all refuse (EOPNOTSUPP)"
+	grep -q "fork with more than 64 U-Net connections and listeners: none is carried" "$T_DIR/many65.log" ||
+		{ cat "$T_DIR/many65.log"; fail "no log line for the fork past 64"; }
+	# 60 listeners, five children keeping their copies: 4 * 60 + 16 = 256
+	# served, the last 44 copies refuse (before, they were channels the
+	# relay dropped at once: accept failed with EINVAL later, and the log
+	# gave a stray errno).
+	in_a "${run_env[@]}" timeout 20 "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/many60.log" \
+		"$BUILD/tools/fork-relay" many "$IP_A" 7950 60 5 >"$T_DIR/many60.out" 2>&1 ||
+		{ cat "$T_DIR/many60.out"; fail "fork-relay many (60 listeners, 5 forks) failed"; }
+	cat "$T_DIR/many60.out"
+	[[ $(grep -c "^child [0-3]: carried 60 refused 0 other 0$" "$T_DIR/many60.out") == 4 ]] ||
+		fail "the first four children's 240 copies were not all served"
+	grep -qx "child 4: carried 16 refused 44 other 0" "$T_DIR/many60.out" ||
+		fail "past 256 copies served, the fifth child's copies did not refuse (EOPNOTSUPP) exactly"
+	grep -q "fork: 44 U-Net listeners not served for the child: 256 children's copies are served already" \
+		"$T_DIR/many60.log" || { cat "$T_DIR/many60.log"; fail "no log line for the copies past 256"; }
+	! grep -q "no relay for the child" "$T_DIR/many60.log" || fail "a copy was made and then dropped"
+
+	# A child keeps every connection: 257 clients; 256 are relayed, the
+	# next waits (logged) until the child closes one, then is served.
+	unet_bg_a "${run_env[@]}" timeout 40 "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/hoard.log" \
+		"$BUILD/tools/fork-relay" hoard "$IP_A" 7951 257 >"$T_DIR/hoard.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/hoard.out" "$pid" >/dev/null
+	out=$(in_b /usr/bin/python3 - "$IP_A" 7951 "$T_DIR/hoard.out" "$T_DIR/hoard.log" <<'PY'
+import socket, sys, time
+ip, port, out, log = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+def has(path, text):
+    with open(path) as f:
+        return text in f.read()
+def wait(cond, what):
+    for _ in range(400):  # 20 s at most
+        if cond():
+            return
+        time.sleep(0.05)
+    sys.exit("timed out waiting for " + what)
+cs = [socket.create_connection((ip, port), timeout=20) for _ in range(257)]
+wait(lambda: has(out, "accepted 256\n") and has(log, "256 connections accepted for children are relayed, the most"),
+     "256 connections relayed and the log line")
+print("257th waiting" if not has(out, "accepted 257\n") else "257th accepted past the bound")
+cs[0].close()  # the child closes its copy: room for the next
+wait(lambda: has(out, "accepted 257\n"), "the 257th accepted")
+cs[-1].sendall(b"ping")
+print("257th echo", cs[-1].recv(4).decode())
+for c in cs[1:]:
+    c.close()
+PY
+	) || fail "the hoarding clients failed: $out"
+	note "$out"
+	unet_bg_wait "$pid" 20 || { tail -5 "$T_DIR/hoard.out"; fail "the hoarding server failed"; }
+	grep -qx "257th waiting" <<<"$out" || fail "the 257th connection was not held back at the bound"
+	grep -qx "257th echo ping" <<<"$out" || fail "the 257th connection was not served once a slot freed"
 }

@@ -23,6 +23,11 @@
  *     served, prints "served CONNS (by child K: N, ...)" and tells the
  *     children to exit.  Exits 0 when every child exited 0 (a
  *     sanitizer's report makes it 66).
+ *   fork-relay hoard ADDR PORT N
+ *     opens the listener and forks one child that accepts on its copy
+ *     and keeps every connection, echoing what arrives, closing one when
+ *     its peer does; it prints "accepted K" at each accept and exits once
+ *     it accepted N and all of them were closed.  Exits as the child did.
  *   fork-relay many ADDR PORT LISTENERS FORKS
  *     opens LISTENERS non-blocking listeners on PORT, PORT+1, ..., then
  *     forks FORKS children one after the other, each keeping its copies
@@ -244,6 +249,66 @@ static int prefork(int l, int children, int conns)
 	return prefork_reap(pids, children) || got < conns;
 }
 
+#define HOARD_MAX 1000
+
+static void hoard_child(int l, int want)
+{
+	static struct pollfd pf[HOARD_MAX + 1];
+	int n = 1, accepted = 0;
+
+	pf[0] = (struct pollfd){ l, POLLIN, 0 };
+	while (accepted < want || n > 1) {
+		if (poll(pf, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(3);
+		}
+		for (int i = n - 1; i > 0; i--) {
+			char b[512];
+			ssize_t got;
+
+			if (!pf[i].revents)
+				continue;
+			got = recv(pf[i].fd, b, sizeof(b), MSG_DONTWAIT);
+			if (got > 0 && send(pf[i].fd, b, (size_t)got, MSG_NOSIGNAL) == got)
+				continue;
+			if (got < 0 && errno == EAGAIN)
+				continue;
+			close(pf[i].fd); /* the peer's end (or an error) */
+			pf[i] = pf[--n];
+		}
+		if ((pf[0].revents & POLLIN) && n <= HOARD_MAX) {
+			int c = accept(l, NULL, NULL);
+
+			if (c < 0) {
+				fprintf(stderr, "hoard: accept: %s\n", strerror(errno));
+				_exit(3);
+			}
+			pf[n++] = (struct pollfd){ c, POLLIN, 0 };
+			printf("accepted %d\n", ++accepted);
+		}
+	}
+	exit(0);
+}
+
+static int hoard(int l, int want)
+{
+	int st;
+	pid_t p;
+
+	if (want < 1 || want > HOARD_MAX)
+		return 2;
+	p = fork();
+	if (p < 0)
+		return 1;
+	if (p == 0)
+		hoard_child(l, want);
+	printf("ready endpoint=0\n");
+	if (waitpid(p, &st, 0) != p)
+		return 1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
 #define MANY_MAX 512
 
 static int many(const struct sockaddr_in *first, int listeners, int forks)
@@ -312,7 +377,7 @@ int main(int argc, char **argv)
 	int l, one = 1;
 
 	if (argc < 4 || inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1) {
-		fprintf(stderr, "usage: fork-relay race|twice|prefork|many ADDR PORT ...\n");
+		fprintf(stderr, "usage: fork-relay race|twice|prefork|hoard|many ADDR PORT ...\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -321,12 +386,17 @@ int main(int argc, char **argv)
 		return many(&sa, atoi(argv[4]), atoi(argv[5]));
 	l = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 64)) {
+	/* hoard's clients connect all at once: a backlog that holds them
+	 * (past it their handshakes would be dropped, not relayed). */
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(l, strcmp(argv[1], "hoard") ? 64 : 512)) {
 		perror("fork-relay: listen");
 		return 1;
 	}
 	if (!strcmp(argv[1], "prefork") && argc == 6)
 		return prefork(l, atoi(argv[4]), atoi(argv[5]));
+	if (!strcmp(argv[1], "hoard") && argc == 5)
+		return hoard(l, atoi(argv[4]));
 	printf("ready endpoint=0\n");
 	if (!strcmp(argv[1], "race") && argc == 7) {
 		int nt = atoi(argv[5]), before, after = 0;
