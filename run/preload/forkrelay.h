@@ -43,9 +43,10 @@
 
 /* At most this many connections accepted for children are relayed at
  * once (each holds two 16 KiB buffers in the parent: 8 MiB in all);
- * past it the next connections wait in the listener's backlog.  And at
- * most this many children's copies of listeners (channels) at once;
- * past it a child's copy refuses as without a relay. */
+ * past it the next connections wait in the listener's backlog (logged
+ * once each time the table fills).  And at most this many children's
+ * copies of listeners (channels) at once; past it a child's copy
+ * refuses as without a relay (logged by the fork's prepare). */
 #define RELAY_MAX_CONNS 256
 #define RELAY_MAX_CHANNELS 256
 
