@@ -708,6 +708,14 @@ time.sleep(0.5); c.sendall(b"hello twice"); time.sleep(2.5)
 # its parent had one thread then: in a child of a multi-threaded parent
 # it ignores every access (and dies if that child starts a thread,
 # die_after_fork), so only the first pre-fork child starts threads.
+# tsan_verdict OUT WHAT: fails, showing the report, if a process of the
+# run reported (a report kills it: its peers wait for nothing).
+tsan_verdict() {
+	grep -q "ThreadSanitizer" "$1" || return 0
+	cat "$1"
+	fail "ThreadSanitizer reported ($2)"
+}
+
 fork_race_tsan() {
 	local tsan pid out rc
 	if [[ ${UNET_SANITIZED:-0} == 1 ]]; then
@@ -734,12 +742,15 @@ fork_race_tsan() {
 		"$tsan/tools/fork-relay" race "$IP_A" 7932 4 2 3 >"$T_DIR/race-tsan.out" 2>&1
 	pid=$UNET_BG_PID
 	wait_ready "$T_DIR/race-tsan.out" "$pid" >/dev/null
-	out=$(race_clients 7932 4) || fail "the kernel clients failed (ThreadSanitizer): $out"
+	out=$(race_clients 7932 4) || {
+		tsan_verdict "$T_DIR/race-tsan.out" "fork race"
+		fail "the kernel clients failed (ThreadSanitizer): $out"
+	}
 	note "$out"
 	unet_bg_wait "$pid" 20
 	rc=$?
 	cat "$T_DIR/race-tsan.out"
-	grep -q "ThreadSanitizer" "$T_DIR/race-tsan.out" && fail "ThreadSanitizer reported (fork race)"
+	tsan_verdict "$T_DIR/race-tsan.out" "fork race"
 	((rc == 0)) || { cat "$T_DIR/race-tsan.log"; fail "the forking server (ThreadSanitizer) exited $rc"; }
 	race_check "$T_DIR/race-tsan.out" "$out"
 
@@ -769,12 +780,15 @@ for t in ts: t.start()
 for t in ts: t.join()
 print("echoed", n - len(bad), "of", n)
 PY
-	) || fail "the pre-fork clients failed (ThreadSanitizer): $out"
+	) || {
+		tsan_verdict "$T_DIR/prefork-tsan.out" "pre-fork listener"
+		fail "the pre-fork clients failed (ThreadSanitizer): $out"
+	}
 	note "$out"
 	unet_bg_wait "$pid" 20
 	rc=$?
 	cat "$T_DIR/prefork-tsan.out"
-	grep -q "ThreadSanitizer" "$T_DIR/prefork-tsan.out" && fail "ThreadSanitizer reported (pre-fork listener)"
+	tsan_verdict "$T_DIR/prefork-tsan.out" "pre-fork listener"
 	((rc == 0)) || { cat "$T_DIR/prefork-tsan.log"; fail "the pre-fork server (ThreadSanitizer) exited $rc"; }
 	grep -qx "echoed 6 of 6" <<<"$out" || fail "a pre-fork child's echo was not byte for byte"
 	grep -q "^served 6 " "$T_DIR/prefork-tsan.out" || fail "the pre-fork server did not count 6 connections served"
