@@ -123,9 +123,10 @@ static void fork_child(void)
 	/* ThreadSanitizer does not see the overwrite, and took the lock for
 	 * held for good (a double lock reported when another thread of the
 	 * child forks).  Its interceptor records the release before glibc
-	 * refuses it (EPERM, as said); and it records it exactly when it
-	 * recorded prepare's lock (in a program whose atfork handlers it
-	 * registered after ours, its fork ignores both). */
+	 * refuses it (EPERM, as said), and only where it recorded prepare's
+	 * lock: in a program it did not instrument (timeout) it recorded
+	 * neither, and an annotation here was reported as the unlock of an
+	 * unlocked mutex. */
 	pthread_mutex_unlock(&stack_lock);
 #endif
 	stack_lock = fresh;
