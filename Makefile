@@ -3,9 +3,10 @@
 # SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer into
 # build-san/.  `make tsan` builds the two-thread TCP test program
 # (tests/tools/unet-tcp-threads.c), unet-run with its preload library and
-# the threaded socket program run under it (tests/tools/socket-threads.c),
-# and the library objects they need, with ThreadSanitizer into build-tsan/
-# (SAN=tsan; nothing else is built there).
+# the programs run under it (tests/tools/socket-threads.c, threads;
+# tests/tools/fork-relay.c, forks), and the library objects they need,
+# with ThreadSanitizer into build-tsan/ (SAN=tsan; nothing else is built
+# there).
 
 SAN ?= 0
 ifeq ($(SAN),1)
@@ -145,10 +146,12 @@ all: $(ALIB) $(SO) $(FABRIC_SO) $(RUN_BIN) $(RUN_PRELOAD) $(FABRIC_TESTS) $(BUIL
      $(BUILD)/unet-bench $(PAR_BINS)
 
 # The ThreadSanitizer build of the two-thread TCP test (tcp_threads_tsan in
-# tests/integration/t_tcp.sh): that program and the static archive only.
+# tests/integration/t_tcp.sh) and of unet-run's threads and forks
+# (unet_run_threads, unet_run_fork_race): those programs, unet-run, its
+# preload library and the static archive only.
 tsan:
 	$(MAKE) SAN=tsan BUILD=build-tsan build-tsan/tools/unet-tcp-threads build-tsan/tools/socket-threads \
-		build-tsan/unet-run build-tsan/libunet-preload.so
+		build-tsan/tools/fork-relay build-tsan/unet-run build-tsan/libunet-preload.so
 
 # What `make install` installs, built (no tests, tools or benchmark).
 dist: $(ALIB) $(SO) $(FABRIC_SO) $(RUN_BIN) $(RUN_PRELOAD) $(BUILD)/unetctl $(BUILD)/unetd $(BUILD)/libunet-xdp.pc $(EXAMPLE_BINS)

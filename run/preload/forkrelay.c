@@ -81,6 +81,7 @@ static unsigned int nchannels; /* incoming and live */
 static struct relay *active, *held;
 static struct lchan *chans;
 static unsigned int nconns; /* accepted for children: active and held */
+static bool conns_full;	    /* nconns reached RELAY_MAX_CONNS (logged) */
 static uint32_t next_id = 1;
 
 #ifndef SO_PASSRIGHTS
@@ -92,6 +93,30 @@ void relay_refuse_rights(int fd)
 	int zero = 0;
 
 	syscall(SYS_setsockopt, fd, SOL_SOCKET, SO_PASSRIGHTS, &zero, sizeof(zero));
+}
+
+#ifdef __SANITIZE_THREAD__
+/* The sanitizers' hook for a raw close (sanitizer/linux_syscall_hooks.h,
+ * which gcc does not install; libtsan has the function). */
+void __sanitizer_syscall_pre_impl_close(long fd);
+#endif
+
+/* Close fd, an end the relay's thread used through the interposed
+ * calls, by a raw system call (not the program's to intercept). */
+static void relay_close_fd(int fd)
+{
+#ifdef __SANITIZE_THREAD__
+	/* ThreadSanitizer models a descriptor as memory: the relay thread's
+	 * recv, send and poll on it are reads, a close a write that also
+	 * forgets them.  A raw close it does not see leaves those reads
+	 * behind, and when the program's next descriptor gets the number
+	 * and another thread closes it, that close "races" with the relay's
+	 * recv of long before (the kernel orders the two: the number is
+	 * free only after our close).  Telling it of the close is the
+	 * happens-before it is missing; nothing else changes. */
+	__sanitizer_syscall_pre_impl_close(fd);
+#endif
+	syscall(SYS_close, fd);
 }
 
 void relay_init(const struct relay_ops *o)
@@ -135,7 +160,7 @@ static void relay_close_ufd(struct relay *r)
 	 * connection. */
 	run_lock(&relay_lock);
 	fds_remove_locked(r->ufd);
-	syscall(SYS_close, r->ufd);
+	relay_close_fd(r->ufd);
 	run_unlock(&relay_lock);
 	r->ufd = -1;
 }
@@ -306,7 +331,7 @@ static void lchan_free(struct lchan *ch)
 			ch->fd, ch->pid, back, back == 1 ? "" : "s");
 	run_lock(&relay_lock); /* as relay_close_ufd: not across a fork */
 	fds_remove_locked(ch->ufd);
-	syscall(SYS_close, ch->ufd);
+	relay_close_fd(ch->ufd);
 	run_unlock(&relay_lock);
 	ops.release(ch->sock);
 	run_lock(&relay_lock);
@@ -393,8 +418,19 @@ static struct relay *next_conn(struct lchan *ch)
 			return r;
 		}
 	}
-	if (nconns >= RELAY_MAX_CONNS)
+	if (nconns >= RELAY_MAX_CONNS) {
+		/* Said once each time the table fills: the children (one may
+		 * be hoarding them) hold every connection the relay may
+		 * carry, and the next wait in the backlog (the parent's own
+		 * accept may still take them). */
+		if (!conns_full)
+			run_log("tcp listeners: %d connections accepted for children are relayed, "
+				"the most: the next wait in the listener's backlog until one ends",
+				RELAY_MAX_CONNS);
+		conns_full = true;
 		return NULL;
+	}
+	conns_full = false;
 	c = run_tcp_accept(ch->l, true);
 	if (!c)
 		return NULL;
@@ -711,8 +747,15 @@ int relay_listen_add(int ufd, int fd, void *sock, struct run_tcp *l)
 	ch->sock = sock;
 	ch->l = l;
 	run_lock(&relay_lock);
-	if (nchannels >= RELAY_MAX_CHANNELS || thread_start_locked() < 0 ||
-	    fds_add_locked(ufd) < 0) {
+	if (nchannels >= RELAY_MAX_CHANNELS) {
+		/* Not reached (relay_listen_room reserved it), but said
+		 * right if it were. */
+		run_unlock(&relay_lock);
+		free(ch);
+		errno = ENOBUFS;
+		return -1;
+	}
+	if (thread_start_locked() < 0 || fds_add_locked(ufd) < 0) {
 		run_unlock(&relay_lock);
 		free(ch);
 		return -1;
@@ -724,12 +767,15 @@ int relay_listen_add(int ufd, int fd, void *sock, struct run_tcp *l)
 	return 0;
 }
 
-bool relay_listen_room(void)
+bool relay_listen_room(unsigned int reserved)
 {
 	bool room;
 
+	/* Forks take turns from prepare to the parent's handler, and only
+	 * that handler adds channels: what is free now stays free for the
+	 * copies this fork reserves (the thread only frees). */
 	run_lock(&relay_lock);
-	room = nchannels < RELAY_MAX_CHANNELS;
+	room = nchannels + reserved < RELAY_MAX_CHANNELS;
 	run_unlock(&relay_lock);
 	return room;
 }
@@ -756,15 +802,15 @@ void relay_child_forget(void)
 	active = held = NULL;
 	chans = NULL;
 	nconns = nchannels = 0;
+	conns_full = false;
 	pset = NULL; /* the parent's thread's: not freed here */
 	pset_cap = 0;
 	thread_running = false;
-	{
-		/* Held by the parent's prepare; the child's one thread is not
-		 * its owner, and a fresh mutex is the same as a released one. */
-		pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-
-		relay_lock = fresh;
-	}
-	sig_defer_leave(); /* prepare's run_lock */
+	/* Taken by prepare on the thread that forked, which the child's one
+	 * thread is: released as the parent's handler does (a plain mutex
+	 * records no owner to check).  Overwritten with a fresh one instead,
+	 * ThreadSanitizer, which cannot see that, counted it held for good
+	 * and reported a double lock at the child's next fork from another
+	 * thread. */
+	run_unlock(&relay_lock); /* and prepare's deferral of signals */
 }

@@ -43,9 +43,10 @@
 
 /* At most this many connections accepted for children are relayed at
  * once (each holds two 16 KiB buffers in the parent: 8 MiB in all);
- * past it the next connections wait in the listener's backlog.  And at
- * most this many children's copies of listeners (channels) at once;
- * past it a child's copy refuses as without a relay. */
+ * past it the next connections wait in the listener's backlog (logged
+ * once each time the table fills).  And at most this many children's
+ * copies of listeners (channels) at once; past it a child's copy
+ * refuses as without a relay (logged by the fork's prepare). */
 #define RELAY_MAX_CONNS 256
 #define RELAY_MAX_CHANNELS 256
 
@@ -79,8 +80,9 @@ int relay_add(int ufd, void *sock, struct run_tcp *c);
 int relay_listen_add(int ufd, int fd, void *sock, struct run_tcp *l);
 
 /* Whether another child's copy of a listener can be served
- * (RELAY_MAX_CHANNELS). */
-bool relay_listen_room(void);
+ * (RELAY_MAX_CHANNELS), with reserved copies of the same fork counted
+ * (they are added after it, in the parent's handler). */
+bool relay_listen_room(unsigned int reserved);
 
 /* Around fork: the relays' lists are not changed during it (prepare
  * takes their lock, the parent's handler gives it back). */

@@ -198,6 +198,7 @@ static void carry_prepare(void)
 {
 	bool too_many = false;
 	int n = 0;
+	unsigned int listeners = 0, no_room = 0;
 
 	sig_defer_enter();
 	pthread_mutex_lock(&carry_lock);
@@ -235,17 +236,26 @@ static void carry_prepare(void)
 			RELAY_MAX_PER_FORK);
 	for (int i = 0; i < n; i++) {
 		struct carry *c = &carried[i];
+		bool served = !too_many;
 
-		if (too_many || (c->listener && !relay_listen_room()) ||
-		    real_socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->pair) < 0) {
+		if (served && c->listener && !relay_listen_room(listeners)) {
+			served = false;
+			no_room++;
+		}
+		if (!served || real_socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->pair) < 0) {
 			sock_unref(c->s);
 			continue;
 		}
+		listeners += c->listener;
 		relay_refuse_rights(c->pair[0]);
 		c->fdflags = real_fcntl(c->fd, F_GETFD);
 		c->flflags = real_fcntl(c->fd, F_GETFL);
 		carried[ncarried++] = *c;
 	}
+	if (no_room)
+		run_log("fork: %u U-Net listener%s not served for the child: %d children's copies "
+			"are served already, the most (the child's copies refuse: EOPNOTSUPP)",
+			no_room, no_room == 1 ? "" : "s", RELAY_MAX_CHANNELS);
 	relay_fork_prepare();
 }
 
@@ -272,10 +282,12 @@ static void carry_parent(void)
 
 static void carry_child(void)
 {
-	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-
-	/* Held by prepare, by a thread the child does not have. */
-	carry_lock = fresh;
+	/* Taken by prepare on the thread that forked, which the child's one
+	 * thread is: released as in the parent (a plain mutex records no
+	 * owner).  A fresh mutex written over it ThreadSanitizer counted
+	 * held, reporting a double lock at the child's next fork from
+	 * another thread (relay_child_forget). */
+	pthread_mutex_unlock(&carry_lock);
 	relay_child_forget();
 	fl_child_forked();
 	for (int i = 0; i < ncarried; i++) {

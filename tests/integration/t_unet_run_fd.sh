@@ -7,7 +7,8 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unet_run_fork_race|-|60|a C server under unet-run with 8 U-Net TCP connections forks from two threads at once, 40 times each, every child writing its connection's name on each connection it inherited: each connection carries only its own name, then the server's last words and its end; no descriptor is left over (two forks at once mixed their lists of connections to carry: data on the wrong connection, leaked descriptors, connections never closed, a crash in the relay thread); and of two children of one connection whose parent closed its copy, one gets the peer's data (each relay counted as the parent's before)"
+	"unet_run_fork_race|-|240|a C server under unet-run with 8 U-Net TCP connections forks from two threads at once, 40 times each, every child writing its connection's name on each connection it inherited: each connection carries only its own name, then the server's last words and its end; no descriptor is left over (two forks at once mixed their lists of connections to carry: data on the wrong connection, leaked descriptors, connections never closed, a crash in the relay thread); and of two children of one connection whose parent closed its copy, one gets the peer's data (each relay counted as the parent's before); then under ThreadSanitizer (make tsan: fork-relay, unet-run and the preload library; plain pass only), small: the same race (4 connections, 2 threads forking 3 times each) and a pre-fork server whose 3 children poll and accept on copies of a U-Net listener (the first from two threads, one of which forks a child of its own), 6 clients echoed byte for byte, every process exiting cleanly: no report (before, the relay's raw close of a channel, unseen by ThreadSanitizer, was reported racing with the program's next close of that number, and the fork handlers' locks, overwritten in the child rather than released, were reported double-locked at the child's own fork)"
+	"unet_run_fork_limits|-|60|the fork relay's bounds flooded under unet-run: a fork with 65 U-Net listeners carries none (each child's copy refuses accept with EOPNOTSUPP, logged); five children keeping copies of 60 listeners each: 256 copies served, the last 44 refuse (logged; before, they were channels dropped at once, accept failing later with EINVAL and a stray errno logged); a child that keeps every connection of 257 clients: 256 are relayed, the 257th waits in the backlog (logged) until the child closes one, then is served (echo)"
 	"unet_run_close_busy|-|60|under unet-run, a thread closes a U-Net UDP socket and a TCP connection while another thread is blocked in recv on it: the blocked call ends (its receive timeout) and the process exits cleanly, as with the kernel's sockets (the socket's state lives until the last call on it returns); and poll looks at U-Net sockets another thread closes and reopens under it (400 times) without touching freed memory"
 	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and its copy of the listener, which it never accepts on, takes none of the parent's connections; a pre-fork server (listener opened, then two os.fork() children accepting on it): 4 clients at once, 100 kB each way byte for byte, served two by each child (the parent's relay hands connections in turn), while a third child floods the relay with false notes on its copy (without the per-turn bound the relay never got past it; it claims the others' connections), after a seeded fuzz of notes and stray bytes from a fourth; a child that exits with a connection handed to it and not accepted loses it to none: the next child that accepts serves it; a child that accepts with no descriptor free gets EMFILE (that connection is closed) and then serves the next (before, it waited for a handover forever); a child that answers four connections and closes them while their peer never closes its side leaves no relay behind (before, the relays waited for the peer's FIN forever, and 256 such held every child off); a descriptor a child passes on its copy of the listener is refused (SO_PASSRIGHTS, Linux 6.16; before, the relay's thread closed it, a lingering socket's close stalling every relay)"
 )
@@ -627,24 +628,15 @@ print("done", flush=True)
 	kill "$pid" 2>/dev/null; unet_bg_wait "$pid" 5 || true
 }
 
-t_unet_run_fork_race() {
-	local run_env=() pid out
-	T_MODE=${T_MODE:-native}
-	# shellcheck disable=SC2207
-	run_env=(env $(unet_run_env))
-	setup_ns
-	attach a
-	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
-	unet_bg_a "${run_env[@]}" timeout 40 "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/race.log" \
-		"$BUILD/tools/fork-relay" race "$IP_A" 7930 8 2 40 >"$T_DIR/race.out" 2>&1
-	pid=$UNET_BG_PID
-	wait_ready "$T_DIR/race.out" "$pid" >/dev/null
-	# Eight kernel clients: each connection must carry only its own
-	# "fdN;" (one N, from the children's writes) and then "end;" and its
-	# end of stream.
-	out=$(in_b /usr/bin/python3 - "$IP_A" <<'PY'
+# race_clients PORT N: N kernel clients of fork-relay race on PORT from
+# b; each connection must carry only its own "fdN;" (one N, from the
+# children's writes) and then "end;" and its end of stream.  Prints
+# "clients done, bad B".
+race_clients() {
+	in_b /usr/bin/python3 - "$IP_A" "$1" "$2" <<'PY'
 import re, socket, sys
-cs = [socket.create_connection((sys.argv[1], 7930), timeout=30) for _ in range(8)]
+cs = [socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=30)
+      for _ in range(int(sys.argv[3]))]
 bad = 0
 for k, c in enumerate(cs):
     got = b""
@@ -659,13 +651,32 @@ for k, c in enumerate(cs):
         print("connection", k, "carried", sorted(names), got[-12:])
 print("clients done, bad", bad)
 PY
-	) || fail "the kernel clients failed: $out"
+}
+
+# race_check OUT CLIENTS_OUT: fork-relay race's verdicts.
+race_check() {
+	grep -qx "clients done, bad 0" <<<"$2" || fail "a connection carried another's data or lost its end"
+	[[ $(grep '^fds ' "$1") =~ fds\ ([0-9]+)\ ([0-9]+) ]] || fail "no descriptor count"
+	((BASH_REMATCH[2] <= BASH_REMATCH[1])) || fail "descriptors left over after the forks: ${BASH_REMATCH[0]}"
+}
+
+t_unet_run_fork_race() {
+	local run_env=() pid out
+	T_MODE=${T_MODE:-native}
+	# shellcheck disable=SC2207
+	run_env=(env $(unet_run_env))
+	setup_ns
+	attach a
+	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
+	unet_bg_a "${run_env[@]}" timeout 40 "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/race.log" \
+		"$BUILD/tools/fork-relay" race "$IP_A" 7930 8 2 40 >"$T_DIR/race.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/race.out" "$pid" >/dev/null
+	out=$(race_clients 7930 8) || fail "the kernel clients failed: $out"
 	note "$out"
 	unet_bg_wait "$pid" 20 || { cat "$T_DIR/race.out" "$T_DIR/race.log"; fail "the forking server failed"; }
 	cat "$T_DIR/race.out"
-	grep -qx "clients done, bad 0" <<<"$out" || fail "a connection carried another's data or lost its end"
-	[[ $(grep '^fds ' "$T_DIR/race.out") =~ fds\ ([0-9]+)\ ([0-9]+) ]] || fail "no descriptor count"
-	((BASH_REMATCH[2] <= BASH_REMATCH[1])) || fail "descriptors left over after the forks: ${BASH_REMATCH[0]}"
+	race_check "$T_DIR/race.out" "$out"
 
 	# Two children of one connection, the parent's copy closed: the data
 	# is theirs (one of them gets it).
@@ -682,4 +693,177 @@ time.sleep(0.5); c.sendall(b"hello twice"); time.sleep(2.5)
 	cat "$T_DIR/twice.out"
 	grep -q "^child [01]: 11 bytes" "$T_DIR/twice.out" ||
 		{ cat "$T_DIR/twice.log"; fail "neither child got the data once the parent closed its copy"; }
+
+	fork_race_tsan
+}
+
+# The fork paths under ThreadSanitizer (make tsan: fork-relay, unet-run
+# and the preload library), small: the race above (two threads forking
+# with connections open, the parent's relay thread carrying them), and
+# a pre-fork server whose children accept on copies of a U-Net listener
+# (the relay thread accepting and handing connections over; the first
+# child, forked while the parent had one thread, accepting from two
+# threads, one of which forks: the fork handlers' locks in a child).  A report fails the run (halt_on_error: the reporting
+# process exits 66 at once).  TSan watches a child of fork whole only if
+# its parent had one thread then: in a child of a multi-threaded parent
+# it ignores every access (and dies if that child starts a thread,
+# die_after_fork), so only the first pre-fork child starts threads.
+# tsan_verdict OUT WHAT: fails, showing the report, if a process of the
+# run reported (a report kills it: its peers wait for nothing).
+tsan_verdict() {
+	grep -q "ThreadSanitizer" "$1" || return 0
+	cat "$1"
+	fail "ThreadSanitizer reported ($2)"
+}
+
+fork_race_tsan() {
+	local tsan pid out rc
+	if [[ ${UNET_SANITIZED:-0} == 1 ]]; then
+		note "the ThreadSanitizer half runs in the plain pass"
+		return 0
+	fi
+	make -s -C "$ROOT" tsan >"$T_DIR/make-tsan.log" 2>&1 || {
+		cat "$T_DIR/make-tsan.log"
+		grep -qE 'tsan|fsanitize=thread' "$T_DIR/make-tsan.log" &&
+			skip "the compiler cannot build with -fsanitize=thread"
+		fail "make tsan failed"
+	}
+	# From a copy: the loader splits LD_PRELOAD at spaces, and the clone
+	# may sit under a path with one (docs/unet-run.md, Limits).
+	tsan=$(mktemp -d /tmp/unet-tsan.XXXXXX) || fail "mktemp"
+	T_CLEANUP+=("rm -rf '$tsan'")
+	mkdir -p "$tsan/tools" &&
+		cp "$ROOT/build-tsan/unet-run" "$ROOT/build-tsan/libunet-preload.so" "$tsan/" &&
+		cp "$ROOT/build-tsan/tools/fork-relay" "$tsan/tools/" || fail "cannot copy the ThreadSanitizer build"
+	local tsan_env=(env UNET_PIN_ROOT="$UNET_PIN_ROOT"
+		TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1")
+
+	unet_bg_a "${tsan_env[@]}" timeout 40 "$tsan/unet-run" --iface "$IF_A" --log "$T_DIR/race-tsan.log" \
+		"$tsan/tools/fork-relay" race "$IP_A" 7932 4 2 3 >"$T_DIR/race-tsan.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/race-tsan.out" "$pid" >/dev/null
+	out=$(race_clients 7932 4) || {
+		tsan_verdict "$T_DIR/race-tsan.out" "fork race"
+		fail "the kernel clients failed (ThreadSanitizer): $out"
+	}
+	note "$out"
+	unet_bg_wait "$pid" 20
+	rc=$?
+	cat "$T_DIR/race-tsan.out"
+	tsan_verdict "$T_DIR/race-tsan.out" "fork race"
+	((rc == 0)) || { cat "$T_DIR/race-tsan.log"; fail "the forking server (ThreadSanitizer) exited $rc"; }
+	race_check "$T_DIR/race-tsan.out" "$out"
+
+	unet_bg_a "${tsan_env[@]}" timeout 40 "$tsan/unet-run" --iface "$IF_A" --log "$T_DIR/prefork-tsan.log" \
+		"$tsan/tools/fork-relay" prefork "$IP_A" 7933 3 6 >"$T_DIR/prefork-tsan.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/prefork-tsan.out" "$pid" >/dev/null
+	out=$(in_b /usr/bin/python3 - "$IP_A" 7933 6 <<'PY'
+import socket, sys, threading
+ip, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+bad = []
+def client(k):
+    blob = bytes((i * 37 + k) % 251 for i in range(20000))
+    c = socket.create_connection((ip, port), timeout=30)
+    c.sendall(blob)
+    c.shutdown(socket.SHUT_WR)
+    got = b""
+    while True:
+        d = c.recv(65536)
+        if not d:
+            break
+        got += d
+    if got != blob:
+        bad.append(k)
+ts = [threading.Thread(target=client, args=(k,)) for k in range(n)]
+for t in ts: t.start()
+for t in ts: t.join()
+print("echoed", n - len(bad), "of", n)
+PY
+	) || {
+		tsan_verdict "$T_DIR/prefork-tsan.out" "pre-fork listener"
+		fail "the pre-fork clients failed (ThreadSanitizer): $out"
+	}
+	note "$out"
+	unet_bg_wait "$pid" 20
+	rc=$?
+	cat "$T_DIR/prefork-tsan.out"
+	tsan_verdict "$T_DIR/prefork-tsan.out" "pre-fork listener"
+	((rc == 0)) || { cat "$T_DIR/prefork-tsan.log"; fail "the pre-fork server (ThreadSanitizer) exited $rc"; }
+	grep -qx "echoed 6 of 6" <<<"$out" || fail "a pre-fork child's echo was not byte for byte"
+	grep -q "^served 6 " "$T_DIR/prefork-tsan.out" || fail "the pre-fork server did not count 6 connections served"
+}
+
+# The relay's bounds, flooded (docs/unet-run.md, "Descriptors"): a fork
+# with more U-Net connections and listeners than one fork carries, more
+# children's copies of listeners than the relay serves, and a child that
+# keeps more connections than the relay carries for children.  Each
+# gets the documented result and its log line, nothing is lost.
+t_unet_run_fork_limits() {
+	local run_env=() pid out
+	T_MODE=${T_MODE:-native}
+	# shellcheck disable=SC2207
+	run_env=(env $(unet_run_env))
+	setup_ns
+	attach a
+	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
+	# 65 listeners, one fork: none is carried, every copy refuses.
+	in_a "${run_env[@]}" timeout 20 "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/many65.log" \
+		"$BUILD/tools/fork-relay" many "$IP_A" 7950 65 1 >"$T_DIR/many65.out" 2>&1 ||
+		{ cat "$T_DIR/many65.out"; fail "fork-relay many (65 listeners) failed"; }
+	cat "$T_DIR/many65.out"
+	grep -qx "child 0: carried 0 refused 65 other 0" "$T_DIR/many65.out" ||
+		fail "a fork with 65 U-Net listeners: the child's copies did not all refuse (EOPNOTSUPP)"
+	grep -q "fork with more than 64 U-Net connections and listeners: none is carried" "$T_DIR/many65.log" ||
+		{ cat "$T_DIR/many65.log"; fail "no log line for the fork past 64"; }
+	# 60 listeners, five children keeping their copies: 4 * 60 + 16 = 256
+	# served, the last 44 copies refuse (before, they were channels the
+	# relay dropped at once: accept failed with EINVAL later, and the log
+	# gave a stray errno).
+	in_a "${run_env[@]}" timeout 20 "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/many60.log" \
+		"$BUILD/tools/fork-relay" many "$IP_A" 7950 60 5 >"$T_DIR/many60.out" 2>&1 ||
+		{ cat "$T_DIR/many60.out"; fail "fork-relay many (60 listeners, 5 forks) failed"; }
+	cat "$T_DIR/many60.out"
+	[[ $(grep -c "^child [0-3]: carried 60 refused 0 other 0$" "$T_DIR/many60.out") == 4 ]] ||
+		fail "the first four children's 240 copies were not all served"
+	grep -qx "child 4: carried 16 refused 44 other 0" "$T_DIR/many60.out" ||
+		fail "past 256 copies served, the fifth child's copies did not refuse (EOPNOTSUPP) exactly"
+	grep -q "fork: 44 U-Net listeners not served for the child: 256 children's copies are served already" \
+		"$T_DIR/many60.log" || { cat "$T_DIR/many60.log"; fail "no log line for the copies past 256"; }
+	! grep -q "no relay for the child" "$T_DIR/many60.log" || fail "a copy was made and then dropped"
+
+	# A child keeps every connection: 257 clients; 256 are relayed, the
+	# next waits (logged) until the child closes one, then is served.
+	unet_bg_a "${run_env[@]}" timeout 40 "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/hoard.log" \
+		"$BUILD/tools/fork-relay" hoard "$IP_A" 7951 257 >"$T_DIR/hoard.out" 2>&1
+	pid=$UNET_BG_PID
+	wait_ready "$T_DIR/hoard.out" "$pid" >/dev/null
+	out=$(in_b /usr/bin/python3 - "$IP_A" 7951 "$T_DIR/hoard.out" "$T_DIR/hoard.log" <<'PY'
+import socket, sys, time
+ip, port, out, log = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+def has(path, text):
+    with open(path) as f:
+        return text in f.read()
+def wait(cond, what):
+    for _ in range(400):  # 20 s at most
+        if cond():
+            return
+        time.sleep(0.05)
+    sys.exit("timed out waiting for " + what)
+cs = [socket.create_connection((ip, port), timeout=20) for _ in range(257)]
+wait(lambda: has(out, "accepted 256\n") and has(log, "256 connections accepted for children are relayed, the most"),
+     "256 connections relayed and the log line")
+print("257th waiting" if not has(out, "accepted 257\n") else "257th accepted past the bound")
+cs[0].close()  # the child closes its copy: room for the next
+wait(lambda: has(out, "accepted 257\n"), "the 257th accepted")
+cs[-1].sendall(b"ping")
+print("257th echo", cs[-1].recv(4).decode())
+for c in cs[1:]:
+    c.close()
+PY
+	) || fail "the hoarding clients failed: $out"
+	note "$out"
+	unet_bg_wait "$pid" 20 || { tail -5 "$T_DIR/hoard.out"; fail "the hoarding server failed"; }
+	grep -qx "257th waiting" <<<"$out" || fail "the 257th connection was not held back at the bound"
+	grep -qx "257th echo ping" <<<"$out" || fail "the 257th connection was not served once a slot freed"
 }
