@@ -17,6 +17,7 @@ TESTS+=(
 	"fabric_dead|-|60|a peer that dies without closing: the receive waiting on it ends with an FI_EIO error entry (prov_errno ETIMEDOUT) within FI_UNET_TIMEOUT_MS + keepalive, and sends to it fail"
 	"fabric_mpi|-|120|Open MPI (pml cm, mtl ofi) selects unet and runs a 2-rank ping-pong between two namespaces"
 	"fabric_mpi_routed|-|90|Open MPI over unet between two subnets through a router (t_routed.sh's fixture): a 2-rank ping-pong verifies its messages, which went as U-Net in UDP/IPv4 over routable channels to the off-link peer (chan_delivered on both hosts)"
+	"fabric_mpi_routed6|-|90|Open MPI over unet between two IPv6 subnets through an IPv6 router (t_rchan6.sh's fixture), FI_UNET_FAMILY=ipv6 on both ranks: the 2-rank ping-pong verifies its messages, which went as U-Net in UDP/IPv6 over routable channels (chan_delivered on both hosts, all of it IPv6 the router forwarded); Open MPI's own launcher traffic stays on IPv4"
 	"fabric_jumbo|-|90|ufi-test between two namespaces at MTU 9000 (eager messages up to 8908 bytes in one frame, rendezvous pulls in 8992-byte fragments: under 1600 frames where 1500 takes over 2800), then between MTU 9000 and 1500 (the smaller wins: everything arrives)"
 	"fabric_routable|-|60|ufi-test between two namespaces over routable channels (FI_UNET_CHANNEL=ip on one side: both ends use them): every size around the eager limits (which follow the routable channel's smaller payload) and up to 1 MiB arrives; the frames are U-Net in UDP/IPv4 (chan_delivered on both sides)"
 	"fabric_spoof|-|90|a hostile host on the link: 40 HELLOs from made-up names and one spoofed from the client's address with a tag of its own reach the server before the real ranks talk; the ranks then run ufi-test as usual"
@@ -241,10 +242,26 @@ fabric_prep_routed() {
 	[[ -f $BUILD/libunet-fi.so ]] || fail "$BUILD/libunet-fi.so not built"
 	[[ -n $T_MODE ]] || T_MODE=skb
 	setup_routed
+	fabric_routes4
+	in_c "$UNETCTL" attach "$IF_C" --mode "$T_MODE" || fail "unetctl attach $IF_C failed"
+}
+
+fabric_routes4() {
 	{ ip -n "$NS_A" route del default && ip -n "$NS_A" route add 10.202.0.0/24 via "$GW1" &&
 		ip -n "$NS_C" route del default &&
 		ip -n "$NS_C" route add 10.201.0.0/24 via 10.202.0.1; } || fail "routes between the subnets"
-	in_c "$UNETCTL" attach "$IF_C" --mode "$T_MODE" || fail "unetctl attach $IF_C failed"
+}
+
+# fabric_prep_routed6: the same with IPv6 on every link (t_rchan6.sh's
+# setup_routed6: a on fd01::/64, c on fd02::/64, b forwarding IPv6, the
+# routes through b's link-local addresses).  IPv4 stays for Open MPI's
+# launcher (its out-of-band TCP between mpirun and the daemons).
+fabric_prep_routed6() {
+	[[ -f $BUILD/libunet-fi.so ]] || fail "$BUILD/libunet-fi.so not built"
+	T_MODE=skb
+	setup_routed6
+	route_via_b
+	fabric_routes4
 }
 
 # chan_delivered NS IFACE: the interface's U-Net-in-UDP frames delivered.
@@ -277,6 +294,45 @@ t_fabric_mpi_routed() {
 	cc=$(chan_delivered "$NS_C" "$IF_C")
 	note "routable frames delivered across the router: a $ca, c $cc"
 	((ca > 0 && cc > 0)) || fail "no U-Net-in-UDP frames delivered (a $ca, c $cc)"
+}
+
+# snmp6 NS FIELD: a counter of the namespace's IPv6 statistics.
+snmp6() {
+	ip netns exec "$1" awk -v f="$2" '$1 == f { print $2 }' /proc/net/snmp6
+}
+
+# Ranks on two IPv6 subnets, a router between them: with
+# FI_UNET_FAMILY=ipv6 the names carry the hosts' IPv6 addresses and the
+# provider opens routable IPv6 channels through the router.  The proof
+# that the data went that way: the routable frames the hosts' programs
+# delivered were all forwarded by b as IPv6 (its Ip6OutForwDatagrams
+# covers them; over IPv4 channels b forwards no IPv6 datagram at all:
+# seen with FI_UNET_FAMILY=ipv4).
+t_fabric_mpi_routed6() {
+	local prog=$BUILD/fabric/mpi-pingpong agent out rc ca cc f0 f1
+	command -v mpirun >/dev/null || skip "mpirun not installed (openmpi-bin)"
+	[[ -x $prog ]] || skip "$prog not built (no mpicc: libopenmpi-dev)"
+	[[ ${UNET_SANITIZED:-0} == 1 ]] && skip "runs in the plain pass of make check (fabric_mpi_routed runs the provider across the router in both; names are fuzzed under ASan in test_fabric_proto)"
+	fabric_prep_routed6
+	agent=$(fabric_mpi_agent)
+	f0=$(snmp6 "$NS_B" Ip6OutForwDatagrams)
+	out=$(in_a timeout 60 mpirun --allow-run-as-root -np 2 --host "$NS_A,$NS_C" \
+		--mca plm_rsh_agent "$agent" --mca oob_tcp_if_include 10.200.0.0/14 \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include unet \
+		--mca mpi_yield_when_idle 1 \
+		-x FI_PROVIDER_PATH="$BUILD" -x FI_PROVIDER=unet -x FI_UNET_FAMILY=ipv6 \
+		"$prog" 100 2>&1)
+	rc=$?
+	echo "$out"
+	((rc == 0)) || fail "mpirun across the IPv6 router exited with $rc"
+	grep -q '^mpi-pingpong ok' <<<"$out" || fail "the MPI program did not verify its messages"
+	f1=$(snmp6 "$NS_B" Ip6OutForwDatagrams)
+	ca=$(chan_delivered "$NS_A" "$IF_A")
+	cc=$(chan_delivered "$NS_C" "$IF_C")
+	note "routable frames delivered: a $ca, c $cc; IPv6 datagrams b forwarded: $((f1 - f0))"
+	((ca > 0 && cc > 0)) || fail "no U-Net-in-UDP frames delivered (a $ca, c $cc)"
+	((f1 - f0 >= ca + cc)) ||
+		fail "b forwarded $((f1 - f0)) IPv6 datagrams, fewer than the $((ca + cc)) routable frames delivered: not all went over IPv6"
 }
 
 # Made-up names and a spoofed HELLO must not cost
