@@ -298,6 +298,7 @@ t_fabric_mpi_routed() {
 
 # snmp6 NS FIELD: a counter of the namespace's IPv6 statistics.
 snmp6() {
+	# shellcheck disable=SC2016 # awk's own $1, $2
 	ip netns exec "$1" awk -v f="$2" '$1 == f { print $2 }' /proc/net/snmp6
 }
 
