@@ -1686,6 +1686,30 @@ static void test_hello6(void **state)
 					 sizeof(sa), &h), -EPROTO);
 }
 
+/* A peer of the other family: no tag reserved, no HELLO sent (our
+ * setup socket cannot reach it); it fails at once with EAFNOSUPPORT. */
+static void test_family_mismatch(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	(void)state;
+	assert_non_null(f);
+	fx_init(f);
+	f->ep.name = f->a.name; /* IPv4 (fx_init) */
+	f->ep.name.mac[5] = 0x01;
+	f->ep.udp_fd = -1;
+	f->a.name = name6_at("fd02::2", 64);
+	f->a.state = UFI_PEER_IDLE;
+	f->a.ltag = 0;
+	ufi_conn_start(&f->ep, &f->a);
+	assert_int_equal(f->a.state, UFI_PEER_FAILED);
+	assert_int_equal(f->a.err, -EAFNOSUPPORT);
+	assert_int_equal(f->a.ltag, 0);
+	assert_int_equal(f->ep.connecting, 0);
+	fx_free(f);
+	free(f);
+}
+
 /*
  * Seeded fuzz of the names a peer or launcher hands us: valid IPv4,
  * IPv6 and version-1 names, mutated at the bytes that matter (version,
@@ -1811,6 +1835,7 @@ int main(void)
 		cmocka_unit_test(test_names6),
 		cmocka_unit_test(test_name_bin),
 		cmocka_unit_test(test_hello6),
+		cmocka_unit_test(test_family_mismatch),
 		cmocka_unit_test(test_fuzz_names),
 	};
 
