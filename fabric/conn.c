@@ -8,8 +8,8 @@
  * have no channel with.  So the two tags are agreed before the channel
  * exists, as U-Net's operating system did, over a path that does not need
  * one: a kernel UDP socket on the interface's IPv4 or IPv6 address (the
- * name's family), whose address is part of the endpoint name.  Only setup goes that way; every message
- * goes over the U-Net channel.
+ * name's family), whose address is part of the endpoint name.  Only
+ * setup goes that way; every message goes over the U-Net channel.
  *
  * HELLO { magic, from name, to name, from_tag, to_tag, my_nonce,
  * your_nonce }:

@@ -232,7 +232,8 @@ static void test_tcp6_any_source(void **state)
 	assert_int_equal(fs.m_u.tcp_ip6_spec.ip6dst[0], 0xffffffffu);
 	assert_int_equal(fs.m_u.tcp_ip6_spec.ip6dst[3], 0xffffffffu);
 	steer_rule_format(&r, "eth0", line, sizeof(line));
-	assert_string_equal(line, "ethtool -N eth0 flow-type tcp6 dst-ip 2001:db8::1 dst-port 80 action 1");
+	assert_string_equal(line,
+			    "ethtool -N eth0 flow-type tcp6 dst-ip 2001:db8::1 dst-port 80 action 1");
 	assert_string_equal(steer_rule_flow(&r), "tcp6");
 	struct steer_rule u = { .v6 = true, .dst_port = 7000, .queue = 3 };
 	steer_rule_format(&u, "eth1", line, sizeof(line));
