@@ -17,7 +17,7 @@ static int av_insert(struct fid_av *fid, const void *addr, size_t count, fi_addr
 {
 	struct ufi_av *av = (struct ufi_av *)fid;
 	size_t stride = 0;
-	int ok = 0;
+	int ok = 0, r;
 
 	(void)context;
 	if (flags)
@@ -38,8 +38,19 @@ static int av_insert(struct fid_av *fid, const void *addr, size_t count, fi_addr
 			/* invalid: n zeroed, refused below */
 			(void)ufi_name_from_bin((const char *)addr + i * stride, stride, &n);
 		}
-		if (ufi_addrs_add(&av->addrs, &n, &a) == 0)
+		r = ufi_addrs_add(&av->addrs, &n, &a);
+		if (r == 0) {
 			ok++;
+		} else {
+			/* Names come from other ranks' processes, over a
+			 * launcher's wire: say which and why. */
+			const char *why = r == -FI_ENOMEM ? "out of memory"
+					  : av->dom->addr_str
+						  ? "not a valid fi_unet:// name"
+						  : ufi_name_bin_why((const char *)addr + i * stride, stride);
+			FI_WARN(&ufi_prov, FI_LOG_AV, "fi_av_insert: name %zu of %zu refused: %s\n",
+				i, count, why ? why : "invalid");
+		}
 		if (fi_addr)
 			fi_addr[i] = a;
 	}

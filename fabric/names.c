@@ -66,25 +66,54 @@ static bool subnet_anycast6(const uint8_t a[16], unsigned int prefix)
 	return true;
 }
 
-static bool addr_valid(const struct ufi_name *n)
+static const char *addr_why(const struct ufi_name *n)
 {
-	if (n->family == 4)
-		return memcmp(n->ip6, zero16, 16) == 0 && ip_unicast(n->ip) && n->prefix >= 1 &&
-		       n->prefix <= 32 && !subnet_edge(n);
-	if (n->family == 6)
-		return n->ip == 0 && ip6_unicast(n->ip6) && n->prefix >= 1 && n->prefix <= 128 &&
-		       !subnet_anycast6(n->ip6, n->prefix);
-	return false;
+	if (n->family == 4) {
+		if (memcmp(n->ip6, zero16, 16) != 0)
+			return "IPv6 address bytes in an IPv4 name";
+		if (!ip_unicast(n->ip))
+			return "not a unicast IPv4 address (0/8, multicast, reserved, broadcast)";
+		if (n->prefix < 1 || n->prefix > 32)
+			return "an IPv4 prefix length outside 1-32";
+		if (subnet_edge(n))
+			return "the subnet's own or broadcast address";
+		return NULL;
+	}
+	if (n->family == 6) {
+		if (n->ip != 0)
+			return "IPv4 address bytes in an IPv6 name";
+		if (!ip6_unicast(n->ip6))
+			return "an IPv6 address a name cannot carry (link-local, multicast, "
+			       "unspecified, IPv4-mapped or other ::/8)";
+		if (n->prefix < 1 || n->prefix > 128)
+			return "an IPv6 prefix length outside 1-128";
+		if (subnet_anycast6(n->ip6, n->prefix))
+			return "the subnet-router anycast address of its prefix";
+		return NULL;
+	}
+	return "an address family other than 4 and 6";
+}
+
+const char *ufi_name_why(const struct ufi_name *n)
+{
+	static const uint8_t zero_mac[6];
+
+	if (n->magic[0] != 'U' || n->magic[1] != 'F')
+		return "not a unet name (magic)";
+	if (n->version != 2)
+		return "an unknown name version";
+	if (n->flags & ~UFI_NAME_F_ROUTED)
+		return "unknown flags";
+	if (memcmp(n->mac, zero_mac, sizeof(zero_mac)) == 0 || (n->mac[0] & 1))
+		return "a zero or multicast MAC";
+	if (n->port == 0)
+		return "port 0";
+	return addr_why(n);
 }
 
 bool ufi_name_valid(const struct ufi_name *n)
 {
-	static const uint8_t zero_mac[6];
-
-	return n->magic[0] == 'U' && n->magic[1] == 'F' && n->version == 2 &&
-	       (n->flags & ~UFI_NAME_F_ROUTED) == 0 &&
-	       memcmp(n->mac, zero_mac, sizeof(zero_mac)) != 0 && !(n->mac[0] & 1) &&
-	       addr_valid(n) && n->port != 0;
+	return ufi_name_why(n) == NULL;
 }
 
 /* Whether a and b (16 bytes each) differ within their first plen bits. */
@@ -211,7 +240,9 @@ size_t ufi_name_bin_len(const void *buf)
 	return ((const uint8_t *)buf)[2] == 1 ? UFI_NAME_V1_LEN : UFI_NAME_LEN;
 }
 
-int ufi_name_from_bin(const void *buf, size_t len, struct ufi_name *n)
+/* Decode a binary name from a slot of len bytes into *n (zeroed first):
+ * NULL, or why it is refused. */
+static const char *decode_bin(const void *buf, size_t len, struct ufi_name *n)
 {
 	const uint8_t *b = buf;
 
@@ -219,21 +250,35 @@ int ufi_name_from_bin(const void *buf, size_t len, struct ufi_name *n)
 	if (len == UFI_NAME_V1_LEN) {
 		/* Version 1: IPv4 only, its byte 19 reserved (0) where
 		 * version 2 has the family. */
-		if (b[2] != 1 || b[19] != 0)
-			return -FI_EINVAL;
+		if (b[2] != 1)
+			return "a 24-byte name that is not of version 1";
+		if (b[19] != 0)
+			return "a version-1 name with its reserved byte set";
 		memcpy(n, b, UFI_NAME_V1_LEN);
 		n->version = 2;
 		n->family = 4;
 	} else if (len == UFI_NAME_LEN) {
 		memcpy(n, b, UFI_NAME_LEN);
 	} else {
-		return -FI_EINVAL;
+		return "a name length other than 24 (version 1) and 40 bytes";
 	}
-	if (!ufi_name_valid(n)) {
+	return ufi_name_why(n);
+}
+
+int ufi_name_from_bin(const void *buf, size_t len, struct ufi_name *n)
+{
+	if (decode_bin(buf, len, n)) {
 		memset(n, 0, sizeof(*n));
 		return -FI_EINVAL;
 	}
 	return 0;
+}
+
+const char *ufi_name_bin_why(const void *buf, size_t len)
+{
+	struct ufi_name n;
+
+	return decode_bin(buf, len, &n);
 }
 
 /* ---- the address table ---- */

@@ -123,6 +123,10 @@ size_t ufi_name_bin_len(const void *buf);
  * link-local fe80::/10 nor multicast ff00::/8, not the subnet-router
  * anycast address of its prefix) and a prefix of 1..128; a port. */
 bool ufi_name_valid(const struct ufi_name *n);
+/* Why ufi_name_valid refuses n (a phrase for a log line), or NULL. */
+const char *ufi_name_why(const struct ufi_name *n);
+/* Why ufi_name_from_bin refuses the slot, or NULL. */
+const char *ufi_name_bin_why(const void *buf, size_t len);
 /* Whether the channel between a and b must be routable (U-Net inside
  * UDP/IPv4 or UDP/IPv6): either name asks for it, or the two are not on
  * one subnet by the longer of their prefixes (so both ends decide alike

@@ -1641,6 +1641,33 @@ static void test_name_bin(void **state)
 	for (size_t len = 0; len <= UFI_NAME_LEN + 1; len++)
 		if (len != UFI_NAME_V1_LEN && len != UFI_NAME_LEN)
 			assert_int_equal(ufi_name_from_bin(d, len, &n), -FI_EINVAL);
+	/* each refusal says why (the AV's warning) */
+	assert_non_null(strstr(ufi_name_bin_why(d, 41), "length"));
+	assert_non_null(strstr(ufi_name_bin_why(d, UFI_NAME_LEN), "version"));
+	memcpy(d, &v6, UFI_NAME_LEN);
+	assert_null(ufi_name_bin_why(d, UFI_NAME_LEN));
+	d[19] = 4;
+	assert_non_null(strstr(ufi_name_bin_why(d, UFI_NAME_LEN), "IPv6 address bytes"));
+	d[19] = 5;
+	assert_non_null(strstr(ufi_name_bin_why(d, UFI_NAME_LEN), "family"));
+	d[19] = 6, d[18] = 129;
+	assert_non_null(strstr(ufi_name_bin_why(d, UFI_NAME_LEN), "1-128"));
+	d[18] = 64, d[24] = 0xfe, d[25] = 0x80;
+	assert_non_null(strstr(ufi_name_bin_why(d, UFI_NAME_LEN), "link-local"));
+	free(d);
+	n = v4, n.ip6[0] = 1;
+	assert_non_null(strstr(ufi_name_why(&n), "IPv6 address bytes"));
+	n = v4, n.prefix = 0;
+	assert_non_null(strstr(ufi_name_why(&n), "1-32"));
+	n = v6, n.ip = 1;
+	assert_non_null(strstr(ufi_name_why(&n), "IPv4 address bytes"));
+	n = v6, n.port = 0;
+	assert_non_null(strstr(ufi_name_why(&n), "port"));
+	d = malloc(UFI_NAME_V1_LEN);
+	assert_non_null(d);
+	memcpy(d, v1, UFI_NAME_V1_LEN);
+	d[19] = 1;
+	assert_non_null(strstr(ufi_name_bin_why(d, UFI_NAME_V1_LEN), "reserved"));
 	free(d);
 }
 
