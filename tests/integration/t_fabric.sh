@@ -106,9 +106,14 @@ t_fabric_info() {
 t_fabric_hints() {
 	local out
 	fabric_prep
-	out=$(in_a "$UFI_TEST" hints 2>&1)
+	out=$(in_a env FI_LOG_LEVEL=warn "$UFI_TEST" hints 2>&1)
 	echo "$out"
 	grep -q '^ufi-test ok hints' <<<"$out" || fail "ufi-test hints failed"
+	# each refused AV entry is named, with the rule it broke
+	grep -q 'fi_av_insert: name 0 of 1 refused: a version-1 name with its reserved byte set' \
+		<<<"$out" && grep -q 'fi_av_insert: name 1 of 2 refused: a 24-byte name that is not of version 1' \
+		<<<"$out" && grep -q 'fi_av_insert: name 0 of 1 refused: IPv4 address bytes in an IPv6 name' \
+		<<<"$out" || fail "refused AV inserts were not explained at FI_LOG_LEVEL=warn"
 }
 
 t_fabric_client() {
