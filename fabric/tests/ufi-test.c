@@ -77,7 +77,7 @@ static struct fid_av *av;
 static struct fid_cq *cq;
 static struct fi_info *info;
 static fi_addr_t peer, self_addr;
-static bool server, blocking, dead_peer, av_table, late_av;
+static bool server, blocking, dead_peer, av_table, late_av, no_idle;
 static int iters = 20;
 static size_t inject_size;
 
@@ -1031,7 +1031,7 @@ int main(int argc, char **argv)
 		return run_hints();
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
 		fprintf(stderr, "usage: ufi-test server|client --me FILE --peer FILE [--iters N] "
-				"[--blocking] [--av-table] [--dead-peer] [--late-av] [--wait FILE]\n");
+				"[--blocking] [--av-table] [--dead-peer] [--late-av] [--no-idle] [--wait FILE]\n");
 		return 2;
 	}
 	server = !strcmp(argv[1], "server");
@@ -1050,6 +1050,8 @@ int main(int argc, char **argv)
 			dead_peer = true;
 		else if (!strcmp(argv[i], "--late-av"))
 			late_av = true;
+		else if (!strcmp(argv[i], "--no-idle")) /* fabric_client checks it */
+			no_idle = true;
 		else if (!strcmp(argv[i], "--wait") && i + 1 < argc)
 			waitf = argv[++i];
 		else {
@@ -1139,10 +1141,12 @@ int main(int argc, char **argv)
 	phase_many();
 	phase_zero();
 	barrier(99);
-	if (blocking)
-		check_idle();
-	else
-		check_poll_idle();
+	if (!no_idle) {
+		if (blocking)
+			check_idle();
+		else
+			check_poll_idle();
+	}
 	if (comps)
 		die("completions nobody asked for are left (context %p)", comps->e.op_context);
 	printf("ufi-test ok %s iters=%d blocking=%d sreads=%d ms=%llu\n",

@@ -17,7 +17,7 @@ TESTS+=(
 	"fabric_dead|-|60|a peer that dies without closing: the receive waiting on it ends with an FI_EIO error entry (prov_errno ETIMEDOUT) within FI_UNET_TIMEOUT_MS + keepalive, and sends to it fail"
 	"fabric_mpi|-|120|Open MPI (pml cm, mtl ofi) selects unet and runs a 2-rank ping-pong between two namespaces"
 	"fabric_mpi_routed|-|90|Open MPI over unet between two subnets through a router (t_routed.sh's fixture): a 2-rank ping-pong verifies its messages, which went as U-Net in UDP/IPv4 over routable channels to the off-link peer (chan_delivered on both hosts)"
-	"fabric_mpi_routed6|-|90|Open MPI over unet between two IPv6 subnets through an IPv6 router (t_rchan6.sh's fixture), FI_UNET_FAMILY=ipv6 on both ranks: the 2-rank ping-pong verifies its messages, which went as U-Net in UDP/IPv6 over routable channels (chan_delivered on both hosts, all of it IPv6 the router forwarded); Open MPI's own launcher traffic stays on IPv4"
+	"fabric_mpi_routed6|-|90|Open MPI over unet between two IPv6 subnets through an IPv6 router and no IPv4 path (t_rchan6.sh's fixture), FI_UNET_FAMILY=ipv6, the launcher on IPv6 too: the 2-rank ping-pong verifies its messages, which went as U-Net in UDP/IPv6 over routable channels (chan_delivered on both hosts, all of it IPv6 the router forwarded); then with no IPv4 address on the hosts ufi-test runs between them unasked over IPv6 (FI_UNET_FAMILY=auto)"
 	"fabric_jumbo|-|90|ufi-test between two namespaces at MTU 9000 (eager messages up to 8908 bytes in one frame, rendezvous pulls in 8992-byte fragments: under 1600 frames where 1500 takes over 2800), then between MTU 9000 and 1500 (the smaller wins: everything arrives)"
 	"fabric_routable|-|60|ufi-test between two namespaces over routable channels (FI_UNET_CHANNEL=ip on one side: both ends use them): every size around the eager limits (which follow the routable channel's smaller payload) and up to 1 MiB arrives; the frames are U-Net in UDP/IPv4 (chan_delivered on both sides)"
 	"fabric_spoof|-|90|a hostile host on the link: 40 HELLOs from made-up names and one spoofed from the client's address with a tag of its own reach the server before the real ranks talk; the ranks then run ufi-test as usual"
@@ -257,16 +257,19 @@ fabric_routes4() {
 		ip -n "$NS_C" route add 10.201.0.0/24 via 10.202.0.1; } || fail "routes between the subnets"
 }
 
-# fabric_prep_routed6: the same with IPv6 on every link (t_rchan6.sh's
-# setup_routed6: a on fd01::/64, c on fd02::/64, b forwarding IPv6, the
-# routes through b's link-local addresses).  IPv4 stays for Open MPI's
-# launcher (its out-of-band TCP between mpirun and the daemons).
+# fabric_prep_routed6: two subnets with IPv6 on every link and nothing
+# else between them (t_rchan6.sh's setup_routed6: a on fd01::/64, c on
+# fd02::/64, b forwarding IPv6, the routes through b's link-local
+# addresses; the program attached on a and c).  The IPv4 addresses stay
+# on the links, but no IPv4 route joins the subnets and b forwards no
+# IPv4: whatever crosses b is IPv6.
 fabric_prep_routed6() {
 	[[ -f $BUILD/libunet-fi.so ]] || fail "$BUILD/libunet-fi.so not built"
 	T_MODE=skb
 	setup_routed6
 	route_via_b
-	fabric_routes4
+	{ ip -n "$NS_A" route del default && ip -n "$NS_C" route del default &&
+		in_b sysctl -qw net.ipv4.ip_forward=0 >/dev/null; } || fail "IPv4 between the subnets off"
 }
 
 # chan_delivered NS IFACE: the interface's U-Net-in-UDP frames delivered.
@@ -307,15 +310,18 @@ snmp6() {
 	ip netns exec "$1" awk -v f="$2" '$1 == f { print $2 }' /proc/net/snmp6
 }
 
-# Ranks on two IPv6 subnets, a router between them: with
-# FI_UNET_FAMILY=ipv6 the names carry the hosts' IPv6 addresses and the
-# provider opens routable IPv6 channels through the router.  The proof
-# that the data went that way: the routable frames the hosts' programs
-# delivered were all forwarded by b as IPv6 (its Ip6OutForwDatagrams
-# covers them; over IPv4 channels b forwards no IPv6 datagram at all:
-# seen with FI_UNET_FAMILY=ipv4).
+# Ranks on two IPv6 subnets, an IPv6 router between them and no IPv4
+# path: with FI_UNET_FAMILY=ipv6 the names carry the hosts' IPv6
+# addresses and the provider opens routable IPv6 channels through the
+# router; Open MPI's launcher talks over IPv6 too.  The proof that the
+# data went that way: the routable frames the hosts' programs delivered
+# were all forwarded by b as IPv6 (its Ip6OutForwDatagrams covers them;
+# with FI_UNET_FAMILY=ipv4 the job cannot run here at all, and with an
+# IPv4 path b forwarded no IPv6 datagram).  Then the hosts lose their
+# IPv4 addresses, and ufi-test runs between them with no setting: the
+# provider takes IPv6 by itself (FI_UNET_FAMILY's default, auto).
 t_fabric_mpi_routed6() {
-	local prog=$BUILD/fabric/mpi-pingpong agent out rc ca cc f0 f1
+	local prog=$BUILD/fabric/mpi-pingpong agent out rc ca cc f0 f1 s c
 	command -v mpirun >/dev/null || skip "mpirun not installed (openmpi-bin)"
 	[[ -x $prog ]] || skip "$prog not built (no mpicc: libopenmpi-dev)"
 	[[ ${UNET_SANITIZED:-0} == 1 ]] && skip "runs in the plain pass of make check (fabric_mpi_routed runs the provider across the router in both; names are fuzzed under ASan in test_fabric_proto)"
@@ -323,8 +329,12 @@ t_fabric_mpi_routed6() {
 	agent=$(fabric_mpi_agent)
 	export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 	f0=$(snmp6 "$NS_B" Ip6OutForwDatagrams)
+	# The launcher on IPv6 (the hosts' test interfaces, IPv4 left out);
+	# with no IPv4 address at all mpirun here never started its ranks,
+	# hence the unrouted IPv4 addresses while it runs.
 	out=$(in_a timeout 60 mpirun --allow-run-as-root -np 2 --host "$NS_A,$NS_C" \
-		--mca plm_rsh_agent "$agent" --mca oob_tcp_if_include 10.200.0.0/14 \
+		--mca plm_rsh_agent "$agent" --mca oob_tcp_if_include "$IF_A,$IF_C" \
+		--mca oob_tcp_disable_family IPv4 \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include unet \
 		--mca mpi_yield_when_idle 1 \
 		-x FI_PROVIDER_PATH="$BUILD" -x FI_PROVIDER=unet -x FI_UNET_FAMILY=ipv6 -x ASAN_OPTIONS \
@@ -340,6 +350,23 @@ t_fabric_mpi_routed6() {
 	((ca > 0 && cc > 0)) || fail "no U-Net-in-UDP frames delivered (a $ca, c $cc)"
 	((f1 - f0 >= ca + cc)) ||
 		fail "b forwarded $((f1 - f0)) IPv6 datagrams, fewer than the $((ca + cc)) routable frames delivered: not all went over IPv6"
+
+	note "no IPv4 address on either host: the provider names itself by IPv6 unasked"
+	{ ip -n "$NS_A" -4 addr flush dev "$IF_A" && ip -n "$NS_C" -4 addr flush dev "$IF_C"; } ||
+		fail "flushing the hosts' IPv4 addresses"
+	UFI_TEST=$BUILD/fabric/ufi-test
+	export FI_PROVIDER_PATH=$BUILD
+	rm -f "$T_DIR"/auto6.{a,b}.addr
+	unet_bg_c "$UFI_TEST" server --me "$T_DIR/auto6.b.addr" --peer "$T_DIR/auto6.a.addr" \
+		--iters 2 --no-idle >"$T_DIR/auto6.server.log" 2>&1
+	s=$UNET_BG_PID
+	unet_bg_a "$UFI_TEST" client --me "$T_DIR/auto6.a.addr" --peer "$T_DIR/auto6.b.addr" \
+		--iters 2 --no-idle >"$T_DIR/auto6.client.log" 2>&1
+	c=$UNET_BG_PID
+	fabric_pair_end "$c" "$s" "$T_DIR/auto6" "auto6" 60
+	grep -q '^name fi_unet://.*/\[fd01:0000:0000:0000:0000:0000:0000:0001\]/064:' \
+		"$T_DIR/auto6.client.log" ||
+		fail "the client did not name itself by fd01::1/64: $(grep '^name' "$T_DIR/auto6.client.log")"
 }
 
 # Made-up names and a spoofed HELLO must not cost
