@@ -6,8 +6,9 @@
  * The XDP program redirects a frame only to its owner's socket on the
  * queue the frame arrived on (drop_no_socket otherwise), so on a NIC with
  * several queues an endpoint's flows must arrive on its queues.  For
- * every routable channel, UDP/IPv4 port and TCP/IPv4 port of the chosen
- * endpoints this prints the rule, as the line to paste; --install inserts
+ * every routable channel (IPv4 or IPv6), UDP port and TCP port (IPv4 or
+ * IPv6) of the chosen endpoints this prints the rule, as the line to
+ * paste (flow-type udp4, tcp4, udp6, tcp6); --install inserts
  * them through the ethtool ioctl (all of them or none), --remove deletes
  * the driver's rules that are exactly these.
  */
@@ -43,7 +44,7 @@ struct steer_ctx {
 	uint16_t chan_port;
 	struct list eps; /* struct unet_endpoint_entry, by id */
 	struct list items;
-	unsigned int skipped_v6, skipped_raw;
+	unsigned int skipped_raw, any_dst6, chan4;
 };
 
 static int item_add(struct list *l, const struct steer_item *it)
@@ -91,6 +92,8 @@ static int add_rule(struct steer_ctx *s, const struct unet_endpoint_entry *e, st
 	return item_add(&s->items, &it);
 }
 
+static bool local_ipv6(const char *ifname, const struct in6_addr *peer, struct in6_addr *out);
+
 static int steer_channel(const struct unet_channel_entry *c, void *ctx)
 {
 	struct steer_ctx *s = ctx;
@@ -100,8 +103,13 @@ static int steer_channel(const struct unet_channel_entry *c, void *ctx)
 	if (!e || c->stale)
 		return 0;
 	if (c->kind == UNET_CHANNEL_UDP6) {
-		s->skipped_v6++; /* the ntuple rules here are IPv4's */
-		return 0;
+		r.v6 = true;
+		memcpy(&r.src_ip6, c->peer_addr, 16);
+		r.src_port = c->peer_port;
+		if (!local_ipv6(s->ifname, &r.src_ip6, &r.dst_ip6))
+			s->any_dst6++;
+		r.dst_port = s->chan_port;
+		return add_rule(s, e, r, "channel", c->tag);
 	}
 	if (c->kind != UNET_CHANNEL_UDP4) {
 		s->skipped_raw++;
@@ -109,6 +117,7 @@ static int steer_channel(const struct unet_channel_entry *c, void *ctx)
 	}
 	/* What the peer sends: from its address and its channel's source
 	 * port, to our address and the interface's channel port. */
+	s->chan4++;
 	memcpy(&r.src_ip, c->peer_addr, 4);
 	r.src_port = c->peer_port;
 	r.dst_ip = s->local_ip;
@@ -124,12 +133,16 @@ static int steer_udp(const struct unet_udp_entry *u, void *ctx)
 
 	if (!e || u->stale)
 		return 0;
-	if (u->v6) {
-		s->skipped_v6++;
-		return 0;
-	}
 	/* A connected port takes only its peer's datagrams: so does the
 	 * rule; an open one takes anyone's. */
+	if (u->v6) {
+		r.v6 = true;
+		r.src_ip6 = u->remote_addr6;
+		r.src_port = u->remote_port;
+		r.dst_ip6 = u->addr6;
+		r.dst_port = u->port;
+		return add_rule(s, e, r, "udp", u->port);
+	}
 	r.src_ip = u->remote_addr;
 	r.src_port = u->remote_port;
 	r.dst_ip = u->addr;
@@ -146,8 +159,10 @@ static int steer_tcp(const struct unet_tcp_entry *t, void *ctx)
 	if (!e || t->stale)
 		return 0;
 	if (t->v6) {
-		s->skipped_v6++;
-		return 0;
+		r.v6 = true;
+		r.dst_ip6 = t->addr6;
+		r.dst_port = t->port;
+		return add_rule(s, e, r, "tcp", t->port);
 	}
 	r.dst_ip = t->addr;
 	r.dst_port = t->port;
@@ -213,6 +228,65 @@ static uint32_t local_ipv4(const char *ifname)
 	return addr;
 }
 
+static bool ip6_link_local(const struct in6_addr *a)
+{
+	return a->s6_addr[0] == 0xfe && (a->s6_addr[1] & 0xc0) == 0x80;
+}
+
+/* Where an IPv6 channel's peer sends: the address the channel sends
+ * from, which the library takes as the kernel does (its source for the
+ * peer out of this interface, RFC 6724), else the interface's first of
+ * the peer's scope.  The kernel's answer comes from connecting a UDP
+ * socket bound to the interface (nothing is sent).  false: the
+ * interface has no such address (the rule then matches any). */
+static bool local_ipv6(const char *ifname, const struct in6_addr *peer, struct in6_addr *out)
+{
+	struct sockaddr_in6 to = { .sin6_family = AF_INET6, .sin6_addr = *peer,
+				   .sin6_port = htons(9) };
+	struct sockaddr_in6 me;
+	socklen_t sl = sizeof(me);
+	bool want_ll = ip6_link_local(peer), kernel = false, found = false;
+	struct ifaddrs *ifa;
+	int fd;
+
+	to.sin6_scope_id = if_nametoindex(ifname);
+	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		kernel = !setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname,
+				     (socklen_t)strlen(ifname) + 1) &&
+			 !connect(fd, (struct sockaddr *)&to, sizeof(to)) &&
+			 !getsockname(fd, (struct sockaddr *)&me, &sl) &&
+			 ip6_link_local(&me.sin6_addr) == want_ll;
+		close(fd);
+	}
+	if (getifaddrs(&ifa))
+		return false;
+	/* The kernel's choice if it is this interface's; else the first of
+	 * the peer's scope (the library's own rule). */
+	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+		const struct in6_addr *a;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET6 || strcmp(i->ifa_name, ifname))
+			continue;
+		a = &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr;
+		if (ip6_link_local(a) != want_ll)
+			continue;
+		if (kernel && !memcmp(a, &me.sin6_addr, sizeof(*a))) {
+			*out = *a;
+			found = true;
+			break;
+		}
+		if (!found) {
+			*out = *a;
+			found = true;
+			if (!kernel)
+				break;
+		}
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
 /* Gather the interface's tables and build the rules.  Returns 0 or 1
  * (error printed). */
 static int build_rules(struct steer_ctx *s)
@@ -273,7 +347,7 @@ static void print_notes(const struct steer_ctx *s)
 			e->id, s->ifname, e->nqueues == 1 ? "" : "s", qs,
 			steer_first_queue(e->queue_mask));
 	}
-	if (!s->local_ip)
+	if (!s->local_ip && s->chan4)
 		fprintf(stderr,
 			"unetctl: note: %s has no IPv4 address: channel rules match any destination "
 			"address\n",
@@ -283,9 +357,12 @@ static void print_notes(const struct steer_ctx *s)
 			"unetctl: note: %u raw channel%s (EtherType 0x88B5) not steered: ntuple "
 			"rules match IP flows\n",
 			s->skipped_raw, s->skipped_raw == 1 ? "" : "s");
-	if (s->skipped_v6)
-		fprintf(stderr, "unetctl: note: %u IPv6 port%s or channel%s not steered (IPv4 only)\n",
-			s->skipped_v6, s->skipped_v6 == 1 ? "" : "s", s->skipped_v6 == 1 ? "" : "s");
+	if (s->any_dst6)
+		fprintf(stderr,
+			"unetctl: note: %s has no IPv6 address of the peer's scope for %u IPv6 "
+			"channel%s: %s match any destination address\n",
+			s->ifname, s->any_dst6, s->any_dst6 == 1 ? "" : "s",
+			s->any_dst6 == 1 ? "its rule does" : "their rules");
 }
 
 /* Text: the line to paste, what it is for after a '#' (where: "installed
@@ -314,7 +391,8 @@ static void print_item(const struct steer_ctx *s, const struct steer_item *it, c
 static void print_item_json(const struct steer_ctx *s, const struct steer_item *it, bool installed)
 {
 	const struct steer_rule *r = &it->rule;
-	char line[256], ip[INET_ADDRSTRLEN];
+	char line[256], ip[INET6_ADDRSTRLEN];
+	static const struct in6_addr any6;
 
 	steer_rule_format(r, s->ifname, line, sizeof(line));
 	em_open(NULL, EM_LINE);
@@ -322,9 +400,18 @@ static void print_item_json(const struct steer_ctx *s, const struct steer_item *
 	em_u64("endpoint", it->endpoint);
 	em_str("object", it->object);
 	em_u64(!strcmp(it->object, "channel") ? "tag" : "port", it->key);
-	em_str("flow_type", r->tcp ? "tcp4" : "udp4");
-	em_str("src_ip", r->src_ip ? inet_ntop(AF_INET, &r->src_ip, ip, sizeof(ip)) : "any");
-	em_str("dst_ip", r->dst_ip ? inet_ntop(AF_INET, &r->dst_ip, ip, sizeof(ip)) : "any");
+	em_str("flow_type", steer_rule_flow(r));
+	if (r->v6) {
+		em_str("src_ip", memcmp(&r->src_ip6, &any6, sizeof(any6))
+					 ? inet_ntop(AF_INET6, &r->src_ip6, ip, sizeof(ip))
+					 : "any");
+		em_str("dst_ip", memcmp(&r->dst_ip6, &any6, sizeof(any6))
+					 ? inet_ntop(AF_INET6, &r->dst_ip6, ip, sizeof(ip))
+					 : "any");
+	} else {
+		em_str("src_ip", r->src_ip ? inet_ntop(AF_INET, &r->src_ip, ip, sizeof(ip)) : "any");
+		em_str("dst_ip", r->dst_ip ? inet_ntop(AF_INET, &r->dst_ip, ip, sizeof(ip)) : "any");
+	}
 	em_u64("src_port", r->src_port);
 	em_u64("dst_port", r->dst_port);
 	em_u64("queue", r->queue);

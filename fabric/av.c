@@ -16,11 +16,17 @@ static int av_insert(struct fid_av *fid, const void *addr, size_t count, fi_addr
 		     uint64_t flags, void *context)
 {
 	struct ufi_av *av = (struct ufi_av *)fid;
-	int ok = 0;
+	size_t stride = 0;
+	int ok = 0, r;
 
 	(void)context;
 	if (flags)
 		return -FI_EBADFLAGS;
+	/* Binary names sit side by side, all of one length: the first's
+	 * (a buffer of version-1 names keeps working).  A name of the other
+	 * length among them is refused by its check, never read past. */
+	if (!av->dom->addr_str && count)
+		stride = ufi_name_bin_len(addr);
 	for (size_t i = 0; i < count; i++) {
 		struct ufi_name n;
 		fi_addr_t a;
@@ -29,10 +35,22 @@ static int av_insert(struct fid_av *fid, const void *addr, size_t count, fi_addr
 			if (!s || ufi_name_from_str(s, &n))
 				memset(&n, 0, sizeof(n)); /* invalid: refused below */
 		} else {
-			memcpy(&n, (const char *)addr + i * UFI_NAME_LEN, UFI_NAME_LEN);
+			/* invalid: n zeroed, refused below */
+			(void)ufi_name_from_bin((const char *)addr + i * stride, stride, &n);
 		}
-		if (ufi_addrs_add(&av->addrs, &n, &a) == 0)
+		r = ufi_addrs_add(&av->addrs, &n, &a);
+		if (r == 0) {
 			ok++;
+		} else {
+			/* Names come from other ranks' processes, over a
+			 * launcher's wire: say which and why. */
+			const char *why = r == -FI_ENOMEM ? "out of memory"
+					  : av->dom->addr_str
+						  ? "not a valid fi_unet:// name"
+						  : ufi_name_bin_why((const char *)addr + i * stride, stride);
+			FI_WARN(&ufi_prov, FI_LOG_AV, "fi_av_insert: name %zu of %zu refused: %s\n",
+				i, count, why ? why : "invalid");
+		}
 		if (fi_addr)
 			fi_addr[i] = a;
 	}
@@ -109,8 +127,8 @@ static const char *av_straddr(struct fid_av *fid, const void *addr, char *buf, s
 	if (av->dom->addr_str)
 		snprintf(s, sizeof(s), "%s", (const char *)addr);
 	else {
-		memcpy(&n, addr, UFI_NAME_LEN);
-		if (!ufi_name_valid(&n) || ufi_name_to_str(&n, s, sizeof(s)) < 0)
+		if (ufi_name_from_bin(addr, ufi_name_bin_len(addr), &n) ||
+		    ufi_name_to_str(&n, s, sizeof(s)) < 0)
 			snprintf(s, sizeof(s), "fi_unet://invalid");
 	}
 	need = strlen(s) + 1;

@@ -54,6 +54,10 @@ void ufi_params_load(void)
 	/* "ip": every peer over a routable channel; anything else: "auto" */
 	if (fi_param_get_str(&ufi_prov, "channel", &s) == FI_SUCCESS && s)
 		ufi_params.routed_always = strcmp(s, "ip") == 0;
+	s = NULL;
+	/* "ipv4", "ipv6"; anything else: "auto" (ufi_conn_init) */
+	if (fi_param_get_str(&ufi_prov, "family", &s) == FI_SUCCESS && s)
+		ufi_params.family = strcmp(s, "ipv4") == 0 ? 4 : strcmp(s, "ipv6") == 0 ? 6 : 0;
 }
 
 char ufi_why_buf[256];

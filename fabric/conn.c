@@ -7,9 +7,9 @@
  * it carries: there is no way to receive a U-Net frame from a peer we
  * have no channel with.  So the two tags are agreed before the channel
  * exists, as U-Net's operating system did, over a path that does not need
- * one: a kernel UDP socket on the interface's IPv4 address, whose address
- * is part of the endpoint name.  Only setup goes that way; every message
- * goes over the U-Net channel.
+ * one: a kernel UDP socket on the interface's IPv4 or IPv6 address (the
+ * name's family), whose address is part of the endpoint name.  Only
+ * setup goes that way; every message goes over the U-Net channel.
  *
  * HELLO { magic, from name, to name, from_tag, to_tag, my_nonce,
  * your_nonce }:
@@ -52,33 +52,78 @@
 
 /* ---- the setup socket ---- */
 
+/* The family of our name (FI_UNET_FAMILY; auto: IPv4 if the interface
+ * has it, else IPv6), with the interface's address of it. */
+static int pick_address(struct ufi_ep *ep, const char *ifname, struct sockaddr_storage *ss,
+			socklen_t *sl)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	int r = -FI_EADDRNOTAVAIL;
+
+	memset(ss, 0, sizeof(*ss));
+	if (ufi_params.family != 6) {
+		r = ufi_iface_ipv4(ifname, &sin->sin_addr, &ep->name.prefix);
+		if (r == 0) {
+			sin->sin_family = AF_INET;
+			*sl = sizeof(*sin);
+			ep->name.family = 4;
+			return 0;
+		}
+		if (ufi_params.family == 4) {
+			FI_WARN(&ufi_prov, FI_LOG_EP_CTRL,
+				"%s has no IPv4 address (FI_UNET_FAMILY=ipv4): the unet provider "
+				"agrees channel tags with its peers over UDP on it (docs/libfabric.md)\n",
+				ifname);
+			return r;
+		}
+	}
+	r = ufi_iface_ipv6(ifname, &sin6->sin6_addr, &ep->name.prefix);
+	if (r) {
+		FI_WARN(&ufi_prov, FI_LOG_EP_CTRL,
+			"%s has no %sIPv6 address but link-local ones: the unet provider agrees "
+			"channel tags with its peers over UDP on it (docs/libfabric.md)\n",
+			ifname, ufi_params.family == 6 ? "" : "IPv4 address and no ");
+		return r;
+	}
+	sin6->sin6_family = AF_INET6;
+	*sl = sizeof(*sin6);
+	ep->name.family = 6;
+	return 0;
+}
+
 /* The setup socket and our name's address part. */
 int ufi_conn_init(struct ufi_ep *ep, const char *ifname)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	socklen_t sl = sizeof(sa);
-	int r;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int r, one = 1;
 
-	r = ufi_iface_ipv4(ifname, &sa.sin_addr, &ep->name.prefix);
-	if (r) {
-		FI_WARN(&ufi_prov, FI_LOG_EP_CTRL,
-			"%s has no IPv4 address: the unet provider agrees channel tags with its "
-			"peers over UDP on it (docs/libfabric.md)\n",
-			ifname);
+	r = pick_address(ep, ifname, &ss, &sl);
+	if (r)
 		return r;
-	}
-	ep->udp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	ep->udp_fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (ep->udp_fd < 0)
 		return -errno;
-	if (bind(ep->udp_fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    getsockname(ep->udp_fd, (struct sockaddr *)&sa, &sl)) {
+	/* IPv6 only: an IPv4 datagram has no business on an IPv6 name's socket */
+	if ((ss.ss_family == AF_INET6 &&
+	     setsockopt(ep->udp_fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
+	    bind(ep->udp_fd, (struct sockaddr *)&ss, sl) ||
+	    getsockname(ep->udp_fd, (struct sockaddr *)&ss, &sl)) {
 		r = -errno;
 		close(ep->udp_fd);
 		ep->udp_fd = -1;
 		return r;
 	}
-	ep->name.ip = sa.sin_addr.s_addr;
-	ep->name.port = sa.sin_port;
+	if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&ss;
+		memcpy(ep->name.ip6, sin6->sin6_addr.s6_addr, 16);
+		ep->name.port = sin6->sin6_port;
+	} else {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)&ss;
+		ep->name.ip = sin->sin_addr.s_addr;
+		ep->name.port = sin->sin_port;
+	}
 	if (ufi_params.routed_always)
 		ep->name.flags |= UFI_NAME_F_ROUTED;
 	return 0;
@@ -134,7 +179,9 @@ static int open_real(struct ufi_ep *ep, struct ufi_peer *p)
 	 * routable one finds the peer's next hop in the kernel's tables,
 	 * which the HELLOs just exchanged have filled. */
 	p->routed = ufi_name_routed(&ep->name, &p->name);
-	if (p->routed)
+	if (p->routed && p->name.family == 6)
+		p->uch = unet_channel__open_ipv6(ep->uep, p->ltag, p->name.ip6, 0, p->rtag, NULL);
+	else if (p->routed)
 		p->uch = unet_channel__open_ipv4(ep->uep, p->ltag, p->name.ip, 0, p->rtag, NULL);
 	else
 		p->uch = unet_channel__open(ep->uep, p->ltag, p->name.mac, p->rtag, NULL);
@@ -156,7 +203,9 @@ static void send_hello(struct ufi_ep *ep, struct ufi_peer *p)
 	struct ufi_hello h = { .from = ep->name, .from_tag = p->ltag, .to_tag = p->rtag };
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = p->name.ip,
 				  .sin_port = p->name.port };
+	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6, .sin6_port = p->name.port };
 	unsigned char buf[UFI_HELLO_LEN];
+	bool v6 = p->name.family == 6;
 
 	if (!p->my_nonce)
 		p->my_nonce = ufi_hello_nonce();
@@ -164,7 +213,10 @@ static void send_hello(struct ufi_ep *ep, struct ufi_peer *p)
 	h.your_nonce = p->peer_nonce;
 	ufi_hello_pack(&h, &p->name, buf);
 	/* Lost or refused: the retry (or the peer's) covers it. */
-	(void)sendto(ep->udp_fd, buf, sizeof(buf), 0, (struct sockaddr *)&sa, sizeof(sa));
+	memcpy(sa6.sin6_addr.s6_addr, p->name.ip6, 16);
+	(void)sendto(ep->udp_fd, buf, sizeof(buf), 0,
+		     v6 ? (struct sockaddr *)&sa6 : (struct sockaddr *)&sa,
+		     v6 ? (socklen_t)sizeof(sa6) : (socklen_t)sizeof(sa));
 }
 
 void ufi_conn_start(struct ufi_ep *ep, struct ufi_peer *p)
@@ -173,6 +225,15 @@ void ufi_conn_start(struct ufi_ep *ep, struct ufi_peer *p)
 
 	if (p->state != UFI_PEER_IDLE)
 		return;
+	if (p->name.family != ep->name.family) {
+		/* Our setup socket cannot reach it, nor a channel of ours */
+		FI_WARN(&ufi_prov, FI_LOG_EP_CTRL,
+			"a peer's name is IPv%u, this endpoint's IPv%u: give every rank the same "
+			"FI_UNET_FAMILY (docs/libfabric.md)\n",
+			p->name.family, ep->name.family);
+		ufi_peer_fail(ep, p, -EAFNOSUPPORT);
+		return;
+	}
 	r = reserve_tag(ep, p);
 	if (r) {
 		FI_WARN(&ufi_prov, FI_LOG_EP_CTRL, "no free U-Net tag for a channel: %s\n",
@@ -213,7 +274,7 @@ static void take_tag(struct ufi_ep *ep, struct ufi_peer *p, uint16_t ft, bool an
 		send_hello(ep, p);
 }
 
-void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct sockaddr_in *from,
+void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct sockaddr *from,
 		    socklen_t fromlen)
 {
 	struct ufi_hello hello, *h = &hello;
@@ -290,7 +351,7 @@ void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct
 void ufi_conn_poll(struct ufi_ep *ep, uint64_t now)
 {
 	unsigned char buf[UFI_HELLO_LEN];
-	struct sockaddr_in from;
+	struct sockaddr_storage from;
 
 	for (int i = 0; i < 64; i++) {
 		socklen_t fl = sizeof(from);
@@ -300,7 +361,7 @@ void ufi_conn_poll(struct ufi_ep *ep, uint64_t now)
 				     (struct sockaddr *)&from, &fl);
 		if (n < 0)
 			break;
-		ufi_conn_hello(ep, buf, (size_t)n, &from, fl);
+		ufi_conn_hello(ep, buf, (size_t)n, (const struct sockaddr *)&from, fl);
 	}
 	if (!ep->connecting)
 		return;

@@ -621,7 +621,7 @@ int ufi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 		goto fail;
 	ep->name.magic[0] = 'U';
 	ep->name.magic[1] = 'F';
-	ep->name.version = 1;
+	ep->name.version = 2;
 	memcpy(ep->name.mac, ui.mac, 6);
 	ep->name.ep_id = htons((uint16_t)ui.id);
 	if (getrandom(&ep->name.nonce, sizeof(ep->name.nonce), 0) != sizeof(ep->name.nonce))

@@ -22,7 +22,7 @@ struct hello {
 	uint16_t from_tag, to_tag; /* network order; from_tag 0: none yet */
 	uint32_t my_nonce, your_nonce;
 } __attribute__((packed));
-_Static_assert(sizeof(struct hello) == UFI_HELLO_LEN, "HELLO is 64 bytes");
+_Static_assert(sizeof(struct hello) == UFI_HELLO_LEN, "HELLO is 96 bytes");
 
 void ufi_hello_pack(const struct ufi_hello *h, const struct ufi_name *to,
 		    unsigned char buf[UFI_HELLO_LEN])
@@ -36,17 +36,29 @@ void ufi_hello_pack(const struct ufi_hello *h, const struct ufi_name *to,
 	memcpy(buf, &w, sizeof(w));
 }
 
+/* Whether the datagram came from the address and port name n gives. */
+static bool from_name(const struct ufi_name *n, const struct sockaddr *from, socklen_t fromlen)
+{
+	if (n->family == 4) {
+		const struct sockaddr_in *s = (const struct sockaddr_in *)(const void *)from;
+		return fromlen == sizeof(*s) && s->sin_family == AF_INET &&
+		       s->sin_addr.s_addr == n->ip && s->sin_port == n->port;
+	}
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)(const void *)from;
+	return fromlen == sizeof(*s6) && s6->sin6_family == AF_INET6 &&
+	       memcmp(s6->sin6_addr.s6_addr, n->ip6, 16) == 0 && s6->sin6_port == n->port;
+}
+
 int ufi_hello_parse(const struct ufi_name *self, const void *buf, size_t len,
-		    const struct sockaddr_in *from, socklen_t fromlen, struct ufi_hello *out)
+		    const struct sockaddr *from, socklen_t fromlen, struct ufi_hello *out)
 {
 	struct hello h;
 
-	if (len != sizeof(h) || fromlen != sizeof(*from) || from->sin_family != AF_INET)
+	if (len != sizeof(h) || fromlen < (socklen_t)sizeof(sa_family_t))
 		return -EPROTO;
 	memcpy(&h, buf, sizeof(h));
 	if (ntohl(h.magic) != HELLO_MAGIC || memcmp(&h.to, self, UFI_NAME_LEN) != 0 ||
-	    !ufi_name_valid(&h.from) || h.from.ip != from->sin_addr.s_addr ||
-	    h.from.port != from->sin_port ||
+	    !ufi_name_valid(&h.from) || !from_name(&h.from, from, fromlen) ||
 	    (ntohs(h.from_tag) < UFI_TAG_MIN && ntohs(h.from_tag) != 0) || !h.my_nonce)
 		return -EPROTO;
 	out->from = h.from;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * iface.c - which interface the provider serves (FI_UNET_IFACE, else the
- * only one with the unet XDP program attached), and its IPv4 address
+ * only one with the unet XDP program attached), and its IPv4 or IPv6 address
  * (where channel setup listens: conn.c).  Calls nothing of the provider
  * but base.c.
  */
@@ -99,3 +99,39 @@ int ufi_iface_ipv4(const char *ifname, struct in_addr *out, uint8_t *prefix)
 	return r;
 }
 
+
+int ufi_iface_ipv6(const char *ifname, struct in6_addr *out, uint8_t *prefix)
+{
+	struct ifaddrs *ifa, *i;
+	int r = -FI_EADDRNOTAVAIL;
+
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (i = ifa; i; i = i->ifa_next) {
+		const struct in6_addr *a;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET6 ||
+		    strcmp(i->ifa_name, ifname) != 0)
+			continue;
+		a = &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr;
+		/* A link-local address needs a scope a name cannot carry;
+		 * on the link the channel is raw anyway. */
+		if (IN6_IS_ADDR_LINKLOCAL(a))
+			continue;
+		*out = *a;
+		*prefix = 128;
+		if (i->ifa_netmask) {
+			const uint8_t *m = ((const struct sockaddr_in6 *)(const void *)i->ifa_netmask)
+						   ->sin6_addr.s6_addr;
+			unsigned int ones = 0;
+
+			for (int k = 0; k < 16; k++)
+				ones += (unsigned int)__builtin_popcount(m[k]);
+			*prefix = (uint8_t)(ones ? ones : 128); /* /0 as /128: every channel routes */
+		}
+		r = 0;
+		break;
+	}
+	freeifaddrs(ifa);
+	return r;
+}

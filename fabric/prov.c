@@ -82,10 +82,7 @@ static int parse_addr(uint32_t fmt, const void *a, size_t len, struct ufi_name *
 {
 	if (fmt == FI_ADDR_STR)
 		return len && memchr(a, '\0', len) ? ufi_name_from_str(a, n) : -FI_EINVAL;
-	if (len != UFI_NAME_LEN)
-		return -FI_EINVAL;
-	memcpy(n, a, UFI_NAME_LEN);
-	return ufi_name_valid(n) ? 0 : -FI_EINVAL;
+	return ufi_name_from_bin(a, len, n);
 }
 
 static int copy_addr(void **dst, size_t *dlen, const void *a, size_t len)
@@ -453,7 +450,9 @@ FI_EXT_INI
 	fi_param_define(&ufi_prov, "spin_us", FI_PARAM_INT,
 			"fi_cq_read polled back to back with nothing arriving spins this long, then sleeps until a frame comes (at most 1 ms a call); -1: never sleeps (default 50)");
 	fi_param_define(&ufi_prov, "channel", FI_PARAM_STRING,
-			"auto: raw U-Net channels to peers on the interface's subnet, routable ones (U-Net in UDP/IPv4) to the others; ip: routable channels to every peer (default auto)");
+			"auto: raw U-Net channels to peers on the interface's subnet, routable ones (U-Net in UDP/IPv4 or UDP/IPv6) to the others; ip: routable channels to every peer (default auto)");
+	fi_param_define(&ufi_prov, "family", FI_PARAM_STRING,
+			"ipv4 or ipv6: the address family of this process's name, its setup socket and routable channels; auto: IPv4 if the interface has an IPv4 address, else IPv6 (default auto)");
 	ufi_params_load();
 	return &ufi_prov;
 }

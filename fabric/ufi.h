@@ -23,7 +23,7 @@
  *                 through ep->on_peer_fail, registered with the peer table
  *   2  channels   conn.c (HELLO exchange, tags, the U-Net and UAM channel)
  *   1  peers      peer.c (peer table, strangers and their quota, failure),
- *                 iface.c (which interface, its IPv4 address)
+ *                 iface.c (which interface, its IPv4 or IPv6 address)
  *   0  ground     base.c (provider record, parameters, clock, errors),
  *                 names.c (names, the address table), hello.c (the HELLO
  *                 datagram and its nonces)
@@ -68,44 +68,70 @@ extern struct fi_provider ufi_prov;
 
 /*
  * The endpoint name (fi_getname), binary form: fixed length on every
- * rank, so Open MPI can pack the names of all ranks side by side.
- * ip/port: where the peer's channel-setup socket listens (conn.c).
- * ip/prefix: the interface's IPv4 subnet, so both ends of a channel
- * decide alike whether it must be routable (ufi_name_routed).
- * nonce: a fresh random number per endpoint, so a restarted process on
- * the same interface is another peer.
+ * rank (40 bytes, whatever the family), so Open MPI can pack the names of
+ * all ranks side by side.  family: 4 or 6, which of ip and ip6 holds the
+ * address (the other is all zero).  ip/ip6 and port: where the peer's
+ * channel-setup socket listens (conn.c), and the address its routable
+ * channels send from.  prefix: the length of the interface's subnet
+ * prefix, so both ends of a channel decide alike whether it must be
+ * routable (ufi_name_routed).  nonce: a fresh random number per
+ * endpoint, so a restarted process on the same interface is another peer.
+ * The first 24 bytes are laid out as the 24-byte names of version 1
+ * (IPv4 only, family byte 0), which are still taken (ufi_name_from_bin).
  */
 struct ufi_name {
 	uint8_t magic[2]; /* 'U' 'F' */
-	uint8_t version;  /* 1 */
+	uint8_t version;  /* 2 (1: the 24-byte IPv4 form, taken on input only) */
 	uint8_t flags;	  /* UFI_NAME_F_* */
 	uint8_t mac[6];	  /* the interface's MAC */
 	uint16_t ep_id;	  /* U-Net endpoint slot on it (network order) */
-	uint32_t ip;	  /* IPv4 of the interface (network order) */
+	uint32_t ip;	  /* family 4: the interface's IPv4 (network order); else 0 */
 	uint16_t port;	  /* UDP port of the setup socket (network order) */
-	uint8_t prefix;	  /* the length of ip's subnet prefix, 1..32 */
-	uint8_t rsvd;	  /* 0 */
+	uint8_t prefix;	  /* the length of the address's subnet prefix, 1..32 or 1..128 */
+	uint8_t family;	  /* 4 or 6 */
 	uint32_t nonce;
+	uint8_t ip6[16]; /* family 6: the interface's IPv6 address; else 0 */
 } __attribute__((packed));
 #define UFI_NAME_LEN ((size_t)sizeof(struct ufi_name))
+#define UFI_NAME_V1_LEN ((size_t)24)
 /* Reach this endpoint over routable channels even on-link (FI_UNET_CHANNEL=ip). */
 #define UFI_NAME_F_ROUTED 0x01
-/* "fi_unet://aa:bb:cc:dd:ee:ff/ep=00001/010.201.000.001/24:47000/f=00/nonce=0123abcd":
- * fixed width too (82 bytes with its NUL; f: the flags, in hex). */
-#define UFI_STR_LEN 96
+/* "fi_unet://aa:bb:cc:dd:ee:ff/ep=00001/010.201.000.001/24:47000/f=00/nonce=0123abcd"
+ * (82 bytes with its NUL) or, for IPv6, the address in full in brackets
+ * and a 3-digit prefix
+ * "fi_unet://aa:bb:cc:dd:ee:ff/ep=00001/[fd01:0000:0000:0000:0000:0000:0000:0001]/064:47000/f=00/nonce=0123abcd"
+ * (109 bytes): fixed width for each family (f: the flags, in hex). */
+#define UFI_STR_LEN 128
 int ufi_name_to_str(const struct ufi_name *n, char *buf, size_t len);
 /* The string form parsed and checked as ufi_name_valid: 0 or -FI_EINVAL. */
 int ufi_name_from_str(const char *s, struct ufi_name *n);
+/* A binary name from outside, in a slot of len bytes: the 40-byte form,
+ * or the 24-byte form of version 1 (converted to version 2, family 4).
+ * 0 with *n checked as ufi_name_valid, or -FI_EINVAL (*n zeroed). */
+int ufi_name_from_bin(const void *buf, size_t len, struct ufi_name *n);
+/* The slot length the binary name at buf says it has, by its version
+ * byte (the third): 24 for version 1, else 40.  Where the API gives no
+ * length (fi_av_insert, fi_av_straddr), the first name of a buffer
+ * decides it for all. */
+size_t ufi_name_bin_len(const void *buf);
 /* Every field of a name from outside (an AV insert, the hints, a HELLO)
- * checked: magic, version, known flags only, a MAC that is neither zero
- * nor multicast, a unicast IPv4 address a host can have (not 0/8,
- * loopback, multicast, reserved or broadcast), a prefix of 1..32, a port,
- * reserved bytes 0. */
+ * checked: magic, version 2, known flags only, a MAC that is neither zero
+ * nor multicast, family 4 or 6 with the other family's bytes zero; for
+ * IPv4 a unicast address a host can have (not 0/8, multicast, reserved or
+ * broadcast, nor the subnet's own or broadcast address) and a prefix of
+ * 1..32; for IPv6 one that needs no scope (not ::/8 but ::1, not
+ * link-local fe80::/10 nor multicast ff00::/8, not the subnet-router
+ * anycast address of its prefix) and a prefix of 1..128; a port. */
 bool ufi_name_valid(const struct ufi_name *n);
+/* Why ufi_name_valid refuses n (a phrase for a log line), or NULL. */
+const char *ufi_name_why(const struct ufi_name *n);
+/* Why ufi_name_from_bin refuses the slot, or NULL. */
+const char *ufi_name_bin_why(const void *buf, size_t len);
 /* Whether the channel between a and b must be routable (U-Net inside
- * UDP/IPv4): either name asks for it, or the two are not on one subnet
- * by the longer of their prefixes (so both ends decide alike even if
- * their prefixes differ).  Symmetric, pure. */
+ * UDP/IPv4 or UDP/IPv6): either name asks for it, or the two are not on
+ * one subnet by the longer of their prefixes (so both ends decide alike
+ * even if their prefixes differ), or their families differ (no channel
+ * then: ufi_conn_start refuses).  Symmetric, pure. */
 bool ufi_name_routed(const struct ufi_name *a, const struct ufi_name *b);
 
 /* The address table (names.c): fi_addr_t i is names[i], while valid[i]. */
@@ -133,6 +159,7 @@ struct ufi_params {
 	int linger_ms;		/* FI_UNET_LINGER_MS: fi_close waits this long for peers to take our last data */
 	int spin_us;		/* FI_UNET_SPIN_US: an idle CQ poller spins this long, then sleeps (-1: never) */
 	bool routed_always;	/* FI_UNET_CHANNEL=ip: routable channels to on-link peers too */
+	int family;		/* FI_UNET_FAMILY: 4, 6, or 0 (auto: IPv4 if the interface has it) */
 };
 extern struct ufi_params ufi_params;
 void ufi_params_load(void);
@@ -147,6 +174,9 @@ int ufi_resolve_iface(char *ifname, size_t len);
 /* The IPv4 address of ifname (where channel setup listens) and the
  * length of its subnet prefix. */
 int ufi_iface_ipv4(const char *ifname, struct in_addr *out, uint8_t *prefix);
+/* The first IPv6 address of ifname that needs no scope (not link-local),
+ * and the length of its prefix; -FI_EADDRNOTAVAIL if it has none. */
+int ufi_iface_ipv6(const char *ifname, struct in6_addr *out, uint8_t *prefix);
 
 /* ---- objects ---- */
 struct ufi_fabric {
@@ -412,7 +442,7 @@ struct ufi_hello {
 	uint16_t from_tag, to_tag; /* from_tag 0: a challenge, no tag yet */
 	uint32_t my_nonce, your_nonce;
 };
-#define UFI_HELLO_LEN 64
+#define UFI_HELLO_LEN 96
 /* A random nonzero nonce. */
 uint32_t ufi_hello_nonce(void);
 /* h, addressed to `to`, as it goes on the wire. */
@@ -423,7 +453,7 @@ void ufi_hello_pack(const struct ufi_hello *h, const struct ufi_name *to,
  * sender name whose address is the one it came from, a tag in our range.
  * Returns 0 with *out filled, or -EPROTO.  Pure. */
 int ufi_hello_parse(const struct ufi_name *self, const void *buf, size_t len,
-		    const struct sockaddr_in *from, socklen_t fromlen, struct ufi_hello *out);
+		    const struct sockaddr *from, socklen_t fromlen, struct ufi_hello *out);
 
 /* ---- floor 1: peer.c ---- */
 struct ufi_peer *ufi_peer_of_addr(struct ufi_ep *ep, fi_addr_t addr);
@@ -460,7 +490,7 @@ int ufi_conn_init(struct ufi_ep *ep, const char *ifname);
 void ufi_conn_start(struct ufi_ep *ep, struct ufi_peer *p);
 void ufi_conn_poll(struct ufi_ep *ep, uint64_t now);
 /* A datagram on the setup socket: parsed, then acted on. */
-void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct sockaddr_in *from,
+void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct sockaddr *from,
 		    socklen_t fromlen);
 
 /* ---- floor 3: messaging (msg.h has its inner parts) ---- */

@@ -77,7 +77,7 @@ static struct fid_av *av;
 static struct fid_cq *cq;
 static struct fi_info *info;
 static fi_addr_t peer, self_addr;
-static bool server, blocking, dead_peer, av_table, late_av;
+static bool server, blocking, dead_peer, av_table, late_av, no_idle;
 static int iters = 20;
 static size_t inject_size;
 
@@ -851,6 +851,66 @@ static void expect_nodata(struct fi_info *h, const char *what)
 	fi_freeinfo(h);
 }
 
+/* Names from outside through an AV (docs/libfabric.md, "Addresses"):
+ * ours (40 bytes) taken; its 24-byte version-1 form (an IPv4 name of an
+ * older provider: bytes 0-23, version byte 1, byte 19 zero) taken alone
+ * and two side by side, each the same peer as ours; refused with
+ * FI_ADDR_NOTAVAIL: an IPv4 address under the IPv6 family, a version-1
+ * name with its reserved byte set, a version-2 name among version-1
+ * ones.  Also as hints->dest_addr of 24 bytes. */
+static void check_old_names(const unsigned char *name, size_t nl)
+{
+	struct fi_av_attr ava = { .type = FI_AV_TABLE };
+	unsigned char v1[2 * 24], bad[40], got[64];
+	fi_addr_t a[2];
+	size_t gl = sizeof(got);
+	struct fi_info *h, *i;
+	struct fid_av *av2;
+
+	if (nl != 40)
+		die("fi_getname gave %zu bytes, want 40", nl);
+	CHECK(fi_av_open(domain, &ava, &av2, NULL));
+	if (fi_av_insert(av2, name, 1, a, 0, NULL) != 1 || a[0] != 0)
+		die("our own name was not taken");
+	if (name[19] == 4) {
+		memcpy(v1, name, 24);
+		v1[2] = 1;
+		v1[19] = 0;
+		memcpy(v1 + 24, v1, 24);
+		if (fi_av_insert(av2, v1, 1, a, 0, NULL) != 1 || a[0] != 1)
+			die("a version-1 name was not taken");
+		CHECK(fi_av_lookup(av2, 1, got, &gl));
+		if (gl != nl || memcmp(got, name, nl))
+			die("a version-1 name is not the same peer as its version-2 form");
+		if (fi_av_insert(av2, v1, 2, a, 0, NULL) != 2 || a[0] != 2 || a[1] != 3)
+			die("two version-1 names side by side were not both taken");
+		v1[19] = 4;
+		if (fi_av_insert(av2, v1, 1, a, 0, NULL) != 0 || a[0] != FI_ADDR_NOTAVAIL)
+			die("a version-1 name with its reserved byte set was taken");
+		v1[19] = 0;
+		memcpy(v1 + 24, name, 24); /* a version-2 name's start among version-1 ones */
+		if (fi_av_insert(av2, v1, 2, a, 0, NULL) != 1 || a[1] != FI_ADDR_NOTAVAIL)
+			die("a version-2 name among version-1 ones was taken");
+		h = base_hints();
+		h->dest_addr = malloc(24);
+		memcpy(h->dest_addr, v1, 24);
+		h->dest_addrlen = 24;
+		CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &i));
+		fi_freeinfo(i);
+		fi_freeinfo(h);
+		memcpy(bad, name, 40);
+		bad[19] = 6; /* IPv4 bytes under the IPv6 family */
+		if (fi_av_insert(av2, bad, 1, a, 0, NULL) != 0 || a[0] != FI_ADDR_NOTAVAIL)
+			die("an IPv4 address under the IPv6 family was taken");
+	} else {
+		memcpy(bad, name, 40);
+		bad[19] = 4; /* IPv6 bytes under the IPv4 family */
+		if (fi_av_insert(av2, bad, 1, a, 0, NULL) != 0 || a[0] != FI_ADDR_NOTAVAIL)
+			die("an IPv6 address under the IPv4 family was taken");
+	}
+	CHECK(fi_close(&av2->fid));
+}
+
 static int run_hints(void)
 {
 	struct fi_info *h, *i;
@@ -919,6 +979,7 @@ static int run_hints(void)
 		die("hints->dest_addr was not copied into the info");
 	fi_freeinfo(i);
 	fi_freeinfo(h);
+	check_old_names(name, nl);
 	CHECK(fi_close(&e->fid));
 	CHECK(fi_close(&domain->fid));
 	CHECK(fi_close(&fabric->fid));
@@ -970,7 +1031,7 @@ int main(int argc, char **argv)
 		return run_hints();
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
 		fprintf(stderr, "usage: ufi-test server|client --me FILE --peer FILE [--iters N] "
-				"[--blocking] [--av-table] [--dead-peer] [--late-av] [--wait FILE]\n");
+				"[--blocking] [--av-table] [--dead-peer] [--late-av] [--no-idle] [--wait FILE]\n");
 		return 2;
 	}
 	server = !strcmp(argv[1], "server");
@@ -989,6 +1050,8 @@ int main(int argc, char **argv)
 			dead_peer = true;
 		else if (!strcmp(argv[i], "--late-av"))
 			late_av = true;
+		else if (!strcmp(argv[i], "--no-idle")) /* fabric_client checks it */
+			no_idle = true;
 		else if (!strcmp(argv[i], "--wait") && i + 1 < argc)
 			waitf = argv[++i];
 		else {
@@ -1078,10 +1141,12 @@ int main(int argc, char **argv)
 	phase_many();
 	phase_zero();
 	barrier(99);
-	if (blocking)
-		check_idle();
-	else
-		check_poll_idle();
+	if (!no_idle) {
+		if (blocking)
+			check_idle();
+		else
+			check_poll_idle();
+	}
 	if (comps)
 		die("completions nobody asked for are left (context %p)", comps->e.op_context);
 	printf("ufi-test ok %s iters=%d blocking=%d sreads=%d ms=%llu\n",

@@ -8,10 +8,11 @@
 Sends to the server's setup socket, with raw IPv4 so that the source port
 is whatever a name says: NFORGED HELLOs from made-up names (each its own
 port), then one HELLO from the client's name (its address and port: a
-spoofed datagram) with a tag of the forger's own.  Each in both forms:
-the provider's older 56-byte HELLO and the 64-byte one
-with nonces (docs/libfabric.md), so the same test runs against either.
-Every name is the string form fi_av_straddr gives."""
+spoofed datagram) with a tag of the forger's own.  Each in every form the
+provider has had: the 56-byte HELLO, the 64-byte one with nonces (both
+with 24-byte names of version 1) and the 96-byte one with 40-byte names
+(docs/libfabric.md), so the same test runs against any of them.  Every
+name is the IPv4 string form fi_av_straddr gives."""
 import os
 import re
 import socket
@@ -33,18 +34,25 @@ def parse(s):
             "nonce": int(m.group(10), 16)}
 
 
-def pack(n):
-    # struct ufi_name: 'U' 'F', version 1, flags, mac, ep_id and port in
-    # network order, ip as is, prefix, a reserved 0, nonce in the
-    # sender's (host) order
-    return (b"UF\x01" + bytes([n["flags"]]) + n["mac"] + struct.pack(">H", n["ep"]) + n["ip"] +
-            struct.pack(">HBB", n["port"], n["prefix"], 0) + struct.pack("<I", n["nonce"]))
+def pack(n, version):
+    # struct ufi_name: 'U' 'F', version, flags, mac, ep_id and port in
+    # network order, ip as is, prefix, the family (version 1: a reserved
+    # 0), nonce in the sender's (host) order; version 2 then 16 bytes of
+    # IPv6 address, zero for an IPv4 name
+    return (b"UF" + bytes([version, n["flags"]]) + n["mac"] + struct.pack(">H", n["ep"]) +
+            n["ip"] + struct.pack(">HBB", n["port"], n["prefix"], 4 if version == 2 else 0) +
+            struct.pack("<I", n["nonce"]) + (bytes(16) if version == 2 else b""))
 
 
 def hellos(frm, to, ft):
-    old = b"UFIH" + pack(frm) + pack(to) + struct.pack(">HH", ft, 0)
     mine = int.from_bytes(os.urandom(4), "little") | 1
-    return [old, old + struct.pack("<II", mine, 0)]
+    out = []
+    for version in (1, 2):
+        h = b"UFIH" + pack(frm, version) + pack(to, version) + struct.pack(">HH", ft, 0)
+        if version == 1:
+            out.append(h)
+        out.append(h + struct.pack("<II", mine, 0))
+    return out
 
 
 def send(sock, src_ip, sport, dst_ip, dport, payload):

@@ -17,6 +17,7 @@ TESTS+=(
 	"fabric_dead|-|60|a peer that dies without closing: the receive waiting on it ends with an FI_EIO error entry (prov_errno ETIMEDOUT) within FI_UNET_TIMEOUT_MS + keepalive, and sends to it fail"
 	"fabric_mpi|-|120|Open MPI (pml cm, mtl ofi) selects unet and runs a 2-rank ping-pong between two namespaces"
 	"fabric_mpi_routed|-|90|Open MPI over unet between two subnets through a router (t_routed.sh's fixture): a 2-rank ping-pong verifies its messages, which went as U-Net in UDP/IPv4 over routable channels to the off-link peer (chan_delivered on both hosts)"
+	"fabric_mpi_routed6|-|90|Open MPI over unet between two IPv6 subnets through an IPv6 router and no IPv4 path (t_rchan6.sh's fixture), FI_UNET_FAMILY=ipv6, the launcher on IPv6 too: the 2-rank ping-pong verifies its messages, which went as U-Net in UDP/IPv6 over routable channels (chan_delivered on both hosts, all of it IPv6 the router forwarded); then with no IPv4 address on the hosts ufi-test runs between them unasked over IPv6 (FI_UNET_FAMILY=auto)"
 	"fabric_jumbo|-|90|ufi-test between two namespaces at MTU 9000 (eager messages up to 8908 bytes in one frame, rendezvous pulls in 8992-byte fragments: under 1600 frames where 1500 takes over 2800), then between MTU 9000 and 1500 (the smaller wins: everything arrives)"
 	"fabric_routable|-|60|ufi-test between two namespaces over routable channels (FI_UNET_CHANNEL=ip on one side: both ends use them): every size around the eager limits (which follow the routable channel's smaller payload) and up to 1 MiB arrives; the frames are U-Net in UDP/IPv4 (chan_delivered on both sides)"
 	"fabric_spoof|-|90|a hostile host on the link: 40 HELLOs from made-up names and one spoofed from the client's address with a tag of its own reach the server before the real ranks talk; the ranks then run ufi-test as usual"
@@ -105,9 +106,14 @@ t_fabric_info() {
 t_fabric_hints() {
 	local out
 	fabric_prep
-	out=$(in_a "$UFI_TEST" hints 2>&1)
+	out=$(in_a env FI_LOG_LEVEL=warn "$UFI_TEST" hints 2>&1)
 	echo "$out"
 	grep -q '^ufi-test ok hints' <<<"$out" || fail "ufi-test hints failed"
+	# each refused AV entry is named, with the rule it broke
+	grep -q 'fi_av_insert: name 0 of 1 refused: a version-1 name with its reserved byte set' \
+		<<<"$out" && grep -q 'fi_av_insert: name 1 of 2 refused: a 24-byte name that is not of version 1' \
+		<<<"$out" && grep -q 'fi_av_insert: name 0 of 1 refused: IPv4 address bytes in an IPv6 name' \
+		<<<"$out" || fail "refused AV inserts were not explained at FI_LOG_LEVEL=warn"
 }
 
 t_fabric_client() {
@@ -241,10 +247,29 @@ fabric_prep_routed() {
 	[[ -f $BUILD/libunet-fi.so ]] || fail "$BUILD/libunet-fi.so not built"
 	[[ -n $T_MODE ]] || T_MODE=skb
 	setup_routed
+	fabric_routes4
+	in_c "$UNETCTL" attach "$IF_C" --mode "$T_MODE" || fail "unetctl attach $IF_C failed"
+}
+
+fabric_routes4() {
 	{ ip -n "$NS_A" route del default && ip -n "$NS_A" route add 10.202.0.0/24 via "$GW1" &&
 		ip -n "$NS_C" route del default &&
 		ip -n "$NS_C" route add 10.201.0.0/24 via 10.202.0.1; } || fail "routes between the subnets"
-	in_c "$UNETCTL" attach "$IF_C" --mode "$T_MODE" || fail "unetctl attach $IF_C failed"
+}
+
+# fabric_prep_routed6: two subnets with IPv6 on every link and nothing
+# else between them (t_rchan6.sh's setup_routed6: a on fd01::/64, c on
+# fd02::/64, b forwarding IPv6, the routes through b's link-local
+# addresses; the program attached on a and c).  The IPv4 addresses stay
+# on the links, but no IPv4 route joins the subnets and b forwards no
+# IPv4: whatever crosses b is IPv6.
+fabric_prep_routed6() {
+	[[ -f $BUILD/libunet-fi.so ]] || fail "$BUILD/libunet-fi.so not built"
+	T_MODE=skb
+	setup_routed6
+	route_via_b
+	{ ip -n "$NS_A" route del default && ip -n "$NS_C" route del default &&
+		in_b sysctl -qw net.ipv4.ip_forward=0 >/dev/null; } || fail "IPv4 between the subnets off"
 }
 
 # chan_delivered NS IFACE: the interface's U-Net-in-UDP frames delivered.
@@ -277,6 +302,71 @@ t_fabric_mpi_routed() {
 	cc=$(chan_delivered "$NS_C" "$IF_C")
 	note "routable frames delivered across the router: a $ca, c $cc"
 	((ca > 0 && cc > 0)) || fail "no U-Net-in-UDP frames delivered (a $ca, c $cc)"
+}
+
+# snmp6 NS FIELD: a counter of the namespace's IPv6 statistics.
+snmp6() {
+	# shellcheck disable=SC2016 # awk's own $1, $2
+	ip netns exec "$1" awk -v f="$2" '$1 == f { print $2 }' /proc/net/snmp6
+}
+
+# Ranks on two IPv6 subnets, an IPv6 router between them and no IPv4
+# path: with FI_UNET_FAMILY=ipv6 the names carry the hosts' IPv6
+# addresses and the provider opens routable IPv6 channels through the
+# router; Open MPI's launcher talks over IPv6 too.  The proof that the
+# data went that way: the routable frames the hosts' programs delivered
+# were all forwarded by b as IPv6 (its Ip6OutForwDatagrams covers them;
+# with FI_UNET_FAMILY=ipv4 the job cannot run here at all, and with an
+# IPv4 path b forwarded no IPv6 datagram).  Then the hosts lose their
+# IPv4 addresses, and ufi-test runs between them with no setting: the
+# provider takes IPv6 by itself (FI_UNET_FAMILY's default, auto).
+t_fabric_mpi_routed6() {
+	local prog=$BUILD/fabric/mpi-pingpong agent out rc ca cc f0 f1 s c
+	command -v mpirun >/dev/null || skip "mpirun not installed (openmpi-bin)"
+	[[ -x $prog ]] || skip "$prog not built (no mpicc: libopenmpi-dev)"
+	[[ ${UNET_SANITIZED:-0} == 1 ]] && skip "runs in the plain pass of make check (fabric_mpi_routed runs the provider across the router in both; names are fuzzed under ASan in test_fabric_proto)"
+	fabric_prep_routed6
+	agent=$(fabric_mpi_agent)
+	export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+	f0=$(snmp6 "$NS_B" Ip6OutForwDatagrams)
+	# The launcher on IPv6 (the hosts' test interfaces, IPv4 left out);
+	# with no IPv4 address at all mpirun here never started its ranks,
+	# hence the unrouted IPv4 addresses while it runs.
+	out=$(in_a timeout 60 mpirun --allow-run-as-root -np 2 --host "$NS_A,$NS_C" \
+		--mca plm_rsh_agent "$agent" --mca oob_tcp_if_include "$IF_A,$IF_C" \
+		--mca oob_tcp_disable_family IPv4 \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include unet \
+		--mca mpi_yield_when_idle 1 \
+		-x FI_PROVIDER_PATH="$BUILD" -x FI_PROVIDER=unet -x FI_UNET_FAMILY=ipv6 -x ASAN_OPTIONS \
+		"$prog" 100 2>&1)
+	rc=$?
+	echo "$out"
+	((rc == 0)) || fail "mpirun across the IPv6 router exited with $rc"
+	grep -q '^mpi-pingpong ok' <<<"$out" || fail "the MPI program did not verify its messages"
+	f1=$(snmp6 "$NS_B" Ip6OutForwDatagrams)
+	ca=$(chan_delivered "$NS_A" "$IF_A")
+	cc=$(chan_delivered "$NS_C" "$IF_C")
+	note "routable frames delivered: a $ca, c $cc; IPv6 datagrams b forwarded: $((f1 - f0))"
+	((ca > 0 && cc > 0)) || fail "no U-Net-in-UDP frames delivered (a $ca, c $cc)"
+	((f1 - f0 >= ca + cc)) ||
+		fail "b forwarded $((f1 - f0)) IPv6 datagrams, fewer than the $((ca + cc)) routable frames delivered: not all went over IPv6"
+
+	note "no IPv4 address on either host: the provider names itself by IPv6 unasked"
+	{ ip -n "$NS_A" -4 addr flush dev "$IF_A" && ip -n "$NS_C" -4 addr flush dev "$IF_C"; } ||
+		fail "flushing the hosts' IPv4 addresses"
+	UFI_TEST=$BUILD/fabric/ufi-test
+	export FI_PROVIDER_PATH=$BUILD
+	rm -f "$T_DIR"/auto6.{a,b}.addr
+	unet_bg_c "$UFI_TEST" server --me "$T_DIR/auto6.b.addr" --peer "$T_DIR/auto6.a.addr" \
+		--iters 2 --no-idle >"$T_DIR/auto6.server.log" 2>&1
+	s=$UNET_BG_PID
+	unet_bg_a "$UFI_TEST" client --me "$T_DIR/auto6.a.addr" --peer "$T_DIR/auto6.b.addr" \
+		--iters 2 --no-idle >"$T_DIR/auto6.client.log" 2>&1
+	c=$UNET_BG_PID
+	fabric_pair_end "$c" "$s" "$T_DIR/auto6" "auto6" 60
+	grep -q '^name fi_unet://.*/\[fd01:0000:0000:0000:0000:0000:0000:0001\]/064:' \
+		"$T_DIR/auto6.client.log" ||
+		fail "the client did not name itself by fd01::1/64: $(grep '^name' "$T_DIR/auto6.client.log")"
 }
 
 # Made-up names and a spoofed HELLO must not cost

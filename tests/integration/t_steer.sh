@@ -7,7 +7,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"steer|-|60|4-queue veth, an endpoint on queues 1-2 with a routable channel, a connected UDP port and a TCP listener: unetctl steer prints exactly their three ethtool rules to queue 1 (text and JSON fields), endpoint list shows queue_mask 6; --install and --remove fail with veth's refusal (EOPNOTSUPP) and change nothing; bad input is refused"
+	"steer|-|60|4-queue veth, an endpoint on queues 1-2 with a routable channel, a connected UDP port and a TCP listener over IPv4 and the same over IPv6: unetctl steer prints exactly their six ethtool rules to queue 1 (udp4, tcp4, udp6, tcp6; text and JSON fields), endpoint list shows queue_mask 6; --install and --remove fail with veth's refusal (EOPNOTSUPP) and change nothing; bad input is refused"
 )
 
 # Every table of IF_A without its counters: what --install must not change.
@@ -24,11 +24,19 @@ steer_tables() {
 
 t_steer() {
 	setup_ns 4
-	local chan_port=61000 log=$T_DIR/hold.log pid ep sport out want before after rc err
+	local chan_port=61000 log=$T_DIR/hold.log pid ep sport sport6 out want before after rc err
+	local a6=fd00:5::1 b6=fd00:5::2 line words
 	ctl_a attach "$IF_A" --mode skb --chan-port $chan_port >/dev/null ||
 		fail "attach $IF_A failed"
+	# IPv6 on the link (v6_enable: t_udp6.sh), b's address answering
+	# the IPv6 channel's neighbour solicitation
+	v6_enable "$NS_A" "$IF_A"
+	v6_enable "$NS_B" "$IF_B"
+	{ ip -n "$NS_A" addr add "$a6/64" dev "$IF_A" nodad &&
+		ip -n "$NS_B" addr add "$b6/64" dev "$IF_B" nodad; } || fail "IPv6 addressing"
 	unet_bg_a "$BUILD/tools/unet-steer-hold" "$IF_A" 0x6 10 "$IP_B" 20 \
-		"$IP_A:7000" "$IP_B:5000" "$IP_A:8000" 50 >"$log" 2>&1
+		"$IP_A:7000" "$IP_B:5000" "$IP_A:8000" 50 \
+		11 "$b6" 21 "$a6" 7001 "$b6" 5001 8001 >"$log" 2>&1
 	pid=$UNET_BG_PID
 	ep=$(wait_ready "$log" "$pid") || exit 1
 	grep -q "queue_mask=0x6" "$log" || fail "the endpoint did not bind queues 1-2: $(cat "$log")"
@@ -41,9 +49,13 @@ t_steer() {
 	# The peer's channel source port, as the wire format derives it from
 	# its tag (docs/wire-format.md), worked out here on its own.
 	sport=$((0xC000 | (20 * 0x9E37 & 0x3FFF)))
+	sport6=$((0xC000 | (21 * 0x9E37 & 0x3FFF)))
 	want="ethtool -N $IF_A flow-type udp4 src-ip $IP_B dst-ip $IP_A src-port $sport dst-port $chan_port action 1  # endpoint $ep  channel tag 10
+ethtool -N $IF_A flow-type udp6 src-ip $b6 dst-ip $a6 src-port $sport6 dst-port $chan_port action 1  # endpoint $ep  channel tag 11
 ethtool -N $IF_A flow-type udp4 src-ip $IP_B dst-ip $IP_A src-port 5000 dst-port 7000 action 1  # endpoint $ep  udp port 7000
-ethtool -N $IF_A flow-type tcp4 dst-ip $IP_A dst-port 8000 action 1  # endpoint $ep  tcp port 8000"
+ethtool -N $IF_A flow-type udp6 src-ip $b6 dst-ip $a6 src-port 5001 dst-port 7001 action 1  # endpoint $ep  udp port 7001
+ethtool -N $IF_A flow-type tcp4 dst-ip $IP_A dst-port 8000 action 1  # endpoint $ep  tcp port 8000
+ethtool -N $IF_A flow-type tcp6 dst-ip $a6 dst-port 8001 action 1  # endpoint $ep  tcp port 8001"
 	out=$(ctl_a steer "$IF_A" 2>"$T_DIR/steer.err") ||
 		fail "steer $IF_A failed: $(cat "$T_DIR/steer.err")"
 	echo "$out"
@@ -65,23 +77,45 @@ $want"
 	printf '#!/bin/sh\necho "$@" >>"%s"\n' "$T_DIR/pasted" >"$T_DIR/bin/ethtool"
 	chmod +x "$T_DIR/bin/ethtool"
 	PATH="$T_DIR/bin:$PATH" bash -e <<<"$out" || fail "the printed lines do not run as commands"
-	[[ $(wc -l <"$T_DIR/pasted") == 3 ]] && grep -qx -- "-N $IF_A flow-type tcp4 dst-ip $IP_A dst-port 8000 action 1" \
+	[[ $(wc -l <"$T_DIR/pasted") == 6 ]] && grep -qx -- "-N $IF_A flow-type tcp4 dst-ip $IP_A dst-port 8000 action 1" \
+		"$T_DIR/pasted" && grep -qx -- "-N $IF_A flow-type tcp6 dst-ip $a6 dst-port 8001 action 1" \
 		"$T_DIR/pasted" || fail "pasted lines ran as: $(cat "$T_DIR/pasted")"
+	# ethtool itself parses them, IPv6 addresses included (it stops at
+	# the device, which has no ntuple filters)
+	if command -v ethtool >/dev/null; then
+		while IFS= read -r line; do
+			read -ra words <<<"${line%%  #*}"
+			err=$(in_a "${words[@]}" 2>&1) && fail "ethtool took a rule on veth: $line"
+			grep -q '^Cannot insert classification rule$' <<<"$err" ||
+				fail "ethtool did not parse '$line': $err"
+		done <<<"$out"
+	fi
 
 	# JSON: each field on its own.
 	out=$(ctl_a --json steer "$IF_A" 2>/dev/null) || fail "steer --json failed"
 	echo "$out"
 	jq -e --arg a "$IP_A" --arg b "$IP_B" --argjson ep "$ep" --argjson sp "$sport" \
-		--argjson cp $chan_port '.schema_version == 1 and (.rules | length == 3) and
+		--argjson cp $chan_port --arg a6 "$a6" --arg b6 "$b6" --argjson sp6 "$sport6" \
+		'.schema_version == 1 and (.rules | length == 6) and
 		(.rules[0] | .object == "channel" and .tag == 10 and .endpoint == $ep and
 			.flow_type == "udp4" and .src_ip == $b and .dst_ip == $a and
 			.src_port == $sp and .dst_port == $cp and .queue == 1 and .queue_mask == 6) and
-		(.rules[1] | .object == "udp" and .port == 7000 and .flow_type == "udp4" and
+		(.rules[1] | .object == "channel" and .tag == 11 and .flow_type == "udp6" and
+			.src_ip == $b6 and .dst_ip == $a6 and .src_port == $sp6 and
+			.dst_port == $cp and .queue == 1) and
+		(.rules[2] | .object == "udp" and .port == 7000 and .flow_type == "udp4" and
 			.src_ip == $b and .dst_ip == $a and .src_port == 5000 and .dst_port == 7000 and
 			.queue == 1) and
-		(.rules[2] | .object == "tcp" and .port == 8000 and .flow_type == "tcp4" and
+		(.rules[3] | .object == "udp" and .port == 7001 and .flow_type == "udp6" and
+			.src_ip == $b6 and .dst_ip == $a6 and .src_port == 5001 and
+			.dst_port == 7001 and .queue == 1) and
+		(.rules[4] | .object == "tcp" and .port == 8000 and .flow_type == "tcp4" and
 			.src_ip == "any" and .dst_ip == $a and .src_port == 0 and .dst_port == 8000 and
-			.queue == 1)' <<<"$out" >/dev/null || fail "steer --json fields are wrong: $out"
+			.queue == 1) and
+		(.rules[5] | .object == "tcp" and .port == 8001 and .flow_type == "tcp6" and
+			.src_ip == "any" and .dst_ip == $a6 and .src_port == 0 and
+			.dst_port == 8001 and .queue == 1)' <<<"$out" >/dev/null ||
+		fail "steer --json fields are wrong: $out"
 
 	# veth has no ntuple filters: the driver's refusal, exit 1, nothing
 	# on stdout, nothing changed.

@@ -46,7 +46,8 @@
 enum { H_EAGER = 1, H_RTS, H_FIN, H_PING, H_SYNC, H_SYNC_ACK, H_BYE, H_FRAG };
 #define EAGER_MAX 1024
 #define FRAG_MAX 16384
-#define HELLO_LEN 64
+#define HELLO_LEN 96
+#define HELLO_FT 84 /* from tag; to tag at 86, the nonces at 88 and 92 */
 #define A_NONCE 0x0a11ce55u /* our nonce for peer a (fx_init) */
 #define HELLO_MAGIC 0x55464948u
 #define TAG_MIN 1024
@@ -93,7 +94,8 @@ static void fx_init(struct fx *f)
 
 		p->name.magic[0] = 'U';
 		p->name.magic[1] = 'F';
-		p->name.version = 1;
+		p->name.version = 2;
+		p->name.family = 4;
 		p->name.mac[5] = (uint8_t)(0x10 + i);
 		p->name.prefix = 8; /* 127/8: the tests' HELLOs go over loopback */
 		p->name.nonce = 0xabcd0000u + (uint32_t)i;
@@ -757,8 +759,8 @@ static void hello_build(uint8_t *b, const struct ufi_name *from, const struct uf
 	memcpy(b + 4 + UFI_NAME_LEN, to, UFI_NAME_LEN);
 	put16(b + 4 + 2 * UFI_NAME_LEN, ft);
 	put16(b + 6 + 2 * UFI_NAME_LEN, tt);
-	memcpy(b + 56, &mine, 4);
-	memcpy(b + 60, &yours, 4);
+	memcpy(b + HELLO_FT + 4, &mine, 4);
+	memcpy(b + HELLO_FT + 8, &yours, 4);
 }
 
 static uint32_t hello_u32(const uint8_t *b, size_t off)
@@ -772,12 +774,28 @@ static uint32_t hello_u32(const uint8_t *b, size_t off)
 /* names.c's rules for a name from outside, written out again. */
 static bool name_model(const struct ufi_name *n)
 {
+	static const uint8_t zero[16], lo6[16] = { [15] = 1 };
 	uint32_t ip = ntohl(n->ip), host;
 
-	if (n->magic[0] != 'U' || n->magic[1] != 'F' || n->version != 1 || (n->flags & ~1u) ||
-	    n->rsvd || (n->mac[0] & 1) || !(n->mac[0] | n->mac[1] | n->mac[2] | n->mac[3] |
-					     n->mac[4] | n->mac[5]) ||
-	    !n->port || n->prefix < 1 || n->prefix > 32)
+	if (n->magic[0] != 'U' || n->magic[1] != 'F' || n->version != 2 || (n->flags & ~1u) ||
+	    (n->mac[0] & 1) ||
+	    !(n->mac[0] | n->mac[1] | n->mac[2] | n->mac[3] | n->mac[4] | n->mac[5]) || !n->port)
+		return false;
+	if (n->family == 6) {
+		const uint8_t *a = n->ip6;
+		bool host_zero = true;
+
+		if (n->ip || n->prefix < 1 || n->prefix > 128)
+			return false;
+		if (a[0] == 0 && memcmp(a, lo6, 16)) /* ::/8 but loopback */
+			return false;
+		if (a[0] == 0xff || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80))
+			return false; /* multicast, link-local */
+		for (unsigned int bit = n->prefix; bit < 128; bit++)
+			host_zero &= !((a[bit / 8] >> (7 - bit % 8)) & 1);
+		return n->prefix >= 127 || !host_zero; /* subnet-router anycast */
+	}
+	if (n->family != 4 || memcmp(n->ip6, zero, 16) || n->prefix < 1 || n->prefix > 32)
 		return false;
 	if (ip >> 24 == 0 || ip >> 28 >= 0xe) /* 0/8, multicast, reserved, broadcast */
 		return false;
@@ -786,21 +804,22 @@ static bool name_model(const struct ufi_name *n)
 }
 
 /* conn.c's rules, written out again: whether the datagram is a HELLO to
- * self that is taken at all. */
+ * self that is taken at all (an IPv4 name from an IPv4 address here). */
 static bool hello_model(const struct ufi_name *self, const uint8_t *b, size_t len,
 			const struct sockaddr_in *from, socklen_t fl)
 {
 	struct ufi_name fn;
 
-	if (len != HELLO_LEN || fl != sizeof(*from) || from->sin_family != AF_INET)
+	if (len != HELLO_LEN)
 		return false;
 	memcpy(&fn, b + 4, sizeof(fn));
 	return b[0] == 0x55 && b[1] == 0x46 && b[2] == 0x49 && b[3] == 0x48 &&
 	       !memcmp(b + 4 + UFI_NAME_LEN, self, UFI_NAME_LEN) && name_model(&fn) &&
-	       fn.ip == from->sin_addr.s_addr &&
-	       fn.port == from->sin_port &&
-	       ((b[52] << 8 | b[53]) >= TAG_MIN || (b[52] << 8 | b[53]) == 0) &&
-	       hello_u32(b, 56) != 0;
+	       fn.family == 4 && fl == sizeof(*from) && from->sin_family == AF_INET &&
+	       fn.ip == from->sin_addr.s_addr && fn.port == from->sin_port &&
+	       ((b[HELLO_FT] << 8 | b[HELLO_FT + 1]) >= TAG_MIN ||
+		(b[HELLO_FT] << 8 | b[HELLO_FT + 1]) == 0) &&
+	       hello_u32(b, HELLO_FT + 4) != 0;
 }
 
 /* HELLOs answered to peer a (its name's address is sock, which the
@@ -819,7 +838,7 @@ static unsigned int drain_answers(int sock, const struct fx *f)
 		assert_int_equal(r, HELLO_LEN);
 		if (memcmp(b + 4 + UFI_NAME_LEN, &f->a.name, UFI_NAME_LEN))
 			continue; /* a challenge to a stranger */
-		assert_memory_equal(b, want, 60);
+		assert_memory_equal(b, want, HELLO_FT + 8);
 		n++;
 	}
 	return n;
@@ -924,7 +943,7 @@ static void test_fuzz_hello(void **state)
 					static const uint16_t te[] = { 0, 1, TAG_MIN - 1, TAG_MIN,
 								       TAG_MIN + 1, 0xffff };
 
-					put16(b + 52 + 2 * ((x >> 8) % 2), te[(x >> 12) % 6]);
+					put16(b + HELLO_FT + 2 * ((x >> 8) % 2), te[(x >> 12) % 6]);
 					break;
 				}
 				case 5: /* from somewhere else than its name says */
@@ -953,9 +972,11 @@ static void test_fuzz_hello(void **state)
 					case 3: /* the address's top or host byte */
 						fn[(x >> 12) % 2 ? 12 : 15] = (uint8_t)(x >> 16);
 						break;
-					default: /* the reserved byte set, or port 0 */
-						if ((x >> 12) % 2)
+					default: /* the family another, or port 0 */
+						if ((x >> 12) % 3 == 0)
 							fn[19] = (uint8_t)(x >> 16) | 1;
+						else if ((x >> 12) % 3 == 1)
+							fn[19] = 6; /* IPv6 with the IPv4 bytes */
 						else
 							memset(fn + 16, 0, 2);
 						break;
@@ -977,7 +998,7 @@ static void test_fuzz_hello(void **state)
 		assert_non_null(d);
 		memcpy(d, b, len);
 		take = hello_model(&f->ep.name, b, len, &sa, fl);
-		if ((ufi_hello_parse(&f->ep.name, d, len, &sa, fl, &h) == 0) != take)
+		if ((ufi_hello_parse(&f->ep.name, d, len, (const struct sockaddr *)&sa, fl, &h) == 0) != take)
 			fail_msg("datagram %llu (%zu bytes): parsed %s, the rules say %s "
 				 "(replay: UNET_FUZZ_SEED=%#llx)",
 				 (unsigned long long)i, len, take ? "no" : "yes", take ? "yes" : "no",
@@ -988,8 +1009,8 @@ static void test_fuzz_hello(void **state)
 			memcpy(&fn, b + 4, sizeof(fn));
 			accepted++;
 			assert_memory_equal(&h.from, &fn, UFI_NAME_LEN);
-			assert_int_equal(h.from_tag, b[52] << 8 | b[53]);
-			assert_int_equal(h.to_tag, b[54] << 8 | b[55]);
+			assert_int_equal(h.from_tag, b[HELLO_FT] << 8 | b[HELLO_FT + 1]);
+			assert_int_equal(h.to_tag, b[HELLO_FT + 2] << 8 | b[HELLO_FT + 3]);
 			if (!memcmp(&fn, &f->a.name, UFI_NAME_LEN)) {
 				/* up: a challenge or an unproven HELLO is answered
 				 * (our HELLO, its nonce echoed); a proven one with
@@ -997,7 +1018,7 @@ static void test_fuzz_hello(void **state)
 				 * here: a fails, and is set up again below); a proven
 				 * one with a's tag is answered when our answer was
 				 * lost */
-				if (h.from_tag == 0 || hello_u32(b, 60) != A_NONCE)
+				if (h.from_tag == 0 || hello_u32(b, HELLO_FT + 8) != A_NONCE)
 					want_answers++;
 				else if (h.from_tag != f->a.rtag)
 					want_renegs++;
@@ -1014,7 +1035,7 @@ static void test_fuzz_hello(void **state)
 				want_strangers += !seen;
 			}
 		}
-		ufi_conn_hello(&f->ep, d, len, &sa, fl);
+		ufi_conn_hello(&f->ep, d, len, (const struct sockaddr *)&sa, fl);
 		free(d);
 		if (f->a.state != UFI_PEER_UP) {
 			/* only a proven HELLO with another tag (renegotiation) */
@@ -1055,7 +1076,7 @@ static void test_fuzz_hello(void **state)
 		struct timespec ts = { 0, 10000000 };
 
 		hello_build(b, &f->a.name, &f->ep.name, f->a.rtag, 0, 0x5eed0a01u, A_NONCE);
-		ufi_conn_hello(&f->ep, b, sizeof(b), &a_sa, sizeof(a_sa));
+		ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
 		nanosleep(&ts, NULL);
 		assert_int_equal(drain_answers(a_sock, f), 1);
 	}
@@ -1298,7 +1319,7 @@ static void test_hello_spoofed(void **state)
 
 	/* the spoofer, from a's address, before a */
 	hello_build(b, &f->a.name, &f->ep.name, 0x1111, 0, 0xbad0bad0u, 0);
-	ufi_conn_hello(&f->ep, b, sizeof(b), &a_sa, sizeof(a_sa));
+	ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
 	assert_int_equal(f->a.state, UFI_PEER_IDLE);
 	assert_int_equal(f->a.rtag, 0);
 	nanosleep(&ts, NULL);
@@ -1306,16 +1327,16 @@ static void test_hello_spoofed(void **state)
 	assert_int_equal(recv(a_sock, got, sizeof(got), 0), HELLO_LEN);
 	assert_memory_equal(got + 4, &f->ep.name, UFI_NAME_LEN);
 	assert_memory_equal(got + 4 + UFI_NAME_LEN, &f->a.name, UFI_NAME_LEN);
-	assert_int_equal(got[52] << 8 | got[53], 0);
-	assert_int_equal(hello_u32(got, 56), A_NONCE);
-	assert_int_equal(hello_u32(got, 60), 0xbad0bad0u);
+	assert_int_equal(got[HELLO_FT] << 8 | got[HELLO_FT + 1], 0);
+	assert_int_equal(hello_u32(got, HELLO_FT + 4), A_NONCE);
+	assert_int_equal(hello_u32(got, HELLO_FT + 8), 0xbad0bad0u);
 	/* the real a: its own HELLO first (unproven: challenged too), then
 	 * with our nonce echoed: its tag is taken */
 	hello_build(b, &f->a.name, &f->ep.name, 0x2222, 0, 0xa0a0a0a0u, 0);
-	ufi_conn_hello(&f->ep, b, sizeof(b), &a_sa, sizeof(a_sa));
+	ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
 	assert_int_equal(f->a.rtag, 0);
-	hello_build(b, &f->a.name, &f->ep.name, 0x2222, 0, 0xa0a0a0a0u, hello_u32(got, 56));
-	ufi_conn_hello(&f->ep, b, sizeof(b), &a_sa, sizeof(a_sa));
+	hello_build(b, &f->a.name, &f->ep.name, 0x2222, 0, 0xa0a0a0a0u, hello_u32(got, HELLO_FT + 4));
+	ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
 	assert_int_equal(f->a.rtag, 0x2222);
 
 	/* up (as if the channel had opened) */
@@ -1326,16 +1347,16 @@ static void test_hello_spoofed(void **state)
 		;
 	/* a spoofed HELLO with another tag: nothing changes, a gets our HELLO */
 	hello_build(b, &f->a.name, &f->ep.name, 0x3333, 0, 0xbad0bad1u, 0x12345678u);
-	ufi_conn_hello(&f->ep, b, sizeof(b), &a_sa, sizeof(a_sa));
+	ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
 	assert_int_equal(f->a.state, UFI_PEER_UP);
 	assert_int_equal(f->a.rtag, 0x2222);
 	nanosleep(&ts, NULL);
 	assert_int_equal(recv(a_sock, got, sizeof(got), 0), HELLO_LEN);
-	assert_int_equal(got[52] << 8 | got[53], 2000);
-	assert_int_equal(got[54] << 8 | got[55], 0x2222);
+	assert_int_equal(got[HELLO_FT] << 8 | got[HELLO_FT + 1], 2000);
+	assert_int_equal(got[HELLO_FT + 2] << 8 | got[HELLO_FT + 3], 0x2222);
 	/* a proven HELLO with another tag: a set its side up anew */
 	hello_build(b, &f->a.name, &f->ep.name, 0x4444, 0, 0xa0a0a0a1u, A_NONCE);
-	ufi_conn_hello(&f->ep, b, sizeof(b), &a_sa, sizeof(a_sa));
+	ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
 	assert_int_equal(f->a.rtag, 0x4444);
 
 	close(a_sock);
@@ -1347,7 +1368,7 @@ static void test_hello_spoofed(void **state)
 /* A name as an endpoint on 10.201.0.1/24 gives it. */
 static struct ufi_name name_at(const char *ip, unsigned int prefix)
 {
-	struct ufi_name n = { .magic = { 'U', 'F' }, .version = 1,
+	struct ufi_name n = { .magic = { 'U', 'F' }, .version = 2, .family = 4,
 			      .mac = { 0x02, 0, 0, 0, 0, 0x0a }, .ep_id = htons(3),
 			      .port = htons(47000), .nonce = 0x0123abcd };
 
@@ -1388,7 +1409,11 @@ static void test_names(void **state)
 	assert_false(ufi_name_valid(&m));
 	m = n, m.flags = UFI_NAME_F_ROUTED;
 	assert_true(ufi_name_valid(&m));
-	m = n, m.rsvd = 1;
+	m = n, m.family = 0; /* version 1's reserved byte: no family */
+	assert_false(ufi_name_valid(&m));
+	m = n, m.family = 6; /* an IPv4 address under family 6 */
+	assert_false(ufi_name_valid(&m));
+	m = n, m.ip6[15] = 1; /* IPv6 bytes under family 4 */
 	assert_false(ufi_name_valid(&m));
 	m = n, m.mac[0] = 0x03; /* multicast */
 	assert_false(ufi_name_valid(&m));
@@ -1396,7 +1421,9 @@ static void test_names(void **state)
 	assert_false(ufi_name_valid(&m));
 	m = n, m.port = 0;
 	assert_false(ufi_name_valid(&m));
-	m = n, m.version = 2;
+	m = n, m.version = 1; /* in memory every name is version 2 (ufi_name_from_bin) */
+	assert_false(ufi_name_valid(&m));
+	m = n, m.version = 3;
 	assert_false(ufi_name_valid(&m));
 
 	/* the string form: fixed width, round trip, the same checks */
@@ -1455,6 +1482,376 @@ static void test_names(void **state)
 	assert_true(ufi_name_routed(&m, &n));
 }
 
+/* A name as an endpoint on an IPv6 interface gives it. */
+static struct ufi_name name6_at(const char *ip, unsigned int prefix)
+{
+	struct ufi_name n = name_at("10.0.0.1", 8);
+
+	n.ip = 0;
+	n.family = 6;
+	n.prefix = (uint8_t)prefix;
+	assert_int_equal(inet_pton(AF_INET6, ip, n.ip6), 1);
+	return n;
+}
+
+/* IPv6 names: every field checked, the string form (fixed width, one
+ * spelling) round-trips, the channel's kind alike from both ends. */
+static void test_names6(void **state)
+{
+	struct ufi_name n = name6_at("fd01::1", 64), m, c;
+	char s[UFI_STR_LEN];
+	static const struct {
+		const char *ip;
+		unsigned int prefix;
+		bool ok;
+	} ips[] = {
+		{ "fd01::1", 64, true },	  { "2001:db8:1::5", 48, true },
+		{ "fd01::", 64, false },	  /* the subnet-router anycast address */
+		{ "fd01::", 127, true },	  { "fd01::", 128, true },
+		{ "fd01::1", 0, false },	  { "fd01::1", 129, false },
+		{ "fd01::1", 255, false },	  { "::", 64, false },
+		{ "::1", 128, true },		  { "::ffff:10.1.2.3", 96, false }, /* IPv4-mapped */
+		{ "::10.1.2.3", 96, false },	  { "fe80::1", 64, false }, /* needs a scope */
+		{ "febf::1", 64, false },	  { "fec0::1", 64, true },
+		{ "ff02::1", 64, false },	  { "ff0e::1", 16, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ips) / sizeof(ips[0]); i++) {
+		m = name6_at(ips[i].ip, ips[i].prefix);
+		if (ufi_name_valid(&m) != ips[i].ok || name_model(&m) != ips[i].ok)
+			fail_msg("%s/%u: valid %d, want %d", ips[i].ip, ips[i].prefix, !ips[i].ok,
+				 ips[i].ok);
+	}
+	m = n, m.ip = htonl(0x0a000001); /* IPv4 bytes under family 6 */
+	assert_false(ufi_name_valid(&m));
+	m = n, m.family = 4; /* IPv6 bytes under family 4 */
+	assert_false(ufi_name_valid(&m));
+	m = n, m.port = 0;
+	assert_false(ufi_name_valid(&m));
+
+	/* the string form */
+	m = n, m.flags = UFI_NAME_F_ROUTED;
+	assert_int_equal(ufi_name_to_str(&m, s, sizeof(s)), 108);
+	assert_string_equal(s, "fi_unet://02:00:00:00:00:0a/ep=00003/"
+			       "[fd01:0000:0000:0000:0000:0000:0000:0001]/064:47000/f=01/nonce=0123abcd");
+	assert_int_equal(ufi_name_from_str(s, &c), 0);
+	assert_memory_equal(&c, &m, UFI_NAME_LEN);
+	assert_int_equal(ufi_name_to_str(&m, s, 108), -FI_ETOOSMALL);
+	static const char *const bad[] = {
+		/* another spelling of a good name: one spelling only */
+		"fi_unet://02:00:00:00:00:0a/ep=00003/[fd01::1]/064:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00003/"
+		"[fd01:0000:0000:0000:0000:0000:0000:0001]/64:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00003/"
+		"[FD01:0000:0000:0000:0000:0000:0000:0001]/064:47000/f=00/nonce=0123abcd",
+		/* bad fields */
+		"fi_unet://02:00:00:00:00:0a/ep=00003/"
+		"[fd01:0000:0000:0000:0000:0000:0000:0001]/129:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00003/"
+		"[fe80:0000:0000:0000:0000:0000:0000:0001]/064:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00003/"
+		"[ff02:0000:0000:0000:0000:0000:0000:0001]/064:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00003/"
+		"[fd01:0000:0000:0000:0000:0000:0000:0000]/064:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00003/"
+		"[fd01:0000:0000:0000:0000:0000:0000:0001]/064:00000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00003/"
+		"[fd01:0000:0000:0000:0000:0000:0000:0001]/064:47000/f=02/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00003/"
+		"[fd01:0000:0000:0000:0000:0000:0000:0001]/064:47000/f=00/nonce=0123abcdx",
+		"fi_unet://02:00:00:00:00:0a/ep=00003/"
+		"[fd01:0000:0000:0000:0000:0000:0000:0001%eth0]/064:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00003/"
+		"[fd01:0000:0000:0000:0000:0000:0000:0001/064:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00003/"
+		"[fd01:0000:0000:0000:0000:0000:0000:0000:0001]/064:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00003/[]/064:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00003/[010.201.000.001]/24:47000/f=00/nonce=0123abcd",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (ufi_name_from_str(bad[i], &c) == 0)
+			fail_msg("taken: %s", bad[i]);
+
+	/* the channel's kind: the longer prefix decides, as for IPv4 */
+	m = name6_at("fd01::2", 64);
+	assert_false(ufi_name_routed(&n, &m));
+	assert_false(ufi_name_routed(&m, &n));
+	c = name6_at("fd02::2", 64);
+	assert_true(ufi_name_routed(&n, &c));
+	assert_true(ufi_name_routed(&c, &n));
+	m = name6_at("fd01::1:2", 112); /* on n's /64, not within a /112 */
+	assert_true(ufi_name_routed(&n, &m));
+	assert_true(ufi_name_routed(&m, &n));
+	m = name6_at("fd01::3", 127); /* fd01::2/127 holds ::2 and ::3, not ::1 */
+	assert_true(ufi_name_routed(&n, &m));
+	m = name6_at("fd01::0", 127);
+	assert_false(ufi_name_routed(&n, &m));
+	m = name6_at("fd01::2", 64);
+	m.flags = UFI_NAME_F_ROUTED;
+	assert_true(ufi_name_routed(&n, &m));
+	assert_true(ufi_name_routed(&m, &n));
+	/* families that differ never share a raw channel (nor any) */
+	c = name_at("10.201.0.1", 24);
+	assert_true(ufi_name_routed(&n, &c));
+	assert_true(ufi_name_routed(&c, &n));
+}
+
+/* Binary names from outside: the 40-byte form, and the 24-byte one of
+ * version 1 (IPv4) converted; anything else refused, nothing read past
+ * the slot (each in a heap block of its exact size: ASan). */
+static void test_name_bin(void **state)
+{
+	struct ufi_name v4 = name_at("10.201.0.1", 24), v6 = name6_at("fd01::1", 64), n;
+	uint8_t v1[UFI_NAME_V1_LEN];
+	uint8_t *d;
+
+	(void)state;
+	/* version 1 as an older provider gave it: byte 2 is 1, byte 19 0 */
+	memcpy(v1, &v4, sizeof(v1));
+	v1[2] = 1;
+	v1[19] = 0;
+	assert_int_equal(ufi_name_bin_len(v1), UFI_NAME_V1_LEN);
+	assert_int_equal(ufi_name_bin_len(&v4), UFI_NAME_LEN);
+	d = malloc(sizeof(v1));
+	assert_non_null(d);
+	memcpy(d, v1, sizeof(v1));
+	assert_int_equal(ufi_name_from_bin(d, sizeof(v1), &n), 0);
+	assert_memory_equal(&n, &v4, UFI_NAME_LEN);
+	d[19] = 4; /* its reserved byte set */
+	assert_int_equal(ufi_name_from_bin(d, sizeof(v1), &n), -FI_EINVAL);
+	d[19] = 0, d[2] = 2; /* version 2 in a 24-byte slot */
+	assert_int_equal(ufi_name_from_bin(d, sizeof(v1), &n), -FI_EINVAL);
+	d[2] = 1, d[18] = 33; /* its fields checked as ever */
+	assert_int_equal(ufi_name_from_bin(d, sizeof(v1), &n), -FI_EINVAL);
+	free(d);
+
+	d = malloc(UFI_NAME_LEN);
+	assert_non_null(d);
+	memcpy(d, &v6, UFI_NAME_LEN);
+	assert_int_equal(ufi_name_from_bin(d, UFI_NAME_LEN, &n), 0);
+	assert_memory_equal(&n, &v6, UFI_NAME_LEN);
+	memcpy(d, &v4, UFI_NAME_LEN);
+	assert_int_equal(ufi_name_from_bin(d, UFI_NAME_LEN, &n), 0);
+	assert_memory_equal(&n, &v4, UFI_NAME_LEN);
+	d[2] = 1; /* version 1 in a 40-byte slot */
+	assert_int_equal(ufi_name_from_bin(d, UFI_NAME_LEN, &n), -FI_EINVAL);
+	assert_int_equal(n.version, 0); /* zeroed, refused */
+	/* other lengths */
+	for (size_t len = 0; len <= UFI_NAME_LEN + 1; len++)
+		if (len != UFI_NAME_V1_LEN && len != UFI_NAME_LEN)
+			assert_int_equal(ufi_name_from_bin(d, len, &n), -FI_EINVAL);
+	/* each refusal says why (the AV's warning) */
+	assert_non_null(strstr(ufi_name_bin_why(d, 41), "length"));
+	assert_non_null(strstr(ufi_name_bin_why(d, UFI_NAME_LEN), "version"));
+	memcpy(d, &v6, UFI_NAME_LEN);
+	assert_null(ufi_name_bin_why(d, UFI_NAME_LEN));
+	d[19] = 4;
+	assert_non_null(strstr(ufi_name_bin_why(d, UFI_NAME_LEN), "IPv6 address bytes"));
+	d[19] = 5;
+	assert_non_null(strstr(ufi_name_bin_why(d, UFI_NAME_LEN), "family"));
+	d[19] = 6, d[18] = 129;
+	assert_non_null(strstr(ufi_name_bin_why(d, UFI_NAME_LEN), "1-128"));
+	d[18] = 64, d[24] = 0xfe, d[25] = 0x80;
+	assert_non_null(strstr(ufi_name_bin_why(d, UFI_NAME_LEN), "link-local"));
+	free(d);
+	n = v4, n.ip6[0] = 1;
+	assert_non_null(strstr(ufi_name_why(&n), "IPv6 address bytes"));
+	n = v4, n.prefix = 0;
+	assert_non_null(strstr(ufi_name_why(&n), "1-32"));
+	n = v6, n.ip = 1;
+	assert_non_null(strstr(ufi_name_why(&n), "IPv4 address bytes"));
+	n = v6, n.port = 0;
+	assert_non_null(strstr(ufi_name_why(&n), "port"));
+	d = malloc(UFI_NAME_V1_LEN);
+	assert_non_null(d);
+	memcpy(d, v1, UFI_NAME_V1_LEN);
+	d[19] = 1;
+	assert_non_null(strstr(ufi_name_bin_why(d, UFI_NAME_V1_LEN), "reserved"));
+	free(d);
+}
+
+/* A HELLO over IPv6: taken only from the address and port its sender's
+ * IPv6 name gives, with the IPv6 address length and family. */
+static void test_hello6(void **state)
+{
+	struct ufi_name self = name6_at("fd02::2", 64), from = name6_at("fd01::1", 64);
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons(47000) };
+	struct sockaddr_in sa4 = { .sin_family = AF_INET, .sin_port = htons(47000) };
+	uint8_t b[HELLO_LEN];
+	struct ufi_hello h;
+	struct sockaddr_in6 t;
+
+	(void)state;
+	self.nonce = 0x11;
+	memcpy(sa.sin6_addr.s6_addr, from.ip6, 16);
+	hello_build(b, &from, &self, 2000, 0, 0x5eed, 0);
+	assert_int_equal(ufi_hello_parse(&self, b, sizeof(b), (const struct sockaddr *)&sa,
+					 sizeof(sa), &h), 0);
+	assert_memory_equal(&h.from, &from, UFI_NAME_LEN);
+	assert_int_equal(h.from_tag, 2000);
+	t = sa, t.sin6_port = htons(47001);
+	assert_int_equal(ufi_hello_parse(&self, b, sizeof(b), (const struct sockaddr *)&t,
+					 sizeof(t), &h), -EPROTO);
+	t = sa, t.sin6_addr.s6_addr[15] ^= 1;
+	assert_int_equal(ufi_hello_parse(&self, b, sizeof(b), (const struct sockaddr *)&t,
+					 sizeof(t), &h), -EPROTO);
+	t = sa, t.sin6_family = AF_INET;
+	assert_int_equal(ufi_hello_parse(&self, b, sizeof(b), (const struct sockaddr *)&t,
+					 sizeof(t), &h), -EPROTO);
+	assert_int_equal(ufi_hello_parse(&self, b, sizeof(b), (const struct sockaddr *)&sa,
+					 sizeof(sa) - 1, &h), -EPROTO);
+	assert_int_equal(ufi_hello_parse(&self, b, sizeof(b), (const struct sockaddr *)&sa,
+					 sizeof(sa4), &h), -EPROTO);
+	/* an IPv4 source for an IPv6 name */
+	assert_int_equal(ufi_hello_parse(&self, b, sizeof(b), (const struct sockaddr *)&sa4,
+					 sizeof(sa4), &h), -EPROTO);
+	/* an IPv6 name whose sender claims the IPv4 family of the same bytes */
+	from.family = 4;
+	hello_build(b, &from, &self, 2000, 0, 0x5eed, 0);
+	assert_int_equal(ufi_hello_parse(&self, b, sizeof(b), (const struct sockaddr *)&sa,
+					 sizeof(sa), &h), -EPROTO);
+}
+
+/* A peer of the other family: no tag reserved, no HELLO sent (our
+ * setup socket cannot reach it); it fails at once with EAFNOSUPPORT. */
+static void test_family_mismatch(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	(void)state;
+	assert_non_null(f);
+	fx_init(f);
+	f->ep.name = f->a.name; /* IPv4 (fx_init) */
+	f->ep.name.mac[5] = 0x01;
+	f->ep.udp_fd = -1;
+	f->a.name = name6_at("fd02::2", 64);
+	f->a.state = UFI_PEER_IDLE;
+	f->a.ltag = 0;
+	ufi_conn_start(&f->ep, &f->a);
+	assert_int_equal(f->a.state, UFI_PEER_FAILED);
+	assert_int_equal(f->a.err, -EAFNOSUPPORT);
+	assert_int_equal(f->a.ltag, 0);
+	assert_int_equal(f->ep.connecting, 0);
+	fx_free(f);
+	free(f);
+}
+
+/*
+ * Seeded fuzz of the names a peer or launcher hands us: valid IPv4,
+ * IPv6 and version-1 names, mutated at the bytes that matter (version,
+ * family, prefix, address, the other family's bytes) or anywhere, in
+ * slots of the right and the wrong length, each in a heap block of its
+ * exact size (ASan sees a read past it); ufi_name_from_bin must agree
+ * with the rules written out again (name_model).  Then their string
+ * forms, mutated: a string taken is a valid name that prints back to
+ * exactly that string (IPv6) and parses to the same name again.
+ */
+#define FUZZ_NAME_SEED 0x6e616d657366757aull /* "namesfuz" */
+#define FUZZ_NAMES 60000
+
+static void test_fuzz_names(void **state)
+{
+	uint64_t seed = fuzz_seed(FUZZ_NAME_SEED), rng = seed, n = fuzz_count(FUZZ_NAMES);
+	const struct ufi_name base[3] = { name_at("10.201.0.1", 24), name6_at("fd01::1", 64),
+					  name6_at("2001:db8::77", 120) };
+	uint64_t taken_bin = 0, taken_str = 0;
+	static const uint8_t hot[] = { 2, 3, 12, 15, 18, 19, 24, 25, 39 };
+	struct timespec t0;
+
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	print_message("fabric name fuzz: seed %#llx (UNET_FUZZ_SEED), %llu names "
+		      "(UNET_FUZZ_COUNT)\n",
+		      (unsigned long long)seed, (unsigned long long)n);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t r = fuzz_next(&rng);
+		uint8_t b[UFI_NAME_LEN];
+		size_t len = UFI_NAME_LEN;
+		struct ufi_name got, want;
+		bool ok;
+		uint8_t *d;
+
+		memcpy(b, &base[r % 3], sizeof(b));
+		if ((r >> 2) % 4 == 0) { /* version 1 */
+			len = UFI_NAME_V1_LEN;
+			b[2] = 1;
+			b[19] = 0;
+		}
+		for (unsigned int k = 0, nm = (unsigned int)((r >> 4) % 4); k < nm; k++) {
+			uint64_t x = fuzz_next(&rng);
+			size_t at = x % 2 ? hot[(x >> 8) % sizeof(hot)] : (x >> 8) % UFI_NAME_LEN;
+
+			if ((x >> 16) % 4 == 0)
+				b[at] = (uint8_t)(x >> 24);
+			else if ((x >> 16) % 4 == 1)
+				b[at] = (uint8_t[]){ 0, 1, 2, 4, 6, 32, 33, 127, 128, 129, 255 }[(x >> 24) % 11];
+			else
+				b[at] ^= (uint8_t)(1u << ((x >> 24) % 8));
+		}
+		if ((r >> 8) % 16 == 0) /* the slot cut or longer */
+			len = (r >> 12) % (UFI_NAME_LEN + 2);
+		d = malloc(len ? len : 1);
+		assert_non_null(d);
+		memcpy(d, b, len < sizeof(b) ? len : sizeof(b));
+		if (len > sizeof(b))
+			memset(d + sizeof(b), 0, len - sizeof(b));
+		memset(&want, 0, sizeof(want));
+		if (len == UFI_NAME_V1_LEN && b[2] == 1 && b[19] == 0) {
+			memcpy(&want, b, UFI_NAME_V1_LEN);
+			want.version = 2;
+			want.family = 4;
+			ok = name_model(&want);
+		} else if (len == UFI_NAME_LEN) {
+			memcpy(&want, b, UFI_NAME_LEN);
+			ok = name_model(&want);
+		} else {
+			ok = false;
+		}
+		if ((ufi_name_from_bin(d, len, &got) == 0) != ok)
+			fail_msg("name %llu (%zu bytes): taken %s, the rules say %s "
+				 "(replay: UNET_FUZZ_SEED=%#llx)",
+				 (unsigned long long)i, len, ok ? "no" : "yes", ok ? "yes" : "no",
+				 (unsigned long long)seed);
+		free(d);
+		if (!ok)
+			continue;
+		taken_bin++;
+		assert_memory_equal(&got, &want, UFI_NAME_LEN);
+
+		/* its string form, one character changed or the end cut */
+		char s[UFI_STR_LEN], back[UFI_STR_LEN];
+		int sl = ufi_name_to_str(&got, s, sizeof(s));
+		struct ufi_name sn, again;
+
+		assert_true(sl > 0);
+		if ((r >> 20) % 2) {
+			uint64_t x = fuzz_next(&rng);
+			size_t at = (x >> 8) % (size_t)sl;
+
+			if (x % 3 == 0)
+				s[at] = '\0';
+			else
+				s[at] = "0123456789abcdef:[]./f%x"[(x >> 16) % 24];
+		}
+		d = (uint8_t *)strdup(s);
+		assert_non_null(d);
+		if (ufi_name_from_str((const char *)d, &sn) == 0) {
+			taken_str++;
+			assert_true(ufi_name_valid(&sn));
+			assert_true(ufi_name_to_str(&sn, back, sizeof(back)) > 0);
+			if (sn.family == 6)
+				assert_string_equal(back, s);
+			assert_int_equal(ufi_name_from_str(back, &again), 0);
+			assert_memory_equal(&again, &sn, UFI_NAME_LEN);
+		}
+		free(d);
+	}
+	print_message("fabric name fuzz: %llu binary and %llu string names taken, %.2f s\n",
+		      (unsigned long long)taken_bin, (unsigned long long)taken_str, secs_since(&t0));
+	assert_true(taken_bin > 0 && taken_str > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1464,6 +1861,11 @@ int main(void)
 		cmocka_unit_test(test_ux_bounded),
 		cmocka_unit_test(test_hello_spoofed),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_names6),
+		cmocka_unit_test(test_name_bin),
+		cmocka_unit_test(test_hello6),
+		cmocka_unit_test(test_family_mismatch),
+		cmocka_unit_test(test_fuzz_names),
 	};
 
 	return cmocka_run_group_tests_name("fabric_proto", tests, NULL, NULL);
