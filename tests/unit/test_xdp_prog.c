@@ -344,9 +344,10 @@ static void expect_run(const uint8_t *pkt, uint32_t n, const struct xdp_md *ctx,
 	check_delta(&before, want);
 }
 
-/* A frame the program must leave to the kernel: XDP_PASS, counted as
- * pass, and not a byte changed. */
-static void expect_pass_untouched(const uint8_t *pkt, uint32_t n)
+/* A frame the program must leave to the kernel when it arrives as ctx
+ * says (NULL: queue 0 of lo): XDP_PASS, counted as pass (and nothing
+ * else), and not a byte changed. */
+static void expect_pass_untouched_on(const uint8_t *pkt, uint32_t n, const struct xdp_md *ctx)
 {
 	uint8_t out[2048];
 	uint32_t out_len = sizeof(out), ret = 0xdead;
@@ -354,11 +355,16 @@ static void expect_pass_untouched(const uint8_t *pkt, uint32_t n)
 
 	assert_true(n <= sizeof(out));
 	read_snap(&before);
-	assert_int_equal(run_prog(pkt, n, NULL, &ret, out, &out_len), 0);
+	assert_int_equal(run_prog(pkt, n, ctx, &ret, out, &out_len), 0);
 	assert_int_equal(ret, XDP_PASS);
 	assert_int_equal(out_len, n);
 	assert_memory_equal(out, pkt, n);
 	check_delta(&before, &want);
+}
+
+static void expect_pass_untouched(const uint8_t *pkt, uint32_t n)
+{
+	expect_pass_untouched_on(pkt, n, NULL);
 }
 
 static void expect_spec(const struct frame_spec *s, uint32_t verdict, const struct snap *want)
@@ -649,6 +655,7 @@ static int add_chan_fixture(void)
 
 struct chan_spec {
 	uint32_t saddr;
+	uint32_t daddr;	     /* 0: UDP_DST */
 	uint16_t sport, dport;
 	uint8_t version, ihl;
 	uint16_t frag;	     /* frag_off field */
@@ -705,8 +712,8 @@ static uint32_t build_chan(uint8_t *buf, size_t cap, const struct chan_spec *c)
 	buf[ip + 9] = 17;
 	put16(buf + ip + 12, (uint16_t)(c->saddr >> 16));
 	put16(buf + ip + 14, (uint16_t)c->saddr);
-	put16(buf + ip + 16, (uint16_t)(UDP_DST >> 16));
-	put16(buf + ip + 18, (uint16_t)UDP_DST);
+	put16(buf + ip + 16, (uint16_t)((c->daddr ? c->daddr : UDP_DST) >> 16));
+	put16(buf + ip + 18, (uint16_t)(c->daddr ? c->daddr : UDP_DST));
 	udp = ip + hl;
 	put16(buf + udp, c->sport);
 	put16(buf + udp + 2, c->dport);
@@ -923,6 +930,7 @@ static int add_chan6_fixture(void)
 
 struct chan6_spec {
 	uint8_t saddr[16];
+	const uint8_t *daddr; /* NULL: CHAN6_DST */
 	uint16_t sport, dport;
 	uint8_t version;
 	uint8_t ext;	      /* an extension header before UDP: 0 none, else its
@@ -963,7 +971,7 @@ static uint32_t build_chan6(uint8_t *buf, size_t cap, const struct chan6_spec *c
 	buf[ip + 6] = ext ? c->ext : 17;
 	buf[ip + 7] = 64;
 	memcpy(buf + ip + 8, c->saddr, 16);
-	memcpy(buf + ip + 24, CHAN6_DST, 16);
+	memcpy(buf + ip + 24, c->daddr ? c->daddr : CHAN6_DST, 16);
 	if (ext) {
 		buf[ip + 40] = 17; /* next: UDP; length 0 (8 bytes) */
 		put16(buf + ip + 42, c->frag_off);
@@ -1166,6 +1174,248 @@ static void test_chan6_other_traffic_passed(void **state)
 	c = chan6_good();
 	c.version = 4;
 	expect_pass_untouched(buf, build_chan6(buf, sizeof(buf), &c));
+}
+
+/* ---- Transit: the destination address (bpf/xdp_dest.h) ------------------------- */
+
+/*
+ * A host that forwards: unetq0 (the veth of setup_multiqueue_dev) with
+ * forwarding on, 10.9.0.1/24 and fd00:9::1/64 its own, 10.8.0.1/24 and
+ * fd00:8::1/64 on its peer unetq1 (another interface of this host), and
+ * reject routes to 203.0.113.0/24 and 2001:db8:66::/48.  Frames are run
+ * as arriving on unetq0.  Taken down again by transit_teardown, so the
+ * other cases see the namespace as before.
+ */
+#define TR_OURS 0x0a090001u	 /* 10.9.0.1 */
+#define TR_FOREIGN 0x0a09004du	 /* 10.9.0.77: on the link, another host's */
+#define TR_SUBNET_BCAST 0x0a0900ffu /* 10.9.0.255 */
+#define TR_OTHER_IF 0x0a080001u	 /* 10.8.0.1, on unetq1 */
+#define TR_REJECTED 0xcb007105u	 /* 203.0.113.5 */
+static const uint8_t TR6_OURS[16] = { 0xfd, 0, 0, 9, [15] = 1 };
+static const uint8_t TR6_FOREIGN[16] = { 0xfd, 0, 0, 9, [15] = 0x77 };
+static const uint8_t TR6_OTHER_IF[16] = { 0xfd, 0, 0, 8, [15] = 1 };
+static const uint8_t TR6_REJECTED[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0x66, [15] = 5 };
+static const uint8_t TR6_LINK_LOCAL[16] = { 0xfe, 0x80, [15] = 0x77 };
+static const uint8_t TR6_MCAST[16] = { 0xff, 0x02, [15] = 1 };
+
+static int sh(const char *cmd)
+{
+	int st = system(cmd);
+
+	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static int set_forwarding(const char *family, const char *ifname, int on)
+{
+	char path[128];
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/%s/conf/%s/forwarding", family, ifname);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	err = fprintf(f, "%d\n", on) < 0;
+	return fclose(f) || err ? -1 : 0;
+}
+
+static void transit_setup(struct xdp_md *ctx)
+{
+	need_prog();
+	if (!g.mq_ifindex) {
+		print_message("SKIP: cannot create a veth (ip link add ... type veth)\n");
+		skip();
+	}
+	/* what a failed case before may have left */
+	(void)sh("{ ip addr flush dev unetq0; ip addr flush dev unetq1; "
+		 "ip route del prohibit 203.0.113.0/24; ip -6 route del prohibit 2001:db8:66::/48; "
+		 "} 2>/dev/null");
+	if (sh("ip link set unetq0 up && ip link set unetq1 up && "
+	       "ip addr add 10.9.0.1/24 dev unetq0 && ip addr add 10.8.0.1/24 dev unetq1 && "
+	       "ip addr add fd00:9::1/64 dev unetq0 nodad && "
+	       "ip addr add fd00:8::1/64 dev unetq1 nodad && "
+	       "ip route add prohibit 203.0.113.0/24 && ip -6 route add prohibit 2001:db8:66::/48") ||
+	    set_forwarding("ipv4", "unetq0", 1) || set_forwarding("ipv6", "unetq0", 1))
+		fail_msg("cannot set up the forwarding veth (ip addr/route, forwarding sysctls)");
+	*ctx = (struct xdp_md){ .ingress_ifindex = (uint32_t)g.mq_ifindex };
+}
+
+static void transit_teardown(void)
+{
+	assert_int_equal(set_forwarding("ipv4", "unetq0", 0), 0);
+	assert_int_equal(set_forwarding("ipv6", "unetq0", 0), 0);
+	assert_int_equal(sh("ip addr flush dev unetq0 && ip addr flush dev unetq1 && "
+			    "ip route del prohibit 203.0.113.0/24 && "
+			    "ip -6 route del prohibit 2001:db8:66::/48 && "
+			    "ip link set unetq0 down && ip link set unetq1 down"),
+			 0);
+}
+
+/*
+ * IPv4, on the forwarding interface: a channel's frame (its tag, its
+ * peer's address, port and tag: everything right) to another host's
+ * address is transit -- passed untouched and counted as passed, never
+ * delivered or dropped -- and so is one that is malformed too, and one to
+ * an address a reject route covers (the kernel's to refuse).  To our
+ * address, to our address on another interface (the weak host model the
+ * kernel follows), and to our subnet's broadcast address the frame is
+ * ours as before.  With forwarding off nothing is transit.
+ */
+static void test_chan_transit_passed(void **state)
+{
+	struct chan_spec c = chan_good();
+	struct snap want = one(UNET_CTR_DROP_WRONG_SRC);
+	struct xdp_md ctx;
+	uint8_t buf[256];
+
+	(void)state;
+	transit_setup(&ctx);
+	want.ch[W_CHAN].drop_wrong_src = 1;
+	/* ours: a spoofed source port is caught by the channel's check (a
+	 * verdict that needs no socket), a good frame delivered */
+	c.daddr = TR_OURS;
+	c.sport = CHAN_PEER_PORT + 1;
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR_OTHER_IF;
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR_SUBNET_BCAST;
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	if (g.xsk_ok) {
+		struct snap del = one(UNET_CTR_DELIVERED);
+
+		c = chan_good();
+		c.daddr = TR_OURS;
+		del.ifc[UNET_CTR_CHAN_DELIVERED] = 1;
+		del.ch[W_CHAN].delivered = 1;
+		del.ch[W_CHAN].delivered_bytes = 40;
+		expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_REDIRECT, &del);
+	}
+	/* transit: good, malformed, or covered by a reject route */
+	c = chan_good();
+	c.daddr = TR_FOREIGN;
+	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
+	c.csum = 0x1234;
+	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
+	c = chan_good();
+	c.daddr = TR_FOREIGN;
+	c.ihl = 6;
+	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
+	c = chan_good();
+	c.daddr = TR_FOREIGN;
+	c.frag = 0x2000;
+	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
+	c = chan_good();
+	c.daddr = TR_REJECTED;
+	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
+	/* forwarding off on the interface: the kernel would drop a frame for
+	 * an address it does not have, nothing transits; ours as before */
+	assert_int_equal(set_forwarding("ipv4", "unetq0", 0), 0);
+	c = chan_good();
+	c.daddr = TR_FOREIGN;
+	c.sport = CHAN_PEER_PORT + 1;
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	transit_teardown();
+}
+
+/* Multicast and broadcast destinations are never a channel's, forwarding
+ * or not (here on lo, which does not forward): passed untouched. */
+static void test_chan_group_destination_passed(void **state)
+{
+	static const uint32_t dsts[] = { 0xe0000001u, 0xef010203u, 0xffffffffu, 0x7f000001u };
+	struct chan_spec c;
+	uint8_t buf[256];
+
+	(void)state;
+	need_prog();
+	for (size_t i = 0; i < sizeof(dsts) / sizeof(dsts[0]); i++) {
+		c = chan_good();
+		c.daddr = dsts[i];
+		expect_pass_untouched(buf, build_chan(buf, sizeof(buf), &c));
+	}
+	{
+		uint32_t n;
+
+		/* 0.0.0.0 (chan_spec's 0 means UDP_DST: written here) */
+		c = chan_good();
+		n = build_chan(buf, sizeof(buf), &c);
+		memset(buf + 14 + 16, 0, 4);
+		expect_pass_untouched(buf, n);
+	}
+	/* and to UDP_DST, which lo's namespace has no route to: ours */
+	{
+		struct snap want = one(UNET_CTR_DROP_WRONG_SRC);
+
+		c = chan_good();
+		c.sport = CHAN_PEER_PORT + 1;
+		want.ch[W_CHAN].drop_wrong_src = 1;
+		expect_chan(&c, XDP_DROP, &want);
+	}
+}
+
+/* IPv6, as test_chan_transit_passed: another host's address, a reject
+ * route's, a multicast group's -> passed untouched (behind an extension
+ * header too, which is not counted as drop_ip6_exthdr); our address, ours
+ * on another interface, a link-local one (never forwarded) -> ours. */
+static void test_chan6_transit_passed(void **state)
+{
+	struct chan6_spec c = chan6_good();
+	struct snap want = one(UNET_CTR_DROP_WRONG_SRC);
+	struct xdp_md ctx;
+	uint8_t buf[256];
+
+	(void)state;
+	transit_setup(&ctx);
+	want.ch[W_CHAN6].drop_wrong_src = 1;
+	c.sport = CHAN_PEER_PORT + 1;
+	c.daddr = TR6_OURS;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR6_OTHER_IF;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR6_LINK_LOCAL;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	if (g.xsk_ok) {
+		struct snap del = one(UNET_CTR_DELIVERED);
+
+		c = chan6_good();
+		c.daddr = TR6_OURS;
+		del.ifc[UNET_CTR_CHAN_DELIVERED] = 1;
+		del.ch[W_CHAN6].delivered = 1;
+		del.ch[W_CHAN6].delivered_bytes = 40;
+		expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_REDIRECT, &del);
+	}
+	/* ours behind an extension header: dropped as before */
+	c = chan6_good();
+	c.daddr = TR6_OURS;
+	c.ext = 44; /* a first fragment: offset 0, M set */
+	c.frag_off = 0x0001;
+	want = one(UNET_CTR_DROP_IP6_EXTHDR);
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	/* transit */
+	c = chan6_good();
+	c.daddr = TR6_FOREIGN;
+	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c), &ctx);
+	c.csum = 0;
+	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c), &ctx);
+	c = chan6_good();
+	c.daddr = TR6_FOREIGN;
+	c.ext = 44;
+	c.frag_off = 0x0001;
+	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c), &ctx);
+	c = chan6_good();
+	c.daddr = TR6_REJECTED;
+	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c), &ctx);
+	c.daddr = TR6_MCAST;
+	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c), &ctx);
+	expect_pass_untouched(buf, build_chan6(buf, sizeof(buf), &c));
+	/* forwarding off: nothing transits */
+	assert_int_equal(set_forwarding("ipv6", "unetq0", 0), 0);
+	c = chan6_good();
+	c.daddr = TR6_FOREIGN;
+	c.sport = CHAN_PEER_PORT + 1;
+	want = one(UNET_CTR_DROP_WRONG_SRC);
+	want.ch[W_CHAN6].drop_wrong_src = 1;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	transit_teardown();
 }
 
 /* The layout the program and this file both assume (bpf/unet_abi.h). */
@@ -3657,6 +3907,9 @@ int main(void)
 		cmocka_unit_test(test_chan_bad_headers_dropped),
 		cmocka_unit_test(test_chan_other_traffic_passed),
 		cmocka_unit_test(test_chan_port_configurable),
+		cmocka_unit_test(test_chan_transit_passed),
+		cmocka_unit_test(test_chan_group_destination_passed),
+		cmocka_unit_test(test_chan6_transit_passed),
 		cmocka_unit_test(test_chan6_good_delivered),
 		cmocka_unit_test(test_chan6_spoofed_source_dropped),
 		cmocka_unit_test(test_chan6_kind_mismatch_dropped),
