@@ -1418,6 +1418,337 @@ static void test_chan6_transit_passed(void **state)
 	transit_teardown();
 }
 
+/* ---- Routable channels over IPv6: fuzz ------------------------------------------ */
+
+static void set_drop_ppm(uint32_t ppm);
+
+/* A channel entry as the program sees it (the map, read once before the
+ * fuzz: the model must not depend on the program). */
+struct fz6_chan {
+	bool present, current; /* in unet_channels; its owner_token the slot's */
+	struct unet_channel_val v;
+};
+
+static struct fz6_chan *fz6_chans; /* indexed by tag */
+
+static void fz6_snapshot(void)
+{
+	int cfd = bpf_map__fd(g.skel->maps.unet_channels);
+	int efd = bpf_map__fd(g.skel->maps.unet_endpoints);
+	uint32_t key, next, *prev = NULL;
+
+	fz6_chans = calloc(65536, sizeof(*fz6_chans));
+	assert_non_null(fz6_chans);
+	while (bpf_map_get_next_key(cfd, prev, &next) == 0) {
+		struct fz6_chan *c = &fz6_chans[next & 0xffff];
+		struct unet_endpoint_val ev;
+
+		key = next;
+		prev = &key;
+		if (next > 0xffff || bpf_map_lookup_elem(cfd, &key, &c->v))
+			continue;
+		c->present = true;
+		c->current = bpf_map_lookup_elem(efd, &c->v.endpoint, &ev) == 0 &&
+			     ev.token == c->v.owner_token;
+	}
+}
+
+static bool fz6_in(const uint8_t *a, const uint8_t *p, unsigned int bytes)
+{
+	return memcmp(a, p, bytes) == 0;
+}
+
+/*
+ * Whether a datagram to the channel port from s to d, arriving on the
+ * forwarding veth of transit_setup, is this host's (1) or not (0):
+ * bpf/xdp_dest.h and the kernel's IPv6 FIB written out for that
+ * namespace.  Multicast, unspecified, loopback: never.  A link-local,
+ * multicast or loopback source or destination: never forwarded, so the
+ * kernel keeps it.  2001:db8:66::/48: a reject route.  fd00:9::/64 on the
+ * forwarding veth (fd00:9::1 ours, fd00:9:: its subnet-router anycast
+ * address) and fd00:8::/64 on the other (fd00:8::1 ours): forwarded.
+ * Anything else has no route: kept.
+ */
+static int fz6_dest_ours(const uint8_t *s, const uint8_t *d)
+{
+	static const uint8_t zero[16], lo[16] = { [15] = 1 }, anycast9[16] = { 0xfd, 0, 0, 9 };
+	bool s_strict = s[0] == 0xff || (s[0] == 0xfe && (s[1] & 0xc0) == 0x80) || !memcmp(s, lo, 16);
+
+	if (d[0] == 0xff || !memcmp(d, zero, 16) || !memcmp(d, lo, 16))
+		return 0;
+	if ((d[0] == 0xfe && (d[1] & 0xc0) == 0x80) || s_strict)
+		return 1;
+	if (fz6_in(d, TR6_REJECTED, 6))
+		return 0;
+	if (!memcmp(d, TR6_OURS, 16) || !memcmp(d, TR6_OTHER_IF, 16) || !memcmp(d, anycast9, 16))
+		return 1;
+	if (fz6_in(d, TR6_OURS, 8) || fz6_in(d, TR6_OTHER_IF, 8))
+		return 0;
+	return 1;
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/*
+ * What bpf/xdp_chan6.h, xdp_dest.h and xdp_unet.h document, written out
+ * again from the frame's bytes: the interface counter an IPv6 frame of n
+ * bytes (arriving on transit_setup's veth, queue 0) is counted under --
+ * UNET_CTR_PASS for everything left to the kernel (no frame the
+ * generator makes reaches a UDP/IPv6 or TCP/IPv6 port of U-Net's), else
+ * the drop's counter or UNET_CTR_DELIVERED.  *tag is set to the channel
+ * a frame reached the tag lookup for (0: none).
+ */
+static enum unet_if_counter fz6_model(const uint8_t *f, uint32_t n, uint16_t *tag)
+{
+	const uint8_t *ip = f + 14, *udp = ip + 40, *uh = udp + 8;
+	const struct fz6_chan *c;
+	uint32_t plen, len;
+	uint8_t nh;
+
+	*tag = 0;
+	if (get16(f + 12) != 0x86dd || n < 14 + 40 || (ip[0] >> 4) != 6)
+		return UNET_CTR_PASS;
+	nh = ip[6];
+	if (nh != 17) {
+		/* ip6_walk_exthdrs: up to 4 hop-by-hop, routing, destination
+		 * options or first-fragment headers inside the frame */
+		uint32_t p = 14 + 40;
+
+		if (nh != 0 && nh != 43 && nh != 60 && nh != 44)
+			return UNET_CTR_PASS; /* not walked (ESP, ...): or not an extension */
+		for (int i = 0; i < 4; i++) {
+			if (nh == 0 || nh == 43 || nh == 60) {
+				if (p + 2 > n)
+					return UNET_CTR_PASS;
+				nh = f[p];
+				p += (f[p + 1] + 1u) * 8;
+			} else if (nh == 44) {
+				if (p + 8 > n || (get16(f + p + 2) & 0xfff8))
+					return UNET_CTR_PASS;
+				nh = f[p];
+				p += 8;
+			} else {
+				break;
+			}
+		}
+		if (nh != 17 || p + 4 > n || get16(f + p + 2) != UNET_CHAN_PORT_DEFAULT)
+			return UNET_CTR_PASS;
+		return fz6_dest_ours(ip + 8, ip + 24) ? UNET_CTR_DROP_IP6_EXTHDR : UNET_CTR_PASS;
+	}
+	if (14 + 40 + 4 > n || get16(udp + 2) != UNET_CHAN_PORT_DEFAULT)
+		return UNET_CTR_PASS;
+	if (!fz6_dest_ours(ip + 8, ip + 24))
+		return UNET_CTR_PASS;
+	plen = get16(ip + 4);
+	if (plen < 8 || 14 + 40 + plen > n || 14 + 40 + 8 > n)
+		return UNET_CTR_DROP_CHAN_IP;
+	if (get16(udp + 4) != plen)
+		return UNET_CTR_DROP_CHAN_UDPLEN;
+	if (!get16(udp + 6))
+		return UNET_CTR_DROP_CHAN_CSUM;
+	if (14 + 40 + 16 > n)
+		return UNET_CTR_DROP_MALFORMED;
+	len = get16(uh + 6);
+	if (len + 16 != plen)
+		return UNET_CTR_DROP_CHAN_UDPLEN;
+	if (uh[0] != UNET_WIRE_VERSION)
+		return UNET_CTR_DROP_VERSION;
+	if (!len || 14 + 40 + 16 + len > n)
+		return UNET_CTR_DROP_MALFORMED;
+	*tag = get16(uh + 2);
+	c = &fz6_chans[*tag];
+	if (!*tag || !c->present || !c->current) {
+		*tag = 0;
+		return UNET_CTR_DROP_UNKNOWN_TAG;
+	}
+	if ((c->v.flags & (UNET_CHAN_F_UDP4 | UNET_CHAN_F_UDP6)) != UNET_CHAN_F_UDP6)
+		return UNET_CTR_DROP_CHAN_KIND;
+	if (get16(udp) != ntohs(c->v.peer_port) || memcmp(ip + 8, c->v.peer_addr, 16) ||
+	    get16(uh + 4) != c->v.peer_tag)
+		return UNET_CTR_DROP_WRONG_SRC;
+	/* setup_xsk's socket sits in EP_SOCK's and EP_SOCK + 1's queue 0 */
+	if (c->v.endpoint != EP_SOCK && c->v.endpoint != EP_SOCK + 1)
+		return UNET_CTR_DROP_NO_SOCKET;
+	return UNET_CTR_DELIVERED;
+}
+
+/* One mutated IPv6 channel frame into buf (cap >= 2048); returns its length. */
+static uint32_t fz6_frame(uint64_t *rng, uint8_t *buf, size_t cap)
+{
+	static const uint8_t *const dsts[] = { TR6_OURS,     TR6_OURS,	    TR6_OURS,	  TR6_OURS,
+					       TR6_OTHER_IF, TR6_LINK_LOCAL, CHAN6_DST,	  TR6_FOREIGN,
+					       TR6_FOREIGN,  TR6_REJECTED,   TR6_MCAST,	  TR6_OURS };
+	static const uint16_t tags[] = { TAG_CHAN6, TAG_CHAN6, TAG_CHAN6, TAG_CHAN6,
+					 TAG_CHAN,  TAG_GOOD,  TAG_UNKNOWN, 0 };
+	static const uint8_t exts[] = { 0, 43, 60, 44, 44, 50 };
+	struct chan6_spec c = chan6_good();
+	uint64_t r = fuzz_next(rng);
+	uint8_t *ip = buf + 14;
+	uint32_t n;
+
+	c.daddr = dsts[r % 12];
+	c.dst_tag = tags[(r >> 4) % 8];
+	c.payload = (uint16_t)((r >> 8) % 4 == 0 ? (r >> 12) % 1400 : 1 + (r >> 12) % 64);
+	if ((r >> 24) % 6 == 0) {
+		c.ext = exts[(r >> 28) % 6];
+		/* offset 1 (a later fragment) a third of the time; for the
+		 * other kinds the same bytes are option data, and non-zero
+		 * (build_chan6 adds the 8-byte header for ext || frag_off) */
+		c.frag_off = (uint16_t)((r >> 32) % 3 == 0 ? 0x0009 : 0x0001);
+	}
+	if ((r >> 36) % 16 == 0)
+		memcpy(c.saddr, TR6_LINK_LOCAL, 16); /* a link-local source: kept */
+	n = build_chan6(buf, cap, &c);
+	for (unsigned int k = 0, nm = (unsigned int)((r >> 40) % 5); k < nm; k++) {
+		uint64_t x = fuzz_next(rng);
+		uint32_t at;
+
+		switch (x % 10) {
+		case 0: /* a bit flipped in the headers */
+			at = (uint32_t)((x >> 8) % (n < 14 + 80 ? n : 14 + 80));
+			buf[at] ^= (uint8_t)(1u << ((x >> 32) % 8));
+			break;
+		case 1: /* a byte set anywhere */
+			buf[(x >> 8) % n] = (uint8_t)(x >> 40);
+			break;
+		case 2: /* cut short: anywhere past the Ethernet header */
+			n = 14 + (uint32_t)((x >> 8) % (n - 13));
+			break;
+		case 3: /* longer: trailing bytes after the datagram */
+			at = (uint32_t)((x >> 8) % 64);
+			for (uint32_t i = 0; i < at && n < cap; i++)
+				buf[n++] = (uint8_t)(x >> (i % 56));
+			break;
+		case 4: { /* payload length at an edge */
+			uint32_t e[] = { 0, 7, 8, 15, 16, n - 54, n - 53, n - 55, 0xffff };
+
+			put16(ip + 4, (uint16_t)e[(x >> 8) % 9]);
+			break;
+		}
+		case 5: /* UDP length or the U-Net len, off by a little */
+			if (n >= 14 + 40 + 16) {
+				uint32_t o = (x >> 8) % 2 ? 14 + 40 + 4 : 14 + 40 + 8 + 6;
+
+				put16(buf + o, (uint16_t)(get16(buf + o) + (int)((x >> 16) % 5) - 2));
+			}
+			break;
+		case 6: /* the checksum: 0 (refused) or any */
+			if (n >= 14 + 40 + 8)
+				put16(ip + 46, (x >> 8) % 2 ? 0 : (uint16_t)(x >> 16));
+			break;
+		case 7: /* the next header, the version or the EtherType */
+			if ((x >> 8) % 3 == 0)
+				ip[6] = (uint8_t)((x >> 12) % 2 ? 17 : x >> 16);
+			else if ((x >> 8) % 3 == 1)
+				ip[0] = (uint8_t)(((x >> 12) % 4 ? 6 : (x >> 16) % 16) << 4);
+			else
+				put16(buf + 12, (x >> 16) % 4 ? 0x86dd : 0x88b6);
+			break;
+		case 8: /* the destination or the source, any of the list */
+			memcpy(ip + ((x >> 8) % 3 ? 24 : 8), dsts[(x >> 12) % 12], 16);
+			break;
+		default: /* the destination port, the source port, the tags */
+			if (n >= 14 + 40 + 16) {
+				uint32_t o = 14 + 40 + ((x >> 8) % 2 ? 2 : 0);
+
+				if ((x >> 12) % 3 == 0)
+					o = 14 + 40 + 8 + 2 + 2 * ((x >> 16) % 2);
+				put16(buf + o, (x >> 20) % 2 ? (uint16_t)(x >> 24) : get16(buf + o) ^ 1);
+			}
+			break;
+		}
+	}
+	return n;
+}
+
+/*
+ * Seeded fuzz of the IPv6 channel path, on the forwarding veth of
+ * transit_setup: channel frames to our addresses, another interface's,
+ * a link-local one, a foreign one (transit), a reject route's and a
+ * multicast group, for the channel, one of another kind, unknown tags;
+ * some behind extension headers; each mutated 0-4 times (bits flipped,
+ * bytes set, cut short, lengthened, payload length at its edges, UDP and
+ * U-Net lengths off by a little, the checksum, next header / version /
+ * EtherType, addresses, ports, tags).  Every frame's verdict is checked
+ * against the rules written out again above (fz6_model), a passed one
+ * untouched; then every interface counter moved by exactly the model's
+ * counts and the channel's own by its deliveries and wrong sources.
+ */
+#define FZ6_SEED 0x6368616e365f787aull /* "chan6_xz" */
+#define FZ6_FRAMES 300000
+
+static void test_chan6_fuzz(void **state)
+{
+	uint64_t seed = fuzz_seed(FZ6_SEED), rng = seed, frames = fuzz_count(FZ6_FRAMES);
+	uint64_t want[UNET_CTR__COUNT] = { 0 }, chan_del = 0, chan_bytes = 0, chan_wrong = 0;
+	struct snap before, now;
+	uint8_t buf[2048], out[2048];
+	struct xdp_md ctx;
+
+	(void)state;
+	need_xsk();
+	set_drop_ppm(0);
+	transit_setup(&ctx);
+	fz6_snapshot();
+	print_message("chan6 fuzz: seed %#llx (UNET_FUZZ_SEED), %llu frames (UNET_FUZZ_COUNT)\n",
+		      (unsigned long long)seed, (unsigned long long)frames);
+	read_snap(&before);
+	for (uint64_t i = 0; i < frames; i++) {
+		uint32_t n = fz6_frame(&rng, buf, sizeof(buf)), out_len = sizeof(out);
+		uint32_t ret = 0xdead, verdict;
+		uint16_t tag;
+		enum unet_if_counter o = fz6_model(buf, n, &tag);
+
+		assert_int_equal(run_prog(buf, n, &ctx, &ret, out, &out_len), 0);
+		verdict = o == UNET_CTR_PASS ? XDP_PASS : o == UNET_CTR_DELIVERED ? XDP_REDIRECT : XDP_DROP;
+		if (ret != verdict)
+			fail_msg("frame %llu (%u bytes): verdict %u, the rules say %u (counter %s) "
+				 "(replay: UNET_FUZZ_SEED=%#llx)",
+				 (unsigned long long)i, n, ret, verdict, ctr_names[o],
+				 (unsigned long long)seed);
+		if (ret == XDP_PASS && (out_len != n || memcmp(out, buf, n)))
+			fail_msg("frame %llu: passed but changed", (unsigned long long)i);
+		want[o]++;
+		if (o == UNET_CTR_DELIVERED) {
+			want[UNET_CTR_CHAN_DELIVERED]++;
+			if (tag == TAG_CHAN6) {
+				chan_del++;
+				chan_bytes += get16(buf + 14 + 40 + 8 + 6);
+			}
+		}
+		if ((o == UNET_CTR_DROP_WRONG_SRC || o == UNET_CTR_DROP_CHAN_KIND) && tag == TAG_CHAN6)
+			chan_wrong++;
+	}
+	read_snap(&now);
+	free(fz6_chans);
+	fz6_chans = NULL;
+	transit_teardown();
+	print_message("chan6 fuzz: %llu delivered, %llu passed, %llu wrong source, %llu chan_ip, "
+		      "%llu exthdr\n",
+		      (unsigned long long)want[UNET_CTR_DELIVERED], (unsigned long long)want[UNET_CTR_PASS],
+		      (unsigned long long)want[UNET_CTR_DROP_WRONG_SRC],
+		      (unsigned long long)want[UNET_CTR_DROP_CHAN_IP],
+		      (unsigned long long)want[UNET_CTR_DROP_IP6_EXTHDR]);
+	want[UNET_CTR_RX] = frames;
+	for (int k = 0; k < UNET_CTR__COUNT; k++)
+		if (now.ifc[k] - before.ifc[k] != want[k])
+			fail_msg("counter %s moved by %llu, the rules say %llu (replay: UNET_FUZZ_SEED=%#llx)",
+				 ctr_names[k], (unsigned long long)(now.ifc[k] - before.ifc[k]),
+				 (unsigned long long)want[k], (unsigned long long)seed);
+	assert_int_equal(now.ch[W_CHAN6].delivered - before.ch[W_CHAN6].delivered, chan_del);
+	assert_int_equal(now.ch[W_CHAN6].delivered_bytes - before.ch[W_CHAN6].delivered_bytes,
+			 chan_bytes);
+	assert_int_equal(now.ch[W_CHAN6].drop_wrong_src - before.ch[W_CHAN6].drop_wrong_src, chan_wrong);
+	/* every kind of outcome was reached, or the fuzz tests little */
+	assert_true(want[UNET_CTR_DELIVERED] > frames / 50 && want[UNET_CTR_PASS] > frames / 20 &&
+		    want[UNET_CTR_DROP_WRONG_SRC] > frames / 100 &&
+		    want[UNET_CTR_DROP_CHAN_IP] > frames / 100 &&
+		    want[UNET_CTR_DROP_IP6_EXTHDR] > frames / 200);
+}
+
 /* The layout the program and this file both assume (bpf/unet_abi.h). */
 static void test_abi_layout(void **state)
 {
@@ -3910,6 +4241,7 @@ int main(void)
 		cmocka_unit_test(test_chan_transit_passed),
 		cmocka_unit_test(test_chan_group_destination_passed),
 		cmocka_unit_test(test_chan6_transit_passed),
+		cmocka_unit_test(test_chan6_fuzz),
 		cmocka_unit_test(test_chan6_good_delivered),
 		cmocka_unit_test(test_chan6_spoofed_source_dropped),
 		cmocka_unit_test(test_chan6_kind_mismatch_dropped),
