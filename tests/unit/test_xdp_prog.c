@@ -1191,12 +1191,14 @@ static void test_chan6_other_traffic_passed(void **state)
 #define TR_SUBNET_BCAST 0x0a0900ffu /* 10.9.0.255 */
 #define TR_OTHER_IF 0x0a080001u	 /* 10.8.0.1, on unetq1 */
 #define TR_REJECTED 0xcb007105u	 /* 203.0.113.5 */
+#define TR_NO_ROUTE 0xc000024du	 /* 192.0.2.77: the namespace has no route there */
 static const uint8_t TR6_OURS[16] = { 0xfd, 0, 0, 9, [15] = 1 };
 static const uint8_t TR6_FOREIGN[16] = { 0xfd, 0, 0, 9, [15] = 0x77 };
 static const uint8_t TR6_OTHER_IF[16] = { 0xfd, 0, 0, 8, [15] = 1 };
 static const uint8_t TR6_REJECTED[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0x66, [15] = 5 };
 static const uint8_t TR6_LINK_LOCAL[16] = { 0xfe, 0x80, [15] = 0x77 };
 static const uint8_t TR6_MCAST[16] = { 0xff, 0x02, [15] = 1 };
+static const uint8_t TR6_ANYCAST[16] = { 0xfd, 0, 0, 9 }; /* fd00:9::, a router's subnet anycast */
 
 static int sh(const char *cmd)
 {
@@ -1258,8 +1260,9 @@ static void transit_teardown(void)
  * delivered or dropped -- and so is one that is malformed too, and one to
  * an address a reject route covers (the kernel's to refuse).  To our
  * address, to our address on another interface (the weak host model the
- * kernel follows), and to our subnet's broadcast address the frame is
- * ours as before.  With forwarding off nothing is transit.
+ * kernel follows), to our subnet's broadcast address, and to an address
+ * with no route (the kernel drops it) the frame is ours as before.  With
+ * forwarding off nothing is transit.
  */
 static void test_chan_transit_passed(void **state)
 {
@@ -1279,6 +1282,8 @@ static void test_chan_transit_passed(void **state)
 	c.daddr = TR_OTHER_IF;
 	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
 	c.daddr = TR_SUBNET_BCAST;
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR_NO_ROUTE; /* the kernel drops it: not transit */
 	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
 	if (g.xsk_ok) {
 		struct snap del = one(UNET_CTR_DELIVERED);
@@ -1355,7 +1360,8 @@ static void test_chan_group_destination_passed(void **state)
 /* IPv6, as test_chan_transit_passed: another host's address, a reject
  * route's, a multicast group's -> passed untouched (behind an extension
  * header too, which is not counted as drop_ip6_exthdr); our address, ours
- * on another interface, a link-local one (never forwarded) -> ours. */
+ * on another interface, a link-local one (never forwarded), the
+ * subnet-router anycast address, one with no route -> ours. */
 static void test_chan6_transit_passed(void **state)
 {
 	struct chan6_spec c = chan6_good();
@@ -1372,6 +1378,10 @@ static void test_chan6_transit_passed(void **state)
 	c.daddr = TR6_OTHER_IF;
 	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
 	c.daddr = TR6_LINK_LOCAL;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR6_ANYCAST;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = CHAN6_DST; /* no route */
 	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
 	if (g.xsk_ok) {
 		struct snap del = one(UNET_CTR_DELIVERED);
@@ -1471,7 +1481,7 @@ static bool fz6_in(const uint8_t *a, const uint8_t *p, unsigned int bytes)
  */
 static int fz6_dest_ours(const uint8_t *s, const uint8_t *d)
 {
-	static const uint8_t zero[16], lo[16] = { [15] = 1 }, anycast9[16] = { 0xfd, 0, 0, 9 };
+	static const uint8_t zero[16], lo[16] = { [15] = 1 };
 	bool s_strict = s[0] == 0xff || (s[0] == 0xfe && (s[1] & 0xc0) == 0x80) || !memcmp(s, lo, 16);
 
 	if (d[0] == 0xff || !memcmp(d, zero, 16) || !memcmp(d, lo, 16))
@@ -1480,7 +1490,7 @@ static int fz6_dest_ours(const uint8_t *s, const uint8_t *d)
 		return 1;
 	if (fz6_in(d, TR6_REJECTED, 6))
 		return 0;
-	if (!memcmp(d, TR6_OURS, 16) || !memcmp(d, TR6_OTHER_IF, 16) || !memcmp(d, anycast9, 16))
+	if (!memcmp(d, TR6_OURS, 16) || !memcmp(d, TR6_OTHER_IF, 16) || !memcmp(d, TR6_ANYCAST, 16))
 		return 1;
 	if (fz6_in(d, TR6_OURS, 8) || fz6_in(d, TR6_OTHER_IF, 8))
 		return 0;
