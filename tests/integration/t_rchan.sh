@@ -4,8 +4,9 @@
 # t_rchan.sh - routable channels (U-Net inside UDP/IPv4) across a router:
 # the next hop from the kernel's routing and neighbour tables, followed
 # when the route changes; Active Messages on them.  The fixture is
-# t_routed.sh's setup_routed, with U-Net attached on c as well.  Sourced
-# by run.sh (lib.sh).
+# t_routed.sh's setup_routed, with U-Net attached on c as well (and, in
+# rchan_routed's plain pass, on both of the router's interfaces: a host
+# that forwards runs U-Net too).  Sourced by run.sh (lib.sh).
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
