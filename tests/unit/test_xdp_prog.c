@@ -1434,23 +1434,23 @@ static void set_drop_ppm(uint32_t ppm);
 
 /* A channel entry as the program sees it (the map, read once before the
  * fuzz: the model must not depend on the program). */
-struct fz6_chan {
+struct fz_chan {
 	bool present, current; /* in unet_channels; its owner_token the slot's */
 	struct unet_channel_val v;
 };
 
-static struct fz6_chan *fz6_chans; /* indexed by tag */
+static struct fz_chan *fz_chans; /* indexed by tag */
 
-static void fz6_snapshot(void)
+static void fz_chan_snapshot(void)
 {
 	int cfd = bpf_map__fd(g.skel->maps.unet_channels);
 	int efd = bpf_map__fd(g.skel->maps.unet_endpoints);
 	uint32_t key, next, *prev = NULL;
 
-	fz6_chans = calloc(65536, sizeof(*fz6_chans));
-	assert_non_null(fz6_chans);
+	fz_chans = calloc(65536, sizeof(*fz_chans));
+	assert_non_null(fz_chans);
 	while (bpf_map_get_next_key(cfd, prev, &next) == 0) {
-		struct fz6_chan *c = &fz6_chans[next & 0xffff];
+		struct fz_chan *c = &fz_chans[next & 0xffff];
 		struct unet_endpoint_val ev;
 
 		key = next;
@@ -1497,9 +1497,52 @@ static int fz6_dest_ours(const uint8_t *s, const uint8_t *d)
 	return 1;
 }
 
+/* The headers of a frame the model and the program disagree on. */
+static void fz_dump(const uint8_t *f, uint32_t n)
+{
+	for (uint32_t i = 0; i < n && i < 96; i++)
+		print_message("%02x%s", f[i], i % 16 == 15 ? "\n" : " ");
+	print_message("\n");
+}
+
 static uint16_t get16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/*
+ * The U-Net header of a routable channel's datagram at f + uh (its len
+ * already checked against the UDP length), as unet_demux() takes it:
+ * version, len, tag, the channel's kind, its peer (the source address,
+ * alen bytes at saddr, and the UDP source port just before the
+ * destination port, 8 bytes before the U-Net header), the peer's tag,
+ * a socket on queue 0.  *tag is set to the channel found (0: none).
+ */
+static enum unet_if_counter fz_demux(const uint8_t *f, uint32_t n, uint32_t uh, uint32_t kind,
+				     const uint8_t *saddr, unsigned int alen, uint16_t *tag)
+{
+	const struct fz_chan *c;
+	uint32_t len = get16(f + uh + 6);
+
+	if (f[uh] != UNET_WIRE_VERSION)
+		return UNET_CTR_DROP_VERSION;
+	if (!len || uh + 8 + len > n)
+		return UNET_CTR_DROP_MALFORMED;
+	*tag = get16(f + uh + 2);
+	c = &fz_chans[*tag];
+	if (!*tag || !c->present || !c->current) {
+		*tag = 0;
+		return UNET_CTR_DROP_UNKNOWN_TAG;
+	}
+	if ((c->v.flags & (UNET_CHAN_F_UDP4 | UNET_CHAN_F_UDP6)) != kind)
+		return UNET_CTR_DROP_CHAN_KIND;
+	if (get16(f + uh - 8) != ntohs(c->v.peer_port) || memcmp(saddr, c->v.peer_addr, alen) ||
+	    get16(f + uh + 4) != c->v.peer_tag)
+		return UNET_CTR_DROP_WRONG_SRC;
+	/* setup_xsk's socket sits in EP_SOCK's and EP_SOCK + 1's queue 0 */
+	if (c->v.endpoint != EP_SOCK && c->v.endpoint != EP_SOCK + 1)
+		return UNET_CTR_DROP_NO_SOCKET;
+	return UNET_CTR_DELIVERED;
 }
 
 /*
@@ -1513,9 +1556,8 @@ static uint16_t get16(const uint8_t *p)
  */
 static enum unet_if_counter fz6_model(const uint8_t *f, uint32_t n, uint16_t *tag)
 {
-	const uint8_t *ip = f + 14, *udp = ip + 40, *uh = udp + 8;
-	const struct fz6_chan *c;
-	uint32_t plen, len;
+	const uint8_t *ip = f + 14, *udp = ip + 40;
+	uint32_t plen;
 	uint8_t nh;
 
 	*tag = 0;
@@ -1561,28 +1603,9 @@ static enum unet_if_counter fz6_model(const uint8_t *f, uint32_t n, uint16_t *ta
 		return UNET_CTR_DROP_CHAN_CSUM;
 	if (14 + 40 + 16 > n)
 		return UNET_CTR_DROP_MALFORMED;
-	len = get16(uh + 6);
-	if (len + 16 != plen)
+	if (get16(udp + 8 + 6) + 16u != plen)
 		return UNET_CTR_DROP_CHAN_UDPLEN;
-	if (uh[0] != UNET_WIRE_VERSION)
-		return UNET_CTR_DROP_VERSION;
-	if (!len || 14 + 40 + 16 + len > n)
-		return UNET_CTR_DROP_MALFORMED;
-	*tag = get16(uh + 2);
-	c = &fz6_chans[*tag];
-	if (!*tag || !c->present || !c->current) {
-		*tag = 0;
-		return UNET_CTR_DROP_UNKNOWN_TAG;
-	}
-	if ((c->v.flags & (UNET_CHAN_F_UDP4 | UNET_CHAN_F_UDP6)) != UNET_CHAN_F_UDP6)
-		return UNET_CTR_DROP_CHAN_KIND;
-	if (get16(udp) != ntohs(c->v.peer_port) || memcmp(ip + 8, c->v.peer_addr, 16) ||
-	    get16(uh + 4) != c->v.peer_tag)
-		return UNET_CTR_DROP_WRONG_SRC;
-	/* setup_xsk's socket sits in EP_SOCK's and EP_SOCK + 1's queue 0 */
-	if (c->v.endpoint != EP_SOCK && c->v.endpoint != EP_SOCK + 1)
-		return UNET_CTR_DROP_NO_SOCKET;
-	return UNET_CTR_DELIVERED;
+	return fz_demux(f, n, 14 + 40 + 8, UNET_CHAN_F_UDP6, ip + 8, 16, tag);
 }
 
 /* One mutated IPv6 channel frame into buf (cap >= 2048); returns its length. */
@@ -1671,6 +1694,9 @@ static uint32_t fz6_frame(uint64_t *rng, uint8_t *buf, size_t cap)
 			break;
 		}
 	}
+	/* Another EtherType is one nobody takes (as in fz4_frame). */
+	if (get16(buf + 12) != 0x86dd)
+		put16(buf + 12, 0x88b6);
 	return n;
 }
 
@@ -1702,7 +1728,7 @@ static void test_chan6_fuzz(void **state)
 	need_xsk();
 	set_drop_ppm(0);
 	transit_setup(&ctx);
-	fz6_snapshot();
+	fz_chan_snapshot();
 	print_message("chan6 fuzz: seed %#llx (UNET_FUZZ_SEED), %llu frames (UNET_FUZZ_COUNT)\n",
 		      (unsigned long long)seed, (unsigned long long)frames);
 	read_snap(&before);
@@ -1714,11 +1740,13 @@ static void test_chan6_fuzz(void **state)
 
 		assert_int_equal(run_prog(buf, n, &ctx, &ret, out, &out_len), 0);
 		verdict = o == UNET_CTR_PASS ? XDP_PASS : o == UNET_CTR_DELIVERED ? XDP_REDIRECT : XDP_DROP;
-		if (ret != verdict)
+		if (ret != verdict) {
+			fz_dump(buf, n);
 			fail_msg("frame %llu (%u bytes): verdict %u, the rules say %u (counter %s) "
 				 "(replay: UNET_FUZZ_SEED=%#llx)",
 				 (unsigned long long)i, n, ret, verdict, ctr_names[o],
 				 (unsigned long long)seed);
+		}
 		if (ret == XDP_PASS && (out_len != n || memcmp(out, buf, n)))
 			fail_msg("frame %llu: passed but changed", (unsigned long long)i);
 		want[o]++;
@@ -1733,8 +1761,8 @@ static void test_chan6_fuzz(void **state)
 			chan_wrong++;
 	}
 	read_snap(&now);
-	free(fz6_chans);
-	fz6_chans = NULL;
+	free(fz_chans);
+	fz_chans = NULL;
 	transit_teardown();
 	print_message("chan6 fuzz: %llu delivered, %llu passed, %llu wrong source, %llu chan_ip, "
 		      "%llu exthdr\n",
@@ -1757,6 +1785,253 @@ static void test_chan6_fuzz(void **state)
 		    want[UNET_CTR_DROP_WRONG_SRC] > frames / 100 &&
 		    want[UNET_CTR_DROP_CHAN_IP] > frames / 100 &&
 		    want[UNET_CTR_DROP_IP6_EXTHDR] > frames / 200);
+}
+
+/* ---- Routable channels over IPv4: fuzz ------------------------------------------ */
+
+/* Whether the kernel has a broadcast route for a subnet's network address
+ * (older kernels added one, 6.x does not): the model asks it once. */
+static bool fz4_net_bcast;
+
+/*
+ * bpf/xdp_dest.h and the kernel's IPv4 FIB written out for
+ * transit_setup's namespace, for a datagram arriving on the forwarding
+ * veth: multicast and up (224/4..255.255.255.255), 0/8, 127/8: never
+ * ours; 203.0.113.0/24: a reject route; 10.9.0.0/24 (on the veth) and
+ * 10.8.0.0/24 (on its peer): our .1, the broadcast .255 (and the network
+ * address if the kernel has a broadcast route for it) ours, the rest
+ * forwarded; anything else has no route: kept.
+ */
+static int fz4_dest_ours(uint32_t d)
+{
+	uint32_t host = d & 0xff;
+
+	if ((d >> 28) >= 0xe || (d >> 24) == 0 || (d >> 24) == 127)
+		return 0;
+	if ((d >> 8) == (TR_REJECTED >> 8))
+		return 0;
+	if ((d >> 8) == (TR_OURS >> 8) || (d >> 8) == (TR_OTHER_IF >> 8))
+		return host == 1 || host == 255 || (host == 0 && fz4_net_bcast);
+	return 1;
+}
+
+/*
+ * What bpf/xdp_chan.h, xdp_dest.h and xdp_unet.h document, written out
+ * again from the frame's bytes, as fz6_model() for IPv6: the interface
+ * counter an IPv4 frame of n bytes arriving on the forwarding veth is
+ * counted under (UNET_CTR_PASS for everything left to the kernel: no
+ * frame the generator makes reaches a UDP or TCP port of U-Net's).
+ */
+static enum unet_if_counter fz4_model(const uint8_t *f, uint32_t n, uint16_t *tag)
+{
+	const uint8_t *ip = f + 14, *udp;
+	uint32_t hlen, tot, d;
+
+	*tag = 0;
+	if (get16(f + 12) != 0x0800 || n < 14 + 20 || (ip[0] >> 4) != 4 || (ip[0] & 0xf) < 5 ||
+	    ip[9] != 17 || (get16(ip + 6) & 0x1fff))
+		return UNET_CTR_PASS;
+	hlen = (ip[0] & 0xfu) * 4;
+	udp = ip + hlen;
+	if (14 + hlen + 4 > n || get16(udp + 2) != UNET_CHAN_PORT_DEFAULT)
+		return UNET_CTR_PASS;
+	d = (uint32_t)ip[16] << 24 | (uint32_t)ip[17] << 16 | (uint32_t)ip[18] << 8 | ip[19];
+	if (!fz4_dest_ours(d))
+		return UNET_CTR_PASS;
+	if (hlen != 20)
+		return UNET_CTR_DROP_CHAN_IP;
+	tot = get16(ip + 2);
+	if (tot < 28 || 14 + tot > n || 14 + 28 > n)
+		return UNET_CTR_DROP_CHAN_IP;
+	if (get16(ip + 6) & 0x2000)
+		return UNET_CTR_DROP_CHAN_FRAG;
+	if (get16(udp + 4) != tot - 20)
+		return UNET_CTR_DROP_CHAN_UDPLEN;
+	if (get16(udp + 6))
+		return UNET_CTR_DROP_CHAN_CSUM;
+	if (14 + 28 + 8 > n)
+		return UNET_CTR_DROP_MALFORMED;
+	if (get16(udp + 8 + 6) + 16u != tot - 20)
+		return UNET_CTR_DROP_CHAN_UDPLEN;
+	return fz_demux(f, n, 14 + 28, UNET_CHAN_F_UDP4, ip + 12, 4, tag);
+}
+
+/* One mutated IPv4 channel frame into buf (cap >= 2048); returns its length. */
+static uint32_t fz4_frame(uint64_t *rng, uint8_t *buf, size_t cap)
+{
+	static const uint32_t dsts[] = { TR_OURS,	  TR_OURS,    TR_OURS,	   TR_OURS,
+					 TR_OTHER_IF,	  TR_NO_ROUTE, TR_SUBNET_BCAST, TR_FOREIGN,
+					 TR_FOREIGN,	  TR_REJECTED, 0xef010203u, TR_OURS };
+	static const uint16_t tags[] = { TAG_CHAN, TAG_CHAN, TAG_CHAN,	  TAG_CHAN,
+					 TAG_CHAN6, TAG_GOOD, TAG_UNKNOWN, 0 };
+	static const uint16_t frags[] = { 0, 0x4000, 0x2000, 0x0001, 0x1fff, 0x2001, 0x4000, 0 };
+	struct chan_spec c = chan_good();
+	uint64_t r = fuzz_next(rng);
+	uint8_t *ip = buf + 14;
+	uint32_t n, hl;
+
+	c.daddr = dsts[r % 12];
+	c.dst_tag = tags[(r >> 4) % 8];
+	c.payload = (uint16_t)((r >> 8) % 4 == 0 ? (r >> 12) % 1400 : 1 + (r >> 12) % 64);
+	c.ihl = (uint8_t)((r >> 24) % 8 ? 5 : 6 + (r >> 28) % 2);
+	n = build_chan(buf, cap, &c);
+	for (unsigned int k = 0, nm = (unsigned int)((r >> 40) % 5); k < nm; k++) {
+		uint64_t x = fuzz_next(rng);
+		uint32_t at;
+
+		hl = (ip[0] & 0xfu) * 4;
+		switch (x % 10) {
+		case 0: /* a bit flipped in the headers */
+			at = (uint32_t)((x >> 8) % (n < 14 + 60 ? n : 14 + 60));
+			buf[at] ^= (uint8_t)(1u << ((x >> 32) % 8));
+			break;
+		case 1: /* a byte set anywhere */
+			buf[(x >> 8) % n] = (uint8_t)(x >> 40);
+			break;
+		case 2: /* cut short: anywhere past the Ethernet header */
+			n = 14 + (uint32_t)((x >> 8) % (n - 13));
+			break;
+		case 3: /* longer: trailing bytes after the datagram */
+			at = (uint32_t)((x >> 8) % 64);
+			for (uint32_t i = 0; i < at && n < cap; i++)
+				buf[n++] = (uint8_t)(x >> (i % 56));
+			break;
+		case 4: { /* tot_len at an edge */
+			uint32_t e[] = { 0, 27, 28, 35, 36, n - 14, n - 13, n - 15, 0xffff };
+
+			put16(ip + 2, (uint16_t)e[(x >> 8) % 9]);
+			break;
+		}
+		case 5: /* UDP length or the U-Net len, off by a little */
+			if (n >= 14 + hl + 16) {
+				uint32_t o = (x >> 8) % 2 ? 14 + hl + 4 : 14 + hl + 8 + 6;
+
+				put16(buf + o, (uint16_t)(get16(buf + o) + (int)((x >> 16) % 5) - 2));
+			}
+			break;
+		case 6: /* the checksum (0 is the one taken), the fragment bits */
+			if ((x >> 8) % 2)
+				put16(ip + 6, frags[(x >> 12) % 8]);
+			else if (n >= 14 + hl + 8)
+				put16(ip + hl + 6, (x >> 12) % 2 ? 0 : (uint16_t)(x >> 16));
+			break;
+		case 7: /* IHL / version, the protocol, or the EtherType */
+			if ((x >> 8) % 3 == 0)
+				ip[0] = (uint8_t)(((x >> 12) % 4 ? 4 : (x >> 16) % 16) << 4 |
+						  ((x >> 20) % 2 ? 5 : (x >> 24) % 16));
+			else if ((x >> 8) % 3 == 1)
+				ip[9] = (uint8_t)((x >> 12) % 2 ? 17 : 0x99);
+			else
+				put16(buf + 12, (x >> 16) % 4 ? 0x0800 : 0x88b6);
+			break;
+		case 8: { /* the destination or the source, any of the list */
+			uint32_t a = dsts[(x >> 12) % 12];
+
+			if ((x >> 8) % 3 == 0)
+				a = (x >> 16) % 2 ? CHAN_PEER_ADDR : a;
+			put16(ip + ((x >> 8) % 3 ? 16 : 12), (uint16_t)(a >> 16));
+			put16(ip + ((x >> 8) % 3 ? 18 : 14), (uint16_t)a);
+			break;
+		}
+		default: /* the destination port, the source port, the tags */
+			if (n >= 14 + hl + 16) {
+				uint32_t o = 14 + hl + ((x >> 8) % 2 ? 2 : 0);
+
+				if ((x >> 12) % 3 == 0)
+					o = 14 + hl + 8 + 2 + 2 * ((x >> 16) % 2);
+				put16(buf + o, (x >> 20) % 2 ? (uint16_t)(x >> 24) : get16(buf + o) ^ 1);
+			}
+			break;
+		}
+	}
+	/* Another EtherType is one nobody takes: raw U-Net, ARP and IPv6
+	 * frames a flip could make have their own tests. */
+	if (get16(buf + 12) != 0x0800)
+		put16(buf + 12, 0x88b6);
+	return n;
+}
+
+/*
+ * Seeded fuzz of the IPv4 channel path, as test_chan6_fuzz: on the
+ * forwarding veth, channel frames to our addresses, the subnet's
+ * broadcast, an address with no route, a foreign one (transit), a reject
+ * route's and a multicast group, for the channel, one of another kind,
+ * unknown tags, with IP options now and then; each mutated 0-4 times.
+ * Every frame's verdict against fz4_model, a passed one untouched; then
+ * every interface counter's total and the channel's own.
+ */
+#define FZ4_SEED 0x6368616e345f787aull /* "chan4_xz" */
+#define FZ4_FRAMES 300000
+
+static void test_chan_fuzz(void **state)
+{
+	uint64_t seed = fuzz_seed(FZ4_SEED), rng = seed, frames = fuzz_count(FZ4_FRAMES);
+	uint64_t want[UNET_CTR__COUNT] = { 0 }, chan_del = 0, chan_bytes = 0, chan_wrong = 0;
+	struct snap before, now;
+	uint8_t buf[2048], out[2048];
+	struct xdp_md ctx;
+
+	(void)state;
+	need_xsk();
+	set_drop_ppm(0);
+	transit_setup(&ctx);
+	fz4_net_bcast = sh("ip route show table local 10.9.0.0 | grep -q broadcast") == 0;
+	fz_chan_snapshot();
+	print_message("chan fuzz: seed %#llx (UNET_FUZZ_SEED), %llu frames (UNET_FUZZ_COUNT)\n",
+		      (unsigned long long)seed, (unsigned long long)frames);
+	read_snap(&before);
+	for (uint64_t i = 0; i < frames; i++) {
+		uint32_t n = fz4_frame(&rng, buf, sizeof(buf)), out_len = sizeof(out);
+		uint32_t ret = 0xdead, verdict;
+		uint16_t tag;
+		enum unet_if_counter o = fz4_model(buf, n, &tag);
+
+		assert_int_equal(run_prog(buf, n, &ctx, &ret, out, &out_len), 0);
+		verdict = o == UNET_CTR_PASS ? XDP_PASS : o == UNET_CTR_DELIVERED ? XDP_REDIRECT : XDP_DROP;
+		if (ret != verdict) {
+			fz_dump(buf, n);
+			fail_msg("frame %llu (%u bytes): verdict %u, the rules say %u (counter %s) "
+				 "(replay: UNET_FUZZ_SEED=%#llx)",
+				 (unsigned long long)i, n, ret, verdict, ctr_names[o],
+				 (unsigned long long)seed);
+		}
+		if (ret == XDP_PASS && (out_len != n || memcmp(out, buf, n)))
+			fail_msg("frame %llu: passed but changed", (unsigned long long)i);
+		want[o]++;
+		if (o == UNET_CTR_DELIVERED) {
+			want[UNET_CTR_CHAN_DELIVERED]++;
+			if (tag == TAG_CHAN) {
+				chan_del++;
+				chan_bytes += get16(buf + 14 + 28 + 6);
+			}
+		}
+		if (o == UNET_CTR_DROP_WRONG_SRC && tag == TAG_CHAN)
+			chan_wrong++;
+	}
+	read_snap(&now);
+	free(fz_chans);
+	fz_chans = NULL;
+	transit_teardown();
+	print_message("chan fuzz: %llu delivered, %llu passed, %llu wrong source, %llu chan_ip, "
+		      "%llu csum\n",
+		      (unsigned long long)want[UNET_CTR_DELIVERED], (unsigned long long)want[UNET_CTR_PASS],
+		      (unsigned long long)want[UNET_CTR_DROP_WRONG_SRC],
+		      (unsigned long long)want[UNET_CTR_DROP_CHAN_IP],
+		      (unsigned long long)want[UNET_CTR_DROP_CHAN_CSUM]);
+	want[UNET_CTR_RX] = frames;
+	for (int k = 0; k < UNET_CTR__COUNT; k++)
+		if (now.ifc[k] - before.ifc[k] != want[k])
+			fail_msg("counter %s moved by %llu, the rules say %llu (replay: UNET_FUZZ_SEED=%#llx)",
+				 ctr_names[k], (unsigned long long)(now.ifc[k] - before.ifc[k]),
+				 (unsigned long long)want[k], (unsigned long long)seed);
+	assert_int_equal(now.ch[W_CHAN].delivered - before.ch[W_CHAN].delivered, chan_del);
+	assert_int_equal(now.ch[W_CHAN].delivered_bytes - before.ch[W_CHAN].delivered_bytes,
+			 chan_bytes);
+	assert_int_equal(now.ch[W_CHAN].drop_wrong_src - before.ch[W_CHAN].drop_wrong_src, chan_wrong);
+	assert_true(want[UNET_CTR_DELIVERED] > frames / 50 && want[UNET_CTR_PASS] > frames / 20 &&
+		    want[UNET_CTR_DROP_WRONG_SRC] > frames / 100 &&
+		    want[UNET_CTR_DROP_CHAN_IP] > frames / 100 &&
+		    want[UNET_CTR_DROP_CHAN_CSUM] > frames / 200);
 }
 
 /* The layout the program and this file both assume (bpf/unet_abi.h). */
@@ -4251,6 +4526,7 @@ int main(void)
 		cmocka_unit_test(test_chan_transit_passed),
 		cmocka_unit_test(test_chan_group_destination_passed),
 		cmocka_unit_test(test_chan6_transit_passed),
+		cmocka_unit_test(test_chan_fuzz),
 		cmocka_unit_test(test_chan6_fuzz),
 		cmocka_unit_test(test_chan6_good_delivered),
 		cmocka_unit_test(test_chan6_spoofed_source_dropped),
