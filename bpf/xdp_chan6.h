@@ -6,8 +6,8 @@
  *
  * Part of unet_xdp.bpf.c (included after xdp_chan.h, for chan_port()
  * and CHAN_NOT_OURS, xdp_tcp6.h, for ip6_walk_exthdrs(), and
- * xdp_dest.h).  The
- * encapsulation and the order of the checks are in docs/wire-format.md:
+ * xdp_dest.h).  The encapsulation and the order of the checks are in
+ * docs/wire-format.md:
  *
  *   0. not IPv6/UDP to the channel port (read from a UDP header inside
  *      the frame) -> not ours: chan6_rx() returns CHAN_NOT_OURS and the
