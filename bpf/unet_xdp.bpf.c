@@ -12,6 +12,8 @@
  *   xdp_unet.h  U-Net frames (UNET_ETH_P): docs/wire-format.md
  *   xdp_chan.h  IPv4: U-Net inside UDP (routable channels): docs/wire-format.md
  *   xdp_chan6.h IPv6: the same inside UDP/IPv6
+ *   xdp_dest.h  whether a datagram to the channel port is this host's
+ *               or transit (the kernel's FIB): docs/wire-format.md
  *   xdp_udp.h   IPv4: UDP over U-Net: docs/udp.md
  *   xdp_tcp.h   IPv4: TCP over U-Net: docs/tcp.md
  *   xdp_group.h SO_REUSEPORT groups of UDP and TCP ports: docs/unet-run.md
@@ -201,6 +203,7 @@ static __always_inline int pass(void)
 #include "xdp_group.h"
 #include "xdp_udp.h"
 #include "xdp_udp6.h"
+#include "xdp_dest.h"
 #include "xdp_chan.h"
 #include "xdp_tcp.h"
 #include "xdp_tcp6.h"

@@ -4,14 +4,17 @@
  * the interface's channel port (unet_chan_cfg, UNET_CHAN_PORT_DEFAULT).
  *
  * Part of unet_xdp.bpf.c (included after xdp_unet.h, whose unet_demux()
- * does the tag lookup, the protection check and the delivery, and
- * xdp_udp.h, whose IP headers and fragment bits it uses).  The
+ * does the tag lookup, the protection check and the delivery, xdp_udp.h,
+ * whose IP headers and fragment bits it uses, and xdp_dest.h).  The
  * encapsulation and the order of the checks are in docs/wire-format.md:
  *
  *   0. not IPv4/UDP to the channel port (read from a UDP header that
  *      lies inside the frame) -> not ours: chan_rx() returns CHAN_NOT_OURS
  *      and the caller goes on to TCP and UDP over U-Net.  A non-first
  *      fragment carries no UDP header and is never ours.
+ *   0b. a destination address this host does not keep (xdp_dest.h:
+ *      transit through a host that forwards, multicast, broadcast) ->
+ *      passed untouched, counted as pass;
  *   1. IP options (ihl != 5), total length shorter than the headers or
  *      past the end of the frame -> drop_chan_ip;
  *   2. a first fragment (MF set) -> drop_chan_frag: we never send one
@@ -27,8 +30,8 @@
  *   5. the U-Net header inside, as for raw frames (unet_demux), but the
  *      sender checked is the IPv4 source address and UDP source port.
  *
- * Everything to the channel port is dropped once it is ours, never
- * passed, for the reason raw U-Net frames are: a kernel socket that bound
+ * Everything to the channel port for this host is dropped once it is
+ * ours, never passed, for the reason raw U-Net frames are: a kernel socket that bound
  * the port must not see frames meant for endpoints (dead or alive).
  */
 #ifndef UNET_XDP_CHAN_H
@@ -63,6 +66,9 @@ static __always_inline int chan_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	udp = (void *)ip + hlen;
 	if ((void *)udp + 4 > data_end || udp->dest != chan_port())
 		return CHAN_NOT_OURS;
+	/* Another host's (a host that forwards): the kernel's, untouched. */
+	if (!dest_ours4(ctx, ip->saddr, ip->daddr))
+		return pass();
 
 	/* Ours from here on: dropped unless delivered. */
 	if (hlen != UNET_IP_HLEN)

@@ -5,12 +5,16 @@
  * by the same rules where they mean the same.
  *
  * Part of unet_xdp.bpf.c (included after xdp_chan.h, for chan_port()
- * and CHAN_NOT_OURS, and xdp_tcp6.h, for ip6_walk_exthdrs()).  The
- * encapsulation and the order of the checks are in docs/wire-format.md:
+ * and CHAN_NOT_OURS, xdp_tcp6.h, for ip6_walk_exthdrs(), and
+ * xdp_dest.h).  The encapsulation and the order of the checks are in
+ * docs/wire-format.md:
  *
  *   0. not IPv6/UDP to the channel port (read from a UDP header inside
  *      the frame) -> not ours: chan6_rx() returns CHAN_NOT_OURS and the
  *      caller goes on to TCP and UDP over U-Net;
+ *   0b. a destination address this host does not keep (xdp_dest.h:
+ *      transit, multicast) -> passed untouched, counted as pass, with
+ *      or without extension headers;
  *   1. UDP to the channel port behind extension headers (a fragment
  *      header included) -> drop_ip6_exthdr: we send none and walk none
  *      on the way in (the chain is only looked through to see where it
@@ -27,8 +31,8 @@
  *      sender checked is the 128-bit IPv6 source address and UDP source
  *      port.
  *
- * As over IPv4, everything to the channel port is dropped once it is
- * ours, never passed.
+ * As over IPv4, everything to the channel port for this host is dropped
+ * once it is ours, never passed.
  */
 #ifndef UNET_XDP_CHAN6_H
 #define UNET_XDP_CHAN6_H
@@ -66,13 +70,19 @@ static __always_inline int chan6_rx(struct xdp_md *ctx, void *l3, void *data_end
 	if ((void *)(ip6 + 1) > data_end || ip6->version != 6)
 		return CHAN_NOT_OURS;
 	if (ip6->nexthdr != IPPROTO_UDP) {
-		if (ip6_is_exthdr(ip6->nexthdr) && chan6_behind_exthdr(ip6, data_end))
-			return drop(UNET_CTR_DROP_IP6_EXTHDR);
-		return CHAN_NOT_OURS;
+		if (!ip6_is_exthdr(ip6->nexthdr) || !chan6_behind_exthdr(ip6, data_end))
+			return CHAN_NOT_OURS;
+		/* Transit is forwarded whatever headers it carries. */
+		if (!dest_ours6(ctx, ip6))
+			return pass();
+		return drop(UNET_CTR_DROP_IP6_EXTHDR);
 	}
 	udp = (void *)(ip6 + 1);
 	if ((void *)udp + 4 > data_end || udp->dest != chan_port())
 		return CHAN_NOT_OURS;
+	/* Another host's (a host that forwards): the kernel's, untouched. */
+	if (!dest_ours6(ctx, ip6))
+		return pass();
 
 	/* Ours from here on: dropped unless delivered.  payload_len counts
 	 * what follows the fixed header; the frame may be longer (Ethernet

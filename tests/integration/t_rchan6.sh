@@ -9,7 +9,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"rchan6|-|120|a routable IPv6 channel on the link (by global and by link-local addresses) and across a router named by its link-local address: every size 1..max_payload both ways byte for byte; a route mtu 1280 bounds max_payload; unetctl channel add/list with an IPv6 --peer-ip, bad addresses refused; frames forged by the router from another address, another source port, with another tag, without a checksum and with a wrong one are never delivered and each is counted (drop_wrong_src, drop_chan_csum; the wrong sum by the library); Active Messages across the router at 10% injected loss on both ends, the route moved to a second gateway mid-run; a router advertisement from a host on the link (a new address, first in the list) does not change the source a channel sends from (the kernel's choice); an IPv4 channel's source port cannot be bound by another user on IPv4 or IPv6"
+	"rchan6|-|120|a routable IPv6 channel on the link (by global and by link-local addresses) and across a router named by its link-local address: every size 1..max_payload both ways byte for byte (across the router with U-Net attached there and an endpoint whose channel matches a's frames by all but their destination: none taken); a route mtu 1280 bounds max_payload; unetctl channel add/list with an IPv6 --peer-ip, bad addresses refused; frames forged by the router from another address, another source port, with another tag, without a checksum and with a wrong one are never delivered and each is counted (drop_wrong_src, drop_chan_csum; the wrong sum by the library); Active Messages across the router at 10% injected loss on both ends, the route moved to a second gateway mid-run; a router advertisement from a host on the link (a new address, first in the list) does not change the source a channel sends from (the kernel's choice); an IPv4 channel's source port cannot be bound by another user on IPv4 or IPv6"
 )
 
 # The IPv6 of the fixture: a fd01::1 --- b fd01::2 (and fe80::b2, the
@@ -82,6 +82,27 @@ sizes6() {
 	grep -qx "echo echoed=$max foreign=0" "$log" || fail "echo on $side did not echo exactly $max"
 }
 
+# transit_hold6: on b, an endpoint with a channel (tag 2, peer a's
+# address, peer tag 1) that a's frames to c match in all but their
+# destination address.  Before the destination was checked it took them
+# all and nothing reached c.  Sets RT_HOLD, RT_DELIVERED.
+transit_hold6() {
+	RT_DELIVERED=$(counter b chan_delivered) || exit 1
+	unet_bg_b "$PEER" hold "$IF_B" --tag 2 --peer-ip "$IP6_A" --peer-tag 1 --expect-none \
+		--xdp-mode "$T_MODE" --timeout 60 >"$T_DIR/rhold6.log" 2>&1
+	RT_HOLD=$UNET_BG_PID
+	wait_ready "$T_DIR/rhold6.log" "$RT_HOLD" >/dev/null
+}
+
+transit_hold6_check() {
+	[[ $(chan_field b 2 delivered) == 0 && $(chan_field b 2 drop_wrong_src) == 0 ]] ||
+		fail "the router's channel 2 counted a transit frame: $(channel_json b)"
+	stop "$RT_HOLD" "$T_DIR/rhold6.log" "holder on the router"
+	grep -qx "hold received=0 foreign=0" "$T_DIR/rhold6.log" ||
+		{ cat "$T_DIR/rhold6.log"; fail "the router's endpoint took transit frames"; }
+	[[ $(counter b chan_delivered) == "$RT_DELIVERED" ]] || fail "the router delivered transit channel frames"
+}
+
 t_rchan6() {
 	local pid id out port sport before k=3
 	T_MODE=skb
@@ -99,11 +120,14 @@ t_rchan6() {
 	sizes6 b "$IP6_B" "$IF_B" "$IP6_A" 1444
 	note "on the link by link-local addresses"
 	sizes6 b fe80::b1 "$IF_B" fe80::a1 1444
-	ctl_b detach "$IF_B" >/dev/null || fail "detach $IF_B"
 
-	note "across the router (its link-local address the next hop): a -> c"
+	note "across the router (its link-local address the next hop): a -> c, U-Net still on b,"
+	note "and an endpoint there whose channel matches a's frames to c but their destination"
 	route_via_b
+	transit_hold6
 	sizes6 c "$IP6_C" "$IF_C" "$IP6_A" 1444
+	transit_hold6_check
+	ctl_b detach "$IF_B" >/dev/null || fail "detach $IF_B"
 	note "a route mtu of 1280 bounds max_payload: 1280 - 56 = 1224"
 	ip -n "$NS_A" -6 route replace fd02::/64 via fe80::b2 dev "$IF_A" mtu 1280 || fail "route mtu"
 	sizes6 c "$IP6_C" "$IF_C" "$IP6_A" 1224

@@ -344,9 +344,10 @@ static void expect_run(const uint8_t *pkt, uint32_t n, const struct xdp_md *ctx,
 	check_delta(&before, want);
 }
 
-/* A frame the program must leave to the kernel: XDP_PASS, counted as
- * pass, and not a byte changed. */
-static void expect_pass_untouched(const uint8_t *pkt, uint32_t n)
+/* A frame the program must leave to the kernel when it arrives as ctx
+ * says (NULL: queue 0 of lo): XDP_PASS, counted as pass (and nothing
+ * else), and not a byte changed. */
+static void expect_pass_untouched_on(const uint8_t *pkt, uint32_t n, const struct xdp_md *ctx)
 {
 	uint8_t out[2048];
 	uint32_t out_len = sizeof(out), ret = 0xdead;
@@ -354,11 +355,16 @@ static void expect_pass_untouched(const uint8_t *pkt, uint32_t n)
 
 	assert_true(n <= sizeof(out));
 	read_snap(&before);
-	assert_int_equal(run_prog(pkt, n, NULL, &ret, out, &out_len), 0);
+	assert_int_equal(run_prog(pkt, n, ctx, &ret, out, &out_len), 0);
 	assert_int_equal(ret, XDP_PASS);
 	assert_int_equal(out_len, n);
 	assert_memory_equal(out, pkt, n);
 	check_delta(&before, &want);
+}
+
+static void expect_pass_untouched(const uint8_t *pkt, uint32_t n)
+{
+	expect_pass_untouched_on(pkt, n, NULL);
 }
 
 static void expect_spec(const struct frame_spec *s, uint32_t verdict, const struct snap *want)
@@ -649,6 +655,7 @@ static int add_chan_fixture(void)
 
 struct chan_spec {
 	uint32_t saddr;
+	uint32_t daddr;	     /* 0: UDP_DST */
 	uint16_t sport, dport;
 	uint8_t version, ihl;
 	uint16_t frag;	     /* frag_off field */
@@ -705,8 +712,8 @@ static uint32_t build_chan(uint8_t *buf, size_t cap, const struct chan_spec *c)
 	buf[ip + 9] = 17;
 	put16(buf + ip + 12, (uint16_t)(c->saddr >> 16));
 	put16(buf + ip + 14, (uint16_t)c->saddr);
-	put16(buf + ip + 16, (uint16_t)(UDP_DST >> 16));
-	put16(buf + ip + 18, (uint16_t)UDP_DST);
+	put16(buf + ip + 16, (uint16_t)((c->daddr ? c->daddr : UDP_DST) >> 16));
+	put16(buf + ip + 18, (uint16_t)(c->daddr ? c->daddr : UDP_DST));
 	udp = ip + hl;
 	put16(buf + udp, c->sport);
 	put16(buf + udp + 2, c->dport);
@@ -923,6 +930,7 @@ static int add_chan6_fixture(void)
 
 struct chan6_spec {
 	uint8_t saddr[16];
+	const uint8_t *daddr; /* NULL: CHAN6_DST */
 	uint16_t sport, dport;
 	uint8_t version;
 	uint8_t ext;	      /* an extension header before UDP: 0 none, else its
@@ -963,7 +971,7 @@ static uint32_t build_chan6(uint8_t *buf, size_t cap, const struct chan6_spec *c
 	buf[ip + 6] = ext ? c->ext : 17;
 	buf[ip + 7] = 64;
 	memcpy(buf + ip + 8, c->saddr, 16);
-	memcpy(buf + ip + 24, CHAN6_DST, 16);
+	memcpy(buf + ip + 24, c->daddr ? c->daddr : CHAN6_DST, 16);
 	if (ext) {
 		buf[ip + 40] = 17; /* next: UDP; length 0 (8 bytes) */
 		put16(buf + ip + 42, c->frag_off);
@@ -1166,6 +1174,864 @@ static void test_chan6_other_traffic_passed(void **state)
 	c = chan6_good();
 	c.version = 4;
 	expect_pass_untouched(buf, build_chan6(buf, sizeof(buf), &c));
+}
+
+/* ---- Transit: the destination address (bpf/xdp_dest.h) ------------------------- */
+
+/*
+ * A host that forwards: unetq0 (the veth of setup_multiqueue_dev) with
+ * forwarding on, 10.9.0.1/24 and fd00:9::1/64 its own, 10.8.0.1/24 and
+ * fd00:8::1/64 on its peer unetq1 (another interface of this host), and
+ * reject routes to 203.0.113.0/24 and 2001:db8:66::/48.  Frames are run
+ * as arriving on unetq0.  Taken down again by transit_teardown, so the
+ * other cases see the namespace as before.
+ */
+#define TR_OURS 0x0a090001u	 /* 10.9.0.1 */
+#define TR_FOREIGN 0x0a09004du	 /* 10.9.0.77: on the link, another host's */
+#define TR_SUBNET_BCAST 0x0a0900ffu /* 10.9.0.255 */
+#define TR_OTHER_IF 0x0a080001u	 /* 10.8.0.1, on unetq1 */
+#define TR_REJECTED 0xcb007105u	 /* 203.0.113.5 */
+#define TR_NO_ROUTE 0xc000024du	 /* 192.0.2.77: the namespace has no route there */
+static const uint8_t TR6_OURS[16] = { 0xfd, 0, 0, 9, [15] = 1 };
+static const uint8_t TR6_FOREIGN[16] = { 0xfd, 0, 0, 9, [15] = 0x77 };
+static const uint8_t TR6_OTHER_IF[16] = { 0xfd, 0, 0, 8, [15] = 1 };
+static const uint8_t TR6_REJECTED[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0x66, [15] = 5 };
+static const uint8_t TR6_LINK_LOCAL[16] = { 0xfe, 0x80, [15] = 0x77 };
+static const uint8_t TR6_MCAST[16] = { 0xff, 0x02, [15] = 1 };
+static const uint8_t TR6_ANYCAST[16] = { 0xfd, 0, 0, 9 }; /* fd00:9::, a router's subnet anycast */
+
+static int sh(const char *cmd)
+{
+	int st = system(cmd);
+
+	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static int set_forwarding(const char *family, const char *ifname, int on)
+{
+	char path[128];
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/%s/conf/%s/forwarding", family, ifname);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	err = fprintf(f, "%d\n", on) < 0;
+	return fclose(f) || err ? -1 : 0;
+}
+
+static void transit_setup(struct xdp_md *ctx)
+{
+	need_prog();
+	if (!g.mq_ifindex) {
+		print_message("SKIP: cannot create a veth (ip link add ... type veth)\n");
+		skip();
+	}
+	/* what a failed case before may have left */
+	(void)sh("{ ip addr flush dev unetq0; ip addr flush dev unetq1; "
+		 "ip route del prohibit 203.0.113.0/24; ip -6 route del prohibit 2001:db8:66::/48; "
+		 "} 2>/dev/null");
+	if (sh("ip link set unetq0 up && ip link set unetq1 up && "
+	       "ip addr add 10.9.0.1/24 dev unetq0 && ip addr add 10.8.0.1/24 dev unetq1 && "
+	       "ip addr add fd00:9::1/64 dev unetq0 nodad && "
+	       "ip addr add fd00:8::1/64 dev unetq1 nodad && "
+	       "ip route add prohibit 203.0.113.0/24 && ip -6 route add prohibit 2001:db8:66::/48") ||
+	    set_forwarding("ipv4", "unetq0", 1) || set_forwarding("ipv6", "unetq0", 1))
+		fail_msg("cannot set up the forwarding veth (ip addr/route, forwarding sysctls)");
+	*ctx = (struct xdp_md){ .ingress_ifindex = (uint32_t)g.mq_ifindex };
+}
+
+static void transit_teardown(void)
+{
+	assert_int_equal(set_forwarding("ipv4", "unetq0", 0), 0);
+	assert_int_equal(set_forwarding("ipv6", "unetq0", 0), 0);
+	assert_int_equal(sh("ip addr flush dev unetq0 && ip addr flush dev unetq1 && "
+			    "ip route del prohibit 203.0.113.0/24 && "
+			    "ip -6 route del prohibit 2001:db8:66::/48 && "
+			    "ip link set unetq0 down && ip link set unetq1 down"),
+			 0);
+}
+
+/*
+ * IPv4, on the forwarding interface: a channel's frame (its tag, its
+ * peer's address, port and tag: everything right) to another host's
+ * address is transit -- passed untouched and counted as passed, never
+ * delivered or dropped -- and so is one that is malformed too, and one to
+ * an address a reject route covers (the kernel's to refuse).  To our
+ * address, to our address on another interface (the weak host model the
+ * kernel follows), to our subnet's broadcast address, and to an address
+ * with no route (the kernel drops it) the frame is ours as before.  With
+ * forwarding off nothing is transit.
+ */
+static void test_chan_transit_passed(void **state)
+{
+	struct chan_spec c = chan_good();
+	struct snap want = one(UNET_CTR_DROP_WRONG_SRC);
+	struct xdp_md ctx;
+	uint8_t buf[256];
+
+	(void)state;
+	transit_setup(&ctx);
+	want.ch[W_CHAN].drop_wrong_src = 1;
+	/* ours: a spoofed source port is caught by the channel's check (a
+	 * verdict that needs no socket), a good frame delivered */
+	c.daddr = TR_OURS;
+	c.sport = CHAN_PEER_PORT + 1;
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR_OTHER_IF;
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR_SUBNET_BCAST;
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR_NO_ROUTE; /* the kernel drops it: not transit */
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	if (g.xsk_ok) {
+		struct snap del = one(UNET_CTR_DELIVERED);
+
+		c = chan_good();
+		c.daddr = TR_OURS;
+		del.ifc[UNET_CTR_CHAN_DELIVERED] = 1;
+		del.ch[W_CHAN].delivered = 1;
+		del.ch[W_CHAN].delivered_bytes = 40;
+		expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_REDIRECT, &del);
+	}
+	/* transit: good, malformed, or covered by a reject route */
+	c = chan_good();
+	c.daddr = TR_FOREIGN;
+	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
+	c.csum = 0x1234;
+	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
+	c = chan_good();
+	c.daddr = TR_FOREIGN;
+	c.ihl = 6;
+	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
+	c = chan_good();
+	c.daddr = TR_FOREIGN;
+	c.frag = 0x2000;
+	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
+	c = chan_good();
+	c.daddr = TR_REJECTED;
+	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
+	/* forwarding off on the interface: the kernel would drop a frame for
+	 * an address it does not have, nothing transits; ours as before */
+	assert_int_equal(set_forwarding("ipv4", "unetq0", 0), 0);
+	c = chan_good();
+	c.daddr = TR_FOREIGN;
+	c.sport = CHAN_PEER_PORT + 1;
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	transit_teardown();
+}
+
+/* Multicast and broadcast destinations are never a channel's, forwarding
+ * or not (here on lo, which does not forward): passed untouched. */
+static void test_chan_group_destination_passed(void **state)
+{
+	static const uint32_t dsts[] = { 0xe0000001u, 0xef010203u, 0xffffffffu, 0x7f000001u };
+	struct chan_spec c;
+	uint8_t buf[256];
+
+	(void)state;
+	need_prog();
+	for (size_t i = 0; i < sizeof(dsts) / sizeof(dsts[0]); i++) {
+		c = chan_good();
+		c.daddr = dsts[i];
+		expect_pass_untouched(buf, build_chan(buf, sizeof(buf), &c));
+	}
+	{
+		uint32_t n;
+
+		/* 0.0.0.0 (chan_spec's 0 means UDP_DST: written here) */
+		c = chan_good();
+		n = build_chan(buf, sizeof(buf), &c);
+		memset(buf + 14 + 16, 0, 4);
+		expect_pass_untouched(buf, n);
+	}
+	/* and to UDP_DST, which lo's namespace has no route to: ours */
+	{
+		struct snap want = one(UNET_CTR_DROP_WRONG_SRC);
+
+		c = chan_good();
+		c.sport = CHAN_PEER_PORT + 1;
+		want.ch[W_CHAN].drop_wrong_src = 1;
+		expect_chan(&c, XDP_DROP, &want);
+	}
+}
+
+/* IPv6, as test_chan_transit_passed: another host's address, a reject
+ * route's, a multicast group's -> passed untouched (behind an extension
+ * header too, which is not counted as drop_ip6_exthdr); our address, ours
+ * on another interface, a link-local one (never forwarded), the
+ * subnet-router anycast address, one with no route -> ours. */
+static void test_chan6_transit_passed(void **state)
+{
+	struct chan6_spec c = chan6_good();
+	struct snap want = one(UNET_CTR_DROP_WRONG_SRC);
+	struct xdp_md ctx;
+	uint8_t buf[256];
+
+	(void)state;
+	transit_setup(&ctx);
+	want.ch[W_CHAN6].drop_wrong_src = 1;
+	c.sport = CHAN_PEER_PORT + 1;
+	c.daddr = TR6_OURS;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR6_OTHER_IF;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR6_LINK_LOCAL;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR6_ANYCAST;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = CHAN6_DST; /* no route */
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	if (g.xsk_ok) {
+		struct snap del = one(UNET_CTR_DELIVERED);
+
+		c = chan6_good();
+		c.daddr = TR6_OURS;
+		del.ifc[UNET_CTR_CHAN_DELIVERED] = 1;
+		del.ch[W_CHAN6].delivered = 1;
+		del.ch[W_CHAN6].delivered_bytes = 40;
+		expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_REDIRECT, &del);
+	}
+	/* ours behind an extension header: dropped as before */
+	c = chan6_good();
+	c.daddr = TR6_OURS;
+	c.ext = 44; /* a first fragment: offset 0, M set */
+	c.frag_off = 0x0001;
+	want = one(UNET_CTR_DROP_IP6_EXTHDR);
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	/* transit */
+	c = chan6_good();
+	c.daddr = TR6_FOREIGN;
+	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c), &ctx);
+	c.csum = 0;
+	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c), &ctx);
+	c = chan6_good();
+	c.daddr = TR6_FOREIGN;
+	c.ext = 44;
+	c.frag_off = 0x0001;
+	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c), &ctx);
+	c = chan6_good();
+	c.daddr = TR6_REJECTED;
+	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c), &ctx);
+	c.daddr = TR6_MCAST;
+	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c), &ctx);
+	expect_pass_untouched(buf, build_chan6(buf, sizeof(buf), &c));
+	/* forwarding off: nothing transits */
+	assert_int_equal(set_forwarding("ipv6", "unetq0", 0), 0);
+	c = chan6_good();
+	c.daddr = TR6_FOREIGN;
+	c.sport = CHAN_PEER_PORT + 1;
+	want = one(UNET_CTR_DROP_WRONG_SRC);
+	want.ch[W_CHAN6].drop_wrong_src = 1;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	transit_teardown();
+}
+
+/* ---- Routable channels over IPv6: fuzz ------------------------------------------ */
+
+static void set_drop_ppm(uint32_t ppm);
+
+/* A channel entry as the program sees it (the map, read once before the
+ * fuzz: the model must not depend on the program). */
+struct fz_chan {
+	bool present, current; /* in unet_channels; its owner_token the slot's */
+	struct unet_channel_val v;
+};
+
+static struct fz_chan *fz_chans; /* indexed by tag */
+
+static void fz_chan_snapshot(void)
+{
+	int cfd = bpf_map__fd(g.skel->maps.unet_channels);
+	int efd = bpf_map__fd(g.skel->maps.unet_endpoints);
+	uint32_t key, next, *prev = NULL;
+
+	fz_chans = calloc(65536, sizeof(*fz_chans));
+	assert_non_null(fz_chans);
+	while (bpf_map_get_next_key(cfd, prev, &next) == 0) {
+		struct fz_chan *c = &fz_chans[next & 0xffff];
+		struct unet_endpoint_val ev;
+
+		key = next;
+		prev = &key;
+		if (next > 0xffff || bpf_map_lookup_elem(cfd, &key, &c->v))
+			continue;
+		c->present = true;
+		c->current = bpf_map_lookup_elem(efd, &c->v.endpoint, &ev) == 0 &&
+			     ev.token == c->v.owner_token;
+	}
+}
+
+static bool fz6_in(const uint8_t *a, const uint8_t *p, unsigned int bytes)
+{
+	return memcmp(a, p, bytes) == 0;
+}
+
+/*
+ * Whether a datagram to the channel port from s to d, arriving on the
+ * forwarding veth of transit_setup, is this host's (1) or not (0):
+ * bpf/xdp_dest.h and the kernel's IPv6 FIB written out for that
+ * namespace.  Multicast, unspecified, loopback: never.  A link-local,
+ * multicast or loopback source or destination: never forwarded, so the
+ * kernel keeps it.  2001:db8:66::/48: a reject route.  fd00:9::/64 on the
+ * forwarding veth (fd00:9::1 ours, fd00:9:: its subnet-router anycast
+ * address) and fd00:8::/64 on the other (fd00:8::1 ours): forwarded.
+ * Anything else has no route: kept.
+ */
+static int fz6_dest_ours(const uint8_t *s, const uint8_t *d)
+{
+	static const uint8_t zero[16], lo[16] = { [15] = 1 };
+	bool s_strict = s[0] == 0xff || (s[0] == 0xfe && (s[1] & 0xc0) == 0x80) || !memcmp(s, lo, 16);
+
+	if (d[0] == 0xff || !memcmp(d, zero, 16) || !memcmp(d, lo, 16))
+		return 0;
+	if ((d[0] == 0xfe && (d[1] & 0xc0) == 0x80) || s_strict)
+		return 1;
+	if (fz6_in(d, TR6_REJECTED, 6))
+		return 0;
+	if (!memcmp(d, TR6_OURS, 16) || !memcmp(d, TR6_OTHER_IF, 16) || !memcmp(d, TR6_ANYCAST, 16))
+		return 1;
+	if (fz6_in(d, TR6_OURS, 8) || fz6_in(d, TR6_OTHER_IF, 8))
+		return 0;
+	return 1;
+}
+
+/* The headers of a frame the model and the program disagree on. */
+static void fz_dump(const uint8_t *f, uint32_t n)
+{
+	for (uint32_t i = 0; i < n && i < 96; i++)
+		print_message("%02x%s", f[i], i % 16 == 15 ? "\n" : " ");
+	print_message("\n");
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/*
+ * The U-Net header of a routable channel's datagram at f + uh (its len
+ * already checked against the UDP length), as unet_demux() takes it:
+ * version, len, tag, the channel's kind, its peer (the source address,
+ * alen bytes at saddr, and the UDP source port just before the
+ * destination port, 8 bytes before the U-Net header), the peer's tag,
+ * a socket on queue 0.  *tag is set to the channel found (0: none).
+ */
+static enum unet_if_counter fz_demux(const uint8_t *f, uint32_t n, uint32_t uh, uint32_t kind,
+				     const uint8_t *saddr, unsigned int alen, uint16_t *tag)
+{
+	const struct fz_chan *c;
+	uint32_t len = get16(f + uh + 6);
+
+	if (f[uh] != UNET_WIRE_VERSION)
+		return UNET_CTR_DROP_VERSION;
+	if (!len || uh + 8 + len > n)
+		return UNET_CTR_DROP_MALFORMED;
+	*tag = get16(f + uh + 2);
+	c = &fz_chans[*tag];
+	if (!*tag || !c->present || !c->current) {
+		*tag = 0;
+		return UNET_CTR_DROP_UNKNOWN_TAG;
+	}
+	if ((c->v.flags & (UNET_CHAN_F_UDP4 | UNET_CHAN_F_UDP6)) != kind)
+		return UNET_CTR_DROP_CHAN_KIND;
+	if (get16(f + uh - 8) != ntohs(c->v.peer_port) || memcmp(saddr, c->v.peer_addr, alen) ||
+	    get16(f + uh + 4) != c->v.peer_tag)
+		return UNET_CTR_DROP_WRONG_SRC;
+	/* setup_xsk's socket sits in EP_SOCK's and EP_SOCK + 1's queue 0 */
+	if (c->v.endpoint != EP_SOCK && c->v.endpoint != EP_SOCK + 1)
+		return UNET_CTR_DROP_NO_SOCKET;
+	return UNET_CTR_DELIVERED;
+}
+
+/*
+ * What bpf/xdp_chan6.h, xdp_dest.h and xdp_unet.h document, written out
+ * again from the frame's bytes: the interface counter an IPv6 frame of n
+ * bytes (arriving on transit_setup's veth, queue 0) is counted under --
+ * UNET_CTR_PASS for everything left to the kernel (no frame the
+ * generator makes reaches a UDP/IPv6 or TCP/IPv6 port of U-Net's), else
+ * the drop's counter or UNET_CTR_DELIVERED.  *tag is set to the channel
+ * a frame reached the tag lookup for (0: none).
+ */
+static enum unet_if_counter fz6_model(const uint8_t *f, uint32_t n, uint16_t *tag)
+{
+	const uint8_t *ip = f + 14, *udp = ip + 40;
+	uint32_t plen;
+	uint8_t nh;
+
+	*tag = 0;
+	if (get16(f + 12) != 0x86dd || n < 14 + 40 || (ip[0] >> 4) != 6)
+		return UNET_CTR_PASS;
+	nh = ip[6];
+	if (nh != 17) {
+		/* ip6_walk_exthdrs: up to 4 hop-by-hop, routing, destination
+		 * options or first-fragment headers inside the frame */
+		uint32_t p = 14 + 40;
+
+		if (nh != 0 && nh != 43 && nh != 60 && nh != 44)
+			return UNET_CTR_PASS; /* not walked (ESP, ...): or not an extension */
+		for (int i = 0; i < 4; i++) {
+			if (nh == 0 || nh == 43 || nh == 60) {
+				if (p + 2 > n)
+					return UNET_CTR_PASS;
+				nh = f[p];
+				p += (f[p + 1] + 1u) * 8;
+			} else if (nh == 44) {
+				if (p + 8 > n || (get16(f + p + 2) & 0xfff8))
+					return UNET_CTR_PASS;
+				nh = f[p];
+				p += 8;
+			} else {
+				break;
+			}
+		}
+		if (nh != 17 || p + 4 > n || get16(f + p + 2) != UNET_CHAN_PORT_DEFAULT)
+			return UNET_CTR_PASS;
+		return fz6_dest_ours(ip + 8, ip + 24) ? UNET_CTR_DROP_IP6_EXTHDR : UNET_CTR_PASS;
+	}
+	if (14 + 40 + 4 > n || get16(udp + 2) != UNET_CHAN_PORT_DEFAULT)
+		return UNET_CTR_PASS;
+	if (!fz6_dest_ours(ip + 8, ip + 24))
+		return UNET_CTR_PASS;
+	plen = get16(ip + 4);
+	if (plen < 8 || 14 + 40 + plen > n || 14 + 40 + 8 > n)
+		return UNET_CTR_DROP_CHAN_IP;
+	if (get16(udp + 4) != plen)
+		return UNET_CTR_DROP_CHAN_UDPLEN;
+	if (!get16(udp + 6))
+		return UNET_CTR_DROP_CHAN_CSUM;
+	if (14 + 40 + 16 > n)
+		return UNET_CTR_DROP_MALFORMED;
+	if (get16(udp + 8 + 6) + 16u != plen)
+		return UNET_CTR_DROP_CHAN_UDPLEN;
+	return fz_demux(f, n, 14 + 40 + 8, UNET_CHAN_F_UDP6, ip + 8, 16, tag);
+}
+
+/* One mutated IPv6 channel frame into buf (cap >= 2048); returns its length. */
+static uint32_t fz6_frame(uint64_t *rng, uint8_t *buf, size_t cap)
+{
+	static const uint8_t *const dsts[] = { TR6_OURS,     TR6_OURS,	    TR6_OURS,	  TR6_OURS,
+					       TR6_OTHER_IF, TR6_LINK_LOCAL, CHAN6_DST,	  TR6_FOREIGN,
+					       TR6_FOREIGN,  TR6_REJECTED,   TR6_MCAST,	  TR6_OURS };
+	static const uint16_t tags[] = { TAG_CHAN6, TAG_CHAN6, TAG_CHAN6, TAG_CHAN6,
+					 TAG_CHAN,  TAG_GOOD,  TAG_UNKNOWN, 0 };
+	static const uint8_t exts[] = { 0, 43, 60, 44, 44, 50 };
+	struct chan6_spec c = chan6_good();
+	uint64_t r = fuzz_next(rng);
+	uint8_t *ip = buf + 14;
+	uint32_t n;
+
+	c.daddr = dsts[r % 12];
+	c.dst_tag = tags[(r >> 4) % 8];
+	c.payload = (uint16_t)((r >> 8) % 4 == 0 ? (r >> 12) % 1400 : 1 + (r >> 12) % 64);
+	if ((r >> 24) % 6 == 0) {
+		c.ext = exts[(r >> 28) % 6];
+		/* offset 1 (a later fragment) a third of the time; for the
+		 * other kinds the same bytes are option data, and non-zero
+		 * (build_chan6 adds the 8-byte header for ext || frag_off) */
+		c.frag_off = (uint16_t)((r >> 32) % 3 == 0 ? 0x0009 : 0x0001);
+	}
+	if ((r >> 36) % 16 == 0)
+		memcpy(c.saddr, TR6_LINK_LOCAL, 16); /* a link-local source: kept */
+	n = build_chan6(buf, cap, &c);
+	for (unsigned int k = 0, nm = (unsigned int)((r >> 40) % 5); k < nm; k++) {
+		uint64_t x = fuzz_next(rng);
+		uint32_t at;
+
+		switch (x % 10) {
+		case 0: /* a bit flipped in the headers */
+			at = (uint32_t)((x >> 8) % (n < 14 + 80 ? n : 14 + 80));
+			buf[at] ^= (uint8_t)(1u << ((x >> 32) % 8));
+			break;
+		case 1: /* a byte set anywhere */
+			buf[(x >> 8) % n] = (uint8_t)(x >> 40);
+			break;
+		case 2: /* cut short: anywhere past the Ethernet header */
+			n = 14 + (uint32_t)((x >> 8) % (n - 13));
+			break;
+		case 3: /* longer: trailing bytes after the datagram */
+			at = (uint32_t)((x >> 8) % 64);
+			for (uint32_t i = 0; i < at && n < cap; i++)
+				buf[n++] = (uint8_t)(x >> (i % 56));
+			break;
+		case 4: { /* payload length at an edge */
+			uint32_t e[] = { 0, 7, 8, 15, 16, n - 54, n - 53, n - 55, 0xffff };
+
+			put16(ip + 4, (uint16_t)e[(x >> 8) % 9]);
+			break;
+		}
+		case 5: /* UDP length or the U-Net len, off by a little */
+			if (n >= 14 + 40 + 16) {
+				uint32_t o = (x >> 8) % 2 ? 14 + 40 + 4 : 14 + 40 + 8 + 6;
+
+				put16(buf + o, (uint16_t)(get16(buf + o) + (int)((x >> 16) % 5) - 2));
+			}
+			break;
+		case 6: /* the checksum: 0 (refused) or any */
+			if (n >= 14 + 40 + 8)
+				put16(ip + 46, (x >> 8) % 2 ? 0 : (uint16_t)(x >> 16));
+			break;
+		case 7: /* the next header, the version or the EtherType */
+			if ((x >> 8) % 3 == 0)
+				ip[6] = (uint8_t)((x >> 12) % 2 ? 17 : x >> 16);
+			else if ((x >> 8) % 3 == 1)
+				ip[0] = (uint8_t)(((x >> 12) % 4 ? 6 : (x >> 16) % 16) << 4);
+			else
+				put16(buf + 12, (x >> 16) % 4 ? 0x86dd : 0x88b6);
+			break;
+		case 8: /* the destination or the source, any of the list */
+			memcpy(ip + ((x >> 8) % 3 ? 24 : 8), dsts[(x >> 12) % 12], 16);
+			break;
+		default: /* the destination port, the source port, the tags */
+			if (n >= 14 + 40 + 16) {
+				uint32_t o = 14 + 40 + ((x >> 8) % 2 ? 2 : 0);
+
+				if ((x >> 12) % 3 == 0)
+					o = 14 + 40 + 8 + 2 + 2 * ((x >> 16) % 2);
+				put16(buf + o, (x >> 20) % 2 ? (uint16_t)(x >> 24) : get16(buf + o) ^ 1);
+			}
+			break;
+		}
+	}
+	/* Another EtherType is one nobody takes (as in fz4_frame). */
+	if (get16(buf + 12) != 0x86dd)
+		put16(buf + 12, 0x88b6);
+	return n;
+}
+
+/*
+ * Seeded fuzz of the IPv6 channel path, on the forwarding veth of
+ * transit_setup: channel frames to our addresses, another interface's,
+ * a link-local one, a foreign one (transit), a reject route's and a
+ * multicast group, for the channel, one of another kind, unknown tags;
+ * some behind extension headers; each mutated 0-4 times (bits flipped,
+ * bytes set, cut short, lengthened, payload length at its edges, UDP and
+ * U-Net lengths off by a little, the checksum, next header / version /
+ * EtherType, addresses, ports, tags).  Every frame's verdict is checked
+ * against the rules written out again above (fz6_model), a passed one
+ * untouched; then every interface counter moved by exactly the model's
+ * counts and the channel's own by its deliveries and wrong sources.
+ */
+#define FZ6_SEED 0x6368616e365f787aull /* "chan6_xz" */
+#define FZ6_FRAMES 300000
+
+static void test_chan6_fuzz(void **state)
+{
+	uint64_t seed = fuzz_seed(FZ6_SEED), rng = seed, frames = fuzz_count(FZ6_FRAMES);
+	uint64_t want[UNET_CTR__COUNT] = { 0 }, chan_del = 0, chan_bytes = 0, chan_wrong = 0;
+	struct snap before, now;
+	uint8_t buf[2048], out[2048];
+	struct xdp_md ctx;
+
+	(void)state;
+	need_xsk();
+	set_drop_ppm(0);
+	transit_setup(&ctx);
+	fz_chan_snapshot();
+	print_message("chan6 fuzz: seed %#llx (UNET_FUZZ_SEED), %llu frames (UNET_FUZZ_COUNT)\n",
+		      (unsigned long long)seed, (unsigned long long)frames);
+	read_snap(&before);
+	for (uint64_t i = 0; i < frames; i++) {
+		uint32_t n = fz6_frame(&rng, buf, sizeof(buf)), out_len = sizeof(out);
+		uint32_t ret = 0xdead, verdict;
+		uint16_t tag;
+		enum unet_if_counter o = fz6_model(buf, n, &tag);
+
+		assert_int_equal(run_prog(buf, n, &ctx, &ret, out, &out_len), 0);
+		verdict = o == UNET_CTR_PASS ? XDP_PASS : o == UNET_CTR_DELIVERED ? XDP_REDIRECT : XDP_DROP;
+		if (ret != verdict) {
+			fz_dump(buf, n);
+			fail_msg("frame %llu (%u bytes): verdict %u, the rules say %u (counter %s) "
+				 "(replay: UNET_FUZZ_SEED=%#llx)",
+				 (unsigned long long)i, n, ret, verdict, ctr_names[o],
+				 (unsigned long long)seed);
+		}
+		if (ret == XDP_PASS && (out_len != n || memcmp(out, buf, n)))
+			fail_msg("frame %llu: passed but changed", (unsigned long long)i);
+		want[o]++;
+		if (o == UNET_CTR_DELIVERED) {
+			want[UNET_CTR_CHAN_DELIVERED]++;
+			if (tag == TAG_CHAN6) {
+				chan_del++;
+				chan_bytes += get16(buf + 14 + 40 + 8 + 6);
+			}
+		}
+		if ((o == UNET_CTR_DROP_WRONG_SRC || o == UNET_CTR_DROP_CHAN_KIND) && tag == TAG_CHAN6)
+			chan_wrong++;
+	}
+	read_snap(&now);
+	free(fz_chans);
+	fz_chans = NULL;
+	transit_teardown();
+	print_message("chan6 fuzz: %llu delivered, %llu passed, %llu wrong source, %llu chan_ip, "
+		      "%llu exthdr\n",
+		      (unsigned long long)want[UNET_CTR_DELIVERED], (unsigned long long)want[UNET_CTR_PASS],
+		      (unsigned long long)want[UNET_CTR_DROP_WRONG_SRC],
+		      (unsigned long long)want[UNET_CTR_DROP_CHAN_IP],
+		      (unsigned long long)want[UNET_CTR_DROP_IP6_EXTHDR]);
+	want[UNET_CTR_RX] = frames;
+	for (int k = 0; k < UNET_CTR__COUNT; k++)
+		if (now.ifc[k] - before.ifc[k] != want[k])
+			fail_msg("counter %s moved by %llu, the rules say %llu (replay: UNET_FUZZ_SEED=%#llx)",
+				 ctr_names[k], (unsigned long long)(now.ifc[k] - before.ifc[k]),
+				 (unsigned long long)want[k], (unsigned long long)seed);
+	assert_int_equal(now.ch[W_CHAN6].delivered - before.ch[W_CHAN6].delivered, chan_del);
+	assert_int_equal(now.ch[W_CHAN6].delivered_bytes - before.ch[W_CHAN6].delivered_bytes,
+			 chan_bytes);
+	assert_int_equal(now.ch[W_CHAN6].drop_wrong_src - before.ch[W_CHAN6].drop_wrong_src, chan_wrong);
+	/* every kind of outcome was reached, or the fuzz tests little */
+	assert_true(want[UNET_CTR_DELIVERED] > frames / 50 && want[UNET_CTR_PASS] > frames / 20 &&
+		    want[UNET_CTR_DROP_WRONG_SRC] > frames / 100 &&
+		    want[UNET_CTR_DROP_CHAN_IP] > frames / 100 &&
+		    want[UNET_CTR_DROP_IP6_EXTHDR] > frames / 200);
+}
+
+/* ---- Routable channels over IPv4: fuzz ------------------------------------------ */
+
+/* Whether the kernel has a broadcast route for a subnet's network address
+ * (older kernels added one, 6.x does not): the model asks it once. */
+static bool fz4_net_bcast;
+
+/*
+ * bpf/xdp_dest.h and the kernel's IPv4 FIB written out for
+ * transit_setup's namespace, for a datagram arriving on the forwarding
+ * veth: multicast and up (224/4..255.255.255.255), 0/8, 127/8: never
+ * ours; 203.0.113.0/24: a reject route; 10.9.0.0/24 (on the veth) and
+ * 10.8.0.0/24 (on its peer): our .1, the broadcast .255 (and the network
+ * address if the kernel has a broadcast route for it) ours, the rest
+ * forwarded; anything else has no route: kept.
+ */
+static int fz4_dest_ours(uint32_t d)
+{
+	uint32_t host = d & 0xff;
+
+	if ((d >> 28) >= 0xe || (d >> 24) == 0 || (d >> 24) == 127)
+		return 0;
+	if ((d >> 8) == (TR_REJECTED >> 8))
+		return 0;
+	if ((d >> 8) == (TR_OURS >> 8) || (d >> 8) == (TR_OTHER_IF >> 8))
+		return host == 1 || host == 255 || (host == 0 && fz4_net_bcast);
+	return 1;
+}
+
+/*
+ * What bpf/xdp_chan.h, xdp_dest.h and xdp_unet.h document, written out
+ * again from the frame's bytes, as fz6_model() for IPv6: the interface
+ * counter an IPv4 frame of n bytes arriving on the forwarding veth is
+ * counted under (UNET_CTR_PASS for everything left to the kernel: no
+ * frame the generator makes reaches a UDP or TCP port of U-Net's).
+ */
+static enum unet_if_counter fz4_model(const uint8_t *f, uint32_t n, uint16_t *tag)
+{
+	const uint8_t *ip = f + 14, *udp;
+	uint32_t hlen, tot, d;
+
+	*tag = 0;
+	if (get16(f + 12) != 0x0800 || n < 14 + 20 || (ip[0] >> 4) != 4 || (ip[0] & 0xf) < 5 ||
+	    ip[9] != 17 || (get16(ip + 6) & 0x1fff))
+		return UNET_CTR_PASS;
+	hlen = (ip[0] & 0xfu) * 4;
+	udp = ip + hlen;
+	if (14 + hlen + 4 > n || get16(udp + 2) != UNET_CHAN_PORT_DEFAULT)
+		return UNET_CTR_PASS;
+	d = (uint32_t)ip[16] << 24 | (uint32_t)ip[17] << 16 | (uint32_t)ip[18] << 8 | ip[19];
+	if (!fz4_dest_ours(d))
+		return UNET_CTR_PASS;
+	if (hlen != 20)
+		return UNET_CTR_DROP_CHAN_IP;
+	tot = get16(ip + 2);
+	if (tot < 28 || 14 + tot > n || 14 + 28 > n)
+		return UNET_CTR_DROP_CHAN_IP;
+	if (get16(ip + 6) & 0x2000)
+		return UNET_CTR_DROP_CHAN_FRAG;
+	if (get16(udp + 4) != tot - 20)
+		return UNET_CTR_DROP_CHAN_UDPLEN;
+	if (get16(udp + 6))
+		return UNET_CTR_DROP_CHAN_CSUM;
+	if (14 + 28 + 8 > n)
+		return UNET_CTR_DROP_MALFORMED;
+	if (get16(udp + 8 + 6) + 16u != tot - 20)
+		return UNET_CTR_DROP_CHAN_UDPLEN;
+	return fz_demux(f, n, 14 + 28, UNET_CHAN_F_UDP4, ip + 12, 4, tag);
+}
+
+/* One mutated IPv4 channel frame into buf (cap >= 2048); returns its length. */
+static uint32_t fz4_frame(uint64_t *rng, uint8_t *buf, size_t cap)
+{
+	static const uint32_t dsts[] = { TR_OURS,	  TR_OURS,    TR_OURS,	   TR_OURS,
+					 TR_OTHER_IF,	  TR_NO_ROUTE, TR_SUBNET_BCAST, TR_FOREIGN,
+					 TR_FOREIGN,	  TR_REJECTED, 0xef010203u, TR_OURS };
+	static const uint16_t tags[] = { TAG_CHAN, TAG_CHAN, TAG_CHAN,	  TAG_CHAN,
+					 TAG_CHAN6, TAG_GOOD, TAG_UNKNOWN, 0 };
+	static const uint16_t frags[] = { 0, 0x4000, 0x2000, 0x0001, 0x1fff, 0x2001, 0x4000, 0 };
+	struct chan_spec c = chan_good();
+	uint64_t r = fuzz_next(rng);
+	uint8_t *ip = buf + 14;
+	uint32_t n, hl;
+
+	c.daddr = dsts[r % 12];
+	c.dst_tag = tags[(r >> 4) % 8];
+	c.payload = (uint16_t)((r >> 8) % 4 == 0 ? (r >> 12) % 1400 : 1 + (r >> 12) % 64);
+	c.ihl = (uint8_t)((r >> 24) % 8 ? 5 : 6 + (r >> 28) % 2);
+	n = build_chan(buf, cap, &c);
+	for (unsigned int k = 0, nm = (unsigned int)((r >> 40) % 5); k < nm; k++) {
+		uint64_t x = fuzz_next(rng);
+		uint32_t at;
+
+		hl = (ip[0] & 0xfu) * 4;
+		switch (x % 10) {
+		case 0: /* a bit flipped in the headers */
+			at = (uint32_t)((x >> 8) % (n < 14 + 60 ? n : 14 + 60));
+			buf[at] ^= (uint8_t)(1u << ((x >> 32) % 8));
+			break;
+		case 1: /* a byte set anywhere */
+			buf[(x >> 8) % n] = (uint8_t)(x >> 40);
+			break;
+		case 2: /* cut short: anywhere past the Ethernet header */
+			n = 14 + (uint32_t)((x >> 8) % (n - 13));
+			break;
+		case 3: /* longer: trailing bytes after the datagram */
+			at = (uint32_t)((x >> 8) % 64);
+			for (uint32_t i = 0; i < at && n < cap; i++)
+				buf[n++] = (uint8_t)(x >> (i % 56));
+			break;
+		case 4: { /* tot_len at an edge */
+			uint32_t e[] = { 0, 27, 28, 35, 36, n - 14, n - 13, n - 15, 0xffff };
+
+			put16(ip + 2, (uint16_t)e[(x >> 8) % 9]);
+			break;
+		}
+		case 5: /* UDP length or the U-Net len, off by a little */
+			if (n >= 14 + hl + 16) {
+				uint32_t o = (x >> 8) % 2 ? 14 + hl + 4 : 14 + hl + 8 + 6;
+
+				put16(buf + o, (uint16_t)(get16(buf + o) + (int)((x >> 16) % 5) - 2));
+			}
+			break;
+		case 6: /* the checksum (0 is the one taken), the fragment bits */
+			if ((x >> 8) % 2)
+				put16(ip + 6, frags[(x >> 12) % 8]);
+			else if (n >= 14 + hl + 8)
+				put16(ip + hl + 6, (x >> 12) % 2 ? 0 : (uint16_t)(x >> 16));
+			break;
+		case 7: /* IHL / version, the protocol, or the EtherType */
+			if ((x >> 8) % 3 == 0)
+				ip[0] = (uint8_t)(((x >> 12) % 4 ? 4 : (x >> 16) % 16) << 4 |
+						  ((x >> 20) % 2 ? 5 : (x >> 24) % 16));
+			else if ((x >> 8) % 3 == 1)
+				ip[9] = (uint8_t)((x >> 12) % 2 ? 17 : 0x99);
+			else
+				put16(buf + 12, (x >> 16) % 4 ? 0x0800 : 0x88b6);
+			break;
+		case 8: { /* the destination or the source, any of the list */
+			uint32_t a = dsts[(x >> 12) % 12];
+
+			if ((x >> 8) % 3 == 0)
+				a = (x >> 16) % 2 ? CHAN_PEER_ADDR : a;
+			put16(ip + ((x >> 8) % 3 ? 16 : 12), (uint16_t)(a >> 16));
+			put16(ip + ((x >> 8) % 3 ? 18 : 14), (uint16_t)a);
+			break;
+		}
+		default: /* the destination port, the source port, the tags */
+			if (n >= 14 + hl + 16) {
+				uint32_t o = 14 + hl + ((x >> 8) % 2 ? 2 : 0);
+
+				if ((x >> 12) % 3 == 0)
+					o = 14 + hl + 8 + 2 + 2 * ((x >> 16) % 2);
+				put16(buf + o, (x >> 20) % 2 ? (uint16_t)(x >> 24) : get16(buf + o) ^ 1);
+			}
+			break;
+		}
+	}
+	/* Another EtherType is one nobody takes: raw U-Net, ARP and IPv6
+	 * frames a flip could make have their own tests. */
+	if (get16(buf + 12) != 0x0800)
+		put16(buf + 12, 0x88b6);
+	return n;
+}
+
+/*
+ * Seeded fuzz of the IPv4 channel path, as test_chan6_fuzz: on the
+ * forwarding veth, channel frames to our addresses, the subnet's
+ * broadcast, an address with no route, a foreign one (transit), a reject
+ * route's and a multicast group, for the channel, one of another kind,
+ * unknown tags, with IP options now and then; each mutated 0-4 times.
+ * Every frame's verdict against fz4_model, a passed one untouched; then
+ * every interface counter's total and the channel's own.
+ */
+#define FZ4_SEED 0x6368616e345f787aull /* "chan4_xz" */
+#define FZ4_FRAMES 300000
+
+static void test_chan_fuzz(void **state)
+{
+	uint64_t seed = fuzz_seed(FZ4_SEED), rng = seed, frames = fuzz_count(FZ4_FRAMES);
+	uint64_t want[UNET_CTR__COUNT] = { 0 }, chan_del = 0, chan_bytes = 0, chan_wrong = 0;
+	struct snap before, now;
+	uint8_t buf[2048], out[2048];
+	struct xdp_md ctx;
+
+	(void)state;
+	need_xsk();
+	set_drop_ppm(0);
+	transit_setup(&ctx);
+	fz4_net_bcast = sh("ip route show table local 10.9.0.0 | grep -q broadcast") == 0;
+	fz_chan_snapshot();
+	print_message("chan fuzz: seed %#llx (UNET_FUZZ_SEED), %llu frames (UNET_FUZZ_COUNT)\n",
+		      (unsigned long long)seed, (unsigned long long)frames);
+	read_snap(&before);
+	for (uint64_t i = 0; i < frames; i++) {
+		uint32_t n = fz4_frame(&rng, buf, sizeof(buf)), out_len = sizeof(out);
+		uint32_t ret = 0xdead, verdict;
+		uint16_t tag;
+		enum unet_if_counter o = fz4_model(buf, n, &tag);
+
+		assert_int_equal(run_prog(buf, n, &ctx, &ret, out, &out_len), 0);
+		verdict = o == UNET_CTR_PASS ? XDP_PASS : o == UNET_CTR_DELIVERED ? XDP_REDIRECT : XDP_DROP;
+		if (ret != verdict) {
+			fz_dump(buf, n);
+			fail_msg("frame %llu (%u bytes): verdict %u, the rules say %u (counter %s) "
+				 "(replay: UNET_FUZZ_SEED=%#llx)",
+				 (unsigned long long)i, n, ret, verdict, ctr_names[o],
+				 (unsigned long long)seed);
+		}
+		if (ret == XDP_PASS && (out_len != n || memcmp(out, buf, n)))
+			fail_msg("frame %llu: passed but changed", (unsigned long long)i);
+		want[o]++;
+		if (o == UNET_CTR_DELIVERED) {
+			want[UNET_CTR_CHAN_DELIVERED]++;
+			if (tag == TAG_CHAN) {
+				chan_del++;
+				chan_bytes += get16(buf + 14 + 28 + 6);
+			}
+		}
+		if (o == UNET_CTR_DROP_WRONG_SRC && tag == TAG_CHAN)
+			chan_wrong++;
+	}
+	read_snap(&now);
+	free(fz_chans);
+	fz_chans = NULL;
+	transit_teardown();
+	print_message("chan fuzz: %llu delivered, %llu passed, %llu wrong source, %llu chan_ip, "
+		      "%llu csum\n",
+		      (unsigned long long)want[UNET_CTR_DELIVERED], (unsigned long long)want[UNET_CTR_PASS],
+		      (unsigned long long)want[UNET_CTR_DROP_WRONG_SRC],
+		      (unsigned long long)want[UNET_CTR_DROP_CHAN_IP],
+		      (unsigned long long)want[UNET_CTR_DROP_CHAN_CSUM]);
+	want[UNET_CTR_RX] = frames;
+	for (int k = 0; k < UNET_CTR__COUNT; k++)
+		if (now.ifc[k] - before.ifc[k] != want[k])
+			fail_msg("counter %s moved by %llu, the rules say %llu (replay: UNET_FUZZ_SEED=%#llx)",
+				 ctr_names[k], (unsigned long long)(now.ifc[k] - before.ifc[k]),
+				 (unsigned long long)want[k], (unsigned long long)seed);
+	assert_int_equal(now.ch[W_CHAN].delivered - before.ch[W_CHAN].delivered, chan_del);
+	assert_int_equal(now.ch[W_CHAN].delivered_bytes - before.ch[W_CHAN].delivered_bytes,
+			 chan_bytes);
+	assert_int_equal(now.ch[W_CHAN].drop_wrong_src - before.ch[W_CHAN].drop_wrong_src, chan_wrong);
+	assert_true(want[UNET_CTR_DELIVERED] > frames / 50 && want[UNET_CTR_PASS] > frames / 20 &&
+		    want[UNET_CTR_DROP_WRONG_SRC] > frames / 100 &&
+		    want[UNET_CTR_DROP_CHAN_IP] > frames / 100 &&
+		    want[UNET_CTR_DROP_CHAN_CSUM] > frames / 200);
 }
 
 /* The layout the program and this file both assume (bpf/unet_abi.h). */
@@ -3657,6 +4523,11 @@ int main(void)
 		cmocka_unit_test(test_chan_bad_headers_dropped),
 		cmocka_unit_test(test_chan_other_traffic_passed),
 		cmocka_unit_test(test_chan_port_configurable),
+		cmocka_unit_test(test_chan_transit_passed),
+		cmocka_unit_test(test_chan_group_destination_passed),
+		cmocka_unit_test(test_chan6_transit_passed),
+		cmocka_unit_test(test_chan_fuzz),
+		cmocka_unit_test(test_chan6_fuzz),
 		cmocka_unit_test(test_chan6_good_delivered),
 		cmocka_unit_test(test_chan6_spoofed_source_dropped),
 		cmocka_unit_test(test_chan6_kind_mismatch_dropped),
