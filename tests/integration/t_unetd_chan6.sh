@@ -12,7 +12,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unetd_chan6|-|90|user nobody opens routable IPv6 channels through unetd, on an emulated endpoint and on a direct grant: every size 1..max_payload byte for byte both ways with a root peer on the link; an ungranted tag and a multicast peer refused, saying why; the daemon holds the channel's source port (no other IPv6 socket gets it) and frees it with the client; opens to silent on-link IPv4 and IPv6 neighbours fail with EHOSTUNREACH after the client's second each, and ten daemon status requests are answered while they run"
+	"unetd_chan6|-|90|user nobody opens routable IPv6 channels through unetd, on an emulated endpoint and on a direct grant: every size 1..max_payload byte for byte both ways with a root peer on the link; an ungranted tag and a multicast peer refused, saying why; the daemon holds the channel's source port (no other IPv6 socket gets it) and frees it with the client; opens to silent on-link IPv4 and IPv6 neighbours (emulated and granted) fail with EHOSTUNREACH after the client's second each, and ten daemon status requests are answered while an emulated client's run"
 	"unetd_chan6_forge|-|60|MTU 9000, an emulated client writes frames on its routable IPv6 channel into its region: from another address, source port or tag, as IPv4, to another address, MAC or peer tag, raw U-Net, a hop limit of 0, an extension header, IPv6, UDP and U-Net lengths that do not add up, a wrong UDP checksum and none, a traffic class; and in two pieces (split inside the source address) honest, from another address, with a payload byte changed after the checksum, to another address: each refused and counted by reason, only the three honest messages reach the peer (a capture on its interface)"
 )
 
@@ -131,6 +131,12 @@ t_unetd_chan6() {
 	start_unetd "user 65534 kinds emulated,direct tags 1-100" --grant-queues 0x1
 	unetd_chan6_sizes direct
 	grep -q 'direct endpoint .* for uid 65534' "$T_DIR/unetd.log" || fail "the daemon did not log a direct grant"
+	# A grant's open to a silent neighbour: the daemon does not wait
+	# either (it says the next hop is being resolved), the client does.
+	out=$(as_nobody "$PEER" hold "$IF_B" --tag 6 --peer-ip fd01::79 --peer-tag 1 --timeout 10 2>&1) &&
+		fail "a grant's routable channel to a silent neighbour was opened: $out"
+	grep -q 'next hop to fd01::79 is being resolved' <<<"$out" && grep -q 'No route to host' <<<"$out" ||
+		fail "a grant's open to a silent neighbour did not fail with EHOSTUNREACH after the daemon's EAGAIN: $out"
 	kill "$s" 2>/dev/null
 	stop_unetd
 }
