@@ -300,8 +300,9 @@ static struct unet_channel *channel_open_udp(struct unet_endpoint *ep, uint16_t 
 	return ch;
 }
 
-/* A routable channel to peer_addr6, or (NULL) to IPv4 peer_addr; from
- * unetd when the endpoint is its client's. */
+/* A routable channel to peer_addr6, or (NULL) to IPv4 peer_addr; asked
+ * of unetd on an endpoint it serves, else resolved here (wait: for the
+ * next hop's MAC, as unet_chan_next_hop). */
 static struct unet_channel *channel_open_routable(struct unet_endpoint *ep, uint16_t local_tag,
 						  uint32_t peer_addr, const uint8_t *peer_addr6,
 						  uint16_t peer_port, uint16_t peer_tag,
