@@ -135,7 +135,7 @@ t_unetd_chan6() {
 	# either (it says the next hop is being resolved), the client does.
 	out=$(as_nobody "$PEER" hold "$IF_B" --tag 6 --peer-ip fd01::79 --peer-tag 1 --timeout 10 2>&1) &&
 		fail "a grant's routable channel to a silent neighbour was opened: $out"
-	grep -q 'next hop to fd01::79 is being resolved' <<<"$out" && grep -q 'No route to host' <<<"$out" ||
+	{ grep -q 'next hop to fd01::79 is being resolved' <<<"$out" && grep -q 'No route to host' <<<"$out"; } ||
 		fail "a grant's open to a silent neighbour did not fail with EHOSTUNREACH after the daemon's EAGAIN: $out"
 	kill "$s" 2>/dev/null
 	stop_unetd
