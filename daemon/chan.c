@@ -11,6 +11,13 @@
  * gets back what its frames must carry (struct unetd_chan_opened, sent
  * as struct unetd_ch_opened_ipv4 or _ipv6).
  *
+ * Never waits on the network: a next hop with no neighbour entry is
+ * asked of the kernel (ARP, neighbour solicitation) and the open refused
+ * with EAGAIN at once; the client's library asks again until it is
+ * resolved or a second has gone (remote.c).  Waiting here would stop
+ * the daemon's one thread, and everyone's frames and requests with it,
+ * for as long as a silent address takes to fail.
+ *
  * An emulated endpoint's channel is a channel of the daemon's real
  * endpoint, opened with the library as root's are (it holds the port);
  * a direct grant's is an entry for the grant's slot, its port held by a
@@ -48,6 +55,9 @@ static void say_why(int err, const struct unetd_iface *f, const struct unetd_cha
 	else
 		inet_ntop(AF_INET, &req->peer_addr, a, sizeof(a));
 	switch (err) {
+	case -EAGAIN:
+		snprintf(msg, msglen, "the next hop to %s is being resolved", a);
+		break;
 	case -EHOSTUNREACH:
 		snprintf(msg, msglen, "no neighbour entry for %s on %s (on-link peers only)", a,
 			 f->ifname);
@@ -92,12 +102,9 @@ int unetd_chan_open_real(struct unetd *d, struct unetd_iface *f, const struct un
 	/* The library on our real endpoint decides it all, as for root's
 	 * own channels: the source address (over IPv6 the kernel's choice
 	 * for the peer), the next hop, the held port. */
-	if (req->v6)
-		ch = unet_channel__open_ipv6(f->ep, req->tag, req->peer_addr6, req->peer_port,
-					     req->peer_tag, NULL);
-	else
-		ch = unet_channel__open_ipv4(f->ep, req->tag, req->peer_addr, req->peer_port,
-					     req->peer_tag, NULL);
+	ch = unet_channel_open_routable(f->ep, req->tag, req->peer_addr,
+					req->v6 ? req->peer_addr6 : NULL, req->peer_port,
+					req->peer_tag, false);
 	err = ch ? 0 : -errno;
 	unetd_netns_leave(d, f->ns_fd, &f->ns);
 	if (err) {
@@ -160,12 +167,12 @@ int unetd_chan_open_slot(struct unetd *d, struct unetd_iface *f, uint32_t slot,
 	}
 	if (req->v6) {
 		err = unet_chan_udp6_peer(f->maps, req->tag, req->peer_addr6, req->peer_port,
-					  req->peer_tag, &peer);
+					  req->peer_tag, false, &peer);
 		if (!err)
 			err = unet_chan_local_ipv6(f->ifname, req->peer_addr6, w->saddr6);
 	} else {
 		err = unet_chan_udp_peer(f->maps, req->tag, req->peer_addr, req->peer_port,
-					 req->peer_tag, &peer);
+					 req->peer_tag, false, &peer);
 		if (!err)
 			err = unet_chan_local_ipv4(f->ifname, &w->saddr);
 	}

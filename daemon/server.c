@@ -740,9 +740,12 @@ static void do_ch_open_routable(struct unetd *d, struct unetd_client *c,
 			: unetd_direct_chan_open_routable(d, x, req, &g, &o, msg, sizeof(msg));
 	if (err == -EACCES)
 		d->req_denied++;
+	/* EAGAIN: the client asks again every few milliseconds while the
+	 * next hop resolves, a line each would flood the log. */
 	if (err)
-		unetd_log(UNET_LOG_INFO, "uid %u pid %u: routable %s channel %u refused: %s", c->uid,
-			  c->pid, req->v6 ? "IPv6" : "IPv4", req->tag, msg);
+		unetd_log(err == -EAGAIN ? UNET_LOG_DEBUG : UNET_LOG_INFO,
+			  "uid %u pid %u: routable %s channel %u refused: %s", c->uid, c->pid,
+			  req->v6 ? "IPv6" : "IPv4", req->tag, msg);
 	else
 		rlen = chan_opened_rep(&o, &rep);
 	reply(c, h, err, msg, err ? NULL : &rep, rlen, NULL, 0);

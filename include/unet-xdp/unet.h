@@ -430,7 +430,9 @@ UNET_API struct unet_channel *unet_channel__open(struct unet_endpoint *ep, uint1
  * EADDRINUSE (the channel's source port is taken on this host).  On an
  * endpoint served by unetd the daemon decides the source address, the
  * port (and holds it) and the next hop, once at open (docs/unetd.md);
- * also EACCES (tag not granted), EDQUOT (the user's channel quota). */
+ * it never waits for the next hop's MAC, the library asks it again
+ * instead, for the same second; also EACCES (tag not granted), EDQUOT
+ * (the user's channel quota). */
 UNET_API struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep,
 						      uint16_t local_tag, uint32_t peer_addr,
 						      uint16_t peer_port, uint16_t peer_tag,

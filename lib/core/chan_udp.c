@@ -116,10 +116,9 @@ int unet_chan_local_ipv6(const char *ifname, const uint8_t peer[16], uint8_t add
 	return err;
 }
 
-/* How long opening a channel waits for the kernel to resolve a next hop
- * it has no MAC for, and how often it looks meanwhile.  The kernel's
- * first ARP request leaves at once; an answer takes a round trip. */
-#define CHAN_RESOLVE_WAIT_MS 1000
+/* How often opening a channel looks while it waits (up to
+ * UNET_CHAN_RESOLVE_WAIT_MS).  The kernel's first ARP request leaves at
+ * once; an answer takes a round trip. */
 #define CHAN_RESOLVE_STEP_MS 10
 
 /* The next hop's MAC from the kernel's neighbour table; when it has none
@@ -167,7 +166,7 @@ int unet_chan_next_hop(int family, int ifindex, const void *saddr, const void *d
 	if (rt.route_mtu && rt.route_mtu < hop->mtu)
 		hop->mtu = rt.route_mtu;
 	err = hop_mac(family, ifindex, hop->via, alen, hop->mac);
-	for (int waited = 0; wait && err == -EAGAIN && waited < CHAN_RESOLVE_WAIT_MS;
+	for (int waited = 0; wait && err == -EAGAIN && waited < UNET_CHAN_RESOLVE_WAIT_MS;
 	     waited += CHAN_RESOLVE_STEP_MS) {
 		struct timespec step = { .tv_nsec = CHAN_RESOLVE_STEP_MS * 1000000L };
 

@@ -29,15 +29,19 @@ struct unet_chan_hop {
 	uint8_t mac[6];	 /* via's */
 	uint32_t mtu;	 /* the interface's, lowered by the route's */
 };
+/* How long opening a routable channel waits for its next hop's MAC:
+ * here for root's, in the client's library for unetd's (remote.c). */
+#define UNET_CHAN_RESOLVE_WAIT_MS 1000
 /*
  * The next hop from ifindex (MTU if_mtu, our address saddr, NULL: none)
  * to daddr (family AF_INET: 4 bytes, AF_INET6: 16, network order), from
  * the kernel's routing table, its MAC from the kernel's neighbour table
  * (ARP or neighbour discovery).  A missing MAC is asked of the kernel;
- * wait: look again for up to a second.  Returns 0, -EAGAIN (not wait:
- * being resolved), -EHOSTUNREACH (not resolved), -ENETUNREACH (the
- * kernel routes daddr by another interface, or it is local or
- * broadcast), -EPERM (not allowed to ask the kernel), -errno.
+ * wait: look again for up to UNET_CHAN_RESOLVE_WAIT_MS.  Returns 0,
+ * -EAGAIN (not wait: the kernel was asked, being resolved),
+ * -EHOSTUNREACH (not resolved), -ENETUNREACH (the kernel routes daddr
+ * by another interface, or it is local or broadcast), -EPERM (not
+ * allowed to ask the kernel), -errno.
  */
 int unet_chan_next_hop(int family, int ifindex, const void *saddr, const void *daddr,
 		       uint32_t if_mtu, bool wait, struct unet_chan_hop *hop);
@@ -47,14 +51,24 @@ int unet_chan_next_hop(int family, int ifindex, const void *saddr, const void *d
 int unet_chan_hold_port(int family, uint16_t port);
 
 /* iface_channel.c: the peer fields of a routable channel tag -> peer_tag
- * to peer_addr:peer_port (0: derived), its next hop's MAC resolved.
- * Returns 0, -EINVAL, -EHOSTUNREACH, -errno. */
+ * to peer_addr:peer_port (0: derived), its next hop's MAC resolved
+ * (wait as unet_chan_next_hop's: unetd, which must never stop for the
+ * network, does not wait).  Returns 0, -EINVAL, -EHOSTUNREACH, -EAGAIN
+ * (not wait: being resolved, unlogged), -errno. */
 int unet_chan_udp_peer(struct unet_iface *iface, uint16_t tag, uint32_t peer_addr,
-		       uint16_t peer_port, uint16_t peer_tag, struct unet_channel_val *peer);
+		       uint16_t peer_port, uint16_t peer_tag, bool wait,
+		       struct unet_channel_val *peer);
 /* The same to an IPv6 peer (UNET_CHAN_F_UDP6): not unspecified,
  * multicast, loopback nor IPv4-mapped. */
 int unet_chan_udp6_peer(struct unet_iface *iface, uint16_t tag, const uint8_t peer_addr[16],
-			uint16_t peer_port, uint16_t peer_tag, struct unet_channel_val *peer);
+			uint16_t peer_port, uint16_t peer_tag, bool wait,
+			struct unet_channel_val *peer);
+/* channel.c: unet_channel__open_ipv4 (peer_addr6 NULL) or _ipv6 on an
+ * endpoint of our own, wait as above (the public ones wait).  NULL with
+ * errno as they, or EAGAIN (not wait: the next hop is being resolved). */
+struct unet_channel *unet_channel_open_routable(struct unet_endpoint *ep, uint16_t local_tag,
+						uint32_t peer_addr, const uint8_t *peer_addr6,
+						uint16_t peer_port, uint16_t peer_tag, bool wait);
 /* Add a channel with the peer fields of peer, under the interface lock. */
 int unet_iface_channel_add_val(struct unet_iface *iface, uint32_t endpoint, uint16_t tag,
 			       const struct unet_channel_val *peer);

@@ -112,10 +112,11 @@ static const void *chan_daddr(const struct unet_channel *ch)
  * Make ch a routable channel to the peer of cv (UNET_CHAN_F_UDP4 or
  * UNET_CHAN_F_UDP6): the headers its frames carry, and its source port
  * held on this host so no other local process can send as the channel.
- * Returns 0 or -errno.
+ * wait: for the next hop's MAC, as unet_chan_next_hop.  Returns 0 or
+ * -errno.
  */
 static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
-			     const struct unet_channel_val *cv)
+			     const struct unet_channel_val *cv, bool wait)
 {
 	bool v6 = cv->flags & UNET_CHAN_F_UDP6;
 	int family = v6 ? AF_INET6 : AF_INET;
@@ -148,7 +149,7 @@ static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 	/* The next hop as the kernel routes it now, not as the entry was
 	 * made (an administrator's may be old). */
 	err = unet_chan_next_hop(family, ep->iface->ifindex, chan_saddr(ch), chan_daddr(ch),
-				 ep->mtu, true, &hop);
+				 ep->mtu, wait, &hop);
 	if (err) {
 		unet_log(UNET_LOG_ERROR, "channel %u: no next hop to the peer: %s", ch->tag,
 			 strerror(-err));
@@ -269,7 +270,7 @@ void unet_channel_hop_refresh(struct unet_channel *ch, uint64_t now)
  * or unet_chan_udp6_peer's entry, err its error). */
 static struct unet_channel *channel_open_udp(struct unet_endpoint *ep, uint16_t local_tag,
 					     const struct unet_channel_val *peer,
-					     const struct unet_channel_opts *opts, int err)
+					     const struct unet_channel_opts *opts, bool wait, int err)
 {
 	struct unet_channel *ch;
 	uint32_t txq = 0;
@@ -288,7 +289,7 @@ static struct unet_channel *channel_open_udp(struct unet_endpoint *ep, uint16_t 
 		return NULL;
 	}
 	/* The source port first: a taken one must not leave a map entry. */
-	err = channel_udp_setup(ep, ch, peer);
+	err = channel_udp_setup(ep, ch, peer, wait);
 	if (!err)
 		err = unet_iface_channel_add_val(ep->iface, ep->id, local_tag, peer);
 	if (err) {
@@ -299,9 +300,13 @@ static struct unet_channel *channel_open_udp(struct unet_endpoint *ep, uint16_t 
 	return ch;
 }
 
-struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep, uint16_t local_tag,
-					     uint32_t peer_addr, uint16_t peer_port,
-					     uint16_t peer_tag, const struct unet_channel_opts *opts)
+/* A routable channel to peer_addr6, or (NULL) to IPv4 peer_addr; asked
+ * of unetd on an endpoint it serves, else resolved here (wait: for the
+ * next hop's MAC, as unet_chan_next_hop). */
+static struct unet_channel *channel_open_routable(struct unet_endpoint *ep, uint16_t local_tag,
+						  uint32_t peer_addr, const uint8_t *peer_addr6,
+						  uint16_t peer_port, uint16_t peer_tag,
+						  const struct unet_channel_opts *opts, bool wait)
 {
 	struct unet_channel_val peer;
 	int err;
@@ -311,31 +316,43 @@ struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep, uint16_t 
 		return NULL;
 	}
 	if (ep->daemon_fd >= 0)
-		return channel_open_remote(ep, local_tag, peer_addr, NULL, peer_port, peer_tag,
+		return channel_open_remote(ep, local_tag, peer_addr, peer_addr6, peer_port, peer_tag,
 					   opts);
 	err = opts_txq(ep, opts, &(uint32_t){ 0 });
-	if (!err)
-		err = unet_chan_udp_peer(ep->iface, local_tag, peer_addr, peer_port, peer_tag, &peer);
-	return channel_open_udp(ep, local_tag, &peer, opts, err);
+	if (!err && peer_addr6)
+		err = unet_chan_udp6_peer(ep->iface, local_tag, peer_addr6, peer_port, peer_tag, wait,
+					  &peer);
+	else if (!err)
+		err = unet_chan_udp_peer(ep->iface, local_tag, peer_addr, peer_port, peer_tag, wait,
+					 &peer);
+	return channel_open_udp(ep, local_tag, &peer, opts, wait, err);
+}
+
+struct unet_channel *unet_channel_open_routable(struct unet_endpoint *ep, uint16_t local_tag,
+						uint32_t peer_addr, const uint8_t *peer_addr6,
+						uint16_t peer_port, uint16_t peer_tag, bool wait)
+{
+	return channel_open_routable(ep, local_tag, peer_addr, peer_addr6, peer_port, peer_tag,
+				     NULL, wait);
+}
+
+struct unet_channel *unet_channel__open_ipv4(struct unet_endpoint *ep, uint16_t local_tag,
+					     uint32_t peer_addr, uint16_t peer_port,
+					     uint16_t peer_tag, const struct unet_channel_opts *opts)
+{
+	return channel_open_routable(ep, local_tag, peer_addr, NULL, peer_port, peer_tag, opts,
+				     true);
 }
 
 struct unet_channel *unet_channel__open_ipv6(struct unet_endpoint *ep, uint16_t local_tag,
 					     const uint8_t peer_addr[16], uint16_t peer_port,
 					     uint16_t peer_tag, const struct unet_channel_opts *opts)
 {
-	struct unet_channel_val peer;
-	int err;
-
-	if (!ep || !peer_addr) {
+	if (!peer_addr) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (ep->daemon_fd >= 0)
-		return channel_open_remote(ep, local_tag, 0, peer_addr, peer_port, peer_tag, opts);
-	err = opts_txq(ep, opts, &(uint32_t){ 0 });
-	if (!err)
-		err = unet_chan_udp6_peer(ep->iface, local_tag, peer_addr, peer_port, peer_tag, &peer);
-	return channel_open_udp(ep, local_tag, &peer, opts, err);
+	return channel_open_routable(ep, local_tag, 0, peer_addr, peer_port, peer_tag, opts, true);
 }
 
 /* The IP and UDP headers of a routable channel's frames. */
@@ -448,7 +465,7 @@ struct unet_channel *unet_channel__lookup(struct unet_endpoint *ep, uint16_t loc
 		return NULL;
 	}
 	if (val.flags & (UNET_CHAN_F_UDP4 | UNET_CHAN_F_UDP6)) {
-		int err = channel_udp_setup(ep, ch, &val);
+		int err = channel_udp_setup(ep, ch, &val, true);
 
 		if (err) {
 			/* The administrator's entry stays: only our handle goes. */

@@ -200,7 +200,8 @@ int unet_iface_channel_add_val(struct unet_iface *iface, uint32_t endpoint, uint
 }
 
 int unet_chan_udp_peer(struct unet_iface *iface, uint16_t tag, uint32_t peer_addr,
-		       uint16_t peer_port, uint16_t peer_tag, struct unet_channel_val *peer)
+		       uint16_t peer_port, uint16_t peer_tag, bool wait,
+		       struct unet_channel_val *peer)
 {
 	struct unet_chan_hop hop;
 	uint32_t saddr = 0;
@@ -213,8 +214,10 @@ int unet_chan_udp_peer(struct unet_iface *iface, uint16_t tag, uint32_t peer_add
 	/* Routed from our own address when we have one (the kernel refuses
 	 * a source it does not own, and then routes by destination). */
 	unet_chan_local_ipv4(iface->ifname, &saddr);
-	err = unet_chan_next_hop(AF_INET, iface->ifindex, saddr ? &saddr : NULL, &peer_addr, 0, true,
+	err = unet_chan_next_hop(AF_INET, iface->ifindex, saddr ? &saddr : NULL, &peer_addr, 0, wait,
 				 &hop);
+	if (err == -EAGAIN)
+		return err; /* asked again soon: not worth a line each time */
 	if (err) {
 		char a[INET_ADDRSTRLEN] = "?", v[INET_ADDRSTRLEN] = "?";
 
@@ -252,7 +255,8 @@ static bool ipv6_peer_ok(const uint8_t a[16])
 }
 
 int unet_chan_udp6_peer(struct unet_iface *iface, uint16_t tag, const uint8_t peer_addr[16],
-			uint16_t peer_port, uint16_t peer_tag, struct unet_channel_val *peer)
+			uint16_t peer_port, uint16_t peer_tag, bool wait,
+			struct unet_channel_val *peer)
 {
 	struct unet_chan_hop hop;
 	uint8_t saddr[16];
@@ -263,8 +267,10 @@ int unet_chan_udp6_peer(struct unet_iface *iface, uint16_t tag, const uint8_t pe
 		return -EINVAL;
 	memset(peer, 0, sizeof(*peer));
 	err = unet_chan_local_ipv6(iface->ifname, peer_addr, saddr);
-	err = unet_chan_next_hop(AF_INET6, iface->ifindex, err ? NULL : saddr, peer_addr, 0, true,
+	err = unet_chan_next_hop(AF_INET6, iface->ifindex, err ? NULL : saddr, peer_addr, 0, wait,
 				 &hop);
+	if (err == -EAGAIN)
+		return err;
 	if (err) {
 		char a[INET6_ADDRSTRLEN] = "?", v[INET6_ADDRSTRLEN] = "?";
 
@@ -305,7 +311,7 @@ int unet_iface__channel_add_ipv4(struct unet_iface *iface, uint32_t endpoint, ui
 				 uint32_t peer_addr, uint16_t peer_port, uint16_t peer_tag)
 {
 	struct unet_channel_val peer;
-	int err = unet_chan_udp_peer(iface, tag, peer_addr, peer_port, peer_tag, &peer);
+	int err = unet_chan_udp_peer(iface, tag, peer_addr, peer_port, peer_tag, true, &peer);
 
 	return err ? err : unet_iface_channel_add_val(iface, endpoint, tag, &peer);
 }
@@ -314,7 +320,7 @@ int unet_iface__channel_add_ipv6(struct unet_iface *iface, uint32_t endpoint, ui
 				 const uint8_t peer_addr[16], uint16_t peer_port, uint16_t peer_tag)
 {
 	struct unet_channel_val peer;
-	int err = unet_chan_udp6_peer(iface, tag, peer_addr, peer_port, peer_tag, &peer);
+	int err = unet_chan_udp6_peer(iface, tag, peer_addr, peer_port, peer_tag, true, &peer);
 
 	return err ? err : unet_iface_channel_add_val(iface, endpoint, tag, &peer);
 }

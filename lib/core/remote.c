@@ -27,6 +27,7 @@
 #include <linux/if_xdp.h>
 #include <unistd.h>
 
+#include "core/chan_udp.h"
 #include "core/objects.h"
 #include "proto/unetd_proto.h"
 
@@ -585,6 +586,49 @@ int unet_remote_channel_open(struct unet_endpoint *ep, uint16_t tag, const uint8
 	return call(ep->daemon_fd, UNETD_REQ_CH_OPEN, &req, sizeof(req), NULL, 0, NULL, NULL);
 }
 
+/*
+ * A routable channel's open: unetd never waits on the network on the
+ * thread that serves everyone, and refuses with EAGAIN while the kernel
+ * resolves the next hop it asked for.  We wait instead, asking again,
+ * as long as the library waits for a channel of its own
+ * (UNET_CHAN_RESOLVE_WAIT_MS), then EHOSTUNREACH as it does.  The first
+ * tries come soon (an answer on the link takes well under a
+ * millisecond), then every 10 ms: about a hundred requests for a silent
+ * peer, far within the daemon's request budget.
+ */
+static int call_resolving(int fd, uint16_t type, const void *body, uint32_t len, void *rep,
+			  uint32_t rep_cap)
+{
+	struct timespec start, now;
+	long step_ns = 1000 * 1000, waited_ms;
+	char err[128];
+	uint32_t got = 0;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		r = request(fd, type, body, len, -1, rep, rep_cap, &got, NULL, NULL, err,
+			    sizeof(err));
+		if (r != -EAGAIN)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited_ms = (now.tv_sec - start.tv_sec) * 1000 +
+			    (now.tv_nsec - start.tv_nsec) / (1000 * 1000);
+		if (waited_ms >= UNET_CHAN_RESOLVE_WAIT_MS) {
+			unet_log(UNET_LOG_ERROR, "unetd: %s: no answer within %d ms", err,
+				 UNET_CHAN_RESOLVE_WAIT_MS);
+			return -EHOSTUNREACH;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = step_ns }, NULL);
+		step_ns = step_ns * 2 < 10 * 1000 * 1000 ? step_ns * 2 : 10 * 1000 * 1000;
+	}
+	if (r && err[0])
+		unet_log(UNET_LOG_ERROR, "unetd: %s", err);
+	if (!r && got < rep_cap)
+		r = -EPROTO;
+	return r;
+}
+
 int unet_remote_channel_open_ipv4(struct unet_endpoint *ep, uint16_t tag, uint32_t peer_addr,
 				  uint16_t peer_port, uint16_t peer_tag, struct unet_wire_udp *w,
 				  uint16_t *peer_src_port, uint16_t *max_payload)
@@ -592,8 +636,8 @@ int unet_remote_channel_open_ipv4(struct unet_endpoint *ep, uint16_t tag, uint32
 	struct unetd_ch_open_ipv4 req = { .ep = ep->remote_ep, .peer_addr = peer_addr, .tag = tag,
 					  .peer_tag = peer_tag, .peer_port = peer_port };
 	struct unetd_ch_opened_ipv4 rep;
-	int err = call(ep->daemon_fd, UNETD_REQ_CH_OPEN_IPV4, &req, sizeof(req), &rep, sizeof(rep),
-		       NULL, NULL);
+	int err = call_resolving(ep->daemon_fd, UNETD_REQ_CH_OPEN_IPV4, &req, sizeof(req), &rep,
+				 sizeof(rep));
 
 	if (err)
 		return err;
@@ -629,8 +673,8 @@ int unet_remote_channel_open_ipv6(struct unet_endpoint *ep, uint16_t tag,
 	int err;
 
 	memcpy(req.peer_addr, peer_addr, 16);
-	err = call(ep->daemon_fd, UNETD_REQ_CH_OPEN_IPV6, &req, sizeof(req), &rep, sizeof(rep),
-		   NULL, NULL);
+	err = call_resolving(ep->daemon_fd, UNETD_REQ_CH_OPEN_IPV6, &req, sizeof(req), &rep,
+			     sizeof(rep));
 	if (err)
 		return err;
 	/* As over IPv4: a reply that does not add up is said here, not

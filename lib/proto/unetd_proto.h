@@ -40,7 +40,8 @@ enum unetd_req_type {
 				  * fd: the interface's neighbour map, read-only */
 	UNETD_REQ_TCP_CLOSE,	 /* body: struct unetd_tcp_close */
 	UNETD_REQ_CH_OPEN_IPV4,	 /* body: struct unetd_ch_open_ipv4; reply:
-				  * struct unetd_ch_opened_ipv4 (closed by CH_CLOSE) */
+				  * struct unetd_ch_opened_ipv4 (closed by CH_CLOSE);
+				  * EAGAIN: the next hop is being resolved, ask again */
 	UNETD_REQ_UDP_OPEN_GROUP, /* body, reply, fd: as UDP_OPEN; the port is a
 				   * SO_REUSEPORT group's (join or make it) */
 	UNETD_REQ_CH_OPEN_IPV6,	 /* body: struct unetd_ch_open_ipv6; reply:

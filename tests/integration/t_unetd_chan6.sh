@@ -12,7 +12,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"unetd_chan6|-|90|user nobody opens routable IPv6 channels through unetd, on an emulated endpoint and on a direct grant: every size 1..max_payload byte for byte both ways with a root peer on the link; an ungranted tag and a multicast peer refused, saying why; the daemon holds the channel's source port (no other IPv6 socket gets it) and frees it with the client"
+	"unetd_chan6|-|90|user nobody opens routable IPv6 channels through unetd, on an emulated endpoint and on a direct grant: every size 1..max_payload byte for byte both ways with a root peer on the link; an ungranted tag and a multicast peer refused, saying why; the daemon holds the channel's source port (no other IPv6 socket gets it) and frees it with the client; opens to silent on-link IPv4 and IPv6 neighbours (emulated and granted) fail with EHOSTUNREACH after the client's second each, and ten daemon status requests are answered while an emulated client's run"
 	"unetd_chan6_forge|-|60|MTU 9000, an emulated client writes frames on its routable IPv6 channel into its region: from another address, source port or tag, as IPv4, to another address, MAC or peer tag, raw U-Net, a hop limit of 0, an extension header, IPv6, UDP and U-Net lengths that do not add up, a wrong UDP checksum and none, a traffic class; and in two pieces (split inside the source address) honest, from another address, with a payload byte changed after the checksum, to another address: each refused and counted by reason, only the three honest messages reach the peer (a capture on its interface)"
 )
 
@@ -29,6 +29,18 @@ unetd_chan6_link() {
 		fail "addressing the link for IPv6"
 	in_a ping -6 -c 1 -W 5 "$UNETD_CHAN6_B" >/dev/null || fail "a cannot ping $UNETD_CHAN6_B"
 	in_b ping -6 -c 1 -W 5 "$UNETD_CHAN6_A" >/dev/null || fail "b cannot ping $UNETD_CHAN6_A"
+}
+
+# unetd_silent_opens LOG ADDR...: nobody opens a routable channel (tag 6)
+# to each ADDR in turn, a line each in LOG, then "opens done".
+unetd_silent_opens() {
+	local log=$1 a out
+	shift
+	for a; do
+		out=$(as_nobody "$PEER" hold "$IF_B" --tag 6 --peer-ip "$a" --peer-tag 1 --timeout 10 2>&1)
+		echo "$a: $out" >>"$log"
+	done
+	echo "opens done" >>"$log"
 }
 
 # unetd_chan6_sizes KIND: nobody's sizes over a routable IPv6 channel
@@ -89,12 +101,42 @@ t_unetd_chan6() {
 		sleep 0.05
 	done
 	unetd_chan_port_held "$port" && fail "the SIGKILLed client's source port $port is still held"
+
+	note "a client's opens to silent neighbours (IPv4 and IPv6, a second each) keep nobody else waiting"
+	# The daemon asks the kernel to resolve and answers at once; the
+	# client's library asks again.  Ten status requests all come back
+	# while the three opens take their three seconds; a daemon that waited
+	# on the network would answer each behind one of the opens.
+	: >"$T_DIR/silent.log"
+	unetd_silent_opens "$T_DIR/silent.log" 10.201.0.77 fd01::77 10.201.0.78 &
+	i=$!
+	_UNET_BG_PIDS+=("$i")
+	for ((rc = 0; rc < 100; rc++)); do
+		[[ -n $(in_b ip neigh show 10.201.0.77) ]] && break
+		sleep 0.05
+	done
+	[[ -n $(in_b ip neigh show 10.201.0.77) ]] || fail "the first silent open never asked the kernel for 10.201.0.77"
+	for ((rc = 0; rc < 10; rc++)); do
+		ctl_b --socket "$UNETD_SOCK" daemon status >/dev/null || fail "unetctl daemon status failed while a client opened channels"
+	done
+	grep -q '^opens done' "$T_DIR/silent.log" &&
+		{ cat "$T_DIR/silent.log"; fail "the daemon's status requests waited behind a client's opens to silent neighbours"; }
+	unet_bg_wait "$i" 30 || fail "the silent opens did not end"
+	cat "$T_DIR/silent.log"
+	(($(grep -c 'cannot open channel tag 6 .*No route to host' "$T_DIR/silent.log") == 3)) ||
+		fail "not every open to a silent neighbour failed with EHOSTUNREACH"
 	stop_unetd
 
 	note "a direct grant: every size, both ways"
 	start_unetd "user 65534 kinds emulated,direct tags 1-100" --grant-queues 0x1
 	unetd_chan6_sizes direct
 	grep -q 'direct endpoint .* for uid 65534' "$T_DIR/unetd.log" || fail "the daemon did not log a direct grant"
+	# A grant's open to a silent neighbour: the daemon does not wait
+	# either (it says the next hop is being resolved), the client does.
+	out=$(as_nobody "$PEER" hold "$IF_B" --tag 6 --peer-ip fd01::79 --peer-tag 1 --timeout 10 2>&1) &&
+		fail "a grant's routable channel to a silent neighbour was opened: $out"
+	{ grep -q 'next hop to fd01::79 is being resolved' <<<"$out" && grep -q 'No route to host' <<<"$out"; } ||
+		fail "a grant's open to a silent neighbour did not fail with EHOSTUNREACH after the daemon's EAGAIN: $out"
 	kill "$s" 2>/dev/null
 	stop_unetd
 }
