@@ -20,6 +20,18 @@ unetd_chan_port_held() {
 	[[ -n $(in_b ss -Hauln "sport = :$1") ]]
 }
 
+# unetd_chan_port_taken PORT AF ADDR FAMILY: a UDP socket in b holds the
+# channel's source port PORT, and another socket (socket.AF, bound to
+# ADDR; FAMILY names the channel's in the messages: "" or "IPv6 ") cannot
+# have it.
+unetd_chan_port_taken() {
+	local out
+	unetd_chan_port_held "$1" || fail "no socket holds the $4channel's source port $1"
+	out=$(in_b python3 -c "import socket; socket.socket(socket.$2, socket.SOCK_DGRAM).bind(('$3', $1))" 2>&1) &&
+		fail "another $4socket could bind the channel's source port $1"
+	grep -q 'Address already in use' <<<"$out" || fail "binding the channel's port failed otherwise: $out"
+}
+
 # unetd_chan_sizes KIND PEER_IP WHAT: nobody's sizes over a routable
 # channel WHAT (tag 2) of a KIND endpoint to the echo on a (tag 1, at
 # PEER_IP), every size 1..max_payload both ways.
@@ -80,10 +92,7 @@ t_unetd_chan() {
 	# A peer tag of the client's choosing must not choose the port.
 	unetd_chan_hold_bg "$T_DIR/hold.log" --tag 3 --peer-ip "$IP_A" --peer-tag 5250 --timeout 30
 	i=$UNETD_CHAN_HOLD_PID
-	unetd_chan_port_held "$port" || fail "no socket holds the channel's source port $port"
-	out=$(in_b python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).bind(('127.0.0.1', $port))" 2>&1) &&
-		fail "another socket could bind the channel's source port $port"
-	grep -q 'Address already in use' <<<"$out" || fail "binding the channel's port failed otherwise: $out"
+	unetd_chan_port_taken "$port" AF_INET 127.0.0.1 ""
 
 	# The quota (2): the held channel and one more, not a third.
 	out=$(as_nobody "$PEER" hold "$IF_B" --tag 4 --peer-tag 1 --tag 5 --peer-tag 1 \
