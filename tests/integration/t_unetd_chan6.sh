@@ -7,7 +7,8 @@
 # frame an emulated endpoint sends on one.  The daemon and its clients
 # (user nobody) are in namespace b, their peers in a are root's own
 # endpoints, on the link (fd01::/64).  Sourced by run.sh (start_unetd,
-# as_nobody and the rest come from t_unetd.sh, v6_enable from
+# as_nobody and the rest come from t_unetd.sh, the unetd_chan_* helpers
+# shared with the IPv4 tests from t_unetd_chan.sh, v6_enable from
 # t_udp6.sh, set_mtu from t_jumbo.sh).
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
