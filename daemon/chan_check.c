@@ -42,11 +42,34 @@ static int ip_csum_ok(const uint8_t *ip)
 	return unetd_get16(ip + 10) == (uint16_t)~sum;
 }
 
+/* The sender's channel that the U-Net header uh's source tag names, in
+ * *c, if its largest message holds plen bytes: OK, or the verdict. */
+static enum unetd_chan_verdict sender_chan(const uint8_t *uh, uint32_t plen,
+					   unetd_chan_lookup lookup, void *ctx,
+					   const struct unetd_chan_wire **c)
+{
+	*c = lookup(ctx, unetd_get16(uh + 4));
+	if (!*c)
+		return UNETD_CHAN_FOREIGN_TAG;
+	if (plen > (*c)->max_payload)
+		return UNETD_CHAN_BAD_FRAME;
+	return UNETD_CHAN_OK;
+}
+
+/* Whether the frame f (its U-Net header uh, to UDP port dport) goes to
+ * c's peer but for the address: its MAC, its tag, its port. */
+static int to_peer_but_addr(const uint8_t *f, const uint8_t *uh, uint16_t dport,
+			    const struct unetd_chan_wire *c)
+{
+	return !memcmp(f, c->dst_mac, 6) && unetd_get16(uh + 2) == c->peer_tag && dport == c->dport;
+}
+
 static enum unetd_chan_verdict check4(const uint8_t *f, uint32_t len, uint16_t dport,
 				      unetd_chan_lookup lookup, void *ctx)
 {
 	const uint8_t *ip = f + UNET_ETH_HLEN, *udp = ip + UNET_IP_HLEN, *uh = udp + UNET_UDP_HLEN;
 	const struct unetd_chan_wire *c;
+	enum unetd_chan_verdict v;
 	uint32_t tot, plen, wire;
 	uint32_t saddr, daddr;
 
@@ -74,18 +97,15 @@ static enum unetd_chan_verdict check4(const uint8_t *f, uint32_t len, uint16_t d
 			return UNETD_CHAN_BAD_FRAME;
 	if (uh[0] != WIRE_VERSION || uh[1])
 		return UNETD_CHAN_BAD_FRAME;
-	c = lookup(ctx, unetd_get16(uh + 4));
-	if (!c)
-		return UNETD_CHAN_FOREIGN_TAG;
-	if (plen > c->max_payload)
-		return UNETD_CHAN_BAD_FRAME;
+	v = sender_chan(uh, plen, lookup, ctx, &c);
+	if (v != UNETD_CHAN_OK)
+		return v;
 	memcpy(&saddr, ip + 12, 4);
 	memcpy(&daddr, ip + 16, 4);
 	/* an IPv6 channel's tag: its addresses are none of these */
 	if (c->v6 || saddr != c->saddr || unetd_get16(udp) != c->sport)
 		return UNETD_CHAN_FOREIGN_SRC;
-	if (daddr != c->daddr || memcmp(f, c->dst_mac, 6) || unetd_get16(uh + 2) != c->peer_tag ||
-	    dport != c->dport)
+	if (daddr != c->daddr || !to_peer_but_addr(f, uh, dport, c))
 		return UNETD_CHAN_FOREIGN_PEER;
 	return UNETD_CHAN_OK;
 }
@@ -120,6 +140,7 @@ static enum unetd_chan_verdict check6(const uint8_t *f, uint32_t len, uint16_t d
 {
 	const uint8_t *ip = f + UNET_ETH_HLEN, *udp = ip + UNET_IP6_HLEN, *uh = udp + UNET_UDP_HLEN;
 	const struct unetd_chan_wire *c;
+	enum unetd_chan_verdict v;
 	uint32_t ulen, plen;
 
 	if (len < HDRS6 + 1)
@@ -134,16 +155,13 @@ static enum unetd_chan_verdict check6(const uint8_t *f, uint32_t len, uint16_t d
 		return UNETD_CHAN_BAD_FRAME;
 	if (uh[0] != WIRE_VERSION || uh[1] || !udp6_csum_ok(ip, udp, ulen))
 		return UNETD_CHAN_BAD_FRAME;
-	c = lookup(ctx, unetd_get16(uh + 4));
-	if (!c)
-		return UNETD_CHAN_FOREIGN_TAG;
-	if (plen > c->max_payload)
-		return UNETD_CHAN_BAD_FRAME;
+	v = sender_chan(uh, plen, lookup, ctx, &c);
+	if (v != UNETD_CHAN_OK)
+		return v;
 	/* an IPv4 channel's tag: its addresses are none of these */
 	if (!c->v6 || memcmp(ip + 8, c->saddr6, 16) || unetd_get16(udp) != c->sport)
 		return UNETD_CHAN_FOREIGN_SRC;
-	if (memcmp(ip + 24, c->daddr6, 16) || memcmp(f, c->dst_mac, 6) ||
-	    unetd_get16(uh + 2) != c->peer_tag || dport != c->dport)
+	if (memcmp(ip + 24, c->daddr6, 16) || !to_peer_but_addr(f, uh, dport, c))
 		return UNETD_CHAN_FOREIGN_PEER;
 	return UNETD_CHAN_OK;
 }

@@ -210,6 +210,30 @@ stop() {
 	finish "$1" "$2" 10 "$3"
 }
 
+# make_tsan: the ThreadSanitizer build (make tsan, into build-tsan/ beside
+# the source); skips the test if the compiler cannot build with
+# -fsanitize=thread.
+make_tsan() {
+	make -s -C "$ROOT" tsan >"$T_DIR/make-tsan.log" 2>&1 && return 0
+	cat "$T_DIR/make-tsan.log"
+	grep -qE 'tsan|fsanitize=thread' "$T_DIR/make-tsan.log" &&
+		skip "the compiler cannot build with -fsanitize=thread"
+	fail "make tsan failed"
+}
+
+# tsan_copy TOOL...: unet-run, the preload library and the tools TOOL...
+# of the ThreadSanitizer build copied into a fresh directory (removed
+# with the test), named in TSAN_COPY (tools in its tools/).  A copy: the
+# loader splits LD_PRELOAD at spaces, and the clone may sit under a path
+# with one (docs/unet-run.md, Limits).
+tsan_copy() {
+	TSAN_COPY=$(mktemp -d /tmp/unet-tsan.XXXXXX) || fail "mktemp"
+	T_CLEANUP+=("rm -rf '$TSAN_COPY'")
+	mkdir -p "$TSAN_COPY/tools" &&
+		cp "$ROOT/build-tsan/unet-run" "$ROOT/build-tsan/libunet-preload.so" "$TSAN_COPY/" &&
+		cp "${@/#/$ROOT/build-tsan/tools/}" "$TSAN_COPY/tools/" || fail "cannot copy the ThreadSanitizer build"
+}
+
 
 # run_pair_cmocka NAME NTESTS: build/tests/NAME on a veth pair inside
 # namespace a, both ends driven by one process; it must pass all NTESTS

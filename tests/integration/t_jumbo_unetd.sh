@@ -68,10 +68,7 @@ t_jumbo_unetd_forge() {
 	((rc == 0)) || fail "the daemon did not refuse and count each lying chain as it must"
 	# The second honest message is the forge's last frame: once the hold
 	# has it, everything before it has reached a's program.
-	for ((i = 0; i < 100; i++)); do
-		(($(grep -c '^got ' "$T_DIR/hold.log") >= 2)) && break
-		sleep 0.05
-	done
+	wait_lines "$T_DIR/hold.log" '^got ' 2
 	kill -INT "$s" 2>/dev/null
 	unet_bg_wait "$s" 10
 	cat "$T_DIR/hold.log"

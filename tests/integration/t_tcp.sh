@@ -683,12 +683,7 @@ t_tcp_threads_tsan() {
 	# One XDP mode: ThreadSanitizer watches the threads, which are the
 	# same in both.
 	T_MODE=${T_MODE:-native}
-	make -s -C "$ROOT" tsan >"$T_DIR/make-tsan.log" 2>&1 || {
-		cat "$T_DIR/make-tsan.log"
-		grep -qE 'tsan|fsanitize=thread' "$T_DIR/make-tsan.log" &&
-			skip "the compiler cannot build with -fsanitize=thread"
-		fail "make tsan failed"
-	}
+	make_tsan
 	out=$("$bin" 2>&1)
 	if grep -q 'ThreadSanitizer' <<<"$out"; then
 		skip "the ThreadSanitizer runtime cannot start here: $(head -1 <<<"$out")"

@@ -13,14 +13,21 @@ TESTS+=(
 	"unet_run_fd|-|120|under unet-run (native mode): a dup, dup2 and dup3 of a U-Net UDP socket and a dup of a U-Net TCP connection are the same socket after the original is closed (echoes byte for byte); a failed exec leaves them working; across exec an inheritable U-Net socket is a shut-down kernel socket (end of file, EPIPE) and a close-on-exec one is gone, and the new image's own socket gets U-Net (the old endpoint's AF_XDP socket did not survive exec); Python's ForkingTCPServer serves two clients at once: each child serves the connection its parent accepted on U-Net (relayed by the parent, which closed its copy and went on accepting), 300 kB each way byte for byte and getpeername true, while the child's own new socket is the kernel's and its copy of the listener, which it never accepts on, takes none of the parent's connections; a pre-fork server (listener opened, then two os.fork() children accepting on it): 4 clients at once, 100 kB each way byte for byte, served two by each child (the parent's relay hands connections in turn), while a third child floods the relay with false notes on its copy (without the per-turn bound the relay never got past it; it claims the others' connections), after a seeded fuzz of notes and stray bytes from a fourth; a child that exits with a connection handed to it and not accepted loses it to none: the next child that accepts serves it; a child that accepts with no descriptor free gets EMFILE (that connection is closed) and then serves the next (before, it waited for a handover forever); a child that answers four connections and closes them while their peer never closes its side leaves no relay behind (before, the relays waited for the peer's FIN forever, and 256 such held every child off); a descriptor a child passes on its copy of the listener is refused (SO_PASSRIGHTS, Linux 6.16; before, the relay's thread closed it, a lingering socket's close stalling every relay)"
 )
 
-t_unet_run_fd() {
-	local run_env=() pid i before after
+# run_fd_setup: what every test here starts with: one XDP mode (native
+# unless asked), the namespaces, a attached, and in run_env (the
+# caller's local) the env command unet-run's programs run under.
+run_fd_setup() {
+	T_MODE=${T_MODE:-native}
 	# shellcheck disable=SC2207
 	run_env=(env $(unet_run_env))
-	T_MODE=${T_MODE:-native}
 	setup_ns
 	attach a
 	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
+}
+
+t_unet_run_fd() {
+	local run_env=() pid i before after
+	run_fd_setup
 	cat >"$T_DIR/peer.py" <<'PY'
 import socket, sys, threading
 ip = sys.argv[1]
@@ -543,12 +550,7 @@ time.sleep(15)
 
 t_unet_run_close_busy() {
 	local run_env=() pid
-	T_MODE=${T_MODE:-native}
-	# shellcheck disable=SC2207
-	run_env=(env $(unet_run_env))
-	setup_ns
-	attach a
-	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
+	run_fd_setup
 	unet_bg_b /usr/bin/python3 -c '
 import socket, sys
 ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -662,12 +664,7 @@ race_check() {
 
 t_unet_run_fork_race() {
 	local run_env=() pid out
-	T_MODE=${T_MODE:-native}
-	# shellcheck disable=SC2207
-	run_env=(env $(unet_run_env))
-	setup_ns
-	attach a
-	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
+	run_fd_setup
 	unet_bg_a "${run_env[@]}" timeout 40 "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/race.log" \
 		"$BUILD/tools/fork-relay" race "$IP_A" 7930 8 2 40 >"$T_DIR/race.out" 2>&1
 	pid=$UNET_BG_PID
@@ -716,48 +713,52 @@ tsan_verdict() {
 	fail "ThreadSanitizer reported ($2)"
 }
 
+# tsan_relay_start NAME MODE PORT ARGS...: the ThreadSanitizer build's
+# fork-relay MODE under its unet-run on a, serving on PORT (output in
+# $T_DIR/NAME.out, unet-run's log in NAME.log), once ready; its pid in
+# UNET_BG_PID.  Run from fork_race_tsan (its tsan_env).
+tsan_relay_start() {
+	local name=$1 mode=$2
+	shift 2
+	unet_bg_a "${tsan_env[@]}" timeout 40 "$TSAN_COPY/unet-run" --iface "$IF_A" --log "$T_DIR/$name.log" \
+		"$TSAN_COPY/tools/fork-relay" "$mode" "$IP_A" "$@" >"$T_DIR/$name.out" 2>&1
+	wait_ready "$T_DIR/$name.out" "$UNET_BG_PID" >/dev/null
+}
+
+# tsan_relay_finish NAME PID WHAT SERVER: waits for it; fails if
+# ThreadSanitizer reported (WHAT) or the server (SERVER) did not exit 0.
+tsan_relay_finish() {
+	local rc
+	unet_bg_wait "$2" 20
+	rc=$?
+	cat "$T_DIR/$1.out"
+	tsan_verdict "$T_DIR/$1.out" "$3"
+	((rc == 0)) || { cat "$T_DIR/$1.log"; fail "the $4 (ThreadSanitizer) exited $rc"; }
+}
+
 fork_race_tsan() {
-	local tsan pid out rc
+	local pid out
 	if [[ ${UNET_SANITIZED:-0} == 1 ]]; then
 		note "the ThreadSanitizer half runs in the plain pass"
 		return 0
 	fi
-	make -s -C "$ROOT" tsan >"$T_DIR/make-tsan.log" 2>&1 || {
-		cat "$T_DIR/make-tsan.log"
-		grep -qE 'tsan|fsanitize=thread' "$T_DIR/make-tsan.log" &&
-			skip "the compiler cannot build with -fsanitize=thread"
-		fail "make tsan failed"
-	}
-	# From a copy: the loader splits LD_PRELOAD at spaces, and the clone
-	# may sit under a path with one (docs/unet-run.md, Limits).
-	tsan=$(mktemp -d /tmp/unet-tsan.XXXXXX) || fail "mktemp"
-	T_CLEANUP+=("rm -rf '$tsan'")
-	mkdir -p "$tsan/tools" &&
-		cp "$ROOT/build-tsan/unet-run" "$ROOT/build-tsan/libunet-preload.so" "$tsan/" &&
-		cp "$ROOT/build-tsan/tools/fork-relay" "$tsan/tools/" || fail "cannot copy the ThreadSanitizer build"
+	make_tsan
+	tsan_copy fork-relay
 	local tsan_env=(env UNET_PIN_ROOT="$UNET_PIN_ROOT"
 		TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1")
 
-	unet_bg_a "${tsan_env[@]}" timeout 40 "$tsan/unet-run" --iface "$IF_A" --log "$T_DIR/race-tsan.log" \
-		"$tsan/tools/fork-relay" race "$IP_A" 7932 4 2 3 >"$T_DIR/race-tsan.out" 2>&1
+	tsan_relay_start race-tsan race 7932 4 2 3
 	pid=$UNET_BG_PID
-	wait_ready "$T_DIR/race-tsan.out" "$pid" >/dev/null
 	out=$(race_clients 7932 4) || {
 		tsan_verdict "$T_DIR/race-tsan.out" "fork race"
 		fail "the kernel clients failed (ThreadSanitizer): $out"
 	}
 	note "$out"
-	unet_bg_wait "$pid" 20
-	rc=$?
-	cat "$T_DIR/race-tsan.out"
-	tsan_verdict "$T_DIR/race-tsan.out" "fork race"
-	((rc == 0)) || { cat "$T_DIR/race-tsan.log"; fail "the forking server (ThreadSanitizer) exited $rc"; }
+	tsan_relay_finish race-tsan "$pid" "fork race" "forking server"
 	race_check "$T_DIR/race-tsan.out" "$out"
 
-	unet_bg_a "${tsan_env[@]}" timeout 40 "$tsan/unet-run" --iface "$IF_A" --log "$T_DIR/prefork-tsan.log" \
-		"$tsan/tools/fork-relay" prefork "$IP_A" 7933 3 6 >"$T_DIR/prefork-tsan.out" 2>&1
+	tsan_relay_start prefork-tsan prefork 7933 3 6
 	pid=$UNET_BG_PID
-	wait_ready "$T_DIR/prefork-tsan.out" "$pid" >/dev/null
 	out=$(in_b /usr/bin/python3 - "$IP_A" 7933 6 <<'PY'
 import socket, sys, threading
 ip, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -785,11 +786,7 @@ PY
 		fail "the pre-fork clients failed (ThreadSanitizer): $out"
 	}
 	note "$out"
-	unet_bg_wait "$pid" 20
-	rc=$?
-	cat "$T_DIR/prefork-tsan.out"
-	tsan_verdict "$T_DIR/prefork-tsan.out" "pre-fork listener"
-	((rc == 0)) || { cat "$T_DIR/prefork-tsan.log"; fail "the pre-fork server (ThreadSanitizer) exited $rc"; }
+	tsan_relay_finish prefork-tsan "$pid" "pre-fork listener" "pre-fork server"
 	grep -qx "echoed 6 of 6" <<<"$out" || fail "a pre-fork child's echo was not byte for byte"
 	grep -q "^served 6 " "$T_DIR/prefork-tsan.out" || fail "the pre-fork server did not count 6 connections served"
 }
@@ -801,12 +798,7 @@ PY
 # gets the documented result and its log line, nothing is lost.
 t_unet_run_fork_limits() {
 	local run_env=() pid out
-	T_MODE=${T_MODE:-native}
-	# shellcheck disable=SC2207
-	run_env=(env $(unet_run_env))
-	setup_ns
-	attach a
-	run_env+=(UNET_PIN_ROOT="$UNET_PIN_ROOT")
+	run_fd_setup
 	# 65 listeners, one fork: none is carried, every copy refuses.
 	in_a "${run_env[@]}" timeout 20 "$BUILD/unet-run" --iface "$IF_A" --log "$T_DIR/many65.log" \
 		"$BUILD/tools/fork-relay" many "$IP_A" 7950 65 1 >"$T_DIR/many65.out" 2>&1 ||

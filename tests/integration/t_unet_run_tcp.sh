@@ -703,20 +703,8 @@ t_unet_run_threads() {
 		note "the ThreadSanitizer half runs in the plain pass"
 		return 0
 	fi
-	make -s -C "$ROOT" tsan >"$T_DIR/make-tsan.log" 2>&1 || {
-		cat "$T_DIR/make-tsan.log"
-		grep -qE 'tsan|fsanitize=thread' "$T_DIR/make-tsan.log" &&
-			skip "the compiler cannot build with -fsanitize=thread"
-		fail "make tsan failed"
-	}
-	# From a copy: the loader splits LD_PRELOAD at spaces, and the clone
-	# may sit under a path with one (docs/unet-run.md, Limits).
-	local tsan
-	tsan=$(mktemp -d /tmp/unet-tsan.XXXXXX) || fail "mktemp"
-	T_CLEANUP+=("rm -rf '$tsan'")
-	mkdir -p "$tsan/tools" &&
-		cp "$ROOT/build-tsan/unet-run" "$ROOT/build-tsan/libunet-preload.so" "$tsan/" &&
-		cp "$ROOT/build-tsan/tools/socket-threads" "$tsan/tools/" || fail "cannot copy the ThreadSanitizer build"
+	make_tsan
+	tsan_copy socket-threads
 	UNET_RUN_EXTRA=(TSAN_OPTIONS="halt_on_error=1 exitcode=66")
-	threads_run "$tsan" tsan
+	threads_run "$TSAN_COPY" tsan
 }

@@ -96,6 +96,18 @@ wait_line() {
 	fail "no line /$re/ in $log"
 }
 
+# wait_lines LOG RE N: until LOG has N lines matching the basic regular
+# expression RE, 5 s at most; no verdict (the caller's check of LOG
+# follows, and says what is missing).
+wait_lines() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		(($(grep -c "$2" "$1") >= $3)) && return 0
+		sleep 0.05
+	done
+	return 0
+}
+
 # pp_server COUNT MODE TIMEOUT: examples/pingpong's server (root's own
 # endpoint) in namespace a, tag 1 for b's tag 2, COUNT round trips (0: no
 # limit), --MODE; waits until it listens.  Its pid in PP_SERVER.

@@ -20,9 +20,61 @@ unetd_chan_port_held() {
 	[[ -n $(in_b ss -Hauln "sport = :$1") ]]
 }
 
+# unetd_chan_port_taken PORT AF ADDR FAMILY: a UDP socket in b holds the
+# channel's source port PORT, and another socket (socket.AF, bound to
+# ADDR; FAMILY names the channel's in the messages: "" or "IPv6 ") cannot
+# have it.
+unetd_chan_port_taken() {
+	local out
+	unetd_chan_port_held "$1" || fail "no socket holds the $4channel's source port $1"
+	out=$(in_b python3 -c "import socket; socket.socket(socket.$2, socket.SOCK_DGRAM).bind(('$3', $1))" 2>&1) &&
+		fail "another $4socket could bind the channel's source port $1"
+	grep -q 'Address already in use' <<<"$out" || fail "binding the channel's port failed otherwise: $out"
+}
+
+# unetd_chan_sizes KIND PEER_IP WHAT: nobody's sizes over a routable
+# channel WHAT (tag 2) of a KIND endpoint to the echo on a (tag 1, at
+# PEER_IP), every size 1..max_payload both ways.
+unetd_chan_sizes() {
+	local kind=$1 log=$T_DIR/sizes-$1.log max
+	as_nobody "$PEER" sizes "$IF_B" --tag 2 --peer-ip "$2" --peer-tag 1 \
+		--timeout 40 >"$log" 2>&1 ||
+		{ cat "$log"; fail "sizes over the $kind endpoint's $3 failed"; }
+	tail -2 "$log"
+	max=$(sed -n 's/^ready .*max_payload=\([0-9]*\).*/\1/p' "$log")
+	((max > 1000)) || fail "the $kind $3's max_payload is '$max'"
+	grep -qx "sizes ok 1..$max" "$log" || fail "$kind sizes did not report 'sizes ok 1..$max'"
+}
+
+# unetd_chan_hold_bg LOG ARGS...: nobody's peer holding the channels
+# ARGS in the background (output in LOG) once ready; its pid in
+# UNETD_CHAN_HOLD_PID.
+unetd_chan_hold_bg() {
+	local log=$1
+	shift
+	as_user_cmd 65534
+	"${AS[@]}" "$PEER" hold "$IF_B" "$@" >"$log" 2>&1 &
+	UNETD_CHAN_HOLD_PID=$!
+	_UNET_BG_PIDS+=("$UNETD_CHAN_HOLD_PID")
+	wait_ready "$log" "$UNETD_CHAN_HOLD_PID" >/dev/null
+}
+
+# unetd_chan_killed_frees PID PORT WHO: SIGKILL the holder PID; the
+# daemon must free its channel's source port PORT (bounded wait).
+unetd_chan_killed_frees() {
+	local i
+	kill -KILL "$1"
+	unet_bg_wait "$1" 5
+	for ((i = 0; i < 100; i++)); do
+		unetd_chan_port_held "$2" || break
+		sleep 0.05
+	done
+	unetd_chan_port_held "$2" && fail "the SIGKILLed $3's source port $2 is still held"
+}
+
 t_unetd_chan() {
 	T_MODE=${T_MODE:-skb}
-	local s rc port out i max mac_b
+	local s port out i mac_b
 	setup_ns
 	attach a
 	chan_neigh
@@ -33,26 +85,14 @@ t_unetd_chan() {
 	wait_ready "$T_DIR/echo.log" "$s" >/dev/null
 
 	note "emulated: every size, both ways"
-	as_nobody "$PEER" sizes "$IF_B" --tag 2 --peer-ip "$IP_A" --peer-tag 1 --timeout 40 \
-		>"$T_DIR/sizes.log" 2>&1 || { cat "$T_DIR/sizes.log"; fail "sizes over an emulated endpoint's routable channel failed"; }
-	tail -2 "$T_DIR/sizes.log"
-	max=$(sed -n 's/^ready .*max_payload=\([0-9]*\).*/\1/p' "$T_DIR/sizes.log")
-	((max > 1000)) || fail "the routable channel's max_payload is '$max'"
-	grep -qx "sizes ok 1..$max" "$T_DIR/sizes.log" || fail "sizes did not report 'sizes ok 1..$max'"
+	unetd_chan_sizes emulated "$IP_A" "routable channel"
 
 	note "the source port is the daemon's, the local tag's whatever the peer tag; a SIGKILLed client's is free at once"
 	port=$(chan_sport 3)
-	as_user_cmd 65534
 	# A peer tag of the client's choosing must not choose the port.
-	"${AS[@]}" "$PEER" hold "$IF_B" --tag 3 --peer-ip "$IP_A" --peer-tag 5250 --timeout 30 \
-		>"$T_DIR/hold.log" 2>&1 &
-	i=$!
-	_UNET_BG_PIDS+=("$i")
-	wait_ready "$T_DIR/hold.log" "$i" >/dev/null
-	unetd_chan_port_held "$port" || fail "no socket holds the channel's source port $port"
-	out=$(in_b python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).bind(('127.0.0.1', $port))" 2>&1) &&
-		fail "another socket could bind the channel's source port $port"
-	grep -q 'Address already in use' <<<"$out" || fail "binding the channel's port failed otherwise: $out"
+	unetd_chan_hold_bg "$T_DIR/hold.log" --tag 3 --peer-ip "$IP_A" --peer-tag 5250 --timeout 30
+	i=$UNETD_CHAN_HOLD_PID
+	unetd_chan_port_taken "$port" AF_INET 127.0.0.1 ""
 
 	# The quota (2): the held channel and one more, not a third.
 	out=$(as_nobody "$PEER" hold "$IF_B" --tag 4 --peer-tag 1 --tag 5 --peer-tag 1 \
@@ -60,13 +100,7 @@ t_unetd_chan() {
 	echo "$out" | tail -2
 	grep -q 'cannot open channel tag 5.*quota' <<<"$out" || fail "a routable channel past the quota was not refused with EDQUOT: $out"
 
-	kill -KILL "$i"
-	unet_bg_wait "$i" 5
-	for ((rc = 0; rc < 100; rc++)); do
-		unetd_chan_port_held "$port" || break
-		sleep 0.05
-	done
-	unetd_chan_port_held "$port" && fail "the SIGKILLed client's source port $port is still held"
+	unetd_chan_killed_frees "$i" "$port" client
 	# Its tag too: another client opens it again.
 	as_nobody "$PEER" hold "$IF_B" --tag 3 --peer-ip "$IP_A" --peer-tag 1 --timeout 1 \
 		>"$T_DIR/hold2.log" 2>&1
@@ -75,31 +109,18 @@ t_unetd_chan() {
 
 	note "a direct grant: every size, both ways"
 	start_unetd "user 65534 kinds emulated,direct tags 1-100" --grant-queues 0x1
-	as_nobody "$PEER" sizes "$IF_B" --tag 2 --peer-ip "$IP_A" --peer-tag 1 --timeout 40 \
-		>"$T_DIR/sizes-direct.log" 2>&1 || { cat "$T_DIR/sizes-direct.log"; fail "sizes over a grant's routable channel failed"; }
-	tail -2 "$T_DIR/sizes-direct.log"
+	unetd_chan_sizes direct "$IP_A" "routable channel"
 	grep -q 'direct endpoint .* for uid 65534' "$T_DIR/unetd.log" || fail "the daemon did not log a direct grant"
-	grep -q '^sizes ok 1\.\.' "$T_DIR/sizes-direct.log" || fail "sizes over a grant did not report ok"
 	# The grant's frames carry the device's MAC (the daemon has no
 	# endpoint of its own here to take it from).
 	mac_b=$(in_b cat "/sys/class/net/$IF_B/address")
 	tail -1 < <(grep '^echo src_mac' "$T_DIR/echo.log") | grep -qx "echo src_mac $mac_b" ||
 		{ grep '^echo src_mac' "$T_DIR/echo.log"; fail "the grant's frames do not come from $IF_B's MAC $mac_b"; }
 	# The grant's port is the daemon's too, and goes with the client.
-	as_user_cmd 65534
-	"${AS[@]}" "$PEER" hold "$IF_B" --tag 3 --peer-ip "$IP_A" --peer-tag 1 --timeout 30 \
-		>"$T_DIR/hold-direct.log" 2>&1 &
-	i=$!
-	_UNET_BG_PIDS+=("$i")
-	wait_ready "$T_DIR/hold-direct.log" "$i" >/dev/null
+	unetd_chan_hold_bg "$T_DIR/hold-direct.log" --tag 3 --peer-ip "$IP_A" --peer-tag 1 --timeout 30
+	i=$UNETD_CHAN_HOLD_PID
 	unetd_chan_port_held "$port" || fail "no socket holds the grant's channel source port $port"
-	kill -KILL "$i"
-	unet_bg_wait "$i" 5
-	for ((rc = 0; rc < 100; rc++)); do
-		unetd_chan_port_held "$port" || break
-		sleep 0.05
-	done
-	unetd_chan_port_held "$port" && fail "the SIGKILLed grant's source port $port is still held"
+	unetd_chan_killed_frees "$i" "$port" grant
 	kill "$s" 2>/dev/null
 	stop_unetd
 }

@@ -7,7 +7,8 @@
 # frame an emulated endpoint sends on one.  The daemon and its clients
 # (user nobody) are in namespace b, their peers in a are root's own
 # endpoints, on the link (fd01::/64).  Sourced by run.sh (start_unetd,
-# as_nobody and the rest come from t_unetd.sh, v6_enable from
+# as_nobody and the rest come from t_unetd.sh, the unetd_chan_* helpers
+# shared with the IPv4 tests from t_unetd_chan.sh, v6_enable from
 # t_udp6.sh, set_mtu from t_jumbo.sh).
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
@@ -43,24 +44,11 @@ unetd_silent_opens() {
 	echo "opens done" >>"$log"
 }
 
-# unetd_chan6_sizes KIND: nobody's sizes over a routable IPv6 channel
-# (tag 2) to the echo on a, every size 1..max_payload both ways.
-unetd_chan6_sizes() {
-	local kind=$1 log=$T_DIR/sizes-$1.log max
-	as_nobody "$PEER" sizes "$IF_B" --tag 2 --peer-ip "$UNETD_CHAN6_A" --peer-tag 1 \
-		--timeout 40 >"$log" 2>&1 ||
-		{ cat "$log"; fail "sizes over the $kind endpoint's routable IPv6 channel failed"; }
-	tail -2 "$log"
-	max=$(sed -n 's/^ready .*max_payload=\([0-9]*\).*/\1/p' "$log")
-	((max > 1000)) || fail "the $kind routable IPv6 channel's max_payload is '$max'"
-	grep -qx "sizes ok 1..$max" "$log" || fail "$kind sizes did not report 'sizes ok 1..$max'"
-}
-
 t_unetd_chan6() {
 	[[ ${UNET_SANITIZED:-0} == 1 ]] &&
 		skip "runs in the plain pass of make check (the daemon's IPv6 check runs under the sanitizers in unetd_chan6_forge)"
 	T_MODE=${T_MODE:-skb}
-	local s i rc port out
+	local s i port out
 	setup_ns
 	attach a
 	unetd_chan6_link
@@ -71,7 +59,7 @@ t_unetd_chan6() {
 	wait_ready "$T_DIR/echo.log" "$s" >/dev/null
 
 	note "emulated: every size, both ways"
-	unetd_chan6_sizes emulated
+	unetd_chan_sizes emulated "$UNETD_CHAN6_A" "routable IPv6 channel"
 	grep -q 'emulated endpoint' "$T_DIR/unetd.log" || fail "the client did not get an emulated endpoint"
 
 	note "refused as IPv4 ones are, saying why: a tag the policy does not give, a peer that is not unicast"
@@ -84,23 +72,10 @@ t_unetd_chan6() {
 
 	note "the source port is the daemon's (an IPv6 socket of its), free again when the client goes"
 	port=$(chan_sport 3)
-	as_user_cmd 65534
-	"${AS[@]}" "$PEER" hold "$IF_B" --tag 3 --peer-ip "$UNETD_CHAN6_A" --peer-tag 1 --timeout 30 \
-		>"$T_DIR/hold.log" 2>&1 &
-	i=$!
-	_UNET_BG_PIDS+=("$i")
-	wait_ready "$T_DIR/hold.log" "$i" >/dev/null
-	unetd_chan_port_held "$port" || fail "no socket holds the IPv6 channel's source port $port"
-	out=$(in_b python3 -c "import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).bind(('::', $port))" 2>&1) &&
-		fail "another IPv6 socket could bind the channel's source port $port"
-	grep -q 'Address already in use' <<<"$out" || fail "binding the channel's port failed otherwise: $out"
-	kill -KILL "$i"
-	unet_bg_wait "$i" 5
-	for ((rc = 0; rc < 100; rc++)); do
-		unetd_chan_port_held "$port" || break
-		sleep 0.05
-	done
-	unetd_chan_port_held "$port" && fail "the SIGKILLed client's source port $port is still held"
+	unetd_chan_hold_bg "$T_DIR/hold.log" --tag 3 --peer-ip "$UNETD_CHAN6_A" --peer-tag 1 --timeout 30
+	i=$UNETD_CHAN_HOLD_PID
+	unetd_chan_port_taken "$port" AF_INET6 :: "IPv6 "
+	unetd_chan_killed_frees "$i" "$port" client
 
 	note "a client's opens to silent neighbours (IPv4 and IPv6, a second each) keep nobody else waiting"
 	# The daemon asks the kernel to resolve and answers at once; the
@@ -129,7 +104,7 @@ t_unetd_chan6() {
 
 	note "a direct grant: every size, both ways"
 	start_unetd "user 65534 kinds emulated,direct tags 1-100" --grant-queues 0x1
-	unetd_chan6_sizes direct
+	unetd_chan_sizes direct "$UNETD_CHAN6_A" "routable IPv6 channel"
 	grep -q 'direct endpoint .* for uid 65534' "$T_DIR/unetd.log" || fail "the daemon did not log a direct grant"
 	# A grant's open to a silent neighbour: the daemon does not wait
 	# either (it says the next hop is being resolved), the client does.
@@ -143,7 +118,7 @@ t_unetd_chan6() {
 
 t_unetd_chan6_forge() {
 	T_MODE=${T_MODE:-skb}
-	local c rc i
+	local c rc
 	setup_ns
 	set_mtu 9000
 	# The peer is a's kernel, its interface without a program: the
@@ -162,10 +137,7 @@ t_unetd_chan6_forge() {
 	((rc == 0)) || fail "the daemon did not refuse and count each forged frame on the routable IPv6 channel as it must"
 	# The last honest message is the forge's last frame: once the
 	# capture has it, everything before it has reached a.
-	for ((i = 0; i < 100; i++)); do
-		(($(grep -c '^chan .*honest=1' "$T_DIR/capture.log") >= 3)) && break
-		sleep 0.05
-	done
+	wait_lines "$T_DIR/capture.log" '^chan .*honest=1' 3
 	stop "$c" "$T_DIR/capture.log" "capture on a"
 	cat "$T_DIR/capture.log"
 	grep -qx 'capture chan=3 honest=3 other=0 kernel=[0-9]*' "$T_DIR/capture.log" ||

@@ -21,14 +21,12 @@ as it comes ("chan len=N honest=0|1", "other ethertype=0xNNNN len=N"),
 and on SIGTERM or at the timeout
 "capture chan=N honest=N other=N kernel=N".  Exit 0.
 """
-import signal
-import socket
 import struct
 import sys
-import time
+
+from packet_capture import arriving, take_timeout
 
 ETH_P_ALL = 0x0003
-PACKET_OUTGOING = 4
 UNET_PAYLOAD6 = 14 + 40 + 8 + 8
 
 
@@ -60,32 +58,13 @@ def sort(frame, port):
 
 def main():
     args = sys.argv[1:]
-    timeout = 60.0
-    if "--timeout" in args:
-        i = args.index("--timeout")
-        timeout = float(args[i + 1])
-        del args[i:i + 2]
+    timeout = take_timeout(args)
     if len(args) != 2:
         print(__doc__.strip().splitlines()[3].strip(), file=sys.stderr)
         return 2
     ifname, port = args[0], int(args[1])
     counts = {"chan": 0, "honest": 0, "other": 0, "kernel": 0}
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
-    s.bind((ifname, 0))
-    s.settimeout(0.1)
-    print("ready", flush=True)
-    end = time.monotonic() + timeout
-    while not stop and time.monotonic() < end:
-        try:
-            frame, addr = s.recvfrom(65536)
-        except (socket.timeout, InterruptedError):
-            continue
-        if addr[2] == PACKET_OUTGOING:
-            continue
+    for frame, _ in arriving(ifname, ETH_P_ALL, timeout):
         what = sort(frame, port)
         counts[what] += 1
         if what == "honest":

@@ -19,22 +19,15 @@ IFACE (an AF_PACKET socket; what IFACE sends is left out), by the state of their
 Prints "ready" once the socket is open, and on SIGTERM or at the timeout
 "capture frames=N full=N partial=N bad=N".  Exit 0.
 """
-import signal
 import socket
 import struct
 import sys
-import time
 
 from inet_csum import csum_add
+from packet_capture import arriving, take_timeout
 
 ETH_P_IP = 0x0800
-SOL_PACKET = 263
-PACKET_AUXDATA = 8
 TP_STATUS_CSUMNOTREADY = 1 << 3
-PACKET_OUTGOING = 4
-# struct tpacket_auxdata: tp_status, tp_len, tp_snaplen, tp_mac, tp_net,
-# tp_vlan_tci, tp_vlan_tpid.
-AUX = struct.Struct("=IIIHHHH")
 
 
 def folded(s):
@@ -68,41 +61,14 @@ def classify(frame, status, proto, port):
 
 def main():
     args = sys.argv[1:]
-    timeout = 60.0
-    if "--timeout" in args:
-        i = args.index("--timeout")
-        timeout = float(args[i + 1])
-        del args[i:i + 2]
+    timeout = take_timeout(args)
     if len(args) != 3 or args[1] not in ("udp", "tcp"):
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
     ifname, proto, port = args[0], args[1], int(args[2])
     proto = socket.IPPROTO_UDP if proto == "udp" else socket.IPPROTO_TCP
     counts = {"full": 0, "partial": 0, "bad": 0}
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_IP))
-    s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
-    # Room for a burst: what overflows is lost to the counts, not wrong.
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
-    s.bind((ifname, 0))
-    s.settimeout(0.1)
-    print("ready", flush=True)
-    end = time.monotonic() + timeout
-    while not stop and time.monotonic() < end:
-        try:
-            frame, anc, _, addr = s.recvmsg(65536, socket.CMSG_SPACE(AUX.size))
-        except socket.timeout:
-            continue
-        except InterruptedError:
-            continue
-        if addr[2] == PACKET_OUTGOING:
-            continue
-        status = 0
-        for level, kind, data in anc:
-            if level == SOL_PACKET and kind == PACKET_AUXDATA and len(data) >= AUX.size:
-                status = AUX.unpack(data[:AUX.size])[0]
+    for frame, status in arriving(ifname, ETH_P_IP, timeout, auxdata=True):
         verdict = classify(frame, status, proto, port)
         if verdict:
             counts[verdict] += 1

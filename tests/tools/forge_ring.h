@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* forge_ring.h - what the tools that forge an emulated client's frames
- * (unet-forge, unet-forge-chan, unet-forge-pieces, unet-forge-inet-pieces)
- * share: descriptors put on the send ring as they are, past every check
- * of the library, for unetd to judge. */
+ * (unet-forge, unet-forge-chan, unet-forge-chan6, unet-forge-pieces,
+ * unet-forge-inet-pieces) share: descriptors put on the send ring as
+ * they are, past every check of the library, for unetd to judge; the
+ * log function and a field writer. */
 #ifndef UNET_FORGE_RING_H
 #define UNET_FORGE_RING_H
 
@@ -14,6 +15,21 @@
 #include <time.h>
 
 #include "core/objects.h"
+
+/* libunet's warnings and errors on stderr, under the tool's name (ctx:
+ * unet_set_log_fn(forge_on_log, TOOL)). */
+static inline void forge_on_log(enum unet_log_level l, const char *msg, void *ctx)
+{
+	if (l <= UNET_LOG_WARN)
+		fprintf(stderr, "%s: libunet: %s\n", (const char *)ctx, msg);
+}
+
+/* A 16-bit field in network order. */
+static inline void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
 
 /* Put a descriptor (addr, len) on the endpoint's first send ring as it
  * is, waiting for room, and kick the daemon if it sleeps. */

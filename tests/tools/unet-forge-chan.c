@@ -33,19 +33,6 @@
 #include "proto/unetd_proto.h"
 #include "forge_ring.h"
 
-static void on_log(enum unet_log_level l, const char *msg, void *ctx)
-{
-	(void)ctx;
-	if (l <= UNET_LOG_WARN)
-		fprintf(stderr, "unet-forge-chan: libunet: %s\n", msg);
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 /* The IPv4 header's checksum, written again after a change. */
 static void ip_recsum(uint8_t *ip)
 {
@@ -180,7 +167,7 @@ int main(int argc, char **argv)
 				"--other-ip ADDR\n");
 		return 2;
 	}
-	unet_set_log_fn(on_log, NULL);
+	unet_set_log_fn(forge_on_log, "unet-forge-chan");
 	o.kind = UNET_ENDPOINT_EMULATED;
 	ep = unet_endpoint__create(argv[optind], &o);
 	ch = ep ? unet_channel__open_ipv4(ep, (uint16_t)tag, peer, 0, (uint16_t)peer_tag, NULL)

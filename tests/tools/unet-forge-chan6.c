@@ -43,19 +43,6 @@
 #define PIECES_MSG 1000
 #define FIRST_PIECE 30 /* Ethernet and 16 bytes of IPv6: inside the source address */
 
-static void on_log(enum unet_log_level l, const char *msg, void *ctx)
-{
-	(void)ctx;
-	if (l <= UNET_LOG_WARN)
-		fprintf(stderr, TOOL ": libunet: %s\n", msg);
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 /* The UDP checksum written again after a change (over the IPv6 payload
  * length's datagram, as the daemon sums it). */
 static void udp6_recsum(uint8_t *f)
@@ -226,7 +213,7 @@ int main(int argc, char **argv)
 				"--other-ip ADDR6\n");
 		return 2;
 	}
-	unet_set_log_fn(on_log, NULL);
+	unet_set_log_fn(forge_on_log, TOOL);
 	o.kind = UNET_ENDPOINT_EMULATED;
 	ep = unet_endpoint__create(argv[optind], &o);
 	ch = ep ? unet_channel__open_ipv6(ep, (uint16_t)tag, peer, 0, (uint16_t)peer_tag, NULL)

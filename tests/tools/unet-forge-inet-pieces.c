@@ -62,19 +62,6 @@
 #define UDP_HLEN 8
 #define TCP_HLEN 20
 
-static void on_log(enum unet_log_level l, const char *msg, void *ctx)
-{
-	(void)ctx;
-	if (l <= UNET_LOG_WARN)
-		fprintf(stderr, TOOL ": libunet: %s\n", msg);
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 /* What a frame says of itself; each lie changes one field. */
 struct hdrs {
 	const uint8_t *dst, *src;
@@ -193,7 +180,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: " TOOL " IFACE --local ADDR:PORT --remote ADDR:PORT --peer MAC\n");
 		return 2;
 	}
-	unet_set_log_fn(on_log, NULL);
+	unet_set_log_fn(forge_on_log, TOOL);
 	o.kind = UNET_ENDPOINT_EMULATED;
 	/* Longer than the daemon's 2048-byte buffers: a frame in one of
 	 * ours may be too (single, below). */

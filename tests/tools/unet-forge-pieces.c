@@ -62,13 +62,6 @@ static void on_term(int sig)
 }
 #define MAX_CHAIN 20
 
-static void on_log(enum unet_log_level l, const char *msg, void *ctx)
-{
-	(void)ctx;
-	if (l <= UNET_LOG_WARN)
-		fprintf(stderr, "unet-forge-pieces: libunet: %s\n", msg);
-}
-
 struct forge {
 	struct unet_endpoint *ep;
 	uint8_t peer[6];
@@ -157,7 +150,7 @@ int main(int argc, char **argv)
 	}
 	f.tag = (uint16_t)tag;
 	f.peer_tag = (uint16_t)peer_tag;
-	unet_set_log_fn(on_log, NULL);
+	unet_set_log_fn(forge_on_log, "unet-forge-pieces");
 	o.kind = UNET_ENDPOINT_EMULATED;
 	f.ep = unet_endpoint__create(argv[optind], &o);
 	if (!f.ep) {

@@ -64,13 +64,6 @@
 #include "proto/unetd_proto.h"
 #include "forge_ring.h"
 
-static void on_log(enum unet_log_level l, const char *msg, void *ctx)
-{
-	(void)ctx;
-	if (l <= UNET_LOG_WARN)
-		fprintf(stderr, "unet-forge: libunet: %s\n", msg);
-}
-
 /* A frame built in a buffer of our own, sent raw.  The buffer stays
  * ours in the pool's eyes until the daemon completes it. */
 static void forged(struct unet_endpoint *ep, const uint8_t dst[6], uint16_t proto,
@@ -410,7 +403,7 @@ int main(int argc, char **argv)
 				"--stall SECONDS}\n");
 		return 2;
 	}
-	unet_set_log_fn(on_log, NULL);
+	unet_set_log_fn(forge_on_log, "unet-forge");
 	o.kind = UNET_ENDPOINT_EMULATED;
 	/* Frames larger than the daemon's own (2048). */
 	o.frame_size = 4096;

@@ -194,11 +194,12 @@ static void test_honest(void **state)
 		}
 }
 
-/* One change to channel 0's 16-byte frame, and the verdict it must get. */
-static void one_named(void (*change)(uint8_t *f, uint32_t *len), enum unetd_chan_verdict want,
-		      const char *name)
+/* One change to a channel's 16-byte frame, and the verdict it must get:
+ * one() on IPv4 channel 0, one6() on IPv6 channel 8. */
+static void one_named(const struct unetd_chan_wire *c, void (*change)(uint8_t *f, uint32_t *len),
+		      enum unetd_chan_verdict want, const char *name)
 {
-	uint32_t len = build(frame, &chans[0], 16);
+	uint32_t len = build(frame, c, 16);
 	enum unetd_chan_verdict got;
 
 	change(frame, &len);
@@ -206,7 +207,8 @@ static void one_named(void (*change)(uint8_t *f, uint32_t *len), enum unetd_chan
 	if (got != want)
 		fail_msg("%s: verdict %d, want %d", name, got, want);
 }
-#define one(change, want) one_named(change, want, #change)
+#define one(change, want) one_named(&chans[0], change, want, #change)
+#define one6(change, want) one_named(&chans6[0], change, want, #change)
 
 static void c_saddr(uint8_t *f, uint32_t *l) { (void)l; f[29] ^= 1; recsum(f); }
 static void c_sport(uint8_t *f, uint32_t *l) { (void)l; f[35] ^= 1; }
@@ -338,17 +340,28 @@ static void test_csum_alias(void **state)
 	assert_true(found);
 }
 
-static void test_fuzz(void **state)
-{
-	uint64_t seed = fuzz_seed(0xc4a7c4ecull), s = seed, n = fuzz_count(300000), passed = 0;
+/* What the fuzz of one family's frames needs to know of it. */
+struct fuzz_family {
+	const char *name;
+	const struct unetd_chan_wire *chans;
+	uint32_t header_span;  /* the bytes mutations fall in: headers and some payload */
+	uint32_t length_bound; /* a mutated length falls below it */
+	uint32_t src_tag_off;  /* where the U-Net header's source tag is */
+	uint16_t (*other_tag)(uint64_t x);
+	void (*recsum)(uint8_t *f, uint32_t len);
+	bool (*model_ok)(const uint8_t *f, uint32_t len);
+};
 
-	(void)state;
-	setup_chans();
-	chans[2].max_payload = 100; /* a channel of smaller messages */
-	printf("test_chan_check fuzz: seed %#" PRIx64 ", %" PRIu64 " frames\n", seed, n);
+/* n frames of ff's channels, each built honestly then mutated up to three
+ * times; check's verdict must be the model's. */
+static void fuzz_family(const struct fuzz_family *ff, uint64_t seed, uint64_t n)
+{
+	uint64_t s = seed, passed = 0;
+
+	printf("test_chan_check %s: seed %#" PRIx64 ", %" PRIu64 " frames\n", ff->name, seed, n);
 	for (uint64_t i = 0; i < n; i++) {
 		uint32_t r = (uint32_t)fuzz_next(&s), plen, len, muts;
-		const struct unetd_chan_wire *c = &chans[r % NCHANS];
+		const struct unetd_chan_wire *c = &ff->chans[r % NCHANS];
 		bool want;
 
 		plen = (r >> 8) % 4 ? 1 + (uint32_t)(fuzz_next(&s) % 80)
@@ -357,7 +370,8 @@ static void test_fuzz(void **state)
 		muts = (uint32_t)(fuzz_next(&s) % 4);
 		for (uint32_t m = 0; m < muts; m++) {
 			uint64_t x = fuzz_next(&s);
-			uint32_t at = (uint32_t)(x >> 8) % (len < 2 ? 2 : len < 64 ? len : 64);
+			uint32_t span = ff->header_span;
+			uint32_t at = (uint32_t)(x >> 8) % (len < 2 ? 2 : len < span ? len : span);
 
 			switch (x % 6) {
 			case 0: /* a bit of a header */
@@ -372,7 +386,7 @@ static void test_fuzz(void **state)
 								    ((x >> 40) & 1 ? 1 : -1)));
 				break;
 			case 3: /* the frame's length */
-				len = (uint32_t)((x >> 16) % (UNET_UDP_PAYLOAD_OFF + MAX_PAYLOAD + 64));
+				len = (uint32_t)((x >> 16) % ff->length_bound);
 				break;
 			case 4: /* a byte past the datagram (padding, or a longer frame) */
 				if (len + 8 < sizeof(frame)) {
@@ -381,15 +395,15 @@ static void test_fuzz(void **state)
 				}
 				break;
 			default: /* another channel's tags */
-				put16(frame + 46, chans[(x >> 32) % NCHANS].tag);
+				put16(frame + ff->src_tag_off, ff->other_tag(x));
 				break;
 			}
 			/* Often the checksum made right again, so that what
 			 * it covers is judged on its own. */
 			if ((x >> 56) & 1)
-				recsum(frame);
+				ff->recsum(frame, len);
 		}
-		want = model_ok(frame, len);
+		want = ff->model_ok(frame, len);
 		if ((check(frame, len) == UNETD_CHAN_OK) != want) {
 			printf("frame %" PRIu64 " (seed %#" PRIx64 "): check says %d, model %d\n", i,
 			       seed, check(frame, len), want);
@@ -397,28 +411,46 @@ static void test_fuzz(void **state)
 		}
 		passed += want;
 	}
-	printf("test_chan_check fuzz: %" PRIu64 " frames passed both\n", passed);
+	printf("test_chan_check %s: %" PRIu64 " frames passed both\n", ff->name, passed);
 	/* The fuzz must have reached both sides of the check. */
 	assert_true(passed > n / 20 && passed < n - n / 20);
+}
+
+static uint16_t other_tag(uint64_t x)
+{
+	return chans[(x >> 32) % NCHANS].tag;
+}
+
+static void recsum_any_len(uint8_t *f, uint32_t len)
+{
+	(void)len;
+	recsum(f);
+}
+
+static void test_fuzz(void **state)
+{
+	static const struct fuzz_family v4 = {
+		.name = "fuzz",
+		.chans = chans,
+		.header_span = 64,
+		.length_bound = UNET_UDP_PAYLOAD_OFF + MAX_PAYLOAD + 64,
+		.src_tag_off = 46,
+		.other_tag = other_tag,
+		.recsum = recsum_any_len,
+		.model_ok = model_ok,
+	};
+	uint64_t seed = fuzz_seed(0xc4a7c4ecull), n = fuzz_count(300000);
+
+	(void)state;
+	setup_chans();
+	chans[2].max_payload = 100; /* a channel of smaller messages */
+	fuzz_family(&v4, seed, n);
 }
 
 /* ---- IPv6 ---------------------------------------------------------------
  * Channel 8's frame of 16 bytes (86 on the wire): Ethernet 0..13, IPv6
  * 14..53 (payload length 18, next header 20, hop limit 21, source 22..37,
  * destination 38..53), UDP 54..61 (checksum 60), U-Net 62..69. */
-
-static void one6_named(void (*change)(uint8_t *f, uint32_t *len), enum unetd_chan_verdict want,
-		       const char *name)
-{
-	uint32_t len = build(frame, &chans6[0], 16);
-	enum unetd_chan_verdict got;
-
-	change(frame, &len);
-	got = check(frame, len);
-	if (got != want)
-		fail_msg("%s: verdict %d, want %d", name, got, want);
-}
-#define one6(change, want) one6_named(change, want, #change)
 
 static void d_src_mac(uint8_t *f, uint32_t *l) { (void)l; f[11] ^= 0xff; }
 static void d_saddr_first(uint8_t *f, uint32_t *l) { f[22] ^= 1; recsum6(f, *l); }
@@ -576,69 +608,30 @@ static bool model6_ok(const uint8_t *f, uint32_t len)
 	return false;
 }
 
+/* Another channel's tag, of either family. */
+static uint16_t other_tag6(uint64_t x)
+{
+	return (x >> 32) & 1 ? chans6[(x >> 33) % NCHANS].tag : chans[(x >> 33) % NCHANS].tag;
+}
+
 static void test_fuzz6(void **state)
 {
-	uint64_t seed = fuzz_seed(0x6c4a7c4eull), s = seed, n = fuzz_count(200000), passed = 0;
+	static const struct fuzz_family v6 = {
+		.name = "fuzz6",
+		.chans = chans6,
+		.header_span = 80,
+		.length_bound = PAYLOAD6 + MAX_PAYLOAD + 32,
+		.src_tag_off = 66,
+		.other_tag = other_tag6,
+		.recsum = recsum6,
+		.model_ok = model6_ok,
+	};
+	uint64_t seed = fuzz_seed(0x6c4a7c4eull), n = fuzz_count(200000);
 
 	(void)state;
 	setup_chans();
 	chans6[2].max_payload = 100; /* a channel of smaller messages */
-	printf("test_chan_check fuzz6: seed %#" PRIx64 ", %" PRIu64 " frames\n", seed, n);
-	for (uint64_t i = 0; i < n; i++) {
-		uint32_t r = (uint32_t)fuzz_next(&s), plen, len, muts;
-		const struct unetd_chan_wire *c = &chans6[r % NCHANS];
-		bool want;
-
-		plen = (r >> 8) % 4 ? 1 + (uint32_t)(fuzz_next(&s) % 80)
-				    : 1 + (uint32_t)(fuzz_next(&s) % MAX_PAYLOAD);
-		len = build(frame, c, plen);
-		muts = (uint32_t)(fuzz_next(&s) % 4);
-		for (uint32_t m = 0; m < muts; m++) {
-			uint64_t x = fuzz_next(&s);
-			uint32_t at = (uint32_t)(x >> 8) % (len < 2 ? 2 : len < 80 ? len : 80);
-
-			switch (x % 6) {
-			case 0: /* a bit of a header */
-				frame[at] ^= (uint8_t)(1u << ((x >> 24) % 8));
-				break;
-			case 1: /* a header byte, any value */
-				frame[at] = (uint8_t)(x >> 32);
-				break;
-			case 2: /* a 16-bit field off by one */
-				put16(frame + (at & ~1u), (uint16_t)((frame[at & ~1u] << 8 |
-								     frame[(at & ~1u) + 1]) +
-								    ((x >> 40) & 1 ? 1 : -1)));
-				break;
-			case 3: /* the frame's length */
-				len = (uint32_t)((x >> 16) % (PAYLOAD6 + MAX_PAYLOAD + 32));
-				break;
-			case 4: /* a byte past the datagram */
-				if (len + 8 < sizeof(frame)) {
-					len += (uint32_t)(x >> 48) % 8;
-					frame[len - 1] = (uint8_t)(x >> 32);
-				}
-				break;
-			default: /* another channel's tag, of either family */
-				put16(frame + 66, (x >> 32) & 1 ? chans6[(x >> 33) % NCHANS].tag
-								: chans[(x >> 33) % NCHANS].tag);
-				break;
-			}
-			/* Often the checksum made right again, so that what
-			 * it covers is judged on its own. */
-			if ((x >> 56) & 1)
-				recsum6(frame, len);
-		}
-		want = model6_ok(frame, len);
-		if ((check(frame, len) == UNETD_CHAN_OK) != want) {
-			printf("frame %" PRIu64 " (seed %#" PRIx64 "): check says %d, model %d\n", i,
-			       seed, check(frame, len), want);
-			fail();
-		}
-		passed += want;
-	}
-	printf("test_chan_check fuzz6: %" PRIu64 " frames passed both\n", passed);
-	/* The fuzz must have reached both sides of the check. */
-	assert_true(passed > n / 20 && passed < n - n / 20);
+	fuzz_family(&v6, seed, n);
 }
 
 int main(void)

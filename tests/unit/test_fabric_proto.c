@@ -1377,17 +1377,56 @@ static struct ufi_name name_at(const char *ip, unsigned int prefix)
 	return n;
 }
 
+/* An address and prefix, and whether a name at it is valid. */
+struct name_case {
+	const char *ip;
+	unsigned int prefix;
+	bool ok;
+};
+
+/* Each case as a name of one family (at): valid as it says, by the
+ * provider and by the model alike. */
+static void check_name_cases(const struct name_case *cases, size_t count,
+			     struct ufi_name (*at)(const char *ip, unsigned int prefix))
+{
+	for (size_t i = 0; i < count; i++) {
+		struct ufi_name m = at(cases[i].ip, cases[i].prefix);
+
+		if (ufi_name_valid(&m) != cases[i].ok || name_model(&m) != cases[i].ok)
+			fail_msg("%s/%u: valid %d, want %d", cases[i].ip, cases[i].prefix,
+				 !cases[i].ok, cases[i].ok);
+	}
+}
+
+/* n with the routed flag in its string form: exactly want (fixed width),
+ * read back to the same bytes, and refused by a buffer one byte short. */
+static void check_name_string(const struct ufi_name *n, const char *want)
+{
+	struct ufi_name m = *n, c;
+	char s[UFI_STR_LEN];
+	int len = (int)strlen(want);
+
+	m.flags = UFI_NAME_F_ROUTED;
+	assert_int_equal(ufi_name_to_str(&m, s, sizeof(s)), len);
+	assert_string_equal(s, want);
+	assert_int_equal(ufi_name_from_str(s, &c), 0);
+	assert_memory_equal(&c, &m, UFI_NAME_LEN);
+	assert_int_equal(ufi_name_to_str(&m, s, (size_t)len), -FI_ETOOSMALL);
+}
+
+/* Both ends of a channel between names a and b choose the same kind. */
+#define assert_routed_both(a, b, want)                         \
+	do {                                                   \
+		assert_int_equal(ufi_name_routed(a, b), want); \
+		assert_int_equal(ufi_name_routed(b, a), want); \
+	} while (0)
+
 /* Every field of a name from outside is checked, the string form
  * round-trips, and both ends of a channel choose the same kind. */
 static void test_names(void **state)
 {
 	struct ufi_name n = name_at("10.201.0.1", 24), m, c = name_at("10.202.0.2", 24);
-	char s[UFI_STR_LEN];
-	static const struct {
-		const char *ip;
-		unsigned int prefix;
-		bool ok;
-	} ips[] = {
+	static const struct name_case ips[] = {
 		{ "10.201.0.1", 24, true },	{ "10.201.0.0", 24, false }, /* the subnet's own */
 		{ "10.201.0.255", 24, false },	/* its broadcast */
 		{ "10.201.0.255", 16, true },	{ "10.201.0.0", 31, true },
@@ -1399,12 +1438,7 @@ static void test_names(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(ips) / sizeof(ips[0]); i++) {
-		m = name_at(ips[i].ip, ips[i].prefix);
-		if (ufi_name_valid(&m) != ips[i].ok)
-			fail_msg("%s/%u: valid %d, want %d", ips[i].ip, ips[i].prefix, !ips[i].ok,
-				 ips[i].ok);
-	}
+	check_name_cases(ips, sizeof(ips) / sizeof(ips[0]), name_at);
 	m = n, m.flags = 0x02;
 	assert_false(ufi_name_valid(&m));
 	m = n, m.flags = UFI_NAME_F_ROUTED;
@@ -1427,13 +1461,8 @@ static void test_names(void **state)
 	assert_false(ufi_name_valid(&m));
 
 	/* the string form: fixed width, round trip, the same checks */
-	m = n, m.flags = UFI_NAME_F_ROUTED;
-	assert_int_equal(ufi_name_to_str(&m, s, sizeof(s)), 81);
-	assert_string_equal(s, "fi_unet://02:00:00:00:00:0a/ep=00003/010.201.000.001/24:47000/"
-			       "f=01/nonce=0123abcd");
-	assert_int_equal(ufi_name_from_str(s, &c), 0);
-	assert_memory_equal(&c, &m, UFI_NAME_LEN);
-	assert_int_equal(ufi_name_to_str(&m, s, 81), -FI_ETOOSMALL);
+	check_name_string(&n, "fi_unet://02:00:00:00:00:0a/ep=00003/010.201.000.001/24:47000/"
+			      "f=01/nonce=0123abcd");
 	assert_int_not_equal(ufi_name_from_str("fi_unet://02:00:00:00:00:0a/ep=00003/"
 					       "010.201.000.001/33:47000/f=00/nonce=0123abcd", &c), 0);
 	assert_int_not_equal(ufi_name_from_str("fi_unet://02:00:00:00:00:0a/ep=00003/"
@@ -1463,23 +1492,18 @@ static void test_names(void **state)
 
 	/* the channel's kind, alike from both ends */
 	m = name_at("10.201.0.2", 24);
-	assert_false(ufi_name_routed(&n, &m));
-	assert_false(ufi_name_routed(&m, &n));
+	assert_routed_both(&n, &m, false);
 	c = name_at("10.202.0.2", 24);
-	assert_true(ufi_name_routed(&n, &c));
-	assert_true(ufi_name_routed(&c, &n));
+	assert_routed_both(&n, &c, true);
 	/* prefixes that disagree: on-link only if both ends say so */
 	m = name_at("10.201.1.2", 16);
-	assert_true(ufi_name_routed(&n, &m));
-	assert_true(ufi_name_routed(&m, &n));
+	assert_routed_both(&n, &m, true);
 	m = name_at("10.201.0.2", 16);
-	assert_false(ufi_name_routed(&n, &m));
-	assert_false(ufi_name_routed(&m, &n));
+	assert_routed_both(&n, &m, false);
 	/* one end asks for routable channels: both use them */
 	m = name_at("10.201.0.2", 24);
 	m.flags = UFI_NAME_F_ROUTED;
-	assert_true(ufi_name_routed(&n, &m));
-	assert_true(ufi_name_routed(&m, &n));
+	assert_routed_both(&n, &m, true);
 }
 
 /* A name as an endpoint on an IPv6 interface gives it. */
@@ -1499,12 +1523,7 @@ static struct ufi_name name6_at(const char *ip, unsigned int prefix)
 static void test_names6(void **state)
 {
 	struct ufi_name n = name6_at("fd01::1", 64), m, c;
-	char s[UFI_STR_LEN];
-	static const struct {
-		const char *ip;
-		unsigned int prefix;
-		bool ok;
-	} ips[] = {
+	static const struct name_case ips[] = {
 		{ "fd01::1", 64, true },	  { "2001:db8:1::5", 48, true },
 		{ "fd01::", 64, false },	  /* the subnet-router anycast address */
 		{ "fd01::", 127, true },	  { "fd01::", 128, true },
@@ -1517,12 +1536,7 @@ static void test_names6(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(ips) / sizeof(ips[0]); i++) {
-		m = name6_at(ips[i].ip, ips[i].prefix);
-		if (ufi_name_valid(&m) != ips[i].ok || name_model(&m) != ips[i].ok)
-			fail_msg("%s/%u: valid %d, want %d", ips[i].ip, ips[i].prefix, !ips[i].ok,
-				 ips[i].ok);
-	}
+	check_name_cases(ips, sizeof(ips) / sizeof(ips[0]), name6_at);
 	m = n, m.ip = htonl(0x0a000001); /* IPv4 bytes under family 6 */
 	assert_false(ufi_name_valid(&m));
 	m = n, m.family = 4; /* IPv6 bytes under family 4 */
@@ -1531,13 +1545,8 @@ static void test_names6(void **state)
 	assert_false(ufi_name_valid(&m));
 
 	/* the string form */
-	m = n, m.flags = UFI_NAME_F_ROUTED;
-	assert_int_equal(ufi_name_to_str(&m, s, sizeof(s)), 108);
-	assert_string_equal(s, "fi_unet://02:00:00:00:00:0a/ep=00003/"
-			       "[fd01:0000:0000:0000:0000:0000:0000:0001]/064:47000/f=01/nonce=0123abcd");
-	assert_int_equal(ufi_name_from_str(s, &c), 0);
-	assert_memory_equal(&c, &m, UFI_NAME_LEN);
-	assert_int_equal(ufi_name_to_str(&m, s, 108), -FI_ETOOSMALL);
+	check_name_string(&n, "fi_unet://02:00:00:00:00:0a/ep=00003/"
+			      "[fd01:0000:0000:0000:0000:0000:0000:0001]/064:47000/f=01/nonce=0123abcd");
 	static const char *const bad[] = {
 		/* another spelling of a good name: one spelling only */
 		"fi_unet://02:00:00:00:00:0a/ep=00003/[fd01::1]/064:47000/f=00/nonce=0123abcd",
@@ -1575,26 +1584,21 @@ static void test_names6(void **state)
 
 	/* the channel's kind: the longer prefix decides, as for IPv4 */
 	m = name6_at("fd01::2", 64);
-	assert_false(ufi_name_routed(&n, &m));
-	assert_false(ufi_name_routed(&m, &n));
+	assert_routed_both(&n, &m, false);
 	c = name6_at("fd02::2", 64);
-	assert_true(ufi_name_routed(&n, &c));
-	assert_true(ufi_name_routed(&c, &n));
+	assert_routed_both(&n, &c, true);
 	m = name6_at("fd01::1:2", 112); /* on n's /64, not within a /112 */
-	assert_true(ufi_name_routed(&n, &m));
-	assert_true(ufi_name_routed(&m, &n));
+	assert_routed_both(&n, &m, true);
 	m = name6_at("fd01::3", 127); /* fd01::2/127 holds ::2 and ::3, not ::1 */
 	assert_true(ufi_name_routed(&n, &m));
 	m = name6_at("fd01::0", 127);
 	assert_false(ufi_name_routed(&n, &m));
 	m = name6_at("fd01::2", 64);
 	m.flags = UFI_NAME_F_ROUTED;
-	assert_true(ufi_name_routed(&n, &m));
-	assert_true(ufi_name_routed(&m, &n));
+	assert_routed_both(&n, &m, true);
 	/* families that differ never share a raw channel (nor any) */
 	c = name_at("10.201.0.1", 24);
-	assert_true(ufi_name_routed(&n, &c));
-	assert_true(ufi_name_routed(&c, &n));
+	assert_routed_both(&n, &c, true);
 }
 
 /* Binary names from outside: the 40-byte form, and the 24-byte one of
