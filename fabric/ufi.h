@@ -109,10 +109,11 @@ int ufi_name_from_str(const char *s, struct ufi_name *n);
  * or the 24-byte form of version 1 (converted to version 2, family 4).
  * 0 with *n checked as ufi_name_valid, or -FI_EINVAL (*n zeroed). */
 int ufi_name_from_bin(const void *buf, size_t len, struct ufi_name *n);
-/* The slot length the binary name at buf says it has, by its version
- * byte (the third): 24 for version 1, else 40.  Where the API gives no
- * length (fi_av_insert, fi_av_straddr), the first name of a buffer
- * decides it for all. */
+/* The length the binary name at buf says it has, from its first three
+ * bytes alone (magic and version): 24 for version 1, 40 for version 2,
+ * 0 for anything else (its length unknown).  Where the API gives no
+ * length (fi_av_insert, fi_av_straddr) a name is read no further than
+ * this (av.c). */
 size_t ufi_name_bin_len(const void *buf);
 /* Every field of a name from outside (an AV insert, the hints, a HELLO)
  * checked: magic, version 2, known flags only, a MAC that is neither zero

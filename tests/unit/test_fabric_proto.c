@@ -1613,6 +1613,11 @@ static void test_name_bin(void **state)
 	v1[19] = 0;
 	assert_int_equal(ufi_name_bin_len(v1), UFI_NAME_V1_LEN);
 	assert_int_equal(ufi_name_bin_len(&v4), UFI_NAME_LEN);
+	/* no known version: no length (nothing past byte 2 is read) */
+	n = v4, n.version = 3;
+	assert_int_equal(ufi_name_bin_len(&n), 0);
+	n = v4, n.magic[1] = 'G';
+	assert_int_equal(ufi_name_bin_len(&n), 0);
 	d = malloc(sizeof(v1));
 	assert_non_null(d);
 	memcpy(d, v1, sizeof(v1));
@@ -1669,6 +1674,168 @@ static void test_name_bin(void **state)
 	d[19] = 1;
 	assert_non_null(strstr(ufi_name_bin_why(d, UFI_NAME_V1_LEN), "reserved"));
 	free(d);
+}
+
+/* A heap block of exactly len bytes holding buf's first len (ASan sees
+ * any read past it). */
+static uint8_t *exact(const void *buf, size_t len)
+{
+	uint8_t *d = malloc(len);
+
+	assert_non_null(d);
+	memcpy(d, buf, len);
+	return d;
+}
+
+/* fi_av_insert and fi_av_straddr take names with no buffer length: a
+ * name is read no further than its own first three bytes say it is long
+ * (24 for version 1, 40 for version 2, nothing past them otherwise); one
+ * call's names lie at the first one's length, and one of another length
+ * or of no known version is refused with every name after it (where they
+ * start is unknown).  Each buffer in a heap block of its exact size:
+ * before the fix, a 24-byte buffer whose version byte was not 1 and a
+ * 40-byte name followed by a 24-byte one were read as 40 bytes each
+ * (ASan: heap-buffer-overflow). */
+static void test_av_name_bounds(void **state)
+{
+	struct ufi_domain *dom = calloc(1, sizeof(*dom));
+	struct fi_av_attr at = { .type = FI_AV_TABLE };
+	struct ufi_name v[3] = { name_at("10.201.0.1", 24), name_at("10.201.0.2", 24),
+				 name6_at("fd01::3", 64) };
+	uint8_t v1[UFI_NAME_V1_LEN], buf[3 * UFI_NAME_LEN], *d;
+	char s[UFI_STR_LEN], want[UFI_STR_LEN];
+	struct fid_av *av;
+	fi_addr_t fa[3];
+	size_t l;
+
+	(void)state;
+	assert_non_null(dom);
+	assert_int_equal(ufi_av_open(&dom->fid, &at, &av, NULL), 0);
+	memcpy(v1, &v[1], sizeof(v1));
+	v1[2] = 1;
+	v1[19] = 0;
+
+	/* straddr: a version-1 name in 24 bytes, one of no known version in
+	 * 24 bytes and in 3, a version-2 name in 40 */
+	d = exact(v1, sizeof(v1));
+	l = sizeof(s);
+	av->ops->straddr(av, d, s, &l);
+	assert_true(ufi_name_to_str(&v[1], want, sizeof(want)) > 0);
+	assert_string_equal(s, want);
+	d[2] = 7;
+	l = sizeof(s);
+	av->ops->straddr(av, d, s, &l);
+	assert_string_equal(s, "fi_unet://invalid");
+	free(d);
+	d = exact("UF\x09", 3);
+	l = sizeof(s);
+	av->ops->straddr(av, d, s, &l);
+	assert_string_equal(s, "fi_unet://invalid");
+	free(d);
+	d = exact(&v[2], UFI_NAME_LEN);
+	l = sizeof(s);
+	av->ops->straddr(av, d, s, &l);
+	assert_true(ufi_name_to_str(&v[2], want, sizeof(want)) > 0);
+	assert_string_equal(s, want);
+	free(d);
+
+	/* insert: a 24-byte buffer of no known version */
+	d = exact(v1, sizeof(v1));
+	d[2] = 7;
+	assert_int_equal(av->ops->insert(av, d, 1, fa, 0, NULL), 0);
+	assert_true(fa[0] == FI_ADDR_NOTAVAIL);
+	free(d);
+	/* a 40-byte name, then a version-1 one: 64 bytes */
+	memcpy(buf, &v[0], UFI_NAME_LEN);
+	memcpy(buf + UFI_NAME_LEN, v1, sizeof(v1));
+	d = exact(buf, UFI_NAME_LEN + UFI_NAME_V1_LEN);
+	assert_int_equal(av->ops->insert(av, d, 2, fa, 0, NULL), 1);
+	assert_true(fa[0] != FI_ADDR_NOTAVAIL && fa[1] == FI_ADDR_NOTAVAIL);
+	free(d);
+	/* 40, 24, 40: the third is not read either (it would start past
+	 * 104 bytes at the first's stride) */
+	memcpy(buf + UFI_NAME_LEN + UFI_NAME_V1_LEN, &v[2], UFI_NAME_LEN);
+	d = exact(buf, 2 * UFI_NAME_LEN + UFI_NAME_V1_LEN);
+	assert_int_equal(av->ops->insert(av, d, 3, fa, 0, NULL), 1);
+	assert_true(fa[1] == FI_ADDR_NOTAVAIL && fa[2] == FI_ADDR_NOTAVAIL);
+	free(d);
+	/* a version-1 name, then a 40-byte one: 64 bytes, the second's slot
+	 * (at 24) is not a name */
+	memcpy(buf, v1, sizeof(v1));
+	memcpy(buf + UFI_NAME_V1_LEN, &v[0], UFI_NAME_LEN);
+	d = exact(buf, UFI_NAME_LEN + UFI_NAME_V1_LEN);
+	assert_int_equal(av->ops->insert(av, d, 2, fa, 0, NULL), 1);
+	assert_true(fa[0] != FI_ADDR_NOTAVAIL && fa[1] == FI_ADDR_NOTAVAIL);
+	free(d);
+	/* all of one version: every name taken, a bad one of the right
+	 * version refused alone */
+	for (int i = 0; i < 3; i++)
+		memcpy(buf + i * UFI_NAME_LEN, &v[i], UFI_NAME_LEN);
+	buf[UFI_NAME_LEN + 18] = 0; /* the middle one's prefix */
+	d = exact(buf, 3 * UFI_NAME_LEN);
+	assert_int_equal(av->ops->insert(av, d, 3, fa, 0, NULL), 2);
+	assert_true(fa[0] != FI_ADDR_NOTAVAIL && fa[1] == FI_ADDR_NOTAVAIL &&
+		    fa[2] != FI_ADDR_NOTAVAIL);
+	free(d);
+	memcpy(buf, v1, sizeof(v1));
+	memcpy(buf + UFI_NAME_V1_LEN, v1, sizeof(v1));
+	buf[UFI_NAME_V1_LEN + 15] = 9; /* 10.201.0.9 */
+	d = exact(buf, 2 * UFI_NAME_V1_LEN);
+	assert_int_equal(av->ops->insert(av, d, 2, fa, 0, NULL), 2);
+	free(d);
+	assert_int_equal(av->ops->insert(av, NULL, 1, fa, 0, NULL), -FI_EINVAL);
+
+	/* the string form: read no further than the longest valid one */
+	dom->addr_str = true;
+	d = malloc(UFI_STR_LEN - 1);
+	assert_non_null(d);
+	memset(d, 'f', UFI_STR_LEN - 1);
+	l = sizeof(s);
+	av->ops->straddr(av, d, s, &l);
+	assert_int_equal(l, UFI_STR_LEN);
+	free(d);
+	assert_int_equal(fi_close(&av->fid), 0);
+	free(dom);
+}
+
+/* The IPv4 string form has one spelling, as the IPv6 one: the text
+ * ufi_name_to_str gives.  Each other spelling of the same name refused
+ * (before, sscanf took them all, "nonce=-1" as ffffffff and a MAC byte
+ * "-e" as f2). */
+static void test_names_str4(void **state)
+{
+	static const char good[] =
+		"fi_unet://02:00:00:00:00:0a/ep=00001/010.201.000.001/24:47000/f=00/nonce=0123abcd";
+	static const char *const bad[] = {
+		"fi_unet://2:0:0:0:0:a/ep=1/10.201.0.1/24:47000/f=0/nonce=123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=1/010.201.000.001/24:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00001/10.201.000.001/24:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00001/010.201.000.001/24:4700/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00001/010.201.000.001/24:47000/f=0/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00001/010.201.000.001/24:47000/f=00/nonce=123abcd",
+		"fi_unet:// 2: 0: 0: 0: 0: a/ep= 1/ 10. 201. 0. 1/ 24: 47000/f= 0/nonce= 123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00001/010.201.000.001/ 24:47000/f=00/nonce=0123abcd",
+		"fi_unet://+2:+0:00:00:00:0a/ep=+0001/+10.201.000.001/24:47000/f=00/nonce=+123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=+0001/010.201.000.001/24:47000/f=00/nonce=0123abcd",
+		"fi_unet://-e:00:00:00:00:0a/ep=00001/010.201.000.001/24:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00001/010.201.000.001/24:47000/f=00/nonce=-1",
+		"fi_unet://02:00:00:00:00:0A/ep=00001/010.201.000.001/24:47000/f=00/nonce=0123abcd",
+		"fi_unet://02:00:00:00:00:0a/ep=00001/010.201.000.001/24:47000/f=00/nonce=0123ABCD",
+		"fi_unet://0x2:00:00:00:00:0a/ep=00001/010.201.000.001/24:47000/f=00/nonce=0x123abc",
+		"fi_unet://02:00:00:00:00:0a/ep=00001/010.201.000.001/24:47000/f=00/nonce=0123abcd ",
+	};
+	struct ufi_name n;
+	char back[UFI_STR_LEN];
+
+	(void)state;
+	assert_int_equal(ufi_name_from_str(good, &n), 0);
+	assert_true(ufi_name_to_str(&n, back, sizeof(back)) > 0);
+	assert_string_equal(back, good);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (ufi_name_from_str(bad[i], &n) == 0)
+			fail_msg("taken: \"%s\"", bad[i]);
+		assert_int_equal(n.version, 0); /* zeroed */
+	}
 }
 
 /* A HELLO over IPv6: taken only from the address and port its sender's
@@ -1840,8 +2007,7 @@ static void test_fuzz_names(void **state)
 			taken_str++;
 			assert_true(ufi_name_valid(&sn));
 			assert_true(ufi_name_to_str(&sn, back, sizeof(back)) > 0);
-			if (sn.family == 6)
-				assert_string_equal(back, s);
+			assert_string_equal(back, s); /* one spelling a name */
 			assert_int_equal(ufi_name_from_str(back, &again), 0);
 			assert_memory_equal(&again, &sn, UFI_NAME_LEN);
 		}
@@ -1863,6 +2029,8 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_names6),
 		cmocka_unit_test(test_name_bin),
+		cmocka_unit_test(test_av_name_bounds),
+		cmocka_unit_test(test_names_str4),
 		cmocka_unit_test(test_hello6),
 		cmocka_unit_test(test_family_mismatch),
 		cmocka_unit_test(test_fuzz_names),
