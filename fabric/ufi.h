@@ -366,6 +366,7 @@ struct ufi_peer {
 	bool synced; /* close: the peer answered our SYNC */
 	bool heard;  /* a UAM message came from it (proto.c: on_msg) */
 	uint32_t my_nonce, peer_nonce; /* HELLO authentication (conn.c) */
+	bool renego_nonce; /* my_nonce was sent in a challenge to its new tag (conn.c) */
 	bool ux_paused; /* its channel paused: too many unexpected bytes */
 	size_t ux_bytes; /* unexpected messages from it, held (ufi_ux.cost) */
 	uint64_t since_ns; /* a stranger: when its first HELLO made it */

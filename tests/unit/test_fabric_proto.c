@@ -824,9 +824,10 @@ static bool hello_model(const struct ufi_name *self, const uint8_t *b, size_t le
 
 /* HELLOs answered to peer a (its name's address is sock, which the
  * strangers' made-up names share: their challenges are skipped):
- * counted, each checked to be a HELLO from us to a with a's tags, our
- * nonce for a, and a's last nonce echoed. */
-static unsigned int drain_answers(int sock, const struct fx *f)
+ * counted, each checked to be a HELLO from us to a with a's tags, or a
+ * challenge (from tag 0: counted in *challenges if given), and a nonce
+ * of ours (which may have been renewed since it was sent). */
+static unsigned int drain_answers(int sock, const struct fx *f, uint64_t *challenges)
 {
 	uint8_t b[128], want[HELLO_LEN];
 	unsigned int n = 0;
@@ -838,8 +839,16 @@ static unsigned int drain_answers(int sock, const struct fx *f)
 		assert_int_equal(r, HELLO_LEN);
 		if (memcmp(b + 4 + UFI_NAME_LEN, &f->a.name, UFI_NAME_LEN))
 			continue; /* a challenge to a stranger */
-		assert_memory_equal(b, want, HELLO_FT + 8);
-		n++;
+		assert_memory_equal(b, want, HELLO_FT);
+		assert_memory_equal(b + HELLO_FT + 2, want + HELLO_FT + 2, 2);
+		assert_int_not_equal(hello_u32(b, HELLO_FT + 4), 0);
+		if (b[HELLO_FT] == 0 && b[HELLO_FT + 1] == 0) {
+			assert_non_null(challenges);
+			(*challenges)++;
+		} else {
+			assert_memory_equal(b + HELLO_FT, want + HELLO_FT, 2);
+			n++;
+		}
 	}
 	return n;
 }
@@ -863,7 +872,8 @@ static void test_fuzz_hello(void **state)
 {
 	uint64_t seed = fuzz_seed(FUZZ_HELLO_SEED), rng = seed, n = fuzz_count(FUZZ_HELLOS);
 	uint64_t accepted = 0, want_answers = 0, answers = 0, want_strangers;
-	uint64_t renegs = 0, want_renegs = 0;
+	uint64_t renegs = 0, want_renegs = 0, challenges = 0, want_challenges = 0;
+	bool challenged = false; /* our nonce for a went out in a challenge */
 	struct fx *f = calloc(1, sizeof(*f));
 	struct sockaddr_in self_sa, a_sa;
 	struct timespec t0;
@@ -902,7 +912,9 @@ static void test_fuzz_hello(void **state)
 		bool stranger = (r >> 4) % 4 == 0, take;
 		uint16_t ft = f->a.rtag, tt = (r >> 8) % 2 ? 0 : f->a.ltag;
 		/* a's nonce, and ours echoed (authenticated) */
-		uint32_t mine = 0x5eed0a01u + (uint32_t)((r >> 36) % 3), yours = A_NONCE;
+		uint32_t mine = 0x5eed0a01u + (uint32_t)((r >> 36) % 3), yours = f->a.my_nonce;
+		uint32_t nonce_before = f->a.my_nonce;
+		bool rolls = false; /* the call must renew our nonce for a */
 		struct ufi_hello h;
 		uint8_t *d;
 
@@ -1014,16 +1026,25 @@ static void test_fuzz_hello(void **state)
 			if (!memcmp(&fn, &f->a.name, UFI_NAME_LEN)) {
 				/* up: a challenge or an unproven HELLO is answered
 				 * (our HELLO, its nonce echoed); a proven one with
-				 * another tag renegotiates (the channel cannot open
-				 * here: a fails, and is set up again below); a proven
-				 * one with a's tag is answered when our answer was
-				 * lost */
-				if (h.from_tag == 0 || hello_u32(b, HELLO_FT + 8) != A_NONCE)
+				 * another tag is challenged (a fresh nonce, from tag
+				 * 0), and renegotiates only when it echoes that
+				 * challenge (the channel cannot open here: a fails,
+				 * and is set up again below); a proven one with a's
+				 * tag uses a challenge up, and is answered when our
+				 * answer was lost */
+				if (h.from_tag == 0 || hello_u32(b, HELLO_FT + 8) != f->a.my_nonce) {
 					want_answers++;
-				else if (h.from_tag != f->a.rtag)
+				} else if (h.from_tag != f->a.rtag && challenged) {
 					want_renegs++;
-				else
+					challenged = false;
+				} else if (h.from_tag != f->a.rtag) {
+					want_challenges++;
+					challenged = rolls = true;
+				} else {
 					want_answers += h.to_tag != f->a.ltag;
+					rolls = challenged;
+					challenged = false;
+				}
 			} else if (!memcmp(&fn, &f->b.name, UFI_NAME_LEN) ||
 				   !memcmp(&fn, &f->ep.name, UFI_NAME_LEN)) {
 				/* nothing */
@@ -1037,6 +1058,10 @@ static void test_fuzz_hello(void **state)
 		}
 		ufi_conn_hello(&f->ep, d, len, (const struct sockaddr *)&sa, fl);
 		free(d);
+		if (rolls)
+			assert_int_not_equal(f->a.my_nonce, nonce_before);
+		else if (f->a.state == UFI_PEER_UP)
+			assert_int_equal(f->a.my_nonce, nonce_before);
 		if (f->a.state != UFI_PEER_UP) {
 			/* only a proven HELLO with another tag (renegotiation) */
 			renegs++;
@@ -1047,19 +1072,20 @@ static void test_fuzz_hello(void **state)
 			f->a.err = 0;
 		}
 		if (i % 32 == 31)
-			answers += drain_answers(a_sock, f);
+			answers += drain_answers(a_sock, f, &challenges);
 	}
-	answers += drain_answers(a_sock, f);
+	answers += drain_answers(a_sock, f, &challenges);
 	for (const struct ufi_peer *p = f->ep.peers; p; p = p->next)
 		npeers++;
-	print_message("fabric hello fuzz: %llu accepted, %llu answered, %llu strangers (bound %d), "
+	print_message("fabric hello fuzz: %llu accepted, %llu answered, %llu challenged, %llu strangers (bound %d), "
 		      "%.2f s\n",
-		      (unsigned long long)accepted, (unsigned long long)answers,
+		      (unsigned long long)accepted, (unsigned long long)answers, (unsigned long long)challenges,
 		      (unsigned long long)(f->ep.strangers - base), UFI_MAX_STRANGERS,
 		      secs_since(&t0));
 	assert_int_equal(answers, want_answers);
 	assert_int_equal(renegs, want_renegs);
 	assert_true(renegs > 0);
+	assert_int_equal(challenges, want_challenges);
 	assert_int_equal(f->ep.strangers, want_strangers);
 	assert_int_equal(f->ep.strangers, UFI_MAX_STRANGERS); /* the bound was reached */
 	assert_int_equal(npeers, 2 + want_strangers - base);
@@ -1075,10 +1101,10 @@ static void test_fuzz_hello(void **state)
 		uint8_t b[HELLO_LEN];
 		struct timespec ts = { 0, 10000000 };
 
-		hello_build(b, &f->a.name, &f->ep.name, f->a.rtag, 0, 0x5eed0a01u, A_NONCE);
+		hello_build(b, &f->a.name, &f->ep.name, f->a.rtag, 0, 0x5eed0a01u, f->a.my_nonce);
 		ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
 		nanosleep(&ts, NULL);
-		assert_int_equal(drain_answers(a_sock, f), 1);
+		assert_int_equal(drain_answers(a_sock, f, NULL), 1);
 	}
 	/* And through the socket: a datagram longer than a HELLO whose start
 	 * is that HELLO is refused (the receive must not cut it to size),
@@ -1087,21 +1113,21 @@ static void test_fuzz_hello(void **state)
 		uint8_t b[HELLO_LEN + 8] = { 0 };
 		struct timespec ts = { 0, 10000000 };
 
-		hello_build(b, &f->a.name, &f->ep.name, f->a.rtag, 0, 0x5eed0a01u, A_NONCE);
+		hello_build(b, &f->a.name, &f->ep.name, f->a.rtag, 0, 0x5eed0a01u, f->a.my_nonce);
 		assert_int_equal(sendto(a_sock, b, sizeof(b), 0, (struct sockaddr *)&self_sa,
 					sizeof(self_sa)),
 				 sizeof(b));
 		nanosleep(&ts, NULL);
 		ufi_conn_poll(&f->ep, 0);
 		nanosleep(&ts, NULL);
-		assert_int_equal(drain_answers(a_sock, f), 0);
+		assert_int_equal(drain_answers(a_sock, f, NULL), 0);
 		assert_int_equal(sendto(a_sock, b, HELLO_LEN, 0, (struct sockaddr *)&self_sa,
 					sizeof(self_sa)),
 				 HELLO_LEN);
 		nanosleep(&ts, NULL);
 		ufi_conn_poll(&f->ep, 0);
 		nanosleep(&ts, NULL);
-		assert_int_equal(drain_answers(a_sock, f), 1);
+		assert_int_equal(drain_answers(a_sock, f, NULL), 1);
 	}
 	close(a_sock);
 	close(f->ep.udp_fd);
@@ -1289,9 +1315,13 @@ static void test_ux_bounded(void **state)
  * HELLO with a tag of its own before a does: we take no tag from it, we
  * only challenge the address in a's name (our HELLO, from_tag 0, our
  * nonce for a, its nonce echoed).  The real a, which gets the challenge,
- * echoes our nonce: its tag is taken.  Up, a spoofed HELLO with another
- * tag changes nothing (a's address gets our HELLO again); a proven one
- * with another tag (a set its side up anew) renegotiates.  (No network
+ * echoes our nonce: its tag is taken, and our nonce for a renewed.  Up,
+ * a spoofed HELLO with another tag changes nothing (a's address gets our
+ * HELLO again), nor does one echoing a nonce seen on the wire: the
+ * setup's (used up) or one we sent since (only challenged, from tag 0
+ * with a fresh nonce; the real a answers with its own tag, which uses
+ * the challenge up).  A HELLO with another tag that echoes a fresh
+ * challenge (a set its side up anew) renegotiates.  (No network
  * here: taking a tag tries to open the channel, which fails, so what is
  * checked is the tag taken.)
  */
@@ -1301,6 +1331,7 @@ static void test_hello_spoofed(void **state)
 	struct sockaddr_in self_sa, a_sa;
 	struct timespec ts = { 0, 5000000 };
 	uint8_t b[HELLO_LEN], got[128];
+	uint32_t seen;
 	int a_sock;
 
 	(void)state;
@@ -1338,6 +1369,9 @@ static void test_hello_spoofed(void **state)
 	hello_build(b, &f->a.name, &f->ep.name, 0x2222, 0, 0xa0a0a0a0u, hello_u32(got, HELLO_FT + 4));
 	ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
 	assert_int_equal(f->a.rtag, 0x2222);
+	/* the challenge's nonce is used up: the next ones are fresh */
+	seen = hello_u32(got, HELLO_FT + 4);
+	assert_int_not_equal(f->a.my_nonce, seen);
 
 	/* up (as if the channel had opened) */
 	f->a.state = UFI_PEER_UP;
@@ -1354,8 +1388,54 @@ static void test_hello_spoofed(void **state)
 	assert_int_equal(recv(a_sock, got, sizeof(got), 0), HELLO_LEN);
 	assert_int_equal(got[HELLO_FT] << 8 | got[HELLO_FT + 1], 2000);
 	assert_int_equal(got[HELLO_FT + 2] << 8 | got[HELLO_FT + 3], 0x2222);
-	/* a proven HELLO with another tag: a set its side up anew */
-	hello_build(b, &f->a.name, &f->ep.name, 0x4444, 0, 0xa0a0a0a1u, A_NONCE);
+	assert_int_not_equal(hello_u32(got, HELLO_FT + 4), seen);
+
+	/* The setup's challenge, seen on the wire once, echoed later with
+	 * another tag (before the fix: a renegotiation, the pair's channel
+	 * failed with ECONNRESET): unproven, nothing changes, a gets our
+	 * HELLO. */
+	hello_build(b, &f->a.name, &f->ep.name, 0x5555, 0, 0xbad0bad2u, seen);
+	ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
+	assert_int_equal(f->a.state, UFI_PEER_UP);
+	assert_int_equal(f->a.rtag, 0x2222);
+	nanosleep(&ts, NULL);
+	assert_int_equal(recv(a_sock, got, sizeof(got), 0), HELLO_LEN);
+	assert_int_equal(got[HELLO_FT] << 8 | got[HELLO_FT + 1], 2000);
+
+	/* The nonce of a HELLO we sent since (the answer just above), echoed
+	 * with another tag: still no renegotiation, only a fresh challenge
+	 * (from tag 0, a new nonce) to a's address. */
+	seen = hello_u32(got, HELLO_FT + 4);
+	hello_build(b, &f->a.name, &f->ep.name, 0x4444, 0, 0xbad0bad3u, seen);
+	ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
+	assert_int_equal(f->a.state, UFI_PEER_UP);
+	assert_int_equal(f->a.rtag, 0x2222);
+	nanosleep(&ts, NULL);
+	assert_int_equal(recv(a_sock, got, sizeof(got), 0), HELLO_LEN);
+	assert_int_equal(got[HELLO_FT] << 8 | got[HELLO_FT + 1], 0);
+	assert_int_not_equal(hello_u32(got, HELLO_FT + 4), seen);
+	/* the real a, up, answers it with its own tag: that uses it up */
+	seen = hello_u32(got, HELLO_FT + 4);
+	hello_build(b, &f->a.name, &f->ep.name, 0x2222, 2000, 0xa0a0a0a1u, seen);
+	ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
+	assert_int_equal(f->a.rtag, 0x2222);
+	assert_int_not_equal(f->a.my_nonce, seen);
+	hello_build(b, &f->a.name, &f->ep.name, 0x4444, 0, 0xbad0bad4u, seen);
+	ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
+	assert_int_equal(f->a.rtag, 0x2222);
+	while (recv(a_sock, got, sizeof(got), 0) >= 0)
+		;
+
+	/* a, setting its side up anew: its HELLO with another tag and our
+	 * current nonce is challenged; its echo of the challenge
+	 * renegotiates */
+	hello_build(b, &f->a.name, &f->ep.name, 0x4444, 0, 0xa0a0a0a2u, f->a.my_nonce);
+	ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
+	assert_int_equal(f->a.rtag, 0x2222);
+	nanosleep(&ts, NULL);
+	assert_int_equal(recv(a_sock, got, sizeof(got), 0), HELLO_LEN);
+	assert_int_equal(got[HELLO_FT] << 8 | got[HELLO_FT + 1], 0);
+	hello_build(b, &f->a.name, &f->ep.name, 0x4444, 0, 0xa0a0a0a2u, hello_u32(got, HELLO_FT + 4));
 	ufi_conn_hello(&f->ep, b, sizeof(b), (const struct sockaddr *)&a_sa, sizeof(a_sa));
 	assert_int_equal(f->a.rtag, 0x4444);
 
