@@ -29,7 +29,7 @@ static const char *slot_why(const void *slot, size_t stride, bool *lost)
 	*lost = true;
 	return len == 0 ? "no unet name of a known version (bytes 0-2): its length, and where the "
 			  "names after it start, unknown"
-			: "of another version than the call's first name (one call's names are of "
+			: "a name of another version than the call's first (one call's names are of "
 			  "one version): where the names after it start is unknown";
 }
 
