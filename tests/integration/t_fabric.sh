@@ -8,7 +8,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"fabric_info|-|30|fi_info -p unet lists the provider alone (no ofi_rxd/rxm layered on it), RDM, honest attributes; FI_UNET_IFACE; -FI_ENODATA for DGRAM/MSG and without an interface"
+	"fabric_info|-|30|fi_info -p unet lists the provider alone (no ofi_rxd/rxm layered on it), RDM, honest attributes; FI_UNET_IFACE; FI_UNET_FAMILY other than ipv4/ipv6/auto refused, saying so; -FI_ENODATA for DGRAM/MSG and without an interface"
 	"fabric_hints|-|30|fi_getinfo's matching: -FI_ENODATA for RMA, atomics, DGRAM, MSG, FI_THREAD_SAFE, auto progress, a large inject_size, strict order, 8-byte CQ data, sockaddr and malformed addresses; hints->dest_addr copied; fi_getname -FI_ETOOSMALL"
 	"fabric_client|xdp|90|ufi-test between two namespaces: tagged ping-pong 0 B-1 MiB, CQ data, untagged, unexpected, directed, ignore bits, truncation, cancel, peek/claim/discard, 0-byte sendmsg; polling with an FI_AV_MAP, blocking (fi_cq_sread, wait fd) with an FI_AV_TABLE the server fills only after the client's first message arrived (lazy AV, as Open MPI does)"
 	"fabric_loss|-|120|ufi-test at 5% injected loss on both interfaces and an 8-deep UAM queue: everything arrives, exactly once, in order"
@@ -96,6 +96,11 @@ t_fabric_info() {
 	out=$(in_a env FI_UNET_IFACE="$IF_A" "${FI_INFO[@]}" -p unet 2>&1) || fail "FI_UNET_IFACE=$IF_A: $out"
 	out=$(in_a env FI_UNET_IFACE=nosuchif0 "${FI_INFO[@]}" -p unet 2>&1) && fail "FI_UNET_IFACE=nosuchif0 accepted"
 	grep -q 'nosuchif0' <<<"$out" || fail "no clear error for a missing FI_UNET_IFACE: $out"
+	# FI_UNET_FAMILY: exactly ipv4, ipv6 or auto; anything else refused, saying so
+	out=$(in_a env FI_UNET_FAMILY=auto "${FI_INFO[@]}" -p unet 2>&1) || fail "FI_UNET_FAMILY=auto: $out"
+	out=$(in_a env FI_UNET_FAMILY=IPv6 "${FI_INFO[@]}" -p unet 2>&1) && fail "FI_UNET_FAMILY=IPv6 accepted"
+	grep -q 'FI_UNET_FAMILY=IPv6 is none of ipv4, ipv6, auto' <<<"$out" ||
+		fail "no clear error for FI_UNET_FAMILY=IPv6: $out"
 	# no interface with the program: nothing to offer, and it says why
 	ctl_a detach "$IF_A" || fail "detach failed"
 	out=$(in_a "${FI_INFO[@]}" -p unet 2>&1) && fail "listed with no interface attached"
