@@ -24,7 +24,7 @@ static const char *slot_why(const void *slot, size_t stride, bool *lost)
 {
 	size_t len = ufi_name_bin_len(slot);
 
-	if (len == stride)
+	if (len != 0 && len == stride)
 		return NULL;
 	*lost = true;
 	return len == 0 ? "no unet name of a known version (bytes 0-2): its length, and where the "

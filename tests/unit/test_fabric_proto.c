@@ -1918,6 +1918,104 @@ static void test_names_str4(void **state)
 	}
 }
 
+/*
+ * Seeded fuzz of fi_av_insert's binary buffers: 1 to 6 names, each of
+ * version 1 (24 bytes) or 2 (40), some with their magic, version or a
+ * field mutated, laid side by side each at the length its own first
+ * three bytes say (3 bytes for one of no known version, which ends the
+ * buffer), in a heap block of exactly that size (ASan: any read past
+ * it).  Taken exactly as the rules written out again say: the names up
+ * to the first whose length is not the first one's, each if its fields
+ * hold.  The count goes on past the buffer's end: those names must not
+ * be read.
+ */
+#define FUZZ_AV_SEED 0x6176696e73657274ull /* "avinsert" */
+#define FUZZ_AVS 20000
+
+static void test_fuzz_av_insert(void **state)
+{
+	uint64_t seed = fuzz_seed(FUZZ_AV_SEED), rng = seed, n = fuzz_count(FUZZ_AVS);
+	const struct ufi_name base[3] = { name_at("10.201.0.1", 24), name6_at("fd01::1", 64),
+					  name_at("10.202.7.9", 16) };
+	struct ufi_domain *dom = calloc(1, sizeof(*dom));
+	struct fi_av_attr at = { .type = FI_AV_TABLE };
+	uint64_t taken = 0, refused = 0;
+	struct fid_av *av;
+
+	(void)state;
+	assert_non_null(dom);
+	assert_int_equal(ufi_av_open(&dom->fid, &at, &av, NULL), 0);
+	print_message("fabric AV insert fuzz: seed %#llx (UNET_FUZZ_SEED), %llu calls "
+		      "(UNET_FUZZ_COUNT)\n",
+		      (unsigned long long)seed, (unsigned long long)n);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t r = fuzz_next(&rng);
+		size_t count = 1 + r % 6, len = 0, stride = 0;
+		uint8_t buf[6 * UFI_NAME_LEN], *d;
+		fi_addr_t fa[6];
+		int want = 0, got;
+		bool lost = false;
+
+		for (size_t k = 0; k < count; k++) {
+			uint64_t x = fuzz_next(&rng);
+			uint8_t b[UFI_NAME_LEN];
+			size_t own;
+
+			memcpy(b, &base[x % 3], sizeof(b));
+			if ((x >> 2) % 3 == 0 && b[19] == 4) { /* version 1 */
+				b[2] = 1;
+				b[19] = 0;
+			}
+			if ((x >> 4) % 4 == 0) { /* one byte: a header, a field or any */
+				static const uint8_t hot[] = { 0, 1, 2, 2, 2, 3, 18, 19 };
+				size_t atb = (x >> 8) % 2 ? hot[(x >> 12) % 8] : (x >> 12) % UFI_NAME_LEN;
+
+				b[atb] = (x >> 20) % 2 ? (uint8_t)(x >> 24) : (uint8_t)((x >> 24) % 4);
+			}
+			own = b[0] == 'U' && b[1] == 'F' && (b[2] == 1 || b[2] == 2)
+				      ? (b[2] == 1 ? UFI_NAME_V1_LEN : UFI_NAME_LEN)
+				      : 3;
+			memcpy(buf + len, b, own);
+			len += own;
+			if (k == 0)
+				stride = own;
+			if (!lost && own == stride && own != 3) {
+				struct ufi_name m;
+
+				memset(&m, 0, sizeof(m));
+				memcpy(&m, b, own);
+				if (own == UFI_NAME_V1_LEN) {
+					m.version = b[19] == 0 ? 2 : 0;
+					m.family = 4;
+				}
+				want += name_model(&m);
+			} else {
+				lost = true;
+			}
+			if (own != stride || own == 3)
+				break; /* the buffer ends: the names after it are not there */
+		}
+		d = exact(buf, len);
+		got = av->ops->insert(av, d, count, fa, 0, NULL);
+		free(d);
+		if (got != want)
+			fail_msg("call %llu (%zu names, %zu bytes): %d taken, the rules say %d "
+				 "(replay: UNET_FUZZ_SEED=%#llx)",
+				 (unsigned long long)i, count, len, got, want,
+				 (unsigned long long)seed);
+		taken += (uint64_t)got;
+		refused += count - (size_t)got;
+		for (size_t k = 0; k < count; k++)
+			if (fa[k] != FI_ADDR_NOTAVAIL)
+				av->ops->remove(av, &fa[k], 1, 0);
+	}
+	print_message("fabric AV insert fuzz: %llu names taken, %llu refused\n",
+		      (unsigned long long)taken, (unsigned long long)refused);
+	assert_true(taken > n / 2 && refused > n / 4);
+	assert_int_equal(fi_close(&av->fid), 0);
+	free(dom);
+}
+
 /* A HELLO over IPv6: taken only from the address and port its sender's
  * IPv6 name gives, with the IPv6 address length and family. */
 static void test_hello6(void **state)
@@ -2111,6 +2209,7 @@ int main(void)
 		cmocka_unit_test(test_name_bin),
 		cmocka_unit_test(test_av_name_bounds),
 		cmocka_unit_test(test_names_str4),
+		cmocka_unit_test(test_fuzz_av_insert),
 		cmocka_unit_test(test_hello6),
 		cmocka_unit_test(test_family_mismatch),
 		cmocka_unit_test(test_fuzz_names),
