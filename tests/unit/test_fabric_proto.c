@@ -1940,11 +1940,13 @@ static void test_fuzz_av_insert(void **state)
 	struct ufi_domain *dom = calloc(1, sizeof(*dom));
 	struct fi_av_attr at = { .type = FI_AV_TABLE };
 	uint64_t taken = 0, refused = 0;
+	struct timespec t0;
 	struct fid_av *av;
 
 	(void)state;
 	assert_non_null(dom);
 	assert_int_equal(ufi_av_open(&dom->fid, &at, &av, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	print_message("fabric AV insert fuzz: seed %#llx (UNET_FUZZ_SEED), %llu calls "
 		      "(UNET_FUZZ_COUNT)\n",
 		      (unsigned long long)seed, (unsigned long long)n);
@@ -2009,8 +2011,8 @@ static void test_fuzz_av_insert(void **state)
 			if (fa[k] != FI_ADDR_NOTAVAIL)
 				av->ops->remove(av, &fa[k], 1, 0);
 	}
-	print_message("fabric AV insert fuzz: %llu names taken, %llu refused\n",
-		      (unsigned long long)taken, (unsigned long long)refused);
+	print_message("fabric AV insert fuzz: %llu names taken, %llu refused, %.2f s\n",
+		      (unsigned long long)taken, (unsigned long long)refused, secs_since(&t0));
 	assert_true(taken > n / 2 && refused > n / 4);
 	assert_int_equal(fi_close(&av->fid), 0);
 	free(dom);
