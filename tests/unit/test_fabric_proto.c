@@ -859,7 +859,10 @@ static unsigned int drain_answers(int sock, const struct fx *f, uint64_t *challe
  * their edges, the sender's address not its name's, the address length
  * wrong).  Each is checked by ufi_hello_parse against hello_model, then
  * acted on (ufi_conn_hello): a known peer's HELLO is answered exactly
- * when it says our answer was lost; a stranger's makes a peer (whose
+ * when it is a challenge, unproven, or says our answer was lost; a proven
+ * one with another tag is challenged (from tag 0, a fresh nonce) and
+ * renegotiates only when it echoes that challenge; our nonce for the
+ * peer changes exactly then; a stranger's makes a peer (whose
  * channel cannot open here: it fails) up to UFI_MAX_STRANGERS and no
  * more.  Then a valid HELLO from a is answered.  (The two sockets' ports
  * are the kernel's choice, so a replay may differ in the few mutations
