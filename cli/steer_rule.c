@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* steer_rule.c - flow steering rules built and printed (steer_rule.h). */
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,10 +77,52 @@ bool steer_rule_matches(const struct steer_rule *r, const struct ethtool_rx_flow
 	       fs->ring_cookie == want.ring_cookie;
 }
 
+/* Characters a POSIX shell takes literally in a word anywhere in it. */
+static bool shell_plain(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       strchr("._-+@%,=", c) != NULL;
+}
+
+/* name as one word for a POSIX shell, into q (at least 4 x 15 + 3
+ * bytes): as it is if every character is plain, else in single quotes,
+ * each ' written '\''.  Linux interface names may hold ';', '$', '`',
+ * quotes and the like, and the line is meant to be pasted. */
+static void shell_word(const char *name, char *q)
+{
+	bool plain = *name != '\0';
+
+	for (const char *c = name; *c; c++)
+		plain &= shell_plain(*c);
+	if (plain) {
+		strcpy(q, name);
+		return;
+	}
+	*q++ = '\'';
+	for (const char *c = name; *c; c++) {
+		if (*c == '\'') {
+			memcpy(q, "'\\''", 4);
+			q += 4;
+		} else {
+			*q++ = *c;
+		}
+	}
+	*q++ = '\'';
+	*q = '\0';
+}
+
 int steer_rule_format(const struct steer_rule *r, const char *ifname, char *buf, size_t len)
 {
 	char ip[INET6_ADDRSTRLEN], sip[64] = "", dip[64] = "", sport[24] = "", dport[24] = "";
+	char dev[4 * (IF_NAMESIZE - 1) + 3];
 	int n;
+
+	if (strlen(ifname) >= IF_NAMESIZE) { /* no interface has such a name */
+		if (len)
+			buf[0] = '\0';
+		return -1;
+	}
+	shell_word(ifname, dev);
 
 	if (r->v6) {
 		if (!ip6_any(&r->src_ip6))
@@ -100,7 +143,7 @@ int steer_rule_format(const struct steer_rule *r, const char *ifname, char *buf,
 		snprintf(sport, sizeof(sport), " src-port %u", r->src_port);
 	if (r->dst_port)
 		snprintf(dport, sizeof(dport), " dst-port %u", r->dst_port);
-	n = snprintf(buf, len, "ethtool -N %s flow-type %s%s%s%s%s action %u", ifname,
+	n = snprintf(buf, len, "ethtool -N %s flow-type %s%s%s%s%s action %u", dev,
 		     steer_rule_flow(r), sip, dip, sport, dport, r->queue);
 	if (n < 0 || (size_t)n >= len) {
 		if (len)

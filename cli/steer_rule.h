@@ -43,8 +43,11 @@ bool steer_rule_matches(const struct steer_rule *r, const struct ethtool_rx_flow
 
 /* "ethtool -N IFACE flow-type udp4 src-ip A dst-ip B src-port P dst-port
  * Q action N" (udp6/tcp6 with IPv6 addresses, as ethtool writes them)
- * into buf, the fields that are any left out.  Returns the
- * length, or -1 when it does not fit (buf then holds "" if len > 0). */
+ * into buf, the fields that are any left out.  IFACE is one word for a
+ * POSIX shell: as it is if it holds only letters, digits and ._-+@%,=,
+ * else in single quotes (a ' as '\'').  Returns the length, or -1 when
+ * it does not fit or IFACE is longer than an interface name can be (buf
+ * then holds "" if len > 0). */
 int steer_rule_format(const struct steer_rule *r, const char *ifname, char *buf, size_t len);
 
 /* ethtool's name of the rule's flow type: "udp4", "tcp4", "udp6", "tcp6". */

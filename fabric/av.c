@@ -12,31 +12,63 @@
 
 #include "ufi.h"
 
+/* Why the binary name at slot of a call is refused before its fields
+ * are read, or NULL to decode it at stride bytes.  fi_av_insert gives no
+ * buffer length: the names lie side by side at the length the first
+ * one's version gives (24 or 40, ufi_name_bin_len).  A name that says it
+ * has another length, or none we know, ends what we can read: where the
+ * next one starts is unknown (and the caller's buffer may end before the
+ * slot we would assume), so it and every name after it are refused, and
+ * no byte past a name's own length is read. */
+static const char *slot_why(const void *slot, size_t stride, bool *lost)
+{
+	size_t len = ufi_name_bin_len(slot);
+
+	if (len != 0 && len == stride)
+		return NULL;
+	*lost = true;
+	return len == 0 ? "no unet name of a known version (bytes 0-2): its length, and where the "
+			  "names after it start, unknown"
+			: "a name of another version than the call's first (one call's names are of "
+			  "one version): where the names after it start is unknown";
+}
+
 static int av_insert(struct fid_av *fid, const void *addr, size_t count, fi_addr_t *fi_addr,
 		     uint64_t flags, void *context)
 {
 	struct ufi_av *av = (struct ufi_av *)fid;
 	size_t stride = 0;
+	bool lost = false;
 	int ok = 0, r;
 
 	(void)context;
 	if (flags)
 		return -FI_EBADFLAGS;
-	/* Binary names sit side by side, all of one length: the first's
-	 * (a buffer of version-1 names keeps working).  A name of the other
-	 * length among them is refused by its check, never read past. */
+	if (count && !addr)
+		return -FI_EINVAL;
 	if (!av->dom->addr_str && count)
 		stride = ufi_name_bin_len(addr);
 	for (size_t i = 0; i < count; i++) {
+		const char *why = NULL;
 		struct ufi_name n;
 		fi_addr_t a;
+
+		memset(&n, 0, sizeof(n)); /* an invalid name: refused below */
 		if (av->dom->addr_str) {
 			const char *s = ((const char *const *)addr)[i];
 			if (!s || ufi_name_from_str(s, &n))
-				memset(&n, 0, sizeof(n)); /* invalid: refused below */
+				why = "not a valid fi_unet:// name";
+		} else if (lost) {
+			/* i * stride may lie past the caller's buffer: not read */
+			why = "a name before it ended the call's names";
 		} else {
-			/* invalid: n zeroed, refused below */
-			(void)ufi_name_from_bin((const char *)addr + i * stride, stride, &n);
+			const char *slot = (const char *)addr + i * stride;
+
+			why = slot_why(slot, stride, &lost);
+			if (!why)
+				why = ufi_name_bin_why(slot, stride);
+			if (!why)
+				(void)ufi_name_from_bin(slot, stride, &n);
 		}
 		r = ufi_addrs_add(&av->addrs, &n, &a);
 		if (r == 0) {
@@ -44,10 +76,8 @@ static int av_insert(struct fid_av *fid, const void *addr, size_t count, fi_addr
 		} else {
 			/* Names come from other ranks' processes, over a
 			 * launcher's wire: say which and why. */
-			const char *why = r == -FI_ENOMEM ? "out of memory"
-					  : av->dom->addr_str
-						  ? "not a valid fi_unet:// name"
-						  : ufi_name_bin_why((const char *)addr + i * stride, stride);
+			if (r == -FI_ENOMEM)
+				why = "out of memory";
 			FI_WARN(&ufi_prov, FI_LOG_AV, "fi_av_insert: name %zu of %zu refused: %s\n",
 				i, count, why ? why : "invalid");
 		}
@@ -124,13 +154,18 @@ static const char *av_straddr(struct fid_av *fid, const void *addr, char *buf, s
 	struct ufi_name n;
 	size_t need;
 
-	if (av->dom->addr_str)
-		snprintf(s, sizeof(s), "%s", (const char *)addr);
-	else {
-		if (ufi_name_from_bin(addr, ufi_name_bin_len(addr), &n) ||
-		    ufi_name_to_str(&n, s, sizeof(s)) < 0)
-			snprintf(s, sizeof(s), "fi_unet://invalid");
-	}
+	/* fi_av_straddr gives addr no length: it is one name of the AV's
+	 * format, so a string form is read to its NUL or the longest valid
+	 * one, and a binary name only as far as its first three bytes say it
+	 * is long (24 or 40; nothing past them if they are not a unet name's). */
+	if (!addr)
+		snprintf(s, sizeof(s), "fi_unet://invalid");
+	else if (av->dom->addr_str)
+		snprintf(s, sizeof(s), "%.*s", (int)sizeof(s) - 1, (const char *)addr);
+	else if (ufi_name_bin_len(addr) == 0 ||
+		 ufi_name_from_bin(addr, ufi_name_bin_len(addr), &n) ||
+		 ufi_name_to_str(&n, s, sizeof(s)) < 0)
+		snprintf(s, sizeof(s), "fi_unet://invalid");
 	need = strlen(s) + 1;
 	if (buf && *len) {
 		strncpy(buf, s, *len - 1);

@@ -55,9 +55,16 @@ void ufi_params_load(void)
 	if (fi_param_get_str(&ufi_prov, "channel", &s) == FI_SUCCESS && s)
 		ufi_params.routed_always = strcmp(s, "ip") == 0;
 	s = NULL;
-	/* "ipv4", "ipv6"; anything else: "auto" (ufi_conn_init) */
-	if (fi_param_get_str(&ufi_prov, "family", &s) == FI_SUCCESS && s)
-		ufi_params.family = strcmp(s, "ipv4") == 0 ? 4 : strcmp(s, "ipv6") == 0 ? 6 : 0;
+	/* "ipv4", "ipv6", "auto" (ufi_conn_init); anything else is refused
+	 * at fi_getinfo: a misspelt family would otherwise give names of
+	 * the other family than the job's, and peers no rank can reach */
+	if (fi_param_get_str(&ufi_prov, "family", &s) == FI_SUCCESS && s) {
+		ufi_params.family = strcmp(s, "ipv4") == 0   ? 4
+				    : strcmp(s, "ipv6") == 0 ? 6
+				    : strcmp(s, "auto") == 0 ? 0
+							     : -1;
+		ufi_params.family_str = s;
+	}
 }
 
 char ufi_why_buf[256];

@@ -31,8 +31,14 @@
  *     to an answer is never sent, so there is no storm;
  *   - both initiating at once: the smaller name stays the initiator, the
  *     other answers;
+ *   - a nonce proves one setup: taking the peer's tag renews it, so a
+ *     HELLO seen on the wire once cannot be echoed later;
  *   - a peer that is up and sends an authenticated HELLO with another tag
- *     set its side up anew: we renegotiate (reopen the channel with it).
+ *     set its side up anew, or someone echoes a nonce it saw: we challenge
+ *     (HELLO with from_tag 0 and a fresh nonce, to the name's address),
+ *     and renegotiate (reopen the channel with it) only on the echo of
+ *     that challenge with the new tag; an echo with the old tag uses the
+ *     challenge up.
  * A HELLO is accepted from the address its sender's name gives, addressed
  * to our exact name (nonce included).  A first HELLO from a name not in
  * our address vector makes a "stranger" peer (peer.c: ufi_peer_stranger,
@@ -198,9 +204,10 @@ static int open_real(struct ufi_ep *ep, struct ufi_peer *p)
 	return 0;
 }
 
-static void send_hello(struct ufi_ep *ep, struct ufi_peer *p)
+/* Our HELLO to p, from tag ft: ours, or 0 for a challenge. */
+static void send_hello_from(struct ufi_ep *ep, struct ufi_peer *p, uint16_t ft)
 {
-	struct ufi_hello h = { .from = ep->name, .from_tag = p->ltag, .to_tag = p->rtag };
+	struct ufi_hello h = { .from = ep->name, .from_tag = ft, .to_tag = p->rtag };
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = p->name.ip,
 				  .sin_port = p->name.port };
 	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6, .sin6_port = p->name.port };
@@ -217,6 +224,23 @@ static void send_hello(struct ufi_ep *ep, struct ufi_peer *p)
 	(void)sendto(ep->udp_fd, buf, sizeof(buf), 0,
 		     v6 ? (struct sockaddr *)&sa6 : (struct sockaddr *)&sa,
 		     v6 ? (socklen_t)sizeof(sa6) : (socklen_t)sizeof(sa));
+}
+
+static void send_hello(struct ufi_ep *ep, struct ufi_peer *p)
+{
+	send_hello_from(ep, p, p->ltag);
+}
+
+/* A fresh nonce for p: every one it was sent before no longer proves a
+ * HELLO, so a HELLO seen on the wire once cannot be echoed later. */
+static void new_nonce(struct ufi_peer *p)
+{
+	uint32_t old = p->my_nonce;
+
+	do
+		p->my_nonce = ufi_hello_nonce();
+	while (p->my_nonce == old);
+	p->renego_nonce = false;
 }
 
 void ufi_conn_start(struct ufi_ep *ep, struct ufi_peer *p)
@@ -269,6 +293,10 @@ static void go_up(struct ufi_ep *ep, struct ufi_peer *p)
 static void take_tag(struct ufi_ep *ep, struct ufi_peer *p, uint16_t ft, bool answer)
 {
 	p->rtag = ft;
+	/* The nonce that proved this setup is used up: whoever saw it (in
+	 * our challenge, or the peer's echo) cannot replay it later to make
+	 * us renegotiate.  The answer carries the new one. */
+	new_nonce(p);
 	go_up(ep, p);
 	if (answer && p->state == UFI_PEER_UP)
 		send_hello(ep, p);
@@ -328,7 +356,18 @@ void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct
 			take_tag(ep, p, ft, true);
 		break;
 	case UFI_PEER_UP:
-		if (ft != p->rtag) {
+		if (ft != p->rtag && !p->renego_nonce) {
+			/* A new tag, proven only by a nonce that went out before
+			 * (in an answer, or with a HELLO that said our answer was
+			 * lost), which a host that once saw it could echo: the
+			 * renegotiation waits for the echo of a fresh challenge,
+			 * sent to the address in the peer's name.  The real
+			 * peer, setting up anew, echoes it at once; one that is
+			 * up answers it with its old tag, which uses it up. */
+			new_nonce(p);
+			p->renego_nonce = true;
+			send_hello_from(ep, p, 0);
+		} else if (ft != p->rtag) {
 			/* It set its side up anew (a new tag): what was under
 			 * way on the old channel is lost to it, so it ends as
 			 * for a reset peer (and the old channel is closed);
@@ -339,8 +378,11 @@ void ufi_conn_hello(struct ufi_ep *ep, const void *buf, size_t len, const struct
 			p->err = 0;
 			p->ltag = 0;
 			take_tag(ep, p, ft, true);
-		} else if (tt != p->ltag) {
-			send_hello(ep, p); /* our answer was lost */
+		} else {
+			if (p->renego_nonce)
+				new_nonce(p); /* the challenge answered: used up */
+			if (tt != p->ltag)
+				send_hello(ep, p); /* our answer was lost */
 		}
 		break;
 	default:

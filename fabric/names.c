@@ -206,18 +206,18 @@ static int name6_from_str(const char *s, struct ufi_name *n)
 	return ufi_name_valid(n) ? 0 : -FI_EINVAL;
 }
 
-int ufi_name_from_str(const char *s, struct ufi_name *n)
+/* The IPv4 form, held like the IPv6 one to the exact text
+ * ufi_name_to_str gives back (two hex digits a MAC byte, lowercase; the
+ * endpoint and port in five digits, each address byte in three, the
+ * prefix in two; eight hex digits of nonce): sscanf alone would also take
+ * one-digit fields, spaces, signs and uppercase, so that one name had
+ * many spellings and "nonce=-1" meant ffffffff. */
+static int name4_from_str(const char *s, struct ufi_name *n)
 {
 	unsigned m[6], ep, ip[4], prefix, port, flags, nonce;
-	int used = 0, r;
+	char back[UFI_STR_LEN];
+	int used = 0;
 
-	memset(n, 0, sizeof(*n));
-	if (strchr(s, '[')) {
-		r = name6_from_str(s, n);
-		if (r)
-			memset(n, 0, sizeof(*n));
-		return r;
-	}
 	if (sscanf(s,
 		   "fi_unet://%2x:%2x:%2x:%2x:%2x:%2x/ep=%5u/%3u.%3u.%3u.%3u/%2u:%5u/f=%2x/nonce=%8x%n",
 		   &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &ep, &ip[0], &ip[1], &ip[2], &ip[3],
@@ -232,12 +232,30 @@ int ufi_name_from_str(const char *s, struct ufi_name *n)
 	uint8_t *b = (uint8_t *)&n->ip;
 	for (int i = 0; i < 4; i++)
 		b[i] = (uint8_t)ip[i];
+	if (ufi_name_to_str(n, back, sizeof(back)) < 0 || strcmp(back, s) != 0)
+		return -FI_EINVAL;
 	return ufi_name_valid(n) ? 0 : -FI_EINVAL;
+}
+
+int ufi_name_from_str(const char *s, struct ufi_name *n)
+{
+	int r;
+
+	memset(n, 0, sizeof(*n));
+	r = strchr(s, '[') ? name6_from_str(s, n) : name4_from_str(s, n);
+	if (r)
+		memset(n, 0, sizeof(*n));
+	return r;
 }
 
 size_t ufi_name_bin_len(const void *buf)
 {
-	return ((const uint8_t *)buf)[2] == 1 ? UFI_NAME_V1_LEN : UFI_NAME_LEN;
+	const uint8_t *b = buf;
+
+	/* bytes 0-2 only: both forms have them, whatever follows */
+	if (b[0] != 'U' || b[1] != 'F')
+		return 0;
+	return b[2] == 1 ? UFI_NAME_V1_LEN : b[2] == 2 ? UFI_NAME_LEN : 0;
 }
 
 /* Decode a binary name from a slot of len bytes into *n (zeroed first):

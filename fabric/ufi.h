@@ -109,10 +109,11 @@ int ufi_name_from_str(const char *s, struct ufi_name *n);
  * or the 24-byte form of version 1 (converted to version 2, family 4).
  * 0 with *n checked as ufi_name_valid, or -FI_EINVAL (*n zeroed). */
 int ufi_name_from_bin(const void *buf, size_t len, struct ufi_name *n);
-/* The slot length the binary name at buf says it has, by its version
- * byte (the third): 24 for version 1, else 40.  Where the API gives no
- * length (fi_av_insert, fi_av_straddr), the first name of a buffer
- * decides it for all. */
+/* The length the binary name at buf says it has, from its first three
+ * bytes alone (magic and version): 24 for version 1, 40 for version 2,
+ * 0 for anything else (its length unknown).  Where the API gives no
+ * length (fi_av_insert, fi_av_straddr) a name is read no further than
+ * this (av.c). */
 size_t ufi_name_bin_len(const void *buf);
 /* Every field of a name from outside (an AV insert, the hints, a HELLO)
  * checked: magic, version 2, known flags only, a MAC that is neither zero
@@ -159,7 +160,9 @@ struct ufi_params {
 	int linger_ms;		/* FI_UNET_LINGER_MS: fi_close waits this long for peers to take our last data */
 	int spin_us;		/* FI_UNET_SPIN_US: an idle CQ poller spins this long, then sleeps (-1: never) */
 	bool routed_always;	/* FI_UNET_CHANNEL=ip: routable channels to on-link peers too */
-	int family;		/* FI_UNET_FAMILY: 4, 6, or 0 (auto: IPv4 if the interface has it) */
+	int family;		/* FI_UNET_FAMILY: 4, 6, or 0 (auto: IPv4 if the interface has it);
+				 * -1: none of ipv4, ipv6, auto (fi_getinfo refuses) */
+	const char *family_str; /* as given */
 };
 extern struct ufi_params ufi_params;
 void ufi_params_load(void);
@@ -365,6 +368,7 @@ struct ufi_peer {
 	bool synced; /* close: the peer answered our SYNC */
 	bool heard;  /* a UAM message came from it (proto.c: on_msg) */
 	uint32_t my_nonce, peer_nonce; /* HELLO authentication (conn.c) */
+	bool renego_nonce; /* my_nonce was sent in a challenge to its new tag (conn.c) */
 	bool ux_paused; /* its channel paused: too many unexpected bytes */
 	size_t ux_bytes; /* unexpected messages from it, held (ufi_ux.cost) */
 	uint64_t since_ns; /* a stranger: when its first HELLO made it */

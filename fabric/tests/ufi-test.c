@@ -37,6 +37,9 @@
  * from it arrived (phase_late_av).
  * --wait FILE: once both names are known, wait for FILE to exist before
  * anything is sent (fabric_spoof sends its forged HELLOs meanwhile).
+ * --hold FILE: once the channel is up (the first barrier), print
+ * "ufi-test holding" and keep the provider's progress going until FILE
+ * exists (fabric_spoof replays a HELLO it saw meanwhile), then go on.
  * --dead-peer: after the first barrier the server dies (_exit, no
  * fi_close); the client's receive from it must end with an error entry
  * (FI_EIO, prov_errno ETIMEDOUT) within 10 s, and a send to it fail.
@@ -1017,9 +1020,25 @@ static void read_file(const char *path, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
+/* Progress (HELLOs answered, completions kept for later) until path
+ * exists. */
+static void hold(const char *path)
+{
+	uint64_t end = now_ms() + TIMEOUT_MS;
+
+	printf("ufi-test holding\n");
+	fflush(stdout);
+	while (access(path, F_OK) != 0) {
+		if (now_ms() > end)
+			die("no %s after %d ms", path, TIMEOUT_MS);
+		cq_drain_once(0);
+		usleep(1000);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	const char *me = NULL, *peerf = NULL, *waitf = NULL;
+	const char *me = NULL, *peerf = NULL, *waitf = NULL, *holdf = NULL;
 	struct fi_info *hints;
 	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
 	struct fi_av_attr ava = { .type = FI_AV_MAP };
@@ -1031,7 +1050,8 @@ int main(int argc, char **argv)
 		return run_hints();
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
 		fprintf(stderr, "usage: ufi-test server|client --me FILE --peer FILE [--iters N] "
-				"[--blocking] [--av-table] [--dead-peer] [--late-av] [--no-idle] [--wait FILE]\n");
+				"[--blocking] [--av-table] [--dead-peer] [--late-av] [--no-idle] [--wait FILE] "
+				"[--hold FILE]\n");
 		return 2;
 	}
 	server = !strcmp(argv[1], "server");
@@ -1054,6 +1074,8 @@ int main(int argc, char **argv)
 			no_idle = true;
 		else if (!strcmp(argv[i], "--wait") && i + 1 < argc)
 			waitf = argv[++i];
+		else if (!strcmp(argv[i], "--hold") && i + 1 < argc)
+			holdf = argv[++i];
 		else {
 			fprintf(stderr, "ufi-test: unknown option %s\n", argv[i]);
 			return 2;
@@ -1124,6 +1146,8 @@ int main(int argc, char **argv)
 		check_wait_fd();
 	uint64_t t0 = now_ms();
 	barrier(1);
+	if (holdf)
+		hold(holdf);
 	if (dead_peer)
 		phase_dead(t0);
 	phase_pingpong();

@@ -8,7 +8,7 @@
 
 # name|modes (xdp: once per mode, -: once)|timeout s|what it checks
 TESTS+=(
-	"fabric_info|-|30|fi_info -p unet lists the provider alone (no ofi_rxd/rxm layered on it), RDM, honest attributes; FI_UNET_IFACE; -FI_ENODATA for DGRAM/MSG and without an interface"
+	"fabric_info|-|30|fi_info -p unet lists the provider alone (no ofi_rxd/rxm layered on it), RDM, honest attributes; FI_UNET_IFACE; FI_UNET_FAMILY other than ipv4/ipv6/auto refused, saying so; -FI_ENODATA for DGRAM/MSG and without an interface"
 	"fabric_hints|-|30|fi_getinfo's matching: -FI_ENODATA for RMA, atomics, DGRAM, MSG, FI_THREAD_SAFE, auto progress, a large inject_size, strict order, 8-byte CQ data, sockaddr and malformed addresses; hints->dest_addr copied; fi_getname -FI_ETOOSMALL"
 	"fabric_client|xdp|90|ufi-test between two namespaces: tagged ping-pong 0 B-1 MiB, CQ data, untagged, unexpected, directed, ignore bits, truncation, cancel, peek/claim/discard, 0-byte sendmsg; polling with an FI_AV_MAP, blocking (fi_cq_sread, wait fd) with an FI_AV_TABLE the server fills only after the client's first message arrived (lazy AV, as Open MPI does)"
 	"fabric_loss|-|120|ufi-test at 5% injected loss on both interfaces and an 8-deep UAM queue: everything arrives, exactly once, in order"
@@ -20,7 +20,7 @@ TESTS+=(
 	"fabric_mpi_routed6|-|90|Open MPI over unet between two IPv6 subnets through an IPv6 router and no IPv4 path (t_rchan6.sh's fixture), FI_UNET_FAMILY=ipv6, the launcher on IPv6 too: the 2-rank ping-pong verifies its messages, which went as U-Net in UDP/IPv6 over routable channels (chan_delivered on both hosts, all of it IPv6 the router forwarded); then with no IPv4 address on the hosts ufi-test runs between them unasked over IPv6 (FI_UNET_FAMILY=auto)"
 	"fabric_jumbo|-|90|ufi-test between two namespaces at MTU 9000 (eager messages up to 8908 bytes in one frame, rendezvous pulls in 8992-byte fragments: under 1600 frames where 1500 takes over 2800), then between MTU 9000 and 1500 (the smaller wins: everything arrives)"
 	"fabric_routable|-|60|ufi-test between two namespaces over routable channels (FI_UNET_CHANNEL=ip on one side: both ends use them): every size around the eager limits (which follow the routable channel's smaller payload) and up to 1 MiB arrives; the frames are U-Net in UDP/IPv4 (chan_delivered on both sides)"
-	"fabric_spoof|-|90|a hostile host on the link: 40 HELLOs from made-up names and one spoofed from the client's address with a tag of its own reach the server before the real ranks talk; the ranks then run ufi-test as usual"
+	"fabric_spoof|-|90|a hostile host on the link: 40 HELLOs from made-up names and one spoofed from the client's address with a tag of its own reach the server before the real ranks talk; once the pair is up, HELLOs from the client's address echoing the nonce of the server's setup HELLO (seen on the wire) with tags of their own; the ranks run ufi-test as usual"
 )
 
 UFI_TEST=""
@@ -96,6 +96,11 @@ t_fabric_info() {
 	out=$(in_a env FI_UNET_IFACE="$IF_A" "${FI_INFO[@]}" -p unet 2>&1) || fail "FI_UNET_IFACE=$IF_A: $out"
 	out=$(in_a env FI_UNET_IFACE=nosuchif0 "${FI_INFO[@]}" -p unet 2>&1) && fail "FI_UNET_IFACE=nosuchif0 accepted"
 	grep -q 'nosuchif0' <<<"$out" || fail "no clear error for a missing FI_UNET_IFACE: $out"
+	# FI_UNET_FAMILY: exactly ipv4, ipv6 or auto; anything else refused, saying so
+	out=$(in_a env FI_UNET_FAMILY=auto "${FI_INFO[@]}" -p unet 2>&1) || fail "FI_UNET_FAMILY=auto: $out"
+	out=$(in_a env FI_UNET_FAMILY=IPv6 "${FI_INFO[@]}" -p unet 2>&1) && fail "FI_UNET_FAMILY=IPv6 accepted"
+	grep -q 'FI_UNET_FAMILY=IPv6 is none of ipv4, ipv6, auto' <<<"$out" ||
+		fail "no clear error for FI_UNET_FAMILY=IPv6: $out"
 	# no interface with the program: nothing to offer, and it says why
 	ctl_a detach "$IF_A" || fail "detach failed"
 	out=$(in_a "${FI_INFO[@]}" -p unet 2>&1) && fail "listed with no interface attached"
@@ -111,7 +116,7 @@ t_fabric_hints() {
 	grep -q '^ufi-test ok hints' <<<"$out" || fail "ufi-test hints failed"
 	# each refused AV entry is named, with the rule it broke
 	grep -q 'fi_av_insert: name 0 of 1 refused: a version-1 name with its reserved byte set' \
-		<<<"$out" && grep -q 'fi_av_insert: name 1 of 2 refused: a 24-byte name that is not of version 1' \
+		<<<"$out" && grep -q "fi_av_insert: name 1 of 2 refused: a name of another version than the call's first" \
 		<<<"$out" && grep -q 'fi_av_insert: name 0 of 1 refused: IPv4 address bytes in an IPv6 name' \
 		<<<"$out" || fail "refused AV inserts were not explained at FI_LOG_LEVEL=warn"
 }
@@ -373,17 +378,17 @@ t_fabric_mpi_routed6() {
 # the real ranks their channel.  Both sides learn the names, then wait
 # (--wait) while hello_forge.py sends the forged datagrams; then they run.
 t_fabric_spoof() {
-	local d=$T_DIR s c i
+	local d=$T_DIR s c r i
 	fabric_prep
 	command -v python3 >/dev/null || skip "python3 not installed"
-	rm -f "$d"/sp.a.addr "$d"/sp.b.addr "$d/sp.go"
-	unet_bg_b env FI_UNET_CONNECT_TIMEOUT_MS=5000 FI_UNET_TIMEOUT_MS=3000 \
+	rm -f "$d"/sp.a.addr "$d"/sp.b.addr "$d/sp.go" "$d/sp.replay" "$d/sp.hold"
+	unet_bg_b env FI_UNET_CONNECT_TIMEOUT_MS=5000 FI_UNET_TIMEOUT_MS=3000 FI_LOG_LEVEL=warn \
 		"$UFI_TEST" server --me "$d/sp.b.addr" --peer "$d/sp.a.addr" --wait "$d/sp.go" \
-		--iters 3 >"$d/sp.server.log" 2>&1
+		--hold "$d/sp.hold" --iters 3 >"$d/sp.server.log" 2>&1
 	s=$UNET_BG_PID
 	unet_bg_a env FI_UNET_CONNECT_TIMEOUT_MS=5000 FI_UNET_TIMEOUT_MS=3000 \
 		"$UFI_TEST" client --me "$d/sp.a.addr" --peer "$d/sp.b.addr" --wait "$d/sp.go" \
-		--iters 3 >"$d/sp.client.log" 2>&1
+		--hold "$d/sp.hold" --iters 3 >"$d/sp.client.log" 2>&1
 	c=$UNET_BG_PID
 	for ((i = 0; i < 200; i++)); do
 		[[ -s $d/sp.a.addr && -s $d/sp.b.addr ]] && break
@@ -393,10 +398,34 @@ t_fabric_spoof() {
 	in_a timeout 10 python3 "$HERE/hello_forge.py" \
 		"$(cat "$d/sp.a.addr")" "$(cat "$d/sp.b.addr")" 40 ||
 		fail "hello_forge.py failed"
-	sleep 0.3
+	# A host on the path sees the setup once: the server's HELLO to the
+	# client, whose nonce it echoes from the client's address, with tags
+	# of its own, once the pair is up (both ranks hold there).  Before
+	# the nonce was renewed after setup, the server renegotiated and
+	# both ranks failed (ECONNRESET).
+	unet_bg_a python3 "$HERE/hello_forge.py" replay "$IF_A" \
+		"$(cat "$d/sp.a.addr")" "$(cat "$d/sp.b.addr")" "$d/sp.replay" >"$d/sp.replay.log" 2>&1
+	r=$UNET_BG_PID
+	for ((i = 0; i < 200; i++)); do
+		grep -q 'watching' "$d/sp.replay.log" 2>/dev/null && break
+		sleep 0.05
+	done
+	grep -q 'watching' "$d/sp.replay.log" || fail "hello_forge.py replay did not start"
 	echo go >"$d/sp.go"
-	# Exits 0 only if the ranks talked despite the forged HELLOs.
-	fabric_pair_end "$c" "$s" "$d/sp" "after the forged HELLOs" 60
+	for ((i = 0; i < 400; i++)); do
+		grep -q '^ufi-test holding' "$d/sp.client.log" && grep -q '^ufi-test holding' "$d/sp.server.log" &&
+			break
+		sleep 0.05
+	done
+	grep -q '^ufi-test holding' "$d/sp.server.log" || fail "the ranks did not set up (no hold)"
+	echo go >"$d/sp.replay"
+	unet_bg_wait "$r" 30 || { cat "$d/sp.replay.log"; fail "the replay did not run"; }
+	cat "$d/sp.replay.log"
+	echo go >"$d/sp.hold"
+	# Exits 0 only if the ranks talked despite the forged and replayed HELLOs.
+	fabric_pair_end "$c" "$s" "$d/sp" "after the forged and replayed HELLOs" 60
+	grep -q 'renegotiates' "$d/sp.server.log" && fail "the replayed HELLO renegotiated"
+	true
 }
 
 # fabric_mtu MTU_A MTU_B: the test link's two ends.

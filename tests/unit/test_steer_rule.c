@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -110,6 +111,44 @@ static void test_format_too_small(void **state)
 		assert_int_equal(small[len], 'x'); /* nothing written past len */
 	}
 	assert_int_equal(steer_rule_format(&r, "eth0", line, (size_t)n + 1), n);
+}
+
+/* The interface name is one word for a POSIX shell, whatever it holds
+ * (Linux names may hold ';', '$', '`', quotes): the line is meant to be
+ * pasted.  Each printed line's name, given to /bin/sh, comes back as the
+ * name; before, "$(id)" and "a;id" were printed bare and ran id. */
+static void test_format_quotes_ifname(void **state)
+{
+	static const char *const names[] = { "eth0", "a;id", "$(id)", "`id`", "a|sh", "a&&b",
+					     "it's", "'", "a b", "x\"y\\z", "*", "~root", "a\tb",
+					     "-h", "" };
+	struct steer_rule r = { .dst_port = 7000, .queue = 1 };
+	char line[256], cmd[400], back[64];
+
+	(void)state;
+	steer_rule_format(&r, "a;id", line, sizeof(line));
+	assert_string_equal(line, "ethtool -N 'a;id' flow-type udp4 dst-port 7000 action 1");
+	steer_rule_format(&r, "it's", line, sizeof(line));
+	assert_string_equal(line, "ethtool -N 'it'\\''s' flow-type udp4 dst-port 7000 action 1");
+	steer_rule_format(&r, "enp1s0f0np0.100", line, sizeof(line));
+	assert_string_equal(line, "ethtool -N enp1s0f0np0.100 flow-type udp4 dst-port 7000 action 1");
+	assert_int_equal(steer_rule_format(&r, "sixteen-chars-xx", line, sizeof(line)), -1);
+	assert_string_equal(line, "");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		FILE *f;
+		size_t n;
+
+		assert_true(steer_rule_format(&r, names[i], line, sizeof(line)) > 0);
+		/* the line's words as the shell splits them: the third is the name */
+		snprintf(cmd, sizeof(cmd), "set -- %s; printf '%%s' \"$3\"", line);
+		f = popen(cmd, "r");
+		assert_non_null(f);
+		n = fread(back, 1, sizeof(back) - 1, f);
+		back[n] = '\0';
+		assert_int_equal(pclose(f), 0);
+		if (strcmp(back, names[i]))
+			fail_msg("\"%s\" printed as %s, the shell reads \"%s\"", names[i], line, back);
+	}
 }
 
 static void test_first_queue(void **state)
@@ -285,6 +324,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_channel_rule),	 cmocka_unit_test(test_tcp_any_source),
 		cmocka_unit_test(test_format_too_small), cmocka_unit_test(test_first_queue),
+		cmocka_unit_test(test_format_quotes_ifname),
 		cmocka_unit_test(test_matches),		 cmocka_unit_test(test_channel_rule6),
 		cmocka_unit_test(test_tcp6_any_source),	 cmocka_unit_test(test_matches6),
 	};
