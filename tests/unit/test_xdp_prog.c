@@ -1231,7 +1231,13 @@ static void transit_setup(struct xdp_md *ctx)
 	/* what a failed case before may have left */
 	(void)sh("{ ip addr flush dev unetq0; ip addr flush dev unetq1; "
 		 "ip route del prohibit 203.0.113.0/24; ip -6 route del prohibit 2001:db8:66::/48; "
-		 "} 2>/dev/null");
+		 "ip route del default; ip -6 route del default; "
+		 "for f in '' -6; do for t in 100 101 102; do "
+		 "ip $f rule del pref $t; ip $f route flush table $t; done; done; "
+		 "sysctl -qw net.ipv4.conf.all.route_localnet=0 net.ipv4.conf.unetq0.route_localnet=0 "
+		 "net.ipv4.conf.all.bc_forwarding=0 net.ipv4.conf.unetq0.bc_forwarding=0 "
+		 "net.ipv4.conf.unetq1.bc_forwarding=0; "
+		 "} >/dev/null 2>&1");
 	if (sh("ip link set unetq0 up && ip link set unetq1 up && "
 	       "ip addr add 10.9.0.1/24 dev unetq0 && ip addr add 10.8.0.1/24 dev unetq1 && "
 	       "ip addr add fd00:9::1/64 dev unetq0 nodad && "
