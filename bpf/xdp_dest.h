@@ -23,9 +23,9 @@
  * dropped unless delivered: an address the host has (RTN_LOCAL, in any
  * table a rule selects, on any interface: the weak host model), a
  * broadcast route, no route, a reject route (the kernel would discard it
- * anyway), forwarding off on the interface, an LWT encapsulation the
- * lookup cannot follow (it may end in local delivery: seg6local), and the
- * lookup failing.  Destinations the kernel's input path keeps before it
+ * anyway), forwarding off on the interface, a route with an encapsulation
+ * the lookup cannot follow (UNSUPP_LWT: some end in local delivery,
+ * seg6local, a bpf lwt_in program), and the lookup failing.  Destinations the kernel's input path keeps before it
  * asks any table (multicast, limited broadcast, 0/8, 127/8; IPv6
  * multicast, ::, ::1, link-local) are ours without a lookup, since a
  * default route would answer SUCCESS for them.
