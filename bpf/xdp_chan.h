@@ -67,7 +67,7 @@ static __always_inline int chan_rx(struct xdp_md *ctx, void *l3, void *data_end)
 	if ((void *)udp + 4 > data_end || udp->dest != chan_port())
 		return CHAN_NOT_OURS;
 	/* Another host's (a host that forwards): the kernel's, untouched. */
-	if (!dest_ours4(ctx, ip->saddr, ip->daddr))
+	if (!dest_ours4(ctx, ip, udp))
 		return pass();
 
 	/* Ours from here on: dropped unless delivered. */

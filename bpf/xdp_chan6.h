@@ -44,17 +44,18 @@
  * inside the first piece of the frame.  A longer chain, a later fragment,
  * or anything the walk cannot see through is the kernel's (the channel's
  * address is the kernel's own, so nothing else can be assumed ours).
+ * Returns that UDP header (its first 4 bytes inside the frame), or NULL.
  */
-static __always_inline int chan6_behind_exthdr(struct ipv6hdr *ip6, void *data_end)
+static __always_inline struct udphdr *chan6_behind_exthdr(struct ipv6hdr *ip6, void *data_end)
 {
 	__u8 *p, nh;
 
 	p = ip6_walk_exthdrs(ip6, data_end, &nh);
 	if (!p)
-		return 0;
+		return NULL;
 	if (nh != IPPROTO_UDP || (void *)(p + 4) > data_end)
-		return 0;
-	return ((struct udphdr *)p)->dest == chan_port();
+		return NULL;
+	return ((struct udphdr *)p)->dest == chan_port() ? (struct udphdr *)p : NULL;
 }
 
 /* An IPv6 frame; l3 points just past the Ethernet header (nothing of it
@@ -70,10 +71,13 @@ static __always_inline int chan6_rx(struct xdp_md *ctx, void *l3, void *data_end
 	if ((void *)(ip6 + 1) > data_end || ip6->version != 6)
 		return CHAN_NOT_OURS;
 	if (ip6->nexthdr != IPPROTO_UDP) {
-		if (!ip6_is_exthdr(ip6->nexthdr) || !chan6_behind_exthdr(ip6, data_end))
+		if (!ip6_is_exthdr(ip6->nexthdr))
+			return CHAN_NOT_OURS;
+		udp = chan6_behind_exthdr(ip6, data_end);
+		if (!udp)
 			return CHAN_NOT_OURS;
 		/* Transit is forwarded whatever headers it carries. */
-		if (!dest_ours6(ctx, ip6))
+		if (!dest_ours6(ctx, ip6, udp))
 			return pass();
 		return drop(UNET_CTR_DROP_IP6_EXTHDR);
 	}
@@ -81,7 +85,7 @@ static __always_inline int chan6_rx(struct xdp_md *ctx, void *l3, void *data_end
 	if ((void *)udp + 4 > data_end || udp->dest != chan_port())
 		return CHAN_NOT_OURS;
 	/* Another host's (a host that forwards): the kernel's, untouched. */
-	if (!dest_ours6(ctx, ip6))
+	if (!dest_ours6(ctx, ip6, udp))
 		return pass();
 
 	/* Ours from here on: dropped unless delivered.  payload_len counts

@@ -1231,7 +1231,13 @@ static void transit_setup(struct xdp_md *ctx)
 	/* what a failed case before may have left */
 	(void)sh("{ ip addr flush dev unetq0; ip addr flush dev unetq1; "
 		 "ip route del prohibit 203.0.113.0/24; ip -6 route del prohibit 2001:db8:66::/48; "
-		 "} 2>/dev/null");
+		 "ip route del default; ip -6 route del default; "
+		 "for f in '' -6; do for t in 100 101 102; do "
+		 "ip $f rule del pref $t; ip $f route flush table $t; done; done; "
+		 "sysctl -qw net.ipv4.conf.all.route_localnet=0 net.ipv4.conf.unetq0.route_localnet=0 "
+		 "net.ipv4.conf.all.bc_forwarding=0 net.ipv4.conf.unetq0.bc_forwarding=0 "
+		 "net.ipv4.conf.unetq1.bc_forwarding=0; "
+		 "} >/dev/null 2>&1");
 	if (sh("ip link set unetq0 up && ip link set unetq1 up && "
 	       "ip addr add 10.9.0.1/24 dev unetq0 && ip addr add 10.8.0.1/24 dev unetq1 && "
 	       "ip addr add fd00:9::1/64 dev unetq0 nodad && "
@@ -1257,12 +1263,11 @@ static void transit_teardown(void)
  * IPv4, on the forwarding interface: a channel's frame (its tag, its
  * peer's address, port and tag: everything right) to another host's
  * address is transit -- passed untouched and counted as passed, never
- * delivered or dropped -- and so is one that is malformed too, and one to
- * an address a reject route covers (the kernel's to refuse).  To our
+ * delivered or dropped -- and so is one that is malformed too.  To our
  * address, to our address on another interface (the weak host model the
- * kernel follows), to our subnet's broadcast address, and to an address
- * with no route (the kernel drops it) the frame is ours as before.  With
- * forwarding off nothing is transit.
+ * kernel follows), to our subnet's broadcast address, to an address with
+ * no route and to one a reject route covers (the kernel drops both) the
+ * frame is ours as before.  With forwarding off nothing is transit.
  */
 static void test_chan_transit_passed(void **state)
 {
@@ -1285,6 +1290,8 @@ static void test_chan_transit_passed(void **state)
 	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
 	c.daddr = TR_NO_ROUTE; /* the kernel drops it: not transit */
 	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR_REJECTED; /* the kernel discards it: not transit */
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
 	if (g.xsk_ok) {
 		struct snap del = one(UNET_CTR_DELIVERED);
 
@@ -1295,7 +1302,7 @@ static void test_chan_transit_passed(void **state)
 		del.ch[W_CHAN].delivered_bytes = 40;
 		expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_REDIRECT, &del);
 	}
-	/* transit: good, malformed, or covered by a reject route */
+	/* transit: good or malformed */
 	c = chan_good();
 	c.daddr = TR_FOREIGN;
 	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
@@ -1309,9 +1316,6 @@ static void test_chan_transit_passed(void **state)
 	c.daddr = TR_FOREIGN;
 	c.frag = 0x2000;
 	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
-	c = chan_good();
-	c.daddr = TR_REJECTED;
-	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
 	/* forwarding off on the interface: the kernel would drop a frame for
 	 * an address it does not have, nothing transits; ours as before */
 	assert_int_equal(set_forwarding("ipv4", "unetq0", 0), 0);
@@ -1322,46 +1326,206 @@ static void test_chan_transit_passed(void **state)
 	transit_teardown();
 }
 
-/* Multicast and broadcast destinations are never a channel's, forwarding
- * or not (here on lo, which does not forward): passed untouched. */
-static void test_chan_group_destination_passed(void **state)
+/*
+ * Destinations the host keeps whatever its routes say -- multicast,
+ * limited broadcast, loopback, 0.0.0.0 (a socket bound to the channel
+ * port would receive them) -- are ours, checked and dropped unless
+ * delivered, on an interface that forwards and with a default route that
+ * would answer "forward" for each (so no lookup may decide them).  And the
+ * host's own class E address, a directed broadcast with bc_forwarding on,
+ * 127.0.0.1 with route_localnet on: kept by the kernel, ours.  Another
+ * host's class E address on the link is forwarded: transit.
+ */
+static void test_chan_group_destination_ours(void **state)
 {
-	static const uint32_t dsts[] = { 0xe0000001u, 0xef010203u, 0xffffffffu, 0x7f000001u };
+	static const uint32_t dsts[] = { 0xe0000001u, 0xef010203u, 0xffffffffu, 0x7f000001u,
+					 0xf0000001u, 0x0a0800ffu };
+	struct snap want = one(UNET_CTR_DROP_WRONG_SRC);
 	struct chan_spec c;
+	struct xdp_md ctx;
 	uint8_t buf[256];
+	uint32_t n;
 
 	(void)state;
-	need_prog();
+	transit_setup(&ctx);
+	if (sh("ip route add default via 10.9.0.77 && ip addr add 240.0.0.1/24 dev unetq0 && "
+	       "sysctl -qw net.ipv4.conf.all.route_localnet=1 net.ipv4.conf.unetq0.route_localnet=1 "
+	       "net.ipv4.conf.all.bc_forwarding=1 net.ipv4.conf.unetq0.bc_forwarding=1 "
+	       "net.ipv4.conf.unetq1.bc_forwarding=1"))
+		fail_msg("cannot add the default route, 240.0.0.1 or the forwarding knobs");
+	want.ch[W_CHAN].drop_wrong_src = 1;
 	for (size_t i = 0; i < sizeof(dsts) / sizeof(dsts[0]); i++) {
 		c = chan_good();
 		c.daddr = dsts[i];
-		expect_pass_untouched(buf, build_chan(buf, sizeof(buf), &c));
-	}
-	{
-		uint32_t n;
-
-		/* 0.0.0.0 (chan_spec's 0 means UDP_DST: written here) */
-		c = chan_good();
-		n = build_chan(buf, sizeof(buf), &c);
-		memset(buf + 14 + 16, 0, 4);
-		expect_pass_untouched(buf, n);
-	}
-	/* and to UDP_DST, which lo's namespace has no route to: ours */
-	{
-		struct snap want = one(UNET_CTR_DROP_WRONG_SRC);
-
-		c = chan_good();
 		c.sport = CHAN_PEER_PORT + 1;
-		want.ch[W_CHAN].drop_wrong_src = 1;
-		expect_chan(&c, XDP_DROP, &want);
+		expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
 	}
+	/* 0.0.0.0 (chan_spec's 0 means UDP_DST: written here), from a real
+	 * source and from 0.0.0.0 (the kernel's local broadcast) */
+	c = chan_good();
+	c.sport = CHAN_PEER_PORT + 1;
+	n = build_chan(buf, sizeof(buf), &c);
+	memset(buf + 14 + 16, 0, 4);
+	expect_run(buf, n, &ctx, XDP_DROP, &want);
+	memset(buf + 14 + 12, 0, 4);
+	expect_run(buf, n, &ctx, XDP_DROP, &want);
+	/* another host's class E address: forwarded like any unicast */
+	c = chan_good();
+	c.daddr = 0xf0000005u;
+	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
+	assert_int_equal(sh("ip route del default via 10.9.0.77 && "
+			    "sysctl -qw net.ipv4.conf.all.route_localnet=0 "
+			    "net.ipv4.conf.unetq0.route_localnet=0 net.ipv4.conf.all.bc_forwarding=0 "
+			    "net.ipv4.conf.unetq0.bc_forwarding=0 net.ipv4.conf.unetq1.bc_forwarding=0"),
+			 0);
+	transit_teardown();
 }
 
-/* IPv6, as test_chan_transit_passed: another host's address, a reject
- * route's, a multicast group's -> passed untouched (behind an extension
- * header too, which is not counted as drop_ip6_exthdr); our address, ours
- * on another interface, a link-local one (never forwarded), the
- * subnet-router anycast address, one with no route -> ours. */
+/* As test_chan_group_destination_ours for IPv6, with a default route out
+ * the forwarding veth: multicast, ::, ::1, another host's link-local
+ * address are ours. */
+static void test_chan6_group_destination_ours(void **state)
+{
+	static const uint8_t zero[16], lo[16] = { [15] = 1 };
+	static const uint8_t *const dsts[] = { TR6_MCAST, zero, lo, TR6_LINK_LOCAL };
+	struct snap want = one(UNET_CTR_DROP_WRONG_SRC);
+	struct chan6_spec c;
+	struct xdp_md ctx;
+	uint8_t buf[256];
+
+	(void)state;
+	transit_setup(&ctx);
+	if (sh("ip -6 route add default via fd00:9::77"))
+		fail_msg("cannot add the IPv6 default route");
+	want.ch[W_CHAN6].drop_wrong_src = 1;
+	for (size_t i = 0; i < sizeof(dsts) / sizeof(dsts[0]); i++) {
+		c = chan6_good();
+		c.daddr = dsts[i];
+		c.sport = CHAN_PEER_PORT + 1;
+		expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	}
+	assert_int_equal(sh("ip -6 route del default via fd00:9::77"), 0);
+	transit_teardown();
+}
+
+/*
+ * Policy routing: rules that choose a table by what XDP sees (the IPv4
+ * TOS byte, the IPv6 traffic class, UDP and its ports) are judged as the
+ * kernel judges them.  10.203/16 (2001:db8:203::/48) is routed out the
+ * forwarding veth only for TOS (traffic class) 0x10, 10.204/16
+ * (2001:db8:204::/48) only for UDP to the channel port and 10.206/16
+ * (2001:db8:206::/48) only from the peer's port: transit.  The same
+ * datagram with TOS 0 has no route: ours.  And a local route in a table
+ * a rule selects (10.205/16, 2001:db8:205::/48: AnyIP) is ours.
+ */
+#define TR_TOS_ROUTED 0x0acb0005u	/* 10.203.0.5 */
+#define TR_DPORT_ROUTED 0x0acc0005u	/* 10.204.0.5 */
+#define TR_RULE_LOCAL 0x0acd0005u	/* 10.205.0.5 */
+#define TR_SPORT_ROUTED 0x0ace0005u	/* 10.206.0.5 */
+static const uint8_t TR6_TOS_ROUTED[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x02, 0x03, [15] = 5 };
+static const uint8_t TR6_DPORT_ROUTED[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x02, 0x04, [15] = 5 };
+static const uint8_t TR6_RULE_LOCAL[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x02, 0x05, [15] = 5 };
+static const uint8_t TR6_SPORT_ROUTED[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x02, 0x06, [15] = 5 };
+
+static void policy_rules(const char *ip, const char *tos_net, const char *dport_net,
+			 const char *local_net, const char *sport_net, const char *via)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "%1$s rule add pref 100 tos 0x10 lookup 100 && "
+		 "%1$s route add %2$s via %6$s table 100 && "
+		 "%1$s rule add pref 101 ipproto udp dport %7$u lookup 101 && "
+		 "%1$s route add %3$s via %6$s table 101 && "
+		 "%1$s route add local %4$s dev unetq0 table 101 && "
+		 "%1$s rule add pref 102 ipproto udp sport %8$u lookup 102 && "
+		 "%1$s route add %5$s via %6$s table 102",
+		 ip, tos_net, dport_net, local_net, sport_net, via, UNET_CHAN_PORT_DEFAULT,
+		 CHAN_PEER_PORT);
+	if (sh(cmd))
+		fail_msg("cannot add the policy rules (%s rule ... tos/ipproto/dport/sport)", ip);
+}
+
+static void policy_rules_del(const char *ip)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "%1$s rule del pref 100 && %1$s rule del pref 101 && %1$s rule del pref 102 && "
+		 "%1$s route flush table 100 && %1$s route flush table 101 && "
+		 "%1$s route flush table 102",
+		 ip);
+	assert_int_equal(sh(cmd), 0);
+}
+
+static void test_chan_policy_rules(void **state)
+{
+	struct snap want = one(UNET_CTR_DROP_WRONG_SRC), want6 = one(UNET_CTR_DROP_WRONG_SRC);
+	struct chan6_spec c6;
+	struct chan_spec c;
+	struct xdp_md ctx;
+	uint8_t buf[256];
+	uint32_t n;
+
+	(void)state;
+	transit_setup(&ctx);
+	policy_rules("ip", "10.203.0.0/16", "10.204.0.0/16", "10.205.0.0/16", "10.206.0.0/16",
+		     "10.9.0.77");
+	policy_rules("ip -6", "2001:db8:203::/48", "2001:db8:204::/48", "2001:db8:205::/48",
+		     "2001:db8:206::/48", "fd00:9::77");
+	want.ch[W_CHAN].drop_wrong_src = 1;
+	want6.ch[W_CHAN6].drop_wrong_src = 1;
+
+	/* IPv4: the TOS byte, the destination port, the source port */
+	c = chan_good();
+	c.daddr = TR_TOS_ROUTED;
+	n = build_chan(buf, sizeof(buf), &c);
+	buf[14 + 1] = 0x10;
+	expect_pass_untouched_on(buf, n, &ctx);
+	c.sport = CHAN_PEER_PORT + 1; /* TOS 0: no route, ours */
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c = chan_good();
+	c.daddr = TR_DPORT_ROUTED;
+	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
+	c.daddr = TR_SPORT_ROUTED;
+	expect_pass_untouched_on(buf, build_chan(buf, sizeof(buf), &c), &ctx);
+	c.sport = CHAN_PEER_PORT + 1; /* another source port: no route */
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR_RULE_LOCAL; /* a local route in the rule's table */
+	expect_run(buf, build_chan(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+
+	/* IPv6: the traffic class (version 6, class 0x10: 0x61 0x00) */
+	c6 = chan6_good();
+	c6.daddr = TR6_TOS_ROUTED;
+	n = build_chan6(buf, sizeof(buf), &c6);
+	buf[14] = 0x61;
+	expect_pass_untouched_on(buf, n, &ctx);
+	c6.sport = CHAN_PEER_PORT + 1;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c6), &ctx, XDP_DROP, &want6);
+	c6 = chan6_good();
+	c6.daddr = TR6_DPORT_ROUTED;
+	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c6), &ctx);
+	c6.ext = 60; /* the ports behind a destination-options header too */
+	c6.frag_off = 0x0001;
+	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c6), &ctx);
+	c6 = chan6_good();
+	c6.daddr = TR6_SPORT_ROUTED;
+	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c6), &ctx);
+	c6.sport = CHAN_PEER_PORT + 1;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c6), &ctx, XDP_DROP, &want6);
+	c6.daddr = TR6_RULE_LOCAL;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c6), &ctx, XDP_DROP, &want6);
+
+	policy_rules_del("ip");
+	policy_rules_del("ip -6");
+	transit_teardown();
+}
+
+/* IPv6, as test_chan_transit_passed: another host's address -> passed
+ * untouched (behind an extension header too, which is not counted as
+ * drop_ip6_exthdr); our address, ours on another interface, a link-local
+ * one (never forwarded), the subnet-router anycast address, one with no
+ * route, a reject route's, a multicast group's -> ours. */
 static void test_chan6_transit_passed(void **state)
 {
 	struct chan6_spec c = chan6_good();
@@ -1382,6 +1546,10 @@ static void test_chan6_transit_passed(void **state)
 	c.daddr = TR6_ANYCAST;
 	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
 	c.daddr = CHAN6_DST; /* no route */
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR6_REJECTED;
+	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
+	c.daddr = TR6_MCAST;
 	expect_run(buf, build_chan6(buf, sizeof(buf), &c), &ctx, XDP_DROP, &want);
 	if (g.xsk_ok) {
 		struct snap del = one(UNET_CTR_DELIVERED);
@@ -1411,12 +1579,6 @@ static void test_chan6_transit_passed(void **state)
 	c.ext = 44;
 	c.frag_off = 0x0001;
 	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c), &ctx);
-	c = chan6_good();
-	c.daddr = TR6_REJECTED;
-	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c), &ctx);
-	c.daddr = TR6_MCAST;
-	expect_pass_untouched_on(buf, build_chan6(buf, sizeof(buf), &c), &ctx);
-	expect_pass_untouched(buf, build_chan6(buf, sizeof(buf), &c));
 	/* forwarding off: nothing transits */
 	assert_int_equal(set_forwarding("ipv6", "unetq0", 0), 0);
 	c = chan6_good();
@@ -1472,29 +1634,24 @@ static bool fz6_in(const uint8_t *a, const uint8_t *p, unsigned int bytes)
  * Whether a datagram to the channel port from s to d, arriving on the
  * forwarding veth of transit_setup, is this host's (1) or not (0):
  * bpf/xdp_dest.h and the kernel's IPv6 FIB written out for that
- * namespace.  Multicast, unspecified, loopback: never.  A link-local,
- * multicast or loopback source or destination: never forwarded, so the
- * kernel keeps it.  2001:db8:66::/48: a reject route.  fd00:9::/64 on the
- * forwarding veth (fd00:9::1 ours, fd00:9:: its subnet-router anycast
- * address) and fd00:8::/64 on the other (fd00:8::1 ours): forwarded.
- * Anything else has no route: kept.
+ * namespace.  Only a destination the kernel forwards as unicast is not:
+ * fd00:9::/64 on the forwarding veth and fd00:8::/64 on the other, less
+ * their addresses that are ours (fd00:9::1, fd00:9:: its subnet-router
+ * anycast address, fd00:8::1).  Everything else is kept: multicast,
+ * unspecified, loopback and link-local destinations (before any lookup),
+ * a link-local, multicast or loopback source (never forwarded),
+ * 2001:db8:66::/48 (a reject route) and addresses with no route.
  */
 static int fz6_dest_ours(const uint8_t *s, const uint8_t *d)
 {
-	static const uint8_t zero[16], lo[16] = { [15] = 1 };
+	static const uint8_t lo[16] = { [15] = 1 };
 	bool s_strict = s[0] == 0xff || (s[0] == 0xfe && (s[1] & 0xc0) == 0x80) || !memcmp(s, lo, 16);
 
-	if (d[0] == 0xff || !memcmp(d, zero, 16) || !memcmp(d, lo, 16))
-		return 0;
-	if ((d[0] == 0xfe && (d[1] & 0xc0) == 0x80) || s_strict)
+	if (d[0] == 0xff || (d[0] == 0xfe && (d[1] & 0xc0) == 0x80) || s_strict)
 		return 1;
-	if (fz6_in(d, TR6_REJECTED, 6))
-		return 0;
 	if (!memcmp(d, TR6_OURS, 16) || !memcmp(d, TR6_OTHER_IF, 16) || !memcmp(d, TR6_ANYCAST, 16))
 		return 1;
-	if (fz6_in(d, TR6_OURS, 8) || fz6_in(d, TR6_OTHER_IF, 8))
-		return 0;
-	return 1;
+	return !(fz6_in(d, TR6_OURS, 8) || fz6_in(d, TR6_OTHER_IF, 8));
 }
 
 /* The headers of a frame the model and the program disagree on. */
@@ -1796,20 +1953,17 @@ static bool fz4_net_bcast;
 /*
  * bpf/xdp_dest.h and the kernel's IPv4 FIB written out for
  * transit_setup's namespace, for a datagram arriving on the forwarding
- * veth: multicast and up (224/4..255.255.255.255), 0/8, 127/8: never
- * ours; 203.0.113.0/24: a reject route; 10.9.0.0/24 (on the veth) and
- * 10.8.0.0/24 (on its peer): our .1, the broadcast .255 (and the network
- * address if the kernel has a broadcast route for it) ours, the rest
- * forwarded; anything else has no route: kept.
+ * veth: only what the kernel forwards as unicast is not ours --
+ * 10.9.0.0/24 (on the veth) and 10.8.0.0/24 (on its peer) less our .1,
+ * the broadcast .255 (and the network address if the kernel has a
+ * broadcast route for it).  Everything else is kept: multicast, limited
+ * broadcast, 0/8 and 127/8 (before any lookup), 203.0.113.0/24 (a reject
+ * route), 240/4 and anything else with no route.
  */
 static int fz4_dest_ours(uint32_t d)
 {
 	uint32_t host = d & 0xff;
 
-	if ((d >> 28) >= 0xe || (d >> 24) == 0 || (d >> 24) == 127)
-		return 0;
-	if ((d >> 8) == (TR_REJECTED >> 8))
-		return 0;
 	if ((d >> 8) == (TR_OURS >> 8) || (d >> 8) == (TR_OTHER_IF >> 8))
 		return host == 1 || host == 255 || (host == 0 && fz4_net_bcast);
 	return 1;
@@ -1861,7 +2015,7 @@ static uint32_t fz4_frame(uint64_t *rng, uint8_t *buf, size_t cap)
 {
 	static const uint32_t dsts[] = { TR_OURS,	  TR_OURS,    TR_OURS,	   TR_OURS,
 					 TR_OTHER_IF,	  TR_NO_ROUTE, TR_SUBNET_BCAST, TR_FOREIGN,
-					 TR_FOREIGN,	  TR_REJECTED, 0xef010203u, TR_OURS };
+					 TR_FOREIGN,	  TR_REJECTED, 0xef010203u, 0xffffffffu };
 	static const uint16_t tags[] = { TAG_CHAN, TAG_CHAN, TAG_CHAN,	  TAG_CHAN,
 					 TAG_CHAN6, TAG_GOOD, TAG_UNKNOWN, 0 };
 	static const uint16_t frags[] = { 0, 0x4000, 0x2000, 0x0001, 0x1fff, 0x2001, 0x4000, 0 };
@@ -4524,7 +4678,9 @@ int main(void)
 		cmocka_unit_test(test_chan_other_traffic_passed),
 		cmocka_unit_test(test_chan_port_configurable),
 		cmocka_unit_test(test_chan_transit_passed),
-		cmocka_unit_test(test_chan_group_destination_passed),
+		cmocka_unit_test(test_chan_group_destination_ours),
+		cmocka_unit_test(test_chan6_group_destination_ours),
+		cmocka_unit_test(test_chan_policy_rules),
 		cmocka_unit_test(test_chan6_transit_passed),
 		cmocka_unit_test(test_chan_fuzz),
 		cmocka_unit_test(test_chan6_fuzz),
