@@ -417,7 +417,8 @@ t_fabric_spoof() {
 			break
 		sleep 0.05
 	done
-	grep -q '^ufi-test holding' "$d/sp.server.log" || fail "the ranks did not set up (no hold)"
+	grep -q '^ufi-test holding' "$d/sp.server.log" ||
+		{ tail -n 20 "$d"/sp.server.log "$d"/sp.client.log "$d"/sp.replay.log; fail "the ranks did not set up (no hold)"; }
 	echo go >"$d/sp.replay"
 	unet_bg_wait "$r" 30 || { cat "$d/sp.replay.log"; fail "the replay did not run"; }
 	cat "$d/sp.replay.log"
