@@ -25,10 +25,11 @@
  * broadcast route, no route, a reject route (the kernel would discard it
  * anyway), forwarding off on the interface, a route with an encapsulation
  * the lookup cannot follow (UNSUPP_LWT: some end in local delivery,
- * seg6local, a bpf lwt_in program), and the lookup failing.  Destinations the kernel's input path keeps before it
- * asks any table (multicast, limited broadcast, 0/8, 127/8; IPv6
- * multicast, ::, ::1, link-local) are ours without a lookup, since a
- * default route would answer SUCCESS for them.
+ * seg6local, a bpf lwt_in program), and the lookup failing.
+ * Destinations the kernel's input path keeps before it asks any table
+ * (multicast, limited broadcast, 0/8, 127/8; IPv6 multicast, ::, ::1,
+ * link-local) are ours without a lookup, since a default route would
+ * answer SUCCESS for them.
  *
  * The lookup is filled with everything the kernel's input route uses
  * that XDP can see, so policy rules (ip rule tos/dsfield, ipproto,
@@ -38,10 +39,12 @@
  * judged as if the mark were 0.
  *
  * SUCCESS that still ends in local delivery needs root's configuration
- * that acts after XDP: netfilter DNAT/REDIRECT/TPROXY in PREROUTING, or
- * an fwmark rule selecting a table with a local route.  A local route in
- * a table chosen by any other rule is RTN_LOCAL, which the lookup answers
- * NOT_FWDED: ours.
+ * that the lookup cannot see: netfilter DNAT/REDIRECT/TPROXY in
+ * PREROUTING, an fwmark rule selecting a table with a local route, or an
+ * `ip rule iif` rule for a device stacked on this one (a macvlan: the
+ * kernel routes its frames as arriving there, the lookup as arriving
+ * here).  A local route in a table chosen by any other rule is
+ * RTN_LOCAL, which the lookup answers NOT_FWDED: ours.
  */
 #ifndef UNET_XDP_DEST_H
 #define UNET_XDP_DEST_H

@@ -1873,29 +1873,46 @@ static uint32_t fz6_frame(uint64_t *rng, uint8_t *buf, size_t cap)
 #define FZ6_SEED 0x6368616e365f787aull /* "chan6_xz" */
 #define FZ6_FRAMES 300000
 
-static void test_chan6_fuzz(void **state)
+/* One family's channel fuzz: what differs between IPv4 and IPv6. */
+struct fz_family {
+	const char *name;
+	uint32_t (*frame)(uint64_t *rng, uint8_t *buf, size_t cap);
+	enum unet_if_counter (*model)(const uint8_t *f, uint32_t n, uint16_t *tag);
+	uint16_t tag;		 /* the channel whose own counters are checked */
+	int w;			 /* its index in struct snap's ch[] */
+	uint32_t ulen_off;	 /* the U-Net header's len field in the frame */
+	bool kind_is_wrong_src;	 /* the channel counts a wrong kind as a wrong source */
+	enum unet_if_counter rare; /* the family's own drop, which must be reached */
+	const char *rare_name;
+};
+
+/*
+ * Run frames of f's generator through the program on transit_setup's
+ * veth (ctx; set up by the caller, with whatever the family's model asks
+ * of the namespace), each verdict against f's model, a passed frame
+ * untouched; then every interface counter by the model's counts and the
+ * channel's own by its deliveries and wrong sources; and every kind of
+ * outcome reached, or the fuzz tests little.  Tears the set-up down.
+ */
+static void fz_chan_run(const struct fz_family *f, struct xdp_md *ctx, uint64_t seed_default,
+			uint64_t frames_default)
 {
-	uint64_t seed = fuzz_seed(FZ6_SEED), rng = seed, frames = fuzz_count(FZ6_FRAMES);
+	uint64_t seed = fuzz_seed(seed_default), rng = seed, frames = fuzz_count(frames_default);
 	uint64_t want[UNET_CTR__COUNT] = { 0 }, chan_del = 0, chan_bytes = 0, chan_wrong = 0;
 	struct snap before, now;
 	uint8_t buf[2048], out[2048];
-	struct xdp_md ctx;
 
-	(void)state;
-	need_xsk();
-	set_drop_ppm(0);
-	transit_setup(&ctx);
 	fz_chan_snapshot();
-	print_message("chan6 fuzz: seed %#llx (UNET_FUZZ_SEED), %llu frames (UNET_FUZZ_COUNT)\n",
-		      (unsigned long long)seed, (unsigned long long)frames);
+	print_message("%s fuzz: seed %#llx (UNET_FUZZ_SEED), %llu frames (UNET_FUZZ_COUNT)\n",
+		      f->name, (unsigned long long)seed, (unsigned long long)frames);
 	read_snap(&before);
 	for (uint64_t i = 0; i < frames; i++) {
-		uint32_t n = fz6_frame(&rng, buf, sizeof(buf)), out_len = sizeof(out);
+		uint32_t n = f->frame(&rng, buf, sizeof(buf)), out_len = sizeof(out);
 		uint32_t ret = 0xdead, verdict;
 		uint16_t tag;
-		enum unet_if_counter o = fz6_model(buf, n, &tag);
+		enum unet_if_counter o = f->model(buf, n, &tag);
 
-		assert_int_equal(run_prog(buf, n, &ctx, &ret, out, &out_len), 0);
+		assert_int_equal(run_prog(buf, n, ctx, &ret, out, &out_len), 0);
 		verdict = o == UNET_CTR_PASS ? XDP_PASS : o == UNET_CTR_DELIVERED ? XDP_REDIRECT : XDP_DROP;
 		if (ret != verdict) {
 			fz_dump(buf, n);
@@ -1909,39 +1926,56 @@ static void test_chan6_fuzz(void **state)
 		want[o]++;
 		if (o == UNET_CTR_DELIVERED) {
 			want[UNET_CTR_CHAN_DELIVERED]++;
-			if (tag == TAG_CHAN6) {
+			if (tag == f->tag) {
 				chan_del++;
-				chan_bytes += get16(buf + 14 + 40 + 8 + 6);
+				chan_bytes += get16(buf + f->ulen_off);
 			}
 		}
-		if ((o == UNET_CTR_DROP_WRONG_SRC || o == UNET_CTR_DROP_CHAN_KIND) && tag == TAG_CHAN6)
+		if ((o == UNET_CTR_DROP_WRONG_SRC ||
+		     (f->kind_is_wrong_src && o == UNET_CTR_DROP_CHAN_KIND)) &&
+		    tag == f->tag)
 			chan_wrong++;
 	}
 	read_snap(&now);
 	free(fz_chans);
 	fz_chans = NULL;
 	transit_teardown();
-	print_message("chan6 fuzz: %llu delivered, %llu passed, %llu wrong source, %llu chan_ip, "
-		      "%llu exthdr\n",
-		      (unsigned long long)want[UNET_CTR_DELIVERED], (unsigned long long)want[UNET_CTR_PASS],
+	print_message("%s fuzz: %llu delivered, %llu passed, %llu wrong source, %llu chan_ip, "
+		      "%llu %s\n",
+		      f->name, (unsigned long long)want[UNET_CTR_DELIVERED],
+		      (unsigned long long)want[UNET_CTR_PASS],
 		      (unsigned long long)want[UNET_CTR_DROP_WRONG_SRC],
 		      (unsigned long long)want[UNET_CTR_DROP_CHAN_IP],
-		      (unsigned long long)want[UNET_CTR_DROP_IP6_EXTHDR]);
+		      (unsigned long long)want[f->rare], f->rare_name);
 	want[UNET_CTR_RX] = frames;
 	for (int k = 0; k < UNET_CTR__COUNT; k++)
 		if (now.ifc[k] - before.ifc[k] != want[k])
 			fail_msg("counter %s moved by %llu, the rules say %llu (replay: UNET_FUZZ_SEED=%#llx)",
 				 ctr_names[k], (unsigned long long)(now.ifc[k] - before.ifc[k]),
 				 (unsigned long long)want[k], (unsigned long long)seed);
-	assert_int_equal(now.ch[W_CHAN6].delivered - before.ch[W_CHAN6].delivered, chan_del);
-	assert_int_equal(now.ch[W_CHAN6].delivered_bytes - before.ch[W_CHAN6].delivered_bytes,
-			 chan_bytes);
-	assert_int_equal(now.ch[W_CHAN6].drop_wrong_src - before.ch[W_CHAN6].drop_wrong_src, chan_wrong);
+	assert_int_equal(now.ch[f->w].delivered - before.ch[f->w].delivered, chan_del);
+	assert_int_equal(now.ch[f->w].delivered_bytes - before.ch[f->w].delivered_bytes, chan_bytes);
+	assert_int_equal(now.ch[f->w].drop_wrong_src - before.ch[f->w].drop_wrong_src, chan_wrong);
 	/* every kind of outcome was reached, or the fuzz tests little */
 	assert_true(want[UNET_CTR_DELIVERED] > frames / 50 && want[UNET_CTR_PASS] > frames / 20 &&
 		    want[UNET_CTR_DROP_WRONG_SRC] > frames / 100 &&
-		    want[UNET_CTR_DROP_CHAN_IP] > frames / 100 &&
-		    want[UNET_CTR_DROP_IP6_EXTHDR] > frames / 200);
+		    want[UNET_CTR_DROP_CHAN_IP] > frames / 100 && want[f->rare] > frames / 200);
+}
+
+static void test_chan6_fuzz(void **state)
+{
+	static const struct fz_family v6 = {
+		.name = "chan6", .frame = fz6_frame, .model = fz6_model, .tag = TAG_CHAN6,
+		.w = W_CHAN6, .ulen_off = 14 + 40 + 8 + 6, .kind_is_wrong_src = true,
+		.rare = UNET_CTR_DROP_IP6_EXTHDR, .rare_name = "exthdr",
+	};
+	struct xdp_md ctx;
+
+	(void)state;
+	need_xsk();
+	set_drop_ppm(0);
+	transit_setup(&ctx);
+	fz_chan_run(&v6, &ctx, FZ6_SEED, FZ6_FRAMES);
 }
 
 /* ---- Routable channels over IPv4: fuzz ------------------------------------------ */
@@ -2119,10 +2153,11 @@ static uint32_t fz4_frame(uint64_t *rng, uint8_t *buf, size_t cap)
 
 static void test_chan_fuzz(void **state)
 {
-	uint64_t seed = fuzz_seed(FZ4_SEED), rng = seed, frames = fuzz_count(FZ4_FRAMES);
-	uint64_t want[UNET_CTR__COUNT] = { 0 }, chan_del = 0, chan_bytes = 0, chan_wrong = 0;
-	struct snap before, now;
-	uint8_t buf[2048], out[2048];
+	static const struct fz_family v4 = {
+		.name = "chan", .frame = fz4_frame, .model = fz4_model, .tag = TAG_CHAN,
+		.w = W_CHAN, .ulen_off = 14 + 28 + 6, .kind_is_wrong_src = false,
+		.rare = UNET_CTR_DROP_CHAN_CSUM, .rare_name = "csum",
+	};
 	struct xdp_md ctx;
 
 	(void)state;
@@ -2130,62 +2165,7 @@ static void test_chan_fuzz(void **state)
 	set_drop_ppm(0);
 	transit_setup(&ctx);
 	fz4_net_bcast = sh("ip route show table local 10.9.0.0 | grep -q broadcast") == 0;
-	fz_chan_snapshot();
-	print_message("chan fuzz: seed %#llx (UNET_FUZZ_SEED), %llu frames (UNET_FUZZ_COUNT)\n",
-		      (unsigned long long)seed, (unsigned long long)frames);
-	read_snap(&before);
-	for (uint64_t i = 0; i < frames; i++) {
-		uint32_t n = fz4_frame(&rng, buf, sizeof(buf)), out_len = sizeof(out);
-		uint32_t ret = 0xdead, verdict;
-		uint16_t tag;
-		enum unet_if_counter o = fz4_model(buf, n, &tag);
-
-		assert_int_equal(run_prog(buf, n, &ctx, &ret, out, &out_len), 0);
-		verdict = o == UNET_CTR_PASS ? XDP_PASS : o == UNET_CTR_DELIVERED ? XDP_REDIRECT : XDP_DROP;
-		if (ret != verdict) {
-			fz_dump(buf, n);
-			fail_msg("frame %llu (%u bytes): verdict %u, the rules say %u (counter %s) "
-				 "(replay: UNET_FUZZ_SEED=%#llx)",
-				 (unsigned long long)i, n, ret, verdict, ctr_names[o],
-				 (unsigned long long)seed);
-		}
-		if (ret == XDP_PASS && (out_len != n || memcmp(out, buf, n)))
-			fail_msg("frame %llu: passed but changed", (unsigned long long)i);
-		want[o]++;
-		if (o == UNET_CTR_DELIVERED) {
-			want[UNET_CTR_CHAN_DELIVERED]++;
-			if (tag == TAG_CHAN) {
-				chan_del++;
-				chan_bytes += get16(buf + 14 + 28 + 6);
-			}
-		}
-		if (o == UNET_CTR_DROP_WRONG_SRC && tag == TAG_CHAN)
-			chan_wrong++;
-	}
-	read_snap(&now);
-	free(fz_chans);
-	fz_chans = NULL;
-	transit_teardown();
-	print_message("chan fuzz: %llu delivered, %llu passed, %llu wrong source, %llu chan_ip, "
-		      "%llu csum\n",
-		      (unsigned long long)want[UNET_CTR_DELIVERED], (unsigned long long)want[UNET_CTR_PASS],
-		      (unsigned long long)want[UNET_CTR_DROP_WRONG_SRC],
-		      (unsigned long long)want[UNET_CTR_DROP_CHAN_IP],
-		      (unsigned long long)want[UNET_CTR_DROP_CHAN_CSUM]);
-	want[UNET_CTR_RX] = frames;
-	for (int k = 0; k < UNET_CTR__COUNT; k++)
-		if (now.ifc[k] - before.ifc[k] != want[k])
-			fail_msg("counter %s moved by %llu, the rules say %llu (replay: UNET_FUZZ_SEED=%#llx)",
-				 ctr_names[k], (unsigned long long)(now.ifc[k] - before.ifc[k]),
-				 (unsigned long long)want[k], (unsigned long long)seed);
-	assert_int_equal(now.ch[W_CHAN].delivered - before.ch[W_CHAN].delivered, chan_del);
-	assert_int_equal(now.ch[W_CHAN].delivered_bytes - before.ch[W_CHAN].delivered_bytes,
-			 chan_bytes);
-	assert_int_equal(now.ch[W_CHAN].drop_wrong_src - before.ch[W_CHAN].drop_wrong_src, chan_wrong);
-	assert_true(want[UNET_CTR_DELIVERED] > frames / 50 && want[UNET_CTR_PASS] > frames / 20 &&
-		    want[UNET_CTR_DROP_WRONG_SRC] > frames / 100 &&
-		    want[UNET_CTR_DROP_CHAN_IP] > frames / 100 &&
-		    want[UNET_CTR_DROP_CHAN_CSUM] > frames / 200);
+	fz_chan_run(&v4, &ctx, FZ4_SEED, FZ4_FRAMES);
 }
 
 /* The layout the program and this file both assume (bpf/unet_abi.h). */
