@@ -300,38 +300,38 @@ static uint64_t *check_frame(struct unetd_emul *e, const uint8_t *f, uint32_t le
 	/* An IPv4 header as the libraries write it: its checksum right and
 	 * a TTL above 0 (the source checks below would let a malformed
 	 * header leave from the client's own address). */
-	if (len >= UNET_ETH_HLEN + UNET_IP_HLEN && (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IP &&
+	if (len >= UNET_ETH_HLEN + UNET_IP_HLEN && unetd_get16(f + 12) == UNET_ETH_P_IP &&
 	    (f[14] & 0x0f) == 5 && (!f[22] || !ipv4_hdr_sum_ok(f + UNET_ETH_HLEN)))
 		return &k->tx_bad_frame;
 	/* Frames shorter than 60 bytes are padded to 60 by the library. */
-	if (len >= UNET_ETH_HLEN + UNET_IP_HLEN && (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IP &&
+	if (len >= UNET_ETH_HLEN + UNET_IP_HLEN && unetd_get16(f + 12) == UNET_ETH_P_IP &&
 	    f[23] == IPPROTO_TCP)
 		return unetd_tcp_check(e, f, len);
 	if (len >= UNET_ETH_HLEN + UNET_IP_HLEN + UNET_UDP_HLEN &&
-	    (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IP && f[23] == IPPROTO_UDP) {
+	    unetd_get16(f + 12) == UNET_ETH_P_IP && f[23] == IPPROTO_UDP) {
 		/* Read once per datagram: the port may change under us. */
 		uint16_t chan_port = unetd_chan_port(e->iface);
 
-		if ((uint16_t)(f[36] << 8 | f[37]) == chan_port)
+		if (unetd_get16(f + 36) == chan_port)
 			return check_chan_frame(e, f, len, chan_port);
 		return unetd_udp_check(e, (uint8_t *)f, len, chan_port);
 	}
 	/* IPv6: only a routable channel's frame (the daemon serves its
 	 * clients no other IPv6), judged whole, to the byte, by chan_check.c;
 	 * anything else fails that as a bad frame. */
-	if (len >= UNET_ETH_HLEN && (uint16_t)(f[12] << 8 | f[13]) == UNET_ETH_P_IPV6)
+	if (len >= UNET_ETH_HLEN && unetd_get16(f + 12) == UNET_ETH_P_IPV6)
 		return check_chan_frame(e, f, len, unetd_chan_port(e->iface));
-	if (len >= UNET_ETH_HLEN && (uint16_t)(f[12] << 8 | f[13]) != UNET_ETH_P)
+	if (len >= UNET_ETH_HLEN && unetd_get16(f + 12) != UNET_ETH_P)
 		return unetd_udp_check(e, (uint8_t *)f, len, 0); /* ARP, short IPv4 */
 	if (len < UNET_PAYLOAD_OFF ||
 	    len > (UNET_PAYLOAD_OFF + info->max_payload < 60 ? 60 : UNET_PAYLOAD_OFF + info->max_payload))
 		return &k->tx_bad_frame;
-	proto = (uint16_t)(f[12] << 8 | f[13]);
+	proto = unetd_get16(f + 12);
 	if (proto != UNET_ETH_P || f[14] != UNET_WIRE_VERSION)
 		return &k->tx_bad_frame;
-	dst_tag = (uint16_t)(f[16] << 8 | f[17]);
-	src_tag = (uint16_t)(f[18] << 8 | f[19]);
-	plen = (uint16_t)(f[20] << 8 | f[21]);
+	dst_tag = unetd_get16(f + 16);
+	src_tag = unetd_get16(f + 18);
+	plen = unetd_get16(f + 20);
 	if (!plen || plen > len - UNET_PAYLOAD_OFF || plen > info->max_payload)
 		return &k->tx_bad_frame;
 	c = chan_of(e, src_tag);
@@ -397,7 +397,7 @@ static int send_gathered_inet(struct unetd_emul *e)
 {
 	struct unetd_tx_asm *a = &e->txa;
 	struct unet_layer_parts whole = { .head = a->buf, .hlen = a->len };
-	bool v6 = (uint16_t)(a->buf[12] << 8 | a->buf[13]) == UNET_ETH_P_IPV6;
+	bool v6 = unetd_get16(a->buf + 12) == UNET_ETH_P_IPV6;
 	uint64_t *bad;
 	int err;
 
@@ -440,8 +440,8 @@ static int send_gathered(struct unetd_emul *e)
 	uint64_t *bad = NULL;
 	int err;
 
-	if (a->len >= UNET_ETH_HLEN && ((uint16_t)(a->buf[12] << 8 | a->buf[13]) == UNET_ETH_P_IP ||
-				       (uint16_t)(a->buf[12] << 8 | a->buf[13]) == UNET_ETH_P_IPV6))
+	if (a->len >= UNET_ETH_HLEN && (unetd_get16(a->buf + 12) == UNET_ETH_P_IP ||
+				       unetd_get16(a->buf + 12) == UNET_ETH_P_IPV6))
 		return send_gathered_inet(e);
 	if (!a->ready) {
 		switch (unetd_chain_check(a->buf, a->len, e->iface->info.mac,
@@ -467,8 +467,8 @@ static int send_gathered(struct unetd_emul *e)
 		}
 		a->ready = true;
 	} else {
-		src_tag = (uint16_t)(a->buf[18] << 8 | a->buf[19]);
-		plen = (uint16_t)(a->buf[20] << 8 | a->buf[21]);
+		src_tag = unetd_get16(a->buf + 18);
+		plen = unetd_get16(a->buf + 20);
 		c = chan_of(e, src_tag);
 		if (!c || c->routable) {
 			/* Closed (or the tag reopened as a routable channel)

@@ -60,10 +60,10 @@ enum unetd_chain unetd_chain_check(const uint8_t *f, uint32_t len, const uint8_t
 {
 	uint32_t n;
 
-	if (len < UNET_PAYLOAD_OFF || (uint16_t)(f[12] << 8 | f[13]) != UNET_ETH_P ||
+	if (len < UNET_PAYLOAD_OFF || unetd_get16(f + 12) != UNET_ETH_P ||
 	    f[14] != UNET_WIRE_VERSION)
 		return UNETD_CHAIN_BAD_FRAME;
-	n = (uint32_t)(f[20] << 8 | f[21]);
+	n = unetd_get16(f + 20);
 	/* The pieces add up to the header's length, to the byte (what the
 	 * library writes); only a short frame may carry Ethernet's padding. */
 	if (!n || n > max_payload ||
@@ -71,8 +71,8 @@ enum unetd_chain unetd_chain_check(const uint8_t *f, uint32_t len, const uint8_t
 		return UNETD_CHAIN_BAD_FRAME;
 	if (memcmp(f + 6, own_mac, 6))
 		return UNETD_CHAIN_FOREIGN_SRC;
-	*dst_tag = (uint16_t)(f[16] << 8 | f[17]);
-	*src_tag = (uint16_t)(f[18] << 8 | f[19]);
+	*dst_tag = unetd_get16(f + 16);
+	*src_tag = unetd_get16(f + 18);
 	*plen = (uint16_t)n;
 	return UNETD_CHAIN_OK;
 }

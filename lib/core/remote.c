@@ -123,6 +123,17 @@ static int request(int fd, uint16_t type, const void *body, uint32_t blen, int s
 
 /* request() for the library's own calls: the daemon's reason goes to the
  * log, and a reply shorter than asked for is a protocol error. */
+/* A request's result r as the library's calls take it: the daemon's
+ * reason for a refusal logged, a reply shorter than rep_cap refused. */
+static int call_result(int r, const char *err, uint32_t got, uint32_t rep_cap)
+{
+	if (r && err[0])
+		unet_log(UNET_LOG_ERROR, "unetd: %s", err);
+	if (!r && got < rep_cap)
+		r = -EPROTO;
+	return r;
+}
+
 static int call_fd(int fd, uint16_t type, const void *body, uint32_t len, int send_fd, void *rep,
 		   uint32_t rep_cap, int *fds, int *nfds)
 {
@@ -131,11 +142,7 @@ static int call_fd(int fd, uint16_t type, const void *body, uint32_t len, int se
 	int r = request(fd, type, body, len, send_fd, rep, rep_cap, &got, fds, nfds, err,
 			sizeof(err));
 
-	if (r && err[0])
-		unet_log(UNET_LOG_ERROR, "unetd: %s", err);
-	if (!r && got < rep_cap)
-		r = -EPROTO;
-	return r;
+	return call_result(r, err, got, rep_cap);
 }
 
 static int call(int fd, uint16_t type, const void *body, uint32_t len, void *rep,
@@ -622,11 +629,7 @@ static int call_resolving(int fd, uint16_t type, const void *body, uint32_t len,
 		nanosleep(&(struct timespec){ .tv_nsec = step_ns }, NULL);
 		step_ns = step_ns * 2 < 10 * 1000 * 1000 ? step_ns * 2 : 10 * 1000 * 1000;
 	}
-	if (r && err[0])
-		unet_log(UNET_LOG_ERROR, "unetd: %s", err);
-	if (!r && got < rep_cap)
-		r = -EPROTO;
-	return r;
+	return call_result(r, err, got, rep_cap);
 }
 
 int unet_remote_channel_open_ipv4(struct unet_endpoint *ep, uint16_t tag, uint32_t peer_addr,
