@@ -415,6 +415,17 @@ static void print_stats(struct ufi_ep *ep)
 		(unsigned long long)st.credit_stalls, (unsigned long long)st.requests,
 		(unsigned long long)st.gets, (unsigned long long)st.bad_frames,
 		(unsigned long long)st.chan_failures);
+	/* Where frames were lost before UAM saw them (each one costs a
+	 * retransmission later): the socket's drops and the library's
+	 * refusals of malformed frames. */
+	struct unet_endpoint_stats us;
+	if (!unet_endpoint__stats(ep->uep, &us))
+		fprintf(stderr,
+			"unet provider endpoint stats: rx_dropped %llu rx_ring_full %llu rx_fill_empty %llu "
+			"rx_no_jumbo_slot %llu rx_bad_pieces %llu rx_malformed %llu\n",
+			(unsigned long long)us.rx_dropped, (unsigned long long)us.rx_ring_full,
+			(unsigned long long)us.rx_fill_empty, (unsigned long long)us.rx_no_jumbo_slot,
+			(unsigned long long)us.rx_bad_pieces, (unsigned long long)us.rx_malformed);
 }
 
 static int ep_close(struct fid *fid)

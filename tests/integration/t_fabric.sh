@@ -136,10 +136,17 @@ t_fabric_loss() {
 	ctl_b fault "$IF_B" --drop-ppm 50000 || fail "unetctl fault $IF_B failed"
 	# a short UAM queue, so sends also meet a full queue (-FI_EAGAIN,
 	# queued rendezvous, fragmented messages cut short)
-	FI_UNET_MAX_QUEUED=8 fabric_pair loss --iters 10
+	FI_UNET_MAX_QUEUED=8 UNET_FABRIC_CLIENT_ENV=FI_UNET_STATS=1 fabric_pair loss --iters 10
 	d=$(counter a drop_injected) || exit 1
 	((d > 0)) || fail "no frames dropped by the injected loss on a"
 	note "drop_injected on a = $d"
+	# FI_UNET_STATS=1: the client's counters at close show the loss
+	# (retransmissions), and the endpoint's own drop counters are there
+	local r
+	r=$(sed -n 's/^unet provider stats: .* retransmits \([0-9]*\) .*/\1/p' "$T_DIR/loss.client.log")
+	[[ -n $r ]] && ((r > 0)) || fail "FI_UNET_STATS=1: no retransmissions counted ('${r}') after injected loss"
+	grep -Eq '^unet provider endpoint stats: rx_dropped [0-9]+ rx_ring_full [0-9]+ rx_fill_empty [0-9]+ ' \
+		"$T_DIR/loss.client.log" || fail "FI_UNET_STATS=1: no endpoint drop counters"
 }
 
 t_fabric_pingpong() {
