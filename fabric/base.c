@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -30,12 +31,38 @@ struct ufi_params ufi_params = {
 	.spin_us = 50,
 };
 
-static void get_int(const char *name, int *v, int lo, int hi)
+/* The first FI_UNET_* variable set to something we cannot use: getinfo
+ * refuses to serve with it (prov.c), so a typo fails the job at once,
+ * saying which, instead of running with a default nobody asked for. */
+static void bad_param(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void bad_param(const char *fmt, ...)
 {
-	int x;
+	va_list ap;
 
-	if (fi_param_get_int(&ufi_prov, name, &x) == FI_SUCCESS && x >= lo && x <= hi)
-		*v = x;
+	if (ufi_params.bad[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(ufi_params.bad, sizeof(ufi_params.bad), fmt, ap);
+	va_end(ap);
+}
+
+/* FI_UNET_<NAME> as a decimal integer in [lo, hi], read strictly: libfabric's
+ * own integer parameters take "abc" as 0 and "64k" as 64. */
+static void get_int(const char *env, int *v, int lo, int hi)
+{
+	const char *s = getenv(env);
+	char *end;
+	long x;
+
+	if (!s)
+		return;
+	errno = 0;
+	x = strtol(s, &end, 10);
+	if (end == s || *end || errno || x < lo || x > hi) {
+		bad_param("%s=%s is not an integer from %d to %d (docs/libfabric.md)", env, s, lo, hi);
+		return;
+	}
+	*v = (int)x;
 }
 
 void ufi_params_load(void)
@@ -44,26 +71,30 @@ void ufi_params_load(void)
 
 	if (fi_param_get_str(&ufi_prov, "iface", &s) == FI_SUCCESS)
 		ufi_params.iface = s;
-	get_int("timeout_ms", &ufi_params.timeout_ms, 100, 3600000);
-	get_int("connect_timeout_ms", &ufi_params.connect_timeout_ms, 100, 3600000);
-	get_int("window", &ufi_params.window, 4, UAM_MAX_WINDOW);
-	get_int("linger_ms", &ufi_params.linger_ms, 0, 60000);
-	get_int("max_queued", &ufi_params.max_queued, 1, 1 << 20);
-	get_int("spin_us", &ufi_params.spin_us, -1, 1000000);
+	get_int("FI_UNET_TIMEOUT_MS", &ufi_params.timeout_ms, 100, 3600000);
+	get_int("FI_UNET_CONNECT_TIMEOUT_MS", &ufi_params.connect_timeout_ms, 100, 3600000);
+	get_int("FI_UNET_WINDOW", &ufi_params.window, 4, UAM_MAX_WINDOW);
+	get_int("FI_UNET_LINGER_MS", &ufi_params.linger_ms, 0, 60000);
+	get_int("FI_UNET_MAX_QUEUED", &ufi_params.max_queued, 1, 1 << 20);
+	get_int("FI_UNET_SPIN_US", &ufi_params.spin_us, -1, 1000000);
 	s = NULL;
-	/* "ip": every peer over a routable channel; anything else: "auto" */
-	if (fi_param_get_str(&ufi_prov, "channel", &s) == FI_SUCCESS && s)
-		ufi_params.routed_always = strcmp(s, "ip") == 0;
+	/* "ip": every peer over a routable channel; "auto": on-link peers
+	 * over raw ones */
+	if (fi_param_get_str(&ufi_prov, "channel", &s) == FI_SUCCESS && s) {
+		if (strcmp(s, "ip") == 0 || strcmp(s, "auto") == 0)
+			ufi_params.routed_always = strcmp(s, "ip") == 0;
+		else
+			bad_param("FI_UNET_CHANNEL=%s is neither auto nor ip (docs/libfabric.md)", s);
+	}
 	s = NULL;
-	/* "ipv4", "ipv6", "auto" (ufi_conn_init); anything else is refused
-	 * at fi_getinfo: a misspelt family would otherwise give names of
-	 * the other family than the job's, and peers no rank can reach */
+	/* "ipv4", "ipv6", "auto" (ufi_conn_init); a misspelt family would
+	 * otherwise give names of the other family than the job's, and
+	 * peers no rank can reach */
 	if (fi_param_get_str(&ufi_prov, "family", &s) == FI_SUCCESS && s) {
-		ufi_params.family = strcmp(s, "ipv4") == 0   ? 4
-				    : strcmp(s, "ipv6") == 0 ? 6
-				    : strcmp(s, "auto") == 0 ? 0
-							     : -1;
-		ufi_params.family_str = s;
+		if (strcmp(s, "ipv4") == 0 || strcmp(s, "ipv6") == 0 || strcmp(s, "auto") == 0)
+			ufi_params.family = s[0] == 'a' ? 0 : s[3] == '4' ? 4 : 6;
+		else
+			bad_param("FI_UNET_FAMILY=%s is none of ipv4, ipv6, auto (docs/libfabric.md)", s);
 	}
 }
 

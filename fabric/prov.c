@@ -106,10 +106,8 @@ static int ufi_getinfo(uint32_t version, const char *node, const char *service, 
 
 	(void)version;
 	*info = NULL;
-	if (ufi_params.family < 0) {
-		ufi_why("FI_UNET_FAMILY=%s is none of ipv4, ipv6, auto (docs/libfabric.md)",
-			ufi_params.family_str);
-		FI_WARN(&ufi_prov, FI_LOG_CORE, "%s\n", ufi_why_buf);
+	if (ufi_params.bad[0]) {
+		ufi_why("%s", ufi_params.bad);
 		r = -FI_EINVAL;
 	} else {
 		r = ufi_resolve_iface(ifname, sizeof(ifname));

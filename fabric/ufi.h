@@ -160,9 +160,8 @@ struct ufi_params {
 	int linger_ms;		/* FI_UNET_LINGER_MS: fi_close waits this long for peers to take our last data */
 	int spin_us;		/* FI_UNET_SPIN_US: an idle CQ poller spins this long, then sleeps (-1: never) */
 	bool routed_always;	/* FI_UNET_CHANNEL=ip: routable channels to on-link peers too */
-	int family;		/* FI_UNET_FAMILY: 4, 6, or 0 (auto: IPv4 if the interface has it);
-				 * -1: none of ipv4, ipv6, auto (fi_getinfo refuses) */
-	const char *family_str; /* as given */
+	int family;		/* FI_UNET_FAMILY: 4, 6, or 0 (auto: IPv4 if the interface has it) */
+	char bad[160];		/* the first FI_UNET_* set to what we cannot use: getinfo refuses */
 };
 extern struct ufi_params ufi_params;
 void ufi_params_load(void);

@@ -101,6 +101,15 @@ t_fabric_info() {
 	out=$(in_a env FI_UNET_FAMILY=IPv6 "${FI_INFO[@]}" -p unet 2>&1) && fail "FI_UNET_FAMILY=IPv6 accepted"
 	grep -q 'FI_UNET_FAMILY=IPv6 is none of ipv4, ipv6, auto' <<<"$out" ||
 		fail "no clear error for FI_UNET_FAMILY=IPv6: $out"
+	# every other FI_UNET_* too: a value we cannot use is refused by
+	# name, never replaced by the default in silence
+	local bad
+	for bad in FI_UNET_CHANNEL=IP FI_UNET_WINDOW=64k FI_UNET_WINDOW=3 FI_UNET_TIMEOUT_MS=99999999999; do
+		out=$(in_a env "$bad" "${FI_INFO[@]}" -p unet 2>&1) && fail "$bad accepted"
+		grep -q "$bad is " <<<"$out" || fail "no clear error for $bad: $out"
+	done
+	out=$(in_a env FI_UNET_CHANNEL=ip FI_UNET_WINDOW=64 FI_UNET_SPIN_US=-1 "${FI_INFO[@]}" -p unet 2>&1) ||
+		fail "good values refused: $out"
 	# no interface with the program: nothing to offer, and it says why
 	ctl_a detach "$IF_A" || fail "detach failed"
 	out=$(in_a "${FI_INFO[@]}" -p unet 2>&1) && fail "listed with no interface attached"
