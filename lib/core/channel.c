@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 
 #include "core/chan_udp.h"
+#include "core/clock.h"
 #include "core/objects.h"
 
 static struct unet_channel *channel_new(struct unet_endpoint *ep, uint16_t tag,
@@ -121,7 +122,6 @@ static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 	bool v6 = cv->flags & UNET_CHAN_F_UDP6;
 	int family = v6 ? AF_INET6 : AF_INET;
 	struct unet_chan_hop hop;
-	struct timespec now;
 	int port, fd, err;
 
 	port = unet_chan_port_of(ep->iface);
@@ -155,11 +155,9 @@ static int channel_udp_setup(struct unet_endpoint *ep, struct unet_channel *ch,
 			 strerror(-err));
 		return err;
 	}
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
 	memcpy(ch->via, hop.via, sizeof(ch->via));
 	ch->hop_mtu = hop.mtu;
-	ch->hop_next_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec +
-			  UNET_CHAN_HOP_TTL_NS;
+	ch->hop_next_ns = unet_mono_coarse_ns() + UNET_CHAN_HOP_TTL_NS;
 	memcpy(ch->w.dst_mac, hop.mac, 6);
 	memcpy(ch->peer_mac, hop.mac, 6);
 	memcpy(ch->w.src_mac, ep->mac, 6);

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/objects.h"
 #include "core/txmd.h"
 #include "proto/unetd_proto.h"
@@ -202,21 +203,13 @@ void unet_layer_kick(struct unet_endpoint *ep)
 }
 
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int unet_endpoint__flush(struct unet_endpoint *ep, int timeout_ms)
 {
 	int64_t deadline;
 
 	if (!ep)
 		return -EINVAL;
-	deadline = now_ms() + timeout_ms;
+	deadline = unet_mono_ms() + timeout_ms;
 	while (unet_endpoint__tx_pending(ep)) {
 		for (uint32_t i = 0; i < ep->nqueues; i++)
 			if (ep->q[i].tx_pending)
@@ -226,7 +219,7 @@ int unet_endpoint__flush(struct unet_endpoint *ep, int timeout_ms)
 		/* Frames queued on a dead link never complete. */
 		if (ep->dead || unet_probe_link(ep))
 			return ep->dead;
-		if (timeout_ms >= 0 && now_ms() >= deadline)
+		if (timeout_ms >= 0 && unet_mono_ms() >= deadline)
 			return -ETIMEDOUT;
 		/* Nothing completed: let the other side of the veth (or the
 		 * NIC) drain before kicking again. */
@@ -274,11 +267,8 @@ static int check_send(struct unet_endpoint *ep, const struct unet_send_desc *d)
 		return -EINVAL;
 	if (d->channel->udp) {
 		/* the coarse clock: a tick is ample against a 1 s lookup */
-		struct timespec ts;
-		uint64_t now;
+		uint64_t now = unet_mono_coarse_ns();
 
-		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 		if (now >= d->channel->hop_next_ns)
 			unet_channel_hop_refresh(d->channel, now);
 	}
@@ -537,19 +527,19 @@ int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
 		return 1;
 	if (ep->dead)
 		return ep->dead;
-	deadline = timeout_ms < 0 ? INT64_MAX : now_ms() + timeout_ms;
+	deadline = timeout_ms < 0 ? INT64_MAX : unet_mono_ms() + timeout_ms;
 	/* Adaptive: spin first (wait.c), sleep only if nothing came, and
 	 * only for what is left of the timeout. */
 	if (unet_wait_spin(ep, timeout_ms, unet_rx_ready))
 		return 1;
-	if (!timeout_ms || (deadline != INT64_MAX && now_ms() >= deadline))
+	if (!timeout_ms || (deadline != INT64_MAX && unet_mono_ms() >= deadline))
 		return 0;
 	ep->wait_sleeps++;
 	if (ep->emulated && !ep->fd_mode)
-		return unet_remote_wait(ep, deadline == INT64_MAX ? -1 : (int)(deadline - now_ms()),
+		return unet_remote_wait(ep, deadline == INT64_MAX ? -1 : (int)(deadline - unet_mono_ms()),
 					unet_rx_ready);
 	for (;;) {
-		int64_t left = deadline == INT64_MAX ? WAIT_PROBE_MS : deadline - now_ms();
+		int64_t left = deadline == INT64_MAX ? WAIT_PROBE_MS : deadline - unet_mono_ms();
 		int slice, layer_ms, r;
 		bool cut = false;
 
@@ -568,7 +558,7 @@ int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
 			return r;
 		if (left && !cut && unet_probe_link(ep))
 			return ep->dead;
-		if (deadline != INT64_MAX && now_ms() >= deadline)
+		if (deadline != INT64_MAX && unet_mono_ms() >= deadline)
 			return 0;
 	}
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "core/chan_udp.h"
+#include "core/clock.h"
 #include "core/objects.h"
 #include "proto/unetd_proto.h"
 
@@ -606,22 +607,18 @@ int unet_remote_channel_open(struct unet_endpoint *ep, uint16_t tag, const uint8
 static int call_resolving(int fd, uint16_t type, const void *body, uint32_t len, void *rep,
 			  uint32_t rep_cap)
 {
-	struct timespec start, now;
-	long step_ns = 1000 * 1000, waited_ms;
+	uint64_t start = unet_mono_ns();
+	long step_ns = 1000 * 1000;
 	char err[128];
 	uint32_t got = 0;
 	int r;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		r = request(fd, type, body, len, -1, rep, rep_cap, &got, NULL, NULL, err,
 			    sizeof(err));
 		if (r != -EAGAIN)
 			break;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		waited_ms = (now.tv_sec - start.tv_sec) * 1000 +
-			    (now.tv_nsec - start.tv_nsec) / (1000 * 1000);
-		if (waited_ms >= UNET_CHAN_RESOLVE_WAIT_MS) {
+		if (unet_mono_ns() - start >= UNET_CHAN_RESOLVE_WAIT_MS * 1000000ull) {
 			unet_log(UNET_LOG_ERROR, "unetd: %s: no answer within %d ms", err,
 				 UNET_CHAN_RESOLVE_WAIT_MS);
 			return -EHOSTUNREACH;

@@ -23,14 +23,8 @@
 
 #include "core/internal.h"
 #include "core/objects.h"
+#include "core/clock.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static inline void cpu_relax(void)
 {
@@ -102,7 +96,7 @@ bool unet_wait_spin(struct unet_endpoint *ep, int timeout_ms,
 	ep->wait_waits++;
 	if (!ep->spin_us)
 		return false;
-	t0 = now_ns();
+	t0 = unet_mono_ns();
 	end = t0 + (uint64_t)ep->spin_us * 1000u;
 	/* Never spin past the caller's timeout. */
 	if (timeout_ms > 0 && (uint64_t)timeout_ms * 1000000u < end - t0)
@@ -131,9 +125,9 @@ bool unet_wait_spin(struct unet_endpoint *ep, int timeout_ms,
 		if (ep->busy_poll_usec)
 			for (uint32_t k = 0; k < ep->nqueues; k++)
 				recvfrom(ep->q[k].fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
-		now = now_ns();
+		now = unet_mono_ns();
 	} while (now < end);
-	ep->wait_spin_ns += now_ns() - t0;
+	ep->wait_spin_ns += unet_mono_ns() - t0;
 	if (hit)
 		ep->wait_spin_hits++;
 	return hit;

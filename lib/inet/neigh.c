@@ -7,15 +7,13 @@
 
 #include <bpf/bpf.h>
 
+#include "core/clock.h"
 #include "core/layer.h"
 #include "inet/inet.h"
 
 uint64_t unet_inet_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return unet_mono_ns();
 }
 
 int unet_inet_neigh_open(struct unet_iface *iface)

@@ -54,6 +54,7 @@
 #include <netif/ethernet.h>
 #include <linux/bpf.h> /* XDP_PACKET_HEADROOM */
 
+#include "core/clock.h"
 #include "core/layer.h"
 #include "inet/inet.h"
 #include "proto/unetd_proto.h"
@@ -256,10 +257,7 @@ static void seq_out(uint8_t *f, uint32_t len)
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)unet_mono_ms();
 }
 
 /* A port held against the kernel and in unet_tcp_ports; shared by a

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/hot.h"
 #include "core/internal.h"
 #include "core/layer.h"
@@ -25,11 +26,8 @@
 
 UNET_HOT static uint64_t mono_ns(void *ctx)
 {
-	struct timespec ts;
-
 	(void)ctx;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return unet_mono_ns();
 }
 
 /* Frames in pieces went to the ring at once (unet_xmit_pieces): their
