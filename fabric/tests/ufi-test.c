@@ -1004,19 +1004,25 @@ static void write_file(const char *path, const char *s)
 		die("cannot write %s", path);
 }
 
+/* The first line of path, once it is whole: a writer that is not ours
+ * (a test's `echo go >FILE`) creates the file empty and writes it after,
+ * so a file that exists but holds no complete line yet is waited for. */
 static void read_file(const char *path, char *buf, size_t len)
 {
 	uint64_t end = now_ms() + TIMEOUT_MS;
-	FILE *f;
 
-	while (!(f = fopen(path, "r"))) {
+	for (;;) {
+		FILE *f = fopen(path, "r");
+		bool whole = f && fgets(buf, (int)len, f) && strchr(buf, '\n');
+
+		if (f)
+			fclose(f);
+		if (whole)
+			break;
 		if (now_ms() > end)
-			die("no %s after %d ms", path, TIMEOUT_MS);
+			die("%s %s after %d ms", f ? "no complete line in" : "no", path, TIMEOUT_MS);
 		usleep(10000);
 	}
-	if (!fgets(buf, (int)len, f))
-		die("empty %s", path);
-	fclose(f);
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
