@@ -297,10 +297,19 @@ t_unetd_lifecycle() {
 
 t_unetd_fuzz() {
 	T_MODE=${T_MODE:-skb}
-	local s c rc out
+	local s c rc out ll_a peers
 	setup_ns
 	attach a
-	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 4"
+	# The channel fuzz's honest peers: a's addresses of both families
+	# (its link-local one too); every other peer it names must be refused.
+	unetd_chan6_link
+	ll_a=$(in_a ip -6 -o addr show dev "$IF_A" scope link | awk '{ sub("/.*", "", $4); print $4; exit }')
+	[[ -n $ll_a ]] || fail "a has no link-local IPv6 address"
+	peers=(--peer "$IP_A" --peer "$UNETD_CHAN6_A" --peer "$ll_a")
+	# root too, so that its fuzz reaches channels on every tag (sharing
+	# a source port 16384 apart), within bounds of its own.
+	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 4 channels 8
+user root all endpoints 4 segment 64M"
 	pp_server 0 block 100
 	s=$PP_SERVER
 	as_nobody timeout 100 "$BUILD/examples/pingpong" client "$IF_B" --tag 2 --peer "$MAC_A" \
@@ -308,9 +317,11 @@ t_unetd_fuzz() {
 	c=$!
 	_UNET_BG_PIDS+=("$c")
 	as_nobody "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" --iface "$IF_B" --count 5000 \
-		--seed 0x5eed --seconds 40 || fail "the daemon stopped serving under nobody's fuzz"
+		--seed 0x5eed --seconds 40 "${peers[@]}" --tags 1-100 --channels 8 ||
+		fail "the daemon stopped serving, or a channel check failed, under nobody's fuzz"
 	in_b "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" --iface "$IF_B" --count 5000 \
-		--seed 0x5eee --seconds 40 || fail "the daemon stopped serving under root's fuzz"
+		--seed 0x5eee --seconds 40 "${peers[@]}" ||
+		fail "the daemon stopped serving, or a channel check failed, under root's fuzz"
 	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
 	wait "$c"
 	rc=$?
