@@ -116,7 +116,8 @@ int call(int fd, uint32_t seq, uint16_t type, const void *body, uint32_t len, in
 	if (len > sizeof(buf) - sizeof(h))
 		return -1;
 	memcpy(buf, &h, sizeof(h));
-	memcpy(buf + sizeof(h), body, len);
+	if (len)
+		memcpy(buf + sizeof(h), body, len);
 	if (send_req(fd, buf, sizeof(h) + len, false))
 		return -1;
 	/* A late reply to an earlier request of this connection is not
