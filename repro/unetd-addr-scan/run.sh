@@ -21,8 +21,8 @@ source "$ROOT/scripts/netns.sh"
 HERE=$ROOT/repro/unetd-addr-scan
 DIR=$(mktemp -d /tmp/unetd-addr-scan.XXXXXX)
 chmod 755 "$DIR"
+DAEMON='' HOLDER=''
 trap 'kill $DAEMON $HOLDER 2>/dev/null; unet_netns_cleanup; rm -rf "$DIR"' EXIT
-DAEMON= HOLDER=
 unet_netns_setup "ras$$" || exit 1
 printf 'user 65534 kinds emulated tags 1-100\n' >"$DIR/policy"
 chmod 644 "$DIR/policy"
