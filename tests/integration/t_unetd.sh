@@ -18,7 +18,7 @@ TESTS+=(
 	"unetd_udp|xdp|150|UDP/IPv4 over U-Net as user nobody, on an emulated endpoint and on a direct grant: every size 1..1472 byte for byte both ways with the kernel's UDP in namespace a; a port the policy does not grant is refused; an emulated endpoint cannot send from a port or address it did not open"
 	"unetd_uam|-|90|Active Messages (examples/kv) unchanged on an emulated endpoint of user nobody, at 10% injected loss, against a root server"
 	"unetd_wait|xdp|90|adaptive wait on an emulated endpoint (user nobody): with a spin budget its waits take the replies unetd brings while spinning, never sleeping; with none every wait sleeps (unet-bench pingpong's wait counters)"
-	"unetd_fuzz|-|150|10000 seeded hostile requests on the daemon's socket (as nobody and as root) while an honest client keeps pinging: the daemon keeps serving; a user's connections are bounded"
+	"unetd_fuzz|-|150|10000 seeded hostile requests on the daemon's socket (as nobody and as root) while an honest client keeps pinging: the daemon keeps serving; a user's connections are bounded; a quarter are well-formed IPv4 and IPv6 routable channel opens with hostile fields, each answered: another's or a closed endpoint, tag 0, an ungranted or open tag, a held source port, a peer that is not an answering neighbour (none, loopback, multicast, broadcast, our own, IPv4-mapped, silent), past the quota refused; an opened one carries its tag's held port, an own address and the peer asked for"
 )
 
 # start_unetd POLICY_TEXT [UNETD_OPTION...]: unetd in namespace b, its socket and policy in
