@@ -18,7 +18,7 @@ TESTS+=(
 	"unetd_udp|xdp|150|UDP/IPv4 over U-Net as user nobody, on an emulated endpoint and on a direct grant: every size 1..1472 byte for byte both ways with the kernel's UDP in namespace a; a port the policy does not grant is refused; an emulated endpoint cannot send from a port or address it did not open"
 	"unetd_uam|-|90|Active Messages (examples/kv) unchanged on an emulated endpoint of user nobody, at 10% injected loss, against a root server"
 	"unetd_wait|xdp|90|adaptive wait on an emulated endpoint (user nobody): with a spin budget its waits take the replies unetd brings while spinning, never sleeping; with none every wait sleeps (unet-bench pingpong's wait counters)"
-	"unetd_fuzz|-|150|10000 seeded hostile requests on the daemon's socket (as nobody and as root) while an honest client keeps pinging: the daemon keeps serving; a user's connections are bounded"
+	"unetd_fuzz|-|150|10000 seeded hostile requests on the daemon's socket (as nobody and as root) while an honest client keeps pinging: the daemon keeps serving; a user's connections are bounded; a quarter are well-formed IPv4 and IPv6 routable channel opens with hostile fields, each answered: another's or a closed endpoint, tag 0, an ungranted or open tag, a held source port, a peer that is not an answering neighbour (none, loopback, multicast, broadcast, our own, IPv4-mapped, silent), past the quota refused; an opened one carries its tag's held port, an own address and the peer asked for"
 )
 
 # start_unetd POLICY_TEXT [UNETD_OPTION...]: unetd in namespace b, its socket and policy in
@@ -297,10 +297,19 @@ t_unetd_lifecycle() {
 
 t_unetd_fuzz() {
 	T_MODE=${T_MODE:-skb}
-	local s c rc out
+	local s c rc out ll_a peers
 	setup_ns
 	attach a
-	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 4"
+	# The channel fuzz's honest peers: a's addresses of both families
+	# (its link-local one too); every other peer it names must be refused.
+	unetd_chan6_link
+	ll_a=$(in_a ip -6 -o addr show dev "$IF_A" scope link | awk '{ sub("/.*", "", $4); print $4; exit }')
+	[[ -n $ll_a ]] || fail "a has no link-local IPv6 address"
+	peers=(--peer "$IP_A" --peer "$UNETD_CHAN6_A" --peer "$ll_a")
+	# root too, so that its fuzz reaches channels on every tag (sharing
+	# a source port 16384 apart), within bounds of its own.
+	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 4 channels 8
+user root all endpoints 4 segment 64M"
 	pp_server 0 block 100
 	s=$PP_SERVER
 	as_nobody timeout 100 "$BUILD/examples/pingpong" client "$IF_B" --tag 2 --peer "$MAC_A" \
@@ -308,9 +317,11 @@ t_unetd_fuzz() {
 	c=$!
 	_UNET_BG_PIDS+=("$c")
 	as_nobody "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" --iface "$IF_B" --count 5000 \
-		--seed 0x5eed --seconds 40 || fail "the daemon stopped serving under nobody's fuzz"
+		--seed 0x5eed --seconds 40 "${peers[@]}" --tags 1-100 --channels 8 ||
+		fail "the daemon stopped serving, or a channel check failed, under nobody's fuzz"
 	in_b "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" --iface "$IF_B" --count 5000 \
-		--seed 0x5eee --seconds 40 || fail "the daemon stopped serving under root's fuzz"
+		--seed 0x5eee --seconds 40 "${peers[@]}" ||
+		fail "the daemon stopped serving, or a channel check failed, under root's fuzz"
 	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
 	wait "$c"
 	rc=$?

@@ -16,6 +16,7 @@ TESTS+=(
 	"unetd_status_private|-|60|STATUS as a user sees only that user's endpoints; root sees every one"
 	"unetd_request_budget|-|90|3000 WHOAMI back to back from one user: every one answered, none refused, but at the user's budget (1000 a second after a burst of 100: at least 2.5 s), the daemon counts the waits (req_throttled, root's to see); another user's WHOAMI meanwhile is answered; reconnecting every 100 requests brings no fresh budget"
 	"unetd_channel_quota|-|60|policy 'channels 3': a user's fourth channel, on a second connection, is refused with EDQUOT and the quota's reason; a channel closed gives room again"
+	"unetd_channel_quota_routable|-|60|policy 'channels 3': routable channels of both families count together (two IPv4 and one IPv6 reach it), one more of either family is refused with EDQUOT; the source ports of SIGKILLed clients (IPv4 and IPv6) are free at once and the next client opens the same tags and holds them"
 	"unetd_user_share|-|60|the policy's share is the user's: one user's 4 emulated endpoints serve with 25 each, another user's one with 100 (STATUS); when one of the four goes, the other three serve with 33 (unetd_fair_share shows the daemon serves by these weights)"
 	"unetd_spin_default|-|60|unetd does not spin by default where it may run on fewer than 3 CPUs (it spins 200 us where it has more), an explicit --spin-us stands; unetctl doctor warns that spinning cannot pay on fewer than 3 CPUs"
 	"unetd_udp_addr|-|60|an emulated endpoint may open UDP only on its device's own address or one the policy's addrs gives its user: another address (a neighbour's) is refused with the reason, and nothing answers ARP for it; with addrs it is served"
@@ -256,6 +257,69 @@ t_unetd_channel_quota() {
 		--peer-tag 6 --timeout 1 2>&1)
 	echo "after the first let go: $out"
 	grep -q 'channel quota' <<<"$out" && fail "the quota kept the channels of a client that is gone: $out"
+	stop_unetd
+}
+
+# quota_hold_bg LOG ARGS...: nobody's unet-peer hold on b with ARGS in
+# the background until ready; its pid in QUOTA_HOLD_PID.
+quota_hold_bg() {
+	local log=$1 AS
+	shift
+	as_user_cmd 65534
+	"${AS[@]}" "$PEER" hold "$IF_B" "$@" --timeout 30 >"$log" 2>&1 &
+	QUOTA_HOLD_PID=$!
+	_UNET_BG_PIDS+=("$QUOTA_HOLD_PID")
+	wait_ready "$log" "$QUOTA_HOLD_PID" >/dev/null
+}
+
+t_unetd_channel_quota_routable() {
+	[[ ${UNET_SANITIZED:-0} == 1 ]] &&
+		skip "runs in the plain pass of make check (the quota's check is the raw channels', watched by the sanitizers in unetd_channel_quota; the routable opens in unetd_chan_forge and unetd_chan6_forge)"
+	T_MODE=${T_MODE:-skb}
+	local out v4 v6 p
+	setup_ns
+	chan_neigh
+	unetd_chan6_link
+	start_unetd "user 65534 kinds emulated tags 1-100 channels 3 endpoints 4"
+
+	note "two IPv4 channels and one IPv6 channel: the quota of 3 reached over both families"
+	quota_hold_bg "$T_DIR/v4.log" --tag 5 --peer-tag 1 --tag 7 --peer-tag 1 --peer-ip "$IP_A"
+	v4=$QUOTA_HOLD_PID
+	quota_hold_bg "$T_DIR/v6.log" --tag 8 --peer-tag 1 --peer-ip "$UNETD_CHAN6_A"
+	v6=$QUOTA_HOLD_PID
+	for p in 5 7 8; do
+		unetd_chan_port_held "$(chan_sport "$p")" || fail "no socket holds tag $p's source port $(chan_sport "$p")"
+	done
+	out=$(as_nobody "$PEER" hold "$IF_B" --tag 9 --peer-tag 1 --peer-ip "$UNETD_CHAN6_A" --timeout 5 2>&1) &&
+		fail "a fourth channel (IPv6) past the quota was opened: $out"
+	echo "IPv6, the fourth: $out" | tail -2
+	{ grep -q 'cannot open channel tag 9 .*Disk quota exceeded' <<<"$out" &&
+		grep -q 'channel quota of uid 65534 reached (3' <<<"$out"; } ||
+		fail "an IPv6 channel past the quota was not refused with the quota's reason: $out"
+	out=$(as_nobody "$PEER" hold "$IF_B" --tag 10 --peer-tag 1 --peer-ip "$IP_A" --timeout 5 2>&1) &&
+		fail "a fourth channel (IPv4) past the quota was opened: $out"
+	echo "IPv4, the fourth: $out" | tail -2
+	{ grep -q 'cannot open channel tag 10 .*Disk quota exceeded' <<<"$out" &&
+		grep -q 'channel quota of uid 65534 reached (3' <<<"$out"; } ||
+		fail "an IPv4 channel past the quota was not refused with the quota's reason: $out"
+	# Refused before any port was taken.
+	for p in 9 10; do
+		unetd_chan_port_held "$(chan_sport "$p")" && fail "tag $p's source port is held after its refusal"
+	done
+
+	note "SIGKILLed clients: their source ports are free at once, the next client gets them"
+	unetd_chan_killed_frees "$v4" "$(chan_sport 5)" "IPv4 client"
+	unetd_chan_port_held "$(chan_sport 7)" && fail "the SIGKILLed IPv4 client's second source port $(chan_sport 7) is still held"
+	unetd_chan_killed_frees "$v6" "$(chan_sport 8)" "IPv6 client"
+	# The other family for each tag this time: a port is one port.
+	quota_hold_bg "$T_DIR/next6.log" --tag 5 --peer-tag 1 --tag 7 --peer-tag 1 --peer-ip "$UNETD_CHAN6_A"
+	v6=$QUOTA_HOLD_PID
+	quota_hold_bg "$T_DIR/next4.log" --tag 8 --peer-tag 1 --peer-ip "$IP_A"
+	v4=$QUOTA_HOLD_PID
+	for p in 5 7 8; do
+		unetd_chan_port_held "$(chan_sport "$p")" || fail "the next client's tag $p: no socket holds its source port $(chan_sport "$p")"
+	done
+	kill "$v4" "$v6" 2>/dev/null
 	stop_unetd
 }
 

@@ -3,6 +3,7 @@
  * unetd-fuzz - seeded hostile requests on unetd's socket:
  *
  *   unetd-fuzz --socket PATH --iface IF [--count N] [--seed S] [--seconds T]
+ *              [--peer ADDR]... [--tags LO-HI] [--channels N]
  *
  * Each request is one of: random bytes of any length (up to past the
  * largest message), a good header with a random type and body, a request
@@ -10,10 +11,22 @@
  * well-formed requests with random fields (endpoints on IF or on names
  * that are no interface, random kinds and sizes, channels on random
  * endpoints and tags, destroys of endpoints that may not exist).  A
- * dropped connection is counted and made again.  At the end the daemon
- * must still answer HELLO and STATUS on a fresh connection: exit 0 if it
- * does, 1 if not.  Prints
- *   fuzz requests=N replies=N errors=N dropped=N endpoints=N
+ * dropped connection is counted and made again.
+ *
+ * With --peer (an IPv4 or IPv6 address on IF's link that answers; up to
+ * four of each), a quarter of the requests are well-formed routable
+ * channel opens of both families with hostile fields, on a connection of
+ * their own, each judged (chan.c): what names something the caller may
+ * not use must be refused -- --tags is the policy's grant to the caller,
+ * --channels its channel quota -- and what opens must carry what the
+ * daemon decides.  Prints
+ *   chan opens=N opened=N refused=N must_refuse=N wrong=N bad=N ...
+ *   chan refused endpoint=N tag0=N ...
+ *
+ * At the end the daemon must still answer HELLO and STATUS on a fresh
+ * connection, and every channel check must have held: exit 0 if so, 1
+ * if not.  Prints
+ *   fuzz requests=N replies=N errors=N dropped=N endpoints=N alive=0|1
  * Bounded by --count (default 10000) and --seconds (default 60).
  *
  *   unetd-fuzz --socket PATH --hold N
@@ -24,103 +37,16 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "proto/unetd_proto.h"
-
-static uint64_t seed = 0x756e6574642d667aULL;
-
-static uint32_t rnd(void)
-{
-	seed ^= seed << 13;
-	seed ^= seed >> 7;
-	seed ^= seed << 17;
-	return (uint32_t)(seed >> 11);
-}
-
-static int connect_to(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Send len bytes (one packet), with an fd attached if with_fd. */
-static int send_req(int fd, const void *buf, size_t len, bool with_fd)
-{
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	int devnull = -1;
-	ssize_t n;
-
-	if (with_fd) {
-		struct cmsghdr *cm;
-
-		devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		memset(cbuf, 0, sizeof(cbuf));
-		m.msg_control = cbuf;
-		m.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &devnull, sizeof(int));
-	}
-	n = sendmsg(fd, &m, MSG_NOSIGNAL);
-	if (devnull >= 0)
-		close(devnull);
-	return n < 0 ? -errno : 0;
-}
-
-/* Wait up to ms for a reply: 1 got one (its fds closed, *err its error),
- * 0 none, -1 the connection is gone. */
-static int get_reply(int fd, int ms, int32_t *err)
-{
-	union {
-		struct unetd_rep_hdr h;
-		uint8_t b[UNETD_MAX_MSG];
-	} r;
-	char cbuf[CMSG_SPACE(sizeof(int) * 8)];
-	struct iovec iov = { r.b, sizeof(r.b) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf) };
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	ssize_t n;
-
-	if (poll(&p, 1, ms) != 1)
-		return 0;
-	n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
-	if (n <= 0)
-		return -1;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-			for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-				int f;
-
-				memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-				close(f);
-			}
-	*err = (size_t)n >= sizeof(r.h) ? r.h.err : -EPROTO;
-	return 1;
-}
+#include "fuzz.h"
 
 static size_t fill_body(uint16_t type, uint8_t *b, const char *iface)
 {
@@ -182,9 +108,95 @@ static size_t fill_body(uint16_t type, uint8_t *b, const char *iface)
 		memcpy(b, &c, sizeof(c));
 		return sizeof(c);
 	}
+	case UNETD_REQ_CH_OPEN_IPV6: {
+		/* The same over IPv6: unspecified, loopback, multicast, a
+		 * link-local, or random bytes. */
+		struct unetd_ch_open_ipv6 c = { .ep = rnd() % 8, .tag = (uint16_t)rnd(),
+						.peer_tag = (uint16_t)rnd(),
+						.peer_port = rnd() % 2 ? 0 : (uint16_t)rnd(),
+						.pad = rnd() % 8 ? 0 : (uint16_t)rnd() };
+
+		switch (rnd() % 4) {
+		case 0:
+			c.peer_addr[15] = (uint8_t)(rnd() % 2);
+			break;
+		case 1:
+			c.peer_addr[0] = 0xff;
+			c.peer_addr[1] = 0x02;
+			c.peer_addr[15] = 1;
+			break;
+		case 2:
+			c.peer_addr[0] = 0xfe;
+			c.peer_addr[1] = 0x80;
+			/* fall through */
+		default:
+			for (int i = c.peer_addr[0] ? 8 : 0; i < 16; i++)
+				c.peer_addr[i] = (uint8_t)rnd();
+			break;
+		}
+		memcpy(b, &c, sizeof(c));
+		return sizeof(c);
+	}
 	default:
 		return 0;
 	}
+}
+
+/* ADDR into the channel fuzz's peers: false if it is no address or
+ * there are enough of its family. */
+static bool add_peer(struct chan_fuzz_opts *o, const char *addr)
+{
+	if (o->npeers4 < 4 && inet_pton(AF_INET, addr, &o->peers4[o->npeers4]) == 1) {
+		o->npeers4++;
+		return true;
+	}
+	if (o->npeers6 < 4 && inet_pton(AF_INET6, addr, o->peers6[o->npeers6]) == 1) {
+		o->npeers6++;
+		return true;
+	}
+	return false;
+}
+
+/* HELLO and STATUS answered on a fresh connection: the daemon still
+ * serves a well-behaved client. */
+static bool still_serves(const char *path)
+{
+	struct unetd_hello hello = { .version = UNETD_PROTO_VERSION };
+	struct fuzz_reply r;
+	int fd = connect_to(path);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = call(fd, 1, UNETD_REQ_HELLO, &hello, sizeof(hello), 2000, &r) == 1 && !r.h.err &&
+	     call(fd, 2, UNETD_REQ_STATUS, NULL, 0, 2000, &r) == 1 && !r.h.err;
+	close(fd);
+	return ok;
+}
+
+/* --hold N: N connections at once, a HELLO on each; how many answered. */
+static long hold_conns(const char *path, long n)
+{
+	static int fds[1024];
+	struct unetd_req_hdr h = { .version = UNETD_PROTO_VERSION, .type = UNETD_REQ_HELLO,
+				   .len = sizeof(struct unetd_hello), .seq = 1 };
+	struct unetd_hello hello = { .version = UNETD_PROTO_VERSION };
+	uint8_t buf[sizeof(h) + sizeof(hello)];
+	struct fuzz_reply r;
+	long served = 0, i;
+
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), &hello, sizeof(hello));
+	for (i = 0; i < n; i++)
+		fds[i] = connect_to(path);
+	for (i = 0; i < n; i++)
+		if (fds[i] >= 0 && !send_req(fds[i], buf, sizeof(buf), false) &&
+		    get_reply(fds[i], 2000, &r) == 1 && !r.h.err)
+			served++;
+	for (i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return served;
 }
 
 int main(int argc, char **argv)
@@ -193,61 +205,79 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' }, { "iface", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },  { "seed", required_argument, NULL, 'S' },
 		{ "seconds", required_argument, NULL, 't' }, { "hold", required_argument, NULL, 'H' },
+		{ "peer", required_argument, NULL, 'p' },   { "tags", required_argument, NULL, 'T' },
+		{ "channels", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct chan_fuzz_opts copts = { 0 };
+	struct chan_fuzz *chan = NULL;
 	const char *path = NULL, *iface = "lo";
 	long count = 10000, seconds = 60, replies = 0, errors = 0, dropped = 0, created = 0, i;
 	long hold = 0;
 	static uint8_t buf[UNETD_MAX_MSG + 512];
+	unsigned lo, hi;
+	bool ok, chan_ok = true;
 	time_t end;
-	int c, fd = -1, ok;
-	int32_t err;
+	int c, fd = -1;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': path = optarg; break;
 		case 'i': iface = optarg; break;
 		case 'n': count = strtol(optarg, NULL, 10); break;
-		case 'S': seed = strtoull(optarg, NULL, 0) | 1; break;
+		case 'S': fuzz_seed = strtoull(optarg, NULL, 0) | 1; break;
 		case 't': seconds = strtol(optarg, NULL, 10); break;
 		case 'H': hold = strtol(optarg, NULL, 10); break;
+		case 'p':
+			if (!add_peer(&copts, optarg)) {
+				fprintf(stderr, "unetd-fuzz: --peer %s: not an address, or too many\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'T':
+			if (sscanf(optarg, "%u-%u", &lo, &hi) != 2 || !lo || lo > hi || hi > 65535) {
+				fprintf(stderr, "unetd-fuzz: --tags %s: want LO-HI within 1-65535\n",
+					optarg);
+				return 2;
+			}
+			copts.tag_lo = (uint16_t)lo;
+			copts.tag_hi = (uint16_t)hi;
+			break;
+		case 'c': copts.quota = (uint32_t)strtoul(optarg, NULL, 10); break;
 		default: return 2;
 		}
 	}
 	if (!path || count < 1 || seconds < 1) {
 		fprintf(stderr, "usage: unetd-fuzz --socket PATH --iface IF [--count N] "
-				"[--seed S] [--seconds T]\n");
+				"[--seed S] [--seconds T] [--peer ADDR]... [--tags LO-HI] "
+				"[--channels N]\n");
 		return 2;
 	}
 	if (hold > 0) {
-		static int fds[1024];
-		struct unetd_req_hdr h = { .version = UNETD_PROTO_VERSION, .type = UNETD_REQ_HELLO,
-					   .len = sizeof(struct unetd_hello), .seq = 1 };
-		struct unetd_hello hello = { .version = UNETD_PROTO_VERSION };
-		long served = 0;
-
 		if (hold > 1024)
 			hold = 1024;
-		memcpy(buf, &h, sizeof(h));
-		memcpy(buf + sizeof(h), &hello, sizeof(hello));
-		for (i = 0; i < hold; i++)
-			fds[i] = connect_to(path);
-		for (i = 0; i < hold; i++)
-			if (fds[i] >= 0 && !send_req(fds[i], buf, sizeof(h) + sizeof(hello), false) &&
-			    get_reply(fds[i], 2000, &err) == 1 && !err)
-				served++;
-		for (i = 0; i < hold; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
-		printf("hold served=%ld of %ld\n", served, hold);
+		printf("hold served=%ld of %ld\n", hold_conns(path, hold), hold);
 		return 0;
+	}
+	if (copts.npeers4 + copts.npeers6) {
+		copts.path = path;
+		copts.iface = iface;
+		chan = chan_fuzz_new(&copts);
+		if (!chan)
+			return 1;
 	}
 	end = time(NULL) + seconds;
 	for (i = 0; i < count && time(NULL) < end; i++) {
 		struct unetd_req_hdr *h = (struct unetd_req_hdr *)buf;
+		struct fuzz_reply r;
 		bool with_fd = false;
 		size_t len;
 
+		if (chan && rnd() % 4 == 0) {
+			chan_fuzz_step(chan);
+			continue;
+		}
 		if (fd < 0 && (fd = connect_to(path)) < 0) {
 			fprintf(stderr, "unetd-fuzz: connect %s: %s\n", path, strerror(errno));
 			return 1;
@@ -285,13 +315,19 @@ int main(int argc, char **argv)
 			fd = -1;
 			continue;
 		}
-		switch (get_reply(fd, 200, &err)) {
+		switch (get_reply(fd, 200, &r)) {
 		case 1:
 			replies++;
-			if (err)
+			if (r.h.err) {
 				errors++;
-			else if (h->type == UNETD_REQ_EP_CREATE && len == sizeof(*h) + h->len)
+			} else if (r.h.type == UNETD_REQ_EP_CREATE && r.body_len >= sizeof(uint32_t)) {
+				uint32_t ep;
+
 				created++;
+				memcpy(&ep, r.body, sizeof(ep));
+				/* another client's, live or soon gone */
+				chan_fuzz_foreign(chan, ep);
+			}
 			break;
 		case -1:
 			dropped++;
@@ -302,28 +338,10 @@ int main(int argc, char **argv)
 	}
 	if (fd >= 0)
 		close(fd);
-	/* The daemon must still serve a well-behaved client. */
-	ok = 0;
-	fd = connect_to(path);
-	if (fd >= 0) {
-		struct unetd_req_hdr h = { .version = UNETD_PROTO_VERSION, .type = UNETD_REQ_HELLO,
-					   .len = sizeof(struct unetd_hello), .seq = 1 };
-		struct unetd_hello hello = { .version = UNETD_PROTO_VERSION };
-
-		memcpy(buf, &h, sizeof(h));
-		memcpy(buf + sizeof(h), &hello, sizeof(hello));
-		if (!send_req(fd, buf, sizeof(h) + sizeof(hello), false) &&
-		    get_reply(fd, 2000, &err) == 1 && !err) {
-			h.type = UNETD_REQ_STATUS;
-			h.len = 0;
-			h.seq = 2;
-			memcpy(buf, &h, sizeof(h));
-			ok = !send_req(fd, buf, sizeof(h), false) && get_reply(fd, 2000, &err) == 1 &&
-			     !err;
-		}
-		close(fd);
-	}
+	if (chan)
+		chan_ok = chan_fuzz_end(chan);
+	ok = still_serves(path);
 	printf("fuzz requests=%ld replies=%ld errors=%ld dropped=%ld endpoints=%ld alive=%d\n", i,
 	       replies, errors, dropped, created, ok);
-	return ok ? 0 : 1;
+	return ok && chan_ok ? 0 : 1;
 }
