@@ -40,6 +40,15 @@
 #define REQ_RATE 1000.0
 #define REQ_BURST 100.0
 #define EP_CREATE_COST 10.0
+/* And a request is charged by the thread time it took, one token per
+ * REQ_TOKEN_NS past what its flat cost paid for: what a request costs
+ * is not always ours to choose (a routable channel open asks the kernel
+ * for a route and the interface's addresses, whose number the user may
+ * choose in a namespace of its own), so whatever the requests, a user's
+ * share of the thread stays at most REQ_RATE x REQ_TOKEN_NS (5%) once
+ * its burst is spent.  A costly request leaves the budget below zero:
+ * the user's next ones wait until it has refilled. */
+#define REQ_TOKEN_NS 50000.0
 
 /* Body size of each request type (-1: unknown type). */
 static long body_size(uint16_t type)
@@ -145,6 +154,9 @@ int unetd_server_open(struct unetd *d)
 }
 
 static void reap_closed(struct unetd *d, struct unetd_client *except);
+
+static void serve(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *hdr,
+		  const void *body, int netns_fd);
 
 /* ---- Users and their request budget -------------------------------------- */
 
@@ -976,20 +988,38 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		return false;
 	}
 
+	double cost = m.h.type == UNETD_REQ_EP_CREATE ? EP_CREATE_COST : 1.0;
+	uint64_t t0 = now_ns();
+
 	if (c->user->uid)
-		c->user->tokens -= m.h.type == UNETD_REQ_EP_CREATE ? EP_CREATE_COST : 1.0;
-	switch (m.h.type) {
+		c->user->tokens -= cost;
+	serve(d, c, &m.h, body, netns_fd);
+	if (c->user->uid) {
+		double took = (double)(now_ns() - t0) / REQ_TOKEN_NS;
+
+		if (took > cost)
+			c->user->tokens -= took - cost;
+	}
+	return true;
+}
+
+/* Answer one well-formed request of c's (h, its body of the type's
+ * size; netns_fd: the namespace EP_CREATE may carry, or -1). */
+static void serve(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *hdr,
+		  const void *body, int netns_fd)
+{
+	switch (hdr->type) {
 	case UNETD_REQ_HELLO: {
 		struct unetd_hello rep = { .version = UNETD_PROTO_VERSION };
 
-		reply(c, &m.h, 0, NULL, &rep, sizeof(rep), NULL, 0);
+		reply(c, hdr, 0, NULL, &rep, sizeof(rep), NULL, 0);
 		break;
 	}
 	case UNETD_REQ_EP_CREATE: {
 		struct unetd_ep_create req;
 
 		memcpy(&req, body, sizeof(req));
-		do_ep_create(d, c, &m.h, &req, netns_fd);
+		do_ep_create(d, c, hdr, &req, netns_fd);
 		c->netns_fd = -1;
 		unetd_close_client_fd(netns_fd);
 		break;
@@ -1007,7 +1037,7 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 			unetd_emul_free(d, e);
 		else if (x)
 			unetd_direct_free(d, x);
-		reply(c, &m.h, e || x ? 0 : -ENOENT, e || x ? NULL : "no such endpoint", NULL, 0, NULL,
+		reply(c, hdr, e || x ? 0 : -ENOENT, e || x ? NULL : "no such endpoint", NULL, 0, NULL,
 		      0);
 		break;
 	}
@@ -1015,7 +1045,7 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		struct unetd_ch_open req;
 
 		memcpy(&req, body, sizeof(req));
-		do_ch_open(d, c, &m.h, &req);
+		do_ch_open(d, c, hdr, &req);
 		break;
 	}
 	case UNETD_REQ_CH_CLOSE: {
@@ -1032,17 +1062,17 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 			err = unetd_emul_chan_close(d, e, req.tag);
 		else if (x)
 			err = unetd_direct_chan_close(x, req.tag);
-		reply(c, &m.h, err, err ? "no such channel" : NULL, NULL, 0, NULL, 0);
+		reply(c, hdr, err, err ? "no such channel" : NULL, NULL, 0, NULL, 0);
 		break;
 	}
 	case UNETD_REQ_STATUS:
-		do_status(d, c, &m.h);
+		do_status(d, c, hdr);
 		break;
 	case UNETD_REQ_WHOAMI: {
 		struct unetd_whoami req;
 
 		memcpy(&req, body, sizeof(req));
-		do_whoami(d, c, &m.h, &req);
+		do_whoami(d, c, hdr, &req);
 		break;
 	}
 	case UNETD_REQ_UDP_OPEN:
@@ -1050,28 +1080,28 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		struct unetd_udp_open req;
 
 		memcpy(&req, body, sizeof(req));
-		do_port_open(d, c, &m.h, false, m.h.type == UNETD_REQ_UDP_OPEN_GROUP, req.ep, &req);
+		do_port_open(d, c, hdr, false, hdr->type == UNETD_REQ_UDP_OPEN_GROUP, req.ep, &req);
 		break;
 	}
 	case UNETD_REQ_UDP_CLOSE: {
 		struct unetd_udp_close req;
 
 		memcpy(&req, body, sizeof(req));
-		do_port_close(c, &m.h, false, req.ep, req.laddr, req.lport);
+		do_port_close(c, hdr, false, req.ep, req.laddr, req.lport);
 		break;
 	}
 	case UNETD_REQ_TCP_OPEN: {
 		struct unetd_tcp_open req;
 
 		memcpy(&req, body, sizeof(req));
-		do_port_open(d, c, &m.h, true, false, req.ep, &req);
+		do_port_open(d, c, hdr, true, false, req.ep, &req);
 		break;
 	}
 	case UNETD_REQ_TCP_CLOSE: {
 		struct unetd_tcp_close req;
 
 		memcpy(&req, body, sizeof(req));
-		do_port_close(c, &m.h, true, req.ep, req.laddr, req.lport);
+		do_port_close(c, hdr, true, req.ep, req.laddr, req.lport);
 		break;
 	}
 	case UNETD_REQ_CH_OPEN_IPV4: {
@@ -1084,7 +1114,7 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		req.tag = req4.tag;
 		req.peer_tag = req4.peer_tag;
 		req.peer_port = req4.peer_port;
-		do_ch_open_routable(d, c, &m.h, &req);
+		do_ch_open_routable(d, c, hdr, &req);
 		break;
 	}
 	case UNETD_REQ_CH_OPEN_IPV6: {
@@ -1097,9 +1127,8 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		req.tag = req6.tag;
 		req.peer_tag = req6.peer_tag;
 		req.peer_port = req6.peer_port;
-		do_ch_open_routable(d, c, &m.h, &req);
+		do_ch_open_routable(d, c, hdr, &req);
 		break;
 	}
 	}
-	return true;
 }

@@ -20,7 +20,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
+#include <net/if.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
@@ -32,6 +32,7 @@
 
 #include <bpf/bpf.h>
 
+#include "core/netlink.h"
 #include "unetd.h"
 #include "udp/udp_impl.h"
 #include "wire_get.h"
@@ -39,23 +40,26 @@
 /* Whether the device itself (f, in its namespace) has addr: then the
  * kernel answers ARP for it, and any user the policy lets use the device
  * may send from it. */
+static int is_addr(const uint8_t *a, const struct ifaddrmsg *ifa, void *ctx)
+{
+	(void)ifa;
+	return !memcmp(a, ctx, 4);
+}
+
 bool unetd_device_has(struct unetd *d, struct unetd_iface *f, uint32_t addr)
 {
-	struct ifaddrs *ifa, *i;
-	bool found = false;
+	int ifindex, r = 0;
 
 	if (unetd_netns_enter(d, f->ns_fd, &f->ns))
 		return false;
-	if (!getifaddrs(&ifa)) {
-		for (i = ifa; i && !found; i = i->ifa_next)
-			if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
-			    !strcmp(i->ifa_name, f->ifname) &&
-			    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == addr)
-				found = true;
-		freeifaddrs(ifa);
-	}
+	/* only the device's own addresses, and at most UNET_NL_ADDRS_MAX of
+	 * them: a user who administers the device's namespace chooses how
+	 * many it has, and must not choose what a request costs us */
+	ifindex = (int)if_nametoindex(f->ifname);
+	if (ifindex > 0)
+		r = unet_nl_addrs(AF_INET, ifindex, UNET_NL_ADDRS_MAX, is_addr, &addr);
 	unetd_netns_leave(d, f->ns_fd, &f->ns);
-	return found;
+	return r == 1;
 }
 
 /* A read-only descriptor of the interface's neighbour map, for the

@@ -7,7 +7,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -47,22 +46,22 @@ int unet_chan_set_port(struct unet_iface *iface, uint16_t port)
 	return bpf_map_update_elem(fd, &key, &cfg, BPF_ANY) ? -errno : 0;
 }
 
+/* The interface's first IPv4 address. */
+static int first_ipv4(const uint8_t *a, const struct ifaddrmsg *ifa, void *ctx)
+{
+	(void)ifa;
+	memcpy(ctx, a, 4);
+	return 1;
+}
+
 int unet_chan_local_ipv4(const char *ifname, uint32_t *addr)
 {
-	struct ifaddrs *ifa, *i;
-	int err = -EADDRNOTAVAIL;
+	int oif = (int)if_nametoindex(ifname), r;
 
-	if (getifaddrs(&ifa))
-		return -errno;
-	for (i = ifa; i; i = i->ifa_next) {
-		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || strcmp(i->ifa_name, ifname))
-			continue;
-		*addr = ((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr;
-		err = 0;
-		break;
-	}
-	freeifaddrs(ifa);
-	return err;
+	if (oif <= 0)
+		return -ENODEV;
+	r = unet_nl_addrs(AF_INET, oif, UNET_NL_ADDRS_MAX, first_ipv4, addr);
+	return r == 1 ? 0 : r == 0 || r == -E2BIG ? -EADDRNOTAVAIL : r;
 }
 
 bool unet_chan_ipv6_link_local(const uint8_t a[16])
@@ -70,50 +69,63 @@ bool unet_chan_ipv6_link_local(const uint8_t a[16])
 	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
 }
 
+struct pick6 {
+	bool want_ll;	   /* the peer is link-local: so is our source */
+	const uint8_t *kernel; /* the kernel's choice, or NULL */
+	bool have;	   /* addr holds the first of the right scope */
+	uint8_t addr[16];
+};
+
+static int pick_ipv6(const uint8_t *a, const struct ifaddrmsg *ifa, void *ctx)
+{
+	struct pick6 *p = ctx;
+
+	(void)ifa;
+	if (unet_chan_ipv6_link_local(a) != p->want_ll)
+		return 0;
+	if (p->kernel && !memcmp(a, p->kernel, 16)) {
+		memcpy(p->addr, a, 16);
+		p->have = true;
+		return 1; /* the kernel's own: nothing better to find */
+	}
+	if (!p->have) {
+		memcpy(p->addr, a, 16);
+		p->have = true;
+		if (!p->kernel)
+			return 1;
+	}
+	return 0;
+}
+
 int unet_chan_local_ipv6(const char *ifname, const uint8_t peer[16], uint8_t addr[16])
 {
-	bool want_ll = unet_chan_ipv6_link_local(peer);
+	struct pick6 p = { .want_ll = unet_chan_ipv6_link_local(peer) };
+	int oif = (int)if_nametoindex(ifname), r;
 	struct unet_nl_route rt;
-	struct ifaddrs *ifa, *i;
-	int err = -EADDRNOTAVAIL, oif = (int)if_nametoindex(ifname);
-	bool kernel = false;
 
+	if (oif <= 0)
+		return -ENODEV;
 	/* The kernel's own choice for the peer out of this interface (RFC
 	 * 6724: the longest matching prefix, not deprecated, not
 	 * tentative), as its sockets would send from: the interface's
 	 * first address would be whichever came last -- one a router
 	 * advertisement from any host on the link just made (the peer,
 	 * which names us by our configured address, would drop all). */
-	if (oif > 0 && unet_nl_route_get(AF_INET6, peer, NULL, 16, oif, &rt) == 0 && rt.have_src &&
-	    unet_chan_ipv6_link_local(rt.src) == want_ll)
-		kernel = true;
-	if (getifaddrs(&ifa))
-		return -errno;
+	if (unet_nl_route_get(AF_INET6, peer, NULL, 16, oif, &rt) == 0 && rt.have_src &&
+	    unet_chan_ipv6_link_local(rt.src) == p.want_ll)
+		p.kernel = rt.src;
 	/* The kernel's choice if it is this interface's; else the first of
 	 * the peer's scope: a link-local peer answers a link-local source,
-	 * any other a global one (RFC 6724's first rule). */
-	for (i = ifa; i; i = i->ifa_next) {
-		const uint8_t *a;
-
-		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET6 || strcmp(i->ifa_name, ifname))
-			continue;
-		a = ((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr.s6_addr;
-		if (unet_chan_ipv6_link_local(a) != want_ll)
-			continue;
-		if (kernel && !memcmp(a, rt.src, 16)) {
-			memcpy(addr, a, 16);
-			err = 0;
-			break;
-		}
-		if (err) {
-			memcpy(addr, a, 16);
-			err = 0;
-			if (!kernel)
-				break;
-		}
-	}
-	freeifaddrs(ifa);
-	return err;
+	 * any other a global one (RFC 6724's first rule).  Among the first
+	 * UNET_NL_ADDRS_MAX of the interface's addresses only: past them
+	 * the first of the right scope, if any was seen. */
+	r = unet_nl_addrs(AF_INET6, oif, UNET_NL_ADDRS_MAX, pick_ipv6, &p);
+	if (r < 0 && r != -E2BIG)
+		return r;
+	if (!p.have)
+		return -EADDRNOTAVAIL;
+	memcpy(addr, p.addr, 16);
+	return 0;
 }
 
 /* How often opening a channel looks while it waits (up to

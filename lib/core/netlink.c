@@ -2,7 +2,8 @@
 /*
  * netlink.c - questions to the kernel's routing and neighbour tables over
  * rtnetlink (netlink.h): a route (RTM_GETROUTE), a neighbour's MAC
- * (RTM_GETNEIGH), a request to resolve one (RTM_NEWNEIGH with NTF_USE).
+ * (RTM_GETNEIGH), a request to resolve one (RTM_NEWNEIGH with NTF_USE),
+ * an interface's addresses (RTM_GETADDR, a bounded dump).
  *
  * Plain netlink, one short-lived socket per question, by raw system
  * calls: the library also runs inside unet-run, which interposes socket
@@ -206,4 +207,110 @@ int unet_nl_kneigh_use(int family, int ifindex, const void *ip, uint16_t alen)
 		   NTF_USE, family, ifindex, ip, alen);
 	n = unet_nl_ask(&r, buf, sizeof(buf));
 	return n < 0 ? n : 0;
+}
+
+int unet_nl_addr_parse(const char *buf, int n, int family, uint8_t addr[16])
+{
+	const struct nlmsghdr *h = (const struct nlmsghdr *)(const void *)buf;
+	const struct ifaddrmsg *ifa = NLMSG_DATA(h);
+	unsigned int alen = family == AF_INET ? 4 : 16, len;
+	const struct rtattr *a;
+	bool have = false;
+
+	if (n <= 0 || !NLMSG_OK(h, (unsigned int)n) || h->nlmsg_type != RTM_NEWADDR ||
+	    h->nlmsg_len < NLMSG_LENGTH(sizeof(*ifa)) || ifa->ifa_family != family)
+		return -EPROTO;
+	len = h->nlmsg_len - NLMSG_LENGTH(sizeof(*ifa));
+	for (a = (const struct rtattr *)((const char *)ifa + NLMSG_ALIGN(sizeof(*ifa)));
+	     RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		/* IFA_LOCAL is the address itself where the two differ (a
+		 * point-to-point link's IFA_ADDRESS is the peer's); IPv6
+		 * sends IFA_ADDRESS alone, or IFA_LOCAL beside a peer */
+		if ((a->rta_type == IFA_LOCAL || (a->rta_type == IFA_ADDRESS && !have)) &&
+		    RTA_PAYLOAD(a) == alen) {
+			memcpy(addr, RTA_DATA(a), alen);
+			have = true;
+			if (a->rta_type == IFA_LOCAL)
+				break;
+		}
+	}
+	return have ? 0 : -EPROTO;
+}
+
+int unet_nl_addrs(int family, int ifindex, unsigned int max,
+		  int (*fn)(const uint8_t *addr, const struct ifaddrmsg *ifa, void *ctx), void *ctx)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifaddrmsg ifa;
+	} req = {
+		.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETADDR,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
+		.ifa = { .ifa_family = (uint8_t)family, .ifa_index = (uint32_t)ifindex },
+	};
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct timeval tv = { .tv_sec = 1 };
+	unsigned int seen = 0;
+	/* the kernel fills a dump's batches to the largest buffer a read
+	 * has offered (at least about a page), so 8 KiB always holds one */
+	char buf[8192] __attribute__((aligned(8)));
+	int fd, one = 1, err;
+
+	if ((family != AF_INET && family != AF_INET6) || ifindex <= 0 || !fn)
+		return -EINVAL;
+	fd = (int)syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	syscall(SYS_setsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/* without it the kernel ignores ifa_index and dumps every interface */
+	if (syscall(SYS_setsockopt, fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof(one)) ||
+	    syscall(SYS_sendto, fd, &req, sizeof(req), 0, &kernel, sizeof(kernel)) < 0) {
+		err = -errno;
+		goto out;
+	}
+	for (;;) {
+		int n = (int)syscall(SYS_recvfrom, fd, buf, sizeof(buf), 0, NULL, NULL);
+		unsigned int left;
+
+		if (n < 0) {
+			err = -errno;
+			goto out;
+		}
+		left = (unsigned int)n;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, left);
+		     h = NLMSG_NEXT(h, left)) {
+			const struct ifaddrmsg *ifa = NLMSG_DATA(h);
+			uint8_t addr[16];
+
+			if (h->nlmsg_seq != req.nh.nlmsg_seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_DONE) {
+				err = 0;
+				goto out;
+			}
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(h);
+
+				err = h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error ? e->error
+											     : -EPROTO;
+				goto out;
+			}
+			/* the kernel's filter, checked: a kernel that ignored it
+			 * costs us the bound, never a wrong answer */
+			if (unet_nl_addr_parse((const char *)h, (int)h->nlmsg_len, family, addr) ||
+			    (int)ifa->ifa_index != ifindex)
+				continue;
+			if (++seen > max) {
+				err = -E2BIG;
+				goto out;
+			}
+			err = fn(addr, ifa, ctx);
+			if (err)
+				goto out;
+		}
+	}
+out:
+	/* closing the socket ends a dump not read to its end */
+	syscall(SYS_close, fd);
+	return err;
 }

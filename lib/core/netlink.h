@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/if_addr.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -73,6 +74,26 @@ int unet_nl_route_parse(const char *buf, int n, uint16_t alen, struct unet_nl_ro
 int unet_nl_kneigh_get(int family, int ifindex, const void *ip, uint16_t alen, uint8_t mac[6]);
 /* Parse one RTM_NEWNEIGH answer of n bytes: as unet_nl_kneigh_get. */
 int unet_nl_kneigh_parse(const char *buf, int n, uint8_t mac[6]);
+/*
+ * The addresses of family (AF_INET or AF_INET6) on ifindex, in the
+ * kernel's order: fn is called with each (4 or 16 bytes, network order;
+ * IPv4's local address, not a point-to-point peer's) and its ifaddrmsg,
+ * until fn returns non-zero or max addresses have been seen.  The kernel
+ * filters the dump to the one interface (NETLINK_GET_STRICT_CHK), and the
+ * dump is dropped at the bound: the cost of a call is fixed whatever the
+ * namespace or the interface holds (its administrator, who may be any
+ * user in a namespace of its own, chooses how many).  Returns what fn
+ * returned, 0 (the list ended), -E2BIG (max seen, fn never stopped), or
+ * -errno.
+ */
+#define UNET_NL_ADDRS_MAX 256
+int unet_nl_addrs(int family, int ifindex, unsigned int max,
+		  int (*fn)(const uint8_t *addr, const struct ifaddrmsg *ifa, void *ctx), void *ctx);
+/* Parse one RTM_NEWADDR answer of n bytes in buf for family into addr (4
+ * or 16 bytes).  Returns 0, or -EPROTO (not one of family's, no address
+ * of the right length, or it does not parse). */
+int unet_nl_addr_parse(const char *buf, int n, int family, uint8_t addr[16]);
+
 /* Ask the kernel to resolve ip (NTF_USE: as a packet of its own would;
  * the entry is created when missing).  Needs CAP_NET_ADMIN.  Returns 0
  * or -errno. */

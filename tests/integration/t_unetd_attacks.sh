@@ -15,6 +15,7 @@ TESTS+=(
 	"unetd_groups|-|60|a member of 72 groups, one of them denied by the policy: the daemon reads every group and refuses, WHOAMI reports 73 groups"
 	"unetd_status_private|-|60|STATUS as a user sees only that user's endpoints; root sees every one"
 	"unetd_request_budget|-|90|3000 WHOAMI back to back from one user: every one answered, none refused, but at the user's budget (1000 a second after a burst of 100: at least 2.5 s), the daemon counts the waits (req_throttled, root's to see); another user's WHOAMI meanwhile is answered; reconnecting every 100 requests brings no fresh budget"
+	"unetd_request_cost|-|60|requests are charged by the daemon time they take: nobody, in a namespace of its own with 3000 addresses on its veth, floods routable channel opens to a silent neighbour for 2 s (each answered at once with EAGAIN, each a route and address lookup): some are answered, and the daemon's CPU over the 2 s stays under 40% (before: the whole thread)"
 	"unetd_channel_quota|-|60|policy 'channels 3': a user's fourth channel, on a second connection, is refused with EDQUOT and the quota's reason; a channel closed gives room again"
 	"unetd_channel_quota_routable|-|60|policy 'channels 3': routable channels of both families count together (two IPv4 and one IPv6 reach it), one more of either family is refused with EDQUOT; the source ports of SIGKILLed clients (IPv4 and IPv6) are free at once and the next client opens the same tags and holds them"
 	"unetd_user_share|-|60|the policy's share is the user's: one user's 4 emulated endpoints serve with 25 each, another user's one with 100 (STATUS); when one of the four goes, the other three serve with 33 (unetd_fair_share shows the daemon serves by these weights)"
@@ -175,6 +176,51 @@ own_netns_holder() {
 	done
 	cat "$1"
 	fail "nobody could not make its own namespace with a veth"
+}
+
+# A request whose cost the user chooses is charged by the time it takes:
+# a routable channel open asks the kernel for a route and for the
+# interface's addresses, and in a namespace of its own the user puts as
+# many addresses on the interface as it likes.  Opens to a neighbour
+# nobody answers end at once (EAGAIN), so before, a user repeated them at
+# its whole request budget (1000 a second) and kept the daemon's one
+# thread, which moves everyone's frames, busy all the time (with 8000
+# addresses each open took 26 ms of it).  Now its share of the thread is
+# bounded (5% once its burst is spent, daemon/server.c REQ_TOKEN_NS):
+# the daemon's CPU time over two seconds of such a flood stays far below
+# the whole (a bound that load can only make easier to meet).
+t_unetd_request_cost() {
+	local i out c0 c1 hz busy
+	[[ ${UNET_SANITIZED:-0} == 1 ]] && skip "runs in the plain pass of make check (the daemon's own code here is a few lines of accounting)"
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	ip netns exec "$NS_B" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		unshare -Urn sh -c 'ip link add uq0 type veth peer name uq1 && ip link set uq0 up &&
+			ip link set uq1 up && sysctl -qw net.ipv6.conf.uq0.accept_dad=0 &&
+			ip addr add fd77::2/64 dev uq0 nodad &&
+			i=0; while [ $i -lt 3000 ]; do echo "address add fd78::$i/128 dev uq0 nodad"; i=$((i + 1)); done |
+			ip -batch - && echo $$ && exec sleep 60' >"$T_DIR/holder.log" 2>&1 &
+	HOLDER_PID=$!
+	_UNET_BG_PIDS+=("$HOLDER_PID")
+	HOLDER_NS_PID=""
+	for ((i = 0; i < 200; i++)); do
+		HOLDER_NS_PID=$(grep -xE '[0-9]+' "$T_DIR/holder.log") && break
+		sleep 0.05
+	done
+	[[ -n $HOLDER_NS_PID ]] || { cat "$T_DIR/holder.log"; fail "nobody could not make its namespace with 3000 addresses"; }
+	hz=$(getconf CLK_TCK)
+	c0=$(awk '{print $14 + $15}' "/proc/$UNETD_PID/stat")
+	out=$(ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
+		--uid 65534 chan-open-flood --netns "/proc/$HOLDER_NS_PID/ns/net" --iface uq0 --seconds 2 \
+		--count 100000 2>&1)
+	c1=$(awk '{print $14 + $15}' "/proc/$UNETD_PID/stat")
+	busy=$(((c1 - c0) * 100 / (2 * hz)))
+	echo "nobody's opens: $out; the daemon busy ${busy}% of the 2 s"
+	[[ $out =~ ^answered\ ([0-9]+)$ ]] || fail "the flood did not run: $out"
+	((BASH_REMATCH[1] > 0)) || fail "none of nobody's opens was answered"
+	((busy < 40)) || fail "nobody's costly requests kept the daemon busy ${busy}% of the time"
+	kill "$HOLDER_PID" 2>/dev/null
+	stop_unetd
 }
 
 t_unetd_netns_reclaim() {

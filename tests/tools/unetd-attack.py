@@ -457,6 +457,43 @@ def whoami_flood(args):
     return in_child(args, child)
 
 
+REQ_CH_OPEN_IPV6 = 14
+
+
+def chan_open_flood(args):
+    """As the user: an emulated endpoint on --iface in the namespace
+    --netns, then CH_OPEN_IPV6 to --peer (a neighbour nobody answers: the
+    daemon says EAGAIN at once) back to back for --seconds (at most
+    --count).  Prints how many the daemon answered: what a user's
+    requests of a costly kind get out of the daemon's one thread."""
+    def child():
+        s = connect(args.socket)
+        nsfd = os.open(args.netns, os.O_RDONLY)
+        ans = ep_create_in(s, args.iface, nsfd)
+        os.close(nsfd)
+        if not ans.startswith("granted"):
+            print("endpoint: %s" % ans)
+            return 1
+        s.send(request(REQ_STATUS))
+        rep = recv_reply(s)
+        ep = struct.unpack_from("=I", rep[2], struct.calcsize("=IIIIQQ"))[0]
+        peer = socket.inet_pton(socket.AF_INET6, args.peer)
+        answered = 0
+        end = time.monotonic() + args.seconds
+        for i in range(args.count):
+            if time.monotonic() >= end:
+                break
+            s.send(request(REQ_CH_OPEN_IPV6, struct.pack("=I16sHHHH", ep, peer, 5, 1, 0, 0),
+                           seq=i + 2))
+            if recv_reply(s, 30.0) is None:
+                print("open %d: no answer" % i)
+                return 1
+            answered += 1
+        print("answered %d" % answered)
+        return 0
+    return in_child(args, child)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--socket", required=True)
@@ -464,7 +501,7 @@ def main():
     ap.add_argument("--groups", default="")
     ap.add_argument("attack", choices=["race-hangup", "close-blocks", "netns-fd", "groups",
                                        "status", "whoami-flood", "grant-linger",
-                                       "fake-daemon"])
+                                       "fake-daemon", "chan-open-flood"])
     ap.add_argument("--daemon-pid", type=int)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--hold", type=float, default=0.0)
@@ -473,14 +510,17 @@ def main():
     ap.add_argument("--iface", default="")
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--per", type=int, default=0, help="whoami-flood: a new connection every N requests")
+    ap.add_argument("--peer", default="fd77::ffff:1", help="chan-open-flood: the silent peer")
+    ap.add_argument("--seconds", type=float, default=1.0, help="chan-open-flood: how long")
     args = ap.parse_args()
     args.groups = [int(g) for g in args.groups.split(",") if g]
     fn = {"race-hangup": race_hangup, "close-blocks": close_blocks, "netns-fd": netns_fd,
           "groups": groups, "status": status, "whoami-flood": whoami_flood,
-          "grant-linger": grant_linger, "fake-daemon": fake_daemon}[args.attack]
+          "grant-linger": grant_linger, "fake-daemon": fake_daemon,
+          "chan-open-flood": chan_open_flood}[args.attack]
     if args.attack == "race-hangup" and not args.daemon_pid:
         ap.error("race-hangup needs --daemon-pid")
-    if args.attack == "netns-fd" and not (args.netns and args.iface):
+    if args.attack in ("netns-fd", "chan-open-flood") and not (args.netns and args.iface):
         ap.error("netns-fd needs --netns and --iface")
     sys.exit(fn(args))
 

@@ -5,7 +5,8 @@
  * every field of a well-formed answer is read, every malformed one is
  * refused or its bad attribute ignored, a seeded fuzz (fuzz.h) of mutated
  * and cut answers, each in a heap block of its exact length so that ASan
- * sees any read past it; and one question to the running kernel.
+ * sees any read past it; the same for the interface address answers; and
+ * questions to the running kernel (a route, lo's addresses).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -254,6 +255,136 @@ static void test_fuzz(void **state)
 	assert_true(ok > 0);
 }
 
+/* An address answer: family's, on ifindex 3, with IFA_ADDRESS (a peer's
+ * on a point-to-point link) and, when local is set, IFA_LOCAL. */
+static void addr_msg(struct msg *m, int family, const uint8_t *address, const uint8_t *local)
+{
+	uint16_t alen = family == AF_INET ? 4 : 16;
+	struct ifaddrmsg *ifa;
+
+	memset(m, 0, sizeof(*m));
+	m->nh.nlmsg_len = NLMSG_LENGTH(sizeof(*ifa));
+	m->nh.nlmsg_type = RTM_NEWADDR;
+	ifa = NLMSG_DATA(&m->nh);
+	ifa->ifa_family = (uint8_t)family;
+	ifa->ifa_index = 3;
+	attr(m, IFA_ADDRESS, address, alen);
+	if (local)
+		attr(m, IFA_LOCAL, local, alen);
+}
+
+static void test_addr_fields(void **state)
+{
+	const uint8_t peer4[4] = { 10, 0, 0, 2 }, me4[4] = { 10, 0, 0, 1 };
+	uint8_t a6[16] = { 0xfd, 0x77 }, got[16];
+	struct msg m;
+
+	(void)state;
+	a6[15] = 1;
+	/* IPv4: IFA_LOCAL is the address, IFA_ADDRESS the peer's */
+	addr_msg(&m, AF_INET, peer4, me4);
+	assert_int_equal(unet_nl_addr_parse(m.buf, (int)m.nh.nlmsg_len, AF_INET, got), 0);
+	assert_memory_equal(got, me4, 4);
+	/* IFA_ADDRESS alone (IPv6's usual answer) */
+	addr_msg(&m, AF_INET6, a6, NULL);
+	assert_int_equal(unet_nl_addr_parse(m.buf, (int)m.nh.nlmsg_len, AF_INET6, got), 0);
+	assert_memory_equal(got, a6, 16);
+	/* another family's answer, another message type, a cut one */
+	assert_int_equal(unet_nl_addr_parse(m.buf, (int)m.nh.nlmsg_len, AF_INET, got), -EPROTO);
+	m.nh.nlmsg_type = RTM_NEWROUTE;
+	assert_int_equal(unet_nl_addr_parse(m.buf, (int)m.nh.nlmsg_len, AF_INET6, got), -EPROTO);
+	addr_msg(&m, AF_INET6, a6, NULL);
+	assert_int_equal(unet_nl_addr_parse(m.buf, (int)m.nh.nlmsg_len - 1, AF_INET6, got), -EPROTO);
+	/* an address of the wrong length is no address */
+	memset(&m, 0, sizeof(m));
+	m.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifaddrmsg));
+	m.nh.nlmsg_type = RTM_NEWADDR;
+	((struct ifaddrmsg *)NLMSG_DATA(&m.nh))->ifa_family = AF_INET6;
+	attr(&m, IFA_ADDRESS, a6, 4);
+	assert_int_equal(unet_nl_addr_parse(m.buf, (int)m.nh.nlmsg_len, AF_INET6, got), -EPROTO);
+}
+
+/* Mutated and cut address answers, in heap blocks of their exact length:
+ * no read past them (ASan); what is accepted is an address of the family. */
+static void test_addr_fuzz(void **state)
+{
+	uint64_t seed = fuzz_seed(0x6164647273ull), s = seed;
+	uint64_t n = fuzz_count(100000), ok = 0;
+	const uint8_t a[16] = { 0xfd, 0x77, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+
+	(void)state;
+	print_message("address fuzz: seed %#llx, %llu answers\n", (unsigned long long)seed,
+		      (unsigned long long)n);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t r = fuzz_next(&s);
+		int family = (r & 1) ? AF_INET6 : AF_INET, len;
+		struct msg m;
+		uint8_t got[16];
+		char *blk;
+
+		addr_msg(&m, family, a, (r & 2) ? a + 1 : NULL);
+		len = (int)m.nh.nlmsg_len;
+		for (int k = 0; k < (int)((r >> 2) % 6); k++) {
+			uint64_t x = fuzz_next(&s);
+
+			m.buf[x % (uint64_t)len] = (char)(x >> 16);
+		}
+		if ((r >> 5) & 1)
+			len = (int)(fuzz_next(&s) % (uint64_t)(len + 1));
+		blk = malloc(len ? (size_t)len : 1);
+		assert_non_null(blk);
+		memcpy(blk, m.buf, (size_t)len);
+		if (unet_nl_addr_parse(blk, len, family, got) == 0) {
+			ok++;
+			assert_true((unsigned int)len >= NLMSG_LENGTH(sizeof(struct ifaddrmsg)));
+			assert_int_equal(((const struct ifaddrmsg *)NLMSG_DATA(
+						  (const struct nlmsghdr *)(const void *)blk))->ifa_family,
+					 family);
+		}
+		free(blk);
+	}
+	print_message("address fuzz: %llu accepted\n", (unsigned long long)ok);
+	assert_true(ok > 0);
+}
+
+/* stop at the address asked for (ctx), counting those seen before */
+static int find_addr(const uint8_t *a, const struct ifaddrmsg *ifa, void *ctx)
+{
+	(void)ifa;
+	return memcmp(a, ctx, 4) ? 0 : 7;
+}
+
+static int never_stop(const uint8_t *a, const struct ifaddrmsg *ifa, void *ctx)
+{
+	(void)a;
+	(void)ifa;
+	++*(int *)ctx;
+	return 0;
+}
+
+/* The running kernel's addresses of lo: 127.0.0.1 is found (what fn
+ * returned comes back), the list ends (0), and a bound of 0 stops at the
+ * first address (-E2BIG) without calling fn. */
+static void test_kernel_addrs(void **state)
+{
+	uint32_t lo = htonl(INADDR_LOOPBACK);
+	int idx = (int)if_nametoindex("lo"), seen = 0, err;
+
+	(void)state;
+	if (idx <= 0)
+		skip();
+	err = unet_nl_addrs(AF_INET, idx, UNET_NL_ADDRS_MAX, find_addr, &lo);
+	if (err == -EPERM || err == -EACCES || err == -EPROTONOSUPPORT)
+		skip();
+	assert_int_equal(err, 7);
+	assert_int_equal(unet_nl_addrs(AF_INET, idx, UNET_NL_ADDRS_MAX, never_stop, &seen), 0);
+	assert_true(seen >= 1);
+	seen = 0;
+	assert_int_equal(unet_nl_addrs(AF_INET, idx, 0, never_stop, &seen), -E2BIG);
+	assert_int_equal(seen, 0);
+	assert_int_equal(unet_nl_addrs(AF_PACKET, idx, 1, never_stop, &seen), -EINVAL);
+}
+
 /* The running kernel's own answer: a loopback address is local, by lo. */
 static void test_kernel_local(void **state)
 {
@@ -275,7 +406,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_route_fields), cmocka_unit_test(test_route_refused),
 		cmocka_unit_test(test_neigh_states), cmocka_unit_test(test_fuzz),
-		cmocka_unit_test(test_kernel_local),
+		cmocka_unit_test(test_kernel_local), cmocka_unit_test(test_addr_fields),
+		cmocka_unit_test(test_addr_fuzz), cmocka_unit_test(test_kernel_addrs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
