@@ -333,7 +333,8 @@ t_install_build() {
 	# Its build is its own (-O1), whatever the pass: once is enough.
 	[[ ${UNET_SANITIZED:-0} == 1 ]] && skip "runs in the plain pass of make check (its own -O1 build)"
 	# On every CPU: the build is what takes the time, the flags are what it checks.
-	local jobs=-j$(nproc)
+	local jobs
+	jobs=-j$(nproc)
 	make -s "$jobs" -C "$ROOT" BUILD="$b" CFLAGS="-O1 -g" "$b/libunet-xdp.a" "$b/unetctl" \
 		>"$T_DIR/make.log" 2>&1 || { cat "$T_DIR/make.log"; fail "make CFLAGS=\"-O1 -g\" failed"; }
 	make -n -B -C "$ROOT" BUILD="$b" CFLAGS="-O1 -g" "$b/lib/core/wire.o" |
