@@ -331,18 +331,21 @@ $(BUILD)/parallel/%: examples/parallel/%.c | $(BUILD)/parallel
 $(BUILD)/unet-bench: $(BENCH_SRCS) bench/bench.h $(ALIB) $(PUB_HDRS)
 	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ $(BENCH_SRCS) $(ALIB) $(ALL_LDFLAGS) $(LIBS) -lm
 
-# The README's test command: installs what is missing, builds, runs every
-# test, then again built with ASan+UBSan.
 # build_locked DIR MAKE-ARGS: make in DIR under a lock, so that two
 # `make demo` (or check, bench) started at once in one clone take turns
-# at the build instead of writing the same files together.
-build_locked = mkdir -p $(1) && flock $(1)/.make.lock $(MAKE) $(2)
+# at the build instead of writing the same files together.  It builds
+# on every CPU unless the caller gave -j (then make's jobserver shares
+# the caller's): the README's commands are plain `make demo`, `make check`.
+# (MAKEFLAGS holds -j only when a recipe runs: expanded there.)
+build_jobs = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc))
+build_locked = mkdir -p $(1) && flock $(1)/.make.lock $(MAKE) $(build_jobs) $(2)
 
+# The README's test command: installs what is missing, builds, runs every
+# test, then again built with ASan+UBSan (scripts/check.sh: that build
+# runs beside the plain pass's tests, at idle priority).
 check: deps
 	$(call build_locked,$(BUILD),all)
-	bash tests/run-all.sh $(BUILD)
-	$(call build_locked,build-san,SAN=1 all)
-	UNET_SANITIZED=1 bash tests/run-all.sh build-san
+	CHECK_SAN_BUILD='$(call build_locked,build-san,SAN=1 all)' bash scripts/check.sh $(BUILD) build-san
 
 check-unit: all
 	bash tests/run-all.sh $(BUILD) unit

@@ -28,6 +28,7 @@ PP_COUNT=${PP_COUNT:-10000}	# round trips per pingpong run
 PP_SIZE=${PP_SIZE:-64}		# bytes per ping
 ST_COUNT=${ST_COUNT:-200000}	# stream messages
 ST_SIZE=${ST_SIZE:-1400}	# bytes per stream message
+SP_SECS=${SP_SECS:-3}		# seconds of kernel UDP round trips (sockperf)
 
 NOBODY=65534	# the unprivileged user of the unetd run
 
@@ -217,11 +218,16 @@ else
 fi
 KUDP=""
 if command -v sockperf >/dev/null 2>&1; then
-	echo "demo: kernel UDP round trips (sockperf ping-pong, 3 s)"
+	echo "demo: kernel UDP round trips (sockperf ping-pong, $SP_SECS s)"
 	unet_bg_b sockperf server -i "$IP_B" -p 11111 >"$LOGS/sockperf-s" 2>&1
 	spid=$UNET_BG_PID
-	sleep 0.5
-	if timeout -k 2 20 ip netns exec "$NS_A" sockperf ping-pong -i "$IP_B" -p 11111 -t 3 \
+	# Until its socket is bound (the client's first message would be lost).
+	for ((i = 0; i < 100; i++)); do
+		[[ -n $(ip netns exec "$NS_B" ss -Hlun 'sport = :11111') ]] && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if timeout -k 2 $((SP_SECS + 17)) ip netns exec "$NS_A" sockperf ping-pong -i "$IP_B" -p 11111 -t "$SP_SECS" \
 		-m "$PP_SIZE" --full-rtt >"$LOGS/sockperf" 2>&1; then
 		pct() { sed -n "s/.*$1 = *\([0-9.]*\).*/\1/p" "$LOGS/sockperf" | head -n 1; }
 		KUDP="$(pct '<MIN> observation') $(pct 'percentile 50.000') $(pct 'percentile 99.000')"

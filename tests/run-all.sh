@@ -57,28 +57,44 @@ num() {
 }
 
 run_unit() {
-	local bin name log rc p f s skipped_bin
+	local bin name dir rc p f s skipped_bin names=() width
 	shopt -s nullglob
 	local bins=("$BUILD"/tests/test_*)
 	shopt -u nullglob
-	log=$(mktemp /tmp/unet-unit.XXXXXX) || exit 1
+	dir=$(mktemp -d /tmp/unet-unit.XXXXXX) || exit 1
+	# As many binaries at once as there are CPUs: each is a process of
+	# its own (temporary files from mkdtemp, network namespaces of its
+	# own), most are bound by one CPU, and a few wait on the kernel.
+	# Their results are reported in name order, as they were run.
+	width=$(nproc)
 	for bin in "${bins[@]}"; do
 		[[ -x $bin && -f $bin ]] || continue
 		name=$(basename "$bin")
+		names+=("$name")
 		skipped_bin=0
 		for s in "${NEEDS_IFACE[@]}"; do
 			[[ $name == "$s" ]] && skipped_bin=1
 		done
-		if ((skipped_bin)); then
+		((skipped_bin)) && continue
+		while (($(jobs -rp | wc -l) >= width)); do
+			wait -n
+		done
+		# A unit test binary must not hang the suite.
+		{
+			timeout -k 5 120 "$bin" >"$dir/$name.log" 2>&1
+			echo $? >"$dir/$name.rc"
+		} &
+	done
+	wait
+	for name in "${names[@]}"; do
+		if [[ ! -e $dir/$name.rc ]]; then
 			echo "unit $name: needs an interface, run by the integration suite"
 			continue
 		fi
-		# A unit test binary must not hang the suite.
-		timeout -k 5 120 "$bin" >"$log" 2>&1
-		rc=$?
-		p=$(num '[  PASSED  ]' "$log")
-		f=$(num '[  FAILED  ]' "$log")
-		s=$(num '[  SKIPPED ]' "$log")
+		rc=$(cat "$dir/$name.rc")
+		p=$(num '[  PASSED  ]' "$dir/$name.log")
+		f=$(num '[  FAILED  ]' "$dir/$name.log")
+		s=$(num '[  SKIPPED ]' "$dir/$name.log")
 		if ((rc != 0 && f == 0)); then
 			f=1 # died: crash, sanitizer, timeout
 		fi
@@ -87,7 +103,7 @@ run_unit() {
 		fi
 		if ((rc != 0 || f > 0)); then
 			echo "FAIL unit $name (exit $rc): $p passed, $f failed, $s skipped"
-			sed 's/^/    /' "$log" | tail -n 60
+			sed 's/^/    /' "$dir/$name.log" | tail -n 60
 		else
 			echo "PASS unit $name: $p passed, $s skipped"
 		fi
@@ -95,7 +111,7 @@ run_unit() {
 		failed=$((failed + f))
 		skipped=$((skipped + s))
 	done
-	rm -f "$log"
+	rm -rf "$dir"
 	if ((${#bins[@]} == 0)); then
 		echo "FAIL unit: no test binaries in $BUILD/tests"
 		failed=$((failed + 1))

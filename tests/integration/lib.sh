@@ -214,7 +214,7 @@ stop() {
 # the source); skips the test if the compiler cannot build with
 # -fsanitize=thread.
 make_tsan() {
-	make -s -C "$ROOT" tsan >"$T_DIR/make-tsan.log" 2>&1 && return 0
+	make -s -j"$(nproc)" -C "$ROOT" tsan >"$T_DIR/make-tsan.log" 2>&1 && return 0
 	cat "$T_DIR/make-tsan.log"
 	grep -qE 'tsan|fsanitize=thread' "$T_DIR/make-tsan.log" &&
 		skip "the compiler cannot build with -fsanitize=thread"

@@ -44,9 +44,9 @@ t_newcomer_clone() {
 	# runner's own variables stay out: make reads BUILD from the
 	# environment.)
 	local clean=(env -u UNET_TEST_KEEP_LOGS -u BUILD -u BUILD_TREE -u T_DIR -u WORK -u UNETCTL -u PEER -u INJECT -u UUDP -u KUDP)
-	(cd "$clone" && umask 077 && PP_COUNT=300 ST_COUNT=3000 exec "${clean[@]}" make demo) >"$T_DIR/demo1.log" 2>&1 &
+	(cd "$clone" && umask 077 && PP_COUNT=300 ST_COUNT=3000 SP_SECS=1 exec "${clean[@]}" make demo) >"$T_DIR/demo1.log" 2>&1 &
 	local p1=$!
-	(cd "$clone" && umask 077 && PP_COUNT=300 ST_COUNT=3000 exec "${clean[@]}" make demo) >"$T_DIR/demo2.log" 2>&1 &
+	(cd "$clone" && umask 077 && PP_COUNT=300 ST_COUNT=3000 SP_SECS=1 exec "${clean[@]}" make demo) >"$T_DIR/demo2.log" 2>&1 &
 	local p2=$!
 	wait "$p1"
 	rc1=$?

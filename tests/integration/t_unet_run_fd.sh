@@ -681,11 +681,21 @@ t_unet_run_fork_race() {
 		"$BUILD/tools/fork-relay" twice "$IP_A" 7931 >"$T_DIR/twice.out" 2>&1
 	pid=$UNET_BG_PID
 	wait_ready "$T_DIR/twice.out" "$pid" >/dev/null
+	# The data goes once the parent has said it closed its copy; then
+	# the client closes (the child that does not get the data reads the
+	# end instead of waiting out its 2 s).
 	in_b /usr/bin/python3 -c '
 import socket, sys, time
 c = socket.create_connection((sys.argv[1], 7931), timeout=10)
-time.sleep(0.5); c.sendall(b"hello twice"); time.sleep(2.5)
-' "$IP_A" || fail "the twice client failed"
+for _ in range(200):
+    with open(sys.argv[2]) as f:
+        if "parent closed its copy" in f.read():
+            break
+    time.sleep(0.05)
+else:
+    sys.exit("the parent did not close its copy in 10 s")
+c.sendall(b"hello twice"); c.close()
+' "$IP_A" "$T_DIR/twice.out" || fail "the twice client failed"
 	unet_bg_wait "$pid" 10
 	cat "$T_DIR/twice.out"
 	grep -q "^child [01]: 11 bytes" "$T_DIR/twice.out" ||
