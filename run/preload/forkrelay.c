@@ -70,7 +70,13 @@ static struct relay_ops ops;
 static pthread_mutex_t relay_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct relay *incoming;
 static struct lchan *incoming_ch;
-static int *fds;
+/* A descriptor of the relay's: a connection's end (conn) or a child's
+ * listener channel. */
+struct relay_fd {
+	int fd;
+	bool conn;
+};
+static struct relay_fd *fds;
 static size_t nfds, fds_cap;
 static bool thread_running;
 static bool exit_hook; /* relay_exit is registered */
@@ -125,25 +131,25 @@ void relay_init(const struct relay_ops *o)
 }
 
 /* Under relay_lock.  0, or -1 (no memory). */
-static int fds_add_locked(int fd)
+static int fds_add_locked(int fd, bool conn)
 {
 	if (nfds == fds_cap) {
 		size_t cap = fds_cap ? fds_cap * 2 : 16;
-		int *n = realloc(fds, cap * sizeof(*n));
+		struct relay_fd *n = realloc(fds, cap * sizeof(*n));
 
 		if (!n)
 			return -1;
 		fds = n;
 		fds_cap = cap;
 	}
-	fds[nfds++] = fd;
+	fds[nfds++] = (struct relay_fd){ .fd = fd, .conn = conn };
 	return 0;
 }
 
 static void fds_remove_locked(int fd)
 {
 	for (size_t i = 0; i < nfds; i++) {
-		if (fds[i] == fd) {
+		if (fds[i].fd == fd) {
 			fds[i] = fds[--nfds];
 			break;
 		}
@@ -364,7 +370,7 @@ static bool hand(struct lchan *ch, struct relay *r)
 		return false;
 	}
 	relay_refuse_rights(pair[0]);
-	if (fds_add_locked(pair[0]) < 0) {
+	if (fds_add_locked(pair[0], true) < 0) {
 		syscall(SYS_close, pair[0]);
 		syscall(SYS_close, pair[1]);
 		run_unlock(&relay_lock);
@@ -647,7 +653,10 @@ static void *relay_thread(void *arg)
 
 /* How many relays' children have closed their end (the parent's end
  * hangs up): those still have bytes to hand over, or the connection's
- * end to wait for.  A relay that ended is no longer listed. */
+ * end to wait for.  A relay that ended is no longer listed.  Connections
+ * only: a dead child's listener channel hangs up too, but nothing of a
+ * peer's waits in it (one a hostile child filled with notes would keep
+ * the exit waiting for RELAY_EXIT_MS). */
 static unsigned int relays_orphaned(void)
 {
 	struct pollfd p[RELAY_MAX_PER_FORK];
@@ -659,7 +668,8 @@ static unsigned int relays_orphaned(void)
 
 		run_lock(&relay_lock);
 		for (; i < nfds && np < RELAY_MAX_PER_FORK; i++)
-			p[np++] = (struct pollfd){ .fd = fds[i] };
+			if (fds[i].conn)
+				p[np++] = (struct pollfd){ .fd = fds[i].fd };
 		run_unlock(&relay_lock);
 		if (!np)
 			return n;
@@ -725,7 +735,7 @@ int relay_add(int ufd, void *sock, struct run_tcp *c)
 	r->sock = sock;
 	r->c = c;
 	run_lock(&relay_lock);
-	if (thread_start_locked() < 0 || fds_add_locked(ufd) < 0) {
+	if (thread_start_locked() < 0 || fds_add_locked(ufd, true) < 0) {
 		run_unlock(&relay_lock);
 		free(r);
 		return -1;
@@ -755,7 +765,7 @@ int relay_listen_add(int ufd, int fd, void *sock, struct run_tcp *l)
 		errno = ENOBUFS;
 		return -1;
 	}
-	if (thread_start_locked() < 0 || fds_add_locked(ufd) < 0) {
+	if (thread_start_locked() < 0 || fds_add_locked(ufd, false) < 0) {
 		run_unlock(&relay_lock);
 		free(ch);
 		return -1;
@@ -795,7 +805,7 @@ void relay_child_forget(void)
 	/* The child has one thread and a copy of the parent's memory: the
 	 * lists are the parent's, only the descriptors are the child's. */
 	for (size_t i = 0; i < nfds; i++)
-		close(fds[i]);
+		close(fds[i].fd);
 	nfds = 0;
 	incoming = NULL;
 	incoming_ch = NULL;
