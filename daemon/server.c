@@ -40,15 +40,21 @@
 #define REQ_RATE 1000.0
 #define REQ_BURST 100.0
 #define EP_CREATE_COST 10.0
-/* And a request is charged by the thread time it took, one token per
- * REQ_TOKEN_NS past what its flat cost paid for: what a request costs
- * is not always ours to choose (a routable channel open asks the kernel
- * for a route and the interface's addresses, whose number the user may
- * choose in a namespace of its own), so whatever the requests, a user's
- * share of the thread stays at most REQ_RATE x REQ_TOKEN_NS (5%) once
- * its burst is spent.  A costly request leaves the budget below zero:
- * the user's next ones wait until it has refilled. */
+/* And a request is charged by the CPU time the thread spent on it, one
+ * token per REQ_TOKEN_NS past what its flat cost paid for: what a
+ * request costs is not always ours to choose (a routable channel open
+ * asks the kernel for a route and the interface's addresses, whose
+ * number the user may choose in a namespace of its own; EP_CREATE in a
+ * namespace of the user's attaches and verifies the XDP program), so
+ * whatever the requests, a user's share of the thread stays at most
+ * REQ_RATE x REQ_TOKEN_NS (5%) once its burst is spent.  CPU time, not
+ * the clock: a request the scheduler preempted on a loaded machine
+ * costs the thread nothing meanwhile, and must not cost its user.  A
+ * costly request leaves the budget below zero, the user's next requests
+ * wait until it has refilled, but never by more than REQ_DEBT_MAX
+ * (3 s): a client's library gives up on an answer after 5 s. */
 #define REQ_TOKEN_NS 50000.0
+#define REQ_DEBT_MAX 3000.0
 
 /* Body size of each request type (-1: unknown type). */
 static long body_size(uint16_t type)
@@ -169,6 +175,16 @@ static uint64_t now_ns(void)
 }
 
 static bool user_has_budget(struct unetd_user *u);
+
+/* The CPU time of the calling thread (the serving thread's, for a
+ * request's charge). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* The record of uid (made with a full budget if it has none).  Records
  * outlive their user's connections until the budget has refilled (see
@@ -989,16 +1005,18 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 	}
 
 	double cost = m.h.type == UNETD_REQ_EP_CREATE ? EP_CREATE_COST : 1.0;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = thread_cpu_ns();
 
 	if (c->user->uid)
 		c->user->tokens -= cost;
 	serve(d, c, &m.h, body, netns_fd);
 	if (c->user->uid) {
-		double took = (double)(now_ns() - t0) / REQ_TOKEN_NS;
+		double took = (double)(thread_cpu_ns() - t0) / REQ_TOKEN_NS;
 
 		if (took > cost)
 			c->user->tokens -= took - cost;
+		if (c->user->tokens < -REQ_DEBT_MAX)
+			c->user->tokens = -REQ_DEBT_MAX;
 	}
 	return true;
 }
