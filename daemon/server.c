@@ -40,21 +40,23 @@
 #define REQ_RATE 1000.0
 #define REQ_BURST 100.0
 #define EP_CREATE_COST 10.0
-/* And a request is charged by the CPU time the thread spent on it, one
- * token per REQ_TOKEN_NS past what its flat cost paid for: what a
+/* And a second budget, of the serving thread's CPU time: what a
  * request costs is not always ours to choose (a routable channel open
  * asks the kernel for a route and the interface's addresses, whose
  * number the user may choose in a namespace of its own; EP_CREATE in a
- * namespace of the user's attaches and verifies the XDP program), so
- * whatever the requests, a user's share of the thread stays at most
- * REQ_RATE x REQ_TOKEN_NS (5%) once its burst is spent.  CPU time, not
- * the clock: a request the scheduler preempted on a loaded machine
- * costs the thread nothing meanwhile, and must not cost its user.  A
- * costly request leaves the budget below zero, the user's next requests
- * wait until it has refilled, but never by more than REQ_DEBT_MAX
- * (3 s): a client's library gives up on an answer after 5 s. */
-#define REQ_TOKEN_NS 50000.0
-#define REQ_DEBT_MAX 3000.0
+ * namespace of the user's loads and verifies the XDP program there), so
+ * each request's CPU time is taken from CPU_RATE (50 ms a second: 5% of
+ * the thread) with a burst of CPU_BURST, which an honest user's
+ * endpoints and channels fit in.  Whatever its requests, a user whose
+ * burst is spent gets at most 5% of the thread.  CPU time, not the
+ * clock: a request the scheduler preempted on a loaded machine costs the
+ * thread nothing meanwhile, and must not cost its user.  A costly
+ * request leaves the budget below zero, the user's next requests wait
+ * until it has refilled, never longer than CPU_DEBT_MAX takes (3 s: a
+ * client's library gives up on an answer after 5 s). */
+#define CPU_RATE 0.05
+#define CPU_BURST 250e6
+#define CPU_DEBT_MAX (3.0 * CPU_RATE * 1e9)
 
 /* Body size of each request type (-1: unknown type). */
 static long body_size(uint16_t type)
@@ -197,7 +199,7 @@ static struct unetd_user *user_get(struct unetd *d, uint32_t uid)
 		if (u->uid == uid)
 			return u;
 		user_has_budget(u); /* refills */
-		if (!u->nclients && u->tokens >= REQ_BURST) {
+		if (!u->nclients && u->tokens >= REQ_BURST && u->cpu_ns >= CPU_BURST) {
 			*pp = u->next;
 			free(u);
 			continue;
@@ -209,6 +211,7 @@ static struct unetd_user *user_get(struct unetd *d, uint32_t uid)
 		return NULL;
 	u->uid = uid;
 	u->tokens = REQ_BURST;
+	u->cpu_ns = CPU_BURST;
 	u->last_ns = now_ns();
 	u->next = d->users;
 	d->users = u;
@@ -236,8 +239,11 @@ static bool user_has_budget(struct unetd_user *u)
 	u->tokens += (double)(t - u->last_ns) * (REQ_RATE / 1e9);
 	if (u->tokens > REQ_BURST)
 		u->tokens = REQ_BURST;
+	u->cpu_ns += (double)(t - u->last_ns) * CPU_RATE;
+	if (u->cpu_ns > CPU_BURST)
+		u->cpu_ns = CPU_BURST;
 	u->last_ns = t;
-	return u->tokens >= 1.0;
+	return u->tokens >= 1.0 && u->cpu_ns > 0;
 }
 
 /* Stop reading c's requests until its user has budget again. */
@@ -1011,12 +1017,14 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		c->user->tokens -= cost;
 	serve(d, c, &m.h, body, netns_fd);
 	if (c->user->uid) {
-		double took = (double)(thread_cpu_ns() - t0) / REQ_TOKEN_NS;
+		double took = (double)(thread_cpu_ns() - t0);
 
-		if (took > cost)
-			c->user->tokens -= took - cost;
-		if (c->user->tokens < -REQ_DEBT_MAX)
-			c->user->tokens = -REQ_DEBT_MAX;
+		c->user->cpu_ns -= took;
+		if (took > 1e6) /* an endpoint in a namespace of its own: ~100 ms */
+			unetd_log(UNET_LOG_DEBUG, "uid %u: request %u took %.1f ms of CPU, %.1f ms left",
+				  c->user->uid, m.h.type, took / 1e6, c->user->cpu_ns / 1e6);
+		if (c->user->cpu_ns < -CPU_DEBT_MAX)
+			c->user->cpu_ns = -CPU_DEBT_MAX;
 	}
 	return true;
 }

@@ -202,7 +202,9 @@ struct unetd_user {
 	uint32_t uid;
 	unsigned int nclients;
 	double tokens;	  /* requests it may make now (a token bucket) */
-	uint64_t last_ns; /* when tokens was last refilled */
+	double cpu_ns;	  /* the serving thread's CPU time its requests may take
+			   * now (a second bucket; below 0: a debt) */
+	uint64_t last_ns; /* when both were last refilled */
 	struct unetd_user *next;
 };
 

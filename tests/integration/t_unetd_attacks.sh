@@ -23,7 +23,7 @@ TESTS+=(
 	"unetd_udp_addr|-|60|an emulated endpoint may open UDP only on its device's own address or one the policy's addrs gives its user: another address (a neighbour's) is refused with the reason, and nothing answers ARP for it; with addrs it is served"
 	"unetd_grant_linger|-|60|a direct grant's client closes its connection but keeps the granted socket: the user stays charged (1 endpoint, 4 MiB), the queue is not offered again (a clear 'no queue free'), and both come back once the socket is closed"
 	"unetd_fake_daemon|-|60|a user's process listening where \$UNET_DAEMON_SOCKET points, answering as unetd would: another user's client refuses it (not root), one clear line"
-	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 8 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more') and detaches the program it attached there (no pin directory left)"
+	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 4 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more') and detaches the program it attached there (no pin directory left)"
 	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there, also when the connecting process has since exec'd a setuid-root program; the user's own namespace, and one it made with unshare -Urn, are served"
 )
 
@@ -228,7 +228,7 @@ t_unetd_netns_reclaim() {
 	setup_ns
 	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 1"
 	base=$(find "/proc/$UNETD_PID/fd" -mindepth 1 | wc -l)
-	for ((i = 0; i < 8; i++)); do
+	for ((i = 0; i < 4; i++)); do
 		own_netns_holder "$T_DIR/holder-$i.pid"
 		out=$(ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
 			--uid 65534 netns-fd --netns "/proc/$HOLDER_NS_PID/ns/net" --iface uq0 2>&1)
@@ -236,16 +236,24 @@ t_unetd_netns_reclaim() {
 		kill "$HOLDER_PID" 2>/dev/null
 		wait "$HOLDER_PID" 2>/dev/null
 	done
-	sleep 0.3
-	after=$(find "/proc/$UNETD_PID/fd" -mindepth 1 | wc -l)
-	note "daemon descriptors: $base before, $after after 8 namespaces"
-	((after <= base + 2)) || fail "the daemon kept $((after - base)) descriptors for 8 namespaces nobody left"
-	(($(grep -c 'uq0: no endpoint left: not served any more' "$T_DIR/unetd.log") == 8)) ||
+	# Each endpoint in a namespace of its own costs the daemon ~100 ms
+	# of CPU (the XDP program loaded there), charged to nobody's budget
+	# (docs/unetd.md): its last hang-ups are read once that has refilled,
+	# within 3 s.
+	for ((i = 0; i < 100; i++)); do
+		after=$(find "/proc/$UNETD_PID/fd" -mindepth 1 | wc -l)
+		((after <= base + 2)) &&
+			(($(grep -c 'uq0: no endpoint left: not served any more' "$T_DIR/unetd.log") == 4)) && break
+		sleep 0.1
+	done
+	note "daemon descriptors: $base before, $after after 4 namespaces"
+	((after <= base + 2)) || fail "the daemon kept $((after - base)) descriptors for 4 namespaces nobody left"
+	(($(grep -c 'uq0: no endpoint left: not served any more' "$T_DIR/unetd.log") == 4)) ||
 		fail "the daemon did not free each namespace's interface"
 	# Nor pins: the program it attached there goes with the interface.
 	local pins
 	pins=$(find "$UNET_PIN_ROOT" -maxdepth 1 -name 'uq0@*' | wc -l)
-	note "pin directories of the 8 namespaces left under the pin root: $pins"
+	note "pin directories of the 4 namespaces left under the pin root: $pins"
 	((pins == 0)) || fail "$pins pin directories (each ~12 MB of maps) left by namespaces that are gone"
 	stop_unetd
 }
