@@ -6,7 +6,7 @@
 # namespaces a/b (scripts/netns.sh), unetd in b serving 65533 (honest)
 # and 65534 (attacker); the attacker gets K (default 8) user+network
 # namespaces of its own, each with a veth uq0.  SCENARIO: lockout, reap,
-# hangup, connflood, all (tool.py's scenarios; "all" runs them in that
+# hangup, connflood, capflood, all, rtnl (not in all) (tool.py's scenarios; "all" runs them in that
 # order, reap and hangup each with fresh namespaces).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -83,6 +83,29 @@ connflood | all)
 	in_b "${T[@]}" connflood --seconds 5 --rate 1500 --after 8
 	echo "-- the same from uid 65532, which the policy grants nothing"
 	in_b "${T[@]}" connflood --attacker 65532 --seconds 3 --rate 1500 --after 4
+	;;&
+capflood | all)
+	echo "== capflood: attacker 65534 holds 256 connections (its cap), then connects and hangs up as fast as it can for 5 s"
+	in_b "${T[@]}" connflood --hold 256 --seconds 5 --after 3
+	;;
+rtnl)
+	echo "== rtnl: honest 65533's EP_CREATE on $IF_B, idle, then while 65534 churns devices in a namespace of its own (RTNL is one lock for all namespaces)"
+	in_b "${T[@]}" lockout --iface "$IF_B" >/dev/null
+	for r in 1 2; do in_b "${T[@]}" lockout --iface "$IF_B"; sleep 0.3; done
+	# shellcheck disable=SC2016
+	in_b setpriv --reuid=65534 --regid=65534 --clear-groups unshare -Urn sh -c '
+		i=0; while [ $i -lt 1500 ]; do
+			echo "link add v$i type veth peer name w$i"; i=$((i + 1))
+		done >/tmp/rc-churn.$$; timeout 20 ip -batch /tmp/rc-churn.$$; rm -f /tmp/rc-churn.$$
+		echo created; exit 0' >"$DIR/churn.log" 2>&1 &
+	CHURN=$!
+	HOLDERS+=("$CHURN")
+	sleep 0.3
+	for r in 1 2 3 4; do in_b "${T[@]}" lockout --iface "$IF_B"; sleep 0.3; done
+	wait "$CHURN"
+	echo "churn: $(cat "$DIR/churn.log"); the namespace (1500 veth pairs) dies now"
+	sleep 0.05
+	for r in 1 2 3; do in_b "${T[@]}" lockout --iface "$IF_B"; sleep 0.1; done
 	;;
 esac
 grep -c 'not served any more' "$DIR/unetd.log" | sed 's/^/interfaces freed (log): /'

@@ -22,7 +22,9 @@ Run as root; each side forks and becomes its uid.  Scenarios:
             attacker connects and hangs up in a loop (at most 20000, S
             seconds, R a second), nothing else; the daemon's CPU each
             second (and A seconds past the flood) and the honest user's
-            STATUS round trips meanwhile.
+            STATUS round trips meanwhile.  --hold H: H connections are
+            opened first and held (256: the per-uid cap, so every new one
+            is refused, after reap_closed polls every client, uncharged).
 """
 import argparse
 import importlib.util
@@ -166,6 +168,11 @@ def pinger(args, seconds):
 def connflood(args):
     def child():
         n = refused = 0
+        held = []
+        for i in range(args.hold):
+            held.append(ua.connect(args.socket))
+        if args.hold:
+            time.sleep(0.5)
         end = time.monotonic() + args.seconds
         start = time.monotonic()
         while time.monotonic() < end and n < 20000:
@@ -178,8 +185,17 @@ def connflood(args):
             except OSError:
                 refused += 1
             n += 1
-        return "attacker uid %d: %d connections made and closed (%d failed) in %.0f s" % (
-            args.attacker, n, refused, args.seconds)
+        alive = 0
+        for h in held:
+            h.setblocking(False)
+            try:
+                alive += h.recv(1) != b""
+            except BlockingIOError:
+                alive += 1
+            except OSError:
+                pass
+        return "attacker uid %d: %d connections made and closed (%d failed) in %.0f s; " \
+            "%d held (%d still open)" % (args.attacker, n, refused, args.seconds, len(held), alive)
     return fork_as(args.attacker, child)
 
 
@@ -205,6 +221,7 @@ def main():
     ap.add_argument("--daemon-pid", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--rate", type=float, default=0, help="connflood: connections a second (0: as fast as it can)")
+    ap.add_argument("--hold", type=int, default=0, help="connflood: connections held open first")
     ap.add_argument("--after", type=int, default=0, help="connflood: seconds of CPU sampling past the flood")
     args = ap.parse_args()
     if args.scenario == "lockout":
