@@ -243,6 +243,8 @@ struct unetd {
 					 * socket it may still hold */
 	uint64_t linger_checked_ns;
 	unsigned int nthrottled;   /* clients whose requests wait for budget */
+	uint64_t reap_cpu_ns;	   /* CPU time spent freeing other clients' hang-ups
+				    * (not charged to the request it fell in) */
 	struct unetd_iface *ifaces;
 	/* Attached to each interface's real endpoint (iface.c): the router
 	 * of emulated endpoints' UDP and ARP, registered by the floor that

@@ -41,7 +41,7 @@ for n in "$@"; do
 		sysctl -qw net.ipv6.conf.uq0.accept_dad=0 &&
 		ip addr add fd77::2/64 dev uq0 nodad &&
 		i=0; while [ $i -lt '"$n"' ]; do
-			echo "address add fd78::$((i / 65536)):$((i % 65536))/128 dev uq0 nodad"; i=$((i + 1))
+			printf "address add fd78::%x:%x/128 dev uq0 nodad\n" $((i / 65536)) $((i % 65536)); i=$((i + 1))
 		done >/tmp/ras-batch.$$ && ip -batch /tmp/ras-batch.$$; rm -f /tmp/ras-batch.$$
 		echo $$; exec sleep 120' >"$DIR/holder.log" 2>&1 &
 	HOLDER=$!

@@ -16,6 +16,7 @@ TESTS+=(
 	"unetd_status_private|-|60|STATUS as a user sees only that user's endpoints; root sees every one"
 	"unetd_request_budget|-|90|1500 WHOAMI back to back from one user: every one answered, none refused, but at the user's budget (1000 a second after a burst of 100: at least 1.2 s), the daemon counts the waits (req_throttled, root's to see); another user's WHOAMI meanwhile is answered; reconnecting every 100 requests brings no fresh budget"
 	"unetd_request_cost|-|60|requests are charged by the daemon time they take: nobody, in a namespace of its own with 3000 addresses on its veth, floods routable channel opens to a silent neighbour for 2 s (each answered at once with EAGAIN, each a route and address lookup): some are answered, and the daemon's CPU over the 2 s stays under 40% (before: the whole thread)"
+	"unetd_throttled_hangup|-|60|nobody spends its CPU budget (endpoints in 4 namespaces of its own, ~100 ms each), is throttled, and hangs up with a request unanswered: the daemon's CPU over the next second stays under 50% (before: it woke for the hang-up without end, 100%)"
 	"unetd_channel_quota|-|60|policy 'channels 3': a user's fourth channel, on a second connection, is refused with EDQUOT and the quota's reason; a channel closed gives room again"
 	"unetd_channel_quota_routable|-|60|policy 'channels 3': routable channels of both families count together (two IPv4 and one IPv6 reach it), one more of either family is refused with EDQUOT; the source ports of SIGKILLed clients (IPv4 and IPv6) are free at once and the next client opens the same tags and holds them"
 	"unetd_user_share|-|60|the policy's share is the user's: one user's 4 emulated endpoints serve with 25 each, another user's one with 100 (STATUS); when one of the four goes, the other three serve with 33 (unetd_fair_share shows the daemon serves by these weights)"
@@ -220,6 +221,34 @@ t_unetd_request_cost() {
 	((BASH_REMATCH[1] > 0)) || fail "none of nobody's opens was answered"
 	((busy < 40)) || fail "nobody's costly requests kept the daemon busy ${busy}% of the time"
 	kill "$HOLDER_PID" 2>/dev/null
+	stop_unetd
+}
+
+# A throttled client that hangs up: the daemon takes it out of its epoll
+# set while its user's budget refills.  Before, it only asked for no
+# events, but epoll reports a hang-up whatever is asked, and the daemon's
+# loop woke for it without end (its CPU at 100% until the debt was paid).
+t_unetd_throttled_hangup() {
+	local out i c0 c1 hz busy ns=() pids=()
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100 endpoints 4"
+	for ((i = 0; i < 4; i++)); do
+		own_netns_holder "$T_DIR/holder-$i.pid"
+		ns+=("/proc/$HOLDER_NS_PID/ns/net")
+		pids+=("$HOLDER_PID")
+	done
+	out=$(ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
+		--uid 65534 throttled-hangup --netns "$(IFS=,; echo "${ns[*]}")" --iface uq0 2>&1)
+	echo "nobody: $out"
+	[[ $out == "throttled after "* ]] || fail "nobody was not throttled: $out"
+	hz=$(getconf CLK_TCK)
+	c0=$(awk '{print $14 + $15}' "/proc/$UNETD_PID/stat")
+	sleep 1
+	c1=$(awk '{print $14 + $15}' "/proc/$UNETD_PID/stat")
+	busy=$(((c1 - c0) * 100 / hz))
+	echo "the daemon busy ${busy}% of the second after the hang-up"
+	((busy < 50)) || fail "the daemon spun on a throttled client's hang-up (${busy}% of a second)"
+	kill "${pids[@]}" 2>/dev/null
 	stop_unetd
 }
 

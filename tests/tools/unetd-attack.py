@@ -494,6 +494,31 @@ def chan_open_flood(args):
     return in_child(args, child)
 
 
+def throttled_hangup(args):
+    """As the user: an endpoint in each namespace of --netns (a comma
+    list; each ~100 ms of the daemon's CPU: past the user's CPU burst),
+    then HELLOs until one waits (the user is throttled), then hang up
+    with it unanswered.  Prints what it did."""
+    def child():
+        s = connect(args.socket)
+        for p in args.netns.split(","):
+            nsfd = os.open(p, os.O_RDONLY)
+            ans = ep_create_in(s, args.iface, nsfd)
+            os.close(nsfd)
+            if not ans.startswith("granted"):
+                print("endpoint in %s: %s" % (p, ans))
+                return 1
+        for i in range(300):
+            s.send(request(REQ_HELLO, seq=100 + i))
+            if recv_reply(s, 0.05) is None:
+                s.close()
+                print("throttled after %d, hung up" % i)
+                return 0
+        print("never throttled")
+        return 1
+    return in_child(args, child)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--socket", required=True)
@@ -501,7 +526,7 @@ def main():
     ap.add_argument("--groups", default="")
     ap.add_argument("attack", choices=["race-hangup", "close-blocks", "netns-fd", "groups",
                                        "status", "whoami-flood", "grant-linger",
-                                       "fake-daemon", "chan-open-flood"])
+                                       "fake-daemon", "chan-open-flood", "throttled-hangup"])
     ap.add_argument("--daemon-pid", type=int)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--hold", type=float, default=0.0)
@@ -517,10 +542,10 @@ def main():
     fn = {"race-hangup": race_hangup, "close-blocks": close_blocks, "netns-fd": netns_fd,
           "groups": groups, "status": status, "whoami-flood": whoami_flood,
           "grant-linger": grant_linger, "fake-daemon": fake_daemon,
-          "chan-open-flood": chan_open_flood}[args.attack]
+          "chan-open-flood": chan_open_flood, "throttled-hangup": throttled_hangup}[args.attack]
     if args.attack == "race-hangup" and not args.daemon_pid:
         ap.error("race-hangup needs --daemon-pid")
-    if args.attack in ("netns-fd", "chan-open-flood") and not (args.netns and args.iface):
+    if args.attack in ("netns-fd", "chan-open-flood", "throttled-hangup") and not (args.netns and args.iface):
         ap.error("netns-fd needs --netns and --iface")
     sys.exit(fn(args))
 
