@@ -357,6 +357,18 @@ quota_hold_bg() {
 	wait_ready "$log" "$QUOTA_HOLD_PID" >/dev/null
 }
 
+# quota_refused FAMILY TAG PEER_IP: nobody's fourth channel (tag TAG, to
+# PEER_IP) past its quota of 3 is refused with EDQUOT and the quota's reason.
+quota_refused() {
+	local out
+	out=$(as_nobody "$PEER" hold "$IF_B" --tag "$2" --peer-tag 1 --peer-ip "$3" --timeout 5 2>&1) &&
+		fail "a fourth channel ($1) past the quota was opened: $out"
+	echo "$1, the fourth: $out" | tail -2
+	{ grep -q "cannot open channel tag $2 .*Disk quota exceeded" <<<"$out" &&
+		grep -q 'channel quota of uid 65534 reached (3' <<<"$out"; } ||
+		fail "an $1 channel past the quota was not refused with the quota's reason: $out"
+}
+
 t_unetd_channel_quota_routable() {
 	[[ ${UNET_SANITIZED:-0} == 1 ]] &&
 		skip "runs in the plain pass of make check (the quota's check is the raw channels', watched by the sanitizers in unetd_channel_quota; the routable opens in unetd_chan_forge and unetd_chan6_forge)"
@@ -375,18 +387,8 @@ t_unetd_channel_quota_routable() {
 	for p in 5 7 8; do
 		unetd_chan_port_held "$(chan_sport "$p")" || fail "no socket holds tag $p's source port $(chan_sport "$p")"
 	done
-	out=$(as_nobody "$PEER" hold "$IF_B" --tag 9 --peer-tag 1 --peer-ip "$UNETD_CHAN6_A" --timeout 5 2>&1) &&
-		fail "a fourth channel (IPv6) past the quota was opened: $out"
-	echo "IPv6, the fourth: $out" | tail -2
-	{ grep -q 'cannot open channel tag 9 .*Disk quota exceeded' <<<"$out" &&
-		grep -q 'channel quota of uid 65534 reached (3' <<<"$out"; } ||
-		fail "an IPv6 channel past the quota was not refused with the quota's reason: $out"
-	out=$(as_nobody "$PEER" hold "$IF_B" --tag 10 --peer-tag 1 --peer-ip "$IP_A" --timeout 5 2>&1) &&
-		fail "a fourth channel (IPv4) past the quota was opened: $out"
-	echo "IPv4, the fourth: $out" | tail -2
-	{ grep -q 'cannot open channel tag 10 .*Disk quota exceeded' <<<"$out" &&
-		grep -q 'channel quota of uid 65534 reached (3' <<<"$out"; } ||
-		fail "an IPv4 channel past the quota was not refused with the quota's reason: $out"
+	quota_refused IPv6 9 "$UNETD_CHAN6_A"
+	quota_refused IPv4 10 "$IP_A"
 	# Refused before any port was taken.
 	for p in 9 10; do
 		unetd_chan_port_held "$(chan_sport "$p")" && fail "tag $p's source port is held after its refusal"
