@@ -27,6 +27,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "unetd.h"
 
 #define DEFAULT_POLICY "/etc/unet/unetd.policy"
@@ -56,10 +57,7 @@ static void on_signal(int sig)
 
 static uint64_t now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+	return unet_mono_ns() / 1000u;
 }
 
 static void usage(FILE *f)

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "unetd.h"
 
 #define UNETD_MAX_CONN_PER_UID 256
@@ -40,6 +41,9 @@
 #define REQ_RATE 1000.0
 #define REQ_BURST 100.0
 #define EP_CREATE_COST 10.0
+/* Connections are counted past the budget too (each a token), down to
+ * a debt of 3 s of refill at most. */
+#define REQ_DEBT_MAX (3.0 * REQ_RATE)
 /* And a second budget, of the serving thread's CPU time: what a
  * request costs is not always ours to choose (a routable channel open
  * asks the kernel for a route and the interface's addresses, whose
@@ -54,7 +58,6 @@
  * request leaves the budget below zero, the user's next requests wait
  * until it has refilled, never longer than CPU_DEBT_MAX takes (3 s: a
  * client's library gives up on an answer after 5 s). */
-#define REQ_DEBT_MAX (3.0 * REQ_RATE) /* connections past the budget: 3 s at most */
 #define CPU_RATE 0.05
 #define CPU_BURST 250e6
 #define CPU_DEBT_MAX (3.0 * CPU_RATE * 1e9)
@@ -169,13 +172,6 @@ static void serve(struct unetd *d, struct unetd_client *c, const struct unetd_re
 
 /* ---- Users and their request budget -------------------------------------- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static bool user_has_budget(struct unetd_user *u);
 
@@ -183,10 +179,7 @@ static bool user_has_budget(struct unetd_user *u);
  * request's charge). */
 static uint64_t thread_cpu_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return unet_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* The record of uid (made with a full budget if it has none).  Records
@@ -213,7 +206,7 @@ static struct unetd_user *user_get(struct unetd *d, uint32_t uid)
 	u->uid = uid;
 	u->tokens = REQ_BURST;
 	u->cpu_ns = CPU_BURST;
-	u->last_ns = now_ns();
+	u->last_ns = unet_mono_ns();
 	u->next = d->users;
 	d->users = u;
 	return u;
@@ -236,7 +229,7 @@ static bool user_has_budget(struct unetd_user *u)
 
 	if (!u->uid)
 		return true;
-	t = now_ns();
+	t = unet_mono_ns();
 	u->tokens += (double)(t - u->last_ns) * (REQ_RATE / 1e9);
 	if (u->tokens > REQ_BURST)
 		u->tokens = REQ_BURST;
@@ -1044,8 +1037,8 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 	return true;
 }
 
-/* Answer one well-formed request of c's (h, its body of the type's
- * size; netns_fd: the namespace EP_CREATE may carry, or -1). */
+/* Answer one well-formed request of c's (hdr, and body of the size its
+ * type has; netns_fd: the namespace EP_CREATE may carry, or -1). */
 static void serve(struct unetd *d, struct unetd_client *c, const struct unetd_req_hdr *hdr,
 		  const void *body, int netns_fd)
 {

@@ -3,8 +3,9 @@
  * clock.h - the core's clock reads: CLOCK_MONOTONIC in nanoseconds, fine
  * (the vDSO's tens of nanoseconds: spin budgets, wait deadlines) and
  * coarse (one scheduler tick, a few ms, for the cheapest read: refreshes
- * due every second or so).  One place, so every deadline in the core is
- * the same clock in the same unit.
+ * due every second or so), and any other clock by its id (unetd charges
+ * requests by CLOCK_THREAD_CPUTIME_ID).  One place, so every deadline in
+ * the library and the daemon is the same clock in the same unit.
  */
 #ifndef UNET_CORE_CLOCK_H
 #define UNET_CORE_CLOCK_H
