@@ -30,22 +30,39 @@ void unet_nl_add_attr(struct unet_nl_req *r, uint16_t type, const void *data, ui
 	r->nh.nlmsg_len = NLMSG_ALIGN(r->nh.nlmsg_len) + RTA_ALIGN(a->rta_len);
 }
 
-int unet_nl_ask(struct unet_nl_req *r, char *buf, size_t size)
+/* A new NETLINK_ROUTE socket with req (len bytes) sent on it; strict:
+ * the kernel holds a dump to the filters in its header (without it, an
+ * RTM_GETADDR dump ignores ifa_index and lists every interface).
+ * Returns the socket, or -errno. */
+static int nl_send(const void *req, size_t len, bool strict)
 {
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	struct timeval tv = { .tv_sec = 1 };
-	int fd, n, err;
+	int fd, one = 1, err;
 
 	fd = (int)syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (fd < 0)
 		return -errno;
 	/* the kernel answers at once; a bound wait all the same */
 	syscall(SYS_setsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	r->nh.nlmsg_seq = 1;
-	if (syscall(SYS_sendto, fd, r, r->nh.nlmsg_len, 0, &kernel, sizeof(kernel)) < 0) {
+	if ((strict &&
+	     syscall(SYS_setsockopt, fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof(one))) ||
+	    syscall(SYS_sendto, fd, req, len, 0, &kernel, sizeof(kernel)) < 0) {
 		err = -errno;
-		goto out;
+		syscall(SYS_close, fd);
+		return err;
 	}
+	return fd;
+}
+
+int unet_nl_ask(struct unet_nl_req *r, char *buf, size_t size)
+{
+	int fd, n, err;
+
+	r->nh.nlmsg_seq = 1;
+	fd = nl_send(r, r->nh.nlmsg_len, false);
+	if (fd < 0)
+		return fd;
 	for (;;) {
 		struct nlmsghdr *h = (struct nlmsghdr *)buf;
 
@@ -248,26 +265,17 @@ int unet_nl_addrs(int family, int ifindex, unsigned int max,
 			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
 		.ifa = { .ifa_family = (uint8_t)family, .ifa_index = (uint32_t)ifindex },
 	};
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	struct timeval tv = { .tv_sec = 1 };
 	unsigned int seen = 0;
 	/* the kernel fills a dump's batches to the largest buffer a read
 	 * has offered (at least about a page), so 8 KiB always holds one */
 	char buf[8192] __attribute__((aligned(8)));
-	int fd, one = 1, err;
+	int fd, err;
 
 	if ((family != AF_INET && family != AF_INET6) || ifindex <= 0 || !fn)
 		return -EINVAL;
-	fd = (int)syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	fd = nl_send(&req, sizeof(req), true);
 	if (fd < 0)
-		return -errno;
-	syscall(SYS_setsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	/* without it the kernel ignores ifa_index and dumps every interface */
-	if (syscall(SYS_setsockopt, fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof(one)) ||
-	    syscall(SYS_sendto, fd, &req, sizeof(req), 0, &kernel, sizeof(kernel)) < 0) {
-		err = -errno;
-		goto out;
-	}
+		return fd;
 	for (;;) {
 		int n = (int)syscall(SYS_recvfrom, fd, buf, sizeof(buf), 0, NULL, NULL);
 		unsigned int left;
