@@ -357,6 +357,21 @@ quota_hold_bg() {
 	wait_ready "$log" "$QUOTA_HOLD_PID" >/dev/null
 }
 
+# hold_5_7_8 WHICH PEER_5_7 PEER_8: nobody's channels on tags 5 and 7
+# (one client, to PEER_5_7) and 8 (another, to PEER_8), each tag's
+# source port held; the clients' pids in HOLD_5_7 and HOLD_8.
+hold_5_7_8() {
+	local p
+	quota_hold_bg "$T_DIR/$1-5-7.log" --tag 5 --peer-tag 1 --tag 7 --peer-tag 1 --peer-ip "$2"
+	HOLD_5_7=$QUOTA_HOLD_PID
+	quota_hold_bg "$T_DIR/$1-8.log" --tag 8 --peer-tag 1 --peer-ip "$3"
+	HOLD_8=$QUOTA_HOLD_PID
+	for p in 5 7 8; do
+		unetd_chan_port_held "$(chan_sport "$p")" ||
+			fail "the $1 clients' tag $p: no socket holds its source port $(chan_sport "$p")"
+	done
+}
+
 # quota_refused FAMILY TAG PEER_IP: nobody's fourth channel (tag TAG, to
 # PEER_IP) past its quota of 3 is refused with EDQUOT and the quota's reason.
 quota_refused() {
@@ -380,13 +395,8 @@ t_unetd_channel_quota_routable() {
 	start_unetd "user 65534 kinds emulated tags 1-100 channels 3 endpoints 4"
 
 	note "two IPv4 channels and one IPv6 channel: the quota of 3 reached over both families"
-	quota_hold_bg "$T_DIR/v4.log" --tag 5 --peer-tag 1 --tag 7 --peer-tag 1 --peer-ip "$IP_A"
-	v4=$QUOTA_HOLD_PID
-	quota_hold_bg "$T_DIR/v6.log" --tag 8 --peer-tag 1 --peer-ip "$UNETD_CHAN6_A"
-	v6=$QUOTA_HOLD_PID
-	for p in 5 7 8; do
-		unetd_chan_port_held "$(chan_sport "$p")" || fail "no socket holds tag $p's source port $(chan_sport "$p")"
-	done
+	hold_5_7_8 first "$IP_A" "$UNETD_CHAN6_A"
+	v4=$HOLD_5_7 v6=$HOLD_8
 	quota_refused IPv6 9 "$UNETD_CHAN6_A"
 	quota_refused IPv4 10 "$IP_A"
 	# Refused before any port was taken.
@@ -399,13 +409,8 @@ t_unetd_channel_quota_routable() {
 	unetd_chan_port_held "$(chan_sport 7)" && fail "the SIGKILLed IPv4 client's second source port $(chan_sport 7) is still held"
 	unetd_chan_killed_frees "$v6" "$(chan_sport 8)" "IPv6 client"
 	# The other family for each tag this time: a port is one port.
-	quota_hold_bg "$T_DIR/next6.log" --tag 5 --peer-tag 1 --tag 7 --peer-tag 1 --peer-ip "$UNETD_CHAN6_A"
-	v6=$QUOTA_HOLD_PID
-	quota_hold_bg "$T_DIR/next4.log" --tag 8 --peer-tag 1 --peer-ip "$IP_A"
-	v4=$QUOTA_HOLD_PID
-	for p in 5 7 8; do
-		unetd_chan_port_held "$(chan_sport "$p")" || fail "the next client's tag $p: no socket holds its source port $(chan_sport "$p")"
-	done
+	hold_5_7_8 next "$UNETD_CHAN6_A" "$IP_A"
+	v6=$HOLD_5_7 v4=$HOLD_8
 	kill "$v4" "$v6" 2>/dev/null
 	stop_unetd
 }
