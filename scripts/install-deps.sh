@@ -7,9 +7,10 @@ pkgs=(make gcc clang llvm pkg-config libbpf-dev libxdp-dev xdp-tools bpftool
       util-linux procps jq sockperf gnuplot-nox
       # TCP over U-Net: lwIP (the TCP engine), and the tests' kernel peers
       liblwip-dev iperf3 python3
-      # unet-run's tests: unmodified programs under it (redis-server's
-      # service is kept from starting: see below)
-      curl redis-server redis-tools
+      # unet-run's tests: unmodified programs under it, and their kernel
+      # peers (redis-server's and nginx's services are kept from starting:
+      # see below)
+      curl redis-server redis-tools nginx wrk
       # the libfabric provider, its tests (fi_info) and Open MPI over it;
       # the MPI programs (examples/parallel); column for bench-parallel
       libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin bsdextrautils
@@ -31,7 +32,7 @@ fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-# Packages that start a service on install (redis-server) must not leave
+# Packages that start a service on install (redis-server, nginx) must not leave
 # one running: a policy-rc.d that refuses every start, for this install
 # only, where the administrator has none of their own.
 norc=""
