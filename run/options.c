@@ -57,6 +57,10 @@ int run_opts_parse(struct run_opts *o, int argc, char **argv, char *err, size_t 
 			o->version = true;
 			return 0;
 		}
+		if (strcmp(a, "--batch-sends") == 0) {
+			o->batch_sends = true;
+			continue;
+		}
 		/* --opt VALUE or --opt=VALUE */
 		alen = strcspn(a, "=");
 		if (a[alen] == '=')

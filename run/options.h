@@ -18,6 +18,7 @@ struct run_opts {
 	char iface[1024];    /* comma-separated; "" : not given */
 	const char *log;     /* NULL: not given */
 	const char *spin_us; /* NULL: not given; else digits, checked */
+	bool batch_sends;    /* --batch-sends */
 	bool help, version;
 	int prog;	     /* argv index of PROG (0 with help/version) */
 };

@@ -22,13 +22,17 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: unet-run [--iface IF[,IF...]] [--log FILE] [--spin-us N] [--] PROG [ARGS...]\n"
+	fprintf(f, "usage: unet-run [--iface IF[,IF...]] [--log FILE] [--spin-us N] [--batch-sends]\n"
+		   "                [--] PROG [ARGS...]\n"
 		   "  --iface IF     accelerate traffic leaving by IF (repeatable; default: every\n"
 		   "                 interface with the U-Net XDP program attached)\n"
 		   "  --log FILE     append one line per socket: accelerated or not, and why\n"
 		   "                 (FILE 'stderr': standard error)\n"
 		   "  --spin-us N    busy-poll N microseconds before a blocking wait sleeps\n"
-		   "The same settings as environment: UNET_RUN_IFACE, UNET_RUN_LOG, UNET_RUN_SPIN_US.\n");
+		   "  --batch-sends  TCP segments sent while handling the events of one wait\n"
+		   "                 leave together, at the thread's next wait (see unet-run(1))\n"
+		   "The same settings as environment: UNET_RUN_IFACE, UNET_RUN_LOG, UNET_RUN_SPIN_US,\n"
+		   "UNET_RUN_BATCH_SENDS=1.\n");
 }
 
 /* The preload library: beside or under our own executable, else the
@@ -84,6 +88,8 @@ int main(int argc, char **argv)
 		set_or_die("UNET_RUN_LOG", o.log);
 	if (o.spin_us)
 		set_or_die("UNET_RUN_SPIN_US", o.spin_us);
+	if (o.batch_sends)
+		set_or_die("UNET_RUN_BATCH_SENDS", "1");
 	path = find_preload(lib);
 	if (run_preload_env(getenv("LD_PRELOAD"), path, pre, sizeof(pre)) < 0) {
 		fprintf(stderr, "unet-run: LD_PRELOAD too long\n");

@@ -18,6 +18,8 @@
 #     redis-benchmark process, in the other namespace).
 #   nginx (one process, master_process off) serving a 1 KiB file to wrk
 #     (one thread, 16 connections, the kernel's TCP): requests/s.
+#   redis and nginx again under unet-run --batch-sends (the answers to one
+#     epoll_wait's sockets leave in one kick), against the same kernel runs.
 #   The interception itself: sockperf UDP ping-pong over loopback, which
 #     unet-run passes through to libc, with and without the preload.
 #   LogP of UDP, 64 B, spinning (unet-bench logp with the kernel's socket
@@ -154,10 +156,11 @@ wrap() {
 	if [[ -n ${3:-} && -n $PERF ]]; then
 		WRAP+=(perf record -q "--call-graph=dwarf,16384" -F 2000 -o "$PERF/$3-$2-$REP.data" --)
 	fi
-	if [[ $2 == unet ]]; then
+	if [[ $2 == unet || $2 == batch ]]; then
 		local ifn=$IF_A
 		[[ $1 == b ]] && ifn=$IF_B
 		WRAP+=(env "UNET_PIN_ROOT=$UNET_PIN_ROOT" "$RUN" --iface "$ifn")
+		[[ $2 == batch ]] && WRAP+=(--batch-sends)
 	fi
 }
 
@@ -361,10 +364,13 @@ command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null && H
 command -v nginx >/dev/null && command -v wrk >/dev/null && HAVE_NGINX=1
 
 for ((REP = 1; REP <= REPS; REP++)); do
-	for which in kernel unet; do
-		if [[ $which == unet ]]; then attached on; else attached off; fi
+	for which in kernel unet batch; do
+		# batch: unet-run --batch-sends, for the servers of many
+		# connections (redis, nginx) only.
+		[[ $which == batch ]] && ! ((WANT_REDIS || WANT_NGINX)) && continue
+		if [[ $which != kernel ]]; then attached on; else attached off; fi
 		echo "bench-run: repetition $REP/$REPS, $which" >&2
-		if ((HAVE_SOCKPERF && WANT_SOCKPERF)); then
+		if [[ $which != batch ]] && ((HAVE_SOCKPERF && WANT_SOCKPERF)); then
 			sp_pingpong udp-spin "$which" udp spin
 			sp_pingpong udp-block "$which" udp block
 			sp_pingpong tcp-spin "$which" tcp spin
@@ -373,8 +379,8 @@ for ((REP = 1; REP <= REPS; REP++)); do
 			# with nothing to accelerate.
 			sp_pingpong passthrough "$which" udp block lo
 		fi
-		((WANT_LOGP)) && logp_udp "$which"
-		[[ $which == unet ]] && ((WANT_REDIS || WANT_NGINX)) && attached servers
+		[[ $which != batch ]] && ((WANT_LOGP)) && logp_udp "$which"
+		[[ $which != kernel ]] && ((WANT_REDIS || WANT_NGINX)) && attached servers
 		((HAVE_REDIS && WANT_REDIS)) && redis "$which"
 		((HAVE_NGINX && WANT_NGINX)) && nginx_wrk "$which"
 	done
@@ -410,16 +416,23 @@ ROWS = [
 ]
 out = []
 print("%-52s %10s %10s %8s %-15s %s" % ("", "kernel", "unet-run", "ratio", "[range]", "target"))
-for name, what, needs, unit, kind, target in ROWS:
+# The servers of many connections again under unet-run --batch-sends:
+# each such row, then its batched twin against the same kernel runs.
+rows = []
+for r in ROWS:
+    rows.append(r + ("unet",))
+    if r[2] in ("redis", "nginx"):
+        rows.append((r[0], "  with --batch-sends", r[2], r[3], r[4], r[5], "batch"))
+for name, what, needs, unit, kind, target, which in rows:
     if needs not in only:
         continue
-    rec = {"name": name, "what": what, "unit": unit, "target": target}
+    rec = {"name": name + ("" if which == "unet" else "-" + which), "what": what, "unit": unit, "target": target}
     if not have[needs]:
         rec["status"] = "not installed: " + needs
         print("%-52s %s" % (what, rec["status"]))
         out.append(rec)
         continue
-    k, u = data.get(name, {}).get("kernel", {}), data.get(name, {}).get("unet", {})
+    k, u = data.get(name, {}).get("kernel", {}), data.get(name, {}).get(which, {})
     paired = sorted(r for r in k if r in u)
     if not paired:
         rec["status"] = "failed (no paired run; see the log lines above)"

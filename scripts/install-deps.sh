@@ -10,7 +10,7 @@ pkgs=(make gcc clang llvm pkg-config libbpf-dev libxdp-dev xdp-tools bpftool
       # unet-run's tests: unmodified programs under it, and their kernel
       # peers (redis-server's and nginx's services are kept from starting:
       # see below)
-      curl redis-server redis-tools nginx wrk
+      curl redis-server redis-tools nginx wrk strace
       # the libfabric provider, its tests (fi_info) and Open MPI over it;
       # the MPI programs (examples/parallel); column for bench-parallel
       libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin bsdextrautils

@@ -192,8 +192,21 @@ int unet_layer_xmit_csum(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, u
 	return err;
 }
 
+/* Per thread (layer.h); read by tx_ring.c's completion reaper too. */
+__thread bool unet_kicks_held;
+
+bool unet_layer_hold_kicks(bool on)
+{
+	bool was = unet_kicks_held;
+
+	unet_kicks_held = on;
+	return was;
+}
+
 void unet_layer_kick(struct unet_endpoint *ep)
 {
+	if (unet_kicks_held)
+		return; /* owed: paid when the hold ends (layer.h) */
 	for (uint32_t i = 0; ep && i < ep->nqueues; i++) {
 		struct unet_queue *q = &ep->q[i];
 
@@ -548,6 +561,7 @@ int unet_endpoint__wait(struct unet_endpoint *ep, int timeout_ms)
 		slice = left > WAIT_PROBE_MS ? WAIT_PROBE_MS : (int)left;
 		/* A layer's timers (layer.h, progress) cut the sleep short. */
 		layer_ms = ep->nlayers ? layers_progress(ep) : -1;
+		unet_kicks_held = false; /* a wait ends a hold (layer.h) */
 		unet_layer_kick(ep); /* nothing queued sleeps with us */
 		if (layer_ms >= 0 && layer_ms < slice) {
 			slice = layer_ms;

@@ -147,6 +147,18 @@ int unet_layer_queue(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, uint3
 		     uint32_t flen);
 void unet_layer_kick(struct unet_endpoint *ep);
 /*
+ * Held kicks, for a caller that answers many events in one pass (unet-run's
+ * --batch-sends: the replies an event loop writes after one epoll_wait).
+ * While this thread holds them, unet_layer_kick and the kick after reaping
+ * completions pay nothing: frames stay queued and owed, and leave together
+ * at the next kick not held.  Bounded: a full send ring still kicks
+ * (unet_tx_reserve), and unet_endpoint__wait ends the hold before it sleeps
+ * (nothing queued sleeps with us).  Releasing (on false) kicks nothing:
+ * the caller then calls unet_layer_kick for every endpoint it may have used
+ * meanwhile.  Per thread; returns whether the thread held them before.
+ */
+bool unet_layer_hold_kicks(bool on);
+/*
  * Transmit checksums computed by the device (or the kernel, in copy
  * mode: AF_XDP TX metadata, txmd.c).  unet_layer_tx_csum(ep, off): true
  * when the endpoint has it and a frame off bytes into its buffer leaves

@@ -190,6 +190,8 @@ int unet_probe_link(struct unet_endpoint *ep);
 /* Have the kernel send what is on q's TX ring (repeats until it is empty
  * in copy mode; pays what layers owed). */
 void unet_tx_kick(struct unet_endpoint *ep, struct unet_queue *q);
+/* This thread holds its layers' kicks (layer.h, unet_layer_hold_kicks). */
+extern __thread bool unet_kicks_held;
 /* Reserve one TX descriptor on q (reaping completions once if full).
  * Returns 0 with *idx, or -EAGAIN. */
 int unet_tx_reserve(struct unet_endpoint *ep, struct unet_queue *q, uint32_t *idx);

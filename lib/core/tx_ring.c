@@ -138,7 +138,7 @@ int unet_endpoint__complete(struct unet_endpoint *ep)
 		if (!q->tx_pending)
 			continue;
 		total += (int)reap_completions(ep, q);
-		if (q->tx_pending)
+		if (q->tx_pending && !unet_kicks_held)
 			unet_tx_kick(ep, q);
 	}
 	return total;

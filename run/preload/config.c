@@ -19,7 +19,8 @@ static void copy(char *dst, size_t n, const char *src)
 }
 
 void run_config_parse(struct run_config *cfg, const char *iface, const char *log,
-		      const char *spin_us, const char *pin_root, char *err, size_t errlen)
+		      const char *spin_us, const char *batch, const char *pin_root, char *err,
+		      size_t errlen)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	err[0] = '\0';
@@ -43,6 +44,13 @@ void run_config_parse(struct run_config *cfg, const char *iface, const char *log
 				 spin_us, RUN_SPIN_US_MAX, RUN_SPIN_US_DEFAULT);
 		else
 			cfg->spin_us = (uint32_t)v;
+	}
+	if (batch && *batch && strcmp(batch, "0") != 0) {
+		if (strcmp(batch, "1") == 0)
+			cfg->batch_sends = true;
+		else if (!err[0])
+			snprintf(err, errlen, "UNET_RUN_BATCH_SENDS='%s' is not 0 or 1: sends are not batched",
+				 batch);
 	}
 }
 

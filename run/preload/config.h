@@ -9,6 +9,10 @@
  *   UNET_RUN_LOG      file the per-socket decisions are appended to
  *                     ("stderr": standard error); unset: no log
  *   UNET_RUN_SPIN_US  how long a blocking wait spins before it sleeps
+ *   UNET_RUN_BATCH_SENDS  "1": the TCP segments a thread sends while it
+ *                     handles the events of one readiness wait leave
+ *                     together (docs/unet-run.md, "Batched sends");
+ *                     unset, empty or "0": each send leaves at once
  *   UNET_PIN_ROOT     the library's bpffs pin root (default /sys/fs/bpf/unet)
  */
 #ifndef UNET_RUN_CONFIG_H
@@ -27,13 +31,15 @@ struct run_config {
 	char log[PATH_MAX];   /* "" : no log */
 	char pin_root[PATH_MAX];
 	uint32_t spin_us;
+	bool batch_sends;
 };
 
 /* Fill cfg from the variables' values (NULL: unset).  Never fails: a
  * value it cannot use is replaced by the default and described in
  * err[errlen] (empty when all were good), for the log. */
 void run_config_parse(struct run_config *cfg, const char *iface, const char *log,
-		      const char *spin_us, const char *pin_root, char *err, size_t errlen);
+		      const char *spin_us, const char *batch, const char *pin_root, char *err,
+		      size_t errlen);
 
 /* Whether traffic leaving by ifname is U-Net's under cfg: listed, or
  * (no list) the XDP program is attached to it. */

@@ -407,7 +407,8 @@ static void init(void)
 	relay_init(&relay_ops);
 	pthread_atfork(carry_prepare, carry_parent, carry_child);
 	run_config_parse(&cfg, getenv("UNET_RUN_IFACE"), getenv("UNET_RUN_LOG"),
-			 getenv("UNET_RUN_SPIN_US"), getenv("UNET_PIN_ROOT"), err, sizeof(err));
+			 getenv("UNET_RUN_SPIN_US"), getenv("UNET_RUN_BATCH_SENDS"),
+			 getenv("UNET_PIN_ROOT"), err, sizeof(err));
 	run_log_set(cfg.log);
 	if (err[0])
 		run_log("%s", err);
@@ -1283,6 +1284,7 @@ static int connect_held(struct run_sock *s, int fd, const struct sockaddr *addr,
 			r = real_bind(fd, (struct sockaddr *)&s->bound_addr, sizeof(s->bound_addr));
 		reg_decided(fd, false);
 		forget(fd);
+		stack_batch_end();
 		return real_connect(fd, addr, len);
 	}
 	r = real_connect(fd, addr, len);
@@ -1396,6 +1398,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct
 	}
 	if (s)
 		sock_unref(s);
+	stack_batch_end();
 	return real_sendto(fd, buf, n, flags, addr, len);
 }
 
@@ -1409,6 +1412,7 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 
 		HELD_RETURN(s, send_iov(s, &v, 1, flags, NULL, 0));
 	}
+	stack_batch_end();
 	return real_send(fd, buf, n, flags);
 }
 
@@ -1422,6 +1426,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 
 		HELD_RETURN(s, send_iov(s, &v, 1, 0, NULL, 0));
 	}
+	stack_batch_end();
 	return real_write(fd, buf, n);
 }
 
@@ -1432,6 +1437,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 	ready();
 	if (s)
 		HELD_RETURN(s, n < 0 ? (errno = EINVAL, -1) : send_iov(s, iov, (size_t)n, 0, NULL, 0));
+	stack_batch_end();
 	return real_writev(fd, iov, n);
 }
 
@@ -1493,6 +1499,7 @@ EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
 	ready();
 	if (s)
 		HELD_RETURN(s, sendfile_unet(s, in_fd, offset, count));
+	stack_batch_end();
 	return real_sendfile(out_fd, in_fd, offset, count);
 }
 
@@ -1513,6 +1520,7 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 					msg->msg_namelen));
 	if (s)
 		sock_unref(s);
+	stack_batch_end();
 	return real_sendmsg(fd, msg, flags);
 }
 
@@ -1545,6 +1553,7 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr 
 
 		HELD_RETURN(s, recv_iov(s, &v, 1, flags, addr, len, NULL));
 	}
+	stack_batch_end();
 	return real_recvfrom(fd, buf, n, flags, addr, len);
 }
 
@@ -1558,6 +1567,7 @@ EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 
 		HELD_RETURN(s, recv_iov(s, &v, 1, flags, NULL, NULL, NULL));
 	}
+	stack_batch_end();
 	return real_recv(fd, buf, n, flags);
 }
 
@@ -1571,6 +1581,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t n)
 
 		HELD_RETURN(s, recv_iov(s, &v, 1, 0, NULL, NULL, NULL));
 	}
+	stack_batch_end();
 	return real_read(fd, buf, n);
 }
 
@@ -1582,6 +1593,7 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 	if (s)
 		HELD_RETURN(s, n < 0 ? (errno = EINVAL, -1)
 				     : recv_iov(s, iov, (size_t)n, 0, NULL, NULL, NULL));
+	stack_batch_end();
 	return real_readv(fd, iov, n);
 }
 
@@ -1606,6 +1618,7 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 		errno = err;
 		return r;
 	}
+	stack_batch_end();
 	return real_recvmsg(fd, msg, flags);
 }
 
@@ -1644,6 +1657,7 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 	int ready_n, err = 0;
 
 	ready();
+	stack_batch_end(); /* a wait ends the batch (stack.h) */
 	if (fl_child_unannounced())
 		fl_child_poll(fds, n);
 	if (!any_unet(fds, n))
@@ -1765,6 +1779,7 @@ static int poll_masked(struct pollfd *fds, nfds_t n, int ms, const sigset_t *mas
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
 	ready();
+	stack_batch_end(); /* a wait ends the batch (stack.h) */
 	if (fl_child_unannounced())
 		fl_child_poll(fds, n);
 	if (!any_unet(fds, n))
@@ -1836,6 +1851,7 @@ static bool sets_have_unet(int nfds, fd_set *r, fd_set *w)
 EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
 	ready();
+	stack_batch_end(); /* a wait ends the batch (stack.h) */
 	if (fl_child_unannounced())
 		fl_child_select(nfds, r);
 	if (nfds <= 0 || nfds > FD_SETSIZE || !sets_have_unet(nfds, r, w))
@@ -1848,6 +1864,7 @@ EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct times
 		   const sigset_t *mask)
 {
 	ready();
+	stack_batch_end(); /* a wait ends the batch (stack.h) */
 	if (fl_child_unannounced())
 		fl_child_select(nfds, r);
 	if (nfds <= 0 || nfds > FD_SETSIZE || !sets_have_unet(nfds, r, w))
@@ -1861,8 +1878,10 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 	unsigned int i;
 
 	ready();
-	if (!s)
+	if (!s) {
+		stack_batch_end();
 		return real_sendmmsg(fd, v, n, flags);
+	}
 	for (i = 0; i < n; i++) {
 		ssize_t r = send_iov(s, v[i].msg_hdr.msg_iov, v[i].msg_hdr.msg_iovlen, flags,
 				     v[i].msg_hdr.msg_name, v[i].msg_hdr.msg_namelen);
@@ -1882,8 +1901,10 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct
 	unsigned int i;
 
 	ready();
-	if (!s)
+	if (!s) {
+		stack_batch_end();
 		return real_recvmmsg(fd, v, n, flags, ts);
+	}
 	for (i = 0; i < n; i++) {
 		struct msghdr *m = &v[i].msg_hdr;
 		socklen_t len = m->msg_namelen;
@@ -2191,6 +2212,10 @@ static int epoll_common(int epfd, struct epoll_event *evs, int max, int timeout,
 		n = unet_epoll_ready(epfd, evs, max, w + 1, 16, &nw);
 		if (n < 0)
 			return kernel_epoll(epfd, evs, max, timeout, how);
+		/* Several U-Net sockets to handle: their answers leave
+		 * together (--batch-sends, stack.h). */
+		if (n > 1 && cfg.batch_sends)
+			stack_batch_begin();
 		if (n < max) {
 			k = real_epoll_wait(epfd, evs + n, max - n, 0);
 			if (k < 0)
@@ -2234,6 +2259,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
 	const struct epoll_call how = { 0 };
 
 	ready();
+	stack_batch_end(); /* a wait ends the batch (stack.h) */
 	return epoll_common(epfd, evs, max, timeout, &how);
 }
 
@@ -2243,6 +2269,7 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout,
 	const struct epoll_call how = { .mask = mask };
 
 	ready();
+	stack_batch_end(); /* a wait ends the batch (stack.h) */
 	return epoll_common(epfd, evs, max, timeout, &how);
 }
 
@@ -2253,6 +2280,7 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *evs, int max, const struct
 	const struct epoll_call how = { .mask = mask, .pwait2 = true, .ts = ts };
 
 	ready();
+	stack_batch_end(); /* a wait ends the batch (stack.h) */
 	if (bad_timespec(ts)) {
 		errno = EINVAL;
 		return -1;

@@ -10,6 +10,8 @@
 
 #include "stack.h"
 
+#include "core/layer.h"
+
 #define MAX_EPS 8
 
 pthread_mutex_t stack_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -167,6 +169,28 @@ int64_t stack_wait_start(uint32_t spin_us)
 	return stack_now_us() + spin_us;
 }
 
+__thread bool stack_batch_open;
+
+void stack_batch_begin(void)
+{
+	unet_layer_hold_kicks(true);
+	stack_batch_open = true;
+}
+
+/* Every endpoint's owed kick: the thread may have sent on any. */
+void stack_batch_flush(void)
+{
+	struct run_ep *e;
+
+	stack_enter();
+	stack_batch_open = false;
+	unet_layer_hold_kicks(false);
+	for (int i = 0; (e = stack_ep_at(i)); i++)
+		if (e->ep)
+			unet_layer_kick(e->ep);
+	stack_leave();
+}
+
 int stack_wait(struct run_ep *e, int64_t deadline, int64_t spin_until)
 {
 	struct pollfd p = { .fd = e->wait_fd, .events = POLLIN };
@@ -174,6 +198,7 @@ int stack_wait(struct run_ep *e, int64_t deadline, int64_t spin_until)
 	int ms = WAIT_SLICE_MS;
 	int seen = sig_watch();
 
+	stack_batch_end(); /* nothing we owe waits with us */
 	/* A handler that ran while we spun, or between two slices, ends
 	 * the call as one that interrupted the kernel's sleep would. */
 	if (seen && !sig_restarts(seen, deadline >= 0))

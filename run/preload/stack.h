@@ -88,6 +88,24 @@ int64_t stack_wait_start(uint32_t spin_us);
  * deadline). */
 int stack_wait(struct run_ep *e, int64_t deadline, int64_t spin_until);
 
+/*
+ * Batched sends (--batch-sends, docs/unet-run.md): a thread whose
+ * readiness wait returned several U-Net sockets holds its kicks (the
+ * library's unet_layer_hold_kicks) while it handles them, so the
+ * segments it sends meanwhile leave in one system call.  The batch ends,
+ * and the frames leave, when the thread calls any readiness wait, waits
+ * in a blocking call, or passes a data call to the kernel (which may
+ * block); stack_batch_end is cheap when no batch is open.
+ */
+extern __thread bool stack_batch_open;
+void stack_batch_begin(void);
+void stack_batch_flush(void);
+static inline void stack_batch_end(void)
+{
+	if (stack_batch_open)
+		stack_batch_flush();
+}
+
 /* A blocking call's deadline and spin budget, read from the clock at its
  * first wait: a call that finds its data (or room) at once, the common
  * case under load, never reads the clock.  The signal watch starts there

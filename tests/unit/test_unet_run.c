@@ -130,14 +130,21 @@ static void config_defaults_and_values(void **state)
 	char err[256];
 
 	(void)state;
-	run_config_parse(&c, NULL, NULL, NULL, NULL, err, sizeof(err));
+	run_config_parse(&c, NULL, NULL, NULL, NULL, NULL, err, sizeof(err));
 	assert_string_equal(err, "");
 	assert_string_equal(c.ifaces, "");
 	assert_string_equal(c.log, "");
 	assert_string_equal(c.pin_root, "/sys/fs/bpf/unet");
 	assert_int_equal(c.spin_us, RUN_SPIN_US_DEFAULT);
+	assert_false(c.batch_sends);
+	run_config_parse(&c, NULL, NULL, NULL, "1", NULL, err, sizeof(err));
+	assert_string_equal(err, "");
+	assert_true(c.batch_sends);
+	run_config_parse(&c, NULL, NULL, NULL, "0", NULL, err, sizeof(err));
+	assert_string_equal(err, "");
+	assert_false(c.batch_sends);
 
-	run_config_parse(&c, "veth-a,eth1", "/tmp/x.log", "0", "/run/pins", err, sizeof(err));
+	run_config_parse(&c, "veth-a,eth1", "/tmp/x.log", "0", NULL, "/run/pins", err, sizeof(err));
 	assert_string_equal(err, "");
 	assert_string_equal(c.ifaces, "veth-a,eth1");
 	assert_string_equal(c.log, "/tmp/x.log");
@@ -147,11 +154,11 @@ static void config_defaults_and_values(void **state)
 	assert_false(run_config_serves(&c, "eth"));
 	assert_true(run_config_any(&c, name));
 	assert_string_equal(name, "veth-a");
-	run_config_parse(&c, ",eth2,x", NULL, NULL, NULL, err, sizeof(err));
+	run_config_parse(&c, ",eth2,x", NULL, NULL, NULL, NULL, err, sizeof(err));
 	assert_true(run_config_any(&c, name));
 	assert_string_equal(name, "eth2");
 
-	run_config_parse(&c, NULL, NULL, "1000000", "", err, sizeof(err));
+	run_config_parse(&c, NULL, NULL, "1000000", NULL, "", err, sizeof(err));
 	assert_string_equal(err, "");
 	assert_int_equal(c.spin_us, 1000000);
 	assert_string_equal(c.pin_root, "/sys/fs/bpf/unet");
@@ -166,13 +173,20 @@ static void config_bad_values(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		run_config_parse(&c, NULL, NULL, bad[i], NULL, err, sizeof(err));
+		run_config_parse(&c, NULL, NULL, bad[i], NULL, NULL, err, sizeof(err));
 		assert_int_equal(c.spin_us, RUN_SPIN_US_DEFAULT);
 		assert_non_null(strstr(err, "UNET_RUN_SPIN_US"));
 	}
+	for (size_t i = 0; i < 3; i++) {
+		const char *b[] = { "yes", "2", "1 " };
+
+		run_config_parse(&c, NULL, NULL, NULL, b[i], NULL, err, sizeof(err));
+		assert_false(c.batch_sends);
+		assert_non_null(strstr(err, "UNET_RUN_BATCH_SENDS"));
+	}
 	memset(longlist, 'a', sizeof(longlist) - 1);
 	longlist[sizeof(longlist) - 1] = '\0';
-	run_config_parse(&c, longlist, NULL, NULL, NULL, err, sizeof(err));
+	run_config_parse(&c, longlist, NULL, NULL, NULL, NULL, err, sizeof(err));
 	assert_string_equal(c.ifaces, "");
 	assert_non_null(strstr(err, "UNET_RUN_IFACE"));
 }
@@ -205,7 +219,7 @@ static void config_attached(void **state)
 		rmdir(dir);
 		skip(); /* not root: no bpffs of our own */
 	}
-	run_config_parse(&c, NULL, NULL, NULL, dir, err, sizeof(err));
+	run_config_parse(&c, NULL, NULL, NULL, NULL, dir, err, sizeof(err));
 	assert_false(run_config_any(&c, name));
 	assert_int_equal(stat("/proc/thread-self/ns/net", &ns), 0);
 	/* Another namespace's device of the same name, attached: not ours. */
@@ -258,11 +272,13 @@ static void opts_good(void **state)
 	assert_string_equal(o.iface, "");
 	assert_null(o.log);
 	assert_null(o.spin_us);
+	assert_false(o.batch_sends);
 
 	assert_int_equal(parse(&o, err, "--iface", "a", "--iface=b,c", "--log", "/tmp/l",
-			       "--spin-us=20", "prog", "--iface", "x", NULL),
+			       "--spin-us=20", "--batch-sends", "prog", "--iface", "x", NULL),
 			 0);
-	assert_int_equal(o.prog, 7);
+	assert_int_equal(o.prog, 8);
+	assert_true(o.batch_sends);
 	assert_string_equal(o.iface, "a,b,c");
 	assert_string_equal(o.log, "/tmp/l");
 	assert_string_equal(o.spin_us, "20");
