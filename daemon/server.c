@@ -195,6 +195,7 @@ static struct unetd_user *user_get(struct unetd *d, uint32_t uid)
 		user_has_budget(u); /* refills */
 		if (!u->nclients && u->tokens >= REQ_BURST && u->cpu_ns >= CPU_BURST) {
 			*pp = u->next;
+			unetd_log_user_flush(&u->log, u->uid, true);
 			free(u);
 			continue;
 		}
@@ -270,6 +271,15 @@ unsigned int unetd_server_unthrottle(struct unetd *d)
 	return d->nthrottled;
 }
 
+bool unetd_server_log_flush(struct unetd *d)
+{
+	bool pending = false;
+
+	for (struct unetd_user *u = d->users; u; u = u->next)
+		pending |= unetd_log_user_flush(&u->log, u->uid, false);
+	return pending;
+}
+
 static unsigned int count_uid(struct unetd *d, uint32_t uid)
 {
 	unsigned int n = 0;
@@ -336,9 +346,18 @@ void unetd_server_accept(struct unetd *d)
 		c->gid = cred.gid;
 		c->pid = (uint32_t)cred.pid;
 		c->netns_fd = -1;
+		/* The user's record first: what is logged of a refused
+		 * connection goes through its log limit too. */
+		c->user = user_get(d, c->uid);
+		if (!c->user) {
+			close(fd);
+			free(c);
+			continue;
+		}
 		if (unetd_peer_open(fd, c)) {
-			unetd_log(UNET_LOG_WARN, "uid %u pid %u: no pidfd of the connecting process: refused",
-				  c->uid, c->pid);
+			unetd_log_user(&c->user->log, c->uid, UNET_LOG_WARN,
+				       "uid %u pid %u: no pidfd of the connecting process: refused",
+				       c->uid, c->pid);
 			close(fd);
 			free(c);
 			continue;
@@ -350,8 +369,9 @@ void unetd_server_accept(struct unetd *d)
 			 * not count. */
 			reap_closed(d, NULL);
 			if (count_uid(d, c->uid) >= UNETD_MAX_CONN_PER_UID) {
-				unetd_log(UNET_LOG_WARN, "uid %u: more than %u connections: refused",
-					  c->uid, UNETD_MAX_CONN_PER_UID);
+				unetd_log_user(&c->user->log, c->uid, UNET_LOG_WARN,
+					       "uid %u: more than %u connections: refused", c->uid,
+					       UNETD_MAX_CONN_PER_UID);
 				d->req_denied++;
 				close(c->pidfd);
 				close(fd);
@@ -366,18 +386,11 @@ void unetd_server_accept(struct unetd *d)
 		 * must see them all: a client whose groups cannot be read is
 		 * refused, never served with fewer. */
 		if (peer_groups(fd, cred.gid, &c->gids, &c->ngids)) {
-			unetd_log(UNET_LOG_WARN, "uid %u pid %u: groups not read (%s): refused", c->uid,
-				  c->pid, strerror(errno));
+			unetd_log_user(&c->user->log, c->uid, UNET_LOG_WARN,
+				       "uid %u pid %u: groups not read (%s): refused", c->uid, c->pid,
+				       strerror(errno));
 			d->req_denied++;
 			close(c->pidfd);
-			close(fd);
-			free(c);
-			continue;
-		}
-		c->user = user_get(d, c->uid);
-		if (!c->user) {
-			close(c->pidfd);
-			free(c->gids);
 			close(fd);
 			free(c);
 			continue;
@@ -519,8 +532,8 @@ static void grant_direct(struct unetd *d, struct unetd_client *c, const struct u
 
 	x = unetd_direct_create(d, c, req, g, &err, msg, sizeof(msg));
 	if (!x) {
-		unetd_log(UNET_LOG_INFO, "uid %u pid %u: direct endpoint refused: %s", c->uid, c->pid,
-			  msg);
+		unetd_log_user(&c->user->log, c->uid, UNET_LOG_INFO,
+			       "uid %u pid %u: direct endpoint refused: %s", c->uid, c->pid, msg);
 		reply(c, h, err, msg, NULL, 0, NULL, 0);
 		return;
 	}
@@ -639,8 +652,8 @@ static void do_ep_create(struct unetd *d, struct unetd_client *c, const struct u
 	reply(c, h, 0, NULL, &rep, sizeof(rep), fds, 3);
 	return;
 out:
-	unetd_log(UNET_LOG_INFO, "uid %u pid %u: endpoint on %s refused: %s", c->uid, c->pid, ifname,
-		  msg);
+	unetd_log_user(&c->user->log, c->uid, UNET_LOG_INFO, "uid %u pid %u: endpoint on %s refused: %s",
+		       c->uid, c->pid, ifname, msg);
 	reply(c, h, err, msg, NULL, 0, NULL, 0);
 }
 
@@ -785,9 +798,9 @@ static void do_ch_open_routable(struct unetd *d, struct unetd_client *c,
 	/* EAGAIN: the client asks again every few milliseconds while the
 	 * next hop resolves, a line each would flood the log. */
 	if (err)
-		unetd_log(err == -EAGAIN ? UNET_LOG_DEBUG : UNET_LOG_INFO,
-			  "uid %u pid %u: routable %s channel %u refused: %s", c->uid, c->pid,
-			  req->v6 ? "IPv6" : "IPv4", req->tag, msg);
+		unetd_log_user(&c->user->log, c->uid, err == -EAGAIN ? UNET_LOG_DEBUG : UNET_LOG_INFO,
+			       "uid %u pid %u: routable %s channel %u refused: %s", c->uid, c->pid,
+			       req->v6 ? "IPv6" : "IPv4", req->tag, msg);
 	else
 		rlen = chan_opened_rep(&o, &rep);
 	reply(c, h, err, msg, err ? NULL : &rep, rlen, NULL, 0);
@@ -1013,7 +1026,8 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		why = "body length";
 	if (why) {
 		d->req_bad++;
-		unetd_log(UNET_LOG_WARN, "client uid %u pid %u dropped: %s", c->uid, c->pid, why);
+		unetd_log_user(&c->user->log, c->uid, UNET_LOG_WARN, "client uid %u pid %u dropped: %s",
+			       c->uid, c->pid, why);
 		unetd_close_client_fd(netns_fd);
 		return false;
 	}

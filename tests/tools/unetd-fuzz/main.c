@@ -34,6 +34,13 @@
  * opens N connections at once, says HELLO on each, and prints
  *   hold served=K of N
  * (how many the daemon answered), exit 0.
+ *
+ *   unetd-fuzz --socket PATH --flood SECONDS [--count N]
+ *
+ * sends CH_OPEN_IPV4 requests on an endpoint that is nobody's, back to
+ * back for SECONDS (N at most, default 10000), each refused, and prints
+ *   flood requests=N refused=N
+ * exit 0 if every one was answered and refused.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -207,13 +214,14 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 't' }, { "hold", required_argument, NULL, 'H' },
 		{ "peer", required_argument, NULL, 'p' },   { "tags", required_argument, NULL, 'T' },
 		{ "channels", required_argument, NULL, 'c' },
+		{ "flood", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct chan_fuzz_opts copts = { 0 };
 	struct chan_fuzz *chan = NULL;
 	const char *path = NULL, *iface = "lo";
 	long count = 10000, seconds = 60, replies = 0, errors = 0, dropped = 0, created = 0, i;
-	long hold = 0;
+	long hold = 0, flood = 0;
 	static uint8_t buf[UNETD_MAX_MSG + 512];
 	unsigned lo, hi;
 	bool ok, chan_ok = true;
@@ -245,14 +253,23 @@ int main(int argc, char **argv)
 			copts.tag_hi = (uint16_t)hi;
 			break;
 		case 'c': copts.quota = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'F': flood = strtol(optarg, NULL, 10); break;
 		default: return 2;
 		}
 	}
 	if (!path || count < 1 || seconds < 1) {
 		fprintf(stderr, "usage: unetd-fuzz --socket PATH --iface IF [--count N] "
 				"[--seed S] [--seconds T] [--peer ADDR]... [--tags LO-HI] "
-				"[--channels N]\n");
+				"[--channels N]\n"
+				"       unetd-fuzz --socket PATH --hold N | "
+				"--flood SECONDS [--count N]\n");
 		return 2;
+	}
+	if (flood > 0) {
+		long refused, n = flood_run(path, flood, count, &refused);
+
+		printf("flood requests=%ld refused=%ld\n", n, refused);
+		return n > 0 && refused == n ? 0 : 1;
 	}
 	if (hold > 0) {
 		if (hold > 1024)
