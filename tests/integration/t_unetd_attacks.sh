@@ -25,6 +25,7 @@ TESTS+=(
 	"unetd_grant_linger|-|60|a direct grant's client closes its connection but keeps the granted socket: the user stays charged (1 endpoint, 4 MiB), the queue is not offered again (a clear 'no queue free'), and both come back once the socket is closed"
 	"unetd_fake_daemon|-|60|a user's process listening where \$UNET_DAEMON_SOCKET points, answering as unetd would: another user's client refuses it (not root), one clear line"
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 4 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more') and detaches the program it attached there (no pin directory left)"
+	"unetd_strict|-|60|every reserved byte of every request type (the header's reserved word, each body's pad and reserved fields, TCP_OPEN's undefined flag bits, the bytes after an interface name's NUL, a name without one), set one at a time as nobody, is refused with EINVAL and the connection keeps serving; the same requests with them zero are not refused for them; a body a byte shorter or longer than its type's struct drops the connection, every type; the daemon logs the refusal (before: a non-zero pad was taken as zero, a 16-byte name cut to 15)"
 	"unetd_log_flood|-|60|nobody floods refused routable channel opens (on an endpoint not its own) for 2 s, about 2000 of them within its request budget: the daemon's log grows by at most 40 lines, its refusal lines and its 'N log lines of its requests suppressed' summaries add up to every refusal, and another user's refusal right after is still logged (before: a line for every refusal)"
 	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there, also when the connecting process has since exec'd a setuid-root program; the user's own namespace, and one it made with unshare -Urn, are served"
 )
@@ -521,6 +522,32 @@ t_unetd_fake_daemon() {
 	echo "$out"
 	grep -q "runs as uid 65534, not root: not unetd, refused" <<<"$out" ||
 		fail "a client took a daemon that is not root: $out"
+}
+
+t_unetd_strict() {
+	local out rc AS
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	as_user_cmd 65534
+	out=$(timeout -k 2 60 "${AS[@]}" "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" --strict \
+		--seed 0x5eed 2>&1)
+	rc=$?
+	echo "$out"
+	kill -0 "$UNETD_PID" 2>/dev/null || { tail -30 "$T_DIR/unetd.log"; fail "the daemon died"; }
+	((rc == 0)) || fail "a reserved byte was taken, or a body of the wrong size served (rc $rc)"
+	grep -q '^strict reserved refused=\([0-9]*\) of \1 clean=\([0-9]*\) of \2 length dropped=\([0-9]*\) of \3 kept=1$' <<<"$out" ||
+		fail "no summary of the strict checks: $out"
+	# HELLO's checks come first: eight refusals, then its two bodies of
+	# the wrong size, within the log's burst of 10 lines; the rest of
+	# the 145 are past it, said in a summary (at the latest when the
+	# daemon stops).
+	grep -qE "uid 65534 pid [0-9]+: request 1: the header's reserved field is not zero: refused" \
+		"$T_DIR/unetd.log" || fail "the daemon did not log a refused reserved field"
+	grep -q 'client uid 65534 pid [0-9]* dropped: body length' "$T_DIR/unetd.log" ||
+		fail "the daemon did not log a body of the wrong size"
+	stop_unetd
+	grep -q 'uid 65534: [0-9]* log lines of its requests suppressed' "$T_DIR/unetd.log" ||
+		fail "no summary of the lines left out"
 }
 
 # The lines of the daemon's log from line FROM on.

@@ -2,7 +2,7 @@
 /*
  * fuzz.h - what the parts of unetd-fuzz share: the seeded random stream,
  * the daemon's socket (wire.c), the fuzz of routable channel opens
- * (chan.c) and the flood of refusals (flood.c).
+ * (chan.c), the strictness checks (strict.c) and the flood (flood.c).
  */
 #ifndef UNETD_FUZZ_H
 #define UNETD_FUZZ_H
@@ -63,6 +63,13 @@ void chan_fuzz_step(struct chan_fuzz *f);
 void chan_fuzz_foreign(struct chan_fuzz *f, uint32_t ep);
 /* Prints the counts; true if every check held. */
 bool chan_fuzz_end(struct chan_fuzz *f);
+
+/* ---- strict.c: judged strictness of the protocol ----------------------- */
+
+/* --strict: every reserved byte of every request type refused (EINVAL,
+ * the connection kept), every body a byte short or long dropped.  Prints
+ * a summary line; true if every check held. */
+bool strict_run(const char *path);
 
 /* ---- flood.c: a flood of refused requests ------------------------------ */
 
