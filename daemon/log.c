@@ -1,24 +1,93 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* log.c - the daemon's log: one line per event on stderr (the journal
- * under systemd), filtered by level. */
+ * under systemd), filtered by level; a user's lines through its limit
+ * (unetd.h, struct unetd_log_limit). */
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "core/clock.h"
 #include "unetd.h"
 
 int unetd_log_level = UNET_LOG_INFO;
 
+static const char *const level_names[] = { "error", "warning", "info", "debug" };
+
+static void vlog(int level, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "unetd: %s: ", level_names[level]);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void unetd_log(int level, const char *fmt, ...)
 {
-	static const char *const names[] = { "error", "warning", "info", "debug" };
 	va_list ap;
 
 	if (level > unetd_log_level)
 		return;
-	fprintf(stderr, "unetd: %s: ", names[level]);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vlog(level, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
+/* Refill l's bucket to now. */
+static void refill(struct unetd_log_limit *l, uint64_t now)
+{
+	if (!l->last_ns)
+		l->tokens = UNETD_LOG_USER_BURST;
+	else
+		l->tokens += (double)(now - l->last_ns) * (UNETD_LOG_USER_RATE / 1e9);
+	if (l->tokens > UNETD_LOG_USER_BURST)
+		l->tokens = UNETD_LOG_USER_BURST;
+	l->last_ns = now;
+}
+
+/* The summary of what was left out, if a second has passed since the
+ * last one (or force). */
+static void say_suppressed(struct unetd_log_limit *l, uint32_t uid, uint64_t now, bool force)
+{
+	if (!l->suppressed || (!force && now - l->said_ns < 1000000000u))
+		return;
+	unetd_log(l->level, "uid %u: %llu log lines of its requests suppressed (at most %.0f a second)",
+		  uid, (unsigned long long)l->suppressed, UNETD_LOG_USER_RATE);
+	l->suppressed = 0;
+	l->said_ns = now;
+}
+
+void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const char *fmt, ...)
+{
+	uint64_t now;
+	va_list ap;
+
+	if (level > unetd_log_level)
+		return;
+	if (l) {
+		now = unet_mono_ns();
+		refill(l, now);
+		if (l->tokens < 1.0) {
+			/* The first left out starts the second its summary
+			 * waits for (unless one is due anyway). */
+			if (!l->suppressed) {
+				l->level = level;
+				if (now - l->said_ns >= 1000000000u)
+					l->said_ns = now;
+			} else if (level < l->level) {
+				l->level = level;
+			}
+			l->suppressed++;
+			say_suppressed(l, uid, now, false);
+			return;
+		}
+		l->tokens -= 1.0;
+		say_suppressed(l, uid, now, false);
+	}
+	va_start(ap, fmt);
+	vlog(level, fmt, ap);
+	va_end(ap);
+}
+
+bool unetd_log_user_flush(struct unetd_log_limit *l, uint32_t uid, bool force)
+{
+	say_suppressed(l, uid, unet_mono_ns(), force);
+	return l->suppressed != 0;
+}

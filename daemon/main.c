@@ -158,6 +158,14 @@ static void run(struct unetd *d)
 		/* Requests waiting for their user's budget: look again soon. */
 		if (d->nthrottled && unetd_server_unthrottle(d) && (timeout < 0 || timeout > 5))
 			timeout = 5;
+		/* Users' log lines left out: each said in a summary within a
+		 * second or so, also when the user has gone quiet. */
+		if (now_us() - d->log_flushed_us >= 100000u) {
+			d->log_flushed_us = now_us();
+			d->log_pending = unetd_server_log_flush(d);
+		}
+		if (d->log_pending && (timeout < 0 || timeout > 200))
+			timeout = 200;
 		n = epoll_wait(d->epoll_fd, evs, 64, timeout);
 		/* Spinning, but on a machine with few CPUs a client or its peer
 		 * may need this one: let them run first. */
@@ -307,6 +315,7 @@ int main(int argc, char **argv)
 		struct unetd_user *u = d->users;
 
 		d->users = u->next;
+		unetd_log_user_flush(&u->log, u->uid, true);
 		free(u);
 	}
 	unetd_iface_free_all(d);

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,82 @@ static long body_size(uint16_t type)
 		return sizeof(struct unetd_ch_open_ipv6);
 	default:
 		return -1;
+	}
+}
+
+/* Whether the n bytes at p are all zero. */
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+/* Whether the name at p (a char[16] of a request) ends in a NUL with only
+ * NULs after it: the library sends it so (a zeroed struct, snprintf);
+ * one without a NUL was cut to 15 bytes before, naming another device. */
+static bool name_clean(const uint8_t *p, size_t size)
+{
+	const uint8_t *nul = memchr(p, 0, size);
+
+	return nul && all_zero(nul, size - (size_t)(nul - p));
+}
+
+#define FIELD_ZERO(type, field, body)                                                    \
+	all_zero((const uint8_t *)(body) + offsetof(type, field), sizeof(((type *)0)->field))
+
+/*
+ * The reserved bytes of a well-formed request (hdr, and body of its
+ * type's size): the header's reserved word, every body's pad and
+ * reserved fields, the flag bits no version defines, and the bytes after
+ * an interface name's NUL.  All must be zero: a later version of the
+ * protocol may give them a meaning, and a daemon that took them as they
+ * came would then be taken for one that understands them.  Returns what
+ * is not zero, or NULL.
+ */
+static const char *reserved_set(const struct unetd_req_hdr *h, const uint8_t *body)
+{
+	if (h->reserved)
+		return "the header's reserved field is not zero";
+	switch (h->type) {
+	case UNETD_REQ_HELLO:
+		return FIELD_ZERO(struct unetd_hello, reserved, body) ? NULL
+								     : "reserved is not zero";
+	case UNETD_REQ_EP_CREATE:
+		return name_clean(body + offsetof(struct unetd_ep_create, ifname),
+				  sizeof(((struct unetd_ep_create *)0)->ifname))
+			       ? NULL
+			       : "the interface name is not NUL-terminated and zero-padded";
+	case UNETD_REQ_WHOAMI:
+		return name_clean(body + offsetof(struct unetd_whoami, ifname),
+				  sizeof(((struct unetd_whoami *)0)->ifname))
+			       ? NULL
+			       : "the interface name is not NUL-terminated and zero-padded";
+	case UNETD_REQ_EP_DESTROY:
+		return FIELD_ZERO(struct unetd_ep_ref, reserved, body) ? NULL
+								      : "reserved is not zero";
+	case UNETD_REQ_CH_OPEN:
+		return FIELD_ZERO(struct unetd_ch_open, pad, body) ? NULL : "pad is not zero";
+	case UNETD_REQ_CH_CLOSE:
+		return FIELD_ZERO(struct unetd_ch_ref, pad, body) ? NULL : "pad is not zero";
+	case UNETD_REQ_CH_OPEN_IPV4:
+		return FIELD_ZERO(struct unetd_ch_open_ipv4, pad, body) ? NULL : "pad is not zero";
+	case UNETD_REQ_CH_OPEN_IPV6:
+		return FIELD_ZERO(struct unetd_ch_open_ipv6, pad, body) ? NULL : "pad is not zero";
+	case UNETD_REQ_UDP_CLOSE:
+		return FIELD_ZERO(struct unetd_udp_close, pad, body) ? NULL : "pad is not zero";
+	case UNETD_REQ_TCP_CLOSE:
+		return FIELD_ZERO(struct unetd_tcp_close, pad, body) ? NULL : "pad is not zero";
+	case UNETD_REQ_TCP_OPEN: {
+		struct unetd_tcp_open t;
+
+		memcpy(&t, body, sizeof(t));
+		return t.flags & ~(UNETD_TCP_LISTEN | UNETD_TCP_GROUP) ? "unknown flags are set"
+								       : NULL;
+	}
+	default: /* STATUS (no body), UDP_OPEN(_GROUP) (no reserved bytes) */
+		return NULL;
 	}
 }
 
@@ -195,6 +272,7 @@ static struct unetd_user *user_get(struct unetd *d, uint32_t uid)
 		user_has_budget(u); /* refills */
 		if (!u->nclients && u->tokens >= REQ_BURST && u->cpu_ns >= CPU_BURST) {
 			*pp = u->next;
+			unetd_log_user_flush(&u->log, u->uid, true);
 			free(u);
 			continue;
 		}
@@ -270,6 +348,15 @@ unsigned int unetd_server_unthrottle(struct unetd *d)
 	return d->nthrottled;
 }
 
+bool unetd_server_log_flush(struct unetd *d)
+{
+	bool pending = false;
+
+	for (struct unetd_user *u = d->users; u; u = u->next)
+		pending |= unetd_log_user_flush(&u->log, u->uid, false);
+	return pending;
+}
+
 static unsigned int count_uid(struct unetd *d, uint32_t uid)
 {
 	unsigned int n = 0;
@@ -336,9 +423,18 @@ void unetd_server_accept(struct unetd *d)
 		c->gid = cred.gid;
 		c->pid = (uint32_t)cred.pid;
 		c->netns_fd = -1;
+		/* The user's record first: what is logged of a refused
+		 * connection goes through its log limit too. */
+		c->user = user_get(d, c->uid);
+		if (!c->user) {
+			close(fd);
+			free(c);
+			continue;
+		}
 		if (unetd_peer_open(fd, c)) {
-			unetd_log(UNET_LOG_WARN, "uid %u pid %u: no pidfd of the connecting process: refused",
-				  c->uid, c->pid);
+			unetd_log_user(&c->user->log, c->uid, UNET_LOG_WARN,
+				       "uid %u pid %u: no pidfd of the connecting process: refused",
+				       c->uid, c->pid);
 			close(fd);
 			free(c);
 			continue;
@@ -350,8 +446,9 @@ void unetd_server_accept(struct unetd *d)
 			 * not count. */
 			reap_closed(d, NULL);
 			if (count_uid(d, c->uid) >= UNETD_MAX_CONN_PER_UID) {
-				unetd_log(UNET_LOG_WARN, "uid %u: more than %u connections: refused",
-					  c->uid, UNETD_MAX_CONN_PER_UID);
+				unetd_log_user(&c->user->log, c->uid, UNET_LOG_WARN,
+					       "uid %u: more than %u connections: refused", c->uid,
+					       UNETD_MAX_CONN_PER_UID);
 				d->req_denied++;
 				close(c->pidfd);
 				close(fd);
@@ -366,18 +463,11 @@ void unetd_server_accept(struct unetd *d)
 		 * must see them all: a client whose groups cannot be read is
 		 * refused, never served with fewer. */
 		if (peer_groups(fd, cred.gid, &c->gids, &c->ngids)) {
-			unetd_log(UNET_LOG_WARN, "uid %u pid %u: groups not read (%s): refused", c->uid,
-				  c->pid, strerror(errno));
+			unetd_log_user(&c->user->log, c->uid, UNET_LOG_WARN,
+				       "uid %u pid %u: groups not read (%s): refused", c->uid, c->pid,
+				       strerror(errno));
 			d->req_denied++;
 			close(c->pidfd);
-			close(fd);
-			free(c);
-			continue;
-		}
-		c->user = user_get(d, c->uid);
-		if (!c->user) {
-			close(c->pidfd);
-			free(c->gids);
 			close(fd);
 			free(c);
 			continue;
@@ -519,8 +609,8 @@ static void grant_direct(struct unetd *d, struct unetd_client *c, const struct u
 
 	x = unetd_direct_create(d, c, req, g, &err, msg, sizeof(msg));
 	if (!x) {
-		unetd_log(UNET_LOG_INFO, "uid %u pid %u: direct endpoint refused: %s", c->uid, c->pid,
-			  msg);
+		unetd_log_user(&c->user->log, c->uid, UNET_LOG_INFO,
+			       "uid %u pid %u: direct endpoint refused: %s", c->uid, c->pid, msg);
 		reply(c, h, err, msg, NULL, 0, NULL, 0);
 		return;
 	}
@@ -639,8 +729,8 @@ static void do_ep_create(struct unetd *d, struct unetd_client *c, const struct u
 	reply(c, h, 0, NULL, &rep, sizeof(rep), fds, 3);
 	return;
 out:
-	unetd_log(UNET_LOG_INFO, "uid %u pid %u: endpoint on %s refused: %s", c->uid, c->pid, ifname,
-		  msg);
+	unetd_log_user(&c->user->log, c->uid, UNET_LOG_INFO, "uid %u pid %u: endpoint on %s refused: %s",
+		       c->uid, c->pid, ifname, msg);
 	reply(c, h, err, msg, NULL, 0, NULL, 0);
 }
 
@@ -785,9 +875,9 @@ static void do_ch_open_routable(struct unetd *d, struct unetd_client *c,
 	/* EAGAIN: the client asks again every few milliseconds while the
 	 * next hop resolves, a line each would flood the log. */
 	if (err)
-		unetd_log(err == -EAGAIN ? UNET_LOG_DEBUG : UNET_LOG_INFO,
-			  "uid %u pid %u: routable %s channel %u refused: %s", c->uid, c->pid,
-			  req->v6 ? "IPv6" : "IPv4", req->tag, msg);
+		unetd_log_user(&c->user->log, c->uid, err == -EAGAIN ? UNET_LOG_DEBUG : UNET_LOG_INFO,
+			       "uid %u pid %u: routable %s channel %u refused: %s", c->uid, c->pid,
+			       req->v6 ? "IPv6" : "IPv4", req->tag, msg);
 	else
 		rlen = chan_opened_rep(&o, &rep);
 	reply(c, h, err, msg, err ? NULL : &rep, rlen, NULL, 0);
@@ -1013,7 +1103,8 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		why = "body length";
 	if (why) {
 		d->req_bad++;
-		unetd_log(UNET_LOG_WARN, "client uid %u pid %u dropped: %s", c->uid, c->pid, why);
+		unetd_log_user(&c->user->log, c->uid, UNET_LOG_WARN, "client uid %u pid %u dropped: %s",
+			       c->uid, c->pid, why);
 		unetd_close_client_fd(netns_fd);
 		return false;
 	}
@@ -1023,6 +1114,19 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 
 	if (c->user->uid)
 		c->user->tokens -= cost;
+	why = reserved_set(&m.h, body);
+	if (why) {
+		/* Well-formed, but of a protocol we do not speak: refused,
+		 * the connection stays (its other requests are ours). */
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "request %u: %s", m.h.type, why);
+		unetd_log_user(&c->user->log, c->uid, UNET_LOG_INFO, "uid %u pid %u: %s: refused",
+			       c->uid, c->pid, msg);
+		reply(c, &m.h, -EINVAL, msg, NULL, 0, NULL, 0);
+		unetd_close_client_fd(netns_fd);
+		return true;
+	}
 	serve(d, c, &m.h, body, netns_fd);
 	if (c->user->uid) {
 		double took = (double)(thread_cpu_ns() - t0) - (double)(d->reap_cpu_ns - reap0);

@@ -197,6 +197,33 @@ struct unetd_direct {
 	struct unetd_direct *cnext; /* the client's list, or the daemon's lingering list */
 };
 
+/*
+ * The lines one user's requests and connections put in the log (a
+ * refusal, a dropped client): at most UNETD_LOG_USER_RATE a second after
+ * a burst of UNETD_LOG_USER_BURST (a token bucket per uid), so that a
+ * user cannot flood the journal within its request budget.  The lines
+ * past it are counted, and said in one line a second at most ("uid U:
+ * N log lines of its requests suppressed").  Zeroed: a full bucket.
+ */
+#define UNETD_LOG_USER_RATE 5.0
+#define UNETD_LOG_USER_BURST 10.0
+
+struct unetd_log_limit {
+	double tokens;	      /* lines it may log now */
+	uint64_t last_ns;     /* when tokens was refilled (0: never) */
+	uint64_t said_ns;     /* when the last summary was logged */
+	uint64_t suppressed;  /* lines left out since the last summary */
+	int level;	      /* the most severe of them */
+};
+
+/* A line of uid's, through its limit l (NULL: no limit). */
+void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Say how many of uid's lines were left out, if any were and a summary
+ * is due (force: now, as the record goes).  Returns whether some are
+ * still to be said. */
+bool unetd_log_user_flush(struct unetd_log_limit *l, uint32_t uid, bool force);
+
 /* A user with connections: its request budget (daemon/server.c). */
 struct unetd_user {
 	uint32_t uid;
@@ -205,6 +232,7 @@ struct unetd_user {
 	double cpu_ns;	  /* the serving thread's CPU time its requests may take
 			   * now (a second bucket; below 0: a debt) */
 	uint64_t last_ns; /* when both were last refilled */
+	struct unetd_log_limit log; /* the log lines of its requests (log.c) */
 	struct unetd_user *next;
 };
 
@@ -257,6 +285,8 @@ struct unetd {
 	uint32_t spin_us;	   /* busy-poll this long after work before sleeping */
 	uint64_t req_bad, req_denied; /* counters for status */
 	uint64_t req_throttled;	   /* times a user's requests had to wait */
+	uint64_t log_flushed_us;   /* when users' log summaries were last looked at */
+	bool log_pending;	   /* some user's lines were left out, not yet said */
 	struct unetd_src *dead;	   /* objects freed in this batch (see struct unetd_src) */
 	volatile int stop;
 };
@@ -295,6 +325,9 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c);
 /* Let throttled clients whose user has budget again be served; returns
  * how many still wait (the loop then sleeps briefly, not for long). */
 unsigned int unetd_server_unthrottle(struct unetd *d);
+/* Say what users' log limits left out, where a summary is due; returns
+ * whether some are still to be said. */
+bool unetd_server_log_flush(struct unetd *d);
 void unetd_client_free(struct unetd *d, struct unetd_client *c);
 
 /* iface.c */

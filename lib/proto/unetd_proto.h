@@ -10,7 +10,9 @@
  * split or merged.  Every request starts with struct unetd_req_hdr, every
  * reply with struct unetd_rep_hdr; all fields in host byte order (the
  * socket is local).  The daemon identifies a client only by the kernel's
- * SO_PEERCRED of its connection, never by anything in a request.  A
+ * SO_PEERCRED of its connection, never by anything in a request.  Every
+ * reserved and pad field, and every byte after an interface name's NUL,
+ * must be zero: the daemon refuses a request with one set (EINVAL).  A
  * client's endpoints, channels and tags live as long as its connection:
  * when the socket closes (the process exits, however it exits), the
  * daemon frees them.
@@ -417,5 +419,23 @@ struct unetd_tcp_close {
 	uint16_t lport;
 	uint16_t pad;
 };
+
+/* Every byte of a request is a named field: no padding of the
+ * compiler's, so a designated initialiser ({ .ep = ep, .tag = tag })
+ * zeroes its pad and reserved fields, which unetd refuses unless zero
+ * (docs/unetd.md). */
+_Static_assert(sizeof(struct unetd_req_hdr) == 16, "unetd_req_hdr has padding");
+_Static_assert(sizeof(struct unetd_hello) == 8, "unetd_hello has padding");
+_Static_assert(sizeof(struct unetd_ep_create) == 32, "unetd_ep_create has padding");
+_Static_assert(sizeof(struct unetd_ep_ref) == 8, "unetd_ep_ref has padding");
+_Static_assert(sizeof(struct unetd_ch_open) == 16, "unetd_ch_open has padding");
+_Static_assert(sizeof(struct unetd_ch_ref) == 8, "unetd_ch_ref has padding");
+_Static_assert(sizeof(struct unetd_ch_open_ipv4) == 16, "unetd_ch_open_ipv4 has padding");
+_Static_assert(sizeof(struct unetd_ch_open_ipv6) == 28, "unetd_ch_open_ipv6 has padding");
+_Static_assert(sizeof(struct unetd_whoami) == 16, "unetd_whoami has padding");
+_Static_assert(sizeof(struct unetd_udp_open) == 16, "unetd_udp_open has padding");
+_Static_assert(sizeof(struct unetd_udp_close) == 12, "unetd_udp_close has padding");
+_Static_assert(sizeof(struct unetd_tcp_open) == 12, "unetd_tcp_open has padding");
+_Static_assert(sizeof(struct unetd_tcp_close) == 12, "unetd_tcp_close has padding");
 
 #endif /* UNETD_PROTO_H */

@@ -25,6 +25,8 @@ TESTS+=(
 	"unetd_grant_linger|-|60|a direct grant's client closes its connection but keeps the granted socket: the user stays charged (1 endpoint, 4 MiB), the queue is not offered again (a clear 'no queue free'), and both come back once the socket is closed"
 	"unetd_fake_daemon|-|60|a user's process listening where \$UNET_DAEMON_SOCKET points, answering as unetd would: another user's client refuses it (not root), one clear line"
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 4 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more') and detaches the program it attached there (no pin directory left)"
+	"unetd_strict|-|60|every reserved byte of every request type (the header's reserved word, each body's pad and reserved fields, TCP_OPEN's undefined flag bits, the bytes after an interface name's NUL, a name without one), set one at a time as nobody, is refused with EINVAL and the connection keeps serving; the same requests with them zero are not refused for them; a body a byte shorter or longer than its type's struct drops the connection, every type; the daemon logs the refusal (before: a non-zero pad was taken as zero, a 16-byte name cut to 15)"
+	"unetd_log_flood|-|60|nobody floods refused routable channel opens (on an endpoint not its own) for 2 s, about 2000 of them within its request budget: the daemon's log grows by at most 40 lines, its refusal lines and its 'N log lines of its requests suppressed' summaries add up to every refusal, and another user's refusal right after is still logged (before: a line for every refusal)"
 	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there, also when the connecting process has since exec'd a setuid-root program; the user's own namespace, and one it made with unshare -Urn, are served"
 )
 
@@ -520,4 +522,73 @@ t_unetd_fake_daemon() {
 	echo "$out"
 	grep -q "runs as uid 65534, not root: not unetd, refused" <<<"$out" ||
 		fail "a client took a daemon that is not root: $out"
+}
+
+t_unetd_strict() {
+	local out rc AS
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	as_user_cmd 65534
+	out=$(timeout -k 2 60 "${AS[@]}" "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" --strict \
+		--seed 0x5eed 2>&1)
+	rc=$?
+	echo "$out"
+	kill -0 "$UNETD_PID" 2>/dev/null || { tail -30 "$T_DIR/unetd.log"; fail "the daemon died"; }
+	((rc == 0)) || fail "a reserved byte was taken, or a body of the wrong size served (rc $rc)"
+	grep -q '^strict reserved refused=\([0-9]*\) of \1 clean=\([0-9]*\) of \2 length dropped=\([0-9]*\) of \3 kept=1$' <<<"$out" ||
+		fail "no summary of the strict checks: $out"
+	# HELLO's checks come first: eight refusals, then its two bodies of
+	# the wrong size, within the log's burst of 10 lines; the rest of
+	# the 145 are past it, said in a summary (at the latest when the
+	# daemon stops).
+	grep -qE "uid 65534 pid [0-9]+: request 1: the header's reserved field is not zero: refused" \
+		"$T_DIR/unetd.log" || fail "the daemon did not log a refused reserved field"
+	grep -q 'client uid 65534 pid [0-9]* dropped: body length' "$T_DIR/unetd.log" ||
+		fail "the daemon did not log a body of the wrong size"
+	stop_unetd
+	grep -q 'uid 65534: [0-9]* log lines of its requests suppressed' "$T_DIR/unetd.log" ||
+		fail "no summary of the lines left out"
+}
+
+# The lines of the daemon's log from line FROM on.
+log_from() { tail -n +"$1" "$T_DIR/unetd.log"; }
+
+t_unetd_log_flood() {
+	local out rc n from lines logged said i AS
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	from=$(($(wc -l <"$T_DIR/unetd.log") + 1))
+	as_user_cmd 65534
+	out=$(timeout -k 2 30 "${AS[@]}" "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" --flood 2 \
+		--count 100000 2>&1)
+	rc=$?
+	echo "$out"
+	((rc == 0)) || fail "the flood's requests were not all answered and refused: $out"
+	[[ $out =~ ^flood\ requests=([0-9]+)\ refused= ]] || fail "no flood summary: $out"
+	n=${BASH_REMATCH[1]}
+	# Enough to flood a log without a limit (the budget allows ~2100).
+	((n >= 1000)) || fail "only $n refused opens in 2 s: too few to judge the limit"
+	# The last summary is said within a second or so of the last line
+	# left out, the user quiet: wait until every refusal is accounted for.
+	for ((i = 0; i < 60; i++)); do
+		logged=$(log_from "$from" | grep -cE 'uid 65534 pid [0-9]+: routable IPv4 channel 5 refused: no such endpoint')
+		said=$(log_from "$from" | sed -nE 's/.*uid 65534: ([0-9]+) log lines of its requests suppressed.*/\1/p' |
+			awk '{ s += $1 } END { print s + 0 }')
+		((logged + said >= n)) && break
+		sleep 0.1
+	done
+	lines=$(log_from "$from" | wc -l)
+	echo "log: $lines lines for $n refusals ($logged said, $said in summaries)"
+	((lines <= 40)) || { log_from "$from" | tail -5; fail "$n refusals put $lines lines in the log (at most 40)"; }
+	((said > 0)) || fail "no summary of the lines left out"
+	((logged + said == n)) || fail "$logged lines and $said in summaries for $n refusals"
+	# The limit is nobody's: another user's refusal is logged at once.
+	as_user_cmd 65533
+	out=$(timeout -k 2 30 "${AS[@]}" "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" --flood 1 \
+		--count 1 2>&1)
+	[[ $out == "flood requests=1 refused=1" ]] || fail "user 65533's open: $out"
+	grep -qE 'uid 65533 pid [0-9]+: routable IPv4 channel 5 refused' "$T_DIR/unetd.log" ||
+		fail "user 65533's refusal was not logged after nobody's flood"
+	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
+	stop_unetd
 }

@@ -38,6 +38,8 @@ struct fake_daemon {
 	int final_err;	/* after them: 0 (opened) or -errno */
 	int requests;	/* CH_OPEN_IPV4/IPV6 requests seen */
 	int other;	/* any other request (must be none) */
+	int dirty;	/* requests with a reserved byte set (must be none:
+			 * unetd refuses them) */
 };
 
 static void reply(struct fake_daemon *d, const struct unetd_req_hdr *h, int err,
@@ -65,11 +67,13 @@ static void *daemon_main(void *arg)
 		struct unetd_req_hdr h;
 
 		memcpy(&h, b, sizeof(h));
+		d->dirty += h.reserved != 0;
 		if (h.type == UNETD_REQ_CH_OPEN_IPV4) {
 			struct unetd_ch_open_ipv4 q;
 			struct unetd_ch_opened_ipv4 o = { .sport = 40000, .dport = 50000 };
 
 			memcpy(&q, b + sizeof(h), sizeof(q));
+			d->dirty += q.pad != 0;
 			o.daddr = q.peer_addr;
 			d->requests++;
 			if (d->n_eagain < 0 || d->requests <= d->n_eagain)
@@ -81,6 +85,7 @@ static void *daemon_main(void *arg)
 			struct unetd_ch_opened_ipv6 o = { .sport = 40000, .dport = 50000 };
 
 			memcpy(&q, b + sizeof(h), sizeof(q));
+			d->dirty += q.pad != 0;
 			memcpy(o.daddr, q.peer_addr, 16);
 			d->requests++;
 			if (d->n_eagain < 0 || d->requests <= d->n_eagain)
@@ -124,6 +129,7 @@ static int open_against(int n_eagain, int final_err, bool v6, int *requests)
 	pthread_join(t, NULL);
 	close(sv[1]);
 	assert_int_equal(d.other, 0);
+	assert_int_equal(d.dirty, 0);
 	*requests = d.requests;
 	return err;
 }

@@ -25,6 +25,8 @@
  *              on-link addresses nobody answers for, anything else
  *   quota      this connection alone holds the user's channel quota
  *   routable   this connection alone holds 256 routable channels
+ *   pad        the request's pad is not zero (a field reserved for a
+ *              later version of the protocol)
  * A channel the daemon opens must carry what the daemon decides: the
  * source port derived from the tag (and held: we cannot bind it), one of
  * the interface's addresses, the peer asked for, the peer's port asked
@@ -52,10 +54,12 @@
 /* A liveness bound, not a speed: the daemon answers in microseconds. */
 #define REPLY_MS 5000
 
-enum reason { R_EP, R_TAG0, R_UNGRANTED, R_OPEN, R_PORT, R_PEER, R_QUOTA, R_ROUTABLE, R__COUNT };
+enum reason {
+	R_EP, R_TAG0, R_UNGRANTED, R_OPEN, R_PORT, R_PEER, R_QUOTA, R_ROUTABLE, R_PAD, R__COUNT
+};
 
 static const char *const reason_name[R__COUNT] = {
-	"endpoint", "tag0", "ungranted", "open", "port", "peer", "quota", "routable",
+	"endpoint", "tag0", "ungranted", "open", "port", "peer", "quota", "routable", "pad",
 };
 
 struct open_chan {
@@ -507,7 +511,7 @@ static void open_one(struct chan_fuzz *f)
 						      .peer_tag = peer_tag, .peer_port = port,
 						      .pad = pad };
 	}
-	mask = must_refuse(f, ep, tag, peer_tag, v6, a4, a6);
+	mask = must_refuse(f, ep, tag, peer_tag, v6, a4, a6) | (pad ? 1u << R_PAD : 0);
 	f->opens++;
 	if (call(f->fd, ++f->seq, v6 ? UNETD_REQ_CH_OPEN_IPV6 : UNETD_REQ_CH_OPEN_IPV4, &req,
 		 v6 ? sizeof(req.v6) : sizeof(req.v4), REPLY_MS, &r) != 1) {
@@ -522,6 +526,12 @@ static void open_one(struct chan_fuzz *f)
 		f->refused++;
 		for (int i = 0; i < R__COUNT; i++)
 			f->refused_by[i] += (mask >> i) & 1;
+		/* A reserved field is refused first, as invalid. */
+		if ((mask & 1u << R_PAD) && r.h.err != -EINVAL) {
+			describe(what, sizeof(what), v6, ep, tag, peer_tag, a4, a6, mask);
+			fprintf(stderr, "unetd-fuzz: refused with %d, not EINVAL: %s\n", r.h.err, what);
+			f->wrong++;
+		}
 		return;
 	}
 	describe(what, sizeof(what), v6, ep, tag, peer_tag, a4, a6, mask);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz.h - what the parts of unetd-fuzz share: the seeded random stream,
- * the daemon's socket (wire.c) and the fuzz of routable channel opens
- * (chan.c).
+ * the daemon's socket (wire.c), the fuzz of routable channel opens
+ * (chan.c), the strictness checks (strict.c) and the flood (flood.c).
  */
 #ifndef UNETD_FUZZ_H
 #define UNETD_FUZZ_H
@@ -63,5 +63,19 @@ void chan_fuzz_step(struct chan_fuzz *f);
 void chan_fuzz_foreign(struct chan_fuzz *f, uint32_t ep);
 /* Prints the counts; true if every check held. */
 bool chan_fuzz_end(struct chan_fuzz *f);
+
+/* ---- strict.c: judged strictness of the protocol ----------------------- */
+
+/* --strict: every reserved byte of every request type refused (EINVAL,
+ * the connection kept), every body a byte short or long dropped.  Prints
+ * a summary line; true if every check held. */
+bool strict_run(const char *path);
+
+/* ---- flood.c: a flood of refused requests ------------------------------ */
+
+/* --flood: refused CH_OPEN_IPV4s back to back for seconds (count at
+ * most) on a connection of their own.  Returns how many were answered
+ * (-1: no connection), *refused how many of them were refused. */
+long flood_run(const char *path, long seconds, long count, long *refused);
 
 #endif /* UNETD_FUZZ_H */

@@ -34,6 +34,23 @@
  * opens N connections at once, says HELLO on each, and prints
  *   hold served=K of N
  * (how many the daemon answered), exit 0.
+ *
+ *   unetd-fuzz --socket PATH --strict [--seed S]
+ *
+ * judges the protocol's strictness (strict.c): every reserved byte of
+ * every request type set (seeded values) must be refused with EINVAL on a
+ * connection that stays, the same requests with them zero must not be,
+ * and a body a byte shorter or longer than its type's must drop the
+ * connection.  Prints
+ *   strict reserved refused=N of N clean=N of N length dropped=N of N kept=1
+ * exit 0 if every check held, 1 if not.
+ *
+ *   unetd-fuzz --socket PATH --flood SECONDS [--count N]
+ *
+ * sends CH_OPEN_IPV4 requests on an endpoint that is nobody's, back to
+ * back for SECONDS (N at most, default 10000), each refused, and prints
+ *   flood requests=N refused=N
+ * exit 0 if every one was answered and refused.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -74,7 +91,7 @@ static size_t fill_body(uint16_t type, uint8_t *b, const char *iface)
 		return sizeof(c);
 	}
 	case UNETD_REQ_EP_DESTROY: {
-		struct unetd_ep_ref r = { .ep = rnd() % 8 };
+		struct unetd_ep_ref r = { .ep = rnd() % 8, .reserved = rnd() % 8 ? 0 : rnd() };
 
 		memcpy(b, &r, sizeof(r));
 		return sizeof(r);
@@ -83,13 +100,17 @@ static size_t fill_body(uint16_t type, uint8_t *b, const char *iface)
 		struct unetd_ch_open c = { .ep = rnd() % 8, .tag = (uint16_t)rnd(),
 					   .peer_tag = (uint16_t)rnd() };
 
+		if (rnd() % 8 == 0)
+			c.pad[rnd() % 2] = (uint8_t)(1 + rnd() % 255);
+
 		for (int i = 0; i < 6; i++)
 			c.peer_mac[i] = (uint8_t)rnd();
 		memcpy(b, &c, sizeof(c));
 		return sizeof(c);
 	}
 	case UNETD_REQ_CH_CLOSE: {
-		struct unetd_ch_ref r = { .ep = rnd() % 8, .tag = (uint16_t)rnd() };
+		struct unetd_ch_ref r = { .ep = rnd() % 8, .tag = (uint16_t)rnd(),
+					  .pad = rnd() % 8 ? 0 : (uint16_t)rnd() };
 
 		memcpy(b, &r, sizeof(r));
 		return sizeof(r);
@@ -207,13 +228,15 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 't' }, { "hold", required_argument, NULL, 'H' },
 		{ "peer", required_argument, NULL, 'p' },   { "tags", required_argument, NULL, 'T' },
 		{ "channels", required_argument, NULL, 'c' },
+		{ "strict", no_argument, NULL, 'X' },	    { "flood", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct chan_fuzz_opts copts = { 0 };
 	struct chan_fuzz *chan = NULL;
 	const char *path = NULL, *iface = "lo";
 	long count = 10000, seconds = 60, replies = 0, errors = 0, dropped = 0, created = 0, i;
-	long hold = 0;
+	long hold = 0, flood = 0;
+	bool strict = false;
 	static uint8_t buf[UNETD_MAX_MSG + 512];
 	unsigned lo, hi;
 	bool ok, chan_ok = true;
@@ -245,14 +268,26 @@ int main(int argc, char **argv)
 			copts.tag_hi = (uint16_t)hi;
 			break;
 		case 'c': copts.quota = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'X': strict = true; break;
+		case 'F': flood = strtol(optarg, NULL, 10); break;
 		default: return 2;
 		}
 	}
 	if (!path || count < 1 || seconds < 1) {
 		fprintf(stderr, "usage: unetd-fuzz --socket PATH --iface IF [--count N] "
 				"[--seed S] [--seconds T] [--peer ADDR]... [--tags LO-HI] "
-				"[--channels N]\n");
+				"[--channels N]\n"
+				"       unetd-fuzz --socket PATH --hold N | --strict [--seed S] | "
+				"--flood SECONDS [--count N]\n");
 		return 2;
+	}
+	if (strict)
+		return strict_run(path) ? 0 : 1;
+	if (flood > 0) {
+		long refused, n = flood_run(path, flood, count, &refused);
+
+		printf("flood requests=%ld refused=%ld\n", n, refused);
+		return n > 0 && refused == n ? 0 : 1;
 	}
 	if (hold > 0) {
 		if (hold > 1024)
