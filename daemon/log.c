@@ -91,3 +91,10 @@ bool unetd_log_user_flush(struct unetd_log_limit *l, uint32_t uid, bool force)
 	say_suppressed(l, uid, unet_mono_ns(), force);
 	return l->suppressed != 0;
 }
+
+bool unetd_log_user_idle(struct unetd_log_limit *l)
+{
+	if (l->last_ns)
+		refill(l, unet_mono_ns());
+	return !l->last_ns || (!l->suppressed && l->tokens >= UNETD_LOG_USER_BURST);
+}
