@@ -27,6 +27,7 @@ TESTS+=(
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 4 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more') and detaches the program it attached there (no pin directory left)"
 	"unetd_strict|-|60|every reserved byte of every request type (the header's reserved word, each body's pad and reserved fields, TCP_OPEN's undefined flag bits, the bytes after an interface name's NUL, a name without one), set one at a time as nobody, is refused with EINVAL and the connection keeps serving; the same requests with them zero are not refused for them; a body a byte shorter or longer than its type's struct drops the connection, every type; the daemon logs the refusal (before: a non-zero pad was taken as zero, a 16-byte name cut to 15)"
 	"unetd_log_sweep|-|60|nobody and 65533 take turns, 20 rounds 30 ms apart: connect, 12 refused routable opens, hang up; each one's connection sweeps the other's user record once its request budget has refilled, and its log bucket must not go with it: nobody's refusal lines stay within its limit (10 + 5 a second; before: a fresh burst of 10 every round, 200 lines)"
+	"unetd_log_inject|-|60|nobody asks for an endpoint on an interface named with newlines and a forged line ('\\nunetd: error:', then 15 newlines): refused, and its refusal is one line of the log each time (before: the name began lines of its own, a forged 'unetd: error:' line among them, 16 lines for one refusal within the log limit)"
 	"unetd_log_flood|-|60|nobody floods refused routable channel opens (on an endpoint not its own) for 2 s, about 2000 of them within its request budget: the daemon's log grows by at most 40 lines, its refusal lines and its 'N log lines of its requests suppressed' summaries add up to every refusal, and another user's refusal right after is still logged (before: a line for every refusal)"
 	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there, also when the connecting process has since exec'd a setuid-root program; the user's own namespace, and one it made with unshare -Urn, are served"
 )
@@ -628,6 +629,28 @@ user 65533 kinds emulated tags 1-100"
 	echo "nobody: $logged refusal lines, $said in summaries, at most $allowed allowed over $(((t1 - t0) / 1000000)) ms"
 	((logged <= allowed)) || fail "nobody's 240 refusals put $logged lines in the log (at most $allowed): its limit went with its record"
 	((logged + said == 240)) || fail "$logged lines and $said in summaries for 240 refusals"
+	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
+	stop_unetd
+}
+
+
+# What a user names (an interface) is in the log's lines: a control byte
+# in it must not start a line of its own (a forged one, or many lines for
+# one the log limit let through).
+t_unetd_log_inject() {
+	local out from lines
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	from=$(($(wc -l <"$T_DIR/unetd.log") + 1))
+	out=$(attack 65534 ep-create --iface $'\nunetd: error:' 2>&1)
+	[[ $out == "refused "* ]] || fail "an interface named with a newline: $out"
+	out=$(attack 65534 ep-create --iface $'\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n' 2>&1)
+	[[ $out == "refused "* ]] || fail "an interface named with newlines: $out"
+	sleep 0.2
+	log_from "$from" | cat -A
+	lines=$(log_from "$from" | wc -l)
+	! log_from "$from" | grep -q '^unetd: error:' || fail "a user forged a line of the daemon's log"
+	((lines == 2)) || fail "2 refusals put $lines lines in the log (one each)"
 	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
 	stop_unetd
 }
