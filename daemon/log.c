@@ -12,11 +12,22 @@ int unetd_log_level = UNET_LOG_INFO;
 
 static const char *const level_names[] = { "error", "warning", "info", "debug" };
 
+/* One line: what a user named is in some (an interface's name, which may
+ * hold any byte but '/', ':', a space and NUL), and a control byte there
+ * must not start a line of its own (a forged one, or many for the one the
+ * user's log limit let through) nor speak to a terminal: each is a '?'. */
 static void vlog(int level, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "unetd: %s: ", level_names[level]);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char line[2048];
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+
+	if (n < 0)
+		return;
+	for (char *p = line; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	fprintf(stderr, "unetd: %s: %s%s\n", level_names[level], line,
+		(size_t)n >= sizeof(line) ? "..." : "");
 }
 
 void unetd_log(int level, const char *fmt, ...)
@@ -90,4 +101,11 @@ bool unetd_log_user_flush(struct unetd_log_limit *l, uint32_t uid, bool force)
 {
 	say_suppressed(l, uid, unet_mono_ns(), force);
 	return l->suppressed != 0;
+}
+
+bool unetd_log_user_idle(struct unetd_log_limit *l)
+{
+	if (l->last_ns)
+		refill(l, unet_mono_ns());
+	return !l->last_ns || (!l->suppressed && l->tokens >= UNETD_LOG_USER_BURST);
 }

@@ -260,8 +260,8 @@ static uint64_t thread_cpu_ns(void)
 }
 
 /* The record of uid (made with a full budget if it has none).  Records
- * outlive their user's connections until the budget has refilled (see
- * user_put), and those that have are swept here. */
+ * outlive their user's connections until the budget and the log limit
+ * have refilled (see user_put), and those that have are swept here. */
 static struct unetd_user *user_get(struct unetd *d, uint32_t uid)
 {
 	struct unetd_user *u, **pp;
@@ -270,9 +270,9 @@ static struct unetd_user *user_get(struct unetd *d, uint32_t uid)
 		if (u->uid == uid)
 			return u;
 		user_has_budget(u); /* refills */
-		if (!u->nclients && u->tokens >= REQ_BURST && u->cpu_ns >= CPU_BURST) {
+		if (!u->nclients && u->tokens >= REQ_BURST && u->cpu_ns >= CPU_BURST &&
+		    unetd_log_user_idle(&u->log)) {
 			*pp = u->next;
-			unetd_log_user_flush(&u->log, u->uid, true);
 			free(u);
 			continue;
 		}

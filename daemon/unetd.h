@@ -223,6 +223,10 @@ void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const ch
  * is due (force: now, as the record goes).  Returns whether some are
  * still to be said. */
 bool unetd_log_user_flush(struct unetd_log_limit *l, uint32_t uid, bool force);
+/* Whether l is as a new one would be (its bucket full, nothing left to
+ * say): only then may its user's record go, or a user whose record is
+ * swept would start again with a fresh burst. */
+bool unetd_log_user_idle(struct unetd_log_limit *l);
 
 /* A user with connections: its request budget (daemon/server.c). */
 struct unetd_user {

@@ -26,6 +26,8 @@ TESTS+=(
 	"unetd_fake_daemon|-|60|a user's process listening where \$UNET_DAEMON_SOCKET points, answering as unetd would: another user's client refuses it (not root), one clear line"
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 4 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more') and detaches the program it attached there (no pin directory left)"
 	"unetd_strict|-|60|every reserved byte of every request type (the header's reserved word, each body's pad and reserved fields, TCP_OPEN's undefined flag bits, the bytes after an interface name's NUL, a name without one), set one at a time as nobody, is refused with EINVAL and the connection keeps serving; the same requests with them zero are not refused for them; a body a byte shorter or longer than its type's struct drops the connection, every type; the daemon logs the refusal (before: a non-zero pad was taken as zero, a 16-byte name cut to 15)"
+	"unetd_log_sweep|-|60|nobody and 65533 take turns, 20 rounds 30 ms apart: connect, 12 refused routable opens, hang up; each one's connection sweeps the other's user record once its request budget has refilled, and its log bucket must not go with it: nobody's refusal lines stay within its limit (10 + 5 a second; before: a fresh burst of 10 every round, 200 lines)"
+	"unetd_log_inject|-|60|nobody asks for an endpoint on an interface named with newlines and a forged line ('\\nunetd: error:', then 15 newlines): refused, and its refusal is one line of the log each time (before: the name began lines of its own, a forged 'unetd: error:' line among them, 16 lines for one refusal within the log limit)"
 	"unetd_log_flood|-|60|nobody floods refused routable channel opens (on an endpoint not its own) for 2 s, about 2000 of them within its request budget: the daemon's log grows by at most 40 lines, its refusal lines and its 'N log lines of its requests suppressed' summaries add up to every refusal, and another user's refusal right after is still logged (before: a line for every refusal)"
 	"unetd_netns_admin|-|90|an EP_CREATE with a network namespace the user cannot administer (/run/netns/NAME, readable by all) is refused with EPERM and nothing is attached there, also when the connecting process has since exec'd a setuid-root program; the user's own namespace, and one it made with unshare -Urn, are served"
 )
@@ -589,6 +591,66 @@ t_unetd_log_flood() {
 	[[ $out == "flood requests=1 refused=1" ]] || fail "user 65533's open: $out"
 	grep -qE 'uid 65533 pid [0-9]+: routable IPv4 channel 5 refused' "$T_DIR/unetd.log" ||
 		fail "user 65533's refusal was not logged after nobody's flood"
+	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
+	stop_unetd
+}
+
+# The log limit outlives a user's connections as its request budget
+# does: a record swept with lines still to be refilled (or said) would
+# give the user a fresh burst whenever another user connects.
+t_unetd_log_sweep() {
+	local out from r t0 t1 logged said allowed AS1 AS2 AS
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100
+user 65533 kinds emulated tags 1-100"
+	from=$(($(wc -l <"$T_DIR/unetd.log") + 1))
+	as_user_cmd 65534
+	AS1=("${AS[@]}")
+	as_user_cmd 65533
+	AS2=("${AS[@]}")
+	t0=$(date +%s%N)
+	for ((r = 0; r < 20; r++)); do
+		out=$(timeout -k 2 10 "${AS1[@]}" "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" \
+			--flood 1 --count 12 2>&1)
+		[[ $out == "flood requests=12 refused=12" ]] || fail "nobody's round $r: $out"
+		sleep 0.03
+		out=$(timeout -k 2 10 "${AS2[@]}" "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" \
+			--flood 1 --count 12 2>&1)
+		[[ $out == "flood requests=12 refused=12" ]] || fail "65533's round $r: $out"
+		sleep 0.03
+	done
+	t1=$(date +%s%N)
+	sleep 1.5 # the last summaries
+	logged=$(log_from "$from" | grep -cE 'uid 65534 pid [0-9]+: routable IPv4 channel 5 refused')
+	said=$(log_from "$from" | sed -nE 's/.*uid 65534: ([0-9]+) log lines of its requests suppressed.*/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }')
+	# The burst, 5 a second over the rounds, one for rounding.
+	allowed=$((10 + 5 * (t1 - t0) / 1000000000 + 5 + 1))
+	echo "nobody: $logged refusal lines, $said in summaries, at most $allowed allowed over $(((t1 - t0) / 1000000)) ms"
+	((logged <= allowed)) || fail "nobody's 240 refusals put $logged lines in the log (at most $allowed): its limit went with its record"
+	((logged + said == 240)) || fail "$logged lines and $said in summaries for 240 refusals"
+	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
+	stop_unetd
+}
+
+
+# What a user names (an interface) is in the log's lines: a control byte
+# in it must not start a line of its own (a forged one, or many lines for
+# one the log limit let through).
+t_unetd_log_inject() {
+	local out from lines
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	from=$(($(wc -l <"$T_DIR/unetd.log") + 1))
+	out=$(attack 65534 ep-create --iface $'\nunetd: error:' 2>&1)
+	[[ $out == "refused "* ]] || fail "an interface named with a newline: $out"
+	out=$(attack 65534 ep-create --iface $'\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n' 2>&1)
+	[[ $out == "refused "* ]] || fail "an interface named with newlines: $out"
+	sleep 0.2
+	log_from "$from" | cat -A
+	lines=$(log_from "$from" | wc -l)
+	! log_from "$from" | grep -q '^unetd: error:' || fail "a user forged a line of the daemon's log"
+	((lines == 2)) || fail "2 refusals put $lines lines in the log (one each)"
 	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
 	stop_unetd
 }

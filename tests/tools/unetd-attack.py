@@ -44,6 +44,10 @@ Attacks (each prints "ok ..." and exits 0 when the daemon did right):
       N WHOAMI requests back to back on one connection (a new one every M
       requests with --per): prints how many
       were answered, how many refused with EAGAIN, and how long they took.
+  ep-create --iface NAME
+      EP_CREATE of an emulated endpoint on NAME, any bytes (a newline
+      too): prints the daemon's answer, "refused ERRNO MSG" or "granted
+      KIND".
 """
 import argparse
 import array
@@ -326,6 +330,15 @@ def groups(args):
     return in_child(args, child)
 
 
+def ep_create_attack(args):
+    def child():
+        s = connect(args.socket)
+        print(ep_create(s, args.iface, 2))
+        s.close()
+        return 0
+    return in_child(args, child)
+
+
 def status(args):
     def child():
         body = ask(args.socket, REQ_STATUS)
@@ -526,7 +539,8 @@ def main():
     ap.add_argument("--groups", default="")
     ap.add_argument("attack", choices=["race-hangup", "close-blocks", "netns-fd", "groups",
                                        "status", "whoami-flood", "grant-linger",
-                                       "fake-daemon", "chan-open-flood", "throttled-hangup"])
+                                       "fake-daemon", "chan-open-flood", "throttled-hangup",
+                                       "ep-create"])
     ap.add_argument("--daemon-pid", type=int)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--hold", type=float, default=0.0)
@@ -542,7 +556,8 @@ def main():
     fn = {"race-hangup": race_hangup, "close-blocks": close_blocks, "netns-fd": netns_fd,
           "groups": groups, "status": status, "whoami-flood": whoami_flood,
           "grant-linger": grant_linger, "fake-daemon": fake_daemon,
-          "chan-open-flood": chan_open_flood, "throttled-hangup": throttled_hangup}[args.attack]
+          "chan-open-flood": chan_open_flood, "throttled-hangup": throttled_hangup,
+          "ep-create": ep_create_attack}[args.attack]
     if args.attack == "race-hangup" and not args.daemon_pid:
         ap.error("race-hangup needs --daemon-pid")
     if args.attack in ("netns-fd", "chan-open-flood", "throttled-hangup") and not (args.netns and args.iface):
