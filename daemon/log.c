@@ -41,32 +41,67 @@ void unetd_log(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Refill l's bucket to now. */
-static void refill(struct unetd_log_limit *l, uint64_t now)
+/* The limit of all users but root together (unetd.h). */
+static struct unetd_log_limit all_users;
+
+/* Refill l's bucket (rate a second, at most burst) to now. */
+static void refill(struct unetd_log_limit *l, uint64_t now, double rate, double burst)
 {
 	if (!l->last_ns)
-		l->tokens = UNETD_LOG_USER_BURST;
+		l->tokens = burst;
 	else
-		l->tokens += (double)(now - l->last_ns) * (UNETD_LOG_USER_RATE / 1e9);
-	if (l->tokens > UNETD_LOG_USER_BURST)
-		l->tokens = UNETD_LOG_USER_BURST;
+		l->tokens += (double)(now - l->last_ns) * (rate / 1e9);
+	if (l->tokens > burst)
+		l->tokens = burst;
 	l->last_ns = now;
 }
 
 /* The summary of what was left out, if a second has passed since the
- * last one (or force). */
-static void say_suppressed(struct unetd_log_limit *l, uint32_t uid, uint64_t now, bool force)
+ * last one (or force).  who: "uid U" for a user's limit, NULL for all
+ * users'. */
+static void say_suppressed(struct unetd_log_limit *l, const char *who, uint64_t now, bool force)
 {
 	if (!l->suppressed || (!force && now - l->said_ns < 1000000000u))
 		return;
-	unetd_log(l->level, "uid %u: %llu log lines of its requests suppressed (at most %.0f a second)",
-		  uid, (unsigned long long)l->suppressed, UNETD_LOG_USER_RATE);
+	if (who)
+		unetd_log(l->level, "%s: %llu log lines of its requests suppressed (at most %.0f a second)",
+			  who, (unsigned long long)l->suppressed, UNETD_LOG_USER_RATE);
+	else
+		unetd_log(l->level,
+			  "%llu log lines of users' requests suppressed (all users together at most %.0f a second)",
+			  (unsigned long long)l->suppressed, UNETD_LOG_USERS_RATE);
 	l->suppressed = 0;
 	l->said_ns = now;
 }
 
+/* Take a line from l's bucket; false: none left, the line is counted
+ * for the summary. */
+static bool take(struct unetd_log_limit *l, const char *who, int level, uint64_t now, double rate,
+		 double burst)
+{
+	refill(l, now, rate, burst);
+	if (l->tokens < 1.0) {
+		/* The first left out starts the second its summary waits
+		 * for (unless one is due anyway). */
+		if (!l->suppressed) {
+			l->level = level;
+			if (now - l->said_ns >= 1000000000u)
+				l->said_ns = now;
+		} else if (level < l->level) {
+			l->level = level;
+		}
+		l->suppressed++;
+		say_suppressed(l, who, now, false);
+		return false;
+	}
+	l->tokens -= 1.0;
+	say_suppressed(l, who, now, false);
+	return true;
+}
+
 void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const char *fmt, ...)
 {
+	char who[24];
 	uint64_t now;
 	va_list ap;
 
@@ -74,23 +109,12 @@ void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const ch
 		return;
 	if (l) {
 		now = unet_mono_ns();
-		refill(l, now);
-		if (l->tokens < 1.0) {
-			/* The first left out starts the second its summary
-			 * waits for (unless one is due anyway). */
-			if (!l->suppressed) {
-				l->level = level;
-				if (now - l->said_ns >= 1000000000u)
-					l->said_ns = now;
-			} else if (level < l->level) {
-				l->level = level;
-			}
-			l->suppressed++;
-			say_suppressed(l, uid, now, false);
+		snprintf(who, sizeof(who), "uid %u", uid);
+		if (!take(l, who, level, now, UNETD_LOG_USER_RATE, UNETD_LOG_USER_BURST))
 			return;
-		}
-		l->tokens -= 1.0;
-		say_suppressed(l, uid, now, false);
+		if (uid != 0 &&
+		    !take(&all_users, NULL, level, now, UNETD_LOG_USERS_RATE, UNETD_LOG_USERS_BURST))
+			return;
 	}
 	va_start(ap, fmt);
 	vlog(level, fmt, ap);
@@ -99,13 +123,22 @@ void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const ch
 
 bool unetd_log_user_flush(struct unetd_log_limit *l, uint32_t uid, bool force)
 {
-	say_suppressed(l, uid, unet_mono_ns(), force);
+	char who[24];
+
+	snprintf(who, sizeof(who), "uid %u", uid);
+	say_suppressed(l, who, unet_mono_ns(), force);
 	return l->suppressed != 0;
+}
+
+bool unetd_log_users_flush(bool force)
+{
+	say_suppressed(&all_users, NULL, unet_mono_ns(), force);
+	return all_users.suppressed != 0;
 }
 
 bool unetd_log_user_idle(struct unetd_log_limit *l)
 {
 	if (l->last_ns)
-		refill(l, unet_mono_ns());
+		refill(l, unet_mono_ns(), UNETD_LOG_USER_RATE, UNETD_LOG_USER_BURST);
 	return !l->last_ns || (!l->suppressed && l->tokens >= UNETD_LOG_USER_BURST);
 }

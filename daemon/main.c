@@ -318,6 +318,7 @@ int main(int argc, char **argv)
 		unetd_log_user_flush(&u->log, u->uid, true);
 		free(u);
 	}
+	unetd_log_users_flush(true);
 	unetd_iface_free_all(d);
 	unetd_free_dead(d);
 	unlink(d->socket_path);

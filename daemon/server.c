@@ -354,6 +354,7 @@ bool unetd_server_log_flush(struct unetd *d)
 
 	for (struct unetd_user *u = d->users; u; u = u->next)
 		pending |= unetd_log_user_flush(&u->log, u->uid, false);
+	pending |= unetd_log_users_flush(false);
 	return pending;
 }
 

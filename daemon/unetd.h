@@ -207,6 +207,10 @@ struct unetd_direct {
  */
 #define UNETD_LOG_USER_RATE 5.0
 #define UNETD_LOG_USER_BURST 10.0
+/* And every user but root together, in front of their own limits: a user
+ * with many uids (a subordinate range, /etc/subuid) gets no more. */
+#define UNETD_LOG_USERS_RATE 50.0
+#define UNETD_LOG_USERS_BURST 100.0
 
 struct unetd_log_limit {
 	double tokens;	      /* lines it may log now */
@@ -223,6 +227,8 @@ void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const ch
  * is due (force: now, as the record goes).  Returns whether some are
  * still to be said. */
 bool unetd_log_user_flush(struct unetd_log_limit *l, uint32_t uid, bool force);
+/* The same for the limit of all users together. */
+bool unetd_log_users_flush(bool force);
 /* Whether l is as a new one would be (its bucket full, nothing left to
  * say): only then may its user's record go, or a user whose record is
  * swept would start again with a fresh burst. */

@@ -26,6 +26,7 @@ TESTS+=(
 	"unetd_fake_daemon|-|60|a user's process listening where \$UNET_DAEMON_SOCKET points, answering as unetd would: another user's client refuses it (not root), one clear line"
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 4 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more') and detaches the program it attached there (no pin directory left)"
 	"unetd_strict|-|60|every reserved byte of every request type (the header's reserved word, each body's pad and reserved fields, TCP_OPEN's undefined flag bits, the bytes after an interface name's NUL, a name without one), set one at a time as nobody, is refused with EINVAL and the connection keeps serving; the same requests with them zero are not refused for them; a body a byte shorter or longer than its type's struct drops the connection, every type; the daemon logs the refusal (before: a non-zero pad was taken as zero, a 16-byte name cut to 15)"
+	"unetd_log_users|-|90|200 uids (60000-60199: what one user with a subordinate uid range has 65536 of) make 10 refused routable opens each, one after another, within 3 s or so: each uid stays inside its own limit, and all of them together put at most 100 + 50 a second of refusal lines in the log, the rest said in 'N log lines of users' requests suppressed' summaries that add up to every refusal (before: every refusal a line, 2000)"
 	"unetd_log_sweep|-|60|nobody and 65533 take turns, 20 rounds 30 ms apart: connect, 12 refused routable opens, hang up; each one's connection sweeps the other's user record once its request budget has refilled, and its log bucket must not go with it: nobody's refusal lines stay within its limit (10 + 5 a second; before: a fresh burst of 10 every round, 200 lines)"
 	"unetd_log_inject|-|60|nobody asks for an endpoint on an interface named with newlines and a forged line ('\\nunetd: error:', then 15 newlines): refused, and its refusal is one line of the log each time (before: the name began lines of its own, a forged 'unetd: error:' line among them, 16 lines for one refusal within the log limit)"
 	"unetd_log_flood|-|60|nobody floods refused routable channel opens (on an endpoint not its own) for 2 s, about 2000 of them within its request budget: the daemon's log grows by at most 40 lines, its refusal lines and its 'N log lines of its requests suppressed' summaries add up to every refusal, and another user's refusal right after is still logged (before: a line for every refusal)"
@@ -591,6 +592,36 @@ t_unetd_log_flood() {
 	[[ $out == "flood requests=1 refused=1" ]] || fail "user 65533's open: $out"
 	grep -qE 'uid 65533 pid [0-9]+: routable IPv4 channel 5 refused' "$T_DIR/unetd.log" ||
 		fail "user 65533's refusal was not logged after nobody's flood"
+	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
+	stop_unetd
+}
+
+# Many uids (a subordinate range) share one limit in front of their own.
+t_unetd_log_users() {
+	local out from u t0 t1 logged said allowed i AS
+	setup_ns
+	start_unetd ""
+	from=$(($(wc -l <"$T_DIR/unetd.log") + 1))
+	t0=$(date +%s%N)
+	for ((u = 60000; u < 60200; u++)); do
+		as_user_cmd "$u"
+		out=$(timeout -k 2 10 "${AS[@]}" "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" \
+			--flood 1 --count 10 2>&1)
+		[[ $out == "flood requests=10 refused=10" ]] || fail "uid $u: $out"
+	done
+	t1=$(date +%s%N)
+	for ((i = 0; i < 30; i++)); do
+		logged=$(log_from "$from" | grep -cE 'uid 60[0-9]{3} pid [0-9]+: routable IPv4 channel 5 refused')
+		said=$(log_from "$from" | sed -nE "s/.*: ([0-9]+) log lines of users' requests suppressed.*/\1/p" |
+			awk '{ s += $1 } END { print s + 0 }')
+		((logged + said >= 2000)) && break
+		sleep 0.1
+	done
+	allowed=$((100 + 50 * (t1 - t0) / 1000000000 + 50 + 1))
+	echo "200 uids: $logged refusal lines, $said in summaries, at most $allowed allowed over $(((t1 - t0) / 1000000)) ms"
+	((logged <= allowed)) || fail "200 uids' 2000 refusals put $logged lines in the log (at most $allowed)"
+	((said > 0)) || fail "no summary of the lines all users left out"
+	((logged + said == 2000)) || fail "$logged lines and $said in summaries for 2000 refusals"
 	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
 	stop_unetd
 }
