@@ -19,9 +19,10 @@
  *
  * Until this thread is done with an interface, its device queues are
  * still bound and, in a client's namespace, its program still attached:
- * a new interface on the same device of the same namespace first waits
- * for that (unetd_teardown_wait, bounded), which only the user who can
- * send that namespace waits for.
+ * a new interface on the same device of the same namespace first does
+ * that device's jobs still queued itself and waits for the one under
+ * way, if any (unetd_teardown_wait, bounded): the cost it would have
+ * paid before, and never other devices' teardown.
  *
  * This thread never touches what a client sent (closer.c is for that:
  * such a close may wait forever), so its waits are the kernel's own.
@@ -149,19 +150,6 @@ void unetd_teardown_queue(struct unetd_teardown *t)
 	}
 }
 
-static bool pending(const struct unetd_ns *ns, const char *ifname)
-{
-	const struct unetd_teardown *t;
-
-	if (running && running->ns.dev == ns->dev && running->ns.ino == ns->ino &&
-	    !strcmp(running->ifname, ifname))
-		return true;
-	for (t = head; t; t = t->next)
-		if (t->ns.dev == ns->dev && t->ns.ino == ns->ino && !strcmp(t->ifname, ifname))
-			return true;
-	return false;
-}
-
 static struct timespec deadline(int ms)
 {
 	struct timespec until;
@@ -176,16 +164,53 @@ static struct timespec deadline(int ms)
 	return until;
 }
 
+static bool same(const struct unetd_teardown *t, const struct unetd_ns *ns, const char *ifname)
+{
+	return t && t->ns.dev == ns->dev && t->ns.ino == ns->ino && !strcmp(t->ifname, ifname);
+}
+
 int unetd_teardown_wait(const struct unetd_ns *ns, const char *ifname)
 {
+	struct unetd_teardown *mine = NULL, **mt = &mine, **pp, *t;
 	struct timespec until = deadline(WAIT_MS);
 	bool busy;
 
 	pthread_mutex_lock(&lock);
-	while ((busy = pending(ns, ifname)) && !pthread_cond_timedwait(&done, &lock, &until))
+	/* The device's own jobs still queued are taken out and run here, in
+	 * order, not waited for behind other devices' (a user's 8 namespaces
+	 * queue 250 ms). */
+	for (pp = &head; (t = *pp);) {
+		if (same(t, ns, ifname)) {
+			*pp = t->next;
+			t->next = NULL;
+			*mt = t;
+			mt = &t->next;
+		} else {
+			pp = &t->next;
+		}
+	}
+	tail = pp;
+	/* One of its jobs under way came before them: wait for it. */
+	while (same(running, ns, ifname) && !pthread_cond_timedwait(&done, &lock, &until))
 		;
-	busy = pending(ns, ifname);
+	busy = same(running, ns, ifname);
+	if (busy && mine) {
+		/* Back in front, still after the one under way. */
+		*mt = head;
+		if (!head)
+			tail = mt;
+		head = mine;
+		mine = NULL;
+	}
 	pthread_mutex_unlock(&lock);
+	if (mine)
+		unetd_log(UNET_LOG_DEBUG, "%s: the previous interface's teardown finished here", ifname);
+	while (mine) {
+		t = mine;
+		mine = t->next;
+		run(t);
+		free(t);
+	}
 	return busy ? -EBUSY : 0;
 }
 

@@ -337,8 +337,9 @@ int unetd_teardown_start(const struct unetd *d);
 struct unetd_teardown *unetd_teardown_new(const struct unetd_ns *ns, const char *ifname);
 /* Takes t (runs it at once before the thread is started). */
 void unetd_teardown_queue(struct unetd_teardown *t);
-/* Wait until nothing queued is about (ns, ifname): 0, or -EBUSY after
- * 3 s. */
+/* Before (ns, ifname) is set up again: run its jobs still queued here,
+ * after waiting for the one under way if any; 0, or -EBUSY if that one
+ * is not done after 3 s (its queued ones left queued). */
 int unetd_teardown_wait(const struct unetd_ns *ns, const char *ifname);
 /* Wait up to ms for the queue to empty (at exit); true if it did. */
 bool unetd_teardown_drain(int ms);

@@ -52,6 +52,10 @@ Attacks (each prints "ok ..." and exits 0 when the daemon did right):
       An emulated endpoint in each namespace listed, on one connection;
       prints "held N pid PID" (the process to SIGKILL) and holds them S
       seconds (30 by default).
+  recreate --netns P --iface NAME [--rounds N] [--hold S]
+      N times: an emulated endpoint in namespace P, hang up, another at
+      once on a new connection; prints "recreated N pid PID" and holds
+      the last one S seconds (30 by default).
   status-ping [--seconds S]
       STATUS every 2 ms on one connection for S seconds: prints "pings N
       worst W ms", W the longest round trip.
@@ -562,6 +566,36 @@ def netns_hold(args):
     return in_child(args, child)
 
 
+def recreate(args):
+    """As the user, --rounds times: an emulated endpoint in the namespace
+    --netns on one connection, hang up, and at once another on a new
+    connection (the daemon reaps the first, whose interface goes, then
+    sets the device up again).  Prints "recreated N pid P" and holds the
+    last endpoint for --hold seconds (30 by default)."""
+    def child():
+        nsfd = os.open(args.netns, os.O_RDONLY)
+        s2 = None
+        for i in range(args.rounds):
+            s1 = connect(args.socket)
+            ans = ep_create_in(s1, args.iface, nsfd)
+            s1.close()
+            if s2 is not None:
+                s2.close()
+            if not ans.startswith("granted"):
+                print("round %d, first: %s" % (i, ans))
+                return 1
+            s2 = connect(args.socket)
+            ans = ep_create_in(s2, args.iface, nsfd)
+            if not ans.startswith("granted"):
+                print("round %d, again: %s" % (i, ans))
+                return 1
+        print("recreated %d pid %d" % (args.rounds, os.getpid()))
+        sys.stdout.flush()
+        time.sleep(args.hold or 30.0)
+        return 0
+    return in_child(args, child)
+
+
 def status_ping(args):
     """As the user, on one connection: STATUS every 2 ms for --seconds;
     prints "pings N worst W ms" (W: the longest round trip)."""
@@ -591,7 +625,8 @@ def main():
     ap.add_argument("attack", choices=["race-hangup", "close-blocks", "netns-fd", "groups",
                                        "status", "whoami-flood", "grant-linger",
                                        "fake-daemon", "chan-open-flood", "throttled-hangup",
-                                       "ep-create", "netns-hold", "status-ping"])
+                                       "ep-create", "netns-hold", "status-ping",
+                                       "recreate"])
     ap.add_argument("--daemon-pid", type=int)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--hold", type=float, default=0.0)
@@ -609,10 +644,11 @@ def main():
           "grant-linger": grant_linger, "fake-daemon": fake_daemon,
           "chan-open-flood": chan_open_flood, "throttled-hangup": throttled_hangup,
           "ep-create": ep_create_attack, "netns-hold": netns_hold,
-          "status-ping": status_ping}[args.attack]
+          "status-ping": status_ping, "recreate": recreate}[args.attack]
     if args.attack == "race-hangup" and not args.daemon_pid:
         ap.error("race-hangup needs --daemon-pid")
-    if args.attack in ("netns-fd", "chan-open-flood", "throttled-hangup", "netns-hold") and not (args.netns and args.iface):
+    if args.attack in ("netns-fd", "chan-open-flood", "throttled-hangup", "netns-hold",
+                       "recreate") and not (args.netns and args.iface):
         ap.error("netns-fd needs --netns and --iface")
     sys.exit(fn(args))
 
