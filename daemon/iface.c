@@ -24,6 +24,7 @@
 
 #include <linux/nsfs.h>
 
+#include "core/objects.h" /* unet_endpoint_dup_sockets */
 #include "unetd.h"
 
 /* Queues of the device, as a mask (the library serves 16 at most). */
@@ -154,6 +155,14 @@ struct unetd_iface *unetd_iface_get(struct unetd *d, const struct unetd_client *
 	for (f = d->ifaces; f; f = f->next)
 		if (!strcmp(f->ifname, ifname) && ns_equal(&f->ns, ns))
 			return f;
+	/* The same device's last interface may still be letting go of its
+	 * queues and program (teardown.c). */
+	*err = unetd_teardown_wait(ns, ifname);
+	if (*err) {
+		unetd_log(UNET_LOG_WARN, "%s: the previous interface's teardown is not done after 3 s",
+			  ifname);
+		return NULL;
+	}
 	*err = unetd_netns_enter(d, c->netns_fd, &c->netns);
 	if (*err)
 		return NULL;
@@ -232,6 +241,8 @@ fail:
 
 void unetd_iface_put(struct unetd *d, struct unetd_iface *f)
 {
+	struct unetd_teardown *t;
+
 	if (!f || f->users)
 		return;
 	for (struct unetd_iface **pp = &d->ifaces; *pp; pp = &(*pp)->next)
@@ -239,8 +250,14 @@ void unetd_iface_put(struct unetd *d, struct unetd_iface *f)
 			*pp = f->next;
 			break;
 		}
+	/* What waits on the kernel (the sockets' last close, the detach)
+	 * goes to the teardown thread (teardown.c); without memory for
+	 * that, it is done here as before. */
+	t = unetd_teardown_new(&f->ns, f->ifname);
 	if (f->ep) {
 		epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, unet_endpoint__fd(f->ep), NULL);
+		if (t)
+			t->nfds = unet_endpoint_dup_sockets(f->ep, t->fds);
 		unet_endpoint__destroy(f->ep);
 		f->ep = NULL;
 	}
@@ -250,7 +267,9 @@ void unetd_iface_put(struct unetd *d, struct unetd_iface *f)
 	 * daemon's doing: they go with the interface, or every throwaway
 	 * namespace would leave ~12 MB of pinned maps under the pin root,
 	 * charged to no one, after the namespace itself is gone. */
-	if (f->attached_for_client && !unetd_netns_enter(d, f->ns_fd, &f->ns)) {
+	if (t && f->attached_for_client && f->ns_fd >= 0) {
+		t->detach = true;
+	} else if (f->attached_for_client && !unetd_netns_enter(d, f->ns_fd, &f->ns)) {
 		UNET_OPTS_INIT(unet_iface_opts, io);
 
 		io.pin_root = d->pin_root;
@@ -259,8 +278,12 @@ void unetd_iface_put(struct unetd *d, struct unetd_iface *f)
 				  f->ifname);
 		unetd_netns_leave(d, f->ns_fd, &f->ns);
 	}
-	if (f->ns_fd >= 0)
+	if (t) {
+		t->ns_fd = f->ns_fd;
+		unetd_teardown_queue(t);
+	} else if (f->ns_fd >= 0) {
 		close(f->ns_fd);
+	}
 	f->ns_fd = -1;
 	unetd_log(UNET_LOG_INFO, "%s: no endpoint left: not served any more", f->ifname);
 	/* Its socket's event may be in the batch being handled. */

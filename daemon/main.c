@@ -291,6 +291,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unetd: cannot start the closer thread\n");
 		return 1;
 	}
+	if (unetd_teardown_start(d)) {
+		fprintf(stderr, "unetd: cannot start the teardown thread\n");
+		return 1;
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -321,6 +325,9 @@ int main(int argc, char **argv)
 	unetd_log_users_flush(true);
 	unetd_iface_free_all(d);
 	unetd_free_dead(d);
+	/* What the clients' interfaces left to detach in their namespaces. */
+	if (!unetd_teardown_drain(5000))
+		unetd_log(UNET_LOG_WARN, "teardown: still busy after 5 s: some interfaces not detached");
 	unlink(d->socket_path);
 	unetd_policy_free(d->policy);
 	unetd_log(UNET_LOG_INFO, "stopped");

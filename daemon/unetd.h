@@ -10,6 +10,8 @@
  *             moves frames between it and the interface's real endpoint,
  *             and the check of every frame a client sends
  *   closer.c  closing descriptors clients sent, on a thread of its own
+ *   teardown.c the slow end of an interface's sockets and program, on a
+ *             thread of its own
  *   dead.c    objects freed after the batch of events that may name them
  *   chan.c    routable channels of clients: their headers decided here
  *             (chan_check.c: the check of an emulated endpoint's frames)
@@ -315,6 +317,32 @@ void unetd_free_dead(struct unetd *d);
  * here (a thread of its own closes it). */
 int unetd_closer_start(void);
 void unetd_close_client_fd(int fd);
+
+/* teardown.c: what of an interface (or a grant) waits on the kernel when
+ * it goes: the last close of its AF_XDP sockets, detaching the program in
+ * a client's namespace.  Done in order on a thread of its own; meanwhile
+ * the device (ns, ifname) is not to be set up again (unetd_teardown_wait
+ * first). */
+struct unetd_teardown {
+	struct unetd_ns ns; /* the device's namespace and name */
+	char ifname[16];
+	int fds[UNET_MAX_QUEUES + 2]; /* closed first, in order */
+	unsigned int nfds;
+	int ns_fd;   /* then closed (-1: none); with detach, entered first */
+	bool detach; /* unet_iface__detach(ifname) in ns_fd */
+	struct unetd_teardown *next;
+};
+int unetd_teardown_start(const struct unetd *d);
+/* NULL: no memory (the caller then does the job itself). */
+struct unetd_teardown *unetd_teardown_new(const struct unetd_ns *ns, const char *ifname);
+/* Takes t (runs it at once before the thread is started). */
+void unetd_teardown_queue(struct unetd_teardown *t);
+/* Before (ns, ifname) is set up again: run its jobs still queued here,
+ * after waiting for the one under way if any; 0, or -EBUSY if that one
+ * is not done after 3 s (its queued ones left queued). */
+int unetd_teardown_wait(const struct unetd_ns *ns, const char *ifname);
+/* Wait up to ms for the queue to empty (at exit); true if it did. */
+bool unetd_teardown_drain(int ms);
 
 /* peer.c: the connecting process itself, through its pidfd. */
 int unetd_peer_open(int fd, struct unetd_client *c);

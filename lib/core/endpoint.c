@@ -662,6 +662,33 @@ void unet_endpoint__destroy(struct unet_endpoint *ep)
 	free(ep);
 }
 
+unsigned int unet_endpoint_dup_sockets(const struct unet_endpoint *ep, int *fds)
+{
+	int own[UNET_MAX_QUEUES + 1];
+	unsigned int n = 0, k = 0;
+
+	if (!ep)
+		return 0;
+	for (uint32_t i = 0; i < ep->nqueues; i++)
+		if (ep->q[i].fd >= 0 && (ep->q[i].xsk || ep->txmd))
+			own[n++] = ep->q[i].fd;
+	if (ep->umem)
+		own[n++] = xsk_umem__fd(ep->umem);
+	for (unsigned int i = 0; i < n; i++) {
+		bool seen = own[i] < 0;
+		int fd;
+
+		for (unsigned int j = 0; j < i && !seen; j++)
+			seen = own[j] == own[i];
+		if (seen)
+			continue;
+		fd = fcntl(own[i], F_DUPFD_CLOEXEC, 0);
+		if (fd >= 0)
+			fds[k++] = fd;
+	}
+	return k;
+}
+
 int unet_endpoint__info(const struct unet_endpoint *ep, struct unet_endpoint_info *info)
 {
 	if (!ep || !info)

@@ -175,6 +175,15 @@ struct unet_endpoint {
 	unsigned int nlayers;
 };
 
+/* endpoint.c */
+/* Duplicates (close-on-exec) of the AF_XDP sockets ep holds, its queues'
+ * and its UMEM's, into fds (room for UNET_MAX_QUEUES + 1); returns how
+ * many.  Held past unet_endpoint__destroy, they make its close of those
+ * sockets not the last one: the last close (xsk_release: unbinding from
+ * the device queue, synchronize_net) is then the holder's, when and on
+ * whatever thread it likes (unetd's teardown thread). */
+unsigned int unet_endpoint_dup_sockets(const struct unet_endpoint *ep, int *fds);
+
 /* datapath.c */
 /* The endpoint's epoll set over its sockets, made on first use; returns
  * its fd or -errno. */

@@ -24,6 +24,8 @@ TESTS+=(
 	"unetd_udp_addr|-|60|an emulated endpoint may open UDP only on its device's own address or one the policy's addrs gives its user: another address (a neighbour's) is refused with the reason, and nothing answers ARP for it; with addrs it is served"
 	"unetd_grant_linger|-|60|a direct grant's client closes its connection but keeps the granted socket: the user stays charged (1 endpoint, 4 MiB), the queue is not offered again (a clear 'no queue free'), and both come back once the socket is closed"
 	"unetd_fake_daemon|-|60|a user's process listening where \$UNET_DAEMON_SOCKET points, answering as unetd would: another user's client refuses it (not root), one clear line"
+	"unetd_teardown_stall|-|60|nobody holds emulated endpoints in 4 namespaces of its own and is SIGKILLed while 65533 asks STATUS every 2 ms: the daemon frees the 4 interfaces (each says 'not served any more', their pins go), and 65533's worst STATUS round trip stays under 50 ms (before: the sockets' last close and the program's detach in each namespace ran on the serving thread, ~30 ms an interface, 100 to 300 ms in all)"
+	"unetd_teardown_recreate|-|60|nobody, twice in a namespace of its own: an endpoint, hang up, another at once on a new connection (the first's interface goes, its teardown queued, and the device is set up again in the same request): each is granted, each set-up attaches afresh (3 attaches, 3 detaches: none found the dying interface's program before its detach), and while the last is held its program and pins are there; once it is killed they go"
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 4 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more') and detaches the program it attached there (no pin directory left)"
 	"unetd_strict|-|60|every reserved byte of every request type (the header's reserved word, each body's pad and reserved fields, TCP_OPEN's undefined flag bits, the bytes after an interface name's NUL, a name without one), set one at a time as nobody, is refused with EINVAL and the connection keeps serving; the same requests with them zero are not refused for them; a body a byte shorter or longer than its type's struct drops the connection, every type; the daemon logs the refusal (before: a non-zero pad was taken as zero, a 16-byte name cut to 15)"
 	"unetd_log_users|-|90|200 uids (60000-60199: what one user with a subordinate uid range has 65536 of) make 10 refused routable opens each, one after another, within 3 s or so: each uid stays inside its own limit, and all of them together put at most 100 + 50 a second of refusal lines in the log, the rest said in 'N log lines of users' requests suppressed' summaries that add up to every refusal (before: every refusal a line, 2000)"
@@ -273,10 +275,13 @@ t_unetd_netns_reclaim() {
 	# Each endpoint in a namespace of its own costs the daemon ~100 ms
 	# of CPU (the XDP program loaded there), charged to nobody's budget
 	# (docs/unetd.md): its last hang-ups are read once that has refilled,
-	# within 3 s.
+	# within 3 s.  The program's detach there follows within some 30 ms,
+	# on the daemon's teardown thread (daemon/teardown.c).
+	local pins
 	for ((i = 0; i < 100; i++)); do
 		after=$(find "/proc/$UNETD_PID/fd" -mindepth 1 | wc -l)
-		((after <= base + 2)) &&
+		pins=$(find "$UNET_PIN_ROOT" -maxdepth 1 -name 'uq0@*' | wc -l)
+		((after <= base + 2 && pins == 0)) &&
 			(($(grep -c 'uq0: no endpoint left: not served any more' "$T_DIR/unetd.log") == 4)) && break
 		sleep 0.1
 	done
@@ -285,10 +290,107 @@ t_unetd_netns_reclaim() {
 	(($(grep -c 'uq0: no endpoint left: not served any more' "$T_DIR/unetd.log") == 4)) ||
 		fail "the daemon did not free each namespace's interface"
 	# Nor pins: the program it attached there goes with the interface.
-	local pins
 	pins=$(find "$UNET_PIN_ROOT" -maxdepth 1 -name 'uq0@*' | wc -l)
 	note "pin directories of the 4 namespaces left under the pin root: $pins"
 	((pins == 0)) || fail "$pins pin directories (each ~12 MB of maps) left by namespaces that are gone"
+	stop_unetd
+}
+
+# Another user's teardown must not stall the serving thread: when the
+# last endpoint of an interface in a user's own namespace goes, the last
+# close of its AF_XDP sockets (xsk_release waits for an RCU grace period)
+# and detaching the XDP program there (BPF_LINK_DETACH takes RTNL, waits
+# for another) took ~30 ms an interface of the one thread that serves
+# every client (daemon/teardown.c now does them on a thread of its own).
+# Bound 50 ms: before, the worst STATUS waited 100 to 300 ms.
+t_unetd_teardown_stall() {
+	local out i ns=() pids=() hold pid worst pins
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100
+user 65533 kinds emulated tags 101-200"
+	for ((i = 0; i < 4; i++)); do
+		own_netns_holder "$T_DIR/holder-$i.pid"
+		ns+=("/proc/$HOLDER_NS_PID/ns/net")
+		pids+=("$HOLDER_PID")
+	done
+	ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
+		--uid 65534 netns-hold --netns "$(IFS=,; echo "${ns[*]}")" --iface uq0 --hold 30 \
+		>"$T_DIR/hold.out" 2>&1 &
+	hold=$!
+	_UNET_BG_PIDS+=("$hold")
+	for ((i = 0; i < 200; i++)); do
+		grep -qE '^(held|endpoint|error)' "$T_DIR/hold.out" && break
+		sleep 0.05
+	done
+	out=$(cat "$T_DIR/hold.out")
+	[[ $out =~ ^held\ 4\ pid\ ([0-9]+)$ ]] || fail "nobody could not hold 4 endpoints: $out"
+	pid=${BASH_REMATCH[1]}
+	attack 65533 status-ping --seconds 2 >"$T_DIR/ping.out" 2>&1 &
+	local ping=$!
+	_UNET_BG_PIDS+=("$ping")
+	sleep 0.5
+	kill -KILL "$pid"
+	wait "$ping"
+	out=$(cat "$T_DIR/ping.out")
+	echo "65533 while nobody's 4 interfaces were torn down: $out"
+	(($(grep -c 'uq0: no endpoint left: not served any more' "$T_DIR/unetd.log") == 4)) ||
+		fail "the daemon did not free nobody's 4 interfaces while 65533 asked"
+	[[ $out =~ ^pings\ [0-9]+\ worst\ ([0-9]+)\.[0-9]\ ms$ ]] || fail "the STATUS pings did not run: $out"
+	worst=${BASH_REMATCH[1]}
+	((worst < 50)) || fail "another user's teardown held 65533's STATUS ${worst} ms"
+	# The detaches were done, off the serving thread: no pins left.
+	for ((i = 0; i < 50; i++)); do
+		pins=$(find "$UNET_PIN_ROOT" -maxdepth 1 -name 'uq0@*' | wc -l)
+		((pins == 0)) && break
+		sleep 0.1
+	done
+	((pins == 0)) || fail "$pins pin directories left in nobody's namespaces"
+	kill "${pids[@]}" 2>/dev/null
+	stop_unetd
+}
+
+# The device set up again while its previous interface's teardown is
+# still queued (daemon/teardown.c): the new request finishes it first, or
+# the queued detach would take the new interface's program and pins.
+t_unetd_teardown_recreate() {
+	local out i pid pins
+	setup_ns
+	start_unetd "user 65534 kinds emulated tags 1-100"
+	own_netns_holder "$T_DIR/holder.pid"
+	ip netns exec "$NS_B" timeout -k 2 60 python3 "$ATTACK" --socket "$UNETD_SOCK" \
+		--uid 65534 recreate --netns "/proc/$HOLDER_NS_PID/ns/net" --iface uq0 --rounds 2 \
+		--hold 30 >"$T_DIR/recreate.out" 2>&1 &
+	_UNET_BG_PIDS+=("$!")
+	for ((i = 0; i < 300; i++)); do
+		grep -qE '^(recreated|round|error)' "$T_DIR/recreate.out" && break
+		sleep 0.05
+	done
+	out=$(cat "$T_DIR/recreate.out")
+	echo "nobody: $out"
+	[[ $out =~ ^recreated\ 2\ pid\ ([0-9]+)$ ]] || fail "an endpoint on the device set up again was refused: $out"
+	pid=${BASH_REMATCH[1]}
+	(($(grep -c 'uq0: no endpoint left: not served any more' "$T_DIR/unetd.log") == 2)) ||
+		fail "the interface did not go between the endpoints"
+	# Each set-up attached afresh: none found the dying interface's
+	# program still there (and had it taken by its detach right after).
+	out=$(grep -c 'uq0: XDP program attached' "$T_DIR/unetd.log")
+	note "attached $out times, detached $(grep -c 'uq0: detached, pins removed' "$T_DIR/unetd.log") times"
+	((out == 3)) || fail "uq0 attached $out times for 3 set-ups: one found its predecessor's program before its detach"
+	sleep 0.3 # what the teardown thread would have done meanwhile
+	pins=$(find "$UNET_PIN_ROOT" -maxdepth 1 -name 'uq0@*' | wc -l)
+	((pins == 1)) || fail "$pins pin directories while nobody holds an endpoint there (want 1)"
+	ip netns exec "$NS_B" nsenter -t "$HOLDER_NS_PID" -n ip -d link show uq0 | grep -q 'prog/xdp' ||
+		fail "no program on uq0 while nobody holds an endpoint there"
+	kill -KILL "$pid"
+	for ((i = 0; i < 50; i++)); do
+		pins=$(find "$UNET_PIN_ROOT" -maxdepth 1 -name 'uq0@*' | wc -l)
+		((pins == 0)) && break
+		sleep 0.1
+	done
+	((pins == 0)) || fail "$pins pin directories left after the last endpoint went"
+	(($(grep -c 'uq0: detached, pins removed' "$T_DIR/unetd.log") == 3)) ||
+		fail "uq0 not detached once for each of its 3 interfaces"
+	kill "$HOLDER_PID" 2>/dev/null
 	stop_unetd
 }
 

@@ -48,6 +48,17 @@ Attacks (each prints "ok ..." and exits 0 when the daemon did right):
       EP_CREATE of an emulated endpoint on NAME, any bytes (a newline
       too): prints the daemon's answer, "refused ERRNO MSG" or "granted
       KIND".
+  netns-hold --netns P,P,... --iface NAME [--hold S]
+      An emulated endpoint in each namespace listed, on one connection;
+      prints "held N pid PID" (the process to SIGKILL) and holds them S
+      seconds (30 by default).
+  recreate --netns P --iface NAME [--rounds N] [--hold S]
+      N times: an emulated endpoint in namespace P, hang up, another at
+      once on a new connection; prints "recreated N pid PID" and holds
+      the last one S seconds (30 by default).
+  status-ping [--seconds S]
+      STATUS every 2 ms on one connection for S seconds: prints "pings N
+      worst W ms", W the longest round trip.
 """
 import argparse
 import array
@@ -532,6 +543,80 @@ def throttled_hangup(args):
     return in_child(args, child)
 
 
+def netns_hold(args):
+    """As the user, on one connection: an emulated endpoint in each
+    namespace of --netns (a comma list), then "held N pid P" (P: the
+    process holding them, for the test to SIGKILL) and hold them for
+    --hold seconds (30 by default)."""
+    def child():
+        s = connect(args.socket)
+        n = 0
+        for p in args.netns.split(","):
+            nsfd = os.open(p, os.O_RDONLY)
+            ans = ep_create_in(s, args.iface, nsfd)
+            os.close(nsfd)
+            if not ans.startswith("granted"):
+                print("endpoint in %s: %s" % (p, ans))
+                return 1
+            n += 1
+        print("held %d pid %d" % (n, os.getpid()))
+        sys.stdout.flush()
+        time.sleep(args.hold or 30.0)
+        return 0
+    return in_child(args, child)
+
+
+def recreate(args):
+    """As the user, --rounds times: an emulated endpoint in the namespace
+    --netns on one connection, hang up, and at once another on a new
+    connection (the daemon reaps the first, whose interface goes, then
+    sets the device up again).  Prints "recreated N pid P" and holds the
+    last endpoint for --hold seconds (30 by default)."""
+    def child():
+        nsfd = os.open(args.netns, os.O_RDONLY)
+        s2 = None
+        for i in range(args.rounds):
+            s1 = connect(args.socket)
+            ans = ep_create_in(s1, args.iface, nsfd)
+            s1.close()
+            if s2 is not None:
+                s2.close()
+            if not ans.startswith("granted"):
+                print("round %d, first: %s" % (i, ans))
+                return 1
+            s2 = connect(args.socket)
+            ans = ep_create_in(s2, args.iface, nsfd)
+            if not ans.startswith("granted"):
+                print("round %d, again: %s" % (i, ans))
+                return 1
+        print("recreated %d pid %d" % (args.rounds, os.getpid()))
+        sys.stdout.flush()
+        time.sleep(args.hold or 30.0)
+        return 0
+    return in_child(args, child)
+
+
+def status_ping(args):
+    """As the user, on one connection: STATUS every 2 ms for --seconds;
+    prints "pings N worst W ms" (W: the longest round trip)."""
+    def child():
+        s = connect(args.socket)
+        n, worst = 0, 0.0
+        end = time.monotonic() + args.seconds
+        while time.monotonic() < end and n < 100000:
+            t = time.monotonic()
+            s.send(request(REQ_STATUS, seq=n + 1))
+            if recv_reply(s, 10.0) is None:
+                print("ping %d: no answer" % n)
+                return 1
+            worst = max(worst, (time.monotonic() - t) * 1e3)
+            n += 1
+            time.sleep(0.002)
+        print("pings %d worst %.1f ms" % (n, worst))
+        return 0
+    return in_child(args, child)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--socket", required=True)
@@ -540,7 +625,8 @@ def main():
     ap.add_argument("attack", choices=["race-hangup", "close-blocks", "netns-fd", "groups",
                                        "status", "whoami-flood", "grant-linger",
                                        "fake-daemon", "chan-open-flood", "throttled-hangup",
-                                       "ep-create"])
+                                       "ep-create", "netns-hold", "status-ping",
+                                       "recreate"])
     ap.add_argument("--daemon-pid", type=int)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--hold", type=float, default=0.0)
@@ -550,17 +636,19 @@ def main():
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--per", type=int, default=0, help="whoami-flood: a new connection every N requests")
     ap.add_argument("--peer", default="fd77::ffff:1", help="chan-open-flood: the silent peer")
-    ap.add_argument("--seconds", type=float, default=1.0, help="chan-open-flood: how long")
+    ap.add_argument("--seconds", type=float, default=1.0, help="chan-open-flood, status-ping: how long")
     args = ap.parse_args()
     args.groups = [int(g) for g in args.groups.split(",") if g]
     fn = {"race-hangup": race_hangup, "close-blocks": close_blocks, "netns-fd": netns_fd,
           "groups": groups, "status": status, "whoami-flood": whoami_flood,
           "grant-linger": grant_linger, "fake-daemon": fake_daemon,
           "chan-open-flood": chan_open_flood, "throttled-hangup": throttled_hangup,
-          "ep-create": ep_create_attack}[args.attack]
+          "ep-create": ep_create_attack, "netns-hold": netns_hold,
+          "status-ping": status_ping, "recreate": recreate}[args.attack]
     if args.attack == "race-hangup" and not args.daemon_pid:
         ap.error("race-hangup needs --daemon-pid")
-    if args.attack in ("netns-fd", "chan-open-flood", "throttled-hangup") and not (args.netns and args.iface):
+    if args.attack in ("netns-fd", "chan-open-flood", "throttled-hangup", "netns-hold",
+                       "recreate") and not (args.netns and args.iface):
         ap.error("netns-fd needs --netns and --iface")
     sys.exit(fn(args))
 
