@@ -990,8 +990,8 @@ struct unetd_emul *unetd_emul_create(struct unetd *d, struct unetd_client *c,
 	c->emuls = e;
 	c->nemuls++;
 	c->segment_bytes += seg;
-	unetd_log(UNET_LOG_INFO, "%s: emulated endpoint %u for uid %u pid %u (%s)", ifname, e->handle,
-		  c->uid, c->pid, g->rule);
+	unetd_log_user(&c->user->log, c->uid, UNET_LOG_INFO, "%s: emulated endpoint %u for uid %u pid %u (%s)",
+		       ifname, e->handle, c->uid, c->pid, g->rule);
 	return e;
 fail:
 	if (e->kick_fd >= 0)
@@ -1040,7 +1040,8 @@ void unetd_emul_free(struct unetd *d, struct unetd_emul *e)
 	close(e->memfd);
 	free(e->txa.buf);
 	e->txa.buf = NULL;
-	unetd_log(UNET_LOG_INFO, "%s: emulated endpoint %u freed", e->iface->ifname, e->handle);
+	unetd_log_user(e->client->user ? &e->client->user->log : NULL, e->client->uid, UNET_LOG_INFO,
+		       "%s: emulated endpoint %u freed", e->iface->ifname, e->handle);
 	/* Its kick event may still be in the batch being handled. */
 	unetd_defer_free(d, &e->src);
 	reshare(f, e->client->uid);

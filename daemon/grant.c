@@ -220,8 +220,9 @@ unsigned int unetd_direct_reap(struct unetd *d)
 			unetd_log(UNET_LOG_WARN, "%s: cannot tell whether uid %u still holds the socket of queue %u (%s): queue given back",
 				  g->iface->ifname, g->uid, g->queue, strerror(-alive));
 		else
-			unetd_log(UNET_LOG_INFO, "%s: uid %u closed the socket of queue %u: queue given back",
-				  g->iface->ifname, g->uid, g->queue);
+			unetd_log_user(unetd_user_log(d, g->uid), g->uid, UNET_LOG_INFO,
+				       "%s: uid %u closed the socket of queue %u: queue given back",
+				       g->iface->ifname, g->uid, g->queue);
 		g->iface->users--;
 		grant_finish(d, g);
 		free(g);
@@ -369,9 +370,10 @@ struct unetd_direct *unetd_direct_create(struct unetd *d, struct unetd_client *c
 	c->directs = g;
 	c->segment_bytes += seg;
 	c->nemuls++; /* endpoints of any kind count against the quota */
-	unetd_log(UNET_LOG_INFO, "%s: direct endpoint %u (slot %u, queue %u, %s) for uid %u pid %u (%s)",
-		  ifname, g->handle, g->slot, g->queue, g->zerocopy ? "zero-copy" : "copy", c->uid,
-		  c->pid, gr->rule);
+	unetd_log_user(&c->user->log, c->uid, UNET_LOG_INFO,
+		       "%s: direct endpoint %u (slot %u, queue %u, %s) for uid %u pid %u (%s)", ifname,
+		       g->handle, g->slot, g->queue, g->zerocopy ? "zero-copy" : "copy", c->uid, c->pid,
+		       gr->rule);
 	return g;
 fail:
 	g->iface->users--;
@@ -389,15 +391,16 @@ void unetd_direct_free(struct unetd *d, struct unetd_direct *g)
 			g->client->segment_bytes -= g->umem_size;
 			break;
 		}
-	unetd_log(UNET_LOG_INFO, "%s: direct endpoint %u (slot %u) freed", g->iface->ifname,
-		  g->handle, g->slot);
+	unetd_log_user(g->client->user ? &g->client->user->log : NULL, g->uid, UNET_LOG_INFO,
+		       "%s: direct endpoint %u (slot %u) freed", g->iface->ifname, g->handle, g->slot);
 	grant_unhook(g);
 	/* The client may keep the socket (and transmit, and pin the
 	 * segment) after its connection is gone: queue and charge stay
 	 * its user's until the kernel says the socket is gone. */
 	if (grant_socket_alive(d, g) > 0) {
-		unetd_log(UNET_LOG_INFO, "%s: uid %u still holds the socket of queue %u: queue and charge kept until it closes it",
-			  g->iface->ifname, g->uid, g->queue);
+		unetd_log_user(g->client->user ? &g->client->user->log : NULL, g->uid, UNET_LOG_INFO,
+			       "%s: uid %u still holds the socket of queue %u: queue and charge kept until it closes it",
+			       g->iface->ifname, g->uid, g->queue);
 		g->client = NULL;
 		g->cnext = d->lingering;
 		d->lingering = g;

@@ -173,6 +173,7 @@ struct unetd_iface *unetd_iface_get(struct unetd *d, const struct unetd_client *
 	f->ns = *ns;
 	/* Kept to come back to the device's namespace later (UDP ports). */
 	f->ns_fd = c->netns_fd >= 0 ? fcntl(c->netns_fd, F_DUPFD_CLOEXEC, 0) : -1;
+	f->uid = c->uid;
 	return f;
 }
 
@@ -228,9 +229,10 @@ static struct unetd_iface *iface_new(struct unetd *d, const struct unetd_client 
 	}
 	f->next = d->ifaces;
 	d->ifaces = f;
-	unetd_log(UNET_LOG_INFO, "%s: serving (emulated on queues %#x, direct grants on %#x)%s",
-		  ifname, f->ep ? f->info.queue_mask : 0, f->grant_mask,
-		  c->netns_fd >= 0 ? " in the client's network namespace" : "");
+	unetd_log_user(c->user ? &c->user->log : NULL, c->uid, UNET_LOG_INFO,
+		       "%s: serving (emulated on queues %#x, direct grants on %#x)%s", ifname,
+		       f->ep ? f->info.queue_mask : 0, f->grant_mask,
+		       c->netns_fd >= 0 ? " in the client's network namespace" : "");
 	return f;
 fail:
 	unet_endpoint__destroy(f->ep);
@@ -285,7 +287,8 @@ void unetd_iface_put(struct unetd *d, struct unetd_iface *f)
 		close(f->ns_fd);
 	}
 	f->ns_fd = -1;
-	unetd_log(UNET_LOG_INFO, "%s: no endpoint left: not served any more", f->ifname);
+	unetd_log_user(unetd_user_log(d, f->uid), f->uid, UNET_LOG_INFO,
+		       "%s: no endpoint left: not served any more", f->ifname);
 	/* Its socket's event may be in the batch being handled. */
 	unetd_defer_free(d, &f->src);
 }

@@ -107,15 +107,15 @@ void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const ch
 
 	if (level > unetd_log_level)
 		return;
+	now = unet_mono_ns();
 	if (l) {
-		now = unet_mono_ns();
 		snprintf(who, sizeof(who), "uid %u", uid);
 		if (!take(l, who, level, now, UNETD_LOG_USER_RATE, UNETD_LOG_USER_BURST))
 			return;
-		if (uid != 0 &&
-		    !take(&all_users, NULL, level, now, UNETD_LOG_USERS_RATE, UNETD_LOG_USERS_BURST))
-			return;
 	}
+	if (uid != 0 &&
+	    !take(&all_users, NULL, level, now, UNETD_LOG_USERS_RATE, UNETD_LOG_USERS_BURST))
+		return;
 	va_start(ap, fmt);
 	vlog(level, fmt, ap);
 	va_end(ap);

@@ -348,6 +348,14 @@ unsigned int unetd_server_unthrottle(struct unetd *d)
 	return d->nthrottled;
 }
 
+struct unetd_log_limit *unetd_user_log(struct unetd *d, uint32_t uid)
+{
+	for (struct unetd_user *u = d->users; u; u = u->next)
+		if (u->uid == uid)
+			return &u->log;
+	return NULL;
+}
+
 bool unetd_server_log_flush(struct unetd *d)
 {
 	bool pending = false;

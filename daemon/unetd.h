@@ -68,6 +68,7 @@ struct unetd_src {
 struct unetd_iface {
 	struct unetd_ns ns; /* the namespace the device lives in */
 	int ns_fd;	    /* and a handle on it (-1: the daemon's own) */
+	uint32_t uid;	    /* the client whose request set it up (its log lines') */
 	char ifname[16];
 	int ifindex;
 	struct unet_iface *maps;  /* the attached program's tables */
@@ -208,7 +209,7 @@ struct unetd_direct {
  * N log lines of its requests suppressed").  Zeroed: a full bucket.
  */
 #define UNETD_LOG_USER_RATE 5.0
-#define UNETD_LOG_USER_BURST 10.0
+#define UNETD_LOG_USER_BURST 50.0
 /* And every user but root together, in front of their own limits: a user
  * with many uids (a subordinate range, /etc/subuid) gets no more. */
 #define UNETD_LOG_USERS_RATE 50.0
@@ -222,7 +223,9 @@ struct unetd_log_limit {
 	int level;	      /* the most severe of them */
 };
 
-/* A line of uid's, through its limit l (NULL: no limit). */
+/* A line of uid's, through its limit l (NULL: none of its own, as for a
+ * line about a user whose record may be gone) and, for any uid but root,
+ * the limit of all users together. */
 void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Say how many of uid's lines were left out, if any were and a summary
@@ -366,6 +369,8 @@ unsigned int unetd_server_unthrottle(struct unetd *d);
 /* Say what users' log limits left out, where a summary is due; returns
  * whether some are still to be said. */
 bool unetd_server_log_flush(struct unetd *d);
+/* uid's log limit, if it has a record now (NULL: none). */
+struct unetd_log_limit *unetd_user_log(struct unetd *d, uint32_t uid);
 void unetd_client_free(struct unetd *d, struct unetd_client *c);
 
 /* iface.c */

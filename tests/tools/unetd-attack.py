@@ -48,6 +48,9 @@ Attacks (each prints "ok ..." and exits 0 when the daemon did right):
       EP_CREATE of an emulated endpoint on NAME, any bytes (a newline
       too): prints the daemon's answer, "refused ERRNO MSG" or "granted
       KIND".
+  ep-cycle --iface NAME [--seconds S] [--count N]
+      Create and destroy an emulated endpoint on NAME, on one connection,
+      for S seconds: prints "cycled N".
   netns-hold --netns P,P,... --iface NAME [--hold S]
       An emulated endpoint in each namespace listed, on one connection;
       prints "held N pid PID" (the process to SIGKILL) and holds them S
@@ -350,6 +353,37 @@ def ep_create_attack(args):
     return in_child(args, child)
 
 
+def ep_cycle(args):
+    """Create and destroy an emulated endpoint on --iface, one connection,
+    for --seconds (at most --count times): prints "cycled N"."""
+    def child():
+        s = connect(args.socket)
+        made = 0
+        end = time.monotonic() + args.seconds
+        for i in range(args.count):
+            if time.monotonic() > end:
+                break
+            body = struct.pack("=16sIIII", args.iface.encode(), 2, 0, 0, 0)
+            s.send(request(REQ_EP_CREATE, body, seq=2 * i + 1))
+            rep = recv_reply(s, 10.0)
+            if rep is None or rep[0]:
+                print("EP_CREATE answered %s" % (rep and rep[:2],))
+                return 1
+            for f in rep[3]:
+                os.close(f)
+            ep = struct.unpack_from("=I", rep[2])[0]
+            s.send(request(REQ_EP_DESTROY, struct.pack("=II", ep, 0), seq=2 * i + 2))
+            rep = recv_reply(s, 10.0)
+            if rep is None or rep[0]:
+                print("EP_DESTROY answered %s" % (rep and rep[:2],))
+                return 1
+            made += 1
+        s.close()
+        print("cycled %d" % made)
+        return 0
+    return in_child(args, child)
+
+
 def status(args):
     def child():
         body = ask(args.socket, REQ_STATUS)
@@ -626,7 +660,7 @@ def main():
                                        "status", "whoami-flood", "grant-linger",
                                        "fake-daemon", "chan-open-flood", "throttled-hangup",
                                        "ep-create", "netns-hold", "status-ping",
-                                       "recreate"])
+                                       "recreate", "ep-cycle"])
     ap.add_argument("--daemon-pid", type=int)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--hold", type=float, default=0.0)
@@ -644,7 +678,7 @@ def main():
           "grant-linger": grant_linger, "fake-daemon": fake_daemon,
           "chan-open-flood": chan_open_flood, "throttled-hangup": throttled_hangup,
           "ep-create": ep_create_attack, "netns-hold": netns_hold,
-          "status-ping": status_ping, "recreate": recreate}[args.attack]
+          "status-ping": status_ping, "recreate": recreate, "ep-cycle": ep_cycle}[args.attack]
     if args.attack == "race-hangup" and not args.daemon_pid:
         ap.error("race-hangup needs --daemon-pid")
     if args.attack in ("netns-fd", "chan-open-flood", "throttled-hangup", "netns-hold",
