@@ -47,6 +47,9 @@ static pthread_cond_t more = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITI
 static struct unetd_teardown *head, **tail = &head;
 static struct unetd_teardown *running;
 static bool started;
+/* Set by unetd_teardown_drain: the process is about to exit, which
+ * closes every descriptor anyway; only the detaches are left to do. */
+static bool exiting;
 static int own_netns_fd = -1;
 static const char *pin_root;
 
@@ -63,10 +66,13 @@ struct unetd_teardown *unetd_teardown_new(const struct unetd_ns *ns, const char 
 }
 
 /* Runs on whichever thread: this one, or the serving thread before the
- * thread runs (or if it could not be made). */
-static void run(struct unetd_teardown *t)
+ * thread runs (or if it could not be made).  keep_fds (at exit): the
+ * sockets are left to the process's exit, whose closes wait for nobody;
+ * a 16-queue interface's 17 closes take ~250 ms, and the drain's 5 s
+ * would run out before the detaches (pins left in the pin root). */
+static void run(struct unetd_teardown *t, bool keep_fds)
 {
-	for (unsigned int i = 0; i < t->nfds; i++)
+	for (unsigned int i = 0; i < t->nfds && !keep_fds; i++)
 		close(t->fds[i]);
 	if (t->detach && t->ns_fd >= 0) {
 		UNET_OPTS_INIT(unet_iface_opts, io);
@@ -94,6 +100,7 @@ static void *teardown(void *arg)
 	(void)arg;
 	for (;;) {
 		struct unetd_teardown *t;
+		bool keep_fds;
 
 		pthread_mutex_lock(&lock);
 		while (!head)
@@ -103,8 +110,9 @@ static void *teardown(void *arg)
 		if (!head)
 			tail = &head;
 		running = t;
+		keep_fds = exiting;
 		pthread_mutex_unlock(&lock);
-		run(t);
+		run(t, keep_fds);
 		pthread_mutex_lock(&lock);
 		running = NULL;
 		pthread_cond_broadcast(&done);
@@ -145,7 +153,7 @@ void unetd_teardown_queue(struct unetd_teardown *t)
 	}
 	pthread_mutex_unlock(&lock);
 	if (!on) {
-		run(t);
+		run(t, false);
 		free(t);
 	}
 }
@@ -208,7 +216,7 @@ int unetd_teardown_wait(const struct unetd_ns *ns, const char *ifname)
 	while (mine) {
 		t = mine;
 		mine = t->next;
-		run(t);
+		run(t, false);
 		free(t);
 	}
 	return busy ? -EBUSY : 0;
@@ -220,6 +228,7 @@ bool unetd_teardown_drain(int ms)
 	bool busy;
 
 	pthread_mutex_lock(&lock);
+	exiting = true;
 	while ((head || running) && !pthread_cond_timedwait(&done, &lock, &until))
 		;
 	busy = head || running;

@@ -344,7 +344,8 @@ void unetd_teardown_queue(struct unetd_teardown *t);
  * after waiting for the one under way if any; 0, or -EBUSY if that one
  * is not done after 3 s (its queued ones left queued). */
 int unetd_teardown_wait(const struct unetd_ns *ns, const char *ifname);
-/* Wait up to ms for the queue to empty (at exit); true if it did. */
+/* Wait up to ms for the queue to empty (at exit: the jobs taken from
+ * then on only detach, their sockets left to the exit); true if it did. */
 bool unetd_teardown_drain(int ms);
 
 /* peer.c: the connecting process itself, through its pidfd. */

@@ -26,6 +26,7 @@ TESTS+=(
 	"unetd_fake_daemon|-|60|a user's process listening where \$UNET_DAEMON_SOCKET points, answering as unetd would: another user's client refuses it (not root), one clear line"
 	"unetd_teardown_stall|-|60|nobody holds emulated endpoints in 4 namespaces of its own and is SIGKILLed while 65533 asks STATUS every 2 ms: the daemon frees the 4 interfaces (each says 'not served any more', their pins go), and 65533's worst STATUS round trip stays under 50 ms (before: the sockets' last close and the program's detach in each namespace ran on the serving thread, ~30 ms an interface, 100 to 300 ms in all)"
 	"unetd_teardown_recreate|-|60|nobody, twice in a namespace of its own: an endpoint, hang up, another at once on a new connection (the first's interface goes, its teardown queued, and the device is set up again in the same request): each is granted, each set-up attaches afresh (3 attaches, 3 detaches: none found the dying interface's program before its detach), and while the last is held its program and pins are there; once it is killed they go"
+	"unetd_teardown_exit|-|90|root holds emulated endpoints on 24 veths of 16 queues in a namespace of its own (not the daemon's) and the daemon is stopped: every program it attached there is detached and every pin directory goes before it exits, within the drain's 5 s (before: the teardown thread closed each interface's 17 sockets first, ~280 ms an interface, gave up after 5 s and left 7 of 24 pin directories)"
 	"unetd_netns_reclaim|-|120|a user (quota 1 endpoint) asks for an endpoint in 4 throwaway namespaces of its own, one after the other: the daemon frees each namespace's interface with its last endpoint (its descriptor count comes back to where it was, each says 'not served any more') and detaches the program it attached there (no pin directory left)"
 	"unetd_strict|-|60|every reserved byte of every request type (the header's reserved word, each body's pad and reserved fields, TCP_OPEN's undefined flag bits, the bytes after an interface name's NUL, a name without one), set one at a time as nobody, is refused with EINVAL and the connection keeps serving; the same requests with them zero are not refused for them; a body a byte shorter or longer than its type's struct drops the connection, every type; the daemon logs the refusal (before: a non-zero pad was taken as zero, a 16-byte name cut to 15)"
 	"unetd_log_users|-|90|200 uids (60000-60199: what one user with a subordinate uid range has 65536 of) make 10 refused routable opens each, one after another, within 3 s or so: each uid stays inside its own limit, and all of them together put at most 100 + 50 a second of refusal lines in the log, the rest said in 'N log lines of users' requests suppressed' summaries that add up to every refusal (before: every refusal a line, 2000)"
@@ -393,6 +394,51 @@ t_unetd_teardown_recreate() {
 		fail "uq0 not detached once for each of its 3 interfaces"
 	kill "$HOLDER_PID" 2>/dev/null
 	stop_unetd
+}
+
+# At exit the teardown queue is drained for 5 s at most; a queue longer
+# than that left programs attached in clients' namespaces and their maps
+# pinned under the pin root for no one.  The sockets' closes (~250 ms for
+# a 16-queue interface) are left to the process's exit, which does them
+# anyway: the detaches fit in the bound.
+t_unetd_teardown_exit() {
+	local out i n=24 ifs=() pins pid hold
+	setup_ns
+	start_unetd "user root kinds emulated tags 1-100 endpoints 32"
+	# shellcheck disable=SC2016
+	ip netns exec "$NS_B" unshare -n sh -c 'i=0; while [ $i -lt '"$n"' ]; do
+		ip link add uq$i numtxqueues 16 numrxqueues 16 type veth peer name vq$i \
+			numtxqueues 16 numrxqueues 16 && ip link set uq$i up && ip link set vq$i up ||
+			exit 1; i=$((i + 1)); done; echo $$; exec sleep 60' >"$T_DIR/holder.pid" 2>&1 &
+	_UNET_BG_PIDS+=("$!")
+	hold=$!
+	pid=""
+	for ((i = 0; i < 100; i++)); do
+		pid=$(grep -xE '[0-9]+' "$T_DIR/holder.pid") && break
+		sleep 0.1
+	done
+	[[ -n $pid ]] || fail "no namespace with $n veths: $(cat "$T_DIR/holder.pid")"
+	for ((i = 0; i < n; i++)); do ifs+=("uq$i"); done
+	ip netns exec "$NS_B" timeout -k 2 80 python3 "$ATTACK" --socket "$UNETD_SOCK" \
+		--uid 0 netns-hold --netns "/proc/$pid/ns/net" --iface "$(IFS=,; echo "${ifs[*]}")" \
+		--hold 60 >"$T_DIR/hold.out" 2>&1 &
+	_UNET_BG_PIDS+=("$!")
+	for ((i = 0; i < 600; i++)); do
+		grep -qE '^(held|endpoint|error)' "$T_DIR/hold.out" && break
+		sleep 0.05
+	done
+	out=$(cat "$T_DIR/hold.out")
+	[[ $out =~ ^held\ $n\ pid ]] || fail "root could not hold $n endpoints: $out"
+	pins=$(find "$UNET_PIN_ROOT" -maxdepth 1 -name 'uq*@*' | wc -l)
+	((pins == n)) || fail "$pins pin directories for $n interfaces"
+	stop_unetd
+	pins=$(find "$UNET_PIN_ROOT" -maxdepth 1 -name 'uq*@*' | wc -l)
+	note "detached $(grep -c 'detached, pins removed' "$T_DIR/unetd.log") of $n; $pins pin directories left"
+	grep 'teardown: still busy' "$T_DIR/unetd.log" && fail "the exit's drain gave up"
+	((pins == 0)) || fail "$pins pin directories left after the daemon exited"
+	n=$(ip netns exec "$NS_B" nsenter -t "$pid" -n ip -d link show | grep -c 'prog/xdp')
+	((n == 0)) || fail "$n programs still attached in root's namespace"
+	kill "$hold" 2>/dev/null
 }
 
 t_unetd_request_budget() {

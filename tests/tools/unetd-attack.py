@@ -51,10 +51,10 @@ Attacks (each prints "ok ..." and exits 0 when the daemon did right):
   ep-cycle --iface NAME [--seconds S] [--count N]
       Create and destroy an emulated endpoint on NAME, on one connection,
       for S seconds: prints "cycled N".
-  netns-hold --netns P,P,... --iface NAME [--hold S]
-      An emulated endpoint in each namespace listed, on one connection;
-      prints "held N pid PID" (the process to SIGKILL) and holds them S
-      seconds (30 by default).
+  netns-hold --netns P,P,... --iface NAME[,NAME...] [--hold S]
+      An emulated endpoint on each interface named in each namespace
+      listed, on one connection; prints "held N pid PID" (the process to
+      SIGKILL) and holds them S seconds (30 by default).
   recreate --netns P --iface NAME [--rounds N] [--hold S]
       N times: an emulated endpoint in namespace P, hang up, another at
       once on a new connection; prints "recreated N pid PID" and holds
@@ -578,8 +578,8 @@ def throttled_hangup(args):
 
 
 def netns_hold(args):
-    """As the user, on one connection: an emulated endpoint in each
-    namespace of --netns (a comma list), then "held N pid P" (P: the
+    """As the user, on one connection: an emulated endpoint on each
+    interface of --iface in each namespace of --netns (comma lists), then "held N pid P" (P: the
     process holding them, for the test to SIGKILL) and hold them for
     --hold seconds (30 by default)."""
     def child():
@@ -587,12 +587,13 @@ def netns_hold(args):
         n = 0
         for p in args.netns.split(","):
             nsfd = os.open(p, os.O_RDONLY)
-            ans = ep_create_in(s, args.iface, nsfd)
+            for iface in args.iface.split(","):
+                ans = ep_create_in(s, iface, nsfd)
+                if not ans.startswith("granted"):
+                    print("endpoint on %s in %s: %s" % (iface, p, ans))
+                    return 1
+                n += 1
             os.close(nsfd)
-            if not ans.startswith("granted"):
-                print("endpoint in %s: %s" % (p, ans))
-                return 1
-            n += 1
         print("held %d pid %d" % (n, os.getpid()))
         sys.stdout.flush()
         time.sleep(args.hold or 30.0)
