@@ -157,12 +157,9 @@ struct unetd_iface *unetd_iface_get(struct unetd *d, const struct unetd_client *
 			return f;
 	/* The same device's last interface may still be letting go of its
 	 * queues and program (teardown.c). */
-	*err = unetd_teardown_wait(ns, ifname);
-	if (*err) {
-		unetd_log(UNET_LOG_WARN, "%s: the previous interface's teardown is not done after 3 s",
-			  ifname);
+	*err = unetd_teardown_pending(ns, ifname);
+	if (*err)
 		return NULL;
-	}
 	*err = unetd_netns_enter(d, c->netns_fd, &c->netns);
 	if (*err)
 		return NULL;

@@ -19,10 +19,10 @@
  *
  * Until this thread is done with an interface, its device queues are
  * still bound and, in a client's namespace, its program still attached:
- * a new interface on the same device of the same namespace first does
- * that device's jobs still queued itself and waits for the one under
- * way, if any (unetd_teardown_wait, bounded): the cost it would have
- * paid before, and never other devices' teardown.
+ * a request for a new interface on the same device of the same
+ * namespace is refused with EBUSY at once and that device's queued jobs
+ * move to the front (unetd_teardown_pending); the client's library asks
+ * again.  The serving thread never runs or waits for a teardown.
  *
  * This thread never touches what a client sent (closer.c is for that:
  * such a close may wait forever), so its waits are the kernel's own.
@@ -38,9 +38,6 @@
 #include <unistd.h>
 
 #include "unetd.h"
-
-/* How long a new interface waits for the old one's teardown. */
-#define WAIT_MS 3000
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t more = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
@@ -177,16 +174,18 @@ static bool same(const struct unetd_teardown *t, const struct unetd_ns *ns, cons
 	return t && t->ns.dev == ns->dev && t->ns.ino == ns->ino && !strcmp(t->ifname, ifname);
 }
 
-int unetd_teardown_wait(const struct unetd_ns *ns, const char *ifname)
+int unetd_teardown_pending(const struct unetd_ns *ns, const char *ifname)
 {
 	struct unetd_teardown *mine = NULL, **mt = &mine, **pp, *t;
-	struct timespec until = deadline(WAIT_MS);
 	bool busy;
 
 	pthread_mutex_lock(&lock);
-	/* The device's own jobs still queued are taken out and run here, in
-	 * order, not waited for behind other devices' (a user's 8 namespaces
-	 * queue 250 ms). */
+	/* The device's own jobs still queued go to the front, in order, so
+	 * that they are next (not behind other devices' jobs: a user's 8
+	 * namespaces queue 250 ms); the client asks again meanwhile.  Never
+	 * run or waited for here: a user re-creating an endpoint on one
+	 * device would hold the serving thread for every teardown (an
+	 * attack review measured 300 ms stalls of other users). */
 	for (pp = &head; (t = *pp);) {
 		if (same(t, ns, ifname)) {
 			*pp = t->next;
@@ -198,27 +197,14 @@ int unetd_teardown_wait(const struct unetd_ns *ns, const char *ifname)
 		}
 	}
 	tail = pp;
-	/* One of its jobs under way came before them: wait for it. */
-	while (same(running, ns, ifname) && !pthread_cond_timedwait(&done, &lock, &until))
-		;
-	busy = same(running, ns, ifname);
-	if (busy && mine) {
-		/* Back in front, still after the one under way. */
+	busy = mine || same(running, ns, ifname);
+	if (mine) {
 		*mt = head;
 		if (!head)
 			tail = mt;
 		head = mine;
-		mine = NULL;
 	}
 	pthread_mutex_unlock(&lock);
-	if (mine)
-		unetd_log(UNET_LOG_DEBUG, "%s: the previous interface's teardown finished here", ifname);
-	while (mine) {
-		t = mine;
-		mine = t->next;
-		run(t, false);
-		free(t);
-	}
 	return busy ? -EBUSY : 0;
 }
 

@@ -324,7 +324,7 @@ void unetd_close_client_fd(int fd);
 /* teardown.c: what of an interface (or a grant) waits on the kernel when
  * it goes: the last close of its AF_XDP sockets, detaching the program in
  * a client's namespace.  Done in order on a thread of its own; meanwhile
- * the device (ns, ifname) is not to be set up again (unetd_teardown_wait
+ * the device (ns, ifname) is not to be set up again (unetd_teardown_pending
  * first). */
 struct unetd_teardown {
 	struct unetd_ns ns; /* the device's namespace and name */
@@ -340,10 +340,10 @@ int unetd_teardown_start(const struct unetd *d);
 struct unetd_teardown *unetd_teardown_new(const struct unetd_ns *ns, const char *ifname);
 /* Takes t (runs it at once before the thread is started). */
 void unetd_teardown_queue(struct unetd_teardown *t);
-/* Before (ns, ifname) is set up again: run its jobs still queued here,
- * after waiting for the one under way if any; 0, or -EBUSY if that one
- * is not done after 3 s (its queued ones left queued). */
-int unetd_teardown_wait(const struct unetd_ns *ns, const char *ifname);
+/* Before (ns, ifname) is set up again: 0 if none of its jobs is queued
+ * or under way; else -EBUSY at once (the client asks again: the library
+ * retries), its queued jobs moved to the front of the queue. */
+int unetd_teardown_pending(const struct unetd_ns *ns, const char *ifname);
 /* Wait up to ms for the queue to empty (at exit: the jobs taken from
  * then on only detach, their sockets left to the exit); true if it did. */
 bool unetd_teardown_drain(int ms);

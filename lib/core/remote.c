@@ -504,15 +504,18 @@ int unet_remote_create(struct unet_endpoint *ep, const char *ifname, const char 
 	/* Our network namespace: the daemon may live in another, and serves
 	 * the device by that name in ours. */
 	netns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	/* EBUSY: no queue free for a direct grant, yet.  A socket closed a
-	 * moment ago lets go of its queue some milliseconds later, and the
-	 * daemon never waits for that on the thread that serves everyone:
-	 * we wait, for a second at most. */
+	/* EBUSY: no queue free for a direct grant, yet, or the device's last
+	 * interface still being torn down.  A socket closed a moment ago
+	 * lets go of its queue some milliseconds later, a teardown takes
+	 * tens of them, and the daemon never waits for either on the thread
+	 * that serves everyone: we wait, 20 ms at a time, for a second (a
+	 * direct grant) or three (an emulated endpoint, whose interface's
+	 * teardown may be queued behind others'). */
 	for (int tries = 0;; tries++) {
 		nfds = 3;
 		err = call_fd(fd, UNETD_REQ_EP_CREATE, &req, sizeof(req), netns, &rep, sizeof(rep),
 			      fds, &nfds);
-		if (err != -EBUSY || req.kind == UNETD_KIND_EMULATED || tries == 50)
+		if (err != -EBUSY || tries == (req.kind == UNETD_KIND_EMULATED ? 150 : 50))
 			break;
 		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
 	}

@@ -605,11 +605,15 @@ def recreate(args):
     """As the user, --rounds times: an emulated endpoint in the namespace
     --netns on one connection, hang up, and at once another on a new
     connection (the daemon reaps the first, whose interface goes, then
-    sets the device up again).  Prints "recreated N pid P" and holds the
-    last endpoint for --hold seconds (30 by default)."""
+    sets the device up again; while the old interface's teardown is queued
+    or under way it answers EBUSY, and we ask again every 20 ms, for 3 s at
+    most, as the library does).  Prints "recreated N pid P busy B" (B: the
+    EBUSY answers) and holds the last endpoint for --hold seconds (30 by
+    default)."""
     def child():
         nsfd = os.open(args.netns, os.O_RDONLY)
         s2 = None
+        busy = 0
         for i in range(args.rounds):
             s1 = connect(args.socket)
             ans = ep_create_in(s1, args.iface, nsfd)
@@ -620,11 +624,16 @@ def recreate(args):
                 print("round %d, first: %s" % (i, ans))
                 return 1
             s2 = connect(args.socket)
-            ans = ep_create_in(s2, args.iface, nsfd)
+            for _ in range(150):
+                ans = ep_create_in(s2, args.iface, nsfd)
+                if not ans.startswith("refused EBUSY"):
+                    break
+                busy += 1
+                time.sleep(0.02)
             if not ans.startswith("granted"):
                 print("round %d, again: %s" % (i, ans))
                 return 1
-        print("recreated %d pid %d" % (args.rounds, os.getpid()))
+        print("recreated %d pid %d busy %d" % (args.rounds, os.getpid(), busy))
         sys.stdout.flush()
         time.sleep(args.hold or 30.0)
         return 0
