@@ -15,18 +15,23 @@
 
 #include "unetd.h"
 
+static bool all_digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return n > 0;
+}
+
 /* A number of 1 to 10 digits, nothing else, at most UINT32_MAX. */
 static bool parse_u32(const char *s, size_t n, uint32_t *v)
 {
 	uint64_t x = 0;
 
-	if (n < 1 || n > 10)
+	if (n > 10 || !all_digits(s, n))
 		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
+	for (size_t i = 0; i < n; i++)
 		x = x * 10 + (uint64_t)(s[i] - '0');
-	}
 	if (x > UINT32_MAX)
 		return false;
 	*v = (uint32_t)x;
@@ -73,7 +78,9 @@ static const char *parse_line(const char *s, size_t n, unetd_subid_name_fn name_
 	/* The last uid of the range below (uid_t)-1, which is no uid. */
 	if ((uint64_t)r->start + r->count > UINT32_MAX)
 		return "range past the last uid";
-	if (on >= 1 && on <= 10 && parse_u32(s, on, &r->owner)) {
+	if (all_digits(s, on)) { /* a uid */
+		if (!parse_u32(s, on, &r->owner))
+			return "owner is neither a uid nor a user name";
 		if (r->owner == UINT32_MAX)
 			return "owner (uid_t)-1";
 		return NULL;
