@@ -16,13 +16,18 @@ static const char *const level_names[] = { "error", "warning", "info", "debug" }
  * hold any byte but '/', ':', a space and NUL), and a control byte there
  * must not start a line of its own (a forged one, or many for the one the
  * user's log limit let through) nor speak to a terminal: each is a '?'. */
-static void vlog(int level, const char *fmt, va_list ap)
+static void vlog(int level, const char *tail, const char *fmt, va_list ap)
 {
 	char line[2048];
 	int n = vsnprintf(line, sizeof(line), fmt, ap);
 
 	if (n < 0)
 		return;
+	if (tail && (size_t)n < sizeof(line)) {
+		int k = snprintf(line + n, sizeof(line) - (size_t)n, "%s", tail);
+
+		n = k < 0 ? n : n + k;
+	}
 	for (char *p = line; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
@@ -37,7 +42,7 @@ void unetd_log(int level, const char *fmt, ...)
 	if (level > unetd_log_level)
 		return;
 	va_start(ap, fmt);
-	vlog(level, fmt, ap);
+	vlog(level, NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -101,7 +106,7 @@ static bool take(struct unetd_log_limit *l, const char *who, int level, uint64_t
 
 void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const char *fmt, ...)
 {
-	char who[24];
+	char who[64], tail[160];
 	uint64_t now;
 	va_list ap;
 
@@ -109,23 +114,32 @@ void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const ch
 		return;
 	now = unet_mono_ns();
 	if (l) {
-		snprintf(who, sizeof(who), "uid %u", uid);
+		unetd_acct_name(l->acct, who, sizeof(who));
 		if (!take(l, who, level, now, UNETD_LOG_USER_RATE, UNETD_LOG_USER_BURST))
 			return;
 	}
 	if (uid != 0 &&
 	    !take(&all_users, NULL, level, now, UNETD_LOG_USERS_RATE, UNETD_LOG_USERS_BURST))
 		return;
+	/* Whom the line is charged to, where that is not its uid. */
+	if (l && l->acct != uid) {
+		unetd_acct_name(l->acct, who, sizeof(who));
+		if (l->acct & UNETD_ACCT_ROOT_RANGE)
+			snprintf(tail, sizeof(tail), " (uid %u: subordinate of root, charged to %s)",
+				 uid, who);
+		else
+			snprintf(tail, sizeof(tail), " (uid %u: subordinate of %s)", uid, who);
+	}
 	va_start(ap, fmt);
-	vlog(level, fmt, ap);
+	vlog(level, l && l->acct != uid ? tail : NULL, fmt, ap);
 	va_end(ap);
 }
 
-bool unetd_log_user_flush(struct unetd_log_limit *l, uint32_t uid, bool force)
+bool unetd_log_user_flush(struct unetd_log_limit *l, bool force)
 {
-	char who[24];
+	char who[64];
 
-	snprintf(who, sizeof(who), "uid %u", uid);
+	unetd_acct_name(l->acct, who, sizeof(who));
 	say_suppressed(l, who, unet_mono_ns(), force);
 	return l->suppressed != 0;
 }

@@ -5,7 +5,7 @@
  * processes that may not touch any of those (docs/unetd.md).
  *
  *   unetd [--foreground] [--socket PATH] [--policy FILE] [--pin-root DIR]
- *         [--spin-us N] [--grant-queues MASK] [--verbose]
+ *         [--subuid FILE] [--spin-us N] [--grant-queues MASK] [--verbose]
  *
  * One thread: an epoll loop over the listening socket, the clients'
  * connections, the emulated endpoints' kick eventfds and the real
@@ -31,6 +31,7 @@
 #include "unetd.h"
 
 #define DEFAULT_POLICY "/etc/unet/unetd.policy"
+#define DEFAULT_SUBUID "/etc/subuid"
 #define DEFAULT_SPIN_US 200
 /* Fewer CPUs than this: the daemon does not spin unless told to.  A
  * spinning client, the daemon and the client's peer are three processes
@@ -63,18 +64,22 @@ static uint64_t now_us(void)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: unetd [--foreground] [--socket PATH] [--policy FILE] [--pin-root DIR]\n"
-		   "             [--grant-queues MASK] [--max-tcp-ports N] [--spin-us N] [--verbose]\n"
+		   "             [--subuid FILE] [--grant-queues MASK] [--max-tcp-ports N]\n"
+		   "             [--spin-us N] [--verbose]\n"
 		   "  --socket    where clients connect (default $%s, else %s)\n"
 		   "  --policy    who may do what (default %s if it exists, else the built-in\n"
 		   "              default: root everything, group unet emulated endpoints)\n"
 		   "  --pin-root  bpffs directory for the interfaces' pins (as unetctl)\n"
+		   "  --subuid    subordinate uid ranges, owner:start:count (default %s;\n"
+		   "              'none': none): their uids' budgets are their owners'\n"
 		   "  --spin-us   poll this long after the last frame before sleeping (default\n"
 		   "              %d, or 0 when the daemon may run on fewer than %d CPUs)\n"
 		   "  --grant-queues MASK  device queues set aside for direct-access grants\n"
 		   "              (default 0: none; the others serve emulated endpoints)\n"
 		   "  --max-tcp-ports N  TCP ports all clients may hold together (default %d,\n"
 		   "              3/4 of an interface's table; one user: at most %d)\n",
-		UNETD_SOCKET_ENV, UNETD_DEFAULT_SOCKET, DEFAULT_POLICY, DEFAULT_SPIN_US, SPIN_MIN_CPUS,
+		UNETD_SOCKET_ENV, UNETD_DEFAULT_SOCKET, DEFAULT_POLICY, DEFAULT_SUBUID, DEFAULT_SPIN_US,
+		SPIN_MIN_CPUS,
 		UNETD_MAX_TCP_PORTS_DEFAULT, UNETD_MAX_TCP_PORTS_PER_USER);
 }
 
@@ -207,10 +212,11 @@ int main(int argc, char **argv)
 		{ "spin-us", required_argument, NULL, 'u' }, { "verbose", no_argument, NULL, 'v' },
 		{ "grant-queues", required_argument, NULL, 'g' },
 		{ "max-tcp-ports", required_argument, NULL, 't' },
+		{ "subuid", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },	   { NULL, 0, NULL, 0 },
 	};
 	struct unetd *d = &daemon_state;
-	const char *policy = NULL, *env;
+	const char *policy = NULL, *subuid = DEFAULT_SUBUID, *env;
 	struct sigaction sa = { .sa_handler = on_signal };
 	bool foreground = false, spin_set = false;
 	int c;
@@ -218,7 +224,7 @@ int main(int argc, char **argv)
 	d->socket_path = (env = getenv(UNETD_SOCKET_ENV)) && *env ? env : UNETD_DEFAULT_SOCKET;
 	d->spin_us = DEFAULT_SPIN_US;
 	d->max_tcp_ports = UNETD_MAX_TCP_PORTS_DEFAULT;
-	while ((c = getopt_long(argc, argv, "fs:p:r:u:g:t:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fs:p:r:u:g:t:S:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			foreground = true;
@@ -231,6 +237,9 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			d->pin_root = optarg;
+			break;
+		case 'S':
+			subuid = optarg;
 			break;
 		case 'u':
 			d->spin_us = (uint32_t)strtoul(optarg, NULL, 10);
@@ -272,6 +281,10 @@ int main(int argc, char **argv)
 	}
 	unet_set_log_fn(lib_log, NULL);
 	if (load_policy(d, policy))
+		return 1;
+	/* Read once, at the start (the daemon has no reload: a changed
+	 * file takes a restart). */
+	if (unetd_subid_load(subuid, &d->subids))
 		return 1;
 	d->own_netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (d->own_netns_fd < 0 || unetd_netns_check(d->own_netns_fd, &d->own_netns)) {
@@ -319,7 +332,7 @@ int main(int argc, char **argv)
 		struct unetd_user *u = d->users;
 
 		d->users = u->next;
-		unetd_log_user_flush(&u->log, u->uid, true);
+		unetd_log_user_flush(&u->log, true);
 		free(u);
 	}
 	unetd_log_users_flush(true);
@@ -330,6 +343,7 @@ int main(int argc, char **argv)
 		unetd_log(UNET_LOG_WARN, "teardown: still busy after 5 s: some interfaces not detached");
 	unlink(d->socket_path);
 	unetd_policy_free(d->policy);
+	unetd_subid_free(&d->subids);
 	unetd_log(UNET_LOG_INFO, "stopped");
 	return 0;
 }

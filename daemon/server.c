@@ -259,15 +259,17 @@ static uint64_t thread_cpu_ns(void)
 	return unet_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
-/* The record of uid (made with a full budget if it has none).  Records
- * outlive their user's connections until the budget and the log limit
- * have refilled (see user_put), and those that have are swept here. */
-static struct unetd_user *user_get(struct unetd *d, uint32_t uid)
+/* The record of accounting identity acct (unetd_acct_of: a uid, or the
+ * owner of the subordinate range it is in), made with a full budget if
+ * it has none.  Records outlive their user's connections until the
+ * budget and the log limit have refilled (see user_put), and those that
+ * have are swept here. */
+static struct unetd_user *user_get(struct unetd *d, uint64_t acct)
 {
 	struct unetd_user *u, **pp;
 
 	for (pp = &d->users; (u = *pp);) {
-		if (u->uid == uid)
+		if (u->acct == acct)
 			return u;
 		user_has_budget(u); /* refills */
 		if (!u->nclients && u->tokens >= REQ_BURST && u->cpu_ns >= CPU_BURST &&
@@ -281,7 +283,8 @@ static struct unetd_user *user_get(struct unetd *d, uint32_t uid)
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return NULL;
-	u->uid = uid;
+	u->acct = acct;
+	u->log.acct = acct;
 	u->tokens = REQ_BURST;
 	u->cpu_ns = CPU_BURST;
 	u->last_ns = unet_mono_ns();
@@ -305,7 +308,7 @@ static bool user_has_budget(struct unetd_user *u)
 {
 	uint64_t t;
 
-	if (!u->uid)
+	if (!u->acct)
 		return true;
 	t = unet_mono_ns();
 	u->tokens += (double)(t - u->last_ns) * (REQ_RATE / 1e9);
@@ -350,8 +353,10 @@ unsigned int unetd_server_unthrottle(struct unetd *d)
 
 struct unetd_log_limit *unetd_user_log(struct unetd *d, uint32_t uid)
 {
+	uint64_t acct = unetd_acct_of(&d->subids, uid);
+
 	for (struct unetd_user *u = d->users; u; u = u->next)
-		if (u->uid == uid)
+		if (u->acct == acct)
 			return &u->log;
 	return NULL;
 }
@@ -361,17 +366,19 @@ bool unetd_server_log_flush(struct unetd *d)
 	bool pending = false;
 
 	for (struct unetd_user *u = d->users; u; u = u->next)
-		pending |= unetd_log_user_flush(&u->log, u->uid, false);
+		pending |= unetd_log_user_flush(&u->log, false);
 	pending |= unetd_log_users_flush(false);
 	return pending;
 }
 
-static unsigned int count_uid(struct unetd *d, uint32_t uid)
+/* The connections of u's (its accounting identity's: every uid of a
+ * subordinate range with its owner's). */
+static unsigned int count_user(struct unetd *d, const struct unetd_user *u)
 {
 	unsigned int n = 0;
 
 	for (struct unetd_client *k = d->clients; k; k = k->next)
-		n += k->uid == uid;
+		n += k->user == u;
 	return n;
 }
 
@@ -433,8 +440,9 @@ void unetd_server_accept(struct unetd *d)
 		c->pid = (uint32_t)cred.pid;
 		c->netns_fd = -1;
 		/* The user's record first: what is logged of a refused
-		 * connection goes through its log limit too. */
-		c->user = user_get(d, c->uid);
+		 * connection goes through its log limit too.  A uid of a
+		 * subordinate range is its owner's. */
+		c->user = user_get(d, unetd_acct_of(&d->subids, c->uid));
 		if (!c->user) {
 			close(fd);
 			free(c);
@@ -450,11 +458,11 @@ void unetd_server_accept(struct unetd *d)
 		}
 		/* Connections cost the daemon a descriptor each: bounded per
 		 * user, so one user cannot starve the others of them. */
-		if (c->uid != 0 && count_uid(d, c->uid) >= UNETD_MAX_CONN_PER_UID) {
+		if (c->user->acct != 0 && count_user(d, c->user) >= UNETD_MAX_CONN_PER_UID) {
 			/* Closed ones whose hang-up we have not seen yet do
 			 * not count. */
 			reap_closed(d, NULL);
-			if (count_uid(d, c->uid) >= UNETD_MAX_CONN_PER_UID) {
+			if (count_user(d, c->user) >= UNETD_MAX_CONN_PER_UID) {
 				unetd_log_user(&c->user->log, c->uid, UNET_LOG_WARN,
 					       "uid %u: more than %u connections: refused", c->uid,
 					       UNETD_MAX_CONN_PER_UID);
@@ -484,7 +492,7 @@ void unetd_server_accept(struct unetd *d)
 		c->user->nclients++;
 		/* A connection costs a request: connecting again and again
 		 * is budgeted like asking again and again. */
-		if (c->uid) {
+		if (c->user->acct) {
 			user_has_budget(c->user); /* refills first */
 			c->user->tokens -= 1.0;
 			if (c->user->tokens < -REQ_DEBT_MAX)
@@ -1121,7 +1129,7 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 	double cost = m.h.type == UNETD_REQ_EP_CREATE ? EP_CREATE_COST : 1.0;
 	uint64_t t0 = thread_cpu_ns(), reap0 = d->reap_cpu_ns;
 
-	if (c->user->uid)
+	if (c->user->acct)
 		c->user->tokens -= cost;
 	why = reserved_set(&m.h, body);
 	if (why) {
@@ -1137,13 +1145,13 @@ bool unetd_server_serve(struct unetd *d, struct unetd_client *c)
 		return true;
 	}
 	serve(d, c, &m.h, body, netns_fd);
-	if (c->user->uid) {
+	if (c->user->acct) {
 		double took = (double)(thread_cpu_ns() - t0) - (double)(d->reap_cpu_ns - reap0);
 
 		c->user->cpu_ns -= took;
 		if (took > 1e6) /* an endpoint in a namespace of its own: ~100 ms */
 			unetd_log(UNET_LOG_DEBUG, "uid %u: request %u took %.1f ms of CPU, %.1f ms left",
-				  c->user->uid, m.h.type, took / 1e6, c->user->cpu_ns / 1e6);
+				  c->uid, m.h.type, took / 1e6, c->user->cpu_ns / 1e6);
 		if (c->user->cpu_ns < -CPU_DEBT_MAX)
 			c->user->cpu_ns = -CPU_DEBT_MAX;
 	}

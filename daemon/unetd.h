@@ -19,6 +19,7 @@
  *             handed to the client
  *   peer.c    the connecting process: its pidfd, namespaces, limits
  *   policy.c  who may do what (docs/unetd-policy.md)
+ *   subid.c   subordinate uid ranges: whom a uid's use is charged to
  *   udp.c     UDP ports of endpoints from the daemon, the check of
  *             emulated endpoints' UDP and ARP sends
  *   tcp.c     TCP ports of endpoints from the daemon (tcp_check.c: the
@@ -221,17 +222,23 @@ struct unetd_log_limit {
 	uint64_t said_ns;     /* when the last summary was logged */
 	uint64_t suppressed;  /* lines left out since the last summary */
 	int level;	      /* the most severe of them */
+	uint64_t acct;	      /* whose (unetd_acct_of): a line of another uid's
+			       * names this owner too */
 };
 
 /* A line of uid's, through its limit l (NULL: none of its own, as for a
  * line about a user whose record may be gone) and, for any uid but root,
- * the limit of all users together. */
+ * the limit of all users together.  A line of a uid whose limit is
+ * another's (a subordinate uid's, charged to its owner) ends naming it:
+ * " (uid 100005: subordinate of uid 1000)", or for a range of root's
+ * " (uid 100005: subordinate of root, charged to root's subordinate
+ * range from 100000)". */
 void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-/* Say how many of uid's lines were left out, if any were and a summary
+/* Say how many of l's lines were left out, if any were and a summary
  * is due (force: now, as the record goes).  Returns whether some are
  * still to be said. */
-bool unetd_log_user_flush(struct unetd_log_limit *l, uint32_t uid, bool force);
+bool unetd_log_user_flush(struct unetd_log_limit *l, bool force);
 /* The same for the limit of all users together. */
 bool unetd_log_users_flush(bool force);
 /* Whether l is as a new one would be (its bucket full, nothing left to
@@ -239,9 +246,57 @@ bool unetd_log_users_flush(bool force);
  * swept would start again with a fresh burst. */
 bool unetd_log_user_idle(struct unetd_log_limit *l);
 
-/* A user with connections: its request budget (daemon/server.c). */
+/*
+ * Subordinate uid ranges (daemon/subid.c; /etc/subuid, unetd --subuid):
+ * "owner:start:count" a line, owner a user name or a uid.  A user who
+ * owns a range can run processes with any of its uids (newuidmap), so
+ * what the daemon bounds per user (request and CPU budget, log limit,
+ * connection cap) is kept per accounting identity: the uid, or for a
+ * uid inside a range, the range's owner (the first range that holds it).
+ * A range of root's is not root (no exemptions): it is charged to an
+ * identity of its own, UNETD_ACCT_ROOT_RANGE | its start uid.  The
+ * policy's rules still match the client's own uid.
+ */
+#define UNETD_SUBID_MAX 4096	      /* ranges read; the rest are skipped */
+#define UNETD_SUBID_LINE_MAX 256      /* longer lines are skipped */
+#define UNETD_SUBID_NAME_MAX 64	      /* an owner's name */
+#define UNETD_SUBID_FILE_MAX (1u << 20) /* bytes read: more is an error */
+#define UNETD_ACCT_ROOT_RANGE (1ull << 32)
+
+struct unetd_subid {
+	uint32_t start, count, owner;
+};
+
+struct unetd_subids {
+	struct unetd_subid *r; /* in the file's order (first wins) */
+	unsigned int n;
+};
+
+/* An owner's name to its uid: 0, or -1 (no such user). */
+typedef int (*unetd_subid_name_fn)(const char *name, uint32_t *uid);
+/* A line skipped (1-based) and why. */
+typedef void (*unetd_subid_warn_fn)(void *ctx, unsigned int lineno, const char *why);
+/* Parse len bytes of text into *s (empty lines and lines starting with
+ * '#' are skipped silently, any other line that does not parse with a
+ * call of warn); returns how many lines were skipped. */
+unsigned int unetd_subid_parse(const char *text, size_t len, struct unetd_subids *s,
+			       unetd_subid_name_fn name_uid, unetd_subid_warn_fn warn, void *ctx);
+/* Read path ("none" or a missing file: no ranges) into *s, names through
+ * the passwd database, a warning line for each of the first lines
+ * skipped.  0, or -1 (unreadable, not a regular file, too large). */
+int unetd_subid_load(const char *path, struct unetd_subids *s);
+void unetd_subid_free(struct unetd_subids *s);
+/* The range that holds uid (NULL: none; uid 0 never is in one). */
+const struct unetd_subid *unetd_subid_find(const struct unetd_subids *s, uint32_t uid);
+/* uid's accounting identity. */
+uint64_t unetd_acct_of(const struct unetd_subids *s, uint32_t uid);
+/* "uid U" or "root's subordinate range from S", as snprintf. */
+int unetd_acct_name(uint64_t acct, char *buf, size_t len);
+
+/* A user with connections: its request budget (daemon/server.c), kept
+ * per accounting identity (acct: a uid, or a range of root's; 0: root). */
 struct unetd_user {
-	uint32_t uid;
+	uint64_t acct;
 	unsigned int nclients;
 	double tokens;	  /* requests it may make now (a token bucket) */
 	double cpu_ns;	  /* the serving thread's CPU time its requests may take
@@ -282,6 +337,7 @@ struct unetd {
 	struct unetd_src listen_src;
 	struct unetd_client *clients;
 	struct unetd_user *users;
+	struct unetd_subids subids;	   /* --subuid (default /etc/subuid) */
 	struct unetd_direct *lingering; /* grants whose client is gone and whose
 					 * socket it may still hold */
 	uint64_t linger_checked_ns;
@@ -370,7 +426,8 @@ unsigned int unetd_server_unthrottle(struct unetd *d);
 /* Say what users' log limits left out, where a summary is due; returns
  * whether some are still to be said. */
 bool unetd_server_log_flush(struct unetd *d);
-/* uid's log limit, if it has a record now (NULL: none). */
+/* The log limit of uid's accounting identity, if it has a record now
+ * (NULL: none). */
 struct unetd_log_limit *unetd_user_log(struct unetd *d, uint32_t uid);
 void unetd_client_free(struct unetd *d, struct unetd_client *c);
 

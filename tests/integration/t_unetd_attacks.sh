@@ -31,6 +31,7 @@ TESTS+=(
 	"unetd_strict|-|60|every reserved byte of every request type (the header's reserved word, each body's pad and reserved fields, TCP_OPEN's undefined flag bits, the bytes after an interface name's NUL, a name without one), set one at a time as nobody, is refused with EINVAL and the connection keeps serving; the same requests with them zero are not refused for them; a body a byte shorter or longer than its type's struct drops the connection, every type; the daemon logs the refusal (before: a non-zero pad was taken as zero, a 16-byte name cut to 15)"
 	"unetd_log_users|-|90|200 uids (60000-60199: what one user with a subordinate uid range has 65536 of) make 10 refused routable opens each, one after another, within 3 s or so: each uid stays inside its own limit, and all of them together put at most 100 + 50 a second of refusal lines in the log, the rest said in 'N log lines of users' requests suppressed' summaries that add up to every refusal (before: every refusal a line, 2000)"
 	"unetd_teardown_busy|-|60|nobody makes an endpoint on a 16-queue device of its own namespace, hangs up and at once makes another on the same device, 6 rounds, while 65533 asks STATUS every 2 ms: the set-ups are answered EBUSY while the old interface's teardown is queued or under way, and asked again (as the library does), so 65533 never waits for a teardown (worst under 200 ms, the set-ups' own cost; before: the serving thread ran or waited for each 16-queue teardown, about 300 ms, found by an attack review)"
+	"unetd_subuid|-|90|a subordinate uid range ('nobody:60000:200' in the daemon's --subuid file): 50 of its uids at once, 40 refused opens each (2000): together one user's request budget (the daemon throttles them, 2000 take at least 1.5 s) and one user's log limit (at most 50 + 5 a second of their lines, each naming 'subordinate of uid 65534', the rest in uid 65534's summaries); 20 uids of a range of root's ('0:61000:100') share a budget of their own, not root's exemption (throttled); root and a uid outside any range keep their own (their requests not throttled); a line that does not parse is skipped with a warning (before: 50 budgets, 50 log limits: no throttling, about 150 lines)"
 	"unetd_log_lifecycle|-|60|65533 creates and destroys an emulated endpoint on an interface nobody else uses, for 2 s (each cycle set the interface up and tore it down: 4 info lines): the lines its endpoints and their interface put in the log stay within its limit (50 + 5 a second), the rest said in its summaries (before: every line, about 200 a second, found by an attack review)"
 	"unetd_log_sweep|-|60|nobody and 65533 take turns, 20 rounds 30 ms apart: connect, 12 refused routable opens, hang up; each one's connection sweeps the other's user record once its request budget has refilled, and its log bucket must not go with it: nobody's refusal lines stay within its limit (50 + 5 a second; before: a fresh burst of 50 every round, every line)"
 	"unetd_log_inject|-|60|nobody asks for an endpoint on an interface named with newlines and a forged line ('\\nunetd: error:', then 15 newlines): refused, and its refusal is one line of the log each time (before: the name began lines of its own, a forged 'unetd: error:' line among them, 16 lines for one refusal within the log limit)"
@@ -831,6 +832,85 @@ t_unetd_log_users() {
 	((logged <= allowed)) || fail "200 uids' 2000 refusals put $logged lines in the log (at most $allowed)"
 	((said > 0)) || fail "no summary of the lines all users left out"
 	((logged + said == 2000)) || fail "$logged lines and $said in summaries for 2000 refusals"
+	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
+	stop_unetd
+}
+
+# throttled_now: the daemon's count of requests that waited for budget
+# (STATUS as root).
+throttled_now() {
+	attack 0 status 2>/dev/null | sed -nE 's/^throttled ([0-9]+)$/\1/p'
+}
+
+# flood_uids FIRST N COUNT: uids FIRST.. FIRST+N-1 at once, COUNT refused
+# opens each (unetd-fuzz --flood, 20 s at most); fails unless every one
+# was answered.
+flood_uids() {
+	local u pids=() AS
+	for ((u = $1; u < $1 + $2; u++)); do
+		as_user_cmd "$u"
+		timeout -k 2 30 "${AS[@]}" "$BUILD/tools/unetd-fuzz" --socket "$UNETD_SOCK" \
+			--flood 20 --count "$3" >"$T_DIR/flood.$u" 2>&1 &
+		pids+=($!)
+		_UNET_BG_PIDS+=($!)
+	done
+	for ((u = 0; u < $2; u++)); do
+		wait "${pids[u]}" || { cat "$T_DIR/flood.$(($1 + u))"; fail "uid $(($1 + u))'s flood failed"; }
+		[[ $(cat "$T_DIR/flood.$(($1 + u))") == "flood requests=$3 refused=$3" ]] ||
+			fail "uid $(($1 + u)): $(cat "$T_DIR/flood.$(($1 + u))")"
+	done
+}
+
+# One user with many uids (a subordinate range) is one user.
+t_unetd_subuid() {
+	local from t0 t1 ms thr0 thr1 logged said marked allowed i out
+	setup_ns
+	printf '%s\n' "# the test's ranges" "nobody:60000:200" "0:61000:100" "not a range" \
+		>"$T_DIR/subuid"
+	start_unetd "" --subuid "$T_DIR/subuid"
+	from=$(($(wc -l <"$T_DIR/unetd.log") + 1))
+	thr0=$(throttled_now)
+	t0=$(date +%s%N)
+	flood_uids 60000 50 40
+	t1=$(date +%s%N)
+	ms=$(((t1 - t0) / 1000000))
+	thr1=$(throttled_now)
+	for ((i = 0; i < 40; i++)); do
+		logged=$(log_from "$from" | grep -cE 'uid 600[0-4][0-9] pid [0-9]+: routable IPv4 channel 5 refused')
+		said=$(log_from "$from" | sed -nE 's/.*uid 65534: ([0-9]+) log lines of its requests suppressed.*/\1/p' |
+			awk '{ s += $1 } END { print s + 0 }')
+		((logged + said >= 2000)) && break
+		sleep 0.1
+	done
+	marked=$(log_from "$from" | grep -cE 'uid 600[0-4][0-9] pid [0-9]+: routable IPv4 channel 5 refused: .*\(uid 600[0-4][0-9]: subordinate of uid 65534\)$')
+	allowed=$((50 + 5 * (t1 - t0) / 1000000000 + 5 + 1))
+	echo "50 uids of nobody's range, 2000 opens: $ms ms, throttled $thr0 -> $thr1; $logged refusal lines ($marked naming their owner), $said in nobody's summaries, at most $allowed allowed"
+	((thr1 > thr0)) || fail "50 uids of one range were never throttled: 50 request budgets"
+	((ms >= 1500)) || fail "2000 requests of one range took $ms ms: not one user's budget (1000 a second after 100)"
+	((logged <= allowed)) || fail "one range's 2000 refusals put $logged lines in the log (at most $allowed): 50 log limits"
+	((logged + said == 2000)) || fail "$logged lines and $said in summaries for 2000 refusals"
+	((marked == logged)) || fail "$((logged - marked)) of the range's lines do not name their owner"
+	# A range of root's: one budget of its own, not root's exemption.
+	from=$(($(wc -l <"$T_DIR/unetd.log") + 1))
+	thr0=$(throttled_now)
+	flood_uids 61000 20 20
+	thr1=$(throttled_now)
+	echo "20 uids of root's range, 400 opens: throttled $thr0 -> $thr1"
+	((thr1 > thr0)) || fail "20 uids of root's range were never throttled (root's exemption, or 20 budgets)"
+	log_from "$from" | grep -qE "uid 610[01][0-9] pid [0-9]+: routable .*\(uid 610[01][0-9]: subordinate of root, charged to root's subordinate range from 61000\)$" ||
+		fail "the lines of root's range do not name its identity"
+	# Outside any range, and root: their own budgets, untouched.
+	thr0=$(throttled_now)
+	flood_uids 65533 1 90
+	flood_uids 0 1 300
+	thr1=$(throttled_now)
+	echo "uid 65533 (90 opens) and root (300): throttled $thr0 -> $thr1"
+	((thr1 == thr0)) || fail "a uid outside the ranges, or root, was throttled"
+	log_from "$from" | grep -qE 'uid 65533 pid [0-9]+: routable IPv4 channel 5 refused: [^(]*$' ||
+		fail "uid 65533's refusal was not logged as its own"
+	grep -q "subuid:4: skipped: not owner:start:count" "$T_DIR/unetd.log" ||
+		fail "no warning for the line that does not parse"
+	grep -q "subuid: 2 subordinate uid ranges" "$T_DIR/unetd.log" || fail "the ranges were not read"
 	kill -0 "$UNETD_PID" 2>/dev/null || fail "the daemon died"
 	stop_unetd
 }
