@@ -364,8 +364,14 @@ def ep_cycle(args):
             if time.monotonic() > end:
                 break
             body = struct.pack("=16sIIII", args.iface.encode(), 2, 0, 0, 0)
-            s.send(request(REQ_EP_CREATE, body, seq=2 * i + 1))
-            rep = recv_reply(s, 10.0)
+            # EBUSY while the last cycle's interface is torn down: ask
+            # again, as the library does.
+            for _ in range(150):
+                s.send(request(REQ_EP_CREATE, body, seq=2 * i + 1))
+                rep = recv_reply(s, 10.0)
+                if rep is None or rep[0] != -errno.EBUSY:
+                    break
+                time.sleep(0.02)
             if rep is None or rep[0]:
                 print("EP_CREATE answered %s" % (rep and rep[:2],))
                 return 1
