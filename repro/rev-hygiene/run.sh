@@ -68,7 +68,8 @@ lifecycle | all)
 	echo "== lifecycle: 65533 creates and destroys an emulated endpoint on $IF_B for 2 s"
 	echo "   (65534 holds none, so $IF_B is served only while 65533's endpoint lives)"
 	mark
-	in_b "${T[@]}" lifecycle --uid 65533 --iface "$IF_B" --seconds 2
+	in_b python3 "$ROOT/tests/tools/unetd-attack.py" --socket "$DIR/unetd.sock" --uid 65533 \
+		--iface "$IF_B" --seconds 2 ep-cycle
 	grown "endpoint lines: $(tail -n +"$FROM" "$DIR/unetd.log" | grep -cE 'emulated endpoint [0-9]+ (for uid 65533|freed)|serving|not served any more')"
 	;;&
 manyuids | all)

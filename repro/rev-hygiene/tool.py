@@ -16,9 +16,9 @@ in count and time.  Scenarios:
   inject    --uid U [--count N]: EP_CREATE on an interface whose name is
             newlines and a forged line ("\\nunetd: error:", 15 bytes):
             refused (no such device), the refusal line carries the name.
-  lifecycle --uid U --iface IF [--seconds S] [--count N]: an emulated
-            endpoint created and destroyed in a loop (what the policy
-            grants): two INFO lines each that no limit covers.
+  lifecycle: run.sh runs tests/tools/unetd-attack.py ep-cycle: an
+            emulated endpoint created and destroyed in a loop (what the
+            policy grants): INFO lines that no limit covered.
   manyuids  --first UID --n N [--per K]: N uids, each one connection
             with K refused requests: the per-uid limit does not bound the
             sum (a user with a subordinate uid range has 65536 uids).
@@ -111,37 +111,6 @@ def inject(args):
     return os.waitstatus_to_exitcode(st)
 
 
-def lifecycle(args):
-    def child():
-        s = ua.connect(args.socket)
-        made = 0
-        end = time.monotonic() + args.seconds
-        for i in range(args.count):
-            if time.monotonic() > end:
-                break
-            body = struct.pack("=16sIIII", args.iface.encode(), 2, 0, 0, 0)
-            s.send(ua.request(REQ_EP_CREATE, body, seq=2 * i + 1))
-            rep = ua.recv_reply(s, 10.0)
-            if rep is None or rep[0]:
-                print("lifecycle: EP_CREATE answered %s" % (rep and rep[:2],))
-                break
-            for f in rep[3]:
-                os.close(f)
-            ep = struct.unpack_from("=I", rep[2])[0]
-            s.send(ua.request(REQ_EP_DESTROY, struct.pack("=II", ep, 0), seq=2 * i + 2))
-            rep = ua.recv_reply(s, 10.0)
-            if rep is None or rep[0]:
-                print("lifecycle: EP_DESTROY answered %s" % (rep and rep[:2],))
-                break
-            made += 1
-        s.close()
-        print("lifecycle: %d emulated endpoints created and destroyed in %.1f s" %
-              (made, args.seconds))
-        return 0
-    _, st = os.waitpid(run_as(args.uid, child), 0)
-    return os.waitstatus_to_exitcode(st)
-
-
 def manyuids(args):
     ok = 0
     t_end = time.monotonic() + 30.0
@@ -167,17 +136,12 @@ def main():
     a = sub.add_parser("inject")
     a.add_argument("--uid", type=int, default=65534)
     a.add_argument("--count", type=int, default=10)
-    a = sub.add_parser("lifecycle")
-    a.add_argument("--uid", type=int, default=65534)
-    a.add_argument("--iface", required=True)
-    a.add_argument("--seconds", type=float, default=2.0)
-    a.add_argument("--count", type=int, default=2000)
     a = sub.add_parser("manyuids")
     a.add_argument("--first", type=int, default=60000)
     a.add_argument("--n", type=int, default=100)
     a.add_argument("--per", type=int, default=10)
     args = p.parse_args()
-    return {"sweep": sweep, "inject": inject, "lifecycle": lifecycle,
+    return {"sweep": sweep, "inject": inject,
             "manyuids": manyuids}[args.sc](args)
 
 
