@@ -27,12 +27,16 @@ static unsigned int list_len_tcp(const struct unetd_tcp_port *p)
 	return n;
 }
 
+/* The per-user bounds of ports and groups are the daemon's own, as its
+ * request budget: kept per accounting identity (a subordinate uid's
+ * with its range's owner's, unetd_acct_of), not per uid. */
 unsigned int unetd_ports_held(const struct unetd *d, bool tcp, bool any_uid, uint32_t uid)
 {
+	uint64_t acct = unetd_acct_of(&d->subids, uid);
 	unsigned int n = 0;
 
 	for (const struct unetd_client *c = d->clients; c; c = c->next) {
-		if (!any_uid && c->uid != uid)
+		if (!any_uid && c->user->acct != acct)
 			continue;
 		for (const struct unetd_emul *e = c->emuls; e; e = e->cnext)
 			n += tcp ? list_len_tcp(e->tcp) : list_len_udp(e->udp);
@@ -55,10 +59,11 @@ static unsigned int groups_in(const struct unetd_udp_port *u, const struct unetd
 
 unsigned int unetd_groups_held(const struct unetd *d, bool any_uid, uint32_t uid)
 {
+	uint64_t acct = unetd_acct_of(&d->subids, uid);
 	unsigned int n = 0;
 
 	for (const struct unetd_client *c = d->clients; c; c = c->next) {
-		if (!any_uid && c->uid != uid)
+		if (!any_uid && c->user->acct != acct)
 			continue;
 		for (const struct unetd_emul *e = c->emuls; e; e = e->cnext)
 			n += groups_in(e->udp, e->tcp);

@@ -450,11 +450,14 @@ void unetd_netns_leave(struct unetd *d, int fd, const struct unetd_ns *ns);
 void unetd_iface_put(struct unetd *d, struct unetd_iface *f);
 void unetd_iface_free_all(struct unetd *d);
 /* quota.c: the TCP (tcp) or UDP ports the endpoints of uid's clients
- * hold (of every client with any_uid): each is a kernel socket of ours
+ * hold, with those of every uid of its accounting identity
+ * (unetd_acct_of: a subordinate range's uids are its owner's), or of
+ * every client with any_uid: each is a kernel socket of ours
  * and an entry of an interface's table, so the bounds are the user's and
  * the daemon's, not each endpoint's. */
 unsigned int unetd_ports_held(const struct unetd *d, bool tcp, bool any_uid, uint32_t uid);
-/* How many SO_REUSEPORT group ports (UDP and TCP) uid's endpoints, or
+/* How many SO_REUSEPORT group ports (UDP and TCP) uid's endpoints
+ * (its accounting identity's, as above), or
  * (any_uid) all clients', hold.  The interface's group table
  * (UNET_MAX_PORT_GROUPS) is smaller than its port tables: without these
  * bounds four users at their port quotas could fill it for everyone. */

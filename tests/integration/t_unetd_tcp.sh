@@ -13,6 +13,7 @@ TESTS+=(
 	"unetd_tcp|xdp|180|TCP over an emulated endpoint as user nobody against the kernel's TCP in namespace a: nobody's listener echoes every write size 1..65536 of a kernel client, and nobody's client (an ephemeral port from the daemon) gets every size back from a kernel echo, byte for byte; another endpoint listening on the same address gets none of those segments; the daemon holds each port with a kernel socket; a port the policy does not grant is refused; a SIGKILLed client's ports are released (its socket gone, the port usable again)"
 	"unetd_tcp_direct|xdp|150|TCP over a direct grant as user nobody (the daemon holds the ports under the grant's slot): a kernel client's every write size through nobody's echo, and nobody's client through a kernel echo, byte for byte"
 	"unetd_tcp_user_ports|-|120|unetd raises its open-file limit to the hard one; one user's TCP ports count together over its endpoints: nobody listening on ports across 3 endpoints holds 256 and the next is refused (EDQUOT), while another user still gets its port; all clients together hold at most --max-tcp-ports (300 here: the second user gets 44, then ENOSPC, and its 100 once the first is gone); a bad --max-tcp-ports is refused"
+	"unetd_subuid_ports|-|90|the per-user bounds of ports are kept per accounting identity too (--subuid 'nobody:200000:100', a default rule for all): uid 200000 holds 256 TCP ports and is refused the next (EDQUOT), uid 200001 of the same range is refused its first (EDQUOT), uid 65533 outside the range gets its 10 (before: 256 more for every uid of the range, 12 of them held all of --max-tcp-ports; found by an attack review, repro/rev-subuid/tcp.sh)"
 	"unetd_tcp_reuse|-|90|a port another user's kernel connection is bound to (SO_REUSEADDR, established) is refused to nobody's listener (the daemon reserves without SO_REUSEADDR), and the connection's segments keep going to the kernel: its second echo arrives"
 	"unetd_tcp_forge|xdp|90|an emulated endpoint holding one TCP port forges segments from another address, from a port it does not hold, from a port another client holds, and with data offsets past the segment and below the header: the daemon drops and counts each (tx_foreign_tag, tx_bad_frame), and namespace a sees none of them, only the one honest SYN"
 )
@@ -254,5 +255,34 @@ t_unetd_tcp_reuse() {
 	unet_bg_wait "$k" 10 || { cat "$T_DIR/kc.log"; fail "the kernel client failed"; }
 	cat "$T_DIR/kc.log"
 	grep -q "^second echo: b'two" "$T_DIR/kc.log" || fail "the other user's connection lost its second echo"
+	stop_unetd
+}
+
+t_unetd_subuid_ports() {
+	T_MODE=${T_MODE:-skb}
+	local hog out
+	setup_ns
+	attach b
+	printf 'nobody:200000:100\n' >"$T_DIR/subuid"
+	chmod 644 "$T_DIR/subuid"
+	start_unetd "default kinds emulated tags 1-1000 udp 7000-8999 endpoints 4" --subuid "$T_DIR/subuid"
+	local AS
+	as_user_cmd 200000
+	"${AS[@]}" "$BUILD/tools/unet-tcp-ports" "$IF_B" "$IP_B" 7000 2 200 30 >"$T_DIR/hog.log" 2>&1 &
+	hog=$!
+	_UNET_BG_PIDS+=("$hog")
+	wait_line "$T_DIR/hog.log" '^held ' "$hog"
+	echo "uid 200000 (nobody's range): $(grep '^held' "$T_DIR/hog.log")"
+	grep -qx 'held 256 refused EDQUOT' "$T_DIR/hog.log" ||
+		fail "uid 200000 held other than 256 TCP ports before EDQUOT: $(cat "$T_DIR/hog.log")"
+	out=$(as_user 200001 "$BUILD/tools/unet-tcp-ports" "$IF_B" "$IP_B" 7600 1 10 0 2>&1)
+	echo "uid 200001 (the same range): $out"
+	[[ $out == *"held 0 refused EDQUOT"* ]] ||
+		fail "a second uid of nobody's range got TCP ports beside the range's 256: $out"
+	out=$(as_user 65533 "$BUILD/tools/unet-tcp-ports" "$IF_B" "$IP_B" 8000 1 10 0 2>&1)
+	echo "uid 65533 (no range): $out"
+	[[ $out == *"held 10 refused"* ]] || fail "a uid outside the range did not get its 10 ports: $out"
+	kill -TERM "$hog"
+	unet_bg_wait "$hog" 10 >/dev/null
 	stop_unetd
 }
