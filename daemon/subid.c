@@ -156,15 +156,23 @@ uint64_t unetd_acct_of(const struct unetd_subids *s, uint32_t uid)
 
 	if (!r)
 		return uid;
-	/* A range of root's: never root's exemptions, one identity of its
-	 * own per range. */
-	return r->owner ? r->owner : UNETD_ACCT_ROOT_RANGE | r->start;
+	/* A range of root's: never root's exemptions, and one identity per
+	 * 65536 uids of it: container managers (LXD/Incus, podman
+	 * --userns=auto, Docker's userns-remap) give slices of one large
+	 * range of root's to containers that do not trust each other, a
+	 * slice of 65536 each, and one container must not spend another's
+	 * budget or connections (an attack review: container A's 256
+	 * connections got container B refused). */
+	if (!r->owner)
+		return UNETD_ACCT_ROOT_RANGE |
+		       (r->start + (uid - r->start) / UNETD_ROOT_SLICE * UNETD_ROOT_SLICE);
+	return r->owner;
 }
 
 int unetd_acct_name(uint64_t acct, char *buf, size_t len)
 {
 	if (acct & UNETD_ACCT_ROOT_RANGE)
-		return snprintf(buf, len, "root's subordinate range from %u",
+		return snprintf(buf, len, "root's subordinate uids from %u",
 				(uint32_t)(acct & UINT32_MAX));
 	return snprintf(buf, len, "uid %u", (uint32_t)acct);
 }

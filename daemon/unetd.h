@@ -253,15 +253,18 @@ bool unetd_log_user_idle(struct unetd_log_limit *l);
  * what the daemon bounds per user (request and CPU budget, log limit,
  * connection cap) is kept per accounting identity: the uid, or for a
  * uid inside a range, the range's owner (the first range that holds it).
- * A range of root's is not root (no exemptions): it is charged to an
- * identity of its own, UNETD_ACCT_ROOT_RANGE | its start uid.  The
- * policy's rules still match the client's own uid.
+ * A range of root's is not root (no exemptions), and container managers
+ * slice one such range among containers: each UNETD_ROOT_SLICE uids of
+ * it, from its start, are an identity of their own,
+ * UNETD_ACCT_ROOT_RANGE | the slice's first uid.  The policy's rules
+ * still match the client's own uid.
  */
 #define UNETD_SUBID_MAX 4096	      /* ranges read; the rest are skipped */
 #define UNETD_SUBID_LINE_MAX 256      /* longer lines are skipped */
 #define UNETD_SUBID_NAME_MAX 64	      /* an owner's name */
 #define UNETD_SUBID_FILE_MAX (1u << 20) /* bytes read: more is an error */
 #define UNETD_ACCT_ROOT_RANGE (1ull << 32)
+#define UNETD_ROOT_SLICE 65536u
 
 struct unetd_subid {
 	uint32_t start, count, owner;
@@ -290,7 +293,7 @@ void unetd_subid_free(struct unetd_subids *s);
 const struct unetd_subid *unetd_subid_find(const struct unetd_subids *s, uint32_t uid);
 /* uid's accounting identity. */
 uint64_t unetd_acct_of(const struct unetd_subids *s, uint32_t uid);
-/* "uid U" or "root's subordinate range from S", as snprintf. */
+/* "uid U" or "root's subordinate uids from S", as snprintf. */
 int unetd_acct_name(uint64_t acct, char *buf, size_t len);
 
 /* A user with connections: its request budget (daemon/server.c), kept

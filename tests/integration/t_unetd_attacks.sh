@@ -897,7 +897,7 @@ t_unetd_subuid() {
 	thr1=$(throttled_now)
 	echo "20 uids of root's range, 400 opens: throttled $thr0 -> $thr1"
 	((thr1 > thr0)) || fail "20 uids of root's range were never throttled (root's exemption, or 20 budgets)"
-	log_from "$from" | grep -qE "uid 610[01][0-9] pid [0-9]+: routable .*\(uid 610[01][0-9]: subordinate of root, charged to root's subordinate range from 61000\)$" ||
+	log_from "$from" | grep -qE "uid 610[01][0-9] pid [0-9]+: routable .*\(uid 610[01][0-9]: subordinate of root, charged to root's subordinate uids from 61000\)$" ||
 		fail "the lines of root's range do not name its identity"
 	# Outside any range, and root: their own budgets, untouched.
 	thr0=$(throttled_now)

@@ -169,7 +169,8 @@ static void test_find_and_acct(void **state)
 	assert_int_equal(parse("alice:100:10\n"
 			       "2000:105:10\n" /* overlaps alice's: hers win */
 			       "root:60000:200\n"
-			       "3000:0:10\n", /* holds uid 0 */
+			       "3000:0:10\n" /* holds uid 0 */
+			       "0:1000000:200000\n", /* root's, sliced by containers */
 			       &s, &w),
 			 0);
 	assert_null(unetd_subid_find(&s, 99));
@@ -188,13 +189,20 @@ static void test_find_and_acct(void **state)
 	assert_int_equal(unetd_acct_of(&s, 60005), UNETD_ACCT_ROOT_RANGE | 60000);
 	assert_int_equal(unetd_acct_of(&s, 60199), UNETD_ACCT_ROOT_RANGE | 60000);
 	assert_int_equal(unetd_acct_of(&s, 60200), 60200);
+	/* A container's slice of 65536 uids is one identity; the next
+	 * container's another. */
+	assert_int_equal(unetd_acct_of(&s, 1000000), UNETD_ACCT_ROOT_RANGE | 1000000);
+	assert_int_equal(unetd_acct_of(&s, 1065535), UNETD_ACCT_ROOT_RANGE | 1000000);
+	assert_int_equal(unetd_acct_of(&s, 1065536), UNETD_ACCT_ROOT_RANGE | 1065536);
+	assert_int_equal(unetd_acct_of(&s, 1199999), UNETD_ACCT_ROOT_RANGE | 1196608);
+	assert_null(unetd_subid_find(&s, 1200000));
 
 	char name[64];
 
 	unetd_acct_name(1000, name, sizeof(name));
 	assert_string_equal(name, "uid 1000");
 	unetd_acct_name(unetd_acct_of(&s, 60005), name, sizeof(name));
-	assert_string_equal(name, "root's subordinate range from 60000");
+	assert_string_equal(name, "root's subordinate uids from 60000");
 	unetd_subid_free(&s);
 	/* No ranges: every uid its own. */
 	assert_int_equal(unetd_acct_of(&s, 105), 105);
