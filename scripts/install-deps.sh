@@ -6,7 +6,7 @@ pkgs=(make gcc clang llvm pkg-config libbpf-dev libxdp-dev xdp-tools bpftool
       libelf-dev zlib1g-dev libcmocka-dev iproute2 iputils-ping ethtool
       util-linux procps jq sockperf gnuplot-nox
       # TCP over U-Net: lwIP (the TCP engine), and the tests' kernel peers
-      liblwip-dev iperf3 python3
+      liblwip-dev iperf3 python3 python3-scapy
       # unet-run's tests: unmodified programs under it, and their kernel
       # peers (redis-server's and nginx's services are kept from starting:
       # see below)

@@ -103,7 +103,13 @@ run_unit() {
 		fi
 		if ((rc != 0 || f > 0)); then
 			echo "FAIL unit $name (exit $rc): $p passed, $f failed, $s skipped"
-			sed 's/^/    /' "$dir/$name.log" | tail -n 60
+			# The failed tests' own lines first (cmocka's message and
+			# where), which a long binary's last lines may not hold.
+			awk '/^\[==========\]/ { exit } /^\[ RUN      \]/ { n = 0; delete b } { b[n++] = $0 }
+			     /^\[  FAILED  \] [a-z_0-9]+$/ && !/listed below/ { for (i = 0; i < n; i++) print b[i]; n = 0 }' \
+				"$dir/$name.log" | sed 's/^/    /' | head -n 80
+			echo "    ... the log's last lines:"
+			sed 's/^/    /' "$dir/$name.log" | tail -n 30
 		else
 			echo "PASS unit $name: $p passed, $s skipped"
 		fi

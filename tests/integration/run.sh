@@ -30,6 +30,10 @@
 # t_core.sh's tests first, then the other areas in file name order).
 
 set -u
+# The tests' Python modules (scapy) are Debian's packages, installed by
+# scripts/install-deps.sh for Debian's python3: that one first, ahead of
+# any other on the PATH (pyenv's, a virtualenv's), which lacks them.
+export PATH=/usr/bin:/bin:/usr/sbin:/sbin:$PATH
 # What we create for the run (namespaces' /run/netns, pin roots, logs
 # other users' programs write beside) gets ordinary modes, whatever the
 # caller's umask (077 is common for root).

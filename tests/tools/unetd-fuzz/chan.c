@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fuzz.h"
@@ -162,9 +163,16 @@ static bool ep_create(struct chan_fuzz *f, int slot)
 	struct fuzz_reply r;
 
 	snprintf(c.ifname, sizeof(c.ifname), "%s", f->o.iface);
-	if (call(f->fd, ++f->seq, UNETD_REQ_EP_CREATE, &c, sizeof(c), REPLY_MS, &r) != 1) {
-		f->unanswered++;
-		return false;
+	/* EBUSY while the device's last interface is torn down (another
+	 * connection's endpoints gone): ask again, as the library does. */
+	for (int tries = 0;; tries++) {
+		if (call(f->fd, ++f->seq, UNETD_REQ_EP_CREATE, &c, sizeof(c), REPLY_MS, &r) != 1) {
+			f->unanswered++;
+			return false;
+		}
+		if (r.h.err != -EBUSY || tries == 150)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
 	}
 	if (r.h.err || r.body_len < offsetof(struct unetd_ep_created, reason))
 		return false; /* the quota, when another connection of ours holds it */
