@@ -106,7 +106,7 @@ static bool take(struct unetd_log_limit *l, const char *who, int level, uint64_t
 
 void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const char *fmt, ...)
 {
-	char who[64], tail[160];
+	char tail[160];
 	uint64_t now;
 	va_list ap;
 
@@ -114,8 +114,7 @@ void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const ch
 		return;
 	now = unet_mono_ns();
 	if (l) {
-		unetd_acct_name(l->acct, who, sizeof(who));
-		if (!take(l, who, level, now, UNETD_LOG_USER_RATE, UNETD_LOG_USER_BURST))
+		if (!take(l, l->who, level, now, UNETD_LOG_USER_RATE, UNETD_LOG_USER_BURST))
 			return;
 	}
 	if (uid != 0 &&
@@ -123,12 +122,11 @@ void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const ch
 		return;
 	/* Whom the line is charged to, where that is not its uid. */
 	if (l && l->acct != uid) {
-		unetd_acct_name(l->acct, who, sizeof(who));
 		if (l->acct & UNETD_ACCT_ROOT_RANGE)
 			snprintf(tail, sizeof(tail), " (uid %u: subordinate of root, charged to %s)",
-				 uid, who);
+				 uid, l->who);
 		else
-			snprintf(tail, sizeof(tail), " (uid %u: subordinate of %s)", uid, who);
+			snprintf(tail, sizeof(tail), " (uid %u: subordinate of %s)", uid, l->who);
 	}
 	va_start(ap, fmt);
 	vlog(level, l && l->acct != uid ? tail : NULL, fmt, ap);
@@ -137,10 +135,7 @@ void unetd_log_user(struct unetd_log_limit *l, uint32_t uid, int level, const ch
 
 bool unetd_log_user_flush(struct unetd_log_limit *l, bool force)
 {
-	char who[64];
-
-	unetd_acct_name(l->acct, who, sizeof(who));
-	say_suppressed(l, who, unet_mono_ns(), force);
+	say_suppressed(l, l->who, unet_mono_ns(), force);
 	return l->suppressed != 0;
 }
 

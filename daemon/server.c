@@ -285,6 +285,7 @@ static struct unetd_user *user_get(struct unetd *d, uint64_t acct)
 		return NULL;
 	u->acct = acct;
 	u->log.acct = acct;
+	unetd_acct_name(acct, u->log.who, sizeof(u->log.who));
 	u->tokens = REQ_BURST;
 	u->cpu_ns = CPU_BURST;
 	u->last_ns = unet_mono_ns();
@@ -349,16 +350,6 @@ unsigned int unetd_server_unthrottle(struct unetd *d)
 		d->nthrottled--;
 	}
 	return d->nthrottled;
-}
-
-struct unetd_log_limit *unetd_user_log(struct unetd *d, uint32_t uid)
-{
-	uint64_t acct = unetd_acct_of(&d->subids, uid);
-
-	for (struct unetd_user *u = d->users; u; u = u->next)
-		if (u->acct == acct)
-			return &u->log;
-	return NULL;
 }
 
 bool unetd_server_log_flush(struct unetd *d)

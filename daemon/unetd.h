@@ -224,6 +224,7 @@ struct unetd_log_limit {
 	int level;	      /* the most severe of them */
 	uint64_t acct;	      /* whose (unetd_acct_of): a line of another uid's
 			       * names this owner too */
+	char who[48];	      /* acct's name (unetd_acct_name), set with it */
 };
 
 /* A line of uid's, through its limit l (NULL: none of its own, as for a
