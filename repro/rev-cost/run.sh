@@ -15,6 +15,8 @@ SC=${2:-all}
 K=${3:-8}
 # shellcheck source=../../scripts/netns.sh
 source "$ROOT/scripts/netns.sh"
+# shellcheck source=../lib.sh
+source "$ROOT/repro/lib.sh"
 HERE=$ROOT/repro/rev-cost
 DIR=$(mktemp -d /tmp/rev-cost.XXXXXX)
 chmod 755 "$DIR"
@@ -27,15 +29,8 @@ cleanup() {
 }
 trap cleanup EXIT
 unet_netns_setup "rc$$" || exit 1
-printf 'user 65534 kinds emulated tags 1-100\nuser 65533 kinds emulated tags 1-100\n' >"$DIR/policy"
-chmod 644 "$DIR/policy"
-unet_bg_b "$BUILD/unetd" --foreground --socket "$DIR/unetd.sock" --policy "$DIR/policy" \
-	--pin-root "$UNET_PIN_ROOT" >"$DIR/unetd.log" 2>&1
-DAEMON=$UNET_BG_PID
-for ((i = 0; i < 100; i++)); do
-	grep -q 'unetd: info: ready' "$DIR/unetd.log" && break
-	sleep 0.05
-done
+repro_unetd "user 65534 kinds emulated tags 1-100
+user 65533 kinds emulated tags 1-100"
 # holders K: K namespaces of 65534's, their /proc paths in NSP
 holders() {
 	local j i pid

@@ -12,6 +12,8 @@ BUILD=$(cd "${1:-build}" && pwd) || exit 2
 SC=${2:-all}
 # shellcheck source=../../scripts/netns.sh
 source "$ROOT/scripts/netns.sh"
+# shellcheck source=../lib.sh
+source "$ROOT/repro/lib.sh"
 HERE=$ROOT/repro/rev-hygiene
 DIR=$(mktemp -d /tmp/rev-hygiene.XXXXXX)
 chmod 755 "$DIR"
@@ -23,15 +25,8 @@ cleanup() {
 }
 trap cleanup EXIT
 unet_netns_setup "rh$$" || exit 1
-printf 'user 65534 kinds emulated tags 1-100\nuser 65533 kinds emulated tags 1-100\n' >"$DIR/policy"
-chmod 644 "$DIR/policy"
-unet_bg_b "$BUILD/unetd" --foreground --socket "$DIR/unetd.sock" --policy "$DIR/policy" \
-	--pin-root "$UNET_PIN_ROOT" >"$DIR/unetd.log" 2>&1
-DAEMON=$UNET_BG_PID
-for ((i = 0; i < 100; i++)); do
-	grep -q 'unetd: info: ready' "$DIR/unetd.log" && break
-	sleep 0.05
-done
+repro_unetd "user 65534 kinds emulated tags 1-100
+user 65533 kinds emulated tags 1-100"
 T=(timeout -k 2 60 python3 "$HERE/tool.py" --socket "$DIR/unetd.sock")
 mark() { FROM=$(($(wc -l <"$DIR/unetd.log") + 1)); }
 # grown WHAT: the log's lines since mark (after the summaries are due).

@@ -17,6 +17,8 @@ HOG=${HOG:-1000000}
 VICTIM=${VICTIM:-1065536}
 # shellcheck source=../../scripts/netns.sh
 source "$ROOT/scripts/netns.sh"
+# shellcheck source=../lib.sh
+source "$ROOT/repro/lib.sh"
 HERE=$ROOT/repro/rev-subuid
 DIR=$(mktemp -d /tmp/rev-subuid.XXXXXX)
 chmod 755 "$DIR"
@@ -28,16 +30,8 @@ cleanup() {
 }
 trap cleanup EXIT
 unet_netns_setup "rs$$" || exit 1
-printf 'user 65534 kinds emulated tags 1-100\n' >"$DIR/policy"
 if [[ $RANGE == none ]]; then SUB=none; else printf '%s\n' "$RANGE" >"$DIR/subuid"; SUB=$DIR/subuid; fi
-chmod 644 "$DIR/policy"
-unet_bg_b "$BUILD/unetd" --foreground --socket "$DIR/unetd.sock" --policy "$DIR/policy" \
-	--subuid "$SUB" --pin-root "$UNET_PIN_ROOT" >"$DIR/unetd.log" 2>&1
-DAEMON=$UNET_BG_PID
-for ((i = 0; i < 100; i++)); do
-	grep -q 'unetd: info: ready' "$DIR/unetd.log" && break
-	sleep 0.05
-done
+repro_unetd "user 65534 kinds emulated tags 1-100" --subuid "$SUB"
 echo "subuid: $RANGE"
 T=(timeout -k 2 60 python3 "$HERE/tool.py" --socket "$DIR/unetd.sock")
 in_b "${T[@]}" capshare --hog "$HOG" --victim "$VICTIM" --n 256 --hold 10

@@ -14,6 +14,8 @@ BUILD=$(cd "${1:-build}" && pwd) || exit 2
 N=${2:-12}
 # shellcheck source=../../scripts/netns.sh
 source "$ROOT/scripts/netns.sh"
+# shellcheck source=../lib.sh
+source "$ROOT/repro/lib.sh"
 DIR=$(mktemp -d /tmp/rev-subuid-tcp.XXXXXX)
 chmod 755 "$DIR"
 DAEMON='' PIDS=()
@@ -27,16 +29,9 @@ cleanup() {
 trap cleanup EXIT
 unet_netns_setup "rt$$" || exit 1
 in_b "$BUILD/unetctl" attach "$IF_B" --mode skb >/dev/null || exit 1
-printf 'default kinds emulated tags 1-4000 udp 7000-12999 endpoints 4\n' >"$DIR/policy"
 printf 'nobody:200000:65536\n' >"$DIR/subuid"
-chmod 644 "$DIR/policy" "$DIR/subuid"
-unet_bg_b "$BUILD/unetd" --foreground --socket "$DIR/unetd.sock" --policy "$DIR/policy" \
-	--subuid "$DIR/subuid" --pin-root "$UNET_PIN_ROOT" >"$DIR/unetd.log" 2>&1
-DAEMON=$UNET_BG_PID
-for ((i = 0; i < 100; i++)); do
-	grep -q 'unetd: info: ready' "$DIR/unetd.log" && break
-	sleep 0.05
-done
+chmod 644 "$DIR/subuid"
+repro_unetd "default kinds emulated tags 1-4000 udp 7000-12999 endpoints 4" --subuid "$DIR/subuid"
 as() { ip netns exec "$NS_B" setpriv --reuid="$1" --regid="$1" --clear-groups \
 	env UNET_DAEMON_SOCKET="$DIR/unetd.sock" timeout -k 2 40 "${@:2}"; }
 total=0

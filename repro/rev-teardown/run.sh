@@ -29,6 +29,8 @@ SECS=${4:-10}
 SC=${5:-grow}
 # shellcheck source=../../scripts/netns.sh
 source "$ROOT/scripts/netns.sh"
+# shellcheck source=../lib.sh
+source "$ROOT/repro/lib.sh"
 HERE=$ROOT/repro/rev-teardown
 DIR=$(mktemp -d /tmp/rev-teardown.XXXXXX)
 chmod 755 "$DIR"
@@ -42,15 +44,8 @@ cleanup() {
 }
 trap cleanup EXIT
 unet_netns_setup "rt$$" || exit 1
-printf 'user 65534 kinds emulated tags 1-100 endpoints %s\nuser 65533 kinds emulated tags 1-100\n' "${EPS:-8}" >"$DIR/policy"
-chmod 644 "$DIR/policy"
-unet_bg_b "$BUILD/unetd" --foreground --socket "$DIR/unetd.sock" --policy "$DIR/policy" \
-	--pin-root "$UNET_PIN_ROOT" -v >"$DIR/unetd.log" 2>&1
-DAEMON=$UNET_BG_PID
-for ((i = 0; i < 100; i++)); do
-	grep -q 'unetd: info: ready' "$DIR/unetd.log" && break
-	sleep 0.05
-done
+repro_unetd "user 65534 kinds emulated tags 1-100 endpoints ${EPS:-8}
+user 65533 kinds emulated tags 1-100" -v
 # shellcheck disable=SC2016
 in_b setpriv --reuid=65534 --regid=65534 --clear-groups unshare -Urn sh -c '
 	i=0; while [ $i -lt '"$DEVS"' ]; do

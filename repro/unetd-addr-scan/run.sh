@@ -18,21 +18,15 @@ shift
 (($# > 0)) || set -- 0 2000 8000
 # shellcheck source=../../scripts/netns.sh
 source "$ROOT/scripts/netns.sh"
+# shellcheck source=../lib.sh
+source "$ROOT/repro/lib.sh"
 HERE=$ROOT/repro/unetd-addr-scan
 DIR=$(mktemp -d /tmp/unetd-addr-scan.XXXXXX)
 chmod 755 "$DIR"
 DAEMON='' HOLDER=''
 trap 'kill $DAEMON $HOLDER 2>/dev/null; unet_netns_cleanup; rm -rf "$DIR"' EXIT
 unet_netns_setup "ras$$" || exit 1
-printf 'user 65534 kinds emulated tags 1-100\n' >"$DIR/policy"
-chmod 644 "$DIR/policy"
-unet_bg_b "$BUILD/unetd" --foreground --socket "$DIR/unetd.sock" --policy "$DIR/policy" \
-	--pin-root "$UNET_PIN_ROOT" >"$DIR/unetd.log" 2>&1
-DAEMON=$UNET_BG_PID
-for ((i = 0; i < 100; i++)); do
-	grep -q 'unetd: info: ready' "$DIR/unetd.log" && break
-	sleep 0.05
-done
+repro_unetd "user 65534 kinds emulated tags 1-100"
 for n in "$@"; do
 	# nobody's own namespace: a veth (uq0 up), n addresses on it, no DAD.
 	# shellcheck disable=SC2016
