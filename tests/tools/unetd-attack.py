@@ -353,6 +353,20 @@ def ep_create_attack(args):
     return in_child(args, child)
 
 
+def while_busy(ask, busy):
+    """ask() again every 20 ms while busy(answer) (the daemon's EBUSY: the
+    device's last interface still being torn down), for 3 s at most, as
+    the library does: the last answer, and how many were busy."""
+    n = 0
+    for _ in range(150):
+        ans = ask()
+        if not busy(ans):
+            break
+        n += 1
+        time.sleep(0.02)
+    return ans, n
+
+
 def ep_cycle(args):
     """Create and destroy an emulated endpoint on --iface, one connection,
     for --seconds (at most --count times): prints "cycled N"."""
@@ -364,14 +378,10 @@ def ep_cycle(args):
             if time.monotonic() > end:
                 break
             body = struct.pack("=16sIIII", args.iface.encode(), 2, 0, 0, 0)
-            # EBUSY while the last cycle's interface is torn down: ask
-            # again, as the library does.
-            for _ in range(150):
+            def ask():
                 s.send(request(REQ_EP_CREATE, body, seq=2 * i + 1))
-                rep = recv_reply(s, 10.0)
-                if rep is None or rep[0] != -errno.EBUSY:
-                    break
-                time.sleep(0.02)
+                return recv_reply(s, 10.0)
+            rep, _ = while_busy(ask, lambda r: r is not None and r[0] == -errno.EBUSY)
             if rep is None or rep[0]:
                 print("EP_CREATE answered %s" % (rep and rep[:2],))
                 return 1
@@ -630,12 +640,9 @@ def recreate(args):
                 print("round %d, first: %s" % (i, ans))
                 return 1
             s2 = connect(args.socket)
-            for _ in range(150):
-                ans = ep_create_in(s2, args.iface, nsfd)
-                if not ans.startswith("refused EBUSY"):
-                    break
-                busy += 1
-                time.sleep(0.02)
+            ans, n = while_busy(lambda: ep_create_in(s2, args.iface, nsfd),
+                                lambda a: a.startswith("refused EBUSY"))
+            busy += n
             if not ans.startswith("granted"):
                 print("round %d, again: %s" % (i, ans))
                 return 1
