@@ -195,12 +195,9 @@ int unet_layer_xmit_csum(struct unet_endpoint *ep, uint32_t txq, uint64_t buf, u
 /* Per thread (layer.h); read by tx_ring.c's completion reaper too. */
 __thread bool unet_kicks_held;
 
-bool unet_layer_hold_kicks(bool on)
+void unet_layer_hold_kicks(bool on)
 {
-	bool was = unet_kicks_held;
-
 	unet_kicks_held = on;
-	return was;
 }
 
 void unet_layer_kick(struct unet_endpoint *ep)

@@ -155,9 +155,9 @@ void unet_layer_kick(struct unet_endpoint *ep);
  * (unet_tx_reserve), and unet_endpoint__wait ends the hold before it sleeps
  * (nothing queued sleeps with us).  Releasing (on false) kicks nothing:
  * the caller then calls unet_layer_kick for every endpoint it may have used
- * meanwhile.  Per thread; returns whether the thread held them before.
+ * meanwhile.  Per thread.
  */
-bool unet_layer_hold_kicks(bool on);
+void unet_layer_hold_kicks(bool on);
 /*
  * Transmit checksums computed by the device (or the kernel, in copy
  * mode: AF_XDP TX metadata, txmd.c).  unet_layer_tx_csum(ep, off): true
