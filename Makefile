@@ -291,9 +291,10 @@ $(BUILD)/unetd: $(DAEMON_OBJS) $(ALIB)
 $(BUILD)/tests/test_policy: tests/unit/test_policy.c $(BUILD)/daemon/policy.o | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -Idaemon -o $@ $< $(BUILD)/daemon/policy.o $(ALL_LDFLAGS) -lcmocka
 
-# The subordinate uid ranges, alone (the test stands in for the log).
-$(BUILD)/tests/test_subid: tests/unit/test_subid.c $(BUILD)/daemon/subid.o | $(BUILD)/tests
-	$(CC) $(ALL_CFLAGS) -Idaemon -o $@ $< $(BUILD)/daemon/subid.o $(ALL_LDFLAGS) -lcmocka
+# The subordinate uid ranges, with the policy module for its user-name
+# lookup (the test stands in for the log).
+$(BUILD)/tests/test_subid: tests/unit/test_subid.c $(BUILD)/daemon/subid.o $(BUILD)/daemon/policy.o | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) -Idaemon -o $@ $< $(BUILD)/daemon/subid.o $(BUILD)/daemon/policy.o $(ALL_LDFLAGS) -lcmocka
 
 # The check of emulated endpoints' TCP sends, alone: a pure function.
 $(BUILD)/tests/test_tcp_check: tests/unit/test_tcp_check.c $(BUILD)/daemon/tcp_check.o | $(BUILD)/tests

@@ -213,6 +213,11 @@ static int nss_lookup(bool group, const char *name, uint32_t *id)
 	}
 }
 
+int unetd_nss_user_id(const char *name, uint32_t *uid)
+{
+	return nss_lookup(false, name, uid);
+}
+
 static int nss_user(void *ctx, const char *name, uint32_t *uid)
 {
 	(void)ctx;

@@ -77,6 +77,10 @@ int unetd_policy_parse_opts(const char *text, size_t len, const struct unetd_pol
  */
 int unetd_policy_load(const char *path, struct unetd_policy **out, char *err, size_t errlen);
 
+/* A user name's uid from the user database (getpwnam_r, its buffer grown
+ * as it asks): 0, -ENOENT (no such user), or another -errno. */
+int unetd_nss_user_id(const char *name, uint32_t *uid);
+
 /*
  * The built-in policy (the text of etc/unetd.policy, UNETD_POLICY_DEFAULT_TEXT):
  *   root          everything: both kinds, every interface, tag and UDP port,

@@ -6,7 +6,6 @@
  * docs/unetd.md "Budgets"). */
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,17 +183,6 @@ void unetd_subid_free(struct unetd_subids *s)
 	s->n = 0;
 }
 
-static int name_uid_pw(const char *name, uint32_t *uid)
-{
-	struct passwd pw, *res = NULL;
-	char buf[2048];
-
-	if (getpwnam_r(name, &pw, buf, sizeof(buf), &res) || !res)
-		return -1;
-	*uid = (uint32_t)res->pw_uid;
-	return 0;
-}
-
 /* Warnings of one load: a line each, at most WARN_MAX. */
 #define WARN_MAX 10
 struct load_ctx {
@@ -253,7 +241,7 @@ int unetd_subid_load(const char *path, struct unetd_subids *s)
 		free(text);
 		return -1;
 	}
-	skipped = unetd_subid_parse(text, len, s, name_uid_pw, warn_line, &l);
+	skipped = unetd_subid_parse(text, len, s, unetd_nss_user_id, warn_line, &l);
 	free(text);
 	if (l.warned > WARN_MAX)
 		unetd_log(UNET_LOG_WARN, "%s: %u more lines skipped", path, l.warned - WARN_MAX);
