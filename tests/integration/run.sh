@@ -17,7 +17,7 @@
 # "N passed, N failed, N skipped".  Exit 1 if any failed, 2 on usage
 # errors.  A test that lacks a kernel feature is skipped, never passed.
 #
-# Environment: UNET_FLOOD_RATE (flood100k messages/s, default 50000),
+# Environment: UNET_FLOOD_RATE (flood100k messages/s, default 50000; 25000 under UNET_SANITIZED=1),
 # UNET_TEST_KEEP_LOGS=1 (keep the per-test logs, path printed at the end).
 #
 # The tests live by area in t_*.sh beside this file (t_core.sh: the data
